@@ -1,0 +1,191 @@
+// Package linkforge holds LinkForge's domain types (tenants, tokens, links,
+// click rollups), its application error type, and the storage interfaces that
+// every other package depends on.
+//
+// The root package imports no driver: each storage technology lives in its own
+// package (store/sqlite, store/postgres) and is checked by one conformance
+// suite (store/storetest), so the web server, the counters and the alarms can
+// be written and tested against interfaces. See docs/adr/005-layout.md.
+package linkforge
+
+import (
+	"context"
+	"time"
+)
+
+// Tenant owns links and tokens. A token sees its own tenant's data only.
+type Tenant struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+}
+
+// TokenPrefix starts every API token so that a leaked one is recognizable by
+// secret scanners and by people reading logs.
+const TokenPrefix = "lf_"
+
+// Token is an API token. The secret itself is never stored: only its SHA-256
+// hash, and a short display prefix so an operator can tell tokens apart.
+type Token struct {
+	ID        int64
+	TenantID  int64
+	Name      string
+	Hash      []byte // sha256 of the whole token string
+	Display   string // first characters of the token, for listings
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
+// Link is one short link.
+type Link struct {
+	ID          int64
+	TenantID    int64
+	Slug        string
+	URL         string
+	ExpiresAt   *time.Time // the link answers 410 from this instant on
+	ExpiredAt   *time.Time // set by the expiry alarm once it has run
+	MaxClicks   *int64     // nil: unlimited
+	FallbackURL string     // empty: none; where expired or exhausted links go
+	Tags        []string   // never nil when returned by a store
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+
+	// Clicks is the flushed total (the sum of the link's rollup rows). It is
+	// filled by the reads of the admin API; the redirect path's LinkBySlug
+	// leaves it zero, because summing rollups on every redirect would defeat
+	// the cache and the counters.
+	Clicks int64
+}
+
+// Expired reports whether the link must be refused at now. The read-time check
+// is the guarantee: it holds whatever state the expiry alarm is in.
+func (l *Link) Expired(now time.Time) bool {
+	return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt)
+}
+
+// LinkPage is one page of a tenant's links, newest first.
+type LinkPage struct {
+	Links []Link
+	// NextCursor is empty on the last page.
+	NextCursor string
+}
+
+// RollupRow is the absolute click count of one link in one minute bucket, as
+// counted by one node.
+type RollupRow struct {
+	LinkID int64
+	Bucket time.Time // start of the UTC minute
+	Count  int64
+}
+
+// Interval is the width of a stats bucket.
+type Interval string
+
+// The intervals of the stats API.
+const (
+	Minute Interval = "minute"
+	Hour   Interval = "hour"
+	Day    Interval = "day"
+)
+
+// Duration returns the width of the interval.
+func (i Interval) Duration() time.Duration {
+	switch i {
+	case Hour:
+		return time.Hour
+	case Day:
+		return 24 * time.Hour
+	default:
+		return time.Minute
+	}
+}
+
+// Valid reports whether i is one of the known intervals.
+func (i Interval) Valid() bool { return i == Minute || i == Hour || i == Day }
+
+// StatsQuery selects click counts for one link (LinkID != 0) or for all of a
+// tenant's links (LinkID == 0), in [From, To), grouped by Interval (UTC).
+type StatsQuery struct {
+	TenantID int64
+	LinkID   int64
+	From, To time.Time
+	Interval Interval
+}
+
+// StatsBucket is the click count of one interval starting at Start (UTC).
+type StatsBucket struct {
+	Start time.Time
+	Count int64
+}
+
+// Stats is the answer to a StatsQuery. Buckets are sparse (intervals with no
+// clicks are absent) and ordered by Start; Total counts all time.
+type Stats struct {
+	Total   int64
+	Buckets []StatsBucket
+}
+
+// TenantStore creates and finds tenants.
+type TenantStore interface {
+	// EnsureTenant returns the tenant called name, creating it if needed.
+	EnsureTenant(ctx context.Context, name string) (Tenant, error)
+	// TenantByName returns ENotFound if no tenant has that name.
+	TenantByName(ctx context.Context, name string) (Tenant, error)
+}
+
+// TokenStore keeps API tokens, by hash.
+type TokenStore interface {
+	// CreateToken stores t (ID and CreatedAt are filled in) and returns it.
+	CreateToken(ctx context.Context, t Token) (Token, error)
+	// TokenByHash returns the unrevoked token with that hash, or ENotFound.
+	TokenByHash(ctx context.Context, hash []byte) (Token, error)
+	// ListTokens returns a tenant's tokens, revoked ones included, oldest first.
+	ListTokens(ctx context.Context, tenantID int64) ([]Token, error)
+	// RevokeToken marks a token revoked; ENotFound if there is no such token.
+	RevokeToken(ctx context.Context, id int64) error
+}
+
+// LinkStore keeps links. Methods taking a tenantID only ever see that
+// tenant's links: another tenant's slug answers ENotFound.
+type LinkStore interface {
+	// CreateLink stores l (ID, CreatedAt, UpdatedAt are filled in) and
+	// returns it. A slug in use answers EConflict.
+	CreateLink(ctx context.Context, l Link) (Link, error)
+	// LinkBySlug is the redirect path's lookup, across tenants, without
+	// Clicks. ENotFound if no link has that slug.
+	LinkBySlug(ctx context.Context, slug string) (Link, error)
+	// TenantLink returns a tenant's link with its Clicks.
+	TenantLink(ctx context.Context, tenantID int64, slug string) (Link, error)
+	// ListLinks returns up to limit links of a tenant, newest first, starting
+	// after cursor (empty: from the newest). A malformed cursor is EInvalid.
+	ListLinks(ctx context.Context, tenantID int64, cursor string, limit int) (LinkPage, error)
+	// UpdateLink reads the link in a transaction, lets fn change it, and
+	// writes it back with a new UpdatedAt. fn's error aborts the update and
+	// is returned as is. ID, TenantID, Slug and CreatedAt cannot change.
+	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*Link) error) (Link, error)
+	// DeleteLink deletes the link and its rollup rows, and returns it.
+	DeleteLink(ctx context.Context, tenantID int64, slug string) (Link, error)
+}
+
+// RollupStore keeps per-node, per-minute absolute click counts.
+type RollupStore interface {
+	// UpsertRollup writes absolute counts for nodeID in one transaction:
+	// INSERT ... ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count =
+	// excluded.count. Replaying the same rows changes nothing. Rows of links
+	// that no longer exist are accepted (a flush may race a delete).
+	UpsertRollup(ctx context.Context, nodeID string, rows []RollupRow) error
+	// Stats sums counts over nodes for q.
+	Stats(ctx context.Context, q StatsQuery) (Stats, error)
+}
+
+// Store is everything LinkForge keeps in its main database.
+type Store interface {
+	TenantStore
+	TokenStore
+	LinkStore
+	RollupStore
+	// Ping fails while the database is unreachable (readiness).
+	Ping(ctx context.Context) error
+	// Close releases the connections.
+	Close() error
+}

@@ -1,0 +1,90 @@
+// Package migrations holds LinkForge's versioned SQL schema, one folder per
+// dialect, embedded in the binary and applied by goose. Hand-written runner
+// code is exactly what we do not want to own: goose keeps the version table,
+// runs each file in a transaction and, on PostgreSQL, takes an advisory lock
+// so that several nodes starting at once migrate once.
+package migrations
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+//go:embed sqlite/*.sql postgres/*.sql
+var files embed.FS
+
+// Dialect names a folder of migrations.
+type Dialect string
+
+// The supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Up applies every pending migration of dialect to db and returns the
+// versions it applied.
+func Up(ctx context.Context, db *sql.DB, dialect Dialect) ([]int64, error) {
+	p, err := provider(db, dialect)
+	if err != nil {
+		return nil, err
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", dialect, err)
+	}
+	applied := make([]int64, 0, len(results))
+	for _, r := range results {
+		applied = append(applied, r.Source.Version)
+	}
+	return applied, nil
+}
+
+// Version returns the schema version db is at.
+func Version(ctx context.Context, db *sql.DB, dialect Dialect) (int64, error) {
+	p, err := provider(db, dialect)
+	if err != nil {
+		return 0, err
+	}
+	v, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("migration version %s: %w", dialect, err)
+	}
+	return v, nil
+}
+
+func provider(db *sql.DB, dialect Dialect) (*goose.Provider, error) {
+	sub, err := fs.Sub(files, string(dialect))
+	if err != nil {
+		return nil, fmt.Errorf("migrations for %s: %w", dialect, err)
+	}
+	var (
+		gd   goose.Dialect
+		opts []goose.ProviderOption
+	)
+	switch dialect {
+	case SQLite:
+		gd = goose.DialectSQLite3
+	case Postgres:
+		gd = goose.DialectPostgres
+		// Several nodes may start together against one database.
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, fmt.Errorf("migration lock: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	default:
+		return nil, fmt.Errorf("unknown migration dialect %q", dialect)
+	}
+	p, err := goose.NewProvider(gd, db, sub, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("migrations for %s: %w", dialect, err)
+	}
+	return p, nil
+}
