@@ -1,0 +1,412 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+)
+
+// config is the whole configuration of one linkforge process. It is built
+// once, here, from the command line and the environment, and passed down:
+// no other package reads flags or environment variables.
+type config struct {
+	Addr          string
+	DataDir       string
+	DatabaseURL   string   // empty: embedded SQLite in DataDir
+	PublicURL     *url.URL // absolute http(s), no trailing slash, query or fragment
+	FlushInterval time.Duration
+	NodeID        string // empty: the node journal generates one and keeps it
+	LogFormat     string // "json" or "text"
+}
+
+// usesPostgres reports whether the main store is PostgreSQL.
+func (c config) usesPostgres() bool { return c.DatabaseURL != "" }
+
+// invocation is a parsed command line: which command runs, with what.
+type invocation struct {
+	cmd    *command
+	cfg    config
+	tenant string // token create, token list
+	name   string // token create
+	args   []string
+}
+
+// flagSpec describes one flag. Every flag has an environment variable,
+// derived from its name, so that containers can be configured without a
+// command line (API.md).
+type flagSpec struct {
+	name  string // without the leading dashes
+	arg   string // placeholder in the help text
+	def   string
+	usage string
+}
+
+// env returns the flag's environment variable: LINKFORGE_<UPPER_SNAKE>.
+func (f flagSpec) env() string {
+	return "LINKFORGE_" + strings.ToUpper(strings.ReplaceAll(f.name, "-", "_"))
+}
+
+// The defaults of API.md.
+const (
+	defaultAddr          = ":8080"
+	defaultDataDir       = "./linkforge-data"
+	defaultPublicURL     = "http://localhost:8080"
+	defaultFlushInterval = "30s"
+	defaultLogFormat     = "json"
+)
+
+// globalFlags are accepted by every command, before or after its name.
+var globalFlags = []flagSpec{
+	{"addr", "ADDR", defaultAddr, "listen address"},
+	{"data-dir", "DIR", defaultDataDir, "node journal, and the SQLite database when no database URL is given"},
+	{"database-url", "URL", "", "empty: embedded SQLite in the data dir; postgres://...: PostgreSQL"},
+	{"public-url", "URL", defaultPublicURL, "base of the short URLs the API returns"},
+	{"flush-interval", "DURATION", defaultFlushInterval, "LinkCounter debounce: time from the first unflushed click to its flush"},
+	{"node-id", "ID", "", "this node's id in the rollup (empty: generated once, kept in the journal)"},
+	{"log-format", "FORMAT", defaultLogFormat, "json or text"},
+}
+
+var (
+	tenantFlag = flagSpec{"tenant", "NAME", "", "the tenant (token create makes it if needed)"}
+	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
+)
+
+// command is one subcommand. Its flags come on top of globalFlags.
+type command struct {
+	name     string // as typed: "serve", "token create"
+	synopsis string
+	summary  string
+	flags    []flagSpec
+	nargs    int // exact number of positional arguments
+	run      func(*app, invocation) int
+}
+
+// commands lists the subcommands in the order the help shows them. run is
+// filled in init to break the initialization cycle with the help printer.
+var commands = []*command{
+	{name: "serve", synopsis: "linkforge [serve]", summary: "run the server (the default command)"},
+	{name: "migrate", synopsis: "linkforge migrate", summary: "apply database migrations and exit"},
+	{name: "token create", synopsis: "linkforge token create --tenant NAME [--name LABEL]",
+		summary: "create the tenant if needed, print a new API token on stdout (only the token, one line)",
+		flags:   []flagSpec{tenantFlag, nameFlag}},
+	{name: "token list", synopsis: "linkforge token list --tenant NAME",
+		summary: "list a tenant's tokens: id, name, display prefix, created, revoked",
+		flags:   []flagSpec{tenantFlag}},
+	{name: "token revoke", synopsis: "linkforge token revoke ID", summary: "revoke a token; the API refuses it at once", nargs: 1},
+	{name: "healthcheck", synopsis: "linkforge healthcheck",
+		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
+}
+
+func init() {
+	runs := map[string]func(*app, invocation) int{
+		"serve":        (*app).serve,
+		"migrate":      (*app).migrate,
+		"token create": (*app).tokenCreate,
+		"token list":   (*app).tokenList,
+		"token revoke": (*app).tokenRevoke,
+		"healthcheck":  (*app).healthcheck,
+	}
+	for _, c := range commands {
+		c.run = runs[c.name]
+	}
+}
+
+func lookupCommand(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// errHelp is returned by parseArgs when the user asked for the help text.
+var errHelp = errors.New("help requested")
+
+// usageError is a mistake on the command line or in the environment: the
+// process exits 2, the convention for bad usage.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// parseArgs turns the command line and the environment into an invocation.
+// A flag given on the command line beats its environment variable, which
+// beats the default. Global flags are accepted before and after the command
+// name, and flags may follow positional arguments (`token revoke 3
+// --data-dir X`).
+func parseArgs(args []string, getenv func(string) string) (invocation, error) {
+	set := map[string]string{} // flags given on the command line, by name
+
+	root := newFlagSet("linkforge", globalFlags)
+	if err := root.Parse(args); err != nil {
+		return invocation{}, flagError(err)
+	}
+	collect(root, set)
+	rest := root.Args()
+
+	name := "serve"
+	if len(rest) > 0 {
+		name, rest = rest[0], rest[1:]
+		if name == "help" {
+			return invocation{}, errHelp
+		}
+		if name == "token" {
+			if len(rest) == 0 {
+				return invocation{}, usagef("token: missing action (create, list or revoke)")
+			}
+			name, rest = "token "+rest[0], rest[1:]
+		}
+	}
+	cmd := lookupCommand(name)
+	if cmd == nil {
+		return invocation{}, usagef("unknown command %q", name)
+	}
+
+	fs := newFlagSet(cmd.name, append(append([]flagSpec{}, globalFlags...), cmd.flags...))
+	positional, err := parseInterleaved(fs, rest)
+	if err != nil {
+		return invocation{}, flagError(err)
+	}
+	collect(fs, set)
+	if len(positional) != cmd.nargs {
+		if cmd.nargs == 0 {
+			return invocation{}, usagef("%s: unexpected argument %q", cmd.name, positional[0])
+		}
+		return invocation{}, usagef("%s: want %d argument(s), got %d (usage: %s)", cmd.name, cmd.nargs, len(positional), cmd.synopsis)
+	}
+
+	// value resolves one flag; source names where the value came from, so
+	// that an error points at the flag or at the environment variable.
+	value := func(f flagSpec) (v, source string) {
+		if v, ok := set[f.name]; ok {
+			return v, "--" + f.name
+		}
+		if v := getenv(f.env()); v != "" {
+			return v, f.env()
+		}
+		return f.def, "default of --" + f.name
+	}
+
+	inv := invocation{cmd: cmd, args: positional}
+	if inv.cfg, err = buildConfig(value); err != nil {
+		return invocation{}, err
+	}
+	for _, f := range cmd.flags {
+		v, source := value(f)
+		switch f.name {
+		case tenantFlag.name:
+			if v == "" {
+				return invocation{}, usagef("%s: --tenant is required (or %s)", cmd.name, f.env())
+			}
+			if err := checkLabel(v); err != nil {
+				return invocation{}, usagef("invalid %s %q: %v", source, v, err)
+			}
+			inv.tenant = v
+		case nameFlag.name:
+			if err := checkLabel(v); v != "" && err != nil {
+				return invocation{}, usagef("invalid %s %q: %v", source, v, err)
+			}
+			inv.name = v
+		}
+	}
+	return inv, nil
+}
+
+// buildConfig validates the global flags' values into a config.
+func buildConfig(value func(flagSpec) (string, string)) (config, error) {
+	get := func(name string) (string, string) {
+		for _, f := range globalFlags {
+			if f.name == name {
+				return value(f)
+			}
+		}
+		panic("no global flag " + name) // a typo in this file
+	}
+	var cfg config
+
+	addr, source := get("addr")
+	if _, port, err := net.SplitHostPort(addr); err != nil {
+		return config{}, usagef("invalid %s %q: want host:port or :port", source, addr)
+	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return config{}, usagef("invalid %s %q: port must be a number from 0 to 65535", source, addr)
+	}
+	cfg.Addr = addr
+
+	cfg.DataDir, source = get("data-dir")
+	if cfg.DataDir == "" {
+		return config{}, usagef("invalid %s: must not be empty", source)
+	}
+
+	dbURL, source := get("database-url")
+	if dbURL != "" {
+		u, err := url.Parse(dbURL)
+		if err != nil {
+			// url.Error quotes the whole URL, password included: keep it out.
+			return config{}, usagef("invalid %s: not a URL", source)
+		}
+		if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+			return config{}, usagef("invalid %s: scheme %q is not supported (want postgres:// or postgresql://, or empty for embedded SQLite)", source, u.Scheme)
+		}
+	}
+	cfg.DatabaseURL = dbURL
+
+	raw, source := get("public-url")
+	pub, err := parsePublicURL(raw)
+	if err != nil {
+		return config{}, usagef("invalid %s %q: %v", source, raw, err)
+	}
+	cfg.PublicURL = pub
+
+	raw, source = get("flush-interval")
+	d, err := time.ParseDuration(raw)
+	if err != nil {
+		return config{}, usagef("invalid %s %q: not a duration (examples: 30s, 1m30s)", source, raw)
+	}
+	if d <= 0 {
+		return config{}, usagef("invalid %s %q: must be positive", source, raw)
+	}
+	cfg.FlushInterval = d
+
+	cfg.NodeID, source = get("node-id")
+	if cfg.NodeID != "" && !nodeIDPattern.MatchString(cfg.NodeID) {
+		return config{}, usagef("invalid %s %q: want 1 to 64 of A-Z a-z 0-9 . _ : -", source, cfg.NodeID)
+	}
+
+	cfg.LogFormat, source = get("log-format")
+	if cfg.LogFormat != "json" && cfg.LogFormat != "text" {
+		return config{}, usagef("invalid %s %q: want json or text", source, cfg.LogFormat)
+	}
+	return cfg, nil
+}
+
+// nodeIDPattern keeps node ids printable and short: they are a column of
+// every rollup row and a label in logs.
+var nodeIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// parsePublicURL accepts an absolute http(s) URL without query or fragment
+// and drops a trailing slash, so that "<public-url>/<slug>" is well formed.
+func parsePublicURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, errors.New("not a URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, errors.New("want an absolute http:// or https:// URL")
+	}
+	if u.Host == "" {
+		return nil, errors.New("missing host")
+	}
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, errors.New("must not have user info, a query or a fragment")
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// checkLabel accepts tenant names and token labels: short, printable, no
+// surrounding spaces (they end up in tables and logs).
+func checkLabel(s string) error {
+	if len(s) > 64 {
+		return errors.New("longer than 64 bytes")
+	}
+	if strings.TrimSpace(s) != s {
+		return errors.New("leading or trailing space")
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return errors.New("contains a control or non-printable character")
+		}
+	}
+	return nil
+}
+
+// newFlagSet registers specs as string flags. Values are converted and
+// validated later, once we know whether they came from the command line, the
+// environment or the defaults.
+func newFlagSet(name string, specs []flagSpec) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by run, usage by printUsage
+	for _, f := range specs {
+		fs.String(f.name, f.def, f.usage)
+	}
+	return fs
+}
+
+// collect records the flags given on the command line; later ones win.
+func collect(fs *flag.FlagSet, set map[string]string) {
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = f.Value.String() })
+}
+
+// parseInterleaved parses flags that may come before, between and after
+// positional arguments, and returns the positional ones. Everything after
+// "--" is positional.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+func flagError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return errHelp
+	}
+	// The flag package says "-name"; our help and docs say "--name".
+	msg := strings.Replace(err.Error(), ": -", ": --", 1)
+	return usagef("%s", msg)
+}
+
+// printUsage writes the help text: commands, then every flag with its
+// environment variable and default.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, "LinkForge: a self-hosted link shortener.\n\nUsage:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.synopsis, c.summary)
+	}
+	tw.Flush()
+
+	fmt.Fprint(w, "\nFlags go before or after the command. Each has an environment variable;\n"+
+		"a flag on the command line beats the variable, which beats the default.\n\n")
+	printFlags(w, globalFlags)
+	fmt.Fprint(w, "\nToken flags:\n\n")
+	printFlags(w, []flagSpec{tenantFlag, nameFlag})
+}
+
+func printFlags(w io.Writer, specs []flagSpec) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  FLAG\tENVIRONMENT\tDEFAULT\tMEANING")
+	for _, f := range specs {
+		def := f.def
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(tw, "  --%s %s\t%s\t%s\t%s\n", f.name, f.arg, f.env(), def, f.usage)
+	}
+	tw.Flush()
+}

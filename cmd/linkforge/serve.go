@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/linkforge/linkforge/web"
+)
+
+// shutdownTimeout bounds the graceful stop: draining HTTP requests, then
+// stopping the background components (flushing every counter), then closing
+// the store. It stays under the 30 s that container orchestrators usually
+// wait between SIGTERM and SIGKILL.
+const shutdownTimeout = 25 * time.Second
+
+// readHeaderTimeout stops slow-loris clients from holding connections open.
+const readHeaderTimeout = 10 * time.Second
+
+// stopper is one step of the shutdown.
+type stopper struct {
+	name string
+	stop func(context.Context) error
+}
+
+// lifecycle stops what serve started, in reverse order: a component is
+// stopped before what it depends on (HTTP before the counters that requests
+// feed, counters before the store they flush into). Later components
+// (LinkCounter, dashboards, expiry alarms) register their Stop here right
+// after their Start.
+type lifecycle struct {
+	log      *slog.Logger
+	stoppers []stopper
+}
+
+func (l *lifecycle) add(name string, stop func(context.Context) error) {
+	l.stoppers = append(l.stoppers, stopper{name, stop})
+}
+
+// stopAll runs every stop, last added first, even after a failure, and
+// returns the failures joined.
+func (l *lifecycle) stopAll(ctx context.Context) error {
+	var errs []error
+	for i := len(l.stoppers) - 1; i >= 0; i-- {
+		s := l.stoppers[i]
+		if err := s.stop(ctx); err != nil {
+			l.log.Error("stop failed", "component", s.name, "error", err)
+			errs = append(errs, fmt.Errorf("stop %s: %w", s.name, err))
+			continue
+		}
+		l.log.Info("stopped", "component", s.name)
+	}
+	return errors.Join(errs...)
+}
+
+// serve runs the server until ctx is cancelled, then shuts down gracefully.
+func (a *app) serve(invocation) int {
+	lc := &lifecycle{log: a.log}
+	code := a.serveUntilDone(lc)
+
+	// The parent context is cancelled by now: stopping gets its own deadline.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), shutdownTimeout)
+	defer cancel()
+	if err := lc.stopAll(ctx); err != nil {
+		return exitFailure
+	}
+	if code == exitOK {
+		a.log.Info("shutdown complete")
+	}
+	return code
+}
+
+// serveUntilDone starts everything, registering each stop with lc, and
+// returns when the server should shut down: on cancellation of a.ctx
+// (exitOK), or when something failed (exitFailure).
+func (a *app) serveUntilDone(lc *lifecycle) int {
+	st, err := a.openStore()
+	if err != nil {
+		return a.fail("cannot open store", err)
+	}
+	lc.add("store", func(context.Context) error { return st.Close() })
+
+	handler, err := web.New(web.Config{
+		Store:     st,
+		Counter:   nil, // the LinkCounter issue adds it
+		PublicURL: a.cfg.PublicURL,
+		Logger:    a.log,
+		Registry:  prometheus.NewRegistry(),
+		Now:       time.Now,
+	})
+	if err != nil {
+		return a.fail("cannot build web server", err)
+	}
+
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return a.fail("cannot listen", err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	lc.add("http", func(ctx context.Context) error {
+		err := srv.Shutdown(ctx)
+		if err != nil {
+			// Out of time: cut the remaining connections rather than hang.
+			srv.Close()
+		}
+		if serr := <-serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			return errors.Join(err, serr)
+		}
+		return err
+	})
+
+	addr := ln.Addr().String()
+	dashboard := a.cfg.PublicURL.String() + "/dashboard"
+	a.log.Info("listening", append([]any{"addr", addr, "public_url", a.cfg.PublicURL.String(), "dashboard", dashboard}, a.storeAttrs()...)...)
+	fmt.Fprintf(a.stderr, "LinkForge is listening on %s.\n"+
+		"  Dashboard: %s\n"+
+		"  Admin API token: linkforge token create --tenant NAME\n"+
+		"    (from a source checkout: go run ./cmd/linkforge token create --tenant acme)\n",
+		addr, dashboard)
+
+	select {
+	case <-a.ctx.Done():
+		a.log.Info("shutting down", "reason", context.Cause(a.ctx).Error())
+		return exitOK
+	case err := <-serveErr:
+		// Serve only returns on its own if the listener broke; hand the
+		// error back for the http stopper to report.
+		serveErr <- err
+		a.log.Error("server stopped unexpectedly", "error", err)
+		return exitFailure
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/store/postgres"
+	"github.com/linkforge/linkforge/store/sqlite"
+)
+
+// sqliteFile is the name of the embedded database inside the data dir.
+const sqliteFile = "linkforge.db"
+
+// store is a main store that can bring its own schema up to date; both
+// *sqlite.DB and *postgres.DB are one.
+type store interface {
+	linkforge.Store
+	Migrate(ctx context.Context) error
+}
+
+// openStore creates the data dir (the node journal lives there whatever the
+// main store is), opens the main store the config names, and migrates it.
+// Every command migrates: `token create` on a fresh data dir must work
+// before the first `serve`, and goose makes a second run a no-op.
+func (a *app) openStore() (store, error) {
+	if err := os.MkdirAll(a.cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	var (
+		s   store
+		err error
+	)
+	if a.cfg.usesPostgres() {
+		s, err = openPostgres(a.ctx, a.cfg.DatabaseURL)
+	} else {
+		s, err = openSQLite(a.ctx, a.sqlitePath())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(a.ctx); err != nil {
+		s.Close()
+		return nil, err // "sqlite: migrate ..." or "postgres: migrate ..."
+	}
+	return s, nil
+}
+
+// openSQLite and openPostgres return a nil interface, not a typed nil
+// pointer, when opening fails. The stores' errors already name the
+// operation and the database (without its password).
+func openSQLite(ctx context.Context, path string) (store, error) {
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+func openPostgres(ctx context.Context, dsn string) (store, error) {
+	db, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+func (a *app) sqlitePath() string { return filepath.Join(a.cfg.DataDir, sqliteFile) }
+
+// storeAttrs describes the main store for logs, without secrets.
+func (a *app) storeAttrs() []any {
+	if a.cfg.usesPostgres() {
+		return []any{"store", "postgres", "database", redact(a.cfg.DatabaseURL)}
+	}
+	return []any{"store", "sqlite", "path", a.sqlitePath()}
+}
+
+// redact hides the password of a database URL, for logs and errors.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,168 @@
+package linkcounter
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// errJournalClosed is returned for work submitted after the committer has
+// stopped.
+var errJournalClosed = errors.New("click journal closed")
+
+// increment is one (link, bucket) row of a group commit: add clicks.
+type increment struct {
+	a      *actor
+	linkID int64
+	bucket int64 // unix seconds
+	add    int64
+	n      int64 // the row's absolute count after the commit
+}
+
+type incKey struct{ linkID, bucket int64 }
+
+// commitBatch is one journal transaction. Every click that arrives while the
+// previous transaction is being written joins the same batch, and all of them
+// are acknowledged by one close of done: group commit, with no timer.
+type commitBatch struct {
+	incs        map[incKey]*increment
+	order       []*increment
+	clicks      int64
+	marks       []journalRow
+	purgeBefore int64
+	barrier     bool // commit even if empty: "everything before me is durable"
+
+	done   chan struct{}
+	err    error // valid once done is closed
+	purged int64
+}
+
+func newCommitBatch() *commitBatch {
+	return &commitBatch{incs: make(map[incKey]*increment), done: make(chan struct{})}
+}
+
+func (b *commitBatch) empty() bool {
+	return len(b.order) == 0 && len(b.marks) == 0 && b.purgeBefore == 0 && !b.barrier
+}
+
+// committer owns the journal's writer: one goroutine commits batch after
+// batch, so SQLite's single writer never waits on a lock and a burst of
+// clicks costs one transaction (and one fsync) per batch rather than per
+// click.
+type committer struct {
+	j *Journal
+	// after runs on the committer goroutine once a batch's transaction has
+	// ended, before its waiters are released, so that what Record returns and
+	// the counter's memory agree.
+	after func(*commitBatch)
+
+	mu     sync.Mutex
+	cur    *commitBatch
+	closed bool
+	wake   chan struct{} // capacity 1: "cur is not empty, or closing"
+	exited chan struct{}
+}
+
+func newCommitter(j *Journal, after func(*commitBatch)) *committer {
+	return &committer{
+		j:      j,
+		after:  after,
+		cur:    newCommitBatch(),
+		wake:   make(chan struct{}, 1),
+		exited: make(chan struct{}),
+	}
+}
+
+func (c *committer) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// add puts one click of a into the next commit and returns that commit.
+func (c *committer) add(a *actor, bucket int64) (*commitBatch, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errJournalClosed
+	}
+	b := c.cur
+	k := incKey{a.id, bucket}
+	in := b.incs[k]
+	if in == nil {
+		in = &increment{a: a, linkID: a.id, bucket: bucket}
+		b.incs[k] = in
+		b.order = append(b.order, in)
+	}
+	in.add++
+	b.clicks++
+	c.signal()
+	return b, nil
+}
+
+// submit puts flush marks and/or a purge into the next commit.
+func (c *committer) submit(marks []journalRow, purgeBefore int64) (*commitBatch, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errJournalClosed
+	}
+	b := c.cur
+	b.marks = append(b.marks, marks...)
+	if purgeBefore > b.purgeBefore {
+		b.purgeBefore = purgeBefore
+	}
+	c.signal()
+	return b, nil
+}
+
+// barrier returns the next commit, which is written even if nothing else
+// joins it: once it is done, every click added before is settled.
+func (c *committer) barrier() (*commitBatch, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errJournalClosed
+	}
+	c.cur.barrier = true
+	c.signal()
+	return c.cur, nil
+}
+
+// run is the committer goroutine. It returns after close, once everything
+// submitted before close has been committed.
+func (c *committer) run() {
+	defer close(c.exited)
+	for range c.wake {
+		for {
+			c.mu.Lock()
+			b, closed := c.cur, c.closed
+			if b.empty() {
+				c.mu.Unlock()
+				if closed {
+					return
+				}
+				break
+			}
+			c.cur = newCommitBatch()
+			c.mu.Unlock()
+
+			// Not the callers' contexts: a click whose request went away may
+			// still be in this batch with others, and the commit is local.
+			b.purged, b.err = c.j.commit(context.Background(), b.order, b.marks, b.purgeBefore)
+			c.after(b)
+			close(b.done)
+		}
+	}
+}
+
+// close stops accepting work and waits until run has committed what was
+// submitted before.
+func (c *committer) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.signal()
+	c.mu.Unlock()
+	<-c.exited
+}

@@ -1,0 +1,494 @@
+// Package linkcounter counts LinkForge's redirects: every acknowledged click
+// exactly once, flushed to the main store as absolute per-minute, per-node
+// counts.
+//
+// It is the in-process form of the seeds' LinkCounter Durable Object:
+//
+//   - one actor per link (`link:{id}`), created on its first click, its state
+//     serialized, evicted when idle with nothing unflushed;
+//   - a node journal (an embedded SQLite file, see Journal): a click is
+//     acknowledged only after the journal commit that contains it (the output
+//     gate), with group commit so that concurrent clicks share a commit;
+//   - one flush alarm per actor, armed only when none is armed, at the first
+//     unflushed click + the flush interval, and one timer per Counter pointing
+//     at the earliest armed alarm. A flush writes absolute counts
+//     (`ON CONFLICT ... DO UPDATE SET count = excluded.count`), so a retried or
+//     replayed flush changes nothing; failures are retried with exponential
+//     back-off (2, 4, ... 64 s) and then every 64 s, never dropped;
+//   - start-up reconciliation of unflushed journal rows, and a flush of
+//     everything on Stop.
+//
+// See docs/adr/006-journal.md for what survives a crash or a power loss and
+// what max_clicks guarantees with one node and with several.
+package linkcounter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Store is what the counter needs from the main store.
+type Store interface {
+	// UpsertRollup writes absolute counts of nodeID, in one transaction.
+	UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error
+	// ClickTotal returns a link's all-time rollup total, summed over nodes.
+	ClickTotal(ctx context.Context, linkID int64) (int64, error)
+}
+
+// DefaultFlushInterval is the time from a link's first unflushed click to its
+// flush (the seeds' 30 s: with one-minute buckets, a bucket of a busy link is
+// written about twice).
+const DefaultFlushInterval = 30 * time.Second
+
+// MaxRetries is the number of retries of a failed flush on the exponential
+// schedule (2, 4, 8, 16, 32, 64 s). The retry with this count is reported as
+// lastAttempt; the flush is then retried at the capped interval (64 s) until
+// it succeeds.
+const MaxRetries = 6
+
+// Skip reasons for Counter.Skipped.
+const (
+	SkipHead    = "head"    // a HEAD request
+	SkipPreview = "preview" // IsPreviewAgent matched the User-Agent
+)
+
+// Config configures a Counter. Store and Journal are required.
+type Config struct {
+	Store   Store
+	Journal *Journal
+	// NodeID overrides the node id kept in the journal (the --node-id flag);
+	// empty: the journal's, generated on first use.
+	NodeID string
+	// FlushInterval is the debounce of the flush alarm (default 30 s).
+	FlushInterval time.Duration
+	// Logger receives alarm_failed and housekeeping records (default
+	// slog.Default()).
+	Logger *slog.Logger
+	// Registerer receives the counter's metrics; nil: not registered.
+	Registerer prometheus.Registerer
+	// Subscriber receives coalesced live deltas; nil: none are computed.
+	Subscriber Subscriber
+}
+
+// Counter counts clicks. It implements linkforge.ClickCounter. Create it with
+// New, then Start; Stop flushes everything.
+type Counter struct {
+	store   Store
+	journal *Journal
+	nodeID  string
+	log     *slog.Logger
+	sub     Subscriber
+	clock   clock
+	m       *metrics
+
+	// Tuning; tests shorten some of them before Start.
+	flushInterval   time.Duration
+	retryBase       time.Duration // first retry delay; the cap is retryBase<<5
+	flushTimeout    time.Duration // bound of one flush attempt's I/O
+	loadTimeout     time.Duration // bound of one ClickTotal read
+	flushBatch      int           // links per UpsertRollup
+	idleTimeout     time.Duration // a clean actor is evicted after this
+	housekeepEvery  time.Duration
+	journalRetain   time.Duration // flushed journal rows older than this are purged
+	maxClickAge     time.Duration // older click times are counted now (see bucketOf)
+	liveInterval    time.Duration // live deltas: at most one per link per interval
+	actors          sync.Map      // int64 -> *actor
+	nActors         atomic.Int64
+	pending         atomic.Int64 // unflushed acknowledged clicks
+	commits         *committer
+	sched           scheduler
+	live            liveQueue
+	bg              context.Context // cancelled when Stop gives up
+	cancelBG        context.CancelFunc
+	runMu           sync.RWMutex // held for reading by a click's reservation
+	running         bool
+	lifeMu          sync.Mutex
+	state           int
+	stop            chan struct{} // closed by Stop: background loops exit
+	loops           sync.WaitGroup
+	stopped         chan struct{} // closed when Stop has finished
+	stopErr         error
+}
+
+const (
+	stateNew = iota
+	stateRunning
+	stateStopping
+	stateStopped
+)
+
+// New returns a Counter for cfg. It resolves the node id (see NodeID) but
+// starts nothing.
+func New(ctx context.Context, cfg Config) (*Counter, error) {
+	if cfg.Store == nil || cfg.Journal == nil {
+		return nil, errors.New("linkcounter: Config.Store and Config.Journal are required")
+	}
+	if cfg.FlushInterval < 0 {
+		return nil, fmt.Errorf("linkcounter: negative flush interval %v", cfg.FlushInterval)
+	}
+	nodeID, err := cfg.Journal.nodeID(ctx, cfg.NodeID)
+	if err != nil {
+		return nil, fmt.Errorf("linkcounter: %w", err)
+	}
+	c := &Counter{
+		store:          cfg.Store,
+		journal:        cfg.Journal,
+		nodeID:         nodeID,
+		log:            cfg.Logger,
+		sub:            cfg.Subscriber,
+		clock:          realClock{},
+		flushInterval:  cfg.FlushInterval,
+		retryBase:      2 * time.Second,
+		flushTimeout:   10 * time.Second,
+		loadTimeout:    5 * time.Second,
+		flushBatch:     1000,
+		idleTimeout:    time.Minute,
+		housekeepEvery: time.Minute,
+		journalRetain:  10 * time.Minute,
+		maxClickAge:    5 * time.Minute,
+		liveInterval:   250 * time.Millisecond,
+		stop:           make(chan struct{}),
+		stopped:        make(chan struct{}),
+	}
+	if c.flushInterval == 0 {
+		c.flushInterval = DefaultFlushInterval
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	c.sched.wake = make(chan struct{}, 1)
+	c.live.wake = make(chan struct{}, 1)
+	c.m = newMetrics(c)
+	if cfg.Registerer != nil {
+		if err := c.m.register(cfg.Registerer); err != nil {
+			return nil, fmt.Errorf("linkcounter: metrics: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// NodeID returns this node's id in the rollup.
+func (c *Counter) NodeID() string { return c.nodeID }
+
+// Start reconciles the journal (links with unflushed clicks, left by a crash
+// or by a Stop that could not reach the store, are flushed right away) and
+// starts the committer, the flush scheduler and the live deltas. It returns
+// at once; ctx bounds the start-up reads only.
+func (c *Counter) Start(ctx context.Context) error {
+	c.lifeMu.Lock()
+	defer c.lifeMu.Unlock()
+	if c.state != stateNew {
+		return errors.New("linkcounter: Start called twice")
+	}
+	pending, err := c.journal.pending(ctx)
+	if err != nil {
+		return fmt.Errorf("linkcounter: start: %w", err)
+	}
+	now := c.clock.Now()
+	var clicks int64
+	for _, p := range pending {
+		a := c.actorFor(p.linkID)
+		a.mu.Lock()
+		a.unflushed = p.unflushed
+		a.dirtySince = p.oldest // bucket start: never later than the click
+		c.armLocked(a, now)     // armed from stored state, only if there is any
+		a.mu.Unlock()
+		clicks += p.unflushed
+	}
+	c.pending.Add(clicks)
+	if len(pending) > 0 {
+		c.log.Info("click journal reconciliation", slog.String("event", "journal_reconcile"),
+			slog.Int("link_count", len(pending)), slog.Int64("clicks", clicks))
+	}
+
+	c.bg, c.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
+	c.commits = newCommitter(c.journal, c.afterCommit)
+	go c.commits.run()
+	c.loops.Add(1)
+	go c.runScheduler()
+	if c.sub != nil {
+		c.loops.Add(1)
+		go c.runLive()
+	}
+	c.runMu.Lock()
+	c.running = true
+	c.runMu.Unlock()
+	c.state = stateRunning
+	return nil
+}
+
+// Stop stops counting, flushes every unflushed click to the store and
+// stops the background work. Clicks it cannot flush before ctx ends stay in
+// the journal and are flushed by the next Start; Stop then returns an error
+// saying how many. Stop is safe to call twice and on a Counter never
+// started.
+func (c *Counter) Stop(ctx context.Context) error { return c.shutdown(ctx, true) }
+
+// shutdown is Stop; flush=false simulates a crash for the tests: the journal
+// keeps whatever was not flushed.
+func (c *Counter) shutdown(ctx context.Context, flush bool) error {
+	c.lifeMu.Lock()
+	switch c.state {
+	case stateNew:
+		c.state = stateStopped
+		close(c.stopped)
+		c.lifeMu.Unlock()
+		return nil
+	case stateStopping, stateStopped:
+		c.lifeMu.Unlock()
+		select {
+		case <-c.stopped:
+			return c.stopErr
+		case <-ctx.Done():
+			return fmt.Errorf("linkcounter: stop: %w", ctx.Err())
+		}
+	}
+	c.state = stateStopping
+	c.lifeMu.Unlock()
+
+	// From here on no click is reserved: every click either is in a commit
+	// batch already or is refused.
+	c.runMu.Lock()
+	c.running = false
+	c.runMu.Unlock()
+
+	close(c.stop)
+	loopsDone := make(chan struct{})
+	go func() { c.loops.Wait(); close(loopsDone) }()
+	select {
+	case <-loopsDone:
+	case <-ctx.Done():
+		c.cancelBG() // abort the flush under way; the loops then return
+		<-loopsDone
+	}
+
+	var err error
+	if flush {
+		// Stop's ctx also bounds the I/O of the flush attempt under way.
+		stopIO := context.AfterFunc(ctx, c.cancelBG)
+		err = c.flushAll(ctx)
+		stopIO()
+	}
+	c.commits.close()
+	c.cancelBG()
+
+	c.lifeMu.Lock()
+	c.stopErr = err
+	c.state = stateStopped
+	close(c.stopped)
+	c.lifeMu.Unlock()
+	return err
+}
+
+func errUnavailable(msg string, err error) error {
+	return &linkforge.Error{Code: linkforge.EUnavailable, Message: msg, Err: err}
+}
+
+// Record counts one click of l at the given time and returns once it is
+// durable in the journal. It returns an error with code EGone, counting
+// nothing, when l.MaxClicks is reached, and one with code EUnavailable when
+// the click could not be made durable (it is then not counted).
+//
+// For a link with MaxClicks, the first click after the link's actor is
+// created reads the link's rollup total (one store round trip); links without
+// a limit never wait for the store.
+func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time) error {
+	for {
+		a := c.actorFor(l.ID)
+		if l.MaxClicks != nil {
+			if err := c.ensureTotal(ctx, a); err != nil {
+				return err
+			}
+		}
+		b, retry, err := c.reserve(a, l, at)
+		if err != nil {
+			return err
+		}
+		if retry {
+			continue // the actor was evicted meanwhile
+		}
+		select {
+		case <-b.done:
+			if b.err != nil {
+				return errUnavailable("click journal unavailable", b.err)
+			}
+			return nil
+		case <-ctx.Done():
+			// The click stays in its batch; the committer settles the
+			// counter's accounting whatever the outcome.
+			return fmt.Errorf("record click of link %d: %w", l.ID, ctx.Err())
+		}
+	}
+}
+
+// reserve is the serialized part of a click: the limit check, the
+// reservation, the alarm, and joining the next journal commit.
+func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time) (*commitBatch, bool, error) {
+	c.runMu.RLock()
+	defer c.runMu.RUnlock()
+	if !c.running {
+		return nil, false, errUnavailable("click counter is not running", nil)
+	}
+	now := c.clock.Now()
+	bucket := c.bucketOf(at, now)
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.evicted || (l.MaxClicks != nil && !a.totalKnown) {
+		return nil, true, nil
+	}
+	if l.MaxClicks != nil && a.base+a.unflushed >= *l.MaxClicks {
+		c.m.refused.Inc()
+		return nil, false, &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
+	}
+	b, err := c.commits.add(a, bucket)
+	if err != nil {
+		return nil, false, errUnavailable("click counter is not running", err)
+	}
+	if a.unflushed == 0 {
+		a.dirtySince = now
+	}
+	a.unflushed++
+	a.inflight++
+	a.lastClick = now
+	a.tenantID, a.slug = l.TenantID, l.Slug
+	c.armLocked(a, now.Add(c.flushInterval))
+	return b, false, nil
+}
+
+// bucketOf returns the start of at's UTC minute in unix seconds. Truncate
+// works on absolute time, so the result does not depend on time.Local.
+//
+// A click time older than maxClickAge is counted in now's minute: its own
+// bucket's journal row may already have been purged, and a fresh row's
+// absolute count would overwrite the flushed one in the rollup.
+func (c *Counter) bucketOf(at, now time.Time) int64 {
+	if at.Before(now.Add(-c.maxClickAge)) {
+		at = now
+	}
+	return at.Truncate(time.Minute).Unix()
+}
+
+// afterCommit settles the counter's memory with a commit's outcome, on the
+// committer goroutine, before the batch's clicks are acknowledged.
+func (c *Counter) afterCommit(b *commitBatch) {
+	if b.err != nil {
+		// Not durable, so not counted: release the reservations.
+		for _, in := range b.order {
+			a := in.a
+			a.mu.Lock()
+			a.unflushed -= in.add
+			a.inflight -= in.add
+			if a.unflushed == 0 {
+				a.dirtySince = time.Time{}
+			}
+			a.mu.Unlock()
+		}
+		if b.clicks > 0 {
+			c.log.Error("click journal commit failed", slog.String("event", "journal_commit_failed"),
+				slog.Int64("clicks", b.clicks), slog.String("error", b.err.Error()))
+		}
+		return
+	}
+	if b.clicks > 0 {
+		c.pending.Add(b.clicks)
+		c.m.clicks.Add(float64(b.clicks))
+		c.m.commitBatch.Observe(float64(b.clicks))
+	}
+	for _, in := range b.order {
+		a := in.a
+		a.mu.Lock()
+		a.inflight -= in.add
+		queue := false
+		if c.sub != nil {
+			if a.live == nil {
+				a.live = make(map[int64]int64, 1)
+			}
+			a.live[in.bucket] = in.n // commits are sequential: the latest n is the largest
+			if !a.liveQueued {
+				a.liveQueued = true
+				queue = true
+			}
+		}
+		a.mu.Unlock()
+		if queue {
+			c.live.push(a)
+		}
+	}
+}
+
+// ensureTotal loads a's rollup total if it is not known yet. It waits for a
+// flush of the link under way (a.io), so that the total and the unflushed
+// count never both include, or both miss, the same clicks.
+func (c *Counter) ensureTotal(ctx context.Context, a *actor) error {
+	a.mu.Lock()
+	known := a.totalKnown
+	a.mu.Unlock()
+	if known {
+		return nil
+	}
+	a.io.Lock()
+	defer a.io.Unlock()
+	a.mu.Lock()
+	known, ambiguous := a.totalKnown, a.ambiguous
+	a.mu.Unlock()
+	if known {
+		return nil
+	}
+	if ambiguous {
+		// The last flush failed: the rollup may hold its rows or not, so a
+		// total read now could count them twice. The retry resolves it.
+		return errUnavailable("click total unknown until the pending flush succeeds", nil)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.loadTimeout)
+	defer cancel()
+	total, err := c.store.ClickTotal(ctx, a.id)
+	if err != nil {
+		return errUnavailable("click total unavailable", fmt.Errorf("click total of link %d: %w", a.id, err))
+	}
+	a.mu.Lock()
+	a.base, a.totalKnown = total, true
+	a.mu.Unlock()
+	return nil
+}
+
+// Skipped counts a request that was redirected but not counted as a click:
+// reason is SkipHead or SkipPreview (anything else is counted as "other").
+func (c *Counter) Skipped(reason string) {
+	switch reason {
+	case SkipHead, SkipPreview:
+	default:
+		reason = "other"
+	}
+	c.m.skipped.WithLabelValues(reason).Inc()
+}
+
+// actorCount returns the number of live actors.
+func (c *Counter) actorCount() int64 { return c.nActors.Load() }
+
+// Exhausted reports, without counting a click, whether l's MaxClicks is
+// reached (web.ExhaustionChecker: a HEAD request must not show the target of
+// an exhausted link). It may read the link's rollup total once, like the
+// first click would; if that read fails it answers false, since a HEAD
+// request of a link under its limit shows the target anyway.
+func (c *Counter) Exhausted(l *linkforge.Link) bool {
+	if l.MaxClicks == nil {
+		return false
+	}
+	a := c.actorFor(l.ID)
+	if err := c.ensureTotal(context.Background(), a); err != nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.base+a.unflushed >= *l.MaxClicks
+}

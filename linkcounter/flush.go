@@ -1,0 +1,361 @@
+package linkcounter
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// scheduler keeps every armed flush alarm in one heap, so one timer (in
+// runScheduler) points at the earliest; there is no timer per link. An entry
+// is checked against its actor's alarm when it falls due: an alarm moved
+// earlier leaves a stale entry behind, which is then skipped.
+type scheduler struct {
+	mu   sync.Mutex
+	h    alarmHeap
+	wake chan struct{} // capacity 1: an earlier alarm was armed
+}
+
+type alarmEntry struct {
+	due time.Time
+	a   *actor
+}
+
+type alarmHeap []alarmEntry
+
+func (h alarmHeap) Len() int           { return len(h) }
+func (h alarmHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h alarmHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *alarmHeap) Push(x any)        { *h = append(*h, x.(alarmEntry)) }
+func (h *alarmHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = alarmEntry{}
+	*h = old[:len(old)-1]
+	return e
+}
+
+func (s *scheduler) push(a *actor, due time.Time) {
+	s.mu.Lock()
+	earliest := len(s.h) == 0 || due.Before(s.h[0].due)
+	heap.Push(&s.h, alarmEntry{due: due, a: a})
+	s.mu.Unlock()
+	if earliest {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// next returns the earliest armed time.
+func (s *scheduler) next() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.h) == 0 {
+		return time.Time{}, false
+	}
+	return s.h[0].due, true
+}
+
+// popDue removes and returns up to max entries due at now.
+func (s *scheduler) popDue(now time.Time, max int) []alarmEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []alarmEntry
+	for len(s.h) > 0 && len(out) < max && !s.h[0].due.After(now) {
+		out = append(out, heap.Pop(&s.h).(alarmEntry))
+	}
+	return out
+}
+
+// backoff is the delay after a failed attempt with retry count k: 2, 4, 8,
+// 16, 32, 64 s, then 64 s for ever (with the default base).
+func (c *Counter) backoff(k int) time.Duration {
+	return c.retryBase << min(k, MaxRetries-1)
+}
+
+// runScheduler is the counter's one timer loop: flushes as alarms fall due,
+// and housekeeping.
+func (c *Counter) runScheduler() {
+	defer c.loops.Done()
+	flushTimer := c.clock.NewTimer(time.Hour)
+	flushTimer.Stop()
+	defer flushTimer.Stop()
+	houseTimer := c.clock.NewTimer(c.housekeepEvery)
+	defer houseTimer.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		default:
+		}
+		now := c.clock.Now()
+		next, armed := c.sched.next()
+		if armed && !next.After(now) {
+			c.flushDue(now)
+			continue
+		}
+		if armed {
+			flushTimer.Reset(next.Sub(now))
+		} else {
+			flushTimer.Stop()
+		}
+		select {
+		case <-c.stop:
+			return
+		case <-c.sched.wake:
+		case <-flushTimer.C():
+		case <-houseTimer.C():
+			c.housekeep(c.clock.Now())
+			houseTimer.Reset(c.housekeepEvery)
+		}
+	}
+}
+
+// flushDue flushes the actors whose alarm is due at now, at most flushBatch
+// of them in one round trip; the loop calls it again for the rest.
+func (c *Counter) flushDue(now time.Time) {
+	var batch []*actor
+	var retries []int
+	for _, e := range c.sched.popDue(now, c.flushBatch) {
+		a := e.a
+		a.mu.Lock()
+		if !a.alarm.IsZero() && !a.alarm.After(now) && !a.flushing {
+			// The alarm fires and is cleared: a click arriving during the
+			// flush arms the next one at its own time + the interval.
+			a.alarm = time.Time{}
+			a.flushing = true
+			batch = append(batch, a)
+			retries = append(retries, a.retry)
+		}
+		a.mu.Unlock()
+	}
+	if len(batch) > 0 {
+		c.flushActors(batch, retries, now)
+	}
+}
+
+// flushActors runs one flush attempt for batch (whose alarms have fired;
+// retries[i] is batch[i]'s retry count): read the links' unflushed rows from
+// the journal (committed state), write them to the rollup in one
+// UpsertRollup, then mark exactly those values flushed in one journal
+// commit. On failure every actor is re-armed on the back-off schedule.
+func (c *Counter) flushActors(batch []*actor, retries []int, firedAt time.Time) error {
+	for _, a := range batch {
+		a.io.Lock()
+	}
+	defer func() {
+		for _, a := range batch {
+			a.io.Unlock()
+		}
+	}()
+
+	start := c.clock.Now()
+	rows, err := c.writeRollup(batch)
+	c.m.flushDuration.Observe(c.clock.Now().Sub(start).Seconds())
+
+	// What each link's rows add to its flushed count.
+	delta := make(map[int64]int64, len(batch))
+	if err == nil {
+		for _, r := range rows {
+			delta[r.linkID] += r.n - r.flushed
+		}
+	}
+	now := c.clock.Now()
+	var failedBy map[int]int // retry count -> links
+	for i, a := range batch {
+		a.mu.Lock()
+		a.flushing = false
+		if err == nil {
+			d := delta[a.id]
+			a.unflushed -= d
+			if a.totalKnown {
+				a.base += d
+			}
+			a.retry, a.ambiguous = 0, false
+			c.pending.Add(-d)
+			switch {
+			case a.unflushed == 0:
+				a.dirtySince = time.Time{}
+			case !a.alarm.IsZero():
+				// Clicks during the flush armed the next alarm.
+				a.dirtySince = a.alarm.Add(-c.flushInterval)
+			default:
+				// Clicks whose commit was under way when the alarm fired
+				// did not arm one (it was armed then).
+				a.dirtySince = firedAt
+				c.armLocked(a, firedAt.Add(c.flushInterval))
+			}
+		} else {
+			k := retries[i]
+			a.retry, a.ambiguous = k+1, true
+			c.armLocked(a, now.Add(c.backoff(k)))
+			if failedBy == nil {
+				failedBy = make(map[int]int)
+			}
+			failedBy[k]++
+		}
+		a.mu.Unlock()
+	}
+	if err != nil {
+		c.m.flushFailures.Inc()
+		c.logFailure(failedBy, err)
+	}
+	return err
+}
+
+// writeRollup sends the batch's unflushed journal rows to the store and marks
+// them flushed. It returns the rows it flushed.
+func (c *Counter) writeRollup(batch []*actor) ([]journalRow, error) {
+	ctx, cancel := context.WithTimeout(c.bg, c.flushTimeout)
+	defer cancel()
+	ids := make([]int64, len(batch))
+	for i, a := range batch {
+		ids[i] = a.id
+	}
+	rows, err := c.journal.unflushed(ctx, ids)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	out := make([]linkforge.RollupRow, len(rows))
+	for i, r := range rows {
+		out[i] = linkforge.RollupRow{LinkID: r.linkID, Bucket: time.Unix(r.bucket, 0).UTC(), Count: r.n}
+	}
+	if err := c.store.UpsertRollup(ctx, c.nodeID, out); err != nil {
+		return nil, fmt.Errorf("flush %d rollup rows: %w", len(out), err)
+	}
+	c.m.rowsWritten.Add(float64(len(out)))
+	// Mark the values that were written, not the current n, which may have
+	// grown since the read.
+	b, err := c.commits.submit(rows, 0)
+	if err != nil {
+		return nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), err)
+	}
+	<-b.done // local and bounded; the committer runs until after the last flush
+	if b.err != nil {
+		return nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), b.err)
+	}
+	return rows, nil
+}
+
+// logFailure logs one alarm_failed record per retry count in the failed
+// batch, with the seeds' keys: retryCount counts from 0 (the first run), and
+// lastAttempt marks the end of the exponential schedule, the signal to alert
+// on. Nothing is dropped at that point: the rows stay in the journal and the
+// flush goes on at the capped interval.
+func (c *Counter) logFailure(failedBy map[int]int, err error) {
+	ks := make([]int, 0, len(failedBy))
+	for k := range failedBy {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	for _, k := range ks {
+		last := k >= MaxRetries
+		level := slog.LevelWarn
+		if last {
+			level = slog.LevelError
+		}
+		c.log.LogAttrs(context.Background(), level, "click flush failed",
+			slog.String("event", "alarm_failed"),
+			slog.String("alarm", "click_flush"),
+			slog.Int("link_count", failedBy[k]),
+			slog.Int("retryCount", k),
+			slog.Bool("lastAttempt", last),
+			slog.Duration("next_attempt_in", c.backoff(k)),
+			slog.String("error", err.Error()))
+	}
+}
+
+// flushAll is Stop's flush: every actor with unflushed clicks, armed or not
+// due yet, in batches; a failure is retried on the back-off schedule while
+// ctx allows, at most MaxRetries times.
+func (c *Counter) flushAll(ctx context.Context) error {
+	// Clicks reserved before Stop may still be in a commit: let them land,
+	// so that the journal reads below see them.
+	if b, err := c.commits.barrier(); err == nil {
+		<-b.done
+	}
+	for attempt := 0; ; attempt++ {
+		failed := false
+		for {
+			batch, retries := c.collectUnflushed()
+			if len(batch) == 0 {
+				break
+			}
+			if err := c.flushActors(batch, retries, c.clock.Now()); err != nil {
+				failed = true
+				break
+			}
+		}
+		if !failed {
+			return nil
+		}
+		if attempt == MaxRetries {
+			break
+		}
+		t := c.clock.NewTimer(c.backoff(attempt))
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return c.leftUnflushed(ctx.Err())
+		}
+	}
+	return c.leftUnflushed(errors.New("retries exhausted"))
+}
+
+func (c *Counter) leftUnflushed(cause error) error {
+	n := c.pending.Load()
+	c.log.Error("stop: clicks left unflushed in the journal; the next start flushes them",
+		slog.String("event", "flush_incomplete"), slog.Int64("clicks", n), slog.String("error", cause.Error()))
+	return fmt.Errorf("linkcounter: stop: %d clicks left unflushed in the journal: %w", n, cause)
+}
+
+// collectUnflushed takes up to flushBatch actors holding unflushed clicks,
+// due or not, and fires their alarms.
+func (c *Counter) collectUnflushed() ([]*actor, []int) {
+	var batch []*actor
+	var retries []int
+	c.actors.Range(func(_, v any) bool {
+		a := v.(*actor)
+		a.mu.Lock()
+		if !a.flushing && (a.unflushed > 0 || !a.alarm.IsZero()) {
+			a.alarm = time.Time{}
+			a.flushing = true
+			batch = append(batch, a)
+			retries = append(retries, a.retry)
+		}
+		a.mu.Unlock()
+		return len(batch) < c.flushBatch
+	})
+	return batch, retries
+}
+
+// housekeep evicts idle actors and purges flushed journal rows of buckets
+// older than journalRetain. Rows with unflushed clicks are never purged.
+func (c *Counter) housekeep(now time.Time) {
+	evicted := c.evictIdle(now, c.idleTimeout)
+	purgeBefore := now.Add(-c.journalRetain).Truncate(time.Minute).Unix()
+	b, err := c.commits.submit(nil, purgeBefore)
+	if err == nil {
+		<-b.done
+		err = b.err
+	}
+	if err != nil {
+		c.log.Error("click journal housekeeping failed", slog.String("event", "journal_housekeeping_failed"),
+			slog.String("error", err.Error()))
+		return
+	}
+	if evicted > 0 || b.purged > 0 {
+		c.log.Debug("click journal housekeeping", slog.String("event", "journal_housekeeping"),
+			slog.Int("actors_evicted", evicted), slog.Int64("rows_purged", b.purged))
+	}
+}

@@ -1,0 +1,250 @@
+package linkcounter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m)
+	if code == 0 {
+		// Every goroutine the counters, journals and stores started must be
+		// gone once they are stopped and closed.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// mustJournal opens a journal file in dir, closed when t ends.
+func mustJournal(t testing.TB, dir string, opts ...JournalOption) *Journal {
+	t.Helper()
+	j, err := Open(context.Background(), filepath.Join(dir, "journal.db"), opts...)
+	if err != nil {
+		t.Fatalf("open journal: %v", err)
+	}
+	t.Cleanup(func() { j.Close() })
+	return j
+}
+
+// mustStart returns a started counter on st and j; tune, if not nil, adjusts
+// it before Start. It is stopped when t ends (a no-op if the test did).
+func mustStart(t testing.TB, cfg Config, tune func(*Counter)) *Counter {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("new counter: %v", err)
+	}
+	if tune != nil {
+		tune(c)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatalf("start counter: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c.Stop(ctx)
+	})
+	return c
+}
+
+// mustStop stops c and fails t if its final flush failed.
+func mustStop(t testing.TB, c *Counter) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatalf("stop counter: %v", err)
+	}
+}
+
+// testStore is the store the counter needs plus what the tests read with.
+type testStore interface {
+	Store
+	linkforge.Store
+}
+
+func asTestStore(t testing.TB, s linkforge.Store) testStore {
+	t.Helper()
+	ts, ok := s.(testStore)
+	if !ok {
+		t.Fatalf("%T has no ClickTotal", s)
+	}
+	return ts
+}
+
+// mustLink creates a link (maxClicks < 0: unlimited) of a fresh tenant.
+func mustLink(t testing.TB, s linkforge.Store, maxClicks int64) linkforge.Link {
+	t.Helper()
+	ctx := context.Background()
+	ten, err := s.EnsureTenant(ctx, "tenant-"+linkforge.NewSlug())
+	if err != nil {
+		t.Fatalf("ensure tenant: %v", err)
+	}
+	l := linkforge.Link{TenantID: ten.ID, Slug: linkforge.NewSlug(), URL: "https://example.com/target"}
+	if maxClicks >= 0 {
+		l.MaxClicks = &maxClicks
+	}
+	l, err = s.CreateLink(ctx, l)
+	if err != nil {
+		t.Fatalf("create link: %v", err)
+	}
+	return l
+}
+
+// mustRecord records one click and fails t on error.
+func mustRecord(t testing.TB, c *Counter, l *linkforge.Link, at time.Time) {
+	t.Helper()
+	if err := c.Record(context.Background(), l, at); err != nil {
+		t.Fatalf("record click of link %d: %v", l.ID, err)
+	}
+}
+
+// mustStats returns the link's rollup, summed over nodes, by minute.
+func mustStats(t testing.TB, s linkforge.Store, l linkforge.Link) linkforge.Stats {
+	t.Helper()
+	st, err := s.Stats(context.Background(), linkforge.StatsQuery{
+		TenantID: l.TenantID, LinkID: l.ID, Interval: linkforge.Minute,
+		From: time.Unix(0, 0), To: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC),
+	})
+	if err != nil {
+		t.Fatalf("stats of link %d: %v", l.ID, err)
+	}
+	return st
+}
+
+func mustClickTotal(t testing.TB, s Store, linkID int64) int64 {
+	t.Helper()
+	n, err := s.ClickTotal(context.Background(), linkID)
+	if err != nil {
+		t.Fatalf("click total of link %d: %v", linkID, err)
+	}
+	return n
+}
+
+// upsertCall is one UpsertRollup seen by recordingStore.
+type upsertCall struct {
+	at   time.Time
+	node string
+	rows []linkforge.RollupRow
+	err  error
+}
+
+// recordingStore wraps a real store, records every UpsertRollup and can make
+// it fail, before or after the real write.
+type recordingStore struct {
+	Store
+	mu    sync.Mutex
+	calls []upsertCall
+	// fail, if set, decides the outcome of call i (0-based): before is
+	// returned without writing, after is returned after the real write.
+	fail func(i int) (before, after error)
+}
+
+func (r *recordingStore) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
+	r.mu.Lock()
+	i := len(r.calls)
+	fail := r.fail
+	r.mu.Unlock()
+	var before, after error
+	if fail != nil {
+		before, after = fail(i)
+	}
+	err := before
+	if err == nil {
+		err = r.Store.UpsertRollup(ctx, nodeID, rows)
+		if err == nil {
+			err = after
+		}
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, upsertCall{at: time.Now(), node: nodeID, rows: append([]linkforge.RollupRow(nil), rows...), err: err})
+	r.mu.Unlock()
+	return err
+}
+
+func (r *recordingStore) snapshot() []upsertCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]upsertCall(nil), r.calls...)
+}
+
+// logBuffer collects JSON log records, safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// records returns the decoded records whose "event" is event.
+func (b *logBuffer) records(t testing.TB, event string) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	data := append([]byte(nil), b.buf.Bytes()...)
+	b.mu.Unlock()
+	var out []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		var rec map[string]any
+		if err := dec.Decode(&rec); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("log is not JSON lines: %v", err)
+		}
+		if rec["event"] == event {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// journalRows returns the journal's rows of a link, by bucket.
+func journalRows(t testing.TB, j *Journal, linkID int64) []journalRow {
+	t.Helper()
+	rows, err := j.r.Query(`SELECT link_id, bucket, n, flushed FROM clicks WHERE link_id = ? ORDER BY bucket`, linkID)
+	if err != nil {
+		t.Fatalf("journal rows: %v", err)
+	}
+	defer rows.Close()
+	var out []journalRow
+	for rows.Next() {
+		var r journalRow
+		if err := rows.Scan(&r.linkID, &r.bucket, &r.n, &r.flushed); err != nil {
+			t.Fatalf("journal rows: %v", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("journal rows: %v", err)
+	}
+	return out
+}

@@ -1,0 +1,380 @@
+package linkcounter
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // the journal's driver: pure Go, no cgo
+)
+
+// Synchronous is the journal's SQLite synchronous setting. It decides what a
+// power loss (not a process crash) can cost: see docs/adr/006-journal.md.
+type Synchronous string
+
+// The settings worth choosing between in WAL mode.
+const (
+	// SyncFull fsyncs the write-ahead log at every commit: an acknowledged
+	// click survives a power loss. Group commit pays the fsync once per batch
+	// of clicks, not once per click. The default.
+	SyncFull Synchronous = "FULL"
+	// SyncNormal fsyncs only at checkpoints: a process crash loses nothing,
+	// a power loss can lose the commits since the last checkpoint.
+	SyncNormal Synchronous = "NORMAL"
+)
+
+// JournalOption configures Open.
+type JournalOption func(*journalOptions)
+
+type journalOptions struct {
+	sync Synchronous
+}
+
+// WithSynchronous sets the synchronous setting (default SyncFull).
+func WithSynchronous(s Synchronous) JournalOption {
+	return func(o *journalOptions) { o.sync = s }
+}
+
+// journalVersion is the schema version kept in PRAGMA user_version, so that
+// a later release can migrate a journal written by this one.
+const journalVersion = 1
+
+const journalSchema = `
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- One row per (link, minute) this node has counted. n is the absolute count
+-- acknowledged so far; flushed is the absolute count already written to the
+-- main store's rollup. n > flushed means clicks wait for a flush.
+CREATE TABLE IF NOT EXISTS clicks (
+    link_id INTEGER NOT NULL,
+    bucket  INTEGER NOT NULL, -- unix seconds of the UTC minute start
+    n       INTEGER NOT NULL CHECK (n >= 0),
+    flushed INTEGER NOT NULL DEFAULT 0 CHECK (flushed >= 0 AND flushed <= n),
+    PRIMARY KEY (link_id, bucket)
+) WITHOUT ROWID;
+`
+
+// Journal is a node's click journal: an embedded SQLite file in WAL mode
+// holding, per (link, minute bucket), the absolute click count and the count
+// already flushed to the main store, plus the node's identity. A click is
+// acknowledged only once the journal commit that contains it has returned,
+// so the journal, not memory, is the truth after a crash.
+//
+// One Journal belongs to one process: Open takes an exclusive lock on a
+// sidecar file, because two processes counting into one journal would write
+// the same node's absolute counts twice over.
+type Journal struct {
+	path string
+	sync Synchronous
+	lock *os.File
+
+	// w is the one writer connection (SQLite has one writer; the counter's
+	// committer goroutine is its only user). r serves reads, which WAL lets
+	// run beside the writer.
+	w, r *sql.DB
+
+	inc, mark *sql.Stmt
+}
+
+// Open opens (creating if needed) the journal at path.
+func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, error) {
+	o := journalOptions{sync: SyncFull}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.sync != SyncFull && o.sync != SyncNormal {
+		return nil, fmt.Errorf("open journal %s: unknown synchronous setting %q", path, o.sync)
+	}
+	if path == "" {
+		return nil, errors.New("open journal: empty path")
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	lock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	j := &Journal{path: path, sync: o.sync, lock: lock}
+	if err := j.open(ctx); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	return j, nil
+}
+
+func (j *Journal) open(ctx context.Context) error {
+	w, err := sql.Open("sqlite", j.dsn(true))
+	if err != nil {
+		return err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	j.w = w
+
+	var version int
+	if err := w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if version > journalVersion {
+		return fmt.Errorf("journal schema version %d is newer than this binary's %d", version, journalVersion)
+	}
+	if _, err := w.ExecContext(ctx, journalSchema); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	if _, err := w.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", journalVersion)); err != nil {
+		return fmt.Errorf("set schema version: %w", err)
+	}
+
+	r, err := sql.Open("sqlite", j.dsn(false))
+	if err != nil {
+		return err
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	j.r = r
+
+	// The increment runs for every (link, bucket) of every commit; RETURNING
+	// hands the new absolute count to the live deltas without a second read.
+	if j.inc, err = w.PrepareContext(ctx, `
+		INSERT INTO clicks (link_id, bucket, n) VALUES (?, ?, ?)
+		ON CONFLICT (link_id, bucket) DO UPDATE SET n = n + excluded.n
+		RETURNING n`); err != nil {
+		return fmt.Errorf("prepare increment: %w", err)
+	}
+	// flushed only grows: replaying an older mark cannot undo a newer one.
+	if j.mark, err = w.PrepareContext(ctx, `
+		UPDATE clicks SET flushed = ?3
+		WHERE link_id = ?1 AND bucket = ?2 AND flushed < ?3`); err != nil {
+		return fmt.Errorf("prepare mark: %w", err)
+	}
+	return nil
+}
+
+// dsn returns the driver's connection string: a file: URI, so that a path
+// holding '?' or '#' is escaped rather than cut short.
+//
+//   - WAL: readers (flush reads) never wait for the committer, and a commit
+//     appends to the log instead of rewriting pages.
+//   - synchronous: see Synchronous and the ADR.
+//   - _txlock=immediate (writer): a transaction takes the write lock at
+//     BEGIN, so it cannot fail half-way with SQLITE_BUSY.
+//   - busy_timeout: a WAL checkpoint may briefly hold a lock.
+func (j *Journal) dsn(writer bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+string(j.sync)+")")
+	if writer {
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(j.path), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Path returns the journal's file name.
+func (j *Journal) Path() string { return j.path }
+
+// Close closes the journal. Stop the Counter using it first.
+func (j *Journal) Close() error {
+	var errs []error
+	for _, s := range []*sql.Stmt{j.inc, j.mark} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	for _, db := range []*sql.DB{j.r, j.w} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	if j.lock != nil {
+		errs = append(errs, unlockFile(j.lock))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// nodeID returns the node's id. override (the --node-id flag) wins and is
+// stored; otherwise the stored id is used, or one is generated and stored.
+//
+// The journal's counts are absolute counts of one node id. Changing the id
+// therefore discards the (fully flushed) rows, so the new id starts from zero
+// instead of claiming the old id's clicks a second time; it is refused while
+// clicks of the old id are still unflushed.
+func (j *Journal) nodeID(ctx context.Context, override string) (string, error) {
+	tx, err := j.w.BeginTx(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("node id: %w", err)
+	}
+	defer tx.Rollback()
+
+	var stored string
+	err = tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'node_id'").Scan(&stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("node id: read: %w", err)
+	}
+	id := stored
+	switch {
+	case override != "" && override != stored:
+		if stored != "" {
+			var unflushed int64
+			if err := tx.QueryRowContext(ctx,
+				"SELECT COALESCE(SUM(n - flushed), 0) FROM clicks").Scan(&unflushed); err != nil {
+				return "", fmt.Errorf("node id: %w", err)
+			}
+			if unflushed > 0 {
+				return "", fmt.Errorf("node id: journal %s holds %d unflushed clicks of node %q: start once with that id (or none) so they are flushed before changing it to %q",
+					j.path, unflushed, stored, override)
+			}
+			if _, err := tx.ExecContext(ctx, "DELETE FROM clicks"); err != nil {
+				return "", fmt.Errorf("node id: reset journal: %w", err)
+			}
+		}
+		id = override
+	case stored == "":
+		var b [8]byte
+		rand.Read(b[:])
+		id = "node-" + hex.EncodeToString(b[:])
+	default:
+		return stored, nil
+	}
+	if _, err := tx.ExecContext(ctx,
+		"INSERT INTO meta (key, value) VALUES ('node_id', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+		id); err != nil {
+		return "", fmt.Errorf("node id: store: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return "", fmt.Errorf("node id: commit: %w", err)
+	}
+	return id, nil
+}
+
+// journalRow is one (link, bucket) row of the journal.
+type journalRow struct {
+	linkID  int64
+	bucket  int64 // unix seconds
+	n       int64
+	flushed int64
+}
+
+// pendingLink sums a link's unflushed journal rows.
+type pendingLink struct {
+	linkID    int64
+	unflushed int64
+	oldest    time.Time // start of its oldest unflushed bucket
+}
+
+// pending returns every link with unflushed clicks: start-up reconciliation.
+func (j *Journal) pending(ctx context.Context) ([]pendingLink, error) {
+	rows, err := j.r.QueryContext(ctx, `
+		SELECT link_id, SUM(n - flushed), MIN(bucket) FROM clicks
+		WHERE n > flushed GROUP BY link_id ORDER BY link_id`)
+	if err != nil {
+		return nil, fmt.Errorf("journal pending: %w", err)
+	}
+	defer rows.Close()
+	var out []pendingLink
+	for rows.Next() {
+		var p pendingLink
+		var oldest int64
+		if err := rows.Scan(&p.linkID, &p.unflushed, &oldest); err != nil {
+			return nil, fmt.Errorf("journal pending: %w", err)
+		}
+		p.oldest = time.Unix(oldest, 0).UTC()
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("journal pending: %w", err)
+	}
+	return out, nil
+}
+
+// unflushed returns the committed unflushed rows of the given links, ordered
+// by link and bucket. A flush sends exactly these rows.
+func (j *Journal) unflushed(ctx context.Context, linkIDs []int64) ([]journalRow, error) {
+	ids, err := json.Marshal(linkIDs)
+	if err != nil {
+		return nil, fmt.Errorf("journal unflushed: %w", err)
+	}
+	rows, err := j.r.QueryContext(ctx, `
+		SELECT link_id, bucket, n, flushed FROM clicks
+		WHERE link_id IN (SELECT value FROM json_each(?)) AND n > flushed
+		ORDER BY link_id, bucket`, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("journal unflushed: %w", err)
+	}
+	defer rows.Close()
+	var out []journalRow
+	for rows.Next() {
+		var r journalRow
+		if err := rows.Scan(&r.linkID, &r.bucket, &r.n, &r.flushed); err != nil {
+			return nil, fmt.Errorf("journal unflushed: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("journal unflushed: %w", err)
+	}
+	return out, nil
+}
+
+// commit applies one group commit in one transaction: click increments
+// (each inc's n is set to the row's new absolute count), flush marks, and
+// the housekeeping purge of flushed rows of buckets before purgeBefore (unix
+// seconds; 0: none). It returns the number of purged rows.
+func (j *Journal) commit(ctx context.Context, incs []*increment, marks []journalRow, purgeBefore int64) (int64, error) {
+	tx, err := j.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("journal commit: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if len(incs) > 0 {
+		inc := tx.StmtContext(ctx, j.inc)
+		for _, in := range incs {
+			if err := inc.QueryRowContext(ctx, in.linkID, in.bucket, in.add).Scan(&in.n); err != nil {
+				return 0, fmt.Errorf("journal commit: link %d bucket %d: %w", in.linkID, in.bucket, err)
+			}
+		}
+	}
+	if len(marks) > 0 {
+		mark := tx.StmtContext(ctx, j.mark)
+		for _, m := range marks {
+			if _, err := mark.ExecContext(ctx, m.linkID, m.bucket, m.n); err != nil {
+				return 0, fmt.Errorf("journal commit: mark link %d bucket %d: %w", m.linkID, m.bucket, err)
+			}
+		}
+	}
+	var purged int64
+	if purgeBefore > 0 {
+		// Only rows whose every click reached the rollup; a row with n >
+		// flushed is kept however old it is.
+		res, err := tx.ExecContext(ctx, "DELETE FROM clicks WHERE n = flushed AND bucket < ?", purgeBefore)
+		if err != nil {
+			return 0, fmt.Errorf("journal commit: purge: %w", err)
+		}
+		purged, _ = res.RowsAffected()
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("journal commit: %w", err)
+	}
+	return purged, nil
+}

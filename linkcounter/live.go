@@ -1,0 +1,121 @@
+package linkcounter
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Delta is a live update of one link's count, for the dashboard.
+type Delta struct {
+	TenantID int64
+	LinkID   int64
+	Slug     string
+	// Bucket is the start of the UTC minute; Count its absolute count on this
+	// node (as far as this node knows).
+	Bucket time.Time
+	Count  int64
+	// Total is the link's all-time count: the rollup total over all nodes
+	// plus this node's unflushed clicks. TotalKnown is false while the
+	// rollup total could not be read (the store is unreachable); Total is
+	// then zero.
+	Total      int64
+	TotalKnown bool
+}
+
+// Subscriber receives live deltas. ClicksChanged is called from one
+// goroutine, at most once per link and bucket per live interval (250 ms),
+// with the latest absolute counts: deltas are coalesced, never queued per
+// click. It must not block for long: clicks never wait for it, but the next
+// deltas do.
+type Subscriber interface {
+	ClicksChanged(d Delta)
+}
+
+// liveQueue holds the actors with changes not yet handed to the subscriber.
+// Each actor is in it at most once (actor.liveQueued).
+type liveQueue struct {
+	mu   sync.Mutex
+	q    []*actor
+	wake chan struct{} // capacity 1
+}
+
+func (l *liveQueue) push(a *actor) {
+	l.mu.Lock()
+	l.q = append(l.q, a)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (l *liveQueue) take() []*actor {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.q
+	l.q = nil
+	return q
+}
+
+// runLive hands coalesced deltas to the subscriber: after a change it waits
+// one live interval, so that every click of that interval is reported in one
+// delta per link. Idle, it waits on a channel and costs nothing.
+func (c *Counter) runLive() {
+	defer c.loops.Done()
+	t := c.clock.NewTimer(time.Hour)
+	t.Stop()
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			c.publish(false) // the last changes, without store reads
+			return
+		case <-c.live.wake:
+		}
+		t.Reset(c.liveInterval)
+		select {
+		case <-c.stop:
+			c.publish(false)
+			return
+		case <-t.C():
+		}
+		c.publish(true)
+	}
+}
+
+// publish sends one delta per changed (link, bucket). With loadTotals, a link
+// whose total is not known yet reads it first (one store round trip, on this
+// goroutine, so clicks never wait for it).
+func (c *Counter) publish(loadTotals bool) {
+	for _, a := range c.live.take() {
+		if loadTotals {
+			a.mu.Lock()
+			known, ambiguous := a.totalKnown, a.ambiguous
+			a.mu.Unlock()
+			if !known && !ambiguous {
+				_ = c.ensureTotal(c.bg, a) // on failure the delta goes out without a total
+			}
+		}
+		a.mu.Lock()
+		d := Delta{TenantID: a.tenantID, LinkID: a.id, Slug: a.slug,
+			Total: a.base + a.unflushed, TotalKnown: a.totalKnown}
+		if !d.TotalKnown {
+			d.Total = 0
+		}
+		buckets := make([]int64, 0, len(a.live))
+		counts := make(map[int64]int64, len(a.live))
+		for b, n := range a.live {
+			buckets = append(buckets, b)
+			counts[b] = n
+			delete(a.live, b)
+		}
+		a.liveQueued = false
+		a.mu.Unlock()
+		sort.Slice(buckets, func(i, j int) bool { return buckets[i] < buckets[j] })
+		for _, b := range buckets {
+			d.Bucket, d.Count = time.Unix(b, 0).UTC(), counts[b]
+			c.sub.ClicksChanged(d)
+		}
+	}
+}

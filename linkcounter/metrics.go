@@ -1,0 +1,98 @@
+package linkcounter
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	clicks        prometheus.Counter
+	refused       prometheus.Counter
+	skipped       *prometheus.CounterVec
+	flushFailures prometheus.Counter
+	rowsWritten   prometheus.Counter
+	flushDuration prometheus.Histogram
+	commitBatch   prometheus.Histogram
+	gauges        []prometheus.Collector
+}
+
+func newMetrics(c *Counter) *metrics {
+	m := &metrics{
+		clicks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_clicks_total",
+			Help: "Clicks counted (durable in the node journal).",
+		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_clicks_refused_total",
+			Help: "Clicks refused because the link's max_clicks was reached.",
+		}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "linkforge_clicks_skipped_total",
+			Help: "Redirects not counted as clicks, by reason (head, preview).",
+		}, []string{"reason"}),
+		flushFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_flush_failures_total",
+			Help: "Failed click flush attempts (each is retried; nothing is dropped).",
+		}),
+		rowsWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_rollup_rows_written_total",
+			Help: "Rollup rows written by flushes; against linkforge_clicks_total, the write amplification.",
+		}),
+		flushDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "linkforge_flush_duration_seconds",
+			Help:    "Duration of one flush attempt: journal read, rollup upsert, journal mark.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}),
+		commitBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "linkforge_journal_commit_batch_size",
+			Help:    "Clicks per journal commit (group commit).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+		}),
+	}
+	m.gauges = []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkforge_clicks_pending",
+			Help: "Acknowledged clicks not yet flushed to the main store.",
+		}, func() float64 { return float64(c.pending.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkforge_clicks_oldest_unflushed_seconds",
+			Help: "Age of the oldest unflushed click (0: none); alert when it passes a few flush intervals.",
+		}, func() float64 { return c.oldestUnflushed(c.clock.Now()).Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkforge_actors",
+			Help: "Live link actors (links clicked recently or with unflushed clicks).",
+		}, func() float64 { return float64(c.nActors.Load()) }),
+	}
+	return m
+}
+
+func (m *metrics) register(r prometheus.Registerer) error {
+	cs := []prometheus.Collector{m.clicks, m.refused, m.skipped, m.flushFailures,
+		m.rowsWritten, m.flushDuration, m.commitBatch}
+	var errs []error
+	for _, col := range append(cs, m.gauges...) {
+		errs = append(errs, r.Register(col))
+	}
+	return errors.Join(errs...)
+}
+
+// oldestUnflushed returns the age of the oldest unflushed click, scanning the
+// actors: a scrape every few seconds can afford it, a click could not.
+func (c *Counter) oldestUnflushed(now time.Time) time.Duration {
+	var oldest time.Time
+	c.actors.Range(func(_, v any) bool {
+		a := v.(*actor)
+		a.mu.Lock()
+		if a.unflushed > 0 && !a.dirtySince.IsZero() && (oldest.IsZero() || a.dirtySince.Before(oldest)) {
+			oldest = a.dirtySince
+		}
+		a.mu.Unlock()
+		return true
+	})
+	if oldest.IsZero() {
+		return 0
+	}
+	return max(now.Sub(oldest), 0)
+}

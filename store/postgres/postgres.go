@@ -1,0 +1,167 @@
+// Package postgres implements linkforge.Store on PostgreSQL through pgx v5,
+// the backend of a scaled-out LinkForge: several stateless nodes share one
+// database.
+//
+// Semantics are those of the embedded SQLite backend, checked by the same
+// conformance suite (store/storetest): UTC times to the microsecond (the
+// precision of timestamptz, and the reason the SQLite schema stores
+// microseconds), non-nil tags, the same application errors and the same
+// opaque list cursors, so a client cannot tell the backends apart.
+//
+// Batches use array parameters and COPY, not one round trip per row: a flush
+// of many rollup rows is one statement (unnest), and ImportLinks loads
+// benchmark data with COPY.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/migrations"
+)
+
+// DB is a LinkForge store on a PostgreSQL database. It is safe for
+// concurrent use.
+type DB struct {
+	pool *pgxpool.Pool
+}
+
+var _ linkforge.Store = (*DB)(nil)
+
+// Open connects to the database at url (a postgres:// URL or a keyword/value
+// string; pgxpool's pool_* parameters are honoured) and checks that it
+// answers. It does not migrate: call Migrate.
+func Open(ctx context.Context, url string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgconn redacts the password from the message.
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgxpool's default (max(4, NumCPU)) is sized for CPU-bound work;
+		// the admin API and the flushes wait on the network, so allow a few
+		// queries in flight per core. PostgreSQL's own default of 100
+		// connections still fits several nodes.
+		cfg.MaxConns = int32(max(8, 4*runtime.GOMAXPROCS(0)))
+	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenConfig is Open with a pool configuration built by the caller, for
+// settings a URL cannot carry (a query tracer, connection hooks).
+func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	// pgxpool connects lazily; a wrong host or password should fail at
+	// start-up with its cause, not on the first request.
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	return &DB{pool: pool}, nil
+}
+
+// Migrate applies the pending schema migrations. Several nodes may call it
+// at once against one database: goose serializes them with an advisory lock,
+// and the ones that wait find nothing left to apply.
+func (db *DB) Migrate(ctx context.Context) error {
+	// goose needs a *sql.DB; this one borrows the pool's connections and
+	// closing it leaves the pool open.
+	sqlDB := stdlib.OpenDBFromPool(db.pool)
+	defer sqlDB.Close()
+	if _, err := migrations.Up(ctx, sqlDB, migrations.Postgres); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
+}
+
+// Pool returns the underlying pool, for what the Store interface does not
+// cover (LISTEN/NOTIFY, batches of other packages).
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// Ping fails while the database is unreachable.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool's connections, waiting for the ones in use to be
+// released. Calling it again does nothing.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// now is the store's clock: UTC, truncated to the microseconds timestamptz
+// keeps, so that a returned value equals the one read back later. It is the
+// node's clock rather than the database's now(), as on SQLite, so both
+// backends stamp the same way.
+func now() time.Time {
+	return time.Now().UTC().Truncate(time.Microsecond)
+}
+
+func normTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC().Truncate(time.Microsecond)
+	return &v
+}
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// PostgreSQL error codes (SQLSTATE) that become application errors.
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+)
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func notFound(what string) *linkforge.Error {
+	return linkforge.Errorf(linkforge.ENotFound, "%s not found", what)
+}
+
+// wrap passes application errors through and wraps the others with the
+// operation.
+func wrap(op string, err error) error {
+	var e *linkforge.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// rollback ends a transaction that was not committed (after Commit it does
+// nothing). Its error is of no interest: the error that made us give up is
+// the one to report. With ctx cancelled, pgx closes the connection instead,
+// and PostgreSQL rolls back on its own.
+func rollback(ctx context.Context, tx pgx.Tx) {
+	tx.Rollback(ctx)
+}

@@ -1,0 +1,167 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// upsertRollupSQL writes a whole batch in one statement and one round trip:
+// the rows travel as three arrays that unnest turns back into rows. Rows
+// whose count did not change are not rewritten, so a replayed flush leaves
+// no dead tuples behind.
+const upsertRollupSQL = `INSERT INTO click_rollup (link_id, bucket, node_id, count)
+	SELECT u.link_id, u.bucket, $4, u.count
+	FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) AS u (link_id, bucket, count)
+	ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = excluded.count
+	WHERE click_rollup.count IS DISTINCT FROM excluded.count`
+
+// UpsertRollup writes the absolute counts of nodeID in one statement (hence
+// one transaction). Writing a count replaces the previous one, so a retried
+// or replayed flush changes nothing. A bucket that is not the start of a
+// minute, or a negative count, is a caller bug and answers EInvalid before
+// anything is written. When rows holds one (link, bucket) twice the last
+// count wins, as if the rows were written one after the other.
+func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if nodeID == "" {
+		return linkforge.InvalidField("node_id", "must not be empty")
+	}
+	type key struct {
+		link   int64
+		bucket int64
+	}
+	latest := make(map[key]int, len(rows)) // index in rows of the last count of each key
+	for i, r := range rows {
+		if !r.Bucket.Equal(r.Bucket.Truncate(time.Minute)) {
+			return linkforge.InvalidField("bucket", fmt.Sprintf("%s is not the start of a minute", r.Bucket.UTC().Format(time.RFC3339Nano)))
+		}
+		if r.Count < 0 {
+			return linkforge.InvalidField("count", fmt.Sprintf("negative count %d", r.Count))
+		}
+		// PostgreSQL refuses to update one row twice in a statement
+		// (21000), so duplicates are resolved here.
+		latest[key{r.LinkID, r.Bucket.Unix()}] = i
+	}
+	batch := make([]linkforge.RollupRow, 0, len(latest))
+	for _, i := range latest {
+		batch = append(batch, rows[i])
+	}
+	// A fixed order of row locks: two flushes of one node sharing keys (a
+	// retry overlapping a late original) wait for each other rather than
+	// deadlock.
+	slices.SortFunc(batch, func(a, b linkforge.RollupRow) int {
+		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), a.Bucket.Compare(b.Bucket))
+	})
+	ids := make([]int64, len(batch))
+	buckets := make([]time.Time, len(batch))
+	counts := make([]int64, len(batch))
+	for i, r := range batch {
+		ids[i], buckets[i], counts[i] = r.LinkID, r.Bucket, r.Count
+	}
+	if _, err := db.pool.Exec(ctx, upsertRollupSQL, ids, buckets, counts, nodeID); err != nil {
+		return fmt.Errorf("postgres: upsert rollup: %d rows: %w", len(batch), err)
+	}
+	return nil
+}
+
+// The stats statements answer in one snapshot and one round trip. Each
+// returns a "found" row (kind 0: does the link belong to the tenant), a
+// "total" row (kind 1, all time) and the buckets (kind 2), in that order.
+// date_trunc with an explicit 'UTC' zone groups by UTC intervals whatever
+// the session's TimeZone.
+const (
+	// $1 link, $2 tenant, [$3, $4) the range, $5 the interval.
+	linkStatsSQL = `WITH scope AS (
+			SELECT id FROM links WHERE id = $1 AND tenant_id = $2
+		), r AS (
+			SELECT bucket, count FROM click_rollup WHERE link_id IN (SELECT id FROM scope)
+		)
+		SELECT 0 AS kind, NULL::timestamptz AS start, (SELECT count(*) FROM scope) AS n
+		UNION ALL
+		SELECT 1, NULL, COALESCE(SUM(count), 0)::bigint FROM r
+		UNION ALL
+		SELECT 2, date_trunc($5, bucket, 'UTC'), SUM(count)::bigint FROM r
+		WHERE bucket >= $3 AND bucket < $4 GROUP BY 2
+		ORDER BY kind, start`
+
+	// $1 tenant, [$2, $3) the range, $4 the interval. The join with links
+	// keeps rows of deleted links (a flush racing a delete) and of other
+	// tenants out.
+	tenantStatsSQL = `WITH r AS (
+			SELECT r.bucket, r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
+			WHERE l.tenant_id = $1
+		)
+		SELECT 0 AS kind, NULL::timestamptz AS start, 1::bigint AS n
+		UNION ALL
+		SELECT 1, NULL, COALESCE(SUM(count), 0)::bigint FROM r
+		UNION ALL
+		SELECT 2, date_trunc($4, bucket, 'UTC'), SUM(count)::bigint FROM r
+		WHERE bucket >= $2 AND bucket < $3 GROUP BY 2
+		ORDER BY kind, start`
+)
+
+// Stats sums the rollup over node ids for one link of the tenant
+// (q.LinkID != 0; another tenant's link answers ENotFound) or for all its
+// links. Rows whose minute bucket lies in [From, To) are grouped by the
+// UTC start of their interval; Total counts all time.
+func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stats, error) {
+	if !q.Interval.Valid() {
+		return linkforge.Stats{}, linkforge.InvalidField("interval", "must be minute, hour or day")
+	}
+	from, to, interval := ceilMicro(q.From), ceilMicro(q.To), string(q.Interval)
+	query, args := tenantStatsSQL, []any{q.TenantID, from, to, interval}
+	if q.LinkID != 0 {
+		query, args = linkStatsSQL, []any{q.LinkID, q.TenantID, from, to, interval}
+	}
+	rows, err := db.pool.Query(ctx, query, args...)
+	if err != nil {
+		return linkforge.Stats{}, fmt.Errorf("postgres: stats: %w", err)
+	}
+	defer rows.Close()
+	st := linkforge.Stats{Buckets: []linkforge.StatsBucket{}}
+	found := false
+	for rows.Next() {
+		var (
+			kind  int
+			start *time.Time
+			n     int64
+		)
+		if err := rows.Scan(&kind, &start, &n); err != nil {
+			return linkforge.Stats{}, fmt.Errorf("postgres: stats: %w", err)
+		}
+		switch kind {
+		case 0:
+			found = n > 0
+		case 1:
+			st.Total = n
+		default:
+			st.Buckets = append(st.Buckets, linkforge.StatsBucket{Start: start.UTC(), Count: n})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.Stats{}, fmt.Errorf("postgres: stats: %w", err)
+	}
+	if !found {
+		return linkforge.Stats{}, notFound("link")
+	}
+	return st, nil
+}
+
+// ceilMicro returns the first microsecond at or after t. pgx sends times
+// truncated to microseconds, which would move a bound with nanoseconds
+// earlier and let a bucket just before From in; a bucket is at or after t
+// exactly when it is at or after ceilMicro(t).
+func ceilMicro(t time.Time) time.Time {
+	c := t.Truncate(time.Microsecond)
+	if c.Before(t) {
+		c = c.Add(time.Microsecond)
+	}
+	return c
+}

@@ -1,0 +1,143 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/linkforge/linkforge"
+)
+
+// EnsureTenant returns the tenant called name, creating it if needed. Two
+// callers racing on a new name get the same tenant: the insert yields to the
+// other's row (ON CONFLICT waits for its transaction), and the SELECT that
+// follows is a new statement, so in READ COMMITTED it sees that row.
+func (db *DB) EnsureTenant(ctx context.Context, name string) (linkforge.Tenant, error) {
+	t, err := scanTenant(db.pool.QueryRow(ctx,
+		`INSERT INTO tenants (name, created_at) VALUES ($1, $2)
+		 ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at`, name, now()))
+	if err == nil {
+		return t, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return linkforge.Tenant{}, fmt.Errorf("postgres: ensure tenant: %w", err)
+	}
+	// The name was taken: by a committed row, which this statement sees.
+	t, err = scanTenant(db.pool.QueryRow(ctx,
+		`SELECT id, name, created_at FROM tenants WHERE name = $1`, name))
+	if err != nil {
+		return linkforge.Tenant{}, fmt.Errorf("postgres: ensure tenant: %w", err)
+	}
+	return t, nil
+}
+
+// TenantByName returns the tenant called name, or ENotFound.
+func (db *DB) TenantByName(ctx context.Context, name string) (linkforge.Tenant, error) {
+	t, err := scanTenant(db.pool.QueryRow(ctx,
+		`SELECT id, name, created_at FROM tenants WHERE name = $1`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return linkforge.Tenant{}, notFound("tenant")
+	}
+	if err != nil {
+		return linkforge.Tenant{}, fmt.Errorf("postgres: tenant by name: %w", err)
+	}
+	return t, nil
+}
+
+func scanTenant(row pgx.Row) (linkforge.Tenant, error) {
+	var t linkforge.Tenant
+	if err := row.Scan(&t.ID, &t.Name, &t.CreatedAt); err != nil {
+		return linkforge.Tenant{}, err
+	}
+	t.CreatedAt = t.CreatedAt.UTC()
+	return t, nil
+}
+
+const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at`
+
+// CreateToken stores t and returns it with its ID and CreatedAt. A hash
+// already stored answers EConflict; an unknown tenant ENotFound.
+func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Token, error) {
+	t.CreatedAt = now()
+	t.RevokedAt = normTime(t.RevokedAt)
+	err := db.pool.QueryRow(ctx,
+		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at)
+		 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+		t.TenantID, t.Name, t.Hash, t.Display, t.CreatedAt, t.RevokedAt,
+	).Scan(&t.ID)
+	switch pgCode(err) {
+	case "":
+	case uniqueViolation:
+		return linkforge.Token{}, &linkforge.Error{Code: linkforge.EConflict, Message: "token hash already in use", Err: err}
+	case foreignKeyViolation:
+		return linkforge.Token{}, &linkforge.Error{Code: linkforge.ENotFound, Message: "tenant not found", Err: err}
+	}
+	if err != nil {
+		return linkforge.Token{}, fmt.Errorf("postgres: create token: %w", err)
+	}
+	return t, nil
+}
+
+// TokenByHash returns the unrevoked token with that hash, or ENotFound.
+func (db *DB) TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error) {
+	t, err := scanToken(db.pool.QueryRow(ctx,
+		`SELECT `+tokenColumns+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return linkforge.Token{}, notFound("token")
+	}
+	if err != nil {
+		return linkforge.Token{}, fmt.Errorf("postgres: token by hash: %w", err)
+	}
+	return t, nil
+}
+
+// ListTokens returns the tenant's tokens, revoked ones included, oldest
+// first (never nil).
+func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token, error) {
+	rows, err := db.pool.Query(ctx,
+		`SELECT `+tokenColumns+` FROM tokens WHERE tenant_id = $1 ORDER BY id`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list tokens: %w", err)
+	}
+	defer rows.Close()
+	tokens := []linkforge.Token{}
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: list tokens: %w", err)
+		}
+		tokens = append(tokens, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list tokens: %w", err)
+	}
+	return tokens, nil
+}
+
+// RevokeToken marks the token revoked. Revoking it again keeps the first
+// revocation time and succeeds; an unknown id answers ENotFound.
+func (db *DB) RevokeToken(ctx context.Context, id int64) error {
+	// The row counts as updated even when COALESCE keeps the old value, so
+	// zero rows means no such token, in one statement.
+	tag, err := db.pool.Exec(ctx,
+		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, now(), id)
+	if err != nil {
+		return fmt.Errorf("postgres: revoke token: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("token")
+	}
+	return nil
+}
+
+func scanToken(row pgx.Row) (linkforge.Token, error) {
+	var t linkforge.Token
+	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt); err != nil {
+		return linkforge.Token{}, err
+	}
+	t.CreatedAt = t.CreatedAt.UTC()
+	t.RevokedAt = normTime(t.RevokedAt)
+	return t, nil
+}

@@ -1,0 +1,375 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+const (
+	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
+		l.fallback_url, l.tags, l.created_at, l.updated_at`
+	// clicksColumn is the flushed total of the link: a range scan of the
+	// rollup's primary key (link_id, bucket, node_id).
+	clicksColumn = `(SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r WHERE r.link_id = l.id)`
+
+	insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks,
+		fallback_url, tags, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// Page size bounds of ListLinks. The web server clamps the limit already;
+// these guard other callers.
+const (
+	defaultPageSize = 50
+	maxPageSize     = 1000
+)
+
+// CreateLink stores l and returns it with ID, CreatedAt and UpdatedAt
+// filled in. A slug in use, by any tenant, answers EConflict.
+func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error) {
+	l = normalizeLink(l)
+	l.CreatedAt = now()
+	l.UpdatedAt = l.CreatedAt
+	l.Clicks = 0
+	args, err := insertArgs(l)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
+	}
+	err = db.writer.QueryRowContext(ctx, insertLinkSQL+` RETURNING id`, args...).Scan(&l.ID)
+	if err != nil {
+		return linkforge.Link{}, linkWriteError("create link", err)
+	}
+	return l, nil
+}
+
+// ImportLinks inserts links in one transaction through one prepared
+// statement: the bulk loader of benchmarks and imports. Zero CreatedAt or
+// UpdatedAt are set to now; IDs are assigned by the database and not
+// returned. A slug in use answers EConflict and nothing is inserted.
+func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
+	if len(links) == 0 {
+		return nil
+	}
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: import links: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, insertLinkSQL)
+	if err != nil {
+		return fmt.Errorf("sqlite: import links: %w", err)
+	}
+	defer stmt.Close()
+
+	ts := now()
+	for _, l := range links {
+		l = normalizeLink(l)
+		if l.CreatedAt.IsZero() {
+			l.CreatedAt = ts
+		}
+		if l.UpdatedAt.IsZero() {
+			l.UpdatedAt = l.CreatedAt
+		}
+		args, err := insertArgs(l)
+		if err != nil {
+			return fmt.Errorf("sqlite: import links: slug %q: %w", l.Slug, err)
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return linkWriteError("import links", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: import links: %w", err)
+	}
+	return nil
+}
+
+// LinkBySlug returns the link with that slug, whatever its tenant, without
+// Clicks: the redirect path must not pay for a sum of rollups.
+func (db *DB) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error) {
+	l, err := scanLink(db.reader.QueryRowContext(ctx,
+		`SELECT `+linkColumns+` FROM links l WHERE l.slug = ?`, slug), false)
+	if errors.Is(err, sql.ErrNoRows) {
+		return linkforge.Link{}, notFound("link")
+	}
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: link by slug: %w", err)
+	}
+	return l, nil
+}
+
+// TenantLink returns the tenant's link with its Clicks; another tenant's
+// slug answers ENotFound.
+func (db *DB) TenantLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
+	l, err := tenantLink(ctx, db.reader, tenantID, slug)
+	if err != nil {
+		return linkforge.Link{}, wrapRead("tenant link", err)
+	}
+	return l, nil
+}
+
+// querier is what tenantLink needs of a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func tenantLink(ctx context.Context, q querier, tenantID int64, slug string) (linkforge.Link, error) {
+	l, err := scanLink(q.QueryRowContext(ctx,
+		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l WHERE l.slug = ? AND l.tenant_id = ?`,
+		slug, tenantID), true)
+	if errors.Is(err, sql.ErrNoRows) {
+		return linkforge.Link{}, notFound("link")
+	}
+	return l, err
+}
+
+// wrapRead passes application errors through and wraps the others with the
+// operation.
+func wrapRead(op string, err error) error {
+	var e *linkforge.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
+}
+
+// ListLinks returns up to limit of the tenant's links, newest (highest id)
+// first, after cursor. The cursor is the base64url of the last id returned:
+// ids only grow, so a page never repeats or skips a link, whatever is
+// created or deleted between two requests.
+func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limit int) (linkforge.LinkPage, error) {
+	if limit <= 0 {
+		limit = defaultPageSize
+	}
+	limit = min(limit, maxPageSize)
+	before := int64(math.MaxInt64)
+	if cursor != "" {
+		id, err := decodeCursor(cursor)
+		if err != nil {
+			return linkforge.LinkPage{}, err
+		}
+		before = id
+	}
+
+	// One row more than asked tells whether there is a next page.
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
+		 WHERE l.tenant_id = ? AND l.id < ? ORDER BY l.id DESC LIMIT ?`,
+		tenantID, before, limit+1)
+	if err != nil {
+		return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
+	}
+	defer rows.Close()
+	page := linkforge.LinkPage{Links: make([]linkforge.Link, 0, min(limit, 64))}
+	for rows.Next() {
+		l, err := scanLink(rows, true)
+		if err != nil {
+			return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
+		}
+		page.Links = append(page.Links, l)
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
+	}
+	if len(page.Links) > limit {
+		page.Links = page.Links[:limit]
+		page.NextCursor = encodeCursor(page.Links[limit-1].ID)
+	}
+	return page, nil
+}
+
+func encodeCursor(id int64) string {
+	return base64.RawURLEncoding.EncodeToString(strconv.AppendInt(nil, id, 10))
+}
+
+func decodeCursor(cursor string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return 0, linkforge.InvalidField("cursor", "malformed cursor")
+	}
+	id, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, linkforge.InvalidField("cursor", "malformed cursor")
+	}
+	return id, nil
+}
+
+// UpdateLink reads the tenant's link, lets fn change it and writes it back,
+// in one write transaction, so that concurrent updates of one link
+// serialize instead of overwriting each other. fn's error aborts the update
+// and is returned unchanged.
+func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
+	}
+	defer tx.Rollback()
+
+	old, err := tenantLink(ctx, tx, tenantID, slug)
+	if err != nil {
+		return linkforge.Link{}, wrapRead("update link", err)
+	}
+	l := old
+	// fn gets its own copies of the pointed-to values, so that it cannot
+	// change old through them.
+	l.ExpiresAt = copyPtr(old.ExpiresAt)
+	l.ExpiredAt = copyPtr(old.ExpiredAt)
+	l.MaxClicks = copyPtr(old.MaxClicks)
+	l.Tags = append([]string{}, old.Tags...)
+	if err := fn(&l); err != nil {
+		return linkforge.Link{}, err
+	}
+	l = normalizeLink(l)
+	l.ID, l.TenantID, l.Slug, l.CreatedAt, l.Clicks = old.ID, old.TenantID, old.Slug, old.CreatedAt, old.Clicks
+	// UpdatedAt only moves forward, even if the wall clock steps back or two
+	// updates share a microsecond: clients may compare it.
+	l.UpdatedAt = now()
+	if !l.UpdatedAt.After(old.UpdatedAt) {
+		l.UpdatedAt = old.UpdatedAt.Add(time.Microsecond)
+	}
+
+	tags, err := encodeTags(l.Tags)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`UPDATE links SET url = ?, expires_at = ?, expired_at = ?, max_clicks = ?, fallback_url = ?,
+		 tags = ?, updated_at = ? WHERE id = ?`,
+		l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt), nullInt(l.MaxClicks), l.FallbackURL,
+		tags, toMicros(l.UpdatedAt), l.ID); err != nil {
+		return linkforge.Link{}, linkWriteError("update link", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
+	}
+	return l, nil
+}
+
+// DeleteLink deletes the tenant's link and its rollup rows in one
+// transaction and returns the link as it was.
+func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
+	}
+	defer tx.Rollback()
+
+	l, err := tenantLink(ctx, tx, tenantID, slug)
+	if err != nil {
+		return linkforge.Link{}, wrapRead("delete link", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE id = ?`, l.ID); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM click_rollup WHERE link_id = ?`, l.ID); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: delete link rollups: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
+	}
+	return l, nil
+}
+
+// normalizeLink brings l to what a read returns: UTC times truncated to
+// microseconds, non-nil tags.
+func normalizeLink(l linkforge.Link) linkforge.Link {
+	l.ExpiresAt = normTime(l.ExpiresAt)
+	l.ExpiredAt = normTime(l.ExpiredAt)
+	l.MaxClicks = copyPtr(l.MaxClicks)
+	if !l.CreatedAt.IsZero() {
+		l.CreatedAt = l.CreatedAt.UTC().Truncate(time.Microsecond)
+	}
+	if !l.UpdatedAt.IsZero() {
+		l.UpdatedAt = l.UpdatedAt.UTC().Truncate(time.Microsecond)
+	}
+	if l.Tags == nil {
+		l.Tags = []string{}
+	}
+	return l
+}
+
+func normTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC().Truncate(time.Microsecond)
+	return &v
+}
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func insertArgs(l linkforge.Link) ([]any, error) {
+	tags, err := encodeTags(l.Tags)
+	if err != nil {
+		return nil, err
+	}
+	return []any{l.TenantID, l.Slug, l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt),
+		nullInt(l.MaxClicks), l.FallbackURL, tags, toMicros(l.CreatedAt), toMicros(l.UpdatedAt)}, nil
+}
+
+func encodeTags(tags []string) (string, error) {
+	if len(tags) == 0 {
+		return "[]", nil // also keeps nil from becoming JSON null
+	}
+	b, err := json.Marshal(tags)
+	if err != nil {
+		return "", fmt.Errorf("encode tags: %w", err)
+	}
+	return string(b), nil
+}
+
+// linkWriteError maps the constraint errors of a links write to application
+// errors.
+func linkWriteError(op string, err error) error {
+	switch {
+	case isUnique(err):
+		return &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use", Err: err}
+	case isForeignKey(err):
+		return &linkforge.Error{Code: linkforge.ENotFound, Message: "tenant not found", Err: err}
+	default:
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+}
+
+func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
+	var (
+		l                               linkforge.Link
+		expiresAt, expiredAt, maxClicks sql.NullInt64
+		tags                            string
+		created, updated                int64
+	)
+	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &expiresAt, &expiredAt, &maxClicks,
+		&l.FallbackURL, &tags, &created, &updated}
+	if withClicks {
+		dest = append(dest, &l.Clicks)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return linkforge.Link{}, err
+	}
+	l.ExpiresAt = timePtr(expiresAt)
+	l.ExpiredAt = timePtr(expiredAt)
+	l.MaxClicks = intPtr(maxClicks)
+	l.CreatedAt = fromMicros(created)
+	l.UpdatedAt = fromMicros(updated)
+	if err := json.Unmarshal([]byte(tags), &l.Tags); err != nil {
+		return linkforge.Link{}, fmt.Errorf("link %d: decode tags: %w", l.ID, err)
+	}
+	if l.Tags == nil {
+		l.Tags = []string{}
+	}
+	return l, nil
+}

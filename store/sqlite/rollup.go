@@ -1,0 +1,141 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// UpsertRollup writes the absolute counts of nodeID in one transaction.
+// Writing a count replaces the previous one, so a retried or replayed flush
+// changes nothing. A bucket that is not the start of a minute, or a negative
+// count, is a caller bug and answers EInvalid before anything is written.
+func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if nodeID == "" {
+		return linkforge.InvalidField("node_id", "must not be empty")
+	}
+	for _, r := range rows {
+		if !r.Bucket.Equal(r.Bucket.Truncate(time.Minute)) {
+			return linkforge.InvalidField("bucket", fmt.Sprintf("%s is not the start of a minute", r.Bucket.UTC().Format(time.RFC3339Nano)))
+		}
+		if r.Count < 0 {
+			return linkforge.InvalidField("count", fmt.Sprintf("negative count %d", r.Count))
+		}
+	}
+
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: upsert rollup: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx,
+		`INSERT INTO click_rollup (link_id, bucket, node_id, count) VALUES (?, ?, ?, ?)
+		 ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = excluded.count`)
+	if err != nil {
+		return fmt.Errorf("sqlite: upsert rollup: %w", err)
+	}
+	defer stmt.Close()
+	for _, r := range rows {
+		if _, err := stmt.ExecContext(ctx, r.LinkID, r.Bucket.Unix(), nodeID, r.Count); err != nil {
+			return fmt.Errorf("sqlite: upsert rollup: link %d bucket %d: %w", r.LinkID, r.Bucket.Unix(), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: upsert rollup: %w", err)
+	}
+	return nil
+}
+
+// Stats sums the rollup over node ids for one link of the tenant
+// (q.LinkID != 0; another tenant's link answers ENotFound) or for all its
+// links. Rows whose minute bucket lies in [From, To) are grouped by the
+// UTC start of their interval; Total counts all time.
+func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stats, error) {
+	if !q.Interval.Valid() {
+		return linkforge.Stats{}, linkforge.InvalidField("interval", "must be minute, hour or day")
+	}
+	width := int64(q.Interval.Duration() / time.Second)
+	from, to := ceilUnix(q.From), ceilUnix(q.To)
+
+	// One read transaction, so that Total and Buckets come from one snapshot.
+	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return linkforge.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	defer tx.Rollback()
+
+	var (
+		totalSQL, bucketsSQL string
+		scope                int64
+	)
+	if q.LinkID != 0 {
+		var one int
+		err := tx.QueryRowContext(ctx,
+			`SELECT 1 FROM links WHERE id = ? AND tenant_id = ?`, q.LinkID, q.TenantID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return linkforge.Stats{}, notFound("link")
+		}
+		if err != nil {
+			return linkforge.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+		}
+		scope = q.LinkID
+		totalSQL = `SELECT COALESCE(SUM(count), 0) FROM click_rollup WHERE link_id = ?`
+		// Integer division floors here because buckets are after 1970.
+		bucketsSQL = `SELECT bucket / ?1 * ?1 AS start, SUM(count) FROM click_rollup
+			WHERE link_id = ?2 AND bucket >= ?3 AND bucket < ?4 GROUP BY start ORDER BY start`
+	} else {
+		// The join keeps rows of deleted links (a flush racing a delete)
+		// and of other tenants out.
+		scope = q.TenantID
+		totalSQL = `SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r
+			JOIN links l ON l.id = r.link_id WHERE l.tenant_id = ?`
+		bucketsSQL = `SELECT r.bucket / ?1 * ?1 AS start, SUM(r.count) FROM click_rollup r
+			JOIN links l ON l.id = r.link_id
+			WHERE l.tenant_id = ?2 AND r.bucket >= ?3 AND r.bucket < ?4 GROUP BY start ORDER BY start`
+	}
+
+	var st linkforge.Stats
+	if err := tx.QueryRowContext(ctx, totalSQL, scope).Scan(&st.Total); err != nil {
+		return linkforge.Stats{}, fmt.Errorf("sqlite: stats total: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, bucketsSQL, width, scope, from, to)
+	if err != nil {
+		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
+	}
+	defer rows.Close()
+	st.Buckets = []linkforge.StatsBucket{}
+	for rows.Next() {
+		var (
+			start int64
+			b     linkforge.StatsBucket
+		)
+		if err := rows.Scan(&start, &b.Count); err != nil {
+			return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
+		}
+		b.Start = time.Unix(start, 0).UTC()
+		st.Buckets = append(st.Buckets, b)
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
+	}
+	return st, nil
+}
+
+// ceilUnix returns the first whole unix second at or after t: a bucket
+// (whole seconds) is at or after t exactly when it is at or after
+// ceilUnix(t), so both bounds of [From, To) keep their meaning for times
+// with fractions of a second.
+func ceilUnix(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
+}

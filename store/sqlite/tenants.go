@@ -1,0 +1,158 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// EnsureTenant returns the tenant called name, creating it if needed. Two
+// callers racing on a new name get the same tenant: the insert yields to the
+// existing row instead of failing.
+func (db *DB) EnsureTenant(ctx context.Context, name string) (linkforge.Tenant, error) {
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return linkforge.Tenant{}, fmt.Errorf("sqlite: ensure tenant: %w", err)
+	}
+	defer tx.Rollback()
+
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO tenants (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
+		name, toMicros(now())); err != nil {
+		return linkforge.Tenant{}, fmt.Errorf("sqlite: ensure tenant: %w", err)
+	}
+	t, err := scanTenant(tx.QueryRowContext(ctx,
+		`SELECT id, name, created_at FROM tenants WHERE name = ?`, name))
+	if err != nil {
+		return linkforge.Tenant{}, fmt.Errorf("sqlite: ensure tenant: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return linkforge.Tenant{}, fmt.Errorf("sqlite: ensure tenant: %w", err)
+	}
+	return t, nil
+}
+
+// TenantByName returns the tenant called name, or ENotFound.
+func (db *DB) TenantByName(ctx context.Context, name string) (linkforge.Tenant, error) {
+	t, err := scanTenant(db.reader.QueryRowContext(ctx,
+		`SELECT id, name, created_at FROM tenants WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return linkforge.Tenant{}, notFound("tenant")
+	}
+	if err != nil {
+		return linkforge.Tenant{}, fmt.Errorf("sqlite: tenant by name: %w", err)
+	}
+	return t, nil
+}
+
+func scanTenant(row scanner) (linkforge.Tenant, error) {
+	var (
+		t       linkforge.Tenant
+		created int64
+	)
+	if err := row.Scan(&t.ID, &t.Name, &created); err != nil {
+		return linkforge.Tenant{}, err
+	}
+	t.CreatedAt = fromMicros(created)
+	return t, nil
+}
+
+const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at`
+
+// CreateToken stores t and returns it with its ID and CreatedAt. A hash
+// already stored answers EConflict; an unknown tenant ENotFound.
+func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Token, error) {
+	t.CreatedAt = now()
+	if t.RevokedAt != nil {
+		r := t.RevokedAt.UTC().Truncate(time.Microsecond)
+		t.RevokedAt = &r
+	}
+	err := db.writer.QueryRowContext(ctx,
+		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at)
+		 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		t.TenantID, t.Name, t.Hash, t.Display, toMicros(t.CreatedAt), nullMicros(t.RevokedAt),
+	).Scan(&t.ID)
+	switch {
+	case isUnique(err):
+		return linkforge.Token{}, &linkforge.Error{Code: linkforge.EConflict, Message: "token hash already in use", Err: err}
+	case isForeignKey(err):
+		return linkforge.Token{}, &linkforge.Error{Code: linkforge.ENotFound, Message: "tenant not found", Err: err}
+	case err != nil:
+		return linkforge.Token{}, fmt.Errorf("sqlite: create token: %w", err)
+	}
+	return t, nil
+}
+
+// TokenByHash returns the unrevoked token with that hash, or ENotFound.
+func (db *DB) TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error) {
+	t, err := scanToken(db.reader.QueryRowContext(ctx,
+		`SELECT `+tokenColumns+` FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return linkforge.Token{}, notFound("token")
+	}
+	if err != nil {
+		return linkforge.Token{}, fmt.Errorf("sqlite: token by hash: %w", err)
+	}
+	return t, nil
+}
+
+// ListTokens returns the tenant's tokens, revoked ones included, oldest first.
+func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token, error) {
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT `+tokenColumns+` FROM tokens WHERE tenant_id = ? ORDER BY id`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+	}
+	defer rows.Close()
+	tokens := []linkforge.Token{}
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+		}
+		tokens = append(tokens, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+	}
+	return tokens, nil
+}
+
+// RevokeToken marks the token revoked. Revoking it again keeps the first
+// revocation time and succeeds; an unknown id answers ENotFound.
+func (db *DB) RevokeToken(ctx context.Context, id int64) error {
+	// The row counts as changed even when COALESCE keeps the old value, so
+	// zero rows means no such token, in one statement.
+	res, err := db.writer.ExecContext(ctx,
+		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`,
+		toMicros(now()), id)
+	if err != nil {
+		return fmt.Errorf("sqlite: revoke token: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: revoke token: %w", err)
+	}
+	if n == 0 {
+		return notFound("token")
+	}
+	return nil
+}
+
+func scanToken(row scanner) (linkforge.Token, error) {
+	var (
+		t       linkforge.Token
+		created int64
+		revoked sql.NullInt64
+	)
+	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &created, &revoked); err != nil {
+		return linkforge.Token{}, err
+	}
+	t.CreatedAt = fromMicros(created)
+	t.RevokedAt = timePtr(revoked)
+	return t, nil
+}

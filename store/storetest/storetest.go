@@ -1,0 +1,232 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Run runs the conformance cases as subtests of t. open is called once per
+// case, one case after the other, and returns a fresh, migrated, empty
+// store; it registers the store's cleanup with the t it is given.
+func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
+	t.Helper()
+	cases := []struct {
+		name string
+		run  func(t *testing.T, s linkforge.Store)
+	}{
+		{"Ping", testPing},
+		{"Tenants", testTenants},
+		{"Tokens", testTokens},
+		{"Links", testLinks},
+		{"TenantIsolation", testTenantIsolation},
+		{"Pagination", testPagination},
+		{"UpdateLink", testUpdateLink},
+		{"DeleteLink", testDeleteLink},
+		{"Rollup", testRollup},
+		{"Stats", testStats},
+		{"Concurrency", testConcurrency},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.run(t, open(t))
+		})
+	}
+}
+
+func testPing(t *testing.T, s linkforge.Store) {
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping of an open store: %v", err)
+	}
+}
+
+// t0 is the start of a UTC minute, two minutes before an hour boundary;
+// the rollup and stats cases count from it.
+var t0 = time.Date(2026, 11, 30, 10, 58, 0, 0, time.UTC)
+
+// minute returns the start of the i-th minute after t0.
+func minute(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+
+func ptr[T any](v T) *T { return &v }
+
+// newLink returns a link with only its required fields set.
+func newLink(tenantID int64, slug string) linkforge.Link {
+	return linkforge.Link{TenantID: tenantID, Slug: slug, URL: "https://example.com/" + slug}
+}
+
+func mustTenant(t *testing.T, s linkforge.Store, name string) linkforge.Tenant {
+	t.Helper()
+	tn, err := s.EnsureTenant(t.Context(), name)
+	if err != nil {
+		t.Fatalf("EnsureTenant(%q): %v", name, err)
+	}
+	return tn
+}
+
+func mustCreateLink(t *testing.T, s linkforge.Store, l linkforge.Link) linkforge.Link {
+	t.Helper()
+	got, err := s.CreateLink(t.Context(), l)
+	if err != nil {
+		t.Fatalf("CreateLink(%q): %v", l.Slug, err)
+	}
+	return got
+}
+
+func mustTenantLink(t *testing.T, s linkforge.Store, tenantID int64, slug string) linkforge.Link {
+	t.Helper()
+	l, err := s.TenantLink(t.Context(), tenantID, slug)
+	if err != nil {
+		t.Fatalf("TenantLink(%d, %q): %v", tenantID, slug, err)
+	}
+	return l
+}
+
+func mustUpsert(t *testing.T, s linkforge.Store, nodeID string, rows ...linkforge.RollupRow) {
+	t.Helper()
+	if err := s.UpsertRollup(t.Context(), nodeID, rows); err != nil {
+		t.Fatalf("UpsertRollup(%q, %d rows): %v", nodeID, len(rows), err)
+	}
+}
+
+func mustStats(t *testing.T, s linkforge.Store, q linkforge.StatsQuery) linkforge.Stats {
+	t.Helper()
+	st, err := s.Stats(t.Context(), q)
+	if err != nil {
+		t.Fatalf("Stats(%+v): %v", q, err)
+	}
+	return st
+}
+
+// mustListAll walks every page of the tenant's links.
+func mustListAll(t *testing.T, s linkforge.Store, tenantID int64, limit int) []linkforge.Link {
+	t.Helper()
+	var (
+		all    []linkforge.Link
+		cursor string
+	)
+	for range 10000 {
+		page, err := s.ListLinks(t.Context(), tenantID, cursor, limit)
+		if err != nil {
+			t.Fatalf("ListLinks(%d, %q, %d): %v", tenantID, cursor, limit, err)
+		}
+		all = append(all, page.Links...)
+		if page.NextCursor == "" {
+			return all
+		}
+		cursor = page.NextCursor
+	}
+	t.Fatalf("ListLinks(%d): no last page after 10000 pages", tenantID)
+	return nil
+}
+
+// wantCode fails unless err carries the application error code.
+func wantCode(t *testing.T, err error, code, what string) {
+	t.Helper()
+	if got := linkforge.ErrorCode(err); got != code {
+		t.Errorf("%s: error %v (code %q), want code %q", what, err, got, code)
+	}
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
+}
+
+func fmtTime(p *time.Time) string {
+	if p == nil {
+		return "nil"
+	}
+	return p.Format(time.RFC3339Nano)
+}
+
+func fmtInt(p *int64) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
+
+// checkTime reports a time that a store returned other than in UTC, to the
+// microsecond: both backends must return equal values.
+func checkTime(t *testing.T, what string, v time.Time) {
+	t.Helper()
+	if v.Location() != time.UTC {
+		t.Errorf("%s: time %v is in %v, want UTC", what, v, v.Location())
+	}
+	if !v.Equal(v.Truncate(time.Microsecond)) {
+		t.Errorf("%s: time %v has sub-microsecond digits", what, v)
+	}
+}
+
+// checkLink compares every field of got with want (times by instant), and
+// checks the invariants of a link returned by a store.
+func checkLink(t *testing.T, what string, got, want linkforge.Link) {
+	t.Helper()
+	var diffs []string
+	add := func(field, g, w string) { diffs = append(diffs, fmt.Sprintf("%s = %s, want %s", field, g, w)) }
+	if got.ID != want.ID {
+		add("ID", fmt.Sprint(got.ID), fmt.Sprint(want.ID))
+	}
+	if got.TenantID != want.TenantID {
+		add("TenantID", fmt.Sprint(got.TenantID), fmt.Sprint(want.TenantID))
+	}
+	if got.Slug != want.Slug {
+		add("Slug", got.Slug, want.Slug)
+	}
+	if got.URL != want.URL {
+		add("URL", got.URL, want.URL)
+	}
+	if !sameTime(got.ExpiresAt, want.ExpiresAt) {
+		add("ExpiresAt", fmtTime(got.ExpiresAt), fmtTime(want.ExpiresAt))
+	}
+	if !sameTime(got.ExpiredAt, want.ExpiredAt) {
+		add("ExpiredAt", fmtTime(got.ExpiredAt), fmtTime(want.ExpiredAt))
+	}
+	if (got.MaxClicks == nil) != (want.MaxClicks == nil) || (got.MaxClicks != nil && *got.MaxClicks != *want.MaxClicks) {
+		add("MaxClicks", fmtInt(got.MaxClicks), fmtInt(want.MaxClicks))
+	}
+	if got.FallbackURL != want.FallbackURL {
+		add("FallbackURL", got.FallbackURL, want.FallbackURL)
+	}
+	if !slices.Equal(got.Tags, want.Tags) {
+		add("Tags", fmt.Sprintf("%q", got.Tags), fmt.Sprintf("%q", want.Tags))
+	}
+	if got.Tags == nil {
+		diffs = append(diffs, "Tags is nil, want a non-nil slice")
+	}
+	if !got.CreatedAt.Equal(want.CreatedAt) {
+		add("CreatedAt", got.CreatedAt.Format(time.RFC3339Nano), want.CreatedAt.Format(time.RFC3339Nano))
+	}
+	if !got.UpdatedAt.Equal(want.UpdatedAt) {
+		add("UpdatedAt", got.UpdatedAt.Format(time.RFC3339Nano), want.UpdatedAt.Format(time.RFC3339Nano))
+	}
+	if got.Clicks != want.Clicks {
+		add("Clicks", fmt.Sprint(got.Clicks), fmt.Sprint(want.Clicks))
+	}
+	if len(diffs) > 0 {
+		t.Errorf("%s: link %q:\n\t%s", what, want.Slug, strings.Join(diffs, "\n\t"))
+	}
+	checkTime(t, what+": CreatedAt", got.CreatedAt)
+	checkTime(t, what+": UpdatedAt", got.UpdatedAt)
+	for _, p := range []*time.Time{got.ExpiresAt, got.ExpiredAt} {
+		if p != nil {
+			checkTime(t, what+": ExpiresAt/ExpiredAt", *p)
+		}
+	}
+}
+
+// withClicks returns l with its Clicks set, for comparisons.
+func withClicks(l linkforge.Link, n int64) linkforge.Link {
+	l.Clicks = n
+	return l
+}
+
+// errAbort is what the UpdateLink callbacks of the cases return.
+var errAbort = errors.New("storetest: abort the update")

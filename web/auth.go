@@ -1,0 +1,146 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/labstack/echo/v4"
+	"golang.org/x/time/rate"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Keys of the values authenticate stores in the echo context.
+const (
+	ctxTenantID = "linkforge.tenant_id"
+	ctxTokenID  = "linkforge.token_id"
+)
+
+// maxBodyBytes bounds request bodies of the admin API.
+const maxBodyBytes = 64 << 10
+
+// authenticate admits requests that carry "Authorization: Bearer <token>"
+// with an unrevoked token, and records its tenant in the context. Anything
+// that does not even look like a token is refused before it costs a query.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		header := c.Request().Header.Get("Authorization")
+		if header == "" {
+			return linkforge.Errorf(linkforge.EUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
+		}
+		scheme, secret, _ := strings.Cut(header, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="linkforge", error="invalid_request"`)
+			return linkforge.Errorf(linkforge.EUnauthorized, "the Authorization header must use the Bearer scheme")
+		}
+		secret = strings.TrimSpace(secret)
+		if !linkforge.LooksLikeToken(secret) {
+			return invalidToken(c)
+		}
+		tok, err := s.store.TokenByHash(c.Request().Context(), linkforge.HashToken(secret))
+		if linkforge.ErrorCode(err) == linkforge.ENotFound {
+			return invalidToken(c)
+		}
+		if err != nil {
+			return fmt.Errorf("authenticate: %w", err)
+		}
+		c.Set(ctxTenantID, tok.TenantID)
+		c.Set(ctxTokenID, tok.ID)
+		return next(c)
+	}
+}
+
+func invalidToken(c echo.Context) error {
+	c.Response().Header().Set("WWW-Authenticate", `Bearer realm="linkforge", error="invalid_token"`)
+	return linkforge.Errorf(linkforge.EUnauthorized, "the bearer token is unknown or revoked")
+}
+
+// tenantID returns the tenant that authenticate admitted.
+func tenantID(c echo.Context) int64 {
+	id, _ := c.Get(ctxTenantID).(int64)
+	return id
+}
+
+// tokenLimiter keeps one token bucket per API token. It is bounded: the
+// least recently used buckets are forgotten, which at worst gives an idle
+// token a full burst again.
+type tokenLimiter struct {
+	limit rate.Limit
+	burst int
+	now   func() time.Time
+
+	mu       sync.Mutex // makes get-or-create atomic
+	limiters *lru.Cache[int64, *rate.Limiter]
+}
+
+func newTokenLimiter(limit rate.Limit, burst int, now func() time.Time) (*tokenLimiter, error) {
+	c, err := lru.New[int64, *rate.Limiter](10_000)
+	if err != nil {
+		return nil, fmt.Errorf("web: rate limiter: %w", err)
+	}
+	return &tokenLimiter{limit: limit, burst: burst, now: now, limiters: c}, nil
+}
+
+// allow takes one request from the token's bucket, or reports how long until
+// one would be available.
+func (t *tokenLimiter) allow(tokenID int64) (bool, time.Duration) {
+	t.mu.Lock()
+	lim, ok := t.limiters.Get(tokenID)
+	if !ok {
+		lim = rate.NewLimiter(t.limit, t.burst)
+		t.limiters.Add(tokenID, lim)
+	}
+	t.mu.Unlock()
+
+	now := t.now()
+	r := lim.ReserveN(now, 1)
+	if !r.OK() { // burst < 1: never
+		return false, time.Hour
+	}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// rateLimit answers 429 with Retry-After once a token exceeds its rate. It
+// runs after authenticate, so the bucket is the token's, not the client
+// address's.
+func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, _ := c.Get(ctxTokenID).(int64)
+		if ok, wait := s.limiter.allow(id); !ok {
+			secs := max(1, int(math.Ceil(wait.Seconds())))
+			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+			return linkforge.Errorf(linkforge.ERateLimited, "too many requests for this token; retry in %d s", secs)
+		}
+		return next(c)
+	}
+}
+
+// limitBody refuses bodies over maxBodyBytes: at once when Content-Length
+// says so, and while reading otherwise (the decoders turn the
+// *http.MaxBytesError into ETooLarge).
+func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > maxBodyBytes {
+			return tooLarge()
+		}
+		// The underlying writer, so that net/http closes the connection
+		// instead of reading the rest of an oversized body.
+		req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, maxBodyBytes)
+		return next(c)
+	}
+}
+
+func tooLarge() error {
+	return linkforge.Errorf(linkforge.ETooLarge, "request body exceeds %d KiB", maxBodyBytes>>10)
+}

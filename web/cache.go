@@ -1,0 +1,139 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/linkforge/linkforge"
+)
+
+const (
+	// positiveTTL bounds how long this node may serve a link that another
+	// node changed, until cross-node invalidation exists; writes through this
+	// node invalidate at once.
+	positiveTTL = 60 * time.Second
+	// negativeTTL is how long an unknown slug answers 404 without a query:
+	// short, because a create on another node cannot invalidate it yet.
+	negativeTTL = 5 * time.Second
+	// loadTimeout bounds one store lookup on a miss. The lookup does not use
+	// the request's context: it is shared by every request waiting on that
+	// slug, and the first one hanging up must not fail the others.
+	loadTimeout = 5 * time.Second
+)
+
+// linkCache maps slugs to links for the redirect path, with a negative
+// cache for unknown slugs and singleflight for concurrent misses.
+//
+// It uses golang-lru's plain Cache and keeps expiry in the entries rather
+// than golang-lru's expirable.LRU, because expirable starts a cleanup
+// goroutine per cache that can never be stopped (a leak per Server in tests
+// and a ticker per cache forever) and reads the wall clock, where entries here
+// age by the Server's injected clock.
+type linkCache struct {
+	store linkforge.LinkStore
+	now   func() time.Time
+	pos   *lru.Cache[string, *cachedLink]
+	neg   *lru.Cache[string, time.Time] // slug -> when the entry stops counting
+	group singleflight.Group
+
+	// mu orders fills against invalidations: a fill stores its result only
+	// if no invalidation happened since its query started, so a lookup that
+	// raced an update can never put the old link back for a whole TTL.
+	mu    sync.Mutex
+	epoch uint64 // incremented by every invalidation
+}
+
+// cachedLink is immutable once built and shared by every request for its
+// slug. The header values are built once so that a redirect sets them
+// without allocating.
+type cachedLink struct {
+	link     linkforge.Link
+	location []string // Location value for the target
+	fallback []string // Location value for the fallback; nil without one
+	until    time.Time
+}
+
+func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int) (*linkCache, error) {
+	pos, err := lru.New[string, *cachedLink](size)
+	if err != nil {
+		return nil, fmt.Errorf("web: link cache: %w", err)
+	}
+	neg, err := lru.New[string, time.Time](max(1, size/10))
+	if err != nil {
+		return nil, fmt.Errorf("web: negative link cache: %w", err)
+	}
+	return &linkCache{store: store, now: now, pos: pos, neg: neg}, nil
+}
+
+// get returns the link of slug, or nil if no link has it. now is the
+// request's time, already read by the caller.
+func (c *linkCache) get(ctx context.Context, slug string, now time.Time) (*cachedLink, error) {
+	if e, ok := c.pos.Get(slug); ok && now.Before(e.until) {
+		return e, nil
+	}
+	if until, ok := c.neg.Get(slug); ok && now.Before(until) {
+		return nil, nil
+	}
+	return c.load(ctx, slug)
+}
+
+func (c *linkCache) load(ctx context.Context, slug string) (*cachedLink, error) {
+	v, err, _ := c.group.Do(slug, func() (any, error) {
+		c.mu.Lock()
+		epoch := c.epoch
+		c.mu.Unlock()
+
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
+		defer cancel()
+		l, err := c.store.LinkBySlug(lctx, slug)
+		if err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
+			return nil, fmt.Errorf("load link %q: %w", slug, err)
+		}
+		now := c.now()
+
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if err != nil { // not found
+			if c.epoch == epoch {
+				c.neg.Add(slug, now.Add(negativeTTL))
+			}
+			return (*cachedLink)(nil), nil
+		}
+		e := newCachedLink(l, now.Add(positiveTTL))
+		if c.epoch == epoch {
+			c.pos.Add(slug, e)
+			c.neg.Remove(slug)
+		}
+		return e, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*cachedLink), nil
+}
+
+func newCachedLink(l linkforge.Link, until time.Time) *cachedLink {
+	e := &cachedLink{link: l, location: []string{l.URL}, until: until}
+	if l.FallbackURL != "" {
+		e.fallback = []string{l.FallbackURL}
+	}
+	return e
+}
+
+// invalidate drops slug from both caches and makes fills that are in flight
+// discard their result.
+func (c *linkCache) invalidate(slug string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	c.pos.Remove(slug)
+	c.neg.Remove(slug)
+	// Requests arriving from now on start a fresh lookup instead of joining
+	// one that may have read the old row.
+	c.group.Forget(slug)
+}

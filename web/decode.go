@@ -1,0 +1,374 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/linkforge/linkforge"
+)
+
+// The request bodies are read member by member with json.Decoder's token
+// API instead of being unmarshalled into a struct: encoding/json matches
+// struct fields case-insensitively and keeps the last of duplicate keys,
+// and its errors do not always name the field. Here keys match exactly, a
+// duplicate is an error, and every problem names its field.
+
+// member is one name/value pair of a JSON object.
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// readObject reads exactly one JSON object from r: not an array, not
+// several values, nothing after it.
+func readObject(r io.Reader) ([]member, error) {
+	dec := json.NewDecoder(r)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, linkforge.InvalidField("body", "must be a JSON object, not "+jsonKind(tok))
+	}
+	var members []member
+	seen := make(map[string]bool)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, bodyError(err)
+		}
+		name, _ := tok.(string) // inside an object, Token only returns string keys
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, bodyError(err)
+		}
+		if seen[name] {
+			return nil, linkforge.InvalidField(fieldName(name), "appears more than once")
+		}
+		seen[name] = true
+		members = append(members, member{name: name, value: value})
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, bodyError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if err != nil && !isSyntaxError(err) {
+			return nil, bodyError(err)
+		}
+		return nil, linkforge.InvalidField("body", "must hold exactly one JSON object; found more data after it")
+	}
+	return members, nil
+}
+
+func isSyntaxError(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se)
+}
+
+// bodyError turns a read or syntax error of the body into an application
+// error.
+func bodyError(err error) error {
+	var (
+		mbe *http.MaxBytesError
+		se  *json.SyntaxError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return tooLarge()
+	case errors.As(err, &se):
+		return linkforge.InvalidField("body", fmt.Sprintf("malformed JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: ")))
+	case errors.Is(err, io.EOF):
+		return linkforge.InvalidField("body", "is empty; want a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return linkforge.InvalidField("body", "malformed JSON: unexpected end of input")
+	}
+	return fmt.Errorf("read request body: %w", err)
+}
+
+func jsonKind(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '[' {
+			return "an array"
+		}
+		return fmt.Sprintf("%q", string(v))
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", tok)
+}
+
+// fieldName bounds a client-chosen member name before it is echoed back in
+// an error.
+func fieldName(name string) string {
+	const max = 64
+	if len(name) <= max {
+		return name
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut] + "…"
+}
+
+var null = []byte("null")
+
+func isNull(v json.RawMessage) bool { return bytes.Equal(v, null) }
+
+// fieldErrors collects the problems of one body, so that the client learns
+// about every bad field at once.
+type fieldErrors []linkforge.FieldError
+
+func (fe *fieldErrors) add(field, detail string) {
+	*fe = append(*fe, linkforge.FieldError{Field: field, Detail: detail})
+}
+
+// addErr adds the fields of err, an EInvalid *linkforge.Error.
+func (fe *fieldErrors) addErr(err error) {
+	var e *linkforge.Error
+	if errors.As(err, &e) {
+		*fe = append(*fe, e.Fields...)
+	}
+}
+
+func (fe *fieldErrors) str(m member, dst *string) bool {
+	if err := json.Unmarshal(m.value, dst); err != nil {
+		fe.add(m.name, "must be a string")
+		return false
+	}
+	return true
+}
+
+func (fe *fieldErrors) time(m member) (*time.Time, bool) {
+	var s string
+	if err := json.Unmarshal(m.value, &s); err != nil {
+		fe.add(m.name, "must be an RFC 3339 timestamp string, such as 2026-12-01T00:00:00Z")
+		return nil, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		fe.add(m.name, fmt.Sprintf("must be an RFC 3339 timestamp, such as 2026-12-01T00:00:00Z; cannot parse %q", truncate(s, 64)))
+		return nil, false
+	}
+	t = t.UTC()
+	return &t, true
+}
+
+func (fe *fieldErrors) count(m member) (*int64, bool) {
+	var n int64
+	if err := json.Unmarshal(m.value, &n); err != nil {
+		fe.add(m.name, "must be a non-negative integer")
+		return nil, false
+	}
+	if n < 0 {
+		fe.add(m.name, "must not be negative")
+		return nil, false
+	}
+	return &n, true
+}
+
+func (fe *fieldErrors) tags(m member) ([]string, bool) {
+	var tags []string
+	if err := json.Unmarshal(m.value, &tags); err != nil {
+		fe.add(m.name, "must be an array of strings")
+		return nil, false
+	}
+	if tags == nil {
+		tags = []string{}
+	}
+	if err := linkforge.ValidateTags(tags); err != nil {
+		fe.addErr(err)
+		return nil, false
+	}
+	return tags, true
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+const createFields = "slug, url, expires_at, max_clicks, fallback_url, tags"
+
+// decodeCreateLink reads and validates the body of POST /api/v1/links. The
+// returned link has no tenant, and no slug when the client did not choose
+// one (the handler generates it). Every error is an *linkforge.Error: EInvalid
+// naming the fields, or ETooLarge when r is an exhausted
+// http.MaxBytesReader; or a wrapped read error.
+func decodeCreateLink(r io.Reader, selfHosts []string) (linkforge.Link, error) {
+	members, err := readObject(r)
+	if err != nil {
+		return linkforge.Link{}, err
+	}
+	l := linkforge.Link{Tags: []string{}}
+	var (
+		fe     fieldErrors
+		hasURL bool
+	)
+	for _, m := range members {
+		if isNull(m.value) && m.name != "url" {
+			// null is absence for the optional fields (and an error for
+			// unknown ones, below).
+			if !isCreateField(m.name) {
+				fe.add(fieldName(m.name), "unknown field; accepted fields are "+createFields)
+			}
+			continue
+		}
+		switch m.name {
+		case "slug":
+			if fe.str(m, &l.Slug) {
+				if err := linkforge.ValidateSlug(l.Slug); err != nil {
+					fe.addErr(err)
+				}
+			}
+		case "url":
+			hasURL = true
+			if isNull(m.value) {
+				fe.add("url", "is required")
+			} else if fe.str(m, &l.URL) {
+				if err := linkforge.ValidateTargetURL("url", l.URL, selfHosts); err != nil {
+					fe.addErr(err)
+				}
+			}
+		case "expires_at":
+			l.ExpiresAt, _ = fe.time(m)
+		case "max_clicks":
+			l.MaxClicks, _ = fe.count(m)
+		case "fallback_url":
+			if fe.str(m, &l.FallbackURL) && l.FallbackURL != "" {
+				if err := linkforge.ValidateTargetURL("fallback_url", l.FallbackURL, selfHosts); err != nil {
+					fe.addErr(err)
+				}
+			}
+		case "tags":
+			if tags, ok := fe.tags(m); ok {
+				l.Tags = tags
+			}
+		default:
+			fe.add(fieldName(m.name), "unknown field; accepted fields are "+createFields)
+		}
+	}
+	if !hasURL {
+		fe.add("url", "is required")
+	}
+	if err := linkforge.InvalidFields(fe); err != nil {
+		return linkforge.Link{}, err
+	}
+	return l, nil
+}
+
+func isCreateField(name string) bool {
+	switch name {
+	case "slug", "url", "expires_at", "max_clicks", "fallback_url", "tags":
+		return true
+	}
+	return false
+}
+
+const patchFields = "url, expires_at, max_clicks, fallback_url, tags"
+
+// linkPatch is a decoded PATCH body: only the fields that were present
+// change; null clears expires_at, max_clicks, fallback_url and tags.
+type linkPatch struct {
+	setURL       bool
+	url          string
+	setExpiresAt bool
+	expiresAt    *time.Time
+	setMaxClicks bool
+	maxClicks    *int64
+	setFallback  bool
+	fallback     string
+	setTags      bool
+	tags         []string
+}
+
+// decodePatchLink reads the body of PATCH /api/v1/links/{slug}. It checks
+// types only: the merged link is validated as a whole inside the update
+// transaction.
+func decodePatchLink(r io.Reader) (linkPatch, error) {
+	members, err := readObject(r)
+	if err != nil {
+		return linkPatch{}, err
+	}
+	var (
+		p  linkPatch
+		fe fieldErrors
+	)
+	for _, m := range members {
+		null := isNull(m.value)
+		switch m.name {
+		case "url":
+			if null {
+				fe.add("url", "cannot be removed; it may only be replaced")
+			} else {
+				p.setURL = fe.str(m, &p.url)
+			}
+		case "expires_at":
+			p.setExpiresAt = true
+			if !null {
+				p.expiresAt, p.setExpiresAt = fe.time(m)
+			}
+		case "max_clicks":
+			p.setMaxClicks = true
+			if !null {
+				p.maxClicks, p.setMaxClicks = fe.count(m)
+			}
+		case "fallback_url":
+			p.setFallback = true
+			if !null {
+				p.setFallback = fe.str(m, &p.fallback)
+			}
+		case "tags":
+			p.setTags, p.tags = true, []string{}
+			if !null {
+				p.tags, p.setTags = fe.tags(m)
+			}
+		case "slug", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks":
+			fe.add(m.name, "cannot be changed; fields that can are "+patchFields)
+		default:
+			fe.add(fieldName(m.name), "unknown field; fields that can be changed are "+patchFields)
+		}
+	}
+	if err := linkforge.InvalidFields(fe); err != nil {
+		return linkPatch{}, err
+	}
+	return p, nil
+}
+
+// apply changes l's present fields.
+func (p *linkPatch) apply(l *linkforge.Link) {
+	if p.setURL {
+		l.URL = p.url
+	}
+	if p.setExpiresAt {
+		l.ExpiresAt = p.expiresAt
+	}
+	if p.setMaxClicks {
+		l.MaxClicks = p.maxClicks
+	}
+	if p.setFallback {
+		l.FallbackURL = p.fallback
+	}
+	if p.setTags {
+		l.Tags = p.tags
+	}
+}

@@ -1,0 +1,135 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+)
+
+// problem is an RFC 9457 problem details object. Code is an extension
+// member: the application error code (linkforge.EInvalid, ...), stable for
+// programs, where Title is for people.
+type problem struct {
+	Type   string                 `json:"type"`
+	Title  string                 `json:"title"`
+	Status int                    `json:"status"`
+	Detail string                 `json:"detail,omitempty"`
+	Code   string                 `json:"code,omitempty"`
+	Errors []linkforge.FieldError `json:"errors,omitempty"`
+}
+
+const problemContentType = "application/problem+json"
+
+// statusOf maps an application error code to its HTTP status. This is the
+// one place where that mapping lives. Every EInvalid is a 400, whether the
+// body is malformed or well-formed but semantically wrong: one status for
+// "fix your input", with the field named in errors.
+func statusOf(code string) int {
+	switch code {
+	case linkforge.EInvalid:
+		return http.StatusBadRequest
+	case linkforge.ENotFound:
+		return http.StatusNotFound
+	case linkforge.EConflict:
+		return http.StatusConflict
+	case linkforge.EUnauthorized:
+		return http.StatusUnauthorized
+	case linkforge.EGone:
+		return http.StatusGone
+	case linkforge.ETooLarge:
+		return http.StatusRequestEntityTooLarge
+	case linkforge.ERateLimited:
+		return http.StatusTooManyRequests
+	case linkforge.EUnavailable:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// writeError answers err as a problem. Application errors show their
+// caller-safe message and fields; echo's HTTP errors (no route, 405) their
+// status; anything else is a 500 whose cause is logged and never shown.
+func (s *Server) writeError(c echo.Context, err error) {
+	var (
+		p  problem
+		he *echo.HTTPError
+		ae *linkforge.Error
+	)
+	switch {
+	case errors.As(err, &ae):
+		p.Status = statusOf(ae.Code)
+		p.Code = ae.Code
+		p.Detail = ae.Message
+		p.Errors = ae.Fields
+		if p.Status == http.StatusInternalServerError {
+			s.logInternal(c, err)
+			p.Detail = "internal error"
+		}
+	case errors.As(err, &he):
+		p.Status = he.Code
+		switch he.Code {
+		case http.StatusNotFound:
+			p.Code, p.Detail = linkforge.ENotFound, "no such resource: "+c.Request().URL.Path
+		case http.StatusMethodNotAllowed:
+			p.Detail = fmt.Sprintf("method %s is not allowed here; see the Allow header", c.Request().Method)
+		case http.StatusRequestEntityTooLarge:
+			p.Code, p.Detail = linkforge.ETooLarge, "request body too large"
+		default:
+			if he.Code >= 500 {
+				s.logInternal(c, err)
+			} else if m, ok := he.Message.(string); ok {
+				p.Detail = m
+			}
+		}
+	default:
+		s.logInternal(c, err)
+		p.Status = http.StatusInternalServerError
+		p.Code = linkforge.EInternal
+		p.Detail = "internal error"
+	}
+	s.writeProblem(c, p)
+}
+
+func (s *Server) logInternal(c echo.Context, err error) {
+	s.logger.Error("request failed", "error", err,
+		"method", c.Request().Method, "route", c.Path())
+}
+
+// writeProblem sends p unless a response is already on its way, in which
+// case the client has a status and only the log can tell more.
+func (s *Server) writeProblem(c echo.Context, p problem) {
+	resp := c.Response()
+	if resp.Committed {
+		s.logger.Warn("error after the response was committed",
+			"status", p.Status, "detail", p.Detail, "route", c.Path())
+		return
+	}
+	p.Type = "about:blank"
+	p.Title = http.StatusText(p.Status)
+	h := resp.Header()
+	if p.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
+		h.Set("WWW-Authenticate", `Bearer realm="linkforge"`)
+	}
+	// A Location or caching header set before the error does not apply to
+	// the problem.
+	h.Del("Location")
+	h.Set("Cache-Control", "no-store")
+	h.Set(echo.HeaderContentType, problemContentType)
+	body, err := json.Marshal(p)
+	if err != nil { // cannot happen: only strings and ints
+		s.logger.Error("encode problem", "error", err)
+		body = []byte(`{"type":"about:blank","status":500}`)
+	}
+	resp.WriteHeader(p.Status)
+	if c.Request().Method != http.MethodHead {
+		if _, err := resp.Write(body); err != nil {
+			s.logger.Debug("write problem", "error", err)
+		}
+	}
+}

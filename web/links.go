@@ -1,0 +1,171 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+)
+
+// linkJSON is the link body of API.md.
+type linkJSON struct {
+	ID          string     `json:"id"`
+	ShortURL    string     `json:"short_url"`
+	Slug        string     `json:"slug"`
+	URL         string     `json:"url"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+	MaxClicks   *int64     `json:"max_clicks"`
+	FallbackURL *string    `json:"fallback_url"`
+	Tags        []string   `json:"tags"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	ExpiredAt   *time.Time `json:"expired_at"`
+	Clicks      int64      `json:"clicks"`
+}
+
+func (s *Server) linkJSON(l linkforge.Link) linkJSON {
+	j := linkJSON{
+		ID:        strconv.FormatInt(l.ID, 10),
+		ShortURL:  s.shortBase + "/" + l.Slug,
+		Slug:      l.Slug,
+		URL:       l.URL,
+		ExpiresAt: utcPtr(l.ExpiresAt),
+		MaxClicks: l.MaxClicks,
+		Tags:      l.Tags,
+		CreatedAt: l.CreatedAt.UTC(),
+		UpdatedAt: l.UpdatedAt.UTC(),
+		ExpiredAt: utcPtr(l.ExpiredAt),
+		Clicks:    l.Clicks,
+	}
+	if l.FallbackURL != "" {
+		j.FallbackURL = &l.FallbackURL
+	}
+	if j.Tags == nil {
+		j.Tags = []string{}
+	}
+	return j
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// slugAttempts bounds the retries of a generated slug that collides: with
+// 62^7 slugs, even one retry is rare.
+const slugAttempts = 5
+
+func (s *Server) createLink(c echo.Context) error {
+	ctx := c.Request().Context()
+	l, err := decodeCreateLink(c.Request().Body, s.selfHosts)
+	if err != nil {
+		return err
+	}
+	l.TenantID = tenantID(c)
+	var created linkforge.Link
+	if l.Slug != "" {
+		created, err = s.store.CreateLink(ctx, l)
+		if linkforge.ErrorCode(err) == linkforge.EConflict {
+			return &linkforge.Error{
+				Code:    linkforge.EConflict,
+				Message: fmt.Sprintf("slug %q is already taken", l.Slug),
+				Fields:  []linkforge.FieldError{{Field: "slug", Detail: "is already taken"}},
+				Err:     err,
+			}
+		}
+	} else {
+		for range slugAttempts {
+			l.Slug = linkforge.NewSlug()
+			created, err = s.store.CreateLink(ctx, l)
+			if linkforge.ErrorCode(err) != linkforge.EConflict {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("create link: %w", err)
+	}
+	// A redirect may have cached the slug as unknown a moment ago.
+	s.Invalidate(created.Slug)
+	c.Response().Header().Set(echo.HeaderLocation, pathLinks+"/"+created.Slug)
+	return c.JSON(http.StatusCreated, s.linkJSON(created))
+}
+
+// listJSON is the body of GET /api/v1/links.
+type listJSON struct {
+	Links      []linkJSON `json:"links"`
+	NextCursor string     `json:"next_cursor"`
+}
+
+const (
+	defaultListLimit = 50
+	maxListLimit     = 1000
+)
+
+func (s *Server) listLinks(c echo.Context) error {
+	limit := defaultListLimit
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxListLimit {
+			return linkforge.InvalidField("limit", fmt.Sprintf("must be an integer from 1 to %d", maxListLimit))
+		}
+		limit = n
+	}
+	cursor := c.QueryParam("cursor")
+	page, err := s.store.ListLinks(c.Request().Context(), tenantID(c), cursor, limit)
+	if err != nil {
+		if linkforge.ErrorCode(err) == linkforge.EInvalid {
+			return &linkforge.Error{Code: linkforge.EInvalid, Message: "invalid cursor",
+				Fields: []linkforge.FieldError{{Field: "cursor", Detail: "is not a cursor this API returned"}}, Err: err}
+		}
+		return fmt.Errorf("list links: %w", err)
+	}
+	out := listJSON{Links: make([]linkJSON, len(page.Links)), NextCursor: page.NextCursor}
+	for i, l := range page.Links {
+		out.Links[i] = s.linkJSON(l)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) getLink(c echo.Context) error {
+	l, err := s.store.TenantLink(c.Request().Context(), tenantID(c), c.Param("slug"))
+	if err != nil {
+		return fmt.Errorf("get link: %w", err)
+	}
+	return c.JSON(http.StatusOK, s.linkJSON(l))
+}
+
+func (s *Server) patchLink(c echo.Context) error {
+	p, err := decodePatchLink(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	slug := c.Param("slug")
+	l, err := s.store.UpdateLink(c.Request().Context(), tenantID(c), slug, func(l *linkforge.Link) error {
+		p.apply(l)
+		// The merged link, inside the transaction: a partial update can
+		// never leave an invalid combination behind.
+		return linkforge.ValidateLink(l, s.selfHosts)
+	})
+	if err != nil {
+		return fmt.Errorf("update link: %w", err)
+	}
+	s.Invalidate(slug)
+	return c.JSON(http.StatusOK, s.linkJSON(l))
+}
+
+func (s *Server) deleteLink(c echo.Context) error {
+	slug := c.Param("slug")
+	if _, err := s.store.DeleteLink(c.Request().Context(), tenantID(c), slug); err != nil {
+		return fmt.Errorf("delete link: %w", err)
+	}
+	s.Invalidate(slug)
+	return c.NoContent(http.StatusNoContent)
+}

@@ -1,0 +1,137 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Header values of the redirect path, built once: assigning a shared slice
+// to the header map costs nothing, where Header().Set allocates one per call.
+// net/http only reads them.
+var (
+	cacheControlPrivate = []string{"private, max-age=0"}
+	htmlContentType     = []string{"text/html; charset=utf-8"}
+	// The pages below need no script, frame or outside resource.
+	htmlCSP            = []string{"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"}
+	htmlFrameOptions   = []string{"DENY"}
+	htmlReferrerPolicy = []string{"no-referrer"}
+	retryAfterOne      = []string{"1"}
+)
+
+// page is a small HTML answer of the redirect path, for the browsers that
+// follow short links.
+type page struct {
+	status int
+	body   []byte
+	length []string // Content-Length value
+}
+
+func newPage(status int, title, text string) page {
+	body := []byte(`<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>` + title + ` · LinkForge</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}</style>
+</head>
+<body><h1>` + title + `</h1><p>` + text + `</p></body>
+</html>
+`)
+	return page{status: status, body: body, length: []string{strconv.Itoa(len(body))}}
+}
+
+var (
+	pageNotFound    = newPage(http.StatusNotFound, "Link not found", "This short link does not exist. Check that it was copied completely.")
+	pageGone        = newPage(http.StatusGone, "Link expired", "This short link has expired or has reached its click limit.")
+	pageUnavailable = newPage(http.StatusServiceUnavailable, "Temporarily unavailable", "This short link cannot be followed right now. Please try again in a moment.")
+)
+
+// redirect answers GET and HEAD /{slug}: the hot path. Once the link is in
+// the cache it makes no query, writes no log line and does not allocate.
+func (s *Server) redirect(c echo.Context) error {
+	slug := c.Param("slug")
+	req := c.Request()
+	w := c.Response()
+	if !linkforge.IsSlugShape(slug) {
+		// Garbage never reaches the cache or the store.
+		return s.writePage(c, &pageNotFound)
+	}
+	now := s.now()
+	e, err := s.cache.get(req.Context(), slug, now)
+	if err != nil {
+		s.logger.Error("redirect lookup failed", "error", err, "slug", slug)
+		return s.writePage(c, &pageUnavailable)
+	}
+	if e == nil {
+		return s.writePage(c, &pageNotFound)
+	}
+	l := &e.link
+	// Read-time checks: they hold whatever the expiry alarm has done.
+	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
+		return s.gone(c, e)
+	}
+	if req.Method == http.MethodGet {
+		if s.counter != nil {
+			// Before the 302: the redirect leaves only once its click is
+			// durable.
+			if err := s.counter.Record(req.Context(), l, now); err != nil {
+				if linkforge.ErrorCode(err) == linkforge.EGone {
+					return s.gone(c, e)
+				}
+				s.logger.Error("record click", "error", err, "link_id", l.ID, "slug", slug)
+				return s.writePage(c, &pageUnavailable)
+			}
+		}
+	} else if s.exhausted != nil && l.MaxClicks != nil && s.exhausted.Exhausted(l) {
+		// HEAD is never counted, but must not reveal an exhausted target.
+		return s.gone(c, e)
+	}
+	h := w.Header()
+	h["Location"] = e.location
+	h["Cache-Control"] = cacheControlPrivate
+	w.WriteHeader(http.StatusFound)
+	return nil
+}
+
+// gone answers an expired or exhausted link: its fallback, never its target.
+func (s *Server) gone(c echo.Context, e *cachedLink) error {
+	if e.fallback == nil {
+		return s.writePage(c, &pageGone)
+	}
+	w := c.Response()
+	h := w.Header()
+	h["Location"] = e.fallback
+	h["Cache-Control"] = cacheControlPrivate
+	w.WriteHeader(http.StatusFound)
+	return nil
+}
+
+func (s *Server) writePage(c echo.Context, p *page) error {
+	w := c.Response()
+	h := w.Header()
+	setHTMLHeaders(h)
+	// A browser must ask again: the slug may be created, or the link
+	// changed, a moment later.
+	h["Cache-Control"] = cacheControlPrivate
+	h["Content-Length"] = p.length
+	if p.status == http.StatusServiceUnavailable {
+		h["Retry-After"] = retryAfterOne
+	}
+	w.WriteHeader(p.status)
+	if c.Request().Method != http.MethodHead {
+		// The client may be gone; there is nobody left to tell.
+		_, _ = w.Write(p.body)
+	}
+	return nil
+}
+
+// setHTMLHeaders sets the headers of every HTML answer.
+func setHTMLHeaders(h http.Header) {
+	h["Content-Type"] = htmlContentType
+	h["Content-Security-Policy"] = htmlCSP
+	h["X-Frame-Options"] = htmlFrameOptions
+	h["Referrer-Policy"] = htmlReferrerPolicy
+}

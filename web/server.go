@@ -1,0 +1,233 @@
+// Package web is LinkForge's HTTP server: the redirect handler on the hot
+// path (GET/HEAD /{slug}, served from an in-process link cache), the admin
+// API under /api/v1 (bearer tokens, one tenant per token, JSON in and
+// application/problem+json errors out), and the operational endpoints
+// (/healthz, /readyz, /metrics, /api/v1/openapi.json, /dashboard).
+//
+// The server is an echo instance, but its middleware is composed once when
+// routes are registered rather than by echo's per-request chain: echo v4
+// rebuilds the chain's closures on every request, which would cost the
+// redirect path one allocation per middleware.
+package web
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultRateLimit rate.Limit = 20 // admin API requests per second per token
+	DefaultRateBurst            = 40
+	DefaultCacheSize            = 100_000 // links kept by the redirect cache
+)
+
+// Config configures a Server. Store and PublicURL are required.
+type Config struct {
+	Store linkforge.Store
+	// Counter counts redirects; nil: clicks are not counted (until the
+	// LinkCounter lands). Record receives a pointer into the link cache: it
+	// must not modify the link. If Counter also implements
+	// ExhaustionChecker, HEAD requests answer 410 (or the fallback) for a link
+	// whose click limit is reached, without counting.
+	Counter linkforge.ClickCounter
+	// PublicURL is the base of the short_url field; its host is a self host
+	// for the redirect-loop check of url and fallback_url.
+	PublicURL *url.URL
+	Logger    *slog.Logger         // nil: discard
+	Registry  *prometheus.Registry // nil: a new one
+	Now       func() time.Time     // nil: time.Now
+	// RateLimit is the admin API's rate per token; 0: DefaultRateLimit with
+	// DefaultRateBurst. RateBurst 0 with a RateLimit set: the rate rounded
+	// up, at least 1.
+	RateLimit rate.Limit
+	RateBurst int
+	// CacheSize bounds the redirect cache; 0: DefaultCacheSize. Unknown slugs
+	// are cached separately, in at most a tenth of that.
+	CacheSize int
+}
+
+// ExhaustionChecker is implemented by click counters that can tell, without
+// counting a click, whether a link's MaxClicks is reached. The redirect
+// handler asks it on HEAD, so that a link preview never shows the target of
+// an exhausted link.
+type ExhaustionChecker interface {
+	Exhausted(l *linkforge.Link) bool
+}
+
+// Server serves LinkForge's HTTP interface. It is an http.Handler.
+type Server struct {
+	echo      *echo.Echo
+	store     linkforge.Store
+	counter   linkforge.ClickCounter
+	exhausted ExhaustionChecker // nil unless counter implements it
+	logger    *slog.Logger
+	now       func() time.Time
+	cache     *linkCache
+	limiter   *tokenLimiter
+	metrics   *httpMetrics
+	registry  *prometheus.Registry
+	shortBase string   // PublicURL without a trailing slash; short_url = shortBase + "/" + slug
+	selfHosts []string // PublicURL's host, for the redirect-loop check
+}
+
+// New returns a Server with every route registered.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("web: Config.Store is required")
+	}
+	if cfg.PublicURL == nil || cfg.PublicURL.Host == "" ||
+		(cfg.PublicURL.Scheme != "http" && cfg.PublicURL.Scheme != "https") {
+		return nil, fmt.Errorf("web: Config.PublicURL must be an absolute http(s) URL, got %v", cfg.PublicURL)
+	}
+	s := &Server{
+		store:     cfg.Store,
+		counter:   cfg.Counter,
+		logger:    cfg.Logger,
+		now:       cfg.Now,
+		registry:  cfg.Registry,
+		shortBase: strings.TrimSuffix(cfg.PublicURL.String(), "/"),
+		selfHosts: []string{selfHost(cfg.PublicURL)},
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.registry == nil {
+		s.registry = prometheus.NewRegistry()
+	}
+	if ec, ok := cfg.Counter.(ExhaustionChecker); ok {
+		s.exhausted = ec
+	}
+	size := cfg.CacheSize
+	if size <= 0 {
+		size = DefaultCacheSize
+	}
+	var err error
+	if s.cache, err = newLinkCache(cfg.Store, s.now, size); err != nil {
+		return nil, err
+	}
+	limit, burst := cfg.RateLimit, cfg.RateBurst
+	if limit == 0 {
+		limit, burst = DefaultRateLimit, DefaultRateBurst
+	}
+	if burst <= 0 {
+		burst = max(1, int(limit+0.999999))
+	}
+	if s.limiter, err = newTokenLimiter(limit, burst, s.now); err != nil {
+		return nil, err
+	}
+	if s.metrics, err = newHTTPMetrics(s.registry); err != nil {
+		return nil, err
+	}
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		// cmd or another Server may have registered them on a shared
+		// registry already; one copy is what we want.
+		if err := s.registry.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return nil, fmt.Errorf("web: register collector: %w", err)
+		}
+	}
+	s.routes()
+	return s, nil
+}
+
+// selfHost returns u's host with its scheme's default port dropped, the form
+// linkforge.ValidateTargetURL expects.
+func selfHost(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == "" || (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		return host
+	}
+	return host + ":" + port
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.echo.ServeHTTP(w, r)
+}
+
+// Invalidate drops slug from this node's link cache, positive or negative,
+// so that the next redirect reads the store. The admin API calls it after
+// every write; expiry and cross-node invalidation call it later.
+func (s *Server) Invalidate(slug string) {
+	s.cache.invalidate(slug)
+}
+
+// API paths, also the templates the metrics and the OpenAPI test see.
+const (
+	apiPrefix     = "/api/v1"
+	pathLinks     = apiPrefix + "/links"
+	pathLink      = pathLinks + "/:slug"
+	pathLinkStats = pathLink + "/stats"
+	pathStats     = apiPrefix + "/stats"
+	pathOpenAPI   = apiPrefix + "/openapi.json"
+)
+
+func (s *Server) routes() {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	// Echo's own logger would only report "response already committed";
+	// we log through slog where it matters.
+	e.Logger.SetOutput(io.Discard)
+	// Errors of handlers registered below are answered inside instrument;
+	// this handler sees only what echo's router answers by itself (405).
+	e.HTTPErrorHandler = s.routerError
+	s.echo = e
+
+	add := func(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+		// Compose once: see the package comment.
+		for i := len(mw) - 1; i >= 0; i-- {
+			h = mw[i](h)
+		}
+		e.Add(method, path, s.instrument(h))
+	}
+	api := []echo.MiddlewareFunc{s.authenticate, s.rateLimit}
+	withBody := append(api[:len(api):len(api)], limitBody)
+
+	add(http.MethodGet, "/:slug", s.redirect)
+	add(http.MethodHead, "/:slug", s.redirect)
+
+	add(http.MethodPost, pathLinks, s.createLink, withBody...)
+	add(http.MethodGet, pathLinks, s.listLinks, api...)
+	add(http.MethodGet, pathLink, s.getLink, api...)
+	add(http.MethodPatch, pathLink, s.patchLink, withBody...)
+	add(http.MethodDelete, pathLink, s.deleteLink, api...)
+	add(http.MethodGet, pathLinkStats, s.linkStats, api...)
+	add(http.MethodGet, pathStats, s.tenantStats, api...)
+
+	add(http.MethodGet, pathOpenAPI, s.openAPI)
+	add(http.MethodGet, "/healthz", s.healthz)
+	add(http.MethodGet, "/readyz", s.readyz)
+	add(http.MethodGet, "/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
+	})))
+	add(http.MethodGet, "/dashboard", s.dashboard)
+
+	// Paths no route matches (several segments, an unknown API path) are
+	// answered through instrument too, so that they are counted and
+	// answered as problems.
+	e.RouteNotFound("/*", s.instrument(func(echo.Context) error { return echo.ErrNotFound }))
+}

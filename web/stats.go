@@ -1,0 +1,155 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+)
+
+// maxBuckets bounds one stats answer: 10,000 buckets are a week by minute
+// or 27 years by day, and about 400 KiB of JSON.
+const maxBuckets = 10_000
+
+// defaultStatsBuckets is how many intervals a query without from spans.
+const defaultStatsBuckets = 60
+
+// statsJSON is the body of both stats routes.
+type statsJSON struct {
+	Total    int64        `json:"total"`
+	Interval string       `json:"interval"`
+	From     time.Time    `json:"from"`
+	To       time.Time    `json:"to"`
+	Buckets  []bucketJSON `json:"buckets"`
+}
+
+type bucketJSON struct {
+	Start time.Time `json:"start"`
+	Count int64     `json:"count"`
+}
+
+// statsRange is a parsed stats query: buckets start at From (aligned to the
+// interval in UTC) and every interval start before To has one.
+type statsRange struct {
+	from, to time.Time
+	interval linkforge.Interval
+	n        int // number of buckets
+}
+
+// parseStatsRange reads from, to and interval. The defaults are the last 60
+// intervals by minute, the current (partial) minute included.
+func (s *Server) parseStatsRange(c echo.Context) (statsRange, error) {
+	var fe fieldErrors
+	r := statsRange{interval: linkforge.Minute}
+	if v := c.QueryParam("interval"); v != "" {
+		r.interval = linkforge.Interval(v)
+		if !r.interval.Valid() {
+			fe.add("interval", "must be minute, hour or day")
+			r.interval = linkforge.Minute
+		}
+	}
+	width := r.interval.Duration()
+	parse := func(name string) (time.Time, bool) {
+		v := c.QueryParam(name)
+		if v == "" {
+			return time.Time{}, false
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			fe.add(name, "must be an RFC 3339 timestamp, such as 2026-12-01T00:00:00Z")
+			return time.Time{}, false
+		}
+		return t.UTC(), true
+	}
+	to, hasTo := parse("to")
+	from, hasFrom := parse("from")
+	if err := linkforge.InvalidFields(fe); err != nil {
+		return statsRange{}, err
+	}
+	if !hasTo {
+		// The end of the current interval, so the default window holds
+		// whole buckets and ends with the one being counted now.
+		to = s.now().UTC().Truncate(width).Add(width)
+	}
+	if !hasFrom {
+		from = to.Add(-defaultStatsBuckets * width)
+	}
+	r.from, r.to = from.Truncate(width), to
+	if !r.from.Before(r.to) {
+		if !hasTo {
+			return statsRange{}, linkforge.InvalidField("from", "must be before to (default: the end of the current interval)")
+		}
+		return statsRange{}, linkforge.InvalidField("to", "must be after from")
+	}
+	// Sub saturates at about 292 years, which still counts as too many.
+	span := r.to.Sub(r.from)
+	n := int64(span / width)
+	if span%width != 0 {
+		n++
+	}
+	if n > maxBuckets {
+		return statsRange{}, linkforge.InvalidField("from", fmt.Sprintf(
+			"the range from %s to %s holds more than %d %s buckets; narrow it or use a wider interval",
+			r.from.Format(time.RFC3339), r.to.Format(time.RFC3339), maxBuckets, r.interval))
+	}
+	r.n = int(n)
+	return r, nil
+}
+
+// dense returns one bucket per interval of r, zero where st has none.
+func (r statsRange) dense(st linkforge.Stats) []bucketJSON {
+	width := r.interval.Duration()
+	out := make([]bucketJSON, r.n)
+	for i := range out {
+		out[i].Start = r.from.Add(time.Duration(i) * width)
+	}
+	for _, b := range st.Buckets {
+		i := int(b.Start.Sub(r.from) / width)
+		if b.Start.Before(r.from) || i >= len(out) {
+			continue // outside the range the store was asked for
+		}
+		out[i].Count += b.Count
+	}
+	return out
+}
+
+func (s *Server) linkStats(c echo.Context) error {
+	r, err := s.parseStatsRange(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	tenant := tenantID(c)
+	// Another tenant's slug is ENotFound here, before any stats are read.
+	l, err := s.store.TenantLink(ctx, tenant, c.Param("slug"))
+	if err != nil {
+		return fmt.Errorf("link stats: %w", err)
+	}
+	return s.stats(c, r, linkforge.StatsQuery{TenantID: tenant, LinkID: l.ID})
+}
+
+func (s *Server) tenantStats(c echo.Context) error {
+	r, err := s.parseStatsRange(c)
+	if err != nil {
+		return err
+	}
+	return s.stats(c, r, linkforge.StatsQuery{TenantID: tenantID(c)})
+}
+
+func (s *Server) stats(c echo.Context, r statsRange, q linkforge.StatsQuery) error {
+	q.From, q.To, q.Interval = r.from, r.to, r.interval
+	st, err := s.store.Stats(c.Request().Context(), q)
+	if err != nil {
+		return fmt.Errorf("stats: %w", err)
+	}
+	return c.JSON(http.StatusOK, statsJSON{
+		Total:    st.Total,
+		Interval: string(r.interval),
+		From:     r.from,
+		To:       r.to,
+		Buckets:  r.dense(st),
+	})
+}
