@@ -73,6 +73,9 @@ func (s *scheduler) popDue(now time.Time, max int) []alarmEntry {
 	for len(s.h) > 0 && len(out) < max && !s.h[0].due.After(now) {
 		out = append(out, heap.Pop(&s.h).(alarmEntry))
 	}
+	if len(s.h) == 0 && cap(s.h) > 1024 {
+		s.h = nil // a burst of links should not pin its high-water mark
+	}
 	return out
 }
 

@@ -17,6 +17,8 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/store/postgres"
 )
 
 func TestMain(m *testing.M) {
@@ -247,4 +249,54 @@ func journalRows(t testing.TB, j *Journal, linkID int64) []journalRow {
 		t.Fatalf("journal rows: %v", err)
 	}
 	return out
+}
+
+// backend opens a fresh store of one kind. Tests that run in a
+// testing/synctest bubble call open inside it, so that the store's
+// connections, timers and goroutines belong to the bubble and are closed in
+// it; what must outlive the bubble (the PostgreSQL server, the database) is
+// prepared outside.
+type backend struct {
+	name string
+	open func(t *testing.T) testStore
+}
+
+// eachBackend runs fn as subtests "sqlite" and "postgres".
+func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) {
+		fn(t, backend{name: "sqlite", open: func(t *testing.T) testStore {
+			return asTestStore(t, testdb.SQLite(t))
+		}})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := migratedPostgres(t)
+		fn(t, backend{name: "postgres", open: func(t *testing.T) testStore {
+			return mustOpenPostgres(t, url)
+		}})
+	})
+}
+
+// migratedPostgres returns the URL of a fresh, migrated PostgreSQL database.
+func migratedPostgres(t *testing.T) string {
+	t.Helper()
+	url := pgtest.New(t)
+	mustOpenPostgres(t, url) // migrates; closed when t ends
+	return url
+}
+
+// mustOpenPostgres opens (and migrates) the store at url, closed when t ends.
+func mustOpenPostgres(t *testing.T, url string) testStore {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate postgres: %v", err)
+	}
+	return db
 }

@@ -82,7 +82,7 @@ func New(t testing.TB) string {
 	case shared.err != nil:
 		t.Fatalf("pgtest: %v", shared.err)
 	}
-	return newDatabase(t, shared.adminURL, shared.urlFor)
+	return newDatabase(t, shared.adminURL, shared.urlFor, true)
 }
 
 // Available reports, without starting anything, whether New can give a
@@ -202,15 +202,18 @@ func required() bool {
 	return v
 }
 
-// newDatabase creates a uniquely named database through adminURL and drops
-// it when t ends.
-func newDatabase(t testing.TB, adminURL string, urlFor func(string) string) string {
+// newDatabase creates a uniquely named database through adminURL and, with
+// drop, drops it when t ends.
+func newDatabase(t testing.TB, adminURL string, urlFor func(string) string, drop bool) string {
 	t.Helper()
 	var b [8]byte
 	rand.Read(b[:])
 	name := "linkforge_test_" + hex.EncodeToString(b[:])
 	if err := adminExec(adminURL, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	if !drop {
+		return urlFor(name)
 	}
 	t.Cleanup(func() {
 		if err := adminExec(adminURL, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {

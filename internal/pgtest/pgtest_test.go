@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -280,5 +282,50 @@ func TestDatabaseURLFunc(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestRemoveStale(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []struct {
+		name  string
+		owner string // "" for no owner file
+		kept  bool
+	}{
+		{"alive", strconv.Itoa(os.Getpid()), true},
+		{"dead", strconv.Itoa(dead.Process.Pid), false},
+		{"young without owner", "", true},
+	}
+	for _, d := range dirs {
+		dir := filepath.Join(base, dirPrefix+d.name)
+		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if d.owner != "" {
+			if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(d.owner), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	other := filepath.Join(base, "not-ours")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	removeStale(base)
+
+	for _, d := range dirs {
+		_, err := os.Stat(filepath.Join(base, dirPrefix+d.name))
+		if kept := err == nil; kept != d.kept {
+			t.Errorf("%s: kept = %v, want %v", d.name, kept, d.kept)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("a directory without the prefix was touched: %v", err)
 	}
 }

@@ -73,10 +73,32 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
 	return &DB{pool: pool}, nil
 }
 
+// migrateLockID names the advisory lock that queues the Migrate calls of
+// LinkForge nodes ("linkforg" in ASCII). It differs from goose's own lock,
+// which is taken on another connection inside migrations.Up.
+const migrateLockID int64 = 0x6c696e6b666f7267
+
 // Migrate applies the pending schema migrations. Several nodes may call it
-// at once against one database: goose serializes them with an advisory lock,
-// and the ones that wait find nothing left to apply.
+// at once against one database and each succeeds: the first applies the
+// migrations, the others wait for it and find nothing left to do.
+//
+// goose's own advisory lock already guarantees that, but it polls with
+// pg_try_advisory_lock every 5 seconds, so N nodes starting together would
+// wait up to 5(N-1) seconds. A blocking pg_advisory_lock around it makes
+// each waiting node proceed the moment the previous one is done. It is taken
+// on a connection of its own, outside the pool, so that goose's two
+// connections can never be starved by it.
 func (db *DB) Migrate(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	// Ending the session releases the lock, whatever happened before.
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLockID); err != nil {
+		return fmt.Errorf("postgres: migrate: lock: %w", err)
+	}
+
 	// goose needs a *sql.DB; this one borrows the pool's connections and
 	// closing it leaves the pool open.
 	sqlDB := stdlib.OpenDBFromPool(db.pool)

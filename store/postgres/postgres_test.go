@@ -397,3 +397,63 @@ func BenchmarkImportLinks(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/link")
 }
+
+// TestOutage stops the database under an open store: Ping (readiness) and
+// queries fail while it is down, and the pool recovers by itself once it is
+// back, with the data intact.
+func TestOutage(t *testing.T) {
+	t.Parallel()
+	srv := pgtest.NewServer(t)
+	db := mustOpenURL(t, srv.NewDatabase(t))
+	tn := mustTenant(t, db, "outage")
+
+	srv.Stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := db.Ping(ctx); err == nil {
+		t.Error("Ping succeeded while the database was stopped")
+	}
+	if _, err := db.TenantByName(ctx, "outage"); err == nil || linkforge.ErrorCode(err) != linkforge.EInternal {
+		t.Errorf("TenantByName while stopped: %v (code %q), want an internal error", err, linkforge.ErrorCode(err))
+	}
+
+	srv.Start()
+	if err := db.Ping(t.Context()); err != nil {
+		t.Errorf("Ping after restart: %v", err)
+	}
+	got, err := db.TenantByName(t.Context(), "outage")
+	if err != nil || got.ID != tn.ID {
+		t.Errorf("TenantByName after restart = %+v, %v; want id %d", got, err, tn.ID)
+	}
+}
+
+func TestClickTotal(t *testing.T) {
+	t.Parallel()
+	db := mustOpen(t)
+	b := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for node, rows := range map[string][]linkforge.RollupRow{
+		"a": {{LinkID: 1, Bucket: b, Count: 3}, {LinkID: 1, Bucket: b.Add(time.Minute), Count: 4}, {LinkID: 2, Bucket: b, Count: 100}},
+		"b": {{LinkID: 1, Bucket: b, Count: 5}},
+	} {
+		if err := db.UpsertRollup(t.Context(), node, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		link int64
+		want int64
+	}{
+		{"summed over buckets and nodes", 1, 12},
+		{"other link", 2, 100},
+		{"no rows", 3, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := db.ClickTotal(t.Context(), tt.link)
+			if err != nil || got != tt.want {
+				t.Errorf("ClickTotal(%d) = %d, %v; want %d", tt.link, got, err, tt.want)
+			}
+		})
+	}
+}
