@@ -149,7 +149,8 @@ type TokenStore interface {
 // tenant's links: another tenant's slug answers ENotFound.
 type LinkStore interface {
 	// CreateLink stores l (ID, CreatedAt, UpdatedAt are filled in) and
-	// returns it. A slug in use answers EConflict.
+	// returns it. A slug in use answers EConflict. A link with an ExpiresAt
+	// gets its expiry alarm in the same transaction (AlarmStore).
 	CreateLink(ctx context.Context, l Link) (Link, error)
 	// LinkBySlug is the redirect path's lookup, across tenants, without
 	// Clicks. ENotFound if no link has that slug.
@@ -162,8 +163,13 @@ type LinkStore interface {
 	// UpdateLink reads the link in a transaction, lets fn change it, and
 	// writes it back with a new UpdatedAt. fn's error aborts the update and
 	// is returned as is. ID, TenantID, Slug and CreatedAt cannot change.
+	// When fn changes ExpiresAt, the link's alarm changes in the same
+	// transaction (rescheduled at the new time, or deleted when cleared), and
+	// an ExpiredAt that fn left as it was is cleared: it recorded the old
+	// expiry. An unchanged ExpiresAt leaves the alarm alone.
 	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*Link) error) (Link, error)
-	// DeleteLink deletes the link and its rollup rows, and returns it.
+	// DeleteLink deletes the link, its rollup rows and its alarm in one
+	// transaction, and returns it.
 	DeleteLink(ctx context.Context, tenantID int64, slug string) (Link, error)
 }
 
@@ -184,6 +190,7 @@ type Store interface {
 	TokenStore
 	LinkStore
 	RollupStore
+	AlarmStore
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

@@ -34,6 +34,9 @@ type actor struct {
 	// every flush of this node since.
 	totalKnown bool
 	base       int64
+	// limited: the link had a MaxClicks at its last click. Its total is
+	// re-read after each flush, to learn the other nodes' flushed clicks.
+	limited bool
 	// unflushed counts clicks reserved (committed, or in the commit under
 	// way) and not yet flushed; inflight those whose commit is under way.
 	unflushed int64
@@ -51,10 +54,12 @@ type actor struct {
 	ambiguous bool
 
 	// Live deltas: the bucket counts changed since the last delta.
-	tenantID   int64
-	slug       string
-	live       map[int64]int64 // bucket (unix seconds) -> absolute count
-	liveQueued bool
+	// loadRetryAt spaces out the live loop's total reads while they fail.
+	loadRetryAt time.Time
+	tenantID    int64
+	slug        string
+	live        map[int64]int64 // bucket (unix seconds) -> absolute count
+	liveQueued  bool
 }
 
 // clean reports whether the actor holds nothing that is not in the journal

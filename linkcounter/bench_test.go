@@ -3,6 +3,8 @@ package linkcounter
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,42 +58,155 @@ func metricValue(tb testing.TB, reg *prometheus.Registry, name string) float64 {
 }
 
 // BenchmarkRecord measures the cost of one click, group commit included, from
-// many goroutines: one hot link, and clicks spread over 10,000 links. The
-// journal's synchronous setting is the variable of docs/adr/006-journal.md.
+// many goroutines: one hot link, and clicks spread over 10,000 links, with 32
+// and 128 clicks in flight (requests waiting for their 302). The journal's
+// synchronous setting is the variable of docs/adr/006-journal.md; the
+// clicks/commit metric shows group commit at work.
 func BenchmarkRecord(b *testing.B) {
 	for _, sync := range []Synchronous{SyncFull, SyncNormal} {
 		for _, links := range []int{1, 10000} {
-			name := fmt.Sprintf("sync=%s/links=%d", sync, links)
-			if links == 1 {
-				name = fmt.Sprintf("sync=%s/hot", sync)
-			}
-			b.Run(name, func(b *testing.B) {
-				st := asTestStore(b, testdb.SQLite(b))
-				reg := prometheus.NewRegistry()
-				c := mustStart(b, Config{Store: st, Journal: mustJournal(b, b.TempDir(), WithSynchronous(sync)),
-					Registerer: reg}, nil)
-				ls := make([]linkforge.Link, links)
-				for i := range ls {
-					ls[i] = linkforge.Link{ID: int64(i + 1), TenantID: 1, Slug: fmt.Sprintf("s%d", i)}
+			for _, inflight := range []int{32, 128} {
+				shape := fmt.Sprintf("links=%d", links)
+				if links == 1 {
+					shape = "hot"
 				}
-				var next atomic.Int64
-				b.SetParallelism(16) // requests in flight per core, as behind an HTTP server
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					ctx := context.Background()
-					for pb.Next() {
-						l := &ls[int(next.Add(1))%links]
-						if err := c.Record(ctx, l, time.Now()); err != nil {
-							b.Errorf("record: %v", err)
-							return
-						}
-					}
+				b.Run(fmt.Sprintf("sync=%s/%s/inflight=%d", sync, shape, inflight), func(b *testing.B) {
+					benchmarkRecord(b, sync, links, inflight)
 				})
-				b.StopTimer()
-				commits, clicks := histogramCount(b, reg, "linkforge_journal_commit_batch_size")
-				b.ReportMetric(clicks/float64(commits), "clicks/commit")
-				mustStop(b, c)
-			})
+			}
 		}
 	}
+}
+
+func benchmarkRecord(b *testing.B, sync Synchronous, links, inflight int) {
+	st := asTestStore(b, testdb.SQLite(b))
+	reg := prometheus.NewRegistry()
+	c := mustStart(b, Config{Store: st, Journal: mustJournal(b, b.TempDir(), WithSynchronous(sync)),
+		Registerer: reg}, nil)
+	ls := make([]linkforge.Link, links)
+	for i := range ls {
+		ls[i] = linkforge.Link{ID: int64(i + 1), TenantID: 1, Slug: fmt.Sprintf("s%d", i)}
+	}
+	var next atomic.Int64
+	b.SetParallelism(max(1, inflight/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			l := &ls[int(next.Add(1))%links]
+			if err := c.Record(ctx, l, time.Now()); err != nil {
+				b.Errorf("record: %v", err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	commits, clicks := histogramCount(b, reg, "linkforge_journal_commit_batch_size")
+	b.ReportMetric(clicks/float64(commits), "clicks/commit")
+	mustStop(b, c)
+}
+
+// BenchmarkWriteAmplification: 1,000,000 clicks on one link within one
+// minute of virtual time, with the 30 s flush, give at most 2 rollup writes
+// of that minute's bucket (the seeds' bound), however many clicks.
+func BenchmarkWriteAmplification(b *testing.B) {
+	for b.Loop() {
+		st := asTestStore(b, testdb.SQLite(b))
+		rec := &recordingStore{Store: st}
+		start := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+		clk := newManualClock(start)
+		c := mustStart(b, Config{Store: rec, Journal: mustJournal(b, b.TempDir(), WithSynchronous(SyncNormal))},
+			func(c *Counter) { c.clock = clk })
+		l := linkforge.Link{ID: 1, TenantID: 1, Slug: "hot"}
+
+		const clicks, workers = 1_000_000, 64
+		step := time.Minute / clicks // 60 µs of virtual time per click
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					i := next.Add(1) - 1
+					if i >= clicks {
+						return
+					}
+					at := start.Add(time.Duration(i) * step)
+					clk.advanceTo(at)
+					if err := c.Record(context.Background(), &l, at); err != nil {
+						b.Errorf("record: %v", err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		clk.advanceTo(start.Add(3 * time.Minute)) // the alarm armed at ~30 s fires
+		mustStop(b, c)
+
+		writes, rows := 0, 0
+		var final int64
+		for _, call := range rec.snapshot() {
+			rows += len(call.rows)
+			for _, r := range call.rows {
+				if r.Bucket.Equal(start) {
+					writes++
+					final = r.Count
+				}
+			}
+		}
+		if final != clicks {
+			b.Fatalf("last rollup write of the bucket = %d, want %d", final, clicks)
+		}
+		if writes > 2 {
+			b.Fatalf("%d rollup writes of the bucket, want at most 2", writes)
+		}
+		b.ReportMetric(float64(writes), "rollup-writes/bucket")
+		b.ReportMetric(float64(rows), "rollup-rows")
+	}
+}
+
+// BenchmarkActorSerialization compares the two ways of serializing one
+// actor's read-modify-write that DESIGN.md leaves open, on one hot actor from
+// parallel goroutines: a mutex held across the step, and a goroutine owning
+// the state behind a mailbox (a request channel and a reply channel per
+// call). The counter uses the mutex (see actor).
+func BenchmarkActorSerialization(b *testing.B) {
+	b.Run("mutex", func(b *testing.B) {
+		var mu sync.Mutex
+		var n, limit int64 = 0, 1 << 62
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				mu.Lock()
+				if n < limit {
+					n++
+				}
+				mu.Unlock()
+			}
+		})
+	})
+	b.Run("mailbox", func(b *testing.B) {
+		type req struct{ reply chan bool }
+		mailbox := make(chan req, 64)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			var n, limit int64 = 0, 1 << 62
+			for r := range mailbox {
+				ok := n < limit
+				if ok {
+					n++
+				}
+				r.reply <- ok
+			}
+		}()
+		b.RunParallel(func(pb *testing.PB) {
+			reply := make(chan bool, 1)
+			for pb.Next() {
+				mailbox <- req{reply}
+				<-reply
+			}
+		})
+		close(mailbox)
+		<-done
+	})
 }

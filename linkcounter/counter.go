@@ -90,33 +90,37 @@ type Counter struct {
 	clock   clock
 	m       *metrics
 
-	// Tuning; tests shorten some of them before Start.
-	flushInterval   time.Duration
-	retryBase       time.Duration // first retry delay; the cap is retryBase<<5
-	flushTimeout    time.Duration // bound of one flush attempt's I/O
-	loadTimeout     time.Duration // bound of one ClickTotal read
-	flushBatch      int           // links per UpsertRollup
-	idleTimeout     time.Duration // a clean actor is evicted after this
-	housekeepEvery  time.Duration
-	journalRetain   time.Duration // flushed journal rows older than this are purged
-	maxClickAge     time.Duration // older click times are counted now (see bucketOf)
-	liveInterval    time.Duration // live deltas: at most one per link per interval
-	actors          sync.Map      // int64 -> *actor
-	nActors         atomic.Int64
-	pending         atomic.Int64 // unflushed acknowledged clicks
-	commits         *committer
-	sched           scheduler
-	live            liveQueue
-	bg              context.Context // cancelled when Stop gives up
-	cancelBG        context.CancelFunc
-	runMu           sync.RWMutex // held for reading by a click's reservation
-	running         bool
-	lifeMu          sync.Mutex
-	state           int
-	stop            chan struct{} // closed by Stop: background loops exit
-	loops           sync.WaitGroup
-	stopped         chan struct{} // closed when Stop has finished
-	stopErr         error
+	// Tuning: defaults set by New; tests may change them before Start.
+	flushInterval  time.Duration
+	retryBase      time.Duration // first retry delay; the cap is retryBase<<5
+	flushTimeout   time.Duration // bound of one flush attempt's I/O
+	loadTimeout    time.Duration // bound of one ClickTotal read
+	flushBatch     int           // links per UpsertRollup
+	idleTimeout    time.Duration // a clean actor is evicted after this
+	housekeepEvery time.Duration
+	journalRetain  time.Duration // flushed journal rows older than this are purged
+	maxClickAge    time.Duration // older click times are counted now (see bucketOf)
+	liveInterval   time.Duration // live deltas: at most one per link per interval
+
+	actors  sync.Map // int64 -> *actor: the registry
+	nActors atomic.Int64
+	pending atomic.Int64 // acknowledged clicks not flushed yet
+	commits *committer
+	sched   scheduler
+	live    liveQueue
+
+	// Life cycle.
+	runMu    sync.RWMutex // held for reading by a click's reservation
+	running  bool
+	lifeMu   sync.Mutex
+	state    int
+	bg       context.Context // the background work's; cancelled when Stop gives up
+	cancelBG context.CancelFunc
+	stop     chan struct{}  // closed by Stop: the loops return
+	loops    sync.WaitGroup // the scheduler
+	liveDone chan struct{}  // closed when the live loop has returned
+	stopped  chan struct{}  // closed when Stop has finished
+	stopErr  error
 }
 
 const (
@@ -187,7 +191,7 @@ func (c *Counter) Start(ctx context.Context) error {
 	c.lifeMu.Lock()
 	defer c.lifeMu.Unlock()
 	if c.state != stateNew {
-		return errors.New("linkcounter: Start called twice")
+		return errors.New("linkcounter: Start after Start or Stop")
 	}
 	pending, err := c.journal.pending(ctx)
 	if err != nil {
@@ -215,9 +219,11 @@ func (c *Counter) Start(ctx context.Context) error {
 	go c.commits.run()
 	c.loops.Add(1)
 	go c.runScheduler()
+	c.liveDone = make(chan struct{})
 	if c.sub != nil {
-		c.loops.Add(1)
 		go c.runLive()
+	} else {
+		close(c.liveDone)
 	}
 	c.runMu.Lock()
 	c.running = true
@@ -267,8 +273,15 @@ func (c *Counter) shutdown(ctx context.Context, flush bool) error {
 	select {
 	case <-loopsDone:
 	case <-ctx.Done():
-		c.cancelBG() // abort the flush under way; the loops then return
+		c.cancelBG() // abort the flush under way; the scheduler then returns
 		<-loopsDone
+	}
+	select {
+	case <-c.liveDone:
+	case <-ctx.Done():
+		// A subscriber stuck in ClicksChanged cannot be interrupted; Stop
+		// does not wait for it any longer.
+		c.log.Error("stop: the live subscriber did not return", slog.String("event", "live_subscriber_stuck"))
 	}
 
 	var err error
@@ -360,7 +373,7 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time) (*commitBat
 	a.unflushed++
 	a.inflight++
 	a.lastClick = now
-	a.tenantID, a.slug = l.TenantID, l.Slug
+	a.tenantID, a.slug, a.limited = l.TenantID, l.Slug, l.MaxClicks != nil
 	c.armLocked(a, now.Add(c.flushInterval))
 	return b, false, nil
 }

@@ -2,7 +2,9 @@ package linkcounter
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -302,6 +304,124 @@ func TestMaxClicksAfterEviction(t *testing.T) {
 			mustStop(t, c)
 			if got := mustClickTotal(t, st, l.ID); got != 5 {
 				t.Errorf("rollup total = %d, want 5", got)
+			}
+		})
+	})
+}
+
+// Start and Stop: Stop works on a counter never started and twice; clicks
+// after Stop are refused; Stop honours its context when the store is down,
+// leaving the clicks in the journal for the next Start.
+func TestStartStop(t *testing.T) {
+	t.Run("never started", func(t *testing.T) {
+		st := asTestStore(t, testdb.SQLite(t))
+		c, err := New(context.Background(), Config{Store: st, Journal: mustJournal(t, t.TempDir())})
+		if err != nil {
+			t.Fatalf("new: %v", err)
+		}
+		for range 2 {
+			if err := c.Stop(context.Background()); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		}
+		l := linkforge.Link{ID: 1}
+		if err := c.Record(context.Background(), &l, time.Now()); linkforge.ErrorCode(err) != linkforge.EUnavailable {
+			t.Errorf("record on a counter never started: err = %v, want EUnavailable", err)
+		}
+		if err := c.Start(context.Background()); err == nil {
+			t.Errorf("start after stop: no error")
+		}
+	})
+	t.Run("twice, then refused", func(t *testing.T) {
+		st := asTestStore(t, testdb.SQLite(t))
+		l := mustLink(t, st, -1)
+		c := mustStart(t, Config{Store: st, Journal: mustJournal(t, t.TempDir())}, nil)
+		mustRecord(t, c, &l, time.Now())
+		mustStop(t, c)
+		mustStop(t, c)
+		if err := c.Record(context.Background(), &l, time.Now()); linkforge.ErrorCode(err) != linkforge.EUnavailable {
+			t.Errorf("record after stop: err = %v, want EUnavailable", err)
+		}
+		if got := mustClickTotal(t, st, l.ID); got != 1 {
+			t.Errorf("rollup total = %d, want 1", got)
+		}
+	})
+	t.Run("store down", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			st := asTestStore(t, testdb.SQLite(t))
+			l := mustLink(t, st, -1)
+			down := &recordingStore{Store: st, fail: func(int) (error, error) {
+				return errors.New("database down"), nil
+			}}
+			dir := t.TempDir()
+			j := mustJournal(t, dir)
+			c := mustStart(t, Config{Store: down, Journal: j}, nil)
+			for range 3 {
+				mustRecord(t, c, &l, time.Now())
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			err := c.Stop(ctx)
+			if err == nil || !strings.Contains(err.Error(), "3 clicks left unflushed") {
+				t.Errorf("stop with the store down: err = %v, want 3 clicks left unflushed", err)
+			}
+			if waited := time.Since(start); waited != 10*time.Second {
+				t.Errorf("stop returned after %v, want at its deadline (10s)", waited)
+			}
+			if n := len(down.snapshot()); n < 2 {
+				t.Errorf("stop tried to flush %d times, want retries until its deadline", n)
+			}
+			if err := j.Close(); err != nil {
+				t.Fatalf("close journal: %v", err)
+			}
+			// The next start flushes them.
+			c2 := mustStart(t, Config{Store: st, Journal: mustJournal(t, dir)}, nil)
+			synctest.Wait()
+			if got := mustClickTotal(t, st, l.ID); got != 3 {
+				t.Errorf("rollup after the next start = %d, want 3", got)
+			}
+			mustStop(t, c2)
+		})
+	})
+}
+
+// With two nodes, each knows the other's clicks once they are flushed: a
+// node re-reads a limited link's total after each of its own flushes. The
+// limit then holds up to the other node's unflushed clicks (see the ADR).
+func TestMaxClicksTwoNodes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		synctest.Test(t, func(t *testing.T) {
+			st := b.open(t)
+			l := mustLink(t, st, 100)
+			a := mustStart(t, Config{Store: st, Journal: mustJournal(t, t.TempDir()), NodeID: "a"}, nil)
+			bn := mustStart(t, Config{Store: st, Journal: mustJournal(t, t.TempDir()), NodeID: "b"}, nil)
+			for range 60 {
+				mustRecord(t, a, &l, time.Now())
+			}
+			time.Sleep(5 * time.Second)
+			mustRecord(t, bn, &l, time.Now()) // b loads the total: 0
+			time.Sleep(DefaultFlushInterval)  // a flushes 60 at 30 s, b flushes 1 at 35 s, then re-reads
+			synctest.Wait()
+
+			counted := 0
+			for range 50 {
+				err := bn.Record(context.Background(), &l, time.Now())
+				switch linkforge.ErrorCode(err) {
+				case "":
+					counted++
+				case linkforge.EGone:
+				default:
+					t.Fatalf("record on b: %v", err)
+				}
+			}
+			if counted != 39 {
+				t.Errorf("node b counted %d more clicks, want 39 (100 - 60 from a - 1 of its own)", counted)
+			}
+			mustStop(t, a)
+			mustStop(t, bn)
+			if got := mustClickTotal(t, st, l.ID); got != 100 {
+				t.Errorf("rollup total = %d, want 100", got)
 			}
 		})
 	})

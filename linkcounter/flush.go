@@ -211,8 +211,35 @@ func (c *Counter) flushActors(batch []*actor, retries []int, firedAt time.Time) 
 	if err != nil {
 		c.m.flushFailures.Inc()
 		c.logFailure(failedBy, err)
+		return err
 	}
-	return err
+	c.refreshTotals(batch)
+	return nil
+}
+
+// refreshTotals re-reads the rollup total of the batch's links that have a
+// click limit, so that what other nodes flushed counts against it; a.io is
+// held, so the total and the unflushed count do not overlap. A failed read
+// keeps the total as it was: exact for this node's clicks, stale for the
+// others'.
+func (c *Counter) refreshTotals(batch []*actor) {
+	for _, a := range batch {
+		a.mu.Lock()
+		refresh := a.limited && a.totalKnown
+		a.mu.Unlock()
+		if !refresh {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.bg, c.loadTimeout)
+		total, err := c.store.ClickTotal(ctx, a.id)
+		cancel()
+		if err != nil {
+			continue
+		}
+		a.mu.Lock()
+		a.base = total
+		a.mu.Unlock()
+	}
 }
 
 // writeRollup sends the batch's unflushed journal rows to the store and marks
@@ -288,8 +315,9 @@ func (c *Counter) flushAll(ctx context.Context) error {
 	}
 	for attempt := 0; ; attempt++ {
 		failed := false
+		seen := make(map[*actor]bool)
 		for {
-			batch, retries := c.collectUnflushed()
+			batch, retries := c.collectUnflushed(seen)
 			if len(batch) == 0 {
 				break
 			}
@@ -298,7 +326,7 @@ func (c *Counter) flushAll(ctx context.Context) error {
 				break
 			}
 		}
-		if !failed {
+		if !failed && c.pending.Load() == 0 {
 			return nil
 		}
 		if attempt == MaxRetries {
@@ -323,18 +351,23 @@ func (c *Counter) leftUnflushed(cause error) error {
 }
 
 // collectUnflushed takes up to flushBatch actors holding unflushed clicks,
-// due or not, and fires their alarms.
-func (c *Counter) collectUnflushed() ([]*actor, []int) {
+// due or not and not in seen, fires their alarms and adds them to seen, so
+// that one attempt of flushAll takes each actor once.
+func (c *Counter) collectUnflushed(seen map[*actor]bool) ([]*actor, []int) {
 	var batch []*actor
 	var retries []int
 	c.actors.Range(func(_, v any) bool {
 		a := v.(*actor)
+		if seen[a] {
+			return true
+		}
 		a.mu.Lock()
 		if !a.flushing && (a.unflushed > 0 || !a.alarm.IsZero()) {
 			a.alarm = time.Time{}
 			a.flushing = true
 			batch = append(batch, a)
 			retries = append(retries, a.retry)
+			seen[a] = true
 		}
 		a.mu.Unlock()
 		return len(batch) < c.flushBatch

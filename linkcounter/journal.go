@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	_ "modernc.org/sqlite" // the journal's driver: pure Go, no cgo
@@ -148,18 +149,23 @@ func (j *Journal) open(ctx context.Context) error {
 	r.SetMaxIdleConns(4)
 	j.r = r
 
-	// The increment runs for every (link, bucket) of every commit; RETURNING
-	// hands the new absolute count to the live deltas without a second read.
+	// One statement per commit, whatever the number of (link, bucket) rows:
+	// the rows travel as one JSON array, so a commit of a thousand links
+	// costs one statement execution, not a thousand. RETURNING hands the
+	// new absolute counts to the live deltas without a second read.
 	if j.inc, err = w.PrepareContext(ctx, `
-		INSERT INTO clicks (link_id, bucket, n) VALUES (?, ?, ?)
+		INSERT INTO clicks (link_id, bucket, n)
+		SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2 FROM json_each(?) AS r WHERE true
 		ON CONFLICT (link_id, bucket) DO UPDATE SET n = n + excluded.n
-		RETURNING n`); err != nil {
+		RETURNING link_id, bucket, n`); err != nil {
 		return fmt.Errorf("prepare increment: %w", err)
 	}
 	// flushed only grows: replaying an older mark cannot undo a newer one.
 	if j.mark, err = w.PrepareContext(ctx, `
-		UPDATE clicks SET flushed = ?3
-		WHERE link_id = ?1 AND bucket = ?2 AND flushed < ?3`); err != nil {
+		UPDATE clicks SET flushed = m.value ->> 2
+		FROM json_each(?) AS m
+		WHERE clicks.link_id = m.value ->> 0 AND clicks.bucket = m.value ->> 1
+		  AND clicks.flushed < m.value ->> 2`); err != nil {
 		return fmt.Errorf("prepare mark: %w", err)
 	}
 	return nil
@@ -348,19 +354,17 @@ func (j *Journal) commit(ctx context.Context, incs []*increment, marks []journal
 	}
 	defer tx.Rollback()
 	if len(incs) > 0 {
-		inc := tx.StmtContext(ctx, j.inc)
-		for _, in := range incs {
-			if err := inc.QueryRowContext(ctx, in.linkID, in.bucket, in.add).Scan(&in.n); err != nil {
-				return 0, fmt.Errorf("journal commit: link %d bucket %d: %w", in.linkID, in.bucket, err)
-			}
+		if err := applyIncrements(ctx, tx.StmtContext(ctx, j.inc), incs); err != nil {
+			return 0, fmt.Errorf("journal commit: %w", err)
 		}
 	}
 	if len(marks) > 0 {
-		mark := tx.StmtContext(ctx, j.mark)
-		for _, m := range marks {
-			if _, err := mark.ExecContext(ctx, m.linkID, m.bucket, m.n); err != nil {
-				return 0, fmt.Errorf("journal commit: mark link %d bucket %d: %w", m.linkID, m.bucket, err)
-			}
+		buf := make([]byte, 0, 32*len(marks))
+		for i, m := range marks {
+			buf = appendTriple(buf, i, m.linkID, m.bucket, m.n)
+		}
+		if _, err := tx.StmtContext(ctx, j.mark).ExecContext(ctx, string(append(buf, ']'))); err != nil {
+			return 0, fmt.Errorf("journal commit: mark %d rows flushed: %w", len(marks), err)
 		}
 	}
 	var purged int64
@@ -377,4 +381,56 @@ func (j *Journal) commit(ctx context.Context, incs []*increment, marks []journal
 		return 0, fmt.Errorf("journal commit: %w", err)
 	}
 	return purged, nil
+}
+
+// applyIncrements adds incs to their rows and sets each inc.n to its row's
+// new absolute count.
+func applyIncrements(ctx context.Context, stmt *sql.Stmt, incs []*increment) error {
+	buf := make([]byte, 0, 32*len(incs))
+	byKey := make(map[incKey]*increment, len(incs))
+	for i, in := range incs {
+		buf = appendTriple(buf, i, in.linkID, in.bucket, in.add)
+		byKey[incKey{in.linkID, in.bucket}] = in
+	}
+	rows, err := stmt.QueryContext(ctx, string(append(buf, ']')))
+	if err != nil {
+		return fmt.Errorf("add %d rows: %w", len(incs), err)
+	}
+	defer rows.Close()
+	seen := 0
+	for rows.Next() {
+		var k incKey
+		var n int64
+		if err := rows.Scan(&k.linkID, &k.bucket, &n); err != nil {
+			return fmt.Errorf("add %d rows: %w", len(incs), err)
+		}
+		if in := byKey[k]; in != nil {
+			in.n = n
+			seen++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("add %d rows: %w", len(incs), err)
+	}
+	if seen != len(incs) {
+		return fmt.Errorf("add %d rows: %d returned", len(incs), seen)
+	}
+	return nil
+}
+
+// appendTriple appends the i-th element of a JSON array of [a, b, c]
+// integer triples (the caller closes the array).
+func appendTriple(buf []byte, i int, a, b, c int64) []byte {
+	if i == 0 {
+		buf = append(buf, '[')
+	} else {
+		buf = append(buf, ',')
+	}
+	buf = append(buf, '[')
+	buf = strconv.AppendInt(buf, a, 10)
+	buf = append(buf, ',')
+	buf = strconv.AppendInt(buf, b, 10)
+	buf = append(buf, ',')
+	buf = strconv.AppendInt(buf, c, 10)
+	return append(buf, ']')
 }

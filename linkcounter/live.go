@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// liveLoadBackoff is how long the live loop leaves a link's total unknown
+// after failing to read it.
+const liveLoadBackoff = 10 * time.Second
+
 // Delta is a live update of one link's count, for the dashboard.
 type Delta struct {
 	TenantID int64
@@ -62,7 +66,7 @@ func (l *liveQueue) take() []*actor {
 // one live interval, so that every click of that interval is reported in one
 // delta per link. Idle, it waits on a channel and costs nothing.
 func (c *Counter) runLive() {
-	defer c.loops.Done()
+	defer close(c.liveDone)
 	t := c.clock.NewTimer(time.Hour)
 	t.Stop()
 	defer t.Stop()
@@ -90,11 +94,16 @@ func (c *Counter) runLive() {
 func (c *Counter) publish(loadTotals bool) {
 	for _, a := range c.live.take() {
 		if loadTotals {
+			now := c.clock.Now()
 			a.mu.Lock()
-			known, ambiguous := a.totalKnown, a.ambiguous
+			try := !a.totalKnown && !a.ambiguous && !now.Before(a.loadRetryAt)
 			a.mu.Unlock()
-			if !known && !ambiguous {
-				_ = c.ensureTotal(c.bg, a) // on failure the delta goes out without a total
+			if try && c.ensureTotal(c.bg, a) != nil {
+				// The delta goes out without a total; while the store is
+				// unreachable, do not stall every tick on it.
+				a.mu.Lock()
+				a.loadRetryAt = now.Add(liveLoadBackoff)
+				a.mu.Unlock()
 			}
 		}
 		a.mu.Lock()

@@ -98,6 +98,8 @@ func (g *gatedStore) LinkBySlug(ctx context.Context, slug string) (linkforge.Lin
 // invalidation.
 func TestInvalidateDuringLookup(t *testing.T) {
 	st := testdb.SQLite(t)
+	// entered has room for every lookup of the test, so that only the
+	// first one is waited for.
 	g := &gatedStore{Store: st, entered: make(chan struct{}, 10), gate: make(chan struct{})}
 	e := newEnv(t, g)
 	tenant, tok := mustTenantToken(t, st, "acme")
@@ -136,8 +138,6 @@ func TestInvalidateDuringLookup(t *testing.T) {
 	}
 	// And the API's own PATCH invalidates at once.
 	mustStatus(t, e.do(http.MethodPatch, "/api/v1/links/race", tok, `{"url":"https://example.com/newer"}`), http.StatusOK)
-	<-g.entered
-	<-g.entered
 	mustRedirect(t, e.do(http.MethodGet, "/race", "", ""), "https://example.com/newer")
 }
 

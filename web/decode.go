@@ -114,15 +114,11 @@ func jsonKind(tok json.Token) string {
 // fieldName bounds a client-chosen member name before it is echoed back in
 // an error.
 func fieldName(name string) string {
-	const max = 64
-	if len(name) <= max {
-		return name
+	if name == "" {
+		// An error must name its field; this one is the empty string.
+		return `""`
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return name[:cut] + "…"
+	return truncate(name, 64)
 }
 
 var null = []byte("null")

@@ -333,3 +333,12 @@ func mustRedirect(t *testing.T, r response, location string) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func mustURL(t testing.TB, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

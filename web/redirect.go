@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -56,7 +57,12 @@ func (s *Server) redirect(c echo.Context) error {
 	req := c.Request()
 	w := c.Response()
 	if !linkforge.IsSlugShape(slug) {
-		// Garbage never reaches the cache or the store.
+		// Garbage never reaches the cache or the store. echo's router
+		// sends unknown paths of several segments here too: under /api/
+		// they are API clients' mistakes, answered as problems.
+		if strings.HasPrefix(slug, "api/") {
+			return echo.ErrNotFound
+		}
 		return s.writePage(c, &pageNotFound)
 	}
 	now := s.now()

@@ -225,9 +225,9 @@ func (s *Server) routes() {
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	})))
 	add(http.MethodGet, "/dashboard", s.dashboard)
-
-	// Paths no route matches (several segments, an unknown API path) are
-	// answered through instrument too, so that they are counted and
-	// answered as problems.
-	e.RouteNotFound("/*", s.instrument(func(echo.Context) error { return echo.ErrNotFound }))
+	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
+	// and would answer 404 to PUT /api/v1/links. Paths of several segments
+	// reach the redirect handler anyway (echo's router falls back to
+	// /:slug), which refuses them as malformed slugs; the rest (GET /)
+	// reach routerError.
 }

@@ -30,20 +30,36 @@ const (
 	maxPageSize     = 1000
 )
 
+// insertLinkSQL inserts one link and returns its id.
+const insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks, fallback_url,
+	tags, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
+
+// insertLinkWithAlarmSQL also inserts the link's alarm ($11: its state), in
+// the same statement, hence the same transaction.
+const insertLinkWithAlarmSQL = `WITH l AS (` + insertLinkSQL + `, tenant_id, expires_at),
+	a AS (
+		INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
+		SELECT id, tenant_id, expires_at, $11, $9, $9 FROM l
+	)
+	SELECT id FROM l`
+
 // CreateLink stores l and returns it with ID, CreatedAt and UpdatedAt
 // filled in. A slug in use, by any tenant, answers EConflict; an unknown
-// tenant ENotFound.
+// tenant ENotFound. A link with an ExpiresAt gets its alarm in the same
+// statement.
 func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error) {
 	l = normalizeLink(l)
 	l.CreatedAt = now()
 	l.UpdatedAt = l.CreatedAt
 	l.Clicks = 0
-	err := db.pool.QueryRow(ctx,
-		`INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks, fallback_url,
-		 tags, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-		l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
-		l.Tags, l.CreatedAt, l.UpdatedAt,
-	).Scan(&l.ID)
+	q := insertLinkSQL
+	args := []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
+		l.Tags, l.CreatedAt, l.UpdatedAt}
+	if l.ExpiresAt != nil {
+		q = insertLinkWithAlarmSQL
+		args = append(args, string(linkforge.AlarmStateFor(&l)))
+	}
+	err := db.pool.QueryRow(ctx, q, args...).Scan(&l.ID)
 	if err != nil {
 		return linkforge.Link{}, linkWriteError("create link", err)
 	}
@@ -57,16 +73,28 @@ var importColumns = []string{"tenant_id", "slug", "url", "expires_at", "expired_
 
 // ImportLinks inserts links with one COPY, the bulk loader of benchmarks and
 // imports: a million links load in seconds where single INSERTs would take
-// minutes. COPY is one statement, so the import is one transaction: a slug
-// in use answers EConflict and nothing is inserted. Zero CreatedAt or
-// UpdatedAt are set to now; IDs are assigned by the database and not
-// returned.
+// minutes. The import is one transaction: a slug in use answers EConflict
+// and nothing is inserted. Zero CreatedAt or UpdatedAt are set to now; IDs
+// are assigned by the database and not returned. The alarms of the links
+// with an ExpiresAt are inserted in the same transaction, by one INSERT ...
+// SELECT over their slugs.
 func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	if len(links) == 0 {
 		return nil
 	}
 	ts := now()
-	_, err := db.pool.CopyFrom(ctx, pgx.Identifier{"links"}, importColumns,
+	var expiring []string
+	for _, l := range links {
+		if l.ExpiresAt != nil {
+			expiring = append(expiring, l.Slug)
+		}
+	}
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: import links: %w", err)
+	}
+	defer rollback(ctx, tx)
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"links"}, importColumns,
 		pgx.CopyFromSlice(len(links), func(i int) ([]any, error) {
 			l := normalizeLink(links[i])
 			if l.CreatedAt.IsZero() {
@@ -80,6 +108,20 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		}))
 	if err != nil {
 		return linkWriteError("import links", err)
+	}
+	if len(expiring) > 0 {
+		// The state rule is linkforge.AlarmStateFor's.
+		if _, err := tx.Exec(ctx,
+			`INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
+			 SELECT id, tenant_id, expires_at,
+			        CASE WHEN expired_at IS NOT NULL AND expired_at >= expires_at THEN 'done' ELSE 'scheduled' END,
+			        $2, $2
+			 FROM links WHERE slug = ANY($1)`, expiring, ts); err != nil {
+			return fmt.Errorf("postgres: import links: alarms: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: import links: %w", err)
 	}
 	return nil
 }
@@ -179,7 +221,9 @@ func decodeCursor(cursor string) (int64, error) {
 // UpdateLink reads the tenant's link with SELECT ... FOR UPDATE, lets fn
 // change it and writes it back, in one transaction, so that concurrent
 // updates of one link (from any node) serialize instead of overwriting each
-// other. fn's error aborts the update and is returned unchanged.
+// other. fn's error aborts the update and is returned unchanged. A changed
+// ExpiresAt moves or deletes the link's alarm in the same transaction (see
+// linkforge.LinkStore).
 func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
@@ -208,6 +252,11 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	}
 	l = normalizeLink(l)
 	l.ID, l.TenantID, l.Slug, l.CreatedAt, l.Clicks = old.ID, old.TenantID, old.Slug, old.CreatedAt, old.Clicks
+	expiryMoved := !sameTime(l.ExpiresAt, old.ExpiresAt)
+	if expiryMoved && sameTime(l.ExpiredAt, old.ExpiredAt) {
+		// The expiry it recorded is no longer the link's.
+		l.ExpiredAt = nil
+	}
 	// UpdatedAt only moves forward, even if the wall clock steps back, two
 	// updates share a microsecond or two nodes' clocks disagree: clients
 	// may compare it.
@@ -222,6 +271,20 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 		l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL, l.Tags, l.UpdatedAt, l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
+	// The alarm follows the expiry: untouched if it did not move,
+	// rescheduled if it moved, deleted if it was cleared.
+	switch {
+	case !expiryMoved:
+	case l.ExpiresAt == nil:
+		if _, err := tx.Exec(ctx, `DELETE FROM link_alarms WHERE link_id = $1`, l.ID); err != nil {
+			return linkforge.Link{}, fmt.Errorf("postgres: update link: delete alarm: %w", err)
+		}
+	default:
+		if _, err := tx.Exec(ctx, scheduleAlarmSQL, l.ID, l.TenantID, *l.ExpiresAt,
+			string(linkforge.AlarmStateFor(&l)), l.UpdatedAt); err != nil {
+			return linkforge.Link{}, fmt.Errorf("postgres: update link: schedule alarm: %w", err)
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
@@ -231,7 +294,8 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 // DeleteLink deletes the tenant's link and its rollup rows and returns the
 // link as it was, with its Clicks. It is one statement, hence one
 // transaction and one round trip: the rollup delete takes the id from the
-// link delete's RETURNING.
+// link delete's RETURNING, and the link's alarm goes by the foreign key's
+// ON DELETE CASCADE, within the same statement.
 func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLink(db.pool.QueryRow(ctx,
 		`WITH l AS (
@@ -248,6 +312,13 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 		return linkforge.Link{}, fmt.Errorf("postgres: delete link: %w", err)
 	}
 	return l, nil
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
 }
 
 // normalizeLink brings l to what a read returns: UTC times truncated to

@@ -35,7 +35,8 @@ const (
 )
 
 // CreateLink stores l and returns it with ID, CreatedAt and UpdatedAt
-// filled in. A slug in use, by any tenant, answers EConflict.
+// filled in. A slug in use, by any tenant, answers EConflict. A link with an
+// ExpiresAt gets its alarm in the same transaction.
 func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error) {
 	l = normalizeLink(l)
 	l.CreatedAt = now()
@@ -45,9 +46,28 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
-	err = db.writer.QueryRowContext(ctx, insertLinkSQL+` RETURNING id`, args...).Scan(&l.ID)
+	if l.ExpiresAt == nil {
+		// One statement is its own transaction.
+		err = db.writer.QueryRowContext(ctx, insertLinkSQL+` RETURNING id`, args...).Scan(&l.ID)
+		if err != nil {
+			return linkforge.Link{}, linkWriteError("create link", err)
+		}
+		return l, nil
+	}
+
+	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, insertLinkSQL+` RETURNING id`, args...).Scan(&l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("create link", err)
+	}
+	if err := scheduleAlarm(ctx, tx, l, l.CreatedAt); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
 	return l, nil
 }
@@ -56,7 +76,8 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 // statement: the bulk loader of benchmarks and imports (a million links in
 // seconds). Zero CreatedAt or UpdatedAt are set to now. IDs are assigned by
 // the database, in the slug order of links, and not returned. A slug in use
-// answers EConflict and nothing is inserted.
+// answers EConflict and nothing is inserted. Links with an ExpiresAt get
+// their alarms in the same transaction.
 func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	if len(links) == 0 {
 		return nil
@@ -81,6 +102,15 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		return fmt.Errorf("sqlite: import links: %w", err)
 	}
 	defer stmt.Close()
+	// The alarm of an expiring link takes the id of the link inserted just
+	// before it on this connection: no RETURNING round trip per link.
+	alarmStmt, err := tx.PrepareContext(ctx,
+		`INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
+		 VALUES (last_insert_rowid(), ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("sqlite: import links: %w", err)
+	}
+	defer alarmStmt.Close()
 
 	// The driver watches a cancellable context with one goroutine per
 	// statement, which costs as much as the insert itself; the loop checks
@@ -106,6 +136,12 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		}
 		if _, err := stmt.ExecContext(execCtx, args...); err != nil {
 			return linkWriteError("import links", err)
+		}
+		if l.ExpiresAt != nil {
+			if _, err := alarmStmt.ExecContext(execCtx, l.TenantID, toMicros(*l.ExpiresAt),
+				string(linkforge.AlarmStateFor(&l)), toMicros(ts), toMicros(ts)); err != nil {
+				return fmt.Errorf("sqlite: import links: alarm of slug %q: %w", l.Slug, err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -227,7 +263,8 @@ func decodeCursor(cursor string) (int64, error) {
 // UpdateLink reads the tenant's link, lets fn change it and writes it back,
 // in one write transaction, so that concurrent updates of one link
 // serialize instead of overwriting each other. fn's error aborts the update
-// and is returned unchanged.
+// and is returned unchanged. A changed ExpiresAt moves or deletes the
+// link's alarm in the same transaction (see linkforge.LinkStore).
 func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
@@ -251,6 +288,11 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	}
 	l = normalizeLink(l)
 	l.ID, l.TenantID, l.Slug, l.CreatedAt, l.Clicks = old.ID, old.TenantID, old.Slug, old.CreatedAt, old.Clicks
+	expiryMoved := !sameTime(l.ExpiresAt, old.ExpiresAt)
+	if expiryMoved && sameTime(l.ExpiredAt, old.ExpiredAt) {
+		// The expiry it recorded is no longer the link's.
+		l.ExpiredAt = nil
+	}
 	// UpdatedAt only moves forward, even if the wall clock steps back or two
 	// updates share a microsecond: clients may compare it.
 	l.UpdatedAt = now()
@@ -269,6 +311,9 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 		tags, toMicros(l.UpdatedAt), l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
+	if err := updateAlarm(ctx, tx, l, expiryMoved); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
@@ -276,7 +321,8 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 }
 
 // DeleteLink deletes the tenant's link and its rollup rows in one
-// transaction and returns the link as it was.
+// transaction and returns the link as it was. Its alarm goes with it, by
+// the foreign key's ON DELETE CASCADE, in the same transaction.
 func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
@@ -298,6 +344,30 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
 	return l, nil
+}
+
+// updateAlarm keeps the alarm of l, just written by UpdateLink, in step
+// with its ExpiresAt: untouched if the expiry did not move, rescheduled if
+// it moved, deleted if it was cleared.
+func updateAlarm(ctx context.Context, tx execer, l linkforge.Link, expiryMoved bool) error {
+	switch {
+	case !expiryMoved:
+		return nil
+	case l.ExpiresAt == nil:
+		if _, err := tx.ExecContext(ctx, `DELETE FROM link_alarms WHERE link_id = ?`, l.ID); err != nil {
+			return fmt.Errorf("delete alarm of link %d: %w", l.ID, err)
+		}
+		return nil
+	default:
+		return scheduleAlarm(ctx, tx, l, l.UpdatedAt)
+	}
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
 }
 
 // normalizeLink brings l to what a read returns: UTC times truncated to

@@ -31,6 +31,12 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Rollup", testRollup},
 		{"Stats", testStats},
 		{"Concurrency", testConcurrency},
+		{"AlarmsFollowLinks", testAlarmsFollowLinks},
+		{"ClaimAlarms", testClaimAlarms},
+		{"FailAndRetryAlarm", testFailAndRetryAlarm},
+		{"ListAlarms", testListAlarms},
+		{"ExpireLinks", testExpireLinks},
+		{"ClaimConcurrency", testClaimConcurrency},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,127 @@
+package linkcounter
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
+)
+
+// deltaLog is a Subscriber that keeps what it receives; while gate is not
+// nil it blocks on it, like a slow dashboard.
+type deltaLog struct {
+	mu     sync.Mutex
+	deltas []Delta
+	gate   chan struct{}
+}
+
+func (d *deltaLog) ClicksChanged(x Delta) {
+	d.mu.Lock()
+	gate := d.gate
+	d.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	d.mu.Lock()
+	d.deltas = append(d.deltas, x)
+	d.mu.Unlock()
+}
+
+func (d *deltaLog) take() []Delta {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := d.deltas
+	d.deltas = nil
+	return out
+}
+
+// Live deltas are coalesced: one per link and bucket per 250 ms, carrying
+// the absolute bucket count and the link's all-time total (other nodes'
+// flushed clicks included).
+func TestLiveDeltas(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		synctest.Test(t, func(t *testing.T) {
+			st := b.open(t)
+			l := mustLink(t, st, -1)
+			other := mustLink(t, st, -1)
+			row := linkforge.RollupRow{LinkID: l.ID, Bucket: time.Now().Add(-time.Hour).Truncate(time.Minute), Count: 7}
+			if err := st.UpsertRollup(context.Background(), "other-node", []linkforge.RollupRow{row}); err != nil {
+				t.Fatalf("seed rollup: %v", err)
+			}
+			sub := &deltaLog{}
+			c := mustStart(t, Config{Store: st, Journal: mustJournal(t, t.TempDir()), Subscriber: sub}, nil)
+
+			start := time.Now()
+			for range 100 { // 100 clicks in 200 ms
+				mustRecord(t, c, &l, time.Now())
+				time.Sleep(2 * time.Millisecond)
+			}
+			mustRecord(t, c, &other, time.Now())
+			time.Sleep(start.Add(c.liveInterval).Sub(time.Now()) - time.Nanosecond)
+			synctest.Wait()
+			if got := sub.take(); len(got) != 0 {
+				t.Fatalf("deltas before the live interval: %+v", got)
+			}
+			time.Sleep(time.Nanosecond)
+			synctest.Wait()
+			want := map[int64]Delta{
+				l.ID: {TenantID: l.TenantID, LinkID: l.ID, Slug: l.Slug, Bucket: start.Truncate(time.Minute).UTC(),
+					Count: 100, Total: 107, TotalKnown: true},
+				other.ID: {TenantID: other.TenantID, LinkID: other.ID, Slug: other.Slug, Bucket: start.Truncate(time.Minute).UTC(),
+					Count: 1, Total: 1, TotalKnown: true},
+			}
+			got := sub.take()
+			if len(got) != len(want) {
+				t.Fatalf("deltas = %+v, want one per link: %+v", got, want)
+			}
+			for _, d := range got {
+				if d != want[d.LinkID] {
+					t.Errorf("delta = %+v, want %+v", d, want[d.LinkID])
+				}
+			}
+
+			// No change, no delta.
+			time.Sleep(time.Second)
+			synctest.Wait()
+			if got := sub.take(); len(got) != 0 {
+				t.Errorf("deltas without clicks: %+v", got)
+			}
+			mustStop(t, c)
+		})
+	})
+}
+
+// A slow subscriber never holds clicks up: they are acknowledged while it
+// blocks, and it then gets the latest counts, coalesced.
+func TestLiveSlowSubscriber(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := asTestStore(t, testdb.SQLite(t))
+		l := mustLink(t, st, -1)
+		gate := make(chan struct{})
+		sub := &deltaLog{gate: gate}
+		c := mustStart(t, Config{Store: st, Journal: mustJournal(t, t.TempDir()), Subscriber: sub}, nil)
+
+		mustRecord(t, c, &l, time.Now())
+		time.Sleep(c.liveInterval) // the subscriber is now blocked in its first delta
+		synctest.Wait()
+		for range 500 {
+			mustRecord(t, c, &l, time.Now())
+			time.Sleep(time.Millisecond)
+		}
+		sub.mu.Lock()
+		sub.gate = nil
+		sub.mu.Unlock()
+		close(gate)
+		time.Sleep(c.liveInterval)
+		synctest.Wait()
+		got := sub.take()
+		if len(got) != 2 || got[0].Count != 1 || got[1].Count != 501 {
+			t.Errorf("deltas = %+v, want counts 1 then 501", got)
+		}
+		mustStop(t, c)
+	})
+}

@@ -1,0 +1,197 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/store/postgres"
+)
+
+// TestImportLinksSchedulesAlarms checks that the bulk loader gives every
+// expiring link its alarm, in the import's transaction.
+func TestImportLinksSchedulesAlarms(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := mustOpen(t)
+	tenant := mustTenant(t, db, "bulk")
+	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	expired := due.Add(time.Second)
+	if err := db.ImportLinks(ctx, []linkforge.Link{
+		{TenantID: tenant.ID, Slug: "imp-c", URL: "https://example.com/c", ExpiresAt: &due},
+		{TenantID: tenant.ID, Slug: "imp-a", URL: "https://example.com/a"},
+		{TenantID: tenant.ID, Slug: "imp-b", URL: "https://example.com/b", ExpiresAt: &due, ExpiredAt: &expired},
+	}); err != nil {
+		t.Fatalf("ImportLinks: %v", err)
+	}
+	got, err := db.ListAlarms(ctx, tenant.ID, "", 100)
+	if err != nil {
+		t.Fatalf("ListAlarms: %v", err)
+	}
+	states := map[string]linkforge.AlarmState{}
+	for _, a := range got {
+		l, err := db.LinkBySlug(ctx, a.Slug)
+		if err != nil || l.ID != a.LinkID {
+			t.Errorf("alarm %+v: its slug names link %+v (%v), want link %d", a, l, err, a.LinkID)
+		}
+		if !a.DueAt.Equal(due) {
+			t.Errorf("alarm of %s due %v, want %v", a.Slug, a.DueAt, due)
+		}
+		states[a.Slug] = a.State
+	}
+	if len(states) != 2 || states["imp-c"] != linkforge.AlarmScheduled || states["imp-b"] != linkforge.AlarmDone {
+		t.Errorf("alarm states by slug = %v, want imp-c scheduled and imp-b done", states)
+	}
+
+	err = db.ImportLinks(ctx, []linkforge.Link{
+		{TenantID: tenant.ID, Slug: "imp-0", URL: "https://example.com/0", ExpiresAt: &due},
+		{TenantID: tenant.ID, Slug: "imp-a", URL: "https://example.com/dup", ExpiresAt: &due},
+	})
+	if code := linkforge.ErrorCode(err); code != linkforge.EConflict {
+		t.Fatalf("ImportLinks with a taken slug = %v, want a conflict", err)
+	}
+	if n := mustQueryInt(t, db, `SELECT count(*) FROM link_alarms`); n != 2 {
+		t.Errorf("%d alarms after the failed import, want the 2 from before", n)
+	}
+}
+
+// TestMigrationBackfillsAlarms migrates a database with expiring links from
+// version 1: each gets its alarm, so start-up finds them in stored state.
+func TestMigrationBackfillsAlarms(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db, err := postgres.Open(ctx, pgtest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sqlDB := stdlib.OpenDBFromPool(db.Pool())
+	defer sqlDB.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, os.DirFS("../../migrations/postgres"))
+	if err != nil {
+		t.Fatalf("goose: %v", err)
+	}
+	if _, err := p.UpTo(ctx, 1); err != nil {
+		t.Fatalf("migrate to version 1: %v", err)
+	}
+	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := db.Pool().Exec(ctx, `
+		WITH t AS (INSERT INTO tenants (name) VALUES ('old') RETURNING id)
+		INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, created_at, updated_at)
+		SELECT t.id, v.slug, 'https://example.com/', v.expires_at, v.expired_at, now(), now()
+		FROM t, (VALUES ('old-none', NULL::timestamptz, NULL::timestamptz),
+		                ('old-due', $1, NULL), ('old-expired', $1, $1)) AS v(slug, expires_at, expired_at)`,
+		due); err != nil {
+		t.Fatalf("insert version-1 rows: %v", err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	tenant := mustTenant(t, db, "old")
+	got, err := db.ListAlarms(ctx, tenant.ID, "", 100)
+	if err != nil {
+		t.Fatalf("ListAlarms: %v", err)
+	}
+	states := map[string]linkforge.AlarmState{}
+	for _, a := range got {
+		states[a.Slug] = a.State
+		if !a.DueAt.Equal(due) {
+			t.Errorf("backfilled alarm of %s due %v, want %v", a.Slug, a.DueAt, due)
+		}
+	}
+	if len(states) != 2 || states["old-due"] != linkforge.AlarmScheduled || states["old-expired"] != linkforge.AlarmDone {
+		t.Errorf("backfilled alarm states = %v, want old-due scheduled and old-expired done", states)
+	}
+}
+
+// TestClaimAlarmsIsOneStatement counts the statements a claim sends.
+func TestClaimAlarmsIsOneStatement(t *testing.T) {
+	t.Parallel()
+	url := pgtest.New(t)
+	setup := mustOpenURL(t, url)
+	tenant := mustTenant(t, setup, "one")
+	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, slug := range []string{"a", "b", "c"} {
+		if _, err := setup.CreateLink(t.Context(), linkforge.Link{TenantID: tenant.ID, Slug: slug,
+			URL: "https://example.com/", ExpiresAt: &due}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &queryCounter{substr: "link_alarms"}
+	cfg.ConnConfig.Tracer = counter
+	db, err := postgres.OpenConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.ClaimAlarms(t.Context(), "node-a", due, time.Minute, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Errorf("claimed %d alarms, want 3", len(got))
+	}
+	if n := counter.n.Load(); n != 1 {
+		t.Errorf("ClaimAlarms sent %d statements, want 1", n)
+	}
+}
+
+// TestClaimAlarmsSkipsLockedRows holds a row lock on one due alarm, as a
+// claim in progress on another node does: a claim returns the other due
+// alarms at once instead of waiting for the lock.
+func TestClaimAlarmsSkipsLockedRows(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := mustOpen(t)
+	tenant := mustTenant(t, db, "skip")
+	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	var ids []int64
+	for _, slug := range []string{"first", "second", "third"} {
+		l, err := db.CreateLink(ctx, linkforge.Link{TenantID: tenant.ID, Slug: slug, URL: "https://example.com/", ExpiresAt: &due})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	tx, err := db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT id FROM link_alarms WHERE link_id = $1 FOR UPDATE`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without SKIP LOCKED this would block until the deadline.
+	claimCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	got, err := db.ClaimAlarms(claimCtx, "node-b", due, time.Minute, 10)
+	if err != nil {
+		t.Fatalf("ClaimAlarms beside a locked row: %v", err)
+	}
+	var claimed []int64
+	for _, a := range got {
+		claimed = append(claimed, a.LinkID)
+	}
+	if len(claimed) != 2 || claimed[0] != ids[1] || claimed[1] != ids[2] {
+		t.Errorf("claimed the alarms of links %v, want %v (the locked one skipped)", claimed, ids[1:])
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err = db.ClaimAlarms(ctx, "node-b", due, time.Minute, 10)
+	if err != nil || len(got) != 1 || got[0].LinkID != ids[0] {
+		t.Errorf("ClaimAlarms after the lock was released = %+v, %v; want the first link's alarm", got, err)
+	}
+}
