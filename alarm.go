@@ -90,8 +90,9 @@ type AlarmLease struct {
 	Seq     int64
 }
 
-// AlarmFailure is what FailAlarm records of a failed run.
+// AlarmFailure is what FailAlarms records of a failed run.
 type AlarmFailure struct {
+	Lease AlarmLease
 	At    time.Time
 	Error string
 	// Dead ends the alarm; otherwise it is retried at NextDue.
@@ -126,10 +127,12 @@ type AlarmStore interface {
 	// lease, and returns how many were. The others were taken over, moved
 	// or deleted meanwhile and are left alone.
 	CompleteAlarms(ctx context.Context, leases []AlarmLease, now time.Time) (int, error)
-	// FailAlarm appends the failure to the alarm's errors and makes it
-	// retrying at f.NextDue, or dead, if lease is still its claim; it
-	// reports whether it was.
-	FailAlarm(ctx context.Context, lease AlarmLease, f AlarmFailure) (bool, error)
+	// FailAlarms records failed runs in one statement: each alarm whose
+	// claim is still the failure's Lease gets the error appended to its
+	// errors and becomes retrying at NextDue, or dead. It returns the ids
+	// of the alarms it changed; the others were taken over, moved or
+	// deleted meanwhile and are left alone.
+	FailAlarms(ctx context.Context, failures []AlarmFailure) ([]int64, error)
 	// NextAlarmDue returns the earliest time at which an alarm becomes
 	// claimable: the due time of a scheduled or retrying alarm, or the lease
 	// expiry of a running one. ok is false when there is none.

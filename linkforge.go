@@ -180,6 +180,9 @@ type RollupStore interface {
 	// excluded.count. Replaying the same rows changes nothing. Rows of links
 	// that no longer exist are accepted (a flush may race a delete).
 	UpsertRollup(ctx context.Context, nodeID string, rows []RollupRow) error
+	// ClickTotal returns a link's all-time count: the sum of its rollup rows
+	// over every node (0 for an unknown link).
+	ClickTotal(ctx context.Context, linkID int64) (int64, error)
 	// Stats sums counts over nodes for q.
 	Stats(ctx context.Context, q StatsQuery) (Stats, error)
 }

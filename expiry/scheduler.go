@@ -495,10 +495,8 @@ func (s *Scheduler) runBatch(ctx context.Context, alarms []linkforge.Alarm) {
 			}
 		}
 	}
-	for _, a := range alarms {
-		if err, failed := failures[a.ID]; failed {
-			s.recordFailure(recCtx, a, err, now)
-		}
+	if len(failures) > 0 {
+		s.recordFailures(recCtx, alarms, failures, now)
 	}
 }
 
@@ -524,48 +522,58 @@ func callHook(ctx context.Context, h Hook, l linkforge.Link) (err error) {
 	return h(ctx, l)
 }
 
-// recordFailure schedules the retry of a failed run, or ends the alarm
-// dead after the last retry, and logs it. Every failure logs alarm_failed
+// recordFailures schedules the retry of each failed run, or ends the alarm
+// dead after its last retry, and logs it: every failure logs alarm_failed
 // with its retryCount; the one with lastAttempt true is the alert.
-func (s *Scheduler) recordFailure(ctx context.Context, a linkforge.Alarm, runErr error, now time.Time) {
-	retry := a.RetryCount()
-	dead := retry >= s.maxRetries
-	msg := truncate(runErr.Error(), maxErrorLen)
-	f := linkforge.AlarmFailure{At: now, Error: msg, Dead: dead}
-	if !dead {
-		f.NextDue = now.Add(s.backoff(retry + 1))
+func (s *Scheduler) recordFailures(ctx context.Context, alarms []linkforge.Alarm, runErrs map[int64]error, now time.Time) {
+	var fs []linkforge.AlarmFailure
+	dead := map[int64]bool{}
+	for _, a := range alarms {
+		runErr, failed := runErrs[a.ID]
+		if !failed {
+			continue
+		}
+		retry := a.RetryCount()
+		f := linkforge.AlarmFailure{Lease: a.Lease(), At: now, Error: truncate(runErr.Error(), maxErrorLen),
+			Dead: retry >= s.maxRetries}
+		attrs := []slog.Attr{
+			slog.String("event", "alarm_failed"),
+			slog.Int64("link_id", a.LinkID),
+			slog.Int64("alarm_id", a.ID),
+			slog.Int64("tenant_id", a.TenantID),
+			slog.Int("retryCount", retry),
+			slog.Bool("lastAttempt", f.Dead),
+			slog.String("error", f.Error),
+		}
+		level := slog.LevelWarn
+		if f.Dead {
+			level = slog.LevelError
+			dead[a.ID] = true
+		} else {
+			f.NextDue = now.Add(s.backoff(retry + 1))
+			attrs = append(attrs, slog.Time("next_due", f.NextDue))
+		}
+		s.log.LogAttrs(ctx, level, "alarm failed", attrs...)
+		fs = append(fs, f)
 	}
-	s.m.runs.WithLabelValues("failure").Inc()
-	attrs := []slog.Attr{
-		slog.String("event", "alarm_failed"),
-		slog.Int64("link_id", a.LinkID),
-		slog.Int64("alarm_id", a.ID),
-		slog.Int64("tenant_id", a.TenantID),
-		slog.Int("retryCount", retry),
-		slog.Bool("lastAttempt", dead),
-		slog.String("error", msg),
-	}
-	level := slog.LevelWarn
-	if dead {
-		level = slog.LevelError
-	} else {
-		attrs = append(attrs, slog.Time("next_due", f.NextDue))
-	}
-	s.log.LogAttrs(ctx, level, "alarm failed", attrs...)
+	s.m.runs.WithLabelValues("failure").Add(float64(len(fs)))
 
-	ok, err := s.store.FailAlarm(ctx, a.Lease(), f)
-	switch {
-	case err != nil:
-		// Left running: claimed again when the lease expires, which counts
-		// as the next attempt.
+	ids, err := s.store.FailAlarms(ctx, fs)
+	if err != nil {
+		// Left running: claimed again when their lease expires, which
+		// counts as their next attempt.
 		s.m.storeErrors.Inc()
-		s.log.LogAttrs(ctx, slog.LevelError, "alarm failure not recorded",
-			slog.String("event", "alarm_store_error"), slog.Int64("alarm_id", a.ID), slog.String("error", err.Error()))
-	case !ok:
-		// Moved, deleted or taken over meanwhile: the newer state stands.
-		s.m.runs.WithLabelValues("superseded").Inc()
-	case dead:
-		s.m.dead.Inc()
+		s.log.LogAttrs(ctx, slog.LevelError, "alarm failures not recorded",
+			slog.String("event", "alarm_store_error"), slog.Int("alarm_count", len(fs)), slog.String("error", err.Error()))
+		return
+	}
+	// The others were moved, deleted or taken over meanwhile: the newer
+	// state stands.
+	s.m.runs.WithLabelValues("superseded").Add(float64(len(fs) - len(ids)))
+	for _, id := range ids {
+		if dead[id] {
+			s.m.dead.Inc()
+		}
 	}
 }
 

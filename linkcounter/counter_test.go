@@ -85,19 +85,29 @@ func TestRestartReconciles(t *testing.T) {
 			}
 
 			time.Sleep(time.Hour) // down for a while
-			rec := &recordingStore{Store: st}
+			// The first rollup write waits for the gate, so that the state
+			// before the reconciliation flush can be looked at.
+			gate := make(chan struct{})
+			rec := &recordingStore{Store: st, fail: func(i int) (error, error) {
+				if i == 0 {
+					<-gate
+				}
+				return nil, nil
+			}}
 			reg := prometheus.NewRegistry()
 			c2 := mustStart(t, Config{Store: rec, Journal: mustJournal(t, dir), Registerer: reg}, nil)
 			if c2.NodeID() != nodeID {
 				t.Errorf("node id after restart = %q, want %q", c2.NodeID(), nodeID)
 			}
+			synctest.Wait() // the reconciliation flush has started, with no click
 			if p := metricValue(t, reg, "linkforge_clicks_pending"); p != 100 {
 				t.Errorf("pending after start = %v, want 100", p)
 			}
 			if age := metricValue(t, reg, "linkforge_clicks_oldest_unflushed_seconds"); age < 3600 {
 				t.Errorf("oldest unflushed after start = %vs, want at least the hour it waited", age)
 			}
-			synctest.Wait() // the reconciliation flush, with no click
+			close(gate)
+			synctest.Wait()
 			if calls := rec.snapshot(); len(calls) != 1 || len(calls[0].rows) != 2 {
 				t.Fatalf("reconciliation wrote %+v, want one flush of 2 rows", calls)
 			}

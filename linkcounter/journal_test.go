@@ -244,3 +244,35 @@ func TestGroupCommit(t *testing.T) {
 		mustStop(t, c)
 	})
 }
+
+// The journal runs in WAL mode with the synchronous setting asked for.
+func TestJournalPragmas(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []JournalOption
+		want int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{
+		{"default is FULL", nil, 2},
+		{"FULL", []JournalOption{WithSynchronous(SyncFull)}, 2},
+		{"NORMAL", []JournalOption{WithSynchronous(SyncNormal)}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := mustJournal(t, t.TempDir(), tt.opts...)
+			var mode string
+			var sync int
+			if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+				t.Fatalf("journal_mode: %v", err)
+			}
+			if err := j.w.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil {
+				t.Fatalf("synchronous: %v", err)
+			}
+			if mode != "wal" || sync != tt.want {
+				t.Errorf("journal_mode %q synchronous %d, want wal and %d", mode, sync, tt.want)
+			}
+		})
+	}
+	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "j.db"), WithSynchronous("OFF")); err == nil {
+		t.Errorf("Open with synchronous OFF: no error")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcounter"
 )
 
 // Header values of the redirect path, built once: assigning a shared slice
@@ -79,7 +80,18 @@ func (s *Server) redirect(c echo.Context) error {
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		return s.gone(c, e)
 	}
-	if req.Method == http.MethodGet {
+	counted := req.Method == http.MethodGet
+	if counted && linkcounter.IsPreviewAgent(req.UserAgent()) {
+		// Redirected like any visitor, but an unfurler fetching a pasted
+		// link is not a click.
+		counted = false
+		if s.skipped != nil {
+			s.skipped.Skipped(linkcounter.SkipPreview)
+		}
+	} else if !counted && s.skipped != nil {
+		s.skipped.Skipped(linkcounter.SkipHead)
+	}
+	if counted {
 		if s.counter != nil {
 			// Before the 302: the redirect leaves only once its click is
 			// durable.

@@ -69,12 +69,20 @@ type ExhaustionChecker interface {
 	Exhausted(l *linkforge.Link) bool
 }
 
+// SkipRecorder is implemented by click counters that keep a metric of the
+// redirects they were not asked to count (HEAD requests, link previews and
+// crawlers), so that operators can see the traffic that is not clicks.
+type SkipRecorder interface {
+	Skipped(reason string)
+}
+
 // Server serves LinkForge's HTTP interface. It is an http.Handler.
 type Server struct {
 	echo      *echo.Echo
 	store     linkforge.Store
 	counter   linkforge.ClickCounter
 	exhausted ExhaustionChecker // nil unless counter implements it
+	skipped   SkipRecorder      // nil unless counter implements it
 	logger    *slog.Logger
 	now       func() time.Time
 	cache     *linkCache
@@ -114,6 +122,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if ec, ok := cfg.Counter.(ExhaustionChecker); ok {
 		s.exhausted = ec
+	}
+	if sr, ok := cfg.Counter.(SkipRecorder); ok {
+		s.skipped = sr
 	}
 	size := cfg.CacheSize
 	if size <= 0 {

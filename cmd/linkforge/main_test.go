@@ -81,6 +81,8 @@ type node struct {
 	bin     string
 	dataDir string
 	dbURL   string // empty: SQLite in dataDir
+	// serveArgs are added to every `serve` (e.g. a short --flush-interval).
+	serveArgs []string
 }
 
 func newNode(t *testing.T, dbURL string) *node {
@@ -161,7 +163,8 @@ func (n *node) startServer(publicURL string) *server {
 			}
 		}
 	}}}
-	s.cmd = n.command(context.Background(), "serve", "--addr", "127.0.0.1:0", "--public-url", publicURL)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--public-url", publicURL}, n.serveArgs...)
+	s.cmd = n.command(context.Background(), args...)
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
 		n.t.Fatalf("start linkforge serve: %v", err)

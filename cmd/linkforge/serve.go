@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -19,6 +21,9 @@ import (
 // the store. It stays under the 30 s that container orchestrators usually
 // wait between SIGTERM and SIGKILL.
 const shutdownTimeout = 25 * time.Second
+
+// journalFile is the node journal's name inside the data dir.
+const journalFile = "journal.db"
 
 // readHeaderTimeout stops slow-loris clients from holding connections open.
 const readHeaderTimeout = 10 * time.Second
@@ -86,12 +91,38 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	}
 	lc.add("store", func(context.Context) error { return st.Close() })
 
+	registry := prometheus.NewRegistry()
+
+	// The node journal: every click is durable here before its 302 leaves.
+	journal, err := linkcounter.Open(a.ctx, filepath.Join(a.cfg.DataDir, journalFile))
+	if err != nil {
+		return a.fail("cannot open click journal", err)
+	}
+	lc.add("journal", func(context.Context) error { return journal.Close() })
+	counter, err := linkcounter.New(a.ctx, linkcounter.Config{
+		Store:         st,
+		Journal:       journal,
+		NodeID:        a.cfg.NodeID,
+		FlushInterval: a.cfg.FlushInterval,
+		Logger:        a.log,
+		Registerer:    registry,
+	})
+	if err != nil {
+		return a.fail("cannot create click counter", err)
+	}
+	if err := counter.Start(a.ctx); err != nil {
+		return a.fail("cannot start click counter", err)
+	}
+	// Stopped after HTTP (no more clicks) and before the store it flushes
+	// into: Stop flushes every counter.
+	lc.add("counter", counter.Stop)
+
 	handler, err := web.New(web.Config{
 		Store:     st,
-		Counter:   nil, // the LinkCounter issue adds it
+		Counter:   counter,
 		PublicURL: a.cfg.PublicURL,
 		Logger:    a.log,
-		Registry:  prometheus.NewRegistry(),
+		Registry:  registry,
 		Now:       time.Now,
 	})
 	if err != nil {
@@ -123,7 +154,7 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 
 	addr := ln.Addr().String()
 	dashboard := a.cfg.PublicURL.String() + "/dashboard"
-	a.log.Info("listening", append([]any{"addr", addr, "public_url", a.cfg.PublicURL.String(), "dashboard", dashboard}, a.storeAttrs()...)...)
+	a.log.Info("listening", append([]any{"addr", addr, "node_id", counter.NodeID(), "public_url", a.cfg.PublicURL.String(), "dashboard", dashboard}, a.storeAttrs()...)...)
 	fmt.Fprintf(a.stderr, "LinkForge is listening on %s.\n"+
 		"  Dashboard: %s\n"+
 		"  Admin API token: linkforge token create --tenant NAME\n"+

@@ -143,23 +143,47 @@ func (db *DB) CompleteAlarms(ctx context.Context, leases []linkforge.AlarmLease,
 	return int(tag.RowsAffected()), nil
 }
 
-// FailAlarm records a failed run of the alarm held by lease.
-func (db *DB) FailAlarm(ctx context.Context, lease linkforge.AlarmLease, f linkforge.AlarmFailure) (bool, error) {
-	state, next := linkforge.AlarmRetrying, &f.NextDue
-	if f.Dead {
-		state, next = linkforge.AlarmDead, nil
+// FailAlarms records failed runs in one statement over arrays of the
+// failures' fields.
+func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure) ([]int64, error) {
+	if len(failures) == 0 {
+		return []int64{}, nil
 	}
-	at := f.At.UTC().Truncate(time.Microsecond)
-	tag, err := db.pool.Exec(ctx,
-		`UPDATE link_alarms SET state = $1, due_at = COALESCE($2, due_at),
-			errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', $3::text, 'error', $4::text)),
-			lease_owner = NULL, lease_expires_at = NULL, updated_at = $5
-		 WHERE id = $6 AND state = 'running' AND lease_owner = $7 AND lease_seq = $8`,
-		string(state), next, formatTime(at), f.Error, at, lease.AlarmID, lease.Owner, lease.Seq)
+	n := len(failures)
+	ids, seqs := make([]int64, n), make([]int64, n)
+	owners, states, ats, errs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	nexts, atTimes := make([]*time.Time, n), make([]time.Time, n)
+	for i, f := range failures {
+		atTimes[i] = f.At.UTC().Truncate(time.Microsecond)
+		ids[i], owners[i], seqs[i] = f.Lease.AlarmID, f.Lease.Owner, f.Lease.Seq
+		states[i], ats[i], errs[i] = string(linkforge.AlarmRetrying), formatTime(f.At), f.Error
+		if f.Dead {
+			states[i] = string(linkforge.AlarmDead)
+		} else {
+			next := f.NextDue
+			nexts[i] = &next
+		}
+	}
+	rows, err := db.pool.Query(ctx,
+		`UPDATE link_alarms a SET state = f.state, due_at = COALESCE(f.next, a.due_at),
+			errors = a.errors || jsonb_build_array(jsonb_build_object('attempt', a.attempt, 'at', f.at, 'error', f.error)),
+			lease_owner = NULL, lease_expires_at = NULL, updated_at = f.at_ts
+		 FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::text[],
+		             $8::timestamptz[]) AS f(id, owner, seq, state, next, at, error, at_ts)
+		 WHERE a.id = f.id AND a.state = 'running' AND a.lease_owner = f.owner AND a.lease_seq = f.seq
+		 RETURNING a.id`,
+		ids, owners, seqs, states, nexts, ats, errs, atTimes)
 	if err != nil {
-		return false, fmt.Errorf("postgres: fail alarm %d: %w", lease.AlarmID, err)
+		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	changed, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
+	}
+	if changed == nil {
+		changed = []int64{}
+	}
+	return changed, nil
 }
 
 // NextAlarmDue reads the minimum of each partial index: two index probes.

@@ -171,27 +171,50 @@ func (db *DB) CompleteAlarms(ctx context.Context, leases []linkforge.AlarmLease,
 	return int(n), nil
 }
 
-// FailAlarm records a failed run of the alarm held by lease.
-func (db *DB) FailAlarm(ctx context.Context, lease linkforge.AlarmLease, f linkforge.AlarmFailure) (bool, error) {
-	state, next := linkforge.AlarmRetrying, sql.NullInt64{Int64: toMicros(f.NextDue), Valid: true}
-	if f.Dead {
-		state, next = linkforge.AlarmDead, sql.NullInt64{}
+// FailAlarms records failed runs in one statement, reading the failures
+// from a JSON array.
+func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure) ([]int64, error) {
+	if len(failures) == 0 {
+		return []int64{}, nil
 	}
-	at := f.At.UTC().Truncate(time.Microsecond)
-	res, err := db.writer.ExecContext(ctx,
-		`UPDATE link_alarms SET state = ?, due_at = COALESCE(?, due_at),
-			errors = json_insert(errors, '$[#]', json_object('attempt', attempt, 'at', ?, 'error', ?)),
-			lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
-		 WHERE id = ? AND state = 'running' AND lease_owner = ? AND lease_seq = ?`,
-		string(state), next, formatTime(at), f.Error, toMicros(at), lease.AlarmID, lease.Owner, lease.Seq)
+	rows := make([][8]any, len(failures))
+	for i, f := range failures {
+		state, next := linkforge.AlarmRetrying, any(toMicros(f.NextDue))
+		if f.Dead {
+			state, next = linkforge.AlarmDead, nil
+		}
+		rows[i] = [8]any{f.Lease.AlarmID, f.Lease.Owner, f.Lease.Seq, string(state), next, formatTime(f.At), f.Error, toMicros(f.At)}
+	}
+	js, err := json.Marshal(rows)
 	if err != nil {
-		return false, fmt.Errorf("sqlite: fail alarm %d: %w", lease.AlarmID, err)
+		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	n, err := res.RowsAffected()
+	res, err := db.writer.QueryContext(ctx,
+		`UPDATE link_alarms AS a SET state = f.state, due_at = COALESCE(f.next, a.due_at),
+			errors = json_insert(a.errors, '$[#]', json_object('attempt', a.attempt, 'at', f.at, 'error', f.error)),
+			lease_owner = NULL, lease_expires_at = NULL, updated_at = f.at_us
+		 FROM (SELECT value ->> 0 AS id, value ->> 1 AS owner, value ->> 2 AS seq, value ->> 3 AS state,
+		              value ->> 4 AS next, value ->> 5 AS at, value ->> 6 AS error, value ->> 7 AS at_us
+		       FROM json_each(?)) AS f
+		 WHERE a.id = f.id AND a.state = 'running' AND a.lease_owner = f.owner AND a.lease_seq = f.seq
+		 RETURNING id`,
+		string(js))
 	if err != nil {
-		return false, fmt.Errorf("sqlite: fail alarm %d: %w", lease.AlarmID, err)
+		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	return n == 1, nil
+	defer res.Close()
+	ids := []int64{}
+	for res.Next() {
+		var id int64
+		if err := res.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
+	}
+	return ids, nil
 }
 
 // NextAlarmDue reads the minimum of each partial index: two index probes.

@@ -77,13 +77,22 @@ func mustComplete(t *testing.T, s linkforge.Store, now time.Time, leases ...link
 	return n
 }
 
+// mustFail records one failure and reports whether the lease still held.
 func mustFail(t *testing.T, s linkforge.Store, lease linkforge.AlarmLease, f linkforge.AlarmFailure) bool {
 	t.Helper()
-	ok, err := s.FailAlarm(t.Context(), lease, f)
+	f.Lease = lease
+	ids, err := s.FailAlarms(t.Context(), []linkforge.AlarmFailure{f})
 	if err != nil {
-		t.Fatalf("FailAlarm(%v): %v", lease, err)
+		t.Fatalf("FailAlarms(%v): %v", lease, err)
 	}
-	return ok
+	switch {
+	case len(ids) == 0:
+		return false
+	case len(ids) == 1 && ids[0] == lease.AlarmID:
+		return true
+	}
+	t.Fatalf("FailAlarms(%v) changed alarms %v", lease, ids)
+	return false
 }
 
 func mustNextDue(t *testing.T, s linkforge.Store) (time.Time, bool) {
@@ -255,7 +264,7 @@ func testAlarmsFollowLinks(t *testing.T, s linkforge.Store) {
 			t.Fatalf("alarm of %q not claimed", l.Slug)
 		}
 		if !mustFail(t, s, lease, linkforge.AlarmFailure{At: sec(100), Error: "first failure", NextDue: sec(102)}) {
-			t.Fatalf("FailAlarm of a fresh claim: lease lost")
+			t.Fatalf("FailAlarms of a fresh claim: lease lost")
 		}
 		// Mark the link expired, as the alarm would, then move the expiry.
 		if _, err := s.ExpireLinks(ctx, []int64{l.ID}, sec(100)); err != nil {
@@ -398,7 +407,7 @@ func testClaimAlarms(t *testing.T, s linkforge.Store) {
 		t.Errorf("CompleteAlarms(stale lease of l1, lease of l2) = %d, want 1", n)
 	}
 	if ok := mustFail(t, s, a1.Lease(), linkforge.AlarmFailure{At: lease, Error: "late", NextDue: sec(99)}); ok {
-		t.Errorf("FailAlarm with a superseded lease succeeded")
+		t.Errorf("FailAlarms with a superseded lease changed the alarm")
 	}
 	checkAlarm(t, "l2 done", mustAlarmOf(t, s, l2), alarmWant{link: l2, due: sec(2), state: linkforge.AlarmDone, attempt: 1})
 	if n := mustComplete(t, s, lease, takeover[0].Lease()); n != 1 {
@@ -444,12 +453,12 @@ func testFailAndRetryAlarm(t *testing.T, s linkforge.Store) {
 		t.Fatalf("claimed %d, want 1", len(claim))
 	}
 	if !mustFail(t, s, claim[0].Lease(), linkforge.AlarmFailure{At: sec(0), Error: "boom 1", NextDue: sec(2)}) {
-		t.Fatalf("FailAlarm: lease lost")
+		t.Fatalf("FailAlarms: lease lost")
 	}
 	checkAlarm(t, "after the first failure", mustAlarmOf(t, s, l), alarmWant{link: l, due: sec(2),
 		state: linkforge.AlarmRetrying, attempt: 1, errors: []string{"boom 1"}, errAt: []time.Time{sec(0)}})
 	if mustFail(t, s, claim[0].Lease(), linkforge.AlarmFailure{At: sec(0), Error: "twice", NextDue: sec(2)}) {
-		t.Errorf("second FailAlarm of the same lease succeeded")
+		t.Errorf("second FailAlarms of the same lease changed the alarm")
 	}
 	if as := mustAlarms(t, s, acme.ID, linkforge.AlarmRetrying); len(as) != 1 || as[0].LinkID != l.ID {
 		t.Errorf("ListAlarms(retrying) = %+v, want l's", as)
@@ -464,7 +473,7 @@ func testFailAndRetryAlarm(t *testing.T, s linkforge.Store) {
 		t.Fatalf("retry claim = %+v, want one alarm at attempt 2", claim)
 	}
 	if !mustFail(t, s, claim[0].Lease(), linkforge.AlarmFailure{At: sec(3), Error: "boom 2", Dead: true}) {
-		t.Fatalf("FailAlarm(dead): lease lost")
+		t.Fatalf("FailAlarms(dead): lease lost")
 	}
 	dead := alarmWant{link: l, due: sec(2), state: linkforge.AlarmDead, attempt: 2,
 		errors: []string{"boom 1", "boom 2"}, errAt: []time.Time{sec(0), sec(3)}}
@@ -656,5 +665,41 @@ func testClaimConcurrency(t *testing.T, s linkforge.Store) {
 		if c != 1 || !want[id] {
 			t.Errorf("alarm of link %d claimed %d times (known link: %v), want once", id, c, want[id])
 		}
+	}
+}
+
+// testFailAlarmsBatch records several failures in one call: retrying, dead
+// and a superseded lease side by side.
+func testFailAlarmsBatch(t *testing.T, s linkforge.Store) {
+	acme := mustTenant(t, s, "failbatch")
+	retry := mustCreateLink(t, s, expiringLink(acme.ID, "fb-retry", sec(0)))
+	dead := mustCreateLink(t, s, expiringLink(acme.ID, "fb-dead", sec(1)))
+	stale := mustCreateLink(t, s, expiringLink(acme.ID, "fb-stale", sec(2)))
+	claimed := mustClaim(t, s, "node-a", sec(2), 10)
+	if len(claimed) != 3 {
+		t.Fatalf("claimed %d, want 3", len(claimed))
+	}
+	staleLease := claimed[2].Lease()
+	staleLease.Seq++ // as if another claim had superseded it
+	ids, err := s.FailAlarms(t.Context(), []linkforge.AlarmFailure{
+		{Lease: claimed[0].Lease(), At: sec(3), Error: "one", NextDue: sec(5)},
+		{Lease: claimed[1].Lease(), At: sec(3), Error: "two", Dead: true},
+		{Lease: staleLease, At: sec(3), Error: "three", NextDue: sec(5)},
+	})
+	if err != nil {
+		t.Fatalf("FailAlarms: %v", err)
+	}
+	slices.Sort(ids)
+	if want := []int64{claimed[0].ID, claimed[1].ID}; !slices.Equal(ids, want) {
+		t.Errorf("FailAlarms changed %v, want %v", ids, want)
+	}
+	checkAlarm(t, "retrying", mustAlarmOf(t, s, retry), alarmWant{link: retry, due: sec(5), state: linkforge.AlarmRetrying,
+		attempt: 1, errors: []string{"one"}, errAt: []time.Time{sec(3)}})
+	checkAlarm(t, "dead", mustAlarmOf(t, s, dead), alarmWant{link: dead, due: sec(1), state: linkforge.AlarmDead,
+		attempt: 1, errors: []string{"two"}, errAt: []time.Time{sec(3)}})
+	checkAlarm(t, "stale lease", mustAlarmOf(t, s, stale), alarmWant{link: stale, due: sec(2), state: linkforge.AlarmRunning,
+		attempt: 1, owner: "node-a", leaseEnd: sec(2).Add(alarmLease)})
+	if ids, err := s.FailAlarms(t.Context(), nil); err != nil || ids == nil || len(ids) != 0 {
+		t.Errorf("FailAlarms(nil) = %v, %v; want an empty slice", ids, err)
 	}
 }

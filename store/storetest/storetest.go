@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"AlarmsFollowLinks", testAlarmsFollowLinks},
 		{"ClaimAlarms", testClaimAlarms},
 		{"FailAndRetryAlarm", testFailAndRetryAlarm},
+		{"FailAlarmsBatch", testFailAlarmsBatch},
 		{"ListAlarms", testListAlarms},
 		{"ExpireLinks", testExpireLinks},
 		{"ClaimConcurrency", testClaimConcurrency},

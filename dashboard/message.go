@@ -1,0 +1,67 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcounter"
+)
+
+// Message types of the feed (API.md, "WebSocket feed").
+const (
+	TypeClicks  = "clicks"
+	TypeExpired = "expired"
+)
+
+// ClicksMessage is the feed's message for a live click count:
+//
+//	{"type":"clicks","link":"<slug>","bucket":"2026-11-30T08:01:00Z","count":42,"total":1234}
+//
+// Count is the absolute count of the minute bucket as far as the sending
+// node knows. Total is absent while the node cannot read the link's rollup
+// total (its store is unreachable): a client then keeps the total it has
+// rather than showing a wrong one.
+type ClicksMessage struct {
+	Type   string `json:"type"`
+	Link   string `json:"link"`
+	Bucket string `json:"bucket"`
+	Count  int64  `json:"count"`
+	Total  *int64 `json:"total,omitempty"`
+}
+
+// ExpiredMessage is the feed's message for a link that has expired:
+//
+//	{"type":"expired","link":"<slug>","at":"2026-12-01T00:00:00Z"}
+type ExpiredMessage struct {
+	Type string `json:"type"`
+	Link string `json:"link"`
+	At   string `json:"at"`
+}
+
+func encodeClicks(d linkcounter.Delta) ([]byte, error) {
+	m := ClicksMessage{
+		Type:   TypeClicks,
+		Link:   d.Slug,
+		Bucket: d.Bucket.UTC().Format(time.RFC3339),
+		Count:  d.Count,
+	}
+	if d.TotalKnown {
+		m.Total = &d.Total
+	}
+	return json.Marshal(m)
+}
+
+// encodeExpired dates the event at the link's expires_at, the instant it
+// started to answer 410; the alarm may have run later (ExpiredAt), or, for a
+// link whose expires_at is unknown here, now.
+func encodeExpired(l linkforge.Link, now time.Time) ([]byte, error) {
+	at := now
+	switch {
+	case l.ExpiresAt != nil:
+		at = *l.ExpiresAt
+	case l.ExpiredAt != nil:
+		at = *l.ExpiredAt
+	}
+	return json.Marshal(ExpiredMessage{Type: TypeExpired, Link: l.Slug, At: at.UTC().Format(time.RFC3339Nano)})
+}

@@ -1,0 +1,50 @@
+package dashboard
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Reasons a client is dropped, the values of the reason label.
+const (
+	reasonSlow  = "slow"  // its send queue was full
+	reasonStale = "stale" // it did not answer pings within the window
+)
+
+type metrics struct {
+	clients prometheus.Gauge
+	sent    prometheus.Counter
+	dropped *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		clients: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "linkforge_dashboard_clients",
+			Help: "WebSocket clients connected to the live dashboards of this node.",
+		}),
+		sent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_dashboard_messages_sent_total",
+			Help: "Messages written to live dashboard clients (one per client and message).",
+		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "linkforge_dashboard_clients_dropped_total",
+			Help: "Live dashboard clients disconnected by the server, by reason: slow (send queue full) or stale (no pong within the window).",
+		}, []string{"reason"}),
+	}
+	// Both series exist from the start, so that a rate() over them works
+	// before the first drop.
+	m.dropped.WithLabelValues(reasonSlow)
+	m.dropped.WithLabelValues(reasonStale)
+	return m
+}
+
+func (m *metrics) register(r prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.clients, m.sent, m.dropped} {
+		if err := r.Register(c); err != nil {
+			return fmt.Errorf("register dashboard metrics: %w", err)
+		}
+	}
+	return nil
+}
