@@ -18,6 +18,17 @@
 //   - start-up reconciliation of unflushed journal rows, and a flush of
 //     everything on Stop.
 //
+// Wiring, in cmd (the journal outlives the counter):
+//
+//	j, err := linkcounter.Open(ctx, filepath.Join(dataDir, "journal.db"))
+//	c, err := linkcounter.New(ctx, linkcounter.Config{Store: st, Journal: j,
+//		NodeID: nodeIDFlag, FlushInterval: flushIntervalFlag, Logger: log,
+//		Registerer: reg, Subscriber: hub})
+//	err = c.Start(ctx)
+//	...                  // the redirect handler calls c.Record before each counted 302
+//	err = c.Stop(ctx)    // after the HTTP server has stopped: flushes everything
+//	err = j.Close()
+//
 // See docs/adr/006-journal.md for what survives a crash or a power loss and
 // what max_clicks guarantees with one node and with several.
 package linkcounter
