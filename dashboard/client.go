@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,15 +15,76 @@ type client struct {
 	hub    *Hub
 	td     *tenantDashboard // set by register
 	conn   *websocket.Conn
-	send   chan []byte // bounded; closed by the dashboard when it lets go
 	remote string
 
 	// seen is the hub clock's time of the connection or of its last pong,
 	// in Unix nanoseconds; read by the prune alarm.
 	seen atomic.Int64
+
+	// The send queue: at most hub.queueSize messages, appended by the
+	// dashboard, taken whole by the writer. A slice rather than a channel,
+	// so that its memory follows the backlog instead of being reserved for
+	// the worst burst on every connection; the messages themselves are
+	// shared by all the tenant's clients.
+	qmu    sync.Mutex
+	queue  [][]byte
+	spare  [][]byte      // the writer's last batch, emptied, for reuse
+	closed bool          // let go by the dashboard: nothing more is queued
+	wake   chan struct{} // capacity 1: something was queued, or closed
+}
+
+func newClient(h *Hub, conn *websocket.Conn, remote string) *client {
+	c := &client{hub: h, conn: conn, remote: remote, wake: make(chan struct{}, 1)}
+	c.seen.Store(h.clock.Now().UnixNano())
+	return c
 }
 
 func (c *client) lastSeen() time.Time { return time.Unix(0, c.seen.Load()) }
+
+// enqueue queues msg without waiting, and reports false when the queue is
+// full: the client has fallen behind.
+func (c *client) enqueue(msg []byte) bool {
+	c.qmu.Lock()
+	if c.closed {
+		c.qmu.Unlock()
+		return true
+	}
+	if len(c.queue) >= c.hub.queueSize {
+		c.qmu.Unlock()
+		return false
+	}
+	c.queue = append(c.queue, msg)
+	c.qmu.Unlock()
+	c.signal()
+	return true
+}
+
+// closeQueue tells the writer that nothing more will come.
+func (c *client) closeQueue() {
+	c.qmu.Lock()
+	c.closed = true
+	c.qmu.Unlock()
+	c.signal()
+}
+
+func (c *client) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+}
+
+// take returns the queued messages and whether the queue is closed. done is
+// the batch the writer has finished with: its array becomes the next queue,
+// so that a busy client allocates nothing.
+func (c *client) take(done [][]byte) ([][]byte, bool) {
+	clear(done) // drop the references to the written messages
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	batch := c.queue
+	c.queue, c.spare = c.spare[:0], done[:0]
+	return batch, c.closed
+}
 
 // readLoop reads until the connection fails. Clients send nothing the feed
 // uses; reading is what processes their pongs and close frames. The read
@@ -61,23 +123,28 @@ func (c *client) writeLoop() {
 	defer c.conn.Close()
 	ping := h.clock.NewTicker(h.pingPeriod)
 	defer ping.Stop()
+	var batch [][]byte
 	for {
 		select {
-		case msg, ok := <-c.send:
-			c.conn.SetWriteDeadline(time.Now().Add(h.writeWait))
-			if !ok {
+		case <-c.wake:
+			var closed bool
+			batch, closed = c.take(batch)
+			for _, msg := range batch {
+				c.conn.SetWriteDeadline(time.Now().Add(h.writeWait))
+				if err := c.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
+					c.td.remove(c)
+					return
+				}
+				h.m.sent.Inc()
+			}
+			if closed {
 				// Let go by the dashboard: a dropped client's connection is
 				// closed already and this fails; on Stop it tells the
-				// browser to reconnect elsewhere.
-				c.conn.WriteMessage(websocket.CloseMessage,
-					websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"))
+				// browser to reconnect, elsewhere or later.
+				c.conn.SetWriteDeadline(time.Now().Add(h.writeWait))
+				c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""))
 				return
 			}
-			if err := c.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
-				c.td.remove(c)
-				return
-			}
-			h.m.sent.Inc()
 		case <-ping.C():
 			c.conn.SetWriteDeadline(time.Now().Add(h.writeWait))
 			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {

@@ -58,11 +58,13 @@ const (
 	DefaultWriteWait = 10 * time.Second
 	// DefaultPruneInterval is the period of a dashboard's prune alarm.
 	DefaultPruneInterval = 60 * time.Second
-	// DefaultQueueSize is each client's send queue, in messages. Deltas are
-	// coalesced to a few per second per link, so 256 messages are a
-	// minute-scale backlog for a tenant with a handful of busy links: a client
-	// that far behind has stopped reading.
-	DefaultQueueSize = 256
+	// DefaultQueueSize bounds each client's send queue, in messages. Every
+	// live interval (250 ms) the counter hands over one delta per link and
+	// minute that changed, all at once, so the queue must hold a whole such
+	// burst of a tenant's busy links with room to spare; a client 4,096
+	// messages behind has stopped reading. The queue costs memory only while
+	// a client is behind: a pointer per message, the messages being shared.
+	DefaultQueueSize = 4096
 	// DefaultReadLimit is the largest message a client may send. Clients send
 	// nothing meaningful; control frames (pongs, close) fit in 125 bytes.
 	DefaultReadLimit = 512
@@ -312,8 +314,7 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID int64) 
 		h.log.Debug("dashboard: handshake failed", "tenant_id", tenantID, "remote", r.RemoteAddr, "error", err)
 		return nil
 	}
-	c := &client{hub: h, conn: conn, send: make(chan []byte, h.queueSize), remote: r.RemoteAddr}
-	c.seen.Store(h.clock.Now().UnixNano())
+	c := newClient(h, conn, r.RemoteAddr)
 	if !h.register(c, tenantID) {
 		// Stop ran between the check above and now.
 		c.conn.WriteControl(websocket.CloseMessage,
@@ -407,9 +408,7 @@ type tenantDashboard struct {
 func (td *tenantDashboard) broadcast(msg []byte) {
 	td.mu.Lock()
 	for c := range td.clients {
-		select {
-		case c.send <- msg:
-		default:
+		if !c.enqueue(msg) {
 			td.dropLocked(c, reasonSlow)
 		}
 	}
@@ -436,11 +435,10 @@ func (td *tenantDashboard) remove(c *client) {
 }
 
 // removeLocked takes c out and closes its queue, which tells its writer to
-// say goodbye and return. Nothing sends on the queue afterwards: sends
-// happen under td.mu, with c in the set.
+// say goodbye and return.
 func (td *tenantDashboard) removeLocked(c *client) {
 	delete(td.clients, c)
-	close(c.send)
+	c.closeQueue()
 	td.hub.m.clients.Dec()
 	if len(td.clients) == 0 {
 		td.disarmLocked()

@@ -179,9 +179,10 @@ type call struct {
 
 // recorder is a hook that records its calls and fails when fail says so.
 type recorder struct {
-	mu    sync.Mutex
-	calls []call
-	fail  func(l linkforge.Link, n int) error // n: earlier calls for l
+	mu     sync.Mutex
+	calls  []call
+	byLink map[int64][]int                     // indexes into calls
+	fail   func(l linkforge.Link, n int) error // n: earlier calls for l
 }
 
 func (r *recorder) hook(ctx context.Context, l linkforge.Link) error {
@@ -194,18 +195,16 @@ func (r *recorder) hook(ctx context.Context, l linkforge.Link) error {
 			l.ID, l.ExpiresAt, l.ExpiredAt)
 	}
 	r.mu.Lock()
-	n := 0
-	for _, c := range r.calls {
-		if c.linkID == l.ID {
-			n++
-		}
-	}
+	defer r.mu.Unlock()
 	var err error
 	if r.fail != nil {
-		err = r.fail(l, n)
+		err = r.fail(l, len(r.byLink[l.ID]))
 	}
+	if r.byLink == nil {
+		r.byLink = map[int64][]int{}
+	}
+	r.byLink[l.ID] = append(r.byLink[l.ID], len(r.calls))
 	r.calls = append(r.calls, call{linkID: l.ID, at: time.Now(), info: info, failed: err != nil})
-	r.mu.Unlock()
 	return err
 }
 
@@ -214,10 +213,8 @@ func (r *recorder) callsOf(id int64) []call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var cs []call
-	for _, c := range r.calls {
-		if c.linkID == id {
-			cs = append(cs, c)
-		}
+	for _, i := range r.byLink[id] {
+		cs = append(cs, r.calls[i])
 	}
 	return cs
 }

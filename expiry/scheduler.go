@@ -20,6 +20,7 @@
 package expiry
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -143,10 +144,9 @@ type Scheduler struct {
 	pending time.Time // earliest Reschedule the loop has not seen; zero: none
 	state   lifeState
 
-	stop    chan struct{} // closed by Stop
-	done    chan struct{} // closed when the loop has returned
-	cancel  context.CancelFunc
-	stopErr error
+	stop   chan struct{}      // closed by Stop
+	done   chan struct{}      // closed when the loop has returned
+	cancel context.CancelFunc // cancels the loop's work; set by Start
 }
 
 type lifeState int
@@ -167,18 +167,19 @@ func New(cfg Config) (*Scheduler, error) {
 		owner:      cfg.Owner,
 		hooks:      append([]Hook(nil), cfg.OnExpired...),
 		log:        cfg.Logger,
-		lease:      cmpOr(cfg.Lease, DefaultLease),
-		batch:      cmpOr(cfg.BatchSize, DefaultBatchSize),
-		poll:       cmpOr(cfg.PollInterval, DefaultPollInterval),
-		resolution: cmpOr(cfg.Resolution, DefaultResolution),
-		maxRetries: cmpOr(cfg.MaxRetries, DefaultMaxRetries),
+		lease:      cmp.Or(cfg.Lease, DefaultLease),
+		batch:      cmp.Or(cfg.BatchSize, DefaultBatchSize),
+		poll:       cmp.Or(cfg.PollInterval, DefaultPollInterval),
+		resolution: cmp.Or(cfg.Resolution, DefaultResolution),
+		maxRetries: cmp.Or(cfg.MaxRetries, DefaultMaxRetries),
 		backoff:    cfg.Backoff,
 		wake:       make(chan struct{}, 1),
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
 	}
 	if s.lease < 0 || s.batch < 0 || s.poll < 0 || s.resolution < 0 || s.maxRetries < 0 {
-		return nil, fmt.Errorf("expiry: negative Lease, BatchSize, PollInterval, Resolution or MaxRetries in %+v", cfg)
+		return nil, fmt.Errorf("expiry: negative setting: Lease %v, BatchSize %d, PollInterval %v, Resolution %v, MaxRetries %d",
+			cfg.Lease, cfg.BatchSize, cfg.PollInterval, cfg.Resolution, cfg.MaxRetries)
 	}
 	for i, h := range s.hooks {
 		if h == nil {
@@ -202,14 +203,6 @@ func New(cfg Config) (*Scheduler, error) {
 		}
 	}
 	return s, nil
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 func defaultOwner() string {
@@ -260,12 +253,20 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.state = stateStopped
 		close(s.stop)
 	}
+	cancel := s.cancel // nil if never started
 	s.mu.Unlock()
 	select {
 	case <-s.done:
 		return nil
+	default:
+	}
+	select {
+	case <-s.done:
+		return nil
 	case <-ctx.Done():
-		s.cancel()
+		if cancel != nil {
+			cancel()
+		}
 		<-s.done
 		return fmt.Errorf("expiry: stop: %w", ctx.Err())
 	}
@@ -366,7 +367,9 @@ func (s *Scheduler) arm(lp *loop, due time.Time) {
 // was armed: the store is the schedule, and a Reschedule racing this read
 // arrives through wake afterwards.
 func (s *Scheduler) rearm(ctx context.Context, lp *loop) {
-	due, ok, err := s.store.NextAlarmDue(ctx)
+	opCtx, cancel := context.WithTimeout(ctx, s.lease/2)
+	defer cancel()
+	due, ok, err := s.store.NextAlarmDue(opCtx)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.m.storeErrors.Inc()
@@ -410,7 +413,12 @@ func ceilTo(t time.Time, d time.Duration) time.Time {
 // batch: more may be due.
 func (s *Scheduler) fire(ctx context.Context) (full bool, err error) {
 	now := time.Now()
-	alarms, err := s.store.ClaimAlarms(ctx, s.owner, now, s.lease, s.batch)
+	// Bounded, so that a database that stopped answering cannot hold the
+	// loop (and Stop) for long; claimed rows it never reports come back
+	// when their lease expires.
+	claimCtx, cancel := context.WithTimeout(ctx, s.lease/2)
+	defer cancel()
+	alarms, err := s.store.ClaimAlarms(claimCtx, s.owner, now, s.lease, s.batch)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.m.storeErrors.Inc()

@@ -483,7 +483,9 @@ func TestLeaseTakeover(t *testing.T) {
 
 // TestTwoNodesOnPostgres: two schedulers on one PostgreSQL, each with its
 // own pool and owner, share the alarms: each alarm's handler succeeds
-// exactly once.
+// exactly once. Then a node dies in the middle of its handlers (its work is
+// cancelled, nothing is recorded): the other node takes the alarms over
+// when the lease expires, and completes each once.
 func TestTwoNodesOnPostgres(t *testing.T) {
 	t.Parallel()
 	url := migratedPostgres(t)
@@ -512,15 +514,19 @@ func TestTwoNodesOnPostgres(t *testing.T) {
 
 		byNode := map[string]*recorder{"node-a": {}, "node-b": {}}
 		all := &recorder{}
+		var nodes []*expiry.Scheduler
 		for owner, st := range map[string]linkforge.Store{"node-a": a, "node-b": b} {
 			rec := byNode[owner]
 			// A small batch: a due second's alarms take several claims,
 			// which the two nodes race for.
-			mustStart(t, expiry.Config{Store: st, Owner: owner, BatchSize: 7,
-				OnExpired: []expiry.Hook{rec.hook, all.hook}})
+			nodes = append(nodes, mustStart(t, expiry.Config{Store: st, Owner: owner, BatchSize: 7,
+				OnExpired: []expiry.Hook{rec.hook, all.hook}}))
 		}
 		time.Sleep(time.Minute)
 		synctest.Wait()
+		for _, n := range nodes {
+			mustStop(t, n)
+		}
 
 		succ := all.successes()
 		for _, l := range links {
@@ -532,7 +538,61 @@ func TestTwoNodesOnPostgres(t *testing.T) {
 			t.Errorf("%d alarms done, want %d", len(as), n)
 		}
 		t.Logf("node-a ran %d alarms, node-b %d", byNode["node-a"].count(), byNode["node-b"].count())
+
+		// node-b claims the next alarms alone, and dies in its hooks.
+		const lease = 30 * time.Second
+		t1 := time.Now()
+		var doomed []linkforge.Link
+		for i := range 10 {
+			doomed = append(doomed, mustExpiringLink(t, a, tenant.ID, fmt.Sprintf("doomed-%d", i), t1.Add(5*time.Second)))
+		}
+		hanging := make(chan struct{}, len(doomed))
+		dying := mustStart(t, expiry.Config{Store: b, Owner: "node-b", Lease: lease,
+			OnExpired: []expiry.Hook{func(ctx context.Context, l linkforge.Link) error {
+				hanging <- struct{}{}
+				<-ctx.Done()
+				return ctx.Err()
+			}}})
+		time.Sleep(6 * time.Second)
+		if len(hanging) == 0 {
+			t.Fatalf("node-b is not running the alarms")
+		}
+		killed, kill := context.WithCancel(ctx)
+		kill()
+		if err := dying.Stop(killed); !errors.Is(err, context.Canceled) {
+			t.Errorf("Stop with a cancelled context = %v, want context.Canceled", err)
+		}
+		for _, al := range mustAlarms(t, a, tenant.ID, linkforge.AlarmRunning) {
+			if al.LeaseOwner != "node-b" {
+				t.Errorf("running alarm %+v, want node-b's", al)
+			}
+		}
+
+		heir := &recorder{}
+		mustStart(t, expiry.Config{Store: a, Owner: "node-a", Lease: lease, OnExpired: []expiry.Hook{heir.hook}})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		leaseEnd := t1.Add(5*time.Second + lease)
+		for _, l := range doomed {
+			if cs := heir.callsOf(l.ID); len(cs) != 1 || !cs[0].at.Equal(leaseEnd) {
+				t.Errorf("%q: node-a ran %+v, want once when node-b's lease expired (%v)", l.Slug, cs, leaseEnd.Sub(t1))
+			}
+			al, ok := findAlarm(mustAlarms(t, a, tenant.ID, ""), l.ID)
+			if !ok || al.State != linkforge.AlarmDone || al.Attempt != 2 || len(al.Errors) != 1 ||
+				!strings.Contains(al.Errors[0].Error, "lease of node-b expired") {
+				t.Errorf("%q: alarm %+v, want done at attempt 2, node-b's lost lease on record", l.Slug, al)
+			}
+		}
 	})
+}
+
+func findAlarm(as []linkforge.Alarm, linkID int64) (linkforge.Alarm, bool) {
+	for _, a := range as {
+		if a.LinkID == linkID {
+			return a, true
+		}
+	}
+	return linkforge.Alarm{}, false
 }
 
 // TestStoreOutage: claims that fail (the database is away) are retried with

@@ -94,6 +94,7 @@ func (s *Server) createLink(c echo.Context) error {
 	}
 	// A redirect may have cached the slug as unknown a moment ago.
 	s.Invalidate(created.Slug)
+	s.rescheduleAlarm(created.ExpiresAt)
 	c.Response().Header().Set(echo.HeaderLocation, pathLinks+"/"+created.Slug)
 	return c.JSON(http.StatusCreated, s.linkJSON(created))
 }
@@ -158,11 +159,14 @@ func (s *Server) patchLink(c echo.Context) error {
 		return fmt.Errorf("update link: %w", err)
 	}
 	s.Invalidate(slug)
+	s.rescheduleAlarm(l.ExpiresAt)
 	return c.JSON(http.StatusOK, s.linkJSON(l))
 }
 
 func (s *Server) deleteLink(c echo.Context) error {
 	slug := c.Param("slug")
+	// The link's alarm went with it, in the same transaction: nothing to
+	// tell the scheduler, whose timer, if armed for it, finds nothing due.
 	if _, err := s.store.DeleteLink(c.Request().Context(), tenantID(c), slug); err != nil {
 		return fmt.Errorf("delete link: %w", err)
 	}

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"embed"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -43,14 +42,4 @@ func (s *Server) readyz(c echo.Context) error {
 
 func (s *Server) openAPI(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPIDoc)
-}
-
-// dashboard serves the placeholder page; the dashboard issue replaces it.
-func (s *Server) dashboard(c echo.Context) error {
-	body, err := assets.ReadFile("assets/dashboard.html")
-	if err != nil {
-		return fmt.Errorf("dashboard page: %w", err)
-	}
-	setHTMLHeaders(c.Response().Header())
-	return c.Blob(http.StatusOK, "text/html; charset=utf-8", body)
 }

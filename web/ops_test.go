@@ -236,8 +236,8 @@ func TestDashboardAndOpenAPI(t *testing.T) {
 	e := newEnv(t, testdb.SQLite(t))
 	r := e.do(http.MethodGet, "/dashboard", "", "")
 	mustHTML(t, r, http.StatusOK)
-	if !strings.Contains(string(r.body), "/api/v1/openapi.json") || !strings.Contains(string(r.body), "coming") {
-		t.Errorf("dashboard placeholder = %s", r.body)
+	if !strings.Contains(string(r.body), "/api/v1/openapi.json") || !strings.Contains(string(r.body), `src="/static/dashboard.js"`) {
+		t.Errorf("dashboard page = %s", r.body)
 	}
 	r = e.do(http.MethodGet, "/api/v1/openapi.json", "", "")
 	mustStatus(t, r, http.StatusOK)

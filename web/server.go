@@ -2,7 +2,8 @@
 // path (GET/HEAD /{slug}, served from an in-process link cache), the admin
 // API under /api/v1 (bearer tokens, one tenant per token, JSON in and
 // application/problem+json errors out), and the operational endpoints
-// (/healthz, /readyz, /metrics, /api/v1/openapi.json, /dashboard).
+// (/healthz, /readyz, /metrics, /api/v1/openapi.json) and the live dashboard
+// (/dashboard and its WebSocket feed, /api/v1/live).
 //
 // The server is an echo instance, but its middleware is composed once when
 // routes are registered rather than by echo's per-request chain: echo v4
@@ -59,6 +60,13 @@ type Config struct {
 	// CacheSize bounds the redirect cache; 0: DefaultCacheSize. Unknown slugs
 	// are cached separately, in at most a tenth of that.
 	CacheSize int
+	// Live serves the live dashboard's WebSocket feed (GET /api/v1/live,
+	// package dashboard's Hub); nil: that route answers 503.
+	Live LiveFeed
+	// Alarms is told about every alarm a link write or a replay stores
+	// (*expiry.Scheduler); nil: the scheduler finds them by its periodic
+	// re-read only.
+	Alarms AlarmScheduler
 }
 
 // ExhaustionChecker is implemented by click counters that can tell, without
@@ -91,6 +99,12 @@ type Server struct {
 	registry  *prometheus.Registry
 	shortBase string   // PublicURL without a trailing slash; short_url = shortBase + "/" + slug
 	selfHosts []string // PublicURL's host, for the redirect-loop check
+	live      LiveFeed // nil: GET /api/v1/live answers 503
+	// alarms is told about the alarms the API stores; nil: none to tell.
+	alarms AlarmScheduler
+	// publicOrigin is PublicURL, the origin the live feed admits besides
+	// the request's own.
+	publicOrigin *url.URL
 }
 
 // New returns a Server with every route registered.
@@ -110,6 +124,10 @@ func New(cfg Config) (*Server, error) {
 		registry:  cfg.Registry,
 		shortBase: strings.TrimSuffix(cfg.PublicURL.String(), "/"),
 		selfHosts: []string{selfHost(cfg.PublicURL)},
+		live:      cfg.Live,
+		alarms:    cfg.Alarms,
+
+		publicOrigin: cfg.PublicURL,
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -194,6 +212,9 @@ const (
 	pathLinkStats = pathLink + "/stats"
 	pathStats     = apiPrefix + "/stats"
 	pathOpenAPI   = apiPrefix + "/openapi.json"
+	pathLive      = apiPrefix + "/live"
+	pathAlarms    = apiPrefix + "/alarms"
+	pathRetry     = pathAlarms + "/:id/retry"
 )
 
 func (s *Server) routes() {
@@ -228,6 +249,9 @@ func (s *Server) routes() {
 	add(http.MethodDelete, pathLink, s.deleteLink, api...)
 	add(http.MethodGet, pathLinkStats, s.linkStats, api...)
 	add(http.MethodGet, pathStats, s.tenantStats, api...)
+	add(http.MethodGet, pathAlarms, s.listAlarms, api...)
+	add(http.MethodPost, pathRetry, s.retryAlarm, api...)
+	add(http.MethodGet, pathLive, s.serveLive, append([]echo.MiddlewareFunc{s.liveGate}, api...)...)
 
 	add(http.MethodGet, pathOpenAPI, s.openAPI)
 	add(http.MethodGet, "/healthz", s.healthz)
@@ -235,7 +259,9 @@ func (s *Server) routes() {
 	add(http.MethodGet, "/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	})))
-	add(http.MethodGet, "/dashboard", s.dashboard)
+	add(http.MethodGet, "/dashboard", s.dashboardAsset)
+	add(http.MethodGet, pathDashboardJS, s.dashboardAsset)
+	add(http.MethodGet, pathDashboardCSS, s.dashboardAsset)
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
 	// reach the redirect handler anyway (echo's router falls back to

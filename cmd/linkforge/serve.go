@@ -12,6 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/dashboard"
+	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/web"
 )
@@ -93,6 +96,13 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 
 	registry := prometheus.NewRegistry()
 
+	// The tenants' live dashboards: the counter hands them its live deltas,
+	// HTTP the WebSocket upgrades of /api/v1/live.
+	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry})
+	if err != nil {
+		return a.fail("cannot create live dashboards", err)
+	}
+
 	// The node journal: every click is durable here before its 302 leaves.
 	journal, err := linkcounter.Open(a.ctx, filepath.Join(a.cfg.DataDir, journalFile))
 	if err != nil {
@@ -106,6 +116,7 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		FlushInterval: a.cfg.FlushInterval,
 		Logger:        a.log,
 		Registerer:    registry,
+		Subscriber:    hub,
 	})
 	if err != nil {
 		return a.fail("cannot create click counter", err)
@@ -116,18 +127,51 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	// Stopped after HTTP (no more clicks) and before the store it flushes
 	// into: Stop flushes every counter.
 	lc.add("counter", counter.Stop)
+	if err := hub.Start(a.ctx); err != nil {
+		return a.fail("cannot start live dashboards", err)
+	}
+	// Stopped after HTTP, whose Shutdown leaves hijacked WebSocket
+	// connections alone, and before the counter: its last deltas then
+	// reach nobody, which is fine.
+	lc.add("dashboard", hub.Stop)
 
-	handler, err := web.New(web.Config{
+	// Link expiry alarms. The scheduler's hooks need the web server (cache
+	// invalidation) and the web server needs the scheduler (to move its
+	// timer when a link's expires_at changes): the hook reaches the server
+	// through a variable set below, before the scheduler starts.
+	var handler *web.Server
+	sched, err := expiry.New(expiry.Config{
+		Store:    st,
+		Owner:    counter.NodeID(),
+		Logger:   a.log,
+		Registry: registry,
+		OnExpired: []expiry.Hook{
+			func(ctx context.Context, l linkforge.Link) error { return handler.OnLinkExpired(ctx, l) },
+			hub.Expired,
+		},
+	})
+	if err != nil {
+		return a.fail("cannot create expiry scheduler", err)
+	}
+
+	handler, err = web.New(web.Config{
 		Store:     st,
 		Counter:   counter,
 		PublicURL: a.cfg.PublicURL,
 		Logger:    a.log,
 		Registry:  registry,
 		Now:       time.Now,
+		Live:      hub,
+		Alarms:    sched,
 	})
 	if err != nil {
 		return a.fail("cannot build web server", err)
 	}
+	if err := sched.Start(a.ctx); err != nil {
+		return a.fail("cannot start expiry scheduler", err)
+	}
+	// Stopped after HTTP and before the store its alarms live in.
+	lc.add("expiry", sched.Stop)
 
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {

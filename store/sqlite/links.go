@@ -77,7 +77,8 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 // seconds). Zero CreatedAt or UpdatedAt are set to now. IDs are assigned by
 // the database, in the slug order of links, and not returned. A slug in use
 // answers EConflict and nothing is inserted. Links with an ExpiresAt get
-// their alarms in the same transaction.
+// their alarms in the same transaction, by one INSERT ... SELECT over their
+// slugs.
 func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	if len(links) == 0 {
 		return nil
@@ -102,21 +103,13 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		return fmt.Errorf("sqlite: import links: %w", err)
 	}
 	defer stmt.Close()
-	// The alarm of an expiring link takes the id of the link inserted just
-	// before it on this connection: no RETURNING round trip per link.
-	alarmStmt, err := tx.PrepareContext(ctx,
-		`INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
-		 VALUES (last_insert_rowid(), ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("sqlite: import links: %w", err)
-	}
-	defer alarmStmt.Close()
 
 	// The driver watches a cancellable context with one goroutine per
 	// statement, which costs as much as the insert itself; the loop checks
 	// ctx every few thousand rows instead.
 	execCtx := context.WithoutCancel(ctx)
 	ts := now()
+	var expiring []string
 	for n, i := range order {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -138,10 +131,24 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			return linkWriteError("import links", err)
 		}
 		if l.ExpiresAt != nil {
-			if _, err := alarmStmt.ExecContext(execCtx, l.TenantID, toMicros(*l.ExpiresAt),
-				string(linkforge.AlarmStateFor(&l)), toMicros(ts), toMicros(ts)); err != nil {
-				return fmt.Errorf("sqlite: import links: alarm of slug %q: %w", l.Slug, err)
-			}
+			expiring = append(expiring, l.Slug)
+		}
+	}
+	if len(expiring) > 0 {
+		// One statement for every alarm, not one per link: a statement
+		// costs more than the row it inserts. The state rule is
+		// linkforge.AlarmStateFor's.
+		slugs, err := json.Marshal(expiring)
+		if err != nil {
+			return fmt.Errorf("sqlite: import links: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
+			 SELECT id, tenant_id, expires_at,
+			        CASE WHEN expired_at IS NOT NULL AND expired_at >= expires_at THEN 'done' ELSE 'scheduled' END,
+			        ?1, ?1
+			 FROM links WHERE slug IN (SELECT value FROM json_each(?2))`, toMicros(ts), string(slugs)); err != nil {
+			return fmt.Errorf("sqlite: import links: alarms: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

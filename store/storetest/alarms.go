@@ -423,7 +423,23 @@ func testClaimAlarms(t *testing.T, s linkforge.Store) {
 	// A done alarm is never claimed again.
 	rest := mustClaim(t, s, "node-c", sec(10000), 10)
 	if len(rest) != 1 || rest[0].LinkID != l3.ID {
-		t.Errorf("ClaimAlarms far in the future = %+v, want only l3's", rest)
+		t.Fatalf("ClaimAlarms far in the future = %+v, want only l3's", rest)
+	}
+
+	// The same owner claiming again after its lease expired (a node
+	// restarted with its node id): the sequence tells the claims apart.
+	again := mustClaim(t, s, "node-c", sec(10000).Add(alarmLease), 10)
+	if len(again) != 1 || again[0].LeaseOwner != "node-c" || again[0].LeaseSeq == rest[0].LeaseSeq {
+		t.Fatalf("second claim by node-c = %+v, want l3's with a new sequence", again)
+	}
+	if n := mustComplete(t, s, sec(10030), rest[0].Lease()); n != 0 {
+		t.Errorf("CompleteAlarms with node-c's first, superseded lease = %d, want 0", n)
+	}
+	if mustFail(t, s, rest[0].Lease(), linkforge.AlarmFailure{At: sec(10030), Error: "late", NextDue: sec(10040)}) {
+		t.Errorf("FailAlarms with node-c's first, superseded lease changed the alarm")
+	}
+	if n := mustComplete(t, s, sec(10030), again[0].Lease()); n != 1 {
+		t.Errorf("CompleteAlarms with node-c's current lease = %d, want 1", n)
 	}
 
 	t.Run("bad arguments", func(t *testing.T) {

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// attackSpec is one bounded vegeta attack.
+type attackSpec struct {
+	name     string
+	targeter vegeta.Targeter
+	// rate is the offered load; the zero Rate means as fast as the workers
+	// go (vegeta's "infinite" rate), which with a fixed number of workers
+	// finds the maximum sustainable throughput.
+	rate        vegeta.Rate
+	workers     uint64 // fixed at max rate; the initial count at a constant rate
+	duration    time.Duration
+	maxRequests uint64
+	// onResult, if set, sees every result, on the goroutine that reads them.
+	onResult func(*vegeta.Result)
+}
+
+// attackResult is what the scenarios report of an attack.
+type attackResult struct {
+	metrics vegeta.Metrics
+	// found counts the 302 answers: the redirects a client received.
+	found uint64
+	// errors counts every result that is not a 302: transport errors and
+	// other statuses alike (a redirect benchmark expects 302 only).
+	errors uint64
+}
+
+// throughput is the rate of 302s over the attack, in requests per second.
+func (r attackResult) throughput() float64 {
+	d := r.metrics.Duration + r.metrics.Wait
+	if d <= 0 {
+		return 0
+	}
+	return float64(r.found) / d.Seconds()
+}
+
+// errorSummary lists the distinct errors and statuses, for the notes.
+func (r attackResult) errorSummary() string {
+	if r.errors == 0 {
+		return ""
+	}
+	var codes []string
+	for code, n := range r.metrics.StatusCodes {
+		if code != "302" {
+			codes = append(codes, fmt.Sprintf("%s×%d", code, n))
+		}
+	}
+	sort.Strings(codes)
+	s := "statuses " + strings.Join(codes, " ")
+	if len(r.metrics.Errors) > 0 {
+		s += "; " + strings.Join(r.metrics.Errors[:min(3, len(r.metrics.Errors))], "; ")
+	}
+	return s
+}
+
+// boundedPacer stops an attack after max hits, whatever its pacer says:
+// every attack is bounded in requests as well as in time.
+type boundedPacer struct {
+	vegeta.Pacer
+	max uint64
+}
+
+func (p boundedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if hits >= p.max {
+		return 0, true
+	}
+	return p.Pacer.Pace(elapsed, hits)
+}
+
+// maxAttackWorkers caps vegeta's worker growth at a constant rate: a
+// server that stalls must not make the tool open thousands of connections.
+const maxAttackWorkers = 2048
+
+// newAttacker returns an attacker on a client of its own that never follows
+// redirects (the 302 is the answer being measured, and its Location points
+// off this machine), never uses a proxy, and keeps one connection per
+// worker alive. The caller closes the transport's idle connections when
+// the attack is over, so that no attack inherits another's connections.
+func newAttacker(s attackSpec) (*vegeta.Attacker, *http.Transport) {
+	maxWorkers := uint64(maxAttackWorkers)
+	if s.rate.Freq == 0 {
+		maxWorkers = s.workers
+	}
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: int(maxWorkers),
+	}
+	client := &http.Client{
+		Transport:     tr,
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	atk := vegeta.NewAttacker(
+		vegeta.Client(client),
+		vegeta.Workers(s.workers),
+		vegeta.MaxWorkers(maxWorkers),
+		vegeta.MaxBody(0), // a 302 has no body worth keeping
+	)
+	return atk, tr
+}
+
+// runAttack runs s to its end (duration, request cap, or ctx) and returns
+// its metrics.
+func runAttack(ctx context.Context, s attackSpec) attackResult {
+	atk, tr := newAttacker(s)
+	defer tr.CloseIdleConnections()
+	stop := context.AfterFunc(ctx, func() { atk.Stop() })
+	defer stop()
+
+	pacer := boundedPacer{Pacer: s.rate, max: s.maxRequests}
+	var res attackResult
+	for r := range atk.Attack(s.targeter, pacer, s.duration, s.name) {
+		res.metrics.Add(r)
+		if r.Code == http.StatusFound && r.Error == "" {
+			res.found++
+		} else {
+			res.errors++
+		}
+		if s.onResult != nil {
+			s.onResult(r)
+		}
+	}
+	res.metrics.Close()
+	return res
+}
+
+// roundRobin returns a targeter that cycles through urls with method. It is
+// safe for vegeta's concurrent workers.
+func roundRobin(method string, urls []string) vegeta.Targeter {
+	var next atomic.Uint64
+	return func(t *vegeta.Target) error {
+		i := next.Add(1) - 1
+		t.Method = method
+		t.URL = urls[i%uint64(len(urls))]
+		t.Header = nil
+		t.Body = nil
+		return nil
+	}
+}
+
+// resultRow turns an attack into a table row.
+func resultRow(scenario, target, rate string, r attackResult, notes ...string) row {
+	n := notes
+	if s := r.errorSummary(); s != "" {
+		n = append(n, s)
+	}
+	return row{
+		scenario: scenario,
+		target:   target,
+		rate:     rate,
+		measured: true,
+		thr:      r.throughput(),
+		p50:      r.metrics.Latencies.P50,
+		p99:      r.metrics.Latencies.P99,
+		requests: r.metrics.Requests,
+		errors:   r.errors,
+		notes:    strings.Join(nonEmpty(n), "; "),
+	}
+}
+
+func nonEmpty(ss []string) []string {
+	out := ss[:0:0]
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func maxRateLabel(workers uint64) string { return fmt.Sprintf("max, %d workers", workers) }
+
+func constRateLabel(perSecond int) string { return fmt.Sprintf("%d/s", perSecond) }

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// config is one run's configuration, from the command line only: a
+// benchmark should say on its command line everything it depends on.
+type config struct {
+	scenarios []string
+
+	// Where LinkForge is.
+	target       string // non-empty: a running server; nothing is started
+	token        string // with target
+	linkforgeBin string // empty: go build one
+	databaseURL  string // PostgreSQL for the postgres rows
+	startPG      bool   // start a throwaway PostgreSQL when databaseURL is empty
+	backend      string // main store of the servers the tool starts: sqlite or postgres
+	workDir      string // parent of the temporary data dirs
+	flushEvery   time.Duration
+
+	// Load.
+	duration    time.Duration // each measured attack
+	warmup      time.Duration // before each measured attack, not reported
+	workers     uint64        // concurrency of the max-throughput attacks
+	maxRequests uint64        // cap of each attack
+	links       int           // links of redirect and counting
+	rounds      int           // alternating rounds of the redirect scenario
+
+	zipfLinks int
+	zipfS     float64
+
+	viewers    int
+	clicks     int
+	fanoutWait time.Duration
+
+	ampDuration time.Duration
+	ampRate     int
+	ampLinks    int
+
+	seed    uint64
+	format  string
+	timeout time.Duration
+}
+
+// The scenarios, in the order a full run executes them.
+var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification"}
+
+var errHelp = errors.New("help requested")
+
+// flagSet declares every flag on cfg with its default. The help text is
+// printed from it, so defaults and usage cannot drift apart.
+func flagSet(cfg *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("linkforge-bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&cfg.target, "target", "", "base URL of a running LinkForge on loopback (e.g. http://127.0.0.1:8080); nothing is started; needs --token")
+	fs.StringVar(&cfg.token, "token", "", "API token of the running server (with --target)")
+	fs.StringVar(&cfg.linkforgeBin, "linkforge-bin", "", "linkforge binary to start; empty: build ./cmd/linkforge into a temporary dir (go build)")
+	fs.StringVar(&cfg.databaseURL, "database-url", "", "PostgreSQL for the postgres rows (postgres://...); the tool loads links into it and never drops anything")
+	fs.BoolVar(&cfg.startPG, "start-postgres", true, "without --database-url, start a throwaway PostgreSQL from the installed initdb and postgres (Debian: apt-get install postgresql)")
+	fs.StringVar(&cfg.backend, "backend", "sqlite", "main store of the servers started for redirect, zipf, fanout and amplification: sqlite or postgres")
+	fs.StringVar(&cfg.workDir, "work-dir", "", "where the temporary data dirs go (default: the system temp dir); its file system decides what a journal fsync costs")
+	fs.DurationVar(&cfg.flushEvery, "flush-interval", 30*time.Second, "--flush-interval of the servers the tool starts")
+
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each measured attack")
+	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "unreported attack before each measured one (connections, caches)")
+	fs.Uint64Var(&cfg.workers, "workers", 64, "concurrent requests of the max-throughput attacks")
+	fs.Uint64Var(&cfg.maxRequests, "max-requests", 2_000_000, "cap on the requests of any one attack")
+	fs.IntVar(&cfg.links, "links", 100, "links of the redirect and counting scenarios, clicked round robin")
+	fs.IntVar(&cfg.rounds, "rounds", 3, "redirect: rounds of reference, GET, HEAD in turn; the table shows medians")
+
+	fs.IntVar(&cfg.zipfLinks, "zipf-links", 100_000, "links of the zipf scenario")
+	fs.Float64Var(&cfg.zipfS, "zipf-s", 1.1, "Zipf exponent s (> 1) of the zipf scenario")
+
+	fs.IntVar(&cfg.viewers, "viewers", 1000, "WebSocket viewers of the fanout scenario")
+	fs.IntVar(&cfg.clicks, "clicks", 20, "clicks of the fanout scenario, one at a time, each on its own link")
+	fs.DurationVar(&cfg.fanoutWait, "fanout-wait", 5*time.Second, "how long every viewer may take to receive one click")
+
+	fs.DurationVar(&cfg.ampDuration, "amp-duration", 150*time.Second, "length of the amplification attack (several flush intervals and minutes)")
+	fs.IntVar(&cfg.ampRate, "amp-rate", 100, "constant rate of the amplification attack, requests per second")
+	fs.IntVar(&cfg.ampLinks, "amp-links", 20, "links of the amplification scenario")
+
+	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the Zipf generator and the slugs' shuffle")
+	fs.StringVar(&cfg.format, "format", "text", "table format: text or markdown")
+	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "bound of the whole run; scenarios still running then are stopped")
+	return fs
+}
+
+// parseArgs parses the command line: flags and scenario names, in any order.
+func parseArgs(args []string) (config, error) {
+	var cfg config
+	fs := flagSet(&cfg)
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return config{}, errHelp
+			}
+			return config{}, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		name := fs.Arg(0)
+		if name == "help" {
+			return config{}, errHelp
+		}
+		if !slices.Contains(scenarioNames, name) {
+			return config{}, fmt.Errorf("unknown scenario %q (want %s)", name, strings.Join(scenarioNames, ", "))
+		}
+		if !slices.Contains(cfg.scenarios, name) {
+			cfg.scenarios = append(cfg.scenarios, name)
+		}
+		args = fs.Args()[1:]
+	}
+	if len(cfg.scenarios) == 0 {
+		cfg.scenarios = slices.Clone(scenarioNames)
+	}
+	// Run in the documented order whatever the command line's order.
+	slices.SortFunc(cfg.scenarios, func(a, b string) int {
+		return slices.Index(scenarioNames, a) - slices.Index(scenarioNames, b)
+	})
+	return cfg, cfg.validate()
+}
+
+func (cfg *config) validate() error {
+	if cfg.target != "" {
+		u, err := url.Parse(cfg.target)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			return fmt.Errorf("--target %q: want an http URL such as http://127.0.0.1:8080", cfg.target)
+		}
+		if !isLoopback(u.Hostname()) {
+			return fmt.Errorf("--target %q: the load stays on this machine; use a loopback address", cfg.target)
+		}
+		if cfg.token == "" {
+			return errors.New("--target needs --token")
+		}
+		cfg.target = strings.TrimSuffix(cfg.target, "/")
+	} else if cfg.token != "" {
+		return errors.New("--token is only for --target")
+	}
+	if cfg.databaseURL != "" && !strings.HasPrefix(cfg.databaseURL, "postgres://") && !strings.HasPrefix(cfg.databaseURL, "postgresql://") {
+		return errors.New("--database-url: want postgres://...")
+	}
+	if cfg.backend != "sqlite" && cfg.backend != "postgres" {
+		return fmt.Errorf("--backend %q: want sqlite or postgres", cfg.backend)
+	}
+	if cfg.format != "text" && cfg.format != "markdown" {
+		return fmt.Errorf("--format %q: want text or markdown", cfg.format)
+	}
+	positive := []struct {
+		name string
+		ok   bool
+	}{
+		{"--duration", cfg.duration > 0},
+		{"--warmup", cfg.warmup >= 0},
+		{"--workers", cfg.workers > 0},
+		{"--max-requests", cfg.maxRequests > 0},
+		{"--links", cfg.links > 0},
+		{"--rounds", cfg.rounds > 0},
+		{"--zipf-links", cfg.zipfLinks > 1},
+		{"--zipf-s", cfg.zipfS > 1},
+		{"--viewers", cfg.viewers > 0},
+		{"--clicks", cfg.clicks > 0},
+		{"--fanout-wait", cfg.fanoutWait > 0},
+		{"--amp-duration", cfg.ampDuration > 0},
+		{"--amp-rate", cfg.ampRate > 0},
+		{"--amp-links", cfg.ampLinks > 0},
+		{"--flush-interval", cfg.flushEvery > 0},
+		{"--timeout", cfg.timeout > 0},
+	}
+	for _, p := range positive {
+		if !p.ok {
+			return fmt.Errorf("%s: out of range", p.name)
+		}
+	}
+	return nil
+}
+
+// isLoopback reports whether host names this machine's loopback.
+func isLoopback(host string) bool {
+	if host == "localhost" || host == "::1" {
+		return true
+	}
+	return strings.HasPrefix(host, "127.")
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `Usage: linkforge-bench [flags] [scenario...]
+
+Drives LinkForge over HTTP and WebSocket (vegeta as the load library) and
+prints a table: scenario, target, rate, throughput, p50, p99, errors, notes.
+Without --target it starts LinkForge itself, once per scenario, on a loopback
+port with a fresh data dir. All traffic stays on loopback; every attack is
+bounded by --duration and --max-requests.
+
+Scenarios (default: all, in this order):
+  redirect       max throughput of GET (counted) and HEAD (not counted) against
+                 a reference net/http server answering 302 from a map; ratios;
+                 p99 at half of the max load
+  counting       counted redirects on SQLite and PostgreSQL; after a graceful
+                 stop, the rollup total against the 302s received
+  zipf           --zipf-links links with Zipf-distributed clicks
+  fanout         --viewers WebSocket viewers of one tenant; click-to-receive
+                 latency at every viewer
+  amplification  rollup rows written per click and per (link, minute) bucket,
+                 from /metrics and the stats API
+
+Flags:
+`)
+	var cfg config
+	fs := flagSet(&cfg)
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(w, " %s", name)
+		}
+		fmt.Fprintf(w, "\n        %s", usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+	fmt.Fprint(w, `
+PostgreSQL: the postgres rows use --database-url, or else a throwaway server
+started from the installed PostgreSQL binaries (initdb, postgres on PATH or
+under /usr/lib/postgresql/*/bin); without either they are skipped, and the
+table says why. To start one yourself:
+  docker run -d -p 127.0.0.1:5432:5432 -e POSTGRES_PASSWORD=bench postgres:17
+  linkforge-bench --database-url postgres://postgres:bench@127.0.0.1:5432/postgres?sslmode=disable
+
+Examples:
+  go run ./cmd/linkforge-bench                         # every scenario
+  go run ./cmd/linkforge-bench redirect --duration 20s
+  go run ./cmd/linkforge-bench --target http://127.0.0.1:8080 --token "$TOKEN" redirect
+`)
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// The server's metrics the scenarios read.
+const (
+	metricClicks       = "linkforge_clicks_total"
+	metricRowsWritten  = "linkforge_rollup_rows_written_total"
+	metricPending      = "linkforge_clicks_pending"
+	metricActors       = "linkforge_actors"
+	metricSkipped      = "linkforge_clicks_skipped_total"
+	metricCommitBatch  = "linkforge_journal_commit_batch_size"
+	metricFlushSeconds = "linkforge_flush_duration_seconds"
+)
+
+// metrics is one scrape of a Prometheus text exposition.
+type metrics struct {
+	fams map[string]*dto.MetricFamily
+}
+
+// parseMetrics reads the Prometheus text format.
+func parseMetrics(r io.Reader) (metrics, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return metrics{}, fmt.Errorf("parse metrics: %w", err)
+	}
+	return metrics{fams: fams}, nil
+}
+
+// value returns the sum over the series of a counter, gauge or untyped
+// metric whose labels include the given name/value pairs; ok is false when
+// the metric is absent.
+func (m metrics) value(name string, labelPairs ...string) (v float64, ok bool) {
+	f, ok := m.fams[name]
+	if !ok {
+		return 0, false
+	}
+	for _, s := range f.GetMetric() {
+		if !hasLabels(s, labelPairs) {
+			continue
+		}
+		switch {
+		case s.Counter != nil:
+			v += s.Counter.GetValue()
+		case s.Gauge != nil:
+			v += s.Gauge.GetValue()
+		case s.Untyped != nil:
+			v += s.Untyped.GetValue()
+		}
+	}
+	return v, true
+}
+
+// histogram returns the sum and count of a histogram, over its series.
+func (m metrics) histogram(name string) (sum float64, count uint64, ok bool) {
+	f, ok := m.fams[name]
+	if !ok {
+		return 0, 0, false
+	}
+	for _, s := range f.GetMetric() {
+		if h := s.GetHistogram(); h != nil {
+			sum += h.GetSampleSum()
+			count += h.GetSampleCount()
+		}
+	}
+	return sum, count, true
+}
+
+func hasLabels(s *dto.Metric, pairs []string) bool {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		found := false
+		for _, l := range s.GetLabel() {
+			if l.GetName() == pairs[i] && l.GetValue() == pairs[i+1] {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// scrapeMetrics fetches and parses base/metrics.
+func scrapeMetrics(ctx context.Context, client *http.Client, base string) (metrics, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return metrics{}, fmt.Errorf("scrape metrics: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return metrics{}, fmt.Errorf("scrape metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return metrics{}, fmt.Errorf("scrape metrics: GET %s/metrics: %s", base, resp.Status)
+	}
+	m, err := parseMetrics(resp.Body)
+	if err != nil {
+		return metrics{}, fmt.Errorf("scrape %s/metrics: %w", base, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// exposition is a /metrics page in the shape LinkForge serves.
+const exposition = `# HELP linkforge_clicks_total Clicks counted (durable in the node journal).
+# TYPE linkforge_clicks_total counter
+linkforge_clicks_total 24437
+# HELP linkforge_rollup_rows_written_total Rollup rows written by flushes.
+# TYPE linkforge_rollup_rows_written_total counter
+linkforge_rollup_rows_written_total 132
+# HELP linkforge_clicks_pending Acknowledged clicks not yet flushed to the main store.
+# TYPE linkforge_clicks_pending gauge
+linkforge_clicks_pending 0
+# HELP linkforge_clicks_skipped_total Redirects not counted as clicks, by reason.
+# TYPE linkforge_clicks_skipped_total counter
+linkforge_clicks_skipped_total{reason="head"} 5000
+linkforge_clicks_skipped_total{reason="preview"} 7
+# HELP linkforge_journal_commit_batch_size Clicks per journal commit (group commit).
+# TYPE linkforge_journal_commit_batch_size histogram
+linkforge_journal_commit_batch_size_bucket{le="1"} 10
+linkforge_journal_commit_batch_size_bucket{le="2"} 20
+linkforge_journal_commit_batch_size_bucket{le="+Inf"} 2477
+linkforge_journal_commit_batch_size_sum 42604
+linkforge_journal_commit_batch_size_count 2477
+`
+
+func mustParseMetrics(t *testing.T, text string) metrics {
+	t.Helper()
+	m, err := parseMetrics(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("parseMetrics: %v", err)
+	}
+	return m
+}
+
+func TestMetricsValue(t *testing.T) {
+	m := mustParseMetrics(t, exposition)
+	tests := []struct {
+		name   string
+		metric string
+		labels []string
+		want   float64
+		ok     bool
+	}{
+		{"counter", metricClicks, nil, 24437, true},
+		{"gauge at zero", metricPending, nil, 0, true},
+		{"sum over label values", metricSkipped, nil, 5007, true},
+		{"one label value", metricSkipped, []string{"reason", "head"}, 5000, true},
+		{"label value absent", metricSkipped, []string{"reason", "crawler"}, 0, true},
+		{"metric absent", "linkforge_nothing_total", nil, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := m.value(tt.metric, tt.labels...)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("value(%s, %v) = %v, %v; want %v, %v", tt.metric, tt.labels, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestMetricsHistogram(t *testing.T) {
+	m := mustParseMetrics(t, exposition)
+	sum, count, ok := m.histogram(metricCommitBatch)
+	if !ok || sum != 42604 || count != 2477 {
+		t.Errorf("histogram = %v, %d, %v; want 42604, 2477, true", sum, count, ok)
+	}
+	if _, _, ok := m.histogram("linkforge_nothing_seconds"); ok {
+		t.Error("histogram of an absent metric: ok")
+	}
+}
+
+func TestParseMetricsRefusesGarbage(t *testing.T) {
+	if _, err := parseMetrics(strings.NewReader("linkforge_clicks_total one\n")); err == nil {
+		t.Fatal("parseMetrics accepted a non-numeric sample")
+	}
+}
+
+func TestCommitNote(t *testing.T) {
+	before := mustParseMetrics(t, exposition)
+	later := mustParseMetrics(t, strings.NewReplacer(
+		"linkforge_journal_commit_batch_size_sum 42604", "linkforge_journal_commit_batch_size_sum 52604",
+		"linkforge_journal_commit_batch_size_count 2477", "linkforge_journal_commit_batch_size_count 2977",
+		`linkforge_journal_commit_batch_size_bucket{le="+Inf"} 2477`, `linkforge_journal_commit_batch_size_bucket{le="+Inf"} 2977`,
+	).Replace(exposition))
+	if got, want := commitNote(before, later), "journal group commit: 20.0 clicks per commit over 500 commits"; got != want {
+		t.Errorf("commitNote = %q, want %q", got, want)
+	}
+	if got := commitNote(before, before); got != "" {
+		t.Errorf("commitNote without commits = %q, want empty", got)
+	}
+}
+
+// TestScrapeMetrics reads a real client_golang exposition over HTTP.
+func TestScrapeMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	clicks := prometheus.NewCounter(prometheus.CounterOpts{Name: metricClicks, Help: "clicks"})
+	rows := prometheus.NewCounter(prometheus.CounterOpts{Name: metricRowsWritten, Help: "rows"})
+	reg.MustRegister(clicks, rows)
+	clicks.Add(1500)
+	rows.Add(132)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	m, err := scrapeMetrics(context.Background(), srv.Client(), srv.URL)
+	if err != nil {
+		t.Fatalf("scrapeMetrics: %v", err)
+	}
+	if v, _ := m.value(metricClicks); v != 1500 {
+		t.Errorf("%s = %v, want 1500", metricClicks, v)
+	}
+	if v, _ := m.value(metricRowsWritten); v != 132 {
+		t.Errorf("%s = %v, want 132", metricRowsWritten, v)
+	}
+
+	if _, err := scrapeMetrics(context.Background(), srv.Client(), srv.URL+"/nothing"); err == nil ||
+		!strings.Contains(err.Error(), "404") {
+		t.Errorf("scrape of a 404: err = %v, want one naming the status", err)
+	}
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// referenceCommand is the hidden subcommand that runs the reference server.
+// The tool starts it as a child process of its own binary, so that the
+// reference, like LinkForge, has a process and a Go runtime of its own and
+// competes with the load generator for the CPUs on the same terms.
+const referenceCommand = "reference-server"
+
+// redirectCacheControl is LinkForge's Cache-Control on a redirect (API.md).
+var redirectCacheControl = []string{"private, max-age=0"}
+
+// referenceHandler is the yardstick of the redirect scenario: the least a
+// Go server can do to answer a short link, a 302 from an in-memory map with
+// the same Location and Cache-Control that LinkForge sends. Whatever
+// LinkForge does on top (routing, the link cache, expiry checks, metrics,
+// counting) shows as the ratio between the two.
+type referenceHandler map[string]string // slug -> target URL
+
+func (h referenceHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header()["Allow"] = []string{"GET, HEAD"}
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	target, ok := h[strings.TrimPrefix(r.URL.Path, "/")]
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	hdr := w.Header()
+	hdr["Location"] = []string{target}
+	hdr["Cache-Control"] = redirectCacheControl
+	w.WriteHeader(http.StatusFound)
+}
+
+// newReferenceServer returns the reference's http.Server, configured like
+// LinkForge's (cmd/linkforge/serve.go).
+func newReferenceServer(routes map[string]string) *http.Server {
+	return &http.Server{Handler: referenceHandler(routes), ReadHeaderTimeout: 10 * time.Second}
+}
+
+// serveReference is the child process: it reads the routes as one JSON
+// object from stdin, listens on a loopback port, writes "listening ADDR" on
+// stdout, and serves until stdin closes (the parent is done, or died) or
+// ctx ends.
+func serveReference(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	var routes map[string]string
+	dec := json.NewDecoder(stdin)
+	if err := dec.Decode(&routes); err != nil {
+		return fmt.Errorf("read routes: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := newReferenceServer(routes)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if _, err := fmt.Fprintf(stdout, "listening %s\n", ln.Addr()); err != nil {
+		srv.Close()
+		return fmt.Errorf("announce address: %w", err)
+	}
+
+	lifeline := make(chan struct{})
+	go func() {
+		// Whatever is left on stdin is not meant for us; EOF is the signal.
+		_, _ = io.Copy(io.Discard, io.MultiReader(dec.Buffered(), stdin))
+		close(lifeline)
+	}()
+	select {
+	case <-lifeline:
+	case <-ctx.Done():
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// refProcess is a running reference server.
+type refProcess struct {
+	base  string // http://127.0.0.1:port
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan error
+}
+
+// startReference starts the reference server as a child process of this
+// binary, serving routes.
+func startReference(ctx context.Context, routes map[string]string) (*refProcess, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("start reference server: %w", err)
+	}
+	cmd := exec.Command(self, referenceCommand)
+	cmd.Stderr = os.Stderr
+	setChildAttrs(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start reference server: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start reference server: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start reference server: %w", err)
+	}
+	p := &refProcess{cmd: cmd, stdin: stdin, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+
+	// The routes go in while the child starts; a pipe holds 64 KiB, so
+	// write from a goroutine.
+	go func() {
+		_ = json.NewEncoder(stdin).Encode(routes) // a failure shows as a missing address below
+	}()
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case l, ok := <-line:
+		addr, found := strings.CutPrefix(l, "listening ")
+		if !ok || !found {
+			p.stop()
+			return nil, fmt.Errorf("start reference server: unexpected output %q", l)
+		}
+		p.base = "http://" + addr
+		return p, nil
+	case <-time.After(30 * time.Second):
+		p.stop()
+		return nil, errors.New("start reference server: no address after 30s")
+	case <-ctx.Done():
+		p.stop()
+		return nil, fmt.Errorf("start reference server: %w", ctx.Err())
+	}
+}
+
+// stop closes the child's stdin, its signal to stop, and waits for it.
+func (p *refProcess) stop() {
+	p.stdin.Close()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill() // an error only says it has exited already
+		<-p.done
+	}
+}

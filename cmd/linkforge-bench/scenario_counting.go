@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// runCounting sends counted redirects at the maximum rate, once on SQLite
+// and once on PostgreSQL, stops the server gracefully (SIGTERM flushes every
+// counter), and compares the rollup, read from the database, with the 302s
+// the load generator received: every acknowledged click must be counted
+// once, no more, no less.
+func runCounting(ctx context.Context, b *bench) ([]row, error) {
+	if b.cfg.target != "" {
+		r, err := countOn(ctx, b, "")
+		return []row{r}, err
+	}
+	var rows []row
+	var errs []error
+	for _, backend := range []string{"sqlite", "postgres"} {
+		if backend == "postgres" {
+			_, skip, err := b.postgresURL(ctx)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("postgres: %w", err))
+				rows = append(rows, row{scenario: "counting", target: "linkforge postgres", notes: "FAILED to start PostgreSQL: " + err.Error()})
+				continue
+			}
+			if skip != "" {
+				rows = append(rows, row{scenario: "counting", target: "linkforge postgres", notes: "skipped: " + skip})
+				continue
+			}
+		}
+		r, err := countOn(ctx, b, backend)
+		rows = append(rows, r)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", backend, err))
+		}
+	}
+	return rows, errors.Join(errs...)
+}
+
+// countOn runs the counting attack on one backend ("" with --target).
+func countOn(ctx context.Context, b *bench, backend string) (row, error) {
+	links := b.newLinks(b.cfg.links)
+	in, err := b.start(ctx, backend, links)
+	if err != nil {
+		return row{scenario: "counting", target: "linkforge " + backend, notes: "FAILED: " + err.Error()}, err
+	}
+	defer in.close()
+	target := in.label() + " GET"
+
+	// No warm-up: every click counts, and every 302 is tallied per link.
+	bySlug := make(map[string]int64, len(links))
+	prefix := in.base + "/"
+	b.log.Info("counting: max rate", "target", target)
+	res := runAttack(ctx, attackSpec{
+		name: "counting", targeter: roundRobin(http.MethodGet, in.urls(links)),
+		workers: b.cfg.workers, duration: b.cfg.duration, maxRequests: b.cfg.maxRequests,
+		onResult: func(r *vegeta.Result) {
+			if r.Code == http.StatusFound && r.Error == "" {
+				bySlug[strings.TrimPrefix(r.URL, prefix)]++
+			}
+		},
+	})
+
+	var (
+		stored  map[string]int64
+		howRead string
+	)
+	if in.proc != nil {
+		took, err := in.stop()
+		if err != nil {
+			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: graceful stop: "+err.Error()), err
+		}
+		if stored, err = in.storedClicks(ctx, links); err != nil {
+			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: read rollup: "+err.Error()), err
+		}
+		howRead = fmt.Sprintf("rollup read from the database after SIGTERM (stop took %s)", took.Round(time.Millisecond))
+	} else {
+		// A running server cannot be stopped from here: wait for its flush.
+		if stored, err = waitForClicks(ctx, in, links, bySlug, b.cfg.flushEvery+15*time.Second); err != nil {
+			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: read clicks: "+err.Error()), err
+		}
+		howRead = "clicks read through the API after the flush"
+	}
+
+	var sent, counted int64
+	var differ []string
+	for _, l := range links {
+		sent += bySlug[l.slug]
+		counted += stored[l.slug]
+		if bySlug[l.slug] != stored[l.slug] {
+			differ = append(differ, fmt.Sprintf("%s: %d 302s, %d counted", l.slug, bySlug[l.slug], stored[l.slug]))
+		}
+	}
+	verdict := fmt.Sprintf("302s received %d = rollup total %d: equal, per link too", sent, counted)
+	var err2 error
+	if len(differ) > 0 {
+		verdict = fmt.Sprintf("MISMATCH: 302s received %d, rollup total %d; %d links differ, e.g. %s",
+			sent, counted, len(differ), differ[0])
+		err2 = errors.New(verdict)
+	}
+	return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, verdict, howRead), err2
+}
+
+// waitForClicks polls the API until every link's clicks equal its 302s or
+// until timeout, and returns the last totals read.
+func waitForClicks(ctx context.Context, in *instance, links []benchLink, want map[string]int64, timeout time.Duration) (map[string]int64, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		got, err := in.apiClicks(ctx, links)
+		if err != nil {
+			return nil, err
+		}
+		equal := true
+		for _, l := range links {
+			if got[l.slug] != want[l.slug] {
+				equal = false
+				break
+			}
+		}
+		if equal || time.Now().After(deadline) {
+			return got, nil
+		}
+		select {
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+			return got, ctx.Err()
+		}
+	}
+}

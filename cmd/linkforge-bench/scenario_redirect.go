@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// Targets of issue 7 (benchmark targets, not tests).
+const (
+	targetRatio     = 0.6 // redirect with counting ÷ reference, at least
+	aimRatio        = 0.8
+	targetHalfP99   = 5 * time.Millisecond
+	targetRowsPerBk = 2.0
+	targetFanoutP99 = time.Second
+)
+
+// scenarios maps each scenario name to its function. Each returns its rows,
+// and an error when it could not measure (the rows then say how far it got).
+var scenarios = map[string]func(context.Context, *bench) ([]row, error){
+	"redirect":      runRedirect,
+	"counting":      runCounting,
+	"zipf":          runZipf,
+	"fanout":        runFanout,
+	"amplification": runAmplification,
+}
+
+// measureMax runs an attack at the maximum rate with the configured fixed
+// number of workers, after an unreported warm-up if warm.
+func (b *bench) measureMax(ctx context.Context, name string, tr vegeta.Targeter, warm bool) attackResult {
+	if warm && b.cfg.warmup > 0 {
+		runAttack(ctx, attackSpec{name: name + "-warmup", targeter: tr, workers: b.cfg.workers,
+			duration: b.cfg.warmup, maxRequests: b.cfg.maxRequests})
+	}
+	return runAttack(ctx, attackSpec{name: name, targeter: tr, workers: b.cfg.workers,
+		duration: b.cfg.duration, maxRequests: b.cfg.maxRequests})
+}
+
+// measureRate runs an attack at a constant rate, without warm-up (the
+// caller's previous attack warmed the same target).
+func (b *bench) measureRate(ctx context.Context, name string, tr vegeta.Targeter, perSecond int) attackResult {
+	return runAttack(ctx, attackSpec{name: name, targeter: tr, rate: vegeta.Rate{Freq: perSecond, Per: time.Second},
+		workers: min(b.cfg.workers, 16), duration: b.cfg.duration, maxRequests: b.cfg.maxRequests})
+}
+
+// runRedirect measures the maximum redirect throughput of LinkForge, GET
+// (counted) and HEAD (not counted), against the reference server, in the
+// same run and with the same attack; then the latency of both at half of
+// LinkForge's maximum.
+func runRedirect(ctx context.Context, b *bench) ([]row, error) {
+	links := b.newLinks(b.cfg.links)
+	in, err := b.start(ctx, b.cfg.backend, links)
+	if err != nil {
+		return nil, err
+	}
+	defer in.close()
+
+	routes := make(map[string]string, len(links))
+	for _, l := range links {
+		routes[l.slug] = l.url
+	}
+	ref, err := startReference(ctx, routes)
+	if err != nil {
+		return nil, err
+	}
+	defer ref.stop()
+	refURLs := make([]string, len(links))
+	for i, l := range links {
+		refURLs[i] = ref.base + "/" + l.slug
+	}
+	lfURLs := in.urls(links)
+	maxLabel := maxRateLabel(b.cfg.workers)
+	target := fmt.Sprintf("%s GET, counted", in.label())
+
+	// Rounds alternate the three targets, so that a burst of noise from
+	// the rest of the machine hits one round's attacks, not one target's.
+	var refMax, getMax, headMax []attackResult
+	var commits []string
+	for r := range b.cfg.rounds {
+		warm := r == 0
+		b.log.Info("redirect: max rate", "round", r+1, "of", b.cfg.rounds)
+		refMax = append(refMax, b.measureMax(ctx, "reference", roundRobin(http.MethodGet, refURLs), warm))
+		before, _ := scrapeMetrics(ctx, b.client, in.base) // best effort: notes only
+		getMax = append(getMax, b.measureMax(ctx, "linkforge-get", roundRobin(http.MethodGet, lfURLs), warm))
+		after, _ := scrapeMetrics(ctx, b.client, in.base)
+		commits = append(commits, commitNote(before, after))
+		headMax = append(headMax, b.measureMax(ctx, "linkforge-head", roundRobin(http.MethodHead, lfURLs), warm))
+	}
+
+	refSum, get, head := summarize(refMax), summarize(getMax), summarize(headMax)
+	getRatio := pairedRatios(getMax, refMax)
+	headRatio := pairedRatios(headMax, refMax)
+	costRatio := pairedRatios(getMax, headMax)
+	rows := []row{
+		refSum.row("redirect", "reference net/http (map)", maxLabel, "baseline"),
+		get.row("redirect", target, maxLabel,
+			fmt.Sprintf("%s × reference (target ≥ %.1f, aim %.1f): %s", getRatio, targetRatio, aimRatio, metOrMissed(getRatio.median() >= targetRatio)),
+			commits[len(commits)/2]),
+		head.row("redirect", in.label()+" HEAD, not counted", maxLabel,
+			fmt.Sprintf("%s × reference", headRatio), fmt.Sprintf("GET ÷ HEAD %s: the counter's cost", costRatio)),
+	}
+	half := int(get.thr / 2)
+	if half < 1 {
+		return rows, fmt.Errorf("no throughput to halve (GET max %.0f req/s)", get.thr)
+	}
+
+	b.log.Info("redirect: half load", "rate", half)
+	refHalf := b.measureRate(ctx, "reference-half", roundRobin(http.MethodGet, refURLs), half)
+	beforeHalf, _ := scrapeMetrics(ctx, b.client, in.base)
+	getHalf := b.measureRate(ctx, "linkforge-half", roundRobin(http.MethodGet, lfURLs), half)
+	afterHalf, _ := scrapeMetrics(ctx, b.client, in.base)
+	rows = append(rows,
+		resultRow("redirect @50%", "reference net/http (map)", constRateLabel(half), refHalf,
+			"same rate: the floor of this machine and load generator"),
+		resultRow("redirect @50%", target, constRateLabel(half), getHalf,
+			fmt.Sprintf("50%% of GET max; p99 target ≤ %s: %s", targetHalfP99, metOrMissed(getHalf.metrics.Latencies.P99 <= targetHalfP99)),
+			commitNote(beforeHalf, afterHalf)),
+	)
+	return rows, nil
+}
+
+// commitNote reports the journal's group commit over an attack, from two
+// scrapes: how many clicks shared one commit (and its fsync).
+func commitNote(before, after metrics) string {
+	s0, n0, ok0 := before.histogram(metricCommitBatch)
+	s1, n1, ok1 := after.histogram(metricCommitBatch)
+	if !ok0 || !ok1 || n1 <= n0 {
+		return ""
+	}
+	return fmt.Sprintf("journal group commit: %.1f clicks per commit over %d commits", (s1-s0)/float64(n1-n0), n1-n0)
+}
+
+func metOrMissed(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/browsertest"
+	"github.com/linkforge/linkforge/store/sqlite"
+)
+
+// Screenshot outputs of TestBrowserDashboard. The tests never write into the
+// source tree unless asked: CI must not dirty it.
+const (
+	// envUpdateScreenshot=1 rewrites docs/dashboard.png, the README's.
+	envUpdateScreenshot = "LINKFORGE_UPDATE_SCREENSHOT"
+	// envScreenshotDir names a directory to keep every screenshot in, to
+	// look at them.
+	envScreenshotDir = "LINKFORGE_SCREENSHOT_DIR"
+)
+
+// browserGuard bounds each browser step. Like hangGuard, it is not a
+// performance assertion: a healthy step takes well under a second.
+const browserGuard = 30 * time.Second
+
+// TestBrowserDashboard drives the real binary's dashboard in headless
+// Chromium the way a person would: open /dashboard, enter a token, create a
+// link with the page's form, and watch its count go up, without a reload,
+// while a separate HTTP client follows the short link. Then the network
+// between the browser and the server breaks (a proxy in between cuts it):
+// clicks made meanwhile appear once the page has reconnected and reloaded
+// from the stats API.
+func TestBrowserDashboard(t *testing.T) {
+	// Skips (or fails, in CI) without a browser. English, so that the
+	// numbers read as the assertions write them.
+	b := browsertest.New(t, 1280, 1000, chromedp.Flag("lang", "en-US"))
+	n := newNode(t, "")
+	n.serveArgs = []string{"--flush-interval", "1s"}
+	token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))
+	seeded := mustSeedHistory(t, n, "acme")
+	srv := n.startServer("http://localhost:8080")
+	direct := "http://" + srv.addr
+	proxy := newCuttableProxy(t, direct)
+	base := proxy.url // the browser's view of the server
+
+	ctx, cancel := context.WithTimeout(b.Ctx, 4*browserGuard)
+	defer cancel()
+	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(ctx, browserGuard)
+		defer scancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	// waitJS waits until the expression is true in the page.
+	waitJS := func(what, expr string) {
+		t.Helper()
+		step("wait for "+what, chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
+				chromedp.WithPollingTimeout(browserGuard))(c, tg)
+			return chromedp.Void{}, err
+		}))
+	}
+	evalString := func(expr string) string {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(ctx, browserGuard)
+		defer scancel()
+		s, err := chromedp.Run(sctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		return s
+	}
+
+	step("open the dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	mustScreenshot(t, ctx, "dashboard-signin.png")
+	step("enter the token",
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#app")),
+	)
+	waitJS("the live feed", `document.getElementById('conn').dataset.state === 'live'`)
+	waitJS("the seeded links", `document.querySelectorAll('#links-body tr').length === 4`)
+	waitJS("the seeded hour in the stats", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour)))
+
+	const slug, target = "spring-sale", "https://example.com/spring-sale?utm_source=dashboard"
+	step("create a link through the form",
+		chromedp.SendKeys(chromedp.CSS("#create-url"), target),
+		chromedp.SendKeys(chromedp.CSS("#create-slug"), slug),
+		chromedp.Click(chromedp.CSS("#create-submit")),
+	)
+	row := fmt.Sprintf(`document.querySelector('tr[data-slug=%q] .clicks')`, slug)
+	waitJS("the new link's row", row+` !== null && `+row+`.textContent === '0'`)
+	resp, body := mustDo(t, "GET", direct+"/api/v1/links/"+slug, token, "")
+	var created struct{ URL string }
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &created) != nil || created.URL != target {
+		t.Fatalf("the form's link through the API: %d %s, want url %s", resp.StatusCode, body, target)
+	}
+
+	// A reload would clear this; the count must arrive without one.
+	marker := strconv.FormatInt(time.Now().UnixNano(), 36)
+	step("mark the page", chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Evaluate[any](`window.__lfMarker = "` + marker + `"`)(c, tg)
+		return chromedp.Void{}, err
+	}))
+
+	const clicks = 5
+	for i := range clicks {
+		resp, body := mustDo(t, "GET", direct+"/"+slug, "", "")
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != target {
+			t.Fatalf("click %d: %d Location %q (%s)", i+1, resp.StatusCode, resp.Header.Get("Location"), body)
+		}
+	}
+	waitJS("the live count", row+`.textContent === '`+strconv.Itoa(clicks)+`'`)
+	waitJS("the hour's clicks", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour+clicks)))
+	waitJS("the all-time clicks", fmt.Sprintf(`document.getElementById('stat-total').textContent === %q`, fmtCount(seeded.total+clicks)))
+	mustNoReload := func() {
+		t.Helper()
+		if got := evalString(`String(window.__lfMarker)`); got != marker {
+			t.Fatalf("the page was reloaded (marker %q, want %q)", got, marker)
+		}
+	}
+	mustNoReload()
+	// The new link is selected: its chart's bar of this minute holds the
+	// clicks (the bar's title says so).
+	if got := evalString(`Array.from(document.querySelectorAll('#chart-link rect.now title')).map(e => e.textContent).join()`); !strings.HasSuffix(got, fmt.Sprintf("· %d clicks", clicks)) {
+		t.Errorf("the selected link's chart, bar of this minute: %q, want %d clicks", got, clicks)
+	}
+
+	// The network breaks. Clicks made meanwhile reach the server (directly)
+	// and its rollup, but not the page: it shows them once it has
+	// reconnected and reloaded, since nothing new comes over the feed.
+	proxy.cut(true)
+	waitJS("the page to notice", `document.getElementById('conn').dataset.state !== 'live'`)
+	const offline = 3
+	for range offline {
+		if resp, body := mustDo(t, "GET", direct+"/"+slug, "", ""); resp.StatusCode != http.StatusFound {
+			t.Fatalf("click while the page is offline: %d %s", resp.StatusCode, body)
+		}
+	}
+	mustFlushed(t, direct, token, slug, clicks+offline)
+	if got := evalString(row + `.textContent`); got != strconv.Itoa(clicks) {
+		t.Fatalf("while cut off, the page shows %s clicks, want still %d", got, clicks)
+	}
+	proxy.cut(false)
+	waitJS("the reconnection", `document.getElementById('conn').dataset.state === 'live'`)
+	waitJS("the reloaded count", row+`.textContent === '`+strconv.Itoa(clicks+offline)+`'`)
+	waitJS("the reloaded hour", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour+clicks+offline)))
+	mustNoReload()
+
+	// For the screenshot: the busiest seeded link selected, its hour charted.
+	step("select a seeded link", chromedp.Click(chromedp.CSS(`tr[data-slug="launch-post"]`)))
+	waitJS("its chart", `document.getElementById('chart-link-title').textContent === '/launch-post' && document.querySelectorAll('#chart-link rect').length > 30`)
+	if got := evalString(`document.querySelector('tr[data-slug="black-friday"] .badge').textContent`); got != "expired" {
+		t.Errorf("badge of the expired link = %q, want expired", got)
+	}
+	desktop := mustScreenshot(t, ctx, "dashboard.png")
+
+	// Phone width: one column, nothing wider than the screen.
+	step("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	waitJS("the layout to settle", `document.getElementById('chart-tenant').clientWidth < 390`)
+	if got := evalString(`String(document.documentElement.scrollWidth)`); got != "390" {
+		t.Errorf("page width at 390 px: %s px, want 390 (no horizontal scrolling)", got)
+	}
+	mustScreenshot(t, ctx, "dashboard-phone.png")
+
+	if os.Getenv(envUpdateScreenshot) == "1" {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "dashboard.png"), desktop, 0o644); err != nil {
+			t.Fatalf("update docs/dashboard.png: %v", err)
+		}
+		t.Log("updated docs/dashboard.png")
+	}
+	if code := srv.stop(t); code != 0 {
+		t.Errorf("serve exited %d after SIGTERM, want 0", code)
+	}
+}
+
+// mustFlushed waits until the API reports the link's flushed total.
+func mustFlushed(t *testing.T, base, token, slug string, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(hangGuard)
+	for {
+		resp, body := mustDo(t, "GET", base+"/api/v1/links/"+slug, token, "")
+		var l struct{ Clicks int64 }
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &l) != nil {
+			t.Fatalf("GET link %s: %d %s", slug, resp.StatusCode, body)
+		}
+		if l.Clicks == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("link %s: %d clicks flushed after %v, want %d", slug, l.Clicks, hangGuard, want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a child process's store: no event to wait on
+	}
+}
+
+// cuttableProxy is a reverse proxy (WebSockets included) whose network can
+// be cut: every connection through it is closed, and new ones are refused
+// with 502, until it is restored.
+type cuttableProxy struct {
+	url   string
+	mu    sync.Mutex
+	down  bool
+	conns map[net.Conn]struct{}
+}
+
+func newCuttableProxy(t *testing.T, target string) *cuttableProxy {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cuttableProxy{conns: map[net.Conn]struct{}{}}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0) // cut connections are the point
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		down := p.down
+		p.mu.Unlock()
+		if down {
+			http.Error(w, "network cut by the test", http.StatusBadGateway)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	hs.Listener = &trackingListener{Listener: hs.Listener, p: p}
+	hs.Start()
+	t.Cleanup(func() {
+		p.cut(true)
+		hs.Close()
+	})
+	p.url = hs.URL
+	return p
+}
+
+// cut breaks (true) or restores (false) the network.
+func (p *cuttableProxy) cut(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for c := range p.conns {
+			c.Close()
+		}
+		clear(p.conns)
+	}
+}
+
+type trackingListener struct {
+	net.Listener
+	p *cuttableProxy
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.p.mu.Lock()
+		l.p.conns[c] = struct{}{}
+		l.p.mu.Unlock()
+	}
+	return c, err
+}
+
+// mustScreenshot captures the whole page as PNG, keeps it under t.TempDir()
+// (or LINKFORGE_SCREENSHOT_DIR) and returns it.
+func mustScreenshot(t *testing.T, ctx context.Context, name string) []byte {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, browserGuard)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if len(png) < 8 || string(png[1:4]) != "PNG" {
+		t.Fatalf("screenshot is not a PNG (%d bytes)", len(png))
+	}
+	dir := os.Getenv(envScreenshotDir)
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatalf("write screenshot: %v", err)
+	}
+	return png
+}
+
+// seededHistory is what mustSeedHistory wrote.
+type seededHistory struct {
+	hour  int64 // clicks in the last 60 minute buckets, the current one included
+	total int64 // all-time clicks
+}
+
+// mustSeedHistory gives the tenant a few links and an hour of per-minute
+// clicks from another node, written into the SQLite store before the server
+// starts: the dashboard's first snapshot comes from them.
+func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(n.dataDir, sqliteFile))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	defer db.Close()
+	ten, err := db.TenantByName(ctx, tenant)
+	if err != nil {
+		t.Fatalf("tenant %s: %v", tenant, err)
+	}
+	now := time.Now().UTC()
+	expired := now.Add(-2 * time.Hour)
+	links := []struct {
+		link  linkforge.Link
+		shape func(minute int) int64 // clicks minute minutes ago
+	}{
+		{linkforge.Link{Slug: "black-friday", URL: "https://example.com/deals/black-friday", ExpiresAt: &expired},
+			func(int) int64 { return 0 }},
+		{linkforge.Link{Slug: "pricing", URL: "https://example.com/pricing"},
+			func(m int) int64 { return int64(1 + (m*7)%3) }},
+		{linkforge.Link{Slug: "docs", URL: "https://docs.example.com/getting-started"},
+			func(m int) int64 { return int64(2 + (m*5)%4) }},
+		{linkforge.Link{Slug: "launch-post", URL: "https://example.com/blog/introducing-linkforge"},
+			func(m int) int64 { // a launch half an hour ago, fading since
+				d := float64(m - 32)
+				return int64(4 + 18*math.Exp(-d*d/90) + float64((m*3)%4))
+			}},
+	}
+	var h seededHistory
+	var rows []linkforge.RollupRow
+	minute := now.Truncate(time.Minute)
+	for _, l := range links {
+		l.link.TenantID = ten.ID
+		created, err := db.CreateLink(ctx, l.link)
+		if err != nil {
+			t.Fatalf("create %s: %v", l.link.Slug, err)
+		}
+		// From 58 minutes ago to one minute ago: the current minute is the
+		// test's own, and the oldest stays in the dashboard's 60 minutes
+		// should the minute turn during the test.
+		for m := 58; m >= 1; m-- {
+			if c := l.shape(m); c > 0 {
+				rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: minute.Add(-time.Duration(m) * time.Minute), Count: c})
+				h.hour += c
+			}
+		}
+		// Older clicks count all time only.
+		if l.link.Slug != "black-friday" {
+			rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: minute.Add(-26 * time.Hour), Count: 120})
+		} else {
+			rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: expired.Add(-time.Hour).Truncate(time.Minute), Count: 812})
+		}
+	}
+	for _, r := range rows {
+		h.total += r.Count
+	}
+	if err := db.UpsertRollup(ctx, "seed-node", rows); err != nil {
+		t.Fatalf("seed rollups: %v", err)
+	}
+	return h
+}
+
+// fmtCount formats n as the page does (Intl.NumberFormat, en-US).
+func fmtCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

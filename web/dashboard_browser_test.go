@@ -1,0 +1,66 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/browsertest"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/web"
+)
+
+// TestDashboardExpiredBadge: in a real browser, a link the expiry alarm
+// reports (the hub's expiry hook) turns "expired" on the open page, and a
+// refused token keeps the page on its token form. The end-to-end test with
+// the real binary (cmd/linkforge) covers clicks; this one, in process, the
+// events only the hub's callers can produce.
+func TestDashboardExpiredBadge(t *testing.T) {
+	b := browsertest.New(t, 1024, 800, chromedp.Flag("lang", "en-US"))
+	st := testdb.SQLite(t)
+	tenant, token := mustTenantToken(t, st, "acme")
+	hub := mustLiveHub(t)
+	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Now = time.Now })
+	expires := time.Now().Add(time.Hour)
+	link := mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "flash-sale", URL: "https://example.com/flash", ExpiresAt: &expires})
+
+	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
+	defer cancel()
+	wait := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
+			chromedp.WithPollingTimeout(liveGuard))); err != nil {
+			t.Fatalf("wait for %s: %v", what, err)
+		}
+	}
+	badge := `document.querySelector('tr[data-slug="flash-sale"] .badge').textContent`
+
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard"),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), "lf_"+token[3:10]+"not-a-real-token-at-all-000000000000"),
+		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	wait("the refusal", `!document.getElementById('token-error').hidden && document.getElementById('app').hidden`)
+
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#token"), ""),
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	wait("the live feed", `document.getElementById('conn').dataset.state === 'live'`)
+	wait("the link, expiring", `document.querySelector('tr[data-slug="flash-sale"] .badge') !== null && `+badge+` === 'expires'`)
+
+	if err := hub.Expired(context.Background(), link); err != nil {
+		t.Fatalf("Expired: %v", err)
+	}
+	wait("the expired badge", fmt.Sprintf(`%s === 'expired'`, badge))
+}

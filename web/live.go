@@ -1,0 +1,119 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+)
+
+// LiveFeed serves the WebSocket feed of a tenant's live dashboard
+// (GET /api/v1/live). Package dashboard's Hub implements it.
+type LiveFeed interface {
+	// ServeLive upgrades r, already authenticated for tenantID and checked
+	// for its Origin, and serves the feed in the background. An error means
+	// nothing was written (an EUnavailable error: 503); a failed handshake
+	// is answered by ServeLive itself and returns nil.
+	ServeLive(w http.ResponseWriter, r *http.Request, tenantID int64) error
+}
+
+// Subprotocols of the live feed (API.md): a browser, which cannot set an
+// Authorization header on a WebSocket, offers ["linkforge.v1",
+// "bearer.<token>"] and the server selects linkforge.v1.
+const (
+	liveSubprotocol = "linkforge.v1"
+	bearerProtocol  = "bearer."
+)
+
+// liveGate refuses, before any upgrade and in this order: a server without
+// a feed (503), a cross-origin page (403), a request that is not a WebSocket
+// handshake (400). A browser's token, offered as a subprotocol, is moved to
+// the Authorization header, so that both ways go through the one
+// authenticate that follows.
+func (s *Server) liveGate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.live == nil {
+			return linkforge.Errorf(linkforge.EUnavailable, "the live feed is not enabled on this server")
+		}
+		r := c.Request()
+		if !s.sameOrigin(r) {
+			// No application code means 403; echo's HTTPError carries it to
+			// the one error handler.
+			return echo.NewHTTPError(http.StatusForbidden,
+				"cross-origin WebSocket upgrades are refused: open the dashboard from this server's own origin")
+		}
+		if !websocket.IsWebSocketUpgrade(r) {
+			return linkforge.Errorf(linkforge.EInvalid, "GET %s is a WebSocket endpoint: send a WebSocket handshake", pathLive)
+		}
+		if r.Header.Get("Authorization") == "" {
+			token, offered, v1 := subprotocolToken(r)
+			if offered {
+				if !v1 {
+					return linkforge.Errorf(linkforge.EInvalid,
+						"offer the %q subprotocol next to %q: the server selects it", liveSubprotocol, bearerProtocol+"<token>")
+				}
+				r.Header.Set("Authorization", "Bearer "+token)
+			}
+		}
+		return next(c)
+	}
+}
+
+// serveLive hands the authenticated upgrade to the feed.
+func (s *Server) serveLive(c echo.Context) error {
+	if err := s.live.ServeLive(c.Response(), c.Request(), tenantID(c)); err != nil {
+		return err
+	}
+	// The connection was hijacked and answered 101, unless the handshake
+	// failed and the upgrader answered through the response (committed).
+	if resp := c.Response(); !resp.Committed {
+		resp.Status = http.StatusSwitchingProtocols
+		resp.Committed = true
+	}
+	return nil
+}
+
+// subprotocolToken finds "bearer.<token>" among the offered subprotocols,
+// and whether linkforge.v1 is offered too.
+func subprotocolToken(r *http.Request) (token string, offered, v1 bool) {
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(h, ",") {
+			p = strings.TrimSpace(p)
+			switch {
+			case p == liveSubprotocol:
+				v1 = true
+			case strings.HasPrefix(p, bearerProtocol) && !offered:
+				token, offered = strings.TrimPrefix(p, bearerProtocol), true
+			}
+		}
+	}
+	return token, offered, v1
+}
+
+// sameOrigin admits requests without an Origin (programs, which
+// authenticate with the header and are no CSRF vector) and requests from
+// this server's own origin: its public URL's (behind a proxy), or the one
+// the request itself was addressed to (a node reached directly). Everything
+// else, "null" included, is cross-origin.
+func (s *Server) sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	if strings.EqualFold(u.Scheme, s.publicOrigin.Scheme) && strings.EqualFold(selfHost(u), selfHost(s.publicOrigin)) {
+		return true
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(selfHost(u), selfHost(&url.URL{Scheme: scheme, Host: r.Host}))
+}
