@@ -271,8 +271,8 @@ func (h *Hub) ClicksChanged(d linkcounter.Delta) {
 
 // Expired tells the viewers of l's tenant that l has expired. It is an
 // expiry hook (expiry.Hook): idempotent (a repeated event only repeats the
-// badge) and never failing, since nobody watching is not an error worth an
-// alarm retry.
+// badge), and it does not fail for want of viewers or for a slow one, since
+// neither is worth an alarm retry.
 func (h *Hub) Expired(_ context.Context, l linkforge.Link) error {
 	td := h.dashboard(l.TenantID)
 	if td == nil {

@@ -50,7 +50,10 @@ func TestDashboardExpiredBadge(t *testing.T) {
 	wait("the refusal", `!document.getElementById('token-error').hidden && document.getElementById('app').hidden`)
 
 	if err := chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.CSS("#token"), ""),
+		chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Evaluate[string](`document.getElementById('token').value = ''`)(c, tg)
+			return chromedp.Void{}, err
+		}),
 		chromedp.SendKeys(chromedp.CSS("#token"), token),
 		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)),
 	); err != nil {

@@ -119,7 +119,7 @@ func TestBrowserDashboard(t *testing.T) {
 	// A reload would clear this; the count must arrive without one.
 	marker := strconv.FormatInt(time.Now().UnixNano(), 36)
 	step("mark the page", chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Evaluate[any](`window.__lfMarker = "` + marker + `"`)(c, tg)
+		_, err := chromedp.Evaluate[any](`window.__lfMarker = "`+marker+`"`)(c, tg)
 		return chromedp.Void{}, err
 	}))
 
@@ -167,6 +167,38 @@ func TestBrowserDashboard(t *testing.T) {
 	waitJS("the reloaded hour", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour+clicks+offline)))
 	mustNoReload()
 
+	// A link created on the page with an expiry a few seconds away turns
+	// "expired" there when its alarm runs (the expiry hook feeds the hub).
+	// The form's datetime-local field takes the browser's local time, which
+	// is this process's.
+	sentBefore := mustMetric(t, direct, "linkforge_dashboard_messages_sent_total")
+	expiresAt := time.Now().Add(3 * time.Second)
+	step("create an expiring link",
+		chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Evaluate[string](fmt.Sprintf(`document.getElementById('create-expires').value = %q`,
+				expiresAt.Local().Format("2006-01-02T15:04:05")))(c, tg)
+			return chromedp.Void{}, err
+		}),
+		chromedp.SendKeys(chromedp.CSS("#create-url"), "https://example.com/flash-sale"),
+		chromedp.SendKeys(chromedp.CSS("#create-slug"), "flash-sale"),
+		chromedp.Click(chromedp.CSS("#create-submit")),
+	)
+	flash := `document.querySelector('tr[data-slug="flash-sale"] .badge')`
+	waitJS("the expiring link", flash+` !== null && `+flash+`.textContent === 'expires'`)
+	waitJS("its expiry on the page", flash+`.textContent === 'expired'`)
+	// The page could also tell from expires_at alone: the feed must have
+	// carried the event (nothing else was sent to the page since).
+	for deadline := time.Now().Add(hangGuard); mustMetric(t, direct, "linkforge_dashboard_messages_sent_total") <= sentBefore; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no message sent to the page for the link's expiry after %v", hangGuard)
+		}
+		time.Sleep(20 * time.Millisecond) // a child process's metric: no event to wait on
+	}
+	if resp, body := mustDo(t, "GET", direct+"/flash-sale", "", ""); resp.StatusCode != http.StatusGone {
+		t.Errorf("GET /flash-sale after its expiry: %d %s, want 410", resp.StatusCode, body)
+	}
+	mustNoReload()
+
 	// For the screenshot: the busiest seeded link selected, its hour charted.
 	step("select a seeded link", chromedp.Click(chromedp.CSS(`tr[data-slug="launch-post"]`)))
 	waitJS("its chart", `document.getElementById('chart-link-title').textContent === '/launch-post' && document.querySelectorAll('#chart-link rect').length > 30`)
@@ -192,6 +224,26 @@ func TestBrowserDashboard(t *testing.T) {
 	if code := srv.stop(t); code != 0 {
 		t.Errorf("serve exited %d after SIGTERM, want 0", code)
 	}
+}
+
+// mustMetric reads one unlabelled sample from the server's /metrics.
+func mustMetric(t *testing.T, base, name string) float64 {
+	t.Helper()
+	resp, body := mustDo(t, "GET", base+"/metrics", "", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", resp.StatusCode)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metric line %q: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in /metrics", name)
+	return 0
 }
 
 // mustFlushed waits until the API reports the link's flushed total.

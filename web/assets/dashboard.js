@@ -522,6 +522,7 @@
       errEl.textContent = err.status === 401 ? 'This token was not accepted. Check that it is complete and not revoked.' : problemText(err);
       errEl.hidden = false;
       input.setAttribute('aria-invalid', 'true');
+      input.select(); // the next paste replaces it
       return;
     }
     input.value = '';

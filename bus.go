@@ -1,0 +1,184 @@
+package linkforge
+
+import (
+	"time"
+)
+
+// The cluster bus carries what one node must tell the others that share its
+// main store: live click counts for the dashboards, link-cache
+// invalidations, and expiry events. It is best effort by design: nothing
+// correct depends on a message arriving. A lost click count is repaired by
+// the next one (counts are absolute) or by the dashboard's reload from the
+// stats API; a lost invalidation by the link cache's TTL; a lost expiry
+// event by the read-time expiry check. See docs/adr/004-scale-out.md.
+//
+// On one node (SQLite) there is no bus: the components take a nil Bus.
+
+// BucketCount is one node's absolute click count of one link's minute
+// bucket, as that node knows it, with the link's all-time total.
+type BucketCount struct {
+	TenantID int64
+	LinkID   int64
+	Slug     string
+	// Bucket is the start of the UTC minute.
+	Bucket time.Time
+	// Count is the absolute count of the bucket on the reporting node.
+	Count int64
+	// Total is the link's all-time count as the reporting node knows it;
+	// meaningful only when TotalKnown (the node could read its rollup).
+	Total      int64
+	TotalKnown bool
+}
+
+// Bus publishes events to the other nodes. Its methods never block on the
+// network and never fail the caller: events are queued, coalesced and sent
+// in batches, and an event that cannot be sent is counted and dropped.
+type Bus interface {
+	// PublishClicks tells the others this node's latest count of a bucket.
+	PublishClicks(c BucketCount)
+	// PublishInvalidate tells the others to drop slug from their link
+	// caches, after a create, an update or a delete through this node.
+	PublishInvalidate(slug string)
+	// PublishExpired tells the others' dashboards that l has expired (and
+	// their caches to drop it). The expiry alarm runs on one node only.
+	PublishExpired(l Link)
+}
+
+// BusHandler receives the events other nodes published; a node never
+// receives its own. Its methods are called from one goroutine, in the order
+// the events were sent, and must not block for long.
+type BusHandler interface {
+	// PeerClicks is node's latest count of a bucket.
+	PeerClicks(node string, c BucketCount)
+	// PeerInvalidate drops slug from the local link cache.
+	PeerInvalidate(slug string)
+	// PeerExpired reports that l has expired. l carries TenantID, ID, Slug,
+	// ExpiresAt and ExpiredAt only.
+	PeerExpired(l Link)
+	// Resync is called each time the bus starts listening, the first time
+	// and after every reconnection: events sent while it was not listening
+	// are lost, so the handler drops what they could have changed (the
+	// whole link cache).
+	Resync()
+}
+
+// ClusterCounts merges the live bucket counts of several nodes, so that a
+// dashboard on one node shows the clicks of all. Each node reports the
+// absolute count of a (link, bucket) as counted by itself; the cluster's
+// count of that bucket is the sum over nodes of each node's latest count.
+// Counts of a bucket only grow, so the latest is the largest, and a report
+// that arrives late or twice changes nothing.
+//
+// Totals cannot be summed that way: each node's total is the rollup total it
+// last read plus its own clicks since, so it already includes the other
+// nodes' flushed clicks, up to when it read them. The merged total is the
+// largest total seen: never more than the true total, and never going back.
+//
+// Memory follows activity: a bucket or a link that no report touched for
+// the retention is forgotten, and a report that comes after that starts
+// again from its own node's count (showing less, never more).
+//
+// ClusterCounts is not safe for concurrent use: its owner serializes the
+// calls (and, usually, the hand-off of the result), so that the merged
+// counts it hands on never go back.
+type ClusterCounts struct {
+	retain  time.Duration
+	buckets map[bucketKey]*bucketNodes
+	totals  map[int64]*linkTotal
+	// pruned is when the last sweep for forgotten entries ran.
+	pruned time.Time
+}
+
+// DefaultCountRetention is how long ClusterCounts keeps a bucket or a link
+// that no report touched. A bucket gets reports for as long as any node
+// counts clicks in it: its minute, plus the clock skew between nodes.
+const DefaultCountRetention = 3 * time.Minute
+
+type bucketKey struct {
+	link   int64
+	bucket int64 // unix seconds
+}
+
+type bucketNodes struct {
+	counts map[string]int64 // node -> its latest count
+	seen   time.Time
+}
+
+type linkTotal struct {
+	total int64
+	seen  time.Time
+}
+
+// NewClusterCounts returns an empty ClusterCounts that forgets entries not
+// touched for retain (DefaultCountRetention if retain <= 0).
+func NewClusterCounts(retain time.Duration) *ClusterCounts {
+	if retain <= 0 {
+		retain = DefaultCountRetention
+	}
+	return &ClusterCounts{
+		retain:  retain,
+		buckets: make(map[bucketKey]*bucketNodes),
+		totals:  make(map[int64]*linkTotal),
+	}
+}
+
+// Merge records node's report c, received at now, and returns the cluster's
+// view of the bucket: c with Count the sum over nodes of their latest
+// counts, and Total the largest total any node reported for the link
+// (TotalKnown if any did).
+func (m *ClusterCounts) Merge(node string, c BucketCount, now time.Time) BucketCount {
+	m.prune(now)
+	k := bucketKey{link: c.LinkID, bucket: c.Bucket.Unix()}
+	b := m.buckets[k]
+	if b == nil {
+		b = &bucketNodes{counts: make(map[string]int64, 2)}
+		m.buckets[k] = b
+	}
+	b.seen = now
+	if c.Count > b.counts[node] {
+		b.counts[node] = c.Count
+	}
+	var sum int64
+	for _, n := range b.counts {
+		sum += n
+	}
+	out := c
+	out.Count = sum
+
+	t := m.totals[c.LinkID]
+	if c.TotalKnown {
+		if t == nil {
+			t = &linkTotal{total: c.Total}
+			m.totals[c.LinkID] = t
+		}
+		t.total = max(t.total, c.Total)
+	}
+	if t != nil {
+		t.seen = now
+		out.Total, out.TotalKnown = t.total, true
+	}
+	return out
+}
+
+// Len returns the number of buckets and link totals held.
+func (m *ClusterCounts) Len() (buckets, totals int) { return len(m.buckets), len(m.totals) }
+
+// prune forgets what was not touched for the retention. It sweeps at most
+// once per half retention, so its cost per report stays constant.
+func (m *ClusterCounts) prune(now time.Time) {
+	if now.Sub(m.pruned) < m.retain/2 {
+		return
+	}
+	m.pruned = now
+	cutoff := now.Add(-m.retain)
+	for k, b := range m.buckets {
+		if b.seen.Before(cutoff) {
+			delete(m.buckets, k)
+		}
+	}
+	for k, t := range m.totals {
+		if t.seen.Before(cutoff) {
+			delete(m.totals, k)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package linkforge_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+func TestClusterCountsMerge(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
+	now := t0.Add(10 * time.Second)
+	bc := func(link int64, bucket time.Time, count, total int64, known bool) linkforge.BucketCount {
+		return linkforge.BucketCount{TenantID: 1, LinkID: link, Slug: "s", Bucket: bucket, Count: count, Total: total, TotalKnown: known}
+	}
+	type report struct {
+		node string
+		c    linkforge.BucketCount
+		// wantCount, wantTotal and wantKnown are the merged view returned.
+		wantCount, wantTotal int64
+		wantKnown            bool
+	}
+	tests := []struct {
+		name    string
+		reports []report
+	}{
+		{"one node passes through", []report{
+			{"a", bc(1, t0, 3, 10, true), 3, 10, true},
+			{"a", bc(1, t0, 5, 12, true), 5, 12, true},
+		}},
+		{"nodes of one bucket are summed", []report{
+			{"a", bc(1, t0, 3, 10, true), 3, 10, true},
+			{"b", bc(1, t0, 4, 14, true), 7, 14, true},
+			{"c", bc(1, t0, 1, 11, true), 8, 14, true},
+			{"a", bc(1, t0, 6, 13, true), 11, 14, true},
+		}},
+		{"a late or repeated report changes nothing", []report{
+			{"a", bc(1, t0, 5, 10, true), 5, 10, true},
+			{"b", bc(1, t0, 2, 9, true), 7, 10, true},
+			{"a", bc(1, t0, 4, 9, true), 7, 10, true}, // older than the 5 already seen
+			{"b", bc(1, t0, 2, 9, true), 7, 10, true},
+		}},
+		{"buckets and links are separate", []report{
+			{"a", bc(1, t0, 3, 10, true), 3, 10, true},
+			{"b", bc(1, t0.Add(time.Minute), 2, 12, true), 2, 12, true},
+			{"b", bc(2, t0, 9, 9, true), 9, 9, true},
+			{"a", bc(1, t0, 4, 11, true), 4, 12, true},
+		}},
+		{"unknown totals keep the known one", []report{
+			{"a", bc(1, t0, 1, 0, false), 1, 0, false},
+			{"b", bc(1, t0, 2, 20, true), 3, 20, true},
+			{"a", bc(1, t0, 2, 0, false), 4, 20, true},
+		}},
+		{"the same minute in another zone is the same bucket", []report{
+			{"a", bc(1, t0, 3, 0, false), 3, 0, false},
+			{"b", bc(1, t0.In(time.FixedZone("X", -5*3600)), 2, 0, false), 5, 0, false},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := linkforge.NewClusterCounts(0)
+			for i, r := range tt.reports {
+				got := m.Merge(r.node, r.c, now)
+				if got.Count != r.wantCount || got.Total != r.wantTotal || got.TotalKnown != r.wantKnown {
+					t.Fatalf("report %d (%s %+v): merged count %d total %d known %v, want %d %d %v",
+						i, r.node, r.c, got.Count, got.Total, got.TotalKnown, r.wantCount, r.wantTotal, r.wantKnown)
+				}
+				if got.LinkID != r.c.LinkID || got.Slug != r.c.Slug || !got.Bucket.Equal(r.c.Bucket) || got.TenantID != r.c.TenantID {
+					t.Fatalf("report %d: identity changed: %+v from %+v", i, got, r.c)
+				}
+			}
+		})
+	}
+}
+
+// TestClusterCountsForget checks that memory follows activity: entries
+// untouched for the retention are dropped, touched ones are kept, and a
+// report after the drop starts from its own node's count.
+func TestClusterCountsForget(t *testing.T) {
+	const retain = time.Minute
+	m := linkforge.NewClusterCounts(retain)
+	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	c := func(link, count int64) linkforge.BucketCount {
+		return linkforge.BucketCount{LinkID: link, Bucket: t0, Count: count, Total: count, TotalKnown: true}
+	}
+	m.Merge("a", c(1, 5), t0)
+	m.Merge("b", c(1, 2), t0)
+	m.Merge("a", c(2, 1), t0)
+	if b, tot := m.Len(); b != 2 || tot != 2 {
+		t.Fatalf("Len = %d buckets, %d totals; want 2, 2", b, tot)
+	}
+	// Link 2 stays active; link 1 goes quiet past the retention.
+	m.Merge("a", c(2, 2), t0.Add(40*time.Second))
+	m.Merge("a", c(2, 3), t0.Add(80*time.Second))
+	if b, tot := m.Len(); b != 1 || tot != 1 {
+		t.Fatalf("after link 1 went quiet: Len = %d buckets, %d totals; want 1, 1", b, tot)
+	}
+	got := m.Merge("b", c(1, 3), t0.Add(81*time.Second))
+	if got.Count != 3 || got.Total != 3 {
+		t.Errorf("report after the bucket was forgotten: count %d total %d, want 3 3 (node b's own)", got.Count, got.Total)
+	}
+}

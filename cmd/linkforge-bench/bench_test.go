@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/store/sqlite"
+	"github.com/linkforge/linkforge/web"
+)
+
+// benchWriter is a reusable ResponseWriter: the benchmark measures the
+// server, not httptest.ResponseRecorder.
+type benchWriter struct {
+	h    http.Header
+	code int
+}
+
+func (w *benchWriter) Header() http.Header         { return w.h }
+func (w *benchWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *benchWriter) WriteHeader(code int)        { w.code = code }
+
+// BenchmarkRedirectInProcess runs LinkForge's redirect handler in process,
+// wired as `linkforge serve` wires it (SQLite store, node journal with
+// synchronous=FULL in a temporary dir, LinkCounter, web server), on a warm
+// link cache, with many concurrent requests like the load tool's workers.
+// It exists to be profiled where the load tool cannot see inside the
+// server:
+//
+//	go test -run '^$' -bench RedirectInProcess -benchtime 5s \
+//	    -cpuprofile /tmp/cpu.out ./cmd/linkforge-bench/
+//	go tool pprof -top -nodecount 40 /tmp/cpu.out
+//
+// GET is counted (a journal commit before each 302, shared by group
+// commit), HEAD is not, and "no counter" is the handler without a
+// LinkCounter at all. "few-clients" runs 2 goroutines instead of 64: group
+// commit then has little to group, as at a moderate constant load, and the
+// cost of a commit falls on one or two clicks.
+func BenchmarkRedirectInProcess(b *testing.B) {
+	for _, bc := range []struct {
+		name        string
+		method      string
+		counter     bool
+		parallelism int
+	}{
+		{"GET-counted", http.MethodGet, true, 32},
+		{"GET-counted-few-clients", http.MethodGet, true, 1},
+		{"HEAD", http.MethodHead, true, 32},
+		{"GET-no-counter", http.MethodGet, false, 32},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			srv, reqs := setupInProcess(b, 100, bc.method, bc.counter)
+			var next atomic.Int64
+			b.SetParallelism(bc.parallelism) // 32: 64 goroutines on 2 CPUs, like 64 workers
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				w := &benchWriter{h: http.Header{}}
+				for pb.Next() {
+					srv.ServeHTTP(w, reqs[int(next.Add(1))%len(reqs)])
+					if w.code != http.StatusFound {
+						b.Errorf("status %d, want 302", w.code)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// setupInProcess returns a warm server and one request per link.
+func setupInProcess(b *testing.B, n int, method string, withCounter bool) (http.Handler, []*http.Request) {
+	b.Helper()
+	ctx := context.Background()
+	dir := b.TempDir()
+	bn := &bench{runID: "P"}
+	in := &instance{b: bn, backend: "sqlite", dataDir: dir}
+	links := bn.newLinks(n)
+	if err := in.importLinks(ctx, links); err != nil {
+		b.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(dir, sqliteFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	cfg := web.Config{Store: st, PublicURL: &url.URL{Scheme: "http", Host: "127.0.0.1"}, Logger: log}
+	if withCounter {
+		journal, err := linkcounter.Open(ctx, filepath.Join(dir, "journal.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		counter, err := linkcounter.New(ctx, linkcounter.Config{Store: st, Journal: journal,
+			FlushInterval: 30 * time.Second, Logger: log})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := counter.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			if err := counter.Stop(ctx); err != nil {
+				b.Errorf("stop counter: %v", err)
+			}
+			journal.Close()
+		})
+		cfg.Counter = counter
+	}
+	srv, err := web.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqs := make([]*http.Request, n)
+	for i, l := range links {
+		reqs[i] = httptest.NewRequest(method, "/"+l.slug, nil)
+		w := &benchWriter{h: http.Header{}}
+		srv.ServeHTTP(w, reqs[i]) // warms the link cache
+		if w.code != http.StatusFound {
+			b.Fatalf("warming %s: status %d", l.slug, w.code)
+		}
+	}
+	return srv, reqs
+}

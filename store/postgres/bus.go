@@ -1,0 +1,759 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/linkforge/linkforge"
+)
+
+// BusChannel is the notification channel the nodes of one database share.
+const BusChannel = "linkforge_events"
+
+// MaxPayload bounds the payload of one notification. PostgreSQL refuses
+// payloads of 8000 bytes or more (in its default build); the margin keeps
+// clear of it.
+const MaxPayload = 7800
+
+// Defaults of BusConfig's zero values.
+const (
+	// DefaultBusWindow is how long the bus collects events before sending
+	// them: long enough that a busy node sends a few full payloads rather
+	// than many small ones, short enough that a dashboard on another node
+	// still follows within a second (the counter's own 250 ms coalescing
+	// comes on top).
+	DefaultBusWindow = 100 * time.Millisecond
+	// DefaultBusMaxPending bounds the events waiting to be sent. Events
+	// are coalesced (one per link and bucket, one per slug), so it is only
+	// reached when the database cannot be written; then new events are
+	// dropped, which the bus tolerates by design.
+	DefaultBusMaxPending = 10000
+	// DefaultReconnectMin and DefaultReconnectMax bound the listener's
+	// exponential backoff between connection attempts.
+	DefaultReconnectMin = 100 * time.Millisecond
+	DefaultReconnectMax = 5 * time.Second
+	// DefaultBusPingInterval is how long the listener waits for a
+	// notification before it checks that its connection is alive: a
+	// network that drops packets silently would otherwise leave it
+	// listening to nothing until TCP gives up, minutes later.
+	DefaultBusPingInterval = 30 * time.Second
+)
+
+const (
+	// busIOTimeout bounds each send, connect and liveness check.
+	busIOTimeout = 5 * time.Second
+	// busLogEvery spaces out the logs of repeated failures (an outage).
+	busLogEvery = 10 * time.Second
+	// wireVersion is the version of the payload format. A node ignores
+	// payloads of another version, so that nodes of two releases can run
+	// side by side during a rolling upgrade (losing only live updates).
+	wireVersion = 1
+)
+
+// Event types on the wire.
+const (
+	wireClicks     = "clicks"
+	wireInvalidate = "invalidate"
+	wireExpired    = "expired"
+)
+
+// BusConfig configures a Bus. Node is required.
+type BusConfig struct {
+	// Node is this node's id: events carry it, and a node ignores its own.
+	Node string
+	// Handler receives the other nodes' events; nil: the bus only
+	// publishes and opens no listening connection.
+	Handler linkforge.BusHandler
+	// Channel is the notification channel; "": BusChannel.
+	Channel    string
+	Window     time.Duration // DefaultBusWindow
+	MaxPending int           // DefaultBusMaxPending
+	// ReconnectMin and ReconnectMax bound the listener's backoff
+	// (DefaultReconnectMin, DefaultReconnectMax).
+	ReconnectMin time.Duration
+	ReconnectMax time.Duration
+	PingInterval time.Duration         // DefaultBusPingInterval
+	Logger       *slog.Logger          // nil: discard
+	Registerer   prometheus.Registerer // nil: metrics are not registered
+}
+
+// Bus is the cluster bus on PostgreSQL LISTEN/NOTIFY: linkforge.Bus for
+// this node's events, and a listener that hands the other nodes' events to
+// a linkforge.BusHandler. Create it with NewBus, then Start; Stop sends what
+// is queued and closes the listener.
+//
+// Publishing queues an event, coalesced with the queued event of the same
+// key (a link's bucket, a slug): after a window, or as soon as a payload's
+// worth is queued, the queue is packed into payloads of at most MaxPayload
+// bytes and sent in one statement. The wire format is compact JSON:
+//
+//	{"v":1,"node":"n1","ev":[
+//	  {"type":"clicks","tenant":1,"link":7,"slug":"abc","bucket":1764489660,"count":42,"total":1234},
+//	  {"type":"invalidate","slug":"abc"},
+//	  {"type":"expired","tenant":1,"link":7,"slug":"abc","expires_at":"...","expired_at":"..."}]}
+//
+// The listener holds one connection of its own, outside the pool: a pooled
+// connection cannot stay in LISTEN. It reconnects with backoff when the
+// connection breaks (a database restart), and calls the handler's Resync
+// each time it listens again. See docs/adr/004-scale-out.md.
+type Bus struct {
+	db         *DB
+	node       string
+	handler    linkforge.BusHandler
+	channel    string
+	window     time.Duration
+	maxPending int
+	backoffMin time.Duration
+	backoffMax time.Duration
+	ping       time.Duration
+	log        *slog.Logger
+	m          *busMetrics
+	// instance tells this process from another that (wrongly) runs with
+	// the same node id.
+	instance string
+	// prefix opens every payload this process sends; a payload that
+	// starts with it is its own, recognized without decoding.
+	prefix    []byte
+	prefixStr string
+
+	// mu owns the state and the queue.
+	mu          sync.Mutex
+	state       int
+	queue       []queuedEvent
+	index       map[eventKey]int // position in queue
+	queuedBytes int
+	wake        chan struct{} // capacity 1: something was queued
+	full        chan struct{} // capacity 1: a payload's worth is queued
+
+	stopPub    chan struct{}      // closed by Stop: send what is queued and return
+	cancelPub  context.CancelFunc // cuts a send that outlives Stop's context
+	cancelLsn  context.CancelFunc
+	pubDone    chan struct{}
+	lsnDone    chan struct{}
+	stopped    chan struct{} // closed when the first Stop has finished
+	stopErr    error
+	publishLog logLimiter // publisher goroutine only
+	sharedLog  logLimiter // listener goroutine only
+}
+
+const (
+	busNew = iota
+	busRunning
+	busStopped
+)
+
+var _ linkforge.Bus = (*Bus)(nil)
+
+type eventKey struct {
+	kind   string
+	link   int64
+	bucket int64
+	slug   string
+}
+
+type queuedEvent struct {
+	key  eventKey
+	data []byte // the event's JSON
+}
+
+// wireEvent is one event in a payload. Fields an event type does not use
+// are left out.
+type wireEvent struct {
+	Type      string     `json:"type"`
+	Tenant    int64      `json:"tenant,omitempty"`
+	Link      int64      `json:"link,omitempty"`
+	Slug      string     `json:"slug"`
+	Bucket    int64      `json:"bucket,omitempty"` // unix seconds
+	Count     int64      `json:"count,omitempty"`
+	Total     *int64     `json:"total,omitempty"` // absent: the sender does not know it
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	ExpiredAt *time.Time `json:"expired_at,omitempty"`
+}
+
+type wireEnvelope struct {
+	V        int         `json:"v"`
+	Node     string      `json:"node"`
+	Instance string      `json:"inst"`
+	Ev       []wireEvent `json:"ev"`
+}
+
+var payloadSuffix = []byte("]}")
+
+// NewBus returns a bus on db's database for cfg. It starts nothing.
+func NewBus(db *DB, cfg BusConfig) (*Bus, error) {
+	if cfg.Node == "" {
+		return nil, errors.New("postgres: bus: BusConfig.Node is required")
+	}
+	b := &Bus{
+		db:         db,
+		node:       cfg.Node,
+		handler:    cfg.Handler,
+		channel:    cfg.Channel,
+		window:     cfg.Window,
+		maxPending: cfg.MaxPending,
+		backoffMin: cfg.ReconnectMin,
+		backoffMax: cfg.ReconnectMax,
+		ping:       cfg.PingInterval,
+		log:        cfg.Logger,
+		m:          newBusMetrics(),
+		index:      make(map[eventKey]int),
+		wake:       make(chan struct{}, 1),
+		full:       make(chan struct{}, 1),
+		stopPub:    make(chan struct{}),
+		pubDone:    make(chan struct{}),
+		lsnDone:    make(chan struct{}),
+		stopped:    make(chan struct{}),
+	}
+	if b.channel == "" {
+		b.channel = BusChannel
+	}
+	if b.window <= 0 {
+		b.window = DefaultBusWindow
+	}
+	if b.maxPending <= 0 {
+		b.maxPending = DefaultBusMaxPending
+	}
+	if b.backoffMin <= 0 {
+		b.backoffMin = DefaultReconnectMin
+	}
+	if b.backoffMax < b.backoffMin {
+		b.backoffMax = max(b.backoffMin, DefaultReconnectMax)
+	}
+	if b.ping <= 0 {
+		b.ping = DefaultBusPingInterval
+	}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	b.instance = rand.Text()[:8]
+	node, _ := json.Marshal(cfg.Node)
+	b.prefix = fmt.Appendf(nil, `{"v":%d,"node":%s,"inst":%q,"ev":[`, wireVersion, node, b.instance)
+	b.prefixStr = string(b.prefix)
+	if len(b.prefix)+len(payloadSuffix) > MaxPayload/2 {
+		return nil, fmt.Errorf("postgres: bus: node id of %d bytes leaves no room for events", len(cfg.Node))
+	}
+	if cfg.Registerer != nil {
+		if err := b.m.register(cfg.Registerer); err != nil {
+			return nil, fmt.Errorf("postgres: bus: %w", err)
+		}
+	}
+	return b, nil
+}
+
+// Start opens the listening connection, so that once Start returns this
+// node receives every event sent afterwards, and starts the publisher and
+// the listener. It fails if the first connection cannot be opened; later
+// failures are retried for ever.
+func (b *Bus) Start(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != busNew {
+		return errors.New("postgres: bus: Start called twice or after Stop")
+	}
+	var conn *pgx.Conn
+	if b.handler != nil {
+		var err error
+		if conn, err = b.listenConn(ctx); err != nil {
+			return err
+		}
+	}
+	b.state = busRunning
+	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
+	b.cancelPub = cancelPub
+	go b.runPublisher(pubCtx)
+	if conn != nil {
+		lsnCtx, cancelLsn := context.WithCancel(context.WithoutCancel(ctx))
+		b.cancelLsn = cancelLsn
+		go b.runListener(lsnCtx, conn)
+	} else {
+		close(b.lsnDone)
+	}
+	return nil
+}
+
+// Stop sends the queued events, closes the listener and waits for both. If
+// ctx ends first, the send under way is cut short (its events are dropped)
+// and Stop still waits for the goroutines, which then return at once. It is
+// safe to call twice and works if Start was never called.
+func (b *Bus) Stop(ctx context.Context) error {
+	b.mu.Lock()
+	switch b.state {
+	case busNew:
+		b.state = busStopped
+		b.mu.Unlock()
+		close(b.stopped)
+		return nil
+	case busStopped:
+		b.mu.Unlock()
+		select {
+		case <-b.stopped:
+			return b.stopErr
+		case <-ctx.Done():
+			return fmt.Errorf("postgres: bus: stop: %w", ctx.Err())
+		}
+	}
+	b.state = busStopped
+	close(b.stopPub)
+	if b.cancelLsn != nil {
+		b.cancelLsn()
+	}
+	b.mu.Unlock()
+
+	select {
+	case <-b.pubDone:
+	case <-ctx.Done():
+		b.cancelPub()
+		<-b.pubDone
+		b.stopErr = fmt.Errorf("postgres: bus: stop: queued events dropped: %w", ctx.Err())
+	}
+	b.cancelPub()
+	<-b.lsnDone
+	close(b.stopped)
+	return b.stopErr
+}
+
+// PublishClicks queues this node's count of a bucket; a queued count of the
+// same bucket is replaced (counts are absolute: the latest is the one).
+func (b *Bus) PublishClicks(c linkforge.BucketCount) {
+	e := wireEvent{Type: wireClicks, Tenant: c.TenantID, Link: c.LinkID, Slug: c.Slug,
+		Bucket: c.Bucket.Unix(), Count: c.Count}
+	if c.TotalKnown {
+		e.Total = &c.Total
+	}
+	b.enqueue(eventKey{kind: wireClicks, link: c.LinkID, bucket: e.Bucket}, e)
+}
+
+// PublishInvalidate queues an invalidation of slug.
+func (b *Bus) PublishInvalidate(slug string) {
+	b.enqueue(eventKey{kind: wireInvalidate, slug: slug}, wireEvent{Type: wireInvalidate, Slug: slug})
+}
+
+// PublishExpired queues the expiry of l.
+func (b *Bus) PublishExpired(l linkforge.Link) {
+	b.enqueue(eventKey{kind: wireExpired, link: l.ID}, wireEvent{Type: wireExpired, Tenant: l.TenantID,
+		Link: l.ID, Slug: l.Slug, ExpiresAt: normTime(l.ExpiresAt), ExpiredAt: normTime(l.ExpiredAt)})
+}
+
+// enqueue encodes e now, so that the publisher only concatenates, and
+// queues it under key.
+func (b *Bus) enqueue(key eventKey, e wireEvent) {
+	data, err := json.Marshal(e)
+	if err != nil { // cannot happen for these field types; never silently
+		b.m.dropped.WithLabelValues("encode").Inc()
+		b.log.Error("bus: encode event", "type", e.Type, "slug", e.Slug, "error", err)
+		return
+	}
+	b.mu.Lock()
+	if b.state == busStopped {
+		b.mu.Unlock()
+		b.m.dropped.WithLabelValues("stopped").Inc()
+		return
+	}
+	if i, ok := b.index[key]; ok {
+		b.queuedBytes += len(data) - len(b.queue[i].data)
+		b.queue[i].data = data
+	} else {
+		if len(b.queue) >= b.maxPending {
+			b.mu.Unlock()
+			b.m.dropped.WithLabelValues("queue_full").Inc()
+			return
+		}
+		b.index[key] = len(b.queue)
+		b.queue = append(b.queue, queuedEvent{key: key, data: data})
+		b.queuedBytes += len(data) + 1 // and its comma
+	}
+	full := b.queuedBytes >= MaxPayload-len(b.prefix)-len(payloadSuffix)
+	b.mu.Unlock()
+	signal(b.wake)
+	if full {
+		signal(b.full)
+	}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// take empties the queue.
+func (b *Bus) take() []queuedEvent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queue
+	b.queue = nil
+	b.queuedBytes = 0
+	clear(b.index)
+	return q
+}
+
+// runPublisher sends the queue one window after the first event queued in
+// it, or as soon as a payload's worth is queued. Idle, it waits on a channel
+// and costs nothing.
+func (b *Bus) runPublisher(ctx context.Context) {
+	defer close(b.pubDone)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	for {
+		select {
+		case <-b.stopPub:
+			b.send(ctx)
+			return
+		case <-b.wake:
+		}
+		t.Reset(b.window)
+		select {
+		case <-b.stopPub:
+			t.Stop()
+			b.send(ctx)
+			return
+		case <-t.C:
+		case <-b.full:
+			t.Stop()
+		}
+		b.send(ctx)
+	}
+}
+
+// sendSQL sends every payload in one statement, hence one round trip and
+// one transaction: PostgreSQL delivers them at its commit, in this order.
+const sendSQL = `SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u (p, i) ORDER BY i`
+
+// send packs the queue into payloads and sends them. A failed send drops
+// its events: they are live updates and invalidations whose loss the
+// receivers tolerate, and a database that refuses them now would only
+// accumulate stale ones.
+func (b *Bus) send(ctx context.Context) {
+	events := b.take()
+	select {
+	case <-b.full: // about what was just taken
+	default:
+	}
+	if len(events) == 0 {
+		return
+	}
+	payloads, sent := b.pack(events)
+	if len(payloads) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, busIOTimeout)
+	defer cancel()
+	texts := make([]string, len(payloads))
+	size := 0
+	for i, p := range payloads {
+		texts[i] = string(p)
+		size += len(p)
+	}
+	if err := b.exec(ctx, texts); err != nil {
+		b.m.publishFailures.Inc()
+		b.m.dropped.WithLabelValues("publish_failed").Add(float64(sent))
+		if n, ok := b.publishLog.allow(time.Now()); ok {
+			b.log.Warn("bus: publish failed; events dropped", "events", sent, "notifications", len(payloads),
+				"failures_since_last_log", n, "error", err)
+		}
+		return
+	}
+	b.m.published.Add(float64(len(payloads)))
+	b.m.publishedBytes.Add(float64(size))
+	b.m.publishedEvents.Add(float64(sent))
+}
+
+// sendAttempts bounds the tries of one send. After a database restart the
+// pool may hand out connections that died with the old server, each
+// failing once; a retry takes another (or a new) one. Sending a payload
+// twice is harmless: every event is idempotent (absolute counts,
+// invalidations, expiries).
+const sendAttempts = 3
+
+// exec sends the payloads, retrying on another connection after a failure.
+func (b *Bus) exec(ctx context.Context, payloads []string) error {
+	var err error
+	for range sendAttempts {
+		if _, err = b.db.pool.Exec(ctx, sendSQL, b.channel, payloads); err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: bus: notify: %w", err)
+	}
+	return nil
+}
+
+// pack concatenates events into payloads of at most MaxPayload bytes, in
+// queue order, and returns them with the number of events they hold. An
+// event too large for any payload is dropped.
+func (b *Bus) pack(events []queuedEvent) (payloads [][]byte, n int) {
+	var cur []byte
+	for _, e := range events {
+		if len(b.prefix)+len(e.data)+len(payloadSuffix) > MaxPayload {
+			b.m.dropped.WithLabelValues("too_large").Inc()
+			b.log.Error("bus: event larger than a notification; dropped", "type", e.key.kind, "bytes", len(e.data))
+			continue
+		}
+		if cur != nil && len(cur)+1+len(e.data)+len(payloadSuffix) > MaxPayload {
+			payloads = append(payloads, append(cur, payloadSuffix...))
+			cur = nil
+		}
+		if cur == nil {
+			cur = append(make([]byte, 0, MaxPayload), b.prefix...)
+		} else {
+			cur = append(cur, ',')
+		}
+		cur = append(cur, e.data...)
+		n++
+	}
+	if cur != nil {
+		payloads = append(payloads, append(cur, payloadSuffix...))
+	}
+	return payloads, n
+}
+
+// listenConn opens a connection of its own (the pool's settings, not one
+// of its connections) and listens on the channel.
+func (b *Bus) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, busIOTimeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, b.db.pool.Config().ConnConfig)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: bus: connect: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{b.channel}.Sanitize()); err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("postgres: bus: listen on %s: %w", b.channel, err)
+	}
+	return conn, nil
+}
+
+// runListener receives on conn until it breaks, then reconnects with
+// backoff, until ctx ends.
+func (b *Bus) runListener(ctx context.Context, conn *pgx.Conn) {
+	defer close(b.lsnDone)
+	var logs logLimiter
+	for {
+		b.m.listening.Set(1)
+		b.handler.Resync()
+		err := b.receive(ctx, conn)
+		b.m.listening.Set(0)
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		conn.Close(closeCtx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		b.log.Warn("bus: listener lost its connection; reconnecting", "error", err)
+
+		delay := b.backoffMin
+		for conn = nil; conn == nil; {
+			// ±20 % jitter: nodes that lost the database together do not
+			// knock on it in lockstep.
+			wait := time.Duration(float64(delay) * (0.8 + 0.4*mrand.Float64()))
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			conn, err = b.listenConn(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				if n, ok := logs.allow(time.Now()); ok {
+					b.log.Warn("bus: listener cannot reconnect yet", "retry_in", min(2*delay, b.backoffMax).String(),
+						"failures_since_last_log", n, "error", err)
+				}
+				delay = min(2*delay, b.backoffMax)
+			}
+		}
+		b.m.reconnects.Inc()
+		b.log.Info("bus: listener reconnected", "channel", b.channel)
+	}
+}
+
+// receive hands notifications to deliver until the connection fails or ctx
+// ends. A quiet connection is pinged every ping interval.
+func (b *Bus) receive(ctx context.Context, conn *pgx.Conn) error {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, b.ping)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			b.deliver(n.Payload)
+			continue
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !pgconn.Timeout(err) || conn.IsClosed():
+			return fmt.Errorf("postgres: bus: wait for notification: %w", err)
+		}
+		// Quiet for a whole interval: is anyone still there?
+		pctx, cancel := context.WithTimeout(ctx, busIOTimeout)
+		err = conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("postgres: bus: ping: %w", err)
+		}
+	}
+}
+
+// deliver decodes one payload and hands its events to the handler. A
+// payload that cannot be decoded is logged and dropped: one bad message
+// must not stop the others.
+func (b *Bus) deliver(payload string) {
+	if strings.HasPrefix(payload, b.prefixStr) {
+		b.m.received.WithLabelValues("self").Inc()
+		return
+	}
+	b.m.received.WithLabelValues("peer").Inc()
+	b.m.receivedBytes.Add(float64(len(payload)))
+	var env wireEnvelope
+	if err := json.Unmarshal([]byte(payload), &env); err != nil {
+		b.m.dropped.WithLabelValues("malformed").Inc()
+		b.log.Warn("bus: malformed notification dropped", "bytes", len(payload), "error", err)
+		return
+	}
+	if env.V != wireVersion {
+		b.m.dropped.WithLabelValues("version").Add(float64(len(env.Ev)))
+		b.log.Debug("bus: notification of another version ignored", "version", env.V, "node", env.Node)
+		return
+	}
+	if env.Node == b.node {
+		// Another process runs with this node's id: both write the same
+		// rollup rows, absolute counts overwriting each other, so clicks
+		// are lost. Its events are still delivered; the error is for the
+		// operator.
+		b.m.sharedNodeID.Inc()
+		if n, ok := b.sharedLog.allow(time.Now()); ok {
+			b.log.Error("bus: another process runs with this node's id; their rollup rows overwrite each other",
+				"node_id", env.Node, "instance", b.instance, "other_instance", env.Instance, "notifications_since_last_log", n)
+		}
+	}
+	for _, e := range env.Ev {
+		if e.Slug == "" {
+			b.m.dropped.WithLabelValues("malformed").Inc()
+			continue
+		}
+		switch e.Type {
+		case wireClicks:
+			c := linkforge.BucketCount{TenantID: e.Tenant, LinkID: e.Link, Slug: e.Slug,
+				Bucket: time.Unix(e.Bucket, 0).UTC(), Count: e.Count}
+			if e.Total != nil {
+				c.Total, c.TotalKnown = *e.Total, true
+			}
+			b.handler.PeerClicks(env.Node, c)
+		case wireInvalidate:
+			b.handler.PeerInvalidate(e.Slug)
+		case wireExpired:
+			b.handler.PeerExpired(linkforge.Link{ID: e.Link, TenantID: e.Tenant, Slug: e.Slug,
+				ExpiresAt: normTime(e.ExpiresAt), ExpiredAt: normTime(e.ExpiredAt)})
+		default:
+			b.m.dropped.WithLabelValues("unknown_type").Inc()
+			continue
+		}
+		b.m.receivedEvents.Inc()
+	}
+}
+
+// logLimiter lets a repeated failure be logged once per busLogEvery, with
+// the number of failures not logged. It is owned by one goroutine.
+type logLimiter struct {
+	last       time.Time
+	suppressed int
+}
+
+func (l *logLimiter) allow(now time.Time) (suppressed int, ok bool) {
+	if !l.last.IsZero() && now.Sub(l.last) < busLogEvery {
+		l.suppressed++
+		return 0, false
+	}
+	n := l.suppressed
+	l.last, l.suppressed = now, 0
+	return n, true
+}
+
+type busMetrics struct {
+	published       prometheus.Counter
+	publishedBytes  prometheus.Counter
+	publishedEvents prometheus.Counter
+	publishFailures prometheus.Counter
+	received        *prometheus.CounterVec
+	receivedBytes   prometheus.Counter
+	receivedEvents  prometheus.Counter
+	dropped         *prometheus.CounterVec
+	reconnects      prometheus.Counter
+	listening       prometheus.Gauge
+	sharedNodeID    prometheus.Counter
+}
+
+func newBusMetrics() *busMetrics {
+	return &busMetrics{
+		published: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_bus_notifications_published_total",
+			Help: "Notifications (payloads) this node sent on the cluster bus.",
+		}),
+		publishedBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_bus_published_bytes_total",
+			Help: "Payload bytes this node sent on the cluster bus.",
+		}),
+		publishedEvents: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_bus_events_published_total",
+			Help: "Events this node sent on the cluster bus, after coalescing.",
+		}),
+		publishFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_bus_publish_failures_total",
+			Help: "Sends of the cluster bus that failed (their events are dropped).",
+		}),
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "linkforge_bus_notifications_received_total",
+			Help: "Notifications received on the cluster bus, by source (peer, or self: this node's own, ignored).",
+		}, []string{"source"}),
+		receivedBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_bus_received_bytes_total",
+			Help: "Payload bytes received from other nodes on the cluster bus.",
+		}),
+		receivedEvents: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_bus_events_received_total",
+			Help: "Events from other nodes handed to this node's dashboards and link cache.",
+		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "linkforge_bus_events_dropped_total",
+			Help: "Cluster bus events dropped, by reason (queue_full, publish_failed, stopped, too_large, malformed, version, unknown_type, ...).",
+		}, []string{"reason"}),
+		reconnects: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_bus_listener_reconnects_total",
+			Help: "Times the cluster bus listener reconnected after losing its connection.",
+		}),
+		listening: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "linkforge_bus_listening",
+			Help: "1 while the cluster bus listener is connected and listening.",
+		}),
+		sharedNodeID: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_bus_shared_node_id_total",
+			Help: "Notifications from another process with this node's id: a misconfiguration that loses clicks.",
+		}),
+	}
+}
+
+func (m *busMetrics) register(r prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.published, m.publishedBytes, m.publishedEvents, m.publishFailures,
+		m.received, m.receivedBytes, m.receivedEvents, m.dropped, m.reconnects, m.listening, m.sharedNodeID} {
+		if err := r.Register(c); err != nil {
+			return fmt.Errorf("register metrics: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,514 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/store/postgres"
+)
+
+// busWait bounds every wait for a notification. It is a hang guard, not a
+// latency assertion: a healthy run takes milliseconds.
+const busWait = 30 * time.Second
+
+// recorder is a BusHandler that keeps what it receives, and lets a test
+// wait for a number of events or for a Resync.
+type recorder struct {
+	mu         sync.Mutex
+	clicks     []peerClicks
+	invalid    []string
+	expired    []linkforge.Link
+	changed    chan struct{} // capacity 1: something arrived
+	resyncs    chan struct{} // one per Resync
+	resyncSeen int
+}
+
+type peerClicks struct {
+	node string
+	c    linkforge.BucketCount
+}
+
+func newRecorder() *recorder {
+	return &recorder{changed: make(chan struct{}, 1), resyncs: make(chan struct{}, 16)}
+}
+
+func (r *recorder) PeerClicks(node string, c linkforge.BucketCount) {
+	r.mu.Lock()
+	r.clicks = append(r.clicks, peerClicks{node, c})
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *recorder) PeerInvalidate(slug string) {
+	r.mu.Lock()
+	r.invalid = append(r.invalid, slug)
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *recorder) PeerExpired(l linkforge.Link) {
+	r.mu.Lock()
+	r.expired = append(r.expired, l)
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *recorder) Resync() { r.resyncs <- struct{}{} }
+
+func (r *recorder) poke() {
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.clicks) + len(r.invalid) + len(r.expired)
+}
+
+// mustWaitEvents waits until r has received at least n events.
+func (r *recorder) mustWaitEvents(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(busWait)
+	for r.count() < n {
+		select {
+		case <-r.changed:
+		case <-deadline:
+			t.Fatalf("received %d events, want %d", r.count(), n)
+		}
+	}
+}
+
+// mustWaitResync waits for the next Resync: the bus (re)started listening.
+func (r *recorder) mustWaitResync(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.resyncs:
+		r.resyncSeen++
+	case <-time.After(busWait):
+		t.Fatalf("no Resync after %d: the listener did not (re)start listening", r.resyncSeen)
+	}
+}
+
+// mustBus returns a bus of db for node, stopped when the test ends.
+// Started unless start is false.
+func mustBus(t *testing.T, db *postgres.DB, cfg postgres.BusConfig, start bool) *postgres.Bus {
+	t.Helper()
+	b, err := postgres.NewBus(db, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), busWait)
+		defer cancel()
+		if err := b.Stop(ctx); err != nil {
+			t.Errorf("bus %s: Stop: %v", cfg.Node, err)
+		}
+	})
+	if start {
+		mustStartBus(t, b)
+	}
+	return b
+}
+
+func mustStopBus(t *testing.T, b *postgres.Bus) {
+	t.Helper()
+	if err := b.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustStartBus(t *testing.T, b *postgres.Bus) {
+	t.Helper()
+	if err := b.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawListener listens on the bus channel with a plain connection and keeps
+// every payload, to check what travels on the wire.
+type rawListener struct {
+	mu       sync.Mutex
+	payloads []string
+	changed  chan struct{}
+}
+
+func mustRawListener(t *testing.T, url string) *rawListener {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), "LISTEN "+postgres.BusChannel); err != nil {
+		t.Fatal(err)
+	}
+	l := &rawListener{changed: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				return
+			}
+			l.mu.Lock()
+			l.payloads = append(l.payloads, n.Payload)
+			l.mu.Unlock()
+			select {
+			case l.changed <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		conn.Close(context.Background())
+	})
+	return l
+}
+
+func (l *rawListener) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.payloads...)
+}
+
+// mustWaitPayloads waits until l holds at least n payloads.
+func (l *rawListener) mustWaitPayloads(t *testing.T, n int) []string {
+	t.Helper()
+	deadline := time.After(busWait)
+	for {
+		if p := l.all(); len(p) >= n {
+			return p
+		}
+		select {
+		case <-l.changed:
+		case <-deadline:
+			t.Fatalf("raw listener got %d payloads, want %d", len(l.all()), n)
+		}
+	}
+}
+
+// metricValue reads one sample from a registry: the metric called name with
+// the given label values (name=value pairs), 0 when absent.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue metric
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestBusDeliversEvents publishes each kind of event on node a and checks
+// that node b receives it with every field, and that a, listening too,
+// ignores its own events.
+func TestBusDeliversEvents(t *testing.T) {
+	t.Parallel()
+	url := pgtest.New(t)
+	db := mustOpenURL(t, url)
+	recA, recB := newRecorder(), newRecorder()
+	regA := prometheus.NewRegistry()
+	a := mustBus(t, db, postgres.BusConfig{Node: "node-a", Handler: recA, Registerer: regA}, true)
+	b := mustBus(t, db, postgres.BusConfig{Node: "node-b", Handler: recB}, true)
+	recA.mustWaitResync(t)
+	recB.mustWaitResync(t)
+
+	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
+	expiresAt := time.Date(2026, 12, 1, 0, 0, 0, 123456000, time.UTC)
+	expiredAt := expiresAt.Add(1500 * time.Microsecond)
+	withTotal := linkforge.BucketCount{TenantID: 3, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 42, Total: 1234, TotalKnown: true}
+	noTotal := linkforge.BucketCount{TenantID: 3, LinkID: 8, Slug: "def", Bucket: bucket.Add(time.Minute), Count: 1}
+	expired := linkforge.Link{ID: 9, TenantID: 3, Slug: "gone", URL: "https://example.com/not-sent",
+		ExpiresAt: &expiresAt, ExpiredAt: &expiredAt}
+	a.PublishClicks(withTotal)
+	a.PublishClicks(noTotal)
+	a.PublishInvalidate("abc")
+	a.PublishExpired(expired)
+	recB.mustWaitEvents(t, 4)
+
+	// a's own events reached a's listener before b's event below, which
+	// PostgreSQL delivers in commit order: once a has b's event, a has
+	// seen its own and ignored them.
+	b.PublishInvalidate("from-b")
+	recA.mustWaitEvents(t, 1)
+
+	recB.mu.Lock()
+	defer recB.mu.Unlock()
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"clicks with a total", recB.clicks[0], peerClicks{"node-a", withTotal}},
+		{"clicks without a total", recB.clicks[1], peerClicks{"node-a", noTotal}},
+		{"invalidate", recB.invalid, []string{"abc"}},
+		{"expired", fmt.Sprint(recB.expired[0].ID, recB.expired[0].TenantID, recB.expired[0].Slug,
+			recB.expired[0].ExpiresAt, recB.expired[0].ExpiredAt, recB.expired[0].URL == ""),
+			fmt.Sprint(9, 3, "gone", &expiresAt, &expiredAt, true)},
+		{"node a got only node b's event", fmt.Sprint(recA.clicks, recA.invalid, recA.expired), fmt.Sprint([]peerClicks(nil), []string{"from-b"}, []linkforge.Link(nil))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if fmt.Sprintf("%+v", tt.got) != fmt.Sprintf("%+v", tt.want) {
+				t.Errorf("got %+v, want %+v", tt.got, tt.want)
+			}
+		})
+	}
+	if len(recB.clicks) != 2 || len(recB.expired) != 1 {
+		t.Errorf("b received %d clicks and %d expiries, want 2 and 1", len(recB.clicks), len(recB.expired))
+	}
+	if got := recB.clicks[0].c.Bucket.Location(); got != time.UTC {
+		t.Errorf("received bucket in %v, want UTC", got)
+	}
+	if self := metricValue(t, regA, "linkforge_bus_notifications_received_total", "source", "self"); self < 1 {
+		t.Errorf("node a counted %v of its own notifications, want at least 1", self)
+	}
+	if peer := metricValue(t, regA, "linkforge_bus_notifications_received_total", "source", "peer"); peer != 1 {
+		t.Errorf("node a counted %v notifications from peers, want 1", peer)
+	}
+}
+
+// TestBusBatchesUnderPayloadLimit publishes thousands of events with the
+// longest slugs while running: each notification stays under PostgreSQL's
+// 8000-byte limit, many events share one, and every event arrives.
+func TestBusBatchesUnderPayloadLimit(t *testing.T) {
+	t.Parallel()
+	url := pgtest.New(t)
+	db := mustOpenURL(t, url)
+	raw := mustRawListener(t, url)
+	rec := newRecorder()
+	reg := prometheus.NewRegistry()
+	mustBus(t, db, postgres.BusConfig{Node: "receiver", Handler: rec}, true)
+	rec.mustWaitResync(t)
+	pub := mustBus(t, db, postgres.BusConfig{Node: strings.Repeat("n", 64), Registerer: reg}, true)
+
+	const links, invalidations = 3000, 500
+	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
+	slug := func(i int) string { return fmt.Sprintf("%064d", i) } // the longest slug allowed
+	for i := range links {
+		pub.PublishClicks(linkforge.BucketCount{TenantID: 1 << 40, LinkID: 1<<50 + int64(i), Slug: slug(i),
+			Bucket: bucket, Count: 1<<40 + int64(i), Total: 1 << 50, TotalKnown: true})
+	}
+	for i := range invalidations {
+		pub.PublishInvalidate(slug(i))
+	}
+	rec.mustWaitEvents(t, links+invalidations)
+	mustStopBus(t, pub) // the metrics are final once the publisher returned
+
+	published := int(metricValue(t, reg, "linkforge_bus_notifications_published_total"))
+	payloads := raw.mustWaitPayloads(t, published)
+	if len(payloads) != published {
+		t.Fatalf("raw listener got %d payloads, the bus counted %d", len(payloads), published)
+	}
+	var bytes int
+	for i, p := range payloads {
+		bytes += len(p)
+		if len(p) >= 8000 || len(p) > postgres.MaxPayload {
+			t.Errorf("payload %d is %d bytes, want under 8000 (MaxPayload %d)", i, len(p), postgres.MaxPayload)
+		}
+		if !json.Valid([]byte(p)) {
+			t.Errorf("payload %d is not JSON: %.200s", i, p)
+		}
+	}
+	// About 40 of these large events fit in a payload; one per event would
+	// be 3500 notifications.
+	if max := (links + invalidations) / 20; published > max {
+		t.Errorf("%d notifications for %d events, want at most %d: events are not batched", published, links+invalidations, max)
+	}
+	if got := metricValue(t, reg, "linkforge_bus_published_bytes_total"); int(got) != bytes {
+		t.Errorf("published bytes metric %v, payloads hold %d", got, bytes)
+	}
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.clicks) != links || len(rec.invalid) != invalidations {
+		t.Fatalf("received %d clicks and %d invalidations, want %d and %d", len(rec.clicks), len(rec.invalid), links, invalidations)
+	}
+	for i, pc := range rec.clicks {
+		// Each (link, bucket) is its own key: nothing is coalesced away,
+		// and the order of publication is kept.
+		if pc.c.LinkID != 1<<50+int64(i) || pc.c.Count != 1<<40+int64(i) || pc.c.Slug != slug(i) || pc.c.Total != 1<<50 {
+			t.Fatalf("event %d = %+v", i, pc.c)
+		}
+	}
+}
+
+// TestBusCoalescesAndBoundsTheQueue queues events before Start, which makes
+// the batching deterministic: repeated counts of one bucket and repeated
+// invalidations of one slug travel once, with the latest count, and events
+// past MaxPending are dropped and counted.
+func TestBusCoalescesAndBoundsTheQueue(t *testing.T) {
+	t.Parallel()
+	db := mustOpen(t)
+	rec := newRecorder()
+	mustBus(t, db, postgres.BusConfig{Node: "receiver", Handler: rec}, true)
+	rec.mustWaitResync(t)
+	reg := prometheus.NewRegistry()
+	pub := mustBus(t, db, postgres.BusConfig{Node: "sender", MaxPending: 5, Registerer: reg}, false)
+
+	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
+	for n := int64(1); n <= 100; n++ {
+		pub.PublishClicks(linkforge.BucketCount{LinkID: 1, Slug: "hot", Bucket: bucket, Count: n, Total: 1000 + n, TotalKnown: true})
+		pub.PublishInvalidate("same")
+	}
+	// 2 keys queued so far; 3 more fit, the last 2 do not.
+	pub.PublishClicks(linkforge.BucketCount{LinkID: 1, Slug: "hot", Bucket: bucket.Add(time.Minute), Count: 1})
+	for i := range 4 {
+		pub.PublishInvalidate(fmt.Sprint("other-", i))
+	}
+	mustStartBus(t, pub)
+	rec.mustWaitEvents(t, 5)
+	// A last event proves nothing more was on its way before it.
+	pub.PublishInvalidate("last")
+	rec.mustWaitEvents(t, 6)
+	mustStopBus(t, pub)
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	got := fmt.Sprint(len(rec.clicks), rec.invalid)
+	if want := fmt.Sprint(2, []string{"same", "other-0", "other-1", "last"}); got != want {
+		t.Errorf("received %s, want %s", got, want)
+	}
+	if c := rec.clicks[0].c; c.Count != 100 || c.Total != 1100 {
+		t.Errorf("coalesced count %d total %d, want the latest: 100 and 1100", c.Count, c.Total)
+	}
+	if d := metricValue(t, reg, "linkforge_bus_events_dropped_total", "reason", "queue_full"); d != 2 {
+		t.Errorf("dropped (queue_full) = %v, want 2", d)
+	}
+	if n := metricValue(t, reg, "linkforge_bus_events_published_total"); n != 6 {
+		t.Errorf("events published = %v, want 6", n)
+	}
+}
+
+// TestBusStop checks the life cycle: Stop sends what is queued, is safe
+// twice and without Start, and events published afterwards are dropped.
+func TestBusStop(t *testing.T) {
+	t.Parallel()
+	db := mustOpen(t)
+	rec := newRecorder()
+	mustBus(t, db, postgres.BusConfig{Node: "receiver", Handler: rec}, true)
+	rec.mustWaitResync(t)
+
+	// An hour's window: only Stop can send this event.
+	reg := prometheus.NewRegistry()
+	pub := mustBus(t, db, postgres.BusConfig{Node: "sender", Window: time.Hour, Registerer: reg}, true)
+	pub.PublishInvalidate("before-stop")
+	for i := range 2 {
+		if err := pub.Stop(t.Context()); err != nil {
+			t.Fatalf("Stop %d: %v", i+1, err)
+		}
+	}
+	rec.mustWaitEvents(t, 1)
+	pub.PublishInvalidate("after-stop")
+	if d := metricValue(t, reg, "linkforge_bus_events_dropped_total", "reason", "stopped"); d != 1 {
+		t.Errorf("dropped (stopped) = %v, want 1", d)
+	}
+	if err := pub.Start(t.Context()); err == nil {
+		t.Error("Start after Stop succeeded")
+	}
+
+	never := mustBus(t, db, postgres.BusConfig{Node: "idle"}, false)
+	if err := never.Stop(t.Context()); err != nil {
+		t.Errorf("Stop without Start: %v", err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if fmt.Sprint(rec.invalid) != "[before-stop]" {
+		t.Errorf("received %v, want [before-stop]", rec.invalid)
+	}
+}
+
+// TestBusListenerResumesAfterRestart stops the database under a listening
+// bus: the listener reconnects once the database is back, says so with a
+// Resync, and receives events published afterwards. The publisher's pool
+// recovers by itself.
+func TestBusListenerResumesAfterRestart(t *testing.T) {
+	t.Parallel()
+	srv := pgtest.NewServer(t)
+	url := srv.NewDatabase(t)
+	db := mustOpenURL(t, url)
+	rec := newRecorder()
+	reg := prometheus.NewRegistry()
+	mustBus(t, db, postgres.BusConfig{Node: "listener", Handler: rec, Registerer: reg,
+		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond}, true)
+	rec.mustWaitResync(t)
+	pub := mustBus(t, db, postgres.BusConfig{Node: "publisher"}, true)
+	pub.PublishInvalidate("before")
+	rec.mustWaitEvents(t, 1)
+
+	srv.Stop()
+	srv.Start()
+	rec.mustWaitResync(t)
+	if got := metricValue(t, reg, "linkforge_bus_listener_reconnects_total"); got != 1 {
+		t.Errorf("reconnects = %v, want 1", got)
+	}
+	if got := metricValue(t, reg, "linkforge_bus_listening"); got != 1 {
+		t.Errorf("listening = %v after the reconnection, want 1", got)
+	}
+	pub.PublishInvalidate("after")
+	rec.mustWaitEvents(t, 2)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if fmt.Sprint(rec.invalid) != "[before after]" {
+		t.Errorf("received %v, want [before after]", rec.invalid)
+	}
+}
+
+func TestNewBusRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	db := mustOpen(t)
+	tests := []struct {
+		name string
+		cfg  postgres.BusConfig
+	}{
+		{"no node", postgres.BusConfig{}},
+		{"node id too long for a payload", postgres.BusConfig{Node: strings.Repeat("x", postgres.MaxPayload)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := postgres.NewBus(db, tt.cfg); err == nil {
+				t.Error("NewBus succeeded")
+			}
+		})
+	}
+}
