@@ -31,11 +31,19 @@ type client struct {
 	spare  [][]byte      // the writer's last batch, emptied, for reuse
 	closed bool          // let go by the dashboard: nothing more is queued
 	wake   chan struct{} // capacity 1: something was queued, or closed
+
+	ping ticker // owned by the writer, which stops it
 }
 
 func newClient(h *Hub, conn *websocket.Conn, remote string) *client {
 	c := &client{hub: h, conn: conn, remote: remote, wake: make(chan struct{}, 1)}
 	c.seen.Store(h.clock.Now().UnixNano())
+	// The ping ticker starts with the connection, before it is registered:
+	// a ticker made later by the writer goroutine would start its period
+	// whenever that goroutine got to run, so the first ping could come late
+	// (and, on a test clock, an advance made right after registration would
+	// be missed).
+	c.ping = h.clock.NewTicker(h.pingPeriod)
 	return c
 }
 
@@ -121,7 +129,7 @@ func (c *client) writeLoop() {
 	h := c.hub
 	defer h.clients.Done()
 	defer c.conn.Close()
-	ping := h.clock.NewTicker(h.pingPeriod)
+	ping := c.ping
 	defer ping.Stop()
 	var batch [][]byte
 	for {

@@ -317,6 +317,7 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID int64) 
 	c := newClient(h, conn, r.RemoteAddr)
 	if !h.register(c, tenantID) {
 		// Stop ran between the check above and now.
+		c.ping.Stop()
 		c.conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
 			time.Now().Add(h.writeWait))

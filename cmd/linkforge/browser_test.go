@@ -184,7 +184,9 @@ func TestBrowserDashboard(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#create-submit")),
 	)
 	flash := `document.querySelector('tr[data-slug="flash-sale"] .badge')`
-	waitJS("the expiring link", flash+` !== null && `+flash+`.textContent === 'expires'`)
+	// On a loaded machine the page may show the link only after it has
+	// expired: wait for the row, whichever badge it has yet.
+	waitJS("the expiring link", flash+` !== null`)
 	waitJS("its expiry on the page", flash+`.textContent === 'expired'`)
 	// The page could also tell from expires_at alone: the feed must have
 	// carried the event (nothing else was sent to the page since).
