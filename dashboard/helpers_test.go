@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -20,7 +19,6 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"go.uber.org/goleak"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
@@ -28,18 +26,7 @@ import (
 	"github.com/linkforge/linkforge/linkcounter"
 )
 
-func TestMain(m *testing.M) {
-	code := pgtest.Run(m)
-	if code == 0 {
-		// Every goroutine the hubs, their clients and the counters started
-		// must be gone once they are stopped.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.MainNoLeaks(m) }
 
 // waitGuard bounds every wait of the tests. It is a hang guard, not a
 // performance assertion: a healthy run needs a small fraction of it.

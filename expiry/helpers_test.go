@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"go.uber.org/goleak"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/expiry"
@@ -25,18 +23,7 @@ import (
 	"github.com/linkforge/linkforge/store/postgres"
 )
 
-func TestMain(m *testing.M) {
-	code := pgtest.Run(m)
-	if code == 0 {
-		// Every goroutine the schedulers and stores started must be gone
-		// once they are stopped and closed.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.MainNoLeaks(m) }
 
 // The tests run in testing/synctest bubbles: the schedulers' timers, the
 // stores' clocks and the retry backoff all use the bubble's virtual clock,

@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
@@ -21,18 +17,7 @@ import (
 	"github.com/linkforge/linkforge/store/postgres"
 )
 
-func TestMain(m *testing.M) {
-	code := pgtest.Run(m)
-	if code == 0 {
-		// Every goroutine the counters, journals and stores started must be
-		// gone once they are stopped and closed.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.MainNoLeaks(m) }
 
 // mustJournal opens a journal file in dir, closed when t ends.
 func mustJournal(t testing.TB, dir string, opts ...JournalOption) *Journal {

@@ -8,32 +8,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/web"
 )
 
-func TestMain(m *testing.M) {
-	code := pgtest.Run(m)
-	if code == 0 {
-		// The server starts no goroutine of its own; whatever is left after
-		// the stores are closed is a leak.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.MainNoLeaks(m) }
 
 // publicURL is the --public-url of every test server: the base of
 // short_url, and the self host of the redirect-loop check.

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -117,6 +118,20 @@ func Run(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// MainNoLeaks is Main for packages that start goroutines: after the tests
+// and the server's shutdown it fails the run if any goroutine is left
+// (goleak), since every component has a Stop that must end its work.
+func MainNoLeaks(m *testing.M) {
+	code := Run(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // Shutdown stops the shared throwaway server and removes its directory. New

@@ -2,11 +2,9 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -168,7 +166,7 @@ func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limi
 	// the planner from using the (tenant_id, id DESC) index range.
 	before := int64(math.MaxInt64)
 	if cursor != "" {
-		id, err := decodeCursor(cursor)
+		id, err := linkforge.DecodeCursor(cursor)
 		if err != nil {
 			return linkforge.LinkPage{}, err
 		}
@@ -197,25 +195,9 @@ func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limi
 	}
 	if len(page.Links) > limit {
 		page.Links = page.Links[:limit]
-		page.NextCursor = encodeCursor(page.Links[limit-1].ID)
+		page.NextCursor = linkforge.EncodeCursor(page.Links[limit-1].ID)
 	}
 	return page, nil
-}
-
-func encodeCursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)))
-}
-
-func decodeCursor(cursor string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return 0, linkforge.InvalidField("cursor", "malformed cursor")
-	}
-	id, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, linkforge.InvalidField("cursor", "malformed cursor")
-	}
-	return id, nil
 }
 
 // UpdateLink reads the tenant's link with SELECT ... FOR UPDATE, lets fn

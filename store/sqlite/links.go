@@ -3,13 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -217,7 +215,7 @@ func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limi
 	limit = min(limit, maxPageSize)
 	before := int64(math.MaxInt64)
 	if cursor != "" {
-		id, err := decodeCursor(cursor)
+		id, err := linkforge.DecodeCursor(cursor)
 		if err != nil {
 			return linkforge.LinkPage{}, err
 		}
@@ -246,25 +244,9 @@ func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limi
 	}
 	if len(page.Links) > limit {
 		page.Links = page.Links[:limit]
-		page.NextCursor = encodeCursor(page.Links[limit-1].ID)
+		page.NextCursor = linkforge.EncodeCursor(page.Links[limit-1].ID)
 	}
 	return page, nil
-}
-
-func encodeCursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString(strconv.AppendInt(nil, id, 10))
-}
-
-func decodeCursor(cursor string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return 0, linkforge.InvalidField("cursor", "malformed cursor")
-	}
-	id, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, linkforge.InvalidField("cursor", "malformed cursor")
-	}
-	return id, nil
 }
 
 // UpdateLink reads the tenant's link, lets fn change it and writes it back,
