@@ -27,8 +27,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/goleak"
 	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/goleak"
 )
 
 // Environment variables read by the harness. They are test configuration,
