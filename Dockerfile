@@ -3,7 +3,7 @@
 # LinkForge image: a static binary on distroless, running as a non-root user.
 #   docker build -t linkforge .
 #   docker run -p 8080:8080 -v linkforge-data:/data linkforge
-# docker-compose.yml runs it with PostgreSQL.
+# docker-compose.yml runs two nodes of it on one PostgreSQL.
 
 FROM golang:1.26 AS build
 WORKDIR /src

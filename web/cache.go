@@ -14,11 +14,14 @@ import (
 
 const (
 	// positiveTTL bounds how long this node may serve a link that another
-	// node changed, until cross-node invalidation exists; writes through this
-	// node invalidate at once.
+	// node changed when that node's invalidation is lost (the cluster bus
+	// is best effort; docs/adr/004-scale-out.md). Writes through this node
+	// invalidate at once, and other nodes' writes within a second through
+	// the bus.
 	positiveTTL = 60 * time.Second
 	// negativeTTL is how long an unknown slug answers 404 without a query:
-	// short, because a create on another node cannot invalidate it yet.
+	// short, because it is the bound when a create on another node is not
+	// heard of.
 	negativeTTL = 5 * time.Second
 	// loadTimeout bounds one store lookup on a miss. The lookup does not use
 	// the request's context: it is shared by every request waiting on that
@@ -136,4 +139,15 @@ func (c *linkCache) invalidate(slug string) {
 	// Requests arriving from now on start a fresh lookup instead of joining
 	// one that may have read the old row.
 	c.group.Forget(slug)
+}
+
+// purge drops every entry and makes every fill in flight discard its
+// result. Requests that join a lookup already in flight may still get its
+// result once; the next ones read the store.
+func (c *linkCache) purge() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	c.pos.Purge()
+	c.neg.Purge()
 }

@@ -92,8 +92,9 @@ func (s *Server) createLink(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("create link: %w", err)
 	}
-	// A redirect may have cached the slug as unknown a moment ago.
-	s.Invalidate(created.Slug)
+	// A redirect may have cached the slug as unknown a moment ago, here
+	// or on another node.
+	s.invalidateEverywhere(created.Slug)
 	s.rescheduleAlarm(created.ExpiresAt)
 	c.Response().Header().Set(echo.HeaderLocation, pathLinks+"/"+created.Slug)
 	return c.JSON(http.StatusCreated, s.linkJSON(created))
@@ -158,7 +159,7 @@ func (s *Server) patchLink(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("update link: %w", err)
 	}
-	s.Invalidate(slug)
+	s.invalidateEverywhere(slug)
 	s.rescheduleAlarm(l.ExpiresAt)
 	return c.JSON(http.StatusOK, s.linkJSON(l))
 }
@@ -170,6 +171,6 @@ func (s *Server) deleteLink(c echo.Context) error {
 	if _, err := s.store.DeleteLink(c.Request().Context(), tenantID(c), slug); err != nil {
 		return fmt.Errorf("delete link: %w", err)
 	}
-	s.Invalidate(slug)
+	s.invalidateEverywhere(slug)
 	return c.NoContent(http.StatusNoContent)
 }

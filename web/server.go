@@ -67,6 +67,17 @@ type Config struct {
 	// (*expiry.Scheduler); nil: the scheduler finds them by its periodic
 	// re-read only.
 	Alarms AlarmScheduler
+	// Peers is told the slug of every link this node creates, updates or
+	// deletes, so that the other nodes sharing the store drop it from
+	// their caches (a linkforge.Bus); nil: a single node.
+	Peers PeerInvalidator
+}
+
+// PeerInvalidator tells the other nodes of a cluster to drop a slug from
+// their link caches. linkforge.Bus implements it. It must not block: it is
+// called on the request path, after the write.
+type PeerInvalidator interface {
+	PublishInvalidate(slug string)
 }
 
 // ExhaustionChecker is implemented by click counters that can tell, without
@@ -102,6 +113,8 @@ type Server struct {
 	live      LiveFeed // nil: GET /api/v1/live answers 503
 	// alarms is told about the alarms the API stores; nil: none to tell.
 	alarms AlarmScheduler
+	// peers is told about the link writes; nil: a single node.
+	peers PeerInvalidator
 	// publicOrigin is PublicURL, the origin the live feed admits besides
 	// the request's own.
 	publicOrigin *url.URL
@@ -126,6 +139,7 @@ func New(cfg Config) (*Server, error) {
 		selfHosts: []string{selfHost(cfg.PublicURL)},
 		live:      cfg.Live,
 		alarms:    cfg.Alarms,
+		peers:     cfg.Peers,
 
 		publicOrigin: cfg.PublicURL,
 	}
@@ -199,9 +213,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Invalidate drops slug from this node's link cache, positive or negative,
 // so that the next redirect reads the store. The admin API calls it after
-// every write; expiry and cross-node invalidation call it later.
+// every write; expiry and cross-node invalidation (another node's write)
+// call it later.
 func (s *Server) Invalidate(slug string) {
 	s.cache.invalidate(slug)
+}
+
+// InvalidateAll empties this node's link cache. The cluster bus calls it
+// when it starts listening again after a lost connection: the other nodes'
+// invalidations sent meanwhile are lost, and emptying the cache costs one
+// lookup per hot link instead of up to a TTL of stale redirects.
+func (s *Server) InvalidateAll() {
+	s.cache.purge()
+}
+
+// invalidateEverywhere drops slug from this node's cache at once and tells
+// the other nodes to do the same, after a write through this node's API.
+func (s *Server) invalidateEverywhere(slug string) {
+	s.Invalidate(slug)
+	if s.peers != nil {
+		s.peers.PublishInvalidate(slug)
+	}
 }
 
 // API paths, also the templates the metrics and the OpenAPI test see.

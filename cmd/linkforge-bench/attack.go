@@ -26,6 +26,9 @@ type attackSpec struct {
 	maxRequests uint64
 	// onResult, if set, sees every result, on the goroutine that reads them.
 	onResult func(*vegeta.Result)
+	// serverPID is the process under attack, whose CPU time is measured;
+	// 0: unknown.
+	serverPID int
 }
 
 // attackResult is what the scenarios report of an attack.
@@ -36,6 +39,9 @@ type attackResult struct {
 	// errors counts every result that is not a 302: transport errors and
 	// other statuses alike (a redirect benchmark expects 302 only).
 	errors uint64
+	// cpuPerReq is the server process's CPU time per request over the
+	// attack; 0 when not measured.
+	cpuPerReq time.Duration
 }
 
 // throughput is the rate of 302s over the attack, in requests per second.
@@ -113,8 +119,10 @@ func newAttacker(s attackSpec) (*vegeta.Attacker, *http.Transport) {
 }
 
 // runAttack runs s to its end (duration, request cap, or ctx) and returns
-// its metrics.
+// its metrics. With serverPID set it also measures that process's CPU time
+// per request.
 func runAttack(ctx context.Context, s attackSpec) attackResult {
+	cpu := startCPU(s.serverPID)
 	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
 	stop := context.AfterFunc(ctx, func() { atk.Stop() })
@@ -134,6 +142,7 @@ func runAttack(ctx context.Context, s attackSpec) attackResult {
 		}
 	}
 	res.metrics.Close()
+	res.cpuPerReq = cpu.perRequest(res.metrics.Requests)
 	return res
 }
 
@@ -153,7 +162,7 @@ func roundRobin(method string, urls []string) vegeta.Targeter {
 
 // resultRow turns an attack into a table row.
 func resultRow(scenario, target, rate string, r attackResult, notes ...string) row {
-	n := notes
+	n := append(notes[:len(notes):len(notes)], cpuNote(r.cpuPerReq))
 	if s := r.errorSummary(); s != "" {
 		n = append(n, s)
 	}

@@ -160,6 +160,14 @@ func (in *instance) label() string {
 	return "linkforge " + in.backend
 }
 
+// pid returns the server's process id; 0 with --target.
+func (in *instance) pid() int {
+	if in.proc == nil {
+		return 0
+	}
+	return in.proc.cmd.Process.Pid
+}
+
 // start returns a LinkForge serving links. Without --target it starts a
 // fresh one on backend, with the links bulk-loaded into its store before it
 // starts; with --target the links are created through the API.

@@ -63,7 +63,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.target, "target", "", "base URL of a running LinkForge on loopback (e.g. http://127.0.0.1:8080); nothing is started; needs --token")
 	fs.StringVar(&cfg.token, "token", "", "API token of the running server (with --target)")
 	fs.StringVar(&cfg.linkforgeBin, "linkforge-bin", "", "linkforge binary to start; empty: build ./cmd/linkforge into a temporary dir (go build)")
-	fs.StringVar(&cfg.databaseURL, "database-url", "", "PostgreSQL for the postgres rows (postgres://...); the tool loads links into it and never drops anything")
+	fs.StringVar(&cfg.databaseURL, "database-url", "", "PostgreSQL on loopback for the postgres rows (postgres://...@127.0.0.1/...); the tool loads links into it and never drops anything")
 	fs.BoolVar(&cfg.startPG, "start-postgres", true, "without --database-url, start a throwaway PostgreSQL from the installed initdb and postgres (Debian: apt-get install postgresql)")
 	fs.StringVar(&cfg.backend, "backend", "sqlite", "main store of the servers started for redirect, zipf, fanout and amplification: sqlite or postgres")
 	fs.StringVar(&cfg.workDir, "work-dir", "", "where the temporary data dirs go (default: the system temp dir); its file system decides what a journal fsync costs")
@@ -83,7 +83,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.clicks, "clicks", 20, "clicks of the fanout scenario, one at a time, each on its own link")
 	fs.DurationVar(&cfg.fanoutWait, "fanout-wait", 5*time.Second, "how long every viewer may take to receive one click")
 
-	fs.DurationVar(&cfg.ampDuration, "amp-duration", 150*time.Second, "length of the amplification attack (several flush intervals and minutes)")
+	fs.DurationVar(&cfg.ampDuration, "amp-duration", 3*time.Minute, "length of the amplification attack: with the flush interval, at least one whole minute of steady state")
 	fs.IntVar(&cfg.ampRate, "amp-rate", 100, "constant rate of the amplification attack, requests per second")
 	fs.IntVar(&cfg.ampLinks, "amp-links", 20, "links of the amplification scenario")
 
@@ -145,8 +145,16 @@ func (cfg *config) validate() error {
 	} else if cfg.token != "" {
 		return errors.New("--token is only for --target")
 	}
-	if cfg.databaseURL != "" && !strings.HasPrefix(cfg.databaseURL, "postgres://") && !strings.HasPrefix(cfg.databaseURL, "postgresql://") {
-		return errors.New("--database-url: want postgres://...")
+	if cfg.databaseURL != "" {
+		u, err := url.Parse(cfg.databaseURL)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return errors.New("--database-url: want postgres://...")
+		}
+		// Under load the server queries its database at the request rate
+		// (cache misses, flushes): that traffic stays on this machine too.
+		if !isLoopback(u.Hostname()) {
+			return errors.New("--database-url: the load stays on this machine; use a PostgreSQL on a loopback address")
+		}
 	}
 	if cfg.backend != "sqlite" && cfg.backend != "postgres" {
 		return fmt.Errorf("--backend %q: want sqlite or postgres", cfg.backend)

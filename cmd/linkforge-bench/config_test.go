@@ -38,6 +38,16 @@ func TestParseArgs(t *testing.T) {
 			},
 		},
 		{
+			name:      "database on loopback",
+			args:      []string{"--database-url", "postgres://postgres:bench@127.0.0.1:5432/postgres?sslmode=disable"},
+			scenarios: scenarioNames,
+			check: func(t *testing.T, cfg config) {
+				if cfg.databaseURL == "" {
+					t.Error("database URL dropped")
+				}
+			},
+		},
+		{
 			name:      "target with token",
 			args:      []string{"--target", "http://127.0.0.1:8080/", "--token", "lf_x", "counting"},
 			scenarios: []string{"counting"},
@@ -74,6 +84,7 @@ func TestParseArgsRefuses(t *testing.T) {
 		{"target off this machine", []string{"--target", "http://10.0.0.5:8080", "--token", "t"}, "use a loopback address"},
 		{"target not http", []string{"--target", "ftp://127.0.0.1", "--token", "t"}, "want an http URL"},
 		{"database url not postgres", []string{"--database-url", "mysql://x"}, "want postgres://"},
+		{"database off this machine", []string{"--database-url", "postgres://u:p@db.example.com:5432/lf"}, "loopback"},
 		{"unknown backend", []string{"--backend", "mysql"}, "--backend"},
 		{"unknown format", []string{"--format", "csv"}, "--format"},
 		{"zero duration", []string{"--duration", "0s"}, "--duration: out of range"},

@@ -37,6 +37,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -99,7 +100,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err != nil {
 			failed = true
 			log.Error("scenario failed", "name", name, "error", err)
-			tbl.add(row{scenario: name, notes: "FAILED: " + err.Error()})
+			if !errors.As(err, new(shownError)) {
+				tbl.add(row{scenario: name, notes: "FAILED: " + firstLine(err.Error())})
+			}
 		}
 		if ctx.Err() != nil {
 			log.Error("run stopped", "cause", context.Cause(ctx))
@@ -115,4 +118,27 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitFailure
 	}
 	return exitOK
+}
+
+// shownError is a scenario's error that its rows already show (a MISMATCH,
+// a FAILED note): the table gets no second row for it.
+type shownError struct{ error }
+
+func (e shownError) Unwrap() error { return e.error }
+
+// shown marks err as shown in the rows; nil stays nil.
+func shown(err error) error {
+	if err == nil {
+		return nil
+	}
+	return shownError{err}
+}
+
+// firstLine cuts an error that carries a process's stderr to its first line
+// for the table; the log has all of it.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

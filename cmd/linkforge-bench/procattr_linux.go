@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // setChildAttrs makes the kernel kill a child process (a server the tool
@@ -63,4 +64,14 @@ func chownTo(cred *credential, paths ...string) error {
 		}
 	}
 	return nil
+}
+
+// processCPU returns the CPU time (user + system) a process has used so far,
+// from /proc/PID/stat; ok is false when it cannot be read.
+func processCPU(pid int) (cpu time.Duration, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	return parseProcStat(string(b))
 }

@@ -164,6 +164,9 @@ func startReference(ctx context.Context, routes map[string]string) (*refProcess,
 	}
 }
 
+// pid returns the child's process id.
+func (p *refProcess) pid() int { return p.cmd.Process.Pid }
+
 // stop closes the child's stdin, its signal to stop, and waits for it.
 func (p *refProcess) stop() {
 	p.stdin.Close()

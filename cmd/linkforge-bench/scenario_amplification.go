@@ -35,12 +35,14 @@ func runAmplification(ctx context.Context, b *bench) ([]row, error) {
 	}
 	bySlug := make(map[string]int64, len(links))
 	prefix := in.base + "/"
-	from := time.Now().Truncate(time.Minute)
+	start := time.Now()
+	from := start.Truncate(time.Minute)
+	steady := watchSteady(ctx, b, in, start)
 	b.log.Info("amplification: constant rate", "rate", b.cfg.ampRate, "duration", b.cfg.ampDuration)
 	res := runAttack(ctx, attackSpec{
 		name: "amplification", targeter: roundRobin(http.MethodGet, in.urls(links)),
 		rate: vegeta.Rate{Freq: b.cfg.ampRate, Per: time.Second}, workers: 8,
-		duration: b.cfg.ampDuration, maxRequests: b.cfg.maxRequests,
+		duration: b.cfg.ampDuration, maxRequests: b.cfg.maxRequests, serverPID: in.pid(),
 		onResult: func(r *vegeta.Result) {
 			if r.Code == http.StatusFound && r.Error == "" {
 				bySlug[strings.TrimPrefix(r.URL, prefix)]++
@@ -48,6 +50,7 @@ func runAmplification(ctx context.Context, b *bench) ([]row, error) {
 		},
 	})
 	to := time.Now().Truncate(time.Minute).Add(2 * time.Minute)
+	st := steady.result()
 
 	// Every click is flushed within one flush interval of its acknowledgement
 	// (plus the flush itself); wait for that rather than stopping the server,
@@ -55,7 +58,7 @@ func runAmplification(ctx context.Context, b *bench) ([]row, error) {
 	b.log.Info("amplification: waiting for the last flush")
 	after, err := waitFlushed(ctx, b, in, 2*b.cfg.flushEvery+15*time.Second)
 	if err != nil {
-		return []row{resultRow("amplification", target, rate, res, "FAILED: "+err.Error())}, err
+		return []row{resultRow("amplification", target, rate, res, "FAILED: "+firstLine(err.Error()))}, shown(err)
 	}
 	rowsWritten := delta(before, after, metricRowsWritten)
 	clicks := delta(before, after, metricClicks)
@@ -64,7 +67,7 @@ func runAmplification(ctx context.Context, b *bench) ([]row, error) {
 	for _, l := range links {
 		bk, err := in.minuteBuckets(ctx, l.slug, from, to)
 		if err != nil {
-			return []row{resultRow("amplification", target, rate, res, "FAILED: "+err.Error())}, err
+			return []row{resultRow("amplification", target, rate, res, "FAILED: "+firstLine(err.Error()))}, shown(err)
 		}
 		buckets += int64(len(bk))
 		for _, c := range bk {
@@ -74,14 +77,24 @@ func runAmplification(ctx context.Context, b *bench) ([]row, error) {
 	}
 	if clicks <= 0 || buckets == 0 {
 		err := errors.New("no clicks counted")
-		return []row{resultRow("amplification", target, rate, res, "FAILED: "+err.Error())}, err
+		return []row{resultRow("amplification", target, rate, res, "FAILED: "+firstLine(err.Error()))}, shown(err)
 	}
 	perBucket := rowsWritten / float64(buckets)
 	notes := []string{
 		fmt.Sprintf("%.0f rollup rows for %.0f clicks: %.4f rows per click", rowsWritten, clicks, rowsWritten/clicks),
-		fmt.Sprintf("%d (link, minute) buckets: %.2f rows per bucket (target ≤ %.0f: %s)",
-			buckets, perBucket, targetRowsPerBk, metOrMissed(perBucket <= targetRowsPerBk)),
+		fmt.Sprintf("whole run: %d (link, minute) buckets, %.2f rows per bucket", buckets, perBucket),
 	}
+	// The verdict is the steady state's: the whole run's figure is
+	// flattered by its first and last minutes, which are partly idle.
+	verdict := perBucket
+	if st.err != nil {
+		notes = append(notes, "steady state not measured: "+st.err.Error())
+	} else {
+		verdict = delta(st.before, st.after, metricRowsWritten) / float64(len(links)) / st.to.Sub(st.from).Minutes()
+		notes = append(notes, fmt.Sprintf("steady state %s–%s: %.2f rows per (link, minute)",
+			st.from.Format("15:04"), st.to.Format("15:04"), verdict))
+	}
+	notes = append(notes, fmt.Sprintf("target ≤ %.0f rows per bucket: %s", targetRowsPerBk, metOrMissed(verdict <= targetRowsPerBk)))
 	if statsTotal == sent {
 		notes = append(notes, fmt.Sprintf("stats API total %d = 302s received", statsTotal))
 	} else {
@@ -125,4 +138,72 @@ func delta(before, after metrics, name string) float64 {
 	a, _ := after.value(name)
 	b, _ := before.value(name)
 	return a - b
+}
+
+// steadyWindow returns the whole minutes [from, to) of an attack that starts
+// at start and lasts d, beginning at least one flush interval in: by then
+// every link has flushed once and flushes come at their steady period. ok
+// is false when no whole minute fits.
+func steadyWindow(start time.Time, d, flush time.Duration) (from, to time.Time, ok bool) {
+	warm := start.Add(flush)
+	from = warm.Truncate(time.Minute)
+	if from.Before(warm) {
+		from = from.Add(time.Minute)
+	}
+	to = start.Add(d).Truncate(time.Minute)
+	return from, to, to.After(from)
+}
+
+// steadyScrape is the rollup metrics at both ends of the steady window.
+type steadyScrape struct {
+	from, to      time.Time
+	before, after metrics
+	err           error
+}
+
+// steadyWatch scrapes the metrics at the ends of the steady window while
+// the attack runs.
+type steadyWatch struct {
+	to     time.Time
+	done   chan steadyScrape
+	cancel context.CancelFunc
+}
+
+func watchSteady(ctx context.Context, b *bench, in *instance, start time.Time) *steadyWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &steadyWatch{done: make(chan steadyScrape, 1), cancel: cancel}
+	from, to, ok := steadyWindow(start, b.cfg.ampDuration, b.cfg.flushEvery)
+	if !ok {
+		w.done <- steadyScrape{err: fmt.Errorf("no whole minute between one flush interval in and the end; raise --amp-duration")}
+		return w
+	}
+	w.to = to
+	go func() {
+		st := steadyScrape{from: from, to: to}
+		at := func(t time.Time) (metrics, error) {
+			select {
+			case <-time.After(time.Until(t)):
+			case <-ctx.Done():
+				return metrics{}, fmt.Errorf("the attack ended before %s", t.Format("15:04:05"))
+			}
+			return scrapeMetrics(ctx, b.client, in.base)
+		}
+		if st.before, st.err = at(from); st.err == nil {
+			st.after, st.err = at(to)
+		}
+		w.done <- st
+	}()
+	return w
+}
+
+// result returns the scrapes, once the attack is over. A window the attack
+// ended before (its request cap, a cancel) is abandoned; one it reached is
+// waited for, its last scrape being under way.
+func (w *steadyWatch) result() steadyScrape {
+	if time.Now().Before(w.to) {
+		w.cancel()
+	}
+	st := <-w.done
+	w.cancel()
+	return st
 }

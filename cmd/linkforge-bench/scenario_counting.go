@@ -19,7 +19,7 @@ import (
 func runCounting(ctx context.Context, b *bench) ([]row, error) {
 	if b.cfg.target != "" {
 		r, err := countOn(ctx, b, "")
-		return []row{r}, err
+		return []row{r}, shown(err)
 	}
 	var rows []row
 	var errs []error
@@ -28,7 +28,7 @@ func runCounting(ctx context.Context, b *bench) ([]row, error) {
 			_, skip, err := b.postgresURL(ctx)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("postgres: %w", err))
-				rows = append(rows, row{scenario: "counting", target: "linkforge postgres", notes: "FAILED to start PostgreSQL: " + err.Error()})
+				rows = append(rows, row{scenario: "counting", target: "linkforge postgres", notes: "FAILED to start PostgreSQL: " + firstLine(err.Error())})
 				continue
 			}
 			if skip != "" {
@@ -42,7 +42,7 @@ func runCounting(ctx context.Context, b *bench) ([]row, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", backend, err))
 		}
 	}
-	return rows, errors.Join(errs...)
+	return rows, shown(errors.Join(errs...))
 }
 
 // countOn runs the counting attack on one backend ("" with --target).
@@ -50,7 +50,7 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 	links := b.newLinks(b.cfg.links)
 	in, err := b.start(ctx, backend, links)
 	if err != nil {
-		return row{scenario: "counting", target: "linkforge " + backend, notes: "FAILED: " + err.Error()}, err
+		return row{scenario: "counting", target: "linkforge " + backend, notes: "FAILED: " + firstLine(err.Error())}, err
 	}
 	defer in.close()
 	target := in.label() + " GET"
@@ -61,7 +61,7 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 	b.log.Info("counting: max rate", "target", target)
 	res := runAttack(ctx, attackSpec{
 		name: "counting", targeter: roundRobin(http.MethodGet, in.urls(links)),
-		workers: b.cfg.workers, duration: b.cfg.duration, maxRequests: b.cfg.maxRequests,
+		workers: b.cfg.workers, duration: b.cfg.duration, maxRequests: b.cfg.maxRequests, serverPID: in.pid(),
 		onResult: func(r *vegeta.Result) {
 			if r.Code == http.StatusFound && r.Error == "" {
 				bySlug[strings.TrimPrefix(r.URL, prefix)]++
@@ -76,16 +76,16 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 	if in.proc != nil {
 		took, err := in.stop()
 		if err != nil {
-			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: graceful stop: "+err.Error()), err
+			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: graceful stop: "+firstLine(err.Error())), err
 		}
 		if stored, err = in.storedClicks(ctx, links); err != nil {
-			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: read rollup: "+err.Error()), err
+			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: read rollup: "+firstLine(err.Error())), err
 		}
 		howRead = fmt.Sprintf("rollup read from the database after SIGTERM (stop took %s)", took.Round(time.Millisecond))
 	} else {
 		// A running server cannot be stopped from here: wait for its flush.
 		if stored, err = waitForClicks(ctx, in, links, bySlug, b.cfg.flushEvery+15*time.Second); err != nil {
-			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: read clicks: "+err.Error()), err
+			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: read clicks: "+firstLine(err.Error())), err
 		}
 		howRead = "clicks read through the API after the flush"
 	}

@@ -30,20 +30,20 @@ var scenarios = map[string]func(context.Context, *bench) ([]row, error){
 
 // measureMax runs an attack at the maximum rate with the configured fixed
 // number of workers, after an unreported warm-up if warm.
-func (b *bench) measureMax(ctx context.Context, name string, tr vegeta.Targeter, warm bool) attackResult {
+func (b *bench) measureMax(ctx context.Context, name string, tr vegeta.Targeter, pid int, warm bool) attackResult {
 	if warm && b.cfg.warmup > 0 {
 		runAttack(ctx, attackSpec{name: name + "-warmup", targeter: tr, workers: b.cfg.workers,
 			duration: b.cfg.warmup, maxRequests: b.cfg.maxRequests})
 	}
 	return runAttack(ctx, attackSpec{name: name, targeter: tr, workers: b.cfg.workers,
-		duration: b.cfg.duration, maxRequests: b.cfg.maxRequests})
+		duration: b.cfg.duration, maxRequests: b.cfg.maxRequests, serverPID: pid})
 }
 
 // measureRate runs an attack at a constant rate, without warm-up (the
 // caller's previous attack warmed the same target).
-func (b *bench) measureRate(ctx context.Context, name string, tr vegeta.Targeter, perSecond int) attackResult {
+func (b *bench) measureRate(ctx context.Context, name string, tr vegeta.Targeter, pid, perSecond int) attackResult {
 	return runAttack(ctx, attackSpec{name: name, targeter: tr, rate: vegeta.Rate{Freq: perSecond, Per: time.Second},
-		workers: min(b.cfg.workers, 16), duration: b.cfg.duration, maxRequests: b.cfg.maxRequests})
+		workers: min(b.cfg.workers, 16), duration: b.cfg.duration, maxRequests: b.cfg.maxRequests, serverPID: pid})
 }
 
 // runRedirect measures the maximum redirect throughput of LinkForge, GET
@@ -82,12 +82,12 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 	for r := range b.cfg.rounds {
 		warm := r == 0
 		b.log.Info("redirect: max rate", "round", r+1, "of", b.cfg.rounds)
-		refMax = append(refMax, b.measureMax(ctx, "reference", roundRobin(http.MethodGet, refURLs), warm))
+		refMax = append(refMax, b.measureMax(ctx, "reference", roundRobin(http.MethodGet, refURLs), ref.pid(), warm))
 		before, _ := scrapeMetrics(ctx, b.client, in.base) // best effort: notes only
-		getMax = append(getMax, b.measureMax(ctx, "linkforge-get", roundRobin(http.MethodGet, lfURLs), warm))
+		getMax = append(getMax, b.measureMax(ctx, "linkforge-get", roundRobin(http.MethodGet, lfURLs), in.pid(), warm))
 		after, _ := scrapeMetrics(ctx, b.client, in.base)
 		commits = append(commits, commitNote(before, after))
-		headMax = append(headMax, b.measureMax(ctx, "linkforge-head", roundRobin(http.MethodHead, lfURLs), warm))
+		headMax = append(headMax, b.measureMax(ctx, "linkforge-head", roundRobin(http.MethodHead, lfURLs), in.pid(), warm))
 	}
 
 	refSum, get, head := summarize(refMax), summarize(getMax), summarize(headMax)
@@ -108,9 +108,9 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 	}
 
 	b.log.Info("redirect: half load", "rate", half)
-	refHalf := b.measureRate(ctx, "reference-half", roundRobin(http.MethodGet, refURLs), half)
+	refHalf := b.measureRate(ctx, "reference-half", roundRobin(http.MethodGet, refURLs), ref.pid(), half)
 	beforeHalf, _ := scrapeMetrics(ctx, b.client, in.base)
-	getHalf := b.measureRate(ctx, "linkforge-half", roundRobin(http.MethodGet, lfURLs), half)
+	getHalf := b.measureRate(ctx, "linkforge-half", roundRobin(http.MethodGet, lfURLs), in.pid(), half)
 	afterHalf, _ := scrapeMetrics(ctx, b.client, in.base)
 	rows = append(rows,
 		resultRow("redirect @50%", "reference net/http (map)", constRateLabel(half), refHalf,

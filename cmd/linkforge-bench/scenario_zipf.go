@@ -136,12 +136,13 @@ func runZipf(ctx context.Context, b *bench) ([]row, error) {
 	// what this scenario is about.
 	b.log.Info("zipf: reference, max rate")
 	refRes := runAttack(ctx, attackSpec{name: "zipf-reference", targeter: newZipfTargeter(refURLs, b.cfg.zipfS, b.cfg.seed).targeter(),
-		workers: b.cfg.workers, duration: b.cfg.duration, maxRequests: b.cfg.maxRequests})
+		workers: b.cfg.workers, duration: b.cfg.duration, maxRequests: b.cfg.maxRequests, serverPID: ref.pid()})
 
 	b.log.Info("zipf: linkforge, max rate")
 	tally := newZipfTally(lfURLs)
 	lfRes := runAttack(ctx, attackSpec{name: "zipf-linkforge", targeter: newZipfTargeter(lfURLs, b.cfg.zipfS, b.cfg.seed).targeter(),
-		workers: b.cfg.workers, duration: b.cfg.duration, maxRequests: b.cfg.maxRequests, onResult: tally.add})
+		workers: b.cfg.workers, duration: b.cfg.duration, maxRequests: b.cfg.maxRequests, onResult: tally.add,
+		serverPID: in.pid()})
 
 	actors := ""
 	if m, err := scrapeMetrics(ctx, b.client, in.base); err == nil {

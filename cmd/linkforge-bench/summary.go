@@ -16,6 +16,7 @@ type summary struct {
 	requests uint64
 	errors   uint64
 	errNotes []string
+	cpu      time.Duration // server CPU per request
 }
 
 func summarize(rs []attackResult) summary {
@@ -23,20 +24,21 @@ func summarize(rs []attackResult) summary {
 	thr := make([]float64, len(rs))
 	p50 := make([]time.Duration, len(rs))
 	p99 := make([]time.Duration, len(rs))
+	cpu := make([]time.Duration, len(rs))
 	for i, r := range rs {
-		thr[i], p50[i], p99[i] = r.throughput(), r.metrics.Latencies.P50, r.metrics.Latencies.P99
+		thr[i], p50[i], p99[i], cpu[i] = r.throughput(), r.metrics.Latencies.P50, r.metrics.Latencies.P99, r.cpuPerReq
 		s.requests += r.metrics.Requests
 		s.errors += r.errors
 		if e := r.errorSummary(); e != "" {
 			s.errNotes = append(s.errNotes, e)
 		}
 	}
-	s.thr, s.p50, s.p99 = median(thr), median(p50), median(p99)
+	s.thr, s.p50, s.p99, s.cpu = median(thr), median(p50), median(p99), median(cpu)
 	return s
 }
 
 func (s summary) row(scenario, target, rate string, notes ...string) row {
-	n := slices.Clone(notes)
+	n := append(slices.Clone(notes), cpuNote(s.cpu))
 	if s.rounds > 1 {
 		n = append(n, fmt.Sprintf("median of %d rounds", s.rounds))
 	}

@@ -67,3 +67,35 @@ func TestMedian(t *testing.T) {
 		})
 	}
 }
+
+func TestSteadyWindow(t *testing.T) {
+	at := func(hms string) time.Time {
+		t.Helper()
+		v, err := time.Parse("15:04:05.000", hms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tests := []struct {
+		name     string
+		start    string
+		d, flush time.Duration
+		from, to string
+		ok       bool
+	}{
+		{"start on a minute", "10:00:00.300", 3 * time.Minute, 30 * time.Second, "10:01:00.000", "10:03:00.000", true},
+		{"warm-up ends on a boundary", "10:00:30.000", 3 * time.Minute, 30 * time.Second, "10:01:00.000", "10:03:00.000", true},
+		{"warm-up just past a boundary", "10:00:30.001", 3 * time.Minute, 30 * time.Second, "10:02:00.000", "10:03:00.000", true},
+		{"too short", "10:00:45.000", 90 * time.Second, 30 * time.Second, "10:02:00.000", "10:02:00.000", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			from, to, ok := steadyWindow(at(tt.start), tt.d, tt.flush)
+			if ok != tt.ok || !from.Equal(at(tt.from)) || !to.Equal(at(tt.to)) {
+				t.Errorf("steadyWindow = %s, %s, %v; want %s, %s, %v",
+					from.Format("15:04:05.000"), to.Format("15:04:05.000"), ok, tt.from, tt.to, tt.ok)
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -109,6 +110,18 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		return a.fail("cannot open click journal", err)
 	}
 	lc.add("journal", func(context.Context) error { return journal.Close() })
+
+	// On PostgreSQL, other nodes may share the store: the cluster feed
+	// sits between the counter and the dashboards, and the bus joins the
+	// nodes (docs/adr/004-scale-out.md). On SQLite there is one node and
+	// neither exists.
+	var sub linkcounter.Subscriber = hub
+	pg, clustered := st.(*postgres.DB)
+	var feed *clusterFeed
+	if clustered {
+		feed = newClusterFeed(hub, a.log)
+		sub = feed
+	}
 	counter, err := linkcounter.New(a.ctx, linkcounter.Config{
 		Store:         st,
 		Journal:       journal,
@@ -116,10 +129,24 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		FlushInterval: a.cfg.FlushInterval,
 		Logger:        a.log,
 		Registerer:    registry,
-		Subscriber:    hub,
+		Subscriber:    sub,
 	})
 	if err != nil {
 		return a.fail("cannot create click counter", err)
+	}
+	var bus *postgres.Bus
+	if clustered {
+		bus, err = postgres.NewBus(pg, postgres.BusConfig{Node: counter.NodeID(), Handler: feed,
+			Logger: a.log, Registerer: registry})
+		if err != nil {
+			return a.fail("cannot create cluster bus", err)
+		}
+		feed.node, feed.bus = counter.NodeID(), bus
+		// Started below, once the web server whose cache it invalidates
+		// exists; stopped after the counter and the expiry alarms, whose
+		// last events it sends, and before the store whose connections it
+		// uses.
+		lc.add("bus", bus.Stop)
 	}
 	if err := counter.Start(a.ctx); err != nil {
 		return a.fail("cannot start click counter", err)
@@ -140,20 +167,30 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	// timer when a link's expires_at changes): the hook reaches the server
 	// through a variable set below, before the scheduler starts.
 	var handler *web.Server
+	hooks := []expiry.Hook{
+		func(ctx context.Context, l linkforge.Link) error { return handler.OnLinkExpired(ctx, l) },
+		hub.Expired,
+	}
+	if feed != nil {
+		// The alarm runs on one node; the others hear of it here.
+		hooks = append(hooks, feed.publishExpired)
+	}
 	sched, err := expiry.New(expiry.Config{
-		Store:    st,
-		Owner:    counter.NodeID(),
-		Logger:   a.log,
-		Registry: registry,
-		OnExpired: []expiry.Hook{
-			func(ctx context.Context, l linkforge.Link) error { return handler.OnLinkExpired(ctx, l) },
-			hub.Expired,
-		},
+		Store:     st,
+		Owner:     counter.NodeID(),
+		Logger:    a.log,
+		Registry:  registry,
+		OnExpired: hooks,
 	})
 	if err != nil {
 		return a.fail("cannot create expiry scheduler", err)
 	}
 
+	// A nil *postgres.Bus must not become a non-nil interface.
+	var peers web.PeerInvalidator
+	if bus != nil {
+		peers = bus
+	}
 	handler, err = web.New(web.Config{
 		Store:     st,
 		Counter:   counter,
@@ -163,9 +200,18 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		Now:       time.Now,
 		Live:      hub,
 		Alarms:    sched,
+		Peers:     peers,
 	})
 	if err != nil {
 		return a.fail("cannot build web server", err)
+	}
+	if bus != nil {
+		feed.cache = handler
+		// Listening once Start returns: every event another node sends
+		// from now on reaches this one.
+		if err := bus.Start(a.ctx); err != nil {
+			return a.fail("cannot start cluster bus", err)
+		}
 	}
 	if err := sched.Start(a.ctx); err != nil {
 		return a.fail("cannot start expiry scheduler", err)

@@ -97,9 +97,11 @@ type BusConfig struct {
 // Publishing queues an event, coalesced with the queued event of the same
 // key (a link's bucket, a slug): after a window, or as soon as a payload's
 // worth is queued, the queue is packed into payloads of at most MaxPayload
-// bytes and sent in one statement. The wire format is compact JSON:
+// bytes and sent in one statement. The wire format is compact JSON; inst
+// is a random id of the process, which tells two processes that share a
+// node id apart:
 //
-//	{"v":1,"node":"n1","ev":[
+//	{"v":1,"node":"n1","inst":"K3QF7A2B","ev":[
 //	  {"type":"clicks","tenant":1,"link":7,"slug":"abc","bucket":1764489660,"count":42,"total":1234},
 //	  {"type":"invalidate","slug":"abc"},
 //	  {"type":"expired","tenant":1,"link":7,"slug":"abc","expires_at":"...","expired_at":"..."}]}
@@ -257,17 +259,28 @@ func NewBus(db *DB, cfg BusConfig) (*Bus, error) {
 // the listener. It fails if the first connection cannot be opened; later
 // failures are retried for ever.
 func (b *Bus) Start(ctx context.Context) error {
+	errState := errors.New("postgres: bus: Start called twice or after Stop")
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.state != busNew {
-		return errors.New("postgres: bus: Start called twice or after Stop")
+	state := b.state
+	b.mu.Unlock()
+	if state != busNew {
+		return errState
 	}
+	// Connect without holding mu: publishers must not wait on the network.
 	var conn *pgx.Conn
 	if b.handler != nil {
 		var err error
 		if conn, err = b.listenConn(ctx); err != nil {
 			return err
 		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != busNew { // a Stop, or another Start, came meanwhile
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+		return errState
 	}
 	b.state = busRunning
 	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
