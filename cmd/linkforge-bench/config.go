@@ -69,12 +69,12 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.workDir, "work-dir", "", "where the temporary data dirs go (default: the system temp dir); its file system decides what a journal fsync costs")
 	fs.DurationVar(&cfg.flushEvery, "flush-interval", 30*time.Second, "--flush-interval of the servers the tool starts")
 
-	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each measured attack")
+	fs.DurationVar(&cfg.duration, "duration", 6*time.Second, "length of each measured attack")
 	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "unreported attack before each measured one (connections, caches)")
 	fs.Uint64Var(&cfg.workers, "workers", 64, "concurrent requests of the max-throughput attacks")
 	fs.Uint64Var(&cfg.maxRequests, "max-requests", 2_000_000, "cap on the requests of any one attack")
 	fs.IntVar(&cfg.links, "links", 100, "links of the redirect and counting scenarios, clicked round robin")
-	fs.IntVar(&cfg.rounds, "rounds", 3, "redirect: rounds of reference, GET, HEAD in turn; the table shows medians")
+	fs.IntVar(&cfg.rounds, "rounds", 5, "redirect: rounds of reference, GET, HEAD in turn, short ones so that a pair shares the machine's noise; the table shows medians")
 
 	fs.IntVar(&cfg.zipfLinks, "zipf-links", 100_000, "links of the zipf scenario")
 	fs.Float64Var(&cfg.zipfS, "zipf-s", 1.1, "Zipf exponent s (> 1) of the zipf scenario")

@@ -20,9 +20,9 @@ func TestParseArgs(t *testing.T) {
 			args:      nil,
 			scenarios: scenarioNames,
 			check: func(t *testing.T, cfg config) {
-				if cfg.duration != 10*time.Second || cfg.workers != 64 || cfg.viewers != 1000 ||
+				if cfg.duration != 6*time.Second || cfg.workers != 64 || cfg.viewers != 1000 ||
 					cfg.zipfLinks != 100_000 || cfg.zipfS != 1.1 || cfg.flushEvery != 30*time.Second ||
-					cfg.backend != "sqlite" || !cfg.startPG || cfg.format != "text" || cfg.rounds != 3 {
+					cfg.backend != "sqlite" || !cfg.startPG || cfg.format != "text" || cfg.rounds != 5 {
 					t.Errorf("defaults %+v", cfg)
 				}
 			},

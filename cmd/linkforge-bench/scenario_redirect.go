@@ -98,9 +98,10 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 		refSum.row("redirect", "reference net/http (map)", maxLabel, "baseline"),
 		get.row("redirect", target, maxLabel,
 			fmt.Sprintf("%s × reference (target ≥ %.1f, aim %.1f): %s", getRatio, targetRatio, aimRatio, metOrMissed(getRatio.median() >= targetRatio)),
-			commits[len(commits)/2]),
+			cpuRatioNote(get, refSum), commits[len(commits)/2]),
 		head.row("redirect", in.label()+" HEAD, not counted", maxLabel,
-			fmt.Sprintf("%s × reference", headRatio), fmt.Sprintf("GET ÷ HEAD %s: the counter's cost", costRatio)),
+			fmt.Sprintf("%s × reference", headRatio), fmt.Sprintf("GET ÷ HEAD %s: the counter's cost", costRatio),
+			cpuRatioNote(head, refSum)),
 	}
 	half := int(get.thr / 2)
 	if half < 1 {
@@ -120,6 +121,15 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 			commitNote(beforeHalf, afterHalf)),
 	)
 	return rows, nil
+}
+
+// cpuRatioNote compares the server CPU per request with the reference's:
+// a capacity ratio that the machine's noise disturbs less than throughput.
+func cpuRatioNote(s, ref summary) string {
+	if s.cpu <= 0 || ref.cpu <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("CPU per request %.2f × reference's", float64(s.cpu)/float64(ref.cpu))
 }
 
 // commitNote reports the journal's group commit over an attack, from two
