@@ -49,6 +49,10 @@ type actor struct {
 	alarm    time.Time
 	retry    int
 	flushing bool
+	// reconcile: the unflushed rows were found by start-up reconciliation;
+	// the next flush writes them all, whatever their bucket's age, instead of
+	// waiting for young buckets to age (cleared by a successful flush).
+	reconcile bool
 	// ambiguous: the last flush failed, so the rollup may or may not hold its
 	// rows; base cannot be loaded until a flush succeeds.
 	ambiguous bool

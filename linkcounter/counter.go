@@ -11,9 +11,12 @@
 //     gate), with group commit so that concurrent clicks share a commit;
 //   - one flush alarm per actor, armed only when none is armed, at the first
 //     unflushed click + the flush interval, and one timer per Counter pointing
-//     at the earliest armed alarm. A flush writes absolute counts
-//     (`ON CONFLICT ... DO UPDATE SET count = excluded.count`), so a retried or
-//     replayed flush changes nothing; failures are retried with exponential
+//     at the earliest armed alarm. A flush writes only the buckets open for
+//     at least the flush interval (younger ones re-arm the alarm for when
+//     they are), so a busy link's minute is written twice, half-way and
+//     closed; Stop and start-up reconciliation write everything. It writes
+//     absolute counts (`ON CONFLICT ... DO UPDATE SET count =
+//     excluded.count`), so a retried or replayed flush changes nothing; failures are retried with exponential
 //     back-off (2, 4, ... 64 s) and then every 64 s, never dropped;
 //   - start-up reconciliation of unflushed journal rows, and a flush of
 //     everything on Stop.
@@ -56,8 +59,8 @@ type Store interface {
 }
 
 // DefaultFlushInterval is the time from a link's first unflushed click to its
-// flush (the seeds' 30 s: with one-minute buckets, a bucket of a busy link is
-// written about twice).
+// flush (the seeds' 30 s: with one-minute buckets and flushes that write
+// only buckets at least this old, a bucket of a busy link is written twice).
 const DefaultFlushInterval = 30 * time.Second
 
 // MaxRetries is the number of retries of a failed flush on the exponential
@@ -215,7 +218,8 @@ func (c *Counter) Start(ctx context.Context) error {
 		a.mu.Lock()
 		a.unflushed = p.unflushed
 		a.dirtySince = p.oldest // bucket start: never later than the click
-		c.armLocked(a, now)     // armed from stored state, only if there is any
+		a.reconcile = true
+		c.armLocked(a, now) // armed from stored state, only if there is any
 		a.mu.Unlock()
 		clicks += p.unflushed
 	}

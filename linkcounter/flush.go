@@ -128,6 +128,7 @@ func (c *Counter) runScheduler() {
 func (c *Counter) flushDue(now time.Time) {
 	var batch []*actor
 	var retries []int
+	var whole []bool
 	for _, e := range c.sched.popDue(now, c.flushBatch) {
 		a := e.a
 		a.mu.Lock()
@@ -138,20 +139,25 @@ func (c *Counter) flushDue(now time.Time) {
 			a.flushing = true
 			batch = append(batch, a)
 			retries = append(retries, a.retry)
+			whole = append(whole, a.reconcile)
 		}
 		a.mu.Unlock()
 	}
 	if len(batch) > 0 {
-		c.flushActors(batch, retries, now)
+		c.flushActors(batch, retries, whole, now)
 	}
 }
 
 // flushActors runs one flush attempt for batch (whose alarms have fired;
 // retries[i] is batch[i]'s retry count): read the links' unflushed rows from
-// the journal (committed state), write them to the rollup in one
+// the journal (committed state), write the due ones to the rollup in one
 // UpsertRollup, then mark exactly those values flushed in one journal
-// commit. On failure every actor is re-armed on the back-off schedule.
-func (c *Counter) flushActors(batch []*actor, retries []int, firedAt time.Time) error {
+// commit. A row is due when its bucket has been open for at least the flush
+// interval, or when whole[i] (Stop, start-up reconciliation) says to flush
+// all of batch[i]'s rows; the others stay unflushed and their link's alarm
+// is re-armed for when they fall due (see writeRollup). On failure every
+// actor is re-armed on the back-off schedule.
+func (c *Counter) flushActors(batch []*actor, retries []int, whole []bool, firedAt time.Time) error {
 	for _, a := range batch {
 		a.io.Lock()
 	}
@@ -162,7 +168,7 @@ func (c *Counter) flushActors(batch []*actor, retries []int, firedAt time.Time) 
 	}()
 
 	start := c.clock.Now()
-	rows, err := c.writeRollup(batch)
+	rows, deferred, err := c.writeRollup(batch, whole)
 	c.m.flushDuration.Observe(c.clock.Now().Sub(start).Seconds())
 
 	// What each link's rows add to its flushed count.
@@ -183,11 +189,23 @@ func (c *Counter) flushActors(batch []*actor, retries []int, firedAt time.Time) 
 			if a.totalKnown {
 				a.base += d
 			}
-			a.retry, a.ambiguous = 0, false
+			a.retry, a.ambiguous, a.reconcile = 0, false, false
 			c.pending.Add(-d)
+			young, isYoung := deferred[a.id]
 			switch {
 			case a.unflushed == 0:
 				a.dirtySince = time.Time{}
+			case isYoung:
+				// Rows of a bucket younger than the flush interval wait
+				// until it is that old: at most first unflushed click +
+				// the interval, since no click of a bucket precedes its
+				// start. armLocked only moves an alarm that clicks during
+				// the flush armed earlier, never later.
+				a.dirtySince = young
+				if !a.alarm.IsZero() && a.alarm.Add(-c.flushInterval).Before(young) {
+					a.dirtySince = a.alarm.Add(-c.flushInterval)
+				}
+				c.armLocked(a, young.Add(c.flushInterval))
 			case !a.alarm.IsZero():
 				// Clicks during the flush armed the next alarm.
 				a.dirtySince = a.alarm.Add(-c.flushInterval)
@@ -242,38 +260,70 @@ func (c *Counter) refreshTotals(batch []*actor) {
 	}
 }
 
-// writeRollup sends the batch's unflushed journal rows to the store and marks
-// them flushed. It returns the rows it flushed.
-func (c *Counter) writeRollup(batch []*actor) ([]journalRow, error) {
+// writeRollup sends the batch's due unflushed journal rows to the store and
+// marks them flushed. It returns the rows it flushed and, per link with rows
+// left for later, the start of its oldest such bucket.
+//
+// A row is due once its bucket has been open for the flush interval
+// (bucket start + interval <= now), or when whole says so. With the 30 s
+// default a continuously clicked link's alarms settle on the :00 and :30 of
+// each minute, and each bucket is written twice: once half-way, once closed.
+// Writing a young bucket at an arbitrary phase would make its minute three
+// writes (docs/adr/006-journal.md, "Flush").
+func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[int64]time.Time, error) {
 	ctx, cancel := context.WithTimeout(c.bg, c.flushTimeout)
 	defer cancel()
 	ids := make([]int64, len(batch))
+	all := make(map[int64]bool)
 	for i, a := range batch {
 		ids[i] = a.id
+		if whole[i] {
+			all[a.id] = true
+		}
 	}
-	rows, err := c.journal.unflushed(ctx, ids)
-	if err != nil || len(rows) == 0 {
-		return nil, err
+	// Rows of buckets starting after cutoff are younger than the interval.
+	cutoff := c.clock.Now().Add(-c.flushInterval).Unix()
+	read, err := c.journal.unflushed(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	var deferred map[int64]time.Time
+	rows := read[:0]
+	for _, r := range read {
+		if r.bucket <= cutoff || all[r.linkID] {
+			rows = append(rows, r)
+			continue
+		}
+		start := time.Unix(r.bucket, 0).UTC()
+		if deferred == nil {
+			deferred = make(map[int64]time.Time)
+		}
+		if t, ok := deferred[r.linkID]; !ok || start.Before(t) {
+			deferred[r.linkID] = start
+		}
+	}
+	if len(rows) == 0 {
+		return nil, deferred, nil
 	}
 	out := make([]linkforge.RollupRow, len(rows))
 	for i, r := range rows {
 		out[i] = linkforge.RollupRow{LinkID: r.linkID, Bucket: time.Unix(r.bucket, 0).UTC(), Count: r.n}
 	}
 	if err := c.store.UpsertRollup(ctx, c.nodeID, out); err != nil {
-		return nil, fmt.Errorf("flush %d rollup rows: %w", len(out), err)
+		return nil, nil, fmt.Errorf("flush %d rollup rows: %w", len(out), err)
 	}
 	c.m.rowsWritten.Add(float64(len(out)))
 	// Mark the values that were written, not the current n, which may have
 	// grown since the read.
 	b, err := c.commits.submit(rows, 0)
 	if err != nil {
-		return nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), err)
+		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), err)
 	}
 	<-b.done // local and bounded; the committer runs until after the last flush
 	if b.err != nil {
-		return nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), b.err)
+		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), b.err)
 	}
-	return rows, nil
+	return rows, deferred, nil
 }
 
 // logFailure logs one alarm_failed record per retry count in the failed
@@ -321,7 +371,11 @@ func (c *Counter) flushAll(ctx context.Context) error {
 			if len(batch) == 0 {
 				break
 			}
-			if err := c.flushActors(batch, retries, c.clock.Now()); err != nil {
+			whole := make([]bool, len(batch))
+			for i := range whole {
+				whole[i] = true // Stop writes every row, however young
+			}
+			if err := c.flushActors(batch, retries, whole, c.clock.Now()); err != nil {
 				failed = true
 				break
 			}

@@ -7,11 +7,16 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/linkforge/linkforge/internal/testdb"
 )
 
 // Debounce: the alarm is armed by the first unflushed click and never pushed
 // back, so 1,000 clicks over 10 s give exactly one flush, at first click +
-// 30 s, holding all of them.
+// 30 s, holding all of them. The bubble's clock starts on a minute boundary
+// (2000-01-01 00:00:00 UTC), so the clicks fall in one bucket that is
+// exactly 30 s old when the alarm fires: the flush writes it (a flush skips
+// only buckets younger than the interval).
 func TestDebounce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		synctest.Test(t, func(t *testing.T) {
@@ -57,6 +62,72 @@ func TestDebounce(t *testing.T) {
 			}
 			if got := mustStats(t, st, l).Total; got != 1000 {
 				t.Errorf("rollup total = %d, want 1000", got)
+			}
+		})
+	})
+}
+
+// Amplification: a link clicked continuously for 5 minutes, starting at an
+// arbitrary phase of the minute, has each of its (link, minute) buckets
+// written at most twice, and each complete bucket exactly twice: a flush
+// writes only buckets open for at least the flush interval, so the alarms
+// settle on :00 and :30. The last write of every bucket before Stop holds
+// its final count, and the rollup equals the clicks.
+func TestFlushAlignsToMinutes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		synctest.Test(t, func(t *testing.T) {
+			st := b.open(t)
+			l := mustLink(t, st, -1)
+			rec := &recordingStore{Store: st}
+			c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))}, nil)
+
+			time.Sleep(17 * time.Second) // start off the minute grid
+			begin := time.Now()
+			end := begin.Add(5 * time.Minute)
+			perBucket := make(map[time.Time]int64) // keys in UTC, as the rollup's
+
+			var clicks int64
+			for time.Now().Before(end) {
+				mustRecord(t, c, &l, time.Now())
+				perBucket[time.Now().UTC().Truncate(time.Minute)]++
+				clicks++
+				time.Sleep(250 * time.Millisecond)
+			}
+			mustStop(t, c)
+
+			writes := make(map[time.Time]int)
+			last := make(map[time.Time]int64)
+			for _, call := range rec.snapshot() {
+				for _, r := range call.rows {
+					writes[r.Bucket]++
+					last[r.Bucket] = r.Count
+				}
+				// After the first two flushes the alarms are aligned: a
+				// flush falls on :30 (a deferred bucket's due time) or
+				// within one click gap after :00 (first click after :30 +
+				// the interval).
+				if call.at.Before(end) && call.at.Sub(begin) > 61*time.Second &&
+					call.at.Sub(call.at.Truncate(30*time.Second)) >= time.Second {
+					t.Errorf("flush at %s, want it on :00 or :30 of the minute", call.at.Format("15:04:05.000"))
+				}
+			}
+			if len(writes) != len(perBucket) {
+				t.Errorf("%d buckets written, want %d", len(writes), len(perBucket))
+			}
+			for bucket, n := range perBucket {
+				complete := !bucket.Before(begin) && !bucket.Add(time.Minute).After(end)
+				switch w := writes[bucket]; {
+				case w > 2:
+					t.Errorf("bucket %v written %d times, want at most 2", bucket.Format("15:04"), w)
+				case complete && w != 2:
+					t.Errorf("complete bucket %v written %d times, want 2 (half-way and closed)", bucket.Format("15:04"), w)
+				}
+				if last[bucket] != n {
+					t.Errorf("bucket %v: last write %d, want %d clicks", bucket.Format("15:04"), last[bucket], n)
+				}
+			}
+			if got := mustStats(t, st, l).Total; got != clicks {
+				t.Errorf("rollup total = %d, want %d clicks", got, clicks)
 			}
 		})
 	})
@@ -219,5 +290,44 @@ func TestFlushIdempotent(t *testing.T) {
 				t.Errorf("%d rollup writes, want 2", n)
 			}
 		})
+	})
+}
+
+// Start-up reconciliation flushes every unflushed row at once, a bucket
+// younger than the flush interval included: the age rule applies to the
+// scheduled flushes of a running counter, not to clicks left by a crash.
+func TestReconcileFlushesYoungBuckets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := asTestStore(t, testdb.SQLite(t))
+		l := mustLink(t, st, -1)
+		dir := t.TempDir()
+		j := mustJournal(t, dir)
+		c := mustStart(t, Config{Store: st, Journal: j}, nil)
+		time.Sleep(10 * time.Second) // clicks 10 s into the minute
+		for range 7 {
+			mustRecord(t, c, &l, time.Now())
+		}
+		if err := c.shutdown(context.Background(), false); err != nil {
+			t.Fatalf("halt: %v", err)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatalf("close journal: %v", err)
+		}
+		time.Sleep(time.Second) // back 11 s into the minute: a bucket 11 s old
+		rec := &recordingStore{Store: st}
+		restart := time.Now()
+		c2 := mustStart(t, Config{Store: rec, Journal: mustJournal(t, dir)}, nil)
+		synctest.Wait()
+		calls := rec.snapshot()
+		if len(calls) != 1 || !calls[0].at.Equal(restart) {
+			t.Fatalf("reconciliation flushes %+v, want one at the restart (%v)", calls, restart)
+		}
+		if got := calls[0].rows; len(got) != 1 || got[0].Count != 7 {
+			t.Errorf("reconciliation wrote %+v, want one row of 7 clicks", got)
+		}
+		mustStop(t, c2)
+		if got := mustClickTotal(t, st, l.ID); got != 7 {
+			t.Errorf("rollup total = %d, want 7", got)
+		}
 	})
 }

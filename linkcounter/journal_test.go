@@ -276,3 +276,51 @@ func TestJournalPragmas(t *testing.T) {
 		t.Errorf("Open with synchronous OFF: no error")
 	}
 }
+
+// A commit's rows are upserted in chunks of the prepared statement sizes
+// (64, 16, 4, 1): for batch sizes on and around the chunk edges every row
+// gets its increment once and its new absolute count back.
+func TestCommitIncrementChunks(t *testing.T) {
+	tests := []struct {
+		name string
+		rows int
+	}{
+		{"one", 1},
+		{"three", 3},
+		{"four", 4},
+		{"twenty one", 21},
+		{"sixty four", 64},
+		{"eighty five", 85}, // 64 + 16 + 4 + 1
+		{"two hundred", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+			for round := int64(1); round <= 2; round++ {
+				incs := make([]*increment, tt.rows)
+				for i := range incs {
+					// Two buckets per link, so a chunk holds rows of one
+					// link that differ only in their bucket.
+					incs[i] = &increment{linkID: int64(i/2 + 1), bucket: int64(i%2) * 60, add: int64(i + 1)}
+				}
+				if _, err := j.commit(context.Background(), incs, nil, 0); err != nil {
+					t.Fatalf("round %d: commit: %v", round, err)
+				}
+				for i, in := range incs {
+					if want := round * int64(i+1); in.n != want {
+						t.Fatalf("round %d: row %d (link %d, bucket %d): n = %d, want %d",
+							round, i, in.linkID, in.bucket, in.n, want)
+					}
+				}
+			}
+			var rows, sum int64
+			if err := j.r.QueryRow("SELECT COUNT(*), SUM(n) FROM clicks").Scan(&rows, &sum); err != nil {
+				t.Fatalf("count rows: %v", err)
+			}
+			n := int64(tt.rows)
+			if rows != n || sum != n*(n+1) {
+				t.Errorf("journal holds %d rows summing to %d, want %d rows summing to %d", rows, sum, n, n*(n+1))
+			}
+		})
+	}
+}
