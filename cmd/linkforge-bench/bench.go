@@ -202,7 +202,7 @@ func (b *bench) start(ctx context.Context, backend string, links []benchLink) (*
 	if in.token, err = createToken(ctx, b.bin, in.dataDir, in.dbURL, benchTenant); err != nil {
 		return nil, err
 	}
-	if in.proc, err = startLinkForge(ctx, b.bin, in.dataDir, in.dbURL, b.cfg.flushEvery); err != nil {
+	if in.proc, err = startLinkForge(ctx, b.bin, in.dataDir, in.dbURL, b.cfg.flushEvery, b.cfg.journalSync); err != nil {
 		return nil, err
 	}
 	in.base = "http://" + in.proc.addr

@@ -25,6 +25,7 @@ type config struct {
 	backend      string // main store of the servers the tool starts: sqlite or postgres
 	workDir      string // parent of the temporary data dirs
 	flushEvery   time.Duration
+	journalSync  string // --journal-sync of the servers started
 
 	// Load.
 	duration    time.Duration // each measured attack
@@ -68,6 +69,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.backend, "backend", "sqlite", "main store of the servers started for redirect, zipf, fanout and amplification: sqlite or postgres")
 	fs.StringVar(&cfg.workDir, "work-dir", "", "where the temporary data dirs go (default: the system temp dir); its file system decides what a journal fsync costs")
 	fs.DurationVar(&cfg.flushEvery, "flush-interval", 30*time.Second, "--flush-interval of the servers the tool starts")
+	fs.StringVar(&cfg.journalSync, "journal-sync", "full", "--journal-sync of the servers the tool starts: full or normal")
 
 	fs.DurationVar(&cfg.duration, "duration", 6*time.Second, "length of each measured attack")
 	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "unreported attack before each measured one (connections, caches)")
@@ -182,6 +184,9 @@ func (cfg *config) validate() error {
 		{"--amp-links", cfg.ampLinks > 0},
 		{"--flush-interval", cfg.flushEvery > 0},
 		{"--timeout", cfg.timeout > 0},
+	}
+	if cfg.journalSync != "full" && cfg.journalSync != "normal" {
+		return fmt.Errorf("--journal-sync: want full or normal")
 	}
 	for _, p := range positive {
 		if !p.ok {

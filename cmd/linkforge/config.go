@@ -26,6 +26,7 @@ type config struct {
 	FlushInterval time.Duration
 	NodeID        string // empty: the node journal generates one and keeps it
 	LogFormat     string // "json" or "text"
+	JournalSync   string // "full" or "normal": the node journal's SQLite synchronous setting
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -62,6 +63,7 @@ const (
 	defaultPublicURL     = "http://localhost:8080"
 	defaultFlushInterval = "30s"
 	defaultLogFormat     = "json"
+	defaultJournalSync   = "full"
 )
 
 // globalFlags are accepted by every command, before or after its name.
@@ -73,6 +75,7 @@ var globalFlags = []flagSpec{
 	{"flush-interval", "DURATION", defaultFlushInterval, "LinkCounter debounce: time from the first unflushed click to its flush"},
 	{"node-id", "ID", "", "this node's id in the rollup (empty: generated once, kept in the journal)"},
 	{"log-format", "FORMAT", defaultLogFormat, "json or text"},
+	{"journal-sync", "MODE", defaultJournalSync, "node journal durability: full (an acknowledged click survives a power loss) or normal (survives a process crash; faster commits; docs/adr/006-journal.md)"},
 }
 
 var (
@@ -288,6 +291,11 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	cfg.LogFormat, source = get("log-format")
 	if cfg.LogFormat != "json" && cfg.LogFormat != "text" {
 		return config{}, usagef("invalid %s %q: want json or text", source, cfg.LogFormat)
+	}
+
+	cfg.JournalSync, source = get("journal-sync")
+	if cfg.JournalSync != "full" && cfg.JournalSync != "normal" {
+		return config{}, usagef("invalid %s %q: want full or normal", source, cfg.JournalSync)
 	}
 	return cfg, nil
 }

@@ -133,6 +133,8 @@ func TestParseArgsErrors(t *testing.T) {
 		{name: "zero duration", args: []string{"serve", "--flush-interval", "0s"}, want: "must be positive"},
 		{name: "bad log format flag", args: []string{"serve", "--log-format", "xml"}, want: `invalid --log-format "xml": want json or text`},
 		{name: "bad log format env", env: map[string]string{"LINKFORGE_LOG_FORMAT": "JSON"}, want: "LINKFORGE_LOG_FORMAT"},
+		{name: "bad journal sync flag", args: []string{"serve", "--journal-sync", "off"}, want: `invalid --journal-sync "off": want full or normal`},
+		{name: "bad journal sync env", env: map[string]string{"LINKFORGE_JOURNAL_SYNC": "FULL"}, want: "LINKFORGE_JOURNAL_SYNC"},
 		{name: "relative public url", args: []string{"--public-url", "sho.rt"}, want: "--public-url"},
 		{name: "public url with query", args: []string{"--public-url", "https://sho.rt/?a=b"}, want: "query"},
 		{name: "ftp public url", env: map[string]string{"LINKFORGE_PUBLIC_URL": "ftp://sho.rt"}, want: "LINKFORGE_PUBLIC_URL"},
@@ -181,7 +183,7 @@ func TestRunExitCodes(t *testing.T) {
 			wantStdout: []string{
 				"linkforge token create --tenant NAME [--name LABEL]",
 				"--addr ADDR", "LINKFORGE_ADDR", "LINKFORGE_DATA_DIR", "LINKFORGE_DATABASE_URL", "LINKFORGE_PUBLIC_URL",
-				"LINKFORGE_FLUSH_INTERVAL", "LINKFORGE_NODE_ID", "LINKFORGE_LOG_FORMAT", "LINKFORGE_TENANT", "LINKFORGE_NAME",
+				"LINKFORGE_FLUSH_INTERVAL", "LINKFORGE_NODE_ID", "LINKFORGE_LOG_FORMAT", "LINKFORGE_JOURNAL_SYNC", "LINKFORGE_TENANT", "LINKFORGE_NAME",
 				"./linkforge-data", "30s",
 			},
 		},
@@ -209,6 +211,32 @@ func TestRunExitCodes(t *testing.T) {
 				if !strings.Contains(stderr.String(), s) {
 					t.Errorf("stderr lacks %q:\n%s", s, stderr.String())
 				}
+			}
+		})
+	}
+}
+
+// TestJournalSync: the journal's durability defaults to full; normal comes
+// from the flag or its variable, the flag winning.
+func TestJournalSync(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"default", nil, nil, "full"},
+		{"env", nil, map[string]string{"LINKFORGE_JOURNAL_SYNC": "normal"}, "normal"},
+		{"flag beats env", []string{"serve", "--journal-sync", "full"}, map[string]string{"LINKFORGE_JOURNAL_SYNC": "normal"}, "full"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv, err := parseArgs(tt.args, func(k string) string { return tt.env[k] })
+			if err != nil {
+				t.Fatalf("parseArgs: %v", err)
+			}
+			if inv.cfg.JournalSync != tt.want {
+				t.Fatalf("JournalSync = %q, want %q", inv.cfg.JournalSync, tt.want)
 			}
 		})
 	}

@@ -105,7 +105,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	}
 
 	// The node journal: every click is durable here before its 302 leaves.
-	journal, err := linkcounter.Open(a.ctx, filepath.Join(a.cfg.DataDir, journalFile))
+	sync := linkcounter.SyncFull
+	if a.cfg.JournalSync == "normal" {
+		sync = linkcounter.SyncNormal
+	}
+	journal, err := linkcounter.Open(a.ctx, filepath.Join(a.cfg.DataDir, journalFile), linkcounter.WithSynchronous(sync))
 	if err != nil {
 		return a.fail("cannot open click journal", err)
 	}
