@@ -7,6 +7,7 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/linkforge/linkforge"
@@ -49,6 +50,11 @@ type linkCache struct {
 	// raced an update can never put the old link back for a whole TTL.
 	mu    sync.Mutex
 	epoch uint64 // incremented by every invalidation
+
+	// Lookups by outcome, so operators can see the hit ratio and a flood
+	// of unknown slugs: hit (a cached link), negative (a cached "unknown"),
+	// miss (a store lookup, shared by concurrent misses).
+	hits, negHits, misses prometheus.Counter
 }
 
 // cachedLink is immutable once built and shared by every request for its
@@ -61,7 +67,14 @@ type cachedLink struct {
 	until    time.Time
 }
 
-func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int) (*linkCache, error) {
+func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int, reg prometheus.Registerer) (*linkCache, error) {
+	lookups, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "linkforge_link_cache_lookups_total",
+		Help: "Redirect-path link cache lookups, by result: hit, negative (a cached unknown slug) or miss (a store query).",
+	}, []string{"result"}))
+	if err != nil {
+		return nil, fmt.Errorf("web: link cache metrics: %w", err)
+	}
 	pos, err := lru.New[string, *cachedLink](size)
 	if err != nil {
 		return nil, fmt.Errorf("web: link cache: %w", err)
@@ -70,18 +83,23 @@ func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int) (*l
 	if err != nil {
 		return nil, fmt.Errorf("web: negative link cache: %w", err)
 	}
-	return &linkCache{store: store, now: now, pos: pos, neg: neg}, nil
+	return &linkCache{store: store, now: now, pos: pos, neg: neg,
+		hits: lookups.WithLabelValues("hit"), negHits: lookups.WithLabelValues("negative"),
+		misses: lookups.WithLabelValues("miss")}, nil
 }
 
 // get returns the link of slug, or nil if no link has it. now is the
 // request's time, already read by the caller.
 func (c *linkCache) get(ctx context.Context, slug string, now time.Time) (*cachedLink, error) {
 	if e, ok := c.pos.Get(slug); ok && now.Before(e.until) {
+		c.hits.Inc()
 		return e, nil
 	}
 	if until, ok := c.neg.Get(slug); ok && now.Before(until) {
+		c.negHits.Inc()
 		return nil, nil
 	}
+	c.misses.Inc()
 	return c.load(ctx, slug)
 }
 

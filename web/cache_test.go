@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,6 +61,18 @@ func TestWarmCacheMakesNoQuery(t *testing.T) {
 		mustRedirect(t, e.do(http.MethodGet, "/hot", "", ""), "https://example.com/hot")
 		if got := s.bySlug.Load(); got != 4 {
 			t.Errorf("after 67 s: %d lookups, want 4 (the link again)", got)
+		}
+
+		// The lookups by outcome, as operators see them.
+		metrics := string(e.do(http.MethodGet, "/metrics", "", "").body)
+		for _, want := range []string{
+			`linkforge_link_cache_lookups_total{result="hit"} 1001`,
+			`linkforge_link_cache_lookups_total{result="negative"} 999`,
+			`linkforge_link_cache_lookups_total{result="miss"} 4`,
+		} {
+			if !strings.Contains(metrics, want+"\n") {
+				t.Errorf("/metrics lacks %q", want)
+			}
 		}
 	})
 }

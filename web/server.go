@@ -163,7 +163,7 @@ func New(cfg Config) (*Server, error) {
 		size = DefaultCacheSize
 	}
 	var err error
-	if s.cache, err = newLinkCache(cfg.Store, s.now, size); err != nil {
+	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry); err != nil {
 		return nil, err
 	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst
