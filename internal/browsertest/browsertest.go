@@ -23,6 +23,8 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/linkforge/linkforge/internal/testenv"
 )
 
 // Environment variables read by the harness. They are test configuration,
@@ -187,15 +189,7 @@ func describeException(d *runtime.ExceptionDetails) string {
 // unavailable skips t, or fails it when a browser is required.
 func unavailable(t testing.TB, reason string) {
 	t.Helper()
-	if required() {
-		t.Fatalf("%s (%s is set, so this is a failure rather than a skip)", reason, EnvRequire)
-	}
-	t.Skip(reason)
-}
-
-func required() bool {
-	v, _ := strconv.ParseBool(os.Getenv(EnvRequire))
-	return v
+	testenv.Unavailable(t, EnvRequire, reason)
 }
 
 // syncBuffer is a bytes.Buffer safe for the browser's output goroutine and

@@ -20,7 +20,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +28,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/goleak"
+
+	"github.com/linkforge/linkforge/internal/testenv"
 )
 
 // Environment variables read by the harness. They are test configuration,
@@ -206,15 +207,7 @@ func databaseURLFunc(raw string) (func(db string) string, error) {
 // unavailable skips t, or fails it when PostgreSQL is required.
 func unavailable(t testing.TB, reason string) {
 	t.Helper()
-	if required() {
-		t.Fatalf("%s (%s is set, so this is a failure rather than a skip)", reason, EnvRequire)
-	}
-	t.Skip(reason)
-}
-
-func required() bool {
-	v, _ := strconv.ParseBool(os.Getenv(EnvRequire))
-	return v
+	testenv.Unavailable(t, EnvRequire, reason)
 }
 
 // newDatabase creates a uniquely named database through adminURL and, with
