@@ -108,6 +108,25 @@ type refProcess struct {
 	done  chan error
 }
 
+// startReferenceFor starts the reference server with the same links as the
+// LinkForge under test, and returns it with the URLs of those links on it,
+// in the order of links.
+func startReferenceFor(ctx context.Context, links []benchLink) (*refProcess, []string, error) {
+	routes := make(map[string]string, len(links))
+	for _, l := range links {
+		routes[l.slug] = l.url
+	}
+	ref, err := startReference(ctx, routes)
+	if err != nil {
+		return nil, nil, err
+	}
+	urls := make([]string, len(links))
+	for i, l := range links {
+		urls[i] = ref.base + "/" + l.slug
+	}
+	return ref, urls, nil
+}
+
 // startReference starts the reference server as a child process of this
 // binary, serving routes.
 func startReference(ctx context.Context, routes map[string]string) (*refProcess, error) {

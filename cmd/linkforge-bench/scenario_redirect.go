@@ -58,19 +58,11 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 	}
 	defer in.close()
 
-	routes := make(map[string]string, len(links))
-	for _, l := range links {
-		routes[l.slug] = l.url
-	}
-	ref, err := startReference(ctx, routes)
+	ref, refURLs, err := startReferenceFor(ctx, links)
 	if err != nil {
 		return nil, err
 	}
 	defer ref.stop()
-	refURLs := make([]string, len(links))
-	for i, l := range links {
-		refURLs[i] = ref.base + "/" + l.slug
-	}
 	lfURLs := in.urls(links)
 	maxLabel := maxRateLabel(b.cfg.workers)
 	target := fmt.Sprintf("%s GET, counted", in.label())

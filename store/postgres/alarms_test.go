@@ -15,53 +15,6 @@ import (
 	"github.com/linkforge/linkforge/store/postgres"
 )
 
-// TestImportLinksSchedulesAlarms checks that the bulk loader gives every
-// expiring link its alarm, in the import's transaction.
-func TestImportLinksSchedulesAlarms(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	db := mustOpen(t)
-	tenant := mustTenant(t, db, "bulk")
-	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	expired := due.Add(time.Second)
-	if err := db.ImportLinks(ctx, []linkforge.Link{
-		{TenantID: tenant.ID, Slug: "imp-c", URL: "https://example.com/c", ExpiresAt: &due},
-		{TenantID: tenant.ID, Slug: "imp-a", URL: "https://example.com/a"},
-		{TenantID: tenant.ID, Slug: "imp-b", URL: "https://example.com/b", ExpiresAt: &due, ExpiredAt: &expired},
-	}); err != nil {
-		t.Fatalf("ImportLinks: %v", err)
-	}
-	got, err := db.ListAlarms(ctx, tenant.ID, "", 100)
-	if err != nil {
-		t.Fatalf("ListAlarms: %v", err)
-	}
-	states := map[string]linkforge.AlarmState{}
-	for _, a := range got {
-		l, err := db.LinkBySlug(ctx, a.Slug)
-		if err != nil || l.ID != a.LinkID {
-			t.Errorf("alarm %+v: its slug names link %+v (%v), want link %d", a, l, err, a.LinkID)
-		}
-		if !a.DueAt.Equal(due) {
-			t.Errorf("alarm of %s due %v, want %v", a.Slug, a.DueAt, due)
-		}
-		states[a.Slug] = a.State
-	}
-	if len(states) != 2 || states["imp-c"] != linkforge.AlarmScheduled || states["imp-b"] != linkforge.AlarmDone {
-		t.Errorf("alarm states by slug = %v, want imp-c scheduled and imp-b done", states)
-	}
-
-	err = db.ImportLinks(ctx, []linkforge.Link{
-		{TenantID: tenant.ID, Slug: "imp-0", URL: "https://example.com/0", ExpiresAt: &due},
-		{TenantID: tenant.ID, Slug: "imp-a", URL: "https://example.com/dup", ExpiresAt: &due},
-	})
-	if code := linkforge.ErrorCode(err); code != linkforge.EConflict {
-		t.Fatalf("ImportLinks with a taken slug = %v, want a conflict", err)
-	}
-	if n := mustQueryInt(t, db, `SELECT count(*) FROM link_alarms`); n != 2 {
-		t.Errorf("%d alarms after the failed import, want the 2 from before", n)
-	}
-}
-
 // TestMigrationBackfillsAlarms migrates a database with expiring links from
 // version 1: each gets its alarm, so start-up finds them in stored state.
 func TestMigrationBackfillsAlarms(t *testing.T) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -717,5 +718,61 @@ func testFailAlarmsBatch(t *testing.T, s linkforge.Store) {
 		attempt: 1, owner: "node-a", leaseEnd: sec(2).Add(alarmLease)})
 	if ids, err := s.FailAlarms(t.Context(), nil); err != nil || ids == nil || len(ids) != 0 {
 		t.Errorf("FailAlarms(nil) = %v, %v; want an empty slice", ids, err)
+	}
+}
+
+// importer is the bulk loader both stores offer beside linkforge.Store
+// (benchmarks and imports load millions of links with it).
+type importer interface {
+	ImportLinks(ctx context.Context, links []linkforge.Link) error
+}
+
+// testImportLinksSchedulesAlarms: the bulk loader gives every expiring link
+// its alarm (done for one already expired), in the import's transaction: a
+// failed import leaves no alarm behind.
+func testImportLinksSchedulesAlarms(t *testing.T, s linkforge.Store) {
+	imp, ok := s.(importer)
+	if !ok {
+		t.Skip("this store has no ImportLinks")
+	}
+	ctx := t.Context()
+	tenant := mustTenant(t, s, "bulk")
+	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	expired := due.Add(time.Second)
+	if err := imp.ImportLinks(ctx, []linkforge.Link{
+		{TenantID: tenant.ID, Slug: "imp-c", URL: "https://example.com/c", ExpiresAt: &due},
+		{TenantID: tenant.ID, Slug: "imp-a", URL: "https://example.com/a"},
+		{TenantID: tenant.ID, Slug: "imp-b", URL: "https://example.com/b", ExpiresAt: &due, ExpiredAt: &expired},
+	}); err != nil {
+		t.Fatalf("ImportLinks: %v", err)
+	}
+	got, err := s.ListAlarms(ctx, tenant.ID, "", 100)
+	if err != nil {
+		t.Fatalf("ListAlarms: %v", err)
+	}
+	states := map[string]linkforge.AlarmState{}
+	for _, a := range got {
+		l, err := s.LinkBySlug(ctx, a.Slug)
+		if err != nil || l.ID != a.LinkID {
+			t.Errorf("alarm %+v: its slug names link %+v (%v), want link %d", a, l, err, a.LinkID)
+		}
+		if !a.DueAt.Equal(due) {
+			t.Errorf("alarm of %s due %v, want %v", a.Slug, a.DueAt, due)
+		}
+		states[a.Slug] = a.State
+	}
+	if len(states) != 2 || states["imp-c"] != linkforge.AlarmScheduled || states["imp-b"] != linkforge.AlarmDone {
+		t.Errorf("alarm states by slug = %v, want imp-c scheduled and imp-b done", states)
+	}
+
+	err = imp.ImportLinks(ctx, []linkforge.Link{
+		{TenantID: tenant.ID, Slug: "imp-0", URL: "https://example.com/0", ExpiresAt: &due},
+		{TenantID: tenant.ID, Slug: "imp-a", URL: "https://example.com/dup", ExpiresAt: &due},
+	})
+	if code := linkforge.ErrorCode(err); code != linkforge.EConflict {
+		t.Fatalf("ImportLinks with a taken slug = %v, want a conflict", err)
+	}
+	if got, err := s.ListAlarms(ctx, tenant.ID, "", 100); err != nil || len(got) != 2 {
+		t.Errorf("alarms after the failed import = %d (%v), want the 2 from before", len(got), err)
 	}
 }

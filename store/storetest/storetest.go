@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ListAlarms", testListAlarms},
 		{"ExpireLinks", testExpireLinks},
 		{"ClaimConcurrency", testClaimConcurrency},
+		{"ImportLinksSchedulesAlarms", testImportLinksSchedulesAlarms},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
