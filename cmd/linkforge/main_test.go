@@ -50,7 +50,9 @@ var (
 )
 
 // mustBinary builds the real linkforge binary once per test run (with -race
-// when the tests run with it) and returns its path.
+// when the tests run with it) and returns its path. It is built with the
+// linkforge_faults tag, which only adds the crash tests' commit hold
+// (linkcounter/fault_hold.go, driven by holdCommits).
 func mustBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -59,7 +61,7 @@ func mustBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "linkforge")
-		args := []string{"build", "-o", binPath}
+		args := []string{"build", "-tags", "linkforge_faults", "-o", binPath}
 		if raceEnabled {
 			args = append(args, "-race")
 		}
