@@ -299,7 +299,8 @@ func mustClicks(t *testing.T, base, slug string, n int) {
 }
 
 // TestCluster runs three nodes on one database: clicks sent to all three
-// for the same links add up in the rollup to exactly the 302s received; a
+// for the same links, in rounds each node flushes, add up in the rollup to
+// exactly the 302s received; a
 // dashboard on node 1 shows clicks served by node 3, and the sum of both
 // nodes' clicks; an expiring link's alarm runs once across the nodes; a
 // PATCH and a DELETE on node 2 reach node 1's redirects through the bus.
@@ -343,37 +344,60 @@ func TestCluster(t *testing.T) {
 	mustClicks(t, c.base(0), "watched", 5)
 	live.waitClicks(t, "watched", 25, hangGuard)
 
-	// Concurrent load on two links through all three nodes.
-	const workers, perWorker = 4, 50
+	// Concurrent load on two links through all three nodes, in rounds: after
+	// each, every node flushes (100 ms interval) before the next begins, so
+	// each node writes the same (link, minute) rollup row several times, its
+	// absolute count growing each time. An upsert that added the written
+	// count to the stored one would count every earlier flush again.
+	const workers, rounds, perRound = 4, 5, 10
 	var acks [2]atomic.Int64
 	slugs := [2]string{"shared-a", "shared-b"}
 	client := &http.Client{Timeout: hangGuard, Transport: &http.Transport{MaxIdleConnsPerHost: workers},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	defer client.CloseIdleConnections()
-	var wg sync.WaitGroup
+	var rowsBefore [3]float64
 	for i := range 3 {
-		for w := range workers {
-			wg.Go(func() {
-				for r := range perWorker {
-					k := (w + r) % 2
-					resp, err := client.Get(c.base(i) + "/" + slugs[k])
-					if err != nil {
-						t.Errorf("GET on %s: %v", nodeID(i), err)
-						return
+		rowsBefore[i] = metric(t, c.base(i), "linkforge_rollup_rows_written_total")
+	}
+	for round := range rounds {
+		var wg sync.WaitGroup
+		for i := range 3 {
+			for w := range workers {
+				wg.Go(func() {
+					for r := range perRound {
+						k := (w + r) % 2
+						resp, err := client.Get(c.base(i) + "/" + slugs[k])
+						if err != nil {
+							t.Errorf("GET on %s: %v", nodeID(i), err)
+							return
+						}
+						resp.Body.Close()
+						if resp.StatusCode != http.StatusFound {
+							t.Errorf("GET /%s on %s: %d", slugs[k], nodeID(i), resp.StatusCode)
+							return
+						}
+						acks[k].Add(1)
 					}
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusFound {
-						t.Errorf("GET /%s on %s: %d", slugs[k], nodeID(i), resp.StatusCode)
-						return
-					}
-					acks[k].Add(1)
-				}
+				})
+			}
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+		for i := range 3 {
+			waitFor(t, hangGuard, fmt.Sprintf("%s flushes round %d", nodeID(i), round+1), func() bool {
+				return metric(t, c.base(i), "linkforge_clicks_pending") == 0
 			})
 		}
 	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
+	// Each round's flush wrote both links' rows: the same rows, unless a
+	// minute began meanwhile (5 rounds in at most 2 minutes still write
+	// some row 3 times).
+	for i := range 3 {
+		if rows := metric(t, c.base(i), "linkforge_rollup_rows_written_total") - rowsBefore[i]; rows < 2*rounds {
+			t.Fatalf("%s wrote %v rollup rows during the load, want at least %d: one per link per round", nodeID(i), rows, 2*rounds)
+		}
 	}
 
 	// A PATCH on node 2 reaches node 1's warm cache through the bus.
@@ -443,8 +467,8 @@ func TestCluster(t *testing.T) {
 		t.Errorf("rollup of the shared links = %d (by node %v), want the %d 302s received", got, byNode, want)
 	}
 	for i := range 3 {
-		if byNode[nodeID(i)] != workers*perWorker {
-			t.Errorf("rollup of %s = %d, want its %d 302s (by node %v)", nodeID(i), byNode[nodeID(i)], workers*perWorker, byNode)
+		if byNode[nodeID(i)] != workers*rounds*perRound {
+			t.Errorf("rollup of %s = %d, want its %d 302s (by node %v)", nodeID(i), byNode[nodeID(i)], workers*rounds*perRound, byNode)
 		}
 	}
 	if got := sum(c.rollupByNode("watched")); got != 25 {
