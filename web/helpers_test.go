@@ -2,20 +2,26 @@ package web_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -327,4 +333,89 @@ func mustURL(t testing.TB, raw string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// counter is the real LinkCounter, on a journal in a temporary directory,
+// with what it counted readable by the tests.
+type counter struct {
+	*linkcounter.Counter
+	journal *sql.DB // a read-only connection to its journal
+	reg     *prometheus.Registry
+}
+
+// mustCounter starts a real LinkCounter on st. Its flush interval is an
+// hour: during a test nothing leaves the journal, where count reads the
+// clicks.
+func mustCounter(t *testing.T, st linkforge.Store) *counter {
+	t.Helper()
+	ctx := context.Background()
+	cs, ok := st.(linkcounter.Store)
+	if !ok {
+		t.Fatalf("%T has no ClickTotal", st)
+	}
+	path := filepath.Join(t.TempDir(), "journal.db")
+	j, err := linkcounter.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open journal: %v", err)
+	}
+	t.Cleanup(func() { j.Close() })
+	reg := prometheus.NewRegistry()
+	c, err := linkcounter.New(ctx, linkcounter.Config{Store: cs, Journal: j, FlushInterval: time.Hour,
+		Registerer: reg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("linkcounter.New: %v", err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("start counter: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.Stop(ctx); err != nil {
+			t.Errorf("stop counter: %v", err)
+		}
+	})
+	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatalf("open journal for reading: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &counter{Counter: c, journal: db, reg: reg}
+}
+
+// count returns the clicks of the link durable in the journal: the
+// counter's acknowledged clicks, since Record returns only once its click
+// is committed there.
+func (c *counter) count(t *testing.T, linkID int64) int64 {
+	t.Helper()
+	var n int64
+	if err := c.journal.QueryRowContext(context.Background(),
+		"SELECT COALESCE(SUM(n), 0) FROM clicks WHERE link_id = ?", linkID).Scan(&n); err != nil {
+		t.Fatalf("read the journal: %v", err)
+	}
+	return n
+}
+
+// skipped returns the counter's linkforge_clicks_skipped_total of reason
+// (linkcounter.SkipHead, SkipPreview): redirects it was told were not
+// clicks.
+func (c *counter) skipped(t *testing.T, reason string) float64 {
+	t.Helper()
+	families, err := c.reg.Gather()
+	if err != nil {
+		t.Fatalf("gather metrics: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() != "linkforge_clicks_skipped_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == reason {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -2,10 +2,8 @@ package web_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,57 +12,11 @@ import (
 	"github.com/linkforge/linkforge/web"
 )
 
-// memCounter is a test double of the LinkCounter that is not written yet:
-// it counts clicks in memory and refuses them past MaxClicks, as the
-// ClickCounter contract says. It also answers Exhausted for HEAD.
-type memCounter struct {
-	mu     sync.Mutex
-	clicks map[int64]int64
-	at     []time.Time
-	fail   error // returned by Record when set
-}
-
-func newMemCounter() *memCounter { return &memCounter{clicks: map[int64]int64{}} }
-
-func (m *memCounter) Record(_ context.Context, l *linkforge.Link, at time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.fail != nil {
-		return m.fail
-	}
-	if l.MaxClicks != nil && m.clicks[l.ID] >= *l.MaxClicks {
-		return linkforge.Errorf(linkforge.EGone, "click limit reached")
-	}
-	m.clicks[l.ID]++
-	m.at = append(m.at, at)
-	return nil
-}
-
-func (m *memCounter) Exhausted(l *linkforge.Link) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return l.MaxClicks != nil && m.clicks[l.ID] >= *l.MaxClicks
-}
-
-func (m *memCounter) count(id int64) int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.clicks[id]
-}
-
-func (m *memCounter) setFail(err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.fail = err
-}
-
-var _ web.ExhaustionChecker = (*memCounter)(nil)
-
 func TestRedirectExpiry(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
-		counter := newMemCounter()
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter })
+		counter := mustCounter(t, s)
+		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
 		tenant, _ := mustTenantToken(t, s, "acme")
 		expiresAt := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 		plain := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "exp", URL: "https://example.com/target", ExpiresAt: &expiresAt})
@@ -88,7 +40,7 @@ func TestRedirectExpiry(t *testing.T) {
 				// The link is cached from the first request on: the check
 				// runs on every request, from the cached link.
 				e.clock.Set(tt.now)
-				before := counter.count(plain.ID)
+				before := counter.count(t, plain.ID)
 				for _, method := range []string{http.MethodGet, http.MethodHead} {
 					r := e.do(method, "/exp", "", "")
 					if tt.expired {
@@ -105,12 +57,12 @@ func TestRedirectExpiry(t *testing.T) {
 				if tt.counted {
 					want++ // the GET; HEAD is never counted
 				}
-				if got := counter.count(plain.ID); got != want {
+				if got := counter.count(t, plain.ID); got != want {
 					t.Errorf("clicks = %d, want %d", got, want)
 				}
 			})
 		}
-		if got := counter.count(withFallback.ID); got != 2 {
+		if got := counter.count(t, withFallback.ID); got != 2 {
 			t.Errorf("fallback link counted %d clicks, want 2 (its unexpired GETs)", got)
 		}
 	})
@@ -119,8 +71,8 @@ func TestRedirectExpiry(t *testing.T) {
 func TestRedirectMaxClicks(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
-		counter := newMemCounter()
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter })
+		counter := mustCounter(t, s)
+		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
 		_, tok := mustTenantToken(t, s, "acme")
 		limited := e.mustCreate(tok, `{"slug":"max3","url":"https://example.com/t","max_clicks":3}`)
 		e.mustCreate(tok, `{"slug":"max3-fb","url":"https://example.com/t","max_clicks":3,"fallback_url":"https://example.com/sorry"}`)
@@ -150,7 +102,7 @@ func TestRedirectMaxClicks(t *testing.T) {
 				lid = l.ID
 			}
 		}
-		if got := counter.count(lid); got != 3 {
+		if got := counter.count(t, lid); got != 3 {
 			t.Errorf("counted %d clicks, want exactly 3", got)
 		}
 		// max_clicks 0 is known exhausted without asking the counter.
@@ -168,14 +120,20 @@ func mustTenantOf(t *testing.T, s linkforge.Store, secret string) int64 {
 	return tok.TenantID
 }
 
+// TestRedirectRecordFailure: a click the counter cannot make durable gets a
+// 503, never the target. The failure here is the real counter refusing
+// clicks once stopped, as during a shutdown.
 func TestRedirectRecordFailure(t *testing.T) {
 	s := testdb.SQLite(t)
-	counter := newMemCounter()
-	e := newEnv(t, s, func(c *web.Config) { c.Counter = counter })
+	counter := mustCounter(t, s)
+	e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
 	tenant, _ := mustTenantToken(t, s, "acme")
-	mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "r", URL: "https://example.com/t"})
+	l := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "r", URL: "https://example.com/t"})
+	mustRedirect(t, e.do(http.MethodGet, "/r", "", ""), "https://example.com/t")
 
-	counter.setFail(errors.New("journal: disk full"))
+	if err := counter.Stop(context.Background()); err != nil {
+		t.Fatalf("stop counter: %v", err)
+	}
 	r := e.do(http.MethodGet, "/r", "", "")
 	mustHTML(t, r, http.StatusServiceUnavailable)
 	if r.header.Get("Location") != "" || r.header.Get("Retry-After") == "" {
@@ -183,8 +141,9 @@ func TestRedirectRecordFailure(t *testing.T) {
 	}
 	// HEAD does not record, so it still answers.
 	mustRedirect(t, e.do(http.MethodHead, "/r", "", ""), "https://example.com/t")
-	counter.setFail(nil)
-	mustRedirect(t, e.do(http.MethodGet, "/r", "", ""), "https://example.com/t")
+	if got := counter.count(t, l.ID); got != 1 {
+		t.Errorf("clicks = %d, want 1: the redirect before the failure", got)
+	}
 }
 
 func TestRedirectNotFound(t *testing.T) {
