@@ -86,11 +86,26 @@ func IsSlugShape(s string) bool {
 // would strip or reinterpret them, so what the operator reads would not be
 // where the user lands, and CR/LF could split a Location header.
 //
-// selfHosts are this server's own "host[:port]" names: a target on one of
-// them would redirect to a short link of this server, possibly to itself. They
-// are compared case-insensitively, ignoring a trailing dot, with default
-// ports normalized: an entry without a port matches the target's host on its
-// scheme's default port (80 for http, 443 for https).
+// The host is read as a browser reads it (parseHost): Unicode names are
+// mapped to ASCII (IDNA, UTS #46), names whose last label is a number are
+// IPv4 addresses in any inet_aton form (127.1, 2130706433, 0x7f000001), and
+// ports may carry leading zeros. What is refused: a host name that is not
+// LDH ('_' allowed) after the mapping, a label that is empty, longer than 63
+// bytes or starts or ends with '-', a name longer than 253 bytes, an IPv6
+// zone, and a port of 0 or above 65535. Hosts on private networks and
+// loopback are allowed: the server never fetches a target, the browser of
+// whoever clicks does.
+//
+// selfHosts are this server's own "host[:port]" names (the host of
+// --public-url): a target that reaches one of them would redirect to a short
+// link of this server, possibly to itself. Both sides are read as above, so
+// case, a trailing dot, IDN and numeric forms and leading zeros in the port
+// all compare equal. When a self host is itself loopback (localhost,
+// 127.0.0.0/8, ::1), every loopback name or address on its port is this
+// server too; another port is another service and is allowed. An entry
+// without a port matches on the target scheme's default port (80 for http,
+// 443 for https). Names that only DNS maps to this machine (a hosts-file
+// entry, a wildcard DNS service) cannot be seen here.
 func ValidateTargetURL(field, raw string, selfHosts []string) error {
 	if raw == "" {
 		return InvalidField(field, "must not be empty")
@@ -141,7 +156,11 @@ func ValidateTargetURL(field, raw string, selfHosts []string) error {
 			return InvalidField(field, fmt.Sprintf("must not contain %s in its host (found %U)", detail, r))
 		}
 	}
-	if isSelfHost(u, selfHosts) {
+	th, err := parseTargetHost(u)
+	if err != nil {
+		return InvalidField(field, err.Error())
+	}
+	if isSelfTarget(th, u.Scheme, selfHosts) {
 		return InvalidField(field, "must not point at this server's own short links (redirect loop)")
 	}
 	return nil
@@ -172,48 +191,6 @@ func parseErrorDetail(err error) string {
 		return ue.Err.Error()
 	}
 	return err.Error()
-}
-
-// isSelfHost reports whether u's host and effective port equal one of
-// selfHosts.
-func isSelfHost(u *url.URL, selfHosts []string) bool {
-	if len(selfHosts) == 0 {
-		return false
-	}
-	host := normalizeHost(u.Hostname())
-	port := u.Port()
-	if port == "" {
-		port = defaultPort(u.Scheme)
-	}
-	for _, sh := range selfHosts {
-		h, p := splitHostPort(sh)
-		if normalizeHost(h) != host {
-			continue
-		}
-		if p == "" {
-			// No port: the self host is served on the default port of
-			// whichever scheme the target uses.
-			if port == defaultPort(u.Scheme) {
-				return true
-			}
-			continue
-		}
-		if p == port {
-			return true
-		}
-	}
-	return false
-}
-
-func defaultPort(scheme string) string {
-	if scheme == "https" {
-		return "443"
-	}
-	return "80"
-}
-
-func normalizeHost(h string) string {
-	return strings.ToLower(strings.TrimSuffix(h, "."))
 }
 
 // splitHostPort splits "host", "host:port", "[v6]" or "[v6]:port"; unlike

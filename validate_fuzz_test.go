@@ -2,6 +2,7 @@ package linkforge_test
 
 import (
 	"errors"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -45,7 +46,11 @@ func FuzzValidateSlug(f *testing.F) {
 // anything it accepts is safe to put in a Location header: it re-parses with
 // net/url as an absolute http(s) URL with a host and without userinfo, holds
 // no whitespace or control characters, fits the length limit, and is not on
-// a self host. Seeds: testdata/fuzz/FuzzValidateTargetURL.
+// a self host. For any input, RedirectLocation is printable ASCII; for an
+// accepted one, its Location form is accepted too, is a fixed point of
+// RedirectLocation, names a host that net/netip or the LDH rules read, and
+// does not reach the loopback self host (localhost:8080) in any spelling.
+// Seeds: testdata/fuzz/FuzzValidateTargetURL.
 func FuzzValidateTargetURL(f *testing.F) {
 	for _, s := range []string{
 		"https://example.com/page",
@@ -58,12 +63,37 @@ func FuzzValidateTargetURL(f *testing.F) {
 		"http://[::1]:8080/",
 		"HTTPS://LF.EXAMPLE:443/",
 		"example.com/x",
+		"http://127.1:8080/",
+		"http://2130706433:8080/",
+		"http://0x7f000001:8080/",
+		"http://0177.0.0.1:8080/",
+		"http://localhost:018080/",
+		"http://localhost.:8080/",
+		"http://app.localhost:8080/",
+		"http://[::ffff:127.0.0.1]:8080/",
+		"http://[fe80::1%25eth0]/",
+		"http://ｌｏｃａｌｈｏｓｔ:8080/",
+		"http://example.com:65536/",
+		"http://example.com:0/",
+		"http://-.com/",
+		"http://a..b/",
+		"http://1.2.3.4.5/",
+		"http://example.0x1/",
+		"https://bücher.example/straße?q=ü#ß",
+		"https://xn--bcher-kva.example/",
+		"https://build_01.corp.example/",
 	} {
 		f.Add(s)
 	}
 	self := []string{"localhost:8080", "lf.example"}
 	f.Fuzz(func(t *testing.T, raw string) {
 		err := linkforge.ValidateTargetURL("url", raw, self)
+		loc := linkforge.RedirectLocation(raw)
+		for i := 0; i < len(loc); i++ {
+			if loc[i] <= ' ' || loc[i] >= 0x7f {
+				t.Fatalf("RedirectLocation(%q) = %q, byte %#x at %d is not printable ASCII", raw, loc, loc[i], i)
+			}
+		}
 		if err != nil {
 			mustInvalidNaming(t, err, "url")
 			return
@@ -100,8 +130,57 @@ func FuzzValidateTargetURL(f *testing.F) {
 		if host == "lf.example" && (port == "" || (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80")) {
 			t.Fatalf("accepted self host in %q", raw)
 		}
+		checkLocation(t, raw, loc, self)
 	})
 }
+
+// checkLocation checks the Location form loc of an accepted target raw:
+// it is accepted itself and stable, its host is an IP address, or a name of
+// LDH labels ('_' allowed) within the DNS lengths, and it is not a loopback
+// name or address on port 8080, the self host's port.
+func checkLocation(t *testing.T, raw, loc string, self []string) {
+	t.Helper()
+	if err := linkforge.ValidateTargetURL("url", loc, self); err != nil {
+		t.Fatalf("accepted %q, but not its Location form %q: %v", raw, loc, err)
+	}
+	if again := linkforge.RedirectLocation(loc); again != loc {
+		t.Fatalf("RedirectLocation is not stable on %q: %q, then %q", raw, loc, again)
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		t.Fatalf("Location %q of %q does not parse: %v", loc, raw, err)
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	host := u.Hostname()
+	if a, err := netip.ParseAddr(host); err == nil {
+		a = a.Unmap()
+		if (a.IsLoopback() || a.IsUnspecified()) && port == "8080" {
+			t.Fatalf("accepted %q, a loopback self target (Location %q)", raw, loc)
+		}
+		return
+	}
+	name := strings.TrimSuffix(host, ".")
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		if port == "8080" {
+			t.Fatalf("accepted %q, a loopback self target (Location %q)", raw, loc)
+		}
+	}
+	if !hostNameRE.MatchString(name) || len(name) > 253 {
+		t.Fatalf("accepted %q, whose Location host %q is not a host name", raw, host)
+	}
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if strings.Trim(last, "0123456789") == "" {
+		t.Fatalf("accepted %q, whose Location host %q ends in a number but is no IP address", raw, host)
+	}
+}
+
+// hostNameRE is a host name as checkHostName accepts it, written out
+// independently: labels of 1 to 63 lowercase LDH or '_' characters, not
+// starting or ending with '-'.
+var hostNameRE = regexp.MustCompile(`^([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$`)
 
 func mustInvalidNaming(t *testing.T, err error, field string) {
 	t.Helper()

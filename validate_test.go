@@ -85,6 +85,193 @@ func TestValidateTargetURL(t *testing.T) {
 	}
 }
 
+// TestValidateTargetURLHosts covers the host and port rules (issue 10, item
+// 7): every other name of a loopback self host is refused as a redirect loop,
+// malformed hosts and ports are refused, and hosts a browser reaches
+// elsewhere (other ports, private networks, '_' in names) are accepted. Each
+// refusal is checked as "url" and, through ValidateLink, as "fallback_url".
+func TestValidateTargetURLHosts(t *testing.T) {
+	const loop = "redirect loop"
+	long63 := strings.Repeat("a", 63)
+	tests := []struct {
+		name   string
+		raw    string
+		ok     bool
+		detail string
+	}{
+		// The bypasses of the review, on --public-url http://localhost:8080.
+		{name: "127.0.0.1", raw: "http://127.0.0.1:8080/abc", detail: loop},
+		{name: "127.1", raw: "http://127.1:8080/abc", detail: loop},
+		{name: "127.0.1", raw: "http://127.0.1:8080/abc", detail: loop},
+		{name: "decimal 2130706433", raw: "http://2130706433:8080/abc", detail: loop},
+		{name: "hex 0x7f000001", raw: "http://0x7f000001:8080/abc", detail: loop},
+		{name: "hex uppercase 0X7F000001", raw: "http://0X7F000001:8080/abc", detail: loop},
+		{name: "octal 0177.0.0.1", raw: "http://0177.0.0.1:8080/abc", detail: loop},
+		{name: "mixed 0x7f.0.0.01", raw: "http://0x7f.0.0.01:8080/abc", detail: loop},
+		{name: "octal whole 017700000001", raw: "http://017700000001:8080/abc", detail: loop},
+		{name: "other loopback 127.255.255.254", raw: "http://127.255.255.254:8080/abc", detail: loop},
+		{name: "127.0.0.1 trailing dot", raw: "http://127.0.0.1.:8080/abc", detail: loop},
+		{name: "ipv6 ::1", raw: "http://[::1]:8080/abc", detail: loop},
+		{name: "ipv6 ::1 long form", raw: "http://[0:0:0:0:0:0:0:1]:8080/abc", detail: loop},
+		{name: "ipv4-mapped 127.0.0.1", raw: "http://[::ffff:127.0.0.1]:8080/abc", detail: loop},
+		{name: "ipv4-mapped hex", raw: "http://[::ffff:7f00:1]:8080/abc", detail: loop},
+		{name: "unspecified 0.0.0.0", raw: "http://0.0.0.0:8080/abc", detail: loop},
+		{name: "unspecified 0", raw: "http://0:8080/abc", detail: loop},
+		{name: "unspecified ::", raw: "http://[::]:8080/abc", detail: loop},
+		{name: "localhost subdomain", raw: "http://app.localhost:8080/abc", detail: loop},
+		{name: "localhost port leading zero", raw: "http://localhost:08080/abc", detail: loop},
+		{name: "127.0.0.1 port many zeros", raw: "http://127.0.0.1:0000008080/abc", detail: loop},
+		{name: "localhost dot uppercase zero port", raw: "http://LOCALHOST.:08080/abc", detail: loop},
+		{name: "fullwidth localhost", raw: "http://ｌｏｃａｌｈｏｓｔ:8080/abc", detail: loop},
+		{name: "fullwidth digits", raw: "http://１２７.０.０.１:8080/abc", detail: loop},
+		{name: "ideographic full stops", raw: "http://127\u30020\u30020\u30021:8080/abc", detail: loop},
+		{name: "ignored combining grapheme joiner", raw: "http://local\u034fhost:8080/abc", detail: loop},
+		{name: "ignored variation selector", raw: "http://localhost\ufe00:8080/abc", detail: loop},
+		{name: "https on the same port", raw: "https://127.0.0.1:8080/abc", detail: loop},
+		{name: "lf.example trailing dot", raw: "https://lf.example./abc", detail: loop},
+		{name: "lf.example port zeros", raw: "https://LF.example:0443/abc", detail: loop},
+
+		// Not loops: other ports are other services; private networks are
+		// allowed (the server never fetches a target).
+		{name: "localhost other port", raw: "http://localhost:8081/abc", ok: true},
+		{name: "127.1 default port", raw: "http://127.1/abc", ok: true},
+		{name: "::1 other port", raw: "http://[::1]:9090/", ok: true},
+		{name: "private 192.168", raw: "http://192.168.1.10:8080/", ok: true},
+		{name: "private 10/8 hex", raw: "http://0x0a000001/", ok: true},
+		{name: "ula ipv6", raw: "http://[fd00::1]:8080/", ok: true},
+		{name: "underscore", raw: "https://build_01.corp.example/", ok: true},
+		{name: "leading underscore", raw: "https://_acme.example/", ok: true},
+		{name: "triple hyphen label", raw: "https://r3---sn-abc.googlevideo.com/v", ok: true},
+		{name: "punycode host", raw: "https://xn--bcher-kva.example/", ok: true},
+		{name: "empty port", raw: "http://example.com:/", ok: true},
+		{name: "port 65535", raw: "http://example.com:65535/", ok: true},
+		{name: "port 1", raw: "http://example.com:1/", ok: true},
+		{name: "trailing dot", raw: "https://EXAMPLE.com./", ok: true},
+		{name: "63-byte label", raw: "https://" + long63 + ".example/", ok: true},
+		{name: "253-byte name", raw: "https://" + long63 + "." + long63 + "." + long63 + "." + strings.Repeat("b", 61) + "/", ok: true},
+		{name: "numeric non-final label", raw: "https://123.example/", ok: true},
+
+		// Malformed ports and hosts.
+		{name: "port 65536", raw: "http://example.com:65536/", detail: "above 65535"},
+		{name: "port huge", raw: "http://example.com:99999999999999999999/", detail: "above 65535"},
+		{name: "port 0", raw: "http://example.com:0/", detail: "port 0"},
+		{name: "port 000", raw: "http://example.com:000/", detail: "port 0"},
+		{name: "port letters", raw: "http://example.com:8o8o/", detail: "not a valid URL"},
+		{name: "label -", raw: "http://-.com/", detail: "starts or ends with '-'"},
+		{name: "label trailing -", raw: "http://a-.com/", detail: "starts or ends with '-'"},
+		{name: "empty label", raw: "http://a..b/", detail: "empty label"},
+		{name: "two trailing dots", raw: "http://localhost..:8080/", detail: "empty label"},
+		{name: "leading dot", raw: "http://.example.com/", detail: "empty label"},
+		{name: "64-byte label", raw: "https://" + long63 + "a.example/", detail: "more than 63"},
+		{name: "254-byte name", raw: "https://" + long63 + "." + long63 + "." + long63 + "." + strings.Repeat("b", 62) + "/", detail: "more than 253"},
+		{name: "punctuation", raw: "http://exa!mple.com/", detail: "not a letter, digit"},
+		{name: "asterisk", raw: "http://*.example.com/", detail: "not a letter, digit"},
+		{name: "five parts", raw: "http://1.2.3.4.5/", detail: "not an IPv4 address"},
+		{name: "part above 255", raw: "http://256.1.1.1/", detail: "not an IPv4 address"},
+		{name: "last part too big", raw: "http://1.2.65536/", detail: "not an IPv4 address"},
+		{name: "above 2^32", raw: "http://4294967296/", detail: "not an IPv4 address"},
+		{name: "bad octal", raw: "http://08.0.0.1/", detail: "not an IPv4 address"},
+		{name: "numeric tld", raw: "http://example.123/", detail: "not an IPv4 address"},
+		{name: "hex tld", raw: "http://example.0x1/", detail: "not an IPv4 address"},
+		{name: "ipv6 zone", raw: "http://[fe80::1%25eth0]:8080/", detail: "zone"},
+		{name: "ipv4 in brackets", raw: "http://[127.0.0.1]:8080/", detail: "not a valid URL"},
+		{name: "bad punycode", raw: "http://xn--zz-.example/", detail: "host name"},
+		{name: "ascii punycode", raw: "http://xn--abc-.example/", detail: "host name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := linkforge.ValidateTargetURL("url", tt.raw, selfHosts)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("ValidateTargetURL(%q) = %v, want nil", tt.raw, err)
+				}
+				return
+			}
+			mustFieldError(t, err, "url", tt.detail)
+			l := &linkforge.Link{URL: "https://example.com/", FallbackURL: tt.raw, Tags: []string{}}
+			mustFieldError(t, linkforge.ValidateLink(l, selfHosts), "fallback_url", tt.detail)
+		})
+	}
+}
+
+// TestValidateTargetURLSelfHosts checks the loop rule for other public URLs:
+// numeric, IPv6 and IDN self hosts compare in every form, a loopback self host
+// refuses every loopback name on its port, and a public self host does not
+// make loopback targets loops (a user's localhost is not this server).
+func TestValidateTargetURLSelfHosts(t *testing.T) {
+	tests := []struct {
+		self string // selfHost(--public-url), as web.New passes it
+		raw  string
+		loop bool
+	}{
+		{"localhost:18087", "http://localhost:018087/x", true},
+		{"localhost:18087", "http://127.1:18087/x", true},
+		{"localhost:18087", "http://localhost:8087/x", false},
+		{"127.0.0.1:8080", "http://localhost:8080/x", true},
+		{"127.0.0.1:8080", "http://[::1]:8080/x", true},
+		{"[::1]:8080", "http://2130706433:8080/x", true},
+		{"[::1]:8080", "http://app.localhost.:8080/x", true},
+		{"localhost", "http://127.0.0.1/x", true},
+		{"localhost", "https://[::1]/x", true},
+		{"localhost", "http://127.0.0.1:8080/x", false},
+		{"192.168.1.5:8080", "http://3232235781:8080/x", true},
+		{"192.168.1.5:8080", "http://192.168.0x1.5:8080/x", true},
+		{"192.168.1.5:8080", "http://[::ffff:192.168.1.5]:8080/x", true},
+		{"192.168.1.5:8080", "http://localhost:8080/x", false},
+		{"192.168.1.5:8080", "http://192.168.1.6:8080/x", false},
+		{"bücher.example", "https://xn--bcher-kva.example/x", true},
+		{"xn--bcher-kva.example", "https://BÜCHER.example./x", true},
+		{"lf.example", "http://localhost/x", false},
+		{"lf.example", "http://127.0.0.1/x", false},
+		{"lf.example", "https://lf.example:443/x", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.self+" "+tt.raw, func(t *testing.T) {
+			err := linkforge.ValidateTargetURL("url", tt.raw, []string{tt.self})
+			if !tt.loop {
+				if err != nil {
+					t.Fatalf("ValidateTargetURL(%q) with self host %q = %v, want nil", tt.raw, tt.self, err)
+				}
+				return
+			}
+			mustFieldError(t, err, "url", "redirect loop")
+		})
+	}
+}
+
+// TestRedirectLocation checks that the Location form of a target is ASCII:
+// punycode hosts, canonical IPv4 and ports, percent-encoded non-ASCII bytes,
+// and everything else kept byte for byte.
+func TestRedirectLocation(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://example.com/a/b?q=1&r=%20#frag", "https://example.com/a/b?q=1&r=%20#frag"},
+		{"https://example.com", "https://example.com"},
+		{"https://example.com?x", "https://example.com?x"},
+		{"https://example.com#f", "https://example.com#f"},
+		{"https://bücher.example/straße?q=ü#ß", "https://xn--bcher-kva.example/stra%C3%9Fe?q=%C3%BC#%C3%9F"},
+		{"https://b%C3%BCcher.example/", "https://xn--bcher-kva.example/"},
+		{"HTTPS://Example.COM:0443/X?Y", "https://example.com/X?Y"},
+		{"http://example.com:080/", "http://example.com/"},
+		{"http://example.com:/", "http://example.com/"},
+		{"http://example.com:08081/", "http://example.com:8081/"},
+		{"http://example.com./", "http://example.com./"},
+		{"http://0x0a000001/", "http://10.0.0.1/"},
+		{"http://10.1:81/", "http://10.0.0.1:81/"},
+		{"http://[2001:DB8:0:0::1]:8080/", "http://[2001:db8::1]:8080/"},
+		{"https://ｅｘａｍｐｌｅ.com/", "https://example.com/"},
+		{"https://example.com/a%2Fb/%7E", "https://example.com/a%2Fb/%7E"},
+		// Not a valid target (stored before a rule existed): still ASCII.
+		{"https://-.com/ü", "https://-.com/%C3%BC"},
+		{"https://a..b/ü x\r\n", "https://a..b/%C3%BC%20x%0D%0A"},
+		{"not a url ü", "not%20a%20url%20%C3%BC"},
+	}
+	for _, tt := range tests {
+		if got := linkforge.RedirectLocation(tt.in); got != tt.want {
+			t.Errorf("RedirectLocation(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestValidateTargetURLFieldName(t *testing.T) {
 	err := linkforge.ValidateTargetURL("fallback_url", "ftp://x", nil)
 	mustFieldError(t, err, "fallback_url", "ftp")

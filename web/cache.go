@@ -139,9 +139,9 @@ func (c *linkCache) load(ctx context.Context, slug string) (*cachedLink, error) 
 }
 
 func newCachedLink(l linkforge.Link, until time.Time) *cachedLink {
-	e := &cachedLink{link: l, location: []string{l.URL}, until: until}
+	e := &cachedLink{link: l, location: []string{linkforge.RedirectLocation(l.URL)}, until: until}
 	if l.FallbackURL != "" {
-		e.fallback = []string{l.FallbackURL}
+		e.fallback = []string{linkforge.RedirectLocation(l.FallbackURL)}
 	}
 	return e
 }
