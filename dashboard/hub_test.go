@@ -458,7 +458,7 @@ func TestStop(t *testing.T) {
 	}
 	w := &statusRecorder{header: http.Header{}}
 	r, _ := http.NewRequest("GET", "/", nil)
-	if err := th.ServeLive(w, r, 1); linkforge.ErrorCode(err) != linkforge.EUnavailable || w.status != 0 {
+	if err := th.ServeLive(w, r, 1, 0); linkforge.ErrorCode(err) != linkforge.EUnavailable || w.status != 0 {
 		t.Errorf("ServeLive after Stop = %v (wrote %d), want EUnavailable with nothing written", err, w.status)
 	}
 }

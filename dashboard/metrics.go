@@ -8,8 +8,9 @@ import (
 
 // Reasons a client is dropped, the values of the reason label.
 const (
-	reasonSlow  = "slow"  // its send queue was full
-	reasonStale = "stale" // it did not answer pings within the window
+	reasonSlow    = "slow"    // its send queue was full
+	reasonStale   = "stale"   // it did not answer pings within the window
+	reasonRevoked = "revoked" // its token was revoked (closed with 4001)
 )
 
 type metrics struct {
@@ -30,13 +31,14 @@ func newMetrics() *metrics {
 		}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "linkforge_dashboard_clients_dropped_total",
-			Help: "Live dashboard clients disconnected by the server, by reason: slow (send queue full) or stale (no pong within the window).",
+			Help: "Live dashboard clients disconnected by the server, by reason: slow (send queue full), stale (no pong within the window) or revoked (token revoked, close code 4001).",
 		}, []string{"reason"}),
 	}
 	// Both series exist from the start, so that a rate() over them works
 	// before the first drop.
 	m.dropped.WithLabelValues(reasonSlow)
 	m.dropped.WithLabelValues(reasonStale)
+	m.dropped.WithLabelValues(reasonRevoked)
 	return m
 }
 
