@@ -28,6 +28,12 @@ const maxBodyBytes = 64 << 10
 // authenticate admits requests that carry "Authorization: Bearer <token>"
 // with an unrevoked token, and records its tenant in the context. Anything
 // that does not even look like a token is refused before it costs a query.
+//
+// Tokens are deliberately not cached: each request reads the store (one
+// index probe), so that a revocation, made by the CLI in another process
+// and possibly for another node, refuses the very next request everywhere.
+// Live feeds, authenticated once at their upgrade, are checked again by the
+// feed itself (dashboard.Config.Tokens).
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		header := c.Request().Header.Get("Authorization")
