@@ -413,7 +413,7 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID, tokenI
 		h.log.Warn("dashboard: upgrade refused, tenant at its cap of open sockets",
 			"tenant_id", tenantID, "token_id", tokenID, "cap", h.maxPerTen)
 		return &CapError{err: linkforge.Errorf(linkforge.ERateLimited,
-			"this tenant has %d live connections open on this server, its cap (max_live_connections_per_tenant); close a dashboard or retry in %d s",
+			"this tenant already has %d live connections open on this server, the cap per tenant; close one or retry in %d s",
 			h.maxPerTen, int(CapRetryAfter.Seconds()))}
 	}
 	conn, err := h.upgrader.Upgrade(w, r, nil)
@@ -590,7 +590,8 @@ func (h *Hub) checkRevoked(gen uint64) {
 
 	h.mu.Lock()
 	h.revokeBusy = false
-	failing := err != nil
+	// A query cut short by Stop is no failure of the store.
+	failing := err != nil && h.ctx.Err() == nil
 	logFailure := failing && !h.revokeFailing
 	recovered := !failing && h.revokeFailing
 	h.revokeFailing = failing
