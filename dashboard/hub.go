@@ -410,7 +410,10 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID, tokenI
 	// cannot overshoot the cap; every path below that does not end in a
 	// registered client gives it back.
 	if !h.reserve(tenantID) {
-		h.log.Warn("dashboard: upgrade refused, tenant at its cap of open sockets",
+		// Counted, and logged at debug only: a refused client retrying
+		// would flood the log.
+		h.m.refused.Inc()
+		h.log.Debug("dashboard: upgrade refused, tenant at its cap of open sockets",
 			"tenant_id", tenantID, "token_id", tokenID, "cap", h.maxPerTen)
 		return &CapError{err: linkforge.Errorf(linkforge.ERateLimited,
 			"this tenant already has %d live connections open on this server, the cap per tenant; close one or retry in %d s",

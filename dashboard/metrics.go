@@ -17,6 +17,7 @@ type metrics struct {
 	clients prometheus.Gauge
 	sent    prometheus.Counter
 	dropped *prometheus.CounterVec
+	refused prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -33,6 +34,10 @@ func newMetrics() *metrics {
 			Name: "linkforge_dashboard_clients_dropped_total",
 			Help: "Live dashboard clients disconnected by the server, by reason: slow (send queue full), stale (no pong within the window) or revoked (token revoked, close code 4001).",
 		}, []string{"reason"}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_dashboard_upgrades_refused_total",
+			Help: "Live dashboard upgrades refused because their tenant had as many sockets open on this node as its cap allows.",
+		}),
 	}
 	// Both series exist from the start, so that a rate() over them works
 	// before the first drop.
@@ -43,7 +48,7 @@ func newMetrics() *metrics {
 }
 
 func (m *metrics) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.clients, m.sent, m.dropped} {
+	for _, c := range []prometheus.Collector{m.clients, m.sent, m.dropped, m.refused} {
 		if err := r.Register(c); err != nil {
 			return fmt.Errorf("register dashboard metrics: %w", err)
 		}

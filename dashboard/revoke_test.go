@@ -282,6 +282,10 @@ func TestCapPerTenant(t *testing.T) {
 		t.Errorf("cap error %q, retry after %v: want the cap named and %v", linkforge.ErrorMessage(err), ce.RetryAfter(), CapRetryAfter)
 	}
 
+	if n := metricValue(th.m.refused); n != 2 {
+		t.Errorf("linkforge_dashboard_upgrades_refused_total = %v, want 2", n)
+	}
+
 	th.mustDialToken(t, 2, 3) // another tenant
 	th.waitRegistered(t, limit+1)
 
