@@ -143,6 +143,12 @@ type TokenStore interface {
 	ListTokens(ctx context.Context, tenantID int64) ([]Token, error)
 	// RevokeToken marks a token revoked; ENotFound if there is no such token.
 	RevokeToken(ctx context.Context, id int64) error
+	// ActiveTokens returns those of ids that name an unrevoked token, each
+	// once, in no particular order; unknown ids are left out like revoked
+	// ones. It is one query whatever the number of ids: the live feed asks
+	// it every few seconds about the tokens of its open sockets, so that a
+	// revocation made by another process reaches them.
+	ActiveTokens(ctx context.Context, ids []int64) ([]int64, error)
 }
 
 // LinkStore keeps links. Methods taking a tenantID only ever see that

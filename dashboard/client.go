@@ -12,10 +12,11 @@ import (
 // and its writer are the only goroutines that touch conn, apart from Close
 // and WriteControl, which gorilla/websocket allows from anywhere.
 type client struct {
-	hub    *Hub
-	td     *tenantDashboard // set by register
-	conn   *websocket.Conn
-	remote string
+	hub     *Hub
+	td      *tenantDashboard // set by register
+	conn    *websocket.Conn
+	remote  string
+	tokenID int64 // the token the upgrade was authenticated with
 
 	// seen is the hub clock's time of the connection or of its last pong,
 	// in Unix nanoseconds; read by the prune alarm.
@@ -31,12 +32,15 @@ type client struct {
 	spare  [][]byte      // the writer's last batch, emptied, for reuse
 	closed bool          // let go by the dashboard: nothing more is queued
 	wake   chan struct{} // capacity 1: something was queued, or closed
+	// The close frame the writer sends once closed, set with closed.
+	closeCode   int
+	closeReason string
 
 	ping ticker // owned by the writer, which stops it
 }
 
-func newClient(h *Hub, conn *websocket.Conn, remote string) *client {
-	c := &client{hub: h, conn: conn, remote: remote, wake: make(chan struct{}, 1)}
+func newClient(h *Hub, conn *websocket.Conn, remote string, tokenID int64) *client {
+	c := &client{hub: h, conn: conn, remote: remote, tokenID: tokenID, wake: make(chan struct{}, 1)}
 	c.seen.Store(h.clock.Now().UnixNano())
 	// The ping ticker starts with the connection, before it is registered:
 	// a ticker made later by the writer goroutine would start its period
@@ -67,12 +71,24 @@ func (c *client) enqueue(msg []byte) bool {
 	return true
 }
 
-// closeQueue tells the writer that nothing more will come.
-func (c *client) closeQueue() {
+// closeQueue tells the writer that nothing more will come, and which close
+// frame to end with. The first call decides the frame.
+func (c *client) closeQueue(code int, reason string) {
 	c.qmu.Lock()
-	c.closed = true
+	if !c.closed {
+		c.closed, c.closeCode, c.closeReason = true, code, reason
+	}
 	c.qmu.Unlock()
 	c.signal()
+}
+
+// discardQueue drops the messages not yet taken by the writer: a client
+// whose token is revoked gets nothing more but the close frame.
+func (c *client) discardQueue() {
+	c.qmu.Lock()
+	clear(c.queue)
+	c.queue = c.queue[:0]
+	c.qmu.Unlock()
 }
 
 func (c *client) signal() {
@@ -92,6 +108,13 @@ func (c *client) take(done [][]byte) ([][]byte, bool) {
 	batch := c.queue
 	c.queue, c.spare = c.spare[:0], done[:0]
 	return batch, c.closed
+}
+
+// closeFrame returns the close frame the dashboard chose; read once closed.
+func (c *client) closeFrame() []byte {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return websocket.FormatCloseMessage(c.closeCode, c.closeReason)
 }
 
 // readLoop reads until the connection fails. Clients send nothing the feed
@@ -147,10 +170,11 @@ func (c *client) writeLoop() {
 			}
 			if closed {
 				// Let go by the dashboard: a dropped client's connection is
-				// closed already and this fails; on Stop it tells the
-				// browser to reconnect, elsewhere or later.
+				// closed already and this fails; on Stop (1001) it tells
+				// the browser to reconnect, elsewhere or later; on a
+				// revoked token (4001) not to.
 				c.conn.SetWriteDeadline(time.Now().Add(h.writeWait))
-				c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""))
+				c.conn.WriteMessage(websocket.CloseMessage, c.closeFrame())
 				return
 			}
 		case <-ping.C():

@@ -149,11 +149,13 @@ type hubEvents struct {
 	registered int
 	left       int
 	pongs      map[*client]int
+	checks     []error // the revocation checks' query errors, in order
 }
 
 // testHub is a started Hub behind an httptest server whose handler plays
 // package web's part: the tenant comes from "Authorization: Bearer
-// tenant-<id>".
+// tenant-<id>", the token from an optional "/token-<id>" after it (0
+// without).
 type testHub struct {
 	*Hub
 	srv    *httptest.Server
@@ -170,6 +172,14 @@ func withFakeClock() hubOption {
 
 func withQueueSize(n int) hubOption {
 	return func(c *Config, _ *testHub) { c.QueueSize = n }
+}
+
+func withTokens(tc TokenChecker) hubOption {
+	return func(c *Config, _ *testHub) { c.Tokens = tc }
+}
+
+func withMaxPerTenant(n int) hubOption {
+	return func(c *Config, _ *testHub) { c.MaxClientsPerTenant = n }
 }
 
 // mustHub starts a hub and its server; both are stopped when t ends (Stop is
@@ -200,19 +210,32 @@ func mustHub(t *testing.T, opts ...hubOption) *testHub {
 		registered: func() { bump(func() { ev.registered++ }) },
 		left:       func() { bump(func() { ev.left++ }) },
 		pong:       func(c *client) { bump(func() { ev.pongs[c]++ }) },
+		checked:    func(err error) { bump(func() { ev.checks = append(ev.checks, err) }) },
 	}
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatalf("start hub: %v", err)
 	}
 	th.Hub = h
 	th.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tenant, err := strconv.ParseInt(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer tenant-"), 10, 64)
+		who, tok, _ := strings.Cut(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer tenant-"), "/token-")
+		tenant, err := strconv.ParseInt(who, 10, 64)
 		if err != nil {
 			http.Error(w, "no tenant", http.StatusUnauthorized)
 			return
 		}
-		if err := h.ServeLive(w, r, tenant); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		var token int64
+		if tok != "" {
+			if token, err = strconv.ParseInt(tok, 10, 64); err != nil {
+				http.Error(w, "bad token", http.StatusUnauthorized)
+				return
+			}
+		}
+		if err := h.ServeLive(w, r, tenant, token); err != nil {
+			status := http.StatusServiceUnavailable
+			if linkforge.ErrorCode(err) == linkforge.ERateLimited {
+				status = http.StatusTooManyRequests
+			}
+			http.Error(w, err.Error(), status)
 		}
 	}))
 	t.Cleanup(func() {
@@ -292,14 +315,47 @@ func (th *testHub) mustDial(t *testing.T, tenant int64) *websocket.Conn {
 }
 
 func (th *testHub) dial(tenant int64) (*websocket.Conn, error) {
+	conn, _, err := th.dialToken(tenant, 0)
+	return conn, err
+}
+
+// dialToken connects a client of tenant authenticated with token; on a
+// refused handshake it returns the response, its body read.
+func (th *testHub) dialToken(tenant, token int64) (*websocket.Conn, *http.Response, error) {
 	d := websocket.Dialer{HandshakeTimeout: waitGuard, ReadBufferSize: 1024, WriteBufferSize: 1024}
-	hdr := http.Header{"Authorization": {"Bearer tenant-" + strconv.FormatInt(tenant, 10)}}
+	hdr := http.Header{"Authorization": {"Bearer tenant-" + strconv.FormatInt(tenant, 10) + "/token-" + strconv.FormatInt(token, 10)}}
 	conn, resp, err := d.Dial(th.wsURL(), hdr)
-	if err != nil {
-		return nil, fmt.Errorf("dial: %w", err)
+	if resp != nil {
+		resp.Body.Close()
 	}
-	resp.Body.Close()
-	return conn, nil
+	if err != nil {
+		return nil, resp, fmt.Errorf("dial: %w", err)
+	}
+	return conn, resp, nil
+}
+
+// mustDialToken connects a client of tenant with token; it is closed when
+// t ends.
+func (th *testHub) mustDialToken(t *testing.T, tenant, token int64) *websocket.Conn {
+	t.Helper()
+	conn, _, err := th.dialToken(tenant, token)
+	if err != nil {
+		t.Fatalf("dial tenant %d with token %d: %v", tenant, token, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// waitChecks waits until n revocation checks have ended, and returns their
+// errors.
+func (th *testHub) waitChecks(t *testing.T, n int) []error {
+	t.Helper()
+	var errs []error
+	th.waitFor(t, fmt.Sprintf("%d revocation checks", n), func(ev *hubEvents) bool {
+		errs = slices.Clone(ev.checks)
+		return len(ev.checks) >= n
+	})
+	return errs
 }
 
 // clientsGauge, sentTotal and dropped read the hub's metrics.

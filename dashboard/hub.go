@@ -22,8 +22,22 @@
 // (pongWait). The alarm re-arms only while connections remain (seed 000,
 // 接進 LinkForge ②): an unwatched dashboard holds no timer.
 //
+// While any client is connected the Hub also holds one revocation alarm,
+// every 2 s: it asks the token store, in one query, which of the tokens
+// behind the open sockets are still unrevoked, and closes the sockets of the
+// others with close code 4001. The store is the only thing the nodes share,
+// so a `linkforge token revoke` run anywhere reaches every node's sockets
+// within about one period, with no message bus. While the store cannot be
+// read the sockets stay open (as the redirects keep being served), and the
+// check catches up when it answers again.
+//
+// Each tenant may have at most MaxClientsPerTenant sockets open on one node;
+// the upgrade that would exceed it is refused before upgrading (ERateLimited,
+// with a retry delay), so that one tenant cannot take every descriptor of a
+// node.
+//
 // Authentication and the Origin check are the caller's (package web): the
-// Hub serves an upgrade for the tenant it is told.
+// Hub serves an upgrade for the tenant and token it is told.
 package dashboard
 
 import (
@@ -49,6 +63,17 @@ import (
 // server selected none of the protocols it offered.
 const Subprotocol = "linkforge.v1"
 
+// CloseTokenRevoked is the WebSocket close code (in the range kept for
+// applications, 4000-4999) of a socket whose token was revoked. A client
+// that receives it must not reconnect with the same token.
+const CloseTokenRevoked = 4001
+
+// TokenChecker tells which tokens are still unrevoked;
+// linkforge.TokenStore implements it.
+type TokenChecker interface {
+	ActiveTokens(ctx context.Context, ids []int64) ([]int64, error)
+}
+
 // Defaults of Config's zero values.
 const (
 	// DefaultPongWait is how long a client may stay silent (no pong) before
@@ -68,6 +93,18 @@ const (
 	// DefaultReadLimit is the largest message a client may send. Clients send
 	// nothing meaningful; control frames (pongs, close) fit in 125 bytes.
 	DefaultReadLimit = 512
+	// DefaultRevokeCheckInterval is the period of the revocation alarm: a
+	// revoked token's sockets close within about this, plus one query
+	// (the contract is 5 s).
+	DefaultRevokeCheckInterval = 2 * time.Second
+	// DefaultMaxClientsPerTenant caps a tenant's open sockets on one node.
+	DefaultMaxClientsPerTenant = 10_000
+	// CapRetryAfter is the retry delay suggested to an upgrade refused by
+	// the cap: slots free up only as other viewers leave.
+	CapRetryAfter = 30 * time.Second
+	// revokeQueryTimeout bounds one revocation query, so that a hung
+	// database delays the next check rather than stopping them.
+	revokeQueryTimeout = 5 * time.Second
 )
 
 // Config configures a Hub. The zero value is usable.
@@ -81,6 +118,14 @@ type Config struct {
 	PruneInterval time.Duration // DefaultPruneInterval
 	QueueSize     int           // DefaultQueueSize
 	ReadLimit     int64         // DefaultReadLimit
+	// Tokens is asked every RevokeCheckInterval which tokens of the open
+	// sockets are still unrevoked; the others' sockets are closed with
+	// CloseTokenRevoked. nil: sockets are never checked.
+	Tokens              TokenChecker
+	RevokeCheckInterval time.Duration // DefaultRevokeCheckInterval
+	// MaxClientsPerTenant caps the sockets a tenant may have open on this
+	// node (DefaultMaxClientsPerTenant); negative: no cap.
+	MaxClientsPerTenant int
 }
 
 // Hub is the registry of the tenants' live dashboards. It implements
@@ -97,6 +142,13 @@ type Hub struct {
 	pruneEvery time.Duration
 	queueSize  int
 	readLimit  int64
+	tokens     TokenChecker // nil: no revocation check
+	revokeIn   time.Duration
+	maxPerTen  int // <= 0: no cap
+	// ctx ends when Stop starts, so that a revocation query in flight
+	// does not hold Stop up.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	// hooks are called by the tests to learn that something happened on
 	// the server side without polling; nil in production.
@@ -109,12 +161,28 @@ type Hub struct {
 	clients sync.WaitGroup // two per client: its reader and its writer
 	stopped chan struct{}  // closed when the first Stop has finished
 	stopErr error
+	// The revocation alarm, under mu: revokeTimer is the pending check
+	// (nil while none is), revokeBusy is set while a check runs (it
+	// re-arms when it ends, if clients remain), revokeGen tells a callback
+	// that fires after a disarm that it is stale. revokeFailing remembers
+	// that the last check failed, so that an outage logs once.
+	revokeTimer   stopper
+	revokeBusy    bool
+	revokeGen     uint64
+	revokeFailing bool
+
+	// open counts each tenant's sockets, reserved before the upgrade and
+	// released when the client leaves, for the per-tenant cap. openMu is a
+	// leaf lock: taken after mu and a dashboard's mu, never before.
+	openMu sync.Mutex
+	open   map[int64]int
 }
 
 type testHooks struct {
 	registered func()        // a client joined its dashboard
 	left       func()        // a client's reader and writer have both returned
 	pong       func(*client) // a client's pong was recorded
+	checked    func(error)   // a revocation check ended (its query's error)
 }
 
 const (
@@ -136,9 +204,14 @@ func New(cfg Config) (*Hub, error) {
 		pruneEvery: cfg.PruneInterval,
 		queueSize:  cfg.QueueSize,
 		readLimit:  cfg.ReadLimit,
+		tokens:     cfg.Tokens,
+		revokeIn:   cfg.RevokeCheckInterval,
+		maxPerTen:  cfg.MaxClientsPerTenant,
 		tenants:    make(map[int64]*tenantDashboard),
 		stopped:    make(chan struct{}),
+		open:       make(map[int64]int),
 	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -150,6 +223,7 @@ func New(cfg Config) (*Hub, error) {
 		{"PongWait", &h.pongWait, DefaultPongWait},
 		{"WriteWait", &h.writeWait, DefaultWriteWait},
 		{"PruneInterval", &h.pruneEvery, DefaultPruneInterval},
+		{"RevokeCheckInterval", &h.revokeIn, DefaultRevokeCheckInterval},
 	} {
 		if *d.v < 0 {
 			return nil, fmt.Errorf("dashboard: negative Config.%s %v", d.name, *d.v)
@@ -164,6 +238,9 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if h.readLimit <= 0 {
 		h.readLimit = DefaultReadLimit
+	}
+	if h.maxPerTen == 0 {
+		h.maxPerTen = DefaultMaxClientsPerTenant
 	}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: h.writeWait,
@@ -216,6 +293,8 @@ func (h *Hub) Stop(ctx context.Context) error {
 		}
 	}
 	h.state = stateStopped
+	h.cancel()
+	h.disarmRevokeLocked()
 	tenants := h.tenants
 	h.tenants = make(map[int64]*tenantDashboard)
 	var all []*client
@@ -223,7 +302,7 @@ func (h *Hub) Stop(ctx context.Context) error {
 		td.mu.Lock()
 		for c := range td.clients {
 			all = append(all, c)
-			td.removeLocked(c)
+			td.removeLocked(c, websocket.CloseGoingAway, "server shutting down")
 		}
 		td.disarmLocked()
 		td.mu.Unlock()
@@ -294,29 +373,62 @@ func (h *Hub) dashboard(tenantID int64) *tenantDashboard {
 	return td
 }
 
+// CapError refuses an upgrade that would exceed the tenant's cap of open
+// sockets. Its code is ERateLimited (429); RetryAfter is the delay to
+// suggest to the client.
+type CapError struct {
+	err *linkforge.Error
+}
+
+func (e *CapError) Error() string { return e.err.Error() }
+
+// Unwrap exposes the application error, for linkforge.ErrorCode.
+func (e *CapError) Unwrap() error { return e.err }
+
+// RetryAfter is how long the client should wait before trying again.
+func (e *CapError) RetryAfter() time.Duration { return CapRetryAfter }
+
 // ServeLive upgrades r to a WebSocket and serves tenantID's live feed on it
-// until the client leaves or the Hub stops; it returns once the connection
-// is handed to its goroutines. The caller must have authenticated r for
-// tenantID and checked its Origin.
+// until the client leaves, its token (tokenID) is revoked, or the Hub
+// stops; it returns once the connection is handed to its goroutines. The
+// caller must have authenticated r for tenantID with tokenID and checked its
+// Origin.
 //
-// An error is returned, with nothing written, only when the Hub is not
-// running (code EUnavailable: 503). A failed handshake is answered by the
-// upgrader itself (400 and the like) and returns nil.
-func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID int64) error {
+// An error is returned, with nothing written, when the Hub is not running
+// (code EUnavailable: 503) and when the tenant has MaxClientsPerTenant
+// sockets open already (a *CapError, code ERateLimited: 429). A failed
+// handshake is answered by the upgrader itself (400 and the like) and
+// returns nil.
+func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID, tokenID int64) error {
 	h.mu.RLock()
 	running := h.state == stateRunning
 	h.mu.RUnlock()
 	if !running {
 		return linkforge.Errorf(linkforge.EUnavailable, "the live dashboard is not running")
 	}
+	// The slot is taken before the upgrade, so that concurrent upgrades
+	// cannot overshoot the cap; every path below that does not end in a
+	// registered client gives it back.
+	if !h.reserve(tenantID) {
+		// Counted, and logged at debug only: a refused client retrying
+		// would flood the log.
+		h.m.refused.Inc()
+		h.log.Debug("dashboard: upgrade refused, tenant at its cap of open sockets",
+			"tenant_id", tenantID, "token_id", tokenID, "cap", h.maxPerTen)
+		return &CapError{err: linkforge.Errorf(linkforge.ERateLimited,
+			"this tenant already has %d live connections open on this server, the cap per tenant; close one or retry in %d s",
+			h.maxPerTen, int(CapRetryAfter.Seconds()))}
+	}
 	conn, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
+		h.release(tenantID)
 		h.log.Debug("dashboard: handshake failed", "tenant_id", tenantID, "remote", r.RemoteAddr, "error", err)
 		return nil
 	}
-	c := newClient(h, conn, r.RemoteAddr)
+	c := newClient(h, conn, r.RemoteAddr, tokenID)
 	if !h.register(c, tenantID) {
 		// Stop ran between the check above and now.
+		h.release(tenantID)
 		c.ping.Stop()
 		c.conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
@@ -357,6 +469,7 @@ func (h *Hub) register(c *client, tenantID int64) bool {
 		td.armLocked()
 	}
 	td.mu.Unlock()
+	h.armRevokeLocked()
 	// Under h.mu, so that Stop's Wait cannot start between the check of
 	// the state and this Add.
 	h.clients.Add(2)
@@ -378,6 +491,130 @@ func (h *Hub) forget(td *tenantDashboard) {
 		delete(h.tenants, td.tenantID)
 		td.disarmLocked() // already disarmed by the last removal; harmless
 		h.log.Debug("dashboard: gone", "actor", td.name, "tenant_id", td.tenantID)
+		if len(h.tenants) == 0 {
+			// Nobody watches: no revocation query until someone does.
+			h.disarmRevokeLocked()
+		}
+	}
+}
+
+// reserve takes one of tenantID's socket slots, or reports false when the
+// tenant is at its cap.
+func (h *Hub) reserve(tenantID int64) bool {
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	if h.maxPerTen > 0 && h.open[tenantID] >= h.maxPerTen {
+		return false
+	}
+	h.open[tenantID]++
+	return true
+}
+
+// release gives back a slot that reserve took.
+func (h *Hub) release(tenantID int64) {
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	if h.open[tenantID] <= 1 {
+		delete(h.open, tenantID) // the map holds only tenants with sockets
+		return
+	}
+	h.open[tenantID]--
+}
+
+// armRevokeLocked arms the revocation alarm, unless it is armed or a check
+// is running (which re-arms it when it ends), or there is nothing to ask.
+func (h *Hub) armRevokeLocked() {
+	if h.tokens == nil || h.revokeTimer != nil || h.revokeBusy {
+		return
+	}
+	h.revokeGen++
+	gen := h.revokeGen
+	h.revokeTimer = h.clock.AfterFunc(h.revokeIn, func() { h.checkRevoked(gen) })
+}
+
+func (h *Hub) disarmRevokeLocked() {
+	if h.revokeTimer != nil {
+		h.revokeTimer.Stop()
+		h.revokeTimer = nil
+	}
+}
+
+// checkRevoked is the revocation alarm: it asks the store, in one query,
+// which tokens of the open sockets are still unrevoked, closes the sockets
+// of the others with CloseTokenRevoked, and re-arms while sockets remain.
+// A failed query closes nothing: the next check asks again.
+func (h *Hub) checkRevoked(gen uint64) {
+	h.mu.Lock()
+	if h.state != stateRunning || h.revokeTimer == nil || h.revokeGen != gen {
+		h.mu.Unlock() // disarmed or re-armed since this callback was due
+		return
+	}
+	h.revokeTimer = nil
+	h.revokeBusy = true
+	// Counted with the clients, so that Stop does not return while a
+	// check is closing connections.
+	h.clients.Add(1)
+	seen := make(map[int64]struct{})
+	var ids []int64
+	dashboards := make([]*tenantDashboard, 0, len(h.tenants))
+	for _, td := range h.tenants {
+		dashboards = append(dashboards, td)
+		td.mu.Lock()
+		for c := range td.clients {
+			if _, ok := seen[c.tokenID]; !ok {
+				seen[c.tokenID] = struct{}{}
+				ids = append(ids, c.tokenID)
+			}
+		}
+		td.mu.Unlock()
+	}
+	h.mu.Unlock()
+	defer h.clients.Done()
+
+	// No lock is held during the query: events and upgrades go on.
+	ctx, cancel := context.WithTimeout(h.ctx, revokeQueryTimeout)
+	active, err := h.tokens.ActiveTokens(ctx, ids)
+	cancel()
+	closed := 0
+	if err == nil {
+		for _, id := range active {
+			delete(seen, id)
+		}
+		// seen now holds the revoked tokens. Sockets that joined since the
+		// ids were collected are left to the next check: their tokens were
+		// checked by the upgrade's authentication, and may not have been
+		// asked about here.
+		if len(seen) > 0 {
+			for _, td := range dashboards {
+				closed += td.closeRevoked(seen)
+			}
+		}
+	}
+
+	h.mu.Lock()
+	h.revokeBusy = false
+	// A query cut short by Stop is no failure of the store.
+	failing := err != nil && h.ctx.Err() == nil
+	logFailure := failing && !h.revokeFailing
+	recovered := !failing && h.revokeFailing
+	h.revokeFailing = failing
+	if h.state == stateRunning && len(h.tenants) > 0 {
+		h.armRevokeLocked()
+	}
+	h.mu.Unlock()
+	switch {
+	case logFailure:
+		// Once per outage: the check runs every few seconds.
+		h.log.Warn("dashboard: cannot check the live sockets' tokens; they stay open until the store answers",
+			"tokens", len(ids), "error", err)
+	case recovered:
+		h.log.Info("dashboard: token check works again", "tokens", len(ids))
+	}
+	if closed > 0 {
+		h.log.Info("dashboard: closed the live sockets of revoked tokens", "closed", closed, "revoked", len(seen))
+	}
+	if h.hooks.checked != nil {
+		h.hooks.checked(err)
 	}
 }
 
@@ -420,13 +657,40 @@ func (td *tenantDashboard) broadcast(msg []byte) {
 	}
 }
 
+// closeRevoked closes, with CloseTokenRevoked, the sockets of td whose
+// token is in revoked, and returns how many it closed.
+func (td *tenantDashboard) closeRevoked(revoked map[int64]struct{}) int {
+	h := td.hub
+	n := 0
+	td.mu.Lock()
+	for c := range td.clients {
+		if _, ok := revoked[c.tokenID]; !ok {
+			continue
+		}
+		// Through the writer, the connection's one writer: it drops what
+		// is still queued and sends the close frame.
+		c.discardQueue()
+		td.removeLocked(c, CloseTokenRevoked, "token revoked")
+		h.m.dropped.WithLabelValues(reasonRevoked).Inc()
+		h.log.Info("dashboard: client closed, token revoked", "actor", td.name, "tenant_id", td.tenantID,
+			"token_id", c.tokenID, "remote", c.remote)
+		n++
+	}
+	empty := len(td.clients) == 0
+	td.mu.Unlock()
+	if empty {
+		h.forget(td)
+	}
+	return n
+}
+
 // remove takes c out of the dashboard, if it is still in it, and forgets
 // the dashboard when c was its last client.
 func (td *tenantDashboard) remove(c *client) {
 	td.mu.Lock()
 	_, ok := td.clients[c]
 	if ok {
-		td.removeLocked(c)
+		td.removeLocked(c, websocket.CloseGoingAway, "")
 	}
 	empty := ok && len(td.clients) == 0
 	td.mu.Unlock()
@@ -436,10 +700,12 @@ func (td *tenantDashboard) remove(c *client) {
 }
 
 // removeLocked takes c out and closes its queue, which tells its writer to
-// say goodbye and return.
-func (td *tenantDashboard) removeLocked(c *client) {
+// say goodbye (with the close code and reason given) and return; it gives
+// back c's slot under the tenant's cap.
+func (td *tenantDashboard) removeLocked(c *client, code int, reason string) {
 	delete(td.clients, c)
-	c.closeQueue()
+	c.closeQueue(code, reason)
+	td.hub.release(td.tenantID)
 	td.hub.m.clients.Dec()
 	if len(td.clients) == 0 {
 		td.disarmLocked()
@@ -449,7 +715,7 @@ func (td *tenantDashboard) removeLocked(c *client) {
 // dropLocked disconnects c at once, without a close frame: a client that
 // does not read would not read that either, and the write could block.
 func (td *tenantDashboard) dropLocked(c *client, reason string) {
-	td.removeLocked(c)
+	td.removeLocked(c, websocket.CloseGoingAway, "")
 	c.conn.Close()
 	td.hub.m.dropped.WithLabelValues(reason).Inc()
 	td.hub.log.Info("dashboard: client dropped", "actor", td.name, "tenant_id", td.tenantID,

@@ -28,6 +28,12 @@ const maxBodyBytes = 64 << 10
 // authenticate admits requests that carry "Authorization: Bearer <token>"
 // with an unrevoked token, and records its tenant in the context. Anything
 // that does not even look like a token is refused before it costs a query.
+//
+// Tokens are deliberately not cached: each request reads the store (one
+// index probe), so that a revocation, made by the CLI in another process
+// and possibly for another node, refuses the very next request everywhere.
+// Live feeds, authenticated once at their upgrade, are checked again by the
+// feed itself (dashboard.Config.Tokens).
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		header := c.Request().Header.Get("Authorization")
@@ -87,6 +93,19 @@ func newTokenLimiter(limit rate.Limit, burst int, now func() time.Time) (*tokenL
 	return &tokenLimiter{limit: limit, burst: burst, now: now, limiters: c}, nil
 }
 
+// newLiveLimiter returns the live feed's upgrade limiter, with Config's
+// rules for LiveRateLimit and LiveRateBurst.
+func newLiveLimiter(cfg Config, now func() time.Time) (*tokenLimiter, error) {
+	limit, burst := cfg.LiveRateLimit, cfg.LiveRateBurst
+	if limit == 0 {
+		limit, burst = DefaultLiveRateLimit, DefaultLiveRateBurst
+	}
+	if burst <= 0 {
+		burst = max(1, int(limit+0.999999))
+	}
+	return newTokenLimiter(limit, burst, now)
+}
+
 // allow takes one request from the token's bucket, or reports how long until
 // one would be available.
 func (t *tokenLimiter) allow(tokenID int64) (bool, time.Duration) {
@@ -110,16 +129,29 @@ func (t *tokenLimiter) allow(tokenID int64) (bool, time.Duration) {
 	return true, 0
 }
 
-// rateLimit answers 429 with Retry-After once a token exceeds its rate. It
-// runs after authenticate, so the bucket is the token's, not the client
-// address's.
+// rateLimit answers 429 with Retry-After once a token exceeds its admin
+// API rate. It runs after authenticate, so the bucket is the token's, not
+// the client address's.
 func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return limitWith(s.limiter, "too many requests for this token", next)
+}
+
+// liveRateLimit is rateLimit for the live feed's upgrades, with buckets of
+// their own: the viewers of a dashboard often share one token, and a node
+// restart makes all of them reconnect at once, so the API's 40-request
+// burst would refuse all but a few of them. Upgrades take nothing from the
+// API's buckets, and the other way round.
+func (s *Server) liveRateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return limitWith(s.liveLimiter, "too many live feed connections opened with this token", next)
+}
+
+func limitWith(l *tokenLimiter, what string, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, _ := c.Get(ctxTokenID).(int64)
-		if ok, wait := s.limiter.allow(id); !ok {
+		if ok, wait := l.allow(id); !ok {
 			secs := max(1, int(math.Ceil(wait.Seconds())))
 			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-			return linkforge.Errorf(linkforge.ERateLimited, "too many requests for this token; retry in %d s", secs)
+			return linkforge.Errorf(linkforge.ERateLimited, "%s; retry in %d s", what, secs)
 		}
 		return next(c)
 	}

@@ -1,9 +1,13 @@
 package web
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
@@ -14,11 +18,14 @@ import (
 // LiveFeed serves the WebSocket feed of a tenant's live dashboard
 // (GET /api/v1/live). Package dashboard's Hub implements it.
 type LiveFeed interface {
-	// ServeLive upgrades r, already authenticated for tenantID and checked
-	// for its Origin, and serves the feed in the background. An error means
-	// nothing was written (an EUnavailable error: 503); a failed handshake
-	// is answered by ServeLive itself and returns nil.
-	ServeLive(w http.ResponseWriter, r *http.Request, tenantID int64) error
+	// ServeLive upgrades r, already authenticated for tenantID with the
+	// token tokenID and checked for its Origin, and serves the feed in the
+	// background until the client leaves or the token is revoked. An error
+	// means nothing was written (EUnavailable: 503; ERateLimited: 429, the
+	// tenant's cap of open sockets, with a RetryAfter method when the feed
+	// knows when to retry); a failed handshake is answered by ServeLive
+	// itself and returns nil.
+	ServeLive(w http.ResponseWriter, r *http.Request, tenantID, tokenID int64) error
 }
 
 // Subprotocols of the live feed (API.md): a browser, which cannot set an
@@ -65,7 +72,13 @@ func (s *Server) liveGate(next echo.HandlerFunc) echo.HandlerFunc {
 
 // serveLive hands the authenticated upgrade to the feed.
 func (s *Server) serveLive(c echo.Context) error {
-	if err := s.live.ServeLive(c.Response(), c.Request(), tenantID(c)); err != nil {
+	tokenID, _ := c.Get(ctxTokenID).(int64)
+	if err := s.live.ServeLive(c.Response(), c.Request(), tenantID(c), tokenID); err != nil {
+		var ra interface{ RetryAfter() time.Duration }
+		if errors.As(err, &ra) {
+			secs := max(1, int(math.Ceil(ra.RetryAfter().Seconds())))
+			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		}
 		return err
 	}
 	// The connection was hijacked and answered 101, unless the handshake

@@ -35,6 +35,11 @@ const (
 	DefaultRateLimit rate.Limit = 20 // admin API requests per second per token
 	DefaultRateBurst            = 40
 	DefaultCacheSize            = 100_000 // links kept by the redirect cache
+	// DefaultLiveRateLimit and DefaultLiveRateBurst limit the live feed's
+	// upgrades per token: 1,000 viewers sharing a token (re)connect at
+	// once, and then 200 more every second.
+	DefaultLiveRateLimit rate.Limit = 200
+	DefaultLiveRateBurst            = 1000
 )
 
 // Config configures a Server. Store and PublicURL are required.
@@ -57,6 +62,13 @@ type Config struct {
 	// up, at least 1.
 	RateLimit rate.Limit
 	RateBurst int
+	// LiveRateLimit is the rate of live feed upgrades (GET /api/v1/live)
+	// per token, a limit apart from the admin API's; 0: DefaultLiveRateLimit
+	// with DefaultLiveRateBurst. LiveRateBurst 0 with a LiveRateLimit set:
+	// the rate rounded up, at least 1. The cap on a tenant's open sockets is
+	// the feed's (dashboard.Config.MaxClientsPerTenant).
+	LiveRateLimit rate.Limit
+	LiveRateBurst int
 	// CacheSize bounds the redirect cache; 0: DefaultCacheSize. Unknown slugs
 	// are cached separately, in at most a tenth of that.
 	CacheSize int
@@ -118,6 +130,9 @@ type Server struct {
 	// publicOrigin is PublicURL, the origin the live feed admits besides
 	// the request's own.
 	publicOrigin *url.URL
+
+	// liveLimiter limits the live feed's upgrades, apart from limiter.
+	liveLimiter *tokenLimiter
 }
 
 // New returns a Server with every route registered.
@@ -174,6 +189,9 @@ func New(cfg Config) (*Server, error) {
 		burst = max(1, int(limit+0.999999))
 	}
 	if s.limiter, err = newTokenLimiter(limit, burst, s.now); err != nil {
+		return nil, err
+	}
+	if s.liveLimiter, err = newLiveLimiter(cfg, s.now); err != nil {
 		return nil, err
 	}
 	if s.metrics, err = newHTTPMetrics(s.registry); err != nil {
@@ -283,7 +301,8 @@ func (s *Server) routes() {
 	add(http.MethodGet, pathStats, s.tenantStats, api...)
 	add(http.MethodGet, pathAlarms, s.listAlarms, api...)
 	add(http.MethodPost, pathRetry, s.retryAlarm, api...)
-	add(http.MethodGet, pathLive, s.serveLive, append([]echo.MiddlewareFunc{s.liveGate}, api...)...)
+	// The live feed has its own per-token limit: see liveRateLimit.
+	add(http.MethodGet, pathLive, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit)
 
 	add(http.MethodGet, pathOpenAPI, s.openAPI)
 	add(http.MethodGet, "/healthz", s.healthz)

@@ -99,7 +99,7 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 
 	// The tenants' live dashboards: the counter hands them its live deltas,
 	// HTTP the WebSocket upgrades of /api/v1/live.
-	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry})
+	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: st})
 	if err != nil {
 		return a.fail("cannot create live dashboards", err)
 	}

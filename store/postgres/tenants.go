@@ -132,6 +132,27 @@ func (db *DB) RevokeToken(ctx context.Context, id int64) error {
 	return nil
 }
 
+// ActiveTokens returns those of ids that name an unrevoked token, in one
+// statement with an array parameter.
+func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return []int64{}, nil
+	}
+	rows, err := db.pool.Query(ctx,
+		`SELECT id FROM tokens WHERE id = ANY($1) AND revoked_at IS NULL`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: active tokens: %w", err)
+	}
+	active, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: active tokens: %w", err)
+	}
+	if active == nil {
+		active = []int64{}
+	}
+	return active, nil
+}
+
 func scanToken(row pgx.Row) (linkforge.Token, error) {
 	var t linkforge.Token
 	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt); err != nil {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -141,6 +142,36 @@ func (db *DB) RevokeToken(ctx context.Context, id int64) error {
 		return notFound("token")
 	}
 	return nil
+}
+
+// ActiveTokens returns those of ids that name an unrevoked token, in one
+// statement: the ids travel as one JSON array.
+func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return []int64{}, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
+	}
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
+	}
+	defer rows.Close()
+	active := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sqlite: active tokens: %w", err)
+		}
+		active = append(active, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
+	}
+	return active, nil
 }
 
 func scanToken(row scanner) (linkforge.Token, error) {

@@ -164,6 +164,51 @@ func testTokens(t *testing.T, s linkforge.Store) {
 		unknown := max(ci.ID, deploy.ID, laptop.ID, foreign.ID) + 1000
 		wantCode(t, s.RevokeToken(ctx, unknown), linkforge.ENotFound, "RevokeToken of an unknown id")
 	})
+
+	t.Run("active tokens", func(t *testing.T) {
+		// Tokens of its own, so that the case does not depend on the
+		// subtests above.
+		a, b, c := mustToken(acme.ID, "viewer-a"), mustToken(acme.ID, "viewer-b"), mustToken(other.ID, "viewer-c")
+		unknown := max(a.ID, b.ID, c.ID) + 1000
+		active := func(ids ...int64) []int64 {
+			t.Helper()
+			got, err := s.ActiveTokens(ctx, ids)
+			if err != nil {
+				t.Fatalf("ActiveTokens(%v): %v", ids, err)
+			}
+			if got == nil {
+				t.Errorf("ActiveTokens(%v) = nil, want a non-nil slice", ids)
+			}
+			slices.Sort(got)
+			return got
+		}
+		// Across tenants, unknown ids left out, duplicates answered once.
+		if got, want := active(c.ID, a.ID, unknown, b.ID, a.ID), []int64{a.ID, b.ID, c.ID}; !slices.Equal(got, want) {
+			t.Errorf("ActiveTokens before any revocation = %v, want %v", got, want)
+		}
+		if got := active(); len(got) != 0 {
+			t.Errorf("ActiveTokens() = %v, want none", got)
+		}
+		if err := s.RevokeToken(ctx, b.ID); err != nil {
+			t.Fatalf("RevokeToken: %v", err)
+		}
+		if got, want := active(a.ID, b.ID, c.ID), []int64{a.ID, c.ID}; !slices.Equal(got, want) {
+			t.Errorf("ActiveTokens after revoking %d = %v, want %v", b.ID, got, want)
+		}
+		if got := active(b.ID); len(got) != 0 {
+			t.Errorf("ActiveTokens(revoked only) = %v, want none", got)
+		}
+		// Many ids in one call: the live feed asks about every token of
+		// its open sockets at once.
+		many := make([]int64, 0, 5000)
+		for i := range int64(5000) {
+			many = append(many, unknown+i)
+		}
+		many = append(many, c.ID)
+		if got, want := active(many...), []int64{c.ID}; !slices.Equal(got, want) {
+			t.Errorf("ActiveTokens(5001 ids) = %v, want %v", got, want)
+		}
+	})
 }
 
 func tokenIDs(list []linkforge.Token) []int64 {

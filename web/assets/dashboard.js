@@ -22,6 +22,7 @@
   const REFRESH_EVERY = MINUTE; // catches clicks flushed since, served by other nodes
   const BACKOFF_MIN = 1000;
   const BACKOFF_MAX = 30 * 1000;
+  const CLOSE_TOKEN_REVOKED = 4001; // the feed's close code for a revoked token
 
   const $ = (id) => document.getElementById(id);
   const fmt = new Intl.NumberFormat();
@@ -203,9 +204,15 @@
       if (m.type === 'clicks') onClicks(m);
       else if (m.type === 'expired') onExpired(m);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (gen !== state.wsGen) return;
       state.ws = null;
+      // 4001: the server closed the feed because the token was revoked;
+      // reconnecting with it would only be refused.
+      if (ev.code === CLOSE_TOKEN_REVOKED) {
+        signOut('This token was revoked. Sign in with another one.');
+        return;
+      }
       scheduleReconnect(opened);
     };
   }

@@ -1,0 +1,51 @@
+package web_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/linkforge/linkforge/dashboard"
+	"github.com/linkforge/linkforge/internal/browsertest"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/web"
+)
+
+// TestDashboardRevokedToken: in a real browser, an open dashboard whose
+// token is revoked gets the feed's 4001 close and returns to its token form
+// saying so, instead of reconnecting with a token the server refuses.
+func TestDashboardRevokedToken(t *testing.T) {
+	b := browsertest.New(t, 1024, 800, chromedp.Flag("lang", "en-US"))
+	st := testdb.SQLite(t)
+	_, token := mustTenantToken(t, st, "acme")
+	hub := mustLiveHubWith(t, dashboard.Config{Tokens: st})
+	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Now = time.Now })
+
+	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
+	defer cancel()
+	wait := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
+			chromedp.WithPollingTimeout(liveGuard))); err != nil {
+			t.Fatalf("wait for %s: %v", what, err)
+		}
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard"),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	wait("the live feed", `document.getElementById('conn').dataset.state === 'live'`)
+
+	if err := st.RevokeToken(context.Background(), mustTokenID(t, st, token)); err != nil {
+		t.Fatalf("revoke: %v", err)
+	}
+	// The message of the 4001 handler, not the one of a refused API call.
+	wait("the token form, saying why", `document.getElementById('app').hidden && !document.getElementById('token-error').hidden && `+
+		`document.getElementById('token-error').textContent.startsWith('This token was revoked.')`)
+}
