@@ -16,7 +16,8 @@
 //     they are), so a busy link's minute is written twice, half-way and
 //     closed; Stop and start-up reconciliation write everything. It writes
 //     absolute counts (`ON CONFLICT ... DO UPDATE SET count =
-//     excluded.count`), so a retried or replayed flush changes nothing; failures are retried with exponential
+//     GREATEST(count, excluded.count)`), so a retried, replayed or late flush
+//     never lowers a count; failures are retried with exponential
 //     back-off (2, 4, ... 64 s) and then every 64 s, never dropped;
 //   - start-up reconciliation of unflushed journal rows, and a flush of
 //     everything on Stop.
