@@ -16,6 +16,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the journal's driver: pure Go, no cgo
+
+	"github.com/linkforge/linkforge/internal/fileperm"
 )
 
 // Synchronous is the journal's SQLite synchronous setting. It decides what a
@@ -118,6 +120,11 @@ func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, er
 	lock, err := lockFile(path + ".lock")
 	if err != nil {
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	// The journal and its -wal and -shm files are the user's only.
+	if err := fileperm.PrepareSQLite(path); err != nil {
+		unlockFile(lock)
+		return nil, fmt.Errorf("open journal: %w", err)
 	}
 	j := &Journal{path: path, sync: o.sync, lock: lock}
 	if err := j.open(ctx); err != nil {
