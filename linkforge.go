@@ -183,7 +183,8 @@ type LinkStore interface {
 type RollupStore interface {
 	// UpsertRollup writes absolute counts for nodeID in one transaction:
 	// INSERT ... ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count =
-	// excluded.count. Replaying the same rows changes nothing. Rows of links
+	// GREATEST(count, excluded.count). A count never decreases, so replaying
+	// rows, or writing older smaller ones, changes nothing. Rows of links
 	// that no longer exist are accepted (a flush may race a delete).
 	UpsertRollup(ctx context.Context, nodeID string, rows []RollupRow) error
 	// ClickTotal returns a link's all-time count: the sum of its rollup rows
@@ -191,6 +192,10 @@ type RollupStore interface {
 	ClickTotal(ctx context.Context, linkID int64) (int64, error)
 	// Stats sums counts over nodes for q.
 	Stats(ctx context.Context, q StatsQuery) (Stats, error)
+	// NodeRollup returns nodeID's rows whose bucket is at or after from, in
+	// any order: what a click journal starting a fresh count for that node
+	// id continues from.
+	NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]RollupRow, error)
 }
 
 // Store is everything LinkForge keeps in its main database.

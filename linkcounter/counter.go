@@ -16,7 +16,8 @@
 //     they are), so a busy link's minute is written twice, half-way and
 //     closed; Stop and start-up reconciliation write everything. It writes
 //     absolute counts (`ON CONFLICT ... DO UPDATE SET count =
-//     excluded.count`), so a retried or replayed flush changes nothing; failures are retried with exponential
+//     GREATEST(count, excluded.count)`), so a retried, replayed or late flush
+//     never lowers a count; failures are retried with exponential
 //     back-off (2, 4, ... 64 s) and then every 64 s, never dropped;
 //   - start-up reconciliation of unflushed journal rows, and a flush of
 //     everything on Stop.
@@ -56,6 +57,9 @@ type Store interface {
 	UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error
 	// ClickTotal returns a link's all-time rollup total, summed over nodes.
 	ClickTotal(ctx context.Context, linkID int64) (int64, error)
+	// NodeRollup returns nodeID's rollup rows of buckets at or after from:
+	// what a journal starting a fresh count for nodeID continues from.
+	NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error)
 }
 
 // DefaultFlushInterval is the time from a link's first unflushed click to its
@@ -116,6 +120,18 @@ type Counter struct {
 	maxClickAge    time.Duration // older click times are counted now (see bucketOf)
 	liveInterval   time.Duration // live deltas: at most one per link per interval
 
+	// seedPending: the journal starts a fresh count for nodeID and must
+	// add what the rollup already holds of it before its first flush
+	// (seedFromRollup).
+	seedPending atomic.Bool
+	// clockHigh is the latest time the counter has seen (unix nanoseconds):
+	// the clock at each housekeeping, and at Start at least the journal's
+	// purge horizon + journalRetain. Clicks are never counted in a bucket
+	// older than clockHigh - maxClickAge, and rows are purged only before
+	// clockHigh - journalRetain, so a clock set back cannot make a click land
+	// in a purged bucket whose rollup row holds more (see bucketOf).
+	clockHigh atomic.Int64
+
 	actors  sync.Map // int64 -> *actor: the registry
 	nActors atomic.Int64
 	pending atomic.Int64 // acknowledged clicks not flushed yet
@@ -153,7 +169,7 @@ func New(ctx context.Context, cfg Config) (*Counter, error) {
 	if cfg.FlushInterval < 0 {
 		return nil, fmt.Errorf("linkcounter: negative flush interval %v", cfg.FlushInterval)
 	}
-	nodeID, err := cfg.Journal.nodeID(ctx, cfg.NodeID)
+	nodeID, needsSeed, err := cfg.Journal.nodeID(ctx, cfg.NodeID)
 	if err != nil {
 		return nil, fmt.Errorf("linkcounter: %w", err)
 	}
@@ -183,6 +199,7 @@ func New(ctx context.Context, cfg Config) (*Counter, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	c.seedPending.Store(needsSeed)
 	c.sched.wake = make(chan struct{}, 1)
 	c.live.wake = make(chan struct{}, 1)
 	c.m = newMetrics(c)
@@ -212,6 +229,17 @@ func (c *Counter) Start(ctx context.Context) error {
 		return fmt.Errorf("linkcounter: start: %w", err)
 	}
 	now := c.clock.Now()
+	purged, err := c.journal.purgedBefore(ctx)
+	if err != nil {
+		return fmt.Errorf("linkcounter: start: %w", err)
+	}
+	// The last purge ran at a clock of at least purged + journalRetain; a
+	// clock now behind it was set back while the node was down.
+	c.clockHigh.Store(max(now.UnixNano(), time.Unix(purged, 0).Add(c.journalRetain).UnixNano()))
+	if c.seedPending.Load() {
+		c.log.Info("click journal starts a fresh count for this node id: it is seeded from the rollup before its first flush",
+			slog.String("event", "journal_seed_pending"), slog.String("node_id", c.nodeID))
+	}
 	var clicks int64
 	for _, p := range pending {
 		a := c.actorFor(p.linkID)
@@ -396,14 +424,32 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time) (*commitBat
 // bucketOf returns the start of at's UTC minute in unix seconds. Truncate
 // works on absolute time, so the result does not depend on time.Local.
 //
-// A click time older than maxClickAge is counted in now's minute: its own
-// bucket's journal row may already have been purged, and a fresh row's
-// absolute count would overwrite the flushed one in the rollup.
+// A click time older than maxClickAge is counted in the current minute: its
+// own bucket's journal row may already have been purged, and a fresh row's
+// smaller absolute count would be lost under the rollup's larger one. The
+// current minute is that of clockHigh when the clock is behind it (set
+// back): the clock's own minute may be one whose row was purged.
 func (c *Counter) bucketOf(at, now time.Time) int64 {
+	if hw := c.clockHigh.Load(); hw > now.UnixNano() {
+		now = time.Unix(0, hw)
+	}
 	if at.Before(now.Add(-c.maxClickAge)) {
 		at = now
 	}
 	return at.Truncate(time.Minute).Unix()
+}
+
+// observeClock raises clockHigh to now and returns the new value.
+func (c *Counter) observeClock(now time.Time) time.Time {
+	for {
+		hw := c.clockHigh.Load()
+		if hw >= now.UnixNano() {
+			return time.Unix(0, hw)
+		}
+		if c.clockHigh.CompareAndSwap(hw, now.UnixNano()) {
+			return now
+		}
+	}
 }
 
 // afterCommit settles the counter's memory with a commit's outcome, on the

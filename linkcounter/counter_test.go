@@ -51,6 +51,51 @@ func TestLostUpdate(t *testing.T) {
 	})
 }
 
+// The lost-update experiment with flushes running while the clicks arrive
+// (a 10 ms flush interval): each flush writes the absolute counts of the
+// moment, so an additive upsert, or a flush that marks more than it wrote,
+// ends with a total other than the clicks. The load goes on until at least
+// three flushes have written rows during it.
+func TestLostUpdateFlushingDuringLoad(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		st := asTestStore(t, s)
+		l := mustLink(t, st, -1)
+		rec := &recordingStore{Store: st}
+		c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))},
+			func(c *Counter) { c.flushInterval = 10 * time.Millisecond })
+
+		const goroutines, atLeast, flushes = 16, 200, 3
+		var acked atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, goroutines)
+		for range goroutines {
+			wg.Go(func() {
+				for i := 0; i < atLeast || len(rec.snapshot()) < flushes; i++ {
+					if err := c.Record(context.Background(), &l, time.Now()); err != nil {
+						errs <- err
+						return
+					}
+					acked.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("record: %v", err)
+		}
+		during := rec.snapshot()
+		mustStop(t, c)
+		if len(during) < flushes {
+			t.Fatalf("%d flushes during the load, want at least %d", len(during), flushes)
+		}
+		if got, want := mustStats(t, st, l).Total, acked.Load(); got != want {
+			t.Fatalf("rollup total = %d after %d flushes during the load, want %d (acknowledged)", got, len(during), want)
+		}
+	})
+}
+
 // Restart: clicks acknowledged, then the process dies before it flushes
 // (some clicks flushed, later ones not). A new counter on the same journal
 // file flushes the rest right after Start, without any new click, and the

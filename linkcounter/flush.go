@@ -281,8 +281,17 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 			all[a.id] = true
 		}
 	}
+	if c.seedPending.Load() {
+		if err := c.seedFromRollup(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	// Rows of buckets starting after cutoff are younger than the interval.
-	cutoff := c.clock.Now().Add(-c.flushInterval).Unix()
+	// A bucket starting after now exists only when the clock was set back
+	// (bucketOf); waiting for it to age would wait for the clock to catch
+	// up, so it is written at once.
+	now := c.clock.Now()
+	cutoff, future := now.Add(-c.flushInterval).Unix(), now.Unix()
 	read, err := c.journal.unflushed(ctx, ids)
 	if err != nil {
 		return nil, nil, err
@@ -290,7 +299,7 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 	var deferred map[int64]time.Time
 	rows := read[:0]
 	for _, r := range read {
-		if r.bucket <= cutoff || all[r.linkID] {
+		if r.bucket <= cutoff || r.bucket > future || all[r.linkID] {
 			rows = append(rows, r)
 			continue
 		}
@@ -324,6 +333,45 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), b.err)
 	}
 	return rows, deferred, nil
+}
+
+// seedFromRollup adds to a journal that starts a fresh count for this node
+// id what the rollup already holds of that id, before anything of the
+// fresh count is flushed (it runs at the start of a flush). Without it the
+// fresh count would restart each (link, bucket) from 0 below the rollup's
+// count: the monotonic upsert keeps the larger old value, and the new clicks
+// vanish under it until the fresh count passes it.
+//
+// It reads the rows of every bucket a click can still land in (from
+// clockHigh - maxClickAge on, future buckets included, since an earlier run
+// of this id may have had a clock ahead of this one), and every bucket the
+// journal already counted in. A failure fails the flush, which is retried
+// like any other: the seed mark stays in the journal, and the journal keeps
+// counting meanwhile.
+func (c *Counter) seedFromRollup(ctx context.Context) error {
+	from := c.observeClock(c.clock.Now()).Add(-c.maxClickAge).Truncate(time.Minute)
+	oldest, ok, err := c.journal.minBucket(ctx)
+	if err != nil {
+		return fmt.Errorf("seed journal: %w", err)
+	}
+	if ok && oldest < from.Unix() {
+		from = time.Unix(oldest, 0).UTC()
+	}
+	rows, err := c.store.NodeRollup(ctx, c.nodeID, from)
+	if err != nil {
+		return fmt.Errorf("seed journal: read the rollup of node %q: %w", c.nodeID, err)
+	}
+	if err := c.journal.seed(ctx, rows); err != nil {
+		return fmt.Errorf("seed journal: %w", err)
+	}
+	c.seedPending.Store(false)
+	var clicks int64
+	for _, r := range rows {
+		clicks += r.Count
+	}
+	c.log.Info("click journal seeded from the rollup", slog.String("event", "journal_seeded"),
+		slog.String("node_id", c.nodeID), slog.Int("rows", len(rows)), slog.Int64("clicks", clicks))
+	return nil
 }
 
 // logFailure logs one alarm_failed record per retry count in the failed
@@ -433,7 +481,10 @@ func (c *Counter) collectUnflushed(seen map[*actor]bool) ([]*actor, []int) {
 // older than journalRetain. Rows with unflushed clicks are never purged.
 func (c *Counter) housekeep(now time.Time) {
 	evicted := c.evictIdle(now, c.idleTimeout)
-	purgeBefore := now.Add(-c.journalRetain).Truncate(time.Minute).Unix()
+	// From the highest clock seen, not now: after the clock is set back,
+	// clicks still land at clockHigh - maxClickAge or later (bucketOf),
+	// whose rows this keeps.
+	purgeBefore := c.observeClock(now).Add(-c.journalRetain).Truncate(time.Minute).Unix()
 	b, err := c.commits.submit(nil, purgeBefore)
 	if err == nil {
 		<-b.done

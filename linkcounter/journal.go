@@ -16,6 +16,9 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the journal's driver: pure Go, no cgo
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/fileperm"
 )
 
 // Synchronous is the journal's SQLite synchronous setting. It decides what a
@@ -118,6 +121,11 @@ func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, er
 	lock, err := lockFile(path + ".lock")
 	if err != nil {
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	// The journal and its -wal and -shm files are the user's only.
+	if err := fileperm.PrepareSQLite(path); err != nil {
+		unlockFile(lock)
+		return nil, fmt.Errorf("open journal: %w", err)
 	}
 	j := &Journal{path: path, sync: o.sync, lock: lock}
 	if err := j.open(ctx); err != nil {
@@ -236,52 +244,122 @@ func (j *Journal) Close() error {
 // therefore discards the (fully flushed) rows, so the new id starts from zero
 // instead of claiming the old id's clicks a second time; it is refused while
 // clicks of the old id are still unflushed.
-func (j *Journal) nodeID(ctx context.Context, override string) (string, error) {
+//
+// A journal that starts counting for an id it did not count for before (a
+// fresh journal with --node-id, or a changed id) does not know what that id
+// already has in the rollup: it is marked to be seeded from the rollup
+// before its first flush (seed, and docs/adr/006-journal.md). A generated id
+// is new everywhere and needs no seed. needsSeed reports the mark, which
+// stays until the seed is committed.
+func (j *Journal) nodeID(ctx context.Context, override string) (id string, needsSeed bool, err error) {
 	tx, err := j.w.BeginTx(ctx, nil)
 	if err != nil {
-		return "", fmt.Errorf("node id: %w", err)
+		return "", false, fmt.Errorf("node id: %w", err)
 	}
 	defer tx.Rollback()
 
 	var stored string
 	err = tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'node_id'").Scan(&stored)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("node id: read: %w", err)
+		return "", false, fmt.Errorf("node id: read: %w", err)
 	}
-	id := stored
+	var pending int
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM meta WHERE key = 'seed_pending'").Scan(&pending); err != nil {
+		return "", false, fmt.Errorf("node id: read: %w", err)
+	}
+	id, needsSeed = stored, pending > 0
 	switch {
 	case override != "" && override != stored:
 		if stored != "" {
 			var unflushed int64
 			if err := tx.QueryRowContext(ctx,
 				"SELECT COALESCE(SUM(n - flushed), 0) FROM clicks").Scan(&unflushed); err != nil {
-				return "", fmt.Errorf("node id: %w", err)
+				return "", false, fmt.Errorf("node id: %w", err)
 			}
 			if unflushed > 0 {
-				return "", fmt.Errorf("node id: journal %s holds %d unflushed clicks of node %q: start once with that id (or none) so they are flushed before changing it to %q",
+				return "", false, fmt.Errorf("node id: journal %s holds %d unflushed clicks of node %q: start once with that id (or none) so they are flushed before changing it to %q",
 					j.path, unflushed, stored, override)
 			}
 			if _, err := tx.ExecContext(ctx, "DELETE FROM clicks"); err != nil {
-				return "", fmt.Errorf("node id: reset journal: %w", err)
+				return "", false, fmt.Errorf("node id: reset journal: %w", err)
 			}
 		}
-		id = override
+		id, needsSeed = override, true
+		if _, err := tx.ExecContext(ctx,
+			"INSERT INTO meta (key, value) VALUES ('seed_pending', '1') ON CONFLICT (key) DO NOTHING"); err != nil {
+			return "", false, fmt.Errorf("node id: store: %w", err)
+		}
 	case stored == "":
 		var b [8]byte
 		rand.Read(b[:])
 		id = "node-" + hex.EncodeToString(b[:])
 	default:
-		return stored, nil
+		return stored, needsSeed, nil
 	}
 	if _, err := tx.ExecContext(ctx,
 		"INSERT INTO meta (key, value) VALUES ('node_id', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
 		id); err != nil {
-		return "", fmt.Errorf("node id: store: %w", err)
+		return "", false, fmt.Errorf("node id: store: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return "", fmt.Errorf("node id: commit: %w", err)
+		return "", false, fmt.Errorf("node id: commit: %w", err)
 	}
-	return id, nil
+	return id, needsSeed, nil
+}
+
+// purgedBefore returns the latest purge horizon (unix seconds; 0: none):
+// no row of an earlier bucket is left in the journal, whether or not it
+// was ever there.
+func (j *Journal) purgedBefore(ctx context.Context) (int64, error) {
+	var v int64
+	err := j.r.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purged_before'").Scan(&v)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("journal purge horizon: %w", err)
+	}
+	return v, nil
+}
+
+// minBucket returns the oldest bucket in the journal (unix seconds), and
+// false when the journal holds no row.
+func (j *Journal) minBucket(ctx context.Context) (int64, bool, error) {
+	var v sql.NullInt64
+	if err := j.r.QueryRowContext(ctx, "SELECT MIN(bucket) FROM clicks").Scan(&v); err != nil {
+		return 0, false, fmt.Errorf("journal oldest bucket: %w", err)
+	}
+	return v.Int64, v.Valid, nil
+}
+
+// seed adds the rollup's counts of this journal's node id to the journal,
+// in one transaction that also clears the seed mark: each row's n and
+// flushed both grow by the rollup's count, creating the row if needed. It
+// is right only while nothing of the fresh count has been flushed (every
+// journal row's clicks are new, every rollup count old): the counter seeds
+// before its first flush. It takes the writer connection between two of
+// the committer's transactions (the pool has one connection).
+func (j *Journal) seed(ctx context.Context, rows []linkforge.RollupRow) error {
+	tx, err := j.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("journal seed: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO clicks (link_id, bucket, n, flushed) VALUES (?1, ?2, ?3, ?3)
+		ON CONFLICT (link_id, bucket) DO UPDATE SET n = n + excluded.n, flushed = flushed + excluded.flushed`)
+	if err != nil {
+		return fmt.Errorf("journal seed: %w", err)
+	}
+	defer stmt.Close()
+	for _, r := range rows {
+		if _, err := stmt.ExecContext(ctx, r.LinkID, r.Bucket.Unix(), r.Count); err != nil {
+			return fmt.Errorf("journal seed: link %d bucket %d: %w", r.LinkID, r.Bucket.Unix(), err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key = 'seed_pending'"); err != nil {
+		return fmt.Errorf("journal seed: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("journal seed: %w", err)
+	}
+	return nil
 }
 
 // journalRow is one (link, bucket) row of the journal.
@@ -386,6 +464,13 @@ func (j *Journal) commit(ctx context.Context, incs []*increment, marks []journal
 			return 0, fmt.Errorf("journal commit: purge: %w", err)
 		}
 		purged, _ = res.RowsAffected()
+		// Kept with the purge, so that after a restart with a clock set
+		// back no click lands in a purged bucket (Counter.Start).
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('purged_before', ?)
+			ON CONFLICT (key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))`,
+			purgeBefore); err != nil {
+			return 0, fmt.Errorf("journal commit: purge horizon: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("journal commit: %w", err)

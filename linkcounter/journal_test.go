@@ -324,3 +324,33 @@ func TestCommitIncrementChunks(t *testing.T) {
 		})
 	}
 }
+
+// flushed only grows: a mark of an older flush (a late or replayed one)
+// arriving after a newer mark leaves the newer value, so the clicks between
+// the two are not flushed a second time nor, worse, counted as unflushed
+// and then lost when the row is purged. Marks of several rows in one
+// commit are applied per row.
+func TestOlderMarkCannotUndoNewer(t *testing.T) {
+	j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+	ctx := context.Background()
+	incs := []*increment{{linkID: 1, bucket: 60, add: 10}, {linkID: 2, bucket: 60, add: 10}}
+	if _, err := j.commit(ctx, incs, nil, 0); err != nil {
+		t.Fatalf("commit clicks: %v", err)
+	}
+	mark := func(link, n int64) journalRow { return journalRow{linkID: link, bucket: 60, n: n} }
+	for _, marks := range [][]journalRow{
+		{mark(1, 8), mark(2, 3)}, // the newer flush of link 1, an old one of link 2
+		{mark(1, 5), mark(2, 9)}, // an older mark of link 1 arrives late
+		{mark(1, 0), mark(2, 9)},
+	} {
+		if _, err := j.commit(ctx, nil, marks, 0); err != nil {
+			t.Fatalf("commit marks %+v: %v", marks, err)
+		}
+	}
+	for link, want := range map[int64]int64{1: 8, 2: 9} {
+		rows := journalRows(t, j, link)
+		if len(rows) != 1 || rows[0].flushed != want || rows[0].n != 10 {
+			t.Errorf("link %d: journal rows %+v, want n 10 flushed %d", link, rows, want)
+		}
+	}
+}

@@ -205,3 +205,82 @@ func rollupSum(t *testing.T, st Store, links []linkforge.Link) int64 {
 	}
 	return sum
 }
+
+// Outage without load: the clicks stop before PostgreSQL goes away, so no
+// new click re-arms a flush. The failed flush is retried on the schedule,
+// past lastAttempt (retryCount 6) and on at the capped interval, and once
+// the database is back the next attempt, at most 64 s later, writes every
+// click: nothing is dropped at the end of the schedule, and nothing waits
+// for Stop.
+func TestOutageWithoutLoad(t *testing.T) {
+	direct := migratedPostgres(t)
+	u, err := url.Parse(direct)
+	if err != nil {
+		t.Fatalf("parse database URL: %v", err)
+	}
+	proxy := newTCPProxy(t, u.Host)
+	u.Host = proxy.addr()
+	viaProxy := u.String()
+
+	synctest.Test(t, func(t *testing.T) {
+		st := mustOpenPostgres(t, viaProxy)
+		ref := mustOpenPostgres(t, direct) // to read the rollup while the proxy is cut
+		links := make([]linkforge.Link, 3)
+		for i := range links {
+			links[i] = mustLink(t, st, -1)
+		}
+		var logs logBuffer
+		j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+		c := mustStart(t, Config{Store: st, Journal: j, Logger: logs.logger()}, nil)
+		var acked int64
+		for i := range links {
+			for range 5 + i {
+				mustRecord(t, c, &links[i], time.Now())
+				acked++
+			}
+		}
+		proxy.cut() // before the first flush: every click waits for the database
+
+		// Until an attempt after lastAttempt has failed too.
+		deadline := time.Now().Add(10 * time.Minute)
+		pastLast := func() bool {
+			for _, r := range logs.records(t, "alarm_failed") {
+				if r["retryCount"].(float64) > MaxRetries {
+					return true
+				}
+			}
+			return false
+		}
+		for !pastLast() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no failed attempt after lastAttempt within 10 minutes: %d alarm_failed records",
+					len(logs.records(t, "alarm_failed")))
+			}
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+		}
+		recs := logs.records(t, "alarm_failed")
+		last := false
+		for _, r := range recs {
+			last = last || (r["lastAttempt"] == true && r["retryCount"] == float64(MaxRetries))
+		}
+		if !last {
+			t.Errorf("no alarm_failed record with retryCount %d and lastAttempt true: %v", MaxRetries, recs)
+		}
+		if got := rollupSum(t, ref, links); got != 0 {
+			t.Fatalf("rollup during the outage = %d, want 0", got)
+		}
+
+		proxy.restore()
+		time.Sleep(c.backoff(MaxRetries) + time.Second)
+		synctest.Wait()
+		if got := rollupSum(t, st, links); got != acked {
+			t.Errorf("rollup %v after the database returned, with no new click = %d, want %d (acknowledged)",
+				c.backoff(MaxRetries)+time.Second, got, acked)
+		}
+		if p := c.pending.Load(); p != 0 {
+			t.Errorf("pending after the catch-up = %d, want 0", p)
+		}
+		mustStop(t, c)
+	})
+}

@@ -27,7 +27,7 @@ type store interface {
 // Every command migrates: `token create` on a fresh data dir must work
 // before the first `serve`, and goose makes a second run a no-op.
 func (a *app) openStore() (store, error) {
-	if err := os.MkdirAll(a.cfg.DataDir, 0o750); err != nil {
+	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	var (

@@ -11,21 +11,27 @@ import (
 )
 
 // upsertRollupSQL writes a whole batch in one statement and one round trip:
-// the rows travel as three arrays that unnest turns back into rows. Rows
-// whose count did not change are not rewritten, so a replayed flush leaves
-// no dead tuples behind.
+// the rows travel as three arrays that unnest turns back into rows.
+//
+// A (link, bucket, node) count only grows: a node's count of a minute is
+// absolute and never shrinks, so a smaller value is always a stale one (a
+// timed-out statement that commits after its retry, a journal that restarted
+// below what the rollup holds) and must not replace a larger one. Rows whose
+// count would not grow are not rewritten, so a replayed flush leaves no dead
+// tuples behind.
 const upsertRollupSQL = `INSERT INTO click_rollup (link_id, bucket, node_id, count)
 	SELECT u.link_id, u.bucket, $4, u.count
 	FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) AS u (link_id, bucket, count)
-	ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = excluded.count
-	WHERE click_rollup.count IS DISTINCT FROM excluded.count`
+	ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = GREATEST(click_rollup.count, excluded.count)
+	WHERE click_rollup.count < excluded.count`
 
 // UpsertRollup writes the absolute counts of nodeID in one statement (hence
-// one transaction). Writing a count replaces the previous one, so a retried
-// or replayed flush changes nothing. A bucket that is not the start of a
-// minute, or a negative count, is a caller bug and answers EInvalid before
-// anything is written. When rows holds one (link, bucket) twice the last
-// count wins, as if the rows were written one after the other.
+// one transaction). A count replaces a smaller one and never a larger one,
+// so a retried, replayed or late flush cannot lower a count. A bucket that
+// is not the start of a minute, or a negative count, is a caller bug and
+// answers EInvalid before anything is written. When rows holds one (link,
+// bucket) twice the larger count wins, as if the rows were written one after
+// the other.
 func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
 	if len(rows) == 0 {
 		return nil
@@ -37,7 +43,7 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 		link   int64
 		bucket int64
 	}
-	latest := make(map[key]int, len(rows)) // index in rows of the last count of each key
+	latest := make(map[key]int, len(rows)) // index in rows of the largest count of each key
 	for i, r := range rows {
 		if !r.Bucket.Equal(r.Bucket.Truncate(time.Minute)) {
 			return linkforge.InvalidField("bucket", fmt.Sprintf("%s is not the start of a minute", r.Bucket.UTC().Format(time.RFC3339Nano)))
@@ -47,7 +53,10 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 		}
 		// PostgreSQL refuses to update one row twice in a statement
 		// (21000), so duplicates are resolved here.
-		latest[key{r.LinkID, r.Bucket.Unix()}] = i
+		k := key{r.LinkID, r.Bucket.Unix()}
+		if j, ok := latest[k]; !ok || rows[j].Count <= r.Count {
+			latest[k] = i
+		}
 	}
 	batch := make([]linkforge.RollupRow, 0, len(latest))
 	for _, i := range latest {
@@ -164,4 +173,29 @@ func ceilMicro(t time.Time) time.Time {
 		c = c.Add(time.Microsecond)
 	}
 	return c
+}
+
+// NodeRollup returns nodeID's rollup rows whose bucket is at or after from
+// (the bucket index keeps it to those minutes).
+func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error) {
+	rows, err := db.pool.Query(ctx,
+		`SELECT link_id, bucket, count FROM click_rollup WHERE bucket >= $1 AND node_id = $2`,
+		ceilMicro(from), nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
+	}
+	defer rows.Close()
+	var out []linkforge.RollupRow
+	for rows.Next() {
+		var r linkforge.RollupRow
+		if err := rows.Scan(&r.LinkID, &r.Bucket, &r.Count); err != nil {
+			return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
+		}
+		r.Bucket = r.Bucket.UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
+	}
+	return out, nil
 }

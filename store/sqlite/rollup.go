@@ -11,8 +11,10 @@ import (
 )
 
 // UpsertRollup writes the absolute counts of nodeID in one transaction.
-// Writing a count replaces the previous one, so a retried or replayed flush
-// changes nothing. A bucket that is not the start of a minute, or a negative
+// A count replaces a smaller one and never a larger one: a node's count of a
+// minute only grows, so a smaller value is a stale one (a late statement, a
+// journal restarted below the rollup) and a retried, replayed or late flush
+// cannot lower a count. A bucket that is not the start of a minute, or a negative
 // count, is a caller bug and answers EInvalid before anything is written.
 func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
 	if len(rows) == 0 {
@@ -37,7 +39,8 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 	defer tx.Rollback()
 	stmt, err := tx.PrepareContext(ctx,
 		`INSERT INTO click_rollup (link_id, bucket, node_id, count) VALUES (?, ?, ?, ?)
-		 ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = excluded.count`)
+		 ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = max(count, excluded.count)
+		 WHERE excluded.count > count`)
 	if err != nil {
 		return fmt.Errorf("sqlite: upsert rollup: %w", err)
 	}
@@ -138,4 +141,30 @@ func ceilUnix(t time.Time) int64 {
 		s++
 	}
 	return s
+}
+
+// NodeRollup returns nodeID's rollup rows whose bucket is at or after from
+// (the bucket index keeps it to those minutes).
+func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error) {
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT link_id, bucket, count FROM click_rollup WHERE bucket >= ? AND node_id = ?`,
+		ceilUnix(from), nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
+	}
+	defer rows.Close()
+	var out []linkforge.RollupRow
+	for rows.Next() {
+		var r linkforge.RollupRow
+		var bucket int64
+		if err := rows.Scan(&r.LinkID, &bucket, &r.Count); err != nil {
+			return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
+		}
+		r.Bucket = time.Unix(bucket, 0).UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
+	}
+	return out, nil
 }

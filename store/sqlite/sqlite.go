@@ -31,6 +31,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/fileperm"
 	"github.com/linkforge/linkforge/migrations"
 )
 
@@ -60,8 +61,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	// SQLite creates the file but not its directory; without this a fresh
 	// data dir fails with an opaque "unable to open database file".
-	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(abs), fileperm.Dir); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	// The database and its -wal and -shm files are the user's only.
+	if err := fileperm.PrepareSQLite(abs); err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
 
 	writer, err := sql.Open("sqlite", dsn(abs, true))

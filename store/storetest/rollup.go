@@ -67,9 +67,74 @@ func testRollup(t *testing.T, s linkforge.Store) {
 		if want := []linkforge.StatsBucket{{Start: minute(0), Count: 7}}; !sameBuckets(st.Buckets, want) {
 			t.Errorf("buckets = %v, want %v", st.Buckets, want)
 		}
-		mustUpsert(t, s, "node-a", row(l, 0, 2)) // node-a's count only
-		if got := total(t, l); got != 6 {
-			t.Errorf("after node-a rewrote 2: total %d, want 2+4", got)
+		mustUpsert(t, s, "node-a", row(l, 0, 9)) // node-a's count only
+		if got := total(t, l); got != 13 {
+			t.Errorf("after node-a rewrote 9: total %d, want 9+4", got)
+		}
+	})
+
+	// A node's count of a minute only grows: a smaller value is a stale one
+	// (a timed-out statement committing after its retry, a journal restarted
+	// below the rollup) and must not replace a larger one.
+	t.Run("a count never decreases", func(t *testing.T) {
+		l := mustCreateLink(t, s, newLink(acme.ID, "roll-monotonic"))
+		mustUpsert(t, s, "node-a", row(l, 0, 10), row(l, 1, 3))
+		mustUpsert(t, s, "node-b", row(l, 0, 4))
+		mustUpsert(t, s, "node-a", row(l, 0, 7), row(l, 1, 5)) // 7 is stale, 5 is news
+		if got := total(t, l); got != 10+5+4 {
+			t.Errorf("after a lower count over a higher one: total %d, want %d", got, 10+5+4)
+		}
+		mustUpsert(t, s, "node-a", row(l, 0, 0))
+		if got := total(t, l); got != 10+5+4 {
+			t.Errorf("after writing 0 over 10: total %d, want %d", got, 10+5+4)
+		}
+		// One batch holding a key twice: the larger count wins, in either order.
+		mustUpsert(t, s, "node-a", row(l, 2, 8), row(l, 2, 6))
+		mustUpsert(t, s, "node-a", row(l, 3, 6), row(l, 3, 8))
+		if got := total(t, l); got != 10+5+4+8+8 {
+			t.Errorf("after batches holding a key twice: total %d, want %d", got, 10+5+4+8+8)
+		}
+		// Replaying any earlier batch changes nothing.
+		for range 3 {
+			mustUpsert(t, s, "node-a", row(l, 0, 10), row(l, 1, 3))
+			mustUpsert(t, s, "node-a", row(l, 0, 7), row(l, 1, 5))
+		}
+		if got := total(t, l); got != 10+5+4+8+8 {
+			t.Errorf("after replays: total %d, want %d", got, 10+5+4+8+8)
+		}
+	})
+
+	t.Run("node rollup", func(t *testing.T) {
+		l1 := mustCreateLink(t, s, newLink(acme.ID, "roll-node-1"))
+		l2 := mustCreateLink(t, s, newLink(acme.ID, "roll-node-2"))
+		node := "node-seed-" + l1.Slug
+		mustUpsert(t, s, node, row(l1, 100, 1), row(l1, 101, 2), row(l2, 101, 3), row(l2, 250, 4))
+		mustUpsert(t, s, node+"-other", row(l1, 101, 50))
+		// From a fraction of a second before minute 101: 101 is after it.
+		got, err := s.NodeRollup(ctx, node, minute(101).Add(-time.Millisecond))
+		if err != nil {
+			t.Fatalf("NodeRollup: %v", err)
+		}
+		slices.SortFunc(got, func(a, b linkforge.RollupRow) int {
+			if a.LinkID != b.LinkID {
+				return int(a.LinkID - b.LinkID)
+			}
+			return a.Bucket.Compare(b.Bucket)
+		})
+		want := []linkforge.RollupRow{row(l1, 101, 2), row(l2, 101, 3), row(l2, 250, 4)}
+		if !slices.EqualFunc(got, want, func(a, b linkforge.RollupRow) bool {
+			return a.LinkID == b.LinkID && a.Bucket.Equal(b.Bucket) && a.Count == b.Count
+		}) {
+			t.Errorf("NodeRollup = %+v, want %+v", got, want)
+		}
+		for _, r := range got {
+			checkTime(t, "NodeRollup bucket", r.Bucket)
+		}
+		if got, err := s.NodeRollup(ctx, node, minute(101).Add(time.Millisecond)); err != nil || len(got) != 1 {
+			t.Errorf("NodeRollup from just after minute 101 = %+v, %v; want the row of minute 250", got, err)
+		}
+		if got, err := s.NodeRollup(ctx, "node-unknown", minute(-1000)); err != nil || len(got) != 0 {
+			t.Errorf("NodeRollup of an unknown node = %+v, %v; want none", got, err)
 		}
 	})
 
