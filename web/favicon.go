@@ -30,5 +30,5 @@ func (s *Server) favicon(c echo.Context) error {
 	if c.Request().Header.Get("If-None-Match") == faviconAsset.etag {
 		return c.NoContent(http.StatusNotModified)
 	}
-	return c.Blob(http.StatusOK, faviconAsset.contentType, faviconAsset.body)
+	return blob(c, faviconAsset.contentType, faviconAsset.body)
 }

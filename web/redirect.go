@@ -62,7 +62,7 @@ func (s *Server) redirect(c echo.Context) error {
 		// sends unknown paths of several segments here too: under /api/
 		// they are API clients' mistakes, answered as problems.
 		if strings.HasPrefix(slug, "api/") {
-			return echo.ErrNotFound
+			return s.apiNotFound(c)
 		}
 		return s.notFound(c)
 	}

@@ -19,6 +19,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,6 +133,32 @@ type Server struct {
 	// rootLocation is the Location of GET /; notFoundLocation that of an
 	// unknown slug, nil for the 404 page. Built once: see redirect.go.
 	rootLocation, notFoundLocation []string
+	// apiRoutes are the admin API's routes, for apiNotFound.
+	apiRoutes []apiRoute
+}
+
+// apiRoute is one admin API route: its method and its path template split
+// at slashes.
+type apiRoute struct {
+	method   string
+	segments []string
+}
+
+// matches reports whether path, split at slashes, fits the template.
+func (r apiRoute) matches(path []string) bool {
+	if len(path) != len(r.segments) {
+		return false
+	}
+	for i, seg := range r.segments {
+		if strings.HasPrefix(seg, ":") {
+			if path[i] == "" {
+				return false
+			}
+		} else if seg != path[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // New returns a Server with every route registered.
@@ -293,6 +321,9 @@ func (s *Server) routes() {
 		if !takesBody {
 			h = ignoreBody(h)
 		}
+		if strings.HasPrefix(path, apiPrefix+"/") {
+			s.apiRoutes = append(s.apiRoutes, apiRoute{method, strings.Split(path, "/")})
+		}
 		e.Add(method, path, s.instrument(h))
 	}
 	// getHead registers GET and HEAD: a load balancer or uptime checker
@@ -362,6 +393,25 @@ func (s *Server) root(c echo.Context) error {
 	return c.NoContent(http.StatusFound)
 }
 
+// apiNotFound answers a GET or HEAD under /api/ that echo's router handed
+// to the redirect handler: echo prefers its /:slug fallback to a 405, so a
+// path that exists for other methods (GET /api/v1/alarms/1/retry) is told
+// here, 405 with Allow, and any other path 404.
+func (s *Server) apiNotFound(c echo.Context) error {
+	path := strings.Split(c.Request().URL.Path, "/")
+	var allow []string
+	for _, r := range s.apiRoutes {
+		if r.matches(path) && !slices.Contains(allow, r.method) {
+			allow = append(allow, r.method)
+		}
+	}
+	if len(allow) == 0 {
+		return echo.ErrNotFound
+	}
+	c.Response().Header().Set(echo.HeaderAllow, strings.Join(allow, ", "))
+	return echo.ErrMethodNotAllowed
+}
+
 // notFound answers an unknown slug: a redirect to the configured not-found
 // URL, or the 404 page.
 func (s *Server) notFound(c echo.Context) error {
@@ -375,4 +425,12 @@ func (s *Server) notFound(c echo.Context) error {
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)
 	return nil
+}
+
+// blob answers 200 with body and its Content-Length, so that a HEAD answer,
+// which has no body, still tells the size: net/http computes it by itself
+// only for bodies that fit its 2 KiB buffer.
+func blob(c echo.Context, contentType string, body []byte) error {
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	return c.Blob(http.StatusOK, contentType, body)
 }
