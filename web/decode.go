@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -92,6 +93,10 @@ func bodyError(err error) error {
 		return linkforge.InvalidField("body", "is empty; want a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return linkforge.InvalidField("body", "malformed JSON: unexpected end of input")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The server's ReadTimeout: the client sends too slowly or not at
+		// all. Its fault, not an internal error to log.
+		return &linkforge.Error{Code: ERequestTimeout, Message: "the request body did not arrive in time", Err: err}
 	}
 	return fmt.Errorf("read request body: %w", err)
 }
@@ -445,6 +450,10 @@ func requireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 		return next(c)
 	}
 }
+
+// ERequestTimeout is the problem code of a 408: the body did not arrive
+// within the server's read timeout.
+const ERequestTimeout = "request_timeout"
 
 // EUnsupportedMediaType is the problem code of a 415: the request body's
 // Content-Type is not one the route reads.

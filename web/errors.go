@@ -46,6 +46,8 @@ func statusOf(code string) int {
 		return http.StatusRequestEntityTooLarge
 	case EUnsupportedMediaType:
 		return http.StatusUnsupportedMediaType
+	case ERequestTimeout:
+		return http.StatusRequestTimeout
 	case linkforge.ERateLimited:
 		return http.StatusTooManyRequests
 	case linkforge.EUnavailable:
