@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -144,5 +145,27 @@ func TestStopBudgetsFitTheGracePeriod(t *testing.T) {
 	}
 	if counterFlushBudget < 10*time.Second {
 		t.Errorf("the final flush has %v", counterFlushBudget)
+	}
+}
+
+// TestIsTerminal: the banner's test. A pipe or a buffer is not a terminal;
+// a pseudo-terminal is.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if isTerminal(w) || isTerminal(&bytes.Buffer{}) {
+		t.Error("a pipe or a buffer counts as a terminal")
+	}
+	pty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("no pseudo-terminal to compare with: %v", err)
+	}
+	defer pty.Close()
+	if !isTerminal(pty) {
+		t.Error("a pseudo-terminal does not count as a terminal")
 	}
 }
