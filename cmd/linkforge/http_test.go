@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // mustLink creates a token and a link on a fresh node's server and returns
@@ -296,5 +299,86 @@ func TestFirstRunPolish(t *testing.T) {
 		if !json.Valid([]byte(line)) {
 			t.Errorf("stderr line is not JSON: %q", line)
 		}
+	}
+}
+
+// startLimited serves h on a loopback port through newHTTPServer with
+// limits, the server serve builds, and returns its address.
+func startLimited(t *testing.T, h http.Handler, limits httpLimits) string {
+	t.Helper()
+	ln, err := listen("127.0.0.1:0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHTTPServer(h, slog.New(slog.DiscardHandler), limits)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// TestIdleConnectionsClose: a keep-alive connection without a request is
+// closed after the idle timeout (here shortened; serve uses 75 s).
+func TestIdleConnectionsClose(t *testing.T) {
+	limits := defaultHTTPLimits
+	limits.idle = 200 * time.Millisecond
+	addr := startLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), limits)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(hangGuard))
+	br := bufio.NewReader(conn)
+	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	start := time.Now()
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("idle connection: read %v, want EOF", err)
+	}
+	// The upper bound is the limit under test, with room for a loaded
+	// machine; without IdleTimeout the connection would wait for the 15 s
+	// read timeout.
+	if idle := time.Since(start); idle < limits.idle || idle > limits.idle+5*time.Second {
+		t.Errorf("closed after %v, want just after the idle timeout %v", idle, limits.idle)
+	}
+}
+
+// TestWebSocketOutlivesWriteTimeout: an upgraded connection is hijacked,
+// and gorilla/websocket clears the deadlines the server set, so the
+// server's read and write timeouts do not cut a live dashboard: a socket
+// keeps receiving for several times the (shortened) write timeout.
+func TestWebSocketOutlivesWriteTimeout(t *testing.T) {
+	limits := httpLimits{readHeader: time.Second, read: 300 * time.Millisecond, write: 300 * time.Millisecond, idle: time.Second}
+	upgrader := websocket.Upgrader{}
+	addr := startLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		for i := 0; ; i++ {
+			if err := conn.WriteMessage(websocket.TextMessage, []byte(fmt.Sprint(i))); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}), limits)
+	conn, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(hangGuard))
+	start := time.Now()
+	n := 0
+	for time.Since(start) < 5*limits.write {
+		if _, _, err := conn.ReadMessage(); err != nil {
+			t.Fatalf("after %v and %d messages: %v", time.Since(start).Round(time.Millisecond), n, err)
+		}
+		n++
 	}
 }
