@@ -87,7 +87,7 @@ func (s *Server) writeError(c echo.Context, err error) {
 		case http.StatusMethodNotAllowed:
 			// echo's router has set Allow to the route's methods.
 			p.Code = EMethodNotAllowed
-			p.Detail = fmt.Sprintf("method %s is not allowed here; see the Allow header", c.Request().Method)
+			p.Detail = fmt.Sprintf("method %s is not allowed here; see the Allow header", truncate(c.Request().Method, 16))
 		case http.StatusRequestEntityTooLarge:
 			p.Code, p.Detail = linkforge.ETooLarge, "request body too large"
 		default:
