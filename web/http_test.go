@@ -88,6 +88,13 @@ func TestMethodNotAllowed(t *testing.T) {
 			}
 		})
 	}
+	// The admin API has no HEAD: 405 too, with the same Allow, no body.
+	for path, allow := range map[string]string{"/api/v1/links": "POST, GET", "/api/v1/links/x": "GET, PATCH, DELETE", "/api/v1/alarms/1/retry": "POST"} {
+		r := e.do(http.MethodHead, path, tok, "")
+		if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != allow || len(r.body) != 0 {
+			t.Errorf("HEAD %s: %d, Allow %q, %d bytes; want 405, Allow %q, no body", path, r.status, r.header.Get("Allow"), len(r.body), allow)
+		}
+	}
 }
 
 // TestUnsupportedMediaType: a body whose Content-Type is not JSON is
