@@ -67,5 +67,5 @@ func (s *Server) dashboardAsset(c echo.Context) error {
 	if match := c.Request().Header.Get("If-None-Match"); match != "" && match == a.etag {
 		return c.NoContent(http.StatusNotModified)
 	}
-	return c.Blob(http.StatusOK, a.contentType, a.body)
+	return blob(c, a.contentType, a.body)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -43,6 +44,10 @@ func statusOf(code string) int {
 		return http.StatusGone
 	case linkforge.ETooLarge:
 		return http.StatusRequestEntityTooLarge
+	case EUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
+	case ERequestTimeout:
+		return http.StatusRequestTimeout
 	case linkforge.ERateLimited:
 		return http.StatusTooManyRequests
 	case linkforge.EUnavailable:
@@ -67,6 +72,9 @@ func (s *Server) writeError(c echo.Context, err error) {
 		p.Code = ae.Code
 		p.Detail = ae.Message
 		p.Errors = ae.Fields
+		if len(p.Errors) > maxFieldErrors {
+			p.Errors, p.Detail = capFieldErrors(p.Errors)
+		}
 		if p.Status == http.StatusInternalServerError {
 			s.logInternal(c, err)
 			p.Detail = "internal error"
@@ -77,7 +85,9 @@ func (s *Server) writeError(c echo.Context, err error) {
 		case http.StatusNotFound:
 			p.Code, p.Detail = linkforge.ENotFound, "no such resource: "+c.Request().URL.Path
 		case http.StatusMethodNotAllowed:
-			p.Detail = fmt.Sprintf("method %s is not allowed here; see the Allow header", c.Request().Method)
+			// echo's router has set Allow to the route's methods.
+			p.Code = EMethodNotAllowed
+			p.Detail = fmt.Sprintf("method %s is not allowed here; see the Allow header", truncate(c.Request().Method, 16))
 		case http.StatusRequestEntityTooLarge:
 			p.Code, p.Detail = linkforge.ETooLarge, "request body too large"
 		default:
@@ -96,6 +106,26 @@ func (s *Server) writeError(c echo.Context, err error) {
 	s.writeProblem(c, p)
 }
 
+// EMethodNotAllowed is the problem code of a 405; the Allow header lists
+// the methods the route has.
+const EMethodNotAllowed = "method_not_allowed"
+
+// maxFieldErrors bounds the field errors one problem lists: a body of
+// thousands of unknown members must not get an answer many times its size.
+const maxFieldErrors = 20
+
+// capFieldErrors keeps the first maxFieldErrors of fields and returns a
+// detail that names them and says how many more there are.
+func capFieldErrors(fields []linkforge.FieldError) ([]linkforge.FieldError, string) {
+	kept := fields[:maxFieldErrors]
+	names := make([]string, len(kept))
+	for i, f := range kept {
+		names[i] = f.Field
+	}
+	return kept, fmt.Sprintf("invalid fields: %s and %d more (only the first %d are listed)",
+		strings.Join(names, ", "), len(fields)-maxFieldErrors, maxFieldErrors)
+}
+
 func (s *Server) logInternal(c echo.Context, err error) {
 	s.logger.Error("request failed", "error", err,
 		"method", c.Request().Method, "route", c.Path())
@@ -112,6 +142,11 @@ func (s *Server) writeProblem(c echo.Context, p problem) {
 	}
 	p.Type = "about:blank"
 	p.Title = http.StatusText(p.Status)
+	if bodyPending(c.Request()) {
+		// The answer does not depend on the rest of the body: do not
+		// wait for it (see ignoreBody).
+		dropUnreadBody(c)
+	}
 	h := resp.Header()
 	if p.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		h.Set("WWW-Authenticate", `Bearer realm="linkforge"`)

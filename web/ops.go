@@ -41,5 +41,5 @@ func (s *Server) readyz(c echo.Context) error {
 }
 
 func (s *Server) openAPI(c echo.Context) error {
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPIDoc)
+	return blob(c, echo.MIMEApplicationJSON, openAPIDoc)
 }

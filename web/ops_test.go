@@ -102,7 +102,7 @@ func TestMetrics(t *testing.T) {
 		`linkforge_http_requests_total{method="GET",route="/:slug",status="404"} 2`,
 		`linkforge_http_requests_total{method="GET",route="/api/v1/links/:slug",status="200"} 1`,
 		`linkforge_http_requests_total{method="GET",route="/api/v1/links/:slug",status="401"} 1`,
-		`linkforge_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`linkforge_http_requests_total{method="GET",route="/",status="302"} 1`,
 		`linkforge_http_requests_total{method="PUT",route="/api/v1/links",status="405"} 1`,
 		`linkforge_http_requests_total{method="OTHER",route="/:slug",status="405"} 1`,
 		`linkforge_http_request_duration_seconds_count{method="GET",route="/:slug"} 6`,
@@ -209,7 +209,6 @@ func TestRouterErrorsAreProblems(t *testing.T) {
 		path   string
 		status int
 	}{
-		{"root", http.MethodGet, "/", http.StatusNotFound},
 		{"unknown api route", http.MethodGet, "/api/v1/nothing", http.StatusNotFound},
 		{"unknown api sub-route", http.MethodGet, "/api/v1/links/x/y", http.StatusNotFound},
 		{"method not allowed", http.MethodPut, "/api/v1/links", http.StatusMethodNotAllowed},

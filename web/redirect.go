@@ -62,9 +62,9 @@ func (s *Server) redirect(c echo.Context) error {
 		// sends unknown paths of several segments here too: under /api/
 		// they are API clients' mistakes, answered as problems.
 		if strings.HasPrefix(slug, "api/") {
-			return echo.ErrNotFound
+			return s.apiNotFound(c)
 		}
-		return s.writePage(c, &pageNotFound)
+		return s.notFound(c)
 	}
 	now := s.now()
 	e, err := s.cache.get(req.Context(), slug, now)
@@ -73,7 +73,7 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.writePage(c, &pageUnavailable)
 	}
 	if e == nil {
-		return s.writePage(c, &pageNotFound)
+		return s.notFound(c)
 	}
 	l := &e.link
 	// Read-time checks: they hold whatever the expiry alarm has done.

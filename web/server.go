@@ -12,12 +12,15 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,7 +61,7 @@ type Config struct {
 	Registry  *prometheus.Registry // nil: a new one
 	Now       func() time.Time     // nil: time.Now
 	// RateLimit is the admin API's rate per token; 0: DefaultRateLimit with
-	// DefaultRateBurst. RateBurst 0 with a RateLimit set: the rate rounded
+	// DefaultRateBurst; rate.Inf: no limit. RateBurst 0 with a RateLimit set: the rate rounded
 	// up, at least 1.
 	RateLimit rate.Limit
 	RateBurst int
@@ -83,7 +86,16 @@ type Config struct {
 	// deletes, so that the other nodes sharing the store drop it from
 	// their caches (a linkforge.Bus); nil: a single node.
 	Peers PeerInvalidator
+	// RootURL is where GET / redirects (302): an absolute URL or a path;
+	// empty: DefaultRootURL.
+	RootURL string
+	// NotFoundURL is where an unknown slug redirects (302) instead of the
+	// 404 page; empty: the 404 page.
+	NotFoundURL string
 }
+
+// DefaultRootURL is where GET / redirects when Config.RootURL is empty.
+const DefaultRootURL = "/dashboard"
 
 // PeerInvalidator tells the other nodes of a cluster to drop a slug from
 // their link caches. linkforge.Bus implements it. It must not block: it is
@@ -133,6 +145,35 @@ type Server struct {
 
 	// liveLimiter limits the live feed's upgrades, apart from limiter.
 	liveLimiter *tokenLimiter
+	// rootLocation is the Location of GET /; notFoundLocation that of an
+	// unknown slug, nil for the 404 page. Built once: see redirect.go.
+	rootLocation, notFoundLocation []string
+	// apiRoutes are the admin API's routes, for apiNotFound.
+	apiRoutes []apiRoute
+}
+
+// apiRoute is one admin API route: its method and its path template split
+// at slashes.
+type apiRoute struct {
+	method   string
+	segments []string
+}
+
+// matches reports whether path, split at slashes, fits the template.
+func (r apiRoute) matches(path []string) bool {
+	if len(path) != len(r.segments) {
+		return false
+	}
+	for i, seg := range r.segments {
+		if strings.HasPrefix(seg, ":") {
+			if path[i] == "" {
+				return false
+			}
+		} else if seg != path[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // New returns a Server with every route registered.
@@ -157,6 +198,10 @@ func New(cfg Config) (*Server, error) {
 		peers:     cfg.Peers,
 
 		publicOrigin: cfg.PublicURL,
+		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
+	}
+	if cfg.NotFoundURL != "" {
+		s.notFoundLocation = []string{cfg.NotFoundURL}
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -182,8 +227,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst
-	if limit == 0 {
+	switch {
+	case limit == 0:
 		limit, burst = DefaultRateLimit, DefaultRateBurst
+	case limit == rate.Inf:
+		// No limit: the bucket never runs dry, whatever its size.
+		burst = 1
 	}
 	if burst <= 0 {
 		burst = max(1, int(limit+0.999999))
@@ -279,43 +328,128 @@ func (s *Server) routes() {
 	e.HTTPErrorHandler = s.routerError
 	s.echo = e
 
-	add := func(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	// add registers one route. Routes that take no body answer without
+	// waiting for one (see instrument); takesBody marks the two that read
+	// a JSON body.
+	add := func(method, path string, takesBody bool, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
 		// Compose once: see the package comment.
 		for i := len(mw) - 1; i >= 0; i-- {
 			h = mw[i](h)
 		}
+		if !takesBody {
+			h = ignoreBody(h)
+		}
+		if strings.HasPrefix(path, apiPrefix+"/") {
+			s.apiRoutes = append(s.apiRoutes, apiRoute{method, strings.Split(path, "/")})
+		}
 		e.Add(method, path, s.instrument(h))
 	}
-	api := []echo.MiddlewareFunc{s.authenticate, s.rateLimit}
-	withBody := append(api[:len(api):len(api)], limitBody)
+	// getHead registers GET and HEAD: a load balancer or uptime checker
+	// probing with HEAD gets the GET answer without its body (net/http
+	// drops the body of a HEAD answer).
+	getHead := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+		add(http.MethodGet, path, false, h, mw...)
+		add(http.MethodHead, path, false, h, mw...)
+	}
+	// api authenticates and rate-limits, then refuses query parameters the
+	// route does not know (apiQuery), so that a typo or a filter this
+	// version does not have is an error rather than silently ignored.
+	api := func(method, path string) []echo.MiddlewareFunc {
+		return []echo.MiddlewareFunc{s.authenticate, s.rateLimit, allowQuery(apiQuery[method+" "+path])}
+	}
+	withBody := func(method, path string) []echo.MiddlewareFunc {
+		return append(api(method, path), limitBody, requireJSON)
+	}
 
-	add(http.MethodGet, "/:slug", s.redirect)
-	add(http.MethodHead, "/:slug", s.redirect)
+	getHead("/", s.root)
+	getHead("/favicon.ico", s.favicon)
+	getHead("/:slug", s.redirect)
 
-	add(http.MethodPost, pathLinks, s.createLink, withBody...)
-	add(http.MethodGet, pathLinks, s.listLinks, api...)
-	add(http.MethodGet, pathLink, s.getLink, api...)
-	add(http.MethodPatch, pathLink, s.patchLink, withBody...)
-	add(http.MethodDelete, pathLink, s.deleteLink, api...)
-	add(http.MethodGet, pathLinkStats, s.linkStats, api...)
-	add(http.MethodGet, pathStats, s.tenantStats, api...)
-	add(http.MethodGet, pathAlarms, s.listAlarms, api...)
-	add(http.MethodPost, pathRetry, s.retryAlarm, api...)
+	add(http.MethodPost, pathLinks, true, s.createLink, withBody(http.MethodPost, pathLinks)...)
+	add(http.MethodGet, pathLinks, false, s.listLinks, api(http.MethodGet, pathLinks)...)
+	add(http.MethodGet, pathLink, false, s.getLink, api(http.MethodGet, pathLink)...)
+	add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
+	add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
+	add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
+	add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
+	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
+	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
-	add(http.MethodGet, pathLive, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit)
+	add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 
-	add(http.MethodGet, pathOpenAPI, s.openAPI)
-	add(http.MethodGet, "/healthz", s.healthz)
-	add(http.MethodGet, "/readyz", s.readyz)
-	add(http.MethodGet, "/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
+	getHead(pathOpenAPI, s.openAPI)
+	getHead("/healthz", s.healthz)
+	getHead("/readyz", s.readyz)
+	getHead("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	})))
-	add(http.MethodGet, "/dashboard", s.dashboardAsset)
-	add(http.MethodGet, pathDashboardJS, s.dashboardAsset)
-	add(http.MethodGet, pathDashboardCSS, s.dashboardAsset)
+	getHead("/dashboard", s.dashboardAsset)
+	getHead(pathDashboardJS, s.dashboardAsset)
+	getHead(pathDashboardCSS, s.dashboardAsset)
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
 	// reach the redirect handler anyway (echo's router falls back to
-	// /:slug), which refuses them as malformed slugs; the rest (GET /)
-	// reach routerError.
+	// /:slug), which refuses them as malformed slugs.
+}
+
+// apiQuery lists the query parameters each admin API route accepts, by
+// "METHOD path template"; a route not listed accepts none. A later feature
+// that adds a parameter adds it here.
+var apiQuery = map[string][]string{
+	http.MethodGet + " " + pathLinks:     {"limit", "cursor"},
+	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval"},
+	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
+	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
+}
+
+// root answers GET / with a redirect to the configured root URL (by
+// default the dashboard), so that a newcomer opening the server's address
+// lands somewhere useful.
+func (s *Server) root(c echo.Context) error {
+	h := c.Response().Header()
+	h["Location"] = s.rootLocation
+	h["Cache-Control"] = cacheControlPrivate
+	return c.NoContent(http.StatusFound)
+}
+
+// apiNotFound answers a GET or HEAD under /api/ that echo's router handed
+// to the redirect handler: echo prefers its /:slug fallback to a 405, so a
+// path that exists for other methods (GET /api/v1/alarms/1/retry) is told
+// here, 405 with Allow, and any other path 404.
+func (s *Server) apiNotFound(c echo.Context) error {
+	path := strings.Split(c.Request().URL.Path, "/")
+	var allow []string
+	for _, r := range s.apiRoutes {
+		if r.matches(path) && !slices.Contains(allow, r.method) {
+			allow = append(allow, r.method)
+		}
+	}
+	if len(allow) == 0 {
+		return echo.ErrNotFound
+	}
+	c.Response().Header().Set(echo.HeaderAllow, strings.Join(allow, ", "))
+	return echo.ErrMethodNotAllowed
+}
+
+// notFound answers an unknown slug: a redirect to the configured not-found
+// URL, or the 404 page.
+func (s *Server) notFound(c echo.Context) error {
+	if s.notFoundLocation == nil {
+		return s.writePage(c, &pageNotFound)
+	}
+	w := c.Response()
+	h := w.Header()
+	h["Location"] = s.notFoundLocation
+	// The slug may be created a moment later: never cached.
+	h["Cache-Control"] = cacheControlPrivate
+	w.WriteHeader(http.StatusFound)
+	return nil
+}
+
+// blob answers 200 with body and its Content-Length, so that a HEAD answer,
+// which has no body, still tells the size: net/http computes it by itself
+// only for bodies that fit its 2 KiB buffer.
+func blob(c echo.Context, contentType string, body []byte) error {
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	return c.Blob(http.StatusOK, contentType, body)
 }

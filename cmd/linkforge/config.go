@@ -5,14 +5,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode"
+
+	"golang.org/x/time/rate"
 )
 
 // config is the whole configuration of one linkforge process. It is built
@@ -26,7 +31,15 @@ type config struct {
 	FlushInterval time.Duration
 	NodeID        string // empty: the node journal generates one and keeps it
 	LogFormat     string // "json" or "text"
+	LogLevel      slog.Level
 	JournalSync   string // "full" or "normal": the node journal's SQLite synchronous setting
+	// RateLimit and RateBurst are the admin API's per-token token bucket;
+	// rate.Inf: no limit.
+	RateLimit      rate.Limit
+	RateBurst      int
+	RootURL        string // where GET / redirects; empty: the dashboard
+	NotFoundURL    string // where unknown slugs redirect; empty: the 404 page
+	MaxConnections int    // open client connections at most; 0: no limit
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -63,7 +76,13 @@ const (
 	defaultPublicURL     = "http://localhost:8080"
 	defaultFlushInterval = "30s"
 	defaultLogFormat     = "json"
+	defaultLogLevel      = "info"
 	defaultJournalSync   = "full"
+	defaultRateLimit     = "20/s:40"
+	// defaultMaxConnections leaves room for thousands of dashboard
+	// WebSockets (each holds a connection) besides the redirect traffic,
+	// and stays far below the file descriptor limit Go raises itself to.
+	defaultMaxConnections = "20000"
 )
 
 // globalFlags are accepted by every command, before or after its name.
@@ -75,7 +94,12 @@ var globalFlags = []flagSpec{
 	{"flush-interval", "DURATION", defaultFlushInterval, "LinkCounter debounce: time from the first unflushed click to its flush"},
 	{"node-id", "ID", "", "this node's id in the rollup (empty: generated once, kept in the journal)"},
 	{"log-format", "FORMAT", defaultLogFormat, "json or text"},
+	{"log-level", "LEVEL", defaultLogLevel, "debug, info, warn or error"},
 	{"journal-sync", "MODE", defaultJournalSync, "node journal durability: full (an acknowledged click survives a power loss) or normal (survives a process crash; faster commits; docs/adr/006-journal.md)"},
+	{"rate-limit", "RATE", defaultRateLimit, "admin API requests per token: N/s or N/m, optionally :BURST (default burst N); 0: no limit"},
+	{"root-url", "URL", "", "where GET / redirects: an absolute http(s) URL or a path (empty: /dashboard)"},
+	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},
+	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
 }
 
 var (
@@ -107,6 +131,8 @@ var commands = []*command{
 	{name: "token revoke", synopsis: "linkforge token revoke ID", summary: "revoke a token; the API refuses it at once", nargs: 1},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
+	{name: "version", synopsis: "linkforge version",
+		summary: "print the version, the commit and the Go version it was built with (also --version)"},
 }
 
 func init() {
@@ -117,6 +143,7 @@ func init() {
 		"token list":   (*app).tokenList,
 		"token revoke": (*app).tokenRevoke,
 		"healthcheck":  (*app).healthcheck,
+		"version":      (*app).version,
 	}
 	for _, c := range commands {
 		c.run = runs[c.name]
@@ -134,6 +161,10 @@ func lookupCommand(name string) *command {
 
 // errHelp is returned by parseArgs when the user asked for the help text.
 var errHelp = errors.New("help requested")
+
+// errVersion is returned by parseArgs for --version: like the help, it
+// needs no valid configuration.
+var errVersion = errors.New("version requested")
 
 // usageError is a mistake on the command line or in the environment: the
 // process exits 2, the convention for bad usage.
@@ -158,6 +189,9 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 		return invocation{}, flagError(err)
 	}
 	collect(root, set)
+	if set[versionFlag] == "true" {
+		return invocation{}, errVersion
+	}
 	rest := root.Args()
 
 	name := "serve"
@@ -165,6 +199,9 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 		name, rest = rest[0], rest[1:]
 		if name == "help" {
 			return invocation{}, errHelp
+		}
+		if name == "version" {
+			return invocation{}, errVersion
 		}
 		if name == "token" {
 			if len(rest) == 0 {
@@ -184,6 +221,9 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 		return invocation{}, flagError(err)
 	}
 	collect(fs, set)
+	if set[versionFlag] == "true" {
+		return invocation{}, errVersion
+	}
 	if len(positional) != cmd.nargs {
 		if cmd.nargs == 0 {
 			return invocation{}, usagef("%s: unexpected argument %q", cmd.name, positional[0])
@@ -297,7 +337,92 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	if cfg.JournalSync != "full" && cfg.JournalSync != "normal" {
 		return config{}, usagef("invalid %s %q: want full or normal", source, cfg.JournalSync)
 	}
+
+	raw, source = get("log-level")
+	if err := cfg.LogLevel.UnmarshalText([]byte(raw)); err != nil || !slices.Contains([]string{"debug", "info", "warn", "error"}, strings.ToLower(raw)) {
+		return config{}, usagef("invalid %s %q: want debug, info, warn or error", source, raw)
+	}
+
+	raw, source = get("rate-limit")
+	if cfg.RateLimit, cfg.RateBurst, err = parseRateLimit(raw); err != nil {
+		return config{}, usagef("invalid %s %q: %v", source, raw, err)
+	}
+
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"root-url", &cfg.RootURL}, {"not-found-url", &cfg.NotFoundURL}} {
+		raw, source = get(f.name)
+		if raw != "" {
+			if err := checkRedirectURL(raw); err != nil {
+				return config{}, usagef("invalid %s %q: %v", source, raw, err)
+			}
+		}
+		*f.dst = raw
+	}
+
+	raw, source = get("max-connections")
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 {
+		return config{}, usagef("invalid %s %q: want a number of connections, or 0 for no limit", source, raw)
+	}
+	cfg.MaxConnections = n
 	return cfg, nil
+}
+
+// rateLimitPattern is --rate-limit's syntax: N/s or N/m, then an optional
+// :BURST.
+var rateLimitPattern = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)/(s|m)(?::([0-9]+))?$`)
+
+// parseRateLimit reads --rate-limit: "20/s:40" is 20 requests a second with
+// bursts of 40; "100/m" 100 a minute with bursts of 100 (the burst defaults
+// to N); "0" is no limit.
+func parseRateLimit(raw string) (rate.Limit, int, error) {
+	if raw == "0" {
+		return rate.Inf, 0, nil
+	}
+	m := rateLimitPattern.FindStringSubmatch(raw)
+	if m == nil {
+		return 0, 0, errors.New("want N/s or N/m, optionally followed by :BURST (examples: 20/s:40, 100/m), or 0 for no limit")
+	}
+	n, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || n <= 0 || n > 1e6 {
+		return 0, 0, errors.New("the rate must be above 0 and at most 1000000")
+	}
+	perSecond := n
+	if m[2] == "m" {
+		perSecond = n / 60
+	}
+	burst := int(math.Ceil(n))
+	if m[3] != "" {
+		if burst, err = strconv.Atoi(m[3]); err != nil || burst < 1 || burst > 1e6 {
+			return 0, 0, errors.New("the burst must be from 1 to 1000000")
+		}
+	}
+	return rate.Limit(perSecond), burst, nil
+}
+
+// checkRedirectURL accepts what --root-url and --not-found-url may be: an
+// absolute http(s) URL, or a path on this server ("/dashboard"). It becomes
+// a Location header as it is.
+func checkRedirectURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	if u.Scheme == "" && u.Host == "" {
+		if !strings.HasPrefix(raw, "/") || strings.HasPrefix(raw, "//") {
+			return errors.New("want an absolute http:// or https:// URL, or a path starting with /")
+		}
+		return nil
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return errors.New("want an absolute http:// or https:// URL, or a path starting with /")
+	}
+	if u.Host == "" {
+		return errors.New("missing host")
+	}
+	return nil
 }
 
 // nodeIDPattern keeps node ids printable and short: they are a column of
@@ -342,6 +467,10 @@ func checkLabel(s string) error {
 	return nil
 }
 
+// versionFlag is --version, accepted before or after any command. It has
+// no environment variable: it is a question, not configuration.
+const versionFlag = "version"
+
 // newFlagSet registers specs as string flags. Values are converted and
 // validated later, once we know whether they came from the command line, the
 // environment or the defaults.
@@ -351,6 +480,7 @@ func newFlagSet(name string, specs []flagSpec) *flag.FlagSet {
 	for _, f := range specs {
 		fs.String(f.name, f.def, f.usage)
 	}
+	fs.Bool(versionFlag, false, "print the version and exit")
 	return fs
 }
 
@@ -400,7 +530,8 @@ func printUsage(w io.Writer) {
 	tw.Flush()
 
 	fmt.Fprint(w, "\nFlags go before or after the command. Each has an environment variable;\n"+
-		"a flag on the command line beats the variable, which beats the default.\n\n")
+		"a flag on the command line beats the variable, which beats the default.\n"+
+		"--version prints the version and exits.\n\n")
 	printFlags(w, globalFlags)
 	fmt.Fprint(w, "\nToken flags:\n\n")
 	printFlags(w, []flagSpec{tenantFlag, nameFlag})

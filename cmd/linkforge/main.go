@@ -58,21 +58,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		printUsage(stdout)
 		return exitOK
 	}
+	if errors.Is(err, errVersion) {
+		readBuildInfo().write(stdout)
+		return exitOK
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "linkforge: %v\nRun 'linkforge --help' for usage.\n", err)
 		return exitUsage
 	}
-	a := &app{ctx: ctx, cfg: inv.cfg, stdout: stdout, stderr: stderr, log: newLogger(inv.cfg.LogFormat, stderr)}
+	a := &app{ctx: ctx, cfg: inv.cfg, stdout: stdout, stderr: stderr, log: newLogger(inv.cfg.LogFormat, inv.cfg.LogLevel, stderr)}
 	return inv.cmd.run(a, inv)
 }
 
 // newLogger returns the process logger: JSON lines for machines by
-// default, key=value text for people.
-func newLogger(format string, w io.Writer) *slog.Logger {
+// default, key=value text for people; records below level are dropped.
+func newLogger(format string, level slog.Level, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, nil))
+		return slog.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
 // fail logs err as the reason the command failed and returns exitFailure.

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
+	"golang.org/x/term"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/dashboard"
@@ -20,22 +24,85 @@ import (
 	"github.com/linkforge/linkforge/web"
 )
 
-// shutdownTimeout bounds the graceful stop: draining HTTP requests, then
-// stopping the background components (flushing every counter), then closing
-// the store. It stays under the 30 s that container orchestrators usually
-// wait between SIGTERM and SIGKILL.
-const shutdownTimeout = 25 * time.Second
+// Stop budgets. Each step of the graceful stop gets its own deadline, so
+// that a step that runs out of time (a slow client holding its request
+// open) cannot eat the time of the steps after it: above all, the counter's
+// final flush always has its full budget. Together they stay under the 30 s
+// that container orchestrators usually wait between SIGTERM and SIGKILL
+// (TestStopBudgetsFitTheGracePeriod).
+const (
+	// httpDrainBudget bounds the wait for in-flight requests; then the
+	// remaining connections are cut.
+	httpDrainBudget = 10 * time.Second
+	// counterFlushBudget is the final flush of every counter's clicks.
+	counterFlushBudget = 15 * time.Second
+	// componentStopBudget is each of the other components' stop: the
+	// expiry scheduler, the dashboards, the cluster bus.
+	componentStopBudget = time.Second
+	// expiryStopBudget lets a running alarm's hook finish.
+	expiryStopBudget = 2 * time.Second
+)
 
 // journalFile is the node journal's name inside the data dir.
 const journalFile = "journal.db"
 
-// readHeaderTimeout stops slow-loris clients from holding connections open.
-const readHeaderTimeout = 10 * time.Second
+// httpLimits are the HTTP server's timeouts. Together with the listener's
+// connection cap they bound what a client can hold without a token.
+type httpLimits struct {
+	// readHeader bounds the request line and headers (slow-loris).
+	readHeader time.Duration
+	// read bounds the whole request, body included: a body trickled a byte
+	// at a time is cut. Admin API bodies are at most 64 KiB.
+	read time.Duration
+	// write bounds the handler and the answer, from the end of the
+	// headers: a client that does not read its answer is cut. WebSocket
+	// upgrades are hijacked and clear it (gorilla/websocket resets the
+	// connection's deadlines), so it does not cut live dashboards.
+	write time.Duration
+	// idle closes keep-alive connections with no request; longer than the
+	// 60 s idle timeout of common load balancers, so that the balancer, not
+	// this server, closes the connections it reuses.
+	idle time.Duration
+}
+
+var defaultHTTPLimits = httpLimits{
+	readHeader: 10 * time.Second,
+	read:       15 * time.Second,
+	write:      30 * time.Second,
+	idle:       75 * time.Second,
+}
+
+// newHTTPServer returns the server of h with limits.
+func newHTTPServer(h http.Handler, log *slog.Logger, limits httpLimits) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: limits.readHeader,
+		ReadTimeout:       limits.read,
+		WriteTimeout:      limits.write,
+		IdleTimeout:       limits.idle,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// listen opens the listening socket, capped at maxConns open connections
+// (0: no cap). Connections past the cap wait in the kernel's backlog until
+// one closes, which the timeouts above guarantee.
+func listen(addr string, maxConns int) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if maxConns > 0 {
+		ln = netutil.LimitListener(ln, maxConns)
+	}
+	return ln, nil
+}
 
 // stopper is one step of the shutdown.
 type stopper struct {
-	name string
-	stop func(context.Context) error
+	name   string
+	budget time.Duration // 0: no deadline of its own (closing a file)
+	stop   func(context.Context) error
 }
 
 // lifecycle stops what serve started, in reverse order: a component is
@@ -48,22 +115,29 @@ type lifecycle struct {
 	stoppers []stopper
 }
 
-func (l *lifecycle) add(name string, stop func(context.Context) error) {
-	l.stoppers = append(l.stoppers, stopper{name, stop})
+func (l *lifecycle) add(name string, budget time.Duration, stop func(context.Context) error) {
+	l.stoppers = append(l.stoppers, stopper{name, budget, stop})
 }
 
-// stopAll runs every stop, last added first, even after a failure, and
-// returns the failures joined.
-func (l *lifecycle) stopAll(ctx context.Context) error {
+// stopAll runs every stop, last added first, each within its own budget,
+// even after a failure, and returns the failures joined.
+func (l *lifecycle) stopAll(parent context.Context) error {
 	var errs []error
 	for i := len(l.stoppers) - 1; i >= 0; i-- {
 		s := l.stoppers[i]
-		if err := s.stop(ctx); err != nil {
-			l.log.Error("stop failed", "component", s.name, "error", err)
+		ctx, cancel := parent, context.CancelFunc(func() {})
+		if s.budget > 0 {
+			ctx, cancel = context.WithTimeout(parent, s.budget)
+		}
+		start := time.Now()
+		err := s.stop(ctx)
+		cancel()
+		if err != nil {
+			l.log.Error("stop failed", "component", s.name, "error", err, "budget", s.budget.String())
 			errs = append(errs, fmt.Errorf("stop %s: %w", s.name, err))
 			continue
 		}
-		l.log.Info("stopped", "component", s.name)
+		l.log.Info("stopped", "component", s.name, "took", time.Since(start).Round(time.Millisecond).String())
 	}
 	return errors.Join(errs...)
 }
@@ -73,10 +147,9 @@ func (a *app) serve(invocation) int {
 	lc := &lifecycle{log: a.log}
 	code := a.serveUntilDone(lc)
 
-	// The parent context is cancelled by now: stopping gets its own deadline.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), shutdownTimeout)
-	defer cancel()
-	if err := lc.stopAll(ctx); err != nil {
+	// The parent context is cancelled by now: each step of the stop gets
+	// its own deadline.
+	if err := lc.stopAll(context.WithoutCancel(a.ctx)); err != nil {
 		return exitFailure
 	}
 	if code == exitOK {
@@ -93,9 +166,12 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	if err != nil {
 		return a.fail("cannot open store", err)
 	}
-	lc.add("store", func(context.Context) error { return st.Close() })
+	lc.add("store", 0, func(context.Context) error { return st.Close() })
 
 	registry := prometheus.NewRegistry()
+	if err := registerBuildInfo(registry, readBuildInfo()); err != nil {
+		return a.fail("cannot register metrics", err)
+	}
 
 	// The tenants' live dashboards: the counter hands them its live deltas,
 	// HTTP the WebSocket upgrades of /api/v1/live.
@@ -113,7 +189,7 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	if err != nil {
 		return a.fail("cannot open click journal", err)
 	}
-	lc.add("journal", func(context.Context) error { return journal.Close() })
+	lc.add("journal", 0, func(context.Context) error { return journal.Close() })
 
 	// On PostgreSQL, other nodes may share the store: the cluster feed
 	// sits between the counter and the dashboards, and the bus joins the
@@ -150,21 +226,21 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		// exists; stopped after the counter and the expiry alarms, whose
 		// last events it sends, and before the store whose connections it
 		// uses.
-		lc.add("bus", bus.Stop)
+		lc.add("bus", componentStopBudget, bus.Stop)
 	}
 	if err := counter.Start(a.ctx); err != nil {
 		return a.fail("cannot start click counter", err)
 	}
 	// Stopped after HTTP (no more clicks) and before the store it flushes
 	// into: Stop flushes every counter.
-	lc.add("counter", counter.Stop)
+	lc.add("counter", counterFlushBudget, counter.Stop)
 	if err := hub.Start(a.ctx); err != nil {
 		return a.fail("cannot start live dashboards", err)
 	}
 	// Stopped after HTTP, whose Shutdown leaves hijacked WebSocket
 	// connections alone, and before the counter: its last deltas then
 	// reach nobody, which is fine.
-	lc.add("dashboard", hub.Stop)
+	lc.add("dashboard", componentStopBudget, hub.Stop)
 
 	// Link expiry alarms. The scheduler's hooks need the web server (cache
 	// invalidation) and the web server needs the scheduler (to move its
@@ -205,6 +281,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		Live:      hub,
 		Alarms:    sched,
 		Peers:     peers,
+		RateLimit: a.cfg.RateLimit,
+		RateBurst: a.cfg.RateBurst,
+
+		RootURL:     a.cfg.RootURL,
+		NotFoundURL: a.cfg.NotFoundURL,
 	})
 	if err != nil {
 		return a.fail("cannot build web server", err)
@@ -221,24 +302,25 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		return a.fail("cannot start expiry scheduler", err)
 	}
 	// Stopped after HTTP and before the store its alarms live in.
-	lc.add("expiry", sched.Stop)
+	lc.add("expiry", expiryStopBudget, sched.Stop)
 
-	ln, err := net.Listen("tcp", a.cfg.Addr)
+	ln, err := listen(a.cfg.Addr, a.cfg.MaxConnections)
 	if err != nil {
 		return a.fail("cannot listen", err)
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(handler, a.log, defaultHTTPLimits)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	lc.add("http", func(ctx context.Context) error {
+	lc.add("http", httpDrainBudget, func(ctx context.Context) error {
 		err := srv.Shutdown(ctx)
 		if err != nil {
-			// Out of time: cut the remaining connections rather than hang.
+			// Out of time: cut the remaining connections rather than
+			// hang, and go on with the steps after this one, which have
+			// budgets of their own. Clicks of the requests cut never got
+			// their 302: nothing acknowledged is lost.
+			a.log.Warn("cutting connections still open after the drain budget", "budget", httpDrainBudget.String())
 			srv.Close()
+			err = nil
 		}
 		if serr := <-serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 			return errors.Join(err, serr)
@@ -248,12 +330,16 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 
 	addr := ln.Addr().String()
 	dashboard := a.cfg.PublicURL.String() + "/dashboard"
-	a.log.Info("listening", append([]any{"addr", addr, "node_id", counter.NodeID(), "public_url", a.cfg.PublicURL.String(), "dashboard", dashboard}, a.storeAttrs()...)...)
-	fmt.Fprintf(a.stderr, "LinkForge is listening on %s.\n"+
-		"  Dashboard: %s\n"+
-		"  Admin API token: linkforge token create --tenant NAME\n"+
-		"    (from a source checkout: go run ./cmd/linkforge token create --tenant acme)\n",
-		addr, dashboard)
+	a.log.Info("listening", append([]any{"addr", addr, "node_id", counter.NodeID(), "public_url", a.cfg.PublicURL.String(),
+		"dashboard", dashboard, "max_connections", a.cfg.MaxConnections}, a.storeAttrs()...)...)
+	if isTerminal(a.stderr) {
+		// For a person at a terminal; log collectors get the line above.
+		fmt.Fprintf(a.stderr, "LinkForge is listening on %s.\n"+
+			"  Dashboard: %s\n"+
+			"  Admin API token: linkforge token create --tenant NAME\n"+
+			"    (from a source checkout: go run ./cmd/linkforge token create --tenant acme)\n",
+			addr, dashboard)
+	}
 
 	select {
 	case <-a.ctx.Done():
@@ -266,4 +352,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		a.log.Error("server stopped unexpectedly", "error", err)
 		return exitFailure
 	}
+}
+
+// isTerminal reports whether w is a terminal: the banner is for people, and
+// would be a line of plain text among the JSON a log collector reads.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

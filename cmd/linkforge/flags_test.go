@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// TestRound2Flags: --rate-limit, --log-level, --root-url, --not-found-url
+// and --max-connections, from the flag or their variable, the flag winning
+// (API.md, Round 2 additions; issue 10, first-run polish).
+func TestRound2Flags(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(t *testing.T, c config)
+	}{
+		{"defaults", nil, nil, func(t *testing.T, c config) {
+			if c.RateLimit != 20 || c.RateBurst != 40 || c.LogLevel != slog.LevelInfo || c.RootURL != "" ||
+				c.NotFoundURL != "" || c.MaxConnections != 20000 {
+				t.Errorf("config = %+v", c)
+			}
+		}},
+		{"per minute, default burst", []string{"--rate-limit", "100/m"}, nil, func(t *testing.T, c config) {
+			if c.RateLimit != rate.Limit(100.0/60) || c.RateBurst != 100 {
+				t.Errorf("rate %v burst %d", c.RateLimit, c.RateBurst)
+			}
+		}},
+		{"fractional per second with burst", []string{"--rate-limit=0.5/s:3"}, nil, func(t *testing.T, c config) {
+			if c.RateLimit != 0.5 || c.RateBurst != 3 {
+				t.Errorf("rate %v burst %d", c.RateLimit, c.RateBurst)
+			}
+		}},
+		{"0 disables", nil, map[string]string{"LINKFORGE_RATE_LIMIT": "0"}, func(t *testing.T, c config) {
+			if c.RateLimit != rate.Inf {
+				t.Errorf("rate %v, want Inf", c.RateLimit)
+			}
+		}},
+		{"flag beats env", []string{"serve", "--rate-limit", "5/s:5", "--log-level", "warn"},
+			map[string]string{"LINKFORGE_RATE_LIMIT": "0", "LINKFORGE_LOG_LEVEL": "debug"}, func(t *testing.T, c config) {
+				if c.RateLimit != 5 || c.RateBurst != 5 || c.LogLevel != slog.LevelWarn {
+					t.Errorf("config = %+v", c)
+				}
+			}},
+		{"env", nil, map[string]string{"LINKFORGE_LOG_LEVEL": "DEBUG", "LINKFORGE_ROOT_URL": "https://example.com/",
+			"LINKFORGE_NOT_FOUND_URL": "/dashboard", "LINKFORGE_MAX_CONNECTIONS": "0"}, func(t *testing.T, c config) {
+			if c.LogLevel != slog.LevelDebug || c.RootURL != "https://example.com/" || c.NotFoundURL != "/dashboard" || c.MaxConnections != 0 {
+				t.Errorf("config = %+v", c)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv, err := parseArgs(tt.args, envOf(tt.env))
+			if err != nil {
+				t.Fatalf("parseArgs: %v", err)
+			}
+			tt.check(t, inv.cfg)
+		})
+	}
+}
+
+// TestRound2FlagErrors: a bad value stops the process with exit 2 and a
+// message naming the flag or its variable.
+func TestRound2FlagErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--rate-limit", "20"}, nil, `invalid --rate-limit "20": want N/s or N/m`},
+		{[]string{"--rate-limit", "20/h"}, nil, "--rate-limit"},
+		{[]string{"--rate-limit", "0/s"}, nil, "must be above 0"},
+		{[]string{"--rate-limit", "20/s:0"}, nil, "burst must be from 1"},
+		{[]string{"--rate-limit", "-1/s"}, nil, "--rate-limit"},
+		{nil, map[string]string{"LINKFORGE_RATE_LIMIT": "fast"}, `invalid LINKFORGE_RATE_LIMIT "fast"`},
+		{[]string{"--log-level", "verbose"}, nil, `invalid --log-level "verbose": want debug, info, warn or error`},
+		{[]string{"--log-level", "info+2"}, nil, "--log-level"},
+		{nil, map[string]string{"LINKFORGE_LOG_LEVEL": "trace"}, "LINKFORGE_LOG_LEVEL"},
+		{[]string{"--root-url", "example.com"}, nil, `invalid --root-url "example.com"`},
+		{[]string{"--root-url", "//evil.example"}, nil, "--root-url"},
+		{[]string{"--not-found-url", "javascript:alert(1)"}, nil, "--not-found-url"},
+		{[]string{"--not-found-url", "https://"}, nil, "missing host"},
+		{nil, map[string]string{"LINKFORGE_NOT_FOUND_URL": "ftp://x"}, "LINKFORGE_NOT_FOUND_URL"},
+		{[]string{"--max-connections", "-1"}, nil, "--max-connections"},
+		{[]string{"--max-connections", "many"}, nil, "--max-connections"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " ")+tt.want, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"serve"}, tt.args...)
+			if code := run(context.Background(), args, &stdout, &stderr, envOf(tt.env)); code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestLogLevel: records below --log-level are dropped.
+func TestLogLevel(t *testing.T) {
+	var buf bytes.Buffer
+	log := newLogger("json", slog.LevelWarn, &buf)
+	log.Info("hidden")
+	log.Warn("shown")
+	if out := buf.String(); strings.Contains(out, "hidden") || !strings.Contains(out, "shown") {
+		t.Errorf("log = %q", out)
+	}
+}
+
+// TestVersion: `linkforge version` and --version, before or after a
+// command, print the version, the commit and the Go version, and need no
+// valid configuration.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}, {"serve", "--version"}, {"token", "create", "--version"}} {
+		var stdout, stderr bytes.Buffer
+		// A bad variable does not stop a question about the binary.
+		code := run(context.Background(), args, &stdout, &stderr, envOf(map[string]string{"LINKFORGE_ADDR": "bad"}))
+		if code != exitOK {
+			t.Errorf("%q: exit %d; stderr %s", args, code, stderr.String())
+		}
+		out := stdout.String()
+		if !strings.HasPrefix(out, "linkforge ") || !strings.Contains(out, "\ncommit: ") || !strings.Contains(out, "\ngo: "+runtime.Version()+"\n") {
+			t.Errorf("%q: stdout %q", args, out)
+		}
+	}
+}
+
+// TestStopBudgetsFitTheGracePeriod: the stop steps' budgets, run one after
+// the other, end before the 30 s orchestrators wait before SIGKILL.
+func TestStopBudgetsFitTheGracePeriod(t *testing.T) {
+	total := httpDrainBudget + expiryStopBudget + componentStopBudget /* dashboard */ + counterFlushBudget + componentStopBudget /* bus */
+	if total >= 30*time.Second {
+		t.Errorf("budgets add up to %v, not under 30 s", total)
+	}
+	if counterFlushBudget < 10*time.Second {
+		t.Errorf("the final flush has %v", counterFlushBudget)
+	}
+}
+
+// TestIsTerminal: the banner's test. A pipe or a buffer is not a terminal;
+// a pseudo-terminal is.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if isTerminal(w) || isTerminal(&bytes.Buffer{}) {
+		t.Error("a pipe or a buffer counts as a terminal")
+	}
+	pty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("no pseudo-terminal to compare with: %v", err)
+	}
+	defer pty.Close()
+	if !isTerminal(pty) {
+		t.Error("a pseudo-terminal does not count as a terminal")
+	}
+}
