@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -118,6 +119,8 @@ type Server struct {
 	// publicOrigin is PublicURL, the origin the live feed admits besides
 	// the request's own.
 	publicOrigin *url.URL
+	// dbDown is the database's state as /readyz last saw it.
+	dbDown atomic.Bool
 }
 
 // New returns a Server with every route registered.
@@ -163,7 +166,8 @@ func New(cfg Config) (*Server, error) {
 		size = DefaultCacheSize
 	}
 	var err error
-	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry); err != nil {
+	heard, _ := cfg.Peers.(PeerHealth)
+	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry, heard); err != nil {
 		return nil, err
 	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst
