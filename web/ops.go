@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
 )
 
 // openAPIDoc is the OpenAPI 3.1 description of every route, kept in the
