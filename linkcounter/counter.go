@@ -340,7 +340,9 @@ func errUnavailable(msg string, err error) error {
 //
 // For a link with MaxClicks, the first click after the link's actor is
 // created reads the link's rollup total (one store round trip); links without
-// a limit never wait for the store.
+// a limit never wait for the store. If the store cannot be read, a link whose
+// previous actor was evicted starts from the total that actor knew; one
+// never read answers EUnavailable (docs/adr/006-journal.md, "Outage").
 func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time) error {
 	for {
 		a := c.actorFor(l.ID)
