@@ -342,3 +342,30 @@ func TestUncountedRequestsDoNotRevealLimitedTargets(t *testing.T) {
 		}
 	})
 }
+
+// TestReadinessWithUnwritableJournal: a counter whose journal takes no
+// write cannot count clicks, so the node is not ready, database or not.
+func TestReadinessWithUnwritableJournal(t *testing.T) {
+	st := testdb.SQLite(t)
+	j, err := linkcounter.Open(t.Context(), filepath.Join(t.TempDir(), "journal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := linkcounter.New(t.Context(), linkcounter.Config{Store: st, Journal: j})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := counter.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { counter.Stop(context.Background()) })
+	e := newEnv(t, st, func(c *web.Config) { c.Counter = counter })
+	if err := j.Close(); err != nil { // the file is gone from under the counter
+		t.Fatal(err)
+	}
+	r := e.do(http.MethodGet, "/readyz", "", "")
+	mustStatus(t, r, http.StatusServiceUnavailable)
+	if want := `{"status":"unavailable","journal":"unwritable","database":"ok"}`; strings.TrimSpace(string(r.body)) != want {
+		t.Errorf("/readyz body = %s, want %s", r.body, want)
+	}
+}
