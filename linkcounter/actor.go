@@ -58,12 +58,14 @@ type actor struct {
 	ambiguous bool
 
 	// Live deltas: the bucket counts changed since the last delta.
-	// loadRetryAt spaces out the live loop's total reads while they fail.
-	loadRetryAt time.Time
-	tenantID    int64
-	slug        string
-	live        map[int64]int64 // bucket (unix seconds) -> absolute count
-	liveQueued  bool
+	// loadRetryAt spaces out the live loop's total reads while they fail;
+	// totalRetryAt the clicks' (ensureTotal).
+	loadRetryAt  time.Time
+	totalRetryAt time.Time
+	tenantID     int64
+	slug         string
+	live         map[int64]int64 // bucket (unix seconds) -> absolute count
+	liveQueued   bool
 }
 
 // clean reports whether the actor holds nothing that is not in the journal
@@ -96,6 +98,7 @@ func (c *Counter) evictIdle(now time.Time, idle time.Duration) int {
 		}
 		a.mu.Lock()
 		if a.clean() && now.Sub(a.lastClick) >= idle {
+			c.rememberTotal(a)
 			a.evicted = true
 			c.actors.CompareAndDelete(k, a)
 			c.nActors.Add(-1)

@@ -46,6 +46,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
@@ -132,12 +133,20 @@ type Counter struct {
 	// in a purged bucket whose rollup row holds more (see bucketOf).
 	clockHigh atomic.Int64
 
-	actors  sync.Map // int64 -> *actor: the registry
-	nActors atomic.Int64
-	pending atomic.Int64 // acknowledged clicks not flushed yet
-	commits *committer
-	sched   scheduler
-	live    liveQueue
+	actors sync.Map // int64 -> *actor: the registry
+	// lastTotals holds the last known rollup total of limited links whose
+	// actor was evicted (see ensureTotal).
+	lastTotals *lru.Cache[int64, int64]
+	nActors    atomic.Int64
+	pending    atomic.Int64 // acknowledged clicks not flushed yet
+	commits    *committer
+	sched      scheduler
+	live       liveQueue
+
+	// Ready's last journal probe.
+	readyMu  sync.Mutex
+	readyAt  time.Time
+	readyErr error
 
 	// Life cycle.
 	runMu    sync.RWMutex // held for reading by a click's reservation
@@ -200,6 +209,9 @@ func New(ctx context.Context, cfg Config) (*Counter, error) {
 		c.log = slog.Default()
 	}
 	c.seedPending.Store(needsSeed)
+	if c.lastTotals, err = lru.New[int64, int64](lastTotalsSize); err != nil {
+		return nil, fmt.Errorf("linkcounter: %w", err)
+	}
 	c.sched.wake = make(chan struct{}, 1)
 	c.live.wake = make(chan struct{}, 1)
 	c.m = newMetrics(c)
@@ -356,7 +368,9 @@ func errUnavailable(msg string, err error) error {
 //
 // For a link with MaxClicks, the first click after the link's actor is
 // created reads the link's rollup total (one store round trip); links without
-// a limit never wait for the store.
+// a limit never wait for the store. If the store cannot be read, a link whose
+// previous actor was evicted starts from the total that actor knew; one
+// never read answers EUnavailable (docs/adr/006-journal.md, "Outage").
 func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time) error {
 	for {
 		a := c.actorFor(l.ID)
@@ -523,15 +537,89 @@ func (c *Counter) ensureTotal(ctx context.Context, a *actor) error {
 		// total read now could count them twice. The retry resolves it.
 		return errUnavailable("click total unknown until the pending flush succeeds", nil)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.loadTimeout)
-	defer cancel()
-	total, err := c.store.ClickTotal(ctx, a.id)
-	if err != nil {
-		return errUnavailable("click total unavailable", fmt.Errorf("click total of link %d: %w", a.id, err))
+	now := c.clock.Now()
+	a.mu.Lock()
+	retryAt := a.totalRetryAt
+	a.mu.Unlock()
+	var err error
+	if now.Before(retryAt) {
+		// A read failed a moment ago: the clicks queued behind it must not
+		// each wait loadTimeout on a store that is down.
+		err = errors.New("the last read failed less than a second ago")
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, c.loadTimeout)
+		var total int64
+		total, err = c.store.ClickTotal(rctx, a.id)
+		cancel()
+		if err == nil {
+			a.mu.Lock()
+			a.base, a.totalKnown = total, true
+			a.mu.Unlock()
+			return nil
+		}
+	}
+	if last, ok := c.lastTotals.Get(a.id); ok {
+		// The store is unreachable, but this node knew the link's total
+		// when it evicted its previous actor: serve the headroom it still
+		// holds, as that actor would have (docs/adr/006-journal.md,
+		// "Outage").
+		a.mu.Lock()
+		a.base, a.totalKnown = last, true
+		a.mu.Unlock()
+		return nil
 	}
 	a.mu.Lock()
-	a.base, a.totalKnown = total, true
+	if !now.Before(a.totalRetryAt) {
+		a.totalRetryAt = now.Add(totalRetry)
+	}
 	a.mu.Unlock()
+	return errUnavailable("click total unavailable", fmt.Errorf("click total of link %d: %w", a.id, err))
+}
+
+// totalRetry spaces out the reads of a link's total while they fail.
+const totalRetry = time.Second
+
+// lastTotalsSize bounds the totals kept for evicted actors of limited links:
+// about 100 bytes each.
+const lastTotalsSize = 65536
+
+// rememberTotal keeps the total of a limited link whose actor is evicted, so
+// that a later actor can use it while the store is unreachable. a.mu must be
+// held.
+func (c *Counter) rememberTotal(a *actor) {
+	if a.limited && a.totalKnown {
+		c.lastTotals.Add(a.id, a.base)
+	}
+}
+
+// readyEvery bounds how often Ready writes to the journal: /readyz is
+// public, and each probe is a commit (an fsync).
+const readyEvery = time.Second
+
+// Ready reports whether the counter can count clicks: it is running and its
+// journal takes a write. The journal is probed at most once per readyEvery;
+// calls in between get the last result. It does not touch the main store:
+// clicks are counted in the journal whether or not the database is up.
+func (c *Counter) Ready(ctx context.Context) error {
+	c.runMu.RLock()
+	running := c.running
+	c.runMu.RUnlock()
+	if !running {
+		return errUnavailable("click counter is not running", nil)
+	}
+	c.readyMu.Lock()
+	defer c.readyMu.Unlock()
+	now := c.clock.Now()
+	if c.readyAt.IsZero() || now.Sub(c.readyAt) >= readyEvery || now.Before(c.readyAt) {
+		c.readyErr = c.journal.probe(ctx)
+		c.readyAt = now
+		if c.readyErr != nil && ctx.Err() != nil {
+			c.readyAt = time.Time{} // the caller gave up: say nothing of the journal
+		}
+	}
+	if c.readyErr != nil {
+		return errUnavailable("click journal not writable", c.readyErr)
+	}
 	return nil
 }
 

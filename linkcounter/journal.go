@@ -212,6 +212,17 @@ func (j *Journal) dsn(writer bool) string {
 	return u.String()
 }
 
+// probe checks that the journal takes a write: one small autocommit on the
+// writer connection (it waits for a group commit under way, then runs
+// alone). Counter.Ready calls it for /readyz.
+func (j *Journal) probe(ctx context.Context) error {
+	if _, err := j.w.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('ready_probe', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.FormatInt(time.Now().UnixNano(), 10)); err != nil {
+		return fmt.Errorf("journal %s: write probe: %w", j.path, err)
+	}
+	return nil
+}
+
 // Path returns the journal's file name.
 func (j *Journal) Path() string { return j.path }
 

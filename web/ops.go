@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/linkforge/linkforge"
 )
 
 // openAPIDoc is the OpenAPI 3.1 description of every route, kept in the
@@ -20,24 +18,61 @@ var openAPIDoc []byte
 //go:embed assets
 var assets embed.FS
 
-// readyTimeout bounds the readiness probe's ping: a load balancer must learn
-// quickly that the database is gone.
+// readyTimeout bounds each check of the readiness probe: a load balancer
+// must get its answer quickly.
 const readyTimeout = 2 * time.Second
+
+// ReadinessChecker is implemented by click counters that can tell whether
+// they can count clicks now (*linkcounter.Counter: running, its journal
+// writable). /readyz fails when they cannot.
+type ReadinessChecker interface {
+	Ready(ctx context.Context) error
+}
+
+// readiness is the body of /readyz.
+type readiness struct {
+	Status   string `json:"status"`   // ready or unavailable
+	Journal  string `json:"journal"`  // ok, unwritable, or none (clicks are not counted)
+	Database string `json:"database"` // ok or unavailable
+}
 
 // healthz answers 200 as long as the process serves HTTP.
 func (s *Server) healthz(c echo.Context) error {
 	return c.String(http.StatusOK, "ok\n")
 }
 
-// readyz answers 200 while the database answers a ping, 503 otherwise.
+// readyz answers 200 while this node can answer redirects and count clicks:
+// its click journal takes writes. The database's state is reported in the
+// body but does not fail it: the cached links keep redirecting through a
+// database outage (stale-if-error) and their clicks wait in the journal, and
+// failing every node's probe at once would take the whole cluster out of the
+// load balancer. The causes are logged, not shown.
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
 	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		s.logger.Warn("readiness check failed", "error", err)
-		return &linkforge.Error{Code: linkforge.EUnavailable, Message: "the database is unreachable", Err: err}
+	body := readiness{Status: "ready", Journal: "none", Database: "ok"}
+	status := http.StatusOK
+	if rc, ok := s.counter.(ReadinessChecker); ok {
+		body.Journal = "ok"
+		if err := rc.Ready(ctx); err != nil {
+			s.logger.Warn("readiness check failed: clicks cannot be counted", "error", err)
+			body.Status, body.Journal, status = "unavailable", "unwritable", http.StatusServiceUnavailable
+		}
 	}
-	return c.String(http.StatusOK, "ready\n")
+	err := s.store.Ping(ctx)
+	if err != nil {
+		body.Database = "unavailable"
+	}
+	// Logged when the state changes, not on every probe of an outage.
+	if down := err != nil; s.dbDown.Swap(down) != down {
+		if down {
+			s.logger.Warn("database unreachable; serving cached links", "error", err)
+		} else {
+			s.logger.Info("database reachable again")
+		}
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return c.JSON(status, body)
 }
 
 func (s *Server) openAPI(c echo.Context) error {

@@ -43,24 +43,55 @@ func (p *pingStore) setDown(d bool) {
 	p.down = d
 }
 
+// TestHealthAndReadiness (issue 10, item 1): /readyz says whether this node
+// can answer redirects and count clicks. The database being down alone does
+// not fail it (cached links keep redirecting, clicks wait in the journal):
+// it is reported in the body, without its cause. A counter that cannot
+// write its journal fails it.
 func TestHealthAndReadiness(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, st linkforge.Store) {
 		t.Parallel()
 		s := &pingStore{Store: st}
-		e := newEnv(t, s)
-		mustStatus(t, e.do(http.MethodGet, "/healthz", "", ""), http.StatusOK)
-		mustStatus(t, e.do(http.MethodGet, "/readyz", "", ""), http.StatusOK)
-		s.setDown(true)
-		p := mustProblem(t, e.do(http.MethodGet, "/readyz", "", ""), http.StatusServiceUnavailable, "")
-		if strings.Contains(p.Detail, "10.0.0.1") {
-			t.Errorf("detail %q shows the cause", p.Detail)
+		counter := newRealCounter(t, st)
+		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter })
+		ready := func(status int, want string) {
+			t.Helper()
+			r := e.do(http.MethodGet, "/readyz", "", "")
+			mustStatus(t, r, status)
+			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type = %q, want JSON", ct)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(r.body, &got); err != nil {
+				t.Fatalf("body %s: %v", r.body, err)
+			}
+			if b, _ := json.Marshal(got); string(b) != want {
+				t.Errorf("/readyz body = %s, want %s", b, want)
+			}
+			if strings.Contains(string(r.body), "10.0.0.1") {
+				t.Errorf("body %s shows the cause", r.body)
+			}
 		}
 		mustStatus(t, e.do(http.MethodGet, "/healthz", "", ""), http.StatusOK)
+		ready(http.StatusOK, `{"database":"ok","journal":"ok","status":"ready"}`)
+		s.setDown(true)
+		ready(http.StatusOK, `{"database":"unavailable","journal":"ok","status":"ready"}`)
+		mustStatus(t, e.do(http.MethodGet, "/healthz", "", ""), http.StatusOK)
 		s.setDown(false)
-		mustStatus(t, e.do(http.MethodGet, "/readyz", "", ""), http.StatusOK)
+		ready(http.StatusOK, `{"database":"ok","journal":"ok","status":"ready"}`)
+		// A stopped counter counts nothing: not ready, whatever the
+		// database.
+		if err := counter.Stop(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		ready(http.StatusServiceUnavailable, `{"database":"ok","journal":"unwritable","status":"unavailable"}`)
+		s.setDown(true)
+		ready(http.StatusServiceUnavailable, `{"database":"unavailable","journal":"unwritable","status":"unavailable"}`)
 	})
 }
 
+// TestReadinessWithClosedStore: a closed store is reported, not failed on;
+// without a counter there is no journal to check.
 func TestReadinessWithClosedStore(t *testing.T) {
 	st := testdb.SQLite(t)
 	e := newEnv(t, st)
@@ -68,7 +99,11 @@ func TestReadinessWithClosedStore(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	mustProblem(t, e.do(http.MethodGet, "/readyz", "", ""), http.StatusServiceUnavailable, "")
+	r := e.do(http.MethodGet, "/readyz", "", "")
+	mustStatus(t, r, http.StatusOK)
+	if want := `{"status":"ready","journal":"none","database":"unavailable"}`; strings.TrimSpace(string(r.body)) != want {
+		t.Errorf("/readyz body = %s, want %s", r.body, want)
+	}
 	mustStatus(t, e.do(http.MethodGet, "/healthz", "", ""), http.StatusOK)
 }
 

@@ -46,8 +46,11 @@ func newPage(status int, title, text string) page {
 }
 
 var (
-	pageNotFound    = newPage(http.StatusNotFound, "Link not found", "This short link does not exist. Check that it was copied completely.")
-	pageGone        = newPage(http.StatusGone, "Link expired", "This short link has expired or has reached its click limit.")
+	pageNotFound = newPage(http.StatusNotFound, "Link not found", "This short link does not exist. Check that it was copied completely.")
+	pageGone     = newPage(http.StatusGone, "Link expired", "This short link has expired or has reached its click limit.")
+	// pagePreview answers the requests that are not counted (HEAD, link
+	// previews) for a link whose target must be paid for with a click.
+	pagePreview     = newPage(http.StatusOK, "Short link", "Open this short link in a browser to follow it.")
 	pageUnavailable = newPage(http.StatusServiceUnavailable, "Temporarily unavailable", "This short link cannot be followed right now. Please try again in a moment.")
 )
 
@@ -103,9 +106,16 @@ func (s *Server) redirect(c echo.Context) error {
 				return s.writePage(c, &pageUnavailable)
 			}
 		}
-	} else if s.exhausted != nil && l.MaxClicks != nil && s.exhausted.Exhausted(l) {
-		// HEAD is never counted, but must not reveal an exhausted target.
-		return s.gone(c, e)
+	} else if l.MaxClicks != nil {
+		// A request that is not counted must not show a limited link's
+		// target: a HEAD request or a preview agent could otherwise read a
+		// one-time link for ever without using its click. It gets a page
+		// that names no target (or, once the limit is reached, what a
+		// click would get).
+		if s.exhausted != nil && s.exhausted.Exhausted(l) {
+			return s.gone(c, e)
+		}
+		return s.writePage(c, &pagePreview)
 	}
 	h := w.Header()
 	h["Location"] = e.location

@@ -79,11 +79,12 @@ func TestRedirectMaxClicks(t *testing.T) {
 		e.mustCreate(tok, `{"slug":"max0","url":"https://example.com/t","max_clicks":0}`)
 
 		for i := range 3 {
-			mustRedirect(t, e.do(http.MethodHead, "/max3", "", ""), "https://example.com/t") // never counted
+			// Never counted, so never shown the target of a limited link.
+			mustHTML(t, e.do(http.MethodHead, "/max3", "", ""), http.StatusOK)
 			mustRedirect(t, e.do(http.MethodGet, "/max3", "", ""), "https://example.com/t")
 			mustRedirect(t, e.do(http.MethodGet, "/max3-fb", "", ""), "https://example.com/t")
 			if i < 2 {
-				mustRedirect(t, e.do(http.MethodHead, "/max3", "", ""), "https://example.com/t")
+				mustHTML(t, e.do(http.MethodHead, "/max3", "", ""), http.StatusOK)
 			}
 		}
 		for range 2 {

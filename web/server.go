@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -150,6 +151,8 @@ type Server struct {
 	rootLocation, notFoundLocation []string
 	// apiRoutes are the admin API's routes, for apiNotFound.
 	apiRoutes []apiRoute
+	// dbDown is the database's state as /readyz last saw it.
+	dbDown atomic.Bool
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -223,7 +226,8 @@ func New(cfg Config) (*Server, error) {
 		size = DefaultCacheSize
 	}
 	var err error
-	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry); err != nil {
+	heard, _ := cfg.Peers.(PeerHealth)
+	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry, heard); err != nil {
 		return nil, err
 	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst

@@ -10,6 +10,7 @@ import (
 	mrand "math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,8 +48,15 @@ const (
 	// DefaultBusPingInterval is how long the listener waits for a
 	// notification before it checks that its connection is alive: a
 	// network that drops packets silently would otherwise leave it
-	// listening to nothing until TCP gives up, minutes later.
-	DefaultBusPingInterval = 30 * time.Second
+	// listening to nothing until TCP gives up, minutes later. It is short
+	// because the answers are also the bus's health (Healthy): one empty
+	// round trip per quiet second per node.
+	DefaultBusPingInterval = time.Second
+	// DefaultBusHealthWindow is how long the bus counts as healthy after
+	// its listener last heard from the database (a notification, a ping's
+	// answer, the LISTEN itself): a few ping intervals, so that one slow
+	// answer does not flap it.
+	DefaultBusHealthWindow = 3 * time.Second
 )
 
 const (
@@ -85,6 +93,7 @@ type BusConfig struct {
 	ReconnectMin time.Duration
 	ReconnectMax time.Duration
 	PingInterval time.Duration         // DefaultBusPingInterval
+	HealthWindow time.Duration         // DefaultBusHealthWindow; at least 2 ping intervals
 	Logger       *slog.Logger          // nil: discard
 	Registerer   prometheus.Registerer // nil: metrics are not registered
 }
@@ -120,6 +129,7 @@ type Bus struct {
 	backoffMin time.Duration
 	backoffMax time.Duration
 	ping       time.Duration
+	healthFor  time.Duration
 	log        *slog.Logger
 	m          *busMetrics
 	// instance tells this process from another that (wrongly) runs with
@@ -139,13 +149,16 @@ type Bus struct {
 	wake        chan struct{} // capacity 1: something was queued
 	full        chan struct{} // capacity 1: a payload's worth is queued
 
-	stopPub    chan struct{}      // closed by Stop: send what is queued and return
-	cancelPub  context.CancelFunc // cuts a send that outlives Stop's context
-	cancelLsn  context.CancelFunc
-	pubDone    chan struct{}
-	lsnDone    chan struct{}
-	stopped    chan struct{} // closed when the first Stop has finished
-	stopErr    error
+	stopPub   chan struct{}      // closed by Stop: send what is queued and return
+	cancelPub context.CancelFunc // cuts a send that outlives Stop's context
+	cancelLsn context.CancelFunc
+	pubDone   chan struct{}
+	lsnDone   chan struct{}
+	stopped   chan struct{} // closed when the first Stop has finished
+	stopErr   error
+	// heardAt is when the listener last heard from the database (unix
+	// nanoseconds); 0 while it is not listening.
+	heardAt    atomic.Int64
 	publishLog logLimiter // publisher goroutine only
 	sharedLog  logLimiter // listener goroutine only
 }
@@ -208,6 +221,7 @@ func NewBus(db *DB, cfg BusConfig) (*Bus, error) {
 		backoffMin: cfg.ReconnectMin,
 		backoffMax: cfg.ReconnectMax,
 		ping:       cfg.PingInterval,
+		healthFor:  cfg.HealthWindow,
 		log:        cfg.Logger,
 		m:          newBusMetrics(),
 		index:      make(map[eventKey]int),
@@ -236,9 +250,22 @@ func NewBus(db *DB, cfg BusConfig) (*Bus, error) {
 	if b.ping <= 0 {
 		b.ping = DefaultBusPingInterval
 	}
+	if b.healthFor <= 0 {
+		b.healthFor = max(DefaultBusHealthWindow, 3*b.ping)
+	}
+	b.healthFor = max(b.healthFor, 2*b.ping)
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
+	b.m.healthy = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "linkforge_bus_healthy",
+		Help: "1 while the cluster bus listener has heard from the database within its health window (3 s): invalidations from other nodes reach this node.",
+	}, func() float64 {
+		if b.Healthy() {
+			return 1
+		}
+		return 0
+	})
 	b.instance = rand.Text()[:8]
 	node, _ := json.Marshal(cfg.Node)
 	b.prefix = fmt.Appendf(nil, `{"v":%d,"node":%s,"inst":%q,"ev":[`, wireVersion, node, b.instance)
@@ -336,6 +363,20 @@ func (b *Bus) Stop(ctx context.Context) error {
 	close(b.stopped)
 	return b.stopErr
 }
+
+// Healthy reports whether the listener has heard from the database within
+// the health window (a notification, the answer to its liveness ping, or
+// its LISTEN): whether the other nodes' invalidations can be trusted to
+// reach this node. A listener that lost its connection, or whose connection
+// went silent, is unhealthy until it hears again; the link cache then
+// revalidates its entries within a second (web.PeerHealth). A bus without
+// a handler never listens and is never healthy. It does not allocate.
+func (b *Bus) Healthy() bool {
+	t := b.heardAt.Load()
+	return t != 0 && time.Now().UnixNano()-t < int64(b.healthFor)
+}
+
+func (b *Bus) heard() { b.heardAt.Store(time.Now().UnixNano()) }
 
 // PublishClicks queues this node's count of a bucket; a queued count of the
 // same bucket is replaced (counts are absolute: the latest is the one).
@@ -557,8 +598,10 @@ func (b *Bus) runListener(ctx context.Context, conn *pgx.Conn) {
 	var logs logLimiter
 	for {
 		b.m.listening.Set(1)
+		b.heard() // its LISTEN has just been answered
 		b.handler.Resync()
 		err := b.receive(ctx, conn)
+		b.heardAt.Store(0)
 		b.m.listening.Set(0)
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		conn.Close(closeCtx)
@@ -606,6 +649,7 @@ func (b *Bus) receive(ctx context.Context, conn *pgx.Conn) error {
 		cancel()
 		switch {
 		case err == nil:
+			b.heard()
 			b.deliver(n.Payload)
 			continue
 		case ctx.Err() != nil:
@@ -620,6 +664,10 @@ func (b *Bus) receive(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return fmt.Errorf("postgres: bus: ping: %w", err)
 		}
+		// A round trip on the listening session: it is alive, so is its
+		// LISTEN, and a notification committed before it would have been
+		// pushed to it.
+		b.heard()
 	}
 }
 
@@ -709,6 +757,7 @@ type busMetrics struct {
 	dropped         *prometheus.CounterVec
 	reconnects      prometheus.Counter
 	listening       prometheus.Gauge
+	healthy         prometheus.GaugeFunc
 	sharedNodeID    prometheus.Counter
 }
 
@@ -763,7 +812,7 @@ func newBusMetrics() *busMetrics {
 
 func (m *busMetrics) register(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.published, m.publishedBytes, m.publishedEvents, m.publishFailures,
-		m.received, m.receivedBytes, m.receivedEvents, m.dropped, m.reconnects, m.listening, m.sharedNodeID} {
+		m.received, m.receivedBytes, m.receivedEvents, m.dropped, m.reconnects, m.listening, m.healthy, m.sharedNodeID} {
 		if err := r.Register(c); err != nil {
 			return fmt.Errorf("register metrics: %w", err)
 		}

@@ -692,3 +692,57 @@ func TestBusPingsAQuietConnection(t *testing.T) {
 	default:
 	}
 }
+
+// TestBusHealth: the listener's health is a real liveness signal. A quiet
+// listener stays healthy past its health window (its pings are answers);
+// once its session is killed it is unhealthy at once, here for as long as
+// it cannot reconnect; a bus that does not listen is never healthy. The
+// link cache shortens its TTL on this signal (web.PeerHealth).
+func TestBusHealth(t *testing.T) {
+	t.Parallel()
+	db := mustOpen(t)
+	rec := newRecorder()
+	reg := prometheus.NewRegistry()
+	const window = time.Second
+	b := mustBus(t, db, postgres.BusConfig{Node: "health", Handler: rec, Registerer: reg,
+		PingInterval: 50 * time.Millisecond, HealthWindow: window,
+		// The killed session stays down for the rest of the test.
+		ReconnectMin: time.Hour, ReconnectMax: time.Hour}, true)
+	rec.mustWaitResync(t)
+	if !b.Healthy() {
+		t.Fatal("a bus that has just started listening is not healthy")
+	}
+	// Quiet for three health windows: only the pings' answers keep it
+	// healthy.
+	deadline := time.Now().Add(3 * window)
+	for time.Now().Before(deadline) {
+		time.Sleep(window / 10)
+		if !b.Healthy() {
+			t.Fatal("a quiet listener whose pings are answered became unhealthy")
+		}
+	}
+	if got := metricValue(t, reg, "linkforge_bus_healthy"); got != 1 {
+		t.Errorf("linkforge_bus_healthy = %v, want 1", got)
+	}
+
+	killed := mustQueryInt(t, db, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()
+		  AND (query LIKE 'LISTEN%' OR query = '-- ping')`)
+	if killed != 1 {
+		t.Fatalf("terminated %d listening sessions, want 1", killed)
+	}
+	deadline = time.Now().Add(busWait)
+	for b.Healthy() {
+		if time.Now().After(deadline) {
+			t.Fatal("the bus is still healthy after its listening session was killed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := metricValue(t, reg, "linkforge_bus_healthy"); got != 0 {
+		t.Errorf("linkforge_bus_healthy = %v after the kill, want 0", got)
+	}
+
+	if pub := mustBus(t, db, postgres.BusConfig{Node: "publisher"}, true); pub.Healthy() {
+		t.Error("a bus without a handler (it does not listen) reports healthy")
+	}
+}
