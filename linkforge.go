@@ -50,12 +50,34 @@ type Link struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 
-	// Clicks is the flushed total (the sum of the link's rollup rows). It is
-	// filled by the reads of the admin API; the redirect path's LinkBySlug
-	// leaves it zero, because summing rollups on every redirect would defeat
-	// the cache and the counters.
+	// Clicks is the flushed total (the sum of the link's rollup rows, plus
+	// ImportedClicks). It is filled by the reads of the admin API; the
+	// redirect path's LinkBySlug leaves it zero, because summing rollups on
+	// every redirect would defeat the cache and the counters.
 	Clicks int64
+
+	// Round 2 fields (API.md, "Links: new fields").
+	Title string // plain text, at most 200 characters; empty: none
+	// PasswordHash is the slow hash (PHC string) of the link's password;
+	// empty: not protected. The password itself is never stored or returned.
+	PasswordHash string
+	DeviceURLs   DeviceURLs
+	// ImportedClicks are clicks counted by another shortener before an
+	// import: part of Clicks, never invented as buckets.
+	ImportedClicks int64
 }
+
+// DeviceURLs are a link's per-device targets; an empty one falls back to the
+// link's URL. Which one a click gets is decided from its OS and device class
+// (classify.DeviceTarget).
+type DeviceURLs struct {
+	IOS     string `json:"ios,omitempty"`
+	Android string `json:"android,omitempty"`
+	Desktop string `json:"desktop,omitempty"`
+}
+
+// IsZero reports whether no device URL is set.
+func (d DeviceURLs) IsZero() bool { return d == DeviceURLs{} }
 
 // Expired reports whether the link must be refused at now. The read-time check
 // is the guarantee: it holds whatever state the expiry alarm is in.

@@ -1,0 +1,68 @@
+package linkforge
+
+// Dimension is one of the ways a click is classified for analytics (API.md,
+// "Analytics"). The set is closed: every value a dimension can take is
+// bounded (see docs/adr/008-click-classification.md), so that per-link,
+// per-hour counts stay small whatever the traffic sends.
+type Dimension uint8
+
+// The click dimensions, in the order of their names in API.md.
+const (
+	DimCountry   Dimension = iota // ISO 3166-1 alpha-2, or "unknown"
+	DimReferrer                   // Referer host without "www.", or "direct"
+	DimDevice                     // desktop, mobile, tablet, other
+	DimBrowser                    // Chrome, Safari, ..., other
+	DimOS                         // Windows, macOS, iOS, Android, ..., other
+	DimUTMSource                  // utm_source, lowercased, or "none"
+	NumDimensions
+)
+
+var dimensionNames = [NumDimensions]string{"country", "referrer", "device", "browser", "os", "utm_source"}
+
+// dimensionDefaults are the values of a click about which nothing is known:
+// a click counted without classification still adds up in every dimension.
+var dimensionDefaults = [NumDimensions]string{"unknown", "direct", "other", "other", "other", "none"}
+
+// MoreValue is the value under which a link's clicks are kept once a
+// dimension has reached its bound of distinct values in an hour.
+const MoreValue = "(more)"
+
+// String returns the dimension's name in the API ("country", "utm_source").
+func (d Dimension) String() string {
+	if d < NumDimensions {
+		return dimensionNames[d]
+	}
+	return "invalid"
+}
+
+// Default returns the value of a click about which the dimension knows
+// nothing ("unknown", "direct", "other" or "none").
+func (d Dimension) Default() string {
+	if d < NumDimensions {
+		return dimensionDefaults[d]
+	}
+	return ""
+}
+
+// ParseDimension returns the dimension named s, as the API spells it.
+func ParseDimension(s string) (Dimension, bool) {
+	for i, n := range dimensionNames {
+		if n == s {
+			return Dimension(i), true
+		}
+	}
+	return 0, false
+}
+
+// ClickDims is one click's value in every dimension, indexed by Dimension.
+// An empty string stands for the dimension's Default. It is an array, not a
+// map, so that the redirect path can fill and pass it without allocating.
+type ClickDims [NumDimensions]string
+
+// Value returns the click's value in d, its Default when empty.
+func (c *ClickDims) Value(d Dimension) string {
+	if c == nil || c[d] == "" {
+		return d.Default()
+	}
+	return c[d]
+}
