@@ -304,7 +304,12 @@ func TestBodyTooLarge(t *testing.T) {
 				}
 				req, _ := http.NewRequest(tt.method, e.url+tt.path, body)
 				req.Header.Set("Authorization", "Bearer "+tok)
-				r := e.send(req)
+				var r response
+				if tt.status == http.StatusRequestEntityTooLarge {
+					r = e.sendOversize(req, !tt.chunked)
+				} else {
+					r = e.send(req)
+				}
 				p := mustProblem(t, r, tt.status, "")
 				if tt.status == http.StatusRequestEntityTooLarge && p.Code != linkforge.ETooLarge {
 					t.Errorf("code = %q", p.Code)
