@@ -49,10 +49,11 @@ func referrerHost(ref string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if strings.IndexByte(host, ':') >= 0 {
-		// Only a bracketed IPv6 literal keeps a colon after hostOnly. A zone
-		// would let arbitrary bytes through, and no browser sends one.
-		if _, err := netip.ParseAddr(host); err != nil || strings.IndexByte(host, '%') >= 0 {
+	if authority[0] == '[' {
+		// An IPv6 literal. A zone would let arbitrary bytes through, and no
+		// browser sends one.
+		a, err := netip.ParseAddr(host)
+		if err != nil || !a.Is6() || a.Zone() != "" {
 			return "", false
 		}
 	} else if !validHostName(host) {

@@ -12,7 +12,9 @@ const MaxUTMSourceLen = 64
 
 // UTMSource returns the utm_source dimension value of a raw query string
 // (URL.RawQuery): the first utm_source parameter, as url.Values.Get would
-// return it, lowercased and trimmed of spaces, or UTMNone when there is none
+// return it (the same parameters are skipped: badly escaped ones and those
+// holding a semicolon; only url.ParseQuery's limit on the number of
+// parameters is not repeated), lowercased and trimmed of spaces, or UTMNone when there is none
 // or it is empty. Since it becomes a stored value, it is then made safe:
 // bytes outside printable ASCII, '%', '(' and ')' are written as %xx (so
 // "(more)", the counter's overflow value, can never be a source, and an
@@ -25,6 +27,9 @@ func UTMSource(rawQuery string) string {
 			param, q = q[:i], q[i+1:]
 		} else {
 			param, q = q, ""
+		}
+		if strings.IndexByte(param, ';') >= 0 {
+			continue // url.ParseQuery refuses such a parameter (Go 1.17+)
 		}
 		key, value, _ := strings.Cut(param, "=")
 		if key != "utm_source" {
