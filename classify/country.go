@@ -109,22 +109,26 @@ var countryCodes = func() (t [26 * 26]string) {
 }()
 
 // Special-purpose ranges the net/netip predicates do not cover but that no
-// country owns (IANA special-purpose registries). Kept short: the table
-// answers "ZZ" for most of them anyway, this makes the answer independent of
-// the table.
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),   // shared address space (CGNAT)
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),    // TEST-NET-1
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"), // TEST-NET-2
-	netip.MustParsePrefix("203.0.113.0/24"),  // TEST-NET-3
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
-	netip.MustParsePrefix("100::/64"),        // discard-only
-}
+// country owns (IANA special-purpose registries), one list per family so a
+// lookup scans only its own. Kept short: the table answers "ZZ" for most of
+// them anyway; this makes the answer independent of the table.
+var (
+	nonPublic4 = []netip.Prefix{
+		netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+		netip.MustParsePrefix("100.64.0.0/10"),   // shared address space (CGNAT)
+		netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+		netip.MustParsePrefix("192.0.2.0/24"),    // TEST-NET-1
+		netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+		netip.MustParsePrefix("198.51.100.0/24"), // TEST-NET-2
+		netip.MustParsePrefix("203.0.113.0/24"),  // TEST-NET-3
+		netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
+	}
+	nonPublic6 = []netip.Prefix{
+		netip.MustParsePrefix("2001:db8::/32"),  // documentation
+		netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
+		netip.MustParsePrefix("100::/64"),       // discard-only
+	}
+)
 
 // public reports whether a is a unicast address a country can own.
 func public(a netip.Addr) bool {
@@ -133,7 +137,11 @@ func public(a netip.Addr) bool {
 		a.IsMulticast() {
 		return false
 	}
-	for _, p := range nonPublic {
+	special := nonPublic6
+	if a.Is4() {
+		special = nonPublic4
+	}
+	for _, p := range special {
 		if p.Contains(a) {
 			return false
 		}

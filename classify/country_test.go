@@ -98,7 +98,7 @@ func TestCountryOnlyTwoLetterCodes(t *testing.T) {
 // temporary file, with records shaped like GeoLite2-City (country nested
 // under "country", plus a different registered_country, as for an address
 // of a foreign-registered network).
-func writeMMDB(t *testing.T, dbType string, ipVersion int, records map[string]mmdbtype.Map) string {
+func writeMMDB(t testing.TB, dbType string, ipVersion int, records map[string]mmdbtype.Map) string {
 	t.Helper()
 	w, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: dbType, IPVersion: ipVersion, RecordSize: 24, IncludeReservedNetworks: true})
 	if err != nil {
