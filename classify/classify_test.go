@@ -2,9 +2,12 @@ package classify
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"sync"
 	"testing"
 )
 
@@ -57,6 +60,7 @@ func mustClassifyOverHTTP(t *testing.T, srv *httptest.Server, path string, heade
 func TestClassifyOverHTTP(t *testing.T) {
 	untrusted := classifyServer(t, New(Config{}))
 	trusted := classifyServer(t, New(Config{TrustedProxies: mustTrusted(t, "127.0.0.1/32, ::1")}))
+	otherProxies := classifyServer(t, New(Config{TrustedProxies: mustTrusted(t, "10.0.0.0/8")}))
 
 	tests := []struct {
 		name   string
@@ -81,6 +85,15 @@ func TestClassifyOverHTTP(t *testing.T) {
 			header: map[string][]string{
 				"User-Agent":      {windowsChrome},
 				"X-Forwarded-For": {"81.2.69.142"},
+			},
+			want: Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: DeviceDesktop, Browser: BrowserChrome, OS: OSWindows, UTMSource: UTMNone},
+		},
+		{
+			name: "spoofed X-Forwarded-For from a peer outside the trusted proxies is ignored",
+			srv:  otherProxies, path: "/abc",
+			header: map[string][]string{
+				"User-Agent":      {windowsChrome},
+				"X-Forwarded-For": {"81.2.69.142, 10.0.0.1"},
 			},
 			want: Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: DeviceDesktop, Browser: BrowserChrome, OS: OSWindows, UTMSource: UTMNone},
 		},
@@ -156,5 +169,44 @@ func TestRemoteAddrPort(t *testing.T) {
 		if got != want {
 			t.Errorf("RemoteAddrPort(%q) = %v, want %v", tc.remote, got, want)
 		}
+	}
+}
+
+// TestClassifyConcurrent: one Classifier serves every request of a node, so
+// concurrent calls (run with -race) must give the answers sequential ones do.
+func TestClassifyConcurrent(t *testing.T) {
+	c := New(Config{TrustedProxies: mustTrusted(t, "10.0.0.0/8")})
+	peer := netip.MustParseAddrPort("10.0.0.2:1234")
+	reqs := make([]*http.Request, len(userAgents))
+	want := make([]Click, len(userAgents))
+	for i, tc := range userAgents {
+		r := httptest.NewRequest(http.MethodGet, "http://lnk.example/x?utm_source=S"+url.QueryEscape(tc.name), nil)
+		r.Header.Set("User-Agent", tc.ua)
+		r.Header.Set("Referer", "https://ref.example/")
+		r.Header.Set("X-Forwarded-For", "133.242.0.3")
+		reqs[i] = r
+		want[i] = c.Classify(r, peer)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for range 8 {
+		wg.Go(func() {
+			for n := 0; n < 20; n++ {
+				for i, r := range reqs {
+					if got := c.Classify(r, peer); got != want[i] {
+						errs <- fmt.Sprintf("%s: %+v, want %+v", userAgents[i].name, got, want[i])
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if want[0].Country != "JP" || want[0].UTMSource != "siphone safari" {
+		t.Fatalf("first click = %+v, want country JP and utm_source %q", want[0], "siphone safari")
 	}
 }
