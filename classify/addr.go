@@ -84,9 +84,9 @@ func (c *Classifier) trusted(a netip.Addr) bool {
 // and are never used). An X-Forwarded-For from an untrusted peer is ignored
 // entirely. When every entry is trusted, the leftmost one is the client (an
 // internal client behind an internal proxy). A malformed entry met before an
-// untrusted address, or more than MaxForwardedHops trusted entries, give the
-// invalid Addr (the client is unknown), because the entries left of it cannot
-// be attributed to a trusted proxy. A trusted peer without the header is
+// untrusted address, or no untrusted address among the rightmost
+// MaxForwardedHops entries, give the invalid Addr (the client is unknown):
+// the entries further left cannot be attributed to a trusted proxy. A trusted peer without the header is
 // itself the client. The result is unmapped (::ffff:1.2.3.4 is 1.2.3.4) and
 // without zone.
 func (c *Classifier) ClientAddr(h http.Header, peer netip.Addr) netip.Addr {

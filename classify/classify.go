@@ -5,21 +5,6 @@ import (
 	"net/netip"
 )
 
-// The dimension names, as the stats API spells them in
-// /stats/{dimension}.
-const (
-	DimCountry   = "country"
-	DimReferrer  = "referrer"
-	DimDevice    = "device"
-	DimBrowser   = "browser"
-	DimOS        = "os"
-	DimUTMSource = "utm_source"
-)
-
-// Dimensions lists every dimension a click is classified in, in the order
-// the API documents them.
-var Dimensions = [...]string{DimCountry, DimReferrer, DimDevice, DimBrowser, DimOS, DimUTMSource}
-
 // The values that stand for "nothing known" in each dimension. They are
 // ordinary values to the counter and the API.
 const (
@@ -29,7 +14,9 @@ const (
 	Other          = "other"   // device, browser or OS outside the named values, and every bot
 )
 
-// Click is the classification of one request. Every field is set (never
+// Click is the classification of one request, one field per dimension in
+// the order of API.md (and of the root package's Dimension, which names the
+// dimensions for the counter and the API). Every field is set (never
 // empty). Country, Device, Browser and OS are constants of this package
 // (Country one of the 26×26 interned two-letter codes or CountryUnknown), so
 // they cost nothing to keep. Referrer and UTMSource may share memory with the
@@ -43,26 +30,6 @@ type Click struct {
 	Browser   string // one of Browsers
 	OS        string // one of OSes
 	UTMSource string // lowercased, printable ASCII, at most MaxUTMSourceLen bytes, or UTMNone
-}
-
-// Value returns the click's value in dimension dim (one of Dimensions), or
-// "" for an unknown dimension name.
-func (c Click) Value(dim string) string {
-	switch dim {
-	case DimCountry:
-		return c.Country
-	case DimReferrer:
-		return c.Referrer
-	case DimDevice:
-		return c.Device
-	case DimBrowser:
-		return c.Browser
-	case DimOS:
-		return c.OS
-	case DimUTMSource:
-		return c.UTMSource
-	}
-	return ""
 }
 
 // DeviceTarget returns which of a link's device_urls keys applies to this

@@ -133,25 +133,6 @@ func TestClassifyOverHTTP(t *testing.T) {
 	})
 }
 
-func TestClickValue(t *testing.T) {
-	c := Click{Country: "JP", Referrer: "t.co", Device: DeviceTablet, Browser: BrowserSafari, OS: OSiOS, UTMSource: "x"}
-	want := map[string]string{
-		DimCountry: "JP", DimReferrer: "t.co", DimDevice: DeviceTablet,
-		DimBrowser: BrowserSafari, DimOS: OSiOS, DimUTMSource: "x",
-	}
-	if len(Dimensions) != len(want) {
-		t.Fatalf("%d dimensions, want %d", len(Dimensions), len(want))
-	}
-	for _, d := range Dimensions {
-		if got := c.Value(d); got != want[d] {
-			t.Errorf("Value(%q) = %q, want %q", d, got, want[d])
-		}
-	}
-	if got := c.Value("city"); got != "" {
-		t.Errorf("Value(city) = %q, want empty", got)
-	}
-}
-
 func TestRemoteAddrPort(t *testing.T) {
 	tests := []struct{ remote, want string }{
 		{"203.0.113.9:1234", "203.0.113.9:1234"},
