@@ -164,7 +164,6 @@ type Server struct {
 	// guesses limits wrong passwords per link and client (password.go).
 	passwordParams password.Params
 	passwordSlots  chan struct{}
-
 }
 
 // apiRoute is one admin API route: its method and its path template split
