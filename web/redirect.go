@@ -83,6 +83,14 @@ func (s *Server) redirect(c echo.Context) error {
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		return s.gone(c, e)
 	}
+	if e.protected {
+		// Nothing but the form: no click, no target (password.go). HEAD
+		// gets the page that names no target.
+		if req.Method == http.MethodHead {
+			return s.writePage(c, &pagePreview)
+		}
+		return s.writeForm(c, &formAsk)
+	}
 	counted := req.Method == http.MethodGet
 	if counted && linkcounter.IsPreviewAgent(req.UserAgent()) {
 		// Redirected like any visitor, but an unfurler fetching a pasted
@@ -118,7 +126,7 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.writePage(c, &pagePreview)
 	}
 	h := w.Header()
-	h["Location"] = e.location
+	h["Location"] = e.target(req.UserAgent())
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)
 	return nil

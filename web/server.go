@@ -164,6 +164,7 @@ type Server struct {
 	// guesses limits wrong passwords per link and client (password.go).
 	passwordParams password.Params
 	passwordSlots  chan struct{}
+	guesses        *password.Limiter
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -225,6 +226,7 @@ func New(cfg Config) (*Server, error) {
 		s.passwordParams = password.DefaultParams
 	}
 	s.passwordSlots = newPasswordSlots()
+	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -384,6 +386,9 @@ func (s *Server) routes() {
 	getHead("/", s.root)
 	getHead("/favicon.ico", s.favicon)
 	getHead("/:slug", s.redirect)
+	// The password form's post (password.go): a small form body, read
+	// within its own limit.
+	add(http.MethodPost, "/:slug", true, s.unlock)
 
 	add(http.MethodPost, pathLinks, true, s.createLink, withBody(http.MethodPost, pathLinks)...)
 	add(http.MethodGet, pathLinks, false, s.listLinks, api(http.MethodGet, pathLinks)...)
