@@ -97,8 +97,8 @@ type cachedLink struct {
 	devices *deviceLocations
 	// protected: following the link asks for its password (password.go).
 	protected bool
-	loaded   time.Time
-	until    time.Time
+	loaded    time.Time
+	until     time.Time
 	// retryAt is set once a refresh of this entry has failed: the unix
 	// nanoseconds before which no other refresh starts. 0: none failed.
 	retryAt atomic.Int64

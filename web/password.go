@@ -66,9 +66,9 @@ func newForm(status int, message string) page {
 }
 
 var (
-	formAsk      = newForm(http.StatusOK, "")
-	formWrong    = newForm(http.StatusUnauthorized, "Wrong password. Please try again.")
-	formTooMany  = newForm(http.StatusTooManyRequests, "Too many wrong passwords. Please wait a minute and try again.")
+	formAsk     = newForm(http.StatusOK, "")
+	formWrong   = newForm(http.StatusUnauthorized, "Wrong password. Please try again.")
+	formTooMany = newForm(http.StatusTooManyRequests, "Too many wrong passwords. Please wait a minute and try again.")
 )
 
 // writeForm answers a password form page.
