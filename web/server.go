@@ -331,6 +331,7 @@ const (
 	pathLinks     = apiPrefix + "/links"
 	pathLink      = pathLinks + "/:slug"
 	pathLinkStats = pathLink + "/stats"
+	pathLinkQR    = pathLink + "/qr"
 	pathStats     = apiPrefix + "/stats"
 	pathOpenAPI   = apiPrefix + "/openapi.json"
 	pathLive      = apiPrefix + "/live"
@@ -396,6 +397,7 @@ func (s *Server) routes() {
 	add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
 	add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
 	add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
+	add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
 	add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
 	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
@@ -423,6 +425,7 @@ func (s *Server) routes() {
 var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinks:     {"limit", "cursor"},
 	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval"},
+	http.MethodGet + " " + pathLinkQR:    {"format", "size"},
 	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
 	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
 }
