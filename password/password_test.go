@@ -164,3 +164,18 @@ func TestLimiterBounded(t *testing.T) {
 		t.Errorf("Len = %d after 1000 keys, want the bound 50", n)
 	}
 }
+
+// BenchmarkVerifyDefault is the cost of one password check (and of one
+// hash) with DefaultParams.
+func BenchmarkVerifyDefault(b *testing.B) {
+	h, err := Hash("correct horse battery staple", DefaultParams)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, _ := Verify(h, "correct horse battery staple"); !ok {
+			b.Fatal("no match")
+		}
+	}
+}
