@@ -123,6 +123,17 @@ func TestPasswordFlow(t *testing.T) {
 		e.clock.Add(61 * time.Second)
 		mustRedirect(t, e.postPassword("locked", "open sesame", ""), target)
 
+		// A protected one-time link: after its click, the form is not
+		// shown any more, and the password leads nowhere.
+		e.mustCreate(tok, `{"slug":"once","url":"`+target+`","password":"pw","max_clicks":1}`)
+		mustHTML(t, e.do(http.MethodGet, "/once", "", ""), http.StatusOK)
+		mustRedirect(t, e.postPassword("once", "pw", ""), target)
+		mustHTML(t, e.do(http.MethodGet, "/once", "", ""), http.StatusGone)
+		mustHTML(t, e.do(http.MethodHead, "/once", "", ""), http.StatusGone)
+		gone := e.postPassword("once", "pw", "")
+		mustHTML(t, gone, http.StatusGone)
+		mustNoTarget(t, gone, target)
+
 		// PATCH password null: the link is a plain redirect again.
 		mustStatus(t, e.do(http.MethodPatch, "/api/v1/links/locked", tok, `{"password":null}`), http.StatusOK)
 		mustRedirect(t, e.do(http.MethodGet, "/locked", "", ""), target)
