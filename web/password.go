@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
@@ -87,6 +88,24 @@ func (s *Server) writeForm(c echo.Context, p *page) error {
 		_, _ = w.Write(p.body)
 	}
 	return nil
+}
+
+// passwordMetrics count password posts by result, so that an operator
+// sees guessing: right, wrong, or limited (429, no hash computed).
+type passwordMetrics struct {
+	right, wrong, limited prometheus.Counter
+}
+
+func newPasswordMetrics(reg prometheus.Registerer) (passwordMetrics, error) {
+	v, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "linkforge_password_attempts_total",
+		Help: "Password posts to protected links, by result: right, wrong, or limited (refused with 429 before any check).",
+	}, []string{"result"}))
+	if err != nil {
+		return passwordMetrics{}, err
+	}
+	return passwordMetrics{right: v.WithLabelValues("right"), wrong: v.WithLabelValues("wrong"),
+		limited: v.WithLabelValues("limited")}, nil
 }
 
 // newPasswordSlots bounds the argon2id computations running at once: each
@@ -179,6 +198,7 @@ func (s *Server) unlock(c echo.Context) error {
 	}
 	key := password.KeyFor(l.ID, s.passwordClient(req))
 	if wait, ok := s.guesses.Begin(key, now); !ok {
+		s.passwordMetrics.limited.Inc()
 		c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
 		return s.writeForm(c, &formTooMany)
 	}
@@ -193,9 +213,11 @@ func (s *Server) unlock(c echo.Context) error {
 		return fmt.Errorf("check password of link %d: %w", l.ID, err)
 	}
 	if !match {
+		s.passwordMetrics.wrong.Inc()
 		return s.writeForm(c, &formWrong)
 	}
 	s.guesses.Succeeded(key, now)
+	s.passwordMetrics.right.Inc()
 	if s.counter != nil {
 		// Before the 302, as on the plain redirect: the target leaves only
 		// once its click is durable.

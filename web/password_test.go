@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/web"
@@ -52,7 +54,8 @@ func TestPasswordFlow(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
 		counter := mustCounter(t, s)
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
+		reg := prometheus.NewRegistry()
+		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter; c.Registry = reg })
 		tenant, tok := mustTenantToken(t, s, "acme")
 		const target = "https://example.com/secret-target"
 		e.mustCreate(tok, `{"slug":"locked","url":"`+target+`","password":"open sesame",
@@ -118,6 +121,11 @@ func TestPasswordFlow(t *testing.T) {
 		if n := counter.count(t, l.ID); n != 3 {
 			t.Fatalf("after 3 right passwords: %d clicks, want 3", n)
 		}
+		for result, want := range map[string]float64{"right": 3, "wrong": 10, "limited": 2} {
+			if got := attempts(t, reg, result); got != want {
+				t.Errorf("linkforge_password_attempts_total{result=%q} = %v, want %v", result, got, want)
+			}
+		}
 		// The window slides: once the first failure is a minute old, one
 		// more post is taken.
 		e.clock.Add(61 * time.Second)
@@ -138,6 +146,28 @@ func TestPasswordFlow(t *testing.T) {
 		mustStatus(t, e.do(http.MethodPatch, "/api/v1/links/locked", tok, `{"password":null}`), http.StatusOK)
 		mustRedirect(t, e.do(http.MethodGet, "/locked", "", ""), target)
 	})
+}
+
+// attempts reads linkforge_password_attempts_total{result}.
+func attempts(t *testing.T, reg *prometheus.Registry, result string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "linkforge_password_attempts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // TestPasswordFormBadInput: posts that are not a form of the right size are

@@ -162,9 +162,10 @@ type Server struct {
 	// passwordParams hash new link passwords; passwordSlots bounds the
 	// hashes and verifications running at once (each holds Memory KiB);
 	// guesses limits wrong passwords per link and client (password.go).
-	passwordParams password.Params
-	passwordSlots  chan struct{}
-	guesses        *password.Limiter
+	passwordParams  password.Params
+	passwordSlots   chan struct{}
+	guesses         *password.Limiter
+	passwordMetrics passwordMetrics
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -266,6 +267,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.metrics, err = newHTTPMetrics(s.registry); err != nil {
+		return nil, err
+	}
+	if s.passwordMetrics, err = newPasswordMetrics(s.registry); err != nil {
 		return nil, err
 	}
 	for _, c := range []prometheus.Collector{
