@@ -32,6 +32,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/password"
 )
 
 // Defaults of Config's zero values.
@@ -93,6 +94,10 @@ type Config struct {
 	// NotFoundURL is where an unknown slug redirects (302) instead of the
 	// 404 page; empty: the 404 page.
 	NotFoundURL string
+	// PasswordParams are the argon2id costs of new link passwords; zero:
+	// password.DefaultParams. Verification uses whatever a hash names, so
+	// changing them never locks out existing links.
+	PasswordParams password.Params
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -153,6 +158,14 @@ type Server struct {
 	apiRoutes []apiRoute
 	// dbDown is the database's state as /readyz last saw it.
 	dbDown atomic.Bool
+
+	// passwordParams hash new link passwords; passwordSlots bounds the
+	// hashes and verifications running at once (each holds Memory KiB);
+	// guesses limits wrong passwords per link and client (password.go).
+	passwordParams  password.Params
+	passwordSlots   chan struct{}
+	guesses         *password.Limiter
+	passwordMetrics passwordMetrics
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -209,6 +222,12 @@ func New(cfg Config) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	s.passwordParams = cfg.PasswordParams
+	if s.passwordParams == (password.Params{}) {
+		s.passwordParams = password.DefaultParams
+	}
+	s.passwordSlots = newPasswordSlots()
+	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -248,6 +267,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.metrics, err = newHTTPMetrics(s.registry); err != nil {
+		return nil, err
+	}
+	if s.passwordMetrics, err = newPasswordMetrics(s.registry); err != nil {
 		return nil, err
 	}
 	for _, c := range []prometheus.Collector{
@@ -313,6 +335,7 @@ const (
 	pathLinks     = apiPrefix + "/links"
 	pathLink      = pathLinks + "/:slug"
 	pathLinkStats = pathLink + "/stats"
+	pathLinkQR    = pathLink + "/qr"
 	pathStats     = apiPrefix + "/stats"
 	pathOpenAPI   = apiPrefix + "/openapi.json"
 	pathLive      = apiPrefix + "/live"
@@ -368,6 +391,9 @@ func (s *Server) routes() {
 	getHead("/", s.root)
 	getHead("/favicon.ico", s.favicon)
 	getHead("/:slug", s.redirect)
+	// The password form's post (password.go): a small form body, read
+	// within its own limit.
+	add(http.MethodPost, "/:slug", true, s.unlock)
 
 	add(http.MethodPost, pathLinks, true, s.createLink, withBody(http.MethodPost, pathLinks)...)
 	add(http.MethodGet, pathLinks, false, s.listLinks, api(http.MethodGet, pathLinks)...)
@@ -375,6 +401,7 @@ func (s *Server) routes() {
 	add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
 	add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
 	add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
+	add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
 	add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
 	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
@@ -402,6 +429,7 @@ func (s *Server) routes() {
 var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinks:     {"limit", "cursor"},
 	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval"},
+	http.MethodGet + " " + pathLinkQR:    {"format", "size"},
 	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
 	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
 }
