@@ -305,12 +305,11 @@ func (p *csvParser) record(row []string, line int) Record {
 		case fURL:
 			l.URL = strings.TrimSpace(cell)
 		case fTitle:
+			// LinkForge's own titles are checked as they are, with the
+			// link (linkforge.ValidateTitle).
+			l.Title = cell
 			if p.spec.foreign {
 				l.Title = cleanTitle(cell)
-			} else if d := checkTitle(cell); d != "" {
-				add(fTitle, d)
-			} else {
-				l.Title = cell
 			}
 		case fTags:
 			l.Tags = splitTags(cell, p.spec.tagSep)

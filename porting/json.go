@@ -154,11 +154,7 @@ func decodeLink(raw json.RawMessage) (linkforge.Link, error) {
 		case "url":
 			str(&l.URL)
 		case "title":
-			if str(&l.Title) {
-				if d := checkTitle(l.Title); d != "" {
-					add("title", d)
-				}
-			}
+			str(&l.Title)
 		case "fallback_url":
 			str(&l.FallbackURL)
 		case "tags":

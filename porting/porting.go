@@ -167,12 +167,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// MaxTitleLength is the title limit of API.md, in characters.
-const MaxTitleLength = 200
-
 // cleanTitle makes a page title from another shortener fit LinkForge's
 // title rule: runs of whitespace and control characters become one space,
-// and a title over MaxTitleLength characters is cut there. YOURLS and
+// and a title over linkforge.MaxTitleLength characters is cut there. YOURLS and
 // Shlink fetch titles from the target pages, which may be long or hold
 // newlines; refusing the link for its title would lose it for a label.
 func cleanTitle(s string) string {
@@ -190,28 +187,10 @@ func cleanTitle(s string) string {
 		b.WriteRune(r)
 	}
 	t := b.String()
-	if utf8.RuneCountInString(t) > MaxTitleLength {
-		t = string([]rune(t)[:MaxTitleLength])
+	if utf8.RuneCountInString(t) > linkforge.MaxTitleLength {
+		t = string([]rune(t)[:linkforge.MaxTitleLength])
 	}
 	return t
-}
-
-// checkTitle is the title rule for LinkForge's own formats, which never
-// export a title that breaks it: at most MaxTitleLength characters,
-// printable.
-func checkTitle(s string) string {
-	if !utf8.ValidString(s) {
-		return "must be valid UTF-8"
-	}
-	if n := utf8.RuneCountInString(s); n > MaxTitleLength {
-		return fmt.Sprintf("must be at most %d characters long, not %d", MaxTitleLength, n)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return fmt.Sprintf("must not contain control characters (found %U)", r)
-		}
-	}
-	return ""
 }
 
 func truncate(s string, n int) string {
