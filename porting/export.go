@@ -1,6 +1,7 @@
 package porting
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -121,6 +122,7 @@ func (cw *CSVWriter) Close() error {
 // that the export is the links "as the API returns them").
 type JSONWriter struct {
 	w      io.Writer
+	buf    bytes.Buffer
 	enc    *json.Encoder
 	encode func(*linkforge.Link) any
 	n      int
@@ -128,28 +130,33 @@ type JSONWriter struct {
 
 // NewJSONWriter returns a JSONWriter on w.
 func NewJSONWriter(w io.Writer, encode func(*linkforge.Link) any) *JSONWriter {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &JSONWriter{w: w, enc: enc, encode: encode}
+	jw := &JSONWriter{w: w, encode: encode}
+	jw.enc = json.NewEncoder(&jw.buf)
+	jw.enc.SetEscapeHTML(false)
+	return jw
 }
 
-// Write writes l as the next element.
+// Write writes l as the next element, one per line.
 func (jw *JSONWriter) Write(l *linkforge.Link) error {
-	sep := ",\n"
+	jw.buf.Reset()
 	if jw.n == 0 {
-		sep = "[\n"
+		jw.buf.WriteString("[\n")
+	} else {
+		jw.buf.WriteString(",\n")
 	}
 	jw.n++
-	if _, err := io.WriteString(jw.w, sep); err != nil {
+	if err := jw.enc.Encode(jw.encode(l)); err != nil {
 		return err
 	}
-	// Encode ends the element with a newline; the separator follows it.
-	return jw.enc.Encode(jw.encode(l))
+	// Encode ends the element with a newline; the separator goes first.
+	jw.buf.Truncate(jw.buf.Len() - 1)
+	_, err := jw.w.Write(jw.buf.Bytes())
+	return err
 }
 
 // Close ends the array.
 func (jw *JSONWriter) Close() error {
-	end := "]\n"
+	end := "\n]\n"
 	if jw.n == 0 {
 		end = "[]\n"
 	}

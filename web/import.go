@@ -1,11 +1,13 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -161,4 +163,14 @@ func (b *importBody) Read(p []byte) (int, error) {
 		err = &linkforge.Error{Code: ERequestTimeout, Message: "the file stopped arriving", Err: err}
 	}
 	return n, err
+}
+
+// ImportFile imports a file into the tenant directly on the store, as
+// `linkforge import` does: the same rules and validation as POST
+// /api/v1/import, with publicURL (--public-url) as this server's own host
+// for the redirect-loop check. No running server hears of the new slugs:
+// one that looked a slug up a moment before answers 404 for it until its
+// negative cache entry expires (5 s).
+func ImportFile(ctx context.Context, st porting.Store, tenantID int64, f porting.Format, r io.Reader, publicURL *url.URL) (porting.Result, error) {
+	return porting.Import(ctx, st, f, r, porting.Options{TenantID: tenantID, SelfHosts: []string{selfHost(publicURL)}})
 }
