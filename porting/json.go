@@ -109,7 +109,11 @@ func decodeLink(raw json.RawMessage) (linkforge.Link, error) {
 			return l, linkforge.InvalidField("element", "is not valid JSON")
 		}
 		if seen[name] {
-			add(truncate(name, 64), "appears more than once")
+			field := truncate(name, 64)
+			if field == "" {
+				field = `""` // an error names its field, even this one
+			}
+			add(field, "appears more than once")
 			continue
 		}
 		seen[name] = true
