@@ -380,3 +380,40 @@ func (s *sampler) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// TestImportBodyOverLimitMidStream: a chunked body that passes the 64 MiB
+// limit keeps the lines before it, and the break is the last error line,
+// a 413.
+func TestImportBodyOverLimitMidStream(t *testing.T) {
+	s := testdb.SQLite(t)
+	e := newEnv(t, s)
+	tenant, token := mustTenantToken(t, s, "acme")
+	head := "slug,url\nfirst,https://example.com/first\n"
+	// Rows of empty cells are skipped by the parser: cheap to read.
+	filler := strings.Repeat(",", 1023) + "\n"
+	body := io.MultiReader(strings.NewReader(head), io.LimitReader(repeatReader(filler), 64<<20)) // no length: chunked
+	r := e.postFile(token, "csv", "text/csv", body)
+	mustStatus(t, r, http.StatusOK)
+	res := mustJSON[importBody](t, r)
+	if res.Created != 1 || res.Failed != 1 || len(res.Errors) != 1 {
+		t.Fatalf("import = %+v, want 1 created and the break", res)
+	}
+	if p := res.Errors[0].Problem; p.Status != http.StatusRequestEntityTooLarge || p.Code != linkforge.ETooLarge ||
+		!strings.Contains(p.Detail, "the rest of the file was not read") {
+		t.Errorf("break = %+v, want a 413 saying the rest was not read", res.Errors[0])
+	}
+	if l := mustTenantLink(t, s, tenant, "first"); l.URL != "https://example.com/first" {
+		t.Errorf("first = %+v", l)
+	}
+}
+
+// repeatReader repeats a string forever.
+type repeatReader string
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		n += copy(p[n:], r)
+	}
+	return n, nil
+}
