@@ -164,6 +164,7 @@ type Server struct {
 	// guesses limits wrong passwords per link and client (password.go).
 	passwordParams password.Params
 	passwordSlots  chan struct{}
+	guesses        *password.Limiter
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -225,6 +226,7 @@ func New(cfg Config) (*Server, error) {
 		s.passwordParams = password.DefaultParams
 	}
 	s.passwordSlots = newPasswordSlots()
+	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -329,6 +331,7 @@ const (
 	pathLinks     = apiPrefix + "/links"
 	pathLink      = pathLinks + "/:slug"
 	pathLinkStats = pathLink + "/stats"
+	pathLinkQR    = pathLink + "/qr"
 	pathStats     = apiPrefix + "/stats"
 	pathOpenAPI   = apiPrefix + "/openapi.json"
 	pathLive      = apiPrefix + "/live"
@@ -386,6 +389,9 @@ func (s *Server) routes() {
 	getHead("/", s.root)
 	getHead("/favicon.ico", s.favicon)
 	getHead("/:slug", s.redirect)
+	// The password form's post (password.go): a small form body, read
+	// within its own limit.
+	add(http.MethodPost, "/:slug", true, s.unlock)
 
 	add(http.MethodPost, pathLinks, true, s.createLink, withBody(http.MethodPost, pathLinks)...)
 	add(http.MethodGet, pathLinks, false, s.listLinks, api(http.MethodGet, pathLinks)...)
@@ -393,6 +399,7 @@ func (s *Server) routes() {
 	add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
 	add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
 	add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
+	add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
 	add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
 	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
@@ -424,6 +431,7 @@ func (s *Server) routes() {
 var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinks:     {"limit", "cursor"},
 	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval"},
+	http.MethodGet + " " + pathLinkQR:    {"format", "size"},
 	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
 	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
 	http.MethodGet + " " + pathExport:    {"format"},
