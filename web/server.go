@@ -341,6 +341,8 @@ const (
 	pathLive      = apiPrefix + "/live"
 	pathAlarms    = apiPrefix + "/alarms"
 	pathRetry     = pathAlarms + "/:id/retry"
+	pathExport    = apiPrefix + "/export"
+	pathImport    = apiPrefix + "/import"
 )
 
 func (s *Server) routes() {
@@ -405,6 +407,10 @@ func (s *Server) routes() {
 	add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
 	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
+	add(http.MethodGet, pathExport, false, s.exportLinks, api(http.MethodGet, pathExport)...)
+	// The import's body is a file of up to MaxImportBytes, in the format
+	// the query names: it has its own limit and no JSON requirement.
+	add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 
@@ -432,6 +438,8 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinkQR:    {"format", "size"},
 	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
 	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
+	http.MethodGet + " " + pathExport:    {"format"},
+	http.MethodPost + " " + pathImport:   {"format"},
 }
 
 // root answers GET / with a redirect to the configured root URL (by

@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ExpireLinks", testExpireLinks},
 		{"ClaimConcurrency", testClaimConcurrency},
 		{"ImportLinksSchedulesAlarms", testImportLinksSchedulesAlarms},
+		{"ExportLinks", testExportLinks},
 		{"LinkFields", testLinkFields},
 	}
 	for _, c := range cases {
