@@ -188,3 +188,41 @@ func TestLiveLinkMessagesOfImport(t *testing.T) {
 		}
 	})
 }
+
+// TestShowPeerLink: another node's write is shown as this node's API
+// renders the link now; an event whose link is gone, or whose slug now
+// names another link, is skipped; a deletion needs no read.
+func TestShowPeerLink(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, st linkforge.Store) {
+		tenant, token := mustTenantToken(t, st, "acme")
+		hub := mustLiveHub(t)
+		e := newEnv(t, st, func(c *web.Config) { c.Live = hub })
+		conn, r, err := e.dialLive(nil, http.Header{"Authorization": {"Bearer " + token}})
+		if err != nil {
+			t.Fatalf("dial: %v (%s)", err, r)
+		}
+		mustWatched(t, hub, tenant)
+		l := mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "peer", URL: "https://example.com/p", Title: "From node 2"})
+		show := func(op linkforge.LinkOp, id int64, slug string) {
+			t.Helper()
+			if err := e.srv.ShowPeerLink(t.Context(), linkforge.LinkEvent{Op: op, TenantID: tenant, LinkID: id, Slug: slug}); err != nil {
+				t.Fatalf("ShowPeerLink %s %s: %v", op, slug, err)
+			}
+		}
+		show(linkforge.LinkUpdated, l.ID+1, "peer")   // the slug names another link now: skipped
+		show(linkforge.LinkCreated, 999, "gone")      // deleted since: skipped
+		show(linkforge.LinkUpdated, 0, "gone")        // an import's, gone: skipped
+		show(linkforge.LinkUpdated, l.ID, "peer")     // shown
+		show(linkforge.LinkDeleted, 999, "other-one") // shown without a read
+
+		get := e.do(http.MethodGet, "/api/v1/links/peer", token, "")
+		mustStatus(t, get, http.StatusOK)
+		if m := mustReadLinkMessage(t, conn); m.Op != "updated" || !reflect.DeepEqual(m.Link, decoded(t, get)) {
+			t.Errorf("first message %s %v, want updated %s", m.Op, m.Link, get.body)
+		}
+		want := map[string]any{"id": "999", "slug": "other-one"}
+		if m := mustReadLinkMessage(t, conn); m.Op != "deleted" || !reflect.DeepEqual(m.Link, want) {
+			t.Errorf("second message %s %v, want deleted %v", m.Op, m.Link, want)
+		}
+	})
+}
