@@ -619,7 +619,9 @@ func (r *feedRecorder) PublishInvalidate(string)              { panic("the feed 
 func (r *feedRecorder) PublishExpired(l linkforge.Link)       { r.pubExpired = append(r.pubExpired, l.Slug) }
 func (r *feedRecorder) Invalidate(slug string)                { r.invalidated = append(r.invalidated, slug) }
 func (r *feedRecorder) InvalidateAll()                        { r.purges++ }
-func (r *feedRecorder) PublishLink(linkforge.LinkEvent)       { panic("the feed never publishes link writes") }
+func (r *feedRecorder) PublishLink(linkforge.LinkEvent) {
+	panic("the feed never publishes link writes")
+}
 func (r *feedRecorder) ShowPeerLink(_ context.Context, e linkforge.LinkEvent) error {
 	r.peerLinks = append(r.peerLinks, e)
 	return r.showErr
