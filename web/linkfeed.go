@@ -76,7 +76,9 @@ func (s *Server) publishImported(ctx context.Context, l linkforge.Link) {
 	if s.announcer != nil {
 		s.announcer.PublishLink(e)
 	}
-	if err := s.ShowPeerLink(ctx, e); err != nil {
+	// A client that went away mid-import cancels the reads: not worth a
+	// log line per link.
+	if err := s.ShowPeerLink(ctx, e); err != nil && ctx.Err() == nil {
 		// The import itself succeeded; a viewer sees the link on reload.
 		s.logger.Warn("live: cannot show an imported link", "tenant_id", l.TenantID, "slug", l.Slug, "error", err)
 	}
