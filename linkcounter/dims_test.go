@@ -350,3 +350,93 @@ func TestDimsWrittenWithWholeHours(t *testing.T) {
 		})
 	})
 }
+
+// journalDims returns the journal's dimension rows of a link.
+func journalDims(t testing.TB, j *Journal, linkID int64) []dimRow {
+	t.Helper()
+	rows, err := j.r.Query(`SELECT link_id, hour, dim, value, n, flushed FROM dims WHERE link_id = ? ORDER BY hour, dim, value`, linkID)
+	if err != nil {
+		t.Fatalf("journal dims: %v", err)
+	}
+	defer rows.Close()
+	var out []dimRow
+	for rows.Next() {
+		var d dimRow
+		if err := rows.Scan(&d.linkID, &d.hour, &d.dim, &d.value, &d.n, &d.flushed); err != nil {
+			t.Fatalf("journal dims: %v", err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// Housekeeping purges a flushed minute row after the retention, but keeps
+// its hour's dimension rows until the hour has ended before the horizon:
+// the bound needs an open hour's values, and an hour's counts must not
+// restart below the store's.
+func TestDimsPurgedWithTheirHour(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := asTestStore(t, testdb.SQLite(t))
+		l := mustLink(t, st, -1)
+		j := mustJournal(t, t.TempDir())
+		c := mustStart(t, Config{Store: st, Journal: j}, nil)
+		time.Sleep(5 * time.Minute) // 00:05
+		mustRecord2(t, c, &l, &linkforge.ClickDims{linkforge.DimCountry: "NL"})
+		time.Sleep(c.journalRetain + 3*c.housekeepEvery) // 00:18
+		synctest.Wait()
+		if rows := journalRows(t, j, l.ID); len(rows) != 0 {
+			t.Errorf("flushed minute rows kept past the retention: %+v", rows)
+		}
+		if d := journalDims(t, j, l.ID); len(d) != int(linkforge.NumDimensions) || d[0].n != 1 || d[0].flushed != 1 {
+			t.Errorf("dimension rows of the open hour = %+v, want %d flushed rows", d, linkforge.NumDimensions)
+		}
+		// Another click in the same hour continues the hour's count.
+		mustRecord2(t, c, &l, &linkforge.ClickDims{linkforge.DimCountry: "NL"})
+		time.Sleep(time.Hour) // 01:18: 00:00-01:00 ended before 01:08
+		synctest.Wait()
+		if d := journalDims(t, j, l.ID); len(d) != 0 {
+			t.Errorf("dimension rows kept after their hour and the retention: %+v", d)
+		}
+		if got := valueCounts(t, st, c.NodeID(), l.ID)[linkforge.DimCountry]["NL"]; got != 2 {
+			t.Errorf("click_dims NL = %d, want 2", got)
+		}
+		mustStop(t, c)
+	})
+}
+
+// A version 1 journal (no dims table) is upgraded on open: its minute rows'
+// counts go under each dimension's default, so its hours add up, and its
+// unflushed clicks are flushed with them.
+func TestJournalUpgradeAddsDefaultDims(t *testing.T) {
+	dir := t.TempDir()
+	j, err := Open(context.Background(), dir+"/journal.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"DROP TABLE dims",
+		"INSERT INTO clicks (link_id, bucket, n, flushed) VALUES (7, 7200, 5, 5), (7, 7260, 4, 1), (7, 10800, 2, 0)",
+		"PRAGMA user_version = 1",
+	} {
+		if _, err := j.w.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j = mustJournal(t, dir)
+	got := journalDims(t, j, 7)
+	if len(got) != 2*int(linkforge.NumDimensions) {
+		t.Fatalf("upgraded dims rows = %+v, want %d", got, 2*linkforge.NumDimensions)
+	}
+	for _, d := range got {
+		want := dimRow{linkID: 7, hour: 7200, dim: d.dim, value: d.dim.Default(), n: 9, flushed: 6}
+		if d.hour == 10800 {
+			want.hour, want.n, want.flushed = 10800, 2, 0
+		}
+		if d != want {
+			t.Errorf("upgraded row %+v, want %+v", d, want)
+		}
+	}
+}
