@@ -120,11 +120,10 @@ type Journal struct {
 	mark    *sql.Stmt
 	dimInc  [len(incSizes)]*sql.Stmt
 	dimMark *sql.Stmt
-	// held mirrors, per (link, hour), how many values other than MoreValue
-	// the journal holds in each dimension; committer goroutine only (see
-	// applyDims). heldStale asks the committer to drop it (after a seed).
-	held      map[linkHour]*[linkforge.NumDimensions]int
-	heldStale atomic.Bool
+	// heldGen invalidates every actor's held counts (see applyDims) when
+	// it moves: a seed wrote values behind the committer, or a commit
+	// failed after counting values it did not keep.
+	heldGen atomic.Int64
 }
 
 // incSizes are the row counts of the prepared increment statements, largest
@@ -442,7 +441,7 @@ func (j *Journal) seed(ctx context.Context, rows []linkforge.RollupRow, dims []l
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("journal seed: %w", err)
 	}
-	j.heldStale.Store(true) // the seed added values behind the committer's back
+	j.heldGen.Add(1) // the seed added values behind the committer's back
 	return nil
 }
 
@@ -563,7 +562,7 @@ func (j *Journal) unflushed(ctx context.Context, linkIDs []int64) ([]journalRow,
 func (j *Journal) commit(ctx context.Context, incs []*increment, dims []dimInc, marks []journalRow, dimMarks []dimRow, purgeBefore int64) (_ int64, err error) {
 	defer func() {
 		if err != nil {
-			j.held = nil // it may count values the rolled back transaction inserted
+			j.heldGen.Add(1) // counts may include values the rolled back transaction inserted
 		}
 	}()
 	tx, err := j.w.BeginTx(ctx, nil)
@@ -621,7 +620,6 @@ func (j *Journal) commit(ctx context.Context, incs []*increment, dims []dimInc, 
 		}
 		dp, _ := res.RowsAffected()
 		purged += dp
-		j.forgetHeld(purgeBefore)
 		// Kept with the purge, so that after a restart with a clock set
 		// back no click lands in a purged bucket (Counter.Start).
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('purged_before', ?)

@@ -11,9 +11,6 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// linkHour is one link's hour (unix seconds of its start).
-type linkHour struct{ linkID, hour int64 }
-
 // dimIncrementSQL returns the statement adding rows (link, hour, dim, value,
 // add) dimension rows, distinct keys.
 func dimIncrementSQL(rows int) string {
@@ -40,7 +37,8 @@ func dimIncrementSQL(rows int) string {
 // holds: loaded from the journal once per (link, hour) and process, raised
 // by every value a commit sends (new or not), set exactly whenever the
 // values are read, and dropped when a commit fails or a seed writes behind
-// the committer. Only a (link, hour, dim) whose count plus the commit's
+// the committer. The counts live in the link's actor, so they cost nothing
+// once it is evicted (a later actor reloads them). Only a (link, hour, dim) whose count plus the commit's
 // values could pass the bound reads its values from the journal and decides
 // from them; the others cannot reach the bound whatever is new, and go
 // straight to a plain multi-row upsert. A hot link with one value per
@@ -48,12 +46,6 @@ func dimIncrementSQL(rows int) string {
 // row (a window over correlated counts) cost the commit as much again as the
 // upsert itself (docs/adr/009-click-dimensions.md, "Cost").
 func (j *Journal) applyDims(ctx context.Context, tx *sql.Tx, dims []dimInc) error {
-	if j.heldStale.Swap(false) {
-		j.held = nil
-	}
-	if j.held == nil {
-		j.held = make(map[linkHour]*[linkforge.NumDimensions]int)
-	}
 	slices.SortFunc(dims, func(a, b dimInc) int {
 		return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.hour, b.hour),
 			cmp.Compare(a.dim, b.dim), strings.Compare(a.value, b.value))
@@ -69,7 +61,7 @@ func (j *Journal) applyDims(ctx context.Context, tx *sql.Tx, dims []dimInc) erro
 			end++
 		}
 		g := dims[start:end]
-		h := j.held[linkHour{g[0].linkID, g[0].hour}]
+		h := g[0].held()
 		if h[g[0].dim]+len(g) > MaxDimValues {
 			n, err := j.boundGroup(ctx, tx, g)
 			if err != nil {
@@ -109,17 +101,57 @@ func (j *Journal) applyDims(ctx context.Context, tx *sql.Tx, dims []dimInc) erro
 	return nil
 }
 
+// held returns the committer's count of d's (link, hour), loaded by
+// loadHeld.
+func (d *dimInc) held() *[linkforge.NumDimensions]int {
+	if d.a == nil {
+		return d.scratch
+	}
+	return d.a.held[d.hour]
+}
+
 // loadHeld reads, in one query, the held counts of the (link, hour)s of
-// dims that the committer has not seen yet in this process.
+// dims that their actors do not have (yet, or any more: heldGen moved).
+// An actor keeps the hours of the last two hours it counted in: clicks land
+// at most maxClickAge back.
 func (j *Journal) loadHeld(ctx context.Context, tx *sql.Tx, dims []dimInc) error {
+	gen := j.heldGen.Load()
 	var buf []byte
 	missing := 0
-	for i, d := range dims {
-		k := linkHour{d.linkID, d.hour}
-		if _, ok := j.held[k]; ok || (i > 0 && dims[i-1].linkID == d.linkID && dims[i-1].hour == d.hour) {
+	type linkHour struct{ linkID, hour int64 }
+	fresh := make(map[linkHour]*[linkforge.NumDimensions]int)
+	for i := range dims {
+		d := &dims[i]
+		if d.a == nil {
+			// A test commit without actors: count from the journal
+			// every time.
+			k := linkHour{d.linkID, d.hour}
+			if fresh[k] == nil {
+				fresh[k] = new([linkforge.NumDimensions]int)
+				buf = appendTriple(buf, missing, d.linkID, d.hour, 0)
+				missing++
+			}
+			d.scratch = fresh[k]
 			continue
 		}
-		j.held[k] = new([linkforge.NumDimensions]int)
+		a := d.a
+		if a.heldGen != gen {
+			a.held, a.heldGen = nil, gen
+		}
+		if a.held[d.hour] != nil {
+			continue
+		}
+		if a.held == nil {
+			a.held = make(map[int64]*[linkforge.NumDimensions]int, 2)
+		}
+		for h := range a.held {
+			if h < d.hour-3600 {
+				delete(a.held, h)
+			}
+		}
+		h := new([linkforge.NumDimensions]int)
+		a.held[d.hour] = h
+		fresh[linkHour{d.linkID, d.hour}] = h
 		buf = appendTriple(buf, missing, d.linkID, d.hour, 0)
 		missing++
 	}
@@ -142,7 +174,7 @@ func (j *Journal) loadHeld(ctx context.Context, tx *sql.Tx, dims []dimInc) error
 		if err := rows.Scan(&k.linkID, &k.hour, &dim, &n); err != nil {
 			return fmt.Errorf("read held dimension values: %w", err)
 		}
-		if h := j.held[k]; h != nil && dim < linkforge.NumDimensions {
+		if h := fresh[k]; h != nil && dim < linkforge.NumDimensions {
 			h[dim] = n
 		}
 	}
@@ -187,14 +219,4 @@ func (j *Journal) boundGroup(ctx context.Context, tx *sql.Tx, g []dimInc) (int, 
 	// sorted so that equal keys are adjacent for the merge.
 	slices.SortFunc(g, func(a, b dimInc) int { return strings.Compare(a.value, b.value) })
 	return held, nil
-}
-
-// forgetHeld drops the held counts of hours that ended before the purge
-// horizon: no click lands in them any more (bucketOf).
-func (j *Journal) forgetHeld(purgeBefore int64) {
-	for k := range j.held {
-		if k.hour+3600 <= purgeBefore {
-			delete(j.held, k)
-		}
-	}
 }
