@@ -45,7 +45,9 @@ func mustTopLinks(t *testing.T, s linkforge.Store, q linkforge.TopLinksQuery) li
 	return top
 }
 
-func vc(value string, n int64) linkforge.ValueCount { return linkforge.ValueCount{Value: value, Count: n} }
+func vc(value string, n int64) linkforge.ValueCount {
+	return linkforge.ValueCount{Value: value, Count: n}
+}
 
 func checkBreakdown(t *testing.T, what string, got linkforge.Breakdown, total int64, values []linkforge.ValueCount, rest int64) {
 	t.Helper()
