@@ -418,6 +418,9 @@ func (s *Server) routes() {
 	add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
 	add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
 	add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
+	add(http.MethodGet, pathLinkBreakdown, false, s.linkBreakdown, api(http.MethodGet, pathLinkBreakdown)...)
+	add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
+	add(http.MethodGet, pathTopLinks, false, s.topLinks, api(http.MethodGet, pathTopLinks)...)
 	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
 	add(http.MethodGet, pathExport, false, s.exportLinks, api(http.MethodGet, pathExport)...)
@@ -453,6 +456,11 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
 	http.MethodGet + " " + pathExport:    {"format"},
 	http.MethodPost + " " + pathImport:   {"format"},
+
+	// Analytics (web/analytics.go).
+	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit"},
+	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit"},
+	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit"},
 }
 
 // root answers GET / with a redirect to the configured root URL (by

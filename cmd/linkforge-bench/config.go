@@ -46,13 +46,22 @@ type config struct {
 	ampRate     int
 	ampLinks    int
 
+	statsClicks   int64
+	statsLinks    int
+	statsDays     int
+	statsRequests int
+
 	seed    uint64
 	format  string
 	timeout time.Duration
 }
 
 // The scenarios, in the order a full run executes them.
-var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification"}
+var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "stats"}
+
+// defaultScenarios run when none is named: all but stats, whose bulk load
+// of 10 million clicks takes many minutes and is run on its own.
+var defaultScenarios = scenarioNames[:len(scenarioNames)-1]
 
 var errHelp = errors.New("help requested")
 
@@ -89,6 +98,11 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.ampRate, "amp-rate", 100, "constant rate of the amplification attack, requests per second")
 	fs.IntVar(&cfg.ampLinks, "amp-links", 20, "links of the amplification scenario")
 
+	fs.Int64Var(&cfg.statsClicks, "stats-clicks", 10_000_000, "clicks the stats scenario bulk-loads (as rollup and click_dims rows) before it queries")
+	fs.IntVar(&cfg.statsLinks, "stats-links", 10_000, "links the stats scenario's clicks are spread over (Zipf)")
+	fs.IntVar(&cfg.statsDays, "stats-days", 30, "days the stats scenario's clicks are spread over, ending with the current hour; the range of its queries")
+	fs.IntVar(&cfg.statsRequests, "stats-requests", 50, "measured requests per query of the stats scenario, one at a time, after 3 unreported ones")
+
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the Zipf generator and the slugs' shuffle")
 	fs.StringVar(&cfg.format, "format", "text", "table format: text or markdown")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "bound of the whole run; scenarios still running then are stopped")
@@ -122,7 +136,7 @@ func parseArgs(args []string) (config, error) {
 		args = fs.Args()[1:]
 	}
 	if len(cfg.scenarios) == 0 {
-		cfg.scenarios = slices.Clone(scenarioNames)
+		cfg.scenarios = slices.Clone(defaultScenarios)
 	}
 	// Run in the documented order whatever the command line's order.
 	slices.SortFunc(cfg.scenarios, func(a, b string) int {
@@ -182,6 +196,10 @@ func (cfg *config) validate() error {
 		{"--amp-duration", cfg.ampDuration > 0},
 		{"--amp-rate", cfg.ampRate > 0},
 		{"--amp-links", cfg.ampLinks > 0},
+		{"--stats-clicks", cfg.statsClicks > 0},
+		{"--stats-links", cfg.statsLinks > 1},
+		{"--stats-days", cfg.statsDays > 0},
+		{"--stats-requests", cfg.statsRequests > 0},
 		{"--flush-interval", cfg.flushEvery > 0},
 		{"--timeout", cfg.timeout > 0},
 	}
@@ -213,7 +231,7 @@ Without --target it starts LinkForge itself, once per scenario, on a loopback
 port with a fresh data dir. All traffic stays on loopback; every attack is
 bounded by --duration and --max-requests.
 
-Scenarios (default: all, in this order):
+Scenarios (default: all but stats, in this order):
   redirect       max throughput of GET (counted) and HEAD (not counted) against
                  a reference net/http server answering 302 from a map; ratios;
                  p99 at half of the max load
@@ -224,6 +242,10 @@ Scenarios (default: all, in this order):
                  latency at every viewer
   amplification  rollup rows written per click and per (link, minute) bucket,
                  from /metrics and the stats API
+  stats          (only when named) the analytics queries over --stats-days on --stats-clicks
+                 bulk-loaded clicks, on SQLite and on PostgreSQL: p50/p99 of
+                 /stats by hour and by day, each /stats/{dimension},
+                 /stats/links and one link's breakdown (target ≤ 50 ms)
 
 Flags:
 `)
