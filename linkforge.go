@@ -249,6 +249,7 @@ type Store interface {
 	LinkStore
 	RollupStore
 	AlarmStore
+	AnalyticsStore
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.
