@@ -34,6 +34,9 @@ type config struct {
 	maxRequests uint64        // cap of each attack
 	links       int           // links of redirect and counting
 	rounds      int           // alternating rounds of the redirect scenario
+	// clickHeaders: "browser" sends browserClicks' headers with the
+	// redirect scenario's requests, "none" only Go's default agent.
+	clickHeaders string
 
 	zipfLinks int
 	zipfS     float64
@@ -85,6 +88,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.Uint64Var(&cfg.workers, "workers", 64, "concurrent requests of the max-throughput attacks")
 	fs.Uint64Var(&cfg.maxRequests, "max-requests", 2_000_000, "cap on the requests of any one attack")
 	fs.IntVar(&cfg.links, "links", 100, "links of the redirect and counting scenarios, clicked round robin")
+	fs.StringVar(&cfg.clickHeaders, "click-headers", "browser", "redirect: headers of each request, to the reference and LinkForge alike: browser (real User-Agent, Referer, X-Forwarded-For and sometimes ?utm_source, which LinkForge classifies) or none (Go's default User-Agent only, as before click analytics)")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "redirect: rounds of reference, GET, HEAD in turn, short ones so that a pair shares the machine's noise; the table shows medians")
 
 	fs.IntVar(&cfg.zipfLinks, "zipf-links", 100_000, "links of the zipf scenario")
@@ -177,6 +181,9 @@ func (cfg *config) validate() error {
 	}
 	if cfg.format != "text" && cfg.format != "markdown" {
 		return fmt.Errorf("--format %q: want text or markdown", cfg.format)
+	}
+	if cfg.clickHeaders != "browser" && cfg.clickHeaders != "none" {
+		return fmt.Errorf("--click-headers %q: want browser or none", cfg.clickHeaders)
 	}
 	positive := []struct {
 		name string

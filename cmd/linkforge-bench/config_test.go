@@ -97,6 +97,7 @@ func TestParseArgsRefuses(t *testing.T) {
 		{"database off this machine", []string{"--database-url", "postgres://u:p@db.example.com:5432/lf"}, "loopback"},
 		{"unknown backend", []string{"--backend", "mysql"}, "--backend"},
 		{"unknown format", []string{"--format", "csv"}, "--format"},
+		{"unknown click headers", []string{"--click-headers", "bots"}, `--click-headers "bots": want browser or none`},
 		{"zero duration", []string{"--duration", "0s"}, "--duration: out of range"},
 		{"zipf exponent at 1", []string{"--zipf-s", "1"}, "--zipf-s: out of range"},
 		{"unknown flag", []string{"--nope"}, "flag provided but not defined"},
