@@ -225,6 +225,7 @@ type Store interface {
 	TenantStore
 	TokenStore
 	LinkStore
+	LinkLister
 	RollupStore
 	AlarmStore
 	// Ping fails while the database is unreachable (readiness).

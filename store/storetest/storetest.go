@@ -39,6 +39,11 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ExpireLinks", testExpireLinks},
 		{"ClaimConcurrency", testClaimConcurrency},
 		{"ImportLinksSchedulesAlarms", testImportLinksSchedulesAlarms},
+		{"QueryLinksSorts", testQueryLinksSorts},
+		{"QueryLinksClicksFollowRollup", testQueryLinksClicksFollowRollup},
+		{"QueryLinksFilters", testQueryLinksFilters},
+		{"TagCounts", testTagCounts},
+		{"CreateLinks", testCreateLinks},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
