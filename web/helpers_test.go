@@ -74,7 +74,10 @@ func newEnv(t *testing.T, store linkforge.Store, opts ...func(*web.Config)) *env
 	pub, _ := url.Parse(publicURL)
 	cfg := web.Config{Store: store, PublicURL: pub, Now: clk.Now,
 		// High enough that only the rate-limit test ever meets it.
-		RateLimit: 1e6, RateBurst: 1e6}
+		RateLimit: 1e6, RateBurst: 1e6,
+		// Cheap hashes: the tests are about the flow, not the cost
+		// (the real-binary test uses the default parameters).
+		PasswordParams: testPasswordParams}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -32,6 +32,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/password"
 )
 
 // Defaults of Config's zero values.
@@ -93,6 +94,10 @@ type Config struct {
 	// NotFoundURL is where an unknown slug redirects (302) instead of the
 	// 404 page; empty: the 404 page.
 	NotFoundURL string
+	// PasswordParams are the argon2id costs of new link passwords; zero:
+	// password.DefaultParams. Verification uses whatever a hash names, so
+	// changing them never locks out existing links.
+	PasswordParams password.Params
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -153,6 +158,12 @@ type Server struct {
 	apiRoutes []apiRoute
 	// dbDown is the database's state as /readyz last saw it.
 	dbDown atomic.Bool
+
+	// passwordParams hash new link passwords; passwordSlots bounds the
+	// hashes and verifications running at once (each holds Memory KiB);
+	// guesses limits wrong passwords per link and client (password.go).
+	passwordParams password.Params
+	passwordSlots  chan struct{}
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -209,6 +220,11 @@ func New(cfg Config) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	s.passwordParams = cfg.PasswordParams
+	if s.passwordParams == (password.Params{}) {
+		s.passwordParams = password.DefaultParams
+	}
+	s.passwordSlots = newPasswordSlots()
 	if s.now == nil {
 		s.now = time.Now
 	}
