@@ -193,7 +193,8 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 // ExpiresAt.
 func insertLinkQuery(l linkforge.Link) (string, []any) {
 	args := []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
-		l.Tags, l.CreatedAt, l.UpdatedAt}
+		l.Tags, l.CreatedAt, l.UpdatedAt,
+		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks}
 	if l.ExpiresAt == nil {
 		return insertLinkSQL, args
 	}

@@ -222,7 +222,10 @@ func testQueryLinksFilters(t *testing.T, s linkforge.Store) {
 		{"q slug prefix", linkforge.ListQuery{Q: "Spr"}, []string{"Spring-Sale"}},
 		{"q url substring", linkforge.ListQuery{Q: "EXAMPLE/GUIDE"}, []string{"docs"}},
 		{"q title", linkforge.ListQuery{Q: "summer"}, []string{"docs"}},
-		{"q title non-ASCII case", linkforge.ListQuery{Q: "été"}, []string{"full"}},
+		// Non-ASCII letters fold as the backend's locale has it (SQLite's
+		// trigram index: Unicode; PostgreSQL: its LC_CTYPE), so only the
+		// exact case is the contract.
+		{"q title non-ASCII", linkforge.ListQuery{Q: "Été"}, []string{"full"}},
 		{"q two characters", linkforge.ListQuery{Q: "ol"}, []string{"old"}},
 		{"q one character", linkforge.ListQuery{Q: "y"}, []string{"old", "roomy"}},
 		{"q percent is literal", linkforge.ListQuery{Q: "100%"}, []string{"docs"}},
