@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -32,17 +33,34 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 		return linkforge.LinkPage{}, err
 	}
 	var (
-		where = []string{"l.tenant_id = ?"}
-		args  = []any{q.TenantID}
+		from     = "links l"
+		fromArgs []any
+		where    = []string{"l.tenant_id = ?"}
+		args     = []any{q.TenantID}
 	)
 	if q.Q != "" {
 		if utf8.RuneCountInString(q.Q) >= minTrigramQuery {
 			// A phrase of the trigram tokenizer matches exactly the
 			// texts holding q, case-insensitively (Unicode).
-			where = append(where, `l.id IN (SELECT rowid FROM links_search WHERE links_search MATCH ?)`)
-			args = append(args, `"`+strings.ReplaceAll(q.Q, `"`, `""`)+`"`)
+			phrase := `"` + strings.ReplaceAll(q.Q, `"`, `""`) + `"`
+			ids, err := db.searchIDs(ctx, phrase)
+			if err != nil {
+				return linkforge.LinkPage{}, err
+			}
+			if ids != "" {
+				// Few matches: read them by id and sort them; no walk
+				// of the tenant's links.
+				from, fromArgs = "json_each(?) j CROSS JOIN links l ON l.id = j.value", []any{ids}
+			} else {
+				// Many matches: walk the sort's index and check each
+				// link against the index by rowid; matches are dense
+				// enough that a page comes after few checks.
+				where = append(where, `EXISTS (SELECT 1 FROM links_search WHERE links_search MATCH ? AND rowid = l.id)`)
+				args = append(args, phrase)
+			}
 		} else {
-			// LIKE folds ASCII letters only.
+			// LIKE folds ASCII letters only. No index: the walk of the
+			// sort's index stops after a page of matches.
 			p := linkforge.LikePattern(q.Q)
 			where = append(where, `(l.slug LIKE ? ESCAPE '\' OR l.url LIKE ? ESCAPE '\' OR l.title LIKE ? ESCAPE '\')`)
 			args = append(args, p, p, p)
@@ -96,8 +114,8 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	// One row more than asked tells whether there is a next page.
 	args = append(args, q.Limit+1)
 	rows, err := db.reader.QueryContext(ctx,
-		`SELECT `+linkColumns+`, `+totalClicks+` FROM links l WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY `+order+` LIMIT ?`, args...)
+		`SELECT `+linkColumns+`, `+totalClicks+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY `+order+` LIMIT ?`, append(fromArgs, args...)...)
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("sqlite: query links: %w", err)
 	}
@@ -118,6 +136,44 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 		page.NextCursor = linkforge.EncodeListCursor(q.Sort, page.Links[q.Limit-1])
 	}
 	return page, nil
+}
+
+// searchDriveLimit is the number of search matches (over all tenants) up
+// to which QueryLinks reads the matches by id and sorts them, rather than
+// walking the sort's index: sorting a few thousand rows costs a few
+// milliseconds, and more matches are dense enough for the walk to stop
+// early.
+var searchDriveLimit = 5000
+
+// searchIDs returns the ids of the links matching phrase as a JSON array,
+// or "" when there are more than searchDriveLimit of them.
+func (db *DB) searchIDs(ctx context.Context, phrase string) (string, error) {
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT rowid FROM links_search WHERE links_search MATCH ? LIMIT ?`, phrase, searchDriveLimit+1)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: search links: %w", err)
+	}
+	defer rows.Close()
+	ids := make([]byte, 0, 256)
+	ids = append(ids, '[')
+	n := 0
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return "", fmt.Errorf("sqlite: search links: %w", err)
+		}
+		if n++; n > searchDriveLimit {
+			return "", nil
+		}
+		if n > 1 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, id, 10)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("sqlite: search links: %w", err)
+	}
+	return string(append(ids, ']')), nil
 }
 
 // TagCounts returns the tenant's tags with their link counts, by count

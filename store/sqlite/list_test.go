@@ -13,6 +13,7 @@ import (
 	"github.com/linkforge/linkforge"
 
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
@@ -86,4 +87,14 @@ func TestListingMigrationBackfills(t *testing.T) {
 			t.Errorf("QueryLinks(%+v) = %q, want %q", c.q, got, c.want)
 		}
 	}
+}
+
+// TestSearchManyMatches runs the search cases down the path of a search
+// with many matches (the walk of the sort's index, each link checked
+// against the trigram index by rowid), which small data does not take.
+func TestSearchManyMatches(t *testing.T) {
+	defer sqlite.SetSearchDriveLimit(0)()
+	storetest.RunSearch(t, func(t *testing.T) linkforge.Store {
+		return mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
+	})
 }

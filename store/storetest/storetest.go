@@ -53,6 +53,13 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 	}
 }
 
+// RunSearch runs the listing filter cases alone, for a store configured to
+// take another search path than Run's.
+func RunSearch(t *testing.T, open func(t *testing.T) linkforge.Store) {
+	t.Helper()
+	testQueryLinksFilters(t, open(t))
+}
+
 func testPing(t *testing.T, s linkforge.Store) {
 	if err := s.Ping(t.Context()); err != nil {
 		t.Fatalf("Ping of an open store: %v", err)
