@@ -177,12 +177,12 @@ func (db *DB) searchIDs(ctx context.Context, phrase string) (string, error) {
 }
 
 // TagCounts returns the tenant's tags with their link counts, by count
-// descending, then tag. It reads every link of the tenant (json_each of
-// each tags array): milliseconds per ten thousand links.
+// descending, then tag. It reads link_tag_counts, which triggers keep
+// (migration 00007): a row per tag, whatever the number of links.
 func (db *DB) TagCounts(ctx context.Context, tenantID int64) ([]linkforge.TagCount, error) {
 	rows, err := db.reader.QueryContext(ctx,
-		`SELECT j.value, count(*) FROM links l, json_each(l.tags) j WHERE l.tenant_id = ?
-		 GROUP BY j.value ORDER BY count(*) DESC, j.value`, tenantID)
+		`SELECT tag, links FROM link_tag_counts WHERE tenant_id = ? AND links > 0
+		 ORDER BY links DESC, tag`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: tag counts: %w", err)
 	}

@@ -65,6 +65,10 @@ func TestListingMigrationBackfills(t *testing.T) {
 	if l.Clicks != 12 || !slices.Equal(l.Tags, []string{"launch", "b"}) {
 		t.Errorf("old-one after the migration: clicks %d, tags %q; want 12 (7 + 5 imported), [launch b]", l.Clicks, l.Tags)
 	}
+	if tags, err := db.TagCounts(ctx, 1); err != nil || !slices.Equal(tags, []linkforge.TagCount{
+		{Tag: "b", Links: 1}, {Tag: "launch", Links: 1}, {Tag: "x", Links: 1}}) {
+		t.Errorf("TagCounts after the migration: %v, %v", tags, err)
+	}
 	for _, c := range []struct {
 		q    linkforge.ListQuery
 		want string

@@ -299,6 +299,33 @@ func testTagCounts(t *testing.T, s linkforge.Store) {
 	if !slices.Equal(got, want) {
 		t.Errorf("TagCounts(acme) = %v, want %v", got, want)
 	}
+	// Counts follow updates and deletes; a tag without links is gone.
+	if _, err := s.UpdateLink(t.Context(), acme.ID, "t0", func(l *linkforge.Link) error {
+		l.Tags = []string{"z"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteLink(t.Context(), acme.ID, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteLink(t.Context(), acme.ID, "t4"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateLink(t.Context(), acme.ID, "t2", func(l *linkforge.Link) error {
+		l.URL = "https://example.com/other" // tags unchanged
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.TagCounts(t.Context(), acme.ID)
+	if err != nil {
+		t.Fatalf("TagCounts: %v", err)
+	}
+	want = []linkforge.TagCount{{Tag: "a", Links: 1}, {Tag: "b", Links: 1}, {Tag: "launch", Links: 1}, {Tag: "z", Links: 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("TagCounts(acme) after updates and deletes = %v, want %v", got, want)
+	}
 	got, err = s.TagCounts(t.Context(), empty.ID)
 	if err != nil || got == nil || len(got) != 0 {
 		t.Errorf("TagCounts(empty) = %#v, %v; want an empty, non-nil slice", got, err)
