@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,6 +23,10 @@ const totalClicks = `(l.rollup_clicks + l.imported_clicks)`
 // used. The newline cannot occur in a slug or URL, and a search term with
 // control characters is refused, so no match spans two fields.
 const searchText = `(l.slug || E'\n' || l.url || E'\n' || l.title)`
+
+// minTrigramQuery is the shortest search term pg_trgm can use its index
+// for.
+const minTrigramQuery = 3
 
 // QueryLinks returns one page of the tenant's links that match q, in q's
 // order, after q's cursor (see linkforge.LinkLister). Each order is a range
@@ -44,9 +49,16 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	}
 	where = append(where, "l.tenant_id = "+arg(q.TenantID))
 	if q.Q != "" {
-		// ILIKE with the pg_trgm index for three characters or more; a
-		// shorter term has no trigram and scans the tenant's links.
-		where = append(where, searchText+` ILIKE `+arg(linkforge.LikePattern(q.Q))+` ESCAPE '\'`)
+		p := arg(linkforge.LikePattern(q.Q))
+		if utf8.RuneCountInString(q.Q) >= minTrigramQuery {
+			// The expression of the pg_trgm index.
+			where = append(where, searchText+` ILIKE `+p+` ESCAPE '\'`)
+		} else {
+			// A shorter term has no trigram: the index would be read
+			// whole (a second for a million links). Without it, the
+			// planner walks the sort's index and stops after a page.
+			where = append(where, `(l.slug ILIKE `+p+` ESCAPE '\' OR l.url ILIKE `+p+` ESCAPE '\' OR l.title ILIKE `+p+` ESCAPE '\')`)
+		}
 	}
 	if len(q.Tags) > 0 {
 		where = append(where, "l.tags @> "+arg(q.Tags)+"::text[]")
