@@ -129,12 +129,13 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 }
 
 // TagCounts returns the tenant's tags with their link counts, by count
-// descending, then tag in byte order. It reads every link of the tenant
-// (unnest of each tags array).
+// descending, then tag in byte order. It reads link_tag_counts, which
+// triggers keep (migration 00007): a row per tag, whatever the number of
+// links.
 func (db *DB) TagCounts(ctx context.Context, tenantID int64) ([]linkforge.TagCount, error) {
 	rows, err := db.pool.Query(ctx,
-		`SELECT t, count(*) FROM links l, unnest(l.tags) AS t WHERE l.tenant_id = $1
-		 GROUP BY t ORDER BY count(*) DESC, t COLLATE "C"`, tenantID)
+		`SELECT tag, links FROM link_tag_counts WHERE tenant_id = $1 AND links > 0
+		 ORDER BY links DESC, tag COLLATE "C"`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: tag counts: %w", err)
 	}
@@ -158,7 +159,28 @@ func (db *DB) TagCounts(ctx context.Context, tenantID int64) ([]linkforge.TagCou
 // slug inserts nothing and answers no row (its EConflict) without
 // aborting the transaction, as a unique violation would. The alarms of the
 // created links with an ExpiresAt are inserted by the same statements.
+//
+// The statements lock the tag count rows of their links (migration 00007)
+// one link after the other, so two concurrent calls whose links share
+// tags in different orders can deadlock; PostgreSQL then aborts one, which
+// is retried here, a few times.
 func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkforge.BulkResult, error) {
+	for attempt := 1; ; attempt++ {
+		results, err := db.createLinks(ctx, links)
+		if pgCode(err) != deadlockDetected || attempt == createLinksAttempts {
+			return results, err
+		}
+	}
+}
+
+// createLinksAttempts bounds CreateLinks' retries after a deadlock.
+const createLinksAttempts = 3
+
+// deadlockDetected is PostgreSQL's SQLSTATE for a transaction aborted to
+// break a deadlock.
+const deadlockDetected = "40P01"
+
+func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkforge.BulkResult, error) {
 	results := make([]linkforge.BulkResult, len(links))
 	if len(links) == 0 {
 		return results, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -408,5 +409,54 @@ func testCreateLinks(t *testing.T, s linkforge.Store) {
 	}
 	if _, err := s.LinkBySlug(ctx, "ghost2"); linkforge.ErrorCode(err) != linkforge.ENotFound {
 		t.Errorf("ghost2 after a failed call: %v, want ENotFound (nothing stored)", err)
+	}
+}
+
+// testTagCountsConcurrent creates links in concurrent CreateLinks calls
+// whose links carry shared tags in opposite orders (the lock orders that
+// can deadlock): every call succeeds and the counts are exact.
+func testTagCountsConcurrent(t *testing.T, s linkforge.Store) {
+	acme := mustTenant(t, s, "acme")
+	const workers, perCall = 4, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			links := make([]linkforge.Link, perCall)
+			for i := range links {
+				// Even workers lock alpha then beta, odd ones beta
+				// then alpha.
+				tags := []string{"alpha"}
+				if (i+w)%2 == 1 {
+					tags = []string{"beta"}
+				}
+				links[i] = linkforge.Link{TenantID: acme.ID, Slug: fmt.Sprintf("w%d-%d", w, i), URL: "https://example.com/", Tags: tags}
+			}
+			res, err := s.CreateLinks(t.Context(), links)
+			if err == nil {
+				for _, r := range res {
+					err = errors.Join(err, r.Err)
+				}
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("CreateLinks: %v", err)
+		}
+	}
+	got, err := s.TagCounts(t.Context(), acme.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(workers * perCall)
+	want := []linkforge.TagCount{{Tag: "alpha", Links: n / 2}, {Tag: "beta", Links: n / 2}}
+	if !slices.Equal(got, want) {
+		t.Errorf("TagCounts = %v, want %v", got, want)
 	}
 }

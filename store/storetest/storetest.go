@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"QueryLinksClicksFollowRollup", testQueryLinksClicksFollowRollup},
 		{"QueryLinksFilters", testQueryLinksFilters},
 		{"TagCounts", testTagCounts},
+		{"TagCountsConcurrent", testTagCountsConcurrent},
 		{"CreateLinks", testCreateLinks},
 		{"LinkFields", testLinkFields},
 	}
