@@ -53,7 +53,8 @@ func TestBrowserDashboard(t *testing.T) {
 	// numbers read as the assertions write them.
 	b := browsertest.New(t, 1280, 1000, chromedp.Flag("lang", "en-US"))
 	n := newNode(t, "")
-	n.serveArgs = []string{"--flush-interval", "1s"}
+	// No admin API rate limit: the test's own polling shares the page's token.
+	n.serveArgs = []string{"--flush-interval", "1s", "--rate-limit", "0"}
 	token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))
 	seeded := mustSeedHistory(t, n, "acme")
 	srv := n.startServer("http://localhost:8080")
@@ -100,7 +101,7 @@ func TestBrowserDashboard(t *testing.T) {
 	)
 	waitJS("the live feed", `document.getElementById('conn').dataset.state === 'live'`)
 	waitJS("the seeded links", `document.querySelectorAll('#links-body tr').length === 4`)
-	waitJS("the seeded hour in the stats", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour)))
+	waitJS("the seeded hour in the stats", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.hour)))
 
 	const slug, target = "spring-sale", "https://example.com/spring-sale?utm_source=dashboard"
 	step("create a link through the form",
@@ -131,7 +132,7 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 	}
 	waitJS("the live count", row+`.textContent === '`+strconv.Itoa(clicks)+`'`)
-	waitJS("the hour's clicks", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour+clicks)))
+	waitJS("the hour's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.hour+clicks)))
 	waitJS("the all-time clicks", fmt.Sprintf(`document.getElementById('stat-total').textContent === %q`, fmtCount(seeded.total+clicks)))
 	mustNoReload := func() {
 		t.Helper()
@@ -140,11 +141,24 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 	}
 	mustNoReload()
-	// The new link is selected: its chart's bar of this minute holds the
-	// clicks (the bar's title says so).
-	if got := evalString(`Array.from(document.querySelectorAll('#chart-link rect.now title')).map(e => e.textContent).join()`); !strings.HasSuffix(got, fmt.Sprintf("· %d clicks", clicks)) {
-		t.Errorf("the selected link's chart, bar of this minute: %q, want %d clicks", got, clicks)
-	}
+
+	// The link's detail view: its chart's bar of this minute holds the
+	// clicks (the bar's title says so), and once they are flushed, its
+	// breakdown panels hold them under each dimension's value: the
+	// defaults, since the test's client sends no Referer, no utm_source
+	// and no browser's User-Agent, from loopback (no country).
+	step("open the link", chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-slug=%q]`, slug))))
+	waitJS("its detail view", `document.getElementById('view-title').textContent === '/`+slug+`' && document.getElementById('work').hidden && location.hash.includes('link=`+slug+`')`)
+	waitJS("its chart", `Array.from(document.querySelectorAll('#chart rect.now title')).some(e => e.textContent.endsWith('· `+strconv.Itoa(clicks)+` clicks so far'))`)
+	mustFlushed(t, direct, token, slug, clicks)
+	step("reload its numbers (the pressed range again)", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="1h"]`)))
+	mustPanels(t, waitJS, evalString, map[string]string{
+		"country": "unknown", "referrer": "direct", "device": "other", "browser": "other", "os": "other", "utm_source": "none",
+	}, clicks)
+	step("back to all links", chromedp.Click(chromedp.CSS("#back")))
+	waitJS("the overview", `document.getElementById('view-title').textContent === 'All links' && !document.getElementById('work').hidden`)
+	waitJS("the link in the top links", fmt.Sprintf(`(document.querySelector('#panel-links li[data-value=%q] .count') || {}).textContent === '%d'`, slug, clicks))
+	mustNoReload()
 
 	// The network breaks. Clicks made meanwhile reach the server (directly)
 	// and its rollup, but not the page: it shows them once it has
@@ -164,7 +178,7 @@ func TestBrowserDashboard(t *testing.T) {
 	proxy.cut(false)
 	waitJS("the reconnection", `document.getElementById('conn').dataset.state === 'live'`)
 	waitJS("the reloaded count", row+`.textContent === '`+strconv.Itoa(clicks+offline)+`'`)
-	waitJS("the reloaded hour", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour+clicks+offline)))
+	waitJS("the reloaded hour", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.hour+clicks+offline)))
 	mustNoReload()
 
 	// A link created on the page with an expiry a few seconds away turns
@@ -201,30 +215,82 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	mustNoReload()
 
-	// For the screenshot: the busiest seeded link selected, its hour charted.
-	step("select a seeded link", chromedp.Click(chromedp.CSS(`tr[data-slug="launch-post"]`)))
-	waitJS("its chart", `document.getElementById('chart-link-title').textContent === '/launch-post' && document.querySelectorAll('#chart-link rect').length > 30`)
 	if got := evalString(`document.querySelector('tr[data-slug="black-friday"] .badge').textContent`); got != "expired" {
 		t.Errorf("badge of the expired link = %q, want expired", got)
 	}
-	desktop := mustScreenshot(t, ctx, "dashboard.png")
 
-	// Phone width: one column, nothing wider than the screen.
-	step("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-	waitJS("the layout to settle", `document.getElementById('chart-tenant').clientWidth < 390`)
-	if got := evalString(`String(document.documentElement.scrollWidth)`); got != "390" {
-		t.Errorf("page width at 390 px: %s px, want 390 (no horizontal scrolling)", got)
+	// The range picker: 24 h by hour. The chart's axis turns to hours and
+	// the summary counts the day, the seeded clicks of three hours ago
+	// included; the top links panel follows.
+	minuteLabels := evalString(`Array.from(document.querySelectorAll('#chart .x-labels text')).map(e => e.textContent).join('|')`)
+	step("switch to 24 h", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="24h"]`)))
+	waitJS("the hourly chart", `document.getElementById('chart').dataset.interval === 'hour' && document.getElementById('chart-title').textContent === 'Clicks per hour' && location.hash.includes('range=24h')`)
+	waitJS("the day's clicks", fmt.Sprintf(`document.getElementById('stat-range-label').textContent === 'Clicks, last 24 hours' && document.getElementById('stat-range').textContent === %q`,
+		fmtCount(seeded.day+clicks+offline)))
+	hourLabels := evalString(`Array.from(document.querySelectorAll('#chart .x-labels text')).map(e => e.textContent).join('|')`)
+	if hourLabels == minuteLabels || !strings.HasSuffix(hourLabels, "|now") || strings.Count(hourLabels, "|") < 2 {
+		t.Errorf("time axis by hour: %q (by minute: %q), want other labels ending in now", hourLabels, minuteLabels)
 	}
-	mustScreenshot(t, ctx, "dashboard-phone.png")
+	for _, l := range strings.Split(strings.TrimSuffix(hourLabels, "|now"), "|") {
+		if !strings.HasSuffix(l, ":00") && !strings.HasPrefix(l, time.Now().Format("Jan")) && !strings.HasPrefix(l, time.Now().Add(-24*time.Hour).Format("Jan")) {
+			t.Errorf("time axis by hour: label %q is neither a whole hour nor a date", l)
+		}
+	}
+	if got := evalString(`Array.from(document.querySelectorAll('#legend li')).map(e => e.textContent).join('|')`); got != "clicks per hour|current hour (still counting)" {
+		t.Errorf("legend by hour: %q", got)
+	}
+	waitJS("the day's top link", `(document.querySelector('#panel-links li[data-value="black-friday"] .count') || {}).textContent === '812'`)
+
+	// A link's detail view from its address (a bookmark), on the 24 h range.
+	step("open a link's address", chromedp.Navigate(base+"/dashboard#link=launch-post&range=24h"))
+	waitJS("its detail view", `document.getElementById('view-title').textContent === '/launch-post' && document.getElementById('chart').dataset.interval === 'hour' && document.getElementById('panel-links').hidden`)
+	waitJS("its day's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.perLink["launch-post"])))
+	waitJS("its countries", `document.querySelector('#panel-country li .bar-text') !== null`)
+	mustScreenshot(t, ctx, "dashboard-link.png")
+
+	// For the README: the overview of the last hour, and the same at phone
+	// width (one column, nothing wider than the screen).
+	step("back to the overview", chromedp.Click(chromedp.CSS("#back")))
+	step("the last hour", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="1h"]`)))
+	waitJS("the overview's breakdowns", `document.getElementById('chart').dataset.interval === 'minute' && !document.getElementById('panel-links').hidden && `+
+		`document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#chart rect').length > 30`)
+	desktop := mustScreenshot(t, ctx, "dashboard.png")
+	step("phone width", chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2)))
+	waitJS("the layout to settle", `document.getElementById('chart').clientWidth < 375`)
+	if got := evalString(`String(document.documentElement.scrollWidth)`); got != "375" {
+		t.Errorf("page width at 375 px: %s px, want 375 (no horizontal scrolling)", got)
+	}
+	if got := evalString(`String(new Set(Array.from(document.querySelectorAll('.panel')).map(p => p.getBoundingClientRect().left)).size)`); got != "1" {
+		t.Errorf("panels at 375 px: %s columns, want 1 (stacked)", got)
+	}
+	phone := mustViewportScreenshot(t, ctx, "dashboard-phone.png")
 
 	if os.Getenv(envUpdateScreenshot) == "1" {
-		if err := os.WriteFile(filepath.Join("..", "..", "docs", "dashboard.png"), desktop, 0o644); err != nil {
-			t.Fatalf("update docs/dashboard.png: %v", err)
+		for name, png := range map[string][]byte{"dashboard.png": desktop, "dashboard-phone.png": phone} {
+			if err := os.WriteFile(filepath.Join("..", "..", "docs", name), png, 0o644); err != nil {
+				t.Fatalf("update docs/%s: %v", name, err)
+			}
+			t.Logf("updated docs/%s", name)
 		}
-		t.Log("updated docs/dashboard.png")
 	}
 	if code := srv.stop(t); code != 0 {
 		t.Errorf("serve exited %d after SIGTERM, want 0", code)
+	}
+}
+
+// mustPanels waits until each breakdown panel of the page lists want's value
+// alone, with all the clicks, and checks that the panel's rows add up.
+func mustPanels(t *testing.T, waitJS func(what, expr string), evalString func(string) string, want map[string]string, clicks int) {
+	t.Helper()
+	for dim, value := range want {
+		panel := fmt.Sprintf(`document.getElementById('panel-%s')`, dim)
+		waitJS(dim+" breakdown", fmt.Sprintf(`%s.dataset.state === 'ready' && (%s.querySelector('li[data-value=%q] .count') || {}).textContent === '%d'`,
+			panel, panel, value, clicks))
+		rows := evalString(panel + `.querySelectorAll('li').length + ' ' + ` + panel + `.querySelector('.panel-total').textContent + ' ' + ` +
+			panel + `.querySelector('li .share').textContent`)
+		if want := fmt.Sprintf("1 %d clicks 100%%", clicks); rows != want {
+			t.Errorf("%s panel: %q, want %q (one row, the total, its share)", dim, rows, want)
+		}
 	}
 }
 
@@ -358,10 +424,32 @@ func mustScreenshot(t *testing.T, ctx context.Context, name string) []byte {
 	return png
 }
 
+// mustViewportScreenshot captures what the screen shows, as
+// mustScreenshot the whole page.
+func mustViewportScreenshot(t *testing.T, ctx context.Context, name string) []byte {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, browserGuard)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	dir := os.Getenv(envScreenshotDir)
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatalf("write screenshot: %v", err)
+	}
+	return png
+}
+
 // seededHistory is what mustSeedHistory wrote.
 type seededHistory struct {
-	hour  int64 // clicks in the last 60 minute buckets, the current one included
-	total int64 // all-time clicks
+	hour    int64            // clicks in the last 60 minute buckets, the current one included
+	day     int64            // clicks in the last 24 hour buckets, the current one included
+	total   int64            // all-time clicks
+	perLink map[string]int64 // clicks in the last 24 hour buckets, per slug
 }
 
 // mustSeedHistory gives the tenant a few links and an hour of per-minute
@@ -399,6 +487,7 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 	}
 	var h seededHistory
 	var rows []linkforge.RollupRow
+	slugs := map[int64]string{}
 	minute := now.Truncate(time.Minute)
 	for _, l := range links {
 		l.link.TenantID = ten.ID
@@ -406,6 +495,7 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 		if err != nil {
 			t.Fatalf("create %s: %v", l.link.Slug, err)
 		}
+		slugs[created.ID] = created.Slug
 		// From 58 minutes ago to one minute ago: the current minute is the
 		// test's own, and the oldest stays in the dashboard's 60 minutes
 		// should the minute turn during the test.
@@ -422,8 +512,14 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 			rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: expired.Add(-time.Hour).Truncate(time.Minute), Count: 812})
 		}
 	}
+	dayFrom := now.Truncate(time.Hour).Add(-23 * time.Hour)
+	h.perLink = map[string]int64{}
 	for _, r := range rows {
 		h.total += r.Count
+		if !r.Bucket.Before(dayFrom) {
+			h.day += r.Count
+			h.perLink[slugs[r.LinkID]] += r.Count
+		}
 	}
 	if err := db.UpsertRollup(ctx, "seed-node", rows); err != nil {
 		t.Fatalf("seed rollups: %v", err)
