@@ -227,6 +227,7 @@ type Store interface {
 	LinkStore
 	RollupStore
 	AlarmStore
+	AnalyticsStore
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

@@ -376,6 +376,9 @@ func (s *Server) routes() {
 	add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
 	add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
 	add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
+	add(http.MethodGet, pathLinkBreakdown, false, s.linkBreakdown, api(http.MethodGet, pathLinkBreakdown)...)
+	add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
+	add(http.MethodGet, pathTopLinks, false, s.topLinks, api(http.MethodGet, pathTopLinks)...)
 	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
@@ -404,6 +407,11 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval"},
 	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
 	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
+
+	// Analytics (web/analytics.go).
+	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit"},
+	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit"},
+	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit"},
 }
 
 // root answers GET / with a redirect to the configured root URL (by

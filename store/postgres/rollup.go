@@ -126,8 +126,11 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 	}
 	from, to, interval := ceilMicro(q.From), ceilMicro(q.To), string(q.Interval)
 	query, args := tenantStatsSQL, []any{q.TenantID, from, to, interval}
-	if q.LinkID != 0 {
+	switch {
+	case q.LinkID != 0:
 		query, args = linkStatsSQL, []any{q.LinkID, q.TenantID, from, to, interval}
+	case q.Interval != linkforge.Minute:
+		query, args = tenantAggregateStatsSQL, tenantAggregateArgs(q.TenantID, interval, from, to)
 	}
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {

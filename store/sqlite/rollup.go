@@ -78,6 +78,9 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 		totalSQL, bucketsSQL string
 		scope                int64
 	)
+	if q.LinkID == 0 && q.Interval != linkforge.Minute {
+		return tenantAggregateStats(ctx, tx, q.TenantID, width, from, to)
+	}
 	if q.LinkID != 0 {
 		var one int
 		err := tx.QueryRowContext(ctx,

@@ -1,0 +1,117 @@
+package linkforge
+
+import (
+	"context"
+	"time"
+)
+
+// Analytics query limits (API.md, "Analytics").
+const (
+	DefaultAnalyticsLimit = 10  // values or links listed when limit is absent
+	MaxAnalyticsLimit     = 100 // the largest limit a query may ask for
+)
+
+// BreakdownQuery asks how one link's clicks (LinkID != 0) or all of a
+// tenant's clicks (LinkID == 0) divide among the values of a Dimension, over
+// the hours in [From, To). From and To are starts of UTC hours; a store
+// answers EInvalid otherwise, because the per-hour counts cannot be cut
+// inside an hour.
+type BreakdownQuery struct {
+	TenantID  int64
+	LinkID    int64
+	Dimension Dimension
+	From, To  time.Time
+	// Limit is how many values are listed, 1..MaxAnalyticsLimit.
+	Limit int
+}
+
+// ValueCount is the click count of one value of a dimension.
+type ValueCount struct {
+	Value string
+	Count int64
+}
+
+// Breakdown is the answer to a BreakdownQuery. Values are ordered by count,
+// descending, then by value in byte order; Rest counts the clicks of the
+// values not listed, so that the listed counts plus Rest equal Total.
+type Breakdown struct {
+	Total  int64
+	Values []ValueCount // never nil
+	Rest   int64
+}
+
+// TopLinksQuery asks for a tenant's most clicked links over the hours in
+// [From, To) (starts of UTC hours, as in BreakdownQuery).
+type TopLinksQuery struct {
+	TenantID int64
+	From, To time.Time
+	Limit    int // 1..MaxAnalyticsLimit
+}
+
+// LinkCount is the click count of one link over a TopLinksQuery's range.
+type LinkCount struct {
+	LinkID int64
+	Slug   string
+	Count  int64
+}
+
+// TopLinks is the answer to a TopLinksQuery: links by count, descending,
+// then by slug in byte order, links without clicks in the range left out;
+// Total counts all the tenant's clicks in the range.
+type TopLinks struct {
+	Links []LinkCount // never nil
+	Total int64
+}
+
+// AnalyticsStore answers the breakdown and top-links questions of the
+// analytics API from per-hour counts (click_dims, and the per-tenant
+// aggregates kept in step with the rollup: docs/adr/010-analytics-queries.md).
+// Rows of deleted links count nowhere, as in Stats.
+type AnalyticsStore interface {
+	// Breakdown sums the per-hour dimension counts of q; another tenant's
+	// link answers ENotFound.
+	Breakdown(ctx context.Context, q BreakdownQuery) (Breakdown, error)
+	// TopLinks ranks the tenant's links by their clicks in q's range.
+	TopLinks(ctx context.Context, q TopLinksQuery) (TopLinks, error)
+}
+
+// CheckHourRange answers EInvalid unless from and to are starts of UTC
+// hours with from before to, and limit is in 1..MaxAnalyticsLimit: the
+// stores' shared check of analytics queries.
+func CheckHourRange(from, to time.Time, limit int) error {
+	switch {
+	case !from.Equal(from.Truncate(time.Hour)):
+		return InvalidField("from", "must be the start of an hour")
+	case !to.Equal(to.Truncate(time.Hour)):
+		return InvalidField("to", "must be the start of an hour")
+	case !from.Before(to):
+		return InvalidField("to", "must be after from")
+	case limit < 1 || limit > MaxAnalyticsLimit:
+		return InvalidField("limit", "must be an integer from 1 to 100")
+	}
+	return nil
+}
+
+// HourDaySplit cuts the hours [from, to) (starts of UTC hours, from before
+// to) into whole UTC days [DayFrom, DayTo) and the hours left at either
+// end, [from, HeadTo) and [TailFrom, to), so that a query reads one row per
+// day where it can. Without a whole day inside, DayFrom == DayTo and the
+// head holds every hour.
+type HourDaySplit struct {
+	HeadTo, DayFrom, DayTo, TailFrom time.Time
+}
+
+// SplitDays returns the split of [from, to).
+func SplitDays(from, to time.Time) HourDaySplit {
+	const day = 24 * time.Hour
+	from, to = from.UTC(), to.UTC()
+	dayFrom := from.Truncate(day)
+	if dayFrom.Before(from) {
+		dayFrom = dayFrom.Add(day)
+	}
+	dayTo := to.Truncate(day)
+	if !dayFrom.Before(dayTo) {
+		return HourDaySplit{HeadTo: to, DayFrom: to, DayTo: to, TailFrom: to}
+	}
+	return HourDaySplit{HeadTo: dayFrom, DayFrom: dayFrom, DayTo: dayTo, TailFrom: dayTo}
+}

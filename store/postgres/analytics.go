@@ -1,0 +1,164 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// The breakdown statements sum one dimension over the hours [$3, $4). The
+// window sum is taken before LIMIT, so the total counts every value; ties
+// are ordered by value in byte order (COLLATE "C"), whatever the
+// database's collation.
+const (
+	// $1 link, $2 dimension, $5 limit; $6 tenant, to check the link's.
+	linkBreakdownSQL = `SELECT value, n, SUM(n) OVER ()::bigint FROM (
+			SELECT value, SUM(count)::bigint AS n FROM click_dims
+			WHERE link_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $4
+			  AND EXISTS (SELECT 1 FROM links WHERE id = $1 AND tenant_id = $6)
+			GROUP BY value
+		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
+	// $1 tenant, $2 dimension, $5 limit.
+	tenantBreakdownSQL = `SELECT value, n, SUM(n) OVER ()::bigint FROM (
+			SELECT value, SUM(count)::bigint AS n FROM tenant_dims_hourly
+			WHERE tenant_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $4
+			GROUP BY value
+		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
+)
+
+// Breakdown sums one dimension's per-hour counts over q's hours: from
+// click_dims for one link (another tenant's link answers ENotFound), from
+// the tenant_dims_hourly aggregate for all the tenant's links.
+func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkforge.Breakdown, error) {
+	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
+		return linkforge.Breakdown{}, err
+	}
+	if q.LinkID != 0 {
+		var n int
+		if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM links WHERE id = $1 AND tenant_id = $2`,
+			q.LinkID, q.TenantID).Scan(&n); err != nil {
+			return linkforge.Breakdown{}, fmt.Errorf("postgres: breakdown: %w", err)
+		}
+		if n == 0 {
+			return linkforge.Breakdown{}, notFound("link")
+		}
+	}
+	query, args := tenantBreakdownSQL, []any{q.TenantID, q.Dimension.String(), q.From, q.To, q.Limit}
+	if q.LinkID != 0 {
+		// The EXISTS keeps the answer empty if the link was deleted
+		// between the check and the query.
+		query, args = linkBreakdownSQL, []any{q.LinkID, q.Dimension.String(), q.From, q.To, q.Limit, q.TenantID}
+	}
+	rows, err := db.pool.Query(ctx, query, args...)
+	if err != nil {
+		return linkforge.Breakdown{}, fmt.Errorf("postgres: breakdown: %w", err)
+	}
+	defer rows.Close()
+	b := linkforge.Breakdown{Values: []linkforge.ValueCount{}}
+	listed := int64(0)
+	for rows.Next() {
+		var v linkforge.ValueCount
+		if err := rows.Scan(&v.Value, &v.Count, &b.Total); err != nil {
+			return linkforge.Breakdown{}, fmt.Errorf("postgres: breakdown: %w", err)
+		}
+		listed += v.Count
+		b.Values = append(b.Values, v)
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.Breakdown{}, fmt.Errorf("postgres: breakdown: %w", err)
+	}
+	b.Rest = b.Total - listed
+	return b, nil
+}
+
+// topLinksSQL ranks a tenant's links over the hours [$2, $7): whole days
+// [$4, $5) from link_daily, the hours [$2, $3) and [$6, $7) at the ends
+// from link_hourly; ties by slug in byte order. The first row (kind 0)
+// carries the tenant's total in the range, from tenant_hourly, so that both
+// come from one snapshot.
+const topLinksSQL = `WITH r AS (
+		SELECT link_id, count FROM link_daily WHERE tenant_id = $1 AND day >= $4 AND day < $5
+		UNION ALL
+		SELECT link_id, count FROM link_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $3
+		UNION ALL
+		SELECT link_id, count FROM link_hourly WHERE tenant_id = $1 AND hour >= $6 AND hour < $7
+	), g AS (
+		SELECT link_id, SUM(count)::bigint AS n FROM r GROUP BY link_id
+	), top AS (
+		SELECT l.id, l.slug, g.n FROM g JOIN links l ON l.id = g.link_id
+		WHERE g.n > 0 ORDER BY g.n DESC, l.slug COLLATE "C" LIMIT $8
+	)
+	SELECT 0 AS kind, 0::bigint, ''::text, COALESCE(SUM(count), 0)::bigint
+	FROM tenant_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $7
+	UNION ALL
+	(SELECT 1, id, slug, n FROM top ORDER BY n DESC, slug COLLATE "C")`
+
+// TopLinks ranks the tenant's links by their clicks over q's hours.
+func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforge.TopLinks, error) {
+	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
+		return linkforge.TopLinks{}, err
+	}
+	sp := linkforge.SplitDays(q.From, q.To)
+	rows, err := db.pool.Query(ctx, topLinksSQL,
+		q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, q.Limit)
+	if err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
+	}
+	defer rows.Close()
+	top := linkforge.TopLinks{Links: []linkforge.LinkCount{}}
+	for rows.Next() {
+		var (
+			kind int
+			lc   linkforge.LinkCount
+		)
+		if err := rows.Scan(&kind, &lc.LinkID, &lc.Slug, &lc.Count); err != nil {
+			return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
+		}
+		if kind == 0 {
+			top.Total = lc.Count
+			continue
+		}
+		top.Links = append(top.Links, lc)
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
+	}
+	return top, nil
+}
+
+// tenantAggregateStatsSQL answers a tenant-wide hour or day Stats query from
+// tenant_hourly for the whole hours [$3, $4) and from the minute rollup for
+// the minutes before and after them ([$5, $3) and [$4, $6)), so that a month
+// by hour reads 720 rows rather than every minute row of the tenant. $1 the
+// tenant, $2 the interval. Rows as in tenantStatsSQL.
+const tenantAggregateStatsSQL = `SELECT 0 AS kind, NULL::timestamptz AS start, 1::bigint AS n
+	UNION ALL
+	SELECT 1, NULL, COALESCE(SUM(count), 0)::bigint FROM tenant_hourly WHERE tenant_id = $1
+	UNION ALL
+	SELECT 2, start, SUM(n)::bigint FROM (
+		SELECT date_trunc($2, hour, 'UTC') AS start, count AS n FROM tenant_hourly
+		WHERE tenant_id = $1 AND hour >= $3 AND hour < $4 AND count <> 0
+		UNION ALL
+		SELECT date_trunc($2, r.bucket, 'UTC'), r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
+		WHERE l.tenant_id = $1 AND r.bucket >= $5 AND r.bucket < $3
+		UNION ALL
+		SELECT date_trunc($2, r.bucket, 'UTC'), r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
+		WHERE l.tenant_id = $1 AND r.bucket >= $4 AND r.bucket < $6
+	) b GROUP BY start
+	ORDER BY kind, start`
+
+// tenantAggregateArgs returns the arguments of tenantAggregateStatsSQL for
+// the range [from, to).
+func tenantAggregateArgs(tenantID int64, interval string, from, to time.Time) []any {
+	hFrom := from.Truncate(time.Hour)
+	if hFrom.Before(from) {
+		hFrom = hFrom.Add(time.Hour)
+	}
+	hTo := to.Truncate(time.Hour)
+	if !hFrom.Before(hTo) {
+		hFrom, hTo = to, to // no whole hour: the rollup answers [from, to)
+	}
+	return []any{tenantID, interval, hFrom, hTo, from, to}
+}

@@ -1,0 +1,163 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Breakdown sums one dimension's per-hour counts over q's hours: from
+// click_dims for one link (another tenant's link answers ENotFound), from
+// the tenant_dims_hourly aggregate for all the tenant's links. The window
+// sum is taken before LIMIT, so Total counts every value; BINARY collation
+// orders ties by value in byte order.
+func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkforge.Breakdown, error) {
+	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
+		return linkforge.Breakdown{}, err
+	}
+	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
+	}
+	defer tx.Rollback()
+
+	source, scope := `tenant_dims_hourly WHERE tenant_id = ?1`, q.TenantID
+	if q.LinkID != 0 {
+		var one int
+		err := tx.QueryRowContext(ctx,
+			`SELECT 1 FROM links WHERE id = ? AND tenant_id = ?`, q.LinkID, q.TenantID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return linkforge.Breakdown{}, notFound("link")
+		}
+		if err != nil {
+			return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
+		}
+		source, scope = `click_dims WHERE link_id = ?1`, q.LinkID
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT value, n, SUM(n) OVER () FROM (
+			SELECT value, SUM(count) AS n FROM `+source+`
+			AND dimension = ?2 AND hour >= ?3 AND hour < ?4 GROUP BY value
+		) WHERE n > 0 ORDER BY n DESC, value LIMIT ?5`,
+		scope, q.Dimension.String(), q.From.Unix(), q.To.Unix(), q.Limit)
+	if err != nil {
+		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
+	}
+	defer rows.Close()
+	b := linkforge.Breakdown{Values: []linkforge.ValueCount{}}
+	listed := int64(0)
+	for rows.Next() {
+		var v linkforge.ValueCount
+		if err := rows.Scan(&v.Value, &v.Count, &b.Total); err != nil {
+			return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
+		}
+		listed += v.Count
+		b.Values = append(b.Values, v)
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
+	}
+	b.Rest = b.Total - listed
+	return b, nil
+}
+
+// TopLinks ranks the tenant's links over q's hours: whole days from
+// link_daily, the hours at the ends from link_hourly; ties by slug in byte
+// order. Total is the tenant's clicks in the range, from tenant_hourly.
+func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforge.TopLinks, error) {
+	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
+		return linkforge.TopLinks{}, err
+	}
+	sp := linkforge.SplitDays(q.From, q.To)
+	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
+	}
+	defer tx.Rollback()
+
+	top := linkforge.TopLinks{Links: []linkforge.LinkCount{}}
+	if err := tx.QueryRowContext(ctx,
+		`SELECT COALESCE(SUM(count), 0) FROM tenant_hourly WHERE tenant_id = ? AND hour >= ? AND hour < ?`,
+		q.TenantID, q.From.Unix(), q.To.Unix()).Scan(&top.Total); err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links total: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `WITH r AS (
+			SELECT link_id, count FROM link_daily WHERE tenant_id = ?1 AND day >= ?4 AND day < ?5
+			UNION ALL
+			SELECT link_id, count FROM link_hourly WHERE tenant_id = ?1 AND hour >= ?2 AND hour < ?3
+			UNION ALL
+			SELECT link_id, count FROM link_hourly WHERE tenant_id = ?1 AND hour >= ?6 AND hour < ?7
+		), g AS (
+			SELECT link_id, SUM(count) AS n FROM r GROUP BY link_id
+		)
+		SELECT l.id, l.slug, g.n FROM g JOIN links l ON l.id = g.link_id
+		WHERE g.n > 0 ORDER BY g.n DESC, l.slug LIMIT ?8`,
+		q.TenantID, q.From.Unix(), sp.HeadTo.Unix(), sp.DayFrom.Unix(), sp.DayTo.Unix(),
+		sp.TailFrom.Unix(), q.To.Unix(), q.Limit)
+	if err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var lc linkforge.LinkCount
+		if err := rows.Scan(&lc.LinkID, &lc.Slug, &lc.Count); err != nil {
+			return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
+		}
+		top.Links = append(top.Links, lc)
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
+	}
+	return top, nil
+}
+
+// tenantAggregateStats answers a tenant-wide hour or day Stats query from
+// tenant_hourly for the whole hours of [from, to) (unix seconds) and from
+// the minute rollup for the minutes before the first whole hour and after
+// the last, so that a month by hour reads 720 rows rather than every
+// minute row of the tenant.
+func tenantAggregateStats(ctx context.Context, tx *sql.Tx, tenantID, width, from, to int64) (linkforge.Stats, error) {
+	hFrom := (from + 3599) / 3600 * 3600 // from >= 0: buckets are after 1970
+	hTo := to / 3600 * 3600
+	if hFrom >= hTo {
+		hFrom, hTo = to, to // no whole hour: the rollup answers [from, to)
+	}
+	var st linkforge.Stats
+	if err := tx.QueryRowContext(ctx,
+		`SELECT COALESCE(SUM(count), 0) FROM tenant_hourly WHERE tenant_id = ?`, tenantID).Scan(&st.Total); err != nil {
+		return linkforge.Stats{}, fmt.Errorf("sqlite: stats total: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT start, SUM(n) FROM (
+			SELECT hour / ?1 * ?1 AS start, count AS n FROM tenant_hourly
+			WHERE tenant_id = ?2 AND hour >= ?3 AND hour < ?4 AND count <> 0
+			UNION ALL
+			SELECT r.bucket / ?1 * ?1, r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
+			WHERE l.tenant_id = ?2 AND r.bucket >= ?5 AND r.bucket < ?3
+			UNION ALL
+			SELECT r.bucket / ?1 * ?1, r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
+			WHERE l.tenant_id = ?2 AND r.bucket >= ?4 AND r.bucket < ?6
+		) GROUP BY start ORDER BY start`, width, tenantID, hFrom, hTo, from, to)
+	if err != nil {
+		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
+	}
+	defer rows.Close()
+	st.Buckets = []linkforge.StatsBucket{}
+	for rows.Next() {
+		var (
+			start int64
+			b     linkforge.StatsBucket
+		)
+		if err := rows.Scan(&start, &b.Count); err != nil {
+			return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
+		}
+		b.Start = time.Unix(start, 0).UTC()
+		st.Buckets = append(st.Buckets, b)
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
+	}
+	return st, nil
+}
