@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,14 +233,15 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Errorf("time axis by hour: %q (by minute: %q), want other labels ending in now", hourLabels, minuteLabels)
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(hourLabels, "|now"), "|") {
-		if !strings.HasSuffix(l, ":00") && !strings.HasPrefix(l, time.Now().Format("Jan")) && !strings.HasPrefix(l, time.Now().Add(-24*time.Hour).Format("Jan")) {
+		if !wholeHour.MatchString(l) && !strings.HasPrefix(l, time.Now().Format("Jan")) && !strings.HasPrefix(l, time.Now().Add(-24*time.Hour).Format("Jan")) {
 			t.Errorf("time axis by hour: label %q is neither a whole hour nor a date", l)
 		}
 	}
 	if got := evalString(`Array.from(document.querySelectorAll('#legend li')).map(e => e.textContent).join('|')`); got != "clicks per hour|current hour (still counting)" {
 		t.Errorf("legend by hour: %q", got)
 	}
-	waitJS("the day's top link", `(document.querySelector('#panel-links li[data-value="black-friday"] .count') || {}).textContent === '812'`)
+	waitJS("the day's top links", fmt.Sprintf(`(document.querySelector('#panel-links li[data-value="launch-post"] .count') || {}).textContent === %q`,
+		fmtCount(seeded.perLink["launch-post"])))
 
 	// A link's detail view from its address (a bookmark), on the 24 h range.
 	step("open a link's address", chromedp.Navigate(base+"/dashboard#link=launch-post&range=24h"))
@@ -277,6 +279,9 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Errorf("serve exited %d after SIGTERM, want 0", code)
 	}
 }
+
+// wholeHour is a time axis label of a whole hour, in en-US or 24 h time.
+var wholeHour = regexp.MustCompile(`^\d{1,2}:00( [AP]M)?$`)
 
 // mustPanels waits until each breakdown panel of the page lists want's value
 // alone, with all the clicks, and checks that the panel's rows add up.
@@ -452,13 +457,17 @@ type seededHistory struct {
 	perLink map[string]int64 // clicks in the last 24 hour buckets, per slug
 }
 
-// mustSeedHistory gives the tenant a few links and an hour of per-minute
-// clicks from another node, written into the SQLite store before the server
-// starts: the dashboard's first snapshot comes from them.
+// mustSeedHistory gives the tenant a few links with 30 days of clicks from
+// another node, written into the SQLite store before the server starts:
+// per minute over the last hour, per hour before (one minute bucket an
+// hour), and their breakdowns by dimension per hour, summing to the same
+// totals as the store's click_dims rows do. The dashboard's first snapshot
+// comes from them.
 func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(n.dataDir, sqliteFile))
+	path := filepath.Join(n.dataDir, sqliteFile)
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -469,26 +478,48 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 	}
 	now := time.Now().UTC()
 	expired := now.Add(-2 * time.Hour)
+	// daily is a day's rhythm, 0..1, busiest in the European afternoon.
+	daily := func(at time.Time) float64 {
+		return (1 + math.Sin(2*math.Pi*float64(at.Hour()-9)/24)) / 2
+	}
 	links := []struct {
-		link  linkforge.Link
-		shape func(minute int) int64 // clicks minute minutes ago
+		link   linkforge.Link
+		minute func(m int) int64               // clicks m minutes ago, m in 1..58
+		hourly func(k int, at time.Time) int64 // clicks of the hour k hours ago, k >= 1
 	}{
 		{linkforge.Link{Slug: "black-friday", URL: "https://example.com/deals/black-friday", ExpiresAt: &expired},
-			func(int) int64 { return 0 }},
+			func(int) int64 { return 0 },
+			func(k int, at time.Time) int64 { // the days before its end, until it expired
+				if k < 3 || k > 7*24 {
+					return 0
+				}
+				d := float64(k-3) / 40
+				return int64(4 + 50*math.Exp(-d*d) + 10*daily(at))
+			}},
 		{linkforge.Link{Slug: "pricing", URL: "https://example.com/pricing"},
-			func(m int) int64 { return int64(1 + (m*7)%3) }},
+			func(m int) int64 { return int64(1 + (m*7)%3) },
+			func(k int, at time.Time) int64 { return int64(2 + 14*daily(at) + float64((k*7)%5)) }},
 		{linkforge.Link{Slug: "docs", URL: "https://docs.example.com/getting-started"},
-			func(m int) int64 { return int64(2 + (m*5)%4) }},
+			func(m int) int64 { return int64(2 + (m*5)%4) },
+			func(k int, at time.Time) int64 {
+				v := 4 + 22*daily(at) + float64((k*3)%7)
+				if wd := at.Weekday(); wd == time.Saturday || wd == time.Sunday {
+					v /= 2
+				}
+				return int64(v)
+			}},
 		{linkforge.Link{Slug: "launch-post", URL: "https://example.com/blog/introducing-linkforge"},
 			func(m int) int64 { // a launch half an hour ago, fading since
 				d := float64(m - 32)
 				return int64(4 + 18*math.Exp(-d*d/90) + float64((m*3)%4))
-			}},
+			},
+			func(int, time.Time) int64 { return 0 }},
 	}
 	var h seededHistory
 	var rows []linkforge.RollupRow
 	slugs := map[int64]string{}
 	minute := now.Truncate(time.Minute)
+	thisHour := now.Truncate(time.Hour)
 	for _, l := range links {
 		l.link.TenantID = ten.ID
 		created, err := db.CreateLink(ctx, l.link)
@@ -500,29 +531,91 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 		// test's own, and the oldest stays in the dashboard's 60 minutes
 		// should the minute turn during the test.
 		for m := 58; m >= 1; m-- {
-			if c := l.shape(m); c > 0 {
+			if c := l.minute(m); c > 0 {
 				rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: minute.Add(-time.Duration(m) * time.Minute), Count: c})
 				h.hour += c
 			}
 		}
-		// Older clicks count all time only.
-		if l.link.Slug != "black-friday" {
-			rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: minute.Add(-26 * time.Hour), Count: 120})
-		} else {
-			rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: expired.Add(-time.Hour).Truncate(time.Minute), Count: 812})
+		// Before: the first minute of each hour, out of the last hour's
+		// range (at least 60 minutes ago).
+		for k := 1; k < 30*24; k++ {
+			at := thisHour.Add(-time.Duration(k) * time.Hour)
+			if c := l.hourly(k, at); c > 0 {
+				rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: at, Count: c})
+			}
 		}
 	}
-	dayFrom := now.Truncate(time.Hour).Add(-23 * time.Hour)
+	dayFrom := thisHour.Add(-23 * time.Hour)
 	h.perLink = map[string]int64{}
+	type linkHour struct {
+		link int64
+		hour time.Time
+	}
+	perHour := map[linkHour]int64{}
 	for _, r := range rows {
 		h.total += r.Count
 		if !r.Bucket.Before(dayFrom) {
 			h.day += r.Count
 			h.perLink[slugs[r.LinkID]] += r.Count
 		}
+		perHour[linkHour{r.LinkID, r.Bucket.Truncate(time.Hour)}] += r.Count
 	}
 	if err := db.UpsertRollup(ctx, "seed-node", rows); err != nil {
 		t.Fatalf("seed rollups: %v", err)
+	}
+	db.Close()
+
+	// The breakdowns: each hour's clicks shared among plausible values by
+	// fixed weights, the remainder to the first, so that every dimension's
+	// values sum to the hour's total.
+	weights := []struct {
+		dim    linkforge.Dimension
+		values []string
+		w      []int
+	}{
+		{linkforge.DimCountry, []string{"US", "DE", "GB", "FR", "IN", "JP", "BR", "CA", "NL", "unknown"}, []int{34, 18, 12, 8, 7, 6, 5, 4, 3, 3}},
+		{linkforge.DimReferrer, []string{"direct", "news.ycombinator.com", "google.com", "t.co", "linkedin.com", "reddit.com", "github.com"}, []int{35, 20, 15, 12, 8, 6, 4}},
+		{linkforge.DimDevice, []string{"desktop", "mobile", "tablet", "other"}, []int{58, 36, 5, 1}},
+		{linkforge.DimBrowser, []string{"Chrome", "Safari", "Firefox", "Edge", "Samsung Internet", "other"}, []int{52, 24, 9, 8, 4, 3}},
+		{linkforge.DimOS, []string{"Windows", "macOS", "iOS", "Android", "Linux", "other"}, []int{30, 24, 22, 16, 6, 2}},
+		{linkforge.DimUTMSource, []string{"none", "newsletter", "twitter", "producthunt", "linkedin"}, []int{55, 20, 10, 8, 7}},
+	}
+	sqldb := mustOpenSQL(t, "sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	tx, err := sqldb.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatalf("seed dimensions: %v", err)
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES (?, ?, ?, ?, 'seed-node', ?)`)
+	if err != nil {
+		t.Fatalf("seed dimensions: %v", err)
+	}
+	for lh, total := range perHour {
+		for i, d := range weights {
+			sum := 0
+			for j, w := range d.w {
+				// A little difference between links and dimensions.
+				sum += w + (j+i+int(lh.link))%3
+			}
+			left := total
+			counts := make([]int64, len(d.values))
+			for j, w := range d.w {
+				counts[j] = total * int64(w+(j+i+int(lh.link))%3) / int64(sum)
+				left -= counts[j]
+			}
+			counts[0] += left
+			for j, c := range counts {
+				if c == 0 {
+					continue
+				}
+				if _, err := ins.ExecContext(ctx, lh.link, lh.hour.Unix(), d.dim.String(), d.values[j], c); err != nil {
+					t.Fatalf("seed dimensions: %v", err)
+				}
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("seed dimensions: %v", err)
 	}
 	return h
 }

@@ -60,11 +60,11 @@
   const $ = (id) => document.getElementById(id);
   const fmt = new Intl.NumberFormat();
   const pctFmt = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 0 });
-  const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+  const timeFmt = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' });
   const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
   const dayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
   const localDayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
-  const shortFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  const shortFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
   let regionNames = null;
   try { regionNames = new Intl.DisplayNames(undefined, { type: 'region' }); } catch (err) { /* names stay codes */ }
 
