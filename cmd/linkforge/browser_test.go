@@ -243,6 +243,24 @@ func TestBrowserDashboard(t *testing.T) {
 	waitJS("the day's top links", fmt.Sprintf(`(document.querySelector('#panel-links li[data-value="launch-post"] .count') || {}).textContent === %q`,
 		fmtCount(seeded.perLink["launch-post"])))
 
+	// A custom range: refused while it ends before it starts (the range
+	// shown stays), then two days, which the chart shows by hour.
+	setRange := func(from, to time.Time) chromedp.Action[chromedp.Void] {
+		return chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Evaluate[string](fmt.Sprintf(`document.getElementById('range-from').value = %q; document.getElementById('range-to').value = %q`,
+				from.Local().Format("2006-01-02T15:04"), to.Local().Format("2006-01-02T15:04")))(c, tg)
+			return chromedp.Void{}, err
+		})
+	}
+	step("open the custom range", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="custom"]`)), chromedp.WaitVisible(chromedp.CSS("#range-from")))
+	step("a backwards range", setRange(time.Now(), time.Now().Add(-time.Hour)), chromedp.Click(chromedp.CSS(`#custom-range button[type="submit"]`)))
+	waitJS("its refusal", `!document.getElementById('range-error').hidden && document.getElementById('range-error').textContent.startsWith('to:') && location.hash.includes('range=24h')`)
+	customTo := time.Now().Add(time.Minute).Truncate(time.Minute)
+	step("two days", setRange(customTo.Add(-48*time.Hour), customTo), chromedp.Click(chromedp.CSS(`#custom-range button[type="submit"]`)))
+	waitJS("the custom range's chart", `location.hash.includes('range=custom') && document.getElementById('chart').dataset.interval === 'hour' && `+
+		`document.querySelector('#range-seg button[data-range="custom"]').getAttribute('aria-pressed') === 'true' && document.querySelectorAll('#chart rect').length > 24`)
+	waitJS("the custom range's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.since(customTo.Add(-48*time.Hour).Truncate(time.Hour))+clicks+offline)))
+
 	// A link's detail view from its address (a bookmark), on the 24 h range.
 	step("open a link's address", chromedp.Navigate(base+"/dashboard#link=launch-post&range=24h"))
 	waitJS("its detail view", `document.getElementById('view-title').textContent === '/launch-post' && document.getElementById('chart').dataset.interval === 'hour' && document.getElementById('panel-links').hidden`)
@@ -455,6 +473,18 @@ type seededHistory struct {
 	day     int64            // clicks in the last 24 hour buckets, the current one included
 	total   int64            // all-time clicks
 	perLink map[string]int64 // clicks in the last 24 hour buckets, per slug
+	rows    []linkforge.RollupRow
+}
+
+// since returns the seeded clicks at or after from.
+func (h seededHistory) since(from time.Time) int64 {
+	var n int64
+	for _, r := range h.rows {
+		if !r.Bucket.Before(from) {
+			n += r.Count
+		}
+	}
+	return n
 }
 
 // mustSeedHistory gives the tenant a few links with 30 days of clicks from
@@ -564,6 +594,7 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 		t.Fatalf("seed rollups: %v", err)
 	}
 	db.Close()
+	h.rows = rows
 
 	// The breakdowns: each hour's clicks shared among plausible values by
 	// fixed weights, the remainder to the first, so that every dimension's

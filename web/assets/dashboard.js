@@ -920,7 +920,7 @@
       const slot = iw / points.length;
       const gap = slot > 12 ? Math.max(2, slot * 0.22) : Math.min(3, slot * 0.25);
       const bw = Math.max(1, Math.min(slot - gap, 64));
-      const maxLabels = Math.max(2, Math.floor(iw / 72));
+      const maxLabels = Math.max(2, Math.floor(iw / 60));
       const step = LABEL_STEPS[r.interval].find((s) => points.length / s <= maxLabels) || Math.ceil(points.length / maxLabels);
       const bars = svg('g', {});
       const labels = svg('g', { class: 'x-labels' });
