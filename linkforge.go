@@ -100,6 +100,18 @@ type RollupRow struct {
 	Count  int64
 }
 
+// DimRow is the absolute click count of one link in one hour under one
+// value of a dimension, as counted by one node (a click_dims row). For every
+// link, node, dimension and hour, the values' counts sum to that hour's
+// RollupRow counts (docs/adr/009-click-dimensions.md).
+type DimRow struct {
+	LinkID int64
+	Hour   time.Time // start of the UTC hour
+	Dim    Dimension
+	Value  string // never empty: an unclassified click has the Default
+	Count  int64
+}
+
 // Interval is the width of a stats bucket.
 type Interval string
 
@@ -196,8 +208,8 @@ type LinkStore interface {
 	// an ExpiredAt that fn left as it was is cleared: it recorded the old
 	// expiry. An unchanged ExpiresAt leaves the alarm alone.
 	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*Link) error) (Link, error)
-	// DeleteLink deletes the link, its rollup rows and its alarm in one
-	// transaction, and returns it.
+	// DeleteLink deletes the link, its rollup and click_dims rows and its
+	// alarm in one transaction, and returns it.
 	DeleteLink(ctx context.Context, tenantID int64, slug string) (Link, error)
 }
 
@@ -209,6 +221,13 @@ type RollupStore interface {
 	// rows, or writing older smaller ones, changes nothing. Rows of links
 	// that no longer exist are accepted (a flush may race a delete).
 	UpsertRollup(ctx context.Context, nodeID string, rows []RollupRow) error
+	// UpsertClicks is UpsertRollup of rows and, in the same transaction, the
+	// same monotonic upsert of dims into click_dims (key link_id, hour,
+	// dimension, value, node_id), so that no committed state holds one
+	// without the other. An hour that is not the start of an hour, an
+	// invalid dimension, an empty value or a negative count answers EInvalid
+	// before anything is written.
+	UpsertClicks(ctx context.Context, nodeID string, rows []RollupRow, dims []DimRow) error
 	// ClickTotal returns a link's all-time count: the sum of its rollup rows
 	// over every node (0 for an unknown link).
 	ClickTotal(ctx context.Context, linkID int64) (int64, error)
@@ -218,6 +237,9 @@ type RollupStore interface {
 	// any order: what a click journal starting a fresh count for that node
 	// id continues from.
 	NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]RollupRow, error)
+	// NodeDims returns nodeID's click_dims rows whose hour is at or after
+	// from, in any order: NodeRollup's counterpart for the dimensions.
+	NodeDims(ctx context.Context, nodeID string, from time.Time) ([]DimRow, error)
 }
 
 // Store is everything LinkForge keeps in its main database.

@@ -72,7 +72,9 @@ func NewSlug() string {
 // counted GET before it answers, so a 302 leaves only once its click is
 // durable (the output gate). The linkcounter package implements it.
 type ClickCounter interface {
-	// Record counts one click of l at the given time. It returns an error with
-	// code EGone, and counts nothing, when the link's MaxClicks is reached.
-	Record(ctx context.Context, l *Link, at time.Time) error
+	// Record counts one click of l at the given time, with its dimensions
+	// (nil, or an empty entry: the dimension's Default). It returns an error
+	// with code EGone, and counts nothing, when the link's MaxClicks is
+	// reached.
+	Record(ctx context.Context, l *Link, at time.Time, dims *ClickDims) error
 }

@@ -173,7 +173,7 @@ func TestFanOut(t *testing.T) {
 	}
 
 	clickAt := time.Now()
-	if err := counter.Record(context.Background(), &linkA, clickAt); err != nil {
+	if err := counter.Record(context.Background(), &linkA, clickAt, nil); err != nil {
 		t.Fatalf("record click: %v", err)
 	}
 	readers.Wait()
@@ -214,7 +214,7 @@ func TestFanOut(t *testing.T) {
 	}
 
 	// Tenant B: its first message is its own click; A's never reached it.
-	if err := counter.Record(context.Background(), &linkB, time.Now()); err != nil {
+	if err := counter.Record(context.Background(), &linkB, time.Now(), nil); err != nil {
 		t.Fatalf("record click: %v", err)
 	}
 	for i, c := range otherConns {

@@ -94,7 +94,7 @@ func benchmarkRecord(b *testing.B, sync Synchronous, links, inflight int) {
 		ctx := context.Background()
 		for pb.Next() {
 			l := &ls[int(next.Add(1))%links]
-			if err := c.Record(ctx, l, time.Now()); err != nil {
+			if err := c.Record(ctx, l, time.Now(), nil); err != nil {
 				b.Errorf("record: %v", err)
 				return
 			}
@@ -132,7 +132,7 @@ func BenchmarkWriteAmplification(b *testing.B) {
 					}
 					at := start.Add(time.Duration(i) * step)
 					clk.advanceTo(at)
-					if err := c.Record(context.Background(), &l, at); err != nil {
+					if err := c.Record(context.Background(), &l, at, nil); err != nil {
 						b.Errorf("record: %v", err)
 						return
 					}

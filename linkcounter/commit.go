@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/linkforge/linkforge"
 )
 
 // errJournalClosed is returned for work submitted after the committer has
@@ -21,14 +23,33 @@ type increment struct {
 
 type incKey struct{ linkID, bucket int64 }
 
+// dimKey is one (link, hour, dimension, value) row of the journal.
+type dimKey struct {
+	linkID int64
+	hour   int64 // unix seconds
+	dim    linkforge.Dimension
+	value  string
+}
+
+// dimInc is one dimension row of a group commit: add clicks.
+type dimInc struct {
+	dimKey
+	add int64
+}
+
 // commitBatch is one journal transaction. Every click that arrives while the
 // previous transaction is being written joins the same batch, and all of them
 // are acknowledged by one close of done: group commit, with no timer.
 type commitBatch struct {
-	incs        map[incKey]*increment
-	order       []*increment
-	clicks      int64
+	incs   map[incKey]*increment
+	order  []*increment
+	clicks int64
+	// dims counts the batch's clicks by (link, hour, dimension, value): a
+	// map of counts, not of pointers, so that a click whose values are in
+	// the batch already allocates nothing.
+	dims        map[dimKey]int64
 	marks       []journalRow
+	dimMarks    []dimRow
 	purgeBefore int64
 	barrier     bool // commit even if empty: "everything before me is durable"
 
@@ -38,11 +59,11 @@ type commitBatch struct {
 }
 
 func newCommitBatch() *commitBatch {
-	return &commitBatch{incs: make(map[incKey]*increment), done: make(chan struct{})}
+	return &commitBatch{incs: make(map[incKey]*increment), dims: make(map[dimKey]int64), done: make(chan struct{})}
 }
 
 func (b *commitBatch) empty() bool {
-	return len(b.order) == 0 && len(b.marks) == 0 && b.purgeBefore == 0 && !b.barrier
+	return len(b.order) == 0 && len(b.marks) == 0 && len(b.dimMarks) == 0 && b.purgeBefore == 0 && !b.barrier
 }
 
 // committer owns the journal's writer: one goroutine commits batch after
@@ -80,8 +101,10 @@ func (c *committer) signal() {
 	}
 }
 
-// add puts one click of a into the next commit and returns that commit.
-func (c *committer) add(a *actor, bucket int64) (*commitBatch, error) {
+// add puts one click of a into the next commit, with its value in every
+// dimension counted in the bucket's hour (dims nil: the defaults), and
+// returns that commit.
+func (c *committer) add(a *actor, bucket int64, dims *linkforge.ClickDims) (*commitBatch, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -97,12 +120,17 @@ func (c *committer) add(a *actor, bucket int64) (*commitBatch, error) {
 	}
 	in.add++
 	b.clicks++
+	hour := bucket - bucket%3600
+	for d := range linkforge.NumDimensions {
+		b.dims[dimKey{a.id, hour, d, dims.Value(d)}]++
+	}
 	c.signal()
 	return b, nil
 }
 
-// submit puts flush marks and/or a purge into the next commit.
-func (c *committer) submit(marks []journalRow, purgeBefore int64) (*commitBatch, error) {
+// submit puts flush marks (minute and dimension rows) and/or a purge into
+// the next commit.
+func (c *committer) submit(marks []journalRow, dimMarks []dimRow, purgeBefore int64) (*commitBatch, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -110,6 +138,7 @@ func (c *committer) submit(marks []journalRow, purgeBefore int64) (*commitBatch,
 	}
 	b := c.cur
 	b.marks = append(b.marks, marks...)
+	b.dimMarks = append(b.dimMarks, dimMarks...)
 	if purgeBefore > b.purgeBefore {
 		b.purgeBefore = purgeBefore
 	}
@@ -151,7 +180,14 @@ func (c *committer) run() {
 			c.holdCommit(b) // a no-op unless built for the crash tests
 			// Not the callers' contexts: a click whose request went away may
 			// still be in this batch with others, and the commit is local.
-			b.purged, b.err = c.j.commit(context.Background(), b.order, b.marks, b.purgeBefore)
+			var dims []dimInc
+			if len(b.dims) > 0 {
+				dims = make([]dimInc, 0, len(b.dims))
+				for k, n := range b.dims {
+					dims = append(dims, dimInc{k, n})
+				}
+			}
+			b.purged, b.err = c.j.commit(context.Background(), b.order, dims, b.marks, b.dimMarks, b.purgeBefore)
 			c.after(b)
 			close(b.done)
 		}

@@ -54,13 +54,17 @@ import (
 
 // Store is what the counter needs from the main store.
 type Store interface {
-	// UpsertRollup writes absolute counts of nodeID, in one transaction.
-	UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error
+	// UpsertClicks writes absolute minute counts and hour counts by
+	// dimension of nodeID, in one transaction.
+	UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error
 	// ClickTotal returns a link's all-time rollup total, summed over nodes.
 	ClickTotal(ctx context.Context, linkID int64) (int64, error)
 	// NodeRollup returns nodeID's rollup rows of buckets at or after from:
 	// what a journal starting a fresh count for nodeID continues from.
 	NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error)
+	// NodeDims returns nodeID's hour counts by dimension of hours at or
+	// after from: NodeRollup's counterpart.
+	NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error)
 }
 
 // DefaultFlushInterval is the time from a link's first unflushed click to its
@@ -361,8 +365,11 @@ func errUnavailable(msg string, err error) error {
 	return &linkforge.Error{Code: linkforge.EUnavailable, Message: msg, Err: err}
 }
 
-// Record counts one click of l at the given time and returns once it is
-// durable in the journal. It returns an error with code EGone, counting
+// Record counts one click of l at the given time, with its value in each
+// dimension (dims nil, or an empty entry: the dimension's Default), and
+// returns once it is durable in the journal. The click's dimensions are
+// counted in the hour of the minute it is counted in, in the same journal
+// commit. It returns an error with code EGone, counting
 // nothing, when l.MaxClicks is reached, and one with code EUnavailable when
 // the click could not be made durable (it is then not counted).
 //
@@ -371,7 +378,7 @@ func errUnavailable(msg string, err error) error {
 // a limit never wait for the store. If the store cannot be read, a link whose
 // previous actor was evicted starts from the total that actor knew; one
 // never read answers EUnavailable (docs/adr/006-journal.md, "Outage").
-func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time) error {
+func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims) error {
 	for {
 		a := c.actorFor(l.ID)
 		if l.MaxClicks != nil {
@@ -379,7 +386,7 @@ func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time) e
 				return err
 			}
 		}
-		b, retry, err := c.reserve(a, l, at)
+		b, retry, err := c.reserve(a, l, at, dims)
 		if err != nil {
 			return err
 		}
@@ -402,7 +409,7 @@ func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time) e
 
 // reserve is the serialized part of a click: the limit check, the
 // reservation, the alarm, and joining the next journal commit.
-func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time) (*commitBatch, bool, error) {
+func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims) (*commitBatch, bool, error) {
 	c.runMu.RLock()
 	defer c.runMu.RUnlock()
 	if !c.running {
@@ -420,7 +427,7 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time) (*commitBat
 		c.m.refused.Inc()
 		return nil, false, &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
 	}
-	b, err := c.commits.add(a, bucket)
+	b, err := c.commits.add(a, bucket, dims)
 	if err != nil {
 		return nil, false, errUnavailable("click counter is not running", err)
 	}

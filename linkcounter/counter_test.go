@@ -32,7 +32,7 @@ func TestLostUpdate(t *testing.T) {
 		for range goroutines {
 			wg.Go(func() {
 				for range clicks {
-					if err := c.Record(context.Background(), &l, time.Now()); err != nil {
+					if err := c.Record(context.Background(), &l, time.Now(), nil); err != nil {
 						errs <- err
 						return
 					}
@@ -72,7 +72,7 @@ func TestLostUpdateFlushingDuringLoad(t *testing.T) {
 		for range goroutines {
 			wg.Go(func() {
 				for i := 0; i < atLeast || len(rec.snapshot()) < flushes; i++ {
-					if err := c.Record(context.Background(), &l, time.Now()); err != nil {
+					if err := c.Record(context.Background(), &l, time.Now(), nil); err != nil {
 						errs <- err
 						return
 					}
@@ -300,7 +300,7 @@ func TestMaxClicks(t *testing.T) {
 				for range tt.goroutines {
 					wg.Go(func() {
 						for range tt.each {
-							err := c.Record(context.Background(), &l, time.Now())
+							err := c.Record(context.Background(), &l, time.Now(), nil)
 							switch linkforge.ErrorCode(err) {
 							case "":
 								ok.Add(1)
@@ -352,7 +352,7 @@ func TestMaxClicksAfterEviction(t *testing.T) {
 			if !c.Exhausted(&l) {
 				t.Errorf("not Exhausted after 5 of 5 clicks")
 			}
-			err := c.Record(context.Background(), &l, time.Now())
+			err := c.Record(context.Background(), &l, time.Now(), nil)
 			if code := linkforge.ErrorCode(err); code != linkforge.EGone {
 				t.Errorf("6th click of 5: error %v (code %q), want code %q", err, code, linkforge.EGone)
 			}
@@ -380,7 +380,7 @@ func TestStartStop(t *testing.T) {
 			}
 		}
 		l := linkforge.Link{ID: 1}
-		if err := c.Record(context.Background(), &l, time.Now()); linkforge.ErrorCode(err) != linkforge.EUnavailable {
+		if err := c.Record(context.Background(), &l, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EUnavailable {
 			t.Errorf("record on a counter never started: err = %v, want EUnavailable", err)
 		}
 		if err := c.Start(context.Background()); err == nil {
@@ -394,7 +394,7 @@ func TestStartStop(t *testing.T) {
 		mustRecord(t, c, &l, time.Now())
 		mustStop(t, c)
 		mustStop(t, c)
-		if err := c.Record(context.Background(), &l, time.Now()); linkforge.ErrorCode(err) != linkforge.EUnavailable {
+		if err := c.Record(context.Background(), &l, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EUnavailable {
 			t.Errorf("record after stop: err = %v, want EUnavailable", err)
 		}
 		if got := mustClickTotal(t, st, l.ID); got != 1 {
@@ -461,7 +461,7 @@ func TestMaxClicksTwoNodes(t *testing.T) {
 
 			counted := 0
 			for range 50 {
-				err := bn.Record(context.Background(), &l, time.Now())
+				err := bn.Record(context.Background(), &l, time.Now(), nil)
 				switch linkforge.ErrorCode(err) {
 				case "":
 					counted++

@@ -139,7 +139,11 @@ func (c *Counter) flushDue(now time.Time) {
 			a.flushing = true
 			batch = append(batch, a)
 			retries = append(retries, a.retry)
-			whole = append(whole, a.reconcile)
+			// A retry writes every row, young ones too: the back-off
+			// schedule is kept (a young hour would put the attempt off to
+			// when it is due), and the retry writes all the failed
+			// attempt wrote, whose outcome is unknown.
+			whole = append(whole, a.reconcile || a.retry > 0)
 		}
 		a.mu.Unlock()
 	}
@@ -189,7 +193,12 @@ func (c *Counter) flushActors(batch []*actor, retries []int, whole []bool, fired
 			if a.totalKnown {
 				a.base += d
 			}
-			a.retry, a.ambiguous, a.reconcile = 0, false, false
+			if _, wrote := delta[a.id]; wrote {
+				a.retry, a.ambiguous, a.reconcile = 0, false, false
+			}
+			// else: none of its hours was due, the store was not asked:
+			// a failed flush before stays as ambiguous as it was, and the
+			// deferred hour's attempt keeps its place in the schedule.
 			c.pending.Add(-d)
 			young, isYoung := deferred[a.id]
 			switch {
@@ -260,16 +269,27 @@ func (c *Counter) refreshTotals(batch []*actor) {
 	}
 }
 
-// writeRollup sends the batch's due unflushed journal rows to the store and
-// marks them flushed. It returns the rows it flushed and, per link with rows
-// left for later, the start of its oldest such bucket.
+// writeRollup sends the batch's due unflushed journal rows to the store,
+// with their hours' counts by dimension, and marks them flushed. It returns
+// the minute rows it flushed and, per link with rows left for later, the
+// time its alarm is re-armed at minus the flush interval.
 //
-// A row is due once its bucket has been open for the flush interval
-// (bucket start + interval <= now), or when whole says so. With the 30 s
-// default a continuously clicked link's alarms settle on the :00 and :30 of
-// each minute, and each bucket is written twice: once half-way, once closed.
-// Writing a young bucket at an arbitrary phase would make its minute three
-// writes (docs/adr/006-journal.md, "Flush").
+// Rows go by (link, hour): the hour's dimension rows hold the clicks of all
+// its minute rows, so an hour is written whole or not at all, and within one
+// transaction (UpsertClicks); that keeps every committed state of the store
+// with each hour's values summing to its minutes (docs/adr/009).
+//
+// An hour is due once its newest unflushed minute has been open for the
+// flush interval (bucket start + interval <= now), or when whole says so.
+// With the 30 s default a continuously clicked link's alarms settle on the
+// :30 of each minute, and each bucket is written twice: once half-way, once
+// closed, and each (hour, dimension, value) at most once a minute. Writing
+// a young bucket at an arbitrary phase would make its minute three writes
+// (docs/adr/006-journal.md, "Flush"). No newer minute can start before an
+// hour's newest is due while the interval is at most a minute; with a longer
+// interval an hour is due once its oldest minute is, which never makes more
+// than two writes of a minute either, as flushes are then more than a minute
+// apart.
 func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[int64]time.Time, error) {
 	ctx, cancel := context.WithTimeout(c.bg, c.flushTimeout)
 	defer cancel()
@@ -292,18 +312,52 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 	// up, so it is written at once.
 	now := c.clock.Now()
 	cutoff, future := now.Add(-c.flushInterval).Unix(), now.Unix()
-	read, err := c.journal.unflushed(ctx, ids)
+	read, readDims, err := c.journal.unflushed(ctx, ids)
 	if err != nil {
 		return nil, nil, err
+	}
+	type hourKey struct{ linkID, hour int64 }
+	type hourState struct {
+		young, old bool  // holds rows not due / due
+		since      int64 // the bucket it waits for: newest young, or oldest
+	}
+	hours := make(map[hourKey]*hourState)
+	for _, r := range read {
+		k := hourKey{r.linkID, r.bucket - r.bucket%3600}
+		h := hours[k]
+		if h == nil {
+			h = &hourState{}
+			hours[k] = h
+		}
+		if r.bucket <= cutoff || r.bucket > future || all[r.linkID] {
+			h.old = true
+			continue
+		}
+		if c.flushInterval <= time.Minute {
+			if !h.young || r.bucket > h.since {
+				h.since = r.bucket // rows are read by bucket: the newest
+			}
+		} else if !h.young {
+			h.since = r.bucket // the oldest young row
+		}
+		h.young = true
+	}
+	due := func(k hourKey) bool {
+		h := hours[k]
+		if c.flushInterval <= time.Minute {
+			return !h.young
+		}
+		return h.old || !h.young
 	}
 	var deferred map[int64]time.Time
 	rows := read[:0]
 	for _, r := range read {
-		if r.bucket <= cutoff || r.bucket > future || all[r.linkID] {
+		k := hourKey{r.linkID, r.bucket - r.bucket%3600}
+		if due(k) {
 			rows = append(rows, r)
 			continue
 		}
-		start := time.Unix(r.bucket, 0).UTC()
+		start := time.Unix(hours[k].since, 0).UTC()
 		if deferred == nil {
 			deferred = make(map[int64]time.Time)
 		}
@@ -314,17 +368,27 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 	if len(rows) == 0 {
 		return nil, deferred, nil
 	}
+	var dims []dimRow
+	for _, d := range readDims {
+		if k := (hourKey{d.linkID, d.hour}); hours[k] != nil && due(k) {
+			dims = append(dims, d)
+		}
+	}
 	out := make([]linkforge.RollupRow, len(rows))
 	for i, r := range rows {
 		out[i] = linkforge.RollupRow{LinkID: r.linkID, Bucket: time.Unix(r.bucket, 0).UTC(), Count: r.n}
 	}
-	if err := c.store.UpsertRollup(ctx, c.nodeID, out); err != nil {
-		return nil, nil, fmt.Errorf("flush %d rollup rows: %w", len(out), err)
+	outDims := make([]linkforge.DimRow, len(dims))
+	for i, d := range dims {
+		outDims[i] = linkforge.DimRow{LinkID: d.linkID, Hour: time.Unix(d.hour, 0).UTC(), Dim: d.dim, Value: d.value, Count: d.n}
+	}
+	if err := c.store.UpsertClicks(ctx, c.nodeID, out, outDims); err != nil {
+		return nil, nil, fmt.Errorf("flush %d rollup rows and %d dimension rows: %w", len(out), len(outDims), err)
 	}
 	c.m.rowsWritten.Add(float64(len(out)))
 	// Mark the values that were written, not the current n, which may have
 	// grown since the read.
-	b, err := c.commits.submit(rows, 0)
+	b, err := c.commits.submit(rows, dims, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), err)
 	}
@@ -361,7 +425,13 @@ func (c *Counter) seedFromRollup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("seed journal: read the rollup of node %q: %w", c.nodeID, err)
 	}
-	if err := c.journal.seed(ctx, rows); err != nil {
+	// The hours by dimension of the same minutes: whole hours, since a
+	// click_dims row is one, from the hour of the first seeded minute.
+	dims, err := c.store.NodeDims(ctx, c.nodeID, from.Truncate(time.Hour))
+	if err != nil {
+		return fmt.Errorf("seed journal: read the dimensions of node %q: %w", c.nodeID, err)
+	}
+	if err := c.journal.seed(ctx, rows, dims); err != nil {
 		return fmt.Errorf("seed journal: %w", err)
 	}
 	c.seedPending.Store(false)
@@ -485,7 +555,7 @@ func (c *Counter) housekeep(now time.Time) {
 	// clicks still land at clockHigh - maxClickAge or later (bucketOf),
 	// whose rows this keeps.
 	purgeBefore := c.observeClock(now).Add(-c.journalRetain).Truncate(time.Minute).Unix()
-	b, err := c.commits.submit(nil, purgeBefore)
+	b, err := c.commits.submit(nil, nil, purgeBefore)
 	if err == nil {
 		<-b.done
 		err = b.err

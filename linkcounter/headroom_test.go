@@ -48,15 +48,15 @@ func TestHeadroomThroughOutage(t *testing.T) {
 
 		proxy.cut()
 		for i := range 3 {
-			if err := c.Record(context.Background(), &seen, time.Now()); err != nil {
+			if err := c.Record(context.Background(), &seen, time.Now(), nil); err != nil {
 				t.Fatalf("click %d of the link seen before the outage, with headroom: %v", 3+i, err)
 			}
 		}
-		if err := c.Record(context.Background(), &seen, time.Now()); linkforge.ErrorCode(err) != linkforge.EGone {
+		if err := c.Record(context.Background(), &seen, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EGone {
 			t.Errorf("6th click of a link limited to 5 during the outage: %v, want EGone", err)
 		}
 		for range 2 {
-			if err := c.Record(context.Background(), &unseen, time.Now()); linkforge.ErrorCode(err) != linkforge.EUnavailable {
+			if err := c.Record(context.Background(), &unseen, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EUnavailable {
 				t.Errorf("click of a limited link never read, database down: %v, want EUnavailable", err)
 			}
 		}

@@ -102,7 +102,7 @@ func mustLink(t testing.TB, s linkforge.Store, maxClicks int64) linkforge.Link {
 // mustRecord records one click and fails t on error.
 func mustRecord(t testing.TB, c *Counter, l *linkforge.Link, at time.Time) {
 	t.Helper()
-	if err := c.Record(context.Background(), l, at); err != nil {
+	if err := c.Record(context.Background(), l, at, nil); err != nil {
 		t.Fatalf("record click of link %d: %v", l.ID, err)
 	}
 }
@@ -129,15 +129,16 @@ func mustClickTotal(t testing.TB, s Store, linkID int64) int64 {
 	return n
 }
 
-// upsertCall is one UpsertRollup seen by recordingStore.
+// upsertCall is one UpsertClicks seen by recordingStore.
 type upsertCall struct {
 	at   time.Time
 	node string
 	rows []linkforge.RollupRow
+	dims []linkforge.DimRow
 	err  error
 }
 
-// recordingStore wraps a real store, records every UpsertRollup and can make
+// recordingStore wraps a real store, records every UpsertClicks and can make
 // it fail, before or after the real write.
 type recordingStore struct {
 	Store
@@ -148,7 +149,7 @@ type recordingStore struct {
 	fail func(i int) (before, after error)
 }
 
-func (r *recordingStore) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
+func (r *recordingStore) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	r.mu.Lock()
 	i := len(r.calls)
 	fail := r.fail
@@ -159,13 +160,14 @@ func (r *recordingStore) UpsertRollup(ctx context.Context, nodeID string, rows [
 	}
 	err := before
 	if err == nil {
-		err = r.Store.UpsertRollup(ctx, nodeID, rows)
+		err = r.Store.UpsertClicks(ctx, nodeID, rows, dims)
 		if err == nil {
 			err = after
 		}
 	}
 	r.mu.Lock()
-	r.calls = append(r.calls, upsertCall{at: time.Now(), node: nodeID, rows: append([]linkforge.RollupRow(nil), rows...), err: err})
+	r.calls = append(r.calls, upsertCall{at: time.Now(), node: nodeID, rows: append([]linkforge.RollupRow(nil), rows...),
+		dims: append([]linkforge.DimRow(nil), dims...), err: err})
 	r.mu.Unlock()
 	return err
 }

@@ -1,6 +1,7 @@
 package linkcounter
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +52,11 @@ func WithSynchronous(s Synchronous) JournalOption {
 
 // journalVersion is the schema version kept in PRAGMA user_version, so that
 // a later release can migrate a journal written by this one.
-const journalVersion = 1
+//
+// Version 2 added the dims table. A version 1 journal gets it on open, with
+// its clicks rows' counts under each dimension's default value, so that the
+// journal's hours add up from the start (docs/adr/009-click-dimensions.md).
+const journalVersion = 2
 
 const journalSchema = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -68,7 +74,27 @@ CREATE TABLE IF NOT EXISTS clicks (
     flushed INTEGER NOT NULL DEFAULT 0 CHECK (flushed >= 0 AND flushed <= n),
     PRIMARY KEY (link_id, bucket)
 ) WITHOUT ROWID;
+
+-- One row per (link, hour, dimension, value) this node has counted, with n
+-- and flushed as in clicks. They change in the same transactions as the
+-- clicks rows, so for each (link, hour) and dimension the values' n sum to
+-- the n of the hour's clicks rows, and their flushed to the rows' flushed
+-- (rows already purged included). dim is linkforge.Dimension.
+CREATE TABLE IF NOT EXISTS dims (
+    link_id INTEGER NOT NULL,
+    hour    INTEGER NOT NULL, -- unix seconds of the UTC hour start
+    dim     INTEGER NOT NULL,
+    value   TEXT    NOT NULL,
+    n       INTEGER NOT NULL CHECK (n >= 0),
+    flushed INTEGER NOT NULL DEFAULT 0 CHECK (flushed >= 0 AND flushed <= n),
+    PRIMARY KEY (link_id, hour, dim, value)
+) WITHOUT ROWID;
 `
+
+// MaxDimValues bounds the distinct values a node's journal keeps per link,
+// dimension and hour; further new values are counted under
+// linkforge.MoreValue (docs/adr/009-click-dimensions.md).
+const MaxDimValues = 64
 
 // Journal is a node's click journal: an embedded SQLite file in WAL mode
 // holding, per (link, minute bucket), the absolute click count and the count
@@ -91,8 +117,10 @@ type Journal struct {
 
 	// inc[i] adds incSizes[i] (link, bucket) rows in one statement (see
 	// applyIncrements); mark marks rows flushed.
-	inc  [len(incSizes)]*sql.Stmt
-	mark *sql.Stmt
+	inc     [len(incSizes)]*sql.Stmt
+	mark    *sql.Stmt
+	dimInc  [len(incSizes)]*sql.Stmt
+	dimMark *sql.Stmt
 }
 
 // incSizes are the row counts of the prepared increment statements, largest
@@ -156,6 +184,17 @@ func (j *Journal) open(ctx context.Context) error {
 	if _, err := w.ExecContext(ctx, journalSchema); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
+	if version == 1 {
+		// Clicks counted before dimensions existed are the defaults' in
+		// every dimension.
+		for d := range linkforge.NumDimensions {
+			if _, err := w.ExecContext(ctx, `INSERT INTO dims (link_id, hour, dim, value, n, flushed)
+				SELECT link_id, bucket / 3600 * 3600, ?, ?, SUM(n), SUM(flushed) FROM clicks
+				GROUP BY link_id, bucket / 3600 ON CONFLICT DO NOTHING`, int(d), d.Default()); err != nil {
+				return fmt.Errorf("upgrade schema: %w", err)
+			}
+		}
+	}
 	if _, err := w.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", journalVersion)); err != nil {
 		return fmt.Errorf("set schema version: %w", err)
 	}
@@ -185,6 +224,19 @@ func (j *Journal) open(ctx context.Context) error {
 		WHERE clicks.link_id = m.value ->> 0 AND clicks.bucket = m.value ->> 1
 		  AND clicks.flushed < m.value ->> 2`); err != nil {
 		return fmt.Errorf("prepare mark: %w", err)
+	}
+	for i, size := range incSizes {
+		if j.dimInc[i], err = w.PrepareContext(ctx, dimIncrementSQL(size)); err != nil {
+			return fmt.Errorf("prepare dimension increment of %d rows: %w", size, err)
+		}
+	}
+	if j.dimMark, err = w.PrepareContext(ctx, `
+		UPDATE dims SET flushed = m.value ->> 4
+		FROM json_each(?) AS m
+		WHERE dims.link_id = m.value ->> 0 AND dims.hour = m.value ->> 1
+		  AND dims.dim = m.value ->> 2 AND dims.value = m.value ->> 3
+		  AND dims.flushed < m.value ->> 4`); err != nil {
+		return fmt.Errorf("prepare dimension mark: %w", err)
 	}
 	return nil
 }
@@ -229,7 +281,7 @@ func (j *Journal) Path() string { return j.path }
 // Close closes the journal. Stop the Counter using it first.
 func (j *Journal) Close() error {
 	var errs []error
-	for _, s := range append(j.inc[:], j.mark) {
+	for _, s := range append(append(j.inc[:], j.mark, j.dimMark), j.dimInc[:]...) {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
@@ -294,6 +346,9 @@ func (j *Journal) nodeID(ctx context.Context, override string) (id string, needs
 			if _, err := tx.ExecContext(ctx, "DELETE FROM clicks"); err != nil {
 				return "", false, fmt.Errorf("node id: reset journal: %w", err)
 			}
+			if _, err := tx.ExecContext(ctx, "DELETE FROM dims"); err != nil {
+				return "", false, fmt.Errorf("node id: reset journal: %w", err)
+			}
 		}
 		id, needsSeed = override, true
 		if _, err := tx.ExecContext(ctx,
@@ -347,7 +402,7 @@ func (j *Journal) minBucket(ctx context.Context) (int64, bool, error) {
 // journal row's clicks are new, every rollup count old): the counter seeds
 // before its first flush. It takes the writer connection between two of
 // the committer's transactions (the pool has one connection).
-func (j *Journal) seed(ctx context.Context, rows []linkforge.RollupRow) error {
+func (j *Journal) seed(ctx context.Context, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	tx, err := j.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("journal seed: %w", err)
@@ -362,6 +417,19 @@ func (j *Journal) seed(ctx context.Context, rows []linkforge.RollupRow) error {
 	for _, r := range rows {
 		if _, err := stmt.ExecContext(ctx, r.LinkID, r.Bucket.Unix(), r.Count); err != nil {
 			return fmt.Errorf("journal seed: link %d bucket %d: %w", r.LinkID, r.Bucket.Unix(), err)
+		}
+	}
+	// The hours' counts by dimension, by the same rule: the seeded values
+	// count towards MaxDimValues like any other.
+	dstmt, err := tx.PrepareContext(ctx, `INSERT INTO dims (link_id, hour, dim, value, n, flushed) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+		ON CONFLICT (link_id, hour, dim, value) DO UPDATE SET n = n + excluded.n, flushed = flushed + excluded.flushed`)
+	if err != nil {
+		return fmt.Errorf("journal seed: %w", err)
+	}
+	defer dstmt.Close()
+	for _, d := range dims {
+		if _, err := dstmt.ExecContext(ctx, d.LinkID, d.Hour.Unix(), int(d.Dim), d.Value, d.Count); err != nil {
+			return fmt.Errorf("journal seed: link %d hour %d %s: %w", d.LinkID, d.Hour.Unix(), d.Dim, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key = 'seed_pending'"); err != nil {
@@ -413,40 +481,81 @@ func (j *Journal) pending(ctx context.Context) ([]pendingLink, error) {
 	return out, nil
 }
 
+// dimRow is one (link, hour, dimension, value) row of the journal.
+type dimRow struct {
+	linkID  int64
+	hour    int64 // unix seconds
+	dim     linkforge.Dimension
+	value   string
+	n       int64
+	flushed int64
+}
+
 // unflushed returns the committed unflushed rows of the given links, ordered
-// by link and bucket. A flush sends exactly these rows.
-func (j *Journal) unflushed(ctx context.Context, linkIDs []int64) ([]journalRow, error) {
+// by link and bucket, and their unflushed dimension rows, read in one
+// snapshot: the dimension rows hold exactly the clicks of the minute rows.
+// A flush sends these rows (or those of the hours it writes).
+func (j *Journal) unflushed(ctx context.Context, linkIDs []int64) ([]journalRow, []dimRow, error) {
 	ids, err := json.Marshal(linkIDs)
 	if err != nil {
-		return nil, fmt.Errorf("journal unflushed: %w", err)
+		return nil, nil, fmt.Errorf("journal unflushed: %w", err)
 	}
-	rows, err := j.r.QueryContext(ctx, `
+	tx, err := j.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal unflushed: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `
 		SELECT link_id, bucket, n, flushed FROM clicks
 		WHERE link_id IN (SELECT value FROM json_each(?)) AND n > flushed
 		ORDER BY link_id, bucket`, string(ids))
 	if err != nil {
-		return nil, fmt.Errorf("journal unflushed: %w", err)
+		return nil, nil, fmt.Errorf("journal unflushed: %w", err)
 	}
 	defer rows.Close()
 	var out []journalRow
 	for rows.Next() {
 		var r journalRow
 		if err := rows.Scan(&r.linkID, &r.bucket, &r.n, &r.flushed); err != nil {
-			return nil, fmt.Errorf("journal unflushed: %w", err)
+			return nil, nil, fmt.Errorf("journal unflushed: %w", err)
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("journal unflushed: %w", err)
+		return nil, nil, fmt.Errorf("journal unflushed: %w", err)
 	}
-	return out, nil
+	rows.Close()
+	if len(out) == 0 {
+		return nil, nil, nil
+	}
+	drows, err := tx.QueryContext(ctx, `
+		SELECT link_id, hour, dim, value, n, flushed FROM dims
+		WHERE link_id IN (SELECT value FROM json_each(?)) AND n > flushed`, string(ids))
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal unflushed dimensions: %w", err)
+	}
+	defer drows.Close()
+	var dout []dimRow
+	for drows.Next() {
+		var d dimRow
+		if err := drows.Scan(&d.linkID, &d.hour, &d.dim, &d.value, &d.n, &d.flushed); err != nil {
+			return nil, nil, fmt.Errorf("journal unflushed dimensions: %w", err)
+		}
+		dout = append(dout, d)
+	}
+	if err := drows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("journal unflushed dimensions: %w", err)
+	}
+	return out, dout, nil
 }
 
 // commit applies one group commit in one transaction: click increments
-// (each inc's n is set to the row's new absolute count), flush marks, and
-// the housekeeping purge of flushed rows of buckets before purgeBefore (unix
-// seconds; 0: none). It returns the number of purged rows.
-func (j *Journal) commit(ctx context.Context, incs []*increment, marks []journalRow, purgeBefore int64) (int64, error) {
+// (each inc's n is set to the row's new absolute count) and their hours'
+// dimension increments, flush marks of both kinds, and the housekeeping
+// purge of flushed rows of buckets before purgeBefore (unix seconds; 0:
+// none), and of flushed dimension rows of hours ended by then. It returns
+// the number of purged rows.
+func (j *Journal) commit(ctx context.Context, incs []*increment, dims []dimInc, marks []journalRow, dimMarks []dimRow, purgeBefore int64) (int64, error) {
 	tx, err := j.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("journal commit: begin: %w", err)
@@ -455,6 +564,24 @@ func (j *Journal) commit(ctx context.Context, incs []*increment, marks []journal
 	if len(incs) > 0 {
 		if err := j.applyIncrements(ctx, tx, incs); err != nil {
 			return 0, fmt.Errorf("journal commit: %w", err)
+		}
+	}
+	if len(dims) > 0 {
+		if err := j.applyDims(ctx, tx, dims); err != nil {
+			return 0, fmt.Errorf("journal commit: %w", err)
+		}
+	}
+	if len(dimMarks) > 0 {
+		ms := make([][5]any, len(dimMarks))
+		for i, m := range dimMarks {
+			ms[i] = [5]any{m.linkID, m.hour, int(m.dim), m.value, m.n}
+		}
+		buf, err := json.Marshal(ms)
+		if err != nil {
+			return 0, fmt.Errorf("journal commit: mark %d dimension rows flushed: %w", len(dimMarks), err)
+		}
+		if _, err := tx.StmtContext(ctx, j.dimMark).ExecContext(ctx, string(buf)); err != nil {
+			return 0, fmt.Errorf("journal commit: mark %d dimension rows flushed: %w", len(dimMarks), err)
 		}
 	}
 	if len(marks) > 0 {
@@ -475,6 +602,15 @@ func (j *Journal) commit(ctx context.Context, incs []*increment, marks []journal
 			return 0, fmt.Errorf("journal commit: purge: %w", err)
 		}
 		purged, _ = res.RowsAffected()
+		// An hour's rows stay until the hour has ended before the horizon:
+		// its distinct values decide MaxDimValues while clicks can still
+		// land in it, and an hour's absolute counts must not restart.
+		res, err = tx.ExecContext(ctx, "DELETE FROM dims WHERE n = flushed AND hour + 3600 <= ?", purgeBefore)
+		if err != nil {
+			return 0, fmt.Errorf("journal commit: purge dimensions: %w", err)
+		}
+		dp, _ := res.RowsAffected()
+		purged += dp
 		// Kept with the purge, so that after a restart with a clock set
 		// back no click lands in a purged bucket (Counter.Start).
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('purged_before', ?)
@@ -503,6 +639,72 @@ func incrementSQL(rows int) string {
 	}
 	b.WriteString(" ON CONFLICT (link_id, bucket) DO UPDATE SET n = n + excluded.n RETURNING link_id, bucket, n")
 	return b.String()
+}
+
+// dimIncrementSQL returns the statement adding rows (link, hour, dim,
+// value, add) dimension rows, bounded by MaxDimValues: a value the journal
+// does not hold yet for its (link, hour, dim) is kept only while fewer than
+// MaxDimValues values other than MoreValue are, counting the statement's
+// own new values in value order; past that its clicks go to MoreValue. The
+// decision reads the journal inside the commit's transaction, so it is the
+// journal's, whatever the memory of the process: the same journal and the
+// same clicks give the same rows. The statement's rows are distinct keys
+// (the committer coalesces them); SQLite computes the whole SELECT (window
+// and GROUP BY) before inserting, so the counts are those before the
+// statement, and the chunks of one commit run in key order.
+func dimIncrementSQL(rows int) string {
+	var b strings.Builder
+	b.WriteString("WITH v (link_id, hour, dim, value, add_n) AS (VALUES ")
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?,?)")
+	}
+	fmt.Fprintf(&b, `), w AS (
+		SELECT v.*, EXISTS (SELECT 1 FROM dims d WHERE d.link_id = v.link_id AND d.hour = v.hour
+				AND d.dim = v.dim AND d.value = v.value) OR v.value = %[1]s AS kept,
+			(SELECT COUNT(*) FROM dims d WHERE d.link_id = v.link_id AND d.hour = v.hour
+				AND d.dim = v.dim AND d.value <> %[1]s) AS held
+		FROM v
+	), x AS (
+		SELECT link_id, hour, dim, add_n, CASE
+			WHEN kept THEN value
+			WHEN held + row_number() OVER (PARTITION BY link_id, hour, dim, kept ORDER BY value) <= %[2]d THEN value
+			ELSE %[1]s END AS value
+		FROM w
+	)
+	INSERT INTO dims (link_id, hour, dim, value, n)
+	SELECT link_id, hour, dim, value, SUM(add_n) FROM x WHERE true GROUP BY link_id, hour, dim, value
+	ON CONFLICT (link_id, hour, dim, value) DO UPDATE SET n = n + excluded.n`,
+		"'"+linkforge.MoreValue+"'", MaxDimValues)
+	return b.String()
+}
+
+// applyDims adds dims to their rows in tx, in key order (see
+// dimIncrementSQL), in chunks of the prepared sizes.
+func (j *Journal) applyDims(ctx context.Context, tx *sql.Tx, dims []dimInc) error {
+	slices.SortFunc(dims, func(a, b dimInc) int {
+		return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.hour, b.hour),
+			cmp.Compare(a.dim, b.dim), strings.Compare(a.value, b.value))
+	})
+	args := make([]any, 0, 5*min(len(dims), incSizes[0]))
+	for rest := dims; len(rest) > 0; {
+		i := 0
+		for incSizes[i] > len(rest) {
+			i++
+		}
+		chunk := rest[:incSizes[i]]
+		rest = rest[incSizes[i]:]
+		args = args[:0]
+		for _, d := range chunk {
+			args = append(args, d.linkID, d.hour, int(d.dim), d.value, d.add)
+		}
+		if _, err := tx.StmtContext(ctx, j.dimInc[i]).ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("add %d dimension rows: %w", len(dims), err)
+		}
+	}
+	return nil
 }
 
 // applyIncrements adds incs to their rows in tx and sets each inc.n to its

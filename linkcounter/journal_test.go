@@ -138,7 +138,7 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
 		t.Fatalf("create trigger: %v", err)
 	}
-	err := c.Record(context.Background(), &l, time.Now())
+	err := c.Record(context.Background(), &l, time.Now(), nil)
 	if code := linkforge.ErrorCode(err); code != linkforge.EUnavailable {
 		t.Fatalf("record with a failing journal: err = %v (code %q), want %q", err, code, linkforge.EUnavailable)
 	}
@@ -153,7 +153,7 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 	}
 	// The limit is 1: the failed click took no part of it.
 	mustRecord(t, c, &l, time.Now())
-	if err := c.Record(context.Background(), &l, time.Now()); linkforge.ErrorCode(err) != linkforge.EGone {
+	if err := c.Record(context.Background(), &l, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EGone {
 		t.Errorf("second counted click of 1: err = %v, want EGone", err)
 	}
 	mustStop(t, c)
@@ -303,7 +303,7 @@ func TestCommitIncrementChunks(t *testing.T) {
 					// link that differ only in their bucket.
 					incs[i] = &increment{linkID: int64(i/2 + 1), bucket: int64(i%2) * 60, add: int64(i + 1)}
 				}
-				if _, err := j.commit(context.Background(), incs, nil, 0); err != nil {
+				if _, err := j.commit(context.Background(), incs, nil, nil, nil, 0); err != nil {
 					t.Fatalf("round %d: commit: %v", round, err)
 				}
 				for i, in := range incs {
@@ -334,7 +334,7 @@ func TestOlderMarkCannotUndoNewer(t *testing.T) {
 	j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
 	ctx := context.Background()
 	incs := []*increment{{linkID: 1, bucket: 60, add: 10}, {linkID: 2, bucket: 60, add: 10}}
-	if _, err := j.commit(ctx, incs, nil, 0); err != nil {
+	if _, err := j.commit(ctx, incs, nil, nil, nil, 0); err != nil {
 		t.Fatalf("commit clicks: %v", err)
 	}
 	mark := func(link, n int64) journalRow { return journalRow{linkID: link, bucket: 60, n: n} }
@@ -343,7 +343,7 @@ func TestOlderMarkCannotUndoNewer(t *testing.T) {
 		{mark(1, 5), mark(2, 9)}, // an older mark of link 1 arrives late
 		{mark(1, 0), mark(2, 9)},
 	} {
-		if _, err := j.commit(ctx, nil, marks, 0); err != nil {
+		if _, err := j.commit(ctx, nil, nil, marks, nil, 0); err != nil {
 			t.Fatalf("commit marks %+v: %v", marks, err)
 		}
 	}

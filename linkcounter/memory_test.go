@@ -44,7 +44,7 @@ func TestEvictionMemory(t *testing.T) {
 				wg.Go(func() {
 					for id := int64(w + 1); id <= links; id += workers {
 						l := linkforge.Link{ID: 1_000_000 + id, TenantID: 1, Slug: "s"}
-						if err := c.Record(context.Background(), &l, time.Now()); err != nil {
+						if err := c.Record(context.Background(), &l, time.Now(), nil); err != nil {
 							t.Errorf("record: %v", err)
 							return
 						}

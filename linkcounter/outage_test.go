@@ -131,7 +131,7 @@ func TestOutage(t *testing.T) {
 						return
 					case <-tick.C:
 					}
-					if err := c.Record(t.Context(), &links[i], time.Now()); err != nil {
+					if err := c.Record(t.Context(), &links[i], time.Now(), nil); err != nil {
 						t.Errorf("record during the outage: %v", err)
 						return
 					}

@@ -233,23 +233,25 @@ type lateStore struct {
 	mu    sync.Mutex
 	calls int
 	stale []linkforge.RollupRow
+	dims  []linkforge.DimRow
 }
 
-func (s *lateStore) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
+func (s *lateStore) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
 	if s.calls == 1 {
 		s.stale = append([]linkforge.RollupRow(nil), rows...)
+		s.dims = append([]linkforge.DimRow(nil), dims...)
 		return context.DeadlineExceeded
 	}
-	if err := s.Store.UpsertRollup(ctx, nodeID, rows); err != nil {
+	if err := s.Store.UpsertClicks(ctx, nodeID, rows, dims); err != nil {
 		return err
 	}
 	if s.stale != nil {
 		stale := s.stale
 		s.stale = nil
-		if err := s.Store.UpsertRollup(context.Background(), nodeID, stale); err != nil {
+		if err := s.Store.UpsertClicks(context.Background(), nodeID, stale, s.dims); err != nil {
 			return err
 		}
 	}

@@ -98,7 +98,7 @@ func (s *Server) redirect(c echo.Context) error {
 		if s.counter != nil {
 			// Before the 302: the redirect leaves only once its click is
 			// durable.
-			if err := s.counter.Record(req.Context(), l, now); err != nil {
+			if err := s.counter.Record(req.Context(), l, now, nil); err != nil {
 				if linkforge.ErrorCode(err) == linkforge.EGone {
 					return s.gone(c, e)
 				}

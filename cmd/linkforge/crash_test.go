@@ -87,6 +87,9 @@ func testCrashCycles(t *testing.T, n *node) {
 		if total != acked {
 			t.Fatalf("cycle %d: rollup total %d, want exactly the %d acknowledged clicks", cycle, total, acked)
 		}
+		// Every hour's dimension values still sum to its minutes, after
+		// kills that land between a flush's write and its journal mark.
+		checkDimsInvariant(t, n, n.dbURL)
 		// The API reports the same flushed total.
 		resp, body := mustDo(t, http.MethodGet, base+"/api/v1/links/crash", token, "")
 		var link struct{ Clicks int64 }

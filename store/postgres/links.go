@@ -273,7 +273,7 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	return l, nil
 }
 
-// DeleteLink deletes the tenant's link and its rollup rows and returns the
+// DeleteLink deletes the tenant's link and its rollup and click_dims rows and returns the
 // link as it was, with its Clicks. It is one statement, hence one
 // transaction and one round trip: the rollup delete takes the id from the
 // link delete's RETURNING, and the link's alarm goes by the foreign key's
@@ -284,6 +284,8 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 			DELETE FROM links WHERE slug = $1 AND tenant_id = $2 RETURNING *
 		), r AS (
 			DELETE FROM click_rollup WHERE link_id IN (SELECT id FROM l) RETURNING count
+		), d AS (
+			DELETE FROM click_dims WHERE link_id IN (SELECT id FROM l)
 		)
 		SELECT `+linkColumns+`, (SELECT COALESCE(SUM(count), 0)::bigint FROM r) FROM l`,
 		slug, tenantID), true)

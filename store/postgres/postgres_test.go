@@ -42,6 +42,25 @@ func mustOpenURL(t *testing.T, url string) *postgres.DB {
 	return db
 }
 
+// poisonable is a store whose database can be made to refuse click_dims
+// rows (storetest.DimsPoisoner).
+type poisonable struct{ *postgres.DB }
+
+func (p poisonable) PoisonDims(t *testing.T, value string) {
+	t.Helper()
+	if _, err := p.Pool().Exec(t.Context(), `CREATE FUNCTION poison_dims() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.value = '`+value+`' THEN RAISE EXCEPTION 'poisoned click_dims row'; END IF;
+			RETURN NEW;
+		END $$`); err != nil {
+		t.Fatalf("create function: %v", err)
+	}
+	if _, err := p.Pool().Exec(t.Context(), `CREATE TRIGGER poison_dims BEFORE INSERT OR UPDATE ON click_dims
+		FOR EACH ROW EXECUTE FUNCTION poison_dims()`); err != nil {
+		t.Fatalf("create trigger: %v", err)
+	}
+}
+
 func mustQueryInt(t *testing.T, db *postgres.DB, sql string, args ...any) int64 {
 	t.Helper()
 	var n int64
@@ -62,7 +81,7 @@ func mustTenant(t *testing.T, s linkforge.Store, name string) linkforge.Tenant {
 
 func TestStore(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) linkforge.Store { return mustOpen(t) })
+	storetest.Run(t, func(t *testing.T) linkforge.Store { return poisonable{mustOpen(t)} })
 }
 
 // TestConcurrentMigrate starts four "nodes" on one fresh database at once:

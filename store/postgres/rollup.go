@@ -10,30 +10,48 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// upsertRollupSQL writes a whole batch in one statement and one round trip:
-// the rows travel as three arrays that unnest turns back into rows.
+// upsertClicksSQL writes a whole flush in one statement (hence one
+// transaction) and one round trip: the minute rows travel as three arrays
+// and the hour rows by dimension as five, which unnest turns back into rows;
+// the minute upsert is a data-modifying CTE, which runs whether or not it is
+// referenced, so both commit together or not at all.
 //
 // A (link, bucket, node) count only grows: a node's count of a minute is
 // absolute and never shrinks, so a smaller value is always a stale one (a
 // timed-out statement that commits after its retry, a journal that restarted
-// below what the rollup holds) and must not replace a larger one. Rows whose
-// count would not grow are not rewritten, so a replayed flush leaves no dead
+// below what the rollup holds) and must not replace a larger one. The same
+// holds for a (link, hour, dimension, value, node) count. Rows whose count
+// would not grow are not rewritten, so a replayed flush leaves no dead
 // tuples behind.
-const upsertRollupSQL = `INSERT INTO click_rollup (link_id, bucket, node_id, count)
-	SELECT u.link_id, u.bucket, $4, u.count
-	FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) AS u (link_id, bucket, count)
-	ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = GREATEST(click_rollup.count, excluded.count)
-	WHERE click_rollup.count < excluded.count`
+const upsertClicksSQL = `WITH minutes AS (
+		INSERT INTO click_rollup (link_id, bucket, node_id, count)
+		SELECT u.link_id, u.bucket, $4, u.count
+		FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) AS u (link_id, bucket, count)
+		ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = GREATEST(click_rollup.count, excluded.count)
+		WHERE click_rollup.count < excluded.count
+	)
+	INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count)
+	SELECT d.link_id, d.hour, d.dimension, d.value, $4, d.count
+	FROM unnest($5::bigint[], $6::timestamptz[], $7::text[], $8::text[], $9::bigint[]) AS d (link_id, hour, dimension, value, count)
+	ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = GREATEST(click_dims.count, excluded.count)
+	WHERE click_dims.count < excluded.count`
 
-// UpsertRollup writes the absolute counts of nodeID in one statement (hence
-// one transaction). A count replaces a smaller one and never a larger one,
-// so a retried, replayed or late flush cannot lower a count. A bucket that
-// is not the start of a minute, or a negative count, is a caller bug and
-// answers EInvalid before anything is written. When rows holds one (link,
-// bucket) twice the larger count wins, as if the rows were written one after
-// the other.
+// UpsertRollup writes the absolute minute counts of nodeID: UpsertClicks
+// without dimensions.
 func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
-	if len(rows) == 0 {
+	return db.UpsertClicks(ctx, nodeID, rows, nil)
+}
+
+// UpsertClicks writes the absolute minute counts (rows) and hour counts by
+// dimension (dims) of nodeID in one statement (hence one transaction). A
+// count replaces a smaller one and never a larger one, so a retried,
+// replayed or late flush cannot lower a count. A bucket that is not the
+// start of a minute, an hour that is not the start of an hour, a negative
+// count or a bad dimension row is a caller bug and answers EInvalid before
+// anything is written. When rows or dims hold one key twice the larger
+// count wins, as if the rows were written one after the other.
+func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
+	if len(rows) == 0 && len(dims) == 0 {
 		return nil
 	}
 	if nodeID == "" {
@@ -74,8 +92,13 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 	for i, r := range batch {
 		ids[i], buckets[i], counts[i] = r.LinkID, r.Bucket, r.Count
 	}
-	if _, err := db.pool.Exec(ctx, upsertRollupSQL, ids, buckets, counts, nodeID); err != nil {
-		return fmt.Errorf("postgres: upsert rollup: %d rows: %w", len(batch), err)
+	d, err := dimArrays(dims)
+	if err != nil {
+		return err
+	}
+	if _, err := db.pool.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
+		d.ids, d.hours, d.dims, d.values, d.counts); err != nil {
+		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(batch), len(d.ids), err)
 	}
 	return nil
 }

@@ -329,6 +329,9 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 	if _, err := tx.ExecContext(ctx, `DELETE FROM click_rollup WHERE link_id = ?`, l.ID); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link rollups: %w", err)
 	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM click_dims WHERE link_id = ?`, l.ID); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: delete link dimensions: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}

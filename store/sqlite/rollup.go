@@ -10,14 +10,22 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// UpsertRollup writes the absolute counts of nodeID in one transaction.
+// UpsertRollup writes the absolute counts of nodeID in one transaction:
+// UpsertClicks without dimensions.
+func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
+	return db.UpsertClicks(ctx, nodeID, rows, nil)
+}
+
+// UpsertClicks writes the absolute minute counts (rows) and hour counts by
+// dimension (dims) of nodeID in one transaction, so that a flush's minutes
+// and their hours' dimensions are committed together or not at all.
 // A count replaces a smaller one and never a larger one: a node's count of a
 // minute only grows, so a smaller value is a stale one (a late statement, a
 // journal restarted below the rollup) and a retried, replayed or late flush
 // cannot lower a count. A bucket that is not the start of a minute, or a negative
 // count, is a caller bug and answers EInvalid before anything is written.
-func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.RollupRow) error {
-	if len(rows) == 0 {
+func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
+	if len(rows) == 0 && len(dims) == 0 {
 		return nil
 	}
 	if nodeID == "" {
@@ -31,24 +39,32 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 			return linkforge.InvalidField("count", fmt.Sprintf("negative count %d", r.Count))
 		}
 	}
+	if err := checkDimRows(dims); err != nil {
+		return err
+	}
 
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: upsert rollup: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx,
-		`INSERT INTO click_rollup (link_id, bucket, node_id, count) VALUES (?, ?, ?, ?)
-		 ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = max(count, excluded.count)
-		 WHERE excluded.count > count`)
-	if err != nil {
-		return fmt.Errorf("sqlite: upsert rollup: %w", err)
-	}
-	defer stmt.Close()
-	for _, r := range rows {
-		if _, err := stmt.ExecContext(ctx, r.LinkID, r.Bucket.Unix(), nodeID, r.Count); err != nil {
-			return fmt.Errorf("sqlite: upsert rollup: link %d bucket %d: %w", r.LinkID, r.Bucket.Unix(), err)
+	if len(rows) > 0 {
+		stmt, err := tx.PrepareContext(ctx,
+			`INSERT INTO click_rollup (link_id, bucket, node_id, count) VALUES (?, ?, ?, ?)
+			 ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = max(count, excluded.count)
+			 WHERE excluded.count > count`)
+		if err != nil {
+			return fmt.Errorf("sqlite: upsert rollup: %w", err)
 		}
+		defer stmt.Close()
+		for _, r := range rows {
+			if _, err := stmt.ExecContext(ctx, r.LinkID, r.Bucket.Unix(), nodeID, r.Count); err != nil {
+				return fmt.Errorf("sqlite: upsert rollup: link %d bucket %d: %w", r.LinkID, r.Bucket.Unix(), err)
+			}
+		}
+	}
+	if err := upsertDims(ctx, tx, nodeID, dims); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: upsert rollup: %w", err)

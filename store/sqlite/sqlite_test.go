@@ -41,8 +41,22 @@ func mustOpen(t testing.TB, path string) *sqlite.DB {
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) linkforge.Store {
-		return mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
+		return poisonable{mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))}
 	})
+}
+
+// poisonable is a store whose database can be made to refuse click_dims
+// rows (storetest.DimsPoisoner).
+type poisonable struct{ *sqlite.DB }
+
+func (p poisonable) PoisonDims(t *testing.T, value string) {
+	t.Helper()
+	for _, op := range []string{"INSERT", "UPDATE"} {
+		if _, err := p.Writer().ExecContext(t.Context(), fmt.Sprintf(`CREATE TRIGGER poison_dims_%s BEFORE %s ON click_dims
+			WHEN NEW.value = '%s' BEGIN SELECT RAISE(ABORT, 'poisoned click_dims row'); END`, op, op, value)); err != nil {
+			t.Fatalf("create trigger: %v", err)
+		}
+	}
 }
 
 func TestReopenKeepsData(t *testing.T) {

@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"DeleteLink", testDeleteLink},
 		{"Rollup", testRollup},
 		{"Stats", testStats},
+		{"ClickDims", testClickDims},
 		{"Concurrency", testConcurrency},
 		{"AlarmsFollowLinks", testAlarmsFollowLinks},
 		{"ClaimAlarms", testClaimAlarms},

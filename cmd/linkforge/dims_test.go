@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/linkforge/linkforge"
+)
+
+// checkDimsInvariant fails t unless, in the store read straight from the
+// database (one statement, one snapshot), every link, hour and dimension
+// has its click_dims values summing to the hour's click_rollup total
+// (docs/adr/009-click-dimensions.md), and no click_dims hour lacks rollup
+// rows. It returns the number of (link, hour) pairs checked, so that a
+// caller can tell the check from a vacuous one.
+func checkDimsInvariant(t *testing.T, n *node, dbURL string) int {
+	t.Helper()
+	var db *sql.DB
+	hour := "date_trunc('hour', bucket, 'UTC')"
+	if dbURL == "" {
+		db = mustOpenSQL(t, "sqlite", "file:"+filepath.Join(n.dataDir, sqliteFile)+"?mode=ro&_pragma=busy_timeout(5000)")
+		hour = "bucket / 3600 * 3600"
+	} else {
+		db = mustOpenSQL(t, "pgx", dbURL)
+	}
+	defer db.Close()
+	names := make([]string, linkforge.NumDimensions)
+	for d := range linkforge.NumDimensions {
+		names[d] = "('" + d.String() + "')"
+	}
+	q := `WITH r AS (
+			SELECT link_id, ` + hour + ` AS hour, SUM(count) AS total FROM click_rollup GROUP BY 1, 2
+		), d AS (
+			SELECT link_id, hour, dimension, SUM(count) AS total FROM click_dims GROUP BY 1, 2, 3
+		), dn (dimension) AS (VALUES ` + strings.Join(names, ", ") + `)
+		SELECT 0, r.link_id, CAST(r.hour AS TEXT), dn.dimension, r.total, COALESCE(d.total, 0)
+		FROM r CROSS JOIN dn
+		LEFT JOIN d ON d.link_id = r.link_id AND d.hour = r.hour AND d.dimension = dn.dimension
+		WHERE COALESCE(d.total, 0) <> r.total
+		UNION ALL
+		SELECT 0, d.link_id, CAST(d.hour AS TEXT), d.dimension, 0, d.total
+		FROM d LEFT JOIN r ON r.link_id = d.link_id AND r.hour = d.hour
+		WHERE r.link_id IS NULL
+		UNION ALL
+		SELECT 1, COUNT(*), '', '', 0, 0 FROM r`
+	rows, err := db.QueryContext(context.Background(), q)
+	if err != nil {
+		t.Fatalf("check click_dims: %v", err)
+	}
+	defer rows.Close()
+	checked := 0
+	for rows.Next() {
+		var (
+			kind, link   int64
+			hr, dim      string
+			total, inDim int64
+		)
+		if err := rows.Scan(&kind, &link, &hr, &dim, &total, &inDim); err != nil {
+			t.Fatalf("check click_dims: %v", err)
+		}
+		if kind == 1 {
+			checked = int(link)
+			continue
+		}
+		t.Errorf("link %d hour %s: %s values sum to %d, the hour's rollup to %d", link, hr, dim, inDim, total)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("check click_dims: %v", err)
+	}
+	if checked == 0 {
+		t.Errorf("click_dims check: no rollup hour to check")
+	}
+	return checked
+}

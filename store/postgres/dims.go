@@ -1,0 +1,103 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// dimColumns are click_dims rows as the arrays upsertClicksSQL unnests.
+type dimColumns struct {
+	ids    []int64
+	hours  []time.Time
+	dims   []string
+	values []string
+	counts []int64
+}
+
+// dimArrays checks dims (EInvalid for a row no flush can produce: an hour
+// that is not the start of a UTC hour, an unknown dimension, an empty value,
+// a negative count), keeps the largest count of each key (one statement may
+// not update a row twice) and returns them sorted by key, the order in which
+// concurrent writers take row locks.
+func dimArrays(dims []linkforge.DimRow) (dimColumns, error) {
+	type key struct {
+		link, hour int64
+		dim        linkforge.Dimension
+		value      string
+	}
+	latest := make(map[key]int, len(dims))
+	for i, d := range dims {
+		if !d.Hour.Equal(d.Hour.Truncate(time.Hour)) {
+			return dimColumns{}, linkforge.InvalidField("hour", fmt.Sprintf("%s is not the start of an hour", d.Hour.UTC().Format(time.RFC3339Nano)))
+		}
+		if d.Dim >= linkforge.NumDimensions {
+			return dimColumns{}, linkforge.InvalidField("dimension", fmt.Sprintf("unknown dimension %d", d.Dim))
+		}
+		if d.Value == "" {
+			return dimColumns{}, linkforge.InvalidField("value", "must not be empty")
+		}
+		if d.Count < 0 {
+			return dimColumns{}, linkforge.InvalidField("count", fmt.Sprintf("negative count %d", d.Count))
+		}
+		k := key{d.LinkID, d.Hour.Unix(), d.Dim, d.Value}
+		if j, ok := latest[k]; !ok || dims[j].Count <= d.Count {
+			latest[k] = i
+		}
+	}
+	batch := make([]linkforge.DimRow, 0, len(latest))
+	for _, i := range latest {
+		batch = append(batch, dims[i])
+	}
+	slices.SortFunc(batch, func(a, b linkforge.DimRow) int {
+		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), a.Hour.Compare(b.Hour),
+			cmp.Compare(a.Dim.String(), b.Dim.String()), cmp.Compare(a.Value, b.Value))
+	})
+	c := dimColumns{
+		ids:    make([]int64, len(batch)),
+		hours:  make([]time.Time, len(batch)),
+		dims:   make([]string, len(batch)),
+		values: make([]string, len(batch)),
+		counts: make([]int64, len(batch)),
+	}
+	for i, d := range batch {
+		c.ids[i], c.hours[i], c.dims[i], c.values[i], c.counts[i] = d.LinkID, d.Hour, d.Dim.String(), d.Value, d.Count
+	}
+	return c, nil
+}
+
+// NodeDims returns nodeID's click_dims rows whose hour is at or after from
+// (the hour index keeps it to those hours).
+func (db *DB) NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error) {
+	rows, err := db.pool.Query(ctx,
+		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE hour >= $1 AND node_id = $2`,
+		ceilMicro(from), nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
+	}
+	defer rows.Close()
+	var out []linkforge.DimRow
+	for rows.Next() {
+		var (
+			d    linkforge.DimRow
+			name string
+		)
+		if err := rows.Scan(&d.LinkID, &d.Hour, &name, &d.Value, &d.Count); err != nil {
+			return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
+		}
+		dim, ok := linkforge.ParseDimension(name)
+		if !ok {
+			continue // a dimension a later release added: not this binary's to count
+		}
+		d.Hour, d.Dim = d.Hour.UTC(), dim
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
+	}
+	return out, nil
+}
