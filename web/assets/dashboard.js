@@ -944,7 +944,7 @@
         if (current) {
           labels.append(svg('text', { x: Math.min(cx, w - pad.r).toFixed(1), y: pad.t + ih + 16, 'text-anchor': slot > 40 ? 'middle' : 'end' },
             r.interval === 'day' ? 'today' : 'now'));
-        } else if (aligned(r, p.t, i, step) && (!r.live || endX - cx > 44)) {
+        } else if (aligned(r, p.t, i, step) && (!r.live || endX - cx > 60)) {
           labels.append(svg('text', { x: cx.toFixed(1), y: pad.t + ih + 16, 'text-anchor': 'middle' }, tickLabel(r, p.t)));
         }
       });
