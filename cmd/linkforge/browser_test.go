@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -260,6 +261,15 @@ func TestBrowserDashboard(t *testing.T) {
 	waitJS("the custom range's chart", `location.hash.includes('range=custom') && document.getElementById('chart').dataset.interval === 'hour' && `+
 		`document.querySelector('#range-seg button[data-range="custom"]').getAttribute('aria-pressed') === 'true' && document.querySelectorAll('#chart rect').length > 24`)
 	waitJS("the custom range's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.since(customTo.Add(-48*time.Hour).Truncate(time.Hour))+clicks+offline)))
+
+	// 30 days by day: UTC days, the current one still counting.
+	step("switch to 30 d", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="30d"]`)))
+	waitJS("the daily chart", `document.getElementById('chart').dataset.interval === 'day' && document.getElementById('chart-title').textContent === 'Clicks per day' && `+
+		`(document.querySelector('#chart .x-labels text:last-child') || {}).textContent === 'today'`)
+	monthFrom := time.Now().UTC().Truncate(24 * time.Hour).Add(-29 * 24 * time.Hour)
+	waitJS("the month's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.since(monthFrom)+clicks+offline)))
+	waitJS("the month's breakdowns", `document.querySelectorAll('.panel[data-state="ready"]').length === 7`)
+	mustScreenshot(t, ctx, "dashboard-30d.png")
 
 	// A link's detail view from its address (a bookmark), on the 24 h range.
 	step("open a link's address", chromedp.Navigate(base+"/dashboard#link=launch-post&range=24h"))
@@ -597,8 +607,8 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 	h.rows = rows
 
 	// The breakdowns: each hour's clicks shared among plausible values by
-	// fixed weights, the remainder to the first, so that every dimension's
-	// values sum to the hour's total.
+	// fixed weights, so that every dimension's values sum to the hour's
+	// total.
 	weights := []struct {
 		dim    linkforge.Dimension
 		values []string
@@ -623,18 +633,23 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 	}
 	for lh, total := range perHour {
 		for i, d := range weights {
+			// Each click draws its value by the weights, from a source seeded
+			// by link, hour and dimension: the same history every run.
+			rng := rand.New(rand.NewPCG(uint64(lh.link)<<8|uint64(i), uint64(lh.hour.Unix())))
 			sum := 0
-			for j, w := range d.w {
-				// A little difference between links and dimensions.
-				sum += w + (j+i+int(lh.link))%3
+			for _, w := range d.w {
+				sum += w
 			}
-			left := total
 			counts := make([]int64, len(d.values))
-			for j, w := range d.w {
-				counts[j] = total * int64(w+(j+i+int(lh.link))%3) / int64(sum)
-				left -= counts[j]
+			for range total {
+				x := rng.IntN(sum)
+				j := 0
+				for x >= d.w[j] {
+					x -= d.w[j]
+					j++
+				}
+				counts[j]++
 			}
-			counts[0] += left
 			for j, c := range counts {
 				if c == 0 {
 					continue

@@ -899,11 +899,13 @@
   function drawChart(host, points, r, emptyText) {
     const w = Math.max(240, host.clientWidth || 600);
     const h = host.clientHeight || 220;
-    const pad = { l: 50, r: 8, t: 10, b: 40 };
-    const root = svg('svg', { viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: 'none' });
-    const iw = w - pad.l - pad.r, ih = h - pad.t - pad.b;
     const ticks = yTicks(points ? Math.max(...points.map((p) => p.v)) : 0);
     const max = ticks[ticks.length - 1];
+    // Room on the left for the widest count label and the axis title.
+    const labelChars = Math.max(...ticks.map((v) => fmt.format(v).length));
+    const pad = { l: 30 + Math.ceil(labelChars * 6.6), r: 8, t: 10, b: 40 };
+    const root = svg('svg', { viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: 'none' });
+    const iw = w - pad.l - pad.r, ih = h - pad.t - pad.b;
     const grid = svg('g', { class: 'grid' });
     const axis = svg('g', { class: 'axis' });
     for (const v of ticks) {
