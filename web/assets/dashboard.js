@@ -286,6 +286,7 @@
       state.links.delete(view.slug);
     }
     render();
+    if (state.missingLink) renderPanels();
     await panels;
   }
 
@@ -818,7 +819,9 @@
       if (entry.error) {
         list.replaceChildren();
         totalEl.textContent = '';
-        empty.textContent = entry.error.status === 404 ? 'Not available on this server.' : 'Could not load: ' + entry.error.message;
+        if (state.view.slug && state.missingLink === state.view.slug) empty.textContent = 'No such link.';
+        else if (entry.error.status === 404) empty.textContent = 'Not available on this server.';
+        else empty.textContent = 'Could not load: ' + entry.error.message;
         empty.hidden = false;
         continue;
       }
