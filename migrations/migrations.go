@@ -46,6 +46,26 @@ func Up(ctx context.Context, db *sql.DB, dialect Dialect) ([]int64, error) {
 	return applied, nil
 }
 
+// UpTo applies the pending migrations of dialect up to and including
+// version, and returns the versions it applied: for a tool that loads data
+// under an older schema and then lets Up migrate it, as a deployment would
+// be (the load tool's stats scenario).
+func UpTo(ctx context.Context, db *sql.DB, dialect Dialect, version int64) ([]int64, error) {
+	p, err := provider(db, dialect)
+	if err != nil {
+		return nil, err
+	}
+	results, err := p.UpTo(ctx, version)
+	if err != nil {
+		return nil, fmt.Errorf("migrate %s up to %d: %w", dialect, version, err)
+	}
+	applied := make([]int64, 0, len(results))
+	for _, r := range results {
+		applied = append(applied, r.Source.Version)
+	}
+	return applied, nil
+}
+
 // Version returns the schema version db is at.
 func Version(ctx context.Context, db *sql.DB, dialect Dialect) (int64, error) {
 	p, err := provider(db, dialect)

@@ -46,13 +46,18 @@ type config struct {
 	ampRate     int
 	ampLinks    int
 
+	statsClicks   int64
+	statsLinks    int
+	statsDays     int
+	statsRequests int
+
 	seed    uint64
 	format  string
 	timeout time.Duration
 }
 
 // The scenarios, in the order a full run executes them.
-var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification"}
+var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "stats"}
 
 var errHelp = errors.New("help requested")
 
@@ -88,6 +93,11 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.ampDuration, "amp-duration", 3*time.Minute, "length of the amplification attack: with the flush interval, at least one whole minute of steady state")
 	fs.IntVar(&cfg.ampRate, "amp-rate", 100, "constant rate of the amplification attack, requests per second")
 	fs.IntVar(&cfg.ampLinks, "amp-links", 20, "links of the amplification scenario")
+
+	fs.Int64Var(&cfg.statsClicks, "stats-clicks", 10_000_000, "clicks the stats scenario bulk-loads (as rollup and click_dims rows) before it queries")
+	fs.IntVar(&cfg.statsLinks, "stats-links", 10_000, "links the stats scenario's clicks are spread over (Zipf)")
+	fs.IntVar(&cfg.statsDays, "stats-days", 30, "days the stats scenario's clicks are spread over, ending with the current hour; the range of its queries")
+	fs.IntVar(&cfg.statsRequests, "stats-requests", 50, "measured requests per query of the stats scenario, one at a time, after 3 unreported ones")
 
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the Zipf generator and the slugs' shuffle")
 	fs.StringVar(&cfg.format, "format", "text", "table format: text or markdown")
@@ -182,6 +192,10 @@ func (cfg *config) validate() error {
 		{"--amp-duration", cfg.ampDuration > 0},
 		{"--amp-rate", cfg.ampRate > 0},
 		{"--amp-links", cfg.ampLinks > 0},
+		{"--stats-clicks", cfg.statsClicks > 0},
+		{"--stats-links", cfg.statsLinks > 1},
+		{"--stats-days", cfg.statsDays > 0},
+		{"--stats-requests", cfg.statsRequests > 0},
 		{"--flush-interval", cfg.flushEvery > 0},
 		{"--timeout", cfg.timeout > 0},
 	}
@@ -224,6 +238,10 @@ Scenarios (default: all, in this order):
                  latency at every viewer
   amplification  rollup rows written per click and per (link, minute) bucket,
                  from /metrics and the stats API
+  stats          the analytics queries over --stats-days on --stats-clicks
+                 bulk-loaded clicks, on SQLite and on PostgreSQL: p50/p99 of
+                 /stats by hour and by day, each /stats/{dimension},
+                 /stats/links and one link's breakdown (target ≤ 50 ms)
 
 Flags:
 `)

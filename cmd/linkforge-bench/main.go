@@ -15,6 +15,8 @@
 //	zipf           100,000 links, Zipf-distributed clicks
 //	fanout         N WebSocket viewers of one tenant; click-to-receive latency
 //	amplification  rollup rows written per click and per (link, minute)
+//	stats          analytics queries over 30 days of 10 million bulk-loaded
+//	               clicks, on SQLite and PostgreSQL
 //
 // By default the tool starts LinkForge itself, once per scenario, from the
 // binary named by --linkforge-bin (or one it builds with `go build`), on a

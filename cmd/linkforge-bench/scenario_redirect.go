@@ -26,6 +26,7 @@ var scenarios = map[string]func(context.Context, *bench) ([]row, error){
 	"zipf":          runZipf,
 	"fanout":        runFanout,
 	"amplification": runAmplification,
+	"stats":         runStats,
 }
 
 // measureMax runs an attack at the maximum rate with the configured fixed

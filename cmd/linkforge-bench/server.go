@@ -78,7 +78,8 @@ type lfProcess struct {
 
 // startLinkForge starts `linkforge serve` on a free loopback port and waits
 // for its "listening" log line, written once the socket accepts.
-func startLinkForge(ctx context.Context, bin, dataDir, dbURL string, flushInterval time.Duration, journalSync string) (*lfProcess, error) {
+// extra are more flags of serve.
+func startLinkForge(ctx context.Context, bin, dataDir, dbURL string, flushInterval time.Duration, journalSync string, extra ...string) (*lfProcess, error) {
 	listening := make(chan string, 1)
 	p := &lfProcess{
 		stderr: &tailBuffer{max: 64 << 10, onLine: func(line string) {
@@ -93,8 +94,9 @@ func startLinkForge(ctx context.Context, bin, dataDir, dbURL string, flushInterv
 		exited: make(chan struct{}),
 	}
 	// Not CommandContext: the process is stopped by stop, gracefully.
-	p.cmd = lfCommand(context.Background(), bin, dataDir, dbURL, "serve",
-		"--addr", "127.0.0.1:0", "--public-url", "http://127.0.0.1", "--flush-interval", flushInterval.String(), "--journal-sync", journalSync)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "http://127.0.0.1",
+		"--flush-interval", flushInterval.String(), "--journal-sync", journalSync}, extra...)
+	p.cmd = lfCommand(context.Background(), bin, dataDir, dbURL, args...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start linkforge serve: %w", err)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -128,30 +129,14 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	return top, nil
 }
 
-// tenantAggregateStatsSQL answers a tenant-wide hour or day Stats query from
-// tenant_hourly for the whole hours [$3, $4) and from the minute rollup for
-// the minutes before and after them ([$5, $3) and [$4, $6)), so that a month
-// by hour reads 720 rows rather than every minute row of the tenant. $1 the
-// tenant, $2 the interval. Rows as in tenantStatsSQL.
-const tenantAggregateStatsSQL = `SELECT 0 AS kind, NULL::timestamptz AS start, 1::bigint AS n
-	UNION ALL
-	SELECT 1, NULL, COALESCE(SUM(count), 0)::bigint FROM tenant_hourly WHERE tenant_id = $1
-	UNION ALL
-	SELECT 2, start, SUM(n)::bigint FROM (
-		SELECT date_trunc($2, hour, 'UTC') AS start, count AS n FROM tenant_hourly
-		WHERE tenant_id = $1 AND hour >= $3 AND hour < $4 AND count <> 0
-		UNION ALL
-		SELECT date_trunc($2, r.bucket, 'UTC'), r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
-		WHERE l.tenant_id = $1 AND r.bucket >= $5 AND r.bucket < $3
-		UNION ALL
-		SELECT date_trunc($2, r.bucket, 'UTC'), r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
-		WHERE l.tenant_id = $1 AND r.bucket >= $4 AND r.bucket < $6
-	) b GROUP BY start
-	ORDER BY kind, start`
-
-// tenantAggregateArgs returns the arguments of tenantAggregateStatsSQL for
-// the range [from, to).
-func tenantAggregateArgs(tenantID int64, interval string, from, to time.Time) []any {
+// tenantAggregateStats returns the statement and arguments of a
+// tenant-wide hour or day Stats query over [from, to): tenant_hourly for
+// its whole hours, the minute rollup only for the minutes before the first
+// whole hour and after the last, when a bound is not on the hour, so that a
+// month by hour reads 720 rows rather than every minute row of the tenant.
+// Rows as in tenantStatsSQL. The edge branches are left out when empty:
+// each would otherwise probe the rollup once per link of the tenant.
+func tenantAggregateStats(tenantID int64, interval string, from, to time.Time) (string, []any) {
 	hFrom := from.Truncate(time.Hour)
 	if hFrom.Before(from) {
 		hFrom = hFrom.Add(time.Hour)
@@ -160,5 +145,29 @@ func tenantAggregateArgs(tenantID int64, interval string, from, to time.Time) []
 	if !hFrom.Before(hTo) {
 		hFrom, hTo = to, to // no whole hour: the rollup answers [from, to)
 	}
-	return []any{tenantID, interval, hFrom, hTo, from, to}
+	args := []any{tenantID, interval, hFrom, hTo}
+	var q strings.Builder
+	q.WriteString(`SELECT 0 AS kind, NULL::timestamptz AS start, 1::bigint AS n
+	UNION ALL
+	SELECT 1, NULL, COALESCE(SUM(count), 0)::bigint FROM tenant_hourly WHERE tenant_id = $1
+	UNION ALL
+	SELECT 2, start, SUM(n)::bigint FROM (
+		SELECT date_trunc($2, hour, 'UTC') AS start, count AS n FROM tenant_hourly
+		WHERE tenant_id = $1 AND hour >= $3 AND hour < $4 AND count <> 0`)
+	edge := func(lo, hi time.Time) {
+		if !lo.Before(hi) {
+			return
+		}
+		args = append(args, lo, hi)
+		fmt.Fprintf(&q, `
+		UNION ALL
+		SELECT date_trunc($2, r.bucket, 'UTC'), r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
+		WHERE l.tenant_id = $1 AND r.bucket >= $%d AND r.bucket < $%d`, len(args)-1, len(args))
+	}
+	edge(from, hFrom)
+	edge(hTo, to)
+	q.WriteString(`
+	) b GROUP BY start
+	ORDER BY kind, start`)
+	return q.String(), args
 }

@@ -273,27 +273,44 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	return l, nil
 }
 
-// DeleteLink deletes the tenant's link and its rollup and click_dims rows and returns the
-// link as it was, with its Clicks. It is one statement, hence one
-// transaction and one round trip: the rollup delete takes the id from the
-// link delete's RETURNING, and the link's alarm goes by the foreign key's
-// ON DELETE CASCADE, within the same statement.
+// DeleteLink deletes the tenant's link and its rollup and click_dims rows and
+// returns the link as it was, with its Clicks, in one transaction of two
+// statements. The raw rows go first, while the link still exists: the
+// aggregate triggers of migration 00006 subtract a raw row from its
+// tenant's aggregates only if its link exists, so they must see both. One
+// statement deleting link and rows together would let the triggers see
+// neither. The link's row is locked first, then the raw rows, then (by the
+// triggers) the aggregates' advisory lock: the order a flush takes them
+// in, raw rows then the lock, so the two cannot deadlock. The link's alarm
+// goes by the foreign key's ON DELETE CASCADE.
 func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
-	l, err := scanLink(db.pool.QueryRow(ctx,
-		`WITH l AS (
-			DELETE FROM links WHERE slug = $1 AND tenant_id = $2 RETURNING *
-		), r AS (
-			DELETE FROM click_rollup WHERE link_id IN (SELECT id FROM l) RETURNING count
-		), d AS (
-			DELETE FROM click_dims WHERE link_id IN (SELECT id FROM l)
+	var l linkforge.Link
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var (
+			id     *int64
+			clicks int64
 		)
-		SELECT `+linkColumns+`, (SELECT COALESCE(SUM(count), 0)::bigint FROM r) FROM l`,
-		slug, tenantID), true)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return linkforge.Link{}, notFound("link")
-	}
+		if err := tx.QueryRow(ctx, `WITH t AS (
+				SELECT id FROM links WHERE slug = $1 AND tenant_id = $2 FOR UPDATE
+			), r AS (
+				DELETE FROM click_rollup WHERE link_id IN (SELECT id FROM t) RETURNING count
+			), d AS (
+				DELETE FROM click_dims WHERE link_id IN (SELECT id FROM t)
+			)
+			SELECT (SELECT id FROM t), (SELECT COALESCE(SUM(count), 0)::bigint FROM r)`,
+			slug, tenantID).Scan(&id, &clicks); err != nil {
+			return err
+		}
+		if id == nil {
+			return notFound("link")
+		}
+		var err error
+		l, err = scanLink(tx.QueryRow(ctx,
+			`DELETE FROM links l WHERE id = $1 RETURNING `+linkColumns+`, $2::bigint`, *id, clicks), true)
+		return err
+	})
 	if err != nil {
-		return linkforge.Link{}, fmt.Errorf("postgres: delete link: %w", err)
+		return linkforge.Link{}, wrap("delete link", err)
 	}
 	return l, nil
 }

@@ -153,7 +153,7 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 	case q.LinkID != 0:
 		query, args = linkStatsSQL, []any{q.LinkID, q.TenantID, from, to, interval}
 	case q.Interval != linkforge.Minute:
-		query, args = tenantAggregateStatsSQL, tenantAggregateArgs(q.TenantID, interval, from, to)
+		query, args = tenantAggregateStats(q.TenantID, interval, from, to)
 	}
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {

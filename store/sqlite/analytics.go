@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -130,16 +131,23 @@ func tenantAggregateStats(ctx context.Context, tx *sql.Tx, tenantID, width, from
 		`SELECT COALESCE(SUM(count), 0) FROM tenant_hourly WHERE tenant_id = ?`, tenantID).Scan(&st.Total); err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats total: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT start, SUM(n) FROM (
+	// The edge branches are left out when empty: each would otherwise
+	// probe the rollup once per link of the tenant.
+	var q strings.Builder
+	q.WriteString(`SELECT start, SUM(n) FROM (
 			SELECT hour / ?1 * ?1 AS start, count AS n FROM tenant_hourly
-			WHERE tenant_id = ?2 AND hour >= ?3 AND hour < ?4 AND count <> 0
+			WHERE tenant_id = ?2 AND hour >= ?3 AND hour < ?4 AND count <> 0`)
+	for _, e := range [][2]string{{"?5", "?3"}, {"?4", "?6"}} {
+		if (e[0] == "?5" && from < hFrom) || (e[0] == "?4" && hTo < to) {
+			q.WriteString(`
 			UNION ALL
 			SELECT r.bucket / ?1 * ?1, r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
-			WHERE l.tenant_id = ?2 AND r.bucket >= ?5 AND r.bucket < ?3
-			UNION ALL
-			SELECT r.bucket / ?1 * ?1, r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
-			WHERE l.tenant_id = ?2 AND r.bucket >= ?4 AND r.bucket < ?6
-		) GROUP BY start ORDER BY start`, width, tenantID, hFrom, hTo, from, to)
+			WHERE l.tenant_id = ?2 AND r.bucket >= ` + e[0] + ` AND r.bucket < ` + e[1])
+		}
+	}
+	q.WriteString(`
+		) GROUP BY start ORDER BY start`)
+	rows, err := tx.QueryContext(ctx, q.String(), width, tenantID, hFrom, hTo, from, to)
 	if err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
 	}

@@ -40,6 +40,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ExpireLinks", testExpireLinks},
 		{"ClaimConcurrency", testClaimConcurrency},
 		{"ImportLinksSchedulesAlarms", testImportLinksSchedulesAlarms},
+		{"Breakdown", testBreakdown},
+		{"TopLinks", testTopLinks},
+		{"AggregatesAgree", testAggregatesAgree},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
