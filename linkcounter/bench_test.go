@@ -108,7 +108,9 @@ func benchmarkRecord(b *testing.B, sync Synchronous, links, inflight int) {
 
 // BenchmarkWriteAmplification: 1,000,000 clicks on one link within one
 // minute of virtual time, with the 30 s flush, give at most 2 rollup writes
-// of that minute's bucket (the seeds' bound), however many clicks.
+// of that minute's bucket (the seeds' bound), however many clicks, and at
+// most 2 writes of each (hour, dimension, value), with 100 referrers
+// bounded to 64 + (more) (docs/adr/009-click-dimensions.md).
 func BenchmarkWriteAmplification(b *testing.B) {
 	for b.Loop() {
 		st := asTestStore(b, testdb.SQLite(b))
@@ -121,6 +123,10 @@ func BenchmarkWriteAmplification(b *testing.B) {
 
 		const clicks, workers = 1_000_000, 64
 		step := time.Minute / clicks // 60 µs of virtual time per click
+		var dims [100]linkforge.ClickDims
+		for i := range dims {
+			dims[i][linkforge.DimReferrer] = fmt.Sprintf("ref%02d.example", i)
+		}
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for range workers {
@@ -132,7 +138,7 @@ func BenchmarkWriteAmplification(b *testing.B) {
 					}
 					at := start.Add(time.Duration(i) * step)
 					clk.advanceTo(at)
-					if err := c.Record(context.Background(), &l, at, nil); err != nil {
+					if err := c.Record(context.Background(), &l, at, &dims[i%100]); err != nil {
 						b.Errorf("record: %v", err)
 						return
 					}
@@ -143,10 +149,15 @@ func BenchmarkWriteAmplification(b *testing.B) {
 		clk.advanceTo(start.Add(3 * time.Minute)) // the alarm armed at ~30 s fires
 		mustStop(b, c)
 
-		writes, rows := 0, 0
+		writes, rows, dimRows := 0, 0, 0
 		var final int64
+		dimWrites := make(map[[2]string]int)
 		for _, call := range rec.snapshot() {
 			rows += len(call.rows)
+			dimRows += len(call.dims)
+			for _, d := range call.dims {
+				dimWrites[[2]string{d.Dim.String(), d.Value}]++
+			}
 			for _, r := range call.rows {
 				if r.Bucket.Equal(start) {
 					writes++
@@ -160,8 +171,17 @@ func BenchmarkWriteAmplification(b *testing.B) {
 		if writes > 2 {
 			b.Fatalf("%d rollup writes of the bucket, want at most 2", writes)
 		}
+		maxDim := 0
+		for _, n := range dimWrites {
+			maxDim = max(maxDim, n)
+		}
+		if maxDim > 2 || len(dimWrites) != 5+MaxDimValues+1 {
+			b.Fatalf("%d dimension values, written up to %d times; want %d, at most 2", len(dimWrites), maxDim, 5+MaxDimValues+1)
+		}
 		b.ReportMetric(float64(writes), "rollup-writes/bucket")
 		b.ReportMetric(float64(rows), "rollup-rows")
+		b.ReportMetric(float64(maxDim), "dims-writes/value")
+		b.ReportMetric(float64(dimRows), "dims-rows")
 	}
 }
 

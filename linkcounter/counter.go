@@ -1,6 +1,7 @@
 // Package linkcounter counts LinkForge's redirects: every acknowledged click
 // exactly once, flushed to the main store as absolute per-minute, per-node
-// counts.
+// counts, with per-hour counts by dimension (country, referrer, ...) that
+// sum to them (docs/adr/009-click-dimensions.md).
 //
 // It is the in-process form of the seeds' LinkCounter Durable Object:
 //
@@ -11,10 +12,12 @@
 //     gate), with group commit so that concurrent clicks share a commit;
 //   - one flush alarm per actor, armed only when none is armed, at the first
 //     unflushed click + the flush interval, and one timer per Counter pointing
-//     at the earliest armed alarm. A flush writes only the buckets open for
-//     at least the flush interval (younger ones re-arm the alarm for when
-//     they are), so a busy link's minute is written twice, half-way and
-//     closed; Stop and start-up reconciliation write everything. It writes
+//     at the earliest armed alarm. A flush writes whole (link, hour)s, and
+//     only those whose newest bucket has been open for at least the flush
+//     interval (younger ones re-arm the alarm for when they are), so a busy
+//     link's minute is written twice, half-way and closed, and each hour's
+//     counts by dimension go in the same store transaction as its minutes;
+//     Stop, start-up reconciliation and retries write everything. It writes
 //     absolute counts (`ON CONFLICT ... DO UPDATE SET count =
 //     GREATEST(count, excluded.count)`), so a retried, replayed or late flush
 //     never lowers a count; failures are retried with exponential

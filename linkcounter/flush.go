@@ -386,6 +386,7 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 		return nil, nil, fmt.Errorf("flush %d rollup rows and %d dimension rows: %w", len(out), len(outDims), err)
 	}
 	c.m.rowsWritten.Add(float64(len(out)))
+	c.m.dimsWritten.Add(float64(len(outDims)))
 	// Mark the values that were written, not the current n, which may have
 	// grown since the read.
 	b, err := c.commits.submit(rows, dims, 0)

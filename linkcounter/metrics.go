@@ -13,6 +13,7 @@ type metrics struct {
 	skipped       *prometheus.CounterVec
 	flushFailures prometheus.Counter
 	rowsWritten   prometheus.Counter
+	dimsWritten   prometheus.Counter
 	flushDuration prometheus.Histogram
 	commitBatch   prometheus.Histogram
 	gauges        []prometheus.Collector
@@ -39,6 +40,10 @@ func newMetrics(c *Counter) *metrics {
 		rowsWritten: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "linkforge_rollup_rows_written_total",
 			Help: "Rollup rows written by flushes; against linkforge_clicks_total, the write amplification.",
+		}),
+		dimsWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_click_dims_rows_written_total",
+			Help: "click_dims rows (link, hour, dimension, value) written by flushes, with their minutes' rollup rows.",
 		}),
 		flushDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "linkforge_flush_duration_seconds",
@@ -70,7 +75,7 @@ func newMetrics(c *Counter) *metrics {
 
 func (m *metrics) register(r prometheus.Registerer) error {
 	cs := []prometheus.Collector{m.clicks, m.refused, m.skipped, m.flushFailures,
-		m.rowsWritten, m.flushDuration, m.commitBatch}
+		m.rowsWritten, m.dimsWritten, m.flushDuration, m.commitBatch}
 	var errs []error
 	for _, col := range append(cs, m.gauges...) {
 		errs = append(errs, r.Register(col))

@@ -15,6 +15,7 @@ import (
 const (
 	metricClicks       = "linkforge_clicks_total"
 	metricRowsWritten  = "linkforge_rollup_rows_written_total"
+	metricDimsWritten  = "linkforge_click_dims_rows_written_total"
 	metricPending      = "linkforge_clicks_pending"
 	metricActors       = "linkforge_actors"
 	metricSkipped      = "linkforge_clicks_skipped_total"

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/linkforge/linkforge"
 )
 
 // runAmplification clicks a few links at a constant rate for several flush
@@ -93,6 +95,12 @@ func runAmplification(ctx context.Context, b *bench) ([]row, error) {
 		verdict = delta(st.before, st.after, metricRowsWritten) / float64(len(links)) / st.to.Sub(st.from).Minutes()
 		notes = append(notes, fmt.Sprintf("steady state %s–%s: %.2f rows per (link, minute)",
 			st.from.Format("15:04"), st.to.Format("15:04"), verdict))
+		// The clicks carry no classification: one value per dimension, so
+		// this is the writes of each (link, hour, dimension, value) per
+		// minute (docs/adr/009: about 1, at most 2).
+		perValue := delta(st.before, st.after, metricDimsWritten) / float64(len(links)) /
+			float64(linkforge.NumDimensions) / st.to.Sub(st.from).Minutes()
+		notes = append(notes, fmt.Sprintf("steady state: %.2f click_dims writes per (link, hour, dimension, value) per minute", perValue))
 	}
 	notes = append(notes, fmt.Sprintf("target ≤ %.0f rows per bucket: %s", targetRowsPerBk, metOrMissed(verdict <= targetRowsPerBk)))
 	if statsTotal == sent {
