@@ -67,3 +67,53 @@ func TestDashboardExpiredBadge(t *testing.T) {
 	}
 	wait("the expired badge", fmt.Sprintf(`%s === 'expired'`, badge))
 }
+
+// TestDashboardLinkView: a link's detail view opened from its address
+// shows the link's own clicks and breakdowns, a link that does not exist
+// says so (its chart and panels too), and the back control returns to the
+// overview with the same range.
+func TestDashboardLinkView(t *testing.T) {
+	b := browsertest.New(t, 1024, 800, chromedp.Flag("lang", "en-US"))
+	st := testdb.SQLite(t)
+	tenant, token := mustTenantToken(t, st, "acme")
+	hub := mustLiveHub(t)
+	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Now = time.Now })
+	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "docs", URL: "https://docs.example.com/"})
+
+	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
+	defer cancel()
+	wait := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
+			chromedp.WithPollingTimeout(liveGuard))); err != nil {
+			t.Fatalf("wait for %s: %v", what, err)
+		}
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard#link=no-such-link&range=7d"),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	wait("the missing link's view", `document.getElementById('view-title').textContent === '/no-such-link' && `+
+		`document.getElementById('view-sub').textContent.startsWith('No such link') && `+
+		`document.querySelector('#chart .placeholder').textContent === 'This link does not exist (any more)' && `+
+		`document.getElementById('panel-country').querySelector('.panel-empty').textContent === 'No such link.' && `+
+		`document.querySelector('#range-seg button[data-range="7d"]').getAttribute('aria-pressed') === 'true'`)
+
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#back"))); err != nil {
+		t.Fatal(err)
+	}
+	wait("the overview, same range", `document.getElementById('view-title').textContent === 'All links' && location.hash === '#range=7d' && `+
+		`document.getElementById('chart').dataset.interval === 'day' && document.querySelector('tr[data-slug="docs"]') !== null`)
+
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-slug="docs"]`))); err != nil {
+		t.Fatal(err)
+	}
+	wait("the link's view", `document.getElementById('view-title').textContent === '/docs' && location.hash === '#link=docs&range=7d' && `+
+		`document.getElementById('stat-range').textContent === '0' && document.getElementById('panel-links').hidden && `+
+		`document.getElementById('panel-device').dataset.state === 'ready' && `+
+		`document.getElementById('panel-device').querySelector('.panel-empty').textContent === 'No clicks in this range.'`)
+}

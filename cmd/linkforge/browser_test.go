@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,7 +55,8 @@ func TestBrowserDashboard(t *testing.T) {
 	// numbers read as the assertions write them.
 	b := browsertest.New(t, 1280, 1000, chromedp.Flag("lang", "en-US"))
 	n := newNode(t, "")
-	n.serveArgs = []string{"--flush-interval", "1s"}
+	// No admin API rate limit: the test's own polling shares the page's token.
+	n.serveArgs = []string{"--flush-interval", "1s", "--rate-limit", "0"}
 	token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))
 	seeded := mustSeedHistory(t, n, "acme")
 	srv := n.startServer("http://localhost:8080")
@@ -100,7 +103,7 @@ func TestBrowserDashboard(t *testing.T) {
 	)
 	waitJS("the live feed", `document.getElementById('conn').dataset.state === 'live'`)
 	waitJS("the seeded links", `document.querySelectorAll('#links-body tr').length === 4`)
-	waitJS("the seeded hour in the stats", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour)))
+	waitJS("the seeded hour in the stats", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.hour)))
 
 	const slug, target = "spring-sale", "https://example.com/spring-sale?utm_source=dashboard"
 	step("create a link through the form",
@@ -131,7 +134,7 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 	}
 	waitJS("the live count", row+`.textContent === '`+strconv.Itoa(clicks)+`'`)
-	waitJS("the hour's clicks", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour+clicks)))
+	waitJS("the hour's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.hour+clicks)))
 	waitJS("the all-time clicks", fmt.Sprintf(`document.getElementById('stat-total').textContent === %q`, fmtCount(seeded.total+clicks)))
 	mustNoReload := func() {
 		t.Helper()
@@ -140,11 +143,24 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 	}
 	mustNoReload()
-	// The new link is selected: its chart's bar of this minute holds the
-	// clicks (the bar's title says so).
-	if got := evalString(`Array.from(document.querySelectorAll('#chart-link rect.now title')).map(e => e.textContent).join()`); !strings.HasSuffix(got, fmt.Sprintf("· %d clicks", clicks)) {
-		t.Errorf("the selected link's chart, bar of this minute: %q, want %d clicks", got, clicks)
-	}
+
+	// The link's detail view: its chart's bar of this minute holds the
+	// clicks (the bar's title says so), and once they are flushed, its
+	// breakdown panels hold them under each dimension's value: the
+	// defaults, since the test's client sends no Referer, no utm_source
+	// and no browser's User-Agent, from loopback (no country).
+	step("open the link", chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-slug=%q]`, slug))))
+	waitJS("its detail view", `document.getElementById('view-title').textContent === '/`+slug+`' && document.getElementById('work').hidden && location.hash.includes('link=`+slug+`')`)
+	waitJS("its chart", `Array.from(document.querySelectorAll('#chart rect.now title')).some(e => e.textContent.endsWith('· `+strconv.Itoa(clicks)+` clicks so far'))`)
+	mustFlushed(t, direct, token, slug, clicks)
+	step("reload its numbers (the pressed range again)", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="1h"]`)))
+	mustPanels(t, waitJS, evalString, map[string]string{
+		"country": "unknown", "referrer": "direct", "device": "other", "browser": "other", "os": "other", "utm_source": "none",
+	}, clicks)
+	step("back to all links", chromedp.Click(chromedp.CSS("#back")))
+	waitJS("the overview", `document.getElementById('view-title').textContent === 'All links' && !document.getElementById('work').hidden`)
+	waitJS("the link in the top links", fmt.Sprintf(`(document.querySelector('#panel-links li[data-value=%q] .count') || {}).textContent === '%d'`, slug, clicks))
+	mustNoReload()
 
 	// The network breaks. Clicks made meanwhile reach the server (directly)
 	// and its rollup, but not the page: it shows them once it has
@@ -164,7 +180,7 @@ func TestBrowserDashboard(t *testing.T) {
 	proxy.cut(false)
 	waitJS("the reconnection", `document.getElementById('conn').dataset.state === 'live'`)
 	waitJS("the reloaded count", row+`.textContent === '`+strconv.Itoa(clicks+offline)+`'`)
-	waitJS("the reloaded hour", fmt.Sprintf(`document.getElementById('stat-hour').textContent === %q`, fmtCount(seeded.hour+clicks+offline)))
+	waitJS("the reloaded hour", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.hour+clicks+offline)))
 	mustNoReload()
 
 	// A link created on the page with an expiry a few seconds away turns
@@ -201,30 +217,113 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	mustNoReload()
 
-	// For the screenshot: the busiest seeded link selected, its hour charted.
-	step("select a seeded link", chromedp.Click(chromedp.CSS(`tr[data-slug="launch-post"]`)))
-	waitJS("its chart", `document.getElementById('chart-link-title').textContent === '/launch-post' && document.querySelectorAll('#chart-link rect').length > 30`)
 	if got := evalString(`document.querySelector('tr[data-slug="black-friday"] .badge').textContent`); got != "expired" {
 		t.Errorf("badge of the expired link = %q, want expired", got)
 	}
-	desktop := mustScreenshot(t, ctx, "dashboard.png")
 
-	// Phone width: one column, nothing wider than the screen.
-	step("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-	waitJS("the layout to settle", `document.getElementById('chart-tenant').clientWidth < 390`)
-	if got := evalString(`String(document.documentElement.scrollWidth)`); got != "390" {
-		t.Errorf("page width at 390 px: %s px, want 390 (no horizontal scrolling)", got)
+	// The range picker: 24 h by hour. The chart's axis turns to hours and
+	// the summary counts the day, the seeded clicks of three hours ago
+	// included; the top links panel follows.
+	minuteLabels := evalString(`Array.from(document.querySelectorAll('#chart .x-labels text')).map(e => e.textContent).join('|')`)
+	step("switch to 24 h", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="24h"]`)))
+	waitJS("the hourly chart", `document.getElementById('chart').dataset.interval === 'hour' && document.getElementById('chart-title').textContent === 'Clicks per hour' && location.hash.includes('range=24h')`)
+	waitJS("the day's clicks", fmt.Sprintf(`document.getElementById('stat-range-label').textContent === 'Clicks, last 24 hours' && document.getElementById('stat-range').textContent === %q`,
+		fmtCount(seeded.day+clicks+offline)))
+	hourLabels := evalString(`Array.from(document.querySelectorAll('#chart .x-labels text')).map(e => e.textContent).join('|')`)
+	if hourLabels == minuteLabels || !strings.HasSuffix(hourLabels, "|now") || strings.Count(hourLabels, "|") < 2 {
+		t.Errorf("time axis by hour: %q (by minute: %q), want other labels ending in now", hourLabels, minuteLabels)
 	}
-	mustScreenshot(t, ctx, "dashboard-phone.png")
+	for _, l := range strings.Split(strings.TrimSuffix(hourLabels, "|now"), "|") {
+		if !wholeHour.MatchString(l) && !strings.HasPrefix(l, time.Now().Format("Jan")) && !strings.HasPrefix(l, time.Now().Add(-24*time.Hour).Format("Jan")) {
+			t.Errorf("time axis by hour: label %q is neither a whole hour nor a date", l)
+		}
+	}
+	if got := evalString(`Array.from(document.querySelectorAll('#legend li')).map(e => e.textContent).join('|')`); got != "clicks per hour|current hour (still counting)" {
+		t.Errorf("legend by hour: %q", got)
+	}
+	waitJS("the day's top links", fmt.Sprintf(`(document.querySelector('#panel-links li[data-value="launch-post"] .count') || {}).textContent === %q`,
+		fmtCount(seeded.perLink["launch-post"])))
+
+	// A custom range: refused while it ends before it starts (the range
+	// shown stays), then two days, which the chart shows by hour.
+	setRange := func(from, to time.Time) chromedp.Action[chromedp.Void] {
+		return chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Evaluate[string](fmt.Sprintf(`document.getElementById('range-from').value = %q; document.getElementById('range-to').value = %q`,
+				from.Local().Format("2006-01-02T15:04"), to.Local().Format("2006-01-02T15:04")))(c, tg)
+			return chromedp.Void{}, err
+		})
+	}
+	step("open the custom range", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="custom"]`)), chromedp.WaitVisible(chromedp.CSS("#range-from")))
+	step("a backwards range", setRange(time.Now(), time.Now().Add(-time.Hour)), chromedp.Click(chromedp.CSS(`#custom-range button[type="submit"]`)))
+	waitJS("its refusal", `!document.getElementById('range-error').hidden && document.getElementById('range-error').textContent.startsWith('to:') && location.hash.includes('range=24h')`)
+	customTo := time.Now().Add(time.Minute).Truncate(time.Minute)
+	step("two days", setRange(customTo.Add(-48*time.Hour), customTo), chromedp.Click(chromedp.CSS(`#custom-range button[type="submit"]`)))
+	waitJS("the custom range's chart", `location.hash.includes('range=custom') && document.getElementById('chart').dataset.interval === 'hour' && `+
+		`document.querySelector('#range-seg button[data-range="custom"]').getAttribute('aria-pressed') === 'true' && document.querySelectorAll('#chart rect').length > 24`)
+	waitJS("the custom range's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.since(customTo.Add(-48*time.Hour).Truncate(time.Hour))+clicks+offline)))
+
+	// 30 days by day: UTC days, the current one still counting.
+	step("switch to 30 d", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="30d"]`)))
+	waitJS("the daily chart", `document.getElementById('chart').dataset.interval === 'day' && document.getElementById('chart-title').textContent === 'Clicks per day' && `+
+		`(document.querySelector('#chart .x-labels text:last-child') || {}).textContent === 'today'`)
+	monthFrom := time.Now().UTC().Truncate(24 * time.Hour).Add(-29 * 24 * time.Hour)
+	waitJS("the month's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.since(monthFrom)+clicks+offline)))
+	waitJS("the month's breakdowns", `document.querySelectorAll('.panel[data-state="ready"]').length === 7`)
+	mustScreenshot(t, ctx, "dashboard-30d.png")
+
+	// A link's detail view from its address (a bookmark), on the 24 h range.
+	step("open a link's address", chromedp.Navigate(base+"/dashboard#link=launch-post&range=24h"))
+	waitJS("its detail view", `document.getElementById('view-title').textContent === '/launch-post' && document.getElementById('chart').dataset.interval === 'hour' && document.getElementById('panel-links').hidden`)
+	waitJS("its day's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.perLink["launch-post"])))
+	waitJS("its countries", `document.querySelector('#panel-country li .bar-text') !== null`)
+	mustScreenshot(t, ctx, "dashboard-link.png")
+
+	// For the README: the overview of the last hour, and the same at phone
+	// width (one column, nothing wider than the screen).
+	step("back to the overview", chromedp.Click(chromedp.CSS("#back")))
+	step("the last hour", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="1h"]`)))
+	waitJS("the overview's breakdowns", `document.getElementById('chart').dataset.interval === 'minute' && !document.getElementById('panel-links').hidden && `+
+		`document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#chart rect').length > 30`)
+	desktop := mustScreenshot(t, ctx, "dashboard.png")
+	step("phone width", chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2)))
+	waitJS("the layout to settle", `document.getElementById('chart').clientWidth < 375`)
+	if got := evalString(`String(document.documentElement.scrollWidth)`); got != "375" {
+		t.Errorf("page width at 375 px: %s px, want 375 (no horizontal scrolling)", got)
+	}
+	if got := evalString(`String(new Set(Array.from(document.querySelectorAll('.panel')).map(p => p.getBoundingClientRect().left)).size)`); got != "1" {
+		t.Errorf("panels at 375 px: %s columns, want 1 (stacked)", got)
+	}
+	phone := mustViewportScreenshot(t, ctx, "dashboard-phone.png")
 
 	if os.Getenv(envUpdateScreenshot) == "1" {
-		if err := os.WriteFile(filepath.Join("..", "..", "docs", "dashboard.png"), desktop, 0o644); err != nil {
-			t.Fatalf("update docs/dashboard.png: %v", err)
+		for name, png := range map[string][]byte{"dashboard.png": desktop, "dashboard-phone.png": phone} {
+			if err := os.WriteFile(filepath.Join("..", "..", "docs", name), png, 0o644); err != nil {
+				t.Fatalf("update docs/%s: %v", name, err)
+			}
+			t.Logf("updated docs/%s", name)
 		}
-		t.Log("updated docs/dashboard.png")
 	}
 	if code := srv.stop(t); code != 0 {
 		t.Errorf("serve exited %d after SIGTERM, want 0", code)
+	}
+}
+
+// wholeHour is a time axis label of a whole hour, in en-US or 24 h time.
+var wholeHour = regexp.MustCompile(`^\d{1,2}:00( [AP]M)?$`)
+
+// mustPanels waits until each breakdown panel of the page lists want's value
+// alone, with all the clicks, and checks that the panel's rows add up.
+func mustPanels(t *testing.T, waitJS func(what, expr string), evalString func(string) string, want map[string]string, clicks int) {
+	t.Helper()
+	for dim, value := range want {
+		panel := fmt.Sprintf(`document.getElementById('panel-%s')`, dim)
+		waitJS(dim+" breakdown", fmt.Sprintf(`%s.dataset.state === 'ready' && (%s.querySelector('li[data-value=%q] .count') || {}).textContent === '%d'`,
+			panel, panel, value, clicks))
+		rows := evalString(panel + `.querySelectorAll('li').length + ' ' + ` + panel + `.querySelector('.panel-total').textContent + ' ' + ` +
+			panel + `.querySelector('li .share').textContent`)
+		if want := fmt.Sprintf("1 %d clicks 100%%", clicks); rows != want {
+			t.Errorf("%s panel: %q, want %q (one row, the total, its share)", dim, rows, want)
+		}
 	}
 }
 
@@ -358,19 +457,57 @@ func mustScreenshot(t *testing.T, ctx context.Context, name string) []byte {
 	return png
 }
 
-// seededHistory is what mustSeedHistory wrote.
-type seededHistory struct {
-	hour  int64 // clicks in the last 60 minute buckets, the current one included
-	total int64 // all-time clicks
+// mustViewportScreenshot captures what the screen shows, as
+// mustScreenshot the whole page.
+func mustViewportScreenshot(t *testing.T, ctx context.Context, name string) []byte {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, browserGuard)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	dir := os.Getenv(envScreenshotDir)
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatalf("write screenshot: %v", err)
+	}
+	return png
 }
 
-// mustSeedHistory gives the tenant a few links and an hour of per-minute
-// clicks from another node, written into the SQLite store before the server
-// starts: the dashboard's first snapshot comes from them.
+// seededHistory is what mustSeedHistory wrote.
+type seededHistory struct {
+	hour    int64            // clicks in the last 60 minute buckets, the current one included
+	day     int64            // clicks in the last 24 hour buckets, the current one included
+	total   int64            // all-time clicks
+	perLink map[string]int64 // clicks in the last 24 hour buckets, per slug
+	rows    []linkforge.RollupRow
+}
+
+// since returns the seeded clicks at or after from.
+func (h seededHistory) since(from time.Time) int64 {
+	var n int64
+	for _, r := range h.rows {
+		if !r.Bucket.Before(from) {
+			n += r.Count
+		}
+	}
+	return n
+}
+
+// mustSeedHistory gives the tenant a few links with 30 days of clicks from
+// another node, written into the SQLite store before the server starts:
+// per minute over the last hour, per hour before (one minute bucket an
+// hour), and their breakdowns by dimension per hour, summing to the same
+// totals as the store's click_dims rows do. The dashboard's first snapshot
+// comes from them.
 func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(n.dataDir, sqliteFile))
+	path := filepath.Join(n.dataDir, sqliteFile)
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -381,52 +518,150 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 	}
 	now := time.Now().UTC()
 	expired := now.Add(-2 * time.Hour)
+	// daily is a day's rhythm, 0..1, busiest in the European afternoon.
+	daily := func(at time.Time) float64 {
+		return (1 + math.Sin(2*math.Pi*float64(at.Hour()-9)/24)) / 2
+	}
 	links := []struct {
-		link  linkforge.Link
-		shape func(minute int) int64 // clicks minute minutes ago
+		link   linkforge.Link
+		minute func(m int) int64               // clicks m minutes ago, m in 1..58
+		hourly func(k int, at time.Time) int64 // clicks of the hour k hours ago, k >= 1
 	}{
 		{linkforge.Link{Slug: "black-friday", URL: "https://example.com/deals/black-friday", ExpiresAt: &expired},
-			func(int) int64 { return 0 }},
+			func(int) int64 { return 0 },
+			func(k int, at time.Time) int64 { // the days before its end, until it expired
+				if k < 3 || k > 7*24 {
+					return 0
+				}
+				d := float64(k-3) / 40
+				return int64(4 + 50*math.Exp(-d*d) + 10*daily(at))
+			}},
 		{linkforge.Link{Slug: "pricing", URL: "https://example.com/pricing"},
-			func(m int) int64 { return int64(1 + (m*7)%3) }},
+			func(m int) int64 { return int64(1 + (m*7)%3) },
+			func(k int, at time.Time) int64 { return int64(2 + 14*daily(at) + float64((k*7)%5)) }},
 		{linkforge.Link{Slug: "docs", URL: "https://docs.example.com/getting-started"},
-			func(m int) int64 { return int64(2 + (m*5)%4) }},
+			func(m int) int64 { return int64(2 + (m*5)%4) },
+			func(k int, at time.Time) int64 {
+				v := 4 + 22*daily(at) + float64((k*3)%7)
+				if wd := at.Weekday(); wd == time.Saturday || wd == time.Sunday {
+					v /= 2
+				}
+				return int64(v)
+			}},
 		{linkforge.Link{Slug: "launch-post", URL: "https://example.com/blog/introducing-linkforge"},
 			func(m int) int64 { // a launch half an hour ago, fading since
 				d := float64(m - 32)
 				return int64(4 + 18*math.Exp(-d*d/90) + float64((m*3)%4))
-			}},
+			},
+			func(int, time.Time) int64 { return 0 }},
 	}
 	var h seededHistory
 	var rows []linkforge.RollupRow
+	slugs := map[int64]string{}
 	minute := now.Truncate(time.Minute)
+	thisHour := now.Truncate(time.Hour)
 	for _, l := range links {
 		l.link.TenantID = ten.ID
 		created, err := db.CreateLink(ctx, l.link)
 		if err != nil {
 			t.Fatalf("create %s: %v", l.link.Slug, err)
 		}
+		slugs[created.ID] = created.Slug
 		// From 58 minutes ago to one minute ago: the current minute is the
 		// test's own, and the oldest stays in the dashboard's 60 minutes
 		// should the minute turn during the test.
 		for m := 58; m >= 1; m-- {
-			if c := l.shape(m); c > 0 {
+			if c := l.minute(m); c > 0 {
 				rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: minute.Add(-time.Duration(m) * time.Minute), Count: c})
 				h.hour += c
 			}
 		}
-		// Older clicks count all time only.
-		if l.link.Slug != "black-friday" {
-			rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: minute.Add(-26 * time.Hour), Count: 120})
-		} else {
-			rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: expired.Add(-time.Hour).Truncate(time.Minute), Count: 812})
+		// Before: the first minute of each hour, out of the last hour's
+		// range (at least 60 minutes ago).
+		for k := 1; k < 30*24; k++ {
+			at := thisHour.Add(-time.Duration(k) * time.Hour)
+			if c := l.hourly(k, at); c > 0 {
+				rows = append(rows, linkforge.RollupRow{LinkID: created.ID, Bucket: at, Count: c})
+			}
 		}
 	}
+	dayFrom := thisHour.Add(-23 * time.Hour)
+	h.perLink = map[string]int64{}
+	type linkHour struct {
+		link int64
+		hour time.Time
+	}
+	perHour := map[linkHour]int64{}
 	for _, r := range rows {
 		h.total += r.Count
+		if !r.Bucket.Before(dayFrom) {
+			h.day += r.Count
+			h.perLink[slugs[r.LinkID]] += r.Count
+		}
+		perHour[linkHour{r.LinkID, r.Bucket.Truncate(time.Hour)}] += r.Count
 	}
 	if err := db.UpsertRollup(ctx, "seed-node", rows); err != nil {
 		t.Fatalf("seed rollups: %v", err)
+	}
+	db.Close()
+	h.rows = rows
+
+	// The breakdowns: each hour's clicks shared among plausible values by
+	// fixed weights, so that every dimension's values sum to the hour's
+	// total.
+	weights := []struct {
+		dim    linkforge.Dimension
+		values []string
+		w      []int
+	}{
+		{linkforge.DimCountry, []string{"US", "DE", "GB", "FR", "IN", "JP", "BR", "CA", "NL", "unknown"}, []int{34, 18, 12, 8, 7, 6, 5, 4, 3, 3}},
+		{linkforge.DimReferrer, []string{"direct", "news.ycombinator.com", "google.com", "t.co", "linkedin.com", "reddit.com", "github.com"}, []int{35, 20, 15, 12, 8, 6, 4}},
+		{linkforge.DimDevice, []string{"desktop", "mobile", "tablet", "other"}, []int{58, 36, 5, 1}},
+		{linkforge.DimBrowser, []string{"Chrome", "Safari", "Firefox", "Edge", "Samsung Internet", "other"}, []int{52, 24, 9, 8, 4, 3}},
+		{linkforge.DimOS, []string{"Windows", "macOS", "iOS", "Android", "Linux", "other"}, []int{30, 24, 22, 16, 6, 2}},
+		{linkforge.DimUTMSource, []string{"none", "newsletter", "twitter", "producthunt", "linkedin"}, []int{55, 20, 10, 8, 7}},
+	}
+	sqldb := mustOpenSQL(t, "sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	tx, err := sqldb.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatalf("seed dimensions: %v", err)
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES (?, ?, ?, ?, 'seed-node', ?)`)
+	if err != nil {
+		t.Fatalf("seed dimensions: %v", err)
+	}
+	for lh, total := range perHour {
+		for i, d := range weights {
+			// Each click draws its value by the weights, from a source seeded
+			// by link, hour and dimension: the same history every run.
+			rng := rand.New(rand.NewPCG(uint64(lh.link)<<8|uint64(i), uint64(lh.hour.Unix())))
+			sum := 0
+			for _, w := range d.w {
+				sum += w
+			}
+			counts := make([]int64, len(d.values))
+			for range total {
+				x := rng.IntN(sum)
+				j := 0
+				for x >= d.w[j] {
+					x -= d.w[j]
+					j++
+				}
+				counts[j]++
+			}
+			for j, c := range counts {
+				if c == 0 {
+					continue
+				}
+				if _, err := ins.ExecContext(ctx, lh.link, lh.hour.Unix(), d.dim.String(), d.values[j], c); err != nil {
+					t.Fatalf("seed dimensions: %v", err)
+				}
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("seed dimensions: %v", err)
 	}
 	return h
 }

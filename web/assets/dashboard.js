@@ -1,33 +1,72 @@
-// LinkForge live dashboard: plain JavaScript, no build step, no library.
+// LinkForge dashboard: plain JavaScript, no build step, no library.
 //
-// Data flow. The page takes a snapshot from the admin API (GET /api/v1/stats
-// for the tenant's per-minute buckets, GET /api/v1/links for the links and
-// their flushed totals), then follows the live feed (WebSocket
-// /api/v1/live). A feed message carries a link's absolute count for one
-// minute bucket as the sending node knows it, and the link's all-time total.
-// The page keeps those per link and per bucket. A snapshot holds only
-// flushed clicks (the server flushes every 30 s), so for each link
-// total - snapshotTotal clicks are missing from it; they are the link's
-// newest clicks, so they are attributed to its newest live buckets. The
-// tenant chart is the snapshot plus, summed over links, those missing
-// clicks; a link's chart is its own stats snapshot plus its missing clicks.
-// After a reconnect, and every minute, the snapshot is taken again.
+// Views. The overview shows the tenant: its clicks over the chosen range,
+// its top links and where its clicks came from (breakdown panels), the
+// create form and the links. A link's detail view shows the same chart and
+// breakdowns for that link alone. The view and the range live in the URL's
+// hash (#range=24h, #link=spring-sale&range=7d,
+// #range=custom&from=...&to=...), so they can be bookmarked and shared, and
+// the browser's back button goes back.
+//
+// Ranges. 1 h is by minute, 24 h by hour, 7 and 30 days by day (days are
+// UTC days, as the stats API counts them); a custom range gets the finest
+// interval that keeps the chart readable. A range that ends now is live.
+//
+// Live counts. The page takes a snapshot from the admin API (GET
+// /api/v1/stats or /api/v1/links/{slug}/stats for the chart's buckets, GET
+// /api/v1/links for the links and their flushed totals), then follows the
+// live feed (WebSocket /api/v1/live). A feed message carries a link's
+// absolute count for one minute bucket as the sending node knows it, and
+// the link's all-time total. The page keeps those per link and per bucket.
+// A snapshot holds only flushed clicks (the server flushes every 30 s), so
+// for each link total - snapshotTotal clicks are missing from it; they are
+// the link's newest clicks, so they are attributed to its newest live
+// minutes, and those to the chart's bucket (minute, hour or day) holding
+// them. After a reconnect, and every 30 s on a live range, the snapshot is
+// taken again.
+//
+// Breakdowns. The API counts dimensions (country, referrer, device,
+// browser, OS, UTM source) per hour, and only once clicks are flushed: the
+// panels are reloaded with the snapshot (on a range or view change, every
+// 30 s on a live range, after a reconnect), not moved by the feed. On the
+// 1 h range they cover the whole hours since the range's start, which the
+// page says.
 (() => {
   'use strict';
 
   const TOKEN_KEY = 'linkforge.token';
   const MINUTE = 60 * 1000;
-  const WINDOW = 60; // minutes shown by the charts
+  const HOUR = 60 * MINUTE;
+  const DAY = 24 * HOUR;
+  const WIDTH = { minute: MINUTE, hour: HOUR, day: DAY };
   const LIST_LIMIT = 100;
-  const REFRESH_EVERY = MINUTE; // catches clicks flushed since, served by other nodes
+  const PANEL_LIMIT = 6; // values listed per breakdown; the rest is summed
+  const TOP_LINKS = 8;
+  const REFRESH_EVERY = 30 * 1000; // catches flushed clicks, breakdowns and other nodes' clicks
   const BACKOFF_MIN = 1000;
   const BACKOFF_MAX = 30 * 1000;
   const CLOSE_TOKEN_REVOKED = 4001; // the feed's close code for a revoked token
+  const MAX_CUSTOM_SPAN = 400 * DAY;
+
+  // The fixed ranges: n buckets of the interval, ending with the current one.
+  const RANGES = {
+    '1h': { interval: 'minute', n: 60, name: 'last hour' },
+    '24h': { interval: 'hour', n: 24, name: 'last 24 hours' },
+    '7d': { interval: 'day', n: 7, name: 'last 7 days' },
+    '30d': { interval: 'day', n: 30, name: 'last 30 days' },
+  };
+  const DIMENSIONS = ['country', 'referrer', 'device', 'browser', 'os', 'utm_source'];
 
   const $ = (id) => document.getElementById(id);
   const fmt = new Intl.NumberFormat();
-  const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+  const pctFmt = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 0 });
+  const timeFmt = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' });
   const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const dayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  const localDayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+  const shortFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+  let regionNames = null;
+  try { regionNames = new Intl.DisplayNames(undefined, { type: 'region' }); } catch (err) { /* names stay codes */ }
 
   const state = {
     token: null,
@@ -38,18 +77,24 @@
     reconnectTimer: null,
     countdownTimer: null,
     openedOnce: false,
+    // What is shown: the overview (slug null) or one link, over a range
+    // ('1h', '24h', '7d', '30d' or 'custom' with from and to in ms).
+    view: { slug: null, range: '1h', from: null, to: null },
     // Links, newest first. link: {slug, url, short_url, created_at,
     // expires_at, expired, base} where base is the flushed total at the
-    // tenant snapshot (or when the page learnt of the link).
+    // snapshot (or when the page learnt of the link).
     links: new Map(),
     fetching: new Set(), // slugs being fetched after a feed message
-    // Live state per slug: {buckets: Map(bucketMs -> count), total}.
+    missingLink: null, // the detail view's slug when the server has no such link
+    // Live state per slug: {buckets: Map(minuteMs -> count), total}.
     live: new Map(),
-    // Tenant snapshot: {buckets: Map(bucketMs -> count), total}.
-    tenant: null,
-    // The selected link and its own stats snapshot.
-    selected: null,
-    linkStats: null, // {slug, buckets, total}
+    // Chart snapshot of the view: {key, buckets: Map(bucketMs -> count),
+    // total} where total is the all-time flushed total of the tenant or
+    // link and key names the view it was taken for.
+    snap: null,
+    // Breakdowns of the view: {key, dims: {dimension|'links': {data} or
+    // {error}}, from, to}.
+    panels: null,
     renderQueued: false,
     refreshTimer: null,
     tickTimer: null,
@@ -86,11 +131,50 @@
     return data;
   }
 
-  // statsWindow asks for exactly the minutes the charts show.
-  function statsQuery() {
-    const to = floorMinute(Date.now()) + MINUTE;
-    const from = to - WINDOW * MINUTE;
-    return `from=${encodeURIComponent(new Date(from).toISOString())}&to=${encodeURIComponent(new Date(to).toISOString())}&interval=minute`;
+  // ---------------------------------------------------------------- ranges
+
+  function floorTo(ms, width) { return Math.floor(ms / width) * width; }
+  function ceilTo(ms, width) { return Math.ceil(ms / width) * width; }
+
+  // customInterval picks the finest interval that keeps a custom range's
+  // chart under about 200 bars.
+  function customInterval(span) {
+    if (span <= 3 * HOUR) return 'minute';
+    if (span <= 8 * DAY) return 'hour';
+    return 'day';
+  }
+
+  // currentRange returns the view's range now: {key, interval, width, from,
+  // to, n, live}. Fixed ranges slide with the clock.
+  function currentRange(view = state.view) {
+    const now = Date.now();
+    const fixed = RANGES[view.range];
+    if (fixed) {
+      const width = WIDTH[fixed.interval];
+      const to = floorTo(now, width) + width;
+      return { key: view.range, interval: fixed.interval, width, from: to - fixed.n * width, to, n: fixed.n, live: true };
+    }
+    const interval = customInterval(view.to - view.from);
+    const width = WIDTH[interval];
+    const from = floorTo(view.from, width); // as the server aligns it
+    return { key: 'custom', interval, width, from, to: view.to, n: Math.ceil((view.to - from) / width), live: view.to > now };
+  }
+
+  function rangeName(r) {
+    if (r.key !== 'custom') return RANGES[r.key].name;
+    return shortFmt.format(state.view.from) + ' – ' + shortFmt.format(state.view.to);
+  }
+
+  // panelRange is the range of the breakdowns: whole hours, the unit the
+  // API counts dimensions in, covering the chart's range.
+  function panelRange(r) {
+    return { from: floorTo(r.from, HOUR), to: ceilTo(r.to, HOUR) };
+  }
+
+  function iso(ms) { return new Date(ms).toISOString(); }
+
+  function rangeQuery(from, to) {
+    return `from=${encodeURIComponent(iso(from))}&to=${encodeURIComponent(iso(to))}`;
   }
 
   function bucketMap(stats) {
@@ -101,32 +185,120 @@
     return m;
   }
 
+  function viewKey(view = state.view) {
+    return [view.slug || '', view.range, view.from || '', view.to || ''].join('|');
+  }
+
+  // ---------------------------------------------------------------- hash
+
+  function parseHash() {
+    const p = new URLSearchParams(location.hash.replace(/^#/, ''));
+    const view = { slug: p.get('link') || null, range: p.get('range') || '1h', from: null, to: null };
+    if (view.range === 'custom') {
+      view.from = Date.parse(p.get('from') || '');
+      view.to = Date.parse(p.get('to') || '');
+      if (Number.isNaN(view.from) || Number.isNaN(view.to) || view.from >= view.to || view.to - view.from > MAX_CUSTOM_SPAN) {
+        view.range = '1h';
+        view.from = view.to = null;
+      }
+    } else if (!RANGES[view.range]) {
+      view.range = '1h';
+    }
+    return view;
+  }
+
+  function hashOf(view) {
+    const p = new URLSearchParams();
+    if (view.slug) p.set('link', view.slug);
+    p.set('range', view.range);
+    if (view.range === 'custom') {
+      p.set('from', iso(view.from));
+      p.set('to', iso(view.to));
+    }
+    return '#' + p.toString();
+  }
+
+  // navigate shows another view or range; the hash change applies it.
+  function navigate(change) {
+    const view = Object.assign({}, state.view, change);
+    if (view.range !== 'custom') { view.from = null; view.to = null; }
+    const h = hashOf(view);
+    if (location.hash === h) {
+      refresh(); // the same view again: a way to reload it
+      return;
+    }
+    location.hash = h;
+  }
+
+  function onHashChange() {
+    if (!state.token) return;
+    const view = parseHash();
+    if (viewKey(view) === viewKey()) return;
+    const linkChanged = view.slug !== state.view.slug;
+    state.view = view;
+    state.snap = null;
+    state.panels = null;
+    state.missingLink = null;
+    syncControls();
+    render();
+    renderPanels();
+    if (linkChanged) window.scrollTo(0, 0);
+    refresh();
+  }
+
+  function refresh() {
+    load().catch(showLoadError);
+  }
+
   // ---------------------------------------------------------------- snapshot
 
-  // load takes a new snapshot: tenant stats first, then the links, so that a
-  // flush landing in between makes the page undercount for a moment rather
-  // than count a click twice.
+  // load takes a new snapshot of the view: its stats first, then the links,
+  // so that a flush landing in between makes the page undercount for a
+  // moment rather than count a click twice; then the breakdowns.
   async function load() {
     const gen = ++state.loadGen;
-    const stats = await api('GET', '/api/v1/stats?' + statsQuery());
+    const view = state.view;
+    const key = viewKey(view);
+    const r = currentRange(view);
+    const q = rangeQuery(r.from, r.to) + '&interval=' + r.interval;
+    const panels = loadPanels(view, r); // in parallel: they do not mix with the live counts
+    let stats = null;
+    try {
+      stats = await api('GET', (view.slug ? `/api/v1/links/${encodeURIComponent(view.slug)}/stats?` : '/api/v1/stats?') + q);
+    } catch (err) {
+      if (!(view.slug && err.status === 404)) throw err;
+    }
     const page = await api('GET', `/api/v1/links?limit=${LIST_LIMIT}`);
     if (gen !== state.loadGen) return; // a newer load won
-    state.tenant = { buckets: bucketMap(stats), total: stats.total || 0 };
     const fresh = new Map();
     for (const j of page.links || []) fresh.set(j.slug, toLink(j, state.links.get(j.slug)));
     // Links the page learnt of since (created here, or seen on the feed)
     // stay, after the listed ones if older.
     for (const [slug, l] of state.links) if (!fresh.has(slug)) fresh.set(slug, l);
-    state.links = new Map([...fresh.entries()].sort((a, b) => b[1].created - a[1].created));
-    if (!state.selected && state.links.size > 0) state.selected = state.links.keys().next().value;
-    if (state.selected) await loadLinkStats(state.selected);
+    state.links = sortLinks(fresh);
+    if (stats) {
+      state.snap = { key, buckets: bucketMap(stats), total: stats.total || 0 };
+      state.missingLink = null;
+      if (view.slug && !state.links.has(view.slug)) learnLink(view.slug);
+    } else {
+      state.snap = null;
+      state.missingLink = view.slug; // deleted, or never was
+      state.links.delete(view.slug);
+    }
     render();
+    if (state.missingLink) renderPanels();
+    await panels;
+  }
+
+  function sortLinks(m) {
+    return new Map([...m.entries()].sort((a, b) => b[1].created - a[1].created));
   }
 
   function toLink(j, prev) {
     return {
       slug: j.slug,
       url: j.url,
+      title: j.title || '',
       short_url: j.short_url,
       created: Date.parse(j.created_at),
       expires_at: j.expires_at ? Date.parse(j.expires_at) : null,
@@ -135,18 +307,24 @@
     };
   }
 
-  async function loadLinkStats(slug) {
-    try {
-      const s = await api('GET', `/api/v1/links/${encodeURIComponent(slug)}/stats?` + statsQuery());
-      if (state.selected === slug) state.linkStats = { slug, buckets: bucketMap(s), total: s.total || 0 };
-    } catch (err) {
-      if (err.status === 404) {
-        state.links.delete(slug); // deleted meanwhile
-        if (state.selected === slug) { state.selected = null; state.linkStats = null; }
-      } else {
-        throw err;
-      }
-    }
+  // loadPanels fetches the view's breakdowns and, on the overview, its top
+  // links. A panel whose request fails says so; the others still show.
+  async function loadPanels(view, r) {
+    const key = viewKey(view);
+    const pr = panelRange(r);
+    const q = rangeQuery(pr.from, pr.to);
+    const base = view.slug ? `/api/v1/links/${encodeURIComponent(view.slug)}/stats/` : '/api/v1/stats/';
+    const names = view.slug ? DIMENSIONS : ['links', ...DIMENSIONS];
+    const results = await Promise.allSettled(names.map((d) => d === 'links'
+      ? api('GET', `/api/v1/stats/links?${q}&limit=${TOP_LINKS}`)
+      : api('GET', `${base}${d}?${q}&limit=${PANEL_LIMIT}`)));
+    if (viewKey() !== key || !state.token) return; // the view changed meanwhile
+    const dims = {};
+    names.forEach((d, i) => {
+      dims[d] = results[i].status === 'fulfilled' ? { data: results[i].value } : { error: results[i].reason };
+    });
+    state.panels = { key, dims, from: pr.from, to: pr.to, live: r.live };
+    renderPanels();
   }
 
   // learnLink fetches a link the feed mentions but the page does not know:
@@ -158,7 +336,7 @@
       const j = await api('GET', `/api/v1/links/${encodeURIComponent(slug)}`);
       if (!state.links.has(slug)) {
         state.links.set(slug, toLink(j));
-        state.links = new Map([...state.links.entries()].sort((a, b) => b[1].created - a[1].created));
+        state.links = sortLinks(state.links);
       }
       scheduleRender();
     } catch (err) {
@@ -203,6 +381,7 @@
       try { m = JSON.parse(ev.data); } catch (err) { return; }
       if (m.type === 'clicks') onClicks(m);
       else if (m.type === 'expired') onExpired(m);
+      else if (m.type === 'link') onLink(m);
     };
     ws.onclose = (ev) => {
       if (gen !== state.wsGen) return;
@@ -275,11 +454,29 @@
     }
   }
 
+  // onLink keeps the list current when links change elsewhere (another tab,
+  // the API, the CLI).
+  function onLink(m) {
+    const j = m.link;
+    if (!j || typeof j.slug !== 'string') return;
+    if (m.op === 'deleted') {
+      state.links.delete(j.slug);
+      if (state.view.slug === j.slug) state.missingLink = j.slug;
+    } else {
+      const prev = state.links.get(j.slug);
+      const l = toLink(j, prev);
+      if (prev) l.base = prev.base; // the snapshot's base, not a later total
+      state.links.set(j.slug, l);
+      state.links = sortLinks(state.links);
+    }
+    scheduleRender();
+  }
+
   // ---------------------------------------------------------------- model
 
-  // missing returns, per bucket, the clicks of slug that a snapshot whose
+  // missing returns, per minute, the clicks of slug that a snapshot whose
   // total for the link was base does not hold: total - base, attributed to
-  // the newest live buckets first.
+  // the newest live minutes first.
   function missing(slug, base) {
     const out = new Map();
     const lv = state.live.get(slug);
@@ -300,31 +497,37 @@
     return lv && lv.total !== null ? Math.max(lv.total, l.base) : l.base;
   }
 
-  function floorMinute(ms) { return Math.floor(ms / MINUTE) * MINUTE; }
-
-  // series returns the WINDOW minute buckets ending with the current one.
-  function series(snapshot, extras) {
-    const end = floorMinute(Date.now());
+  // series returns the range's buckets: the snapshot's counts plus the
+  // missing clicks (per minute) falling in each.
+  function series(r, snapshot, extras) {
     const out = [];
-    for (let i = WINDOW - 1; i >= 0; i--) {
-      const t = end - i * MINUTE;
-      let v = snapshot ? (snapshot.get(t) || 0) : 0;
-      for (const e of extras) v += e.get(t) || 0;
-      out.push({ t, v });
+    const index = new Map();
+    for (let i = 0; i < r.n; i++) {
+      const t = r.from + i * r.width;
+      const p = { t, v: snapshot ? (snapshot.get(t) || 0) : 0 };
+      index.set(t, p);
+      out.push(p);
+    }
+    for (const e of extras) {
+      for (const [minute, n] of e) {
+        const p = index.get(floorTo(minute, r.width));
+        if (p) p.v += n;
+      }
     }
     return out;
   }
 
-  function tenantSeries() {
+  // viewSeries is the chart of the view, or null before its snapshot.
+  function viewSeries(r) {
+    const s = state.snap;
+    if (!s || s.key !== viewKey()) return null;
     const extras = [];
-    for (const l of state.links.values()) extras.push(missing(l.slug, l.base));
-    return series(state.tenant ? state.tenant.buckets : null, extras);
-  }
-
-  function linkSeries() {
-    const ls = state.linkStats;
-    if (!ls || ls.slug !== state.selected) return null;
-    return series(ls.buckets, [missing(ls.slug, ls.total)]);
+    if (state.view.slug) {
+      extras.push(missing(state.view.slug, s.total));
+    } else {
+      for (const l of state.links.values()) extras.push(missing(l.slug, l.base));
+    }
+    return series(r, s.buckets, extras);
   }
 
   // ---------------------------------------------------------------- render
@@ -340,19 +543,83 @@
 
   function render() {
     if (!state.token) return;
-    const ts = tenantSeries();
-    const hour = ts.reduce((s, p) => s + p.v, 0);
-    let total = state.tenant ? state.tenant.total : 0;
-    for (const l of state.links.values()) total += linkTotal(l) - l.base;
-    $('stat-hour').textContent = state.tenant ? fmt.format(hour) : '–';
-    $('stat-total').textContent = state.tenant ? fmt.format(total) : '–';
-    $('stat-links').textContent = fmt.format(state.links.size) + (state.links.size >= LIST_LIMIT ? '+' : '');
-    drawChart($('chart-tenant'), ts, 'No clicks in the last hour');
-    const sel = state.selected ? state.links.get(state.selected) : null;
-    $('chart-link-title').textContent = sel ? '/' + sel.slug : 'Selected link';
-    const lsr = linkSeries();
-    drawChart($('chart-link'), lsr, sel ? (lsr ? 'No clicks of this link in the last hour' : 'Loading…') : 'Select a link to chart it');
+    const r = currentRange();
+    const pts = viewSeries(r);
+    const sum = pts ? pts.reduce((s, p) => s + p.v, 0) : null;
+    const slug = state.view.slug;
+    const l = slug ? state.links.get(slug) : null;
+    $('stat-range-label').textContent = 'Clicks, ' + rangeName(r);
+    $('stat-range').textContent = sum === null ? '–' : fmt.format(sum);
+    if (slug) {
+      renderDetailHead(l);
+      $('stat-total').textContent = l ? fmt.format(linkTotal(l)) : (state.snap ? fmt.format(state.snap.total) : '–');
+      $('stat-third-label').textContent = 'Status';
+      $('stat-links').textContent = l ? linkStatus(l).label : (state.missingLink === slug ? 'deleted' : '–');
+    } else {
+      let total = state.snap ? state.snap.total : 0;
+      for (const x of state.links.values()) total += linkTotal(x) - x.base;
+      $('stat-total').textContent = state.snap ? fmt.format(total) : '–';
+      $('stat-third-label').textContent = 'Links';
+      $('stat-links').textContent = fmt.format(state.links.size) + (state.links.size >= LIST_LIMIT ? '+' : '');
+    }
+    const per = { minute: 'minute', hour: 'hour', day: 'day' }[r.interval];
+    $('chart-title').textContent = 'Clicks per ' + per;
+    $('chart-sub').textContent = (slug ? '/' + slug : 'all links') + ' · ' + rangeName(r);
+    $('chart').dataset.interval = r.interval;
+    $('chart').setAttribute('aria-label', `Clicks per ${per} of ${slug ? '/' + slug : 'all links'}, ${rangeName(r)}`);
+    renderLegend(r, per);
+    let empty = 'No clicks in this range';
+    if (!pts) empty = state.missingLink === slug && slug ? 'This link does not exist (any more)' : 'Loading…';
+    drawChart($('chart'), pts, r, empty);
     renderLinks();
+  }
+
+  function renderDetailHead(l) {
+    const slug = state.view.slug;
+    $('view-title').textContent = '/' + slug;
+    const sub = $('view-sub');
+    sub.hidden = false;
+    if (!l) {
+      sub.textContent = state.missingLink === slug ? 'No such link: it was deleted, or never existed.' : '';
+      return;
+    }
+    if (sub.dataset.slug === slug && sub.dataset.url === l.url) return;
+    sub.dataset.slug = slug;
+    sub.dataset.url = l.url;
+    const a = el('a', 'short-link', l.short_url);
+    a.href = l.short_url;
+    a.target = '_blank';
+    a.rel = 'noopener noreferrer';
+    const dest = el('span', 'dest-full', l.url);
+    dest.title = l.url;
+    sub.replaceChildren(a, el('span', 'arrow', ' → '), dest);
+  }
+
+  function renderLegend(r, per) {
+    const items = [['bar', 'clicks per ' + per]];
+    if (r.live) {
+      const now = { minute: 'current minute', hour: 'current hour', day: 'today (UTC)' }[r.interval];
+      items.push(['bar now', now + ' (still counting)']);
+    }
+    const text = items.map((i) => i[1]).join('|');
+    const ul = $('legend');
+    if (ul.dataset.text === text) return;
+    ul.dataset.text = text;
+    ul.replaceChildren(...items.map(([cls, label]) => {
+      const li = el('li');
+      li.append(el('span', 'swatch ' + cls), el('span', '', label));
+      return li;
+    }));
+  }
+
+  function linkStatus(l) {
+    if (l.expired || (l.expires_at !== null && l.expires_at <= Date.now())) {
+      return { cls: 'badge badge-expired', label: 'expired', title: '' };
+    }
+    if (l.expires_at !== null) {
+      return { cls: 'badge badge-expiring', label: 'expires', title: 'Expires ' + dateFmt.format(l.expires_at) };
+    }
+    return { cls: 'badge badge-active', label: 'active', title: '' };
   }
 
   function renderLinks() {
@@ -386,6 +653,7 @@
     const tr = el('tr');
     tr.dataset.slug = l.slug;
     tr.tabIndex = 0;
+    tr.title = 'Open /' + l.slug;
     const link = el('td');
     link.append(el('span', 'slug', '/' + l.slug));
     const a = el('a', 'short', l.short_url);
@@ -400,9 +668,9 @@
     const status = el('td');
     status.append(el('span', 'badge'));
     tr.append(link, dest, clicks, status);
-    tr.addEventListener('click', () => select(l.slug));
+    tr.addEventListener('click', () => openLink(l.slug));
     tr.addEventListener('keydown', (ev) => {
-      if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); select(l.slug); }
+      if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); openLink(l.slug); }
     });
     return tr;
   }
@@ -411,17 +679,11 @@
     const clicks = tr.querySelector('.clicks');
     const text = fmt.format(linkTotal(l));
     if (clicks.textContent !== text) clicks.textContent = text;
-    tr.setAttribute('aria-selected', String(state.selected === l.slug));
     const badge = tr.querySelector('.badge');
-    let cls = 'badge badge-active', label = 'active', title = '';
-    if (l.expired || (l.expires_at !== null && l.expires_at <= Date.now())) {
-      cls = 'badge badge-expired'; label = 'expired';
-    } else if (l.expires_at !== null) {
-      cls = 'badge badge-expiring'; label = 'expires'; title = 'Expires ' + dateFmt.format(l.expires_at);
-    }
-    if (badge.className !== cls) badge.className = cls;
-    if (badge.textContent !== label) badge.textContent = label;
-    badge.title = title;
+    const st = linkStatus(l);
+    if (badge.className !== st.cls) badge.className = st.cls;
+    if (badge.textContent !== st.label) badge.textContent = st.label;
+    badge.title = st.title;
   }
 
   // bump flashes a link's count when a message about it arrives.
@@ -433,12 +695,156 @@
     tr.classList.add('bump');
   }
 
-  function select(slug) {
-    if (state.selected === slug) return;
-    state.selected = slug;
-    state.linkStats = null;
-    render();
-    loadLinkStats(slug).then(render).catch(showLoadError);
+  function openLink(slug) { navigate({ slug }); }
+
+  // syncControls shows the view's parts and marks its range.
+  function syncControls() {
+    const detail = !!state.view.slug;
+    $('back').hidden = !detail;
+    $('back').href = hashOf(Object.assign({}, state.view, { slug: null }));
+    if (!detail) {
+      $('view-title').textContent = 'All links';
+      $('view-sub').hidden = true;
+      delete $('view-sub').dataset.slug;
+    }
+    $('work').hidden = detail;
+    $('panel-links').hidden = detail;
+    document.body.dataset.view = detail ? 'link' : 'overview';
+    for (const b of $('range-seg').querySelectorAll('button')) {
+      b.setAttribute('aria-pressed', String(b.dataset.range === state.view.range));
+    }
+    if (state.view.range === 'custom') {
+      $('range-from').value = localInput(state.view.from);
+      $('range-to').value = localInput(state.view.to);
+      $('custom-range').hidden = false;
+    } else {
+      $('custom-range').hidden = true;
+    }
+    $('range-error').hidden = true;
+    document.title = (detail ? '/' + state.view.slug : 'Dashboard') + ' · LinkForge';
+  }
+
+  // localInput formats ms for a datetime-local input (local time, minutes).
+  function localInput(ms) {
+    const d = new Date(ms - new Date(ms).getTimezoneOffset() * MINUTE);
+    return d.toISOString().slice(0, 16);
+  }
+
+  // ---------------------------------------------------------------- panels
+
+  const DEVICE_NAMES = { desktop: 'Desktop', mobile: 'Mobile', tablet: 'Tablet', other: 'Other' };
+  const DEVICE_ICONS = { desktop: '🖥️', mobile: '📱', tablet: '📲', other: '❔' };
+
+  // flag turns an ISO 3166-1 alpha-2 code into its flag emoji (two
+  // regional indicator symbols).
+  function flag(code) {
+    return String.fromCodePoint(...[...code].map((c) => 0x1F1E6 + c.charCodeAt(0) - 65));
+  }
+
+  // valueLabel returns how a dimension's value reads: {icon, text}.
+  function valueLabel(dim, v) {
+    if (v === '(more)') return { icon: '', text: 'Others (past the per-hour limit)' };
+    switch (dim) {
+      case 'country': {
+        if (/^[A-Z]{2}$/.test(v)) {
+          let name = v;
+          try { name = (regionNames && regionNames.of(v)) || v; } catch (err) { /* unknown to Intl */ }
+          return { icon: flag(v), text: name };
+        }
+        return { icon: '🌐', text: v === 'unknown' ? 'Unknown' : v };
+      }
+      case 'referrer': return { icon: '', text: v === 'direct' ? 'Direct (no referrer)' : v };
+      case 'device': return { icon: DEVICE_ICONS[v] || '', text: DEVICE_NAMES[v] || v };
+      case 'browser':
+      case 'os': return { icon: '', text: v === 'other' ? 'Other' : v };
+      case 'utm_source': return { icon: '', text: v === 'none' ? '(none)' : v };
+      default: return { icon: '', text: v };
+    }
+  }
+
+  function share(n, total) {
+    if (!total) return '';
+    const f = n / total;
+    return f > 0 && f < 0.01 ? '<1%' : pctFmt.format(f);
+  }
+
+  function barRow(value, label, count, total, href) {
+    const li = el('li');
+    li.dataset.value = value;
+    const row = el(href ? 'a' : 'div', 'bar-row');
+    if (href) row.href = href;
+    const name = el('span', 'bar-label');
+    if (label.icon) name.append(el('span', 'bar-icon', label.icon));
+    name.append(el('span', 'bar-text', label.text));
+    name.title = value;
+    row.append(name, el('span', 'count', fmt.format(count)), el('span', 'share', share(count, total)));
+    const meter = el('span', 'meter');
+    const fill = el('span', 'meter-fill');
+    // CSSOM, not a style attribute: allowed by the page's CSP.
+    fill.style.width = (total ? Math.max(0.5, (100 * count) / total) : 0).toFixed(2) + '%';
+    meter.append(fill);
+    row.append(meter);
+    li.append(row);
+    return li;
+  }
+
+  function renderPanels() {
+    const p = state.panels && state.panels.key === viewKey() ? state.panels : null;
+    const note = $('panels-note');
+    if (p) {
+      const r = currentRange();
+      let text = '';
+      if (p.from < r.from || p.to > r.to) {
+        text = `Breakdowns count whole hours: ${shortFmt.format(p.from)} – ${p.to > Date.now() ? 'now' : shortFmt.format(p.to)}.`;
+      }
+      if (p.live) text += (text ? ' ' : '') + 'Updated every 30 s.';
+      note.textContent = text;
+    } else {
+      note.textContent = '';
+    }
+    for (const panel of document.querySelectorAll('.panel')) {
+      const dim = panel.dataset.dim;
+      const list = panel.querySelector('.bars');
+      const empty = panel.querySelector('.panel-empty');
+      const totalEl = panel.querySelector('.panel-total');
+      const entry = p ? p.dims[dim] : null;
+      panel.dataset.state = entry ? (entry.error ? 'error' : 'ready') : 'loading';
+      if (!entry) {
+        list.replaceChildren();
+        totalEl.textContent = '';
+        empty.textContent = 'Loading…';
+        empty.hidden = false;
+        continue;
+      }
+      if (entry.error) {
+        list.replaceChildren();
+        totalEl.textContent = '';
+        if (state.view.slug && state.missingLink === state.view.slug) empty.textContent = 'No such link.';
+        else if (entry.error.status === 404) empty.textContent = 'Not available on this server.';
+        else empty.textContent = 'Could not load: ' + entry.error.message;
+        empty.hidden = false;
+        continue;
+      }
+      const d = entry.data;
+      const total = d.total || 0;
+      const rows = [];
+      if (dim === 'links') {
+        let listed = 0;
+        for (const x of d.links || []) {
+          listed += x.count;
+          rows.push(barRow(x.slug, { icon: '', text: '/' + x.slug }, x.count, total, hashOf(Object.assign({}, state.view, { slug: x.slug }))));
+        }
+        if (total - listed > 0) rows.push(barRow('(rest)', { icon: '', text: 'All other links' }, total - listed, total));
+      } else {
+        for (const x of d.values || []) rows.push(barRow(x.value, valueLabel(dim, x.value), x.count, total));
+        if (d.rest > 0) rows.push(barRow('(rest)', { icon: '', text: 'All other values' }, d.rest, total));
+      }
+      for (const li of rows) if (li.dataset.value === '(rest)') li.classList.add('rest');
+      list.replaceChildren(...rows);
+      totalEl.textContent = total ? fmt.format(total) + (total === 1 ? ' click' : ' clicks') : '';
+      empty.textContent = 'No clicks in this range.';
+      empty.hidden = total > 0;
+    }
   }
 
   // ---------------------------------------------------------------- chart
@@ -452,52 +858,102 @@
     return e;
   }
 
-  // niceMax rounds up to 1, 2 or 5 times a power of ten (at least 4, so
-  // that a quiet hour still gets a readable axis of whole numbers).
-  function niceMax(v) {
-    if (v <= 4) return 4;
-    const p = 10 ** Math.floor(Math.log10(v));
-    for (const m of [1, 2, 4, 5, 10]) if (m * p >= v) return m * p;
-    return 10 * p;
+  // yTicks returns the count axis: a 1, 2 or 5 times a power of ten step,
+  // at most 5 steps, and at least 4 to the top so that a quiet range still
+  // gets a readable axis of whole numbers.
+  function yTicks(v) {
+    const target = Math.max(4, v);
+    let step = 1;
+    for (let p = 1; ; p *= 10) {
+      const s = [1, 2, 5].map((m) => m * p).find((x) => target / x <= 5);
+      if (s) { step = s; break; }
+    }
+    const top = Math.ceil(target / step) * step;
+    const out = [];
+    for (let y = 0; y <= top; y += step) out.push(y);
+    return out;
   }
 
-  function drawChart(host, points, emptyText) {
+  // Label steps, in buckets, by interval: a label every 5, 10, 15 … minutes.
+  const LABEL_STEPS = { minute: [1, 5, 10, 15, 30, 60, 120, 240, 360], hour: [1, 2, 3, 6, 12, 24, 48], day: [1, 2, 5, 7, 14, 30, 60, 90] };
+
+  // aligned says whether the bucket at t is on a label step: in local time
+  // for minutes and hours, counted from the end for days (UTC days).
+  function aligned(r, t, i, step) {
+    if (r.interval === 'day') return (r.n - 1 - i) % step === 0;
+    const d = new Date(t);
+    const m = d.getHours() * 60 + d.getMinutes();
+    return r.interval === 'minute' ? m % step === 0 : d.getMinutes() === 0 && d.getHours() % step === 0;
+  }
+
+  function tickLabel(r, t) {
+    if (r.interval === 'day') return dayFmt.format(t);
+    const d = new Date(t);
+    if (r.interval === 'hour' && d.getHours() === 0) return localDayFmt.format(t);
+    return timeFmt.format(t);
+  }
+
+  function barTitle(r, t) {
+    if (r.interval === 'day') return dayFmt.format(t) + ' (UTC day)';
+    if (r.interval === 'hour') return shortFmt.format(t) + '–' + timeFmt.format(t + HOUR);
+    return shortFmt.format(t);
+  }
+
+  function drawChart(host, points, r, emptyText) {
     const w = Math.max(240, host.clientWidth || 600);
-    const h = host.clientHeight || 190;
-    const pad = { l: 34, r: 6, t: 8, b: 22 };
+    const h = host.clientHeight || 220;
+    const ticks = yTicks(points ? Math.max(...points.map((p) => p.v)) : 0);
+    const max = ticks[ticks.length - 1];
+    // Room on the left for the widest count label and the axis title.
+    const labelChars = Math.max(...ticks.map((v) => fmt.format(v).length));
+    const pad = { l: 30 + Math.ceil(labelChars * 6.6), r: 8, t: 10, b: 40 };
     const root = svg('svg', { viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: 'none' });
     const iw = w - pad.l - pad.r, ih = h - pad.t - pad.b;
-    const max = niceMax(points ? Math.max(...points.map((p) => p.v)) : 0);
     const grid = svg('g', { class: 'grid' });
     const axis = svg('g', { class: 'axis' });
-    for (let i = 0; i <= 4; i++) {
-      const y = pad.t + ih - (ih * i) / 4;
+    for (const v of ticks) {
+      const y = pad.t + ih - (ih * v) / max;
       grid.append(svg('line', { x1: pad.l, x2: w - pad.r, y1: y, y2: y }));
-      axis.append(svg('text', { x: pad.l - 6, y: y + 4, 'text-anchor': 'end' }, fmt.format((max * i) / 4)));
+      axis.append(svg('text', { x: pad.l - 8, y: y + 4, 'text-anchor': 'end' }, fmt.format(v)));
     }
+    // The axes' titles: counts up the side, time along the bottom.
+    axis.append(svg('text', { class: 'axis-title', x: -(pad.t + ih / 2), y: 12, transform: 'rotate(-90)', 'text-anchor': 'middle' }, 'clicks'));
+    axis.append(svg('text', { class: 'axis-title x-title', x: pad.l + iw / 2, y: h - 3, 'text-anchor': 'middle' },
+      r.interval === 'day' ? 'day (UTC)' : 'time (local)'));
     root.append(grid, axis);
     if (points) {
       const slot = iw / points.length;
-      const bw = Math.max(1, slot - Math.min(3, slot * 0.25));
+      const gap = slot > 12 ? Math.max(2, slot * 0.22) : Math.min(3, slot * 0.25);
+      const bw = Math.max(1, Math.min(slot - gap, 64));
+      const maxLabels = Math.max(2, Math.floor(iw / 60));
+      const step = LABEL_STEPS[r.interval].find((s) => points.length / s <= maxLabels) || Math.ceil(points.length / maxLabels);
       const bars = svg('g', {});
+      const labels = svg('g', { class: 'x-labels' });
+      const last = points.length - 1;
+      const endX = pad.l + last * slot + slot / 2;
       points.forEach((p, i) => {
-        const x = pad.l + i * slot + (slot - bw) / 2;
+        const cx = pad.l + i * slot + slot / 2;
+        const x = cx - bw / 2;
+        const current = r.live && i === last;
         if (p.v > 0) {
           const bh = Math.max(2, (ih * p.v) / max);
-          const r = svg('rect', {
-            class: i === points.length - 1 ? 'bar now' : 'bar',
-            x: x.toFixed(1), y: (pad.t + ih - bh).toFixed(1), width: bw.toFixed(1), height: bh.toFixed(1), rx: Math.min(2, bw / 2),
+          const rect = svg('rect', {
+            class: current ? 'bar now' : 'bar',
+            x: x.toFixed(1), y: (pad.t + ih - bh).toFixed(1), width: bw.toFixed(1), height: bh.toFixed(1), rx: Math.min(3, bw / 2),
           });
-          r.append(svg('title', {}, `${timeFmt.format(p.t)} · ${fmt.format(p.v)} click${p.v === 1 ? '' : 's'}`));
-          bars.append(r);
+          rect.append(svg('title', {}, `${barTitle(r, p.t)} · ${fmt.format(p.v)} click${p.v === 1 ? '' : 's'}${current ? ' so far' : ''}`));
+          bars.append(rect);
         }
-        // A label every 15 minutes, and "now" under the current minute.
-        const fromEnd = points.length - 1 - i;
-        if (fromEnd === 0 || (fromEnd % 15 === 0 && fromEnd <= points.length - 5)) {
-          axis.append(svg('text', { x: (x + bw / 2).toFixed(1), y: h - 6, 'text-anchor': fromEnd === 0 ? 'end' : 'middle' },
-            fromEnd === 0 ? 'now' : timeFmt.format(p.t)));
+        // Labels on the steps, and "now" under the current bucket of a
+        // live range (the step's label nearest to it gives way).
+        if (current) {
+          labels.append(svg('text', { x: Math.min(cx, w - pad.r).toFixed(1), y: pad.t + ih + 16, 'text-anchor': slot > 40 ? 'middle' : 'end' },
+            r.interval === 'day' ? 'today' : 'now'));
+        } else if (aligned(r, p.t, i, step) && (!r.live || endX - cx > 60)) {
+          labels.append(svg('text', { x: cx.toFixed(1), y: pad.t + ih + 16, 'text-anchor': 'middle' }, tickLabel(r, p.t)));
         }
       });
+      axis.append(labels);
       root.append(bars);
     }
     if (!points || points.every((p) => p.v === 0)) {
@@ -557,7 +1013,7 @@
       const j = await api('POST', '/api/v1/links', body);
       const l = toLink(j);
       state.links.set(l.slug, l);
-      state.links = new Map([...state.links.entries()].sort((a, b) => b[1].created - a[1].created));
+      state.links = sortLinks(state.links);
       form.reset();
       result.replaceChildren('Created ');
       const a = el('a', '', j.short_url);
@@ -565,9 +1021,12 @@
       a.target = '_blank';
       a.rel = 'noopener noreferrer';
       result.append(a);
+      result.append(' · ');
+      const open = el('a', '', 'open its analytics');
+      open.href = hashOf(Object.assign({}, state.view, { slug: l.slug }));
+      result.append(open);
       result.hidden = false;
-      state.selected = null;
-      select(l.slug);
+      render();
     } catch (err) {
       errEl.textContent = problemText(err);
       errEl.hidden = false;
@@ -580,6 +1039,40 @@
     } finally {
       button.disabled = false;
     }
+  }
+
+  function onCustomRange(ev) {
+    ev.preventDefault();
+    const errEl = $('range-error');
+    errEl.hidden = true;
+    const from = $('range-from').value ? new Date($('range-from').value).getTime() : NaN;
+    const to = $('range-to').value ? new Date($('range-to').value).getTime() : NaN;
+    let msg = '';
+    if (Number.isNaN(from)) msg = 'from: pick a start';
+    else if (Number.isNaN(to)) msg = 'to: pick an end';
+    else if (from >= to) msg = 'to: must be after from';
+    else if (to - from > MAX_CUSTOM_SPAN) msg = 'from: the range may span 400 days at most';
+    if (msg) {
+      errEl.textContent = msg;
+      errEl.hidden = false;
+      return;
+    }
+    navigate({ range: 'custom', from, to });
+  }
+
+  function onRangeClick(ev) {
+    const b = ev.target.closest('button[data-range]');
+    if (!b) return;
+    if (b.dataset.range === 'custom') {
+      // Opens the form, filled with the range shown; Apply shows it.
+      const r = currentRange();
+      $('range-from').value = localInput(r.from);
+      $('range-to').value = localInput(Math.min(r.to, Date.now()));
+      $('custom-range').hidden = false;
+      $('range-from').focus();
+      return;
+    }
+    navigate({ range: b.dataset.range });
   }
 
   function showLoadError(err) {
@@ -595,11 +1088,15 @@
     $('session').hidden = false;
     state.openedOnce = false;
     state.attempts = 0;
+    state.view = parseHash();
+    syncControls();
+    render();
+    renderPanels();
     connect();
-    load().catch(showLoadError);
+    refresh();
     clearInterval(state.refreshTimer);
     state.refreshTimer = setInterval(() => {
-      if (state.ws && state.ws.readyState === WebSocket.OPEN) load().catch(showLoadError);
+      if (state.ws && state.ws.readyState === WebSocket.OPEN && currentRange().live) refresh();
     }, REFRESH_EVERY);
     // The charts slide with the clock even when nothing happens.
     clearInterval(state.tickTimer);
@@ -610,6 +1107,7 @@
     sessionStorage.removeItem(TOKEN_KEY);
     state.token = null;
     state.wsGen++;
+    state.loadGen++;
     if (state.ws) state.ws.close(1000, 'signed out');
     state.ws = null;
     clearTimeout(state.reconnectTimer);
@@ -618,9 +1116,9 @@
     clearInterval(state.tickTimer);
     state.links = new Map();
     state.live = new Map();
-    state.tenant = null;
-    state.selected = null;
-    state.linkStats = null;
+    state.snap = null;
+    state.panels = null;
+    state.missingLink = null;
     $('links-body').replaceChildren();
     $('app').hidden = true;
     $('session').hidden = true;
@@ -634,13 +1132,16 @@
   function init() {
     $('token-form').addEventListener('submit', onTokenSubmit);
     $('create-form').addEventListener('submit', onCreateSubmit);
+    $('custom-range').addEventListener('submit', onCustomRange);
+    $('range-seg').addEventListener('click', onRangeClick);
     $('signout').addEventListener('click', () => signOut());
+    window.addEventListener('hashchange', onHashChange);
     if (window.ResizeObserver) {
       let last = 0;
       new ResizeObserver(() => {
-        const w = $('chart-tenant').clientWidth;
+        const w = $('chart').clientWidth;
         if (w !== last) { last = w; scheduleRender(); }
-      }).observe($('chart-tenant'));
+      }).observe($('chart'));
     }
     window.addEventListener('online', () => {
       if (state.token && !state.ws) connect();
