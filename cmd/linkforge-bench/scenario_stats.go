@@ -112,6 +112,7 @@ func runStatsOn(ctx context.Context, b *bench, backend string) ([]row, error) {
 	queries := []struct{ name, path string }{
 		{"stats?interval=hour, " + days, "/api/v1/stats?" + with("interval", "hour")},
 		{"stats?interval=day, " + days, "/api/v1/stats?" + with("interval", "day")},
+		{"stats, defaults (last 60 min by minute)", "/api/v1/stats"},
 	}
 	for d := range linkforge.NumDimensions {
 		queries = append(queries, struct{ name, path string }{"stats/" + d.String() + ", " + days, "/api/v1/stats/" + d.String() + "?" + with()})

@@ -57,8 +57,17 @@ CREATE TABLE tenant_dims_hourly (
     PRIMARY KEY (tenant_id, dimension, hour, value)
 );
 
--- GET /api/v1/links/{slug}/stats/{dimension}: one dimension of one link
--- without reading its other five.
+-- GET /api/v1/links/{slug}/stats/{dimension}: whole days from
+-- link_dims_daily, the hours at the ends of a range from click_dims through
+-- this index (one dimension of one link without reading the other five).
+CREATE TABLE link_dims_daily (
+    link_id   BIGINT      NOT NULL,
+    dimension TEXT        NOT NULL,
+    day       TIMESTAMPTZ NOT NULL,
+    value     TEXT        NOT NULL,
+    count     BIGINT      NOT NULL,
+    PRIMARY KEY (link_id, dimension, day, value)
+);
 CREATE INDEX click_dims_link_dimension ON click_dims (link_id, dimension, hour);
 
 -- +goose StatementBegin
@@ -135,12 +144,22 @@ BEGIN
         FROM new_rows n JOIN links l ON l.id = n.link_id WHERE n.count <> 0
         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
         ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = a.count + excluded.count;
+        INSERT INTO link_dims_daily AS a (link_id, dimension, day, value, count)
+        SELECT c.link_id, c.dimension, date_trunc('day', c.hour, 'UTC'), c.value, SUM(c.count)
+        FROM new_rows c JOIN links l ON l.id = c.link_id WHERE c.count <> 0
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = a.count + excluded.count;
     ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO tenant_dims_hourly AS a (tenant_id, dimension, hour, value, count)
         SELECT l.tenant_id, o.dimension, o.hour, o.value, -SUM(o.count)
         FROM old_rows o JOIN links l ON l.id = o.link_id WHERE o.count <> 0
         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
         ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = a.count + excluded.count;
+        INSERT INTO link_dims_daily AS a (link_id, dimension, day, value, count)
+        SELECT c.link_id, c.dimension, date_trunc('day', c.hour, 'UTC'), c.value, -SUM(c.count)
+        FROM old_rows c JOIN links l ON l.id = c.link_id WHERE c.count <> 0
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = a.count + excluded.count;
     ELSE
         INSERT INTO tenant_dims_hourly AS a (tenant_id, dimension, hour, value, count)
         SELECT l.tenant_id, c.dimension, c.hour, c.value, SUM(c.count)
@@ -150,6 +169,14 @@ BEGIN
         ) c JOIN links l ON l.id = c.link_id
         GROUP BY 1, 2, 3, 4 HAVING SUM(c.count) <> 0 ORDER BY 1, 2, 3, 4
         ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = a.count + excluded.count;
+        INSERT INTO link_dims_daily AS a (link_id, dimension, day, value, count)
+        SELECT c.link_id, c.dimension, date_trunc('day', c.hour, 'UTC'), c.value, SUM(c.count)
+        FROM (
+            SELECT link_id, dimension, hour, value, count FROM new_rows
+            UNION ALL SELECT link_id, dimension, hour, value, -count FROM old_rows
+        ) c JOIN links l ON l.id = c.link_id
+        GROUP BY 1, 2, 3, 4 HAVING SUM(c.count) <> 0 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = a.count + excluded.count;
     END IF;
     RETURN NULL;
 END $$;
@@ -188,6 +215,7 @@ BEGIN
     FROM old_rows o JOIN click_dims c ON c.link_id = o.id
     GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
     ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = a.count + excluded.count;
+    DELETE FROM link_dims_daily a USING old_rows o WHERE a.link_id = o.id;
     RETURN NULL;
 END $$;
 -- +goose StatementEnd
@@ -208,6 +236,9 @@ FROM click_rollup r JOIN links l ON l.id = r.link_id GROUP BY 1, 2, 3;
 INSERT INTO tenant_dims_hourly (tenant_id, dimension, hour, value, count)
 SELECT l.tenant_id, c.dimension, c.hour, c.value, SUM(c.count)
 FROM click_dims c JOIN links l ON l.id = c.link_id GROUP BY 1, 2, 3, 4;
+INSERT INTO link_dims_daily (link_id, dimension, day, value, count)
+SELECT c.link_id, c.dimension, date_trunc('day', c.hour, 'UTC'), c.value, SUM(c.count)
+FROM click_dims c JOIN links l ON l.id = c.link_id GROUP BY 1, 2, 3, 4;
 
 -- +goose Down
 DROP TRIGGER links_agg_delete ON links;
@@ -222,6 +253,7 @@ DROP FUNCTION linkforge_dims_agg();
 DROP FUNCTION linkforge_rollup_agg();
 DROP FUNCTION linkforge_apply_rollup(BIGINT[], TIMESTAMPTZ[], BIGINT[]);
 DROP INDEX click_dims_link_dimension;
+DROP TABLE link_dims_daily;
 DROP TABLE tenant_dims_hourly;
 DROP TABLE link_daily;
 DROP TABLE link_hourly;

@@ -49,8 +49,17 @@ CREATE TABLE tenant_dims_hourly (
     PRIMARY KEY (tenant_id, dimension, hour, value)
 ) WITHOUT ROWID;
 
--- GET /api/v1/links/{slug}/stats/{dimension}: one dimension of one link
--- without reading its other five.
+-- GET /api/v1/links/{slug}/stats/{dimension}: whole days from
+-- link_dims_daily, the hours at the ends of a range from click_dims through
+-- this index (one dimension of one link without reading the other five).
+CREATE TABLE link_dims_daily (
+    link_id   INTEGER NOT NULL,
+    dimension TEXT    NOT NULL,
+    day       INTEGER NOT NULL,
+    value     TEXT    NOT NULL,
+    count     INTEGER NOT NULL,
+    PRIMARY KEY (link_id, dimension, day, value)
+) WITHOUT ROWID;
 CREATE INDEX click_dims_link_dimension ON click_dims (link_id, dimension, hour);
 
 -- The flush's upserts only ever change count; the key-change triggers keep
@@ -135,6 +144,9 @@ BEGIN
     INSERT INTO tenant_dims_hourly (tenant_id, dimension, hour, value, count)
     SELECT tenant_id, NEW.dimension, NEW.hour, NEW.value, NEW.count FROM links WHERE id = NEW.link_id
     ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = count + excluded.count;
+    INSERT INTO link_dims_daily (link_id, dimension, day, value, count)
+    SELECT id, NEW.dimension, NEW.hour / 86400 * 86400, NEW.value, NEW.count FROM links WHERE id = NEW.link_id
+    ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = count + excluded.count;
 END;
 -- +goose StatementEnd
 
@@ -145,6 +157,9 @@ BEGIN
     INSERT INTO tenant_dims_hourly (tenant_id, dimension, hour, value, count)
     SELECT tenant_id, OLD.dimension, OLD.hour, OLD.value, -OLD.count FROM links WHERE id = OLD.link_id
     ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = count + excluded.count;
+    INSERT INTO link_dims_daily (link_id, dimension, day, value, count)
+    SELECT id, OLD.dimension, OLD.hour / 86400 * 86400, OLD.value, -OLD.count FROM links WHERE id = OLD.link_id
+    ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = count + excluded.count;
 END;
 -- +goose StatementEnd
 
@@ -154,9 +169,15 @@ BEGIN
     INSERT INTO tenant_dims_hourly (tenant_id, dimension, hour, value, count)
     SELECT tenant_id, OLD.dimension, OLD.hour, OLD.value, -OLD.count FROM links WHERE id = OLD.link_id
     ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = count + excluded.count;
+    INSERT INTO link_dims_daily (link_id, dimension, day, value, count)
+    SELECT id, OLD.dimension, OLD.hour / 86400 * 86400, OLD.value, -OLD.count FROM links WHERE id = OLD.link_id
+    ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = count + excluded.count;
     INSERT INTO tenant_dims_hourly (tenant_id, dimension, hour, value, count)
     SELECT tenant_id, NEW.dimension, NEW.hour, NEW.value, NEW.count FROM links WHERE id = NEW.link_id
     ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = count + excluded.count;
+    INSERT INTO link_dims_daily (link_id, dimension, day, value, count)
+    SELECT id, NEW.dimension, NEW.hour / 86400 * 86400, NEW.value, NEW.count FROM links WHERE id = NEW.link_id
+    ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = count + excluded.count;
 END;
 -- +goose StatementEnd
 
@@ -178,6 +199,7 @@ BEGIN
     SELECT OLD.tenant_id, dimension, hour, value, -SUM(count) FROM click_dims
     WHERE link_id = OLD.id GROUP BY dimension, hour, value
     ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = count + excluded.count;
+    DELETE FROM link_dims_daily WHERE link_id = OLD.id;
 END;
 -- +goose StatementEnd
 
@@ -194,6 +216,9 @@ FROM click_rollup r JOIN links l ON l.id = r.link_id WHERE true GROUP BY l.tenan
 INSERT INTO tenant_dims_hourly (tenant_id, dimension, hour, value, count)
 SELECT l.tenant_id, c.dimension, c.hour, c.value, SUM(c.count)
 FROM click_dims c JOIN links l ON l.id = c.link_id WHERE true GROUP BY l.tenant_id, c.dimension, c.hour, c.value;
+INSERT INTO link_dims_daily (link_id, dimension, day, value, count)
+SELECT c.link_id, c.dimension, c.hour / 86400 * 86400 AS d, c.value, SUM(c.count)
+FROM click_dims c JOIN links l ON l.id = c.link_id WHERE true GROUP BY c.link_id, c.dimension, d, c.value;
 
 -- +goose Down
 DROP TRIGGER links_agg_delete;
@@ -205,6 +230,7 @@ DROP TRIGGER click_rollup_agg_update;
 DROP TRIGGER click_rollup_agg_delete;
 DROP TRIGGER click_rollup_agg_insert;
 DROP INDEX click_dims_link_dimension;
+DROP TABLE link_dims_daily;
 DROP TABLE tenant_dims_hourly;
 DROP TABLE link_daily;
 DROP TABLE link_hourly;

@@ -14,11 +14,19 @@ import (
 // are ordered by value in byte order (COLLATE "C"), whatever the
 // database's collation.
 const (
-	// $1 link, $2 dimension, $5 limit; $6 tenant, to check the link's.
+	// $1 link, $2 dimension, [$3, $4) the hours, $5 limit, $6 tenant (to
+	// check the link's); whole days [$7, $8) from link_dims_daily, the
+	// hours [$3, $9) and [$10, $4) from click_dims.
 	linkBreakdownSQL = `SELECT value, n, SUM(n) OVER ()::bigint FROM (
-			SELECT value, SUM(count)::bigint AS n FROM click_dims
-			WHERE link_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $4
-			  AND EXISTS (SELECT 1 FROM links WHERE id = $1 AND tenant_id = $6)
+			SELECT value, SUM(count)::bigint AS n FROM (
+				SELECT value, count FROM link_dims_daily
+				WHERE link_id = $1 AND dimension = $2 AND day >= $7 AND day < $8
+				UNION ALL
+				SELECT value, count FROM click_dims WHERE link_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $9
+				UNION ALL
+				SELECT value, count FROM click_dims WHERE link_id = $1 AND dimension = $2 AND hour >= $10 AND hour < $4
+			) r
+			WHERE EXISTS (SELECT 1 FROM links WHERE id = $1 AND tenant_id = $6)
 			GROUP BY value
 		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
 	// $1 tenant, $2 dimension, $5 limit.
@@ -29,9 +37,10 @@ const (
 		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
 )
 
-// Breakdown sums one dimension's per-hour counts over q's hours: from
-// click_dims for one link (another tenant's link answers ENotFound), from
-// the tenant_dims_hourly aggregate for all the tenant's links.
+// Breakdown sums one dimension's counts over q's hours: for one link
+// (another tenant's link answers ENotFound) from link_dims_daily for whole
+// days and click_dims for the hours at the ends, for all the tenant's links
+// from the tenant_dims_hourly aggregate.
 func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkforge.Breakdown, error) {
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
 		return linkforge.Breakdown{}, err
@@ -50,7 +59,9 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 	if q.LinkID != 0 {
 		// The EXISTS keeps the answer empty if the link was deleted
 		// between the check and the query.
-		query, args = linkBreakdownSQL, []any{q.LinkID, q.Dimension.String(), q.From, q.To, q.Limit, q.TenantID}
+		sp := linkforge.SplitDays(q.From, q.To)
+		query, args = linkBreakdownSQL, []any{q.LinkID, q.Dimension.String(), q.From, q.To, q.Limit, q.TenantID,
+			sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom}
 	}
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {

@@ -11,9 +11,10 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// Breakdown sums one dimension's per-hour counts over q's hours: from
-// click_dims for one link (another tenant's link answers ENotFound), from
-// the tenant_dims_hourly aggregate for all the tenant's links. The window
+// Breakdown sums one dimension's counts over q's hours: for one link
+// (another tenant's link answers ENotFound) from link_dims_daily for whole
+// days and click_dims for the hours at the ends, for all the tenant's links
+// from the tenant_dims_hourly aggregate. The window
 // sum is taken before LIMIT, so Total counts every value; BINARY collation
 // orders ties by value in byte order.
 func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkforge.Breakdown, error) {
@@ -26,7 +27,13 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 	}
 	defer tx.Rollback()
 
-	source, scope := `tenant_dims_hourly WHERE tenant_id = ?1`, q.TenantID
+	sp := linkforge.SplitDays(q.From, q.To)
+	// ?1 tenant or link, ?2 dimension, [?3, ?4) the hours, ?5 the limit;
+	// for a link, whole days [?6, ?7) from link_dims_daily and the hours
+	// [?3, ?8) and [?9, ?4) from click_dims.
+	source := `SELECT value, count FROM tenant_dims_hourly
+		WHERE tenant_id = ?1 AND dimension = ?2 AND hour >= ?3 AND hour < ?4`
+	scope := q.TenantID
 	if q.LinkID != 0 {
 		var one int
 		err := tx.QueryRowContext(ctx,
@@ -37,13 +44,19 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 		if err != nil {
 			return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
 		}
-		source, scope = `click_dims WHERE link_id = ?1`, q.LinkID
+		source = `SELECT value, count FROM link_dims_daily
+			WHERE link_id = ?1 AND dimension = ?2 AND day >= ?6 AND day < ?7
+			UNION ALL
+			SELECT value, count FROM click_dims WHERE link_id = ?1 AND dimension = ?2 AND hour >= ?3 AND hour < ?8
+			UNION ALL
+			SELECT value, count FROM click_dims WHERE link_id = ?1 AND dimension = ?2 AND hour >= ?9 AND hour < ?4`
+		scope = q.LinkID
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT value, n, SUM(n) OVER () FROM (
-			SELECT value, SUM(count) AS n FROM `+source+`
-			AND dimension = ?2 AND hour >= ?3 AND hour < ?4 GROUP BY value
+			SELECT value, SUM(count) AS n FROM (`+source+`) GROUP BY value
 		) WHERE n > 0 ORDER BY n DESC, value LIMIT ?5`,
-		scope, q.Dimension.String(), q.From.Unix(), q.To.Unix(), q.Limit)
+		scope, q.Dimension.String(), q.From.Unix(), q.To.Unix(), q.Limit,
+		sp.DayFrom.Unix(), sp.DayTo.Unix(), sp.HeadTo.Unix(), sp.TailFrom.Unix())
 	if err != nil {
 		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
 	}

@@ -116,8 +116,9 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 		// The join keeps rows of deleted links (a flush racing a delete)
 		// and of other tenants out.
 		scope = q.TenantID
-		totalSQL = `SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r
-			JOIN links l ON l.id = r.link_id WHERE l.tenant_id = ?`
+		// The all-time total from the aggregate (migration 00006): the
+		// raw rows of a busy tenant are millions.
+		totalSQL = `SELECT COALESCE(SUM(count), 0) FROM tenant_hourly WHERE tenant_id = ?`
 		bucketsSQL = `SELECT r.bucket / ?1 * ?1 AS start, SUM(r.count) FROM click_rollup r
 			JOIN links l ON l.id = r.link_id
 			WHERE l.tenant_id = ?2 AND r.bucket >= ?3 AND r.bucket < ?4 GROUP BY start ORDER BY start`

@@ -105,6 +105,15 @@ func testBreakdown(t *testing.T, s linkforge.Store) {
 		[]linkforge.ValueCount{vc("US", 7), vc("DE", 4), vc("de", 2)}, 0)
 	checkBreakdown(t, "link, limit", all(a.ID, a1.ID, linkforge.DimCountry, 0, 4, 1), 63,
 		[]linkforge.ValueCount{vc("FR", 50)}, 13)
+	// Ranges holding whole UTC days (29 November from hour -22, 30
+	// November from hour 2): days from the per-day aggregate, the hours at
+	// the ends from the per-hour rows.
+	checkBreakdown(t, "link, whole days", all(a.ID, a1.ID, linkforge.DimCountry, -22, 27, 10), 63,
+		[]linkforge.ValueCount{vc("FR", 50), vc("US", 7), vc("DE", 4), vc("de", 2)}, 0)
+	checkBreakdown(t, "link, an hour, a whole day and an hour", all(a.ID, a1.ID, linkforge.DimCountry, 1, 27, 10), 55,
+		[]linkforge.ValueCount{vc("FR", 50), vc("US", 3), vc("de", 2)}, 0)
+	checkBreakdown(t, "tenant, whole days", all(a.ID, 0, linkforge.DimCountry, -22, 27, 10), 72,
+		[]linkforge.ValueCount{vc("FR", 50), vc("AT", 7), vc("US", 7), vc("DE", 4), vc("(more)", 2), vc("de", 2)}, 0)
 	checkBreakdown(t, "another dimension", all(a.ID, 0, linkforge.DimDevice, 0, 3, 10), 5,
 		[]linkforge.ValueCount{vc("mobile", 5)}, 0)
 	checkBreakdown(t, "a dimension without clicks", all(a.ID, a2.ID, linkforge.DimBrowser, 0, 3, 10), 0,
@@ -355,6 +364,34 @@ func testAggregatesAgree(t *testing.T, s linkforge.Store) {
 		}
 	}
 
+	// Each link's breakdown over whole days (the per-day aggregate) equals
+	// the sum of its breakdowns hour by hour (the raw rows).
+	checkDays := func(step string) {
+		t.Helper()
+		for _, l := range links {
+			if deleted[l.ID] {
+				continue
+			}
+			byHour := map[string]int64{}
+			for h := -2; h < 26; h++ {
+				bd := mustBreakdown(t, s, linkforge.BreakdownQuery{TenantID: l.TenantID, LinkID: l.ID, Dimension: linkforge.DimCountry,
+					From: ahour(h), To: ahour(h + 1), Limit: linkforge.MaxAnalyticsLimit})
+				for _, v := range bd.Values {
+					byHour[v.Value] += v.Count
+				}
+			}
+			bd := mustBreakdown(t, s, linkforge.BreakdownQuery{TenantID: l.TenantID, LinkID: l.ID, Dimension: linkforge.DimCountry,
+				From: ahour(-2), To: ahour(26), Limit: linkforge.MaxAnalyticsLimit})
+			got := map[string]int64{}
+			for _, v := range bd.Values {
+				got[v.Value] = v.Count
+			}
+			if fmt.Sprint(got) != fmt.Sprint(byHour) {
+				t.Fatalf("%s: link %s over whole days: %v; hour by hour: %v", step, l.Slug, got, byHour)
+			}
+		}
+	}
+
 	for step := range 12 {
 		for _, node := range nodes {
 			var rows []linkforge.RollupRow
@@ -407,6 +444,9 @@ func testAggregatesAgree(t *testing.T, s linkforge.Store) {
 			deleted[victim.ID] = true
 		}
 		check(fmt.Sprintf("step %d", step))
+		if step == 4 || step == 11 {
+			checkDays(fmt.Sprintf("step %d", step))
+		}
 	}
 }
 
