@@ -17,6 +17,9 @@ const (
 	MaxURLLength  = 4096 // bytes, for url and fallback_url
 	MaxTags       = 20   // tags per link
 	MaxTagLength  = 64   // characters per tag
+
+	MaxTitleLength    = 200 // characters of a title
+	MaxPasswordLength = 200 // bytes of a link password (at least 1)
 )
 
 // ReservedSlugs are the slugs a link may not take, compared
@@ -268,7 +271,81 @@ func ValidateLink(l *Link, selfHosts []string) error {
 		fields = append(fields, FieldError{Field: "max_clicks", Detail: "must not be negative"})
 	}
 	add(ValidateTags(l.Tags))
+	add(ValidateTitle(l.Title))
+	add(ValidateDeviceURLs(l.DeviceURLs, selfHosts))
+	if l.ImportedClicks < 0 {
+		fields = append(fields, FieldError{Field: "imported_clicks", Detail: "must not be negative"})
+	}
 	return InvalidFields(fields)
+}
+
+// ValidateTitle reports whether s may be a link's title: plain text of at
+// most MaxTitleLength characters, valid UTF-8, without control characters
+// (newlines and tabs included: a title is one line) and without the
+// bidirectional controls that would make it display as something else in a
+// list. Empty is no title.
+func ValidateTitle(s string) error {
+	if !utf8.ValidString(s) {
+		return InvalidField("title", "must be valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(s); n > MaxTitleLength {
+		return InvalidField("title", fmt.Sprintf("must be at most %d characters long, not %d", MaxTitleLength, n))
+	}
+	for i, r := range s {
+		if unicode.IsControl(r) || isBidiControl(r) {
+			return InvalidField("title", fmt.Sprintf("must be plain text without control characters (found %U at byte %d)", r, i))
+		}
+	}
+	return nil
+}
+
+// isBidiControl reports the embedding, override and isolate controls
+// (the "Trojan Source" characters). Other formatting characters, such as
+// the zero-width joiner of emoji sequences, are allowed in titles.
+func isBidiControl(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
+}
+
+// ValidateDeviceURLs checks each set device URL with the rules of
+// ValidateTargetURL, naming the fields "device_urls.ios",
+// "device_urls.android" and "device_urls.desktop". Empty ones are unset.
+func ValidateDeviceURLs(d DeviceURLs, selfHosts []string) error {
+	var fields []FieldError
+	for _, f := range []struct{ name, url string }{
+		{"device_urls.ios", d.IOS}, {"device_urls.android", d.Android}, {"device_urls.desktop", d.Desktop},
+	} {
+		if f.url == "" {
+			continue
+		}
+		var e *Error
+		if errors.As(ValidateTargetURL(f.name, f.url, selfHosts), &e) {
+			fields = append(fields, e.Fields...)
+		}
+	}
+	return InvalidFields(fields)
+}
+
+// ValidatePassword reports whether p may protect a link: 1 to
+// MaxPasswordLength bytes of UTF-8 without control characters. Control
+// characters are refused because browsers normalize line breaks in form
+// fields, so a password holding one could be set through the API and never
+// typed into the form. The field is "password".
+func ValidatePassword(p string) error {
+	if p == "" {
+		return InvalidField("password", "must not be empty; send null to remove the password")
+	}
+	if len(p) > MaxPasswordLength {
+		return InvalidField("password", fmt.Sprintf("must be at most %d bytes long", MaxPasswordLength))
+	}
+	if !utf8.ValidString(p) {
+		return InvalidField("password", "must be valid UTF-8")
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) {
+			return InvalidField("password", fmt.Sprintf("must not contain control characters (found %U)", r))
+		}
+	}
+	return nil
 }
 
 // InvalidFields returns one EInvalid error naming every field of fields, or

@@ -40,7 +40,8 @@ func TestLinkLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantKeys := []string{"id", "short_url", "slug", "url", "expires_at", "max_clicks", "fallback_url",
-			"tags", "created_at", "updated_at", "expired_at", "clicks"}
+			"tags", "created_at", "updated_at", "expired_at", "clicks",
+			"title", "password_protected", "device_urls", "imported_clicks"}
 		var keys []string
 		for k := range raw {
 			keys = append(keys, k)

@@ -80,7 +80,30 @@ func TestCreateBadInput(t *testing.T) {
 		{"tags too many", `{"url":"https://example.com","tags":["1","2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17","18","19","20","21"]}`, "tags"},
 		{"tags too long", `{"url":"https://example.com","tags":["` + strings.Repeat("t", 65) + `"]}`, "tags"},
 		{"tags control char", `{"url":"https://example.com","tags":["a\nb"]}`, "tags"},
+		// title
+		{"title too long", `{"url":"https://example.com","title":"` + strings.Repeat("é", 201) + `"}`, "title"},
+		{"title newline", `{"url":"https://example.com","title":"a\nb"}`, "title"},
+		{"title NUL", `{"url":"https://example.com","title":"a\u0000"}`, "title"},
+		{"title bidi override", `{"url":"https://example.com","title":"abc\u202Egnp.exe"}`, "title"},
+		{"title wrong type", `{"url":"https://example.com","title":5}`, "title"},
+		// password
+		{"password empty", `{"url":"https://example.com","password":""}`, "password"},
+		{"password too long", `{"url":"https://example.com","password":"` + strings.Repeat("p", 201) + `"}`, "password"},
+		{"password control char", `{"url":"https://example.com","password":"a\nb"}`, "password"},
+		{"password wrong type", `{"url":"https://example.com","password":1234}`, "password"},
+		// device_urls
+		{"device_urls string", `{"url":"https://example.com","device_urls":"https://example.com"}`, "device_urls"},
+		{"device_urls array", `{"url":"https://example.com","device_urls":["https://example.com"]}`, "device_urls"},
+		{"device_urls unknown key", `{"url":"https://example.com","device_urls":{"windows":"https://example.com"}}`, "device_urls.windows"},
+		{"device_urls ios javascript", `{"url":"https://example.com","device_urls":{"ios":"javascript:alert(1)"}}`, "device_urls.ios"},
+		{"device_urls android relative", `{"url":"https://example.com","device_urls":{"android":"/x"}}`, "device_urls.android"},
+		{"device_urls desktop self host", `{"url":"https://example.com","device_urls":{"desktop":"http://lf.test:8080/x"}}`, "device_urls.desktop"},
+		{"device_urls ios userinfo", `{"url":"https://example.com","device_urls":{"ios":"https://a@b.example/"}}`, "device_urls.ios"},
+		{"device_urls ios CRLF", `{"url":"https://example.com","device_urls":{"ios":"https://example.com/\r\n"}}`, "device_urls.ios"},
+		{"device_urls ios number", `{"url":"https://example.com","device_urls":{"ios":1}}`, "device_urls.ios"},
 		// the JSON itself
+		{"read-only password_protected", `{"url":"https://example.com","password_protected":true}`, "password_protected"},
+		{"read-only imported_clicks", `{"url":"https://example.com","imported_clicks":5}`, "imported_clicks"},
 		{"unknown field", `{"url":"https://example.com","owner":"me"}`, "owner"},
 		{"field name case", `{"URL":"https://example.com"}`, "URL"},
 		{"read-only field", `{"url":"https://example.com","clicks":5}`, "clicks"},
@@ -142,6 +165,17 @@ func TestPatchBadInput(t *testing.T) {
 		{"expires_at number", `{"expires_at":0}`, "expires_at"},
 		{"tags too many", `{"tags":["1","2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17","18","19","20","21"]}`, "tags"},
 		{"tags object", `{"tags":{"a":1}}`, "tags"},
+		{"title too long", `{"title":"` + strings.Repeat("t", 201) + `"}`, "title"},
+		{"title tab", `{"title":"a\tb"}`, "title"},
+		{"password empty", `{"password":""}`, "password"},
+		{"password too long", `{"password":"` + strings.Repeat("p", 201) + `"}`, "password"},
+		{"password object", `{"password":{}}`, "password"},
+		{"device_urls unknown key", `{"device_urls":{"tv":"https://example.com"}}`, "device_urls.tv"},
+		{"device_urls ios ftp", `{"device_urls":{"ios":"ftp://example.com"}}`, "device_urls.ios"},
+		{"device_urls desktop self host", `{"device_urls":{"desktop":"http://lf.test:8080/p"}}`, "device_urls.desktop"},
+		{"device_urls number", `{"device_urls":3}`, "device_urls"},
+		{"password_protected read-only", `{"password_protected":false}`, "password_protected"},
+		{"imported_clicks read-only", `{"imported_clicks":0}`, "imported_clicks"},
 		{"slug cannot change", `{"slug":"other"}`, "slug"},
 		{"id cannot change", `{"id":"5"}`, "id"},
 		{"unknown field", `{"colour":"red"}`, "colour"},
@@ -157,7 +191,8 @@ func TestPatchBadInput(t *testing.T) {
 		tenant, tok := mustTenantToken(t, s, "acme")
 		mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "target", URL: "https://example.com/t",
 			ExpiresAt: ptr(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)), MaxClicks: ptr(int64(9)),
-			FallbackURL: "https://example.com/f", Tags: []string{"keep"}})
+			FallbackURL: "https://example.com/f", Tags: []string{"keep"},
+			Title: "Keep", DeviceURLs: linkforge.DeviceURLs{IOS: "https://example.com/ios"}})
 		before := mustTenantLink(t, s, tenant, "target")
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -304,7 +339,12 @@ func TestBodyTooLarge(t *testing.T) {
 				}
 				req, _ := http.NewRequest(tt.method, e.url+tt.path, body)
 				req.Header.Set("Authorization", "Bearer "+tok)
-				r := e.send(req)
+				var r response
+				if tt.status == http.StatusRequestEntityTooLarge {
+					r = e.sendOversize(req, !tt.chunked)
+				} else {
+					r = e.send(req)
+				}
 				p := mustProblem(t, r, tt.status, "")
 				if tt.status == http.StatusRequestEntityTooLarge && p.Code != linkforge.ETooLarge {
 					t.Errorf("code = %q", p.Code)

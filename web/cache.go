@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/classify"
 )
 
 const (
@@ -90,8 +91,14 @@ type cachedLink struct {
 	link     linkforge.Link
 	location []string // Location value for the target
 	fallback []string // Location value for the fallback; nil without one
-	loaded   time.Time
-	until    time.Time
+	// devices holds the Location values of the link's device URLs, nil
+	// when it has none (the common case, which then never looks at the
+	// User-Agent).
+	devices *deviceLocations
+	// protected: following the link asks for its password (password.go).
+	protected bool
+	loaded    time.Time
+	until     time.Time
 	// retryAt is set once a refresh of this entry has failed: the unix
 	// nanoseconds before which no other refresh starts. 0: none failed.
 	retryAt atomic.Int64
@@ -225,11 +232,49 @@ func (c *linkCache) fill(ctx context.Context, slug string) (any, error) {
 }
 
 func newCachedLink(l linkforge.Link, until time.Time) *cachedLink {
-	e := &cachedLink{link: l, location: []string{linkforge.RedirectLocation(l.URL)}, until: until}
+	e := &cachedLink{link: l, location: []string{linkforge.RedirectLocation(l.URL)}, until: until,
+		protected: l.PasswordHash != ""}
 	if l.FallbackURL != "" {
 		e.fallback = []string{linkforge.RedirectLocation(l.FallbackURL)}
 	}
+	if !l.DeviceURLs.IsZero() {
+		// An unset device URL is the link's url: the choice needs no
+		// second test on the redirect path.
+		loc := func(u string) []string {
+			if u == "" {
+				return e.location
+			}
+			return []string{linkforge.RedirectLocation(u)}
+		}
+		e.devices = &deviceLocations{ios: loc(l.DeviceURLs.IOS), android: loc(l.DeviceURLs.Android),
+			desktop: loc(l.DeviceURLs.Desktop)}
+	}
 	return e
+}
+
+// deviceLocations are the Location values of a link's device URLs, each
+// the link's own when that device URL is unset.
+type deviceLocations struct {
+	ios, android, desktop []string
+}
+
+// target returns the Location value for a request with that User-Agent:
+// the device URL classify.DeviceTarget picks (the one rule the analytics
+// use too), else the link's url. It does not allocate.
+func (e *cachedLink) target(userAgent string) []string {
+	if e.devices == nil {
+		return e.location
+	}
+	device, _, os := classify.ParseUserAgent(userAgent)
+	switch classify.DeviceTarget(os, device) {
+	case classify.TargetIOS:
+		return e.devices.ios
+	case classify.TargetAndroid:
+		return e.devices.android
+	case classify.TargetDesktop:
+		return e.devices.desktop
+	}
+	return e.location
 }
 
 // invalidate drops slug from both caches and makes fills that are in flight

@@ -26,12 +26,15 @@ func FuzzDecodeCreateLink(f *testing.F) {
 		`{"url":"https://example.com"} {}`,
 		`{"url":null,"slug":null,"tags":null}`,
 		`{"max_clicks":-1,"expires_at":"x","tags":[1]}`,
+		`{"url":"https://example.com","title":"T","password":"pw","device_urls":{"ios":"https://apps.apple.com/x","android":null}}`,
+		`{"url":"https://example.com","device_urls":{"web":"x"},"password":""}`,
 		``,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		l, err := decodeCreateLink(bytes.NewReader(body), fuzzSelfHosts)
+		nl, err := decodeCreateLink(bytes.NewReader(body), fuzzSelfHosts)
+		l := nl.link
 		if err != nil {
 			var e *linkforge.Error
 			if !errors.As(err, &e) || e.Code != linkforge.EInvalid {
@@ -75,6 +78,11 @@ func FuzzDecodeCreateLink(f *testing.F) {
 		}
 		if err := linkforge.ValidateTags(l.Tags); err != nil {
 			t.Fatalf("accepted tags %q: %v", l.Tags, err)
+		}
+		if nl.password != "" {
+			if err := linkforge.ValidatePassword(nl.password); err != nil {
+				t.Fatalf("accepted password %q: %v", nl.password, err)
+			}
 		}
 		if err := linkforge.ValidateLink(&l, fuzzSelfHosts); err != nil {
 			t.Fatalf("accepted a link ValidateLink refuses: %v", err)

@@ -1,16 +1,20 @@
 package web_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,7 +78,10 @@ func newEnv(t *testing.T, store linkforge.Store, opts ...func(*web.Config)) *env
 	pub, _ := url.Parse(publicURL)
 	cfg := web.Config{Store: store, PublicURL: pub, Now: clk.Now,
 		// High enough that only the rate-limit test ever meets it.
-		RateLimit: 1e6, RateBurst: 1e6}
+		RateLimit: 1e6, RateBurst: 1e6,
+		// Cheap hashes: the tests are about the flow, not the cost
+		// (the real-binary test uses the default parameters).
+		PasswordParams: testPasswordParams}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -120,6 +127,47 @@ func (e *env) do(method, path, token, body string) response {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	return e.send(req)
+}
+
+// sendOversize sends a request whose body the server refuses (413) and
+// returns the answer. The server answers without reading the rest of the
+// body and closes the connection (see dropUnreadBody), so an http.Client
+// still writing the body may get "broken pipe" instead of the answer; here
+// the answer is read while the body is written. With headersOnly, the body
+// is not sent at all: a declared Content-Length over the limit is refused on
+// its own, and no unread bytes can reset the connection under the answer.
+func (e *env) sendOversize(req *http.Request, headersOnly bool) response {
+	e.t.Helper()
+	conn, err := net.Dial("tcp", req.URL.Host)
+	if err != nil {
+		e.t.Fatalf("dial: %v", err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if headersOnly {
+		var b bytes.Buffer
+		req.Header.Set("Content-Length", strconv.FormatInt(req.ContentLength, 10))
+		fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", req.Method, req.URL.RequestURI(), req.URL.Host)
+		req.Header.Write(&b)
+		b.WriteString("\r\n")
+		if _, err := conn.Write(b.Bytes()); err != nil {
+			e.t.Fatalf("write headers: %v", err)
+		}
+	} else {
+		// The server may close before the whole body is written: the
+		// write's error is expected and says nothing.
+		go req.Write(conn)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		e.t.Fatalf("%s %s: no answer: %v", req.Method, req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatalf("%s %s: read body: %v", req.Method, req.URL.Path, err)
+	}
+	return response{method: req.Method, status: resp.StatusCode, header: resp.Header, body: body}
 }
 
 func (e *env) send(req *http.Request) response {

@@ -25,6 +25,14 @@ type linkJSON struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 	ExpiredAt   *time.Time `json:"expired_at"`
 	Clicks      int64      `json:"clicks"`
+
+	// Round 2 fields (API.md, "Links: new fields"). The password is never
+	// returned, not even hashed: only whether there is one.
+	Title             *string               `json:"title"`
+	PasswordProtected bool                  `json:"password_protected"`
+	DeviceURLs        *linkforge.DeviceURLs `json:"device_urls"`
+	// ImportedClicks is the part of Clicks brought by an import.
+	ImportedClicks int64 `json:"imported_clicks"`
 }
 
 func (s *Server) linkJSON(l linkforge.Link) linkJSON {
@@ -40,9 +48,19 @@ func (s *Server) linkJSON(l linkforge.Link) linkJSON {
 		UpdatedAt: l.UpdatedAt.UTC(),
 		ExpiredAt: utcPtr(l.ExpiredAt),
 		Clicks:    l.Clicks,
+
+		PasswordProtected: l.PasswordHash != "",
+		ImportedClicks:    l.ImportedClicks,
 	}
 	if l.FallbackURL != "" {
 		j.FallbackURL = &l.FallbackURL
+	}
+	// Absent optional values are null, as fallback_url is.
+	if l.Title != "" {
+		j.Title = &l.Title
+	}
+	if !l.DeviceURLs.IsZero() {
+		j.DeviceURLs = &l.DeviceURLs
 	}
 	if j.Tags == nil {
 		j.Tags = []string{}
@@ -64,9 +82,15 @@ const slugAttempts = 5
 
 func (s *Server) createLink(c echo.Context) error {
 	ctx := c.Request().Context()
-	l, err := decodeCreateLink(c.Request().Body, s.selfHosts)
+	nl, err := decodeCreateLink(c.Request().Body, s.selfHosts)
 	if err != nil {
 		return err
+	}
+	l := nl.link
+	if nl.password != "" {
+		if l.PasswordHash, err = s.hashPassword(ctx, nl.password); err != nil {
+			return fmt.Errorf("create link: %w", err)
+		}
 	}
 	l.TenantID = tenantID(c)
 	var created linkforge.Link
@@ -148,6 +172,11 @@ func (s *Server) patchLink(c echo.Context) error {
 	p, err := decodePatchLink(c.Request().Body)
 	if err != nil {
 		return err
+	}
+	if p.setPassword && p.password != "" {
+		if p.passwordHash, err = s.hashPassword(c.Request().Context(), p.password); err != nil {
+			return fmt.Errorf("update link: %w", err)
+		}
 	}
 	slug := c.Param("slug")
 	l, err := s.store.UpdateLink(c.Request().Context(), tenantID(c), slug, func(l *linkforge.Link) error {

@@ -237,7 +237,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func TestRouterErrorsAreProblems(t *testing.T) {
 	st := testdb.SQLite(t)
 	e := newEnv(t, st)
-	_, tok := mustTenantToken(t, st, "acme")
+	tenant, tok := mustTenantToken(t, st, "acme")
+	// POST /{slug} is the password form's post: a link without a password
+	// takes none.
+	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "some-slug", URL: "https://example.com/"})
 	tests := []struct {
 		name   string
 		method string
@@ -249,6 +252,8 @@ func TestRouterErrorsAreProblems(t *testing.T) {
 		{"method not allowed", http.MethodPut, "/api/v1/links", http.StatusMethodNotAllowed},
 		{"method not allowed on link", http.MethodPost, "/api/v1/links/x", http.StatusMethodNotAllowed},
 		{"method not allowed on slug", http.MethodPost, "/some-slug", http.StatusMethodNotAllowed},
+		{"method not allowed on a page", http.MethodPost, "/dashboard", http.StatusMethodNotAllowed},
+		{"method not allowed on the API", http.MethodPost, "/api/v1/stats", http.StatusMethodNotAllowed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,8 +267,10 @@ func TestRouterErrorsAreProblems(t *testing.T) {
 			}
 		})
 	}
-	// Other paths of several segments are for browsers: the HTML 404.
+	// Other paths of several segments are for browsers: the HTML 404, as
+	// is a post to an unknown slug.
 	mustHTML(t, e.do(http.MethodGet, "/a/b/c", "", ""), http.StatusNotFound)
+	mustHTML(t, e.do(http.MethodPost, "/no-such-slug", "", ""), http.StatusNotFound)
 }
 
 func TestDashboardAndOpenAPI(t *testing.T) {

@@ -83,6 +83,19 @@ func (s *Server) redirect(c echo.Context) error {
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		return s.gone(c, e)
 	}
+	if e.protected {
+		// Nothing but the form: no click, no target (password.go). HEAD
+		// gets the page that names no target. A link whose clicks are used
+		// up answers as a click would (410 or the fallback) rather than
+		// ask for a password that can lead nowhere.
+		if l.MaxClicks != nil && s.exhausted != nil && s.exhausted.Exhausted(l) {
+			return s.gone(c, e)
+		}
+		if req.Method == http.MethodHead {
+			return s.writePage(c, &pagePreview)
+		}
+		return s.writeForm(c, &formAsk)
+	}
 	counted := req.Method == http.MethodGet
 	if counted && linkcounter.IsPreviewAgent(req.UserAgent()) {
 		// Redirected like any visitor, but an unfurler fetching a pasted
@@ -118,7 +131,7 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.writePage(c, &pagePreview)
 	}
 	h := w.Header()
-	h["Location"] = e.location
+	h["Location"] = e.target(req.UserAgent())
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)
 	return nil

@@ -32,6 +32,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/password"
 )
 
 // Defaults of Config's zero values.
@@ -93,6 +94,10 @@ type Config struct {
 	// NotFoundURL is where an unknown slug redirects (302) instead of the
 	// 404 page; empty: the 404 page.
 	NotFoundURL string
+	// PasswordParams are the argon2id costs of new link passwords; zero:
+	// password.DefaultParams. Verification uses whatever a hash names, so
+	// changing them never locks out existing links.
+	PasswordParams password.Params
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -153,6 +158,14 @@ type Server struct {
 	apiRoutes []apiRoute
 	// dbDown is the database's state as /readyz last saw it.
 	dbDown atomic.Bool
+
+	// passwordParams hash new link passwords; passwordSlots bounds the
+	// hashes and verifications running at once (each holds Memory KiB);
+	// guesses limits wrong passwords per link and client (password.go).
+	passwordParams  password.Params
+	passwordSlots   chan struct{}
+	guesses         *password.Limiter
+	passwordMetrics passwordMetrics
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -209,6 +222,12 @@ func New(cfg Config) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	s.passwordParams = cfg.PasswordParams
+	if s.passwordParams == (password.Params{}) {
+		s.passwordParams = password.DefaultParams
+	}
+	s.passwordSlots = newPasswordSlots()
+	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -248,6 +267,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.metrics, err = newHTTPMetrics(s.registry); err != nil {
+		return nil, err
+	}
+	if s.passwordMetrics, err = newPasswordMetrics(s.registry); err != nil {
 		return nil, err
 	}
 	for _, c := range []prometheus.Collector{
@@ -313,11 +335,14 @@ const (
 	pathLinks     = apiPrefix + "/links"
 	pathLink      = pathLinks + "/:slug"
 	pathLinkStats = pathLink + "/stats"
+	pathLinkQR    = pathLink + "/qr"
 	pathStats     = apiPrefix + "/stats"
 	pathOpenAPI   = apiPrefix + "/openapi.json"
 	pathLive      = apiPrefix + "/live"
 	pathAlarms    = apiPrefix + "/alarms"
 	pathRetry     = pathAlarms + "/:id/retry"
+	pathExport    = apiPrefix + "/export"
+	pathImport    = apiPrefix + "/import"
 )
 
 func (s *Server) routes() {
@@ -368,6 +393,9 @@ func (s *Server) routes() {
 	getHead("/", s.root)
 	getHead("/favicon.ico", s.favicon)
 	getHead("/:slug", s.redirect)
+	// The password form's post (password.go): a small form body, read
+	// within its own limit.
+	add(http.MethodPost, "/:slug", true, s.unlock)
 
 	add(http.MethodPost, pathLinks, true, s.createLink, withBody(http.MethodPost, pathLinks)...)
 	add(http.MethodGet, pathLinks, false, s.listLinks, api(http.MethodGet, pathLinks)...)
@@ -375,12 +403,17 @@ func (s *Server) routes() {
 	add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
 	add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
 	add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
+	add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
 	add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
 	add(http.MethodGet, pathLinkBreakdown, false, s.linkBreakdown, api(http.MethodGet, pathLinkBreakdown)...)
 	add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
 	add(http.MethodGet, pathTopLinks, false, s.topLinks, api(http.MethodGet, pathTopLinks)...)
 	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
+	add(http.MethodGet, pathExport, false, s.exportLinks, api(http.MethodGet, pathExport)...)
+	// The import's body is a file of up to MaxImportBytes, in the format
+	// the query names: it has its own limit and no JSON requirement.
+	add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 
@@ -405,8 +438,11 @@ func (s *Server) routes() {
 var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinks:     {"limit", "cursor"},
 	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval"},
+	http.MethodGet + " " + pathLinkQR:    {"format", "size"},
 	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
 	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
+	http.MethodGet + " " + pathExport:    {"format"},
+	http.MethodPost + " " + pathImport:   {"format"},
 
 	// Analytics (web/analytics.go).
 	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit"},

@@ -49,8 +49,9 @@ func (c config) usesPostgres() bool { return c.DatabaseURL != "" }
 type invocation struct {
 	cmd    *command
 	cfg    config
-	tenant string // token create, token list
+	tenant string // token create, token list, import, export
 	name   string // token create
+	format string // import, export
 	args   []string
 }
 
@@ -105,6 +106,8 @@ var globalFlags = []flagSpec{
 var (
 	tenantFlag = flagSpec{"tenant", "NAME", "", "the tenant (token create makes it if needed)"}
 	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
+	// formatFlag is the file format of import and export (package porting).
+	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
 )
 
 // command is one subcommand. Its flags come on top of globalFlags.
@@ -129,6 +132,12 @@ var commands = []*command{
 		summary: "list a tenant's tokens: id, name, display prefix, created, revoked",
 		flags:   []flagSpec{tenantFlag}},
 	{name: "token revoke", synopsis: "linkforge token revoke ID", summary: "revoke a token; the API refuses it at once", nargs: 1},
+	{name: "import", synopsis: "linkforge import --tenant NAME --format csv|json|yourls|shlink|bitly FILE",
+		summary: "import links from FILE (- for stdin) into the tenant (created if needed); prints the summary as JSON; exit 1 if a line failed",
+		flags:   []flagSpec{tenantFlag, formatFlag}, nargs: 1},
+	{name: "export", synopsis: "linkforge export --tenant NAME [--format csv|json]",
+		summary: "write every link of the tenant to stdout, as CSV (default) or JSON",
+		flags:   []flagSpec{tenantFlag, formatFlag}},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
@@ -142,6 +151,8 @@ func init() {
 		"token create": (*app).tokenCreate,
 		"token list":   (*app).tokenList,
 		"token revoke": (*app).tokenRevoke,
+		"import":       (*app).importLinks,
+		"export":       (*app).exportLinks,
 		"healthcheck":  (*app).healthcheck,
 		"version":      (*app).version,
 	}
@@ -263,6 +274,10 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 				return invocation{}, usagef("invalid %s %q: %v", source, v, err)
 			}
 			inv.name = v
+		case formatFlag.name:
+			if inv.format, err = checkFormat(cmd.name, v, source); err != nil {
+				return invocation{}, err
+			}
 		}
 	}
 	return inv, nil
@@ -533,8 +548,8 @@ func printUsage(w io.Writer) {
 		"a flag on the command line beats the variable, which beats the default.\n"+
 		"--version prints the version and exits.\n\n")
 	printFlags(w, globalFlags)
-	fmt.Fprint(w, "\nToken flags:\n\n")
-	printFlags(w, []flagSpec{tenantFlag, nameFlag})
+	fmt.Fprint(w, "\nToken, import and export flags:\n\n")
+	printFlags(w, []flagSpec{tenantFlag, nameFlag, formatFlag})
 }
 
 func printFlags(w io.Writer, specs []flagSpec) {

@@ -14,11 +14,13 @@ import (
 
 const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
-		l.fallback_url, l.tags, l.created_at, l.updated_at`
+		l.fallback_url, l.tags, l.created_at, l.updated_at,
+		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks`
 	// clicksColumn is the flushed total of the link: a range scan of the
-	// rollup's primary key (link_id, bucket, node_id). SUM of bigint is
-	// numeric; the cast brings it back to int64.
-	clicksColumn = `(SELECT COALESCE(SUM(r.count), 0)::bigint FROM click_rollup r WHERE r.link_id = l.id)`
+	// rollup's primary key (link_id, bucket, node_id), plus the clicks an
+	// import brought along. SUM of bigint is numeric; the cast brings it
+	// back to int64.
+	clicksColumn = `(l.imported_clicks + (SELECT COALESCE(SUM(r.count), 0)::bigint FROM click_rollup r WHERE r.link_id = l.id))`
 )
 
 // Page size bounds of ListLinks. The web server clamps the limit already;
@@ -30,14 +32,15 @@ const (
 
 // insertLinkSQL inserts one link and returns its id.
 const insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks, fallback_url,
-	tags, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
+	tags, created_at, updated_at, title, password_hash, device_ios, device_android, device_desktop, imported_clicks)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`
 
-// insertLinkWithAlarmSQL also inserts the link's alarm ($11: its state), in
+// insertLinkWithAlarmSQL also inserts the link's alarm ($17: its state), in
 // the same statement, hence the same transaction.
 const insertLinkWithAlarmSQL = `WITH l AS (` + insertLinkSQL + `, tenant_id, expires_at),
 	a AS (
 		INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
-		SELECT id, tenant_id, expires_at, $11, $9, $9 FROM l
+		SELECT id, tenant_id, expires_at, $17, $9, $9 FROM l
 	)
 	SELECT id FROM l`
 
@@ -49,10 +52,11 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	l = normalizeLink(l)
 	l.CreatedAt = now()
 	l.UpdatedAt = l.CreatedAt
-	l.Clicks = 0
+	l.Clicks = l.ImportedClicks
 	q := insertLinkSQL
 	args := []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
-		l.Tags, l.CreatedAt, l.UpdatedAt}
+		l.Tags, l.CreatedAt, l.UpdatedAt,
+		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks}
 	if l.ExpiresAt != nil {
 		q = insertLinkWithAlarmSQL
 		args = append(args, string(linkforge.AlarmStateFor(&l)))
@@ -67,7 +71,8 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 // importColumns are the columns ImportLinks copies, in the order of
 // importRow.
 var importColumns = []string{"tenant_id", "slug", "url", "expires_at", "expired_at", "max_clicks",
-	"fallback_url", "tags", "created_at", "updated_at"}
+	"fallback_url", "tags", "created_at", "updated_at",
+	"title", "password_hash", "device_ios", "device_android", "device_desktop", "imported_clicks"}
 
 // ImportLinks inserts links with one COPY, the bulk loader of benchmarks and
 // imports: a million links load in seconds where single INSERTs would take
@@ -102,7 +107,9 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 				l.UpdatedAt = l.CreatedAt
 			}
 			return []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks,
-				l.FallbackURL, l.Tags, l.CreatedAt, l.UpdatedAt}, nil
+				l.FallbackURL, l.Tags, l.CreatedAt, l.UpdatedAt,
+				l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
+				l.ImportedClicks}, nil
 		}))
 	if err != nil {
 		return linkWriteError("import links", err)
@@ -233,7 +240,9 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 		return linkforge.Link{}, err
 	}
 	l = normalizeLink(l)
-	l.ID, l.TenantID, l.Slug, l.CreatedAt, l.Clicks = old.ID, old.TenantID, old.Slug, old.CreatedAt, old.Clicks
+	l.ID, l.TenantID, l.Slug, l.CreatedAt = old.ID, old.TenantID, old.Slug, old.CreatedAt
+	// Clicks is the rollup total plus ImportedClicks, which fn may change.
+	l.Clicks = old.Clicks - old.ImportedClicks + l.ImportedClicks
 	expiryMoved := !sameTime(l.ExpiresAt, old.ExpiresAt)
 	if expiryMoved && sameTime(l.ExpiredAt, old.ExpiredAt) {
 		// The expiry it recorded is no longer the link's.
@@ -249,8 +258,11 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 
 	if _, err := tx.Exec(ctx,
 		`UPDATE links SET url = $1, expires_at = $2, expired_at = $3, max_clicks = $4, fallback_url = $5,
-		 tags = $6, updated_at = $7 WHERE id = $8`,
-		l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL, l.Tags, l.UpdatedAt, l.ID); err != nil {
+		 tags = $6, updated_at = $7, title = $9, password_hash = $10, device_ios = $11,
+		 device_android = $12, device_desktop = $13, imported_clicks = $14 WHERE id = $8`,
+		l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL, l.Tags, l.UpdatedAt, l.ID,
+		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
+		l.ImportedClicks); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	// The alarm follows the expiry: untouched if it did not move,
@@ -306,7 +318,7 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 		}
 		var err error
 		l, err = scanLink(tx.QueryRow(ctx,
-			`DELETE FROM links l WHERE id = $1 RETURNING `+linkColumns+`, $2::bigint`, *id, clicks), true)
+			`DELETE FROM links l WHERE id = $1 RETURNING `+linkColumns+`, l.imported_clicks + $2::bigint`, *id, clicks), true)
 		return err
 	})
 	if err != nil {
@@ -357,7 +369,8 @@ func linkWriteError(op string, err error) error {
 func scanLink(row pgx.Row, withClicks bool) (linkforge.Link, error) {
 	var l linkforge.Link
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &l.ExpiresAt, &l.ExpiredAt, &l.MaxClicks,
-		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt}
+		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt,
+		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks}
 	if withClicks {
 		dest = append(dest, &l.Clicks)
 	}

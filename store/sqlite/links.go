@@ -16,13 +16,17 @@ import (
 
 const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
-		l.fallback_url, l.tags, l.created_at, l.updated_at`
+		l.fallback_url, l.tags, l.created_at, l.updated_at,
+		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks`
 	// clicksColumn is the flushed total of the link: a range scan of the
-	// rollup's primary key (link_id, bucket, node_id).
-	clicksColumn = `(SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r WHERE r.link_id = l.id)`
+	// rollup's primary key (link_id, bucket, node_id), plus the clicks an
+	// import brought along.
+	clicksColumn = `(l.imported_clicks + (SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r WHERE r.link_id = l.id))`
 
 	insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks,
-		fallback_url, tags, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		fallback_url, tags, created_at, updated_at,
+		title, password_hash, device_ios, device_android, device_desktop, imported_clicks)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // Page size bounds of ListLinks. The web server clamps the limit already;
@@ -39,7 +43,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	l = normalizeLink(l)
 	l.CreatedAt = now()
 	l.UpdatedAt = l.CreatedAt
-	l.Clicks = 0
+	l.Clicks = l.ImportedClicks
 	args, err := insertArgs(l)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
@@ -276,7 +280,9 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 		return linkforge.Link{}, err
 	}
 	l = normalizeLink(l)
-	l.ID, l.TenantID, l.Slug, l.CreatedAt, l.Clicks = old.ID, old.TenantID, old.Slug, old.CreatedAt, old.Clicks
+	l.ID, l.TenantID, l.Slug, l.CreatedAt = old.ID, old.TenantID, old.Slug, old.CreatedAt
+	// Clicks is the rollup total plus ImportedClicks, which fn may change.
+	l.Clicks = old.Clicks - old.ImportedClicks + l.ImportedClicks
 	expiryMoved := !sameTime(l.ExpiresAt, old.ExpiresAt)
 	if expiryMoved && sameTime(l.ExpiredAt, old.ExpiredAt) {
 		// The expiry it recorded is no longer the link's.
@@ -295,9 +301,11 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	}
 	if _, err := tx.ExecContext(ctx,
 		`UPDATE links SET url = ?, expires_at = ?, expired_at = ?, max_clicks = ?, fallback_url = ?,
-		 tags = ?, updated_at = ? WHERE id = ?`,
+		 tags = ?, updated_at = ?, title = ?, password_hash = ?, device_ios = ?, device_android = ?,
+		 device_desktop = ?, imported_clicks = ? WHERE id = ?`,
 		l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt), nullInt(l.MaxClicks), l.FallbackURL,
-		tags, toMicros(l.UpdatedAt), l.ID); err != nil {
+		tags, toMicros(l.UpdatedAt), l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android,
+		l.DeviceURLs.Desktop, l.ImportedClicks, l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	if err := updateAlarm(ctx, tx, l, expiryMoved); err != nil {
@@ -402,7 +410,8 @@ func insertArgs(l linkforge.Link) ([]any, error) {
 		return nil, err
 	}
 	return []any{l.TenantID, l.Slug, l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt),
-		nullInt(l.MaxClicks), l.FallbackURL, tags, toMicros(l.CreatedAt), toMicros(l.UpdatedAt)}, nil
+		nullInt(l.MaxClicks), l.FallbackURL, tags, toMicros(l.CreatedAt), toMicros(l.UpdatedAt),
+		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks}, nil
 }
 
 func encodeTags(tags []string) (string, error) {
@@ -437,7 +446,8 @@ func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
 		created, updated                int64
 	)
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &expiresAt, &expiredAt, &maxClicks,
-		&l.FallbackURL, &tags, &created, &updated}
+		&l.FallbackURL, &tags, &created, &updated,
+		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks}
 	if withClicks {
 		dest = append(dest, &l.Clicks)
 	}

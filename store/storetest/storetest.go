@@ -43,6 +43,8 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Breakdown", testBreakdown},
 		{"TopLinks", testTopLinks},
 		{"AggregatesAgree", testAggregatesAgree},
+		{"ExportLinks", testExportLinks},
+		{"LinkFields", testLinkFields},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -221,6 +223,18 @@ func checkLink(t *testing.T, what string, got, want linkforge.Link) {
 	}
 	if got.Clicks != want.Clicks {
 		add("Clicks", fmt.Sprint(got.Clicks), fmt.Sprint(want.Clicks))
+	}
+	if got.Title != want.Title {
+		add("Title", got.Title, want.Title)
+	}
+	if got.PasswordHash != want.PasswordHash {
+		add("PasswordHash", got.PasswordHash, want.PasswordHash)
+	}
+	if got.DeviceURLs != want.DeviceURLs {
+		add("DeviceURLs", fmt.Sprintf("%+v", got.DeviceURLs), fmt.Sprintf("%+v", want.DeviceURLs))
+	}
+	if got.ImportedClicks != want.ImportedClicks {
+		add("ImportedClicks", fmt.Sprint(got.ImportedClicks), fmt.Sprint(want.ImportedClicks))
 	}
 	if len(diffs) > 0 {
 		t.Errorf("%s: link %q:\n\t%s", what, want.Slug, strings.Join(diffs, "\n\t"))

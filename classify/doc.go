@@ -1,0 +1,24 @@
+// Package classify turns one short-link request into the small, bounded
+// strings the click analytics count: country, referrer host, device class,
+// browser, operating system and utm_source (API.md, "Analytics").
+//
+// It exists as a package of its own because two callers need exactly the
+// same answers: the counting pipeline (issue 11), which keeps one count per
+// dimension value, and the device-specific targets of a link (issue 12,
+// [DeviceTarget]), which must pick the iOS, Android or desktop URL from the
+// very classification the analytics then report. It also decides, in one
+// place, which client address a request comes from ([Classifier.ClientAddr]),
+// so that anything limited per client (password guessing) agrees with the
+// country the click is counted under.
+//
+// What it never keeps: the client's IP address and the User-Agent header are
+// inputs only. They are reduced here to a country code and to a device,
+// browser and OS name from fixed sets; neither the raw address nor the raw
+// User-Agent is returned, stored or logged by this package (it does not log
+// at all), and callers must not log them either. The referrer is reduced to
+// its host name and utm_source is bounded and sanitized, because both are
+// outside input that becomes a stored value.
+//
+// Every value comes from a bounded set or has bounded length and printable
+// ASCII bytes; ADR 008 lists the value sets and why.
+package classify

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/porting"
+	"github.com/linkforge/linkforge/web"
+)
+
+// checkFormat validates --format for cmd: import needs one of the import
+// formats, export takes csv (the default) or json.
+func checkFormat(cmd, v, source string) (string, error) {
+	if cmd == "export" {
+		if v == "" {
+			return string(porting.CSV), nil
+		}
+		if _, err := porting.ParseExportFormat(v); err != nil {
+			return "", usagef("invalid %s %q: want csv or json", source, v)
+		}
+		return v, nil
+	}
+	if v == "" {
+		return "", usagef("%s: --format is required: csv, json, yourls, shlink or bitly", cmd)
+	}
+	if _, err := porting.ParseFormat(v); err != nil {
+		return "", usagef("invalid %s %q: want csv, json, yourls, shlink or bitly", source, v)
+	}
+	return v, nil
+}
+
+// importLinks imports FILE (- for stdin) into the tenant, creating the
+// tenant if needed (a fresh install is where links are moved to), directly
+// on the database. Stdout gets the summary, the JSON POST /api/v1/import
+// answers; the exit code is 0 when every line was created or skipped, 1
+// when a line failed (the summary lists which) or the file could not be
+// read at all. Running it again after fixing the file is safe: the lines
+// already imported are skipped.
+func (a *app) importLinks(inv invocation) int {
+	var in io.Reader = os.Stdin
+	if name := inv.args[0]; name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "linkforge: import: %v\n", err)
+			return exitFailure
+		}
+		defer f.Close()
+		in = f
+	}
+	st, err := a.openStore()
+	if err != nil {
+		return a.fail("cannot import", err)
+	}
+	defer st.Close()
+	tenant, err := st.EnsureTenant(a.ctx, inv.tenant)
+	if err != nil {
+		return a.fail("cannot import", fmt.Errorf("ensure tenant %q: %w", inv.tenant, err))
+	}
+	ps, ok := st.(porting.Store)
+	if !ok {
+		return a.fail("cannot import", fmt.Errorf("%T cannot import links", st))
+	}
+	res, err := web.ImportFile(a.ctx, ps, tenant.ID, porting.Format(inv.format), in, a.cfg.PublicURL)
+	if linkforge.ErrorCode(err) == linkforge.EInvalid {
+		// The file as a whole: its header, or not a JSON array.
+		fmt.Fprintf(a.stderr, "linkforge: import: %s\n", fileProblem(err))
+		return exitFailure
+	}
+	if err != nil {
+		a.log.Error("import stopped", "error", err, "created", res.Created, "skipped", res.Skipped, "failed", res.Failed)
+		return exitFailure
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(web.ImportReport(res)); err != nil {
+		return a.fail("cannot print the summary", err)
+	}
+	a.log.Info("import finished", "tenant", tenant.Name, "format", inv.format,
+		"created", res.Created, "skipped", res.Skipped, "failed", res.Failed)
+	if res.Failed > 0 {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// fileProblem is an EInvalid error as one line: its message and fields.
+func fileProblem(err error) string {
+	msg := linkforge.ErrorMessage(err)
+	var e *linkforge.Error
+	if ae, ok := err.(*linkforge.Error); ok {
+		e = ae
+	}
+	if e == nil || len(e.Fields) == 0 {
+		return msg
+	}
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + ": " + f.Detail
+	}
+	return strings.Join(parts, "; ")
+}
+
+// exportLinks writes every link of the tenant to stdout, as the API's
+// export does, straight from the database, page by page.
+func (a *app) exportLinks(inv invocation) int {
+	st, err := a.openStore()
+	if err != nil {
+		return a.fail("cannot export", err)
+	}
+	defer st.Close()
+	tenant, err := st.TenantByName(a.ctx, inv.tenant)
+	if linkforge.ErrorCode(err) == linkforge.ENotFound {
+		fmt.Fprintf(a.stderr, "linkforge: no tenant named %q\n", inv.tenant)
+		return exitFailure
+	}
+	if err != nil {
+		return a.fail("cannot export", fmt.Errorf("tenant %q: %w", inv.tenant, err))
+	}
+	es, ok := st.(porting.ExportStore)
+	if !ok {
+		return a.fail("cannot export", fmt.Errorf("%T cannot export links", st))
+	}
+	base := strings.TrimSuffix(a.cfg.PublicURL.String(), "/")
+	if err := web.WriteExport(a.ctx, a.stdout, es, tenant.ID, porting.Format(inv.format), base, nil); err != nil {
+		return a.fail("export failed", err)
+	}
+	return exitOK
+}

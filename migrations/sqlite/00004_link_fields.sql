@@ -1,0 +1,23 @@
+-- The link fields of Round 2 (API.md, "Links: new fields";
+-- docs/adr/011-link-fields.md). Device URLs are three plain columns rather
+-- than one JSON value: there are exactly three keys, both backends store
+-- them the same way, and no query ever needs to look inside them.
+
+-- +goose Up
+ALTER TABLE links ADD COLUMN title TEXT NOT NULL DEFAULT '';
+-- PHC string of the password's argon2id hash; '' when not protected.
+ALTER TABLE links ADD COLUMN password_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE links ADD COLUMN device_ios TEXT NOT NULL DEFAULT '';
+ALTER TABLE links ADD COLUMN device_android TEXT NOT NULL DEFAULT '';
+ALTER TABLE links ADD COLUMN device_desktop TEXT NOT NULL DEFAULT '';
+-- Clicks counted by another shortener before an import: part of the link's
+-- clicks total, never invented as rollup buckets.
+ALTER TABLE links ADD COLUMN imported_clicks INTEGER NOT NULL DEFAULT 0 CHECK (imported_clicks >= 0);
+
+-- +goose Down
+ALTER TABLE links DROP COLUMN imported_clicks;
+ALTER TABLE links DROP COLUMN device_desktop;
+ALTER TABLE links DROP COLUMN device_android;
+ALTER TABLE links DROP COLUMN device_ios;
+ALTER TABLE links DROP COLUMN password_hash;
+ALTER TABLE links DROP COLUMN title;

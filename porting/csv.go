@@ -1,0 +1,389 @@
+package porting
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/linkforge/linkforge"
+)
+
+// The link fields a CSV column can fill, by the names of LinkForge's own
+// CSV header. A column of no interest maps to "".
+const (
+	fSlug      = "slug"
+	fURL       = "url"
+	fTitle     = "title"
+	fTags      = "tags"
+	fCreatedAt = "created_at"
+	fExpiresAt = "expires_at"
+	fMaxClicks = "max_clicks"
+	fClicks    = "clicks"
+	fIgnored   = ""
+)
+
+// csvSpec describes one CSV dialect: which header names fill which field,
+// and the dialect's habits.
+type csvSpec struct {
+	format Format
+	// columns maps normalized header names (normHeader) to fields.
+	// Columns not listed are ignored: spreadsheets grow notes columns.
+	columns map[string]string
+	// required are the fields the header must have a column for.
+	required []string
+	// positional, when not nil, are the fields of a file without a header
+	// row, by position: YOURLS exports come both ways.
+	positional []string
+	// tagSep separates the tags in the tags cell.
+	tagSep string
+	// foreign dialects come from other shorteners: titles are cleaned
+	// (cleanTitle) rather than refused.
+	foreign bool
+	// slug derives the slug from the slug column's cell; nil: the cell is
+	// the slug. It returns a detail when the cell holds none.
+	slug func(cell string) (string, string)
+}
+
+// specs are the CSV dialects.
+var specs = map[Format]*csvSpec{
+	// LinkForge's export: the header of API.md.
+	CSV: {
+		format: CSV,
+		columns: map[string]string{
+			"slug": fSlug, "url": fURL, "title": fTitle, "tags": fTags, "createdat": fCreatedAt,
+			"expiresat": fExpiresAt, "maxclicks": fMaxClicks, "clicks": fClicks,
+		},
+		required: []string{fURL},
+		tagSep:   "|",
+	},
+	// YOURLS' yourls_url table as the export plugins write it:
+	// keyword,url,title,timestamp,ip,clicks, with or without that header.
+	// The ip (of whoever created the link) is not kept.
+	YOURLS: {
+		format: YOURLS,
+		columns: map[string]string{
+			"keyword": fSlug, "url": fURL, "title": fTitle, "timestamp": fCreatedAt, "ip": fIgnored, "clicks": fClicks,
+		},
+		required:   []string{fSlug, fURL},
+		positional: []string{fSlug, fURL, fTitle, fCreatedAt, fIgnored, fClicks},
+		foreign:    true,
+	},
+	// The Shlink web client's "Export" CSV (createdAt, domain, shortCode,
+	// shortUrl, longUrl, title, tags joined by "|", visits); the names of
+	// Shlink's REST API and of `shlink short-url:list`'s table (shortCode,
+	// longUrl, dateCreated, visitsCount; "Short code", "Date created", ...)
+	// are read as the same columns.
+	Shlink: {
+		format: Shlink,
+		columns: map[string]string{
+			"shortcode": fSlug, "longurl": fURL, "title": fTitle, "tags": fTags,
+			"createdat": fCreatedAt, "datecreated": fCreatedAt,
+			"visits": fClicks, "visitscount": fClicks,
+			"validuntil": fExpiresAt, "maxvisits": fMaxClicks,
+			"domain": fIgnored, "shorturl": fIgnored,
+		},
+		required: []string{fSlug, fURL},
+		tagSep:   "|",
+		foreign:  true,
+	},
+	// Bitly's CSV export: link (the short link, bit.ly/abc or
+	// https://bit.ly/abc, whose path is the slug), long_url, title,
+	// created, tags (comma-separated), and clicks when present.
+	Bitly: {
+		format: Bitly,
+		columns: map[string]string{
+			"link": fSlug, "bitlink": fSlug, "shortlink": fSlug, "id": fSlug,
+			"longurl": fURL, "title": fTitle, "created": fCreatedAt, "createdat": fCreatedAt,
+			"tags": fTags, "clicks": fClicks, "totalclicks": fClicks, "engagements": fClicks,
+		},
+		required: []string{fSlug, fURL},
+		tagSep:   ",",
+		foreign:  true,
+		slug:     bitlySlug,
+	},
+}
+
+// normHeader makes header names of different spellings compare equal:
+// "Long URL", "long_url" and "longUrl" are all "longurl".
+func normHeader(s string) string {
+	s = strings.TrimSpace(strings.TrimPrefix(s, "\uFEFF"))
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r == ' ' || r == '_' || r == '-' {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// bitlySlug takes the slug out of a Bitly link: the path of
+// "https://bit.ly/3AbCdEf", "bit.ly/3AbCdEf" or a custom domain's link.
+func bitlySlug(cell string) (string, string) {
+	s := strings.TrimSpace(cell)
+	if !strings.Contains(s, "://") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return "", "is not a short link such as https://bit.ly/3AbCdEf"
+	}
+	p := strings.Trim(u.Path, "/")
+	if p == "" {
+		return "", "has no back-half after the domain, so it names no slug"
+	}
+	return p, ""
+}
+
+type csvParser struct {
+	spec *csvSpec
+	r    *csv.Reader
+	// cols[i] is the field of column i; names[field] the header's own
+	// name for it, which errors name.
+	cols  []string
+	names map[string]string
+	// first is the first row when the file has no header: it is a link.
+	first      []string
+	firstLine  int
+	headerSize int
+}
+
+func newCSVParser(spec *csvSpec, r io.Reader) (*csvParser, error) {
+	br := bufio.NewReader(r)
+	// Spreadsheet programs start UTF-8 files with a byte order mark.
+	if b, err := br.Peek(3); err == nil && string(b) == "\uFEFF" {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	p := &csvParser{spec: spec, r: cr, names: map[string]string{}}
+
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, linkforge.InvalidField("body", "is empty; want a CSV file with a header row")
+	}
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return nil, linkforge.InvalidField("header", "line 1 is not valid CSV: "+pe.Err.Error())
+		}
+		return nil, err
+	}
+	if spec.positional != nil && !p.isHeader(header) {
+		p.first = append([]string(nil), header...)
+		p.firstLine, _ = cr.FieldPos(0)
+		p.cols = spec.positional
+		for _, f := range spec.positional {
+			if f != fIgnored {
+				p.names[f] = f
+			}
+		}
+		if spec.format == YOURLS {
+			p.names[fSlug], p.names[fCreatedAt] = "keyword", "timestamp"
+		}
+		p.headerSize = len(spec.positional)
+		return p, nil
+	}
+
+	p.cols = make([]string, len(header))
+	for i, h := range header {
+		f, ok := spec.columns[normHeader(h)]
+		if !ok || f == fIgnored {
+			continue
+		}
+		if prev, dup := p.names[f]; dup {
+			return nil, linkforge.InvalidField("header", fmt.Sprintf("columns %q and %q both give the %s", truncate(prev, 40), truncate(h, 40), f))
+		}
+		p.cols[i] = f
+		p.names[f] = strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF"))
+	}
+	for _, f := range spec.required {
+		if _, ok := p.names[f]; !ok {
+			return nil, linkforge.InvalidField("header", fmt.Sprintf("has no %s column; the %s format needs %s", f, spec.format, wantColumns(spec)))
+		}
+	}
+	p.headerSize = len(header)
+	return p, nil
+}
+
+// isHeader reports whether row looks like the header of spec's format.
+func (p *csvParser) isHeader(row []string) bool {
+	return len(row) > 0 && p.spec.columns[normHeader(row[0])] != "" || (len(row) > 0 && normHeader(row[0]) == "keyword")
+}
+
+func wantColumns(spec *csvSpec) string {
+	switch spec.format {
+	case YOURLS:
+		return "keyword,url,title,timestamp,ip,clicks"
+	case Shlink:
+		return "shortCode and longUrl (and title, tags, createdAt, visits)"
+	case Bitly:
+		return "link and long_url (and title, created, tags)"
+	}
+	return "slug,url,title,tags,created_at,expires_at,max_clicks,clicks"
+}
+
+func (p *csvParser) Next() (Record, error) {
+	for {
+		var (
+			row  []string
+			line int
+			err  error
+		)
+		if p.first != nil {
+			row, line, p.first = p.first, p.firstLine, nil
+		} else {
+			row, err = p.r.Read()
+			if err != nil {
+				var pe *csv.ParseError
+				if errors.As(err, &pe) {
+					return Record{Line: pe.StartLine, Err: linkforge.InvalidField("line",
+						fmt.Sprintf("is not valid CSV (line %d, column %d): %v", pe.Line, pe.Column, pe.Err))}, nil
+				}
+				return Record{}, err // io.EOF, or the body failed
+			}
+			line, _ = p.r.FieldPos(0)
+		}
+		if blank(row) {
+			// Spreadsheets end files with rows of empty cells.
+			continue
+		}
+		return p.record(row, line), nil
+	}
+}
+
+func blank(row []string) bool {
+	for _, c := range row {
+		if strings.TrimSpace(c) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// record turns one row into a link, or into the errors of its cells.
+func (p *csvParser) record(row []string, line int) Record {
+	rec := Record{Line: line, Link: linkforge.Link{Tags: []string{}}}
+	var fe []linkforge.FieldError
+	add := func(field, detail string) {
+		fe = append(fe, linkforge.FieldError{Field: p.Column(field), Detail: detail})
+	}
+	if len(row) != p.headerSize {
+		rec.Err = linkforge.InvalidField("line", fmt.Sprintf("has %d fields; the header has %d", len(row), p.headerSize))
+		return rec
+	}
+	l := &rec.Link
+	for i, cell := range row {
+		if i >= len(p.cols) {
+			break
+		}
+		switch p.cols[i] {
+		case fSlug:
+			s := strings.TrimSpace(cell)
+			if p.spec.slug != nil {
+				var detail string
+				if s, detail = p.spec.slug(s); detail != "" {
+					add(fSlug, detail)
+					continue
+				}
+			}
+			if s == "" && p.spec.format != CSV {
+				add(fSlug, "is empty; every link of this format has one")
+				continue
+			}
+			if s != "" {
+				if err := linkforge.ValidateSlug(s); err != nil {
+					add(fSlug, fmt.Sprintf("%q is not a valid LinkForge slug: %s", truncate(s, 80), detailOf(err)))
+					continue
+				}
+			}
+			l.Slug = s
+		case fURL:
+			l.URL = strings.TrimSpace(cell)
+		case fTitle:
+			// LinkForge's own titles are checked as they are, with the
+			// link (linkforge.ValidateTitle).
+			l.Title = cell
+			if p.spec.foreign {
+				l.Title = cleanTitle(cell)
+			}
+		case fTags:
+			l.Tags = splitTags(cell, p.spec.tagSep)
+		case fCreatedAt:
+			if strings.TrimSpace(cell) == "" {
+				continue
+			}
+			t, err := parseTime(cell)
+			if err != nil {
+				add(fCreatedAt, err.Error())
+				continue
+			}
+			l.CreatedAt = t
+		case fExpiresAt:
+			if strings.TrimSpace(cell) == "" {
+				continue
+			}
+			t, err := parseTime(cell)
+			if err != nil {
+				add(fExpiresAt, err.Error())
+				continue
+			}
+			l.ExpiresAt = &t
+		case fMaxClicks:
+			if strings.TrimSpace(cell) == "" {
+				continue
+			}
+			n, err := parseCount(cell)
+			if err != nil {
+				add(fMaxClicks, err.Error())
+				continue
+			}
+			l.MaxClicks = &n
+		case fClicks:
+			n, err := parseCount(cell)
+			if err != nil {
+				add(fClicks, err.Error())
+				continue
+			}
+			l.ImportedClicks = n
+		}
+	}
+	rec.Err = linkforge.InvalidFields(fe)
+	return rec
+}
+
+// Column returns the file's name for a link field, for error messages.
+func (p *csvParser) Column(field string) string {
+	if n, ok := p.names[field]; ok && n != "" {
+		return n
+	}
+	return field
+}
+
+// detailOf returns the detail of an EInvalid error's first field.
+func detailOf(err error) string {
+	var e *linkforge.Error
+	if errors.As(err, &e) && len(e.Fields) > 0 {
+		return e.Fields[0].Detail
+	}
+	return linkforge.ErrorMessage(err)
+}
+
+// renameFields rewrites the fields of an EInvalid error from LinkForge's
+// names to the file's own column names, which the user can find.
+func renameFields(err error, column func(string) string) error {
+	var e *linkforge.Error
+	if err == nil || !errors.As(err, &e) || e.Code != linkforge.EInvalid {
+		return err
+	}
+	fields := make([]linkforge.FieldError, len(e.Fields))
+	for i, f := range e.Fields {
+		f.Field = column(f.Field)
+		fields[i] = f
+	}
+	return linkforge.InvalidFields(fields)
+}

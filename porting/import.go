@@ -1,0 +1,336 @@
+package porting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Store is what Import needs of a store. Both store/sqlite and
+// store/postgres implement it.
+type Store interface {
+	// ImportLinks inserts links in one transaction, keeping their
+	// CreatedAt, UpdatedAt and ImportedClicks, with the alarms of those
+	// with an ExpiresAt; a slug in use answers EConflict and nothing is
+	// inserted.
+	ImportLinks(ctx context.Context, links []linkforge.Link) error
+	// SlugTenants returns the tenant of each of slugs that is in use;
+	// unused slugs are absent.
+	SlugTenants(ctx context.Context, slugs []string) (map[string]int64, error)
+}
+
+// Defaults of Options.
+const (
+	// DefaultBatchSize is the links written per transaction: large enough
+	// that a transaction's cost is spread, small enough that one bad race
+	// (a slug taken meanwhile) replays few links one by one.
+	DefaultBatchSize = 500
+	// DefaultMaxErrors bounds the error lines a Result lists: a file of a
+	// million bad lines must not get an answer of hundreds of megabytes.
+	// Result.Failed counts them all.
+	DefaultMaxErrors = 1000
+)
+
+// slugAttempts bounds the retries of a generated slug that collides.
+const slugAttempts = 5
+
+// Options configure one Import.
+type Options struct {
+	TenantID int64
+	// SelfHosts are the server's own hosts, for the redirect-loop check of
+	// linkforge.ValidateTargetURL.
+	SelfHosts []string
+	BatchSize int // 0: DefaultBatchSize
+	MaxErrors int // 0: DefaultMaxErrors
+	// Created, if set, is called after each batch commits, with its links:
+	// the web server drops their slugs from its cache and tells the expiry
+	// scheduler about their alarms.
+	Created func([]linkforge.Link)
+	// Progress, if set, is called after each batch: the web server pushes
+	// its write deadline on, so that a long import is not cut while it
+	// makes progress.
+	Progress func()
+}
+
+// Result sums up an import. Every line of the file is in exactly one of
+// Created, Skipped and Failed (rows of empty cells are not lines of links).
+type Result struct {
+	Created int
+	Skipped int // the tenant had the slug already: left as it was
+	Failed  int
+	// Errors are the first MaxErrors failed lines, in file order.
+	Errors []LineError
+}
+
+// LineError is one line that was not imported. Err is a *linkforge.Error:
+// EInvalid naming the file's column, or EConflict for a slug of another
+// tenant.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+// pending is a valid record waiting for its batch.
+type pending struct {
+	line      int
+	link      linkforge.Link
+	generated bool // the slug was generated, not the file's
+	dup       bool // an earlier record of the batch has the same slug
+}
+
+type importer struct {
+	ctx   context.Context
+	st    Store
+	opt   Options
+	res   Result
+	batch []pending
+	slugs map[string]bool // the slugs of batch
+	// column is the file's name for a link field.
+	column func(string) string
+}
+
+// Import reads a file of format f from r and writes its links to the
+// tenant of opt. Lines are applied as if one after the other: a slug the
+// tenant has (or an earlier line created) is skipped, a slug of another
+// tenant is an EConflict line, a bad line an EInvalid line; none of them
+// writes anything. The good lines are written in batches, one transaction
+// each.
+//
+// The error is about the file as a whole (its header, or it is not a JSON
+// array), with nothing written; or the store failed, and the Result says
+// what was written before. A file that breaks off in the middle (malformed
+// JSON, a body over the server's limit) ends the import with an error line
+// at the place it broke; what came before is imported.
+func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (Result, error) {
+	p, err := NewParser(f, r)
+	if err != nil {
+		return Result{Errors: []LineError{}}, err
+	}
+	if opt.BatchSize <= 0 {
+		opt.BatchSize = DefaultBatchSize
+	}
+	if opt.MaxErrors <= 0 {
+		opt.MaxErrors = DefaultMaxErrors
+	}
+	im := &importer{ctx: ctx, st: st, opt: opt, slugs: map[string]bool{}, column: p.Column}
+	im.res.Errors = []LineError{}
+	last := 0
+	for {
+		rec, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var ae *linkforge.Error
+			if !errors.As(err, &ae) {
+				// The body failed (a network error): nothing to tell the
+				// client, who is gone. What was read is written.
+				if ferr := im.flush(); ferr != nil {
+					return im.res, ferr
+				}
+				return im.res, fmt.Errorf("import: read: %w", err)
+			}
+			// The rest of the file cannot be read: the lines so far are
+			// written, and the break is an error line.
+			if ferr := im.flush(); ferr != nil {
+				return im.res, ferr
+			}
+			im.fail(last+1, &linkforge.Error{Code: ae.Code, Message: ae.Message + "; the rest of the file was not read", Fields: ae.Fields, Err: ae.Err})
+			return im.res, nil
+		}
+		last = rec.Line
+		if rec.Err == nil {
+			rec.Err = renameFields(validate(&rec.Link, opt.SelfHosts), p.Column)
+		}
+		if rec.Err != nil {
+			im.fail(rec.Line, rec.Err)
+			continue
+		}
+		if err := im.add(rec); err != nil {
+			return im.res, err
+		}
+	}
+	if err := im.flush(); err != nil {
+		return im.res, err
+	}
+	return im.res, nil
+}
+
+// validate checks a parsed link as a create would (the slug was checked
+// by the parser).
+func validate(l *linkforge.Link, selfHosts []string) error {
+	return linkforge.ValidateLink(l, selfHosts)
+}
+
+func (im *importer) fail(line int, err error) {
+	im.res.Failed++
+	if len(im.res.Errors) < im.opt.MaxErrors {
+		im.res.Errors = append(im.res.Errors, LineError{Line: line, Err: err})
+	}
+}
+
+func (im *importer) add(rec Record) error {
+	p := pending{line: rec.Line, link: rec.Link}
+	p.link.TenantID = im.opt.TenantID
+	if p.link.Slug == "" {
+		p.generated = true
+		p.link.Slug = linkforge.NewSlug()
+	}
+	p.dup = im.slugs[p.link.Slug]
+	im.slugs[p.link.Slug] = true
+	im.batch = append(im.batch, p)
+	if len(im.batch) >= im.opt.BatchSize {
+		return im.flush()
+	}
+	return nil
+}
+
+// flush writes the batch: the slugs in use are looked up in one query,
+// the rest inserted in one transaction. If a slug was taken between the
+// two (a concurrent create), the batch is replayed one link at a time.
+func (im *importer) flush() error {
+	batch := im.batch
+	im.batch = im.batch[:0:0]
+	clear(im.slugs)
+	if len(batch) == 0 {
+		return nil
+	}
+	defer func() {
+		if im.opt.Progress != nil {
+			im.opt.Progress()
+		}
+	}()
+	slugs := make([]string, 0, len(batch))
+	for _, p := range batch {
+		if !p.dup {
+			slugs = append(slugs, p.link.Slug)
+		}
+	}
+	owners, err := im.st.SlugTenants(im.ctx, slugs)
+	if err != nil {
+		return fmt.Errorf("import: look up slugs: %w", err)
+	}
+	// outcome per record: 0 to insert, else skipped or failed already.
+	insert := make([]linkforge.Link, 0, len(batch))
+	type verdict int
+	const (
+		toInsert verdict = iota
+		skip
+		conflict
+	)
+	verdicts := make([]verdict, len(batch))
+	for i, p := range batch {
+		switch owner, taken := owners[p.link.Slug]; {
+		case p.dup:
+			// An earlier line of the batch creates it (or found it the
+			// tenant's, or another tenant's: the same verdict).
+			verdicts[i] = verdicts[firstWith(batch[:i], p.link.Slug)]
+			if verdicts[i] == toInsert {
+				verdicts[i] = skip
+			}
+		case taken && owner == im.opt.TenantID && !p.generated:
+			verdicts[i] = skip
+		case taken && !p.generated:
+			verdicts[i] = conflict
+		case taken:
+			// A generated slug collided: rare; the one-by-one path
+			// retries it with another.
+			return im.oneByOne(batch)
+		default:
+			insert = append(insert, p.link)
+		}
+	}
+	err = im.st.ImportLinks(im.ctx, insert)
+	if linkforge.ErrorCode(err) == linkforge.EConflict {
+		return im.oneByOne(batch)
+	}
+	if err != nil {
+		return fmt.Errorf("import: write links: %w", err)
+	}
+	for i, p := range batch {
+		switch verdicts[i] {
+		case skip:
+			im.res.Skipped++
+		case conflict:
+			im.fail(p.line, slugTaken(p.link.Slug, im.column(fSlug)))
+		}
+	}
+	im.res.Created += len(insert)
+	if len(insert) > 0 && im.opt.Created != nil {
+		im.opt.Created(insert)
+	}
+	return nil
+}
+
+func firstWith(batch []pending, slug string) int {
+	for i, p := range batch {
+		if p.link.Slug == slug {
+			return i
+		}
+	}
+	return 0
+}
+
+// oneByOne writes a batch a link at a time, each in its own transaction,
+// deciding each conflict as it comes: the slow path of a race.
+func (im *importer) oneByOne(batch []pending) error {
+	var created []linkforge.Link
+	for _, p := range batch {
+		l := p.link
+		var err error
+		for attempt := 0; ; attempt++ {
+			err = im.st.ImportLinks(im.ctx, []linkforge.Link{l})
+			if !p.generated || linkforge.ErrorCode(err) != linkforge.EConflict || attempt == slugAttempts {
+				break
+			}
+			l.Slug = linkforge.NewSlug()
+		}
+		switch linkforge.ErrorCode(err) {
+		case "":
+			im.res.Created++
+			created = append(created, l)
+		case linkforge.EConflict:
+			owners, lerr := im.st.SlugTenants(im.ctx, []string{l.Slug})
+			if lerr != nil {
+				return fmt.Errorf("import: look up slug: %w", lerr)
+			}
+			if owner, ok := owners[l.Slug]; ok && owner == im.opt.TenantID && !p.generated {
+				im.res.Skipped++
+			} else {
+				im.fail(p.line, slugTaken(l.Slug, im.column(fSlug)))
+			}
+		default:
+			return fmt.Errorf("import: write link: %w", err)
+		}
+	}
+	if len(created) > 0 && im.opt.Created != nil {
+		im.opt.Created(created)
+	}
+	return nil
+}
+
+// slugTaken is the error of a slug another tenant has: the 409 a create
+// answers.
+func slugTaken(slug, column string) error {
+	return &linkforge.Error{
+		Code:    linkforge.EConflict,
+		Message: fmt.Sprintf("slug %q is already taken", slug),
+		Fields:  []linkforge.FieldError{{Field: column, Detail: "is already taken"}},
+	}
+}
+
+// EarliestExpiry returns the earliest ExpiresAt of links, or nil: the
+// scheduler needs to hear only of the first alarm of a batch.
+func EarliestExpiry(links []linkforge.Link) *time.Time {
+	var first *time.Time
+	for i := range links {
+		if e := links[i].ExpiresAt; e != nil && (first == nil || e.Before(*first)) {
+			first = e
+		}
+	}
+	return first
+}

@@ -1,0 +1,220 @@
+package porting
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// jsonParser reads LinkForge's JSON export: one array of link objects as
+// the API returns them. Elements are decoded one at a time, so the array
+// is never held whole.
+type jsonParser struct {
+	dec   *json.Decoder
+	index int
+	done  bool
+}
+
+func newJSONParser(r io.Reader) (*jsonParser, error) {
+	dec := json.NewDecoder(bufio.NewReader(r))
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) {
+		return nil, linkforge.InvalidField("body", "is empty; want a JSON array of links")
+	}
+	if err != nil {
+		if isSyntax(err) {
+			return nil, linkforge.InvalidField("body", "is not JSON: "+err.Error())
+		}
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, linkforge.InvalidField("body", "must be a JSON array of links, as the export writes")
+	}
+	return &jsonParser{dec: dec}, nil
+}
+
+func isSyntax(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// Column is the identity: the members have the API's names.
+func (p *jsonParser) Column(field string) string { return field }
+
+func (p *jsonParser) Next() (Record, error) {
+	if p.done {
+		return Record{}, io.EOF
+	}
+	if !p.dec.More() {
+		if _, err := p.dec.Token(); err != nil { // the closing bracket
+			return Record{}, p.streamError(err)
+		}
+		if _, err := p.dec.Token(); !errors.Is(err, io.EOF) {
+			p.done = true
+			return Record{}, linkforge.InvalidField("body", fmt.Sprintf("has data after the array's closing bracket (after element %d)", p.index))
+		}
+		p.done = true
+		return Record{}, io.EOF
+	}
+	var raw json.RawMessage
+	if err := p.dec.Decode(&raw); err != nil {
+		p.done = true
+		return Record{}, p.streamError(err)
+	}
+	p.index++
+	rec := Record{Line: p.index}
+	rec.Link, rec.Err = decodeLink(raw)
+	return rec, nil
+}
+
+// streamError turns a syntax error in the middle of the array into an
+// EInvalid error: the rest of the file cannot be read.
+func (p *jsonParser) streamError(err error) error {
+	if isSyntax(err) {
+		return linkforge.InvalidField("body", fmt.Sprintf("is not valid JSON after element %d: %v", p.index, err))
+	}
+	return err
+}
+
+// decodeLink reads one element: a link object as the API returns it. Keys
+// match exactly and at most once. Members the import cannot set (id,
+// short_url, updated_at's companions) and unknown ones are ignored, so that
+// the export of a later version still imports.
+func decodeLink(raw json.RawMessage) (linkforge.Link, error) {
+	l := linkforge.Link{Tags: []string{}}
+	var fe []linkforge.FieldError
+	add := func(field, detail string) { fe = append(fe, linkforge.FieldError{Field: field, Detail: detail}) }
+
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
+		return l, linkforge.InvalidField("element", "must be a link object")
+	}
+	seen := map[string]bool{}
+	var updatedAt, expiredAt *time.Time
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return l, linkforge.InvalidField("element", "is not valid JSON")
+		}
+		name, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return l, linkforge.InvalidField("element", "is not valid JSON")
+		}
+		if seen[name] {
+			field := truncate(name, 64)
+			if field == "" {
+				field = `""` // an error names its field, even this one
+			}
+			add(field, "appears more than once")
+			continue
+		}
+		seen[name] = true
+		if bytes.Equal(v, []byte("null")) {
+			continue // absent
+		}
+		str := func(dst *string) bool {
+			if json.Unmarshal(v, dst) != nil {
+				add(name, "must be a string")
+				return false
+			}
+			return true
+		}
+		tm := func() *time.Time {
+			var s string
+			if !str(&s) {
+				return nil
+			}
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				add(name, fmt.Sprintf("must be an RFC 3339 timestamp; cannot read %q", truncate(s, 40)))
+				return nil
+			}
+			t = t.UTC()
+			return &t
+		}
+		count := func() (int64, bool) {
+			var n int64
+			if json.Unmarshal(v, &n) != nil || n < 0 {
+				add(name, "must be a non-negative integer")
+				return 0, false
+			}
+			return n, true
+		}
+		switch name {
+		case "slug":
+			if str(&l.Slug) {
+				if err := linkforge.ValidateSlug(l.Slug); err != nil {
+					add("slug", fmt.Sprintf("%q is not a valid LinkForge slug: %s", truncate(l.Slug, 80), detailOf(err)))
+				}
+			}
+		case "url":
+			str(&l.URL)
+		case "title":
+			str(&l.Title)
+		case "fallback_url":
+			str(&l.FallbackURL)
+		case "tags":
+			if json.Unmarshal(v, &l.Tags) != nil {
+				add("tags", "must be an array of strings")
+			}
+			if l.Tags == nil {
+				l.Tags = []string{}
+			}
+		case "created_at":
+			if t := tm(); t != nil {
+				l.CreatedAt = *t
+			}
+		case "updated_at":
+			updatedAt = tm()
+		case "expires_at":
+			l.ExpiresAt = tm()
+		case "expired_at":
+			expiredAt = tm()
+		case "max_clicks":
+			if n, ok := count(); ok {
+				l.MaxClicks = &n
+			}
+		case "clicks":
+			l.ImportedClicks, _ = count()
+		case "device_urls":
+			var d linkforge.DeviceURLs
+			if json.Unmarshal(v, &d) != nil {
+				add("device_urls", "must be an object of ios, android and desktop URLs")
+			}
+			l.DeviceURLs = d
+		case "password_protected":
+			var b bool
+			if json.Unmarshal(v, &b) != nil {
+				add(name, "must be a boolean")
+			} else if b {
+				// The export never carries a password (nor its hash):
+				// importing the link without one would open it to anyone.
+				add(name, "the link has a password, which no export carries; create it with its password through the API")
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return l, linkforge.InvalidField("element", "is not valid JSON")
+	}
+	if err := linkforge.InvalidFields(fe); err != nil {
+		return l, err
+	}
+	// The export's updated_at is kept when it is consistent; expired_at
+	// only when it records the expiry the link has, so that the alarm of
+	// an expired link is stored as done rather than run again.
+	if updatedAt != nil && !l.CreatedAt.IsZero() && !updatedAt.Before(l.CreatedAt) {
+		l.UpdatedAt = *updatedAt
+	}
+	if expiredAt != nil && l.ExpiresAt != nil && !expiredAt.Before(*l.ExpiresAt) {
+		l.ExpiredAt = expiredAt
+	}
+	return l, nil
+}

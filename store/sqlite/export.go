@@ -1,0 +1,75 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/linkforge/linkforge"
+)
+
+// ExportLinks returns up to limit of the tenant's links with an id above
+// afterID, oldest (lowest id) first, with their Clicks: one keyset page of
+// an export (porting.Links). Each page is one short read, so a long export
+// never holds a read transaction open while the client reads (which would
+// keep the WAL from being checkpointed).
+func (db *DB) ExportLinks(ctx context.Context, tenantID, afterID int64, limit int) ([]linkforge.Link, error) {
+	if limit <= 0 {
+		limit = defaultPageSize
+	}
+	limit = min(limit, maxPageSize)
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
+		 WHERE l.tenant_id = ? AND l.id > ? ORDER BY l.id LIMIT ?`,
+		tenantID, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: export links: %w", err)
+	}
+	defer rows.Close()
+	links := make([]linkforge.Link, 0, limit)
+	for rows.Next() {
+		l, err := scanLink(rows, true)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: export links: %w", err)
+		}
+		links = append(links, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: export links: %w", err)
+	}
+	return links, nil
+}
+
+// SlugTenants returns the tenant of each of slugs in use, in one query
+// (the slugs travel as one JSON array): the import looks up a batch of
+// slugs before writing it.
+func (db *DB) SlugTenants(ctx context.Context, slugs []string) (map[string]int64, error) {
+	owners := make(map[string]int64, len(slugs))
+	if len(slugs) == 0 {
+		return owners, nil
+	}
+	list, err := json.Marshal(slugs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
+	}
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT slug, tenant_id FROM links WHERE slug IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			slug   string
+			tenant int64
+		)
+		if err := rows.Scan(&slug, &tenant); err != nil {
+			return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
+		}
+		owners[slug] = tenant
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
+	}
+	return owners, nil
+}

@@ -1,0 +1,276 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/netip"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/password"
+)
+
+// The password page of a protected link (API.md, "Links: new fields").
+//
+// GET /{slug} answers the form (200, not counted); the form posts back to
+// the same URL (no action attribute: the query string, utm_source
+// included, is kept), and POST /{slug} checks the password. The page and
+// its answers never name the target: only a correct password gets the 302.
+//
+// CSRF: the form carries only the password and the server sets no cookie,
+// so there is no session for another site to ride; a cross-site post can
+// do nothing a direct post could not. The page's CSP allows form posts to
+// 'self' only, and X-Frame-Options keeps it out of frames (clickjacking).
+
+// maxFormBytes bounds the form body: one password of at most
+// linkforge.MaxPasswordLength bytes, percent-encoded (×3), and its name.
+const maxFormBytes = 4 << 10
+
+var (
+	// formCSP is htmlCSP with form-action 'self': only the password page
+	// may post, and only to this server.
+	formCSP         = []string{"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"}
+	cacheControlNo  = []string{"no-store"}
+	allowGetHeadStr = "GET, HEAD"
+)
+
+func newForm(status int, message string) page {
+	msg := ""
+	if message != "" {
+		msg = `<p role="alert" style="color:#b00020">` + message + `</p>`
+	}
+	body := []byte(`<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Password required · LinkForge</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}input,button{font:inherit;padding:.4rem .6rem}input{width:100%;box-sizing:border-box;margin:.5rem 0}</style>
+</head>
+<body><h1>Password required</h1><p>This short link is protected. Enter its password to continue.</p>` + msg + `
+<form method="post"><label for="password">Password</label>
+<input id="password" name="password" type="password" required autofocus autocomplete="off" maxlength="200">
+<button type="submit">Continue</button></form>
+</body>
+</html>
+`)
+	return page{status: status, body: body, length: []string{strconv.Itoa(len(body))}}
+}
+
+var (
+	formAsk     = newForm(http.StatusOK, "")
+	formWrong   = newForm(http.StatusUnauthorized, "Wrong password. Please try again.")
+	formTooMany = newForm(http.StatusTooManyRequests, "Too many wrong passwords. Please wait a minute and try again.")
+)
+
+// writeForm answers a password form page.
+func (s *Server) writeForm(c echo.Context, p *page) error {
+	w := c.Response()
+	h := w.Header()
+	setHTMLHeaders(h)
+	h["Content-Security-Policy"] = formCSP
+	// The 401 answer must not ask for HTTP authentication: the form is the
+	// challenge, and WWW-Authenticate is what would make a browser show its
+	// own dialog.
+	h["Cache-Control"] = cacheControlNo
+	h["Content-Length"] = p.length
+	w.WriteHeader(p.status)
+	if c.Request().Method != http.MethodHead {
+		_, _ = w.Write(p.body)
+	}
+	return nil
+}
+
+// passwordMetrics count password posts by result, so that an operator
+// sees guessing: right, wrong, or limited (429, no hash computed).
+type passwordMetrics struct {
+	right, wrong, limited prometheus.Counter
+}
+
+func newPasswordMetrics(reg prometheus.Registerer) (passwordMetrics, error) {
+	v, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "linkforge_password_attempts_total",
+		Help: "Password posts to protected links, by result: right, wrong, or limited (refused with 429 before any check).",
+	}, []string{"result"}))
+	if err != nil {
+		return passwordMetrics{}, err
+	}
+	return passwordMetrics{right: v.WithLabelValues("right"), wrong: v.WithLabelValues("wrong"),
+		limited: v.WithLabelValues("limited")}, nil
+}
+
+// newPasswordSlots bounds the argon2id computations running at once: each
+// holds PasswordParams.Memory (19 MiB by default) for its duration, so a
+// burst of form posts or creates must queue rather than grow the heap
+// without bound.
+func newPasswordSlots() chan struct{} {
+	return make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+}
+
+// withPasswordSlot runs fn once a slot is free, or fails with ctx.
+func (s *Server) withPasswordSlot(ctx context.Context, fn func()) error {
+	select {
+	case s.passwordSlots <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for a password slot: %w", ctx.Err())
+	}
+	defer func() { <-s.passwordSlots }()
+	fn()
+	return nil
+}
+
+// hashPassword hashes a new link password. The password is never logged.
+func (s *Server) hashPassword(ctx context.Context, pw string) (string, error) {
+	var (
+		h   string
+		err error
+	)
+	if serr := s.withPasswordSlot(ctx, func() { h, err = password.Hash(pw, s.passwordParams) }); serr != nil {
+		return "", serr
+	}
+	return h, err
+}
+
+// passwordClient is the client address the guessing limit counts per. It
+// is the TCP peer for now; with trusted proxies it becomes
+// classify.Classifier.ClientAddr, so that the limit and the click's
+// country agree on who the client is. This is the one place to change.
+func (s *Server) passwordClient(r *http.Request) netip.Addr {
+	return classify.RemoteAddrPort(r).Addr()
+}
+
+// unlock answers POST /{slug}: the password form's post.
+func (s *Server) unlock(c echo.Context) error {
+	slug := c.Param("slug")
+	req := c.Request()
+	// Every answer before the form is read does not need it: like the
+	// routes without a body (ignoreBody), it is given at once, on a
+	// connection closed afterwards.
+	skipBody := func() {
+		if req.ContentLength != 0 {
+			dropUnreadBody(c)
+		}
+	}
+	if strings.HasPrefix(slug, "api/") {
+		return s.apiNotFound(c)
+	}
+	if !linkforge.IsSlugShape(slug) {
+		skipBody()
+		return s.notFound(c)
+	}
+	if linkforge.ValidateSlug(slug) != nil {
+		// A reserved name: a page of the server (POST /dashboard), whose
+		// routes take no POST.
+		return s.methodNotAllowed(c)
+	}
+	now := s.now()
+	e, err := s.cache.get(req.Context(), slug, now)
+	if err != nil {
+		s.logger.Error("password lookup failed", "error", err, "slug", slug)
+		skipBody()
+		return s.writePage(c, &pageUnavailable)
+	}
+	if e == nil {
+		skipBody()
+		return s.notFound(c)
+	}
+	l := &e.link
+	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
+		skipBody()
+		return s.gone(c, e)
+	}
+	if !e.protected {
+		// Only a protected link takes a post.
+		return s.methodNotAllowed(c)
+	}
+	pw, err := readPasswordForm(c)
+	if err != nil {
+		return err
+	}
+	key := password.KeyFor(l.ID, s.passwordClient(req))
+	if wait, ok := s.guesses.Begin(key, now); !ok {
+		s.passwordMetrics.limited.Inc()
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
+		return s.writeForm(c, &formTooMany)
+	}
+	var match bool
+	err = s.withPasswordSlot(req.Context(), func() {
+		match, err = password.Verify(l.PasswordHash, pw)
+	})
+	if err != nil {
+		if errors.Is(err, password.ErrMalformed) {
+			s.logger.Error("stored password hash is malformed", "error", err, "link_id", l.ID)
+		}
+		return fmt.Errorf("check password of link %d: %w", l.ID, err)
+	}
+	if !match {
+		s.passwordMetrics.wrong.Inc()
+		return s.writeForm(c, &formWrong)
+	}
+	s.guesses.Succeeded(key, now)
+	s.passwordMetrics.right.Inc()
+	if s.counter != nil {
+		// Before the 302, as on the plain redirect: the target leaves only
+		// once its click is durable.
+		if err := s.counter.Record(req.Context(), l, now, nil); err != nil {
+			if linkforge.ErrorCode(err) == linkforge.EGone {
+				return s.gone(c, e)
+			}
+			s.logger.Error("record click", "error", err, "link_id", l.ID, "slug", slug)
+			return s.writePage(c, &pageUnavailable)
+		}
+	}
+	w := c.Response()
+	h := w.Header()
+	h["Location"] = e.target(req.UserAgent())
+	h["Cache-Control"] = cacheControlPrivate
+	// 303 would say "now GET this" more exactly; API.md says 302, which
+	// every browser follows with a GET after a POST anyway.
+	w.WriteHeader(http.StatusFound)
+	return nil
+}
+
+// methodNotAllowed answers 405 for a POST to a short-link path that takes
+// none.
+func (s *Server) methodNotAllowed(c echo.Context) error {
+	c.Response().Header().Set(echo.HeaderAllow, allowGetHeadStr)
+	return echo.ErrMethodNotAllowed
+}
+
+// readPasswordForm reads the password field of an
+// application/x-www-form-urlencoded body of at most maxFormBytes. A body
+// that is not such a form is a 415 or 400 problem; a form without the
+// field is an empty, hence wrong, password.
+func readPasswordForm(c echo.Context) (string, error) {
+	req := c.Request()
+	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		dropUnreadBody(c)
+		return "", &linkforge.Error{Code: EUnsupportedMediaType,
+			Message: "send the password as an application/x-www-form-urlencoded form with the field password"}
+	}
+	if req.ContentLength > maxFormBytes {
+		dropUnreadBody(c)
+		return "", linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
+	}
+	req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, maxFormBytes)
+	// PostForm only: a password in the query string would end up in logs
+	// and browser history.
+	if err := req.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return "", linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
+		}
+		return "", bodyError(err)
+	}
+	return req.PostForm.Get("password"), nil
+}

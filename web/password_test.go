@@ -1,0 +1,263 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/web"
+)
+
+// postPassword posts the password form of slug.
+func (e *env) postPassword(slug, pw, userAgent string) response {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.url+"/"+slug, strings.NewReader(url.Values{"password": {pw}}.Encode()))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if userAgent != "" {
+		req.Header.Set("User-Agent", userAgent)
+	}
+	return e.send(req)
+}
+
+// mustNoTarget fails if r names any of targets in its body or headers.
+func mustNoTarget(t *testing.T, r response, targets ...string) {
+	t.Helper()
+	for _, target := range targets {
+		if strings.Contains(string(r.body), target) {
+			t.Errorf("%s answer's body names the target %q", r.method, target)
+		}
+		for k, vs := range r.header {
+			for _, v := range vs {
+				if strings.Contains(v, target) || strings.Contains(v, strings.TrimPrefix(target, "https://")) {
+					t.Errorf("%s answer's header %s: %q names the target", r.method, k, v)
+				}
+			}
+		}
+	}
+}
+
+// TestPasswordFlow: a protected link answers the form (not counted, no
+// target anywhere), a wrong password 401 with the form, the right one 302
+// counted once (in the journal before the answer), and the 11th failure
+// within a sliding minute 429, a right password included; HEAD and link
+// previews see nothing.
+func TestPasswordFlow(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		counter := mustCounter(t, s)
+		reg := prometheus.NewRegistry()
+		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter; c.Registry = reg })
+		tenant, tok := mustTenantToken(t, s, "acme")
+		const target = "https://example.com/secret-target"
+		e.mustCreate(tok, `{"slug":"locked","url":"`+target+`","password":"open sesame",
+			"device_urls":{"ios":"https://apps.example/ios-target"}}`)
+		l := mustTenantLink(t, s, tenant, "locked")
+
+		form := e.do(http.MethodGet, "/locked", "", "")
+		mustHTML(t, form, http.StatusOK)
+		if !strings.Contains(string(form.body), `<form method="post">`) || !strings.Contains(string(form.body), `name="password"`) {
+			t.Errorf("GET is not the form: %s", form.body)
+		}
+		if csp := form.header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self'") {
+			t.Errorf("form CSP = %q, want form-action 'self'", csp)
+		}
+		if form.header.Get("Set-Cookie") != "" || form.header.Get("WWW-Authenticate") != "" {
+			t.Errorf("form headers: %v", form.header)
+		}
+		head := e.do(http.MethodHead, "/locked", "", "")
+		mustStatus(t, head, http.StatusOK)
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/locked", nil)
+		req.Header.Set("User-Agent", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)")
+		preview := e.send(req)
+		mustStatus(t, preview, http.StatusOK)
+		for _, r := range []response{form, head, preview} {
+			mustNoTarget(t, r, target, "https://apps.example/ios-target")
+		}
+		if n := counter.count(t, l.ID); n != 0 {
+			t.Fatalf("after the form, HEAD and a preview: %d clicks, want 0", n)
+		}
+
+		// The answer to the plain GET of another (unprotected) link is
+		// unchanged: the protected one's answers are its own.
+		wrong := e.postPassword("locked", "guess", "")
+		mustHTML(t, wrong, http.StatusUnauthorized)
+		mustNoTarget(t, wrong, target)
+		if !strings.Contains(string(wrong.body), "Wrong password") || !strings.Contains(string(wrong.body), `name="password"`) {
+			t.Errorf("401 body is not the form with a message: %s", wrong.body)
+		}
+		right := e.postPassword("locked", "open sesame", "")
+		mustRedirect(t, right, target)
+		if n := counter.count(t, l.ID); n != 1 {
+			t.Fatalf("after the right password: %d clicks, want 1", n)
+		}
+		// The device URL rule holds behind the password too.
+		mustRedirect(t, e.postPassword("locked", "open sesame", iPhoneUA), "https://apps.example/ios-target")
+
+		// 1 failure so far; 9 more fill the minute, the right password
+		// does not reset them, and the 11th post is refused, right or not.
+		for i := 2; i <= 10; i++ {
+			mustHTML(t, e.postPassword("locked", "guess", ""), http.StatusUnauthorized)
+			if i == 5 {
+				mustRedirect(t, e.postPassword("locked", "open sesame", ""), target)
+			}
+		}
+		for _, pw := range []string{"guess", "open sesame"} {
+			r := e.postPassword("locked", pw, "")
+			mustHTML(t, r, http.StatusTooManyRequests)
+			mustNoTarget(t, r, target)
+			if ra := r.header.Get("Retry-After"); ra == "" || ra == "0" {
+				t.Errorf("429 Retry-After = %q", ra)
+			}
+		}
+		if n := counter.count(t, l.ID); n != 3 {
+			t.Fatalf("after 3 right passwords: %d clicks, want 3", n)
+		}
+		for result, want := range map[string]float64{"right": 3, "wrong": 10, "limited": 2} {
+			if got := attempts(t, reg, result); got != want {
+				t.Errorf("linkforge_password_attempts_total{result=%q} = %v, want %v", result, got, want)
+			}
+		}
+		// The window slides: once the first failure is a minute old, one
+		// more post is taken.
+		e.clock.Add(61 * time.Second)
+		mustRedirect(t, e.postPassword("locked", "open sesame", ""), target)
+
+		// A protected one-time link: after its click, the form is not
+		// shown any more, and the password leads nowhere.
+		e.mustCreate(tok, `{"slug":"once","url":"`+target+`","password":"pw","max_clicks":1}`)
+		mustHTML(t, e.do(http.MethodGet, "/once", "", ""), http.StatusOK)
+		mustRedirect(t, e.postPassword("once", "pw", ""), target)
+		mustHTML(t, e.do(http.MethodGet, "/once", "", ""), http.StatusGone)
+		mustHTML(t, e.do(http.MethodHead, "/once", "", ""), http.StatusGone)
+		gone := e.postPassword("once", "pw", "")
+		mustHTML(t, gone, http.StatusGone)
+		mustNoTarget(t, gone, target)
+
+		// PATCH password null: the link is a plain redirect again.
+		mustStatus(t, e.do(http.MethodPatch, "/api/v1/links/locked", tok, `{"password":null}`), http.StatusOK)
+		mustRedirect(t, e.do(http.MethodGet, "/locked", "", ""), target)
+	})
+}
+
+// attempts reads linkforge_password_attempts_total{result}.
+func attempts(t *testing.T, reg *prometheus.Registry, result string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "linkforge_password_attempts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// TestPasswordFormBadInput: posts that are not a form of the right size are
+// problems, cost no guess, and count nothing.
+func TestPasswordFormBadInput(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		counter := mustCounter(t, s)
+		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
+		tenant, tok := mustTenantToken(t, s, "acme")
+		e.mustCreate(tok, `{"slug":"locked","url":"https://example.com/t","password":"pw"}`)
+		e.mustCreate(tok, `{"slug":"open","url":"https://example.com/o"}`)
+		l := mustTenantLink(t, s, tenant, "locked")
+		tests := []struct {
+			name, path, contentType, body string
+			status                        int
+		}{
+			{"json body", "/locked", "application/json", `{"password":"pw"}`, http.StatusUnsupportedMediaType},
+			{"no content type", "/locked", "", "password=pw", http.StatusUnsupportedMediaType},
+			{"multipart", "/locked", "multipart/form-data; boundary=x", "--x--", http.StatusUnsupportedMediaType},
+			{"too large", "/locked", "application/x-www-form-urlencoded", "password=" + strings.Repeat("a", 5000), http.StatusRequestEntityTooLarge},
+			{"unprotected link", "/open", "application/x-www-form-urlencoded", "password=pw", http.StatusMethodNotAllowed},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				req, _ := http.NewRequest(http.MethodPost, e.url+tt.path, strings.NewReader(tt.body))
+				if tt.contentType != "" {
+					req.Header.Set("Content-Type", tt.contentType)
+				}
+				r := e.send(req)
+				mustProblem(t, r, tt.status, "")
+				mustNoTarget(t, r, "https://example.com/t", "https://example.com/o")
+			})
+		}
+		// None of them cost a guess: ten wrong ones are still 401.
+		for range 10 {
+			mustHTML(t, e.postPassword("locked", "nope", ""), http.StatusUnauthorized)
+		}
+		mustHTML(t, e.postPassword("locked", "nope", ""), http.StatusTooManyRequests)
+		if n := counter.count(t, l.ID); n != 0 {
+			t.Errorf("%d clicks, want 0", n)
+		}
+	})
+}
+
+// User agents of the device URL tests.
+const (
+	iPhoneUA  = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
+	iPadUA    = "Mozilla/5.0 (iPad; CPU OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.6 Mobile/15E148 Safari/604.1"
+	androidUA = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36"
+	desktopUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+	botUA     = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+	curlUA    = "curl/8.5.0"
+)
+
+// TestDeviceURLs: the device URL is chosen from the User-Agent as API.md
+// says (iOS and iPadOS → ios, Android → android, desktop → desktop, else
+// url), an unset key falls back to url, and a PATCH takes effect at once.
+func TestDeviceURLs(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s)
+		_, tok := mustTenantToken(t, s, "acme")
+		e.mustCreate(tok, `{"slug":"apps","url":"https://example.com/web",
+			"device_urls":{"ios":"https://apps.apple.com/app/id1","android":"https://play.google.com/store/apps/details?id=x","desktop":"https://example.com/desktop"}}`)
+		e.mustCreate(tok, `{"slug":"iosonly","url":"https://example.com/web","device_urls":{"ios":"https://apps.apple.com/app/id1"}}`)
+		get := func(slug, ua string) response {
+			req, _ := http.NewRequest(http.MethodGet, e.url+"/"+slug, nil)
+			req.Header.Set("User-Agent", ua)
+			return e.send(req)
+		}
+		tests := []struct {
+			name, ua, apps, iosonly string
+		}{
+			{"iPhone", iPhoneUA, "https://apps.apple.com/app/id1", "https://apps.apple.com/app/id1"},
+			{"iPad", iPadUA, "https://apps.apple.com/app/id1", "https://apps.apple.com/app/id1"},
+			{"Android", androidUA, "https://play.google.com/store/apps/details?id=x", "https://example.com/web"},
+			{"desktop", desktopUA, "https://example.com/desktop", "https://example.com/web"},
+			{"bot", botUA, "https://example.com/web", "https://example.com/web"},
+			{"curl", curlUA, "https://example.com/web", "https://example.com/web"},
+			{"no agent", "", "https://example.com/web", "https://example.com/web"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				mustRedirect(t, get("apps", tt.ua), tt.apps)
+				mustRedirect(t, get("iosonly", tt.ua), tt.iosonly)
+			})
+		}
+		mustStatus(t, e.do(http.MethodPatch, "/api/v1/links/apps", tok, `{"device_urls":{"android":"https://example.com/android2"}}`), http.StatusOK)
+		mustRedirect(t, get("apps", androidUA), "https://example.com/android2")
+		mustRedirect(t, get("apps", iPhoneUA), "https://example.com/web")
+	})
+}
