@@ -247,6 +247,7 @@ type Store interface {
 	TenantStore
 	TokenStore
 	LinkStore
+	LinkLister
 	RollupStore
 	AlarmStore
 	AnalyticsStore

@@ -192,9 +192,9 @@ func (fe *fieldErrors) tags(m member) ([]string, bool) {
 		fe.add(m.name, "must be an array of strings")
 		return nil, false
 	}
-	if tags == nil {
-		tags = []string{}
-	}
+	// Stored as matched: trimmed and lower-cased, duplicates merged
+	// (linkforge.NormalizeTag), so that "Launch" and "launch " are one tag.
+	tags = linkforge.NormalizeTags(tags)
 	if err := linkforge.ValidateTags(tags); err != nil {
 		fe.addErr(err)
 		return nil, false

@@ -189,8 +189,10 @@ func TestUnknownQueryParameters(t *testing.T) {
 	tenant, tok := mustTenantToken(t, st, "acme")
 	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "qp", URL: "https://example.com/qp"})
 	for _, tt := range []struct{ method, path, field string }{
-		{http.MethodGet, "/api/v1/links?tag=launch", "tag"},
-		{http.MethodGet, "/api/v1/links?limit=5&q=sale", "q"},
+		{http.MethodGet, "/api/v1/links?tags=launch", "tags"},
+		{http.MethodGet, "/api/v1/links?limit=5&q=sale&domain=x", "domain"},
+		{http.MethodGet, "/api/v1/tags?sort=tag", "sort"},
+		{http.MethodPost, "/api/v1/bulk/links?atomic=1", "atomic"},
 		{http.MethodGet, "/api/v1/links?Limit=5", "Limit"},
 		{http.MethodGet, "/api/v1/links/qp?verbose=1", "verbose"},
 		{http.MethodGet, "/api/v1/links/qp/stats?interval=hour&tz=UTC", "tz"},

@@ -130,27 +130,17 @@ type listJSON struct {
 	NextCursor string     `json:"next_cursor"`
 }
 
-const (
-	defaultListLimit = 50
-	maxListLimit     = 1000
-)
-
+// listLinks answers GET /api/v1/links: one page of the tenant's links,
+// filtered by q, tag and state, in the order of sort (listquery.go).
 func (s *Server) listLinks(c echo.Context) error {
-	limit := defaultListLimit
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxListLimit {
-			return linkforge.InvalidField("limit", fmt.Sprintf("must be an integer from 1 to %d", maxListLimit))
-		}
-		limit = n
-	}
-	cursor := c.QueryParam("cursor")
-	page, err := s.store.ListLinks(c.Request().Context(), tenantID(c), cursor, limit)
+	q, err := parseListQuery(c.QueryParams())
 	if err != nil {
-		if linkforge.ErrorCode(err) == linkforge.EInvalid {
-			return &linkforge.Error{Code: linkforge.EInvalid, Message: "invalid cursor",
-				Fields: []linkforge.FieldError{{Field: "cursor", Detail: "is not a cursor this API returned"}}, Err: err}
-		}
+		return err
+	}
+	q.TenantID = tenantID(c)
+	q.Now = s.now()
+	page, err := s.store.QueryLinks(c.Request().Context(), q)
+	if err != nil {
 		return fmt.Errorf("list links: %w", err)
 	}
 	out := listJSON{Links: make([]linkJSON, len(page.Links)), NextCursor: page.NextCursor}

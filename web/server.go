@@ -336,6 +336,8 @@ const (
 	pathLink      = pathLinks + "/:slug"
 	pathLinkStats = pathLink + "/stats"
 	pathLinkQR    = pathLink + "/qr"
+	pathBulkLinks = apiPrefix + "/bulk/links"
+	pathTags      = apiPrefix + "/tags"
 	pathStats     = apiPrefix + "/stats"
 	pathOpenAPI   = apiPrefix + "/openapi.json"
 	pathLive      = apiPrefix + "/live"
@@ -399,6 +401,9 @@ func (s *Server) routes() {
 
 	add(http.MethodPost, pathLinks, true, s.createLink, withBody(http.MethodPost, pathLinks)...)
 	add(http.MethodGet, pathLinks, false, s.listLinks, api(http.MethodGet, pathLinks)...)
+	add(http.MethodPost, pathBulkLinks, true, s.createLinks,
+		append(api(http.MethodPost, pathBulkLinks), limitBulkBody, requireJSON)...)
+	add(http.MethodGet, pathTags, false, s.listTags, api(http.MethodGet, pathTags)...)
 	add(http.MethodGet, pathLink, false, s.getLink, api(http.MethodGet, pathLink)...)
 	add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
 	add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
@@ -436,7 +441,7 @@ func (s *Server) routes() {
 // "METHOD path template"; a route not listed accepts none. A later feature
 // that adds a parameter adds it here.
 var apiQuery = map[string][]string{
-	http.MethodGet + " " + pathLinks:     {"limit", "cursor"},
+	http.MethodGet + " " + pathLinks:     {"q", "tag", "state", "sort", "limit", "cursor"},
 	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval"},
 	http.MethodGet + " " + pathLinkQR:    {"format", "size"},
 	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},

@@ -16,11 +16,10 @@ const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks`
-	// clicksColumn is the flushed total of the link: a range scan of the
-	// rollup's primary key (link_id, bucket, node_id), plus the clicks an
-	// import brought along. SUM of bigint is numeric; the cast brings it
-	// back to int64.
-	clicksColumn = `(l.imported_clicks + (SELECT COALESCE(SUM(r.count), 0)::bigint FROM click_rollup r WHERE r.link_id = l.id))`
+	// clicksColumn is the flushed total of the link: the rollup total that
+	// the click_rollup trigger keeps in rollup_clicks (migration 00007),
+	// plus the clicks an import brought along.
+	clicksColumn = totalClicks
 )
 
 // Page size bounds of ListLinks. The web server clamps the limit already;
@@ -53,14 +52,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	l.CreatedAt = now()
 	l.UpdatedAt = l.CreatedAt
 	l.Clicks = l.ImportedClicks
-	q := insertLinkSQL
-	args := []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
-		l.Tags, l.CreatedAt, l.UpdatedAt,
-		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks}
-	if l.ExpiresAt != nil {
-		q = insertLinkWithAlarmSQL
-		args = append(args, string(linkforge.AlarmStateFor(&l)))
-	}
+	q, args := insertLinkQuery(l)
 	err := db.pool.QueryRow(ctx, q, args...).Scan(&l.ID)
 	if err != nil {
 		return linkforge.Link{}, linkWriteError("create link", err)

@@ -125,8 +125,11 @@ func TestConcurrentMigrate(t *testing.T) {
 		WHERE version_id > 0 GROUP BY version_id HAVING count(*) > 1) d`); dup != 0 {
 		t.Errorf("%d migrations were applied more than once", dup)
 	}
-	if n := mustQueryInt(t, db, `SELECT count(DISTINCT version_id) FROM goose_db_version WHERE version_id > 0`); n != latest {
-		t.Errorf("%d migrations recorded, want %d", n, latest)
+	// As many as the database migrated alone has: version numbers may
+	// have gaps while a branch lacks another's migrations.
+	recorded := `SELECT count(DISTINCT version_id) FROM goose_db_version WHERE version_id > 0`
+	if n, want := mustQueryInt(t, db, recorded), mustQueryInt(t, control, recorded); n != want {
+		t.Errorf("%d migrations recorded, want %d", n, want)
 	}
 }
 

@@ -18,10 +18,10 @@ const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks`
-	// clicksColumn is the flushed total of the link: a range scan of the
-	// rollup's primary key (link_id, bucket, node_id), plus the clicks an
-	// import brought along.
-	clicksColumn = `(l.imported_clicks + (SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r WHERE r.link_id = l.id))`
+	// clicksColumn is the flushed total of the link: the rollup total that
+	// the click_rollup triggers keep in rollup_clicks (migration 00007),
+	// plus the clicks an import brought along.
+	clicksColumn = totalClicks
 
 	insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks,
 		fallback_url, tags, created_at, updated_at,

@@ -44,6 +44,12 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"TopLinks", testTopLinks},
 		{"AggregatesAgree", testAggregatesAgree},
 		{"ExportLinks", testExportLinks},
+		{"QueryLinksSorts", testQueryLinksSorts},
+		{"QueryLinksClicksFollowRollup", testQueryLinksClicksFollowRollup},
+		{"QueryLinksFilters", testQueryLinksFilters},
+		{"TagCounts", testTagCounts},
+		{"TagCountsConcurrent", testTagCountsConcurrent},
+		{"CreateLinks", testCreateLinks},
 		{"LinkFields", testLinkFields},
 	}
 	for _, c := range cases {
@@ -51,6 +57,13 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 			c.run(t, open(t))
 		})
 	}
+}
+
+// RunSearch runs the listing filter cases alone, for a store configured to
+// take another search path than Run's.
+func RunSearch(t *testing.T, open func(t *testing.T) linkforge.Store) {
+	t.Helper()
+	testQueryLinksFilters(t, open(t))
 }
 
 func testPing(t *testing.T, s linkforge.Store) {

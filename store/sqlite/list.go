@@ -1,0 +1,251 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/linkforge/linkforge"
+)
+
+// totalClicks is a link's Clicks from its own columns: the rollup total the
+// click_rollup triggers keep (migration 00007) plus the imported clicks.
+// It is the expression of the links_tenant_clicks index.
+const totalClicks = `(l.rollup_clicks + l.imported_clicks)`
+
+// minTrigramQuery is the shortest search the trigram index can answer: a
+// shorter one has no trigram and is a scan of the tenant's links.
+const minTrigramQuery = 3
+
+// QueryLinks returns one page of the tenant's links that match q, in q's
+// order, after q's cursor (see linkforge.LinkLister). Each order is a range
+// of one index (migration 00007) read from the cursor on, so a page costs
+// the same wherever it starts. The cursor is keyset: (key, id) of the last
+// link returned, so that links with equal keys are neither repeated nor
+// skipped across pages.
+func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.LinkPage, error) {
+	q, cur, err := q.Normalize(now())
+	if err != nil {
+		return linkforge.LinkPage{}, err
+	}
+	var (
+		from     = "links l"
+		fromArgs []any
+		where    = []string{"l.tenant_id = ?"}
+		args     = []any{q.TenantID}
+	)
+	if q.Q != "" {
+		if utf8.RuneCountInString(q.Q) >= minTrigramQuery {
+			// A phrase of the trigram tokenizer matches exactly the
+			// texts holding q, case-insensitively (Unicode).
+			phrase := `"` + strings.ReplaceAll(q.Q, `"`, `""`) + `"`
+			ids, err := db.searchIDs(ctx, phrase)
+			if err != nil {
+				return linkforge.LinkPage{}, err
+			}
+			if ids != "" {
+				// Few matches: read them by id and sort them; no walk
+				// of the tenant's links.
+				from, fromArgs = "json_each(?) j CROSS JOIN links l ON l.id = j.value", []any{ids}
+			} else {
+				// Many matches: walk the sort's index and check each
+				// link against the index by rowid; matches are dense
+				// enough that a page comes after few checks.
+				where = append(where, `EXISTS (SELECT 1 FROM links_search WHERE links_search MATCH ? AND rowid = l.id)`)
+				args = append(args, phrase)
+			}
+		} else {
+			// LIKE folds ASCII letters only. No index: the walk of the
+			// sort's index stops after a page of matches.
+			p := linkforge.LikePattern(q.Q)
+			where = append(where, `(l.slug LIKE ? ESCAPE '\' OR l.url LIKE ? ESCAPE '\' OR l.title LIKE ? ESCAPE '\')`)
+			args = append(args, p, p, p)
+		}
+	}
+	for _, t := range q.Tags {
+		where = append(where, `EXISTS (SELECT 1 FROM json_each(l.tags) WHERE value = ?)`)
+		args = append(args, t)
+	}
+	nowUS := toMicros(q.Now)
+	switch q.State {
+	case linkforge.StateActive:
+		where = append(where, `(l.expires_at IS NULL OR l.expires_at > ?) AND (l.max_clicks IS NULL OR `+totalClicks+` < l.max_clicks)`)
+		args = append(args, nowUS)
+	case linkforge.StateExpired:
+		where = append(where, `((l.expires_at IS NOT NULL AND l.expires_at <= ?) OR (l.max_clicks IS NOT NULL AND `+totalClicks+` >= l.max_clicks))`)
+		args = append(args, nowUS)
+	}
+
+	var key string
+	switch q.Sort {
+	case linkforge.SortCreated, linkforge.SortCreatedDesc:
+		key = "l.created_at"
+	case linkforge.SortClicks, linkforge.SortClicksDesc:
+		key = totalClicks
+	case linkforge.SortSlug:
+		key = "l.slug"
+	}
+	cmp, dir := ">", "ASC"
+	if q.Sort.Desc() {
+		cmp, dir = "<", "DESC"
+	}
+	order := key + " " + dir + ", l.id " + dir
+	if q.Sort == linkforge.SortSlug {
+		// Slugs are unique: the slug alone is a position.
+		order = key + " " + dir
+	}
+	if q.Cursor != "" {
+		switch q.Sort {
+		case linkforge.SortSlug:
+			where = append(where, key+" "+cmp+" ?")
+			args = append(args, cur.Slug)
+		case linkforge.SortClicks, linkforge.SortClicksDesc:
+			where = append(where, "("+key+", l.id) "+cmp+" (?, ?)")
+			args = append(args, cur.Clicks, cur.ID)
+		default:
+			where = append(where, "("+key+", l.id) "+cmp+" (?, ?)")
+			args = append(args, toMicros(cur.CreatedAt), cur.ID)
+		}
+	}
+	// One row more than asked tells whether there is a next page.
+	args = append(args, q.Limit+1)
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT `+linkColumns+`, `+totalClicks+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY `+order+` LIMIT ?`, append(fromArgs, args...)...)
+	if err != nil {
+		return linkforge.LinkPage{}, fmt.Errorf("sqlite: query links: %w", err)
+	}
+	defer rows.Close()
+	page := linkforge.LinkPage{Links: make([]linkforge.Link, 0, min(q.Limit, 64))}
+	for rows.Next() {
+		l, err := scanLink(rows, true)
+		if err != nil {
+			return linkforge.LinkPage{}, fmt.Errorf("sqlite: query links: %w", err)
+		}
+		page.Links = append(page.Links, l)
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.LinkPage{}, fmt.Errorf("sqlite: query links: %w", err)
+	}
+	if len(page.Links) > q.Limit {
+		page.Links = page.Links[:q.Limit]
+		page.NextCursor = linkforge.EncodeListCursor(q.Sort, page.Links[q.Limit-1])
+	}
+	return page, nil
+}
+
+// searchDriveLimit is the number of search matches (over all tenants) up
+// to which QueryLinks reads the matches by id and sorts them, rather than
+// walking the sort's index: sorting a few thousand rows costs a few
+// milliseconds, and more matches are dense enough for the walk to stop
+// early.
+var searchDriveLimit = 5000
+
+// searchIDs returns the ids of the links matching phrase as a JSON array,
+// or "" when there are more than searchDriveLimit of them.
+func (db *DB) searchIDs(ctx context.Context, phrase string) (string, error) {
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT rowid FROM links_search WHERE links_search MATCH ? LIMIT ?`, phrase, searchDriveLimit+1)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: search links: %w", err)
+	}
+	defer rows.Close()
+	ids := make([]byte, 0, 256)
+	ids = append(ids, '[')
+	n := 0
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return "", fmt.Errorf("sqlite: search links: %w", err)
+		}
+		if n++; n > searchDriveLimit {
+			return "", nil
+		}
+		if n > 1 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, id, 10)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("sqlite: search links: %w", err)
+	}
+	return string(append(ids, ']')), nil
+}
+
+// TagCounts returns the tenant's tags with their link counts, by count
+// descending, then tag. It reads link_tag_counts, which triggers keep
+// (migration 00007): a row per tag, whatever the number of links.
+func (db *DB) TagCounts(ctx context.Context, tenantID int64) ([]linkforge.TagCount, error) {
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT tag, links FROM link_tag_counts WHERE tenant_id = ? AND links > 0
+		 ORDER BY links DESC, tag`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: tag counts: %w", err)
+	}
+	defer rows.Close()
+	tags := []linkforge.TagCount{}
+	for rows.Next() {
+		var tc linkforge.TagCount
+		if err := rows.Scan(&tc.Tag, &tc.Links); err != nil {
+			return nil, fmt.Errorf("sqlite: tag counts: %w", err)
+		}
+		tags = append(tags, tc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: tag counts: %w", err)
+	}
+	return tags, nil
+}
+
+// CreateLinks stores links in one write transaction through one prepared
+// INSERT ... ON CONFLICT (slug) DO NOTHING: a taken slug inserts nothing
+// and answers no id, which is its EConflict, and the others go on. The
+// alarms of the created links with an ExpiresAt are written in the same
+// transaction.
+func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkforge.BulkResult, error) {
+	results := make([]linkforge.BulkResult, len(links))
+	if len(links) == 0 {
+		return results, nil
+	}
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create links: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, insertLinkSQL+` ON CONFLICT (slug) DO NOTHING RETURNING id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create links: %w", err)
+	}
+	defer stmt.Close()
+	ts := now()
+	for i, in := range links {
+		l := normalizeLink(in)
+		l.CreatedAt, l.UpdatedAt, l.Clicks = ts, ts, l.ImportedClicks
+		args, err := insertArgs(l)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: create links: slug %q: %w", l.Slug, err)
+		}
+		err = stmt.QueryRowContext(ctx, args...).Scan(&l.ID)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			results[i].Err = &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use"}
+			continue
+		case err != nil:
+			return nil, linkWriteError("create links", err)
+		}
+		if l.ExpiresAt != nil {
+			if err := scheduleAlarm(ctx, tx, l, ts); err != nil {
+				return nil, fmt.Errorf("sqlite: create links: %w", err)
+			}
+		}
+		results[i].Link = l
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: create links: %w", err)
+	}
+	return results, nil
+}
