@@ -6,11 +6,12 @@ import (
 
 // The cluster bus carries what one node must tell the others that share its
 // main store: live click counts for the dashboards, link-cache
-// invalidations, and expiry events. It is best effort by design: nothing
+// invalidations, expiry events and link writes. It is best effort by design: nothing
 // correct depends on a message arriving. A lost click count is repaired by
 // the next one (counts are absolute) or by the dashboard's reload from the
 // stats API; a lost invalidation by the link cache's TTL; a lost expiry
-// event by the read-time expiry check. See docs/adr/004-scale-out.md.
+// event by the read-time expiry check; a lost link write by the
+// dashboard's next reload of its list. See docs/adr/004-scale-out.md.
 //
 // On one node (SQLite) there is no bus: the components take a nil Bus.
 
@@ -42,6 +43,9 @@ type Bus interface {
 	// PublishExpired tells the others' dashboards that l has expired (and
 	// their caches to drop it). The expiry alarm runs on one node only.
 	PublishExpired(l Link)
+	// PublishLink tells the others' dashboards of a link written through
+	// this node's API. It does not invalidate: PublishInvalidate does.
+	PublishLink(e LinkEvent)
 }
 
 // BusHandler receives the events other nodes published; a node never
@@ -55,6 +59,9 @@ type BusHandler interface {
 	// PeerExpired reports that l has expired. l carries TenantID, ID, Slug,
 	// ExpiresAt and ExpiredAt only.
 	PeerExpired(l Link)
+	// PeerLink is a link written through another node's API, for this
+	// node's dashboards.
+	PeerLink(e LinkEvent)
 	// Resync is called each time the bus starts listening, the first time
 	// and after every reconnection: events sent while it was not listening
 	// are lost, so the handler drops what they could have changed (the

@@ -1,16 +1,20 @@
 // Package dashboard is the in-process form of the seeds' LiveDashboard
 // Durable Object: one live dashboard per tenant (`dashboard:{tenant}`) that
 // fans the tenant's live click counts and expiry events out to every browser
-// connected to it over WebSocket (GET /api/v1/live, see API.md).
+// connected to it over WebSocket (GET /api/v1/live, see API.md), and the
+// writes of its links, so that an open dashboard's list stays current.
 //
 // A Hub is the registry of those dashboards. A tenant's dashboard is created
 // when its first viewer connects and forgotten when its last one leaves, so
 // a tenant nobody watches costs one map lookup per event and nothing else:
 // no goroutine, no timer, no encoding.
 //
-// The Hub receives events from two sources: the LinkCounter's coalesced live
-// deltas (it implements linkcounter.Subscriber) and the expiry alarms (its
-// Expired method is an expiry hook). Each event is encoded once per tenant
+// The Hub receives events from three sources: the LinkCounter's coalesced
+// live deltas (it implements linkcounter.Subscriber), the expiry alarms (its
+// Expired method is an expiry hook), and the admin API's link writes (its
+// LinkChanged method, given the link's JSON already rendered: the Hub knows
+// nothing of the API's encoding, and package web nothing of the Hub). Each
+// event is encoded once per tenant
 // and handed to every client's bounded send queue without waiting: a client
 // whose queue is full is disconnected at once (gorilla/websocket's chat
 // example, examples/chat/hub.go). Each client has exactly one reader and one
@@ -363,6 +367,32 @@ func (h *Hub) Expired(_ context.Context, l linkforge.Link) error {
 	}
 	td.broadcast(msg)
 	return nil
+}
+
+// Watched reports whether anyone watches tenantID's dashboard on this node,
+// so that a writer renders a link only for a tenant with viewers (and a
+// node told of another's write reads it from the store only then).
+func (h *Hub) Watched(tenantID int64) bool { return h.dashboard(tenantID) != nil }
+
+// LinkChanged tells the viewers of tenantID that a link was created,
+// updated or deleted; link is its JSON as the admin API renders it (for
+// deleted, {"id":...,"slug":...}). Like the other events it never blocks on
+// a client, and costs a map lookup for a tenant nobody watches.
+func (h *Hub) LinkChanged(tenantID int64, op linkforge.LinkOp, link []byte) {
+	td := h.dashboard(tenantID)
+	if td == nil {
+		return
+	}
+	if !op.Valid() {
+		h.log.Error("dashboard: link message with an unknown op; dropped", "tenant_id", tenantID, "op", string(op))
+		return
+	}
+	msg, err := encodeLink(op, link)
+	if err != nil { // a caller's bug: link is not one JSON value
+		h.log.Error("dashboard: encode link", "tenant_id", tenantID, "op", string(op), "error", err)
+		return
+	}
+	td.broadcast(msg)
 }
 
 // dashboard returns the tenant's live dashboard, or nil if nobody watches.

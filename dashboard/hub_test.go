@@ -73,6 +73,20 @@ func TestMessages(t *testing.T) {
 			},
 			want: `{"type":"expired","link":"s","at":"2026-12-01T00:00:03Z"}`,
 		},
+		{
+			name: "link updated",
+			send: func(h *Hub) {
+				h.LinkChanged(1, linkforge.LinkUpdated, []byte(`{"id":"7","slug":"abc1234","url":"https://example.com/?a=1&b=<2>"}`))
+			},
+			want: `{"type":"link","op":"updated","link":{"id":"7","slug":"abc1234","url":"https://example.com/?a=1\u0026b=\u003c2\u003e"}}`,
+		},
+		{
+			name: "link deleted",
+			send: func(h *Hub) {
+				h.LinkChanged(1, linkforge.LinkDeleted, []byte(`{"id":"7", "slug":"abc1234"}`+"\n"))
+			},
+			want: `{"type":"link","op":"deleted","link":{"id":"7","slug":"abc1234"}}`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,8 +132,33 @@ func TestNoViewersCostsNothing(t *testing.T) {
 	if allocs := testing.AllocsPerRun(1000, func() { th.Expired(context.Background(), l) }); allocs != 0 {
 		t.Errorf("Expired for a tenant without viewers: %v allocations, want 0", allocs)
 	}
+	link := []byte(`{"slug":"abc"}`)
+	if allocs := testing.AllocsPerRun(1000, func() { th.LinkChanged(2, linkforge.LinkCreated, link) }); allocs != 0 {
+		t.Errorf("LinkChanged for a tenant without viewers: %v allocations, want 0", allocs)
+	}
+	if th.Watched(2) || !th.Watched(1) {
+		t.Errorf("Watched(2) = %v, Watched(1) = %v; want false, true", th.Watched(2), th.Watched(1))
+	}
 	if n := th.tenantCount(); n != 1 {
 		t.Errorf("%d dashboards, want 1 (tenant 1's only)", n)
+	}
+}
+
+// TestLinkMessageRefusesBadInput: a link message with an unknown op, or
+// whose link is not one JSON value, is a caller's bug: it is dropped,
+// rather than sent to break the clients' parsers, and the feed goes on.
+func TestLinkMessageRefusesBadInput(t *testing.T) {
+	th := mustHub(t)
+	c := th.mustDial(t, 1)
+	th.waitRegistered(t, 1)
+	th.LinkChanged(1, linkforge.LinkOp("renamed"), []byte(`{"slug":"a"}`))
+	th.LinkChanged(1, linkforge.LinkCreated, []byte(`{"slug":"a"`))
+	th.LinkChanged(1, linkforge.LinkCreated, []byte(`{"slug":"a"} {"slug":"b"}`))
+	th.LinkChanged(1, linkforge.LinkCreated, []byte(`{"slug":"ok"}`))
+	var m LinkMessage
+	mustReadJSON(t, c, &m)
+	if m.Type != TypeLink || m.Op != "created" || string(m.Link) != `{"slug":"ok"}` {
+		t.Errorf("first message %+v (link %s), want the valid one", m, m.Link)
 	}
 }
 

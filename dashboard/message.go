@@ -12,6 +12,7 @@ import (
 const (
 	TypeClicks  = "clicks"
 	TypeExpired = "expired"
+	TypeLink    = "link"
 )
 
 // ClicksMessage is the feed's message for a live click count:
@@ -39,6 +40,21 @@ type ExpiredMessage struct {
 	At   string `json:"at"`
 }
 
+// LinkMessage is the feed's message for a link written through the admin
+// API, on any node:
+//
+//	{"type":"link","op":"created","link":{...}}
+//
+// Op is created, updated or deleted. For created and updated, Link is the
+// link exactly as the admin API returns it (GET /api/v1/links/{slug}); for
+// deleted, whose link is gone, only {"id":"7","slug":"abc"}: the id tells a
+// deleted link from a new one that took its slug since.
+type LinkMessage struct {
+	Type string          `json:"type"`
+	Op   string          `json:"op"`
+	Link json.RawMessage `json:"link"`
+}
+
 func encodeClicks(d linkcounter.Delta) ([]byte, error) {
 	m := ClicksMessage{
 		Type:   TypeClicks,
@@ -64,4 +80,11 @@ func encodeExpired(l linkforge.Link, now time.Time) ([]byte, error) {
 		at = *l.ExpiredAt
 	}
 	return json.Marshal(ExpiredMessage{Type: TypeExpired, Link: l.Slug, At: at.UTC().Format(time.RFC3339Nano)})
+}
+
+// encodeLink wraps the link's JSON, already rendered by the admin API's
+// encoder (package web), into a link message. Marshal checks that link is
+// one JSON value, so a caller's mistake cannot break the clients' parsers.
+func encodeLink(op linkforge.LinkOp, link []byte) ([]byte, error) {
+	return json.Marshal(LinkMessage{Type: TypeLink, Op: string(op), Link: link})
 }

@@ -30,10 +30,13 @@ const (
 	// importWriteIdle is the write deadline, moved on after each batch
 	// written: an import that makes progress is never cut.
 	importWriteIdle = 30 * time.Second
-	// peerInvalidateLimit bounds the slugs of one import announced to the
-	// other nodes: past it, their negative cache entries (5 s) expire by
-	// themselves, rather than a flood filling the cluster bus's queue.
-	peerInvalidateLimit = 1000
+	// peerAnnounceLimit bounds the links of one import announced to the
+	// other nodes and to the dashboards: past it, the other nodes'
+	// negative cache entries (5 s) expire by themselves, rather than a
+	// flood filling the cluster bus's queue, and a dashboard learns of the
+	// rest when it reloads its list, rather than a flood overrunning its
+	// viewers' send queues (which would disconnect them).
+	peerAnnounceLimit = 1000
 )
 
 // importJSON is the answer of POST /api/v1/import.
@@ -112,8 +115,11 @@ func (s *Server) importLinks(c echo.Context) error {
 			for i := range links {
 				// A redirect may have cached the slug as unknown.
 				s.Invalidate(links[i].Slug)
-				if s.peers != nil && created < peerInvalidateLimit {
-					s.peers.PublishInvalidate(links[i].Slug)
+				if created < peerAnnounceLimit {
+					if s.peers != nil {
+						s.peers.PublishInvalidate(links[i].Slug)
+					}
+					s.publishImported(req.Context(), links[i])
 				}
 				created++
 			}

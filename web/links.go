@@ -119,6 +119,7 @@ func (s *Server) createLink(c echo.Context) error {
 	// A redirect may have cached the slug as unknown a moment ago, here
 	// or on another node.
 	s.invalidateEverywhere(created.Slug)
+	s.publishLink(linkforge.LinkCreated, created)
 	s.rescheduleAlarm(created.ExpiresAt)
 	c.Response().Header().Set(echo.HeaderLocation, pathLinks+"/"+created.Slug)
 	return c.JSON(http.StatusCreated, s.linkJSON(created))
@@ -179,6 +180,7 @@ func (s *Server) patchLink(c echo.Context) error {
 		return fmt.Errorf("update link: %w", err)
 	}
 	s.invalidateEverywhere(slug)
+	s.publishLink(linkforge.LinkUpdated, l)
 	s.rescheduleAlarm(l.ExpiresAt)
 	return c.JSON(http.StatusOK, s.linkJSON(l))
 }
@@ -187,9 +189,11 @@ func (s *Server) deleteLink(c echo.Context) error {
 	slug := c.Param("slug")
 	// The link's alarm went with it, in the same transaction: nothing to
 	// tell the scheduler, whose timer, if armed for it, finds nothing due.
-	if _, err := s.store.DeleteLink(c.Request().Context(), tenantID(c), slug); err != nil {
+	deleted, err := s.store.DeleteLink(c.Request().Context(), tenantID(c), slug)
+	if err != nil {
 		return fmt.Errorf("delete link: %w", err)
 	}
 	s.invalidateEverywhere(slug)
+	s.publishLink(linkforge.LinkDeleted, deleted)
 	return c.NoContent(http.StatusNoContent)
 }

@@ -78,7 +78,8 @@ type Config struct {
 	// are cached separately, in at most a tenth of that.
 	CacheSize int
 	// Live serves the live dashboard's WebSocket feed (GET /api/v1/live,
-	// package dashboard's Hub); nil: that route answers 503.
+	// package dashboard's Hub); nil: that route answers 503. If it is also
+	// a LinkFeed, it is told of every link the API writes.
 	Live LiveFeed
 	// Alarms is told about every alarm a link write or a replay stores
 	// (*expiry.Scheduler); nil: the scheduler finds them by its periodic
@@ -86,7 +87,9 @@ type Config struct {
 	Alarms AlarmScheduler
 	// Peers is told the slug of every link this node creates, updates or
 	// deletes, so that the other nodes sharing the store drop it from
-	// their caches (a linkforge.Bus); nil: a single node.
+	// their caches (a linkforge.Bus); nil: a single node. If it is also a
+	// LinkAnnouncer, it is told of the writes for the other nodes'
+	// dashboards.
 	Peers PeerInvalidator
 	// RootURL is where GET / redirects (302): an absolute URL or a path;
 	// empty: DefaultRootURL.
@@ -145,6 +148,10 @@ type Server struct {
 	alarms AlarmScheduler
 	// peers is told about the link writes; nil: a single node.
 	peers PeerInvalidator
+	// linkFeed shows the link writes on this node's dashboards, announcer
+	// on the other nodes'; nil: nobody to tell (linkfeed.go).
+	linkFeed  LinkFeed
+	announcer LinkAnnouncer
 	// publicOrigin is PublicURL, the origin the live feed admits besides
 	// the request's own.
 	publicOrigin *url.URL
@@ -239,6 +246,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if sr, ok := cfg.Counter.(SkipRecorder); ok {
 		s.skipped = sr
+	}
+	if lf, ok := cfg.Live.(LinkFeed); ok {
+		s.linkFeed = lf
+	}
+	if la, ok := cfg.Peers.(LinkAnnouncer); ok {
+		s.announcer = la
 	}
 	size := cfg.CacheSize
 	if size <= 0 {

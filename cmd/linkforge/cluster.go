@@ -23,6 +23,23 @@ type linkCache interface {
 	InvalidateAll()
 }
 
+// linkShower shows another node's link writes on this node's dashboards
+// (*web.Server, which renders links as its API does).
+type linkShower interface {
+	ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error
+}
+
+const (
+	// peerLinkReadTimeout bounds the read of one link another node wrote:
+	// the bus's listener waits for it, with the events behind it.
+	peerLinkReadTimeout = time.Second
+	// peerLinkPause is how long, after a read failed, the other nodes'
+	// link writes are not shown: a slow database must not hold the
+	// listener (and the invalidations it delivers) one timeout per event.
+	// A viewer sees the links skipped meanwhile when its list reloads.
+	peerLinkPause = 5 * time.Second
+)
+
 // clusterFeed joins this node to the others that share its PostgreSQL,
 // through the cluster bus (docs/adr/004-scale-out.md):
 //
@@ -31,7 +48,7 @@ type linkCache interface {
 //     the sum over nodes (linkforge.ClusterCounts);
 //   - as the bus's handler, it merges the other nodes' counts the same way,
 //     drops their written links from the link cache, and shows their
-//     expiries on the dashboards;
+//     expiries and link writes on the dashboards;
 //   - as an expiry hook, it publishes the expiries this node's alarms find.
 //
 // On SQLite (one node) there is no feed: the counter feeds the hub directly.
@@ -44,6 +61,10 @@ type clusterFeed struct {
 	node  string
 	bus   linkforge.Bus
 	cache linkCache
+	links linkShower
+	// linksPausedUntil is when other nodes' link writes are shown again
+	// after a failed read; the bus's listener goroutine owns it.
+	linksPausedUntil time.Time
 
 	// mu is held across a merge and the hand-off of its result, so that
 	// the local counter's and the bus's goroutines cannot hand the hub a
@@ -90,6 +111,25 @@ func (f *clusterFeed) PeerExpired(l linkforge.Link) {
 	f.cache.Invalidate(l.Slug)
 	if err := f.hub.Expired(context.Background(), l); err != nil {
 		f.log.Error("cluster: show another node's expiry", "link_id", l.ID, "tenant_id", l.TenantID, "error", err)
+	}
+}
+
+// PeerLink is a link written through another node's API: shown on this
+// node's dashboards of its tenant, if any, read from the store as it is
+// now. It runs on the bus's listener goroutine, hence the read's timeout
+// and the pause after a failure.
+func (f *clusterFeed) PeerLink(e linkforge.LinkEvent) {
+	now := f.now()
+	if now.Before(f.linksPausedUntil) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), peerLinkReadTimeout)
+	err := f.links.ShowPeerLink(ctx, e)
+	cancel()
+	if err != nil {
+		f.linksPausedUntil = now.Add(peerLinkPause)
+		f.log.Warn("cluster: cannot show another node's link write; those of the next seconds are skipped",
+			"slug", e.Slug, "tenant_id", e.TenantID, "op", string(e.Op), "pause", peerLinkPause.String(), "error", err)
 	}
 }
 

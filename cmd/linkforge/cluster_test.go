@@ -603,6 +603,10 @@ type feedRecorder struct {
 	pubExpired  []string
 	invalidated []string
 	purges      int
+	// peerLinks are the other nodes' link writes handed to the web
+	// server; showErr is what ShowPeerLink answers.
+	peerLinks []linkforge.LinkEvent
+	showErr   error
 }
 
 func (r *feedRecorder) ClicksChanged(d linkcounter.Delta) { r.shown = append(r.shown, d) }
@@ -615,6 +619,13 @@ func (r *feedRecorder) PublishInvalidate(string)              { panic("the feed 
 func (r *feedRecorder) PublishExpired(l linkforge.Link)       { r.pubExpired = append(r.pubExpired, l.Slug) }
 func (r *feedRecorder) Invalidate(slug string)                { r.invalidated = append(r.invalidated, slug) }
 func (r *feedRecorder) InvalidateAll()                        { r.purges++ }
+func (r *feedRecorder) PublishLink(linkforge.LinkEvent) {
+	panic("the feed never publishes link writes")
+}
+func (r *feedRecorder) ShowPeerLink(_ context.Context, e linkforge.LinkEvent) error {
+	r.peerLinks = append(r.peerLinks, e)
+	return r.showErr
+}
 
 // TestClusterFeed checks the feed's routing in process: this node's deltas
 // are published as its own counts and shown merged with the other nodes';

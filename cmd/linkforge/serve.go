@@ -291,7 +291,7 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		return a.fail("cannot build web server", err)
 	}
 	if bus != nil {
-		feed.cache = handler
+		feed.cache, feed.links = handler, handler
 		// Listening once Start returns: every event another node sends
 		// from now on reaches this one.
 		if err := bus.Start(a.ctx); err != nil {

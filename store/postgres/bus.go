@@ -75,6 +75,7 @@ const (
 	wireClicks     = "clicks"
 	wireInvalidate = "invalidate"
 	wireExpired    = "expired"
+	wireLink       = "link"
 )
 
 // BusConfig configures a Bus. Node is required.
@@ -113,7 +114,14 @@ type BusConfig struct {
 //	{"v":1,"node":"n1","inst":"K3QF7A2B","ev":[
 //	  {"type":"clicks","tenant":1,"link":7,"slug":"abc","bucket":1764489660,"count":42,"total":1234},
 //	  {"type":"invalidate","slug":"abc"},
-//	  {"type":"expired","tenant":1,"link":7,"slug":"abc","expires_at":"...","expired_at":"..."}]}
+//	  {"type":"expired","tenant":1,"link":7,"slug":"abc","expires_at":"...","expired_at":"..."},
+//	  {"type":"link","tenant":1,"link":7,"slug":"abc","op":"updated"}]}
+//
+// A link event carries the link's identity, not its fields, which can
+// outgrow a payload: the receiver reads the link from the database (see
+// linkforge.LinkEvent). Events of a kind added later are counted as
+// unknown_type and skipped by older nodes, so adding one needs no new
+// wireVersion.
 //
 // The listener holds one connection of its own, outside the pool: a pooled
 // connection cannot stay in LISTEN. It reconnects with backoff when the
@@ -176,6 +184,7 @@ type eventKey struct {
 	link   int64
 	bucket int64
 	slug   string
+	op     linkforge.LinkOp
 }
 
 type queuedEvent struct {
@@ -195,6 +204,7 @@ type wireEvent struct {
 	Total     *int64     `json:"total,omitempty"` // absent: the sender does not know it
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	ExpiredAt *time.Time `json:"expired_at,omitempty"`
+	Op        string     `json:"op,omitempty"` // a link event's
 }
 
 type wireEnvelope struct {
@@ -398,6 +408,16 @@ func (b *Bus) PublishInvalidate(slug string) {
 func (b *Bus) PublishExpired(l linkforge.Link) {
 	b.enqueue(eventKey{kind: wireExpired, link: l.ID}, wireEvent{Type: wireExpired, Tenant: l.TenantID,
 		Link: l.ID, Slug: l.Slug, ExpiresAt: normTime(l.ExpiresAt), ExpiredAt: normTime(l.ExpiredAt)})
+}
+
+// PublishLink queues a link write. A queued event of the same link and
+// write is replaced, not repeated: the receiver reads the link as it is
+// when the event arrives, so two updates show the same. Writes of one link
+// that differ (created, then deleted) keep their order.
+func (b *Bus) PublishLink(e linkforge.LinkEvent) {
+	// The slug is part of the key: an import's events have no LinkID.
+	b.enqueue(eventKey{kind: wireLink, link: e.LinkID, slug: e.Slug, op: e.Op}, wireEvent{Type: wireLink, Tenant: e.TenantID,
+		Link: e.LinkID, Slug: e.Slug, Op: string(e.Op)})
 }
 
 // enqueue encodes e now, so that the publisher only concatenates, and
@@ -721,6 +741,13 @@ func (b *Bus) deliver(payload string) {
 		case wireExpired:
 			b.handler.PeerExpired(linkforge.Link{ID: e.Link, TenantID: e.Tenant, Slug: e.Slug,
 				ExpiresAt: normTime(e.ExpiresAt), ExpiredAt: normTime(e.ExpiredAt)})
+		case wireLink:
+			op := linkforge.LinkOp(e.Op)
+			if !op.Valid() || e.Tenant == 0 {
+				b.m.dropped.WithLabelValues("malformed").Inc()
+				continue
+			}
+			b.handler.PeerLink(linkforge.LinkEvent{Op: op, TenantID: e.Tenant, LinkID: e.Link, Slug: e.Slug})
 		default:
 			b.m.dropped.WithLabelValues("unknown_type").Inc()
 			continue

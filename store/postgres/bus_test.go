@@ -30,6 +30,7 @@ type recorder struct {
 	clicks     []peerClicks
 	invalid    []string
 	expired    []linkforge.Link
+	links      []linkforge.LinkEvent
 	changed    chan struct{} // capacity 1: something arrived
 	resyncs    chan struct{} // one per Resync
 	resyncSeen int
@@ -65,6 +66,13 @@ func (r *recorder) PeerExpired(l linkforge.Link) {
 	r.poke()
 }
 
+func (r *recorder) PeerLink(e linkforge.LinkEvent) {
+	r.mu.Lock()
+	r.links = append(r.links, e)
+	r.mu.Unlock()
+	r.poke()
+}
+
 func (r *recorder) Resync() { r.resyncs <- struct{}{} }
 
 func (r *recorder) poke() {
@@ -77,7 +85,7 @@ func (r *recorder) poke() {
 func (r *recorder) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.clicks) + len(r.invalid) + len(r.expired)
+	return len(r.clicks) + len(r.invalid) + len(r.expired) + len(r.links)
 }
 
 // mustWaitEvents waits until r has received at least n events.
@@ -266,7 +274,16 @@ func TestBusDeliversEvents(t *testing.T) {
 	a.PublishClicks(noTotal)
 	a.PublishInvalidate("abc")
 	a.PublishExpired(expired)
-	recB.mustWaitEvents(t, 4)
+	// Link writes: the second update of the same link within the window
+	// is coalesced with the first; writes that differ keep their order.
+	created := linkforge.LinkEvent{Op: linkforge.LinkCreated, TenantID: 3, LinkID: 10, Slug: "new"}
+	updated := linkforge.LinkEvent{Op: linkforge.LinkUpdated, TenantID: 3, LinkID: 10, Slug: "new"}
+	deleted := linkforge.LinkEvent{Op: linkforge.LinkDeleted, TenantID: 3, LinkID: 10, Slug: "new"}
+	a.PublishLink(created)
+	a.PublishLink(updated)
+	a.PublishLink(updated)
+	a.PublishLink(deleted)
+	recB.mustWaitEvents(t, 7)
 
 	// a's own events reached a's listener before b's event below, which
 	// PostgreSQL delivers in commit order: once a has b's event, a has
@@ -287,6 +304,7 @@ func TestBusDeliversEvents(t *testing.T) {
 		{"expired", fmt.Sprint(recB.expired[0].ID, recB.expired[0].TenantID, recB.expired[0].Slug,
 			recB.expired[0].ExpiresAt, recB.expired[0].ExpiredAt, recB.expired[0].URL == ""),
 			fmt.Sprint(9, 3, "gone", &expiresAt, &expiredAt, true)},
+		{"link writes", recB.links, []linkforge.LinkEvent{created, updated, deleted}},
 		{"node a got only node b's event", fmt.Sprint(recA.clicks, recA.invalid, recA.expired), fmt.Sprint([]peerClicks(nil), []string{"from-b"}, []linkforge.Link(nil))},
 	}
 	for _, tt := range tests {
@@ -521,6 +539,7 @@ type countingHandler struct{ n atomic.Int64 }
 func (h *countingHandler) PeerClicks(string, linkforge.BucketCount) { h.n.Add(1) }
 func (h *countingHandler) PeerInvalidate(string)                    { h.n.Add(1) }
 func (h *countingHandler) PeerExpired(linkforge.Link)               { h.n.Add(1) }
+func (h *countingHandler) PeerLink(linkforge.LinkEvent)             { h.n.Add(1) }
 func (h *countingHandler) Resync()                                  {}
 
 // waitCount waits until h has counted n events.
