@@ -104,8 +104,10 @@ func (s *Server) createLinks(c echo.Context) error {
 				// The chunk's transaction rolled back: none of its
 				// links exists. Earlier chunks are stored; the answer
 				// tells which.
+				// One answer (and one log record) for the chunk.
+				failed := s.bulkError(c, fmt.Errorf("bulk create links: %d links: %w", len(links), err))
 				for _, it := range pending {
-					results[it.index] = s.bulkError(c, fmt.Errorf("bulk create links: %w", err))
+					results[it.index] = failed
 				}
 				break
 			}

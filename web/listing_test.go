@@ -336,3 +336,47 @@ func (p *peerLog) take() []string {
 	p.slugs = nil
 	return s
 }
+
+// TestBulkCreateAcrossChunks: a slug taken by an item of an earlier chunk
+// answers 409 in a later one, and generated slugs are all distinct.
+func TestBulkCreateAcrossChunks(t *testing.T) {
+	st := testdb.SQLite(t)
+	e := newEnv(t, st)
+	tenant, tok := mustTenantToken(t, st, "acme")
+	var b strings.Builder
+	b.WriteString(`{"links":[`)
+	for i := range 600 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		switch {
+		case i == 0 || i == 550:
+			b.WriteString(`{"slug":"same","url":"https://example.com/same"}`)
+		default:
+			fmt.Fprintf(&b, `{"url":"https://example.com/%d"}`, i)
+		}
+	}
+	b.WriteString(`]}`)
+	r := e.do(http.MethodPost, "/api/v1/bulk/links", tok, b.String())
+	mustStatus(t, r, http.StatusOK)
+	res := mustJSON[bulkBody](t, r)
+	slugs := map[string]bool{}
+	for i, x := range res.Results {
+		want := http.StatusCreated
+		if i == 550 {
+			want = http.StatusConflict
+		}
+		if x.Status != want {
+			t.Fatalf("item %d: status %d, want %d", i, x.Status, want)
+		}
+		if x.Link != nil {
+			if slugs[x.Link.Slug] {
+				t.Fatalf("slug %s created twice", x.Link.Slug)
+			}
+			slugs[x.Link.Slug] = true
+		}
+	}
+	if n := len(mustTenantLinks(t, st, tenant)); n != 599 {
+		t.Errorf("%d links stored, want 599", n)
+	}
+}
