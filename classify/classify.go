@@ -3,6 +3,8 @@ package classify
 import (
 	"net/http"
 	"net/netip"
+
+	"github.com/linkforge/linkforge"
 )
 
 // The values that stand for "nothing known" in each dimension. They are
@@ -30,6 +32,21 @@ type Click struct {
 	Browser   string // one of Browsers
 	OS        string // one of OSes
 	UTMSource string // lowercased, printable ASCII, at most MaxUTMSourceLen bytes, or UTMNone
+}
+
+// Dims returns the click as the counter takes it, one value per
+// linkforge.Dimension. It is a copy of six string headers, returned by
+// value so that it stays on the caller's stack; the strings themselves are
+// shared, so the Referrer and UTMSource caveat of Click holds for the result.
+func (c Click) Dims() linkforge.ClickDims {
+	var d linkforge.ClickDims
+	d[linkforge.DimCountry] = c.Country
+	d[linkforge.DimReferrer] = c.Referrer
+	d[linkforge.DimDevice] = c.Device
+	d[linkforge.DimBrowser] = c.Browser
+	d[linkforge.DimOS] = c.OS
+	d[linkforge.DimUTMSource] = c.UTMSource
+	return d
 }
 
 // DeviceTarget returns which of a link's device_urls keys applies to this

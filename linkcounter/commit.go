@@ -31,10 +31,14 @@ type dimKey struct {
 	value  string
 }
 
-// dimInc is one dimension row of a group commit: add clicks.
+// dimInc is one dimension row of a group commit: add clicks. a is the
+// link's actor, which keeps the committer's held counts (applyDims); nil in
+// tests that commit without a counter.
 type dimInc struct {
 	dimKey
-	add int64
+	add     int64
+	a       *actor
+	scratch *[linkforge.NumDimensions]int // held count when a is nil
 }
 
 // commitBatch is one journal transaction. Every click that arrives while the
@@ -182,9 +186,13 @@ func (c *committer) run() {
 			// still be in this batch with others, and the commit is local.
 			var dims []dimInc
 			if len(b.dims) > 0 {
+				actors := make(map[int64]*actor, len(b.order))
+				for _, in := range b.order {
+					actors[in.linkID] = in.a
+				}
 				dims = make([]dimInc, 0, len(b.dims))
 				for k, n := range b.dims {
-					dims = append(dims, dimInc{k, n})
+					dims = append(dims, dimInc{dimKey: k, add: n, a: actors[k.linkID]})
 				}
 			}
 			b.purged, b.err = c.j.commit(context.Background(), b.order, dims, b.marks, b.dimMarks, b.purgeBefore)

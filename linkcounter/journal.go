@@ -1,7 +1,6 @@
 package linkcounter
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -12,9 +11,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the journal's driver: pure Go, no cgo
@@ -121,6 +120,10 @@ type Journal struct {
 	mark    *sql.Stmt
 	dimInc  [len(incSizes)]*sql.Stmt
 	dimMark *sql.Stmt
+	// heldGen invalidates every actor's held counts (see applyDims) when
+	// it moves: a seed wrote values behind the committer, or a commit
+	// failed after counting values it did not keep.
+	heldGen atomic.Int64
 }
 
 // incSizes are the row counts of the prepared increment statements, largest
@@ -438,6 +441,7 @@ func (j *Journal) seed(ctx context.Context, rows []linkforge.RollupRow, dims []l
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("journal seed: %w", err)
 	}
+	j.heldGen.Add(1) // the seed added values behind the committer's back
 	return nil
 }
 
@@ -555,7 +559,12 @@ func (j *Journal) unflushed(ctx context.Context, linkIDs []int64) ([]journalRow,
 // purge of flushed rows of buckets before purgeBefore (unix seconds; 0:
 // none), and of flushed dimension rows of hours ended by then. It returns
 // the number of purged rows.
-func (j *Journal) commit(ctx context.Context, incs []*increment, dims []dimInc, marks []journalRow, dimMarks []dimRow, purgeBefore int64) (int64, error) {
+func (j *Journal) commit(ctx context.Context, incs []*increment, dims []dimInc, marks []journalRow, dimMarks []dimRow, purgeBefore int64) (_ int64, err error) {
+	defer func() {
+		if err != nil {
+			j.heldGen.Add(1) // counts may include values the rolled back transaction inserted
+		}
+	}()
 	tx, err := j.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("journal commit: begin: %w", err)
@@ -639,72 +648,6 @@ func incrementSQL(rows int) string {
 	}
 	b.WriteString(" ON CONFLICT (link_id, bucket) DO UPDATE SET n = n + excluded.n RETURNING link_id, bucket, n")
 	return b.String()
-}
-
-// dimIncrementSQL returns the statement adding rows (link, hour, dim,
-// value, add) dimension rows, bounded by MaxDimValues: a value the journal
-// does not hold yet for its (link, hour, dim) is kept only while fewer than
-// MaxDimValues values other than MoreValue are, counting the statement's
-// own new values in value order; past that its clicks go to MoreValue. The
-// decision reads the journal inside the commit's transaction, so it is the
-// journal's, whatever the memory of the process: the same journal and the
-// same clicks give the same rows. The statement's rows are distinct keys
-// (the committer coalesces them); SQLite computes the whole SELECT (window
-// and GROUP BY) before inserting, so the counts are those before the
-// statement, and the chunks of one commit run in key order.
-func dimIncrementSQL(rows int) string {
-	var b strings.Builder
-	b.WriteString("WITH v (link_id, hour, dim, value, add_n) AS (VALUES ")
-	for i := range rows {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("(?,?,?,?,?)")
-	}
-	fmt.Fprintf(&b, `), w AS (
-		SELECT v.*, EXISTS (SELECT 1 FROM dims d WHERE d.link_id = v.link_id AND d.hour = v.hour
-				AND d.dim = v.dim AND d.value = v.value) OR v.value = %[1]s AS kept,
-			(SELECT COUNT(*) FROM dims d WHERE d.link_id = v.link_id AND d.hour = v.hour
-				AND d.dim = v.dim AND d.value <> %[1]s) AS held
-		FROM v
-	), x AS (
-		SELECT link_id, hour, dim, add_n, CASE
-			WHEN kept THEN value
-			WHEN held + row_number() OVER (PARTITION BY link_id, hour, dim, kept ORDER BY value) <= %[2]d THEN value
-			ELSE %[1]s END AS value
-		FROM w
-	)
-	INSERT INTO dims (link_id, hour, dim, value, n)
-	SELECT link_id, hour, dim, value, SUM(add_n) FROM x WHERE true GROUP BY link_id, hour, dim, value
-	ON CONFLICT (link_id, hour, dim, value) DO UPDATE SET n = n + excluded.n`,
-		"'"+linkforge.MoreValue+"'", MaxDimValues)
-	return b.String()
-}
-
-// applyDims adds dims to their rows in tx, in key order (see
-// dimIncrementSQL), in chunks of the prepared sizes.
-func (j *Journal) applyDims(ctx context.Context, tx *sql.Tx, dims []dimInc) error {
-	slices.SortFunc(dims, func(a, b dimInc) int {
-		return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.hour, b.hour),
-			cmp.Compare(a.dim, b.dim), strings.Compare(a.value, b.value))
-	})
-	args := make([]any, 0, 5*min(len(dims), incSizes[0]))
-	for rest := dims; len(rest) > 0; {
-		i := 0
-		for incSizes[i] > len(rest) {
-			i++
-		}
-		chunk := rest[:incSizes[i]]
-		rest = rest[incSizes[i]:]
-		args = args[:0]
-		for _, d := range chunk {
-			args = append(args, d.linkID, d.hour, int(d.dim), d.value, d.add)
-		}
-		if _, err := tx.StmtContext(ctx, j.dimInc[i]).ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("add %d dimension rows: %w", len(dims), err)
-		}
-	}
-	return nil
 }
 
 // applyIncrements adds incs to their rows in tx and sets each inc.n to its

@@ -31,37 +31,52 @@ var previewAgents = []string{
 	"yandexbot",           // Yandex
 }
 
+// previewByFirst indexes previewAgents by their first byte, in both ASCII
+// cases, so that IsPreviewAgent tries at each position of the header only
+// the one or two fragments that can start there: scanning every fragment at
+// every position cost about 8 µs for a browser's 140-byte agent, several
+// times the rest of a warm redirect (see BenchmarkIsPreviewAgent).
+var previewByFirst = func() (idx [256][]string) {
+	for _, p := range previewAgents {
+		c := p[0]
+		idx[c] = append(idx[c], p)
+		if 'a' <= c && c <= 'z' {
+			idx[c-'a'+'A'] = append(idx[c-'a'+'A'], p)
+		}
+	}
+	return idx
+}()
+
 // IsPreviewAgent reports whether userAgent belongs to a link-preview fetcher
 // or a search crawler (see previewAgents). Such requests are redirected like
 // any other but not counted as clicks; the web handler reports them with
-// Counter.Skipped(SkipPreview).
+// Counter.Skipped(SkipPreview). It does not allocate: it runs for every
+// redirect.
 func IsPreviewAgent(userAgent string) bool {
-	for _, p := range previewAgents {
-		if containsFoldASCII(userAgent, p) {
-			return true
+	for i := 0; i < len(userAgent); i++ {
+		for _, p := range previewByFirst[userAgent[i]] {
+			if hasPrefixFoldASCII(userAgent[i:], p) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// containsFoldASCII reports whether lowerSub (lower-case ASCII) occurs in s,
-// ignoring ASCII case, without allocating: it runs for every redirect.
-func containsFoldASCII(s, lowerSub string) bool {
-	n := len(lowerSub)
-	for i := 0; i+n <= len(s); i++ {
-		j := 0
-		for ; j < n; j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != lowerSub[j] {
-				break
-			}
+// hasPrefixFoldASCII reports whether s begins with lowerPrefix (lower-case
+// ASCII), ignoring ASCII case.
+func hasPrefixFoldASCII(s, lowerPrefix string) bool {
+	if len(s) < len(lowerPrefix) {
+		return false
+	}
+	for j := 0; j < len(lowerPrefix); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
-		if j == n {
-			return true
+		if c != lowerPrefix[j] {
+			return false
 		}
 	}
-	return false
+	return true
 }

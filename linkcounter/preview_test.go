@@ -117,3 +117,22 @@ func TestSkipped(t *testing.T) {
 		t.Errorf("skipped = %v, want %v", got, want)
 	}
 }
+
+// BenchmarkIsPreviewAgent is the preview check's cost on every redirect,
+// for a browser (no match: the whole header is scanned) and a crawler.
+//
+//	go test -run '^$' -bench IsPreviewAgent -benchmem ./linkcounter/
+func BenchmarkIsPreviewAgent(b *testing.B) {
+	for _, tc := range []struct{ name, ua string }{
+		{"iPhone Safari", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"},
+		{"Windows Edge", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36 Edg/126.0.0.0"},
+		{"Googlebot", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				IsPreviewAgent(tc.ua)
+			}
+		})
+	}
+}

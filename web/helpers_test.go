@@ -394,7 +394,7 @@ type counter struct {
 // mustCounter starts a real LinkCounter on st. Its flush interval is an
 // hour: during a test nothing leaves the journal, where count reads the
 // clicks.
-func mustCounter(t *testing.T, st linkforge.Store) *counter {
+func mustCounter(t testing.TB, st linkforge.Store) *counter {
 	t.Helper()
 	ctx := context.Background()
 	cs, ok := st.(linkcounter.Store)

@@ -345,9 +345,12 @@ func TestExportMemoryIsConstant(t *testing.T) {
 				growth[n] = max(growth[n], sr.peak)
 			}
 		}
-		// Ten times the links, at most 4 MiB more at the peak: the page
-		// buffers and the drivers' caches, not the links.
-		if growth[200_000] > growth[20_000]+4<<20 {
+		// Ten times the links, at most 16 MiB more at the peak: the page
+		// buffers, the drivers' caches and the noise of a shared process,
+		// not the links. An export that holds them all needs ~100 MiB at
+		// 200,000 links (13 MiB at 20,000), far past the bound; a tighter
+		// one failed under load with nothing held (2.2 against 8.6 MiB).
+		if growth[200_000] > growth[20_000]+16<<20 {
 			t.Errorf("peak heap over the baseline: %.1f MiB for 20,000 links, %.1f MiB for 200,000: memory grows with the export",
 				float64(growth[20_000])/(1<<20), float64(growth[200_000])/(1<<20))
 		}

@@ -140,12 +140,18 @@ func (s *Server) hashPassword(ctx context.Context, pw string) (string, error) {
 	return h, err
 }
 
-// passwordClient is the client address the guessing limit counts per. It
-// is the TCP peer for now; with trusted proxies it becomes
-// classify.Classifier.ClientAddr, so that the limit and the click's
-// country agree on who the client is. This is the one place to change.
+// passwordClient is the client address the guessing limit counts per: the
+// same one the click's country is read from (classify.Classifier.ClientAddr,
+// X-Forwarded-For only from --trusted-proxies), or the TCP peer without a
+// classifier.
 func (s *Server) passwordClient(r *http.Request) netip.Addr {
-	return classify.RemoteAddrPort(r).Addr()
+	peer := classify.RemoteAddrPort(r).Addr()
+	if s.classifier == nil {
+		return peer
+	}
+	// Behind a trusted proxy every guess would come from the proxy's
+	// address and share one limit: the client is the one it forwards for.
+	return s.classifier.ClientAddr(r.Header, peer)
 }
 
 // unlock answers POST /{slug}: the password form's post.
@@ -221,7 +227,7 @@ func (s *Server) unlock(c echo.Context) error {
 	if s.counter != nil {
 		// Before the 302, as on the plain redirect: the target leaves only
 		// once its click is durable.
-		if err := s.counter.Record(req.Context(), l, now, nil); err != nil {
+		if err := s.recordClick(req, l, now); err != nil {
 			if linkforge.ErrorCode(err) == linkforge.EGone {
 				return s.gone(c, e)
 			}

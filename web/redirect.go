@@ -4,10 +4,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/linkcounter"
 )
 
@@ -111,7 +114,7 @@ func (s *Server) redirect(c echo.Context) error {
 		if s.counter != nil {
 			// Before the 302: the redirect leaves only once its click is
 			// durable.
-			if err := s.counter.Record(req.Context(), l, now, nil); err != nil {
+			if err := s.recordClick(req, l, now); err != nil {
 				if linkforge.ErrorCode(err) == linkforge.EGone {
 					return s.gone(c, e)
 				}
@@ -135,6 +138,32 @@ func (s *Server) redirect(c echo.Context) error {
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)
 	return nil
+}
+
+// clickDims recycles the ClickDims handed to the counter. Record is an
+// interface call, so a ClickDims on the handler's stack would escape to the
+// heap: one allocation per counted click that the pool saves. The counter
+// copies the values during Record and keeps nothing of dims once it returns
+// (linkforge.ClickCounter).
+var clickDims = sync.Pool{New: func() any { return new(linkforge.ClickDims) }}
+
+// recordClick classifies req (when the server has a classifier) and counts
+// one click of l with those dimensions: the path of every counted click,
+// the redirect's and the password form's. The client's address and
+// User-Agent go no further than the classifier: neither is passed on,
+// stored or logged.
+func (s *Server) recordClick(req *http.Request, l *linkforge.Link, now time.Time) error {
+	if s.classifier == nil {
+		return s.counter.Record(req.Context(), l, now, nil)
+	}
+	dims := clickDims.Get().(*linkforge.ClickDims)
+	*dims = s.classifier.Classify(req, classify.RemoteAddrPort(req)).Dims()
+	err := s.counter.Record(req.Context(), l, now, dims)
+	// Cleared, so that the pool holds no reference into this request's
+	// headers or URL (Referrer and UTMSource may share their memory).
+	*dims = linkforge.ClickDims{}
+	clickDims.Put(dims)
+	return err
 }
 
 // gone answers an expired or exhausted link: its fallback, never its target.

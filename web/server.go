@@ -32,6 +32,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/password"
 )
 
@@ -56,6 +57,10 @@ type Config struct {
 	// ExhaustionChecker, HEAD requests answer 410 (or the fallback) for a link
 	// whose click limit is reached, without counting.
 	Counter linkforge.ClickCounter
+	// Classifier classifies each counted click (country, referrer, device,
+	// browser, OS, utm_source) for the counter; nil: clicks are counted
+	// under every dimension's default ("unknown", "direct", ...).
+	Classifier *classify.Classifier
 	// PublicURL is the base of the short_url field; its host is a self host
 	// for the redirect-loop check of url and fallback_url.
 	PublicURL *url.URL
@@ -152,6 +157,9 @@ type Server struct {
 	// on the other nodes'; nil: nobody to tell (linkfeed.go).
 	linkFeed  LinkFeed
 	announcer LinkAnnouncer
+	// classifier classifies counted clicks; nil: they carry the default
+	// dimensions.
+	classifier *classify.Classifier
 	// publicOrigin is PublicURL, the origin the live feed admits besides
 	// the request's own.
 	publicOrigin *url.URL
@@ -222,6 +230,7 @@ func New(cfg Config) (*Server, error) {
 
 		publicOrigin: cfg.PublicURL,
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
+		classifier:   cfg.Classifier,
 	}
 	if cfg.NotFoundURL != "" {
 		s.notFoundLocation = []string{cfg.NotFoundURL}

@@ -149,15 +149,59 @@ func runAttack(ctx context.Context, s attackSpec) attackResult {
 // roundRobin returns a targeter that cycles through urls with method. It is
 // safe for vegeta's concurrent workers.
 func roundRobin(method string, urls []string) vegeta.Targeter {
+	return roundRobinClicks(method, urls, nil)
+}
+
+// roundRobinClicks is roundRobin with each request carrying the next of
+// profiles (nil: no headers of its own, so Go's short default User-Agent).
+// Vegeta copies a target's header into each request, so the profiles are
+// shared read-only.
+func roundRobinClicks(method string, urls []string, profiles []clickProfile) vegeta.Targeter {
 	var next atomic.Uint64
 	return func(t *vegeta.Target) error {
 		i := next.Add(1) - 1
 		t.Method = method
 		t.URL = urls[i%uint64(len(urls))]
 		t.Header = nil
+		if len(profiles) > 0 {
+			p := profiles[i%uint64(len(profiles))]
+			t.URL += p.query
+			t.Header = p.header
+		}
 		t.Body = nil
 		return nil
 	}
+}
+
+// clickProfile is what a browser's click sends besides the path: the
+// headers the redirect classifies (User-Agent, Referer, and the
+// X-Forwarded-For of a proxy in front) and sometimes a utm_source.
+type clickProfile struct {
+	query  string
+	header http.Header
+}
+
+// browserClicks are the profiles of --click-headers browser: phones and
+// desktops of the common browsers, from social, search and mail, with
+// client addresses of four countries (the tool's servers trust loopback as
+// their proxy, so the addresses are looked up). Long, real User-Agent
+// headers: their parsing is most of the classification's cost.
+var browserClicks = []clickProfile{
+	{"?utm_source=newsletter", http.Header{
+		"User-Agent":      {"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"},
+		"Referer":         {"https://mail.example.com/"},
+		"X-Forwarded-For": {"81.2.69.142"}}},
+	{"", http.Header{
+		"User-Agent":      {"Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.6478.71 Mobile Safari/537.36"},
+		"Referer":         {"https://t.co/"},
+		"X-Forwarded-For": {"8.8.8.8"}}},
+	{"", http.Header{
+		"User-Agent":      {"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36 Edg/126.0.0.0"},
+		"Referer":         {"https://www.google.com/"},
+		"X-Forwarded-For": {"193.0.6.139"}}},
+	{"?utm_source=twitter", http.Header{
+		"User-Agent":      {"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15"},
+		"X-Forwarded-For": {"133.242.0.3"}}},
 }
 
 // resultRow turns an attack into a table row.

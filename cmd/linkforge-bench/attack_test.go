@@ -53,6 +53,35 @@ func TestRoundRobin(t *testing.T) {
 	}
 }
 
+// TestRoundRobinClicks: each request carries the next profile's query and
+// headers, over the URLs in turn; vegeta's request copies the headers.
+func TestRoundRobinClicks(t *testing.T) {
+	urls := []string{"http://127.0.0.1:1/a", "http://127.0.0.1:1/b"}
+	tr := roundRobinClicks(http.MethodGet, urls, browserClicks)
+	for i := range 2 * len(browserClicks) {
+		var tgt vegeta.Target
+		if err := tr(&tgt); err != nil {
+			t.Fatal(err)
+		}
+		p := browserClicks[i%len(browserClicks)]
+		if want := urls[i%len(urls)] + p.query; tgt.URL != want {
+			t.Errorf("request %d: URL %s, want %s", i, tgt.URL, want)
+		}
+		req, err := tgt.Request()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range []string{"User-Agent", "Referer", "X-Forwarded-For"} {
+			if req.Header.Get(h) != p.header.Get(h) {
+				t.Errorf("request %d: %s %q, want %q", i, h, req.Header.Get(h), p.header.Get(h))
+			}
+		}
+	}
+	if ua := browserClicks[0].header.Get("User-Agent"); !strings.Contains(ua, "iPhone") {
+		t.Errorf("first profile's agent %q: the profiles were changed by a request", ua)
+	}
+}
+
 // TestRunAttackCountsRedirects attacks the reference handler at the
 // maximum rate with a request cap: the attack stops at the cap, every
 // answer is a 302 (never followed), and each URL is hit in turn.

@@ -34,6 +34,9 @@ type config struct {
 	maxRequests uint64        // cap of each attack
 	links       int           // links of redirect and counting
 	rounds      int           // alternating rounds of the redirect scenario
+	// clickHeaders: "browser" sends browserClicks' headers with the
+	// redirect scenario's requests, "none" only Go's default agent.
+	clickHeaders string
 
 	zipfLinks int
 	zipfS     float64
@@ -59,6 +62,10 @@ type config struct {
 // The scenarios, in the order a full run executes them.
 var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "stats"}
 
+// defaultScenarios run when none is named: all but stats, whose bulk load
+// of 10 million clicks takes many minutes and is run on its own.
+var defaultScenarios = scenarioNames[:len(scenarioNames)-1]
+
 var errHelp = errors.New("help requested")
 
 // flagSet declares every flag on cfg with its default. The help text is
@@ -81,6 +88,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.Uint64Var(&cfg.workers, "workers", 64, "concurrent requests of the max-throughput attacks")
 	fs.Uint64Var(&cfg.maxRequests, "max-requests", 2_000_000, "cap on the requests of any one attack")
 	fs.IntVar(&cfg.links, "links", 100, "links of the redirect and counting scenarios, clicked round robin")
+	fs.StringVar(&cfg.clickHeaders, "click-headers", "browser", "redirect: headers of each request, to the reference and LinkForge alike: browser (real User-Agent, Referer, X-Forwarded-For and sometimes ?utm_source, which LinkForge classifies) or none (Go's default User-Agent only, as before click analytics)")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "redirect: rounds of reference, GET, HEAD in turn, short ones so that a pair shares the machine's noise; the table shows medians")
 
 	fs.IntVar(&cfg.zipfLinks, "zipf-links", 100_000, "links of the zipf scenario")
@@ -132,7 +140,7 @@ func parseArgs(args []string) (config, error) {
 		args = fs.Args()[1:]
 	}
 	if len(cfg.scenarios) == 0 {
-		cfg.scenarios = slices.Clone(scenarioNames)
+		cfg.scenarios = slices.Clone(defaultScenarios)
 	}
 	// Run in the documented order whatever the command line's order.
 	slices.SortFunc(cfg.scenarios, func(a, b string) int {
@@ -173,6 +181,9 @@ func (cfg *config) validate() error {
 	}
 	if cfg.format != "text" && cfg.format != "markdown" {
 		return fmt.Errorf("--format %q: want text or markdown", cfg.format)
+	}
+	if cfg.clickHeaders != "browser" && cfg.clickHeaders != "none" {
+		return fmt.Errorf("--click-headers %q: want browser or none", cfg.clickHeaders)
 	}
 	positive := []struct {
 		name string
@@ -227,7 +238,7 @@ Without --target it starts LinkForge itself, once per scenario, on a loopback
 port with a fresh data dir. All traffic stays on loopback; every attack is
 bounded by --duration and --max-requests.
 
-Scenarios (default: all, in this order):
+Scenarios (default: all but stats, in this order):
   redirect       max throughput of GET (counted) and HEAD (not counted) against
                  a reference net/http server answering 302 from a map; ratios;
                  p99 at half of the max load
@@ -238,7 +249,7 @@ Scenarios (default: all, in this order):
                  latency at every viewer
   amplification  rollup rows written per click and per (link, minute) bucket,
                  from /metrics and the stats API
-  stats          the analytics queries over --stats-days on --stats-clicks
+  stats          (only when named) the analytics queries over --stats-days on --stats-clicks
                  bulk-loaded clicks, on SQLite and on PostgreSQL: p50/p99 of
                  /stats by hour and by day, each /stats/{dimension},
                  /stats/links and one link's breakdown (target ≤ 50 ms)

@@ -18,7 +18,7 @@ func TestParseArgs(t *testing.T) {
 		{
 			name:      "defaults",
 			args:      nil,
-			scenarios: scenarioNames,
+			scenarios: defaultScenarios,
 			check: func(t *testing.T, cfg config) {
 				if cfg.duration != 6*time.Second || cfg.workers != 64 || cfg.viewers != 1000 ||
 					cfg.zipfLinks != 100_000 || cfg.zipfS != 1.1 || cfg.flushEvery != 30*time.Second ||
@@ -40,10 +40,20 @@ func TestParseArgs(t *testing.T) {
 		{
 			name:      "database on loopback",
 			args:      []string{"--database-url", "postgres://postgres:bench@127.0.0.1:5432/postgres?sslmode=disable"},
-			scenarios: scenarioNames,
+			scenarios: defaultScenarios,
 			check: func(t *testing.T, cfg config) {
 				if cfg.databaseURL == "" {
 					t.Error("database URL dropped")
+				}
+			},
+		},
+		{
+			name:      "stats only when named",
+			args:      []string{"stats", "--stats-clicks", "1000", "redirect"},
+			scenarios: []string{"redirect", "stats"},
+			check: func(t *testing.T, cfg config) {
+				if cfg.statsClicks != 1000 || cfg.statsLinks != 10_000 || cfg.statsDays != 30 {
+					t.Errorf("stats flags %d %d %d, want 1000 10000 30", cfg.statsClicks, cfg.statsLinks, cfg.statsDays)
 				}
 			},
 		},
@@ -87,6 +97,7 @@ func TestParseArgsRefuses(t *testing.T) {
 		{"database off this machine", []string{"--database-url", "postgres://u:p@db.example.com:5432/lf"}, "loopback"},
 		{"unknown backend", []string{"--backend", "mysql"}, "--backend"},
 		{"unknown format", []string{"--format", "csv"}, "--format"},
+		{"unknown click headers", []string{"--click-headers", "bots"}, `--click-headers "bots": want browser or none`},
 		{"zero duration", []string{"--duration", "0s"}, "--duration: out of range"},
 		{"zipf exponent at 1", []string{"--zipf-s", "1"}, "--zipf-s: out of range"},
 		{"unknown flag", []string{"--nope"}, "flag provided but not defined"},

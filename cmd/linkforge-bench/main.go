@@ -5,7 +5,7 @@
 //
 //	go run ./cmd/linkforge-bench [flags] [scenario...]
 //
-// Scenarios (all of them when none is named):
+// Scenarios (all but stats when none is named):
 //
 //	redirect       redirect throughput against a reference net/http server
 //	               answering 302 from a map, GET (counted) and HEAD (not),

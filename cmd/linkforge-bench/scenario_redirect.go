@@ -67,6 +67,11 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 	lfURLs := in.urls(links)
 	maxLabel := maxRateLabel(b.cfg.workers)
 	target := fmt.Sprintf("%s GET, counted", in.label())
+	var profiles []clickProfile
+	if b.cfg.clickHeaders == "browser" {
+		profiles = browserClicks
+		target += ", browser headers"
+	}
 
 	// Rounds alternate the three targets, so that a burst of noise from
 	// the rest of the machine hits one round's attacks, not one target's.
@@ -75,12 +80,12 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 	for r := range b.cfg.rounds {
 		warm := r == 0
 		b.log.Info("redirect: max rate", "round", r+1, "of", b.cfg.rounds)
-		refMax = append(refMax, b.measureMax(ctx, "reference", roundRobin(http.MethodGet, refURLs), ref.pid(), warm))
+		refMax = append(refMax, b.measureMax(ctx, "reference", roundRobinClicks(http.MethodGet, refURLs, profiles), ref.pid(), warm))
 		before, _ := scrapeMetrics(ctx, b.client, in.base) // best effort: notes only
-		getMax = append(getMax, b.measureMax(ctx, "linkforge-get", roundRobin(http.MethodGet, lfURLs), in.pid(), warm))
+		getMax = append(getMax, b.measureMax(ctx, "linkforge-get", roundRobinClicks(http.MethodGet, lfURLs, profiles), in.pid(), warm))
 		after, _ := scrapeMetrics(ctx, b.client, in.base)
 		commits = append(commits, commitNote(before, after))
-		headMax = append(headMax, b.measureMax(ctx, "linkforge-head", roundRobin(http.MethodHead, lfURLs), in.pid(), warm))
+		headMax = append(headMax, b.measureMax(ctx, "linkforge-head", roundRobinClicks(http.MethodHead, lfURLs, profiles), in.pid(), warm))
 	}
 
 	refSum, get, head := summarize(refMax), summarize(getMax), summarize(headMax)
@@ -102,9 +107,9 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 	}
 
 	b.log.Info("redirect: half load", "rate", half)
-	refHalf := b.measureRate(ctx, "reference-half", roundRobin(http.MethodGet, refURLs), ref.pid(), half)
+	refHalf := b.measureRate(ctx, "reference-half", roundRobinClicks(http.MethodGet, refURLs, profiles), ref.pid(), half)
 	beforeHalf, _ := scrapeMetrics(ctx, b.client, in.base)
-	getHalf := b.measureRate(ctx, "linkforge-half", roundRobin(http.MethodGet, lfURLs), in.pid(), half)
+	getHalf := b.measureRate(ctx, "linkforge-half", roundRobinClicks(http.MethodGet, lfURLs, profiles), in.pid(), half)
 	afterHalf, _ := scrapeMetrics(ctx, b.client, in.base)
 	rows = append(rows,
 		resultRow("redirect @50%", "reference net/http (map)", constRateLabel(half), refHalf,

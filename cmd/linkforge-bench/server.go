@@ -97,6 +97,11 @@ func startLinkForge(ctx context.Context, bin, dataDir, dbURL string, flushInterv
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "http://127.0.0.1",
 		"--flush-interval", flushInterval.String(), "--journal-sync", journalSync}, extra...)
 	p.cmd = lfCommand(context.Background(), bin, dataDir, dbURL, args...)
+	// The tool stands in front of the server as a proxy would: the
+	// X-Forwarded-For of --click-headers browser is believed, so each
+	// click's country is looked up as in production. A variable, not the
+	// flag, so that a --linkforge-bin from before the flag still starts.
+	p.cmd.Env = append(p.cmd.Env, "LINKFORGE_TRUSTED_PROXIES=127.0.0.1")
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start linkforge serve: %w", err)

@@ -474,6 +474,7 @@ func TestCluster(t *testing.T) {
 	if got := sum(c.rollupByNode("watched")); got != 25 {
 		t.Errorf("rollup of the watched link = %d, want 25", got)
 	}
+	checkDimsInvariant(t, c.nodes[0], c.dbURL)
 	if n := live.expiries("soon"); n != 1 {
 		t.Errorf("the dashboard got %d expiry events for the link, want 1", n)
 	}
@@ -591,6 +592,9 @@ func TestClusterKillOneNode(t *testing.T) {
 			t.Errorf("rollup of %s = %d, want exactly its %d 302s", nodeID(i), byNode[nodeID(i)], acks[i].Load())
 		}
 	}
+	// Three nodes' click_dims, one killed and restarted: every hour's
+	// values still sum to its minutes.
+	checkDimsInvariant(t, c.nodes[0], c.dbURL)
 	c.stopAll()
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -18,6 +19,8 @@ import (
 	"unicode"
 
 	"golang.org/x/time/rate"
+
+	"github.com/linkforge/linkforge/classify"
 )
 
 // config is the whole configuration of one linkforge process. It is built
@@ -40,6 +43,10 @@ type config struct {
 	RootURL        string // where GET / redirects; empty: the dashboard
 	NotFoundURL    string // where unknown slugs redirect; empty: the 404 page
 	MaxConnections int    // open client connections at most; 0: no limit
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// (the country dimension); nil: the peer is always the client.
+	TrustedProxies []netip.Prefix
+	GeoIPDB        string // MaxMind-format .mmdb for countries; empty: the embedded table
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -101,6 +108,8 @@ var globalFlags = []flagSpec{
 	{"root-url", "URL", "", "where GET / redirects: an absolute http(s) URL or a path (empty: /dashboard)"},
 	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},
 	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
+	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
+	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
 }
 
 var (
@@ -382,6 +391,14 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 		return config{}, usagef("invalid %s %q: want a number of connections, or 0 for no limit", source, raw)
 	}
 	cfg.MaxConnections = n
+
+	raw, source = get("trusted-proxies")
+	if cfg.TrustedProxies, err = classify.ParseTrustedProxies(raw); err != nil {
+		return config{}, usagef("invalid %s %q: %v", source, raw, err)
+	}
+	// Opened by serve, which says so if the file is not a country database:
+	// the other commands never read it.
+	cfg.GeoIPDB, _ = get("geoip-db")
 	return cfg, nil
 }
 

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/netip"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +170,92 @@ func TestIsTerminal(t *testing.T) {
 	defer pty.Close()
 	if !isTerminal(pty) {
 		t.Error("a pseudo-terminal does not count as a terminal")
+	}
+}
+
+// TestClassifyFlags: --trusted-proxies and --geoip-db from the flag or
+// their variable, the flag winning (API.md, Round 2 additions, Flags).
+func TestClassifyFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		proxies []netip.Prefix
+		geoip   string
+	}{
+		{"defaults", nil, nil, nil, ""},
+		{"flag", []string{"--trusted-proxies", "10.0.0.0/8, 127.0.0.1,2001:db8::/32", "--geoip-db", "/data/GeoLite2-Country.mmdb"}, nil,
+			[]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("2001:db8::/32")},
+			"/data/GeoLite2-Country.mmdb"},
+		{"env", nil, map[string]string{"LINKFORGE_TRUSTED_PROXIES": "172.16.0.0/12", "LINKFORGE_GEOIP_DB": "x.mmdb"},
+			[]netip.Prefix{netip.MustParsePrefix("172.16.0.0/12")}, "x.mmdb"},
+		{"flag beats env", []string{"serve", "--trusted-proxies=192.168.0.0/16"}, map[string]string{"LINKFORGE_TRUSTED_PROXIES": "10.0.0.0/8"},
+			[]netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv, err := parseArgs(tt.args, envOf(tt.env))
+			if err != nil {
+				t.Fatalf("parseArgs: %v", err)
+			}
+			if !slices.Equal(inv.cfg.TrustedProxies, tt.proxies) || inv.cfg.GeoIPDB != tt.geoip {
+				t.Errorf("trusted proxies %v, geoip db %q; want %v, %q", inv.cfg.TrustedProxies, inv.cfg.GeoIPDB, tt.proxies, tt.geoip)
+			}
+		})
+	}
+}
+
+// TestClassifyFlagErrors: a bad --trusted-proxies stops the process with
+// exit 2 and names the flag (or its variable) and the entry; a --geoip-db
+// that cannot be read, or is not a country database, stops serve before it
+// opens anything else, with exit 1 and a message naming the file.
+func TestClassifyFlagErrors(t *testing.T) {
+	usage := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--trusted-proxies", "10.0.0.0/33"}, nil, `invalid --trusted-proxies "10.0.0.0/33": trusted proxies: entry 1 "10.0.0.0/33"`},
+		{[]string{"--trusted-proxies", "10.0.0.0/8,,"}, nil, "entry 2 is empty"},
+		{[]string{"--trusted-proxies", "proxy.internal"}, nil, "not an IP address or CIDR prefix"},
+		{nil, map[string]string{"LINKFORGE_TRUSTED_PROXIES": "::ffff:10.0.0.0/104"}, `invalid LINKFORGE_TRUSTED_PROXIES`},
+	}
+	for _, tt := range usage {
+		t.Run(strings.Join(tt.args, " ")+tt.want, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"serve"}, tt.args...)
+			if code := run(context.Background(), args, &stdout, &stderr, envOf(tt.env)); code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tt.want)
+			}
+		})
+	}
+
+	dir := t.TempDir()
+	notMMDB := filepath.Join(dir, "country.mmdb")
+	if err := os.WriteFile(notMMDB, []byte("not a database\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(dir, "missing.mmdb"), notMMDB} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			dataDir := filepath.Join(t.TempDir(), "data")
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
+				"--log-format", "text", "--geoip-db", path}, &stdout, &stderr, envOf(nil))
+			if code != exitFailure {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitFailure, stderr.String())
+			}
+			for _, want := range []string{"cannot open geoip database (--geoip-db)", path} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+			// Nothing else was opened: not even the data dir was made.
+			if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+				t.Errorf("data dir %s: %v, want it never created", dataDir, err)
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/linkcounter"
@@ -162,6 +163,12 @@ func (a *app) serve(invocation) int {
 // returns when the server should shut down: on cancellation of a.ctx
 // (exitOK), or when something failed (exitFailure).
 func (a *app) serveUntilDone(lc *lifecycle) int {
+	// First, so that a wrong --geoip-db stops the start before anything
+	// else is opened; closed last, after HTTP.
+	classifier, err := a.newClassifier(lc)
+	if err != nil {
+		return a.fail("cannot open geoip database (--geoip-db)", err)
+	}
 	st, err := a.openStore()
 	if err != nil {
 		return a.fail("cannot open store", err)
@@ -286,6 +293,10 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 
 		RootURL:     a.cfg.RootURL,
 		NotFoundURL: a.cfg.NotFoundURL,
+
+		// Built once: the User-Agent trie and the country table are
+		// loaded at start, not on the first click.
+		Classifier: classifier,
 	})
 	if err != nil {
 		return a.fail("cannot build web server", err)
@@ -359,4 +370,19 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// newClassifier builds the click classifier of --trusted-proxies and
+// --geoip-db. The database, if any, is closed by lc.
+func (a *app) newClassifier(lc *lifecycle) (*classify.Classifier, error) {
+	cfg := classify.Config{TrustedProxies: a.cfg.TrustedProxies}
+	if a.cfg.GeoIPDB != "" {
+		db, err := classify.OpenMMDB(a.cfg.GeoIPDB)
+		if err != nil {
+			return nil, err
+		}
+		lc.add("geoip database", 0, func(context.Context) error { return db.Close() })
+		cfg.Countries = db
+	}
+	return classify.New(cfg), nil
 }

@@ -91,10 +91,12 @@ const topLinksSQL = `WITH r AS (
 		SELECT l.id, l.slug, g.n FROM g JOIN links l ON l.id = g.link_id
 		WHERE g.n > 0 ORDER BY g.n DESC, l.slug COLLATE "C" LIMIT $8
 	)
-	SELECT 0 AS kind, 0::bigint, ''::text, COALESCE(SUM(count), 0)::bigint
-	FROM tenant_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $7
-	UNION ALL
-	(SELECT 1, id, slug, n FROM top ORDER BY n DESC, slug COLLATE "C")`
+	SELECT kind, id, slug, n FROM (
+		SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, COALESCE(SUM(count), 0)::bigint AS n
+		FROM tenant_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $7
+		UNION ALL
+		SELECT 1, id, slug, n FROM top
+	) u ORDER BY kind, n DESC, slug COLLATE "C"`
 
 // TopLinks ranks the tenant's links by their clicks over q's hours.
 func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforge.TopLinks, error) {

@@ -19,13 +19,13 @@ type DimsPoisoner interface {
 	PoisonDims(t *testing.T, value string)
 }
 
-// hour returns the start of the i-th hour after t0's hour.
-func hour(i int) time.Time { return t0.Truncate(time.Hour).Add(time.Duration(i) * time.Hour) }
+// dimsHour returns the start of the i-th hour after t0's hour.
+func dimsHour(i int) time.Time { return t0.Truncate(time.Hour).Add(time.Duration(i) * time.Hour) }
 
 // nodeDims returns nodeID's click_dims rows of link, sorted.
 func nodeDims(t *testing.T, s linkforge.Store, nodeID string, linkID int64) []linkforge.DimRow {
 	t.Helper()
-	all, err := s.NodeDims(t.Context(), nodeID, hour(-1000))
+	all, err := s.NodeDims(t.Context(), nodeID, dimsHour(-1000))
 	if err != nil {
 		t.Fatalf("NodeDims(%q): %v", nodeID, err)
 	}
@@ -52,7 +52,7 @@ func testClickDims(t *testing.T, s linkforge.Store) {
 	ctx := t.Context()
 	acme := mustTenant(t, s, "dims-acme")
 	dim := func(l linkforge.Link, h int, d linkforge.Dimension, v string, n int64) linkforge.DimRow {
-		return linkforge.DimRow{LinkID: l.ID, Hour: hour(h), Dim: d, Value: v, Count: n}
+		return linkforge.DimRow{LinkID: l.ID, Hour: dimsHour(h), Dim: d, Value: v, Count: n}
 	}
 	upsert := func(t *testing.T, node string, rows []linkforge.RollupRow, dims ...linkforge.DimRow) {
 		t.Helper()
@@ -108,14 +108,14 @@ func testClickDims(t *testing.T, s linkforge.Store) {
 		l := mustCreateLink(t, s, newLink(acme.ID, "dims-node"))
 		node := "node-seed-" + l.Slug
 		upsert(t, node, nil, dim(l, 0, linkforge.DimDevice, "mobile", 1), dim(l, 2, linkforge.DimDevice, "desktop", 2))
-		got, err := s.NodeDims(ctx, node, hour(1).Add(-time.Millisecond))
+		got, err := s.NodeDims(ctx, node, dimsHour(1).Add(-time.Millisecond))
 		if err != nil {
 			t.Fatalf("NodeDims: %v", err)
 		}
 		if want := []linkforge.DimRow{dim(l, 2, linkforge.DimDevice, "desktop", 2)}; !sameDims(got, want) {
 			t.Errorf("NodeDims from before hour 1 = %+v, want %+v", got, want)
 		}
-		if got, err := s.NodeDims(ctx, "node-unknown", hour(-1000)); err != nil || len(got) != 0 {
+		if got, err := s.NodeDims(ctx, "node-unknown", dimsHour(-1000)); err != nil || len(got) != 0 {
 			t.Errorf("NodeDims of an unknown node = %+v, %v; want none", got, err)
 		}
 	})
@@ -127,10 +127,10 @@ func testClickDims(t *testing.T, s linkforge.Store) {
 			name string
 			bad  linkforge.DimRow
 		}{
-			{"hour not an hour start", linkforge.DimRow{LinkID: l.ID, Hour: hour(0).Add(time.Minute), Dim: linkforge.DimOS, Value: "iOS", Count: 1}},
-			{"unknown dimension", linkforge.DimRow{LinkID: l.ID, Hour: hour(0), Dim: linkforge.NumDimensions, Value: "x", Count: 1}},
-			{"empty value", linkforge.DimRow{LinkID: l.ID, Hour: hour(0), Dim: linkforge.DimOS, Count: 1}},
-			{"negative count", linkforge.DimRow{LinkID: l.ID, Hour: hour(0), Dim: linkforge.DimOS, Value: "iOS", Count: -1}},
+			{"hour not an hour start", linkforge.DimRow{LinkID: l.ID, Hour: dimsHour(0).Add(time.Minute), Dim: linkforge.DimOS, Value: "iOS", Count: 1}},
+			{"unknown dimension", linkforge.DimRow{LinkID: l.ID, Hour: dimsHour(0), Dim: linkforge.NumDimensions, Value: "x", Count: 1}},
+			{"empty value", linkforge.DimRow{LinkID: l.ID, Hour: dimsHour(0), Dim: linkforge.DimOS, Count: 1}},
+			{"negative count", linkforge.DimRow{LinkID: l.ID, Hour: dimsHour(0), Dim: linkforge.DimOS, Value: "iOS", Count: -1}},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				err := s.UpsertClicks(ctx, "node-a", good, []linkforge.DimRow{dim(l, 0, linkforge.DimOS, "Android", 50), c.bad})
