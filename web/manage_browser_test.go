@@ -22,8 +22,8 @@ import (
 )
 
 // TestDashboardManage drives the dashboard's link management in a real
-// browser against a real server: the list's pages, search, tag filter and
-// sort; a create with the advanced options; a link's panel: its QR code
+// browser against a real server: the list's pages, search, tag and state
+// filters and sorts (by clicks, by slug); a create with the advanced options; a link's panel: its QR code
 // (shown and downloaded as PNG and SVG), copying its short URL, an edit the
 // server refuses (the error next to its field, nothing changed), an edit it
 // takes (the API then answers the new values), a change made elsewhere
@@ -37,22 +37,22 @@ func TestDashboardManage(t *testing.T) {
 	hub := mustLiveHub(t)
 	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Now = time.Now })
 
-	// 55 old links, then four named ones, newest last: the first page (50)
-	// holds the named ones and 46 of the old.
-	start := time.Now().Add(-time.Hour)
+	// 55 old links, an expired one, then four named ones, in the order of
+	// creation (the store stamps it): the first page (50) holds the named
+	// ones, the expired one and 45 of the old.
 	for i := range 55 {
-		mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: fmt.Sprintf("old-%02d", i), URL: fmt.Sprintf("https://example.com/old/%d", i),
-			CreatedAt: start.Add(time.Duration(i) * time.Second)})
+		mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: fmt.Sprintf("old-%02d", i), URL: fmt.Sprintf("https://example.com/old/%d", i)})
 	}
+	yesterday := time.Now().Add(-24 * time.Hour)
+	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "gone-sale", URL: "https://example.com/gone", ExpiresAt: &yesterday})
 	named := []linkforge.Link{
-		{Slug: "docs", URL: "https://docs.example.com/", Tags: []string{"docs"}},
+		{Slug: "docs", URL: "https://docs.example.com/", Tags: []string{"docs"}, ImportedClicks: 30},
 		{Slug: "spring-sale", URL: "https://shop.example.com/spring", Title: "Spring sale", Tags: []string{"launch"}},
-		{Slug: "blog", URL: "https://blog.example.com/post", Tags: []string{"docs", "launch"}},
+		{Slug: "blog", URL: "https://blog.example.com/post", Tags: []string{"docs", "launch"}, ImportedClicks: 5},
 		{Slug: "careers", URL: "https://example.com/jobs"},
 	}
-	for i, l := range named {
+	for _, l := range named {
 		l.TenantID = tenant
-		l.CreatedAt = start.Add(time.Duration(30+i) * time.Minute)
 		mustStoreLink(t, st, l)
 	}
 
@@ -117,11 +117,12 @@ func TestDashboardManage(t *testing.T) {
 
 	// Pages: 50, then the rest with "Load more".
 	wait("the first page", `document.querySelectorAll('#links-body tr').length === 50 && !document.getElementById('links-more').hidden`)
-	if got := eval(rows); !strings.HasPrefix(got, "careers,blog,spring-sale,docs,old-54,") {
+	if got := eval(rows); !strings.HasPrefix(got, "careers,blog,spring-sale,docs,gone-sale,old-54,") {
 		t.Fatalf("first page: %s, want newest first", got)
 	}
 	run("load more", chromedp.Click(chromedp.CSS("#links-more")))
-	wait("all the links", `document.querySelectorAll('#links-body tr').length === 59 && document.getElementById('links-more').hidden`)
+	wait("all the links", `document.querySelectorAll('#links-body tr').length === 60 && document.getElementById('links-more').hidden && `+
+		`document.querySelector('#links-body tr:last-child').dataset.slug === 'old-00'`)
 
 	// Search, tag filter, sort.
 	run("search", chromedp.SendKeys(chromedp.CSS("#links-q"), "SPRING"))
@@ -134,11 +135,15 @@ func TestDashboardManage(t *testing.T) {
 	wait("the tags in the filter", `Array.from(document.querySelectorAll('#links-tag option')).map(o => o.value).join(',') === ',docs,launch'`)
 	run("filter by tag", setValue("links-tag", "docs"))
 	wait("the tag's links", rows+` === 'blog,docs'`)
+	run("sort by clicks", setValue("links-sort", "-clicks"))
+	wait("the tag's links by clicks", rows+` === 'docs,blog'`)
 	run("sort by slug", setValue("links-sort", "slug"))
 	wait("the tag's links by slug", rows+` === 'blog,docs'`)
 	run("filter by the other tag", setValue("links-tag", "launch"))
 	wait("the other tag's links by slug", rows+` === 'blog,spring-sale'`)
-	run("all tags, newest first", setValue("links-tag", ""), setValue("links-sort", "-created"))
+	run("expired links", setValue("links-tag", ""), setValue("links-state", "expired"))
+	wait("only the expired one", rows+` === 'gone-sale' && document.querySelector('#links-body .badge').textContent === 'expired'`)
+	run("all tags and states, newest first", setValue("links-state", "all"), setValue("links-sort", "-created"))
 	wait("the first page again", `document.querySelectorAll('#links-body tr').length === 50 && document.querySelector('#links-body tr').dataset.slug === 'careers'`)
 
 	// Create with the advanced options.
