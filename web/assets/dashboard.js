@@ -31,6 +31,19 @@
 // 30 s on a live range, after a reconnect), not moved by the feed. On the
 // 1 h range they cover the whole hours since the range's start, which the
 // page says.
+//
+// Links. The table shows the server's answer to the list's filter (search,
+// tag, state, sort), a page at a time ("Load more" follows the cursor); a
+// refresh re-reads as many links as are shown, in one request. Links the
+// page learns of otherwise (created here, the feed's link messages, a click
+// on a link not listed) join the table where the sort puts them if they
+// match the filter, checked here as the server would; rows already shown do
+// not move, so that nothing jumps under the pointer.
+//
+// A link's view also manages it: copy, QR code (fetched with the token, so
+// shown from a blob: URL), edit (a PATCH of the fields changed; the
+// problem's field errors shown beside their fields) and delete (after an
+// inline confirmation).
 (() => {
   'use strict';
 
