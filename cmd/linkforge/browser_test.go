@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/linkforge/linkforge"
@@ -295,6 +296,14 @@ func TestBrowserDashboard(t *testing.T) {
 	step("the last hour", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="1h"]`)))
 	waitJS("the overview's breakdowns", `document.getElementById('chart').dataset.interval === 'minute' && !document.getElementById('panel-links').hidden && `+
 		`document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#chart rect').length > 30`)
+	// Still pictures: no count caught mid-flash (the page honours reduced
+	// motion).
+	step("reduce motion", chromedp.Func(func(c context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(c, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}}})
+		return err
+	}))
+	waitJS("no animation", `document.getAnimations().length === 0`)
 	desktop := mustScreenshot(t, ctx, "dashboard.png")
 	step("phone width", chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2)))
 	waitJS("the layout to settle", `document.getElementById('chart').clientWidth < 375`)
