@@ -119,6 +119,7 @@ func (s *Server) createLinks(c echo.Context) error {
 					j := s.linkJSON(r.Link)
 					results[it.index] = bulkResult{Status: http.StatusCreated, Link: &j}
 					s.invalidateEverywhere(r.Link.Slug)
+					s.publishLink(linkforge.LinkCreated, r.Link)
 					if e := r.Link.ExpiresAt; e != nil && (earliest == nil || e.Before(*earliest)) {
 						earliest = e
 					}
