@@ -73,7 +73,12 @@ func TestBrowserDashboard(t *testing.T) {
 		sctx, scancel := context.WithTimeout(ctx, browserGuard)
 		defer scancel()
 		if err := chromedp.Do(sctx, actions...); err != nil {
-			t.Fatalf("%s: %v", name, err)
+			dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+			defer dcancel()
+			dump, derr := chromedp.Run(dctx, chromedp.Evaluate[string](`JSON.stringify({hash: location.hash, iv: document.getElementById('chart').dataset.interval, `+
+				`links: document.getElementById('panel-links').hidden, panels: Array.from(document.querySelectorAll('.panel')).map(p => p.dataset.state).join(), `+
+				`rects: document.querySelectorAll('#chart rect').length})`))
+			t.Fatalf("%s: %v (page: %s %v)", name, err, dump, derr)
 		}
 	}
 	// waitJS waits until the expression is true in the page.
