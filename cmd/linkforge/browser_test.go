@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/linkforge/linkforge"
@@ -32,7 +33,8 @@ import (
 // Screenshot outputs of TestBrowserDashboard. The tests never write into the
 // source tree unless asked: CI must not dirty it.
 const (
-	// envUpdateScreenshot=1 rewrites docs/dashboard.png, the README's.
+	// envUpdateScreenshot=1 rewrites the README's docs/dashboard.png,
+	// dashboard-phone.png and dashboard-link.png.
 	envUpdateScreenshot = "LINKFORGE_UPDATE_SCREENSHOT"
 	// envScreenshotDir names a directory to keep every screenshot in, to
 	// look at them.
@@ -71,7 +73,12 @@ func TestBrowserDashboard(t *testing.T) {
 		sctx, scancel := context.WithTimeout(ctx, browserGuard)
 		defer scancel()
 		if err := chromedp.Do(sctx, actions...); err != nil {
-			t.Fatalf("%s: %v", name, err)
+			dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+			defer dcancel()
+			dump, derr := chromedp.Run(dctx, chromedp.Evaluate[string](`JSON.stringify({hash: location.hash, iv: document.getElementById('chart').dataset.interval, `+
+				`links: document.getElementById('panel-links').hidden, panels: Array.from(document.querySelectorAll('.panel')).map(p => p.dataset.state).join(), `+
+				`rects: document.querySelectorAll('#chart rect').length})`))
+			t.Fatalf("%s: %v (page: %s %v)", name, err, dump, derr)
 		}
 	}
 	// waitJS waits until the expression is true in the page.
@@ -106,18 +113,26 @@ func TestBrowserDashboard(t *testing.T) {
 	waitJS("the seeded hour in the stats", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.hour)))
 
 	const slug, target = "spring-sale", "https://example.com/spring-sale?utm_source=dashboard"
-	step("create a link through the form",
+	step("create a link through the form, titled and tagged in its advanced options",
 		chromedp.SendKeys(chromedp.CSS("#create-url"), target),
 		chromedp.SendKeys(chromedp.CSS("#create-slug"), slug),
+		chromedp.Click(chromedp.CSS("#create-advanced summary")),
+		chromedp.SendKeys(chromedp.CSS("#create-title"), "Spring sale"),
+		chromedp.SendKeys(chromedp.CSS("#create-tags"), "sale, launch"),
 		chromedp.Click(chromedp.CSS("#create-submit")),
 	)
 	row := fmt.Sprintf(`document.querySelector('tr[data-slug=%q] .clicks')`, slug)
 	waitJS("the new link's row", row+` !== null && `+row+`.textContent === '0'`)
 	resp, body := mustDo(t, "GET", direct+"/api/v1/links/"+slug, token, "")
-	var created struct{ URL string }
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &created) != nil || created.URL != target {
-		t.Fatalf("the form's link through the API: %d %s, want url %s", resp.StatusCode, body, target)
+	var created struct {
+		URL, Title string
+		Tags       []string
 	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &created) != nil || created.URL != target || created.Title != "Spring sale" ||
+		strings.Join(created.Tags, ",") != "sale,launch" {
+		t.Fatalf("the form's link through the API: %d %s, want url %s, its title and tags", resp.StatusCode, body, target)
+	}
+	step("close the advanced options", chromedp.Click(chromedp.CSS("#create-advanced summary")))
 
 	// A reload would clear this; the count must arrive without one.
 	marker := strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -276,7 +291,9 @@ func TestBrowserDashboard(t *testing.T) {
 	waitJS("its detail view", `document.getElementById('view-title').textContent === '/launch-post' && document.getElementById('chart').dataset.interval === 'hour' && document.getElementById('panel-links').hidden`)
 	waitJS("its day's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.perLink["launch-post"])))
 	waitJS("its countries", `document.querySelector('#panel-country li .bar-text') !== null`)
-	mustScreenshot(t, ctx, "dashboard-link.png")
+	waitJS("its settings and QR code", `!document.getElementById('manage').hidden && document.getElementById('edit-title').value === 'Introducing LinkForge' && `+
+		`document.getElementById('qr-img').complete && document.getElementById('qr-img').naturalWidth > 0`)
+	link := mustScreenshot(t, ctx, "dashboard-link.png")
 
 	// For the README: the overview of the last hour, and the same at phone
 	// width (one column, nothing wider than the screen).
@@ -284,6 +301,14 @@ func TestBrowserDashboard(t *testing.T) {
 	step("the last hour", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="1h"]`)))
 	waitJS("the overview's breakdowns", `document.getElementById('chart').dataset.interval === 'minute' && !document.getElementById('panel-links').hidden && `+
 		`document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#chart rect').length > 30`)
+	// Still pictures: no count caught mid-flash (the page honours reduced
+	// motion).
+	step("reduce motion", chromedp.Func(func(c context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(c, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}}})
+		return err
+	}))
+	waitJS("no animation", `document.getAnimations().length === 0`)
 	desktop := mustScreenshot(t, ctx, "dashboard.png")
 	step("phone width", chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2)))
 	waitJS("the layout to settle", `document.getElementById('chart').clientWidth < 375`)
@@ -294,9 +319,19 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Errorf("panels at 375 px: %s columns, want 1 (stacked)", got)
 	}
 	phone := mustViewportScreenshot(t, ctx, "dashboard-phone.png")
+	evalString(`document.querySelector('.links').scrollIntoView(), ''`)
+	mustViewportScreenshot(t, ctx, "dashboard-phone-links.png")
+	// A link's settings at phone width: one column, nothing wider either.
+	step("a link at phone width", chromedp.Click(chromedp.CSS(`tr[data-slug="launch-post"]`)))
+	waitJS("its settings", `!document.getElementById('manage').hidden && document.getElementById('qr-img').naturalWidth > 0`)
+	if got := evalString(`String(document.documentElement.scrollWidth)`); got != "375" {
+		t.Errorf("a link's view at 375 px: %s px wide, want 375 (no horizontal scrolling)", got)
+	}
+	evalString(`document.getElementById('manage').scrollIntoView(), ''`)
+	mustViewportScreenshot(t, ctx, "dashboard-phone-link.png")
 
 	if os.Getenv(envUpdateScreenshot) == "1" {
-		for name, png := range map[string][]byte{"dashboard.png": desktop, "dashboard-phone.png": phone} {
+		for name, png := range map[string][]byte{"dashboard.png": desktop, "dashboard-phone.png": phone, "dashboard-link.png": link} {
 			if err := os.WriteFile(filepath.Join("..", "..", "docs", name), png, 0o644); err != nil {
 				t.Fatalf("update docs/%s: %v", name, err)
 			}
@@ -527,7 +562,7 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 		minute func(m int) int64               // clicks m minutes ago, m in 1..58
 		hourly func(k int, at time.Time) int64 // clicks of the hour k hours ago, k >= 1
 	}{
-		{linkforge.Link{Slug: "black-friday", URL: "https://example.com/deals/black-friday", ExpiresAt: &expired},
+		{linkforge.Link{Slug: "black-friday", URL: "https://example.com/deals/black-friday", Title: "Black Friday deals", Tags: []string{"sale"}, ExpiresAt: &expired},
 			func(int) int64 { return 0 },
 			func(k int, at time.Time) int64 { // the days before its end, until it expired
 				if k < 3 || k > 7*24 {
@@ -536,10 +571,10 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 				d := float64(k-3) / 40
 				return int64(4 + 50*math.Exp(-d*d) + 10*daily(at))
 			}},
-		{linkforge.Link{Slug: "pricing", URL: "https://example.com/pricing"},
+		{linkforge.Link{Slug: "pricing", URL: "https://example.com/pricing", Title: "Pricing", Tags: []string{"site"}},
 			func(m int) int64 { return int64(1 + (m*7)%3) },
 			func(k int, at time.Time) int64 { return int64(2 + 14*daily(at) + float64((k*7)%5)) }},
-		{linkforge.Link{Slug: "docs", URL: "https://docs.example.com/getting-started"},
+		{linkforge.Link{Slug: "docs", URL: "https://docs.example.com/getting-started", Title: "Getting started", Tags: []string{"docs", "site"}},
 			func(m int) int64 { return int64(2 + (m*5)%4) },
 			func(k int, at time.Time) int64 {
 				v := 4 + 22*daily(at) + float64((k*3)%7)
@@ -548,7 +583,7 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 				}
 				return int64(v)
 			}},
-		{linkforge.Link{Slug: "launch-post", URL: "https://example.com/blog/introducing-linkforge"},
+		{linkforge.Link{Slug: "launch-post", URL: "https://example.com/blog/introducing-linkforge", Title: "Introducing LinkForge", Tags: []string{"blog", "launch"}},
 			func(m int) int64 { // a launch half an hour ago, fading since
 				d := float64(m - 32)
 				return int64(4 + 18*math.Exp(-d*d/90) + float64((m*3)%4))

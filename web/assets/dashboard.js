@@ -31,6 +31,19 @@
 // 30 s on a live range, after a reconnect), not moved by the feed. On the
 // 1 h range they cover the whole hours since the range's start, which the
 // page says.
+//
+// Links. The table shows the server's answer to the list's filter (search,
+// tag, state, sort), a page at a time ("Load more" follows the cursor); a
+// refresh re-reads as many links as are shown, in one request. Links the
+// page learns of otherwise (created here, the feed's link messages, a click
+// on a link not listed) join the table where the sort puts them if they
+// match the filter, checked here as the server would; rows already shown do
+// not move, so that nothing jumps under the pointer.
+//
+// A link's view also manages it: copy, QR code (fetched with the token, so
+// shown from a blob: URL), edit (a PATCH of the fields changed; the
+// problem's field errors shown beside their fields) and delete (after an
+// inline confirmation).
 (() => {
   'use strict';
 
@@ -39,7 +52,10 @@
   const HOUR = 60 * MINUTE;
   const DAY = 24 * HOUR;
   const WIDTH = { minute: MINUTE, hour: HOUR, day: DAY };
-  const LIST_LIMIT = 100;
+  const PAGE = 50; // links per page of the list ("Load more" fetches the next)
+  const MAX_PAGE = 1000; // the API's largest page: a refresh re-reads what is shown in one request
+  const SEARCH_DELAY = 250; // ms of quiet typing before the list is searched
+  const QR_SIZE = 384; // px of the QR image fetched (shown at 192 CSS px: sharp on 2x screens)
   const PANEL_LIMIT = 6; // values listed per breakdown; the rest is summed
   const TOP_LINKS = 8;
   const REFRESH_EVERY = 30 * 1000; // catches flushed clicks, breakdowns and other nodes' clicks
@@ -99,6 +115,17 @@
     refreshTimer: null,
     tickTimer: null,
     loadGen: 0,
+    // The links table: the slugs shown, in order (the server's order for
+    // the filter, links learnt of since inserted where the sort puts them),
+    // and where the next page starts.
+    filter: { q: '', tag: '', state: 'all', sort: '-created' },
+    list: { slugs: [], cursor: null, gen: 0 },
+    searchTimer: null,
+    tagsTimer: null,
+    // The detail view's management cards: the QR code's object URL and
+    // the slug it is of; editDirty while the edit form has unsaved input.
+    qr: { slug: null, url: null },
+    editDirty: false,
   };
 
   // ---------------------------------------------------------------- API
@@ -268,14 +295,23 @@
     } catch (err) {
       if (!(view.slug && err.status === 404)) throw err;
     }
-    const page = await api('GET', `/api/v1/links?limit=${LIST_LIMIT}`);
+    // The list as shown, in one request: as many links as the table holds
+    // (a refresh must not drop the pages loaded with "Load more").
+    const listGen = ++state.list.gen;
+    const limit = Math.min(MAX_PAGE, Math.max(PAGE, state.list.slugs.length));
+    const page = await api('GET', listPath(null, limit));
+    let one = null;
+    if (stats && view.slug) {
+      try {
+        one = await api('GET', `/api/v1/links/${encodeURIComponent(view.slug)}`);
+      } catch (err) {
+        if (err.status !== 404) throw err;
+      }
+    }
     if (gen !== state.loadGen) return; // a newer load won
-    const fresh = new Map();
-    for (const j of page.links || []) fresh.set(j.slug, toLink(j, state.links.get(j.slug)));
-    // Links the page learnt of since (created here, or seen on the feed)
-    // stay, after the listed ones if older.
-    for (const [slug, l] of state.links) if (!fresh.has(slug)) fresh.set(slug, l);
-    state.links = sortLinks(fresh);
+    for (const j of page.links || []) state.links.set(j.slug, toLink(j, state.links.get(j.slug), true));
+    if (one) state.links.set(one.slug, toLink(one, state.links.get(one.slug), true));
+    if (listGen === state.list.gen) applyPage(page, false);
     if (stats) {
       state.snap = { key, buckets: bucketMap(stats), total: stats.total || 0 };
       state.missingLink = null;
@@ -284,27 +320,180 @@
       state.snap = null;
       state.missingLink = view.slug; // deleted, or never was
       state.links.delete(view.slug);
+      unlistLink(view.slug);
     }
     render();
     if (state.missingLink) renderPanels();
     await panels;
   }
 
-  function sortLinks(m) {
-    return new Map([...m.entries()].sort((a, b) => b[1].created - a[1].created));
-  }
-
-  function toLink(j, prev) {
+  // toLink reads a link of the API. base is the link's flushed total when
+  // the chart's snapshot was taken: a snapshot read (snapshot true) sets
+  // it, other reads keep the one the page has, so that the live clicks the
+  // snapshot lacks are not lost; seen is the newest flushed total read.
+  function toLink(j, prev, snapshot) {
+    const d = j.device_urls || {};
+    const clicks = j.clicks || 0;
     return {
       slug: j.slug,
       url: j.url,
       title: j.title || '',
       short_url: j.short_url,
       created: Date.parse(j.created_at),
+      updated: j.updated_at || '',
       expires_at: j.expires_at ? Date.parse(j.expires_at) : null,
-      expired: !!j.expired_at || (prev ? prev.expired : false),
-      base: j.clicks || 0,
+      // The expiry alarm's message marks a link expired until it changes.
+      expired: !!j.expired_at || (prev ? prev.expired && prev.updated === (j.updated_at || '') : false),
+      max_clicks: typeof j.max_clicks === 'number' ? j.max_clicks : null,
+      fallback_url: j.fallback_url || '',
+      tags: Array.isArray(j.tags) ? j.tags : [],
+      password_protected: !!j.password_protected,
+      device_urls: { ios: d.ios || '', android: d.android || '', desktop: d.desktop || '' },
+      base: prev && !snapshot ? prev.base : clicks,
+      seen: Math.max(clicks, prev && !snapshot ? prev.seen : 0),
     };
+  }
+
+  // ---------------------------------------------------------------- list
+
+  // listPath is the links request for the filter: from cursor, limit links.
+  function listPath(cursor, limit) {
+    const p = new URLSearchParams();
+    const f = state.filter;
+    if (f.q) p.set('q', f.q);
+    if (f.tag) p.append('tag', f.tag);
+    if (f.state !== 'all') p.set('state', f.state);
+    if (f.sort !== '-created') p.set('sort', f.sort);
+    p.set('limit', String(limit));
+    if (cursor) p.set('cursor', cursor);
+    return '/api/v1/links?' + p.toString();
+  }
+
+  function filtered() {
+    const f = state.filter;
+    return !!(f.q || f.tag || f.state !== 'all');
+  }
+
+  // applyPage shows a page of the list: the first (more false) replaces
+  // the table, a next one is appended.
+  function applyPage(page, more) {
+    const slugs = more ? state.list.slugs.slice() : [];
+    const seen = new Set(slugs);
+    for (const j of page.links || []) {
+      if (!state.links.has(j.slug)) state.links.set(j.slug, toLink(j));
+      if (!seen.has(j.slug)) { seen.add(j.slug); slugs.push(j.slug); }
+    }
+    state.list.slugs = slugs;
+    state.list.cursor = page.next_cursor || null;
+  }
+
+  // loadList reads the list again for a new filter (more false) or its
+  // next page.
+  async function loadList(more) {
+    const gen = ++state.list.gen;
+    const errEl = $('links-error');
+    const button = $('links-more');
+    button.disabled = true;
+    $('links-body').setAttribute('aria-busy', 'true');
+    try {
+      const page = await api('GET', listPath(more ? state.list.cursor : null, PAGE));
+      if (gen !== state.list.gen) return; // a newer filter won
+      for (const j of page.links || []) state.links.set(j.slug, toLink(j, state.links.get(j.slug)));
+      applyPage(page, more);
+      errEl.hidden = true;
+    } catch (err) {
+      if (gen !== state.list.gen) return;
+      errEl.textContent = 'Could not load the links: ' + problemText(err);
+      errEl.hidden = false;
+    } finally {
+      if (gen === state.list.gen) {
+        button.disabled = false;
+        $('links-body').removeAttribute('aria-busy');
+      }
+    }
+    render();
+  }
+
+  // matches says whether a link belongs in the list of the filter, as the
+  // server decides it (for links learnt of from the feed).
+  function matches(l) {
+    const f = state.filter;
+    if (f.q) {
+      const q = f.q.toLowerCase();
+      if (![l.slug, l.url, l.title].some((x) => x && x.toLowerCase().includes(q))) return false;
+    }
+    if (f.tag && !l.tags.includes(f.tag)) return false;
+    if (f.state !== 'all' && (linkStatus(l).label === 'expired') !== (f.state === 'expired')) return false;
+    return true;
+  }
+
+  // before says whether link a comes before b in the list's sort.
+  function before(a, b) {
+    switch (state.filter.sort) {
+      case 'created': return a.created < b.created;
+      case '-clicks': return linkTotal(a) > linkTotal(b);
+      case 'clicks': return linkTotal(a) < linkTotal(b);
+      case 'slug': return a.slug < b.slug;
+      default: return a.created > b.created;
+    }
+  }
+
+  // listLink puts a link the page learnt of (created here or elsewhere,
+  // changed, or clicked) in the list where the sort puts it, or takes it
+  // out when it no longer matches the filter. A link that would sort past
+  // the last row shown waits for "Load more".
+  function listLink(l) {
+    const slugs = state.list.slugs;
+    const i = slugs.indexOf(l.slug);
+    if (!matches(l)) {
+      if (i >= 0) slugs.splice(i, 1);
+      return;
+    }
+    if (i >= 0) return; // stays where it is: rows do not jump under the pointer
+    let at = slugs.findIndex((s) => state.links.has(s) && before(l, state.links.get(s)));
+    if (at < 0) {
+      if (state.list.cursor) return;
+      at = slugs.length;
+    }
+    slugs.splice(at, 0, l.slug);
+  }
+
+  function unlistLink(slug) {
+    const i = state.list.slugs.indexOf(slug);
+    if (i >= 0) state.list.slugs.splice(i, 1);
+  }
+
+  // loadTags fills the tag filter with the tenant's tags.
+  async function loadTags() {
+    let data;
+    try {
+      data = await api('GET', '/api/v1/tags');
+    } catch (err) {
+      return; // the filter keeps its options
+    }
+    const sel = $('links-tag');
+    const keep = state.filter.tag;
+    const opts = [new Option('All tags', '')];
+    for (const t of data.tags || []) opts.push(new Option(`${t.tag} (${fmt.format(t.links)})`, t.tag));
+    if (keep && !opts.some((o) => o.value === keep)) opts.push(new Option(keep + ' (0)', keep));
+    sel.replaceChildren(...opts);
+    sel.value = keep;
+  }
+
+  // tagsChanged reloads the tag filter soon: once for a burst of changes.
+  function tagsChanged() {
+    clearTimeout(state.tagsTimer);
+    state.tagsTimer = setTimeout(loadTags, 500);
+  }
+
+  function onFilterChange() {
+    state.filter = {
+      q: $('links-q').value.trim(),
+      tag: $('links-tag').value,
+      state: $('links-state').value,
+      sort: $('links-sort').value,
+    };
+    loadList(false);
   }
 
   // loadPanels fetches the view's breakdowns and, on the overview, its top
@@ -335,8 +524,9 @@
     try {
       const j = await api('GET', `/api/v1/links/${encodeURIComponent(slug)}`);
       if (!state.links.has(slug)) {
-        state.links.set(slug, toLink(j));
-        state.links = sortLinks(state.links);
+        const l = toLink(j);
+        state.links.set(slug, l);
+        listLink(l);
       }
       scheduleRender();
     } catch (err) {
@@ -461,14 +651,17 @@
     if (!j || typeof j.slug !== 'string') return;
     if (m.op === 'deleted') {
       state.links.delete(j.slug);
-      if (state.view.slug === j.slug) state.missingLink = j.slug;
+      unlistLink(j.slug);
+      if (state.view.slug === j.slug) {
+        state.missingLink = j.slug;
+        state.snap = null;
+      }
     } else {
-      const prev = state.links.get(j.slug);
-      const l = toLink(j, prev);
-      if (prev) l.base = prev.base; // the snapshot's base, not a later total
+      const l = toLink(j, state.links.get(j.slug)); // the snapshot's base, not a later total
       state.links.set(j.slug, l);
-      state.links = sortLinks(state.links);
+      listLink(l);
     }
+    tagsChanged();
     scheduleRender();
   }
 
@@ -494,7 +687,8 @@
 
   function linkTotal(l) {
     const lv = state.live.get(l.slug);
-    return lv && lv.total !== null ? Math.max(lv.total, l.base) : l.base;
+    const flushed = Math.max(l.base, l.seen || 0);
+    return lv && lv.total !== null ? Math.max(lv.total, flushed) : flushed;
   }
 
   // series returns the range's buckets: the snapshot's counts plus the
@@ -559,8 +753,8 @@
       let total = state.snap ? state.snap.total : 0;
       for (const x of state.links.values()) total += linkTotal(x) - x.base;
       $('stat-total').textContent = state.snap ? fmt.format(total) : '–';
-      $('stat-third-label').textContent = 'Links';
-      $('stat-links').textContent = fmt.format(state.links.size) + (state.links.size >= LIST_LIMIT ? '+' : '');
+      $('stat-third-label').textContent = filtered() ? 'Matching links' : 'Links';
+      $('stat-links').textContent = fmt.format(state.list.slugs.length) + (state.list.cursor ? '+' : '');
     }
     const per = { minute: 'minute', hour: 'hour', day: 'day' }[r.interval];
     $('chart-title').textContent = 'Clicks per ' + per;
@@ -572,6 +766,7 @@
     if (!pts) empty = state.missingLink === slug && slug ? 'This link does not exist (any more)' : 'Loading…';
     drawChart($('chart'), pts, r, empty);
     renderLinks();
+    renderManage(l);
   }
 
   function renderDetailHead(l) {
@@ -627,7 +822,9 @@
     const rows = new Map();
     for (const tr of body.children) rows.set(tr.dataset.slug, tr);
     let prev = null;
-    for (const l of state.links.values()) {
+    for (const slug of state.list.slugs) {
+      const l = state.links.get(slug);
+      if (!l) continue;
       let tr = rows.get(l.slug);
       if (tr) rows.delete(l.slug);
       else tr = newRow(l);
@@ -639,7 +836,10 @@
       prev = tr;
     }
     for (const tr of rows.values()) tr.remove();
-    $('links-empty').hidden = state.links.size > 0;
+    const empty = $('links-empty');
+    empty.textContent = filtered() ? 'No links match.' : 'No links yet. Create the first one with the form.';
+    empty.hidden = body.children.length > 0;
+    $('links-more').hidden = !state.list.cursor;
   }
 
   function el(tag, cls, text) {
@@ -654,16 +854,15 @@
     tr.dataset.slug = l.slug;
     tr.tabIndex = 0;
     tr.title = 'Open /' + l.slug;
-    const link = el('td');
-    link.append(el('span', 'slug', '/' + l.slug));
+    const link = el('td', 'link');
+    link.append(el('span', 'slug', '/' + l.slug), el('span', 'lock'), el('span', 'row-title'));
     const a = el('a', 'short', l.short_url);
     a.href = l.short_url;
     a.target = '_blank';
     a.rel = 'noopener noreferrer';
     a.addEventListener('click', (ev) => ev.stopPropagation());
     link.append(a);
-    const dest = el('td', 'dest', l.url);
-    dest.title = l.url;
+    const dest = el('td', 'dest');
     const clicks = el('td', 'num clicks');
     const status = el('td');
     status.append(el('span', 'badge'));
@@ -676,6 +875,22 @@
   }
 
   function updateRow(tr, l) {
+    // What an edit can change: the destination, title, tags, password.
+    const sig = [l.url, l.title, l.tags.join('|'), l.password_protected].join('\n');
+    if (tr.dataset.sig !== sig) {
+      tr.dataset.sig = sig;
+      const dest = tr.querySelector('.dest');
+      dest.textContent = l.url;
+      dest.title = l.url;
+      const title = tr.querySelector('.row-title');
+      title.textContent = l.title;
+      title.hidden = !l.title;
+      const lock = tr.querySelector('.lock');
+      lock.textContent = l.password_protected ? '🔒' : '';
+      lock.title = l.password_protected ? 'Password-protected' : '';
+      for (const t of tr.querySelectorAll('.tag')) t.remove();
+      tr.querySelector('.link').append(...l.tags.map((t) => el('span', 'tag', t)));
+    }
     const clicks = tr.querySelector('.clicks');
     const text = fmt.format(linkTotal(l));
     if (clicks.textContent !== text) clicks.textContent = text;
@@ -708,7 +923,12 @@
       delete $('view-sub').dataset.slug;
     }
     $('work').hidden = detail;
+    $('manage').hidden = true; // shown once the link is read
     $('panel-links').hidden = detail;
+    $('delete-confirm').hidden = true;
+    $('delete-error').hidden = true;
+    $('copy-status').textContent = '';
+    $('edit-status').textContent = '';
     document.body.dataset.view = detail ? 'link' : 'overview';
     for (const b of $('range-seg').querySelectorAll('button')) {
       b.setAttribute('aria-pressed', String(b.dataset.range === state.view.range));
@@ -994,6 +1214,39 @@
     start();
   }
 
+  // tagList reads a comma-separated tags field.
+  function tagList(v) {
+    return v.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  }
+
+  function val(id) { return $(id).value.trim(); }
+
+  // markFields marks the inputs the problem names and, where the form has
+  // one, writes each field's error next to it; it returns the errors no
+  // field of the form shows.
+  function markFields(form, err) {
+    const left = [];
+    if (!(err instanceof APIError)) return left;
+    for (const f of err.fields) {
+      const input = form.querySelector(`[name="${CSS.escape(f.field)}"]`);
+      if (input) input.setAttribute('aria-invalid', 'true');
+      let slot = form.querySelector(`.field-error[data-field="${CSS.escape(f.field)}"]`);
+      if (!slot && f.field.includes('.')) slot = form.querySelector(`.field-error[data-field="${CSS.escape(f.field.split('.')[0])}"]`);
+      if (slot) {
+        slot.textContent = (slot.hidden ? '' : slot.textContent + ' ') + f.detail;
+        slot.hidden = false;
+      } else {
+        left.push(`${f.field}: ${f.detail}`);
+      }
+    }
+    return left;
+  }
+
+  function clearFields(form) {
+    for (const i of form.querySelectorAll('[aria-invalid]')) i.removeAttribute('aria-invalid');
+    for (const p of form.querySelectorAll('.field-error')) { p.hidden = true; p.textContent = ''; }
+  }
+
   async function onCreateSubmit(ev) {
     ev.preventDefault();
     const form = ev.target;
@@ -1001,19 +1254,37 @@
     const result = $('create-result');
     errEl.hidden = true;
     result.hidden = true;
-    for (const i of form.querySelectorAll('input')) i.removeAttribute('aria-invalid');
-    const body = { url: $('create-url').value.trim() };
-    const slug = $('create-slug').value.trim();
+    clearFields(form);
+    const body = { url: val('create-url') };
+    const slug = val('create-slug');
     if (slug) body.slug = slug;
     const exp = $('create-expires').value;
     if (exp) body.expires_at = new Date(exp).toISOString();
+    // The advanced options: only those filled in.
+    const title = val('create-title');
+    if (title) body.title = title;
+    const tags = tagList($('create-tags').value);
+    if (tags.length) body.tags = tags;
+    const max = $('create-max');
+    if (max.value !== '') body.max_clicks = Number(max.value);
+    else if (max.validity.badInput) body.max_clicks = 'not a number'; // the server names the field
+    const fallback = val('create-fallback');
+    if (fallback) body.fallback_url = fallback;
+    const password = $('create-password').value;
+    if (password) body.password = password;
+    const devices = {};
+    for (const k of ['ios', 'android', 'desktop']) {
+      const v = val('create-' + k);
+      if (v) devices[k] = v;
+    }
+    if (Object.keys(devices).length) body.device_urls = devices;
     const button = $('create-submit');
     button.disabled = true;
     try {
       const j = await api('POST', '/api/v1/links', body);
       const l = toLink(j);
       state.links.set(l.slug, l);
-      state.links = sortLinks(state.links);
+      listLink(l);
       form.reset();
       result.replaceChildren('Created ');
       const a = el('a', '', j.short_url);
@@ -1022,22 +1293,251 @@
       a.rel = 'noopener noreferrer';
       result.append(a);
       result.append(' · ');
-      const open = el('a', '', 'open its analytics');
+      const open = el('a', '', 'open it');
       open.href = hashOf(Object.assign({}, state.view, { slug: l.slug }));
       result.append(open);
       result.hidden = false;
+      if (tags.length) tagsChanged();
       render();
     } catch (err) {
+      const fields = err instanceof APIError ? err.fields : [];
+      markFields(form, err);
+      // An error in a hidden advanced field opens the options.
+      if (fields.some((f) => !['url', 'slug', 'expires_at'].includes(f.field))) $('create-advanced').open = true;
       errEl.textContent = problemText(err);
       errEl.hidden = false;
-      if (err instanceof APIError) {
-        for (const f of err.fields) {
-          const input = form.querySelector(`[name="${CSS.escape(f.field)}"]`);
-          if (input) input.setAttribute('aria-invalid', 'true');
-        }
-      }
     } finally {
       button.disabled = false;
+    }
+  }
+
+  // ---------------------------------------------------------------- one link
+
+  // renderManage shows the detail view's share and edit cards for l.
+  function renderManage(l) {
+    const section = $('manage');
+    const show = !!(state.view.slug && l && state.missingLink !== state.view.slug);
+    if (section.hidden === show) section.hidden = !show;
+    if (!show) return;
+    $('manage-short').textContent = l.short_url;
+    $('manage-short').title = l.short_url;
+    $('delete-slug').textContent = '/' + l.slug;
+    const form = $('edit-form');
+    if (form.dataset.slug !== l.slug || (form.dataset.updated !== l.updated && !state.editDirty)) fillEdit(l);
+    if (state.qr.slug !== l.slug) loadQR(l.slug);
+  }
+
+  // fillEdit writes the link's values into the edit form.
+  function fillEdit(l) {
+    const form = $('edit-form');
+    clearFields(form);
+    $('edit-error').hidden = true;
+    form.dataset.slug = l.slug;
+    form.dataset.updated = l.updated;
+    $('edit-url').value = l.url;
+    $('edit-title').value = l.title;
+    $('edit-tags').value = l.tags.join(', ');
+    $('edit-expires').value = l.expires_at === null ? '' : localInput(l.expires_at);
+    $('edit-max').value = l.max_clicks === null ? '' : String(l.max_clicks);
+    $('edit-fallback').value = l.fallback_url;
+    $('edit-ios').value = l.device_urls.ios;
+    $('edit-android').value = l.device_urls.android;
+    $('edit-desktop').value = l.device_urls.desktop;
+    $('edit-password').value = '';
+    $('edit-nopass').checked = false;
+    $('edit-password').disabled = false;
+    $('edit-protected').hidden = !l.password_protected;
+    $('edit-nopass-row').hidden = !l.password_protected;
+    $('edit-password-label').textContent = l.password_protected ? 'New password' : 'Set a password';
+    $('edit-password').placeholder = l.password_protected ? 'unchanged' : 'none';
+    state.editDirty = false;
+  }
+
+  // editPatch is the PATCH body: the fields that differ from the link.
+  function editPatch(l) {
+    const body = {};
+    const url = val('edit-url');
+    if (url !== l.url) body.url = url;
+    const title = val('edit-title');
+    if (title !== l.title) body.title = title || null;
+    const tags = tagList($('edit-tags').value);
+    if (tags.join('\n') !== l.tags.join('\n')) body.tags = tags.length ? tags : null;
+    const exp = $('edit-expires').value;
+    if (exp !== (l.expires_at === null ? '' : localInput(l.expires_at))) body.expires_at = exp ? new Date(exp).toISOString() : null;
+    const max = $('edit-max').value;
+    if (max !== (l.max_clicks === null ? '' : String(l.max_clicks)) || $('edit-max').validity.badInput) {
+      body.max_clicks = max === '' ? ($('edit-max').validity.badInput ? 'not a number' : null) : Number(max);
+    }
+    const fallback = val('edit-fallback');
+    if (fallback !== l.fallback_url) body.fallback_url = fallback || null;
+    const devices = { ios: val('edit-ios'), android: val('edit-android'), desktop: val('edit-desktop') };
+    if (['ios', 'android', 'desktop'].some((k) => devices[k] !== l.device_urls[k])) {
+      // device_urls replaces the set: the keys left empty are not sent.
+      const d = {};
+      for (const k in devices) if (devices[k]) d[k] = devices[k];
+      body.device_urls = Object.keys(d).length ? d : null;
+    }
+    if ($('edit-nopass').checked) body.password = null;
+    else if ($('edit-password').value) body.password = $('edit-password').value;
+    return body;
+  }
+
+  async function onEditSubmit(ev) {
+    ev.preventDefault();
+    const form = ev.target;
+    const slug = form.dataset.slug;
+    const l = state.links.get(slug);
+    if (!l) return;
+    clearFields(form);
+    const errEl = $('edit-error');
+    errEl.hidden = true;
+    const status = $('edit-status');
+    const body = editPatch(l);
+    if (Object.keys(body).length === 0) {
+      status.textContent = 'Nothing to save.';
+      return;
+    }
+    const button = $('edit-submit');
+    button.disabled = true;
+    status.textContent = 'Saving…';
+    try {
+      const j = await api('PATCH', `/api/v1/links/${encodeURIComponent(slug)}`, body);
+      const nl = toLink(j, state.links.get(slug));
+      state.links.set(slug, nl);
+      listLink(nl);
+      fillEdit(nl);
+      status.textContent = 'Saved.';
+      if (body.tags !== undefined) tagsChanged();
+      render();
+    } catch (err) {
+      status.textContent = '';
+      const left = markFields(form, err);
+      if (!(err instanceof APIError) || left.length || err.fields.length === 0) {
+        errEl.textContent = err instanceof APIError && left.length ? left.join(' · ') : problemText(err);
+        errEl.hidden = false;
+      }
+      const first = form.querySelector('[aria-invalid="true"]');
+      if (first) first.focus();
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  function onDeleteConfirm() {
+    const slug = state.view.slug;
+    if (!slug) return;
+    $('delete-error').hidden = true;
+    $('delete-confirm').hidden = false;
+    $('delete-no').focus();
+  }
+
+  async function onDelete() {
+    const slug = state.view.slug;
+    if (!slug) return;
+    const button = $('delete-yes');
+    button.disabled = true;
+    try {
+      await api('DELETE', `/api/v1/links/${encodeURIComponent(slug)}`);
+      state.links.delete(slug);
+      unlistLink(slug);
+      state.live.delete(slug);
+      tagsChanged();
+      $('delete-confirm').hidden = true;
+      navigate({ slug: null });
+    } catch (err) {
+      const e = $('delete-error');
+      e.textContent = err instanceof APIError && err.status === 404 ? 'This link was deleted already.' : problemText(err);
+      e.hidden = false;
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  // copyText copies to the clipboard: the Clipboard API where the page may
+  // use it (secure contexts), else the older execCommand way.
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      try {
+        await navigator.clipboard.writeText(text);
+        return true;
+      } catch (err) { /* not allowed: try the other way */ }
+    }
+    const ta = el('textarea', 'sr-only');
+    ta.value = text;
+    ta.setAttribute('readonly', '');
+    document.body.append(ta);
+    ta.select();
+    let ok = false;
+    try { ok = document.execCommand('copy'); } catch (err) { ok = false; }
+    ta.remove();
+    return ok;
+  }
+
+  async function onCopy() {
+    const l = state.links.get(state.view.slug);
+    if (!l) return;
+    const status = $('copy-status');
+    if (await copyText(l.short_url)) {
+      status.textContent = 'Copied.';
+    } else {
+      // Selected, for the keyboard's copy.
+      const range = document.createRange();
+      range.selectNodeContents($('manage-short'));
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      status.textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
+    }
+  }
+
+  // qrBlob fetches the link's QR code: with the token, so not by an img
+  // element's own request.
+  async function qrBlob(slug, format, size) {
+    const resp = await fetch(`/api/v1/links/${encodeURIComponent(slug)}/qr?format=${format}&size=${size}`,
+      { headers: { Authorization: 'Bearer ' + state.token }, cache: 'no-store' });
+    if (!resp.ok) throw new APIError(resp.status, null);
+    return resp.blob();
+  }
+
+  async function loadQR(slug) {
+    state.qr.slug = slug;
+    const img = $('qr-img');
+    const status = $('qr-status');
+    img.hidden = true;
+    status.textContent = 'Loading QR code…';
+    try {
+      const blob = await qrBlob(slug, 'png', QR_SIZE);
+      if (state.qr.slug !== slug) return;
+      if (state.qr.url) URL.revokeObjectURL(state.qr.url);
+      state.qr.url = URL.createObjectURL(blob);
+      img.onload = () => {
+        img.hidden = false;
+        status.textContent = 'Scan to open the short URL.';
+      };
+      img.src = state.qr.url;
+    } catch (err) {
+      if (state.qr.slug !== slug) return;
+      state.qr.slug = null; // the next render tries again
+      status.textContent = 'Could not load the QR code: ' + err.message;
+    }
+  }
+
+  async function onQRDownload(format) {
+    const slug = state.view.slug;
+    if (!slug) return;
+    const status = $('qr-status');
+    try {
+      const blob = await qrBlob(slug, format, format === 'png' ? 1024 : 256);
+      const url = URL.createObjectURL(blob);
+      const a = el('a');
+      a.href = url;
+      a.download = `${slug}-qr.${format}`;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60 * 1000);
+    } catch (err) {
+      status.textContent = 'Could not download the QR code: ' + err.message;
     }
   }
 
@@ -1094,6 +1594,7 @@
     renderPanels();
     connect();
     refresh();
+    loadTags();
     clearInterval(state.refreshTimer);
     state.refreshTimer = setInterval(() => {
       if (state.ws && state.ws.readyState === WebSocket.OPEN && currentRange().live) refresh();
@@ -1119,6 +1620,10 @@
     state.snap = null;
     state.panels = null;
     state.missingLink = null;
+    state.list = { slugs: [], cursor: null, gen: state.list.gen + 1 };
+    if (state.qr.url) URL.revokeObjectURL(state.qr.url);
+    state.qr = { slug: null, url: null };
+    $('edit-form').dataset.slug = '';
     $('links-body').replaceChildren();
     $('app').hidden = true;
     $('session').hidden = true;
@@ -1132,6 +1637,29 @@
   function init() {
     $('token-form').addEventListener('submit', onTokenSubmit);
     $('create-form').addEventListener('submit', onCreateSubmit);
+    $('edit-form').addEventListener('submit', onEditSubmit);
+    $('edit-form').addEventListener('input', () => { state.editDirty = true; });
+    $('edit-reset').addEventListener('click', () => {
+      const l = state.links.get(state.view.slug);
+      if (l) fillEdit(l);
+      $('edit-status').textContent = '';
+    });
+    $('edit-nopass').addEventListener('change', () => {
+      $('edit-password').disabled = $('edit-nopass').checked;
+    });
+    $('delete-link').addEventListener('click', onDeleteConfirm);
+    $('delete-no').addEventListener('click', () => { $('delete-confirm').hidden = true; $('delete-link').focus(); });
+    $('delete-yes').addEventListener('click', onDelete);
+    $('copy-link').addEventListener('click', onCopy);
+    $('qr-png').addEventListener('click', () => onQRDownload('png'));
+    $('qr-svg').addEventListener('click', () => onQRDownload('svg'));
+    $('links-filter').addEventListener('submit', (ev) => { ev.preventDefault(); clearTimeout(state.searchTimer); onFilterChange(); });
+    $('links-q').addEventListener('input', () => {
+      clearTimeout(state.searchTimer);
+      state.searchTimer = setTimeout(onFilterChange, SEARCH_DELAY);
+    });
+    for (const id of ['links-tag', 'links-state', 'links-sort']) $(id).addEventListener('change', onFilterChange);
+    $('links-more').addEventListener('click', () => loadList(true));
     $('custom-range').addEventListener('submit', onCustomRange);
     $('range-seg').addEventListener('click', onRangeClick);
     $('signout').addEventListener('click', () => signOut());
