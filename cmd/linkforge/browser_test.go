@@ -85,9 +85,23 @@ func TestBrowserDashboard(t *testing.T) {
 	waitJS := func(what, expr string) {
 		t.Helper()
 		step("wait for "+what, chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			_, err := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-				chromedp.WithPollingTimeout(browserGuard))(c, tg)
-			return chromedp.Void{}, err
+			// Polled from here, one evaluation at a time, rather than by a
+			// promise polling inside the page: under load that promise was
+			// seen never to resolve although its condition had been true
+			// for seconds.
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				ok, err := chromedp.Evaluate[bool]("Boolean(" + expr + ")")(c, tg)
+				if err == nil && ok {
+					return chromedp.Void{}, nil
+				}
+				select {
+				case <-c.Done():
+					return chromedp.Void{}, fmt.Errorf("%w (last evaluation: %v, %v)", c.Err(), ok, err)
+				case <-tick.C:
+				}
+			}
 		}))
 	}
 	evalString := func(expr string) string {
