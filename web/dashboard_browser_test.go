@@ -32,8 +32,7 @@ func TestDashboardExpiredBadge(t *testing.T) {
 	defer cancel()
 	wait := func(what, expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(liveGuard))); err != nil {
+		if err := browsertest.WaitTrue(ctx, expr, liveGuard); err != nil {
 			t.Fatalf("wait for %s: %v", what, err)
 		}
 	}
@@ -84,8 +83,7 @@ func TestDashboardLinkView(t *testing.T) {
 	defer cancel()
 	wait := func(what, expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(liveGuard))); err != nil {
+		if err := browsertest.WaitTrue(ctx, expr, liveGuard); err != nil {
 			t.Fatalf("wait for %s: %v", what, err)
 		}
 	}

@@ -27,8 +27,7 @@ func TestDashboardRevokedToken(t *testing.T) {
 	defer cancel()
 	wait := func(what, expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(liveGuard))); err != nil {
+		if err := browsertest.WaitTrue(ctx, expr, liveGuard); err != nil {
 			t.Fatalf("wait for %s: %v", what, err)
 		}
 	}

@@ -66,8 +66,7 @@ func TestDashboardManage(t *testing.T) {
 	}
 	wait := func(what, expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(liveGuard))); err != nil {
+		if err := browsertest.WaitTrue(ctx, expr, liveGuard); err != nil {
 			dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({hash: location.hash, rows: document.querySelectorAll('#links-body tr').length, `+
 				`manage: document.getElementById('manage').hidden, confirm: document.getElementById('delete-confirm').hidden, `+
 				`errors: Array.from(document.querySelectorAll('.form-error:not([hidden]), .field-error:not([hidden])')).map(e => e.textContent), `+

@@ -68,6 +68,10 @@ func TestBrowserDashboard(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(b.Ctx, 4*browserGuard)
 	defer cancel()
+	// pageState is what a failed step reports of the page.
+	const pageState = `JSON.stringify({hash: location.hash, iv: document.getElementById('chart').dataset.interval, ` +
+		`links: document.getElementById('panel-links').hidden, panels: Array.from(document.querySelectorAll('.panel')).map(p => p.dataset.state).join(), ` +
+		`rects: document.querySelectorAll('#chart rect').length})`
 	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		sctx, scancel := context.WithTimeout(ctx, browserGuard)
@@ -75,34 +79,19 @@ func TestBrowserDashboard(t *testing.T) {
 		if err := chromedp.Do(sctx, actions...); err != nil {
 			dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
 			defer dcancel()
-			dump, derr := chromedp.Run(dctx, chromedp.Evaluate[string](`JSON.stringify({hash: location.hash, iv: document.getElementById('chart').dataset.interval, `+
-				`links: document.getElementById('panel-links').hidden, panels: Array.from(document.querySelectorAll('.panel')).map(p => p.dataset.state).join(), `+
-				`rects: document.querySelectorAll('#chart rect').length})`))
+			dump, derr := chromedp.Run(dctx, chromedp.Evaluate[string](pageState))
 			t.Fatalf("%s: %v (page: %s %v)", name, err, dump, derr)
 		}
 	}
 	// waitJS waits until the expression is true in the page.
 	waitJS := func(what, expr string) {
 		t.Helper()
-		step("wait for "+what, chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			// Polled from here, one evaluation at a time, rather than by a
-			// promise polling inside the page: under load that promise was
-			// seen never to resolve although its condition had been true
-			// for seconds.
-			tick := time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				ok, err := chromedp.Evaluate[bool]("Boolean(" + expr + ")")(c, tg)
-				if err == nil && ok {
-					return chromedp.Void{}, nil
-				}
-				select {
-				case <-c.Done():
-					return chromedp.Void{}, fmt.Errorf("%w (last evaluation: %v, %v)", c.Err(), ok, err)
-				case <-tick.C:
-				}
-			}
-		}))
+		if err := browsertest.WaitTrue(ctx, expr, browserGuard); err != nil {
+			dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+			defer dcancel()
+			dump, derr := chromedp.Run(dctx, chromedp.Evaluate[string](pageState))
+			t.Fatalf("wait for %s: %v (page: %s %v)", what, err, dump, derr)
+		}
 	}
 	evalString := func(expr string) string {
 		t.Helper()

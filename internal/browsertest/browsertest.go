@@ -210,3 +210,26 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// WaitTrue waits until the JavaScript expression expr is true in the page
+// of ctx, for at most timeout. It polls from the test, one evaluation every
+// 50 ms, rather than with chromedp.Poll's promise polling inside the page:
+// under load that promise was seen never to resolve although its condition
+// had been true for seconds. An error says what the last evaluation gave.
+func WaitTrue(ctx context.Context, expr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("Boolean("+expr+")"))
+		if err == nil && ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last evaluation: %v, %v)", ctx.Err(), ok, err)
+		case <-tick.C:
+		}
+	}
+}

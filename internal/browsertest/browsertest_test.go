@@ -122,3 +122,26 @@ func TestIsExecutable(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitTrue: a condition the page makes true later is waited for; one
+// that never becomes true fails at the timeout, saying so.
+func TestWaitTrue(t *testing.T) {
+	b := New(t, 800, 600)
+	ctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
+	defer cancel()
+	page := `data:text/html,<p id="p">0</p><script>setTimeout(() => { document.getElementById('p').textContent = 'done' }, 300)</script>`
+	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+		t.Fatalf("navigate: %v", err)
+	}
+	if err := WaitTrue(ctx, `document.getElementById('p').textContent === 'done'`, 10*time.Second); err != nil {
+		t.Errorf("a condition that becomes true: %v", err)
+	}
+	start := time.Now()
+	err := WaitTrue(ctx, `document.getElementById('p').textContent === 'never'`, 500*time.Millisecond)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a condition that stays false: %v, want the deadline", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("a 500 ms wait took %v", waited)
+	}
+}
