@@ -58,13 +58,9 @@ func (a *app) tokenList(inv invocation) int {
 	}
 	defer st.Close()
 
-	tenant, err := st.TenantByName(a.ctx, inv.tenant)
-	if linkforge.ErrorCode(err) == linkforge.ENotFound {
-		fmt.Fprintf(a.stderr, "linkforge: no tenant named %q\n", inv.tenant)
-		return exitFailure
-	}
-	if err != nil {
-		return a.fail("cannot list tokens", fmt.Errorf("tenant %q: %w", inv.tenant, err))
+	tenant, code := a.existingTenant(st, inv.tenant, "cannot list tokens")
+	if code != exitOK {
+		return code
 	}
 	tokens, err := st.ListTokens(a.ctx, tenant.ID)
 	if err != nil {
@@ -146,4 +142,19 @@ func (a *app) healthcheck(invocation) int {
 		return a.fail("health check failed", fmt.Errorf("GET %s: %s", target, resp.Status))
 	}
 	return exitOK
+}
+
+// existingTenant looks up the tenant a command names without creating it:
+// an unknown name is the user's mistake (exit 1 with a plain message), any
+// other failure is reported as op failing.
+func (a *app) existingTenant(st linkforge.Store, name, op string) (linkforge.Tenant, int) {
+	tenant, err := st.TenantByName(a.ctx, name)
+	if linkforge.ErrorCode(err) == linkforge.ENotFound {
+		fmt.Fprintf(a.stderr, "linkforge: no tenant named %q\n", name)
+		return linkforge.Tenant{}, exitFailure
+	}
+	if err != nil {
+		return linkforge.Tenant{}, a.fail(op, fmt.Errorf("tenant %q: %w", name, err))
+	}
+	return tenant, exitOK
 }

@@ -113,13 +113,9 @@ func (a *app) exportLinks(inv invocation) int {
 		return a.fail("cannot export", err)
 	}
 	defer st.Close()
-	tenant, err := st.TenantByName(a.ctx, inv.tenant)
-	if linkforge.ErrorCode(err) == linkforge.ENotFound {
-		fmt.Fprintf(a.stderr, "linkforge: no tenant named %q\n", inv.tenant)
-		return exitFailure
-	}
-	if err != nil {
-		return a.fail("cannot export", fmt.Errorf("tenant %q: %w", inv.tenant, err))
+	tenant, code := a.existingTenant(st, inv.tenant, "cannot export")
+	if code != exitOK {
+		return code
 	}
 	es, ok := st.(porting.ExportStore)
 	if !ok {

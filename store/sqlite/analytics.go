@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/linkforge/linkforge"
 )
@@ -164,20 +163,7 @@ func tenantAggregateStats(ctx context.Context, tx *sql.Tx, tenantID, width, from
 	if err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
 	}
-	defer rows.Close()
-	st.Buckets = []linkforge.StatsBucket{}
-	for rows.Next() {
-		var (
-			start int64
-			b     linkforge.StatsBucket
-		)
-		if err := rows.Scan(&start, &b.Count); err != nil {
-			return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
-		}
-		b.Start = time.Unix(start, 0).UTC()
-		st.Buckets = append(st.Buckets, b)
-	}
-	if err := rows.Err(); err != nil {
+	if st.Buckets, err = scanBuckets(rows); err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
 	}
 	return st, nil

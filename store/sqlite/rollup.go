@@ -132,20 +132,7 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 	if err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
 	}
-	defer rows.Close()
-	st.Buckets = []linkforge.StatsBucket{}
-	for rows.Next() {
-		var (
-			start int64
-			b     linkforge.StatsBucket
-		)
-		if err := rows.Scan(&start, &b.Count); err != nil {
-			return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
-		}
-		b.Start = time.Unix(start, 0).UTC()
-		st.Buckets = append(st.Buckets, b)
-	}
-	if err := rows.Err(); err != nil {
+	if st.Buckets, err = scanBuckets(rows); err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
 	}
 	return st, nil
@@ -187,4 +174,23 @@ func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]
 		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
 	}
 	return out, nil
+}
+
+// scanBuckets reads rows of (bucket start in unix seconds, count), the shape
+// of every stats query, and closes them. Never nil: an empty range is [].
+func scanBuckets(rows *sql.Rows) ([]linkforge.StatsBucket, error) {
+	defer rows.Close()
+	buckets := []linkforge.StatsBucket{}
+	for rows.Next() {
+		var (
+			start int64
+			b     linkforge.StatsBucket
+		)
+		if err := rows.Scan(&start, &b.Count); err != nil {
+			return nil, err
+		}
+		b.Start = time.Unix(start, 0).UTC()
+		buckets = append(buckets, b)
+	}
+	return buckets, rows.Err()
 }
