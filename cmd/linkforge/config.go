@@ -60,6 +60,10 @@ type invocation struct {
 	name   string // token create
 	format string // import, export
 	args   []string
+	// backup and restore (backup.go)
+	out   string
+	force bool
+	from  string
 }
 
 // flagSpec describes one flag. Every flag has an environment variable,
@@ -147,6 +151,12 @@ var commands = []*command{
 	{name: "export", synopsis: "linkforge export --tenant NAME [--format csv|json]",
 		summary: "write every link of the tenant to stdout, as CSV (default) or JSON",
 		flags:   []flagSpec{tenantFlag, formatFlag}},
+	{name: "backup", synopsis: "linkforge backup --out FILE [--force]",
+		summary: "write a consistent copy of the embedded SQLite database to FILE while the server runs; prints its summary as JSON (PostgreSQL: use pg_dump)",
+		flags:   []flagSpec{outFlag, forceFlag}},
+	{name: "restore", synopsis: "linkforge restore --from FILE",
+		summary: "put a backup in place of the data dir's SQLite database (the server must be stopped); the old one is kept aside",
+		flags:   []flagSpec{fromFlag}},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
@@ -162,6 +172,8 @@ func init() {
 		"token revoke": (*app).tokenRevoke,
 		"import":       (*app).importLinks,
 		"export":       (*app).exportLinks,
+		"backup":       (*app).backup,
+		"restore":      (*app).restore,
 		"healthcheck":  (*app).healthcheck,
 		"version":      (*app).version,
 	}
@@ -285,6 +297,10 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 			inv.name = v
 		case formatFlag.name:
 			if inv.format, err = checkFormat(cmd.name, v, source); err != nil {
+				return invocation{}, err
+			}
+		case outFlag.name, forceFlag.name, fromFlag.name:
+			if err := parseBackupFlag(&inv, f, v, source); err != nil {
 				return invocation{}, err
 			}
 		}
@@ -510,6 +526,10 @@ func newFlagSet(name string, specs []flagSpec) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported by run, usage by printUsage
 	for _, f := range specs {
+		if boolFlags[f.name] {
+			fs.Bool(f.name, f.def == "true", f.usage)
+			continue
+		}
 		fs.String(f.name, f.def, f.usage)
 	}
 	fs.Bool(versionFlag, false, "print the version and exit")
@@ -567,6 +587,8 @@ func printUsage(w io.Writer) {
 	printFlags(w, globalFlags)
 	fmt.Fprint(w, "\nToken, import and export flags:\n\n")
 	printFlags(w, []flagSpec{tenantFlag, nameFlag, formatFlag})
+	fmt.Fprint(w, "\nBackup and restore flags:\n\n")
+	printFlags(w, []flagSpec{outFlag, forceFlag, fromFlag})
 }
 
 func printFlags(w io.Writer, specs []flagSpec) {
