@@ -5,7 +5,15 @@
 #   docker run -p 8080:8080 -v linkforge-data:/data linkforge
 # docker-compose.yml runs two nodes of it on one PostgreSQL.
 
-FROM golang:1.26 AS build
+# Base images are pinned by digest, the tag beside it saying what the image
+# is: a rebuild gets the same bytes, and moving to a newer image is a
+# reviewed commit, not a side effect of a rebuild. To bump one, read the
+# multi-platform index digest of the tag and replace the pin:
+#   docker buildx imagetools inspect golang:1.26 | grep -m1 Digest
+#   docker buildx imagetools inspect gcr.io/distroless/static-debian12:nonroot | grep -m1 Digest
+# (or `crane digest IMAGE:TAG`). TestContainerLint (cmd/linkforge) checks
+# that every FROM is pinned this way.
+FROM golang:1.26@sha256:3aff6657219a4d9c14e27fb1d8976c49c29fddb70ba835014f477e1c70636647 AS build
 WORKDIR /src
 # Dependencies first, so that a code change does not download them again.
 COPY go.mod go.sum ./
@@ -19,7 +27,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 # mounted on it: a new named volume copies its owner and mode.
 RUN mkdir -p /out/data
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM gcr.io/distroless/static-debian12:nonroot@sha256:d093aa3e30dbadd3efe1310db061a14da60299baff8450a17fe0ccc514a16639
 COPY --from=build /out/linkforge /linkforge
 COPY --from=build --chown=65532:65532 /out/data /data
 # The node journal (and the SQLite database when no database URL is given).
