@@ -20,9 +20,10 @@ import (
 
 // The monitoring files of deploy/, relative to this package.
 var (
-	alertsFile  = filepath.Join("..", "..", "deploy", "prometheus", "alerts.yml")
-	grafanaFile = filepath.Join("..", "..", "deploy", "grafana", "linkforge.json")
-	runbookFile = filepath.Join("..", "..", "docs", "operations.md")
+	alertsFile     = filepath.Join("..", "..", "deploy", "prometheus", "alerts.yml")
+	alertsTestFile = filepath.Join("..", "..", "deploy", "prometheus", "alerts_test.yml")
+	grafanaFile    = filepath.Join("..", "..", "deploy", "grafana", "linkforge.json")
+	runbookFile    = filepath.Join("..", "..", "docs", "operations.md")
 )
 
 // ruleFile is the part of Prometheus's rule file format that LinkForge's
@@ -116,6 +117,16 @@ func TestDeployRulesParse(t *testing.T) {
 	}
 	if rules == 0 {
 		t.Fatal("no rules")
+	}
+	// Every alert has a promtool unit test (run by .ci/run).
+	tests, err := os.ReadFile(alertsTestFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for alert := range seen {
+		if !strings.Contains(string(tests), "alertname: "+alert+"\n") {
+			t.Errorf("%s has no test in %s", alert, alertsTestFile)
+		}
 	}
 	// Issue 15's list: dead alarms and webhook deliveries, flush failures,
 	// oldest unflushed click, journal commit latency, bus down, cache hit
