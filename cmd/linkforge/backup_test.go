@@ -414,3 +414,38 @@ func dumpDB(t *testing.T, path string) string {
 	}
 	return b.String()
 }
+
+// TestBackupFlags: --force needs no value, and like every flag has an
+// environment variable; a bad value is a usage error naming it.
+func TestBackupFlags(t *testing.T) {
+	cases := []struct {
+		args      []string
+		env       map[string]string
+		out, from string
+		force     bool
+		err       string
+	}{
+		{args: []string{"backup", "--out", "b.db"}, out: "b.db"},
+		{args: []string{"backup", "--out", "b.db", "--force"}, out: "b.db", force: true},
+		{args: []string{"--force", "backup", "--out", "b.db"}, err: "flag provided but not defined: --force"},
+		{args: []string{"backup", "--force=false"}, env: map[string]string{"LINKFORGE_OUT": "e.db", "LINKFORGE_FORCE": "true"}, out: "e.db"},
+		{args: []string{"backup"}, env: map[string]string{"LINKFORGE_OUT": "e.db", "LINKFORGE_FORCE": "true"}, out: "e.db", force: true},
+		{args: []string{"backup", "--out", "b.db"}, env: map[string]string{"LINKFORGE_FORCE": "maybe"}, err: "invalid LINKFORGE_FORCE"},
+		{args: []string{"backup"}, err: "--out is required"},
+		{args: []string{"restore", "--from", "b.db"}, from: "b.db"},
+		{args: []string{"restore"}, err: "--from is required"},
+		{args: []string{"restore", "--from", "b.db", "--force"}, err: "flag provided but not defined: --force"},
+	}
+	for _, c := range cases {
+		inv, err := parseArgs(c.args, envOf(c.env))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q %v: error %v, want %q", c.args, c.env, err, c.err)
+			}
+			continue
+		}
+		if err != nil || inv.out != c.out || inv.from != c.from || inv.force != c.force {
+			t.Errorf("%q %v: out %q from %q force %v (%v), want %q %q %v", c.args, c.env, inv.out, inv.from, inv.force, err, c.out, c.from, c.force)
+		}
+	}
+}
