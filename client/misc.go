@@ -25,7 +25,7 @@ func (c *Client) Tags(ctx context.Context) ([]TagCount, error) {
 }
 
 // QROptions choose the QR code's image; zero values are the server's
-// defaults (SVG, 256 px).
+// defaults (PNG, 256 px).
 type QROptions struct {
 	Format string // "svg" or "png"
 	Size   int    // pixels, 64..2048
