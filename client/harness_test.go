@@ -62,6 +62,7 @@ type server struct {
 	store    *sqlite.DB
 	tenantID int64
 	Token    string
+	tokenIDs map[string]int64 // by secret
 	hub      *dashboard.Hub
 	counter  *linkcounter.Counter
 	http     *httptest.Server
@@ -87,7 +88,7 @@ func newServer(t harnessT, o serverOpts) *server {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	s := &server{t: t, store: st}
+	s := &server{t: t, store: st, tokenIDs: map[string]int64{}}
 	s.tenantID, s.Token = s.newToken("acme")
 
 	pub, _ := url.Parse(publicURL)
@@ -152,9 +153,11 @@ func (s *server) newToken(name string) (int64, string) {
 		s.t.Fatalf("EnsureTenant: %v", err)
 	}
 	secret, hash, display := linkforge.NewToken()
-	if _, err := s.store.CreateToken(ctx, linkforge.Token{TenantID: tenant.ID, Name: "test", Hash: hash, Display: display}); err != nil {
+	tok, err := s.store.CreateToken(ctx, linkforge.Token{TenantID: tenant.ID, Name: "test", Hash: hash, Display: display})
+	if err != nil {
 		s.t.Fatalf("CreateToken: %v", err)
 	}
+	s.tokenIDs[secret] = tok.ID
 	return tenant.ID, secret
 }
 
