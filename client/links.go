@@ -215,3 +215,7 @@ func (c *Client) CreateLinks(ctx context.Context, links []NewLink) ([]BulkResult
 	}
 	return res, nil
 }
+
+// Ptr returns a pointer to v: the optional fields of NewLink and
+// LinkUpdate are pointers.
+func Ptr[T any](v T) *T { return &v }
