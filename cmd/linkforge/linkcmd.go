@@ -50,7 +50,7 @@ type linkOptions struct {
 // linkFieldFlags are the flags of a link's fields (create, update).
 var linkFieldFlags = []struct{ name, arg, usage string }{
 	{"url", "URL", "the target: absolute http or https (create: required)"},
-	{"slug", "SLUG", "create: the slug, [A-Za-z0-9_-]{1,64} (default: generated)"},
+	{"slug", "SLUG", "the slug, [A-Za-z0-9_-]{1,64} (default: generated)"},
 	{"title", "TEXT", "a title, up to 200 characters"},
 	{"expires-at", "TIME", "RFC 3339 time after which the link answers 410 (or its fallback)"},
 	{"max-clicks", "N", "clicks after which the link answers 410 (or its fallback)"},
@@ -370,7 +370,7 @@ func (a *app) linkList(inv invocation) int {
 	}
 	if page.NextCursor != "" {
 		// On stderr, so that the table can be piped as it is.
-		fmt.Fprintf(a.stderr, "more links: add --cursor %s, or use --all\n", page.NextCursor)
+		fmt.Fprintf(a.stderr, "more links: add --cursor %s (or use --all)\n", page.NextCursor)
 	}
 	return exitOK
 }
@@ -489,7 +489,11 @@ func printLinkUsage(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "")
 	for _, f := range linkFieldFlags {
-		fmt.Fprintf(tw, "  --%s %s\tcreate, update\t%s\n", f.name, f.arg, f.usage)
+		used := "create, update"
+		if f.name == "slug" {
+			used = "create"
+		}
+		fmt.Fprintf(tw, "  --%s %s\t%s\t%s\n", f.name, f.arg, used, f.usage)
 	}
 	for _, r := range [][3]string{
 		{"--tag TAG", "create, update, list", "a tag, repeatable (update: replaces the tags; list: all must match)"},
