@@ -10,10 +10,11 @@ import (
 // Webhook is a subscription of a URL to events. Secret is set only in the
 // answer of CreateWebhook: the server shows it once.
 type Webhook struct {
-	ID     string   `json:"id"`
-	URL    string   `json:"url"`
-	Events []string `json:"events"`
-	Secret string   `json:"secret,omitempty"`
+	ID        string    `json:"id"`
+	URL       string    `json:"url"`
+	Events    []string  `json:"events"`
+	Secret    string    `json:"secret,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Webhook event types (API.md, Webhooks).
@@ -67,13 +68,23 @@ type Delivery struct {
 	Attempts      int        `json:"attempts"`
 	LastStatus    *int       `json:"last_status"`
 	NextAttemptAt *time.Time `json:"next_attempt_at"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
-// Deliveries lists a webhook's deliveries, of state if not empty (GET
+// DeliveryOptions filter a webhook's deliveries; zero values: every state,
+// the server's default count.
+type DeliveryOptions struct {
+	State string // "pending", "retrying", "delivered" or "dead"
+	Limit int
+}
+
+// Deliveries lists a webhook's deliveries (GET
 // /api/v1/webhooks/{id}/deliveries).
-func (c *Client) Deliveries(ctx context.Context, webhookID, state string) ([]Delivery, error) {
+func (c *Client) Deliveries(ctx context.Context, webhookID string, o DeliveryOptions) ([]Delivery, error) {
 	q := url.Values{}
-	strParam(q, "state", state)
+	strParam(q, "state", o.State)
+	intParam(q, "limit", o.Limit)
 	var out struct {
 		Deliveries []Delivery `json:"deliveries"`
 	}

@@ -240,11 +240,14 @@ func TestClientWebhooks(t *testing.T) {
 	mustDocument(t, s, "TestClientWebhooks")
 	c := mustClient(t, s)
 	ctx := context.Background()
-	w, err := c.CreateWebhook(ctx, client.NewWebhook{URL: "https://hooks.example.com/lf", Events: []string{client.EventLinkCreated, client.EventLinkClicks}})
+	// An address literal: the server refuses a host that does not resolve
+	// (no DNS here) or resolves to a private address.
+	const hook = "https://93.184.215.14/lf"
+	w, err := c.CreateWebhook(ctx, client.NewWebhook{URL: hook, Events: []string{client.EventLinkCreated, client.EventLinkClicks}})
 	if err != nil {
 		t.Fatalf("CreateWebhook: %v", err)
 	}
-	if w.ID == "" || w.URL != "https://hooks.example.com/lf" || !strings.HasPrefix(w.Secret, "whsec_") ||
+	if w.ID == "" || w.URL != hook || w.CreatedAt.IsZero() || !strings.HasPrefix(w.Secret, "whsec_") ||
 		!slices.Equal(w.Events, []string{client.EventLinkCreated, client.EventLinkClicks}) {
 		t.Errorf("created %+v", w)
 	}
@@ -256,12 +259,23 @@ func TestClientWebhooks(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].ID != w.ID || list[0].Secret != "" {
 		t.Errorf("Webhooks = %+v, %v; want the one, without its secret", list, err)
 	}
-	ds, err := c.Deliveries(ctx, w.ID, "dead")
-	if err != nil || len(ds) != 0 {
-		t.Errorf("dead deliveries = %+v, %v", ds, err)
+	// A link created: one pending delivery of link.created (no dispatcher
+	// runs in this server).
+	if _, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/", Slug: "hooked"}); err != nil {
+		t.Fatal(err)
 	}
-	_, err = c.Deliveries(ctx, w.ID, "sleeping")
+	ds, err := c.Deliveries(ctx, w.ID, client.DeliveryOptions{})
+	if err != nil || len(ds) != 1 || ds[0].Event != client.EventLinkCreated || ds[0].State != "pending" ||
+		!strings.HasPrefix(ds[0].EventID, "evt_") || ds[0].ID == "" {
+		t.Fatalf("deliveries = %+v, %v; want one pending link.created", ds, err)
+	}
+	if dead, err := c.Deliveries(ctx, w.ID, client.DeliveryOptions{State: "dead", Limit: 10}); err != nil || len(dead) != 0 {
+		t.Errorf("dead deliveries = %+v, %v", dead, err)
+	}
+	_, err = c.Deliveries(ctx, w.ID, client.DeliveryOptions{State: "sleeping"})
 	mustAPIError(t, err, http.StatusBadRequest, client.CodeInvalid)
+	// Only a dead delivery is replayed.
+	mustAPIError(t, c.RetryDelivery(ctx, ds[0].ID), http.StatusConflict, client.CodeConflict)
 	mustAPIError(t, c.RetryDelivery(ctx, "999999"), http.StatusNotFound, client.CodeNotFound)
 	if err := c.DeleteWebhook(ctx, w.ID); err != nil {
 		t.Fatalf("DeleteWebhook: %v", err)
