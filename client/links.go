@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -173,6 +174,12 @@ func (c *Client) Links(ctx context.Context, o ListOptions) iter.Seq2[Link, error
 				}
 			}
 			if page.NextCursor == "" {
+				return
+			}
+			if page.NextCursor == o.Cursor {
+				// A server that hands back the cursor it was given would
+				// keep this loop going forever.
+				yield(Link{}, fmt.Errorf("client: GET /api/v1/links: the server answered cursor %q with itself", o.Cursor))
 				return
 			}
 			o.Cursor = page.NextCursor
