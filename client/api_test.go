@@ -106,6 +106,21 @@ func TestClientRetryAfter(t *testing.T) {
 	}
 }
 
+// TestClientRetry503: a 503 without Retry-After (here the live feed of a
+// server that has none) is retried after DefaultWait, MaxAttempts tries in
+// all, then returned with its problem.
+func TestClientRetry503(t *testing.T) {
+	s := newServer(t, serverOpts{})
+	c := mustClient(t, s, client.WithRetry(client.RetryPolicy{MaxAttempts: 3, MaxWait: time.Second, DefaultWait: 7 * time.Millisecond}))
+	var waits []time.Duration
+	client.SetSleep(c, func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil })
+	err := client.GetRaw(context.Background(), c, "/api/v1/live")
+	mustAPIError(t, err, http.StatusServiceUnavailable, client.CodeUnavailable)
+	if !slices.Equal(waits, []time.Duration{7 * time.Millisecond, 7 * time.Millisecond}) {
+		t.Errorf("waits %v, want DefaultWait twice", waits)
+	}
+}
+
 // TestClientAlarms: a dead alarm is listed and replayed.
 func TestClientAlarms(t *testing.T) {
 	s := newServer(t, serverOpts{})
