@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -231,4 +233,47 @@ func TestLinkCommands(t *testing.T) {
 	if out, _ := runLink(t, env, exitOK, "link", "list", "--json"); len(mustJSONOut[client.LinkPage](t, out).Links) != 1 {
 		t.Errorf("the refused commands changed the links:\n%s", out)
 	}
+}
+
+// TestLinkCommandsBinary: the real binary, configured by LINKFORGE_SERVER
+// and LINKFORGE_TOKEN, against a real `linkforge serve`.
+func TestLinkCommandsBinary(t *testing.T) {
+	n := newNode(t, "")
+	srv := n.startServer("http://lf.test")
+	token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))
+	linkCmd := func(want int, args ...string) (string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		defer cancel()
+		cmd := n.command(ctx, append([]string{"link"}, args...)...)
+		cmd.Env = append(cmd.Env, "LINKFORGE_SERVER=http://"+srv.addr, "LINKFORGE_TOKEN="+token)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatalf("linkforge link %s: %v", strings.Join(args, " "), err)
+		}
+		if code != want {
+			t.Fatalf("linkforge link %s: exit %d, want %d\nstderr:\n%s", strings.Join(args, " "), code, want, errOut.String())
+		}
+		return out.String(), errOut.String()
+	}
+	out, _ := linkCmd(exitOK, "create", "--url", "https://example.com/bin", "--slug", "bin", "--json")
+	if l := mustJSONOut[client.Link](t, out); l.ShortURL != "http://lf.test/bin" {
+		t.Errorf("created %+v", l)
+	}
+	out, _ = linkCmd(exitOK, "list")
+	if rows := tableRows(out); len(rows) != 2 || rows[1][0] != "bin" || rows[1][1] != "https://example.com/bin" {
+		t.Errorf("list:\n%s", out)
+	}
+	_, errOut := linkCmd(exitFailure, "create", "--url", "https://example.com/again", "--slug", "bin")
+	if !strings.Contains(errOut, "(HTTP 409, conflict)") || !strings.Contains(errOut, "  slug: ") {
+		t.Errorf("conflict: %q", errOut)
+	}
+	linkCmd(exitOK, "delete", "bin")
+	linkCmd(exitFailure, "get", "bin")
 }
