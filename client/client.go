@@ -55,7 +55,8 @@ type RetryPolicy struct {
 	// 1 disables retries.
 	MaxAttempts int
 	// MaxWait is the longest single wait: an answer that asks for longer
-	// (its Retry-After) is returned to the caller instead of waited for.
+	// (its Retry-After) is returned to the caller instead of waited for;
+	// 0: no bound.
 	MaxWait time.Duration
 	// DefaultWait is the wait when the answer has no usable Retry-After.
 	DefaultWait time.Duration
@@ -124,9 +125,9 @@ type FieldError struct {
 // Error is a problem answer of the server (RFC 9457), or an answer that is
 // not the one the operation expects. Use errors.As to get it.
 type Error struct {
-	Method string // of the request
-	Path   string // of the request, without the query
-	Status int    // HTTP status
+	Method string `json:"-"`      // of the request
+	Path   string `json:"-"`      // of the request, without the query
+	Status int    `json:"status"` // HTTP status (of the answer, over the document's)
 	Type   string `json:"type"`
 	Title  string `json:"title"`
 	Detail string `json:"detail"`
@@ -136,7 +137,7 @@ type Error struct {
 	Code   string       `json:"code"`
 	Fields []FieldError `json:"errors"`
 	// RetryAfter is the answer's Retry-After, when it had one.
-	RetryAfter time.Duration
+	RetryAfter time.Duration `json:"-"`
 }
 
 func (e *Error) Error() string {
