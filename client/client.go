@@ -7,8 +7,7 @@
 // such as oapi-codegen would turn the tri-state PATCH body (absent, null,
 // value), the streamed import and export, the mixed bulk answers, the
 // Retry-After loop and the WebSocket feed into code we would wrap anyway,
-// and would add a build step and a dependency for some fifty lines of
-// marshalling. What a generator guarantees, that the client and the
+// and would add a generator and a build step to every API change. What a generator guarantees, that the client and the
 // document never drift, the table Operations and its test give instead:
 // every operation of the served openapi.json must have a client method and
 // every client method an operation.
