@@ -43,7 +43,7 @@ func (a *app) backup(inv invocation) int {
 	}
 	a.log.Info("backup written", "path", sum.File, "bytes", sum.Bytes, "schema_version", sum.SchemaVersion,
 		"links", sum.Links, "clicks", sum.Clicks)
-	return a.printJSON("backup", sum)
+	return a.printSummary("backup", sum)
 }
 
 // restore puts a backup in place of the data dir's SQLite database. It
@@ -66,14 +66,14 @@ func (a *app) restore(inv invocation) int {
 	}
 	a.log.Info("database restored", "from", inv.from, "path", sum.File, "previous", aside,
 		"schema_version", sum.SchemaVersion, "links", sum.Links, "clicks", sum.Clicks)
-	return a.printJSON("restore", struct {
+	return a.printSummary("restore", struct {
 		sqlite.Summary
 		From     string `json:"from"`
 		Previous string `json:"previous,omitempty"`
 	}{sum, inv.from, aside})
 }
 
-func (a *app) printJSON(what string, v any) int {
+func (a *app) printSummary(what string, v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return a.fail("cannot print "+what+" summary", err)

@@ -173,8 +173,8 @@ func TestBackupUnderLoad(t *testing.T) {
 	src, bak := mustOpenRO(t, live), mustOpenRO(t, out)
 	// (links without rollup_clicks, which flushes move: checked below)
 	for _, table := range []string{"tenants", "tokens", "links (id, tenant_id, slug, url, tags, created_at)"} {
-		final := tableRows(t, src, table)
-		for key, row := range tableRows(t, bak, table) {
+		final := dbTableRows(t, src, table)
+		for key, row := range dbTableRows(t, bak, table) {
 			if final[key] != row {
 				t.Errorf("%s row %s: backup %s, source %s", table, key, row, final[key])
 			}
@@ -323,7 +323,7 @@ func mustOpenRO(t *testing.T, path string) *sql.DB {
 
 // tableRows returns a table's rows by their first column (its id), each
 // rendered as text. table may name columns: "links (id, slug)".
-func tableRows(t *testing.T, db *sql.DB, table string) map[string]string {
+func dbTableRows(t *testing.T, db *sql.DB, table string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, row := range allRows(t, db, table) {

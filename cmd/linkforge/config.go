@@ -64,6 +64,7 @@ type invocation struct {
 	out   string
 	force bool
 	from  string
+	link  linkOptions // link commands (linkcmd.go)
 }
 
 // flagSpec describes one flag. Every flag has an environment variable,
@@ -131,6 +132,11 @@ type command struct {
 	flags    []flagSpec
 	nargs    int // exact number of positional arguments
 	run      func(*app, invocation) int
+	// extra registers flags that are not plain strings with an
+	// environment variable (booleans, repeatable ones) on the command's
+	// flag set, and returns what checks them into the invocation once
+	// parsed; nil: none (linkcmd.go).
+	extra func(fs *flag.FlagSet) func(inv *invocation, value func(flagSpec) (v, source string)) error
 }
 
 // commands lists the subcommands in the order the help shows them. run is
@@ -157,6 +163,13 @@ var commands = []*command{
 	{name: "restore", synopsis: "linkforge restore --from FILE",
 		summary: "put a backup in place of the data dir's SQLite database (the server must be stopped); the old one is kept aside",
 		flags:   []flagSpec{fromFlag}},
+	// Link commands: clients of a running server's admin API (linkcmd.go).
+	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--tag T]... [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
+	{name: "link list", synopsis: "linkforge link list [--q TEXT] [--tag T]... [--state S] [--sort S] [--limit N|--all] [--json]", summary: "list the tenant's links, newest first", flags: linkFlags, extra: linkExtra("list")},
+	{name: "link get", synopsis: "linkforge link get SLUG [--json]", summary: "print one link", flags: linkFlags, extra: linkExtra("get"), nargs: 1},
+	{name: "link update", synopsis: "linkforge link update SLUG [--url URL] [--tag T]... [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},
+	{name: "link delete", synopsis: "linkforge link delete SLUG", summary: "delete a link", flags: linkFlags, extra: linkExtra("delete"), nargs: 1},
+	{name: "link stats", synopsis: "linkforge link stats SLUG [--from T] [--to T] [--interval I | --by DIMENSION] [--json]", summary: "print a link's clicks over time, or by country, referrer, device, browser, os or utm_source", flags: linkFlags, extra: linkExtra("stats"), nargs: 1},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
@@ -175,6 +188,12 @@ func init() {
 		"backup":       (*app).backup,
 		"restore":      (*app).restore,
 		"healthcheck":  (*app).healthcheck,
+		"link create":  (*app).linkCreate,
+		"link list":    (*app).linkList,
+		"link get":     (*app).linkGet,
+		"link update":  (*app).linkUpdate,
+		"link delete":  (*app).linkDelete,
+		"link stats":   (*app).linkStats,
 		"version":      (*app).version,
 	}
 	for _, c := range commands {
@@ -241,6 +260,12 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 			}
 			name, rest = "token "+rest[0], rest[1:]
 		}
+		if name == "link" {
+			if len(rest) == 0 {
+				return invocation{}, usagef("link: missing action (create, list, get, update, delete or stats)")
+			}
+			name, rest = "link "+rest[0], rest[1:]
+		}
 	}
 	cmd := lookupCommand(name)
 	if cmd == nil {
@@ -248,6 +273,10 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 	}
 
 	fs := newFlagSet(cmd.name, append(append([]flagSpec{}, globalFlags...), cmd.flags...))
+	var checkExtra func(*invocation, func(flagSpec) (string, string)) error
+	if cmd.extra != nil {
+		checkExtra = cmd.extra(fs)
+	}
 	positional, err := parseInterleaved(fs, rest)
 	if err != nil {
 		return invocation{}, flagError(err)
@@ -303,6 +332,11 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 			if err := parseBackupFlag(&inv, f, v, source); err != nil {
 				return invocation{}, err
 			}
+		}
+	}
+	if checkExtra != nil {
+		if err := checkExtra(&inv, value); err != nil {
+			return invocation{}, err
 		}
 	}
 	return inv, nil
@@ -589,6 +623,7 @@ func printUsage(w io.Writer) {
 	printFlags(w, []flagSpec{tenantFlag, nameFlag, formatFlag})
 	fmt.Fprint(w, "\nBackup and restore flags:\n\n")
 	printFlags(w, []flagSpec{outFlag, forceFlag, fromFlag})
+	printLinkUsage(w)
 }
 
 func printFlags(w io.Writer, specs []flagSpec) {

@@ -1,8 +1,9 @@
 // Command linkforge runs LinkForge, a self-hosted link shortener: the
 // redirect server and its admin API (`linkforge serve`, the default), schema
 // migrations (`linkforge migrate`), API token administration
-// (`linkforge token create|list|revoke`), and backups of the embedded
-// SQLite database (`linkforge backup|restore`, backup.go).
+// (`linkforge token create|list|revoke`), backups of the embedded SQLite
+// database (`linkforge backup|restore`, backup.go), and the link commands
+// (`linkforge link ...`, linkcmd.go), clients of a running server's API.
 //
 // This is the only package that reads flags and environment variables: it
 // builds one config and passes it down to the store, the web server and the

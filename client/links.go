@@ -1,0 +1,228 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Link is a short link as the API returns it.
+type Link struct {
+	ID                string      `json:"id"`
+	ShortURL          string      `json:"short_url"`
+	Slug              string      `json:"slug"`
+	URL               string      `json:"url"`
+	Title             *string     `json:"title"`
+	ExpiresAt         *time.Time  `json:"expires_at"`
+	MaxClicks         *int64      `json:"max_clicks"`
+	FallbackURL       *string     `json:"fallback_url"`
+	Tags              []string    `json:"tags"`
+	PasswordProtected bool        `json:"password_protected"`
+	DeviceURLs        *DeviceURLs `json:"device_urls"`
+	CreatedAt         time.Time   `json:"created_at"`
+	UpdatedAt         time.Time   `json:"updated_at"`
+	// ExpiredAt is set when the link's expiry alarm has run.
+	ExpiredAt *time.Time `json:"expired_at"`
+	// Clicks is the flushed all-time total, ImportedClicks included.
+	Clicks         int64 `json:"clicks"`
+	ImportedClicks int64 `json:"imported_clicks"`
+}
+
+// DeviceURLs are a link's per-device targets; an empty one falls back to
+// the link's URL.
+type DeviceURLs struct {
+	IOS     string `json:"ios,omitempty"`
+	Android string `json:"android,omitempty"`
+	Desktop string `json:"desktop,omitempty"`
+}
+
+// NewLink is the body of a create: URL is required, the rest optional
+// (zero: absent; the server generates the slug).
+type NewLink struct {
+	URL         string      `json:"url"`
+	Slug        string      `json:"slug,omitempty"`
+	Title       string      `json:"title,omitempty"`
+	ExpiresAt   *time.Time  `json:"expires_at,omitempty"`
+	MaxClicks   *int64      `json:"max_clicks,omitempty"`
+	FallbackURL string      `json:"fallback_url,omitempty"`
+	Tags        []string    `json:"tags,omitempty"`
+	Password    string      `json:"password,omitempty"`
+	DeviceURLs  *DeviceURLs `json:"device_urls,omitempty"`
+}
+
+// LinkUpdate is the body of a PATCH: nil fields are left as they are; a
+// Clear... field sends null, which removes the setting. Tags: nil leaves
+// them, an empty non-nil slice removes them all.
+type LinkUpdate struct {
+	URL         *string
+	Title       *string
+	ExpiresAt   *time.Time
+	MaxClicks   *int64
+	FallbackURL *string
+	Tags        []string
+	Password    *string
+	DeviceURLs  *DeviceURLs
+
+	ClearTitle, ClearExpiresAt, ClearMaxClicks, ClearFallbackURL, ClearPassword, ClearDeviceURLs bool
+}
+
+// MarshalJSON writes only the fields the update sets or clears: PATCH
+// tells an absent member (unchanged) from null (removed).
+func (u LinkUpdate) MarshalJSON() ([]byte, error) {
+	m := map[string]any{}
+	set := func(key string, v any, isNil bool, clear bool) {
+		switch {
+		case clear:
+			m[key] = nil
+		case !isNil:
+			m[key] = v
+		}
+	}
+	set("url", u.URL, u.URL == nil, false)
+	set("title", u.Title, u.Title == nil, u.ClearTitle)
+	set("expires_at", u.ExpiresAt, u.ExpiresAt == nil, u.ClearExpiresAt)
+	set("max_clicks", u.MaxClicks, u.MaxClicks == nil, u.ClearMaxClicks)
+	set("fallback_url", u.FallbackURL, u.FallbackURL == nil, u.ClearFallbackURL)
+	set("tags", u.Tags, u.Tags == nil, false)
+	set("password", u.Password, u.Password == nil, u.ClearPassword)
+	set("device_urls", u.DeviceURLs, u.DeviceURLs == nil, u.ClearDeviceURLs)
+	return json.Marshal(m)
+}
+
+// CreateLink creates a link (POST /api/v1/links).
+func (c *Client) CreateLink(ctx context.Context, l NewLink) (Link, error) {
+	var out Link
+	err := c.call(ctx, request{method: http.MethodPost, path: "/api/v1/links", body: l, want: http.StatusCreated}, &out)
+	return out, err
+}
+
+// Link returns the tenant's link slug (GET /api/v1/links/{slug}).
+func (c *Client) Link(ctx context.Context, slug string) (Link, error) {
+	var out Link
+	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/links/" + seg(slug), want: http.StatusOK}, &out)
+	return out, err
+}
+
+// UpdateLink changes what u sets (PATCH /api/v1/links/{slug}) and returns
+// the link as it now is.
+func (c *Client) UpdateLink(ctx context.Context, slug string, u LinkUpdate) (Link, error) {
+	var out Link
+	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/links/" + seg(slug), body: u, want: http.StatusOK}, &out)
+	return out, err
+}
+
+// DeleteLink deletes a link (DELETE /api/v1/links/{slug}); its slug then
+// answers 404.
+func (c *Client) DeleteLink(ctx context.Context, slug string) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/links/" + seg(slug), want: http.StatusNoContent}, nil)
+}
+
+// ListOptions filter and order a listing; zero values are the server's
+// defaults (every link, newest first, 50 a page).
+type ListOptions struct {
+	Q      string   // substring of slug, url or title, case-insensitive
+	Tags   []string // all must match
+	State  string   // "active", "expired" or "all"
+	Sort   string   // "-created", "created", "-clicks", "clicks", "slug"
+	Limit  int      // links per page
+	Cursor string   // from a previous page's NextCursor
+}
+
+func (o ListOptions) query() url.Values {
+	q := url.Values{}
+	strParam(q, "q", o.Q)
+	for _, t := range o.Tags {
+		q.Add("tag", t)
+	}
+	strParam(q, "state", o.State)
+	strParam(q, "sort", o.Sort)
+	intParam(q, "limit", o.Limit)
+	strParam(q, "cursor", o.Cursor)
+	return q
+}
+
+// LinkPage is one page of a listing; NextCursor is empty on the last.
+type LinkPage struct {
+	Links      []Link `json:"links"`
+	NextCursor string `json:"next_cursor"`
+}
+
+// ListLinks returns one page of the tenant's links (GET /api/v1/links).
+func (c *Client) ListLinks(ctx context.Context, o ListOptions) (LinkPage, error) {
+	var out LinkPage
+	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/links", query: o.query(), want: http.StatusOK}, &out)
+	return out, err
+}
+
+// Links iterates over every link the options select, fetching page after
+// page from o.Cursor on. An error ends the iteration after being yielded.
+func (c *Client) Links(ctx context.Context, o ListOptions) iter.Seq2[Link, error] {
+	return func(yield func(Link, error) bool) {
+		for {
+			page, err := c.ListLinks(ctx, o)
+			if err != nil {
+				yield(Link{}, err)
+				return
+			}
+			for _, l := range page.Links {
+				if !yield(l, nil) {
+					return
+				}
+			}
+			if page.NextCursor == "" {
+				return
+			}
+			if page.NextCursor == o.Cursor {
+				// A server that hands back the cursor it was given would
+				// keep this loop going forever.
+				yield(Link{}, fmt.Errorf("client: GET /api/v1/links: the server answered cursor %q with itself", o.Cursor))
+				return
+			}
+			o.Cursor = page.NextCursor
+		}
+	}
+}
+
+// BulkResult is the answer to one item of a bulk create: Status 201 with
+// Link, or the status a single create would have got with Err.
+type BulkResult struct {
+	Status int
+	Link   *Link
+	Err    *Error
+}
+
+// CreateLinks creates up to 1,000 links in one request (POST
+// /api/v1/bulk/links). Results are in input order; one bad item does not
+// stop the others, so the call's error is only for the request as a whole.
+func (c *Client) CreateLinks(ctx context.Context, links []NewLink) ([]BulkResult, error) {
+	var out struct {
+		Results []struct {
+			Status  int    `json:"status"`
+			Link    *Link  `json:"link"`
+			Problem *Error `json:"problem"`
+		} `json:"results"`
+	}
+	body := struct {
+		Links []NewLink `json:"links"`
+	}{links}
+	const path = "/api/v1/bulk/links"
+	if err := c.call(ctx, request{method: http.MethodPost, path: path, body: body, want: http.StatusOK}, &out); err != nil {
+		return nil, err
+	}
+	res := make([]BulkResult, len(out.Results))
+	for i, r := range out.Results {
+		res[i] = BulkResult{Status: r.Status, Link: r.Link, Err: r.Problem}
+		if r.Problem != nil {
+			r.Problem.Method, r.Problem.Path, r.Problem.Status = http.MethodPost, path, r.Status
+		}
+	}
+	return res, nil
+}
+
+// Ptr returns a pointer to v: the optional fields of NewLink and
+// LinkUpdate are pointers.
+func Ptr[T any](v T) *T { return &v }

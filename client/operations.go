@@ -1,0 +1,40 @@
+package client
+
+// Operation is one operation of the admin API (web/openapi.json) and the
+// client method that performs it.
+type Operation struct {
+	Method string // HTTP method
+	Path   string // OpenAPI path template
+	Func   string // the Client method
+}
+
+// Operations lists every admin API operation and its method. The test
+// TestOperationsMatchOpenAPI fails when the served OpenAPI document has an
+// operation under /api/v1/ missing here or the other way round, and when a
+// Func is not a method of *Client: adding a route means adding its method.
+var Operations = []Operation{
+	{"POST", "/api/v1/links", "CreateLink"},
+	{"GET", "/api/v1/links", "ListLinks"}, // and Links, its iterator
+	{"GET", "/api/v1/links/{slug}", "Link"},
+	{"PATCH", "/api/v1/links/{slug}", "UpdateLink"},
+	{"DELETE", "/api/v1/links/{slug}", "DeleteLink"},
+	{"POST", "/api/v1/bulk/links", "CreateLinks"},
+	{"GET", "/api/v1/links/{slug}/stats", "LinkStats"},
+	{"GET", "/api/v1/links/{slug}/stats/{dimension}", "LinkBreakdown"},
+	{"GET", "/api/v1/stats", "TenantStats"},
+	{"GET", "/api/v1/stats/{dimension}", "TenantBreakdown"},
+	{"GET", "/api/v1/stats/links", "TopLinks"},
+	{"GET", "/api/v1/tags", "Tags"},
+	{"GET", "/api/v1/links/{slug}/qr", "QR"},
+	{"GET", "/api/v1/export", "Export"},
+	{"POST", "/api/v1/import", "Import"},
+	{"GET", "/api/v1/alarms", "Alarms"},
+	{"POST", "/api/v1/alarms/{id}/retry", "RetryAlarm"},
+	{"GET", "/api/v1/live", "Subscribe"},
+	{"POST", "/api/v1/webhooks", "CreateWebhook"},
+	{"GET", "/api/v1/webhooks", "Webhooks"},
+	{"DELETE", "/api/v1/webhooks/{id}", "DeleteWebhook"},
+	{"GET", "/api/v1/webhooks/{id}/deliveries", "Deliveries"},
+	{"POST", "/api/v1/webhooks/deliveries/{id}/retry", "RetryDelivery"},
+	{"GET", "/api/v1/tenant", "Tenant"},
+}

@@ -1,0 +1,517 @@
+package main
+
+// The link commands (linkforge link create|list|get|update|delete|stats)
+// are clients of a running server's admin API, through package client:
+// they need a server URL and a token, not the database, so that scripts
+// can run them from anywhere the API is reachable.
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/linkforge/linkforge/client"
+)
+
+var (
+	serverFlag = flagSpec{"server", "URL", "http://localhost:8080", "link commands: the LinkForge server whose admin API they use"}
+	tokenFlag  = flagSpec{"token", "TOKEN", "", "link commands: an API token of the tenant (linkforge token create); required"}
+	// linkFlags are the env-backed flags of every link command; the
+	// others are registered by linkExtra, without environment variables:
+	// an exported LINKFORGE_URL must not become every new link's target.
+	linkFlags = []flagSpec{serverFlag, tokenFlag}
+)
+
+// linkOptions are the parsed flags of a link command.
+type linkOptions struct {
+	client *client.Client
+	json   bool
+	set    map[string]bool // the link flags given
+
+	// create, update
+	newLink client.NewLink
+	update  client.LinkUpdate
+	// list
+	list client.ListOptions
+	all  bool
+	// stats
+	stats client.StatsOptions
+	by    string // a dimension: a breakdown instead of the time series
+	limit int
+}
+
+// linkFieldFlags are the flags of a link's fields (create, update).
+var linkFieldFlags = []struct{ name, arg, usage string }{
+	{"url", "URL", "the target: absolute http or https (create: required)"},
+	{"slug", "SLUG", "the slug, [A-Za-z0-9_-]{1,64} (default: generated)"},
+	{"title", "TEXT", "a title, up to 200 characters"},
+	{"expires-at", "TIME", "RFC 3339 time after which the link answers 410 (or its fallback)"},
+	{"max-clicks", "N", "clicks after which the link answers 410 (or its fallback)"},
+	{"fallback-url", "URL", "where an expired link redirects instead of 410"},
+	{"password", "TEXT", "visitors must enter it before the redirect"},
+}
+
+// clearable are the fields update --clear removes.
+var clearable = []string{"title", "expires-at", "max-clicks", "fallback-url", "password", "tags", "device-urls"}
+
+// dimensions are the values of stats --by.
+var dimensions = []string{client.DimCountry, client.DimReferrer, client.DimDevice, client.DimBrowser, client.DimOS, client.DimUTMSource}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// linkExtra registers the flags of link action on fs and returns their
+// check.
+func linkExtra(action string) func(fs *flag.FlagSet) func(*invocation, func(flagSpec) (string, string)) error {
+	return func(fs *flag.FlagSet) func(*invocation, func(flagSpec) (string, string)) error {
+		jsonOut := fs.Bool("json", false, "print the API's JSON instead of a table")
+		str := map[string]*string{}
+		var tags, clear stringList
+		var all *bool
+		switch action {
+		case "create", "update":
+			for _, f := range linkFieldFlags {
+				if f.name == "slug" && action == "update" {
+					continue
+				}
+				str[f.name] = fs.String(f.name, "", f.usage)
+			}
+			fs.Var(&tags, "tag", "a tag; repeat for several (update: replaces the tags)")
+			if action == "update" {
+				fs.Var(&clear, "clear", "remove a field: "+strings.Join(clearable, ", ")+"; repeatable")
+			}
+		case "list":
+			for _, n := range []string{"q", "state", "sort", "limit", "cursor"} {
+				str[n] = fs.String(n, "", "")
+			}
+			fs.Var(&tags, "tag", "only links with this tag; repeat: all must match")
+			all = fs.Bool("all", false, "every matching link, page after page")
+		case "stats":
+			for _, n := range []string{"from", "to", "interval", "by", "limit"} {
+				str[n] = fs.String(n, "", "")
+			}
+		}
+
+		return func(inv *invocation, value func(flagSpec) (string, string)) error {
+			o := &inv.link
+			o.json = *jsonOut
+			o.set = map[string]bool{}
+			fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+			if all != nil {
+				o.all = *all
+			}
+			name := inv.cmd.name
+
+			server, source := value(serverFlag)
+			token, tokenSource := value(tokenFlag)
+			if token == "" {
+				return usagef("%s: --token is required (or %s)", name, tokenFlag.env())
+			}
+			if strings.ContainsAny(token, " \t\r\n") {
+				return usagef("invalid %s: a token has no spaces", tokenSource)
+			}
+			c, err := client.New(server, token)
+			if err != nil {
+				return usagef("invalid %s %q: want http(s)://host[:port]", source, server)
+			}
+			o.client = c
+
+			get := func(n string) string { return *str[n] }
+			intFlag := func(n string, min int) (int, error) {
+				if !o.set[n] {
+					return 0, nil
+				}
+				v, err := strconv.Atoi(get(n))
+				if err != nil || v < min {
+					return 0, usagef("%s: invalid --%s %q: want a whole number of at least %d", name, n, get(n), min)
+				}
+				return v, nil
+			}
+			timeFlag := func(n string) (time.Time, error) {
+				if !o.set[n] {
+					return time.Time{}, nil
+				}
+				return parseCLITime(name, n, get(n))
+			}
+
+			switch action {
+			case "create", "update":
+				return checkLinkFields(inv, action, get, intFlag, timeFlag, tags, clear)
+			case "list":
+				o.list = client.ListOptions{Q: get("q"), Tags: tags, State: get("state"), Sort: get("sort"), Cursor: get("cursor")}
+				if o.list.Limit, err = intFlag("limit", 1); err != nil {
+					return err
+				}
+				if o.all && (o.set["limit"] || o.set["cursor"]) {
+					return usagef("%s: --all lists every link: no --limit or --cursor with it", name)
+				}
+				if o.all {
+					o.list.Limit = 100 // a page
+				}
+			case "stats":
+				o.by = get("by")
+				if o.by != "" && !slices.Contains(dimensions, o.by) {
+					return usagef("%s: invalid --by %q: want one of %s", name, o.by, strings.Join(dimensions, ", "))
+				}
+				if o.by != "" && o.set["interval"] {
+					return usagef("%s: --interval is for the time series, --by for a breakdown: not both", name)
+				}
+				if o.by == "" && o.set["limit"] {
+					return usagef("%s: --limit needs --by", name)
+				}
+				o.stats.Interval = get("interval")
+				if o.stats.From, err = timeFlag("from"); err != nil {
+					return err
+				}
+				if o.stats.To, err = timeFlag("to"); err != nil {
+					return err
+				}
+				if o.limit, err = intFlag("limit", 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+}
+
+// checkLinkFields reads the field flags of create and update.
+func checkLinkFields(inv *invocation, action string, get func(string) string,
+	intFlag func(string, int) (int, error), timeFlag func(string) (time.Time, error), tags, clear stringList) error {
+	o := &inv.link
+	name := inv.cmd.name
+	expires, err := timeFlag("expires-at")
+	if err != nil {
+		return err
+	}
+	maxClicks, err := intFlag("max-clicks", 0)
+	if err != nil {
+		return err
+	}
+	if action == "create" {
+		if !o.set["url"] {
+			return usagef("%s: --url is required", name)
+		}
+		o.newLink = client.NewLink{URL: get("url"), Slug: get("slug"), Title: get("title"), FallbackURL: get("fallback-url"),
+			Tags: tags, Password: get("password")}
+		if o.set["expires-at"] {
+			o.newLink.ExpiresAt = &expires
+		}
+		if o.set["max-clicks"] {
+			o.newLink.MaxClicks = client.Ptr(int64(maxClicks))
+		}
+		return nil
+	}
+
+	u := &o.update
+	strField := func(n string) *string {
+		if !o.set[n] {
+			return nil
+		}
+		return client.Ptr(get(n))
+	}
+	u.URL, u.Title, u.FallbackURL, u.Password = strField("url"), strField("title"), strField("fallback-url"), strField("password")
+	if o.set["expires-at"] {
+		u.ExpiresAt = &expires
+	}
+	if o.set["max-clicks"] {
+		u.MaxClicks = client.Ptr(int64(maxClicks))
+	}
+	if o.set["tag"] {
+		u.Tags = tags
+	}
+	for _, f := range clear {
+		if o.set[f] || (f == "tags" && o.set["tag"]) {
+			return usagef("%s: --clear %s and --%s: choose one", name, f, strings.TrimSuffix(f, "s"))
+		}
+		switch f {
+		case "title":
+			u.ClearTitle = true
+		case "expires-at":
+			u.ClearExpiresAt = true
+		case "max-clicks":
+			u.ClearMaxClicks = true
+		case "fallback-url":
+			u.ClearFallbackURL = true
+		case "password":
+			u.ClearPassword = true
+		case "tags":
+			u.Tags = []string{}
+		case "device-urls":
+			u.ClearDeviceURLs = true
+		default:
+			return usagef("%s: invalid --clear %q: want one of %s", name, f, strings.Join(clearable, ", "))
+		}
+	}
+	if b, _ := json.Marshal(u); string(b) == "{}" {
+		return usagef("%s: nothing to change: give a field flag (--url, --tag, ...) or --clear FIELD", name)
+	}
+	return nil
+}
+
+// parseCLITime reads a time flag: RFC 3339, or a duration meaning that
+// long ago (--from 24h).
+func parseCLITime(cmd, flagName, v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return time.Now().Add(-d), nil
+	}
+	return time.Time{}, usagef("%s: invalid --%s %q: want an RFC 3339 time (2026-12-01T00:00:00Z) or a duration ago (24h)", cmd, flagName, v)
+}
+
+// apiFailed reports a failed call: a problem answer as its title, detail
+// and field errors on stderr, anything else (the server unreachable) as a
+// logged failure. Both exit 1.
+func (a *app) apiFailed(op string, err error) int {
+	var e *client.Error
+	if !errors.As(err, &e) {
+		return a.fail(op, err)
+	}
+	msg := e.Title
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	fmt.Fprintf(a.stderr, "linkforge: %s (HTTP %d", msg, e.Status)
+	if e.Code != "" {
+		fmt.Fprintf(a.stderr, ", %s", e.Code)
+	}
+	fmt.Fprintln(a.stderr, ")")
+	for _, f := range e.Fields {
+		fmt.Fprintf(a.stderr, "  %s: %s\n", f.Field, f.Detail)
+	}
+	return exitFailure
+}
+
+// printJSON writes v indented, for scripts (jq).
+func (a *app) printJSON(v any) int {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return a.fail("cannot print", err)
+	}
+	return exitOK
+}
+
+func (a *app) linkCreate(inv invocation) int {
+	l, err := inv.link.client.CreateLink(a.ctx, inv.link.newLink)
+	if err != nil {
+		return a.apiFailed("cannot create link", err)
+	}
+	return a.printLink(inv, l)
+}
+
+func (a *app) linkGet(inv invocation) int {
+	l, err := inv.link.client.Link(a.ctx, inv.args[0])
+	if err != nil {
+		return a.apiFailed("cannot get link", err)
+	}
+	return a.printLink(inv, l)
+}
+
+func (a *app) linkUpdate(inv invocation) int {
+	l, err := inv.link.client.UpdateLink(a.ctx, inv.args[0], inv.link.update)
+	if err != nil {
+		return a.apiFailed("cannot update link", err)
+	}
+	return a.printLink(inv, l)
+}
+
+func (a *app) linkDelete(inv invocation) int {
+	if err := inv.link.client.DeleteLink(a.ctx, inv.args[0]); err != nil {
+		return a.apiFailed("cannot delete link", err)
+	}
+	if inv.link.json {
+		return a.printJSON(map[string]any{"slug": inv.args[0], "deleted": true})
+	}
+	fmt.Fprintf(a.stdout, "link %s deleted\n", inv.args[0])
+	return exitOK
+}
+
+func (a *app) linkList(inv invocation) int {
+	o := inv.link
+	var page client.LinkPage
+	if o.all {
+		page.Links = []client.Link{}
+		for l, err := range o.client.Links(a.ctx, o.list) {
+			if err != nil {
+				return a.apiFailed("cannot list links", err)
+			}
+			page.Links = append(page.Links, l)
+		}
+	} else {
+		var err error
+		if page, err = o.client.ListLinks(a.ctx, o.list); err != nil {
+			return a.apiFailed("cannot list links", err)
+		}
+	}
+	if o.json {
+		return a.printJSON(page)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SLUG\tURL\tCLICKS\tTAGS\tEXPIRES\tCREATED")
+	for _, l := range page.Links {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", l.Slug, l.URL, l.Clicks, orDash(strings.Join(l.Tags, ",")),
+			timeOrDash(l.ExpiresAt), l.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	if err := tw.Flush(); err != nil {
+		return a.fail("cannot print links", err)
+	}
+	if page.NextCursor != "" {
+		// On stderr, so that the table can be piped as it is.
+		fmt.Fprintf(a.stderr, "more links: add --cursor %s (or use --all)\n", page.NextCursor)
+	}
+	return exitOK
+}
+
+func (a *app) linkStats(inv invocation) int {
+	o := inv.link
+	slug := inv.args[0]
+	if o.by != "" {
+		b, err := o.client.LinkBreakdown(a.ctx, slug, o.by, client.RangeOptions{From: o.stats.From, To: o.stats.To, Limit: o.limit})
+		if err != nil {
+			return a.apiFailed("cannot get stats", err)
+		}
+		if o.json {
+			return a.printJSON(b)
+		}
+		tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "%s\tCLICKS\n", strings.ToUpper(b.Dimension))
+		for _, v := range b.Values {
+			fmt.Fprintf(tw, "%s\t%d\n", v.Value, v.Count)
+		}
+		if b.Rest > 0 {
+			fmt.Fprintf(tw, "(others)\t%d\n", b.Rest)
+		}
+		fmt.Fprintf(tw, "total\t%d\n", b.Total)
+		if err := tw.Flush(); err != nil {
+			return a.fail("cannot print stats", err)
+		}
+		fmt.Fprintf(a.stdout, "from %s to %s\n", b.From.UTC().Format(time.RFC3339), b.To.UTC().Format(time.RFC3339))
+		return exitOK
+	}
+	s, err := o.client.LinkStats(a.ctx, slug, o.stats)
+	if err != nil {
+		return a.apiFailed("cannot get stats", err)
+	}
+	if o.json {
+		return a.printJSON(s)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tCLICKS\n", strings.ToUpper(s.Interval))
+	for _, b := range s.Buckets {
+		fmt.Fprintf(tw, "%s\t%d\n", b.Start.UTC().Format(time.RFC3339), b.Count)
+	}
+	if err := tw.Flush(); err != nil {
+		return a.fail("cannot print stats", err)
+	}
+	fmt.Fprintf(a.stdout, "total (all time): %d\n", s.Total)
+	return exitOK
+}
+
+// printLink prints one link as field/value lines, or its JSON.
+func (a *app) printLink(inv invocation, l client.Link) int {
+	if inv.link.json {
+		return a.printJSON(l)
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return orDash(*p)
+	}
+	num := func(p *int64) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	devices := "-"
+	if d := l.DeviceURLs; d != nil {
+		var parts []string
+		for _, kv := range [][2]string{{"ios", d.IOS}, {"android", d.Android}, {"desktop", d.Desktop}} {
+			if kv[1] != "" {
+				parts = append(parts, kv[0]+"="+kv[1])
+			}
+		}
+		devices = orDash(strings.Join(parts, " "))
+	}
+	password := "no"
+	if l.PasswordProtected {
+		password = "yes"
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	for _, row := range [][2]string{
+		{"slug", l.Slug}, {"short_url", l.ShortURL}, {"url", l.URL}, {"title", str(l.Title)},
+		{"tags", orDash(strings.Join(l.Tags, ","))}, {"expires_at", timeOrDash(l.ExpiresAt)},
+		{"max_clicks", num(l.MaxClicks)}, {"fallback_url", str(l.FallbackURL)}, {"device_urls", devices},
+		{"password", password}, {"clicks", strconv.FormatInt(l.Clicks, 10)},
+		{"created_at", l.CreatedAt.UTC().Format(time.RFC3339)}, {"updated_at", l.UpdatedAt.UTC().Format(time.RFC3339)},
+		{"expired_at", timeOrDash(l.ExpiredAt)},
+	} {
+		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
+	}
+	if err := tw.Flush(); err != nil {
+		return a.fail("cannot print link", err)
+	}
+	return exitOK
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func timeOrDash(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// printLinkUsage adds the link commands' flags to the help text.
+func printLinkUsage(w io.Writer) {
+	fmt.Fprint(w, "\nLink command flags (server and token have environment variables, the rest not):\n\n")
+	printFlags(w, linkFlags)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "")
+	for _, f := range linkFieldFlags {
+		used := "create, update"
+		if f.name == "slug" {
+			used = "create"
+		}
+		fmt.Fprintf(tw, "  --%s %s\t%s\t%s\n", f.name, f.arg, used, f.usage)
+	}
+	for _, r := range [][3]string{
+		{"--tag TAG", "create, update, list", "a tag, repeatable (update: replaces the tags; list: all must match)"},
+		{"--clear FIELD", "update", "remove a field: " + strings.Join(clearable, ", ") + "; repeatable"},
+		{"--q TEXT", "list", "substring of slug, url or title, case-insensitive"},
+		{"--state STATE", "list", "active, expired or all (default)"},
+		{"--sort ORDER", "list", "-created (default), created, -clicks, clicks or slug"},
+		{"--limit N", "list, stats --by", "links per page (default 50); values of a breakdown (default 10)"},
+		{"--cursor C", "list", "continue where a previous page ended"},
+		{"--all", "list", "every matching link, page after page"},
+		{"--from, --to T", "stats", "RFC 3339 time, or a duration ago (24h); defaults: the last hour, or 24 h with --by"},
+		{"--interval I", "stats", "minute (default), hour or day"},
+		{"--by DIMENSION", "stats", strings.Join(dimensions, ", ") + ": clicks by value instead of over time"},
+		{"--json", "all", "print the API's JSON instead of a table"},
+	} {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r[0], r[1], r[2])
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\nLink commands exit 0 on success, 1 when the server refuses (its problem and\n"+
+		"field errors on stderr) or cannot be reached, 2 on bad usage.\n")
+}
