@@ -68,6 +68,8 @@ type Store interface {
 	// NodeDims returns nodeID's hour counts by dimension of hours at or
 	// after from: NodeRollup's counterpart.
 	NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error)
+	// The click reservations of limited links (limit.go).
+	GrantStore
 }
 
 // DefaultFlushInterval is the time from a link's first unflushed click to its
@@ -115,6 +117,7 @@ type Counter struct {
 	sub     Subscriber
 	clock   clock
 	m       *metrics
+	lm      *limitMetrics // click reservations (limit.go)
 
 	// Tuning: defaults set by New; tests may change them before Start.
 	flushInterval  time.Duration
@@ -222,8 +225,12 @@ func New(ctx context.Context, cfg Config) (*Counter, error) {
 	c.sched.wake = make(chan struct{}, 1)
 	c.live.wake = make(chan struct{}, 1)
 	c.m = newMetrics(c)
+	c.lm = newLimitMetrics()
 	if cfg.Registerer != nil {
 		if err := c.m.register(cfg.Registerer); err != nil {
+			return nil, fmt.Errorf("linkcounter: metrics: %w", err)
+		}
+		if err := c.lm.register(cfg.Registerer); err != nil {
 			return nil, fmt.Errorf("linkcounter: metrics: %w", err)
 		}
 	}
@@ -279,8 +286,9 @@ func (c *Counter) Start(ctx context.Context) error {
 	c.bg, c.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
 	c.commits = newCommitter(c.journal, c.afterCommit)
 	go c.commits.run()
-	c.loops.Add(1)
+	c.loops.Add(2)
 	go c.runScheduler()
+	go c.runReleases() // idle links give back their reserved clicks
 	c.liveDone = make(chan struct{})
 	if c.sub != nil {
 		go c.runLive()
@@ -352,6 +360,9 @@ func (c *Counter) shutdown(ctx context.Context, flush bool) error {
 		stopIO := context.AfterFunc(ctx, c.cancelBG)
 		err = c.flushAll(ctx)
 		stopIO()
+		// No click is served any more: the unspent reserved clicks go
+		// back for the other nodes (limit.go).
+		c.releaseGrants(ctx, time.Time{})
 	}
 	c.commits.close()
 	c.cancelBG()
@@ -386,6 +397,10 @@ func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time, d
 		a := c.actorFor(l.ID)
 		if l.MaxClicks != nil {
 			if err := c.ensureTotal(ctx, a); err != nil {
+				return err
+			}
+			// Only a click reserved from the database is served (limit.go).
+			if err := c.ensureGrant(ctx, a, l); err != nil {
 				return err
 			}
 		}
@@ -429,6 +444,9 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkf
 	if l.MaxClicks != nil && a.base+a.unflushed >= *l.MaxClicks {
 		c.m.refused.Inc()
 		return nil, false, &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
+	}
+	if l.MaxClicks != nil && !c.spendLocked(a) {
+		return nil, true, nil // the grant is spent: reserve more (ensureGrant)
 	}
 	b, err := c.commits.add(a, bucket, dims)
 	if err != nil {

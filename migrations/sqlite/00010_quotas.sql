@@ -36,10 +36,8 @@ CREATE TABLE click_grants (
     granted INTEGER NOT NULL CHECK (granted >= 0),
     PRIMARY KEY (link_id, node_id)
 ) WITHOUT ROWID;
--- Clicks counted before this migration are the grants their nodes spent.
-INSERT INTO click_grants (link_id, node_id, granted)
-SELECT r.link_id, r.node_id, SUM(r.count) FROM click_rollup r JOIN links l ON l.id = r.link_id
-WHERE l.max_clicks IS NOT NULL GROUP BY r.link_id, r.node_id;
+-- Clicks counted before this migration have no grant: ReserveClicks
+-- takes a node's share as the larger of its grant and its rollup total.
 
 -- +goose Down
 DROP TABLE click_grants;

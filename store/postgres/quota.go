@@ -197,10 +197,16 @@ func (db *DB) ReserveClicks(ctx context.Context, linkID int64, nodeID string, wa
 	if err != nil {
 		return 0, 0, fmt.Errorf("postgres: reserve clicks: %w", err)
 	}
+	// A node's share is the larger of its grant and its flushed clicks:
+	// clicks counted before the link had a limit (or before migration
+	// 00010) were never granted, and still count.
 	var sum, mine int64
 	if err := tx.QueryRow(ctx,
-		`SELECT COALESCE(SUM(granted), 0)::bigint, COALESCE(MAX(granted) FILTER (WHERE node_id = $2), 0)::bigint
-		 FROM click_grants WHERE link_id = $1`, linkID, nodeID).Scan(&sum, &mine); err != nil {
+		`SELECT COALESCE(SUM(GREATEST(g.granted, r.n)), 0)::bigint,
+		        COALESCE(MAX(GREATEST(g.granted, r.n)) FILTER (WHERE node_id = $2), 0)::bigint
+		 FROM (SELECT node_id, granted FROM click_grants WHERE link_id = $1) g
+		 FULL JOIN (SELECT node_id, SUM(count)::bigint AS n FROM click_rollup WHERE link_id = $1 GROUP BY node_id) r
+		 USING (node_id)`, linkID, nodeID).Scan(&sum, &mine); err != nil {
 		return 0, 0, fmt.Errorf("postgres: reserve clicks: %w", err)
 	}
 	if maxClicks == nil {
@@ -210,8 +216,8 @@ func (db *DB) ReserveClicks(ctx context.Context, linkID int64, nodeID string, wa
 	if grant > 0 {
 		if _, err := tx.Exec(ctx,
 			`INSERT INTO click_grants (link_id, node_id, granted) VALUES ($1, $2, $3)
-			 ON CONFLICT (link_id, node_id) DO UPDATE SET granted = click_grants.granted + excluded.granted`,
-			linkID, nodeID, grant); err != nil {
+			 ON CONFLICT (link_id, node_id) DO UPDATE SET granted = excluded.granted`,
+			linkID, nodeID, mine+grant); err != nil {
 			return 0, 0, fmt.Errorf("postgres: reserve clicks: %w", err)
 		}
 	}

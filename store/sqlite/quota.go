@@ -118,19 +118,24 @@ func (db *DB) ReserveClicks(ctx context.Context, linkID int64, nodeID string, wa
 		return 0, 0, fmt.Errorf("sqlite: reserve clicks: %w", err)
 	}
 	defer tx.Rollback()
-	var (
-		maxClicks sql.NullInt64
-		sum, mine int64
-	)
-	err = tx.QueryRowContext(ctx,
-		`SELECT l.max_clicks,
-		   (SELECT COALESCE(SUM(granted), 0) FROM click_grants WHERE link_id = l.id),
-		   (SELECT COALESCE(MAX(granted), 0) FROM click_grants WHERE link_id = l.id AND node_id = ?2)
-		 FROM links l WHERE l.id = ?1`, linkID, nodeID).Scan(&maxClicks, &sum, &mine)
+	var maxClicks sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT max_clicks FROM links WHERE id = ?`, linkID).Scan(&maxClicks)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, notFound("link")
 	}
 	if err != nil {
+		return 0, 0, fmt.Errorf("sqlite: reserve clicks: %w", err)
+	}
+	// A node's share is the larger of its grant and its flushed clicks:
+	// clicks counted before the link had a limit (or before migration
+	// 00010) were never granted, and still count.
+	var sum, mine int64
+	if err := tx.QueryRowContext(ctx,
+		`SELECT COALESCE(SUM(max(COALESCE(g.granted, 0), COALESCE(r.n, 0))), 0),
+		        COALESCE(MAX(CASE WHEN COALESCE(g.node_id, r.node_id) = ?2 THEN max(COALESCE(g.granted, 0), COALESCE(r.n, 0)) END), 0)
+		 FROM (SELECT node_id, granted FROM click_grants WHERE link_id = ?1) g
+		 FULL JOIN (SELECT node_id, SUM(count) AS n FROM click_rollup WHERE link_id = ?1 GROUP BY node_id) r
+		 ON g.node_id = r.node_id`, linkID, nodeID).Scan(&sum, &mine); err != nil {
 		return 0, 0, fmt.Errorf("sqlite: reserve clicks: %w", err)
 	}
 	if !maxClicks.Valid {
@@ -140,8 +145,8 @@ func (db *DB) ReserveClicks(ctx context.Context, linkID int64, nodeID string, wa
 	if grant > 0 {
 		if _, err := tx.ExecContext(ctx,
 			`INSERT INTO click_grants (link_id, node_id, granted) VALUES (?, ?, ?)
-			 ON CONFLICT (link_id, node_id) DO UPDATE SET granted = granted + excluded.granted`,
-			linkID, nodeID, grant); err != nil {
+			 ON CONFLICT (link_id, node_id) DO UPDATE SET granted = excluded.granted`,
+			linkID, nodeID, mine+grant); err != nil {
 			return 0, 0, fmt.Errorf("sqlite: reserve clicks: %w", err)
 		}
 		if err := tx.Commit(); err != nil {

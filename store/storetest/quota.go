@@ -244,6 +244,20 @@ func testClickGrants(t *testing.T, s linkforge.Store) {
 		t.Fatalf("NodeClickTotal(b) = %d, %v; want 0", n, err)
 	}
 
+	// Clicks counted without a grant (before the link had a limit) count.
+	old := newLink(ten.ID, "old")
+	old.MaxClicks = ptr(int64(10))
+	old = mustCreateLink(t, s, old)
+	if err := s.UpsertRollup(ctx, "legacy", []linkforge.RollupRow{{LinkID: old.ID, Bucket: t0, Count: 6}}); err != nil {
+		t.Fatalf("UpsertRollup: %v", err)
+	}
+	if g, left, err := s.ReserveClicks(ctx, old.ID, "n", 10); err != nil || g != 4 || left != 0 {
+		t.Fatalf("reserve beside 6 ungranted clicks: %d, %d, %v; want 4, 0", g, left, err)
+	}
+	if g, _, err := s.ReserveClicks(ctx, old.ID, "legacy", 1); err != nil || g != 6 {
+		t.Fatalf("legacy node's share: %d, %v; want its 6 clicks", g, err)
+	}
+
 	free := mustCreateLink(t, s, newLink(ten.ID, "free"))
 	if g, _, err := s.ReserveClicks(ctx, free.ID, "a", 5); err != nil || g != 0 {
 		t.Fatalf("reserve on an unlimited link: %d, %v; want 0", g, err)
