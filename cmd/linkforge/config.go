@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
 )
 
@@ -59,6 +60,7 @@ type invocation struct {
 	tenant string // token create, token list, import, export
 	name   string // token create
 	format string // import, export
+	quota  linkforge.QuotaChange // tenant quota: the limits given
 	args   []string
 }
 
@@ -117,6 +119,10 @@ var (
 	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
 	// formatFlag is the file format of import and export (package porting).
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
+	// The tenant quotas (issue 13): N (0: none allowed) or none (no limit);
+	// not given: unchanged.
+	maxLinksFlag  = flagSpec{"max-links", "N|none", "", "the tenant's link quota: N links at most (0: none allowed), or none; not given: unchanged"}
+	maxClicksFlag = flagSpec{"max-clicks-per-month", "N|none", "", "the tenant's clicks per UTC month it may exceed only as reported (links keep redirecting), or none; not given: unchanged"}
 )
 
 // command is one subcommand. Its flags come on top of globalFlags.
@@ -147,6 +153,9 @@ var commands = []*command{
 	{name: "export", synopsis: "linkforge export --tenant NAME [--format csv|json]",
 		summary: "write every link of the tenant to stdout, as CSV (default) or JSON",
 		flags:   []flagSpec{tenantFlag, formatFlag}},
+	{name: "tenant quota", synopsis: "linkforge tenant quota --tenant NAME [--max-links N|none] [--max-clicks-per-month N|none]",
+		summary: "set the tenant's quotas (one given leaves the other), then print its usage as JSON (no limit flag: just print it)",
+		flags:   []flagSpec{tenantFlag, maxLinksFlag, maxClicksFlag}},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
@@ -162,6 +171,7 @@ func init() {
 		"token revoke": (*app).tokenRevoke,
 		"import":       (*app).importLinks,
 		"export":       (*app).exportLinks,
+		"tenant quota": (*app).tenantQuota,
 		"healthcheck":  (*app).healthcheck,
 		"version":      (*app).version,
 	}
@@ -229,6 +239,12 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 			}
 			name, rest = "token "+rest[0], rest[1:]
 		}
+		if name == "tenant" {
+			if len(rest) == 0 {
+				return invocation{}, usagef("tenant: missing action (quota)")
+			}
+			name, rest = "tenant "+rest[0], rest[1:]
+		}
 	}
 	cmd := lookupCommand(name)
 	if cmd == nil {
@@ -285,6 +301,14 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 			inv.name = v
 		case formatFlag.name:
 			if inv.format, err = checkFormat(cmd.name, v, source); err != nil {
+				return invocation{}, err
+			}
+		case maxLinksFlag.name:
+			if inv.quota.MaxLinks, err = parseLimit(v, source); err != nil {
+				return invocation{}, err
+			}
+		case maxClicksFlag.name:
+			if inv.quota.MaxClicksPerMonth, err = parseLimit(v, source); err != nil {
 				return invocation{}, err
 			}
 		}
