@@ -57,9 +57,9 @@ func (c config) usesPostgres() bool { return c.DatabaseURL != "" }
 type invocation struct {
 	cmd    *command
 	cfg    config
-	tenant string // token create, token list, import, export
-	name   string // token create
-	format string // import, export
+	tenant string                // token create, token list, import, export
+	name   string                // token create
+	format string                // import, export
 	quota  linkforge.QuotaChange // tenant quota: the limits given
 	args   []string
 }
