@@ -44,6 +44,10 @@ const (
 	blockFast   = time.Second
 	blockSlow   = 10 * time.Second
 	releaseIdle = 10 * time.Second
+	// goneRecheck spaces out the reservations of a link the database has
+	// no click left of: one per node per goneRecheck, the rest answer
+	// EGone from memory.
+	goneRecheck = time.Second
 )
 
 // limitState is an actor's share of its link's clicks. Guarded by the
@@ -62,6 +66,9 @@ type limitState struct {
 	left       int64
 	reservedAt time.Time
 	retryAt    time.Time // a failed reservation is not retried before
+	// goneUntil: the last reservation found nothing left to grant; until
+	// then a click answers EGone without asking again.
+	goneUntil time.Time
 }
 
 type limitMetrics struct {
@@ -109,18 +116,27 @@ func (c *Counter) spendLocked(a *actor) bool {
 func (c *Counter) ensureGrant(ctx context.Context, a *actor, l *linkforge.Link) error {
 	a.mu.Lock()
 	ok := a.lim.known && a.lim.granted > a.lim.spent
+	goneUntil := a.lim.goneUntil
 	a.mu.Unlock()
 	if ok {
 		return nil
+	}
+	if !goneUntil.IsZero() && c.clock.Now().Before(goneUntil) {
+		c.m.refused.Inc()
+		return &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
 	}
 	a.lim.mu.Lock()
 	defer a.lim.mu.Unlock()
 	now := c.clock.Now()
 	a.mu.Lock()
-	known, has, retryAt := a.lim.known, a.lim.granted > a.lim.spent, a.lim.retryAt
+	known, has, retryAt, goneUntil := a.lim.known, a.lim.granted > a.lim.spent, a.lim.retryAt, a.lim.goneUntil
 	a.mu.Unlock()
 	if has {
 		return nil // another click reserved meanwhile
+	}
+	if now.Before(goneUntil) {
+		c.m.refused.Inc()
+		return &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
 	}
 	if now.Before(retryAt) {
 		return errUnavailable("click reservation unavailable", errors.New("the last reservation failed less than a second ago"))
@@ -144,6 +160,9 @@ func (c *Counter) ensureGrant(ctx context.Context, a *actor, l *linkforge.Link) 
 	a.lim.granted = max(a.lim.granted, granted)
 	a.lim.left, a.lim.reservedAt, a.lim.retryAt = left, now, time.Time{}
 	if a.lim.granted <= a.lim.spent {
+		// Every click is spent or held by other nodes, which give back
+		// what they do not spend when idle: ask again in a while.
+		a.lim.goneUntil = now.Add(goneRecheck)
 		c.lm.reservations.WithLabelValues("exhausted").Inc()
 		c.m.refused.Inc()
 		return &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
