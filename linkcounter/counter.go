@@ -504,6 +504,7 @@ func (c *Counter) afterCommit(b *commitBatch) {
 			a.mu.Lock()
 			a.unflushed -= in.add
 			a.inflight -= in.add
+			a.lim.settle(in.add, true) // not served: back to the grant
 			if a.unflushed == 0 {
 				a.dirtySince = time.Time{}
 			}
@@ -524,6 +525,7 @@ func (c *Counter) afterCommit(b *commitBatch) {
 		a := in.a
 		a.mu.Lock()
 		a.inflight -= in.add
+		a.lim.settle(in.add, false)
 		queue := false
 		if c.sub != nil {
 			if a.live == nil {

@@ -60,6 +60,9 @@ type limitState struct {
 	// node's all-time grant: granted - spent is the unspent headroom.
 	known          bool
 	granted, spent int64
+	// inflight: spent clicks whose journal commit is under way; a failed
+	// commit gives them back (settle).
+	inflight int64
 	// block is the size of the next reservation; left the link's clicks
 	// not granted to any node at the last one, reservedAt its time.
 	block      int64
@@ -105,7 +108,19 @@ func (c *Counter) spendLocked(a *actor) bool {
 		return false
 	}
 	a.lim.spent++
+	a.lim.inflight++
 	return true
+}
+
+// settle accounts for a journal commit that held n clicks of the actor:
+// failed, its limited clicks were not served and go back to the grant.
+// The actor's mu held.
+func (l *limitState) settle(n int64, failed bool) {
+	k := min(n, l.inflight)
+	l.inflight -= k
+	if failed {
+		l.spent -= k
+	}
 }
 
 // ensureGrant makes sure a holds at least one unspent click of l, reserving
