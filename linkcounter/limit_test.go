@@ -153,3 +153,38 @@ func TestMaxClicksExactAcrossNodes(t *testing.T) {
 		}
 	})
 }
+
+// TestGrantSpentOnce: 64 concurrent clicks on each of two counters, whose
+// flushes are an hour away (neither sees the other's clicks in the rollup):
+// the grants alone keep the total at exactly max_clicks.
+func TestGrantSpentOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		st := b.open(t)
+		l := mustLink(t, st, 200)
+		var served atomic.Int64
+		var wg sync.WaitGroup
+		for _, id := range []string{"a", "b"} {
+			c := mustStart(t, Config{Store: st, Journal: mustJournal(t, t.TempDir()), NodeID: id, FlushInterval: time.Hour}, nil)
+			for range 64 {
+				wg.Go(func() {
+					for {
+						err := c.Record(context.Background(), &l, time.Now(), nil)
+						switch linkforge.ErrorCode(err) {
+						case "":
+							served.Add(1)
+						case linkforge.EGone:
+							return
+						default:
+							t.Errorf("record on %s: %v", id, err)
+							return
+						}
+					}
+				})
+			}
+		}
+		wg.Wait()
+		if got := served.Load(); got != 200 {
+			t.Errorf("served %d clicks of a link limited to 200 on two nodes, want exactly 200", got)
+		}
+	})
+}
