@@ -8,9 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/quota"
 )
+
+func TestMain(m *testing.M) { pgtest.MainNoLeaks(m) }
 
 // TestGaugeCountsTenantsOverQuota: the gauge counts the tenants whose
 // clicks this month pass their max_clicks_per_month; last month's clicks
