@@ -213,3 +213,35 @@ func TestClusterMaxClicksKill(t *testing.T) {
 	}
 	c.stopAll()
 }
+
+// FuzzParseLimit: a quota flag's value (outside input) is "", "none" or a
+// whole number 0 or more; anything else is a usage error naming the flag,
+// never a panic.
+func FuzzParseLimit(f *testing.F) {
+	for _, s := range []string{"", "none", "0", "20", "-1", "1e3", " 5", "9223372036854775808", "None", "+7"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		q, err := parseLimit(v, "--max-links")
+		if err != nil {
+			if !strings.Contains(err.Error(), "--max-links") {
+				t.Fatalf("parseLimit(%q): error %q does not name the flag", v, err)
+			}
+			return
+		}
+		switch {
+		case v == "":
+			if q.Set {
+				t.Fatalf("parseLimit(\"\") sets the quota")
+			}
+		case v == "none":
+			if !q.Set || q.Value != nil {
+				t.Fatalf("parseLimit(none) = %+v, want no limit", q)
+			}
+		default:
+			if !q.Set || q.Value == nil || *q.Value < 0 {
+				t.Fatalf("parseLimit(%q) = %+v", v, q)
+			}
+		}
+	})
+}

@@ -93,7 +93,9 @@ func withinLinkQuota(ctx context.Context, tx pgx.Tx, links []linkforge.Link, res
 		var round, rest []int
 		for _, i := range waiting {
 			if t := links[i].TenantID; allow[t] > 0 {
-				allow[t]--
+				if allow[t] != math.MaxInt64 { // no limit: nothing to count
+					allow[t]--
+				}
 				round = append(round, i)
 			} else {
 				rest = append(rest, i)
