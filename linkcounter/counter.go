@@ -682,5 +682,5 @@ func (c *Counter) Exhausted(l *linkforge.Link) bool {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.base+a.unflushed >= *l.MaxClicks
+	return a.base+a.unflushed >= *l.MaxClicks || c.grantGoneLocked(a)
 }

@@ -123,6 +123,13 @@ func (l *limitState) settle(n int64, failed bool) {
 	}
 }
 
+// grantGoneLocked reports whether a's last reservation found no click left
+// to grant, a moment ago, and a holds none: a click would answer EGone
+// (Exhausted). a.mu held.
+func (c *Counter) grantGoneLocked(a *actor) bool {
+	return a.lim.granted <= a.lim.spent && !a.lim.goneUntil.IsZero() && c.clock.Now().Before(a.lim.goneUntil)
+}
+
 // ensureGrant makes sure a holds at least one unspent click of l, reserving
 // a block from the store if not. It answers EGone when the database has no
 // click left to grant (every click of the link is spent or held by other
