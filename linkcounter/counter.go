@@ -37,7 +37,8 @@
 //	err = j.Close()
 //
 // See docs/adr/006-journal.md for what survives a crash or a power loss and
-// what max_clicks guarantees with one node and with several.
+// what max_clicks guarantees, and docs/adr/016-quotas-and-click-reservations.md
+// for the reservations that make it exact across nodes (limit.go).
 package linkcounter
 
 import (
@@ -392,6 +393,10 @@ func errUnavailable(msg string, err error) error {
 // a limit never wait for the store. If the store cannot be read, a link whose
 // previous actor was evicted starts from the total that actor knew; one
 // never read answers EUnavailable (docs/adr/006-journal.md, "Outage").
+// A click of a limited link also spends one click this node reserved from
+// the store, reserving a block first when none is left (limit.go): EGone
+// when the store has none left to grant, EUnavailable when it cannot be
+// reached (docs/adr/016-quotas-and-click-reservations.md).
 func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims) error {
 	for {
 		a := c.actorFor(l.ID)
@@ -450,6 +455,9 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkf
 	}
 	b, err := c.commits.add(a, bucket, dims)
 	if err != nil {
+		if l.MaxClicks != nil {
+			a.lim.settle(1, true) // not served: back to the grant
+		}
 		return nil, false, errUnavailable("click counter is not running", err)
 	}
 	if a.unflushed == 0 {
