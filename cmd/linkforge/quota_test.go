@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/linkforge/linkforge"
 )
 
 // tenantUsage is `linkforge tenant quota`'s output and GET /api/v1/tenant's
@@ -244,4 +246,44 @@ func FuzzParseLimit(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTenantQuotaArgs: the command line of tenant quota, as parsed.
+func TestTenantQuotaArgs(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	for _, c := range []struct {
+		args []string
+		want string // the change, or "error: <text in the message>"
+	}{
+		{[]string{"tenant", "quota", "--tenant", "acme"}, "links - clicks -"},
+		{[]string{"tenant", "quota", "--tenant", "acme", "--max-links", "0"}, "links 0 clicks -"},
+		{[]string{"tenant", "quota", "--tenant", "acme", "--max-links", "none", "--max-clicks-per-month", "100"}, "links none clicks 100"},
+		{[]string{"tenant", "quota", "--tenant", "acme", "--max-links", "ten"}, "error: --max-links"},
+		{[]string{"tenant", "quota", "--max-links", "1"}, "error: --tenant is required"},
+		{[]string{"tenant"}, "error: missing action"},
+		{[]string{"tenant", "nuke", "--tenant", "acme"}, "error: unknown command"},
+	} {
+		inv, err := parseArgs(c.args, noEnv)
+		var got string
+		if err != nil {
+			got = "error: " + err.Error()
+		} else {
+			show := func(v linkforge.QuotaValue) string {
+				switch {
+				case !v.Set:
+					return "-"
+				case v.Value == nil:
+					return "none"
+				}
+				return fmt.Sprint(*v.Value)
+			}
+			got = "links " + show(inv.quota.MaxLinks) + " clicks " + show(inv.quota.MaxClicksPerMonth)
+		}
+		if strings.HasPrefix(c.want, "error: ") && strings.Contains(got, strings.TrimPrefix(c.want, "error: ")) && strings.HasPrefix(got, "error: ") {
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%q: %s, want %s", c.args, got, c.want)
+		}
+	}
 }
