@@ -251,6 +251,8 @@ type Store interface {
 	RollupStore
 	AlarmStore
 	AnalyticsStore
+	QuotaStore      // issue 13: tenant quotas
+	ClickGrantStore // issue 13: max_clicks reservations
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

@@ -75,6 +75,9 @@ type actor struct {
 	// the actor when it is evicted, and a later actor reloads it.
 	held    map[int64]*[linkforge.NumDimensions]int
 	heldGen int64
+
+	// lim: the clicks of a limited link this node may serve (limit.go).
+	lim limitState
 }
 
 // clean reports whether the actor holds nothing that is not in the journal

@@ -37,7 +37,8 @@
 //	err = j.Close()
 //
 // See docs/adr/006-journal.md for what survives a crash or a power loss and
-// what max_clicks guarantees with one node and with several.
+// what max_clicks guarantees, and docs/adr/016-quotas-and-click-reservations.md
+// for the reservations that make it exact across nodes (limit.go).
 package linkcounter
 
 import (
@@ -68,6 +69,8 @@ type Store interface {
 	// NodeDims returns nodeID's hour counts by dimension of hours at or
 	// after from: NodeRollup's counterpart.
 	NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error)
+	// The click reservations of limited links (limit.go).
+	GrantStore
 }
 
 // DefaultFlushInterval is the time from a link's first unflushed click to its
@@ -115,6 +118,7 @@ type Counter struct {
 	sub     Subscriber
 	clock   clock
 	m       *metrics
+	lm      *limitMetrics // click reservations (limit.go)
 
 	// Tuning: defaults set by New; tests may change them before Start.
 	flushInterval  time.Duration
@@ -222,8 +226,12 @@ func New(ctx context.Context, cfg Config) (*Counter, error) {
 	c.sched.wake = make(chan struct{}, 1)
 	c.live.wake = make(chan struct{}, 1)
 	c.m = newMetrics(c)
+	c.lm = newLimitMetrics()
 	if cfg.Registerer != nil {
 		if err := c.m.register(cfg.Registerer); err != nil {
+			return nil, fmt.Errorf("linkcounter: metrics: %w", err)
+		}
+		if err := c.lm.register(cfg.Registerer); err != nil {
 			return nil, fmt.Errorf("linkcounter: metrics: %w", err)
 		}
 	}
@@ -279,8 +287,9 @@ func (c *Counter) Start(ctx context.Context) error {
 	c.bg, c.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
 	c.commits = newCommitter(c.journal, c.afterCommit)
 	go c.commits.run()
-	c.loops.Add(1)
+	c.loops.Add(2)
 	go c.runScheduler()
+	go c.runReleases() // idle links give back their reserved clicks
 	c.liveDone = make(chan struct{})
 	if c.sub != nil {
 		go c.runLive()
@@ -352,6 +361,9 @@ func (c *Counter) shutdown(ctx context.Context, flush bool) error {
 		stopIO := context.AfterFunc(ctx, c.cancelBG)
 		err = c.flushAll(ctx)
 		stopIO()
+		// No click is served any more: the unspent reserved clicks go
+		// back for the other nodes (limit.go).
+		c.releaseGrants(ctx, time.Time{})
 	}
 	c.commits.close()
 	c.cancelBG()
@@ -381,11 +393,19 @@ func errUnavailable(msg string, err error) error {
 // a limit never wait for the store. If the store cannot be read, a link whose
 // previous actor was evicted starts from the total that actor knew; one
 // never read answers EUnavailable (docs/adr/006-journal.md, "Outage").
+// A click of a limited link also spends one click this node reserved from
+// the store, reserving a block first when none is left (limit.go): EGone
+// when the store has none left to grant, EUnavailable when it cannot be
+// reached (docs/adr/016-quotas-and-click-reservations.md).
 func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims) error {
 	for {
 		a := c.actorFor(l.ID)
 		if l.MaxClicks != nil {
 			if err := c.ensureTotal(ctx, a); err != nil {
+				return err
+			}
+			// Only a click reserved from the database is served (limit.go).
+			if err := c.ensureGrant(ctx, a, l); err != nil {
 				return err
 			}
 		}
@@ -430,8 +450,14 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkf
 		c.m.refused.Inc()
 		return nil, false, &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
 	}
+	if l.MaxClicks != nil && !c.spendLocked(a) {
+		return nil, true, nil // the grant is spent: reserve more (ensureGrant)
+	}
 	b, err := c.commits.add(a, bucket, dims)
 	if err != nil {
+		if l.MaxClicks != nil {
+			a.lim.settle(1, true) // not served: back to the grant
+		}
 		return nil, false, errUnavailable("click counter is not running", err)
 	}
 	if a.unflushed == 0 {
@@ -486,6 +512,7 @@ func (c *Counter) afterCommit(b *commitBatch) {
 			a.mu.Lock()
 			a.unflushed -= in.add
 			a.inflight -= in.add
+			a.lim.settle(in.add, true) // not served: back to the grant
 			if a.unflushed == 0 {
 				a.dirtySince = time.Time{}
 			}
@@ -506,6 +533,7 @@ func (c *Counter) afterCommit(b *commitBatch) {
 		a := in.a
 		a.mu.Lock()
 		a.inflight -= in.add
+		a.lim.settle(in.add, false)
 		queue := false
 		if c.sub != nil {
 			if a.live == nil {
@@ -662,5 +690,5 @@ func (c *Counter) Exhausted(l *linkforge.Link) bool {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.base+a.unflushed >= *l.MaxClicks
+	return a.base+a.unflushed >= *l.MaxClicks || c.grantGoneLocked(a)
 }

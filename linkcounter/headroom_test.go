@@ -10,13 +10,13 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// TestHeadroomThroughOutage (issue 10, item 1): while the database is
-// unreachable, a limited link keeps serving the headroom this node knows it
-// has (the rollup total read before, plus its own unflushed clicks), even
-// when its actor was evicted before the outage; exactly up to max_clicks,
-// then EGone. A limited link whose total this node never read answers
-// EUnavailable: serving it could exceed its limit. Nothing is lost when the
-// database returns.
+// TestHeadroomThroughOutage (issue 10, item 1, as issue 13 changed it):
+// while the database is unreachable, a limited link serves exactly the
+// clicks this node had reserved and not spent, then answers EUnavailable
+// (the database may hold more for it: not EGone). A link whose grant went
+// back (idle) or was never reserved answers EUnavailable at once. Nothing
+// is lost when the database returns, and the link then ends at exactly
+// max_clicks.
 func TestHeadroomThroughOutage(t *testing.T) {
 	direct := migratedPostgres(t)
 	u, err := url.Parse(direct)
@@ -29,45 +29,63 @@ func TestHeadroomThroughOutage(t *testing.T) {
 
 	synctest.Test(t, func(t *testing.T) {
 		st := mustOpenPostgres(t, viaProxy)
-		seen := mustLink(t, st, 5)
+		held := mustLink(t, st, 100)
+		idle := mustLink(t, st, 5)
 		unseen := mustLink(t, st, 5)
 		j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
 		c := mustStart(t, Config{Store: st, Journal: j}, nil)
 
-		mustRecord(t, c, &seen, time.Now())
-		mustRecord(t, c, &seen, time.Now())
-		// Flushed, then idle long enough for its actor to be evicted.
+		mustRecord(t, c, &idle, time.Now())
+		// Flushed, its grant given back, then its actor evicted.
 		time.Sleep(DefaultFlushInterval + 3*time.Minute)
 		synctest.Wait()
-		if got := mustClickTotal(t, st, seen.ID); got != 2 {
-			t.Fatalf("rollup before the outage = %d, want 2", got)
-		}
 		if n := c.actorCount(); n != 0 {
 			t.Fatalf("%d actors before the outage, want 0 (evicted)", n)
 		}
+		// Blocks of 1 then 2 (the first lasted less than blockFast):
+		// 3 reserved, 2 spent.
+		mustRecord(t, c, &held, time.Now())
+		mustRecord(t, c, &held, time.Now())
 
 		proxy.cut()
-		for i := range 3 {
-			if err := c.Record(context.Background(), &seen, time.Now(), nil); err != nil {
-				t.Fatalf("click %d of the link seen before the outage, with headroom: %v", 3+i, err)
+		if err := c.Record(context.Background(), &held, time.Now(), nil); err != nil {
+			t.Fatalf("click 3 of a link with 1 reserved click left: %v", err)
+		}
+		for i := range 2 {
+			if err := c.Record(context.Background(), &held, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EUnavailable {
+				t.Errorf("click %d past the reserved ones, database down: %v, want EUnavailable", 4+i, err)
 			}
 		}
-		if err := c.Record(context.Background(), &seen, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EGone {
-			t.Errorf("6th click of a link limited to 5 during the outage: %v, want EGone", err)
-		}
-		for range 2 {
-			if err := c.Record(context.Background(), &unseen, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EUnavailable {
-				t.Errorf("click of a limited link never read, database down: %v, want EUnavailable", err)
+		for _, l := range []*linkforge.Link{&idle, &unseen} {
+			if err := c.Record(context.Background(), l, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EUnavailable {
+				t.Errorf("click of link %d holding no reserved click, database down: %v, want EUnavailable", l.ID, err)
 			}
 		}
 
 		proxy.restore()
-		mustStop(t, c)
-		if got := mustClickTotal(t, st, seen.ID); got != 5 {
-			t.Errorf("rollup after the outage = %d, want 5", got)
+		time.Sleep(2 * totalRetry) // past the failed reservation's pause
+		served := 3
+		for {
+			err := c.Record(context.Background(), &held, time.Now(), nil)
+			if linkforge.ErrorCode(err) == linkforge.EGone {
+				break
+			}
+			if err != nil {
+				t.Fatalf("click %d after the outage: %v", served+1, err)
+			}
+			served++
 		}
-		if got := mustClickTotal(t, st, unseen.ID); got != 0 {
-			t.Errorf("the link never read counted %d clicks, want 0", got)
+		if served != 100 {
+			t.Errorf("link limited to 100 served %d clicks, want 100", served)
+		}
+		mustStop(t, c)
+		for _, w := range []struct {
+			l    linkforge.Link
+			want int64
+		}{{held, 100}, {idle, 1}, {unseen, 0}} {
+			if got := mustClickTotal(t, st, w.l.ID); got != w.want {
+				t.Errorf("rollup of link %d = %d, want %d", w.l.ID, got, w.want)
+			}
 		}
 	})
 }

@@ -245,7 +245,9 @@ func (im *importer) flush() error {
 		}
 	}
 	err = im.st.ImportLinks(im.ctx, insert)
-	if linkforge.ErrorCode(err) == linkforge.EConflict {
+	if code := linkforge.ErrorCode(err); code == linkforge.EConflict || code == linkforge.EQuotaExceeded {
+		// One by one, the links within the tenant's max_links are
+		// created and the others are error lines.
 		return im.oneByOne(batch)
 	}
 	if err != nil {
@@ -303,6 +305,8 @@ func (im *importer) oneByOne(batch []pending) error {
 			} else {
 				im.fail(p.line, slugTaken(l.Slug, im.column(fSlug)))
 			}
+		case linkforge.EQuotaExceeded:
+			im.fail(p.line, err)
 		default:
 			return fmt.Errorf("import: write link: %w", err)
 		}

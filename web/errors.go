@@ -42,6 +42,8 @@ func statusOf(code string) int {
 		return http.StatusUnauthorized
 	case linkforge.EGone:
 		return http.StatusGone
+	case linkforge.EQuotaExceeded:
+		return http.StatusForbidden
 	case linkforge.ETooLarge:
 		return http.StatusRequestEntityTooLarge
 	case EUnsupportedMediaType:

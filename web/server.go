@@ -106,6 +106,9 @@ type Config struct {
 	// password.DefaultParams. Verification uses whatever a hash names, so
 	// changing them never locks out existing links.
 	PasswordParams password.Params
+	// Quota answers GET /api/v1/tenant with this node's unflushed clicks
+	// counted (*quota.Service); nil: the store's rollup alone.
+	Quota QuotaUsage
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -181,6 +184,8 @@ type Server struct {
 	passwordSlots   chan struct{}
 	guesses         *password.Limiter
 	passwordMetrics passwordMetrics
+
+	quota QuotaUsage // nil: the store's usage alone (tenant.go)
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -231,6 +236,7 @@ func New(cfg Config) (*Server, error) {
 		publicOrigin: cfg.PublicURL,
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
 		classifier:   cfg.Classifier,
+		quota:        cfg.Quota,
 	}
 	if cfg.NotFoundURL != "" {
 		s.notFoundLocation = []string{cfg.NotFoundURL}
@@ -441,6 +447,8 @@ func (s *Server) routes() {
 	// The import's body is a file of up to MaxImportBytes, in the format
 	// the query names: it has its own limit and no JSON requirement.
 	add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
+	// Tenant quotas (tenant.go).
+	add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
 )
 
@@ -56,9 +57,10 @@ func (c config) usesPostgres() bool { return c.DatabaseURL != "" }
 type invocation struct {
 	cmd    *command
 	cfg    config
-	tenant string // token create, token list, import, export
-	name   string // token create
-	format string // import, export
+	tenant string                // token create, token list, import, export
+	name   string                // token create
+	format string                // import, export
+	quota  linkforge.QuotaChange // tenant quota: the limits given
 	args   []string
 	// backup and restore (backup.go)
 	out   string
@@ -122,6 +124,10 @@ var (
 	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
 	// formatFlag is the file format of import and export (package porting).
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
+	// The tenant quotas (issue 13): N (0: none allowed) or none (no limit);
+	// not given: unchanged.
+	maxLinksFlag  = flagSpec{"max-links", "N|none", "", "the tenant's link quota: N links at most (0: none allowed), or none; not given: unchanged"}
+	maxClicksFlag = flagSpec{"max-clicks-per-month", "N|none", "", "the tenant's clicks per UTC month it may exceed only as reported (links keep redirecting), or none; not given: unchanged"}
 )
 
 // command is one subcommand. Its flags come on top of globalFlags.
@@ -170,6 +176,9 @@ var commands = []*command{
 	{name: "link update", synopsis: "linkforge link update SLUG [--url URL] [--tag T]... [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},
 	{name: "link delete", synopsis: "linkforge link delete SLUG", summary: "delete a link", flags: linkFlags, extra: linkExtra("delete"), nargs: 1},
 	{name: "link stats", synopsis: "linkforge link stats SLUG [--from T] [--to T] [--interval I | --by DIMENSION] [--json]", summary: "print a link's clicks over time, or by country, referrer, device, browser, os or utm_source", flags: linkFlags, extra: linkExtra("stats"), nargs: 1},
+	{name: "tenant quota", synopsis: "linkforge tenant quota --tenant NAME [--max-links N|none] [--max-clicks-per-month N|none]",
+		summary: "set the tenant's quotas (one given leaves the other), then print its usage as JSON (no limit flag: just print it)",
+		flags:   []flagSpec{tenantFlag, maxLinksFlag, maxClicksFlag}},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
@@ -187,6 +196,7 @@ func init() {
 		"export":       (*app).exportLinks,
 		"backup":       (*app).backup,
 		"restore":      (*app).restore,
+		"tenant quota": (*app).tenantQuota,
 		"healthcheck":  (*app).healthcheck,
 		"link create":  (*app).linkCreate,
 		"link list":    (*app).linkList,
@@ -266,6 +276,12 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 			}
 			name, rest = "link "+rest[0], rest[1:]
 		}
+		if name == "tenant" {
+			if len(rest) == 0 {
+				return invocation{}, usagef("tenant: missing action (quota)")
+			}
+			name, rest = "tenant "+rest[0], rest[1:]
+		}
 	}
 	cmd := lookupCommand(name)
 	if cmd == nil {
@@ -330,6 +346,14 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 			}
 		case outFlag.name, forceFlag.name, fromFlag.name:
 			if err := parseBackupFlag(&inv, f, v, source); err != nil {
+				return invocation{}, err
+			}
+		case maxLinksFlag.name:
+			if inv.quota.MaxLinks, err = parseLimit(v, source); err != nil {
+				return invocation{}, err
+			}
+		case maxClicksFlag.name:
+			if inv.quota.MaxClicksPerMonth, err = parseLimit(v, source); err != nil {
 				return invocation{}, err
 			}
 		}

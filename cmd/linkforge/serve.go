@@ -21,6 +21,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/web"
 )
@@ -278,6 +279,15 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	if bus != nil {
 		peers = bus
 	}
+	// Tenant quotas: the usage GET /api/v1/tenant answers, and the
+	// over-quota gauge (registered now, refreshed every minute).
+	quotas, err := quota.New(quota.Config{Store: st, Counter: counter, Registerer: registry, Logger: a.log})
+	if err != nil {
+		return a.fail("cannot create tenant quotas", err)
+	}
+	quotas.Start(a.ctx)
+	lc.add("quota", componentStopBudget, quotas.Stop)
+
 	handler, err = web.New(web.Config{
 		Store:     st,
 		Counter:   counter,
@@ -288,6 +298,7 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		Live:      hub,
 		Alarms:    sched,
 		Peers:     peers,
+		Quota:     quotas,
 		RateLimit: a.cfg.RateLimit,
 		RateBurst: a.cfg.RateBurst,
 

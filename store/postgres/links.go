@@ -348,6 +348,8 @@ func normalizeLink(l linkforge.Link) linkforge.Link {
 // errors.
 func linkWriteError(op string, err error) error {
 	switch pgCode(err) {
+	case quotaExceededCode:
+		return quotaError(err)
 	case uniqueViolation:
 		return &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use", Err: err}
 	case foreignKeyViolation:

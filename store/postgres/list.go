@@ -187,34 +187,43 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	}
 	ts := now()
 	prepared := make([]linkforge.Link, len(links))
-	batch := &pgx.Batch{}
 	for i, in := range links {
 		l := normalizeLink(in)
 		l.CreatedAt, l.UpdatedAt, l.Clicks = ts, ts, l.ImportedClicks
 		prepared[i] = l
-		q, args := insertLinkQuery(l)
-		batch.Queue(strings.Replace(q, ") RETURNING id", ") ON CONFLICT (slug) DO NOTHING RETURNING id", 1), args...)
 	}
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create links: %w", err)
 	}
 	defer rollback(ctx, tx)
-	br := tx.SendBatch(ctx, batch)
-	for i := range prepared {
-		err := br.QueryRow().Scan(&prepared[i].ID)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			results[i].Err = &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use"}
-		case err != nil:
-			br.Close()
-			return nil, linkWriteError("create links", err)
-		default:
-			results[i].Link = prepared[i]
+	// Quotas: the tenant's max_links admits a link at a time (quota.go).
+	err = withinLinkQuota(ctx, tx, prepared, results, func(idx []int) error {
+		batch := &pgx.Batch{}
+		for _, i := range idx {
+			q, args := insertLinkQuery(prepared[i])
+			batch.Queue(strings.Replace(q, ") RETURNING id", ") ON CONFLICT (slug) DO NOTHING RETURNING id", 1), args...)
 		}
-	}
-	if err := br.Close(); err != nil {
-		return nil, linkWriteError("create links", err)
+		br := tx.SendBatch(ctx, batch)
+		for _, i := range idx {
+			err := br.QueryRow().Scan(&prepared[i].ID)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				results[i].Err = &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use"}
+			case err != nil:
+				br.Close()
+				return linkWriteError("create links", err)
+			default:
+				results[i].Link = prepared[i]
+			}
+		}
+		if err := br.Close(); err != nil {
+			return linkWriteError("create links", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: create links: %w", err)

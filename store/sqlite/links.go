@@ -429,6 +429,8 @@ func encodeTags(tags []string) (string, error) {
 // errors.
 func linkWriteError(op string, err error) error {
 	switch {
+	case isQuotaExceeded(err):
+		return quotaError(err)
 	case isUnique(err):
 		return &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use", Err: err}
 	case isForeignKey(err):

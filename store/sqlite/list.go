@@ -251,6 +251,9 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 		case errors.Is(err, sql.ErrNoRows):
 			results[i].Err = &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use"}
 			continue
+		case isQuotaExceeded(err): // the trigger undid this insert only
+			results[i].Err = quotaError(err)
+			continue
 		case err != nil:
 			return nil, linkWriteError("create links", err)
 		}

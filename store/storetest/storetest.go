@@ -51,6 +51,10 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"TagCountsConcurrent", testTagCountsConcurrent},
 		{"CreateLinks", testCreateLinks},
 		{"LinkFields", testLinkFields},
+		{"TenantQuota", testTenantQuota},
+		{"MaxLinks", testMaxLinks},
+		{"MaxLinksConcurrent", testMaxLinksConcurrent},
+		{"ClickGrants", testClickGrants},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,57 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+)
+
+// pathTenant is the token's tenant: its quotas and what it uses of them
+// (issue 13).
+const pathTenant = apiPrefix + "/tenant"
+
+// QuotaUsage answers a tenant's usage with this node's unflushed clicks
+// counted (*quota.Service); Config.Quota nil: the store's rollup alone.
+type QuotaUsage interface {
+	Usage(ctx context.Context, tenantID int64) (linkforge.TenantUsage, error)
+}
+
+// tenantJSON is GET /api/v1/tenant's answer; a null limit is no limit.
+type tenantJSON struct {
+	Name              string `json:"name"`
+	Links             int64  `json:"links"`
+	MaxLinks          *int64 `json:"max_links"`
+	ClicksThisMonth   int64  `json:"clicks_this_month"`
+	MaxClicksPerMonth *int64 `json:"max_clicks_per_month"`
+}
+
+// TenantJSON is the API's form of a tenant's usage (GET /api/v1/tenant,
+// and `linkforge tenant quota`).
+func TenantJSON(u linkforge.TenantUsage) any {
+	return tenantJSON{Name: u.Name, Links: u.Links, MaxLinks: u.MaxLinks,
+		ClicksThisMonth: u.ClicksThisMonth, MaxClicksPerMonth: u.MaxClicksPerMonth}
+}
+
+// getTenant answers GET /api/v1/tenant: the quotas of the token's tenant,
+// its links, and its clicks this UTC month (over max_clicks_per_month, the
+// links still redirect).
+func (s *Server) getTenant(c echo.Context) error {
+	ctx := c.Request().Context()
+	var (
+		u   linkforge.TenantUsage
+		err error
+	)
+	if s.quota != nil {
+		u, err = s.quota.Usage(ctx, tenantID(c))
+	} else {
+		u, err = s.store.TenantUsage(ctx, tenantID(c), linkforge.MonthStart(s.now()))
+	}
+	if err != nil {
+		return fmt.Errorf("tenant usage: %w", err)
+	}
+	return c.JSON(http.StatusOK, TenantJSON(u))
+}
