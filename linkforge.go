@@ -251,6 +251,7 @@ type Store interface {
 	RollupStore
 	AlarmStore
 	AnalyticsStore
+	WebhookStore
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.
