@@ -314,15 +314,17 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 	now = now.UTC().Truncate(time.Microsecond)
 	rows, err := db.pool.Query(ctx,
 		`WITH due AS (
-			(SELECT id, next_attempt_at AS t FROM webhook_deliveries
-			 WHERE state IN ('pending', 'retrying') AND lease_owner IS NULL AND next_attempt_at <= $1
-			   AND NOT (webhook_id = ANY($5))
-			 ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
-			UNION ALL
-			(SELECT id, lease_expires_at FROM webhook_deliveries
-			 WHERE lease_owner IS NOT NULL AND lease_expires_at <= $1 AND NOT (webhook_id = ANY($5))
-			 ORDER BY lease_expires_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
-		), pick AS (SELECT id FROM due ORDER BY t, id LIMIT $2),
+			SELECT id, next_attempt_at AS t FROM webhook_deliveries
+			WHERE state IN ('pending', 'retrying') AND lease_owner IS NULL AND next_attempt_at <= $1
+			  AND NOT (webhook_id = ANY($5))
+			ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+		), expired AS (
+			SELECT id, lease_expires_at AS t FROM webhook_deliveries
+			WHERE lease_owner IS NOT NULL AND lease_expires_at <= $1 AND NOT (webhook_id = ANY($5))
+			ORDER BY lease_expires_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+		), pick AS (
+			SELECT id FROM (SELECT id, t FROM due UNION ALL SELECT id, t FROM expired) c ORDER BY t, id LIMIT $2
+		),
 		upd AS (
 			UPDATE webhook_deliveries d SET
 				attempts = d.attempts + 1,
