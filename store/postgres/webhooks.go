@@ -19,7 +19,9 @@ import (
 // deliveryNotify holds the function told, after a commit, that deliveries
 // became due: the node's scheduler wakes at once instead of at its next
 // re-read (other nodes find them at theirs).
-type deliveryNotify struct{ f atomic.Pointer[func(time.Time)] }
+type deliveryNotify struct {
+	f atomic.Pointer[func(time.Time)]
+}
 
 func (n *deliveryNotify) tell(t time.Time) {
 	if f := n.f.Load(); f != nil {
