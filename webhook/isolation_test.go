@@ -44,8 +44,6 @@ func TestSlowReceiverIsolated(t *testing.T) {
 		a, b := mustTenant(t, s, "slowpoke"), mustTenant(t, s, "quick")
 		mustWebhook(t, s, a.ID, slow, linkforge.EventLinkCreated)
 		mustWebhook(t, s, b.ID, fast, linkforge.EventLinkCreated)
-		startNode(t, s, expiry.Config{Resolution: 10 * time.Millisecond},
-			webhook.Config{AllowPrivate: true, PerWebhook: 2, MaxInFlight: 8, Registry: prometheus.NewRegistry()})
 		defer close(release)
 
 		const events = 20
@@ -54,6 +52,10 @@ func TestSlowReceiverIsolated(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// Started after the backlog: its first claim takes 8 of the slow
+		// webhook's deliveries at once, and must start only 2.
+		startNode(t, s, expiry.Config{Resolution: 10 * time.Millisecond},
+			webhook.Config{AllowPrivate: true, PerWebhook: 2, MaxInFlight: 8, Registry: prometheus.NewRegistry()})
 		slow.waitFor(t, 5*time.Second, "the slow receiver's first requests", func(r []request) bool { return len(r) >= 1 })
 		for i := range events {
 			if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: b.ID, Slug: fmt.Sprintf("b%d", i), URL: "https://example.com/"}); err != nil {
