@@ -51,6 +51,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"TagCountsConcurrent", testTagCountsConcurrent},
 		{"CreateLinks", testCreateLinks},
 		{"LinkFields", testLinkFields},
+		// webhooks.go
+		{"WebhookOutbox", testWebhookOutbox},
+		{"ClaimDeliveries", testClaimDeliveries},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
