@@ -466,6 +466,8 @@ func (s *Server) routes() {
 	getHead("/dashboard", s.dashboardAsset)
 	getHead(pathDashboardJS, s.dashboardAsset)
 	getHead(pathDashboardCSS, s.dashboardAsset)
+	getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
+	getHead(pathWebhooksJS, s.dashboardAsset)
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
 	// reach the redirect handler anyway (echo's router falls back to
