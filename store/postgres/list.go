@@ -216,9 +216,18 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	if err := br.Close(); err != nil {
 		return nil, linkWriteError("create links", err)
 	}
+	var ob outbox // webhooks.go: link.created of each created link
+	for _, r := range results {
+		if r.Err == nil {
+			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, r.Link, ts); err != nil {
+				return nil, fmt.Errorf("postgres: create links: %w", err)
+			}
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: create links: %w", err)
 	}
+	ob.done(db, ts)
 	return results, nil
 }
 

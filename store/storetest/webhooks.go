@@ -81,7 +81,15 @@ func testWebhookOutbox(t *testing.T, s linkforge.Store) {
 			}
 		}
 	}
-	if got, _ := types(created.ID); !equal(got, []string{"link.created"}) {
+	// Bulk creation: link.created for each link created, none for a
+	// slug taken.
+	if _, err := s.CreateLinks(ctx, []linkforge.Link{
+		{TenantID: a.ID, Slug: "bulk1", URL: "https://example.com/"},
+		{TenantID: a.ID, Slug: "before", URL: "https://example.com/"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := types(created.ID); !equal(got, []string{"link.created", "link.created"}) {
 		t.Errorf("deliveries of the link.created webhook: %q", got)
 	}
 	for _, d := range ds {
