@@ -40,14 +40,14 @@ func TestWebhookAPI(t *testing.T) {
 		_, otherTok := mustTenantToken(t, s, "other")
 
 		for body, field := range map[string]string{
-			`{"url":"http://127.0.0.1:9/x","events":["link.created"]}`:          "url",
-			`{"url":"http://169.254.169.254/","events":["link.created"]}`:       "url",
-			`{"url":"http://[fd00::1]/","events":["link.created"]}`:             "url",
-			`{"url":"ftp://example.com/","events":["link.created"]}`:            "url",
-			`{"url":"https://93.184.215.14/","events":["link.nope"]}`:           "events",
-			`{"url":"https://93.184.215.14/","events":[]}`:                      "events",
-			`{"url":"https://93.184.215.14/"}`:                                  "events",
-			`{"events":["link.created"]}`:                                       "url",
+			`{"url":"http://127.0.0.1:9/x","events":["link.created"]}`:         "url",
+			`{"url":"http://169.254.169.254/","events":["link.created"]}`:      "url",
+			`{"url":"http://[fd00::1]/","events":["link.created"]}`:            "url",
+			`{"url":"ftp://example.com/","events":["link.created"]}`:           "url",
+			`{"url":"https://93.184.215.14/","events":["link.nope"]}`:          "events",
+			`{"url":"https://93.184.215.14/","events":[]}`:                     "events",
+			`{"url":"https://93.184.215.14/"}`:                                 "events",
+			`{"events":["link.created"]}`:                                      "url",
 			`{"url":"https://93.184.215.14/","events":["link.created"],"x":1}`: "x",
 		} {
 			mustProblem(t, e.do(http.MethodPost, "/api/v1/webhooks", tok, body), http.StatusBadRequest, field)
