@@ -483,27 +483,30 @@ func (s *Scheduler) fire(ctx context.Context) (full bool, err error) {
 	}
 	// The other kinds first: they only start their items, and an alarm
 	// batch may take a while.
+	var workErr error
 	for _, w := range s.work {
 		n, err := w.Claim(claimCtx, Claim{Owner: s.owner, Now: now, Lease: s.lease, Limit: s.batch,
 			MaxRetries: s.maxRetries, Backoff: s.backoff, Wake: s.Reschedule})
 		if err != nil {
+			// The alarms already claimed still run; the error re-arms
+			// the timer with the store's backoff afterwards.
 			if ctx.Err() == nil {
 				s.m.storeErrors.Inc()
 				s.log.LogAttrs(ctx, slog.LevelError, "claim failed", slog.String("event", "alarm_store_error"),
 					slog.String("work", w.Name()), slog.String("error", err.Error()))
 			}
-			return false, err
+			workErr = errors.Join(workErr, err)
+			continue
 		}
 		full = full || n == s.batch
-	}
-	if len(alarms) == 0 {
-		return full, nil
 	}
 	for _, a := range alarms {
 		s.m.lag.Observe(now.Sub(a.DueAt).Seconds())
 	}
-	s.runBatch(ctx, alarms)
-	return full || len(alarms) == s.batch, nil
+	if len(alarms) > 0 {
+		s.runBatch(ctx, alarms)
+	}
+	return full || len(alarms) == s.batch, workErr
 }
 
 // runBatch runs the handler of each claimed alarm, then records the
