@@ -93,3 +93,23 @@ func TestWebhookSurvivesKill(t *testing.T) {
 		return len(out.Deliveries) == 1 && out.Deliveries[0].State == "delivered" && out.Deliveries[0].Attempts == 2
 	})
 }
+
+// TestWebhookMetricsAtStart: the webhook metrics are in /metrics from the
+// start, at 0, so an alert on the dead counter has a series to watch.
+func TestWebhookMetricsAtStart(t *testing.T) {
+	n := newNode(t, "")
+	srv := n.startServer("http://lf.test")
+	resp, body := mustDo(t, http.MethodGet, "http://"+srv.addr+"/metrics", "", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d", resp.StatusCode)
+	}
+	for _, line := range []string{
+		"linkforge_webhook_deliveries_dead_total 0",
+		`linkforge_webhook_deliveries_total{result="delivered"} 0`,
+		`linkforge_webhook_deliveries_total{result="failed"} 0`,
+	} {
+		if !strings.Contains(string(body), "\n"+line+"\n") {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
+}
