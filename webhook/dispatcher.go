@@ -226,6 +226,8 @@ func (d *Dispatcher) deliver(dl linkforge.Delivery, c expiry.Claim) {
 		slog.String("event_type", dl.EventType),
 		slog.Int64("tenant_id", dl.TenantID),
 		slog.Int("attempt", dl.Attempts),
+		// As alarm_failed: 0 on the first attempt, 6 on the last.
+		slog.Int("retryCount", dl.Attempts-1),
 		slog.Int("status", status),
 	}
 	if err != nil {
