@@ -184,8 +184,8 @@ func TestEveryEventDelivered(t *testing.T) {
 					return false
 				}
 			}
-			// Both expiries, the second flush's link.clicks (total 3).
-			return len(reqs) >= 11
+			// 4 created, 1 updated, 2 clicks, 1 limit, 2 expired, 1 dead, 1 deleted.
+			return len(reqs) >= 12
 		})
 		byType := map[string][]request{}
 		for _, r := range reqs {
@@ -202,12 +202,21 @@ func TestEveryEventDelivered(t *testing.T) {
 		if link.Slug != "spring" || link.Title != "Spring" || link.URL != "https://example.com/a" {
 			t.Errorf("link.updated data = %s", byType[linkforge.EventLinkUpdated][0].Event.Data)
 		}
-		var clicks linkforge.ClicksData
-		last := byType[linkforge.EventLinkClicks][len(byType[linkforge.EventLinkClicks])-1]
-		json.Unmarshal(last.Event.Data, &clicks)
-		if clicks.Link != "spring" || clicks.Total != 3 || len(clicks.Buckets) != 1 ||
-			!clicks.Buckets[0].Start.Equal(m) || clicks.Buckets[0].Count != 3 {
-			t.Errorf("last link.clicks data = %s, want spring, one bucket %s of 3, total 3", last.Event.Data, m.Format(time.RFC3339))
+		// Deliveries run concurrently: the second flush's event may
+		// arrive first. Each carries the absolute sum at its flush.
+		var totals []int64
+		for _, r := range byType[linkforge.EventLinkClicks] {
+			var clicks linkforge.ClicksData
+			json.Unmarshal(r.Event.Data, &clicks)
+			if clicks.Link != "spring" || len(clicks.Buckets) != 1 || !clicks.Buckets[0].Start.Equal(m) ||
+				clicks.Buckets[0].Count != clicks.Total {
+				t.Errorf("link.clicks data = %s, want spring, one bucket %s of the total", r.Event.Data, m.Format(time.RFC3339))
+			}
+			totals = append(totals, clicks.Total)
+		}
+		slices.Sort(totals)
+		if !slices.Equal(totals, []int64{2, 3}) {
+			t.Errorf("link.clicks totals %v, want 2 (node n1) and 3 (n1 + n2)", totals)
 		}
 		var lim linkforge.LimitData
 		json.Unmarshal(byType[linkforge.EventLinkLimitReached][0].Event.Data, &lim)
