@@ -253,6 +253,7 @@ type Store interface {
 	AnalyticsStore
 	QuotaStore      // issue 13: tenant quotas
 	ClickGrantStore // issue 13: max_clicks reservations
+	WebhookStore
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

@@ -13,6 +13,11 @@
 // and 64 s later; the seventh failure leaves the alarm dead, logged,
 // counted and listed, until an operator replays it.
 //
+// The same loop serves other kinds of durable due work (Config.Work: the
+// webhook deliveries of package webhook): one timer armed at the earliest
+// due instant of every kind, one claim per kind when it fires, the same
+// lease, batch bound and backoff. See docs/adr/015-webhooks.md.
+//
 // Running an alarm twice is harmless: ExpireLinks sets expired_at once and
 // the hooks must be idempotent. Nothing here is the guarantee that an
 // expired link is refused: the redirect handler checks expires_at on every
@@ -44,6 +49,40 @@ import (
 // was stored. An error fails the alarm's run, which is then retried: hooks
 // run at least once per expiry and must be idempotent.
 type Hook func(ctx context.Context, l linkforge.Link) error
+
+// Work is a kind of durable due work that the Scheduler claims besides the
+// expiry alarms, from the same loop and timer and with the same lease and
+// retry schedule: the webhook deliveries. A Work must keep its due items
+// in the main store, claim them with leases as ClaimAlarms does, and record
+// each item's outcome itself (its items may take longer than a batch).
+type Work interface {
+	// Name names the kind in logs ("webhook_delivery").
+	Name() string
+	// NextDue returns the earliest instant at which an item becomes
+	// claimable; ok is false when there is none.
+	NextDue(ctx context.Context) (due time.Time, ok bool, err error)
+	// Claim claims up to c.Limit due items for c.Owner under a lease of
+	// c.Lease and starts them, and returns how many it claimed. It must
+	// not wait for them.
+	Claim(ctx context.Context, c Claim) (int, error)
+}
+
+// Claim is what a Scheduler passes to Work.Claim: its lease and retry
+// settings, so that every kind of work follows one schedule.
+type Claim struct {
+	Owner string
+	Now   time.Time
+	Lease time.Duration
+	Limit int
+	// MaxRetries and Backoff are the Scheduler's: an item's attempt n
+	// (from 1) that fails is retried Backoff(n) later while n <=
+	// MaxRetries, and is dead after attempt MaxRetries+1.
+	MaxRetries int
+	Backoff    func(retry int) time.Duration
+	// Wake is the Scheduler's Reschedule: a Work calls it when an item
+	// becomes due again (a retry, a freed concurrency slot).
+	Wake func(due time.Time)
+}
 
 // Info describes the run a hook is called from; see InfoFrom.
 type Info struct {
@@ -82,8 +121,11 @@ type Config struct {
 	Owner string
 	// OnExpired are called, in order, for each link found expired.
 	OnExpired []Hook
-	Logger    *slog.Logger          // nil: discard
-	Registry  prometheus.Registerer // nil: metrics are not registered
+	// Work are the other kinds of due work this Scheduler claims (the
+	// webhook deliveries).
+	Work     []Work
+	Logger   *slog.Logger          // nil: discard
+	Registry prometheus.Registerer // nil: metrics are not registered
 	// Lease is how long a claimed alarm stays with this node; a node that
 	// dies mid-run loses its alarms to the others once it passes. A run
 	// (its batch's store calls and hooks) is cut off at half of it, so a
@@ -128,6 +170,7 @@ type Scheduler struct {
 	store      linkforge.AlarmStore
 	owner      string
 	hooks      []Hook
+	work       []Work
 	log        *slog.Logger
 	m          *metrics
 	lease      time.Duration
@@ -166,6 +209,7 @@ func New(cfg Config) (*Scheduler, error) {
 		store:      cfg.Store,
 		owner:      cfg.Owner,
 		hooks:      append([]Hook(nil), cfg.OnExpired...),
+		work:       append([]Work(nil), cfg.Work...),
 		log:        cfg.Logger,
 		lease:      cmp.Or(cfg.Lease, DefaultLease),
 		batch:      cmp.Or(cfg.BatchSize, DefaultBatchSize),
@@ -370,6 +414,16 @@ func (s *Scheduler) rearm(ctx context.Context, lp *loop) {
 	opCtx, cancel := context.WithTimeout(ctx, s.lease/2)
 	defer cancel()
 	due, ok, err := s.store.NextAlarmDue(opCtx)
+	for _, w := range s.work {
+		if err != nil {
+			break
+		}
+		var wdue time.Time
+		var wok bool
+		if wdue, wok, err = w.NextDue(opCtx); err == nil && wok && (!ok || wdue.Before(due)) {
+			due, ok = wdue, true
+		}
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			s.m.storeErrors.Inc()
@@ -427,14 +481,32 @@ func (s *Scheduler) fire(ctx context.Context) (full bool, err error) {
 		}
 		return false, err
 	}
-	if len(alarms) == 0 {
-		return false, nil
+	// The other kinds first: they only start their items, and an alarm
+	// batch may take a while.
+	var workErr error
+	for _, w := range s.work {
+		n, err := w.Claim(claimCtx, Claim{Owner: s.owner, Now: now, Lease: s.lease, Limit: s.batch,
+			MaxRetries: s.maxRetries, Backoff: s.backoff, Wake: s.Reschedule})
+		if err != nil {
+			// The alarms already claimed still run; the error re-arms
+			// the timer with the store's backoff afterwards.
+			if ctx.Err() == nil {
+				s.m.storeErrors.Inc()
+				s.log.LogAttrs(ctx, slog.LevelError, "claim failed", slog.String("event", "alarm_store_error"),
+					slog.String("work", w.Name()), slog.String("error", err.Error()))
+			}
+			workErr = errors.Join(workErr, err)
+			continue
+		}
+		full = full || n == s.batch
 	}
 	for _, a := range alarms {
 		s.m.lag.Observe(now.Sub(a.DueAt).Seconds())
 	}
-	s.runBatch(ctx, alarms)
-	return len(alarms) == s.batch, nil
+	if len(alarms) > 0 {
+		s.runBatch(ctx, alarms)
+	}
+	return full || len(alarms) == s.batch, workErr
 }
 
 // runBatch runs the handler of each claimed alarm, then records the

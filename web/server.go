@@ -109,6 +109,9 @@ type Config struct {
 	// Quota answers GET /api/v1/tenant with this node's unflushed clicks
 	// counted (*quota.Service); nil: the store's rollup alone.
 	Quota QuotaUsage
+	// WebhookAllowPrivate accepts webhook URLs on loopback, private,
+	// link-local and unique-local addresses (--webhook-allow-private).
+	WebhookAllowPrivate bool
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -154,6 +157,8 @@ type Server struct {
 	live      LiveFeed // nil: GET /api/v1/live answers 503
 	// alarms is told about the alarms the API stores; nil: none to tell.
 	alarms AlarmScheduler
+	// webhookAllowPrivate: see Config.WebhookAllowPrivate.
+	webhookAllowPrivate bool
 	// peers is told about the link writes; nil: a single node.
 	peers PeerInvalidator
 	// linkFeed shows the link writes on this node's dashboards, announcer
@@ -231,7 +236,9 @@ func New(cfg Config) (*Server, error) {
 		selfHosts: []string{selfHost(cfg.PublicURL)},
 		live:      cfg.Live,
 		alarms:    cfg.Alarms,
-		peers:     cfg.Peers,
+		// webhooks (webhooks.go)
+		webhookAllowPrivate: cfg.WebhookAllowPrivate,
+		peers:               cfg.Peers,
 
 		publicOrigin: cfg.PublicURL,
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
@@ -444,6 +451,12 @@ func (s *Server) routes() {
 	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
 	add(http.MethodGet, pathExport, false, s.exportLinks, api(http.MethodGet, pathExport)...)
+	// Webhooks (webhooks.go).
+	add(http.MethodPost, pathWebhooks, true, s.createWebhook, withBody(http.MethodPost, pathWebhooks)...)
+	add(http.MethodGet, pathWebhooks, false, s.listWebhooks, api(http.MethodGet, pathWebhooks)...)
+	add(http.MethodDelete, pathWebhook, false, s.deleteWebhook, api(http.MethodDelete, pathWebhook)...)
+	add(http.MethodGet, pathWebhookDelivery, false, s.listDeliveries, api(http.MethodGet, pathWebhookDelivery)...)
+	add(http.MethodPost, pathDeliveryRetry, false, s.retryDelivery, api(http.MethodPost, pathDeliveryRetry)...)
 	// The import's body is a file of up to MaxImportBytes, in the format
 	// the query names: it has its own limit and no JSON requirement.
 	add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
@@ -461,6 +474,8 @@ func (s *Server) routes() {
 	getHead("/dashboard", s.dashboardAsset)
 	getHead(pathDashboardJS, s.dashboardAsset)
 	getHead(pathDashboardCSS, s.dashboardAsset)
+	getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
+	getHead(pathWebhooksJS, s.dashboardAsset)
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
 	// reach the redirect handler anyway (echo's router falls back to
@@ -476,8 +491,10 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinkQR:    {"format", "size"},
 	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
 	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
-	http.MethodGet + " " + pathExport:    {"format"},
-	http.MethodPost + " " + pathImport:   {"format"},
+	// webhooks.go
+	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
+	http.MethodGet + " " + pathExport:          {"format"},
+	http.MethodPost + " " + pathImport:         {"format"},
 
 	// Analytics (web/analytics.go).
 	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit"},

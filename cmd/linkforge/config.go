@@ -48,6 +48,8 @@ type config struct {
 	// (the country dimension); nil: the peer is always the client.
 	TrustedProxies []netip.Prefix
 	GeoIPDB        string // MaxMind-format .mmdb for countries; empty: the embedded table
+	// WebhookAllowPrivate accepts webhook URLs on private addresses.
+	WebhookAllowPrivate bool
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -117,6 +119,7 @@ var globalFlags = []flagSpec{
 	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
+	{"webhook-allow-private", "BOOL", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
 }
 
 var (
@@ -473,6 +476,11 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	// Opened by serve, which says so if the file is not a country database:
 	// the other commands never read it.
 	cfg.GeoIPDB, _ = get("geoip-db")
+
+	raw, source = get("webhook-allow-private")
+	if cfg.WebhookAllowPrivate, err = strconv.ParseBool(raw); err != nil {
+		return config{}, usagef("invalid %s %q: want true or false", source, raw)
+	}
 	return cfg, nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/web"
+	"github.com/linkforge/linkforge/webhook"
 )
 
 // Stop budgets. Each step of the graceful stop gets its own deadline, so
@@ -263,16 +264,29 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		// The alarm runs on one node; the others hear of it here.
 		hooks = append(hooks, feed.publishExpired)
 	}
+	// Webhook deliveries are the scheduler's second kind of work.
+	deliveries, err := webhook.New(webhook.Config{
+		Store:        st,
+		AllowPrivate: a.cfg.WebhookAllowPrivate,
+		Logger:       a.log,
+		Registry:     registry,
+	})
+	if err != nil {
+		return a.fail("cannot create webhook dispatcher", err)
+	}
 	sched, err := expiry.New(expiry.Config{
 		Store:     st,
 		Owner:     counter.NodeID(),
 		Logger:    a.log,
 		Registry:  registry,
 		OnExpired: hooks,
+		Work:      []expiry.Work{deliveries},
 	})
 	if err != nil {
 		return a.fail("cannot create expiry scheduler", err)
 	}
+	// The outbox writes of this node wake its scheduler at once.
+	st.OnDeliveries(sched.Reschedule)
 
 	// A nil *postgres.Bus must not become a non-nil interface.
 	var peers web.PeerInvalidator
@@ -305,6 +319,8 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		RootURL:     a.cfg.RootURL,
 		NotFoundURL: a.cfg.NotFoundURL,
 
+		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
+
 		// Built once: the User-Agent trie and the country table are
 		// loaded at start, not on the first click.
 		Classifier: classifier,
@@ -324,7 +340,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		return a.fail("cannot start expiry scheduler", err)
 	}
 	// Stopped after HTTP and before the store its alarms live in.
-	lc.add("expiry", expiryStopBudget, sched.Stop)
+	// The deliveries in flight share its budget; those cut are taken over
+	// when their lease expires.
+	lc.add("expiry", expiryStopBudget, func(ctx context.Context) error {
+		return errors.Join(sched.Stop(ctx), deliveries.Close(ctx))
+	})
 
 	ln, err := listen(a.cfg.Addr, a.cfg.MaxConnections)
 	if err != nil {

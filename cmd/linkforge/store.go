@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/store/postgres"
@@ -20,6 +21,9 @@ const sqliteFile = "linkforge.db"
 type store interface {
 	linkforge.Store
 	Migrate(ctx context.Context) error
+	// OnDeliveries sets who is told of webhook deliveries this node's
+	// writes added (the scheduler).
+	OnDeliveries(func(due time.Time))
 }
 
 // openStore creates the data dir (the node journal lives there whatever the

@@ -95,27 +95,46 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	now = now.UTC().Truncate(time.Microsecond)
 	// An expired_at before expires_at recorded an earlier expiry that was
 	// moved since: it is replaced, not kept.
-	rows, err := db.pool.Query(ctx,
-		`UPDATE links l SET expired_at = CASE WHEN l.expired_at IS NULL OR l.expired_at < l.expires_at
-			THEN $2 ELSE l.expired_at END
-		 WHERE l.id = ANY($1) AND l.expires_at <= $2
-		 RETURNING `+linkColumns,
-		linkIDs, now)
+	links := []linkforge.Link{}
+	var ob outbox
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		links = links[:0]
+		rows, err := tx.Query(ctx,
+			`UPDATE links l SET expired_at = CASE WHEN l.expired_at IS NULL OR l.expired_at < l.expires_at
+				THEN $2 ELSE l.expired_at END
+			 WHERE l.id = ANY($1) AND l.expires_at <= $2
+			 RETURNING `+linkColumns,
+			linkIDs, now)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			l, err := scanLink(rows, false)
+			if err != nil {
+				return err
+			}
+			links = append(links, l)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		// link.expired for the links this call expired (expired_at is
+		// now), not again for a replayed run that kept an earlier one.
+		for _, l := range links {
+			if l.ExpiredAt != nil && l.ExpiredAt.Equal(now) {
+				if err := ob.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: expire links: %w", err)
 	}
-	defer rows.Close()
-	links := []linkforge.Link{}
-	for rows.Next() {
-		l, err := scanLink(rows, false)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: expire links: %w", err)
-		}
-		links = append(links, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: expire links: %w", err)
-	}
+	ob.done(db, now)
 	slices.SortFunc(links, func(a, b linkforge.Link) int { return cmp.Compare(a.ID, b.ID) })
 	return links, nil
 }
@@ -164,25 +183,60 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 			nexts[i] = &next
 		}
 	}
-	rows, err := db.pool.Query(ctx,
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
+	}
+	defer rollback(ctx, tx)
+	rows, err := tx.Query(ctx,
 		`UPDATE link_alarms a SET state = f.state, due_at = COALESCE(f.next, a.due_at),
 			errors = a.errors || jsonb_build_array(jsonb_build_object('attempt', a.attempt, 'at', f.at, 'error', f.error)),
 			lease_owner = NULL, lease_expires_at = NULL, updated_at = f.at_ts
 		 FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::text[],
 		             $8::timestamptz[]) AS f(id, owner, seq, state, next, at, error, at_ts)
 		 WHERE a.id = f.id AND a.state = 'running' AND a.lease_owner = f.owner AND a.lease_seq = f.seq
-		 RETURNING a.id`,
+		 RETURNING a.id, a.tenant_id, a.state, a.attempt, (SELECT slug FROM links l WHERE l.id = a.link_id)`,
 		ids, owners, seqs, states, nexts, ats, errs, atTimes)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
-	changed, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
+	changed := []int64{}
+	var dead []alarmDead
+	for rows.Next() {
+		var d alarmDead
+		var state string
+		var slug *string
+		if err := rows.Scan(&d.id, &d.tenant, &state, &d.attempts, &slug); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("postgres: fail alarms: %w", err)
+		}
+		if slug != nil {
+			d.slug = *slug
+		}
+		changed = append(changed, d.id)
+		if linkforge.AlarmState(state) == linkforge.AlarmDead {
+			dead = append(dead, d)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
-	if changed == nil {
-		changed = []int64{}
+	var ob outbox
+	at := failures[0].At
+	for _, d := range dead {
+		ev, err := linkforge.NewEvent(d.tenant, linkforge.EventAlarmDead, d.data(failures), at)
+		if err != nil {
+			return nil, err
+		}
+		if err := ob.enqueue(ctx, tx, ev, at, ""); err != nil {
+			return nil, fmt.Errorf("postgres: fail alarms: %w", err)
+		}
 	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
+	}
+	ob.done(db, at)
 	return changed, nil
 }
 

@@ -53,10 +53,17 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	l.UpdatedAt = l.CreatedAt
 	l.Clicks = l.ImportedClicks
 	q, args := insertLinkQuery(l)
-	err := db.pool.QueryRow(ctx, q, args...).Scan(&l.ID)
+	var ob outbox
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, q, args...).Scan(&l.ID); err != nil {
+			return linkWriteError("create link", err)
+		}
+		return ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt)
+	})
 	if err != nil {
-		return linkforge.Link{}, linkWriteError("create link", err)
+		return linkforge.Link{}, wrap("create link", err)
 	}
+	ob.done(db, l.CreatedAt)
 	return l, nil
 }
 
@@ -271,9 +278,14 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 			return linkforge.Link{}, fmt.Errorf("postgres: update link: schedule alarm: %w", err)
 		}
 	}
+	var ob outbox
+	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
+		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
+	ob.done(db, l.UpdatedAt)
 	return l, nil
 }
 
@@ -288,7 +300,11 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 // in, raw rows then the lock, so the two cannot deadlock. The link's alarm
 // goes by the foreign key's ON DELETE CASCADE.
 func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
-	var l linkforge.Link
+	var (
+		l  linkforge.Link
+		ob outbox
+	)
+	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var (
 			id     *int64
@@ -311,11 +327,15 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 		var err error
 		l, err = scanLink(tx.QueryRow(ctx,
 			`DELETE FROM links l WHERE id = $1 RETURNING `+linkColumns+`, l.imported_clicks + $2::bigint`, *id, clicks), true)
-		return err
+		if err != nil {
+			return err
+		}
+		return ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts)
 	})
 	if err != nil {
 		return linkforge.Link{}, wrap("delete link", err)
 	}
+	ob.done(db, ts)
 	return l, nil
 }
 

@@ -225,9 +225,18 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	if err != nil {
 		return nil, err
 	}
+	var ob outbox // webhooks.go: link.created of each created link
+	for _, r := range results {
+		if r.Err == nil {
+			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, r.Link, ts); err != nil {
+				return nil, fmt.Errorf("postgres: create links: %w", err)
+			}
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: create links: %w", err)
 	}
+	ob.done(db, ts)
 	return results, nil
 }
 

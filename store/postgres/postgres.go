@@ -34,6 +34,9 @@ import (
 // concurrent use.
 type DB struct {
 	pool *pgxpool.Pool
+	// notify is told when a committed write added webhook deliveries
+	// (webhooks.go).
+	notify deliveryNotify
 }
 
 var _ linkforge.Store = (*DB)(nil)

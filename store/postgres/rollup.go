@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/linkforge/linkforge"
 )
 
@@ -96,10 +98,41 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	if err != nil {
 		return err
 	}
+	// Without a webhook for the click events (a probe of the small webhooks
+	// table) the flush stays one statement; a webhook created during this
+	// flush sees the next one.
+	if len(ids) > 0 {
+		subscribed, err := clickSubscribers(ctx, db.pool)
+		if err != nil {
+			return fmt.Errorf("postgres: upsert rollup: %w", err)
+		}
+		if subscribed {
+			return db.upsertClicksWithEvents(ctx, nodeID, ids, buckets, counts, d)
+		}
+	}
 	if _, err := db.pool.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
 		d.ids, d.hours, d.dims, d.values, d.counts); err != nil {
 		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(batch), len(d.ids), err)
 	}
+	return nil
+}
+
+// upsertClicksWithEvents is the flush with its click events, in one
+// transaction.
+func (db *DB) upsertClicksWithEvents(ctx context.Context, nodeID string, ids []int64, buckets []time.Time, counts []int64, d dimColumns) error {
+	var ob outbox
+	ts := now()
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
+			d.ids, d.hours, d.dims, d.values, d.counts); err != nil {
+			return err
+		}
+		return ob.clickEvents(ctx, tx, ids, buckets, ts)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(ids), len(d.ids), err)
+	}
+	ob.done(db, ts)
 	return nil
 }
 

@@ -107,7 +107,12 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	now = now.UTC().Truncate(time.Microsecond)
 	// An expired_at before expires_at recorded an earlier expiry that was
 	// moved since: it is replaced, not kept.
-	rows, err := db.writer.QueryContext(ctx,
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: expire links: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx,
 		`UPDATE links SET expired_at = CASE WHEN expired_at IS NULL OR expired_at < expires_at
 			THEN ?1 ELSE expired_at END
 		 WHERE id IN (SELECT value FROM json_each(?2)) AND expires_at <= ?1
@@ -128,7 +133,22 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
+	rows.Close()
 	slices.SortFunc(links, func(a, b linkforge.Link) int { return cmp.Compare(a.ID, b.ID) })
+	// link.expired for the links this call expired (expired_at is now),
+	// not again for a replayed run that kept an earlier expired_at.
+	var ob outbox
+	for _, l := range links {
+		if l.ExpiredAt != nil && l.ExpiredAt.Equal(now) {
+			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
+				return nil, fmt.Errorf("sqlite: expire links: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: expire links: %w", err)
+	}
+	ob.done(db, now)
 	return links, nil
 }
 
@@ -189,7 +209,12 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	res, err := db.writer.QueryContext(ctx,
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.QueryContext(ctx,
 		`UPDATE link_alarms AS a SET state = f.state, due_at = COALESCE(f.next, a.due_at),
 			errors = json_insert(a.errors, '$[#]', json_object('attempt', a.attempt, 'at', f.at, 'error', f.error)),
 			lease_owner = NULL, lease_expires_at = NULL, updated_at = f.at_us
@@ -197,23 +222,44 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 		              value ->> 4 AS next, value ->> 5 AS at, value ->> 6 AS error, value ->> 7 AS at_us
 		       FROM json_each(?)) AS f
 		 WHERE a.id = f.id AND a.state = 'running' AND a.lease_owner = f.owner AND a.lease_seq = f.seq
-		 RETURNING id`,
+		 RETURNING id, tenant_id, state, attempt, (SELECT slug FROM links l WHERE l.id = link_id)`,
 		string(js))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
 	defer res.Close()
 	ids := []int64{}
+	var dead []alarmDead
 	for res.Next() {
-		var id int64
-		if err := res.Scan(&id); err != nil {
+		var d alarmDead
+		var state string
+		if err := res.Scan(&d.id, &d.tenant, &state, &d.attempts, &d.slug); err != nil {
 			return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 		}
-		ids = append(ids, id)
+		ids = append(ids, d.id)
+		if linkforge.AlarmState(state) == linkforge.AlarmDead {
+			dead = append(dead, d)
+		}
 	}
 	if err := res.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
+	res.Close()
+	var ob outbox
+	at := failures[0].At
+	for _, d := range dead {
+		ev, err := linkforge.NewEvent(d.tenant, linkforge.EventAlarmDead, d.data(failures), at)
+		if err != nil {
+			return nil, err
+		}
+		if err := ob.enqueue(ctx, tx, ev, at, ""); err != nil {
+			return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
+	}
+	ob.done(db, at)
 	return ids, nil
 }
 

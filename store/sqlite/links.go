@@ -48,15 +48,6 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
-	if l.ExpiresAt == nil {
-		// One statement is its own transaction.
-		err = db.writer.QueryRowContext(ctx, insertLinkSQL+` RETURNING id`, args...).Scan(&l.ID)
-		if err != nil {
-			return linkforge.Link{}, linkWriteError("create link", err)
-		}
-		return l, nil
-	}
-
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
@@ -65,12 +56,19 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	if err := tx.QueryRowContext(ctx, insertLinkSQL+` RETURNING id`, args...).Scan(&l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("create link", err)
 	}
-	if err := scheduleAlarm(ctx, tx, l, l.CreatedAt); err != nil {
+	if l.ExpiresAt != nil {
+		if err := scheduleAlarm(ctx, tx, l, l.CreatedAt); err != nil {
+			return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
+		}
+	}
+	var ob outbox
+	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
+	ob.done(db, l.CreatedAt)
 	return l, nil
 }
 
@@ -311,9 +309,14 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	if err := updateAlarm(ctx, tx, l, expiryMoved); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
+	var ob outbox
+	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
+	ob.done(db, l.UpdatedAt)
 	return l, nil
 }
 
@@ -340,9 +343,15 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 	if _, err := tx.ExecContext(ctx, `DELETE FROM click_dims WHERE link_id = ?`, l.ID); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link dimensions: %w", err)
 	}
+	var ob outbox
+	ts := now()
+	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
+	ob.done(db, ts)
 	return l, nil
 }
 

@@ -239,6 +239,7 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	}
 	defer stmt.Close()
 	ts := now()
+	var ob outbox
 	for i, in := range links {
 		l := normalizeLink(in)
 		l.CreatedAt, l.UpdatedAt, l.Clicks = ts, ts, l.ImportedClicks
@@ -262,10 +263,14 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 				return nil, fmt.Errorf("sqlite: create links: %w", err)
 			}
 		}
+		if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, ts); err != nil { // webhooks.go
+			return nil, fmt.Errorf("sqlite: create links: %w", err)
+		}
 		results[i].Link = l
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite: create links: %w", err)
 	}
+	ob.done(db, ts)
 	return results, nil
 }

@@ -66,9 +66,15 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	if err := upsertDims(ctx, tx, nodeID, dims); err != nil {
 		return err
 	}
+	var ob outbox
+	ts := now()
+	if err := ob.clickEvents(ctx, tx, rows, ts); err != nil {
+		return fmt.Errorf("sqlite: upsert rollup: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: upsert rollup: %w", err)
 	}
+	ob.done(db, ts)
 	return nil
 }
 

@@ -40,6 +40,9 @@ type DB struct {
 	path   string
 	writer *sql.DB // one connection, BEGIN IMMEDIATE
 	reader *sql.DB // several read-only connections
+	// notify is told when a committed write added webhook deliveries
+	// (webhooks.go).
+	notify deliveryNotify
 }
 
 var _ linkforge.Store = (*DB)(nil)

@@ -55,6 +55,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"MaxLinks", testMaxLinks},
 		{"MaxLinksConcurrent", testMaxLinksConcurrent},
 		{"ClickGrants", testClickGrants},
+		// webhooks.go
+		{"WebhookOutbox", testWebhookOutbox},
+		{"ClaimDeliveries", testClaimDeliveries},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

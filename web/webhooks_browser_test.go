@@ -1,0 +1,92 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/internal/browsertest"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/web"
+	"github.com/linkforge/linkforge/webhook"
+)
+
+// TestDashboardWebhooks: in a real browser, the webhooks page creates a
+// webhook and shows its secret once, lists it, and its delivery log shows
+// the delivery of a link created afterwards as delivered.
+func TestDashboardWebhooks(t *testing.T) {
+	var got atomic.Int64
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer rcv.Close()
+
+	b := browsertest.New(t, 1024, 800, chromedp.Flag("lang", "en-US"))
+	st := testdb.SQLite(t)
+	tenant, token := mustTenantToken(t, st, "acme")
+	disp, err := webhook.New(webhook.Config{Store: st, AllowPrivate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := expiry.New(expiry.Config{Store: st, Owner: "node-test", Work: []expiry.Work{disp},
+		Resolution: 10 * time.Millisecond, Backoff: expiry.Backoff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.(interface{ OnDeliveries(func(time.Time)) }).OnDeliveries(sched.Reschedule)
+	if err := sched.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		sched.Stop(context.Background())
+		disp.Close(context.Background())
+	}()
+	e := newEnv(t, st, func(c *web.Config) { c.Now = time.Now; c.WebhookAllowPrivate = true })
+
+	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
+	defer cancel()
+	wait := func(what, expr string) {
+		t.Helper()
+		if err := browsertest.WaitTrue(ctx, expr, 20*time.Second); err != nil {
+			t.Fatalf("wait for %s: %v", what, err)
+		}
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/webhooks"),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#wh-url")),
+		chromedp.SendKeys(chromedp.CSS("#wh-url"), rcv.URL+"/hook"),
+		chromedp.Click(chromedp.CSS(`#create-form button[type="submit"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	wait("the secret, once", `!document.getElementById('secret-box').hidden && document.getElementById('secret').textContent.startsWith('whsec_')`)
+	wait("the webhook listed", `document.querySelectorAll('#webhooks tr').length === 1`)
+
+	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "spring", URL: "https://example.com/spring"})
+	deadline := time.Now().Add(20 * time.Second)
+	for got.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the receiver has no event to wait on here
+	}
+	if got.Load() == 0 {
+		t.Fatal("the receiver got nothing")
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#webhooks tr button`))); err != nil {
+		t.Fatal(err)
+	}
+	// The outcome is recorded just after the receiver answered: the
+	// expression refreshes the log until it shows it.
+	wait("the delivery, delivered", `(() => { const r = document.querySelector('#deliveries tr');`+
+		` const ok = r !== null && r.dataset.state === 'delivered' && r.cells[0].textContent === 'link.created';`+
+		` if (!ok) document.getElementById('log-refresh').click(); return ok; })()`)
+}

@@ -1,0 +1,230 @@
+package linkforge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// The webhook event types (API.md "Webhooks").
+const (
+	EventLinkCreated      = "link.created"
+	EventLinkUpdated      = "link.updated"
+	EventLinkDeleted      = "link.deleted"
+	EventLinkExpired      = "link.expired"
+	EventLinkLimitReached = "link.limit_reached"
+	EventLinkClicks       = "link.clicks"
+	EventAlarmDead        = "alarm.dead"
+)
+
+// EventTypes lists every event type, in the order the API documents them.
+var EventTypes = []string{EventLinkCreated, EventLinkUpdated, EventLinkDeleted, EventLinkExpired,
+	EventLinkLimitReached, EventAlarmDead, EventLinkClicks}
+
+// DeliveryState is the state of one webhook delivery, as the API lists it.
+type DeliveryState string
+
+// The states of a delivery. A claimed delivery keeps its pending or
+// retrying state and carries a lease; the API never shows the lease.
+const (
+	DeliveryPending   DeliveryState = "pending"
+	DeliveryRetrying  DeliveryState = "retrying"
+	DeliveryDelivered DeliveryState = "delivered"
+	DeliveryDead      DeliveryState = "dead"
+)
+
+// Valid reports whether s is one of the states a listing may filter on.
+func (s DeliveryState) Valid() bool {
+	switch s {
+	case DeliveryPending, DeliveryRetrying, DeliveryDelivered, DeliveryDead:
+		return true
+	}
+	return false
+}
+
+// Webhook is a tenant's subscription: events of the listed types are POSTed
+// to URL, signed with Secret.
+type Webhook struct {
+	ID       string // "wh_..." chosen by the caller
+	TenantID int64
+	URL      string
+	Events   []string
+	// Secret is the stored form of the signing secret (see package
+	// webhook: it may be sealed). Lists leave it empty.
+	Secret    string
+	CreatedAt time.Time
+}
+
+// Event is one webhook event, written by the store in the transaction of
+// the change that caused it. Body is the exact JSON POSTed (and signed):
+// {"id","type","created_at","data"}; a retry or a replay sends the same
+// bytes under the same webhook-id.
+type Event struct {
+	ID       string // "evt_..."
+	TenantID int64
+	Type     string
+	Body     json.RawMessage
+}
+
+// Delivery is one event for one webhook: a durable row that the scheduler
+// claims under a lease, like an alarm.
+type Delivery struct {
+	ID        int64
+	WebhookID string
+	TenantID  int64
+	EventID   string
+	EventType string
+	Body      json.RawMessage
+	State     DeliveryState
+	// Attempts counts the attempts started since the delivery was last
+	// (re)scheduled, the one in flight included.
+	Attempts   int
+	LastStatus int // HTTP status of the last attempt; 0: none or no answer
+	LastError  string
+	// NextAttemptAt is when a pending or retrying delivery is due.
+	NextAttemptAt time.Time
+	LeaseOwner    string
+	LeaseSeq      int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	// URL and Secret are the webhook's, filled by ClaimDeliveries.
+	URL    string
+	Secret string
+}
+
+// DeliveryLease names one claim of a delivery (fencing token, as
+// AlarmLease).
+type DeliveryLease struct {
+	ID    int64
+	Owner string
+	Seq   int64
+}
+
+// Lease returns the claim that a worker completes or fails.
+func (d *Delivery) Lease() DeliveryLease {
+	return DeliveryLease{ID: d.ID, Owner: d.LeaseOwner, Seq: d.LeaseSeq}
+}
+
+// DeliveryOutcome is what FinishDelivery records of an attempt.
+type DeliveryOutcome struct {
+	Lease  DeliveryLease
+	At     time.Time
+	Status int    // HTTP status, 0 if none
+	Error  string // empty when delivered
+	// State is DeliveryDelivered, DeliveryRetrying (due at NextAttemptAt)
+	// or DeliveryDead.
+	State         DeliveryState
+	NextAttemptAt time.Time
+}
+
+// WebhookStore keeps webhooks and their deliveries. The link, alarm and
+// rollup writes of the Store add the events they cause, in their own
+// transactions (the outbox), for the webhooks subscribed to them; with no
+// such webhook they write nothing more.
+type WebhookStore interface {
+	CreateWebhook(ctx context.Context, w Webhook) (Webhook, error)
+	// ListWebhooks returns the tenant's webhooks, oldest first, without
+	// secrets.
+	ListWebhooks(ctx context.Context, tenantID int64) ([]Webhook, error)
+	// DeleteWebhook deletes the tenant's webhook and with it (by the
+	// foreign key's cascade, in one statement) its deliveries, which
+	// cancels the pending ones; ENotFound for another tenant's.
+	DeleteWebhook(ctx context.Context, tenantID int64, id string) error
+	// ListDeliveries returns up to limit of the webhook's deliveries in
+	// state ("" for all), newest first; ENotFound for another tenant's
+	// webhook.
+	ListDeliveries(ctx context.Context, tenantID int64, webhookID string, state DeliveryState, limit int) ([]Delivery, error)
+	// RetryDelivery replays a dead delivery: pending at now, attempts 0.
+	// ENotFound for another tenant's, EConflict when it is not dead.
+	RetryDelivery(ctx context.Context, tenantID, id int64, now time.Time) (Delivery, error)
+	// ClaimDeliveries claims up to limit due deliveries (pending or
+	// retrying with NextAttemptAt <= now and no live lease, or a lease
+	// that expired at now) for owner until now+lease, in one statement,
+	// skipping those of the webhooks in skip (at their concurrency cap).
+	// Attempts and LeaseSeq are incremented; concurrent callers never
+	// claim the same delivery.
+	ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skip []string) ([]Delivery, error)
+	// ReleaseDeliveries gives back claims that were never attempted: the
+	// lease is cleared and the attempt uncounted.
+	ReleaseDeliveries(ctx context.Context, leases []DeliveryLease) error
+	// FinishDelivery records an attempt's outcome if the claim is still
+	// the outcome's lease, and reports whether it was.
+	FinishDelivery(ctx context.Context, o DeliveryOutcome) (bool, error)
+	// NextDeliveryDue returns the earliest instant a delivery becomes
+	// claimable; ok is false when there is none.
+	NextDeliveryDue(ctx context.Context) (due time.Time, ok bool, err error)
+}
+
+// EventLink is the data of the link.* events: the link's public fields.
+type EventLink struct {
+	Slug      string     `json:"slug"`
+	URL       string     `json:"url"`
+	Title     string     `json:"title,omitempty"`
+	Tags      []string   `json:"tags"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	ExpiredAt *time.Time `json:"expired_at,omitempty"`
+	MaxClicks *int64     `json:"max_clicks"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+// NewEventLink is the EventLink of l.
+func NewEventLink(l Link) EventLink {
+	tags := l.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return EventLink{Slug: l.Slug, URL: l.URL, Title: l.Title, Tags: tags, ExpiresAt: l.ExpiresAt,
+		ExpiredAt: l.ExpiredAt, MaxClicks: l.MaxClicks, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+}
+
+// ClicksBucket is one minute of a link.clicks event: the absolute count
+// of the minute, summed over nodes.
+type ClicksBucket struct {
+	Start time.Time `json:"start"`
+	Count int64     `json:"count"`
+}
+
+// ClicksData is the data of a link.clicks event: absolute counts, so a
+// receiver upserts them and a replay changes nothing.
+type ClicksData struct {
+	Link    string         `json:"link"`
+	Buckets []ClicksBucket `json:"buckets"`
+	Total   int64          `json:"total"`
+}
+
+// LimitData is the data of a link.limit_reached event.
+type LimitData struct {
+	Link      string `json:"link"`
+	MaxClicks int64  `json:"max_clicks"`
+	Total     int64  `json:"total"`
+}
+
+// AlarmDeadData is the data of an alarm.dead event.
+type AlarmDeadData struct {
+	AlarmID  int64  `json:"alarm_id"`
+	Alarm    string `json:"alarm"` // "link_expiry"
+	LinkID   int64  `json:"-"`
+	Attempts int    `json:"attempts"`
+	Error    string `json:"error"`
+}
+
+// NewEvent builds the event of type typ with data, at now: a fresh evt_ id
+// and the body that every delivery of it sends.
+func NewEvent(tenantID int64, typ string, data any, now time.Time) (Event, error) {
+	var b [16]byte
+	rand.Read(b[:])
+	id := fmt.Sprintf("evt_%x", b)
+	body, err := json.Marshal(struct {
+		ID        string    `json:"id"`
+		Type      string    `json:"type"`
+		CreatedAt time.Time `json:"created_at"`
+		Data      any       `json:"data"`
+	}{id, typ, now.UTC().Truncate(time.Microsecond), data})
+	if err != nil {
+		return Event{}, fmt.Errorf("event %s: %w", typ, err)
+	}
+	return Event{ID: id, TenantID: tenantID, Type: typ, Body: body}, nil
+}

@@ -1,0 +1,139 @@
+// Package webhook sends LinkForge's webhooks: events of a tenant's links
+// (link.created, link.updated, link.deleted, link.expired,
+// link.limit_reached, link.clicks) and alarms (alarm.dead), POSTed to the
+// URLs the tenant subscribed, signed with the Standard Webhooks scheme.
+//
+// The events themselves are written by the store, as delivery rows in the
+// same transaction as the change that causes them (the outbox; see
+// linkforge.WebhookStore). This package creates webhooks (secret and URL
+// checks), and its Dispatcher is the delivery kind of work of the one
+// expiry.Scheduler per node: the scheduler's timer, claim loop, lease and
+// backoff serve alarms and deliveries alike (docs/adr/015-webhooks.md).
+// The Dispatcher POSTs each claimed delivery with a 10 s timeout, follows
+// no redirect, reads at most a few KiB of the answer, refuses private
+// addresses at dial time (DNS rebinding), caps the deliveries in flight per
+// webhook and per node, and records the outcome under the claim's fencing
+// token: delivered, retrying 2, 4, 8, 16, 32, 64 s later, or dead after
+// the seventh attempt (logged, counted, replayable).
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/linkforge/linkforge"
+)
+
+// SecretPrefix starts every signing secret; the rest is the base64 of 32
+// random bytes, the HMAC key.
+const SecretPrefix = "whsec_"
+
+// NewSecret returns a fresh signing secret.
+func NewSecret() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return SecretPrefix + base64.StdEncoding.EncodeToString(b[:])
+}
+
+// NewID returns a fresh webhook id.
+func NewID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "wh_" + hex.EncodeToString(b[:])
+}
+
+// Sign returns the webhook-signature header value of body sent as message
+// id at ts: "v1," + base64 HMAC-SHA256 of "id.timestamp.body", keyed by the
+// base64-decoded part of secret after whsec_.
+func Sign(secret, id string, ts time.Time, body []byte) (string, error) {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return "", fmt.Errorf("webhook: secret: %w", err)
+	}
+	sig, err := wh.Sign(id, ts, body)
+	if err != nil {
+		return "", fmt.Errorf("webhook: sign: %w", err)
+	}
+	return sig, nil
+}
+
+// maxURLLen bounds a webhook URL.
+const maxURLLen = 2048
+
+// Create checks a webhook request and stores it with a fresh id and secret;
+// the returned Webhook carries the secret, which is shown once. Bad input
+// answers EInvalid naming the field: a URL that is not absolute http(s), or
+// that names or resolves to a loopback, private, link-local or
+// unique-local address unless allowPrivate; events empty or unknown.
+func Create(ctx context.Context, s linkforge.WebhookStore, tenantID int64, rawURL string, events []string, allowPrivate bool) (linkforge.Webhook, error) {
+	if err := CheckURL(ctx, rawURL, allowPrivate); err != nil {
+		return linkforge.Webhook{}, err
+	}
+	evs, err := checkEvents(events)
+	if err != nil {
+		return linkforge.Webhook{}, err
+	}
+	w := linkforge.Webhook{ID: NewID(), TenantID: tenantID, URL: rawURL, Events: evs, Secret: NewSecret(),
+		CreatedAt: time.Now()}
+	return s.CreateWebhook(ctx, w)
+}
+
+func checkEvents(events []string) ([]string, error) {
+	if len(events) == 0 {
+		return nil, linkforge.InvalidField("events", "must name at least one event type")
+	}
+	out := make([]string, 0, len(events))
+	for _, e := range events {
+		if !slices.Contains(linkforge.EventTypes, e) {
+			return nil, linkforge.InvalidField("events", fmt.Sprintf("unknown event type %q (want one of %s)", e,
+				strings.Join(linkforge.EventTypes, ", ")))
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// CheckURL answers EInvalid (field "url") unless raw is an absolute http or
+// https URL whose host, or every address it resolves to now, is public (or
+// allowPrivate). The dialer checks again at delivery time: the name may
+// resolve elsewhere by then.
+func CheckURL(ctx context.Context, raw string, allowPrivate bool) error {
+	bad := func(detail string) error { return linkforge.InvalidField("url", detail) }
+	if len(raw) > maxURLLen {
+		return bad(fmt.Sprintf("must be at most %d characters", maxURLLen))
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return bad("must be an absolute http or https URL")
+	}
+	if u.User != nil {
+		return bad("must not carry credentials")
+	}
+	if u.Fragment != "" {
+		return bad("must not have a fragment")
+	}
+	if allowPrivate {
+		return nil
+	}
+	addrs, err := resolve(ctx, u.Hostname())
+	if err != nil {
+		return bad(fmt.Sprintf("host %q does not resolve", u.Hostname()))
+	}
+	for _, a := range addrs {
+		if Private(a) {
+			return bad(fmt.Sprintf("host %q is a loopback, private, link-local or unique-local address (%s); start the server with --webhook-allow-private to allow it", u.Hostname(), a))
+		}
+	}
+	return nil
+}
