@@ -1,6 +1,7 @@
 package linkcounter
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/linkforge/linkforge"
@@ -16,6 +17,10 @@ type logState struct {
 	seedPending  bool
 	purgedBefore int64
 	links        map[int64][]*hourRows // hours in ascending order
+	// peak is the most links held since links was last rebuilt: a Go map
+	// keeps its buckets after deletes, so purge rebuilds it once it has
+	// shrunk to a quarter.
+	peak int
 }
 
 type hourRows struct {
@@ -151,6 +156,7 @@ func (s *logState) purge(horizon int64) int64 {
 		s.purgedBefore = horizon
 	}
 	var purged int64
+	s.peak = max(s.peak, len(s.links))
 	for link, hs := range s.links {
 		keep := hs[:0]
 		for _, h := range hs {
@@ -189,6 +195,13 @@ func (s *logState) purge(horizon int64) int64 {
 		} else {
 			s.links[link] = keep
 		}
+	}
+	if len(s.links) < s.peak/4 {
+		// Not maps.Clone: it copies the buckets too.
+		links := make(map[int64][]*hourRows, len(s.links))
+		maps.Copy(links, s.links)
+		s.links = links
+		s.peak = len(s.links)
 	}
 	return purged
 }
