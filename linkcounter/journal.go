@@ -45,6 +45,8 @@ type journalOptions struct {
 	// wrap, in tests, puts a layer between the journal and its segment
 	// files (power-loss simulation, write failures).
 	wrap func(*os.File) logFile
+	// noCompact, in tests, keeps closed segments as they are.
+	noCompact bool
 }
 
 // WithSynchronous sets the durability of a commit (default SyncFull).
@@ -86,6 +88,7 @@ type Journal struct {
 	wrap func(*os.File) logFile
 
 	segmentSize int64
+	noCompact   bool
 
 	// wmu serializes the writers (the committer, seed, nodeID, probe) and
 	// guards the open segment. Writers read st without mu: only they
@@ -106,6 +109,7 @@ type Journal struct {
 
 	compact     chan struct{} // capacity 1: "a segment was closed"
 	compactDone chan struct{}
+	compactMu   sync.Mutex // one compaction at a time
 }
 
 // Open opens (creating if needed) the journal named path (dataDir/
@@ -136,7 +140,7 @@ func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, er
 	}
 	j := &Journal{
 		path: path, dir: filepath.Join(filepath.Dir(path), logDirName), sync: o.sync, log: o.log,
-		lock: lock, wrap: o.wrap, segmentSize: o.segmentSize,
+		lock: lock, wrap: o.wrap, segmentSize: o.segmentSize, noCompact: o.noCompact,
 		compact: make(chan struct{}, 1), compactDone: make(chan struct{}),
 	}
 	if err := j.open(ctx); err != nil {
@@ -292,6 +296,9 @@ func (j *Journal) rotate() {
 func (j *Journal) runCompactor() {
 	defer close(j.compactDone)
 	for range j.compact {
+		if j.noCompact {
+			continue
+		}
 		if err := j.compactOnce(); err != nil {
 			j.log.Error("click log compaction failed; closed segments stay on disk until the next attempt",
 				slog.String("event", "clicklog_compaction_failed"), slog.String("dir", j.dir), slog.String("error", err.Error()))
@@ -302,6 +309,8 @@ func (j *Journal) runCompactor() {
 // compactOnce writes the snapshot of the open segment's sequence from the
 // last snapshot and every closed segment, then removes them.
 func (j *Journal) compactOnce() error {
+	j.compactMu.Lock()
+	defer j.compactMu.Unlock()
 	j.wmu.Lock()
 	cur := j.seq
 	j.wmu.Unlock()
