@@ -187,8 +187,8 @@ func totals(j *Journal) (clicks int64, byDim [linkforge.NumDimensions]int64) {
 func commitClicks(t testing.TB, j *Journal, bucket int64, links []int64, country string) int64 {
 	t.Helper()
 	incs := make([]*increment, 0, len(links))
-	dims := make(map[dimKey]int64)
 	by := make(map[int64]*increment)
+	cd := linkforge.ClickDims{linkforge.DimCountry: country}
 	for _, l := range links {
 		in := by[l]
 		if in == nil {
@@ -197,12 +197,9 @@ func commitClicks(t testing.TB, j *Journal, bucket int64, links []int64, country
 			incs = append(incs, in)
 		}
 		in.add++
-		cd := linkforge.ClickDims{linkforge.DimCountry: country}
-		for d := range linkforge.NumDimensions {
-			dims[dimKey{l, hourStart(bucket), d, cd.Value(d)}]++
-		}
+		in.countDims(&cd)
 	}
-	if _, err := j.commit(context.Background(), incs, dims, nil, nil, 0); err != nil {
+	if _, err := j.commit(context.Background(), incs, nil, nil, 0); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
 	return int64(len(links))
@@ -266,7 +263,7 @@ func writeTestLog(t *testing.T, dir string) (before, after, seg string, start, e
 	}
 	commitClicks(t, j, 3600, []int64{1, 2, 2, 3}, "NL")
 	commitClicks(t, j, 3660, []int64{2, 4}, "DE")
-	if _, err := j.commit(ctx, nil, nil, []journalRow{{linkID: 1, bucket: 3600, n: 1}},
+	if _, err := j.commit(ctx, nil, []journalRow{{linkID: 1, bucket: 3600, n: 1}},
 		[]dimRow{{linkID: 1, hour: 3600, dim: linkforge.DimCountry, value: "NL", n: 1}}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -276,14 +273,11 @@ func writeTestLog(t *testing.T, dir string) (before, after, seg string, start, e
 	// The last record: increments with dimensions (new and known values),
 	// marks of both kinds and a purge horizon.
 	incs := []*increment{{linkID: 2, bucket: 3660, add: 3}, {linkID: 5, bucket: 3720, add: 1}}
-	dims := map[dimKey]int64{}
-	for d := range linkforge.NumDimensions {
-		dims[dimKey{2, 3600, d, d.Default()}] += 3
-		dims[dimKey{5, 3600, d, d.Default()}]++
+	for range 3 {
+		incs[0].countDims(&linkforge.ClickDims{linkforge.DimCountry: "DE"})
 	}
-	delete(dims, dimKey{2, 3600, linkforge.DimCountry, d0()})
-	dims[dimKey{2, 3600, linkforge.DimCountry, "DE"}] += 3
-	if _, err := j.commit(ctx, incs, dims, []journalRow{{linkID: 2, bucket: 3600, n: 2}},
+	incs[1].countDims(&linkforge.ClickDims{linkforge.DimCountry: "US"})
+	if _, err := j.commit(ctx, incs, []journalRow{{linkID: 2, bucket: 3600, n: 2}},
 		[]dimRow{{linkID: 2, hour: 3600, dim: linkforge.DimCountry, value: "NL", n: 2}}, 60); err != nil {
 		t.Fatal(err)
 	}
@@ -297,8 +291,6 @@ func writeTestLog(t *testing.T, dir string) (before, after, seg string, start, e
 	}
 	return before, after, seg, start, end
 }
-
-func d0() string { return linkforge.DimCountry.Default() }
 
 // Fault injection on the last record of the log: cut at every byte offset
 // of it, and separately one byte flipped at every offset. Each reopen
@@ -424,7 +416,7 @@ func TestClickLogCompaction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := j.commit(ctx, nil, nil, rows, dims, bucket-600); err != nil {
+		if _, err := j.commit(ctx, nil, rows, dims, bucket-600); err != nil {
 			t.Fatal(err)
 		}
 		written = max(written, fileSize(t, segmentPath(j)))
@@ -554,5 +546,31 @@ func TestPowerLossKeepsAcknowledgedClicks(t *testing.T) {
 	got, byDim := totals(j2)
 	if got != acked.Load() || byDim[linkforge.DimCountry] != got {
 		t.Fatalf("after the power cut the journal holds %d clicks (country sum %d), want the %d acknowledged", got, byDim[linkforge.DimCountry], acked.Load())
+	}
+}
+
+// The bound within one commit: the same new value arriving in two minutes
+// of one hour is one value, decided once; values past MaxDimValues, in value
+// order, go to MoreValue, and the sums stay whole.
+func TestBoundDecidedOncePerValue(t *testing.T) {
+	j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+	incs := []*increment{{linkID: 1, bucket: 3600}, {linkID: 1, bucket: 3660}}
+	for _, in := range incs {
+		for v := range 70 {
+			in.add++
+			in.countDims(&linkforge.ClickDims{linkforge.DimCountry: fmt.Sprintf("V%02d", v)})
+		}
+	}
+	if _, err := j.commit(context.Background(), incs, nil, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, d := range journalDims(t, j, 1) {
+		if d.dim == linkforge.DimCountry {
+			got[d.value] += d.n
+		}
+	}
+	if len(got) != MaxDimValues+1 || got["V00"] != 2 || got["V63"] != 2 || got[linkforge.MoreValue] != 12 {
+		t.Fatalf("country values %v: want V00..V63 with 2 each and %s with 12", got, linkforge.MoreValue)
 	}
 }

@@ -21,6 +21,18 @@ type increment struct {
 	bucket int64 // unix seconds
 	add    int64
 	n      int64 // the row's absolute count after the commit
+	// dims counts the increment's clicks by dimension and value, counted
+	// in the bucket's hour: a short list (usually one value per
+	// dimension), so that a click whose values are there already costs a
+	// few comparisons, no hashing and no allocation, and the record lists
+	// a (link, hour)'s dimension rows together.
+	dims []dimCount
+}
+
+type dimCount struct {
+	dim   linkforge.Dimension
+	value string
+	n     int64
 }
 
 type incKey struct{ linkID, bucket int64 }
@@ -40,10 +52,6 @@ type commitBatch struct {
 	incs   map[incKey]*increment
 	order  []*increment
 	clicks int64
-	// dims counts the batch's clicks by (link, hour, dimension, value): a
-	// map of counts, not of pointers, so that a click whose values are in
-	// the batch already allocates nothing.
-	dims        map[dimKey]int64
 	marks       []journalRow
 	dimMarks    []dimRow
 	purgeBefore int64
@@ -56,7 +64,7 @@ type commitBatch struct {
 }
 
 func newCommitBatch() *commitBatch {
-	return &commitBatch{incs: make(map[incKey]*increment), dims: make(map[dimKey]int64), done: make(chan struct{})}
+	return &commitBatch{incs: make(map[incKey]*increment), done: make(chan struct{})}
 }
 
 func (b *commitBatch) empty() bool {
@@ -116,12 +124,28 @@ func (c *committer) add(a *actor, bucket int64, dims *linkforge.ClickDims) (*com
 	}
 	in.add++
 	b.clicks++
-	hour := bucket - bucket%3600
-	for d := range linkforge.NumDimensions {
-		b.dims[dimKey{a.id, hour, d, dims.Value(d)}]++
-	}
+	in.countDims(dims)
 	c.signal()
 	return b, nil
+}
+
+// countDims adds one click's value in every dimension (dims nil: the
+// defaults).
+func (in *increment) countDims(dims *linkforge.ClickDims) {
+	if in.dims == nil {
+		in.dims = make([]dimCount, 0, linkforge.NumDimensions)
+	}
+next:
+	for d := range linkforge.NumDimensions {
+		v := dims.Value(d)
+		for i := range in.dims {
+			if c := &in.dims[i]; c.dim == d && c.value == v {
+				c.n++
+				continue next
+			}
+		}
+		in.dims = append(in.dims, dimCount{dim: d, value: v, n: 1})
+	}
 }
 
 // submit puts flush marks (minute and dimension rows) and/or a purge into
@@ -185,7 +209,7 @@ func (c *committer) run() {
 			// Not the callers' contexts: a click whose request went away may
 			// still be in this batch with others, and the commit is local.
 			start := time.Now()
-			b.purged, b.err = c.j.commit(context.Background(), b.order, b.dims, b.marks, b.dimMarks, b.purgeBefore)
+			b.purged, b.err = c.j.commit(context.Background(), b.order, b.marks, b.dimMarks, b.purgeBefore)
 			b.took = time.Since(start)
 			c.after(b)
 			close(b.done)

@@ -616,7 +616,7 @@ func (j *Journal) unflushed(_ context.Context, linkIDs []int64) ([]journalRow, [
 // purge of flushed rows of buckets before purgeBefore (unix seconds; 0:
 // none), and of flushed dimension rows of hours ended by then. It returns
 // the number of purged rows.
-func (j *Journal) commit(_ context.Context, incs []*increment, dims map[dimKey]int64, marks []journalRow, dimMarks []dimRow, purgeBefore int64) (int64, error) {
+func (j *Journal) commit(_ context.Context, incs []*increment, marks []journalRow, dimMarks []dimRow, purgeBefore int64) (int64, error) {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	r := &j.rec
@@ -624,7 +624,7 @@ func (j *Journal) commit(_ context.Context, incs []*increment, dims map[dimKey]i
 	for _, in := range incs {
 		r.incs = append(r.incs, recRow{link: in.linkID, at: in.bucket, v: in.add})
 	}
-	j.boundDims(r, dims)
+	j.boundDims(r, incs)
 	for _, m := range marks {
 		r.marks = append(r.marks, recRow{link: m.linkID, at: m.bucket, v: m.n})
 	}
@@ -653,17 +653,19 @@ func (j *Journal) commit(_ context.Context, incs []*increment, dims map[dimKey]i
 // one commit are taken in value order, so the outcome depends on the
 // journal and the clicks, not on map order. The record carries the decided
 // values: replay never decides again. wmu must be held.
-func (j *Journal) boundDims(r *logRecord, dims map[dimKey]int64) {
+func (j *Journal) boundDims(r *logRecord, incs []*increment) {
 	var fresh []recDim
-	for k, n := range dims {
-		d := recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: n}
-		if k.value != linkforge.MoreValue {
-			if h := j.st.hourOf(k.linkID, k.hour, false); h == nil || h.dim(k.dim, k.value, false) == nil {
+	for _, in := range incs {
+		hour := hourStart(in.bucket)
+		h := j.st.hourOf(in.linkID, hour, false)
+		for _, c := range in.dims {
+			d := recDim{link: in.linkID, hour: hour, dim: c.dim, value: c.value, v: c.n}
+			if c.value != linkforge.MoreValue && (h == nil || h.dim(c.dim, c.value, false) == nil) {
 				fresh = append(fresh, d)
 				continue
 			}
+			r.dims = append(r.dims, d)
 		}
-		r.dims = append(r.dims, d)
 	}
 	if len(fresh) == 0 {
 		return
@@ -673,18 +675,29 @@ func (j *Journal) boundDims(r *logRecord, dims map[dimKey]int64) {
 			cmp.Compare(a.dim, b.dim), strings.Compare(a.value, b.value))
 	})
 	held := 0
+	decided := ""
 	for i, d := range fresh {
-		if i == 0 || d.link != fresh[i-1].link || d.hour != fresh[i-1].hour || d.dim != fresh[i-1].dim {
+		sameGroup := i > 0 && d.link == fresh[i-1].link && d.hour == fresh[i-1].hour && d.dim == fresh[i-1].dim
+		switch {
+		case !sameGroup:
 			held = 0
 			if h := j.st.hourOf(d.link, d.hour, false); h != nil {
 				held = h.values(d.dim)
 			}
+		case d.value == fresh[i-1].value:
+			// The same new value from another minute of the hour: as
+			// decided for it.
+			d.value = decided
+			r.dims = append(r.dims, d)
+			continue
 		}
 		if held < MaxDimValues {
 			held++
+			decided = d.value
 		} else {
-			d.value = linkforge.MoreValue // a second row of MoreValue adds up in apply
+			decided = linkforge.MoreValue // a second row of MoreValue adds up in apply
 		}
+		d.value = decided
 		r.dims = append(r.dims, d)
 	}
 }

@@ -257,7 +257,7 @@ func TestJournalSyncSetting(t *testing.T) {
 			var files faultFiles
 			j := mustJournal(t, t.TempDir(), append(tt.opts, files.option())...)
 			for i := range 3 {
-				if _, err := j.commit(context.Background(), []*increment{{linkID: 1, bucket: 60, add: 1}}, nil, nil, nil, 0); err != nil {
+				if _, err := j.commit(context.Background(), []*increment{{linkID: 1, bucket: 60, add: 1}}, nil, nil, 0); err != nil {
 					t.Fatalf("commit %d: %v", i, err)
 				}
 			}
@@ -299,7 +299,7 @@ func TestCommitIncrementChunks(t *testing.T) {
 					// link that differ only in their bucket.
 					incs[i] = &increment{linkID: int64(i/2 + 1), bucket: int64(i%2) * 60, add: int64(i + 1)}
 				}
-				if _, err := j.commit(context.Background(), incs, nil, nil, nil, 0); err != nil {
+				if _, err := j.commit(context.Background(), incs, nil, nil, 0); err != nil {
 					t.Fatalf("round %d: commit: %v", round, err)
 				}
 				for i, in := range incs {
@@ -342,7 +342,7 @@ func TestOlderMarkCannotUndoNewer(t *testing.T) {
 	j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
 	ctx := context.Background()
 	incs := []*increment{{linkID: 1, bucket: 60, add: 10}, {linkID: 2, bucket: 60, add: 10}}
-	if _, err := j.commit(ctx, incs, nil, nil, nil, 0); err != nil {
+	if _, err := j.commit(ctx, incs, nil, nil, 0); err != nil {
 		t.Fatalf("commit clicks: %v", err)
 	}
 	mark := func(link, n int64) journalRow { return journalRow{linkID: link, bucket: 60, n: n} }
@@ -351,7 +351,7 @@ func TestOlderMarkCannotUndoNewer(t *testing.T) {
 		{mark(1, 5), mark(2, 9)}, // an older mark of link 1 arrives late
 		{mark(1, 0), mark(2, 9)},
 	} {
-		if _, err := j.commit(ctx, nil, nil, marks, nil, 0); err != nil {
+		if _, err := j.commit(ctx, nil, marks, nil, 0); err != nil {
 			t.Fatalf("commit marks %+v: %v", marks, err)
 		}
 	}

@@ -123,8 +123,14 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 	for _, in := range r.incs {
 		s.hourOf(in.link, hourStart(in.at), true).min(in.at, true).n += in.v
 	}
-	for _, d := range r.dims {
-		s.hourOf(d.link, d.hour, true).dim(d.dim, d.value, true).n += d.v
+	// A (link, hour)'s dimension rows come together (boundDims): look the
+	// hour up once for them.
+	var h *hourRows
+	for i, d := range r.dims {
+		if i == 0 || d.link != r.dims[i-1].link || d.hour != r.dims[i-1].hour {
+			h = s.hourOf(d.link, d.hour, true)
+		}
+		h.dim(d.dim, d.value, true).n += d.v
 	}
 	for _, m := range r.marks {
 		if h := s.hourOf(m.link, hourStart(m.at), false); h != nil {
