@@ -277,6 +277,7 @@ func BenchmarkClickLogRecovery(b *testing.B) {
 				info, _ := e.Info()
 				size += info.Size()
 			}
+			cpu0 := processCPU()
 			b.ResetTimer()
 			for b.Loop() {
 				j, err := Open(context.Background(), path, WithSynchronous(SyncNormal), withoutCompaction())
@@ -297,6 +298,7 @@ func BenchmarkClickLogRecovery(b *testing.B) {
 				j.Close()
 			}
 			b.ReportMetric(float64(size)/clicks, "disk_bytes/click")
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 	}
 }
