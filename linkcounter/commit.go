@@ -49,9 +49,9 @@ type dimKey struct {
 // previous transaction is being written joins the same batch, and all of them
 // are acknowledged by one close of done: group commit, with no timer.
 type commitBatch struct {
-	incs   map[incKey]*increment
-	order  []*increment
-	clicks int64
+	incs        map[incKey]*increment
+	order       []*increment
+	clicks      int64
 	marks       []journalRow
 	dimMarks    []dimRow
 	purgeBefore int64
