@@ -130,7 +130,8 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 	st := asTestStore(t, testdb.SQLite(t))
 	l := mustLink(t, st, 1)
 	var files faultFiles
-	j := mustJournal(t, t.TempDir(), files.option())
+	dir := t.TempDir()
+	j := mustJournal(t, dir, files.option())
 	reg := prometheus.NewRegistry()
 	c := mustStart(t, Config{Store: st, Journal: j, Registerer: reg}, nil)
 
@@ -155,6 +156,23 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 	mustStop(t, c)
 	if got := mustClickTotal(t, st, l.ID); got != 1 {
 		t.Errorf("rollup total = %d, want 1", got)
+	}
+	// The failed write's half record was cut off the log: the reopened
+	// journal reads the click after it, and no torn tail.
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var logs logBuffer
+	j2, err := Open(context.Background(), filepath.Join(dir, "journal.db"), WithLogger(logs.logger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	if rows := journalRows(t, j2, l.ID); len(rows) != 1 || rows[0].n != 1 || rows[0].flushed != 1 {
+		t.Errorf("reopened journal rows %+v, want one click, flushed", rows)
+	}
+	if recs := logs.records(t, "clicklog_tail_truncated"); len(recs) != 0 {
+		t.Errorf("torn tail after a failed write: %v", recs)
 	}
 }
 
