@@ -45,9 +45,10 @@ type dimKey struct {
 	value  string
 }
 
-// commitBatch is one click log record (one group commit). Every click that arrives while the
-// previous transaction is being written joins the same batch, and all of them
-// are acknowledged by one close of done: group commit, with no timer.
+// commitBatch is one click log record (one group commit). Every click that
+// arrives while the previous record is being written joins the same batch,
+// and all of them are acknowledged by one close of done: group commit, with
+// no timer.
 type commitBatch struct {
 	incs        map[incKey]*increment
 	order       []*increment
@@ -76,8 +77,8 @@ func (b *commitBatch) empty() bool {
 // batch rather than per click.
 type committer struct {
 	j *Journal
-	// after runs on the committer goroutine once a batch's transaction has
-	// ended, before its waiters are released, so that what Record returns and
+	// after runs on the committer goroutine once a batch's record is
+	// written (or failed), before its waiters are released, so that what Record returns and
 	// the counter's memory agree.
 	after func(*commitBatch)
 
