@@ -639,7 +639,13 @@ func (j *Journal) commit(_ context.Context, incs []*increment, marks []journalRo
 	if len(incs) > 0 {
 		j.mu.RLock()
 		for _, in := range incs {
-			in.n = j.st.hourOf(in.linkID, hourStart(in.bucket), false).min(in.bucket, false).n
+			// A row just incremented holds unflushed clicks: the record's
+			// purge cannot have dropped it.
+			if h := j.st.hourOf(in.linkID, hourStart(in.bucket), false); h != nil {
+				if m := h.min(in.bucket, false); m != nil {
+					in.n = m.n
+				}
+			}
 		}
 		j.mu.RUnlock()
 	}
