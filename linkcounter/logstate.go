@@ -17,6 +17,9 @@ type logState struct {
 	seedPending  bool
 	purgedBefore int64
 	links        map[int64][]*hourRows // hours in ascending order
+	// byHour lists, per hour, the links that hold rows of it: what purge
+	// visits.
+	byHour map[int64][]int64
 	// peak is the most links held since links was last rebuilt: a Go map
 	// keeps its buckets after deletes, so purge rebuilds it once it has
 	// shrunk to a quarter.
@@ -37,7 +40,9 @@ type dimCell struct {
 	n, flushed int64
 }
 
-func newLogState() *logState { return &logState{links: make(map[int64][]*hourRows)} }
+func newLogState() *logState {
+	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64)}
+}
 
 // hourOf returns link's rows of hour, created if create.
 func (s *logState) hourOf(link, hour int64, create bool) *hourRows {
@@ -51,6 +56,7 @@ func (s *logState) hourOf(link, hour int64, create bool) *hourRows {
 	}
 	h := &hourRows{hour: hour}
 	s.links[link] = slices.Insert(hs, i, h)
+	s.byHour[hour] = append(s.byHour[hour], link)
 	return h
 }
 
@@ -116,6 +122,7 @@ func hourStart(bucket int64) int64 {
 func (s *logState) apply(r *logRecord) (purged int64) {
 	if r.reset {
 		clear(s.links)
+		clear(s.byHour)
 	}
 	if r.meta {
 		s.nodeID, s.seedPending = r.nodeID, r.seedPending
@@ -163,13 +170,21 @@ func (s *logState) purge(horizon int64) int64 {
 	}
 	var purged int64
 	s.peak = max(s.peak, len(s.links))
-	for link, hs := range s.links {
-		keep := hs[:0]
-		for _, h := range hs {
-			if h.hour >= horizon {
-				keep = append(keep, h)
+	// Only the hours before the horizon are visited, through byHour: a
+	// purge costs the rows it can drop (and the unflushed ones it keeps),
+	// not every link held, since it runs on the commit path.
+	for hour, links := range s.byHour {
+		if hour >= horizon {
+			continue
+		}
+		kept := links[:0]
+		for _, link := range links {
+			hs := s.links[link]
+			i, found := slices.BinarySearchFunc(hs, hour, func(h *hourRows, t int64) int { return cmpInt(h.hour, t) })
+			if !found {
 				continue
 			}
+			h := hs[i]
 			mins := h.mins[:0]
 			for _, m := range h.mins {
 				if m.n == m.flushed && m.bucket < horizon {
@@ -192,14 +207,20 @@ func (s *logState) purge(horizon int64) int64 {
 				h.dims = dims
 			}
 			if len(h.mins) > 0 || len(h.dims) > 0 {
-				keep = append(keep, h)
+				kept = append(kept, link)
+				continue
+			}
+			if hs = slices.Delete(hs, i, i+1); len(hs) == 0 {
+				delete(s.links, link)
+			} else {
+				s.links[link] = hs
 			}
 		}
-		clear(hs[len(keep):])
-		if len(keep) == 0 {
-			delete(s.links, link)
+		if len(kept) == 0 {
+			delete(s.byHour, hour)
 		} else {
-			s.links[link] = keep
+			clear(links[len(kept):])
+			s.byHour[hour] = kept
 		}
 	}
 	if len(s.links) < s.peak/4 {
