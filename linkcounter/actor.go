@@ -3,8 +3,6 @@ package linkcounter
 import (
 	"sync"
 	"time"
-
-	"github.com/linkforge/linkforge"
 )
 
 // actor is the in-memory LinkCounter of one link (`link:{id}`): the only
@@ -68,13 +66,6 @@ type actor struct {
 	slug         string
 	live         map[int64]int64 // bucket (unix seconds) -> absolute count
 	liveQueued   bool
-
-	// held: the committer's counts of the dimension values the journal
-	// holds for this link, per hour it counted in lately (see applyDims).
-	// Touched by the committer goroutine only, never under mu; it goes with
-	// the actor when it is evicted, and a later actor reloads it.
-	held    map[int64]*[linkforge.NumDimensions]int
-	heldGen int64
 
 	// lim: the clicks of a limited link this node may serve (limit.go).
 	lim limitState

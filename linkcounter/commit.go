@@ -3,7 +3,9 @@ package linkcounter
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/linkforge/linkforge"
 )
@@ -19,6 +21,18 @@ type increment struct {
 	bucket int64 // unix seconds
 	add    int64
 	n      int64 // the row's absolute count after the commit
+	// dims counts the increment's clicks by dimension and value, counted
+	// in the bucket's hour: a short list (usually one value per
+	// dimension), so that a click whose values are there already costs a
+	// few comparisons, no hashing and no allocation, and the record lists
+	// a (link, hour)'s dimension rows together.
+	dims []dimCount
+}
+
+type dimCount struct {
+	dim   linkforge.Dimension
+	value string
+	n     int64
 }
 
 type incKey struct{ linkID, bucket int64 }
@@ -31,27 +45,14 @@ type dimKey struct {
 	value  string
 }
 
-// dimInc is one dimension row of a group commit: add clicks. a is the
-// link's actor, which keeps the committer's held counts (applyDims); nil in
-// tests that commit without a counter.
-type dimInc struct {
-	dimKey
-	add     int64
-	a       *actor
-	scratch *[linkforge.NumDimensions]int // held count when a is nil
-}
-
-// commitBatch is one journal transaction. Every click that arrives while the
-// previous transaction is being written joins the same batch, and all of them
-// are acknowledged by one close of done: group commit, with no timer.
+// commitBatch is one click log record (one group commit). Every click that
+// arrives while the previous record is being written joins the same batch,
+// and all of them are acknowledged by one close of done: group commit, with
+// no timer.
 type commitBatch struct {
-	incs   map[incKey]*increment
-	order  []*increment
-	clicks int64
-	// dims counts the batch's clicks by (link, hour, dimension, value): a
-	// map of counts, not of pointers, so that a click whose values are in
-	// the batch already allocates nothing.
-	dims        map[dimKey]int64
+	incs        map[incKey]*increment
+	order       []*increment
+	clicks      int64
 	marks       []journalRow
 	dimMarks    []dimRow
 	purgeBefore int64
@@ -60,10 +61,11 @@ type commitBatch struct {
 	done   chan struct{}
 	err    error // valid once done is closed
 	purged int64
+	took   time.Duration // the commit's write (and sync)
 }
 
 func newCommitBatch() *commitBatch {
-	return &commitBatch{incs: make(map[incKey]*increment), dims: make(map[dimKey]int64), done: make(chan struct{})}
+	return &commitBatch{incs: make(map[incKey]*increment), done: make(chan struct{})}
 }
 
 func (b *commitBatch) empty() bool {
@@ -71,13 +73,12 @@ func (b *commitBatch) empty() bool {
 }
 
 // committer owns the journal's writer: one goroutine commits batch after
-// batch, so SQLite's single writer never waits on a lock and a burst of
-// clicks costs one transaction (and one fsync) per batch rather than per
-// click.
+// batch, so a burst of clicks costs one record (and one fdatasync) per
+// batch rather than per click.
 type committer struct {
 	j *Journal
-	// after runs on the committer goroutine once a batch's transaction has
-	// ended, before its waiters are released, so that what Record returns and
+	// after runs on the committer goroutine once a batch's record is
+	// written (or failed), before its waiters are released, so that what Record returns and
 	// the counter's memory agree.
 	after func(*commitBatch)
 
@@ -124,12 +125,28 @@ func (c *committer) add(a *actor, bucket int64, dims *linkforge.ClickDims) (*com
 	}
 	in.add++
 	b.clicks++
-	hour := bucket - bucket%3600
-	for d := range linkforge.NumDimensions {
-		b.dims[dimKey{a.id, hour, d, dims.Value(d)}]++
-	}
+	in.countDims(dims)
 	c.signal()
 	return b, nil
+}
+
+// countDims adds one click's value in every dimension (dims nil: the
+// defaults).
+func (in *increment) countDims(dims *linkforge.ClickDims) {
+	if in.dims == nil {
+		in.dims = make([]dimCount, 0, linkforge.NumDimensions)
+	}
+next:
+	for d := range linkforge.NumDimensions {
+		v := dims.Value(d)
+		for i := range in.dims {
+			if c := &in.dims[i]; c.dim == d && c.value == v {
+				c.n++
+				continue next
+			}
+		}
+		in.dims = append(in.dims, dimCount{dim: d, value: v, n: 1})
+	}
 }
 
 // submit puts flush marks (minute and dimension rows) and/or a purge into
@@ -169,6 +186,14 @@ func (c *committer) run() {
 	defer close(c.exited)
 	for range c.wake {
 		for {
+			// One yield, not a timer: clickers already runnable (woken by
+			// the last commit, or arriving) join this batch first, so a
+			// burst costs one record, one write and one wake-up of the
+			// committer rather than one per click. Without it, at NORMAL
+			// the committer took 1.1-1.5 clicks per commit and its write
+			// syscall was the top of the click path's profile
+			// (docs/adr/014-click-log.md, "Profile").
+			runtime.Gosched()
 			c.mu.Lock()
 			b, closed := c.cur, c.closed
 			if b.empty() {
@@ -184,18 +209,9 @@ func (c *committer) run() {
 			c.holdCommit(b) // a no-op unless built for the crash tests
 			// Not the callers' contexts: a click whose request went away may
 			// still be in this batch with others, and the commit is local.
-			var dims []dimInc
-			if len(b.dims) > 0 {
-				actors := make(map[int64]*actor, len(b.order))
-				for _, in := range b.order {
-					actors[in.linkID] = in.a
-				}
-				dims = make([]dimInc, 0, len(b.dims))
-				for k, n := range b.dims {
-					dims = append(dims, dimInc{dimKey: k, add: n, a: actors[k.linkID]})
-				}
-			}
-			b.purged, b.err = c.j.commit(context.Background(), b.order, dims, b.marks, b.dimMarks, b.purgeBefore)
+			start := time.Now()
+			b.purged, b.err = c.j.commit(context.Background(), b.order, b.marks, b.dimMarks, b.purgeBefore)
+			b.took = time.Since(start)
 			c.after(b)
 			close(b.done)
 		}

@@ -7,9 +7,10 @@
 //
 //   - one actor per link (`link:{id}`), created on its first click, its state
 //     serialized, evicted when idle with nothing unflushed;
-//   - a node journal (an embedded SQLite file, see Journal): a click is
-//     acknowledged only after the journal commit that contains it (the output
-//     gate), with group commit so that concurrent clicks share a commit;
+//   - a node journal (counts in memory, made durable by an append-only,
+//     checksummed click log, see Journal): a click is acknowledged only after
+//     the log record that contains it is written and synced (the output
+//     gate), with group commit so that concurrent clicks share a record;
 //   - one flush alarm per actor, armed only when none is armed, at the first
 //     unflushed click + the flush interval, and one timer per Counter pointing
 //     at the earliest armed alarm. A flush writes whole (link, hour)s, and
@@ -524,6 +525,7 @@ func (c *Counter) afterCommit(b *commitBatch) {
 		}
 		return
 	}
+	c.m.commitTime.Observe(b.took.Seconds())
 	if b.clicks > 0 {
 		c.pending.Add(b.clicks)
 		c.m.clicks.Add(float64(b.clicks))

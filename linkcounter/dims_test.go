@@ -1,8 +1,11 @@
 package linkcounter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -351,22 +354,21 @@ func TestDimsWrittenWithWholeHours(t *testing.T) {
 	})
 }
 
-// journalDims returns the journal's dimension rows of a link.
+// journalDims returns the journal's dimension rows of a link, by hour,
+// dimension and value.
 func journalDims(t testing.TB, j *Journal, linkID int64) []dimRow {
 	t.Helper()
-	rows, err := j.r.Query(`SELECT link_id, hour, dim, value, n, flushed FROM dims WHERE link_id = ? ORDER BY hour, dim, value`, linkID)
-	if err != nil {
-		t.Fatalf("journal dims: %v", err)
-	}
-	defer rows.Close()
+	j.mu.RLock()
+	defer j.mu.RUnlock()
 	var out []dimRow
-	for rows.Next() {
-		var d dimRow
-		if err := rows.Scan(&d.linkID, &d.hour, &d.dim, &d.value, &d.n, &d.flushed); err != nil {
-			t.Fatalf("journal dims: %v", err)
+	for _, h := range j.st.links[linkID] {
+		for _, d := range h.dims {
+			out = append(out, dimRow{linkID: linkID, hour: h.hour, dim: d.dim, value: d.value, n: d.n, flushed: d.flushed})
 		}
-		out = append(out, d)
 	}
+	slices.SortFunc(out, func(a, b dimRow) int {
+		return cmp.Or(cmp.Compare(a.hour, b.hour), cmp.Compare(a.dim, b.dim), strings.Compare(a.value, b.value))
+	})
 	return out
 }
 
@@ -402,41 +404,4 @@ func TestDimsPurgedWithTheirHour(t *testing.T) {
 		}
 		mustStop(t, c)
 	})
-}
-
-// A version 1 journal (no dims table) is upgraded on open: its minute rows'
-// counts go under each dimension's default, so its hours add up, and its
-// unflushed clicks are flushed with them.
-func TestJournalUpgradeAddsDefaultDims(t *testing.T) {
-	dir := t.TempDir()
-	j, err := Open(context.Background(), dir+"/journal.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
-		"DROP TABLE dims",
-		"INSERT INTO clicks (link_id, bucket, n, flushed) VALUES (7, 7200, 5, 5), (7, 7260, 4, 1), (7, 10800, 2, 0)",
-		"PRAGMA user_version = 1",
-	} {
-		if _, err := j.w.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	if err := j.Close(); err != nil {
-		t.Fatal(err)
-	}
-	j = mustJournal(t, dir)
-	got := journalDims(t, j, 7)
-	if len(got) != 2*int(linkforge.NumDimensions) {
-		t.Fatalf("upgraded dims rows = %+v, want %d", got, 2*linkforge.NumDimensions)
-	}
-	for _, d := range got {
-		want := dimRow{linkID: 7, hour: 7200, dim: d.dim, value: d.dim.Default(), n: 9, flushed: 6}
-		if d.hour == 10800 {
-			want.hour, want.n, want.flushed = 10800, 2, 0
-		}
-		if d != want {
-			t.Errorf("upgraded row %+v, want %+v", d, want)
-		}
-	}
 }

@@ -219,21 +219,13 @@ func (b *logBuffer) records(t testing.TB, event string) []map[string]any {
 // journalRows returns the journal's rows of a link, by bucket.
 func journalRows(t testing.TB, j *Journal, linkID int64) []journalRow {
 	t.Helper()
-	rows, err := j.r.Query(`SELECT link_id, bucket, n, flushed FROM clicks WHERE link_id = ? ORDER BY bucket`, linkID)
-	if err != nil {
-		t.Fatalf("journal rows: %v", err)
-	}
-	defer rows.Close()
+	j.mu.RLock()
+	defer j.mu.RUnlock()
 	var out []journalRow
-	for rows.Next() {
-		var r journalRow
-		if err := rows.Scan(&r.linkID, &r.bucket, &r.n, &r.flushed); err != nil {
-			t.Fatalf("journal rows: %v", err)
+	for _, h := range j.st.links[linkID] {
+		for _, m := range h.mins {
+			out = append(out, journalRow{linkID: linkID, bucket: m.bucket, n: m.n, flushed: m.flushed})
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("journal rows: %v", err)
 	}
 	return out
 }

@@ -129,15 +129,14 @@ func TestJournalLock(t *testing.T) {
 func TestCommitFailureCountsNothing(t *testing.T) {
 	st := asTestStore(t, testdb.SQLite(t))
 	l := mustLink(t, st, 1)
-	j := mustJournal(t, t.TempDir())
+	var files faultFiles
+	dir := t.TempDir()
+	j := mustJournal(t, dir, files.option())
 	reg := prometheus.NewRegistry()
 	c := mustStart(t, Config{Store: st, Journal: j, Registerer: reg}, nil)
 
-	// A real SQLite failure, injected with a trigger on the journal.
-	if _, err := j.w.Exec(`CREATE TRIGGER fail_clicks BEFORE INSERT ON clicks
-		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
-		t.Fatalf("create trigger: %v", err)
-	}
+	// A real write failure (as from a full disk), injected below the journal.
+	files.failWrites.Store(true)
 	err := c.Record(context.Background(), &l, time.Now(), nil)
 	if code := linkforge.ErrorCode(err); code != linkforge.EUnavailable {
 		t.Fatalf("record with a failing journal: err = %v (code %q), want %q", err, code, linkforge.EUnavailable)
@@ -148,9 +147,7 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 	if n := metricValue(t, reg, "linkforge_clicks_total"); n != 0 {
 		t.Errorf("clicks_total after a failed commit = %v, want 0", n)
 	}
-	if _, err := j.w.Exec(`DROP TRIGGER fail_clicks`); err != nil {
-		t.Fatalf("drop trigger: %v", err)
-	}
+	files.failWrites.Store(false)
 	// The limit is 1: the failed click took no part of it.
 	mustRecord(t, c, &l, time.Now())
 	if err := c.Record(context.Background(), &l, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EGone {
@@ -159,6 +156,23 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 	mustStop(t, c)
 	if got := mustClickTotal(t, st, l.ID); got != 1 {
 		t.Errorf("rollup total = %d, want 1", got)
+	}
+	// The failed write's half record was cut off the log: the reopened
+	// journal reads the click after it, and no torn tail.
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var logs logBuffer
+	j2, err := Open(context.Background(), filepath.Join(dir, "journal.db"), WithLogger(logs.logger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	if rows := journalRows(t, j2, l.ID); len(rows) != 1 || rows[0].n != 1 || rows[0].flushed != 1 {
+		t.Errorf("reopened journal rows %+v, want one click, flushed", rows)
+	}
+	if recs := logs.records(t, "clicklog_tail_truncated"); len(recs) != 0 {
+		t.Errorf("torn tail after a failed write: %v", recs)
 	}
 }
 
@@ -245,30 +259,28 @@ func TestGroupCommit(t *testing.T) {
 	})
 }
 
-// The journal runs in WAL mode with the synchronous setting asked for.
-func TestJournalPragmas(t *testing.T) {
+// A commit is fdatasynced at FULL (the default) and only written at NORMAL.
+func TestJournalSyncSetting(t *testing.T) {
 	tests := []struct {
 		name string
 		opts []JournalOption
-		want int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+		want int64 // syncs for 3 commits
 	}{
-		{"default is FULL", nil, 2},
-		{"FULL", []JournalOption{WithSynchronous(SyncFull)}, 2},
-		{"NORMAL", []JournalOption{WithSynchronous(SyncNormal)}, 1},
+		{"default is FULL", nil, 3},
+		{"FULL", []JournalOption{WithSynchronous(SyncFull)}, 3},
+		{"NORMAL", []JournalOption{WithSynchronous(SyncNormal)}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := mustJournal(t, t.TempDir(), tt.opts...)
-			var mode string
-			var sync int
-			if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
-				t.Fatalf("journal_mode: %v", err)
+			var files faultFiles
+			j := mustJournal(t, t.TempDir(), append(tt.opts, files.option())...)
+			for i := range 3 {
+				if _, err := j.commit(context.Background(), []*increment{{linkID: 1, bucket: 60, add: 1}}, nil, nil, 0); err != nil {
+					t.Fatalf("commit %d: %v", i, err)
+				}
 			}
-			if err := j.w.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil {
-				t.Fatalf("synchronous: %v", err)
-			}
-			if mode != "wal" || sync != tt.want {
-				t.Errorf("journal_mode %q synchronous %d, want wal and %d", mode, sync, tt.want)
+			if got := files.syncs.Load(); got != tt.want {
+				t.Errorf("%d syncs for 3 commits, want %d", got, tt.want)
 			}
 		})
 	}
@@ -277,9 +289,10 @@ func TestJournalPragmas(t *testing.T) {
 	}
 }
 
-// A commit's rows are upserted in chunks of the prepared statement sizes
-// (64, 16, 4, 1): for batch sizes on and around the chunk edges every row
-// gets its increment once and its new absolute count back.
+// Every row of a commit gets its increment once and its new absolute count
+// back, whatever the commit's size (the SQLite journal cut commits in
+// chunks of 64, 16, 4 and 1 rows; the sizes stay as cases), and a reopen
+// replays the same rows.
 func TestCommitIncrementChunks(t *testing.T) {
 	tests := []struct {
 		name string
@@ -295,7 +308,8 @@ func TestCommitIncrementChunks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+			dir := t.TempDir()
+			j := mustJournal(t, dir, WithSynchronous(SyncNormal))
 			for round := int64(1); round <= 2; round++ {
 				incs := make([]*increment, tt.rows)
 				for i := range incs {
@@ -303,7 +317,7 @@ func TestCommitIncrementChunks(t *testing.T) {
 					// link that differ only in their bucket.
 					incs[i] = &increment{linkID: int64(i/2 + 1), bucket: int64(i%2) * 60, add: int64(i + 1)}
 				}
-				if _, err := j.commit(context.Background(), incs, nil, nil, nil, 0); err != nil {
+				if _, err := j.commit(context.Background(), incs, nil, nil, 0); err != nil {
 					t.Fatalf("round %d: commit: %v", round, err)
 				}
 				for i, in := range incs {
@@ -313,13 +327,25 @@ func TestCommitIncrementChunks(t *testing.T) {
 					}
 				}
 			}
-			var rows, sum int64
-			if err := j.r.QueryRow("SELECT COUNT(*), SUM(n) FROM clicks").Scan(&rows, &sum); err != nil {
-				t.Fatalf("count rows: %v", err)
+			count := func(j *Journal) (rows, sum int64) {
+				for link := range int64(tt.rows/2 + 1) {
+					for _, r := range journalRows(t, j, link+1) {
+						rows++
+						sum += r.n
+					}
+				}
+				return rows, sum
 			}
 			n := int64(tt.rows)
-			if rows != n || sum != n*(n+1) {
+			if rows, sum := count(j); rows != n || sum != n*(n+1) {
 				t.Errorf("journal holds %d rows summing to %d, want %d rows summing to %d", rows, sum, n, n*(n+1))
+			}
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			j = mustJournal(t, dir)
+			if rows, sum := count(j); rows != n || sum != n*(n+1) {
+				t.Errorf("reopened journal holds %d rows summing to %d, want %d rows summing to %d", rows, sum, n, n*(n+1))
 			}
 		})
 	}
@@ -334,7 +360,7 @@ func TestOlderMarkCannotUndoNewer(t *testing.T) {
 	j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
 	ctx := context.Background()
 	incs := []*increment{{linkID: 1, bucket: 60, add: 10}, {linkID: 2, bucket: 60, add: 10}}
-	if _, err := j.commit(ctx, incs, nil, nil, nil, 0); err != nil {
+	if _, err := j.commit(ctx, incs, nil, nil, 0); err != nil {
 		t.Fatalf("commit clicks: %v", err)
 	}
 	mark := func(link, n int64) journalRow { return journalRow{linkID: link, bucket: 60, n: n} }
@@ -343,7 +369,7 @@ func TestOlderMarkCannotUndoNewer(t *testing.T) {
 		{mark(1, 5), mark(2, 9)}, // an older mark of link 1 arrives late
 		{mark(1, 0), mark(2, 9)},
 	} {
-		if _, err := j.commit(ctx, nil, nil, marks, nil, 0); err != nil {
+		if _, err := j.commit(ctx, nil, marks, nil, 0); err != nil {
 			t.Fatalf("commit marks %+v: %v", marks, err)
 		}
 	}

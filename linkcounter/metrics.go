@@ -16,6 +16,7 @@ type metrics struct {
 	dimsWritten   prometheus.Counter
 	flushDuration prometheus.Histogram
 	commitBatch   prometheus.Histogram
+	commitTime    prometheus.Histogram
 	gauges        []prometheus.Collector
 }
 
@@ -55,6 +56,11 @@ func newMetrics(c *Counter) *metrics {
 			Help:    "Clicks per journal commit (group commit).",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
 		}),
+		commitTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "linkforge_journal_commit_duration_seconds",
+			Help:    "Duration of one journal group commit: the click log write and, at --journal-sync full, its fdatasync.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 16),
+		}),
 	}
 	m.gauges = []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -75,7 +81,7 @@ func newMetrics(c *Counter) *metrics {
 
 func (m *metrics) register(r prometheus.Registerer) error {
 	cs := []prometheus.Collector{m.clicks, m.refused, m.skipped, m.flushFailures,
-		m.rowsWritten, m.dimsWritten, m.flushDuration, m.commitBatch}
+		m.rowsWritten, m.dimsWritten, m.flushDuration, m.commitBatch, m.commitTime}
 	var errs []error
 	for _, col := range append(cs, m.gauges...) {
 		errs = append(errs, r.Register(col))

@@ -36,7 +36,7 @@ type config struct {
 	NodeID        string // empty: the node journal generates one and keeps it
 	LogFormat     string // "json" or "text"
 	LogLevel      slog.Level
-	JournalSync   string // "full" or "normal": the node journal's SQLite synchronous setting
+	JournalSync   string // "full" or "normal": whether the click log fdatasyncs each group commit
 	// RateLimit and RateBurst are the admin API's per-token token bucket;
 	// rate.Inf: no limit.
 	RateLimit      rate.Limit
@@ -112,7 +112,7 @@ var globalFlags = []flagSpec{
 	{"node-id", "ID", "", "this node's id in the rollup (empty: generated once, kept in the journal)"},
 	{"log-format", "FORMAT", defaultLogFormat, "json or text"},
 	{"log-level", "LEVEL", defaultLogLevel, "debug, info, warn or error"},
-	{"journal-sync", "MODE", defaultJournalSync, "node journal durability: full (an acknowledged click survives a power loss) or normal (survives a process crash; faster commits; docs/adr/006-journal.md)"},
+	{"journal-sync", "MODE", defaultJournalSync, "click log durability: full (fdatasync per group commit: an acknowledged click survives a power loss) or normal (write only: survives a process crash, not a power loss; docs/adr/014-click-log.md)"},
 	{"rate-limit", "RATE", defaultRateLimit, "admin API requests per token: N/s or N/m, optionally :BURST (default burst N); 0: no limit"},
 	{"root-url", "URL", "", "where GET / redirects: an absolute http(s) URL or a path (empty: /dashboard)"},
 	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},

@@ -194,7 +194,7 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	if a.cfg.JournalSync == "normal" {
 		sync = linkcounter.SyncNormal
 	}
-	journal, err := linkcounter.Open(a.ctx, filepath.Join(a.cfg.DataDir, journalFile), linkcounter.WithSynchronous(sync))
+	journal, err := linkcounter.Open(a.ctx, filepath.Join(a.cfg.DataDir, journalFile), linkcounter.WithSynchronous(sync), linkcounter.WithLogger(a.log))
 	if err != nil {
 		return a.fail("cannot open click journal", err)
 	}

@@ -1,0 +1,322 @@
+package linkcounter
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/linkforge/linkforge"
+)
+
+// The click log's record format (docs/adr/014-click-log.md).
+//
+// A frame is:
+//
+//	uint32 LE  payload length
+//	uint32 LE  CRC32C (Castagnoli) of the payload
+//	payload
+//
+// and a payload is, all integers varints (signed ones zigzag, link ids and
+// buckets delta-coded against the previous row of their section):
+//
+//	byte     format version (1)
+//	uvarint  flags: 1 meta, 2 reset
+//	[meta]   string node id, byte seed pending
+//	varint   purge horizon (0: none)
+//	uvarint  string count, strings (uvarint length, bytes): the record's
+//	         dimension values, each once
+//	uvarint  increments: (link, bucket, +k)
+//	uvarint  dimension increments: (link, hour, dim, string index, +k)
+//	uvarint  flush marks: (link, bucket, flushed)
+//	uvarint  dimension flush marks: (link, hour, dim, string index, flushed)
+//
+// A record is applied as one unit (applyRecord), in that order: reset,
+// meta, increments, dimension increments, marks, dimension marks, purge.
+
+const (
+	frameHeader   = 8
+	formatVersion = 1
+	// maxRecord bounds a frame's length field: a larger one is a torn or
+	// corrupt header, not a record (a commit of 1,000,000 distinct rows is
+	// well below it).
+	maxRecord = 256 << 20
+
+	flagMeta  = 1
+	flagReset = 2
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// logRecord is one record in memory: one group commit, a seed, a node id
+// change, or a chunk of a snapshot.
+type logRecord struct {
+	meta        bool
+	reset       bool // drop every row first (node id change)
+	nodeID      string
+	seedPending bool
+	purge       int64
+
+	incs     []recRow // at: bucket; v: clicks to add
+	dims     []recDim // v: clicks to add
+	marks    []recRow // at: bucket; v: absolute flushed count
+	dimMarks []recDim // v: absolute flushed count
+}
+
+type recRow struct{ link, at, v int64 }
+
+type recDim struct {
+	link, hour int64
+	dim        linkforge.Dimension
+	value      string
+	v          int64
+}
+
+func (r *logRecord) reuse() {
+	*r = logRecord{incs: r.incs[:0], dims: r.dims[:0], marks: r.marks[:0], dimMarks: r.dimMarks[:0]}
+}
+
+// encoder appends records to a reusable buffer.
+type encoder struct {
+	buf     []byte
+	strs    map[string]uint64
+	strList []string
+}
+
+// frame encodes r as one frame and returns it (valid until the next call).
+func (e *encoder) frame(r *logRecord) []byte {
+	if e.strs == nil {
+		e.strs = make(map[string]uint64)
+	}
+	clear(e.strs)
+	e.strList = e.strList[:0]
+	for _, list := range [][]recDim{r.dims, r.dimMarks} {
+		for _, d := range list {
+			if _, ok := e.strs[d.value]; !ok {
+				e.strs[d.value] = uint64(len(e.strList))
+				e.strList = append(e.strList, d.value)
+			}
+		}
+	}
+	b := append(e.buf[:0], make([]byte, frameHeader)...)
+	b = append(b, formatVersion)
+	var flags uint64
+	if r.meta {
+		flags |= flagMeta
+	}
+	if r.reset {
+		flags |= flagReset
+	}
+	b = binary.AppendUvarint(b, flags)
+	if r.meta {
+		b = appendString(b, r.nodeID)
+		if r.seedPending {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	b = binary.AppendVarint(b, r.purge)
+	b = binary.AppendUvarint(b, uint64(len(e.strList)))
+	for _, s := range e.strList {
+		b = appendString(b, s)
+	}
+	b = appendRows(b, r.incs)
+	b = e.appendDims(b, r.dims)
+	b = appendRows(b, r.marks)
+	b = e.appendDims(b, r.dimMarks)
+	payload := b[frameHeader:]
+	binary.LittleEndian.PutUint32(b[0:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(b[4:8], crc32.Checksum(payload, castagnoli))
+	e.buf = b
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendRows(b []byte, rows []recRow) []byte {
+	b = binary.AppendUvarint(b, uint64(len(rows)))
+	var link, at int64
+	for _, r := range rows {
+		b = binary.AppendVarint(b, r.link-link)
+		b = binary.AppendVarint(b, r.at-at)
+		b = binary.AppendVarint(b, r.v)
+		link, at = r.link, r.at
+	}
+	return b
+}
+
+func (e *encoder) appendDims(b []byte, dims []recDim) []byte {
+	b = binary.AppendUvarint(b, uint64(len(dims)))
+	var link, hour int64
+	for _, d := range dims {
+		b = binary.AppendVarint(b, d.link-link)
+		b = binary.AppendVarint(b, d.hour-hour)
+		b = append(b, byte(d.dim))
+		b = binary.AppendUvarint(b, e.strs[d.value])
+		b = binary.AppendVarint(b, d.v)
+		link, hour = d.link, d.hour
+	}
+	return b
+}
+
+// errBadRecord: a frame whose checksum holds but whose payload does not
+// decode. Only a bug or deliberate tampering produces one.
+var errBadRecord = errors.New("malformed click log record")
+
+// decoder decodes payloads into a reused record. Dimension values are
+// interned, so that replaying a million records of the same few values
+// allocates each once.
+type decoder struct {
+	p      []byte
+	err    error
+	intern map[string]string
+	strs   []string
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.p)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.p = d.p[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.p)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.p = d.p[n:]
+	return v
+}
+
+func (d *decoder) byte1() byte {
+	if len(d.p) == 0 {
+		d.fail()
+		return 0
+	}
+	c := d.p[0]
+	d.p = d.p[1:]
+	return c
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errBadRecord
+	}
+	d.p = nil
+}
+
+func (d *decoder) str() string {
+	n := d.uvarint()
+	if n > uint64(len(d.p)) {
+		d.fail()
+		return ""
+	}
+	raw := d.p[:n]
+	d.p = d.p[n:]
+	if s, ok := d.intern[string(raw)]; ok {
+		return s
+	}
+	s := string(raw)
+	if d.intern == nil {
+		d.intern = make(map[string]string)
+	}
+	if len(d.intern) < 1<<16 {
+		d.intern[s] = s
+	}
+	return s
+}
+
+// count reads a section length, bounded by what the payload can hold.
+func (d *decoder) count(minBytes int) int {
+	n := d.uvarint()
+	if n > uint64(len(d.p)/minBytes) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+// decode decodes payload into r (reset first).
+func (d *decoder) decode(payload []byte, r *logRecord) error {
+	r.reuse()
+	d.p, d.err = payload, nil
+	if v := d.byte1(); v != formatVersion && d.err == nil {
+		return fmt.Errorf("%w: format version %d, this binary reads %d", errBadRecord, v, formatVersion)
+	}
+	flags := d.uvarint()
+	r.meta, r.reset = flags&flagMeta != 0, flags&flagReset != 0
+	if r.meta {
+		r.nodeID = d.str()
+		r.seedPending = d.byte1() != 0
+	}
+	r.purge = d.varint()
+	ns := d.count(1)
+	d.strs = d.strs[:0]
+	for range ns {
+		d.strs = append(d.strs, d.str())
+	}
+	r.incs = d.rows(r.incs)
+	r.dims = d.dims(r.dims)
+	r.marks = d.rows(r.marks)
+	r.dimMarks = d.dims(r.dimMarks)
+	if d.err == nil && len(d.p) != 0 {
+		d.fail()
+	}
+	return d.err
+}
+
+func (d *decoder) rows(out []recRow) []recRow {
+	n := d.count(3)
+	var link, at int64
+	for range n {
+		link += d.varint()
+		at += d.varint()
+		out = append(out, recRow{link: link, at: at, v: d.varint()})
+	}
+	return out
+}
+
+func (d *decoder) dims(out []recDim) []recDim {
+	n := d.count(5)
+	var link, hour int64
+	for range n {
+		link += d.varint()
+		hour += d.varint()
+		dim := linkforge.Dimension(d.byte1())
+		si := d.uvarint()
+		v := d.varint()
+		if dim >= linkforge.NumDimensions || si >= uint64(len(d.strs)) {
+			d.fail()
+			return out
+		}
+		out = append(out, recDim{link: link, hour: hour, dim: dim, value: d.strs[si], v: v})
+	}
+	return out
+}
+
+// nextFrame returns the payload of the frame at the start of b and the
+// frame's size, or ok=false when b does not start with a whole, intact
+// frame (a torn or corrupt record).
+func nextFrame(b []byte) (payload []byte, size int, ok bool) {
+	if len(b) < frameHeader {
+		return nil, 0, false
+	}
+	n := binary.LittleEndian.Uint32(b[0:4])
+	if n == 0 || n > maxRecord || uint64(n) > uint64(len(b)-frameHeader) {
+		return nil, 0, false
+	}
+	payload = b[frameHeader : frameHeader+int(n)]
+	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(b[4:8]) {
+		return nil, 0, false
+	}
+	return payload, frameHeader + int(n), true
+}

@@ -1,0 +1,278 @@
+package linkcounter
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/linkforge/linkforge"
+)
+
+// logState is the journal's state in memory: the truth while the process
+// runs, rebuilt from the click log at open. Per link, per hour it counted
+// in: the minutes' absolute counts and flushed counts, and the hour's counts
+// by dimension and value. A link clicked once costs one map entry and three
+// small allocations (docs/adr/014-click-log.md, "Memory").
+type logState struct {
+	nodeID       string
+	seedPending  bool
+	purgedBefore int64
+	links        map[int64][]*hourRows // hours in ascending order
+	// byHour lists, per hour, the links that hold rows of it: what purge
+	// visits.
+	byHour map[int64][]int64
+	// peak is the most links held since links was last rebuilt: a Go map
+	// keeps its buckets after deletes, so purge rebuilds it once it has
+	// shrunk to a quarter.
+	peak int
+}
+
+type hourRows struct {
+	hour int64
+	mins []minCell // ascending bucket
+	dims []dimCell // in the order values arrived
+}
+
+type minCell struct{ bucket, n, flushed int64 }
+
+type dimCell struct {
+	value      string
+	dim        linkforge.Dimension
+	n, flushed int64
+}
+
+func newLogState() *logState {
+	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64)}
+}
+
+// hourOf returns link's rows of hour, created if create.
+func (s *logState) hourOf(link, hour int64, create bool) *hourRows {
+	hs := s.links[link]
+	i, found := slices.BinarySearchFunc(hs, hour, func(h *hourRows, t int64) int { return cmpInt(h.hour, t) })
+	if found {
+		return hs[i]
+	}
+	if !create {
+		return nil
+	}
+	h := &hourRows{hour: hour}
+	s.links[link] = slices.Insert(hs, i, h)
+	s.byHour[hour] = append(s.byHour[hour], link)
+	return h
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (h *hourRows) min(bucket int64, create bool) *minCell {
+	i, found := slices.BinarySearchFunc(h.mins, bucket, func(m minCell, t int64) int { return cmpInt(m.bucket, t) })
+	if found {
+		return &h.mins[i]
+	}
+	if !create {
+		return nil
+	}
+	h.mins = slices.Insert(h.mins, i, minCell{bucket: bucket})
+	return &h.mins[i]
+}
+
+func (h *hourRows) dim(d linkforge.Dimension, value string, create bool) *dimCell {
+	for i := range h.dims {
+		if c := &h.dims[i]; c.dim == d && c.value == value {
+			return c
+		}
+	}
+	if !create {
+		return nil
+	}
+	h.dims = append(h.dims, dimCell{dim: d, value: value})
+	return &h.dims[len(h.dims)-1]
+}
+
+// values returns how many values other than MoreValue the hour holds for d:
+// what MaxDimValues bounds.
+func (h *hourRows) values(d linkforge.Dimension) int {
+	n := 0
+	for i := range h.dims {
+		if h.dims[i].dim == d && h.dims[i].value != linkforge.MoreValue {
+			n++
+		}
+	}
+	return n
+}
+
+func hourStart(bucket int64) int64 {
+	h := bucket - bucket%3600
+	if bucket%3600 < 0 {
+		h -= 3600
+	}
+	return h
+}
+
+// apply applies one record. It is the only code that changes the state, at
+// commit and at replay alike, so that a replayed log gives exactly the state
+// its commits gave. Marks only ever raise flushed, and never above n: an
+// older mark replayed after a newer one changes nothing.
+func (s *logState) apply(r *logRecord) (purged int64) {
+	if r.reset {
+		clear(s.links)
+		clear(s.byHour)
+	}
+	if r.meta {
+		s.nodeID, s.seedPending = r.nodeID, r.seedPending
+	}
+	for _, in := range r.incs {
+		s.hourOf(in.link, hourStart(in.at), true).min(in.at, true).n += in.v
+	}
+	// A (link, hour)'s dimension rows come together (boundDims): look the
+	// hour up once for them.
+	var h *hourRows
+	for i, d := range r.dims {
+		if i == 0 || d.link != r.dims[i-1].link || d.hour != r.dims[i-1].hour {
+			h = s.hourOf(d.link, d.hour, true)
+		}
+		h.dim(d.dim, d.value, true).n += d.v
+	}
+	for _, m := range r.marks {
+		if h := s.hourOf(m.link, hourStart(m.at), false); h != nil {
+			if c := h.min(m.at, false); c != nil && m.v > c.flushed {
+				c.flushed = min(m.v, c.n)
+			}
+		}
+	}
+	for _, m := range r.dimMarks {
+		if h := s.hourOf(m.link, m.hour, false); h != nil {
+			if c := h.dim(m.dim, m.value, false); c != nil && m.v > c.flushed {
+				c.flushed = min(m.v, c.n)
+			}
+		}
+	}
+	if r.purge > 0 {
+		purged = s.purge(r.purge)
+	}
+	return purged
+}
+
+// purge drops flushed minutes of buckets before horizon, and an hour's
+// flushed dimension rows once the hour ended before it: while clicks can
+// still land in an hour its values decide MaxDimValues, and its absolute
+// counts must not restart below the store's. Unflushed rows stay however
+// old.
+func (s *logState) purge(horizon int64) int64 {
+	if horizon > s.purgedBefore {
+		s.purgedBefore = horizon
+	}
+	var purged int64
+	s.peak = max(s.peak, len(s.links))
+	// Only the hours before the horizon are visited, through byHour: a
+	// purge costs the rows it can drop (and the unflushed ones it keeps),
+	// not every link held, since it runs on the commit path.
+	for hour, links := range s.byHour {
+		if hour >= horizon {
+			continue
+		}
+		kept := links[:0]
+		for _, link := range links {
+			hs := s.links[link]
+			i, found := slices.BinarySearchFunc(hs, hour, func(h *hourRows, t int64) int { return cmpInt(h.hour, t) })
+			if !found {
+				continue
+			}
+			h := hs[i]
+			mins := h.mins[:0]
+			for _, m := range h.mins {
+				if m.n == m.flushed && m.bucket < horizon {
+					purged++
+					continue
+				}
+				mins = append(mins, m)
+			}
+			h.mins = mins
+			if h.hour+3600 <= horizon {
+				dims := h.dims[:0]
+				for _, d := range h.dims {
+					if d.n == d.flushed {
+						purged++
+						continue
+					}
+					dims = append(dims, d)
+				}
+				clear(h.dims[len(dims):])
+				h.dims = dims
+			}
+			if len(h.mins) > 0 || len(h.dims) > 0 {
+				kept = append(kept, link)
+				continue
+			}
+			if hs = slices.Delete(hs, i, i+1); len(hs) == 0 {
+				delete(s.links, link)
+			} else {
+				s.links[link] = hs
+			}
+		}
+		if len(kept) == 0 {
+			delete(s.byHour, hour)
+		} else {
+			clear(links[len(kept):])
+			s.byHour[hour] = kept
+		}
+	}
+	if len(s.links) < s.peak/4 {
+		// Not maps.Clone: it copies the buckets too.
+		links := make(map[int64][]*hourRows, len(s.links))
+		maps.Copy(links, s.links)
+		s.links = links
+		s.peak = len(s.links)
+	}
+	return purged
+}
+
+// records returns the state as records that rebuild it when applied to an
+// empty state: a snapshot. Each holds at most about chunk rows.
+func (s *logState) records(chunk int, emit func(*logRecord) error) error {
+	r := &logRecord{meta: true, nodeID: s.nodeID, seedPending: s.seedPending, purge: s.purgedBefore}
+	if err := emit(r); err != nil {
+		return err
+	}
+	r = &logRecord{}
+	rows := 0
+	links := make([]int64, 0, len(s.links))
+	for l := range s.links {
+		links = append(links, l)
+	}
+	slices.Sort(links) // smaller deltas, and a deterministic file
+	for _, l := range links {
+		for _, h := range s.links[l] {
+			for _, m := range h.mins {
+				r.incs = append(r.incs, recRow{link: l, at: m.bucket, v: m.n})
+				if m.flushed > 0 {
+					r.marks = append(r.marks, recRow{link: l, at: m.bucket, v: m.flushed})
+				}
+			}
+			for _, d := range h.dims {
+				r.dims = append(r.dims, recDim{link: l, hour: h.hour, dim: d.dim, value: d.value, v: d.n})
+				if d.flushed > 0 {
+					r.dimMarks = append(r.dimMarks, recDim{link: l, hour: h.hour, dim: d.dim, value: d.value, v: d.flushed})
+				}
+			}
+			rows += len(h.mins) + len(h.dims)
+		}
+		if rows >= chunk {
+			if err := emit(r); err != nil {
+				return err
+			}
+			r.reuse()
+			rows = 0
+		}
+	}
+	if rows > 0 {
+		return emit(r)
+	}
+	return nil
+}
