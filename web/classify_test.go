@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -18,25 +17,7 @@ import (
 // value, over all hours.
 func (c *counter) dimCounts(t *testing.T, linkID int64, d linkforge.Dimension) map[string]int64 {
 	t.Helper()
-	rows, err := c.journal.QueryContext(context.Background(),
-		"SELECT value, SUM(n) FROM dims WHERE link_id = ? AND dim = ? GROUP BY value", linkID, int(d))
-	if err != nil {
-		t.Fatalf("read the journal's dims: %v", err)
-	}
-	defer rows.Close()
-	got := map[string]int64{}
-	for rows.Next() {
-		var v string
-		var n int64
-		if err := rows.Scan(&v, &n); err != nil {
-			t.Fatal(err)
-		}
-		got[v] = n
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return c.journal.HeldBy(linkID, d)
 }
 
 const (
