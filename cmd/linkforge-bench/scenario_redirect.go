@@ -26,6 +26,8 @@ var scenarios = map[string]func(context.Context, *bench) ([]row, error){
 	"zipf":          runZipf,
 	"fanout":        runFanout,
 	"amplification": runAmplification,
+	"memory":        runMemory,
+	"recovery":      runRecovery,
 	"stats":         runStats,
 }
 
