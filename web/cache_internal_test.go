@@ -171,3 +171,50 @@ func TestCacheHotLinkUnderInvalidations(t *testing.T) {
 		t.Fatalf("after the updates: %v, %v; want version %d", e, err, updates)
 	}
 }
+
+// TestCachePromotesOncePerSecond: a hit moves its entry to the front of
+// the LRU only when it was not moved there within promoteEvery, and an
+// entry so promoted outlives older ones when the cache is full.
+func TestCachePromotesOncePerSecond(t *testing.T) {
+	st := testdb.SQLite(t)
+	ctx := t.Context()
+	tenant, err := st.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"a", "b", "c", "d"} {
+		if _, err := st.CreateLink(ctx, linkforge.Link{TenantID: tenant.ID, Slug: "p" + s,
+			URL: "https://example.com/" + s, Tags: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	clock := t0
+	c, err := newLinkCache(st, func() time.Time { return clock }, 3, prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.shards) != 1 {
+		t.Fatalf("a cache of 3 has %d shards, want 1", len(c.shards))
+	}
+	get := func(slug string) {
+		t.Helper()
+		if e, err := c.get(ctx, slug, clock); err != nil || e == nil {
+			t.Fatalf("get %s: %v, %v", slug, e, err)
+		}
+	}
+	get("pa")
+	get("pb")
+	get("pc") // LRU order, oldest first: pa pb pc
+	clock = t0.Add(promoteEvery / 2)
+	get("pb") // too soon: pb stays second
+	clock = t0.Add(promoteEvery)
+	get("pa") // promoted: pb pc pa
+	get("pd") // a miss fills pd and evicts the oldest, pb
+	sh := &c.shards[0]
+	for slug, want := range map[string]bool{"pa": true, "pb": false, "pc": true, "pd": true} {
+		if got := sh.pos.Contains(slug); got != want {
+			t.Errorf("%s cached = %v, want %v", slug, got, want)
+		}
+	}
+}
