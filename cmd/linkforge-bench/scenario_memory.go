@@ -11,10 +11,14 @@ import (
 // are evicted, the server is back within this of its idle resident memory.
 const targetMemoryReturn = 50_000_000
 
-// metricHeapInuse is the Go runtime's heap in use, from the server's Go
-// collector: it tells memory the server still holds from memory the
-// runtime has not yet handed back to the kernel.
-const metricHeapInuse = "go_memstats_heap_inuse_bytes"
+// The Go runtime's heap, from the server's Go collector: the live objects
+// (alloc) and the spans holding them (inuse; more than alloc when freed
+// objects leave spans partly used). They tell memory the server still holds
+// from memory the runtime has not yet handed back to the kernel.
+const (
+	metricHeapAlloc = "go_memstats_heap_alloc_bytes"
+	metricHeapInuse = "go_memstats_heap_inuse_bytes"
+)
 
 // memoryPoll is how often the scenario looks at the server while it waits.
 const memoryPoll = 2 * time.Second
@@ -79,7 +83,8 @@ func runMemory(ctx context.Context, b *bench) ([]row, error) {
 // memoryWait is what waitMemoryReturn saw last.
 type memoryWait struct {
 	mem       procMemory
-	heap      float64       // the Go heap in use, bytes; -1: unknown
+	heap      float64       // the Go heap's spans in use, bytes; -1: unknown
+	live      float64       // the Go heap's live objects, bytes; -1: unknown
 	evictedIn time.Duration // from the end of the clicks to no actor left; -1: not seen
 	took      time.Duration // from the end of the clicks to the last reading
 	returned  bool          // mem.rss within the target
@@ -92,8 +97,8 @@ func (w memoryWait) note(idle int64) string {
 		s = fmt.Sprintf("actors evicted %s after the clicks", w.evictedIn.Round(time.Second))
 	}
 	s += fmt.Sprintf("; RSS %s after %s = idle + %s", formatMB(w.mem.rss), w.took.Round(time.Second), formatMB(w.mem.rss-idle))
-	if w.heap >= 0 {
-		s += fmt.Sprintf(" (Go heap in use %s)", formatMB(int64(w.heap)))
+	if w.heap >= 0 && w.live >= 0 {
+		s += fmt.Sprintf(" (Go heap: %s live in %s of spans)", formatMB(int64(w.live)), formatMB(int64(w.heap)))
 	}
 	return s + fmt.Sprintf("; target ≤ idle + %s: %s", formatMB(targetMemoryReturn), metOrMissed(w.evictedIn >= 0 && w.returned))
 }
@@ -106,7 +111,7 @@ func (w memoryWait) note(idle int64) string {
 // gradually.
 func waitMemoryReturn(ctx context.Context, b *bench, in *instance, limit int64, timeout time.Duration) (memoryWait, error) {
 	start := time.Now()
-	w := memoryWait{evictedIn: -1, heap: -1}
+	w := memoryWait{evictedIn: -1, heap: -1, live: -1}
 	for {
 		m, err := scrapeMetrics(ctx, b.client, in.base)
 		if err != nil {
@@ -119,6 +124,9 @@ func waitMemoryReturn(ctx context.Context, b *bench, in *instance, limit int64, 
 		}
 		if heap, ok := m.value(metricHeapInuse); ok {
 			w.heap = heap
+		}
+		if live, ok := m.value(metricHeapAlloc); ok {
+			w.live = live
 		}
 		if w.evictedIn < 0 && actors == 0 && pending == 0 {
 			w.evictedIn = time.Since(start)

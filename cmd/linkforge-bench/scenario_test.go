@@ -73,7 +73,7 @@ func TestMemoryScenario(t *testing.T) {
 	if r.requests != 2000 || r.errors != 0 {
 		t.Errorf("%d requests, %d errors; want 2000 and 0 (%s)", r.requests, r.errors, r.notes)
 	}
-	for _, want := range []string{"RSS idle ", "with 2000 link actors", "peak (VmHWM) ", "actors not all evicted", "target ≤ idle + 50.0 MB: MISSED"} {
+	for _, want := range []string{"RSS idle ", "with 2000 link actors", "peak (VmHWM) ", "actors not all evicted", " live in ", "target ≤ idle + 50.0 MB: MISSED"} {
 		if !strings.Contains(r.notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, r.notes)
 		}
