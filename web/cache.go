@@ -3,11 +3,12 @@ package web
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
@@ -53,40 +54,66 @@ type PeerHealth interface {
 	Healthy() bool
 }
 
+// Sharding of the link cache. Every shard is an LRU of its own behind its
+// own lock, picked by a hash of the slug, so that lookups of different
+// slugs never wait for each other; and a hit takes only the shard's read
+// lock (a Peek), so that lookups of one hot slug do not queue either. An
+// entry's place in its LRU is refreshed at most once per promoteEvery (the
+// only write a hit may make), which keeps a link that is clicked all the
+// time at the front without taking a write lock per click.
+const (
+	// maxShards is the number of shards of a large cache: enough that
+	// lookups on many cores rarely meet on one lock.
+	maxShards = 64
+	// minShardSize keeps a small cache (tests, tiny deployments) in few
+	// shards, so that each still holds enough entries to be an LRU worth
+	// the name.
+	minShardSize = 1024
+	// promoteEvery spaces out an entry's moves to the front of its LRU.
+	promoteEvery = time.Second
+)
+
 // linkCache maps slugs to links for the redirect path, with a negative
-// cache for unknown slugs and singleflight for concurrent misses.
+// cache for unknown slugs and singleflight for concurrent misses. It is
+// sharded by slug (cacheShard); see ADR 007.
 //
-// It uses golang-lru's plain Cache and keeps expiry in the entries rather
-// than golang-lru's expirable.LRU, because expirable starts a cleanup
-// goroutine per cache that can never be stopped (a leak per Server in tests
-// and a ticker per cache forever) and reads the wall clock, where entries here
-// age by the Server's injected clock.
+// It uses golang-lru's simplelru under its own locks and keeps expiry in
+// the entries rather than golang-lru's expirable.LRU, because expirable
+// starts a cleanup goroutine per cache that can never be stopped (a leak
+// per Server in tests and a ticker per cache forever) and reads the wall
+// clock, where entries here age by the Server's injected clock.
 type linkCache struct {
 	store linkforge.LinkStore
 	now   func() time.Time
 	// heard is the bus's health; nil: always healthy (one node, or the
 	// bus cannot tell).
-	heard PeerHealth
-	pos   *lru.Cache[string, *cachedLink]
-	neg   *lru.Cache[string, time.Time] // slug -> when the entry stops counting
-	group singleflight.Group
-
-	// mu orders fills against invalidations: a fill stores its result only
-	// if no invalidation happened since its query started, so a lookup that
-	// raced an update can never put the old link back for a whole TTL.
-	mu    sync.Mutex
-	epoch uint64 // incremented by every invalidation
+	heard  PeerHealth
+	seed   maphash.Seed
+	shards []cacheShard // a power of two of them
+	group  singleflight.Group
 
 	// Lookups by outcome, so operators can see the hit ratio and a flood
-	// of unknown slugs: hit (a cached link), negative (a cached "unknown"),
-	// miss (a store lookup, shared by concurrent misses), stale (a link past
-	// its TTL served because the store could not be read).
-	hits, negHits, misses, stale prometheus.Counter
+	// of unknown slugs (cacheLookups).
+	lookups *cacheLookups
 }
 
-// cachedLink is immutable once built, apart from retryAt, and shared by every
-// request for its slug. The header values are built once so that a redirect
-// sets them without allocating.
+// cacheShard is one slice of the cache: the slugs whose hash lands here.
+type cacheShard struct {
+	// mu guards both LRUs, and orders fills against invalidations: a fill
+	// stores its result only if no invalidation of this shard happened
+	// since its query started, so a lookup that raced an update can never
+	// put the old link back for a whole TTL. Hits take it for reading.
+	mu    sync.RWMutex
+	epoch uint64 // incremented by every invalidation in the shard
+	pos   *simplelru.LRU[string, *cachedLink]
+	neg   *simplelru.LRU[string, time.Time] // slug -> when the entry stops counting
+	// Keeps two shards' locks off one cache line.
+	_ [64]byte
+}
+
+// cachedLink is immutable once built, apart from retryAt and promoted, and
+// shared by every request for its slug. The header values are built once
+// so that a redirect sets them without allocating.
 type cachedLink struct {
 	link     linkforge.Link
 	location []string // Location value for the target
@@ -102,46 +129,88 @@ type cachedLink struct {
 	// retryAt is set once a refresh of this entry has failed: the unix
 	// nanoseconds before which no other refresh starts. 0: none failed.
 	retryAt atomic.Int64
+	// promoted is when (unix nanoseconds) the entry was last moved to the
+	// front of its LRU.
+	promoted atomic.Int64
 }
 
-// newLinkCache returns a cache reading store. heard may be nil.
+// newLinkCache returns a cache of about size links reading store. heard
+// may be nil.
 func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int, reg prometheus.Registerer, heard PeerHealth) (*linkCache, error) {
-	lookups, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "linkforge_link_cache_lookups_total",
-		Help: "Redirect-path link cache lookups, by result: hit, negative (a cached unknown slug), miss (a store query) or stale (a link past its TTL served because the store could not be read).",
-	}, []string{"result"}))
+	lookups, err := register(reg, newCacheLookups())
 	if err != nil {
 		return nil, fmt.Errorf("web: link cache metrics: %w", err)
 	}
-	pos, err := lru.New[string, *cachedLink](size)
-	if err != nil {
-		return nil, fmt.Errorf("web: link cache: %w", err)
+	n := maxShards
+	for n > 1 && size/n < minShardSize {
+		n /= 2
 	}
-	neg, err := lru.New[string, time.Time](max(1, size/10))
-	if err != nil {
-		return nil, fmt.Errorf("web: negative link cache: %w", err)
+	c := &linkCache{store: store, now: now, heard: heard, seed: maphash.MakeSeed(),
+		shards: make([]cacheShard, n), lookups: lookups}
+	for i := range c.shards {
+		sh := &c.shards[i]
+		// Rounded up: the shards together hold at least size links.
+		if sh.pos, err = simplelru.NewLRU[string, *cachedLink]((size+n-1)/n, nil); err != nil {
+			return nil, fmt.Errorf("web: link cache: %w", err)
+		}
+		if sh.neg, err = simplelru.NewLRU[string, time.Time](max(1, (size/10+n-1)/n), nil); err != nil {
+			return nil, fmt.Errorf("web: negative link cache: %w", err)
+		}
 	}
-	return &linkCache{store: store, now: now, heard: heard, pos: pos, neg: neg,
-		hits: lookups.WithLabelValues("hit"), negHits: lookups.WithLabelValues("negative"),
-		misses: lookups.WithLabelValues("miss"), stale: lookups.WithLabelValues("stale")}, nil
+	return c, nil
+}
+
+// shard returns slug's shard and its index.
+func (c *linkCache) shard(slug string) (*cacheShard, int) {
+	i := int(maphash.String(c.seed, slug) & uint64(len(c.shards)-1))
+	return &c.shards[i], i
 }
 
 // get returns the link of slug, or nil if no link has it. now is the
 // request's time, already read by the caller.
 func (c *linkCache) get(ctx context.Context, slug string, now time.Time) (*cachedLink, error) {
-	if e, ok := c.pos.Get(slug); ok {
+	sh, i := c.shard(slug)
+	sh.mu.RLock()
+	e, ok := sh.pos.Peek(slug)
+	var until time.Time
+	var neg bool
+	if !ok {
+		until, neg = sh.neg.Peek(slug)
+	}
+	sh.mu.RUnlock()
+	if ok {
+		c.promote(sh, slug, e, now)
 		if c.fresh(e, now) {
-			c.hits.Inc()
+			c.lookups.add(i, lookupHit)
 			return e, nil
 		}
 		return c.revalidate(ctx, slug, e, now)
 	}
-	if until, ok := c.neg.Get(slug); ok && now.Before(until) {
-		c.negHits.Inc()
+	if neg && now.Before(until) {
+		c.lookups.add(i, lookupNegative)
 		return nil, nil
 	}
-	c.misses.Inc()
+	c.lookups.add(i, lookupMiss)
 	return c.load(ctx, slug)
+}
+
+// promote moves e to the front of its shard's LRU if it has not been moved
+// there for promoteEvery: once per second per entry at most, whatever its
+// click rate. One request wins the right to do it; the others go on.
+func (c *linkCache) promote(sh *cacheShard, slug string, e *cachedLink, now time.Time) {
+	last := e.promoted.Load()
+	t := now.UnixNano()
+	if t-last < int64(promoteEvery) || !e.promoted.CompareAndSwap(last, t) {
+		return
+	}
+	sh.mu.Lock()
+	// Only the entry that was read: an invalidation may have removed it
+	// meanwhile, and a fill replaced it with a newer one (itself at the
+	// front already).
+	if cur, ok := sh.pos.Peek(slug); ok && cur == e {
+		sh.pos.Get(slug)
+	}
+	sh.mu.Unlock()
 }
 
 // fresh reports whether e may be served without asking the store: younger
@@ -165,28 +234,29 @@ func (c *linkCache) fresh(e *cachedLink, now time.Time) bool {
 // of them per staleRetry starts a refresh in the background. An entry that
 // an invalidation removed meanwhile is never served.
 func (c *linkCache) revalidate(ctx context.Context, slug string, e *cachedLink, now time.Time) (*cachedLink, error) {
+	sh, i := c.shard(slug)
 	if retry := e.retryAt.Load(); retry != 0 {
 		if now.UnixNano() >= retry && e.retryAt.CompareAndSwap(retry, now.Add(staleRetry).UnixNano()) {
 			// The result lands in the cache; nobody waits for it. The
 			// channel is buffered, so the goroutine never blocks on it.
 			c.group.DoChan(slug, func() (any, error) { return c.fill(ctx, slug) })
 		}
-		c.stale.Inc()
+		c.lookups.add(i, lookupStale)
 		return e, nil
 	}
-	c.misses.Inc()
+	c.lookups.add(i, lookupMiss)
 	fresh, err := c.load(ctx, slug)
 	if err == nil {
 		return fresh, nil
 	}
 	e.retryAt.CompareAndSwap(0, now.Add(staleRetry).UnixNano())
-	c.mu.Lock()
-	cur, ok := c.pos.Peek(slug)
-	c.mu.Unlock()
+	sh.mu.RLock()
+	cur, ok := sh.pos.Peek(slug)
+	sh.mu.RUnlock()
 	if !ok || cur != e {
 		return nil, err // invalidated (or replaced) meanwhile
 	}
-	c.stale.Inc()
+	c.lookups.add(i, lookupStale)
 	return e, nil
 }
 
@@ -201,9 +271,10 @@ func (c *linkCache) load(ctx context.Context, slug string) (*cachedLink, error) 
 // fill reads slug from the store and caches the result, unless an
 // invalidation came meanwhile. It runs under the singleflight group.
 func (c *linkCache) fill(ctx context.Context, slug string) (any, error) {
-	c.mu.Lock()
-	epoch := c.epoch
-	c.mu.Unlock()
+	sh, _ := c.shard(slug)
+	sh.mu.RLock()
+	epoch := sh.epoch
+	sh.mu.RUnlock()
 
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 	defer cancel()
@@ -213,20 +284,21 @@ func (c *linkCache) fill(ctx context.Context, slug string) (any, error) {
 	}
 	now := c.now()
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	if err != nil { // not found
-		if c.epoch == epoch {
-			c.pos.Remove(slug) // an expired entry being refreshed
-			c.neg.Add(slug, now.Add(negativeTTL))
+		if sh.epoch == epoch {
+			sh.pos.Remove(slug) // an expired entry being refreshed
+			sh.neg.Add(slug, now.Add(negativeTTL))
 		}
 		return (*cachedLink)(nil), nil
 	}
 	e := newCachedLink(l, now.Add(positiveTTL))
 	e.loaded = now
-	if c.epoch == epoch {
-		c.pos.Add(slug, e)
-		c.neg.Remove(slug)
+	e.promoted.Store(now.UnixNano())
+	if sh.epoch == epoch {
+		sh.pos.Add(slug, e)
+		sh.neg.Remove(slug)
 	}
 	return e, nil
 }
@@ -280,13 +352,15 @@ func (e *cachedLink) target(userAgent string) []string {
 // invalidate drops slug from both caches and makes fills that are in flight
 // discard their result.
 func (c *linkCache) invalidate(slug string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.epoch++
-	c.pos.Remove(slug)
-	c.neg.Remove(slug)
+	sh, _ := c.shard(slug)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.epoch++
+	sh.pos.Remove(slug)
+	sh.neg.Remove(slug)
 	// Requests arriving from now on start a fresh lookup instead of joining
-	// one that may have read the old row.
+	// one that may have read the old row. Under the shard's lock, so that
+	// no fill of this shard can start between the epoch and the Forget.
 	c.group.Forget(slug)
 }
 
@@ -294,9 +368,60 @@ func (c *linkCache) invalidate(slug string) {
 // result. Requests that join a lookup already in flight may still get its
 // result once; the next ones read the store.
 func (c *linkCache) purge() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.epoch++
-	c.pos.Purge()
-	c.neg.Purge()
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		sh.epoch++
+		sh.pos.Purge()
+		sh.neg.Purge()
+		sh.mu.Unlock()
+	}
+}
+
+// The results of a lookup, linkforge_link_cache_lookups_total's label
+// values.
+const (
+	lookupHit      = iota // a cached link
+	lookupNegative        // a cached "unknown"
+	lookupMiss            // a store query, shared by concurrent misses
+	lookupStale           // a link past its TTL served because the store could not be read
+	lookupResults
+)
+
+var lookupLabels = [lookupResults]string{"hit", "negative", "miss", "stale"}
+
+// cacheLookups is linkforge_link_cache_lookups_total{result}. It counts
+// in stripes, one per shard, summed when scraped: a Prometheus counter is
+// one atomic word, which every core would write on every hit.
+type cacheLookups struct {
+	desc    *prometheus.Desc
+	stripes [maxShards]lookupStripe
+}
+
+type lookupStripe struct {
+	n [lookupResults]atomic.Uint64
+	_ [64 - lookupResults*8%64]byte
+}
+
+func newCacheLookups() *cacheLookups {
+	return &cacheLookups{desc: prometheus.NewDesc("linkforge_link_cache_lookups_total",
+		"Redirect-path link cache lookups, by result: hit, negative (a cached unknown slug), miss (a store query) or stale (a link past its TTL served because the store could not be read).",
+		[]string{"result"}, nil)}
+}
+
+// add counts one lookup of shard i.
+func (l *cacheLookups) add(i, result int) { l.stripes[i].n[result].Add(1) }
+
+// Describe implements prometheus.Collector.
+func (l *cacheLookups) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
+
+// Collect implements prometheus.Collector.
+func (l *cacheLookups) Collect(ch chan<- prometheus.Metric) {
+	for r, label := range lookupLabels {
+		var sum uint64
+		for i := range l.stripes {
+			sum += l.stripes[i].n[r].Load()
+		}
+		ch <- prometheus.MustNewConstMetric(l.desc, prometheus.CounterValue, float64(sum), label)
+	}
 }

@@ -100,7 +100,10 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.writeForm(c, &formAsk)
 	}
 	counted := req.Method == http.MethodGet
-	if counted && linkcounter.IsPreviewAgent(req.UserAgent()) {
+	// Read once: Header.Get is a map lookup per call, and the agent is
+	// wanted twice here (the preview check, the device target).
+	ua := req.UserAgent()
+	if counted && linkcounter.IsPreviewAgent(ua) {
 		// Redirected like any visitor, but an unfurler fetching a pasted
 		// link is not a click.
 		counted = false
@@ -134,7 +137,7 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.writePage(c, &pagePreview)
 	}
 	h := w.Header()
-	h["Location"] = e.target(req.UserAgent())
+	h["Location"] = e.target(ua)
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)
 	return nil

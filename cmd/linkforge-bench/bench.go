@@ -172,6 +172,12 @@ func (in *instance) pid() int {
 // fresh one on backend, with the links bulk-loaded into its store before it
 // starts; with --target the links are created through the API.
 func (b *bench) start(ctx context.Context, backend string, links []benchLink) (*instance, error) {
+	return b.startFlushing(ctx, backend, links, b.cfg.flushEvery)
+}
+
+// startFlushing is start with a --flush-interval of its own for the
+// server (recovery wants clicks to stay unflushed).
+func (b *bench) startFlushing(ctx context.Context, backend string, links []benchLink, flush time.Duration) (*instance, error) {
 	if b.cfg.target != "" {
 		in := &instance{b: b, base: b.cfg.target, token: b.cfg.token}
 		if err := in.createLinks(ctx, links); err != nil {
@@ -202,7 +208,7 @@ func (b *bench) start(ctx context.Context, backend string, links []benchLink) (*
 	if in.token, err = createToken(ctx, b.bin, in.dataDir, in.dbURL, benchTenant); err != nil {
 		return nil, err
 	}
-	if in.proc, err = startLinkForge(ctx, b.bin, in.dataDir, in.dbURL, b.cfg.flushEvery, b.cfg.journalSync); err != nil {
+	if in.proc, err = startLinkForge(ctx, b.bin, in.dataDir, in.dbURL, flush, b.cfg.journalSync); err != nil {
 		return nil, err
 	}
 	in.base = "http://" + in.proc.addr

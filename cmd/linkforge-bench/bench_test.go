@@ -6,12 +6,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/web"
@@ -52,12 +55,13 @@ func BenchmarkRedirectInProcess(b *testing.B) {
 		parallelism int
 	}{
 		{"GET-counted", http.MethodGet, true, 32},
+		{"GET-counted-browser", http.MethodGet, true, 32},
 		{"GET-counted-few-clients", http.MethodGet, true, 1},
 		{"HEAD", http.MethodHead, true, 32},
 		{"GET-no-counter", http.MethodGet, false, 32},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			srv, reqs := setupInProcess(b, 100, bc.method, bc.counter)
+			srv, reqs := setupInProcess(b, 100, bc.method, bc.counter, strings.HasSuffix(bc.name, "-browser"))
 			var next atomic.Int64
 			b.SetParallelism(bc.parallelism) // 32: 64 goroutines on 2 CPUs, like 64 workers
 			b.ReportAllocs()
@@ -76,8 +80,11 @@ func BenchmarkRedirectInProcess(b *testing.B) {
 	}
 }
 
-// setupInProcess returns a warm server and one request per link.
-func setupInProcess(b *testing.B, n int, method string, withCounter bool) (http.Handler, []*http.Request) {
+// setupInProcess returns a warm server and one request per link. With
+// browser, the server classifies clicks (loopback is its trusted proxy, as
+// for the servers the tool starts) and the requests carry the headers of
+// browserClicks, as with --click-headers browser.
+func setupInProcess(b *testing.B, n int, method string, withCounter, browser bool) (http.Handler, []*http.Request) {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -95,6 +102,9 @@ func setupInProcess(b *testing.B, n int, method string, withCounter bool) (http.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	cfg := web.Config{Store: st, PublicURL: &url.URL{Scheme: "http", Host: "127.0.0.1"}, Logger: log}
+	if browser {
+		cfg.Classifier = classify.New(classify.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
+	}
 	if withCounter {
 		journal, err := linkcounter.Open(ctx, filepath.Join(dir, "journal.db"))
 		if err != nil {
@@ -123,6 +133,12 @@ func setupInProcess(b *testing.B, n int, method string, withCounter bool) (http.
 	reqs := make([]*http.Request, n)
 	for i, l := range links {
 		reqs[i] = httptest.NewRequest(method, "/"+l.slug, nil)
+		if browser {
+			// httptest's peer, 192.0.2.1, is the trusted proxy.
+			p := browserClicks[i%len(browserClicks)]
+			reqs[i] = httptest.NewRequest(method, "/"+l.slug+p.query, nil)
+			reqs[i].Header = p.header.Clone()
+		}
 		w := &benchWriter{h: http.Header{}}
 		srv.ServeHTTP(w, reqs[i]) // warms the link cache
 		if w.code != http.StatusFound {

@@ -49,6 +49,11 @@ type config struct {
 	ampRate     int
 	ampLinks    int
 
+	memLinks       int
+	memWait        time.Duration
+	recoveryClicks int
+	recoveryWait   time.Duration
+
 	statsClicks   int64
 	statsLinks    int
 	statsDays     int
@@ -60,11 +65,12 @@ type config struct {
 }
 
 // The scenarios, in the order a full run executes them.
-var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "stats"}
+var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "memory", "recovery", "stats"}
 
-// defaultScenarios run when none is named: all but stats, whose bulk load
-// of 10 million clicks takes many minutes and is run on its own.
-var defaultScenarios = scenarioNames[:len(scenarioNames)-1]
+// defaultScenarios run when none is named: not memory and recovery (a
+// million links or clicks, several minutes each), nor stats, whose bulk
+// load of 10 million clicks takes many minutes; they run when named.
+var defaultScenarios = scenarioNames[:5]
 
 var errHelp = errors.New("help requested")
 
@@ -101,6 +107,11 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.ampDuration, "amp-duration", 3*time.Minute, "length of the amplification attack: with the flush interval, at least one whole minute of steady state")
 	fs.IntVar(&cfg.ampRate, "amp-rate", 100, "constant rate of the amplification attack, requests per second")
 	fs.IntVar(&cfg.ampLinks, "amp-links", 20, "links of the amplification scenario")
+
+	fs.IntVar(&cfg.memLinks, "memory-links", 1_000_000, "memory: distinct links, bulk-loaded, each clicked once")
+	fs.DurationVar(&cfg.memWait, "memory-wait", 6*time.Minute, "memory: bound of the clicks, and then of the wait for the link actors' eviction and the memory's return")
+	fs.IntVar(&cfg.recoveryClicks, "recovery-clicks", 1_000_000, "recovery: counted clicks (on --links links) left unflushed before the kill -9")
+	fs.DurationVar(&cfg.recoveryWait, "recovery-wait", 5*time.Minute, "recovery: bound of the clicks, of the restart's probes and of the flush after it")
 
 	fs.Int64Var(&cfg.statsClicks, "stats-clicks", 10_000_000, "clicks the stats scenario bulk-loads (as rollup and click_dims rows) before it queries")
 	fs.IntVar(&cfg.statsLinks, "stats-links", 10_000, "links the stats scenario's clicks are spread over (Zipf)")
@@ -203,6 +214,10 @@ func (cfg *config) validate() error {
 		{"--amp-duration", cfg.ampDuration > 0},
 		{"--amp-rate", cfg.ampRate > 0},
 		{"--amp-links", cfg.ampLinks > 0},
+		{"--memory-links", cfg.memLinks > 0},
+		{"--memory-wait", cfg.memWait > 0},
+		{"--recovery-clicks", cfg.recoveryClicks > 0},
+		{"--recovery-wait", cfg.recoveryWait > 0},
 		{"--stats-clicks", cfg.statsClicks > 0},
 		{"--stats-links", cfg.statsLinks > 1},
 		{"--stats-days", cfg.statsDays > 0},
@@ -238,7 +253,7 @@ Without --target it starts LinkForge itself, once per scenario, on a loopback
 port with a fresh data dir. All traffic stays on loopback; every attack is
 bounded by --duration and --max-requests.
 
-Scenarios (default: all but stats, in this order):
+Scenarios (default: the first five, in this order):
   redirect       max throughput of GET (counted) and HEAD (not counted) against
                  a reference net/http server answering 302 from a map; ratios;
                  p99 at half of the max load
@@ -249,6 +264,11 @@ Scenarios (default: all but stats, in this order):
                  latency at every viewer
   amplification  rollup rows written per click and per (link, minute) bucket,
                  from /metrics and the stats API
+  memory         (only when named) --memory-links links clicked once each;
+                 server RSS idle, at peak and after the link actors' eviction
+  recovery       (only when named) --recovery-clicks unflushed clicks, kill -9,
+                 restart: time to /readyz 200 and to the first 302; rollup
+                 after the flush against the 302s received
   stats          (only when named) the analytics queries over --stats-days on --stats-clicks
                  bulk-loaded clicks, on SQLite and on PostgreSQL: p50/p99 of
                  /stats by hour and by day, each /stats/{dimension},

@@ -117,6 +117,12 @@ func runAmplification(ctx context.Context, b *bench) ([]row, error) {
 // waitFlushed polls the metrics until no click is pending, or until
 // timeout, and returns the last scrape.
 func waitFlushed(ctx context.Context, b *bench, in *instance, timeout time.Duration) (metrics, error) {
+	return waitPending(ctx, b, in, 0, timeout)
+}
+
+// waitPending polls the metrics until at most most clicks are pending, or
+// until timeout, and returns the last scrape.
+func waitPending(ctx context.Context, b *bench, in *instance, most float64, timeout time.Duration) (metrics, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		m, err := scrapeMetrics(ctx, b.client, in.base)
@@ -127,7 +133,7 @@ func waitFlushed(ctx context.Context, b *bench, in *instance, timeout time.Durat
 		if !ok {
 			return metrics{}, fmt.Errorf("the server has no %s metric", metricPending)
 		}
-		if pending == 0 {
+		if pending <= most {
 			return m, nil
 		}
 		if time.Now().After(deadline) {

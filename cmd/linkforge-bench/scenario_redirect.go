@@ -26,6 +26,8 @@ var scenarios = map[string]func(context.Context, *bench) ([]row, error){
 	"zipf":          runZipf,
 	"fanout":        runFanout,
 	"amplification": runAmplification,
+	"memory":        runMemory,
+	"recovery":      runRecovery,
 	"stats":         runStats,
 }
 
@@ -116,7 +118,7 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 			"same rate: the floor of this machine and load generator"),
 		resultRow("redirect @50%", target, constRateLabel(half), getHalf,
 			fmt.Sprintf("50%% of GET max; p99 target ≤ %s: %s", targetHalfP99, metOrMissed(getHalf.metrics.Latencies.P99 <= targetHalfP99)),
-			commitNote(beforeHalf, afterHalf)),
+			latencyRatioNote(getHalf, refHalf), commitNote(beforeHalf, afterHalf)),
 	)
 	return rows, nil
 }
@@ -128,6 +130,20 @@ func cpuRatioNote(s, ref summary) string {
 		return ""
 	}
 	return fmt.Sprintf("CPU per request %.2f × reference's", float64(s.cpu)/float64(ref.cpu))
+}
+
+// latencyRatioNote compares a constant-rate attack's p99 and server CPU per
+// request with the reference's at the same rate, side by side.
+func latencyRatioNote(r, ref attackResult) string {
+	p, rp := r.metrics.Latencies.P99, ref.metrics.Latencies.P99
+	if p <= 0 || rp <= 0 {
+		return ""
+	}
+	s := fmt.Sprintf("p99 %.2f × reference's at the same rate", float64(p)/float64(rp))
+	if r.cpuPerReq > 0 && ref.cpuPerReq > 0 {
+		s += fmt.Sprintf(", CPU per request %.2f ×", float64(r.cpuPerReq)/float64(ref.cpuPerReq))
+	}
+	return s
 }
 
 // commitNote reports the journal's group commit over an attack, from two

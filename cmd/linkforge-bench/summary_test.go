@@ -99,3 +99,15 @@ func TestSteadyWindow(t *testing.T) {
 		})
 	}
 }
+
+func TestLatencyRatioNote(t *testing.T) {
+	var r, ref attackResult
+	r.metrics.Latencies.P99, ref.metrics.Latencies.P99 = 3*time.Millisecond, 2*time.Millisecond
+	r.cpuPerReq, ref.cpuPerReq = 90*time.Microsecond, 30*time.Microsecond
+	if got, want := latencyRatioNote(r, ref), "p99 1.50 × reference's at the same rate, CPU per request 3.00 ×"; got != want {
+		t.Errorf("latencyRatioNote = %q, want %q", got, want)
+	}
+	if got := latencyRatioNote(r, attackResult{}); got != "" {
+		t.Errorf("without a reference p99: %q, want empty", got)
+	}
+}
