@@ -215,14 +215,17 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	return top, nil
 }
 
-// tenantAggregateStats returns the statement and arguments of a
-// tenant-wide hour or day Stats query over [from, to): tenant_hourly for
-// its whole hours, the minute rollup only for the minutes before the first
-// whole hour and after the last, when a bound is not on the hour, so that a
-// month by hour reads 720 rows rather than every minute row of the tenant.
-// Rows as in tenantStatsSQL. The edge branches are left out when empty:
-// each would otherwise probe the rollup once per link of the tenant.
-func tenantAggregateStats(tenantID int64, interval string, from, to time.Time) (string, []any) {
+// aggregateStats returns the statement and arguments of an hour or day
+// Stats query over [from, to) for a tenant (linkID 0) or one of its links:
+// tenant_hourly or link_hourly (through link_hourly_link, migration 00008)
+// for its whole hours, the minute rollup only for the minutes before the
+// first whole hour and after the last, when a bound is not on the hour, so
+// that a month by hour reads 720 rows rather than every minute row. A
+// link's all-time total is links.rollup_clicks (00007), the sum of its
+// rollup rows. Rows as in tenantStatsSQL and linkStatsSQL. The edge
+// branches are left out when empty: for a tenant each would otherwise probe
+// the rollup once per link.
+func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time) (string, []any) {
 	hFrom := from.Truncate(time.Hour)
 	if hFrom.Before(from) {
 		hFrom = hFrom.Add(time.Hour)
@@ -231,24 +234,40 @@ func tenantAggregateStats(tenantID int64, interval string, from, to time.Time) (
 	if !hFrom.Before(hTo) {
 		hFrom, hTo = to, to // no whole hour: the rollup answers [from, to)
 	}
-	args := []any{tenantID, interval, hFrom, hTo}
 	var q strings.Builder
-	q.WriteString(`SELECT 0 AS kind, NULL::timestamptz AS start, 1::bigint AS n
+	args := []any{tenantID, interval, hFrom, hTo}
+	edgeSQL := `SELECT date_trunc($2, r.bucket, 'UTC'), r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
+		WHERE l.tenant_id = $1 AND r.bucket >= $%d AND r.bucket < $%d`
+	if linkID == 0 {
+		q.WriteString(`SELECT 0 AS kind, NULL::timestamptz AS start, 1::bigint AS n
 	UNION ALL
 	SELECT 1, NULL, COALESCE(SUM(count), 0)::bigint FROM tenant_hourly WHERE tenant_id = $1
 	UNION ALL
 	SELECT 2, start, SUM(n)::bigint FROM (
 		SELECT date_trunc($2, hour, 'UTC') AS start, count AS n FROM tenant_hourly
 		WHERE tenant_id = $1 AND hour >= $3 AND hour < $4 AND count <> 0`)
+	} else {
+		// $5 the link; "found" is whether it belongs to tenant $1.
+		args = append(args, linkID)
+		edgeSQL = `SELECT date_trunc($2, bucket, 'UTC'), count FROM click_rollup
+		WHERE link_id = $5 AND bucket >= $%d AND bucket < $%d`
+		q.WriteString(`SELECT 0 AS kind, NULL::timestamptz AS start,
+		(SELECT count(*) FROM links WHERE id = $5 AND tenant_id = $1)::bigint AS n
+	UNION ALL
+	SELECT 1, NULL, COALESCE((SELECT rollup_clicks FROM links WHERE id = $5 AND tenant_id = $1), 0)::bigint
+	UNION ALL
+	SELECT 2, start, SUM(n)::bigint FROM (
+		SELECT date_trunc($2, hour, 'UTC') AS start, count AS n FROM link_hourly
+		WHERE link_id = $5 AND hour >= $3 AND hour < $4 AND count <> 0`)
+	}
 	edge := func(lo, hi time.Time) {
 		if !lo.Before(hi) {
 			return
 		}
 		args = append(args, lo, hi)
-		fmt.Fprintf(&q, `
+		q.WriteString(`
 		UNION ALL
-		SELECT date_trunc($2, r.bucket, 'UTC'), r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
-		WHERE l.tenant_id = $1 AND r.bucket >= $%d AND r.bucket < $%d`, len(args)-1, len(args))
+		` + fmt.Sprintf(edgeSQL, len(args)-1, len(args)))
 	}
 	edge(from, hFrom)
 	edge(hTo, to)

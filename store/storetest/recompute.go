@@ -181,6 +181,45 @@ func testAggregatesRecompute(t *testing.T, s linkforge.Store) {
 					}
 				}
 
+				// One link's stats by minute, hour and day (hour and day
+				// from link_hourly, migration 00008) and its all-time total.
+				for _, l := range links {
+					if l.TenantID != tn.ID || deleted[l.ID] || rng.IntN(10) != 0 {
+						continue
+					}
+					for _, iv := range []linkforge.Interval{linkforge.Minute, linkforge.Hour, linkforge.Day} {
+						// Minutes inside the hours at either end, too.
+						lf, lt := from, to
+						if iv != linkforge.Minute {
+							lf, lt = from.Add(-time.Duration(rng.IntN(60))*time.Minute), to.Add(time.Duration(rng.IntN(60))*time.Minute)
+						}
+						st := mustStats(t, s, linkforge.StatsQuery{TenantID: tn.ID, LinkID: l.ID, From: lf, To: lt, Interval: iv})
+						wantB := map[time.Time]int64{}
+						var wantTotal int64
+						for _, node := range nodes {
+							for k, c := range rollup[node] {
+								if k.link != l.ID {
+									continue
+								}
+								wantTotal += c
+								if at := base.Add(time.Duration(k.m) * time.Minute); inRange(at, lf, lt) && c > 0 {
+									wantB[at.Truncate(iv.Duration())] += c
+								}
+							}
+						}
+						gotB := map[time.Time]int64{}
+						for _, b := range st.Buckets {
+							if b.Count != 0 {
+								gotB[b.Start.UTC()] = b.Count
+							}
+						}
+						if st.Total != wantTotal || fmt.Sprint(gotB) != fmt.Sprint(wantB) {
+							t.Fatalf("%s: stats of link %s by %s over [%v, %v): total %d, %v;\nrecomputed: total %d, %v",
+								what, l.Slug, iv, lf, lt, st.Total, gotB, wantTotal, wantB)
+						}
+					}
+				}
+
 				// Breakdowns, tenant-wide (aggregates) and of one link.
 				scopes := []struct {
 					name string
