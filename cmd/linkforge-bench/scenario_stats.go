@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,7 +43,10 @@ func runStats(ctx context.Context, b *bench) ([]row, error) {
 		rows []row
 		errs []error
 	)
-	for _, backend := range []string{"sqlite", "postgres"} {
+	for backend := range strings.SplitSeq(b.cfg.statsBackends, ",") {
+		if backend != "sqlite" && backend != "postgres" {
+			return rows, fmt.Errorf("--stats-backends: unknown store %q (sqlite or postgres)", backend)
+		}
 		r, err := runStatsOn(ctx, b, backend)
 		rows = append(rows, r...)
 		if err != nil {
