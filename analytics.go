@@ -1,7 +1,10 @@
 package linkforge
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -114,4 +117,53 @@ func SplitDays(from, to time.Time) HourDaySplit {
 		return HourDaySplit{HeadTo: to, DayFrom: to, DayTo: to, TailFrom: to}
 	}
 	return HourDaySplit{HeadTo: dayFrom, DayFrom: dayFrom, DayTo: dayTo, TailFrom: dayTo}
+}
+
+// TopLinkCandidate is a link read by the first step of a TopLinks query:
+// its clicks in the range (Count) and an upper bound of them (Bound: its
+// clicks of all time). Candidates come in order of Bound, descending.
+type TopLinkCandidate struct {
+	LinkID       int64
+	Slug         string
+	Bound, Count int64
+}
+
+// TopLinksCandidates is how many links, by their clicks of all time, a
+// TopLinks query of limit reads before it falls back to summing every
+// link's clicks in the range: enough that a ranking that drifts a little
+// over time is still settled by the first step.
+func TopLinksCandidates(limit int) int { return 4*limit + 32 }
+
+// RankCandidates returns the limit links with the most clicks among cands
+// (ties by slug in byte order, links without clicks left out), and whether
+// that is the exact answer for every link of the tenant. cands are the
+// first n links in descending order of Bound, or all of them if fewer than
+// n. No link after them has more clicks in the range than the last
+// candidate's Bound, so if the limit-th link has more (or, with fewer than
+// limit links listed, that bound is 0), no other link can enter the list
+// or tie with its last entry.
+func RankCandidates(cands []TopLinkCandidate, limit, n int) ([]LinkCount, bool) {
+	ranked := make([]LinkCount, 0, len(cands))
+	for _, c := range cands {
+		if c.Count > 0 {
+			ranked = append(ranked, LinkCount{LinkID: c.LinkID, Slug: c.Slug, Count: c.Count})
+		}
+	}
+	slices.SortFunc(ranked, func(a, b LinkCount) int {
+		if a.Count != b.Count {
+			return cmp.Compare(b.Count, a.Count)
+		}
+		return strings.Compare(a.Slug, b.Slug)
+	})
+	if len(ranked) > limit {
+		ranked = ranked[:limit]
+	}
+	if len(cands) < n {
+		return ranked, true // every link of the tenant was a candidate
+	}
+	need := int64(1) // with fewer than limit listed, any click would enter
+	if len(ranked) == limit {
+		need = ranked[limit-1].Count
+	}
+	return ranked, cands[len(cands)-1].Bound < need
 }

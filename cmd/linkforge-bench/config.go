@@ -58,6 +58,7 @@ type config struct {
 	statsLinks    int
 	statsDays     int
 	statsRequests int
+	statsBackends string
 
 	seed    uint64
 	format  string
@@ -117,6 +118,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.statsLinks, "stats-links", 10_000, "links the stats scenario's clicks are spread over (Zipf)")
 	fs.IntVar(&cfg.statsDays, "stats-days", 30, "days the stats scenario's clicks are spread over, ending with the current hour; the range of its queries")
 	fs.IntVar(&cfg.statsRequests, "stats-requests", 50, "measured requests per query of the stats scenario, one at a time, after 3 unreported ones")
+	fs.StringVar(&cfg.statsBackends, "stats-backends", "sqlite,postgres", "stores the stats scenario loads and queries, comma-separated")
 
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the Zipf generator and the slugs' shuffle")
 	fs.StringVar(&cfg.format, "format", "text", "table format: text or markdown")

@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,10 +31,20 @@ const (
 			WHERE EXISTS (SELECT 1 FROM links WHERE id = $1 AND tenant_id = $6)
 			GROUP BY value
 		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
-	// $1 tenant, $2 dimension, $5 limit.
+	// $1 tenant, $2 dimension, $5 limit; whole days [$6, $7) from
+	// tenant_dims_daily, the hours [$3, $8) and [$9, $4) from
+	// tenant_dims_hourly (migration 00008).
 	tenantBreakdownSQL = `SELECT value, n, SUM(n) OVER ()::bigint FROM (
-			SELECT value, SUM(count)::bigint AS n FROM tenant_dims_hourly
-			WHERE tenant_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $4
+			SELECT value, SUM(count)::bigint AS n FROM (
+				SELECT value, count FROM tenant_dims_daily
+				WHERE tenant_id = $1 AND dimension = $2 AND day >= $6 AND day < $7
+				UNION ALL
+				SELECT value, count FROM tenant_dims_hourly
+				WHERE tenant_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $8
+				UNION ALL
+				SELECT value, count FROM tenant_dims_hourly
+				WHERE tenant_id = $1 AND dimension = $2 AND hour >= $9 AND hour < $4
+			) r
 			GROUP BY value
 		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
 )
@@ -40,7 +52,8 @@ const (
 // Breakdown sums one dimension's counts over q's hours: for one link
 // (another tenant's link answers ENotFound) from link_dims_daily for whole
 // days and click_dims for the hours at the ends, for all the tenant's links
-// from the tenant_dims_hourly aggregate.
+// from tenant_dims_daily for whole days and tenant_dims_hourly for the hours
+// at the ends.
 func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkforge.Breakdown, error) {
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
 		return linkforge.Breakdown{}, err
@@ -55,11 +68,12 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 			return linkforge.Breakdown{}, notFound("link")
 		}
 	}
-	query, args := tenantBreakdownSQL, []any{q.TenantID, q.Dimension.String(), q.From, q.To, q.Limit}
+	sp := linkforge.SplitDays(q.From, q.To)
+	query, args := tenantBreakdownSQL, []any{q.TenantID, q.Dimension.String(), q.From, q.To, q.Limit,
+		sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom}
 	if q.LinkID != 0 {
 		// The EXISTS keeps the answer empty if the link was deleted
 		// between the check and the query.
-		sp := linkforge.SplitDays(q.From, q.To)
 		query, args = linkBreakdownSQL, []any{q.LinkID, q.Dimension.String(), q.From, q.To, q.Limit, q.TenantID,
 			sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom}
 	}
@@ -109,12 +123,71 @@ const topLinksSQL = `WITH r AS (
 		SELECT 1, id, slug, n FROM top
 	) u ORDER BY kind, n DESC, slug COLLATE "C"`
 
+// topCandidatesSQL reads the exact clicks over the hours [$2, $7) (split
+// as in topLinksSQL) of the $8 links with the most clicks of all time
+// (links_tenant_clicks), with those clicks as each one's bound. The first
+// row (kind 0) carries the tenant's total in the range.
+const topCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0::bigint AS bound,
+		COALESCE(SUM(count), 0)::bigint AS n
+	FROM tenant_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $7
+	UNION ALL
+	SELECT 1, c.id, c.slug, c.bound,
+		(SELECT COALESCE(SUM(count), 0) FROM link_daily WHERE link_id = c.id AND day >= $4 AND day < $5)::bigint
+		+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = c.id AND hour >= $2 AND hour < $3)::bigint
+		+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = c.id AND hour >= $6 AND hour < $7)::bigint
+	FROM (
+		SELECT id, slug, rollup_clicks + imported_clicks AS bound FROM links WHERE tenant_id = $1
+		ORDER BY rollup_clicks + imported_clicks DESC, id DESC LIMIT $8
+	) c`
+
 // TopLinks ranks the tenant's links by their clicks over q's hours.
+//
+// It first reads the exact clicks in the range of the few links with the
+// most clicks of all time (an upper bound of any range's clicks): if the
+// limit-th of them has more clicks in the range than the last candidate
+// has of all time, no other link can enter or tie, and the answer is
+// exact. Otherwise topLinksSQL sums every link's clicks in the range
+// (ADR 010). Each statement reads one snapshot, its total included.
 func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforge.TopLinks, error) {
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
 		return linkforge.TopLinks{}, err
 	}
 	sp := linkforge.SplitDays(q.From, q.To)
+	n := linkforge.TopLinksCandidates(q.Limit)
+	crows, err := db.pool.Query(ctx, topCandidatesSQL,
+		q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, n)
+	if err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links candidates: %w", err)
+	}
+	var (
+		total int64
+		cands []linkforge.TopLinkCandidate
+	)
+	for crows.Next() {
+		var (
+			kind int
+			c    linkforge.TopLinkCandidate
+		)
+		if err := crows.Scan(&kind, &c.LinkID, &c.Slug, &c.Bound, &c.Count); err != nil {
+			crows.Close()
+			return linkforge.TopLinks{}, fmt.Errorf("postgres: top links candidates: %w", err)
+		}
+		if kind == 0 {
+			total = c.Count
+			continue
+		}
+		cands = append(cands, c)
+	}
+	crows.Close()
+	if err := crows.Err(); err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links candidates: %w", err)
+	}
+	// The subquery's ORDER BY does not order the outer rows: sort by
+	// bound as RankCandidates expects.
+	slices.SortStableFunc(cands, func(a, b linkforge.TopLinkCandidate) int { return cmp.Compare(b.Bound, a.Bound) })
+	if ranked, ok := linkforge.RankCandidates(cands, q.Limit, n); ok {
+		return linkforge.TopLinks{Total: total, Links: ranked}, nil
+	}
 	rows, err := db.pool.Query(ctx, topLinksSQL,
 		q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, q.Limit)
 	if err != nil {
@@ -142,14 +215,17 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	return top, nil
 }
 
-// tenantAggregateStats returns the statement and arguments of a
-// tenant-wide hour or day Stats query over [from, to): tenant_hourly for
-// its whole hours, the minute rollup only for the minutes before the first
-// whole hour and after the last, when a bound is not on the hour, so that a
-// month by hour reads 720 rows rather than every minute row of the tenant.
-// Rows as in tenantStatsSQL. The edge branches are left out when empty:
-// each would otherwise probe the rollup once per link of the tenant.
-func tenantAggregateStats(tenantID int64, interval string, from, to time.Time) (string, []any) {
+// aggregateStats returns the statement and arguments of an hour or day
+// Stats query over [from, to) for a tenant (linkID 0) or one of its links:
+// tenant_hourly or link_hourly (through link_hourly_link, migration 00008)
+// for its whole hours, the minute rollup only for the minutes before the
+// first whole hour and after the last, when a bound is not on the hour, so
+// that a month by hour reads 720 rows rather than every minute row. A
+// link's all-time total is links.rollup_clicks (00007), the sum of its
+// rollup rows. Rows as in tenantStatsSQL and linkStatsSQL. The edge
+// branches are left out when empty: for a tenant each would otherwise probe
+// the rollup once per link.
+func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time) (string, []any) {
 	hFrom := from.Truncate(time.Hour)
 	if hFrom.Before(from) {
 		hFrom = hFrom.Add(time.Hour)
@@ -158,24 +234,40 @@ func tenantAggregateStats(tenantID int64, interval string, from, to time.Time) (
 	if !hFrom.Before(hTo) {
 		hFrom, hTo = to, to // no whole hour: the rollup answers [from, to)
 	}
-	args := []any{tenantID, interval, hFrom, hTo}
 	var q strings.Builder
-	q.WriteString(`SELECT 0 AS kind, NULL::timestamptz AS start, 1::bigint AS n
+	args := []any{tenantID, interval, hFrom, hTo}
+	edgeSQL := `SELECT date_trunc($2, r.bucket, 'UTC'), r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
+		WHERE l.tenant_id = $1 AND r.bucket >= $%d AND r.bucket < $%d`
+	if linkID == 0 {
+		q.WriteString(`SELECT 0 AS kind, NULL::timestamptz AS start, 1::bigint AS n
 	UNION ALL
 	SELECT 1, NULL, COALESCE(SUM(count), 0)::bigint FROM tenant_hourly WHERE tenant_id = $1
 	UNION ALL
 	SELECT 2, start, SUM(n)::bigint FROM (
 		SELECT date_trunc($2, hour, 'UTC') AS start, count AS n FROM tenant_hourly
 		WHERE tenant_id = $1 AND hour >= $3 AND hour < $4 AND count <> 0`)
+	} else {
+		// $5 the link; "found" is whether it belongs to tenant $1.
+		args = append(args, linkID)
+		edgeSQL = `SELECT date_trunc($2, bucket, 'UTC'), count FROM click_rollup
+		WHERE link_id = $5 AND bucket >= $%d AND bucket < $%d`
+		q.WriteString(`SELECT 0 AS kind, NULL::timestamptz AS start,
+		(SELECT count(*) FROM links WHERE id = $5 AND tenant_id = $1)::bigint AS n
+	UNION ALL
+	SELECT 1, NULL, COALESCE((SELECT rollup_clicks FROM links WHERE id = $5 AND tenant_id = $1), 0)::bigint
+	UNION ALL
+	SELECT 2, start, SUM(n)::bigint FROM (
+		SELECT date_trunc($2, hour, 'UTC') AS start, count AS n FROM link_hourly
+		WHERE link_id = $5 AND hour >= $3 AND hour < $4 AND count <> 0`)
+	}
 	edge := func(lo, hi time.Time) {
 		if !lo.Before(hi) {
 			return
 		}
 		args = append(args, lo, hi)
-		fmt.Fprintf(&q, `
+		q.WriteString(`
 		UNION ALL
-		SELECT date_trunc($2, r.bucket, 'UTC'), r.count FROM click_rollup r JOIN links l ON l.id = r.link_id
-		WHERE l.tenant_id = $1 AND r.bucket >= $%d AND r.bucket < $%d`, len(args)-1, len(args))
+		` + fmt.Sprintf(edgeSQL, len(args)-1, len(args)))
 	}
 	edge(from, hFrom)
 	edge(hTo, to)

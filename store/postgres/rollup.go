@@ -143,17 +143,18 @@ func (db *DB) upsertClicksWithEvents(ctx context.Context, nodeID string, ids []i
 // the session's TimeZone.
 const (
 	// $1 link, $2 tenant, [$3, $4) the range, $5 the interval.
+	// The total is links.rollup_clicks, the sum of the link's rollup rows
+	// kept by migration 00007's triggers, rather than a read of all of
+	// them.
 	linkStatsSQL = `WITH scope AS (
-			SELECT id FROM links WHERE id = $1 AND tenant_id = $2
-		), r AS (
-			SELECT bucket, count FROM click_rollup WHERE link_id IN (SELECT id FROM scope)
+			SELECT id, rollup_clicks FROM links WHERE id = $1 AND tenant_id = $2
 		)
 		SELECT 0 AS kind, NULL::timestamptz AS start, (SELECT count(*) FROM scope) AS n
 		UNION ALL
-		SELECT 1, NULL, COALESCE(SUM(count), 0)::bigint FROM r
+		SELECT 1, NULL, COALESCE((SELECT rollup_clicks FROM scope), 0)::bigint
 		UNION ALL
-		SELECT 2, date_trunc($5, bucket, 'UTC'), SUM(count)::bigint FROM r
-		WHERE bucket >= $3 AND bucket < $4 GROUP BY 2
+		SELECT 2, date_trunc($5, bucket, 'UTC'), SUM(count)::bigint FROM click_rollup
+		WHERE link_id IN (SELECT id FROM scope) AND bucket >= $3 AND bucket < $4 GROUP BY 2
 		ORDER BY kind, start`
 
 	// $1 tenant, [$2, $3) the range, $4 the interval. The join with links
@@ -185,10 +186,10 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 	from, to, interval := ceilMicro(q.From), ceilMicro(q.To), string(q.Interval)
 	query, args := tenantStatsSQL, []any{q.TenantID, from, to, interval}
 	switch {
+	case q.Interval != linkforge.Minute:
+		query, args = aggregateStats(q.TenantID, q.LinkID, interval, from, to)
 	case q.LinkID != 0:
 		query, args = linkStatsSQL, []any{q.LinkID, q.TenantID, from, to, interval}
-	case q.Interval != linkforge.Minute:
-		query, args = tenantAggregateStats(q.TenantID, interval, from, to)
 	}
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {

@@ -101,7 +101,7 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 		scope                int64
 	)
 	if q.LinkID == 0 && q.Interval != linkforge.Minute {
-		return tenantAggregateStats(ctx, tx, q.TenantID, width, from, to)
+		return aggregateStats(ctx, tx, q.TenantID, 0, width, from, to)
 	}
 	if q.LinkID != 0 {
 		var one int
@@ -113,8 +113,12 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 		if err != nil {
 			return linkforge.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
 		}
+		if q.Interval != linkforge.Minute {
+			return aggregateStats(ctx, tx, q.TenantID, q.LinkID, width, from, to)
+		}
 		scope = q.LinkID
-		totalSQL = `SELECT COALESCE(SUM(count), 0) FROM click_rollup WHERE link_id = ?`
+		// The sum of its rollup rows, kept by 00007's triggers.
+		totalSQL = `SELECT rollup_clicks FROM links WHERE id = ?`
 		// Integer division floors here because buckets are after 1970.
 		bucketsSQL = `SELECT bucket / ?1 * ?1 AS start, SUM(count) FROM click_rollup
 			WHERE link_id = ?2 AND bucket >= ?3 AND bucket < ?4 GROUP BY start ORDER BY start`

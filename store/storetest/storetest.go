@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Breakdown", testBreakdown},
 		{"TopLinks", testTopLinks},
 		{"AggregatesAgree", testAggregatesAgree},
+		{"AggregatesRecompute", testAggregatesRecompute},
 		{"ExportLinks", testExportLinks},
 		{"QueryLinksSorts", testQueryLinksSorts},
 		{"QueryLinksClicksFollowRollup", testQueryLinksClicksFollowRollup},

@@ -1,0 +1,96 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// WriteBeforeStatsSpeed writes clicks of two nodes on two links, with
+// country rows over three UTC days, into s, a store whose schema stops
+// before migration 00008; CheckAfterStatsSpeed checks, on the same database
+// migrated, that tenant breakdowns over whole days (read from
+// tenant_dims_daily, which 00008 backfills) hold them.
+func WriteBeforeStatsSpeed(t *testing.T, s linkforge.Store) int64 {
+	t.Helper()
+	tn := mustTenant(t, s, "backfill")
+	a := mustCreateLink(t, s, newLink(tn.ID, "bf-a"))
+	b := mustCreateLink(t, s, newLink(tn.ID, "bf-b"))
+	// ahour(2) is midnight: hours 2..73 are three whole days.
+	for _, node := range []string{"n1", "n2"} {
+		var dims []linkforge.DimRow
+		for h := 0; h < 76; h += 5 {
+			dims = append(dims,
+				dim(a.ID, h, linkforge.DimCountry, "DE", 3),
+				dim(b.ID, h, linkforge.DimCountry, "US", 1),
+				dim(b.ID, h, linkforge.DimCountry, "DE", 1))
+		}
+		mustUpsertClicks(t, s, node, []linkforge.RollupRow{{LinkID: a.ID, Bucket: ahour(0), Count: 5}}, dims...)
+	}
+	return tn.ID
+}
+
+// CheckAfterStatsSpeed: see WriteBeforeStatsSpeed.
+func CheckAfterStatsSpeed(t *testing.T, s linkforge.Store, tenantID int64) {
+	t.Helper()
+	for _, r := range [][2]int{{0, 76}, {2, 74}, {1, 51}, {7, 70}} {
+		// Rows every 5 hours from hour 0, from 2 nodes: DE 3+1, US 1.
+		var n int64
+		for h := 0; h < 76; h += 5 {
+			if h >= r[0] && h < r[1] {
+				n++
+			}
+		}
+		got := mustBreakdown(t, s, linkforge.BreakdownQuery{TenantID: tenantID, Dimension: linkforge.DimCountry,
+			From: ahour(r[0]), To: ahour(r[1]), Limit: 10})
+		checkBreakdown(t, fmt.Sprintf("hours %d..%d after migration 00008", r[0], r[1]), got,
+			10*n, []linkforge.ValueCount{vc("DE", 8*n), vc("US", 2*n)}, 0)
+	}
+}
+
+// BenchmarkFlush measures the database side of a counter's flush with
+// click dimensions, the write the aggregate triggers make heavier: one
+// UpsertClicks of 1,000 links' rows of one minute (a new bucket each op,
+// so a new hour every 60 ops) and their dimension rows of that hour, six
+// dimensions and two values each, every count grown since the last flush.
+// One op is one flush.
+func BenchmarkFlush(b *testing.B, s linkforge.Store) {
+	const links = 1000
+	ctx := b.Context()
+	tn, err := s.EnsureTenant(ctx, "flush")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]int64, links)
+	for i := range ids {
+		l, err := s.CreateLink(ctx, newLink(tn.ID, fmt.Sprintf("flush-%d", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = l.ID
+	}
+	start := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	rows := make([]linkforge.RollupRow, links)
+	dims := make([]linkforge.DimRow, 0, links*int(linkforge.NumDimensions)*2)
+	b.ResetTimer()
+	for op := 0; b.Loop(); op++ {
+		bucket := start.Add(time.Duration(op) * time.Minute)
+		hour := bucket.Truncate(time.Hour)
+		dims = dims[:0]
+		for i, id := range ids {
+			rows[i] = linkforge.RollupRow{LinkID: id, Bucket: bucket, Count: 10}
+			n := int64(10 * (op%60 + 1)) // the hour's clicks so far
+			for d := range linkforge.NumDimensions {
+				dims = append(dims,
+					linkforge.DimRow{LinkID: id, Hour: hour, Dim: d, Value: "a", Count: n - n/3},
+					linkforge.DimRow{LinkID: id, Hour: hour, Dim: d, Value: "b", Count: n / 3})
+			}
+		}
+		if err := s.UpsertClicks(ctx, "bench", rows, dims); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(links+len(dims)), "rows/op")
+}
