@@ -9,15 +9,22 @@ import (
 
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/internal/testdb"
-	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
 // TestStatsSpeedMigrationBackfills: dimension rows written before
-// migration 00008 are in the per-day tenant aggregate after it.
+// migration 00008 are in the per-day tenant aggregate after it. The rows
+// are written through the store at the latest schema (the store's writes
+// need the later migrations' tables), then the schema goes down to 00007,
+// which drops the aggregate and restores 00006's functions, and up again,
+// which must backfill it.
 func TestStatsSpeedMigrationBackfills(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.New(t)
+	db := mustOpenURL(t, url)
+	tenant := storetest.WriteBeforeStatsSpeed(t, db)
+	storetest.CheckAfterStatsSpeed(t, db, tenant)
+
 	raw, err := sql.Open("pgx", url)
 	if err != nil {
 		t.Fatal(err)
@@ -27,22 +34,12 @@ func TestStatsSpeedMigrationBackfills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 7); err != nil {
-		t.Fatalf("migrate to 00007: %v", err)
-	}
-	old, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenant := storetest.WriteBeforeStatsSpeed(t, old)
-	old.Close()
-	db := mustOpenURL(t, url)
-	storetest.CheckAfterStatsSpeed(t, db, tenant)
-
-	// Down and up again: the Down section restores 00006's functions, and
-	// the backfill runs again.
 	if _, err := p.DownTo(ctx, 7); err != nil {
 		t.Fatalf("migrate down to 00007: %v", err)
+	}
+	var exists bool
+	if err := raw.QueryRowContext(ctx, `SELECT to_regclass('tenant_dims_daily') IS NOT NULL`).Scan(&exists); err != nil || exists {
+		t.Fatalf("after migrating down to 00007: tenant_dims_daily exists %v, %v; want false", exists, err)
 	}
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("migrate up again: %v", err)

@@ -9,52 +9,36 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"github.com/linkforge/linkforge/internal/testdb"
-	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
 // TestStatsSpeedMigrationBackfills: dimension rows written before
-// migration 00008 are in the per-day tenant aggregate after it.
+// migration 00008 are in the per-day tenant aggregate after it. The rows
+// are written through the store at the latest schema (the store's writes
+// need the later migrations' tables), then the schema goes down to 00007,
+// which drops the aggregate, and up again, which must backfill it.
 func TestStatsSpeedMigrationBackfills(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "linkforge.db")
+	db := mustOpen(t, path)
+	tenant := storetest.WriteBeforeStatsSpeed(t, db)
+	storetest.CheckAfterStatsSpeed(t, db, tenant)
+
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer raw.Close()
 	p, err := goose.NewProvider(goose.DialectSQLite3, raw, os.DirFS("../../migrations/sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 7); err != nil {
-		t.Fatalf("migrate to 00007: %v", err)
-	}
-	if err := raw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	old, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenant := storetest.WriteBeforeStatsSpeed(t, old)
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db := mustOpen(t, path)
-	storetest.CheckAfterStatsSpeed(t, db, tenant)
-
-	// Down and up again: the Down section undoes the Up, and the backfill
-	// runs again.
-	raw, err = sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if p, err = goose.NewProvider(goose.DialectSQLite3, raw, os.DirFS("../../migrations/sqlite")); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := p.DownTo(ctx, 7); err != nil {
 		t.Fatalf("migrate down to 00007: %v", err)
+	}
+	var tables int
+	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'tenant_dims_daily'`).Scan(&tables); err != nil || tables != 0 {
+		t.Fatalf("after migrating down to 00007: tenant_dims_daily tables %d, %v; want 0", tables, err)
 	}
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("migrate up again: %v", err)
