@@ -20,6 +20,14 @@ type logState struct {
 	// byHour lists, per hour, the links that hold rows of it: what purge
 	// visits.
 	byHour map[int64][]int64
+	// dropped lists, per hour, the links (ascending) whose rows of that
+	// hour were dropped from memory once flushed, their actor evicted: a
+	// later click in the hour starts rows to be seeded from the rollup
+	// (hourRows.seed). 8 bytes per (link, hour), until the hour ends before
+	// the purge horizon, after which no click can land in it.
+	dropped map[int64][]int64
+	// unsorted: hours of dropped appended to by the record being applied.
+	unsorted map[int64]bool
 	// peak is the most links held since links was last rebuilt: a Go map
 	// keeps its buckets after deletes, so purge rebuilds it once it has
 	// shrunk to a quarter.
@@ -30,6 +38,10 @@ type hourRows struct {
 	hour int64
 	mins []minCell // ascending bucket
 	dims []dimCell // in the order values arrived
+	// seed: the hour's rows restarted after a drop; the rollup's counts of
+	// this node for the link and hour are added before their first flush
+	// (Counter.seedHours). Until then every row of the hour is unflushed.
+	seed bool
 }
 
 type minCell struct{ bucket, n, flushed int64 }
@@ -41,7 +53,8 @@ type dimCell struct {
 }
 
 func newLogState() *logState {
-	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64)}
+	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64),
+		dropped: make(map[int64][]int64), unsorted: make(map[int64]bool)}
 }
 
 // hourOf returns link's rows of hour, created if create.
@@ -55,6 +68,12 @@ func (s *logState) hourOf(link, hour int64, create bool) *hourRows {
 		return nil
 	}
 	h := &hourRows{hour: hour}
+	if _, was := slices.BinarySearch(s.dropped[hour], link); was {
+		// The rollup holds what the dropped rows counted: this fresh
+		// count must add it before its first flush, or the upsert would
+		// keep the larger old count and lose the new clicks under it.
+		h.seed = true
+	}
 	s.links[link] = slices.Insert(hs, i, h)
 	s.byHour[hour] = append(s.byHour[hour], link)
 	return h
@@ -95,6 +114,39 @@ func (h *hourRows) dim(d linkforge.Dimension, value string, create bool) *dimCel
 	return &h.dims[len(h.dims)-1]
 }
 
+// removeEmpty removes the dimension cell c points at if it counts nothing:
+// a seed moved its clicks to MoreValue (Journal.seedHours), and an empty
+// cell must not count towards MaxDimValues.
+func (h *hourRows) removeEmpty(c *dimCell) {
+	if c.n != 0 || c.flushed != 0 {
+		return
+	}
+	for i := range h.dims {
+		if &h.dims[i] == c {
+			h.dims = slices.Delete(h.dims, i, i+1)
+			return
+		}
+	}
+}
+
+// allFlushed reports whether the hour holds nothing the rollup lacks.
+func (h *hourRows) allFlushed() bool {
+	if h.seed {
+		return false
+	}
+	for _, m := range h.mins {
+		if m.n != m.flushed {
+			return false
+		}
+	}
+	for _, d := range h.dims {
+		if d.n != d.flushed {
+			return false
+		}
+	}
+	return true
+}
+
 // values returns how many values other than MoreValue the hour holds for d:
 // what MaxDimValues bounds.
 func (h *hourRows) values(d linkforge.Dimension) int {
@@ -123,6 +175,7 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 	if r.reset {
 		clear(s.links)
 		clear(s.byHour)
+		clear(s.dropped)
 	}
 	if r.meta {
 		s.nodeID, s.seedPending = r.nodeID, r.seedPending
@@ -137,7 +190,9 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 		if i == 0 || d.link != r.dims[i-1].link || d.hour != r.dims[i-1].hour {
 			h = s.hourOf(d.link, d.hour, true)
 		}
-		h.dim(d.dim, d.value, true).n += d.v
+		c := h.dim(d.dim, d.value, true)
+		c.n += d.v
+		h.removeEmpty(c)
 	}
 	for _, m := range r.marks {
 		if h := s.hourOf(m.link, hourStart(m.at), false); h != nil {
@@ -153,10 +208,68 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 			}
 		}
 	}
+	if r.dropFlushed || len(r.drops) > 0 {
+		s.peak = max(s.peak, len(s.links))
+		if r.dropFlushed {
+			for link := range s.links {
+				s.drop(link)
+			}
+		}
+		for _, link := range r.drops {
+			s.drop(link)
+		}
+	}
+	for _, m := range r.hourMarks {
+		switch m.v {
+		case hourDropped:
+			s.dropped[m.at] = append(s.dropped[m.at], m.link)
+			s.unsorted[m.at] = true
+		case hourToSeed, hourSeeded:
+			if h := s.hourOf(m.link, m.at, false); h != nil {
+				h.seed = m.v == hourToSeed
+			}
+		}
+	}
+	for hour := range s.unsorted {
+		slices.Sort(s.dropped[hour])
+		s.dropped[hour] = slices.Compact(s.dropped[hour])
+	}
+	clear(s.unsorted)
 	if r.purge > 0 {
 		purged = s.purge(r.purge)
 	}
+	s.shrink()
 	return purged
+}
+
+// drop removes link's rows from memory if every one is flushed, and
+// records their hours in dropped (docs/adr/014-click-log.md, "Memory").
+// Its entries in byHour stay until purge visits their hour, which skips a
+// link without rows there.
+func (s *logState) drop(link int64) {
+	hs := s.links[link]
+	for _, h := range hs {
+		if !h.allFlushed() {
+			return // a click came after the eviction: its new actor has it
+		}
+	}
+	for _, h := range hs {
+		s.dropped[h.hour] = append(s.dropped[h.hour], link)
+		s.unsorted[h.hour] = true
+	}
+	delete(s.links, link)
+}
+
+// shrink rebuilds links once it holds a quarter of its peak: a Go map keeps
+// its buckets after deletes.
+func (s *logState) shrink() {
+	if len(s.links) < s.peak/4 {
+		// Not maps.Clone: it copies the buckets too.
+		links := make(map[int64][]*hourRows, len(s.links))
+		maps.Copy(links, s.links)
+		s.links = links
+		s.peak = len(s.links)
+	}
 }
 
 // purge drops flushed minutes of buckets before horizon, and an hour's
@@ -219,16 +332,19 @@ func (s *logState) purge(horizon int64) int64 {
 		if len(kept) == 0 {
 			delete(s.byHour, hour)
 		} else {
+			// A link dropped and clicked again in the hour is listed twice.
+			slices.Sort(kept)
+			kept = slices.Compact(kept)
 			clear(links[len(kept):])
 			s.byHour[hour] = kept
 		}
 	}
-	if len(s.links) < s.peak/4 {
-		// Not maps.Clone: it copies the buckets too.
-		links := make(map[int64][]*hourRows, len(s.links))
-		maps.Copy(links, s.links)
-		s.links = links
-		s.peak = len(s.links)
+	// No click lands in an hour ended before the horizon (bucketOf): its
+	// dropped links need no seed any more.
+	for hour := range s.dropped {
+		if hour+3600 <= horizon {
+			delete(s.dropped, hour)
+		}
 	}
 	return purged
 }
@@ -269,6 +385,30 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 			}
 			r.reuse()
 			rows = 0
+		}
+	}
+	// Hour marks after every row, so that replaying the snapshot derives
+	// no seed mark from them: marks to be seeded are listed as they are.
+	for _, l := range links {
+		for _, h := range s.links[l] {
+			if h.seed {
+				r.hourMarks = append(r.hourMarks, recRow{link: l, at: h.hour, v: hourToSeed})
+				rows++
+			}
+		}
+	}
+	hours := slices.Sorted(maps.Keys(s.dropped))
+	for _, hour := range hours {
+		for _, l := range s.dropped[hour] {
+			r.hourMarks = append(r.hourMarks, recRow{link: l, at: hour, v: hourDropped})
+			rows++
+			if rows >= chunk {
+				if err := emit(r); err != nil {
+					return err
+				}
+				r.reuse()
+				rows = 0
+			}
 		}
 	}
 	if rows > 0 {
