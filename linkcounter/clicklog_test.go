@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -160,7 +161,13 @@ func dumpState(j *Journal) string {
 			for _, d := range dims {
 				fmt.Fprintf(&b, "dim %d %d %d %q n=%d f=%d\n", l, h.hour, d.dim, d.value, d.n, d.flushed)
 			}
+			if h.seed {
+				fmt.Fprintf(&b, "to seed %d %d\n", l, h.hour)
+			}
 		}
+	}
+	for _, hour := range slices.Sorted(maps.Keys(j.st.dropped)) {
+		fmt.Fprintf(&b, "dropped %d %v\n", hour, j.st.dropped[hour])
 	}
 	return b.String()
 }
