@@ -3,6 +3,7 @@ package linkcounter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -271,5 +272,26 @@ func TestDropStateSurvivesSnapshot(t *testing.T) {
 	j2.mu.RUnlock()
 	if left != 0 {
 		t.Errorf("%d dropped hours kept after a purge past them, want 0", left)
+	}
+}
+
+func TestMergeSorted(t *testing.T) {
+	for _, c := range []struct {
+		list []int64
+		from int
+		want []int64
+	}{
+		{[]int64{3, 1, 2}, 0, []int64{1, 2, 3}},
+		{[]int64{1, 4, 9, 2, 4, 10, 0}, 3, []int64{0, 1, 2, 4, 9, 10}},
+		{[]int64{1, 2, 5, 3}, 4, nil},
+		{[]int64{1, 2, 7, 6}, 2, []int64{1, 2, 6, 7}},
+		{[]int64{5, 5, 5}, 1, []int64{5}},
+	} {
+		if c.from == len(c.list) {
+			c.want = slices.Clone(c.list) // nothing appended: left as it is
+		}
+		if got := mergeSorted(slices.Clone(c.list), c.from); !slices.Equal(got, c.want) {
+			t.Errorf("mergeSorted(%v, %d) = %v, want %v", c.list, c.from, got, c.want)
+		}
 	}
 }

@@ -26,8 +26,13 @@ type logState struct {
 	// (hourRows.seed). 8 bytes per (link, hour), until the hour ends before
 	// the purge horizon, after which no click can land in it.
 	dropped map[int64][]int64
-	// unsorted: hours of dropped appended to by the record being applied.
-	unsorted map[int64]bool
+	// unsorted: per hour of dropped appended to by the record being
+	// applied, where its sorted part ends.
+	unsorted map[int64]int
+	// stale counts, per hour, the byHour entries of links dropped since
+	// the hour's list was last compacted: it is compacted once they are
+	// half of it, so a dropped link's entry costs memory only for a while.
+	stale map[int64]int
 	// peak is the most links held since links was last rebuilt: a Go map
 	// keeps its buckets after deletes, so purge rebuilds it once it has
 	// shrunk to a quarter.
@@ -54,7 +59,7 @@ type dimCell struct {
 
 func newLogState() *logState {
 	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64),
-		dropped: make(map[int64][]int64), unsorted: make(map[int64]bool)}
+		dropped: make(map[int64][]int64), unsorted: make(map[int64]int), stale: make(map[int64]int)}
 }
 
 // hourOf returns link's rows of hour, created if create.
@@ -176,6 +181,7 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 		clear(s.links)
 		clear(s.byHour)
 		clear(s.dropped)
+		clear(s.stale)
 	}
 	if r.meta {
 		s.nodeID, s.seedPending = r.nodeID, r.seedPending
@@ -222,19 +228,35 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 	for _, m := range r.hourMarks {
 		switch m.v {
 		case hourDropped:
-			s.dropped[m.at] = append(s.dropped[m.at], m.link)
-			s.unsorted[m.at] = true
+			s.addDropped(m.at, m.link)
 		case hourToSeed, hourSeeded:
 			if h := s.hourOf(m.link, m.at, false); h != nil {
 				h.seed = m.v == hourToSeed
 			}
 		}
 	}
-	for hour := range s.unsorted {
-		slices.Sort(s.dropped[hour])
-		s.dropped[hour] = slices.Compact(s.dropped[hour])
+	for hour, from := range s.unsorted {
+		s.dropped[hour] = mergeSorted(s.dropped[hour], from)
 	}
 	clear(s.unsorted)
+	for hour, n := range s.stale {
+		if list := s.byHour[hour]; 2*n >= len(list) {
+			kept := list[:0]
+			for _, link := range list {
+				if s.hourOf(link, hour, false) != nil {
+					kept = append(kept, link)
+				}
+			}
+			slices.Sort(kept)
+			kept = slices.Compact(kept) // a link dropped and clicked again
+			if len(kept) == 0 {
+				delete(s.byHour, hour)
+			} else {
+				s.byHour[hour] = slices.Clip(slices.Clone(kept))
+			}
+			delete(s.stale, hour)
+		}
+	}
 	if r.purge > 0 {
 		purged = s.purge(r.purge)
 	}
@@ -254,10 +276,44 @@ func (s *logState) drop(link int64) {
 		}
 	}
 	for _, h := range hs {
-		s.dropped[h.hour] = append(s.dropped[h.hour], link)
-		s.unsorted[h.hour] = true
+		s.addDropped(h.hour, link)
+		s.stale[h.hour]++
 	}
 	delete(s.links, link)
+}
+
+// addDropped appends link to hour's dropped links; apply sorts the lists
+// it appended to (mergeSorted) before the record ends.
+func (s *logState) addDropped(hour, link int64) {
+	if _, ok := s.unsorted[hour]; !ok {
+		s.unsorted[hour] = len(s.dropped[hour])
+	}
+	s.dropped[hour] = append(s.dropped[hour], link)
+}
+
+// mergeSorted sorts list, whose elements before from are sorted already,
+// and removes duplicates: it sorts only the tail, then merges, so a record
+// dropping a few links costs what it drops, not the hour's whole list.
+func mergeSorted(list []int64, from int) []int64 {
+	head, tail := list[:from], list[from:]
+	slices.Sort(tail)
+	if len(head) == 0 || len(tail) == 0 || head[len(head)-1] < tail[0] {
+		return slices.Compact(list)
+	}
+	out := make([]int64, 0, len(list))
+	i, k := 0, 0
+	for i < len(head) || k < len(tail) {
+		var v int64
+		if k == len(tail) || (i < len(head) && head[i] <= tail[k]) {
+			v, i = head[i], i+1
+		} else {
+			v, k = tail[k], k+1
+		}
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // shrink rebuilds links once it holds a quarter of its peak: a Go map keeps
@@ -329,6 +385,7 @@ func (s *logState) purge(horizon int64) int64 {
 				s.links[link] = hs
 			}
 		}
+		delete(s.stale, hour)
 		if len(kept) == 0 {
 			delete(s.byHour, hour)
 		} else {
