@@ -3,7 +3,9 @@ package linkcounter
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -294,4 +296,72 @@ func TestMergeSorted(t *testing.T) {
 			t.Errorf("mergeSorted(%v, %d) = %v, want %v", c.list, c.from, got, c.want)
 		}
 	}
+}
+
+// Clicks on a few links at random gaps of up to 40 s, across an hour's
+// end, with the drop tuning: links are evicted and dropped between clicks
+// and clicked again, often racing the eviction (a click between the
+// eviction and the drop's record keeps the rows). After every flush write
+// each (link, hour)'s dimensions sum to its minutes, and at the end the
+// store holds exactly the acknowledged clicks of each link and value.
+func TestDropsUnderLoad(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		synctest.Test(t, func(t *testing.T) {
+			const node = "edge-drops"
+			st := &invariantStore{Store: b.open(t), node: node}
+			links := make([]linkforge.Link, 6)
+			for i := range links {
+				links[i] = mustLink(t, st.Store.(testStore), -1)
+			}
+			j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+			c := mustStart(t, Config{Store: st, Journal: j, NodeID: node}, dropTune)
+			time.Sleep(50 * time.Minute) // the clicks cross 01:00
+			countries := []string{"NL", "DE", "FR"}
+			var mu sync.Mutex
+			acked := make(map[int64]int64)
+			byCountry := make(map[int64]map[string]int64)
+			var wg sync.WaitGroup
+			for w := range 4 {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(w), 7))
+					for range 60 {
+						l := &links[rng.IntN(len(links))]
+						country := countries[rng.IntN(len(countries))]
+						if err := c.Record(context.Background(), l, time.Now(), &linkforge.ClickDims{linkforge.DimCountry: country}); err != nil {
+							t.Errorf("record: %v", err)
+							return
+						}
+						mu.Lock()
+						acked[l.ID]++
+						if byCountry[l.ID] == nil {
+							byCountry[l.ID] = make(map[string]int64)
+						}
+						byCountry[l.ID][country]++
+						mu.Unlock()
+						time.Sleep(time.Duration(rng.IntN(40_000)) * time.Millisecond)
+					}
+				})
+			}
+			wg.Wait()
+			mustStop(t, c)
+			for _, l := range links {
+				if got := mustClickTotal(t, st, l.ID); got != acked[l.ID] {
+					t.Errorf("link %d: rollup total %d, want %d acknowledged", l.ID, got, acked[l.ID])
+				}
+				if got := valueCounts(t, st, node, l.ID)[linkforge.DimCountry]; fmt.Sprint(got) != fmt.Sprint(byCountry[l.ID]) {
+					t.Errorf("link %d: countries %v, want %v", l.ID, got, byCountry[l.ID])
+				}
+			}
+			if writes := st.check(t); writes == 0 {
+				t.Error("no flush write checked")
+			}
+			if err := dimsInvariant(st, node); err != nil {
+				t.Error(err)
+			}
+			if got := testutil.ToFloat64(c.m.hoursSeeded); got < 10 {
+				t.Errorf("hours seeded = %v, want many (drops and clicks again)", got)
+			}
+			t.Logf("%s: %d hours seeded", b.name, int(testutil.ToFloat64(c.m.hoursSeeded)))
+		})
+	})
 }
