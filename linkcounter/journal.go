@@ -66,6 +66,10 @@ func WithLogger(l *slog.Logger) JournalOption {
 // linkforge.MoreValue (docs/adr/009-click-dimensions.md).
 const MaxDimValues = 64
 
+// maxKeptBuffer bounds the bytes of a record's buffers kept for reuse
+// once the record is written.
+const maxKeptBuffer = 1 << 20
+
 // logDirName is the click log's directory, next to the journal's name.
 const logDirName = "clicklog"
 
@@ -261,6 +265,11 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 		}
 	}
 	j.size += int64(len(frame))
+	if cap(j.enc.buf) > maxKeptBuffer {
+		// A burst's record (a million links dropped at once) must not pin
+		// its buffer for the life of the process.
+		j.enc.buf = nil
+	}
 	j.mu.Lock()
 	purged := j.st.apply(r)
 	j.mu.Unlock()
@@ -645,6 +654,9 @@ func (j *Journal) commitDrops(_ context.Context, incs []*increment, marks []jour
 		slices.Sort(r.drops) // smaller deltas
 	}
 	purged, err := j.append(r)
+	if cap(r.drops) > maxKeptBuffer/8 {
+		r.drops = nil // as the encoder's buffer
+	}
 	if err != nil {
 		return 0, fmt.Errorf("journal commit: %w", err)
 	}
