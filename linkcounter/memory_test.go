@@ -28,7 +28,7 @@ import (
 // catches a leak of evicted actors at any scale, -race included; the heap
 // in use right after the eviction is within heapSlack + evictedPerLink per
 // link of the start (issue 14's target, 50 MB for 1,000,000 links; measured
-// about 36 bytes per link; keeping the journal rows until the purge, as
+// 21 to 24 bytes per link; keeping the journal rows until the purge, as
 // before the drops, is about 500 bytes per link: 98 MiB); and after the
 // purge within heapSlack (measured about 0.5 MiB above it; a leak of every
 // evicted actor of 200,000 links is about 46 MiB). The precise figures are
@@ -122,7 +122,7 @@ func TestEvictionMemory(t *testing.T) {
 			if alive > 0 {
 				t.Errorf("%d of %d sampled evicted actors are still reachable: evicted actors leak", alive, len(sample))
 			}
-			t.Logf("%s: %d actors while active; heap in use: %.1f MiB at start, %.1f MiB with %d active links, %.1f MiB after eviction (%.0f bytes per link of journal state), %.1f MiB after the purge",
+			t.Logf("%s: %d actors while active; heap in use: %.1f MiB at start, %.1f MiB with %d active links, %.1f MiB after eviction (%.0f bytes per link above the start), %.1f MiB after the purge",
 				b.name, actorsActive, mib(heapStart), mib(heapActive), links, mib(heapEvicted),
 				float64(heapEvicted-heapStart)/float64(links), mib(heapIdle))
 			if heapIdle > heapStart+heapSlack {
@@ -140,7 +140,7 @@ func TestEvictionMemory(t *testing.T) {
 // evictedPerLink is what a link clicked once may still cost once its actor
 // is evicted and its rows dropped: issue 14's target, 50 MB above idle for
 // 1,000,000 links. What stays is the counter's and the journal's indexes
-// of the hour (about 36 bytes per link measured), until the purge.
+// of the hour (21 to 24 bytes per link measured), until the purge.
 const evictedPerLink = 50
 
 // heapSlack is how far above the start the heap may stay after eviction: a
