@@ -2,10 +2,12 @@ package linkcounter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -421,5 +423,71 @@ func FuzzDecodeRecord(f *testing.F) {
 		if a, b := fmt.Sprintf("%+v", r), fmt.Sprintf("%+v", r2); a != b {
 			t.Fatalf("decode, encode, decode: %s, want %s", b, a)
 		}
+	})
+}
+
+// seedReadFailStore fails the failAt-th NodeLinkClicks (counted from 1)
+// and counts the calls.
+type seedReadFailStore struct {
+	Store
+	failAt int64
+	calls  atomic.Int64
+}
+
+func (s *seedReadFailStore) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, from, to time.Time) ([]linkforge.RollupRow, []linkforge.DimRow, error) {
+	if s.calls.Add(1) == s.failAt {
+		return nil, nil, errors.New("database unreachable")
+	}
+	return s.Store.NodeLinkClicks(ctx, nodeID, linkID, from, to)
+}
+
+// 150 links dropped and clicked again flush in one batch: their seeds go in
+// records of seedChunk links, so a read failing in the middle keeps the
+// seeds before it, and the retry seeds only the rest: each hour is seeded
+// once, and the store ends with every click exactly.
+func TestSeedChunksSurviveAFailedRead(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		synctest.Test(t, func(t *testing.T) {
+			base := b.open(t)
+			st := &seedReadFailStore{Store: base, failAt: 100}
+			links := make([]linkforge.Link, 150)
+			for i := range links {
+				links[i] = mustLink(t, base, -1)
+			}
+			j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+			c := mustStart(t, Config{Store: st, Journal: j}, func(c *Counter) {
+				dropTune(c)
+				c.retryBase = time.Second
+			})
+			for i := range links {
+				mustRecord(t, c, &links[i], time.Now())
+			}
+			time.Sleep(25 * time.Second)
+			synctest.Wait()
+			if n := c.actorCount(); n != 0 {
+				t.Fatalf("%d actors after idling, want 0", n)
+			}
+			for i := range links {
+				mustRecord(t, c, &links[i], time.Now())
+				mustRecord(t, c, &links[i], time.Now())
+			}
+			time.Sleep(20 * time.Second) // a failed flush, then its retry
+			synctest.Wait()
+			if got := testutil.ToFloat64(c.m.flushFailures); got != 1 {
+				t.Errorf("flush failures = %v, want 1 (the failed read)", got)
+			}
+			if got := testutil.ToFloat64(c.m.hoursSeeded); got != 150 {
+				t.Errorf("hours seeded = %v, want 150 (each once)", got)
+			}
+			if got, want := st.calls.Load(), st.failAt+150-seedChunk; got != want {
+				t.Errorf("%d seed reads, want %d: the retry reads only the links not seeded", got, want)
+			}
+			mustStop(t, c)
+			for _, l := range links {
+				if got := mustClickTotal(t, base, l.ID); got != 3 {
+					t.Fatalf("link %d: rollup total %d, want 3", l.ID, got)
+				}
+			}
+		})
 	})
 }

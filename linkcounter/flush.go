@@ -463,6 +463,18 @@ func (c *Counter) seedHours(ctx context.Context, ids []int64) error {
 	}
 	var rows []linkforge.RollupRow
 	var dims []linkforge.DimRow
+	done, links := 0, 0
+	// One record per seedChunk links: a batch of many restarted links
+	// that outlasts the flush's timeout keeps the seeds it finished, so
+	// the retry does less, never the same again.
+	commit := func(end int) error {
+		if err := c.journal.seedHours(ctx, keys[done:end], rows, dims); err != nil {
+			return fmt.Errorf("seed %d link hours: %w", end-done, err)
+		}
+		c.m.hoursSeeded.Add(float64(end - done))
+		rows, dims, done, links = rows[:0], dims[:0], end, 0
+		return nil
+	}
 	for i := 0; i < len(keys); {
 		j := i
 		for j < len(keys) && keys[j].linkID == keys[i].linkID {
@@ -475,13 +487,20 @@ func (c *Counter) seedHours(ctx context.Context, ids []int64) error {
 		}
 		rows, dims = append(rows, r...), append(dims, d...)
 		i = j
+		if links++; links == seedChunk {
+			if err := commit(i); err != nil {
+				return err
+			}
+		}
 	}
-	if err := c.journal.seedHours(ctx, keys, rows, dims); err != nil {
-		return fmt.Errorf("seed %d link hours: %w", len(keys), err)
+	if done < len(keys) {
+		return commit(len(keys))
 	}
-	c.m.hoursSeeded.Add(float64(len(keys)))
 	return nil
 }
+
+// seedChunk is how many links' seeds go in one journal record.
+const seedChunk = 64
 
 // logFailure logs one alarm_failed record per retry count in the failed
 // batch, with the seeds' keys: retryCount counts from 0 (the first run), and
