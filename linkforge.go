@@ -240,6 +240,11 @@ type RollupStore interface {
 	// NodeDims returns nodeID's click_dims rows whose hour is at or after
 	// from, in any order: NodeRollup's counterpart for the dimensions.
 	NodeDims(ctx context.Context, nodeID string, from time.Time) ([]DimRow, error)
+	// NodeLinkClicks returns nodeID's rollup rows of one link whose bucket
+	// is in [from, to) and its click_dims rows whose hour is in [from, to),
+	// in any order: what a click journal seeds the rows of a (link, hour)
+	// it dropped from memory and restarted from (docs/adr/014-click-log.md).
+	NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, from, to time.Time) ([]RollupRow, []DimRow, error)
 }
 
 // Store is everything LinkForge keeps in its main database.

@@ -92,8 +92,9 @@ func (c *Counter) actorFor(linkID int64) *actor {
 // evictIdle drops the actors that are clean and have not been clicked for
 // idle, so memory follows the set of active links (the seeds' hibernation).
 // A later click creates a fresh actor, which reloads the total if it needs it.
-func (c *Counter) evictIdle(now time.Time, idle time.Duration) int {
-	evicted := 0
+// It returns the evicted links, whose journal rows can then leave memory.
+func (c *Counter) evictIdle(now time.Time, idle time.Duration) []int64 {
+	var evicted []int64
 	c.actors.Range(func(k, v any) bool {
 		a := v.(*actor)
 		if !a.io.TryLock() {
@@ -105,7 +106,7 @@ func (c *Counter) evictIdle(now time.Time, idle time.Duration) int {
 			a.evicted = true
 			c.actors.CompareAndDelete(k, a)
 			c.nActors.Add(-1)
-			evicted++
+			evicted = append(evicted, a.id)
 		}
 		a.mu.Unlock()
 		a.io.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -160,7 +161,13 @@ func dumpState(j *Journal) string {
 			for _, d := range dims {
 				fmt.Fprintf(&b, "dim %d %d %d %q n=%d f=%d\n", l, h.hour, d.dim, d.value, d.n, d.flushed)
 			}
+			if h.seed {
+				fmt.Fprintf(&b, "to seed %d %d\n", l, h.hour)
+			}
 		}
+	}
+	for _, hour := range slices.Sorted(maps.Keys(j.st.dropped)) {
+		fmt.Fprintf(&b, "dropped %d %v\n", hour, j.st.dropped[hour])
 	}
 	return b.String()
 }
@@ -271,14 +278,17 @@ func writeTestLog(t *testing.T, dir string) (before, after, seg string, start, e
 	seg = segmentPath(j)
 	start = fileSize(t, seg)
 	// The last record: increments with dimensions (new and known values),
-	// marks of both kinds and a purge horizon.
+	// marks of both kinds, drops (link 1 flushed: dropped; link 3 not:
+	// kept) and a purge horizon.
 	incs := []*increment{{linkID: 2, bucket: 3660, add: 3}, {linkID: 5, bucket: 3720, add: 1}}
 	for range 3 {
 		incs[0].countDims(&linkforge.ClickDims{linkforge.DimCountry: "DE"})
 	}
 	incs[1].countDims(&linkforge.ClickDims{linkforge.DimCountry: "US"})
-	if _, err := j.commit(ctx, incs, []journalRow{{linkID: 2, bucket: 3600, n: 2}},
-		[]dimRow{{linkID: 2, hour: 3600, dim: linkforge.DimCountry, value: "NL", n: 2}}, 60); err != nil {
+	dimMarks := []dimRow{{linkID: 2, hour: 3600, dim: linkforge.DimCountry, value: "NL", n: 2}}
+	dimMarks = append(dimMarks, journalDims(t, j, 1)...) // link 1 fully flushed by this record
+	if _, err := j.commitDrops(ctx, incs, []journalRow{{linkID: 2, bucket: 3600, n: 2}},
+		dimMarks, 60, []int64{1, 3}); err != nil {
 		t.Fatal(err)
 	}
 	after = dumpState(j)
@@ -286,8 +296,8 @@ func writeTestLog(t *testing.T, dir string) (before, after, seg string, start, e
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if before == after || end <= start {
-		t.Fatalf("the last record changed nothing")
+	if before == after || end <= start || !strings.Contains(after, "dropped 3600 [1]\n") {
+		t.Fatalf("the last record changed nothing, or did not drop link 1:\n%s", after)
 	}
 	return before, after, seg, start, end
 }

@@ -56,7 +56,10 @@ type commitBatch struct {
 	marks       []journalRow
 	dimMarks    []dimRow
 	purgeBefore int64
-	barrier     bool // commit even if empty: "everything before me is durable"
+	// drops: links whose actors were evicted; the journal drops their rows
+	// from memory if every one is flushed when the record is applied.
+	drops   []int64
+	barrier bool // commit even if empty: "everything before me is durable"
 
 	done   chan struct{}
 	err    error // valid once done is closed
@@ -69,7 +72,7 @@ func newCommitBatch() *commitBatch {
 }
 
 func (b *commitBatch) empty() bool {
-	return len(b.order) == 0 && len(b.marks) == 0 && len(b.dimMarks) == 0 && b.purgeBefore == 0 && !b.barrier
+	return len(b.order) == 0 && len(b.marks) == 0 && len(b.dimMarks) == 0 && b.purgeBefore == 0 && len(b.drops) == 0 && !b.barrier
 }
 
 // committer owns the journal's writer: one goroutine commits batch after
@@ -149,9 +152,9 @@ next:
 	}
 }
 
-// submit puts flush marks (minute and dimension rows) and/or a purge into
-// the next commit.
-func (c *committer) submit(marks []journalRow, dimMarks []dimRow, purgeBefore int64) (*commitBatch, error) {
+// submit puts flush marks (minute and dimension rows), a purge and/or the
+// drops of evicted links into the next commit.
+func (c *committer) submit(marks []journalRow, dimMarks []dimRow, purgeBefore int64, drops []int64) (*commitBatch, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -160,6 +163,7 @@ func (c *committer) submit(marks []journalRow, dimMarks []dimRow, purgeBefore in
 	b := c.cur
 	b.marks = append(b.marks, marks...)
 	b.dimMarks = append(b.dimMarks, dimMarks...)
+	b.drops = append(b.drops, drops...)
 	if purgeBefore > b.purgeBefore {
 		b.purgeBefore = purgeBefore
 	}
@@ -210,7 +214,7 @@ func (c *committer) run() {
 			// Not the callers' contexts: a click whose request went away may
 			// still be in this batch with others, and the commit is local.
 			start := time.Now()
-			b.purged, b.err = c.j.commit(context.Background(), b.order, b.marks, b.dimMarks, b.purgeBefore)
+			b.purged, b.err = c.j.commitDrops(context.Background(), b.order, b.marks, b.dimMarks, b.purgeBefore, b.drops)
 			b.took = time.Since(start)
 			c.after(b)
 			close(b.done)

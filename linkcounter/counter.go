@@ -70,6 +70,10 @@ type Store interface {
 	// NodeDims returns nodeID's hour counts by dimension of hours at or
 	// after from: NodeRollup's counterpart.
 	NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error)
+	// NodeLinkClicks returns nodeID's rollup rows of linkID with a bucket
+	// in [from, to) and its click_dims rows with an hour in [from, to):
+	// what restarted rows of an hour dropped from memory are seeded from.
+	NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, from, to time.Time) ([]linkforge.RollupRow, []linkforge.DimRow, error)
 	// The click reservations of limited links (limit.go).
 	GrantStore
 }
@@ -285,6 +289,14 @@ func (c *Counter) Start(ctx context.Context) error {
 			slog.Int("link_count", len(pending)), slog.Int64("clicks", clicks))
 	}
 
+	if !c.seedPending.Load() {
+		// Rows replayed from the log whose clicks are all flushed and that
+		// no actor holds leave memory as an evicted actor's do; a fresh
+		// count waiting for its node seed has none.
+		if err := c.journal.dropFlushed(ctx); err != nil {
+			return fmt.Errorf("linkcounter: start: %w", err)
+		}
+	}
 	c.bg, c.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
 	c.commits = newCommitter(c.journal, c.afterCommit)
 	go c.commits.run()

@@ -306,6 +306,9 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 			return nil, nil, err
 		}
 	}
+	if err := c.seedHours(ctx, ids); err != nil {
+		return nil, nil, err
+	}
 	// Rows of buckets starting after cutoff are younger than the interval.
 	// A bucket starting after now exists only when the clock was set back
 	// (bucketOf); waiting for it to age would wait for the clock to catch
@@ -389,7 +392,7 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 	c.m.dimsWritten.Add(float64(len(outDims)))
 	// Mark the values that were written, not the current n, which may have
 	// grown since the read.
-	b, err := c.commits.submit(rows, dims, 0)
+	b, err := c.commits.submit(rows, dims, 0, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), err)
 	}
@@ -444,6 +447,60 @@ func (c *Counter) seedFromRollup(ctx context.Context) error {
 		slog.String("node_id", c.nodeID), slog.Int("rows", len(rows)), slog.Int64("clicks", clicks))
 	return nil
 }
+
+// seedHours seeds the hours of the given links whose rows restarted after
+// their actor's eviction dropped them from memory: it reads this node's
+// rollup rows of those (link, hour)s, minutes and dimensions, and adds them
+// to the restarted rows (Journal.seedHours) before the flush reads them, so
+// the absolute counts it writes include what the rollup holds. It runs in
+// the flush, never in a click: no click waits for the store. A failure
+// fails the flush, which is retried like any other; the seed marks stay in
+// the journal meanwhile (docs/adr/014-click-log.md, "Memory").
+func (c *Counter) seedHours(ctx context.Context, ids []int64) error {
+	keys := c.journal.toSeed(ids)
+	if len(keys) == 0 {
+		return nil
+	}
+	var rows []linkforge.RollupRow
+	var dims []linkforge.DimRow
+	done, links := 0, 0
+	// One record per seedChunk links: a batch of many restarted links
+	// that outlasts the flush's timeout keeps the seeds it finished, so
+	// the retry does less, never the same again.
+	commit := func(end int) error {
+		if err := c.journal.seedHours(ctx, keys[done:end], rows, dims); err != nil {
+			return fmt.Errorf("seed %d link hours: %w", end-done, err)
+		}
+		c.m.hoursSeeded.Add(float64(end - done))
+		rows, dims, done, links = rows[:0], dims[:0], end, 0
+		return nil
+	}
+	for i := 0; i < len(keys); {
+		j := i
+		for j < len(keys) && keys[j].linkID == keys[i].linkID {
+			j++
+		}
+		from, to := time.Unix(keys[i].hour, 0).UTC(), time.Unix(keys[j-1].hour+3600, 0).UTC()
+		r, d, err := c.store.NodeLinkClicks(ctx, c.nodeID, keys[i].linkID, from, to)
+		if err != nil {
+			return fmt.Errorf("seed link %d from the rollup of node %q: %w", keys[i].linkID, c.nodeID, err)
+		}
+		rows, dims = append(rows, r...), append(dims, d...)
+		i = j
+		if links++; links == seedChunk {
+			if err := commit(i); err != nil {
+				return err
+			}
+		}
+	}
+	if done < len(keys) {
+		return commit(len(keys))
+	}
+	return nil
+}
+
+// seedChunk is how many links' seeds go in one journal record.
+const seedChunk = 64
 
 // logFailure logs one alarm_failed record per retry count in the failed
 // batch, with the seeds' keys: retryCount counts from 0 (the first run), and
@@ -556,7 +613,10 @@ func (c *Counter) housekeep(now time.Time) {
 	// clicks still land at clockHigh - maxClickAge or later (bucketOf),
 	// whose rows this keeps.
 	purgeBefore := c.observeClock(now).Add(-c.journalRetain).Truncate(time.Minute).Unix()
-	b, err := c.commits.submit(nil, nil, purgeBefore)
+	// The evicted links' rows leave memory with their actors: a later
+	// click in one of their hours restarts it, seeded from the rollup
+	// before its first flush (seedHours).
+	b, err := c.commits.submit(nil, nil, purgeBefore, evicted)
 	if err == nil {
 		<-b.done
 		err = b.err
@@ -566,8 +626,8 @@ func (c *Counter) housekeep(now time.Time) {
 			slog.String("error", err.Error()))
 		return
 	}
-	if evicted > 0 || b.purged > 0 {
+	if len(evicted) > 0 || b.purged > 0 {
 		c.log.Debug("click journal housekeeping", slog.String("event", "journal_housekeeping"),
-			slog.Int("actors_evicted", evicted), slog.Int64("rows_purged", b.purged))
+			slog.Int("actors_evicted", len(evicted)), slog.Int64("rows_purged", b.purged))
 	}
 }

@@ -270,7 +270,7 @@ func TestFlushIdempotent(t *testing.T) {
 				}
 				marks := make([]journalRow, len(jBefore))
 				copy(marks, jBefore)
-				b, err := c.commits.submit(marks, nil, 0)
+				b, err := c.commits.submit(marks, nil, 0, nil)
 				if err != nil {
 					t.Fatalf("replay marks: %v", err)
 				}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,10 @@ func WithLogger(l *slog.Logger) JournalOption {
 // dimension and hour; further new values are counted under
 // linkforge.MoreValue (docs/adr/009-click-dimensions.md).
 const MaxDimValues = 64
+
+// maxKeptBuffer bounds the bytes of a record's buffers kept for reuse
+// once the record is written.
+const maxKeptBuffer = 1 << 20
 
 // logDirName is the click log's directory, next to the journal's name.
 const logDirName = "clicklog"
@@ -260,6 +265,11 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 		}
 	}
 	j.size += int64(len(frame))
+	if cap(j.enc.buf) > maxKeptBuffer {
+		// A burst's record (a million links dropped at once) must not pin
+		// its buffer for the life of the process.
+		j.enc.buf = nil
+	}
 	j.mu.Lock()
 	purged := j.st.apply(r)
 	j.mu.Unlock()
@@ -616,7 +626,14 @@ func (j *Journal) unflushed(_ context.Context, linkIDs []int64) ([]journalRow, [
 // purge of flushed rows of buckets before purgeBefore (unix seconds; 0:
 // none), and of flushed dimension rows of hours ended by then. It returns
 // the number of purged rows.
-func (j *Journal) commit(_ context.Context, incs []*increment, marks []journalRow, dimMarks []dimRow, purgeBefore int64) (int64, error) {
+func (j *Journal) commit(ctx context.Context, incs []*increment, marks []journalRow, dimMarks []dimRow, purgeBefore int64) (int64, error) {
+	return j.commitDrops(ctx, incs, marks, dimMarks, purgeBefore, nil)
+}
+
+// commitDrops is commit, plus the drops of links whose actors were evicted:
+// their rows leave memory if every one is flushed once the record's other
+// parts are applied (docs/adr/014-click-log.md, "Memory").
+func (j *Journal) commitDrops(_ context.Context, incs []*increment, marks []journalRow, dimMarks []dimRow, purgeBefore int64, drops []int64) (int64, error) {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	r := &j.rec
@@ -632,7 +649,14 @@ func (j *Journal) commit(_ context.Context, incs []*increment, marks []journalRo
 		r.dimMarks = append(r.dimMarks, recDim{link: m.linkID, hour: m.hour, dim: m.dim, value: m.value, v: m.n})
 	}
 	r.purge = purgeBefore
+	if len(drops) > 0 {
+		r.drops = append(r.drops, drops...)
+		slices.Sort(r.drops) // smaller deltas
+	}
 	purged, err := j.append(r)
+	if cap(r.drops) > maxKeptBuffer/8 {
+		r.drops = nil // as the encoder's buffer
+	}
 	if err != nil {
 		return 0, fmt.Errorf("journal commit: %w", err)
 	}
@@ -706,4 +730,156 @@ func (j *Journal) boundDims(r *logRecord, incs []*increment) {
 		d.value = decided
 		r.dims = append(r.dims, d)
 	}
+}
+
+// dropFlushed drops from memory every link whose rows are all flushed:
+// at start-up, the links replayed from the log that no actor holds.
+func (j *Journal) dropFlushed(context.Context) error {
+	j.wmu.Lock()
+	defer j.wmu.Unlock()
+	found := false
+	for _, hs := range j.st.links {
+		if !slices.ContainsFunc(hs, func(h *hourRows) bool { return !h.allFlushed() }) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil
+	}
+	r := &j.rec
+	r.reuse()
+	r.dropFlushed = true
+	if _, err := j.append(r); err != nil {
+		return fmt.Errorf("journal: drop flushed links: %w", err)
+	}
+	return nil
+}
+
+// linkHour is one (link, hour) of the journal.
+type linkHour struct{ linkID, hour int64 }
+
+// toSeed returns the hours of the given links whose rows restarted after a
+// drop and wait for their seed, by link and hour.
+func (j *Journal) toSeed(linkIDs []int64) []linkHour {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	var out []linkHour
+	for _, link := range linkIDs {
+		for _, h := range j.st.links[link] {
+			if h.seed {
+				out = append(out, linkHour{link, h.hour})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b linkHour) int { return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.hour, b.hour)) })
+	return slices.Compact(out)
+}
+
+// seedHours adds this node's rollup rows of the given (link, hour)s (rows:
+// their minutes; dims: their click_dims rows) to those hours' restarted
+// rows, in one record that also clears their seed marks: each row's n and
+// flushed grow by the rollup's count, as the node seed does (seed). Right
+// while nothing of the restarted hour was flushed, which the seed mark
+// guarantees (Counter.seedHours runs before the flush reads the rows).
+//
+// The bound counts the seeded values: the rollup's values of a dimension
+// are kept (the store holds them), then the hour's new values in value
+// order while fewer than MaxDimValues are held; the clicks of the others,
+// counted while the hour waited for its seed, move to MoreValue (their
+// rows are unflushed, so nothing the store holds changes).
+func (j *Journal) seedHours(_ context.Context, keys []linkHour, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
+	j.wmu.Lock()
+	defer j.wmu.Unlock()
+	r := &j.rec
+	r.reuse()
+	want := make(map[linkHour]*hourRows, len(keys))
+	for _, k := range keys {
+		if h := j.st.hourOf(k.linkID, k.hour, false); h != nil && h.seed {
+			want[k] = h
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	mins := make(map[incKey]int64, len(rows))
+	for _, row := range rows {
+		k := incKey{row.LinkID, row.Bucket.Unix()}
+		if want[linkHour{k.linkID, hourStart(k.bucket)}] != nil {
+			mins[k] += row.Count
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(mins), func(a, b incKey) int {
+		return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.bucket, b.bucket))
+	}) {
+		n := mins[k]
+		var flushed int64
+		if c := want[linkHour{k.linkID, hourStart(k.bucket)}].min(k.bucket, false); c != nil {
+			flushed = c.flushed
+		}
+		r.incs = append(r.incs, recRow{link: k.linkID, at: k.bucket, v: n})
+		r.marks = append(r.marks, recRow{link: k.linkID, at: k.bucket, v: flushed + n})
+	}
+	ds := make(map[dimKey]int64, len(dims))
+	for _, d := range dims {
+		k := dimKey{d.LinkID, d.Hour.Unix(), d.Dim, d.Value}
+		if want[linkHour{k.linkID, k.hour}] != nil {
+			ds[k] += d.Count
+		}
+	}
+	// The rollup's values per (link, hour, dim), other than MoreValue.
+	type group struct {
+		linkID, hour int64
+		dim          linkforge.Dimension
+	}
+	held := make(map[group]map[string]bool)
+	for _, k := range slices.SortedFunc(maps.Keys(ds), func(a, b dimKey) int {
+		return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.hour, b.hour),
+			cmp.Compare(a.dim, b.dim), strings.Compare(a.value, b.value))
+	}) {
+		n := ds[k]
+		h := want[linkHour{k.linkID, k.hour}]
+		var flushed int64
+		if c := h.dim(k.dim, k.value, false); c != nil {
+			flushed = c.flushed
+		}
+		r.dims = append(r.dims, recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: n})
+		r.dimMarks = append(r.dimMarks, recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: flushed + n})
+		if k.value != linkforge.MoreValue {
+			g := group{k.linkID, k.hour, k.dim}
+			if held[g] == nil {
+				held[g] = make(map[string]bool)
+			}
+			held[g][k.value] = true
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(want), func(a, b linkHour) int {
+		return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.hour, b.hour))
+	}) {
+		h := want[k]
+		for d := range linkforge.NumDimensions {
+			seeded := held[group{k.linkID, k.hour, d}]
+			var fresh []*dimCell
+			for i := range h.dims {
+				c := &h.dims[i]
+				if c.dim == d && c.value != linkforge.MoreValue && !seeded[c.value] && c.flushed == 0 {
+					fresh = append(fresh, c)
+				}
+			}
+			slices.SortFunc(fresh, func(a, b *dimCell) int { return strings.Compare(a.value, b.value) })
+			for i, c := range fresh {
+				if len(seeded)+i < MaxDimValues {
+					continue
+				}
+				r.dims = append(r.dims,
+					recDim{link: k.linkID, hour: k.hour, dim: d, value: c.value, v: -c.n},
+					recDim{link: k.linkID, hour: k.hour, dim: d, value: linkforge.MoreValue, v: c.n})
+			}
+		}
+		r.hourMarks = append(r.hourMarks, recRow{link: k.linkID, at: k.hour, v: hourSeeded})
+	}
+	if _, err := j.append(r); err != nil {
+		return fmt.Errorf("journal seed of %d link hours: %w", len(want), err)
+	}
+	return nil
 }

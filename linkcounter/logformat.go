@@ -20,8 +20,8 @@ import (
 // and a payload is, all integers varints (signed ones zigzag, link ids and
 // buckets delta-coded against the previous row of their section):
 //
-//	byte     format version (1)
-//	uvarint  flags: 1 meta, 2 reset
+//	byte     format version (1 or 2)
+//	uvarint  flags: 1 meta, 2 reset, 4 drop every fully flushed link
 //	[meta]   string node id, byte seed pending
 //	varint   purge horizon (0: none)
 //	uvarint  string count, strings (uvarint length, bytes): the record's
@@ -30,20 +30,43 @@ import (
 //	uvarint  dimension increments: (link, hour, dim, string index, +k)
 //	uvarint  flush marks: (link, bucket, flushed)
 //	uvarint  dimension flush marks: (link, hour, dim, string index, flushed)
+//	[version 2 only]
+//	uvarint  drops: (link): drop the link's rows if every one is flushed
+//	uvarint  hour marks: (link, hour, kind): kind 1 "dropped" (a click in
+//	         that hour starts rows to be seeded), 2 "to be seeded", 3
+//	         "seeded"
 //
-// A record is applied as one unit (applyRecord), in that order: reset,
-// meta, increments, dimension increments, marks, dimension marks, purge.
+// A record is applied as one unit (logState.apply), in that order: reset,
+// meta, increments, dimension increments, marks, dimension marks, drops,
+// hour marks, purge. Version 1 records (written before the drops existed)
+// have no drops and no hour marks; this binary writes version 2.
 
 const (
 	frameHeader   = 8
-	formatVersion = 1
+	formatVersion = 2
+	// formatV1 is the first format: no drops, no hour marks.
+	formatV1 = 1
 	// maxRecord bounds a frame's length field: a larger one is a torn or
 	// corrupt header, not a record (a commit of 1,000,000 distinct rows is
 	// well below it).
 	maxRecord = 256 << 20
 
-	flagMeta  = 1
-	flagReset = 2
+	flagMeta        = 1
+	flagReset       = 2
+	flagDropFlushed = 4
+)
+
+// Hour mark kinds (docs/adr/014-click-log.md, "Memory").
+const (
+	// hourDropped: the link's rows of the hour were dropped from memory
+	// while the rollup holds them; a later click in the hour starts rows
+	// marked hourToSeed.
+	hourDropped = 1
+	// hourToSeed: the hour's rows restarted after a drop and must get the
+	// rollup's counts of this node added before their first flush.
+	hourToSeed = 2
+	// hourSeeded: the seed is in (this record's increments and marks).
+	hourSeeded = 3
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -51,8 +74,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // logRecord is one record in memory: one group commit, a seed, a node id
 // change, or a chunk of a snapshot.
 type logRecord struct {
-	meta        bool
-	reset       bool // drop every row first (node id change)
+	meta  bool
+	reset bool // drop every row first (node id change)
+	// dropFlushed: drop every link whose rows are all flushed (start-up:
+	// links replayed from the log that no actor holds).
+	dropFlushed bool
 	nodeID      string
 	seedPending bool
 	purge       int64
@@ -61,6 +87,12 @@ type logRecord struct {
 	dims     []recDim // v: clicks to add
 	marks    []recRow // at: bucket; v: absolute flushed count
 	dimMarks []recDim // v: absolute flushed count
+	// drops lists links whose rows go from memory if every one is flushed
+	// (their actor was evicted), decided in apply so that replay decides
+	// the same.
+	drops []int64
+	// hourMarks: at is the hour, v the kind (hourDropped...).
+	hourMarks []recRow
 }
 
 type recRow struct{ link, at, v int64 }
@@ -73,7 +105,8 @@ type recDim struct {
 }
 
 func (r *logRecord) reuse() {
-	*r = logRecord{incs: r.incs[:0], dims: r.dims[:0], marks: r.marks[:0], dimMarks: r.dimMarks[:0]}
+	*r = logRecord{incs: r.incs[:0], dims: r.dims[:0], marks: r.marks[:0], dimMarks: r.dimMarks[:0],
+		drops: r.drops[:0], hourMarks: r.hourMarks[:0]}
 }
 
 // encoder appends records to a reusable buffer.
@@ -107,6 +140,9 @@ func (e *encoder) frame(r *logRecord) []byte {
 	if r.reset {
 		flags |= flagReset
 	}
+	if r.dropFlushed {
+		flags |= flagDropFlushed
+	}
 	b = binary.AppendUvarint(b, flags)
 	if r.meta {
 		b = appendString(b, r.nodeID)
@@ -125,6 +161,13 @@ func (e *encoder) frame(r *logRecord) []byte {
 	b = e.appendDims(b, r.dims)
 	b = appendRows(b, r.marks)
 	b = e.appendDims(b, r.dimMarks)
+	b = binary.AppendUvarint(b, uint64(len(r.drops)))
+	var link int64
+	for _, l := range r.drops {
+		b = binary.AppendVarint(b, l-link)
+		link = l
+	}
+	b = appendRows(b, r.hourMarks)
 	payload := b[frameHeader:]
 	binary.LittleEndian.PutUint32(b[0:4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(b[4:8], crc32.Checksum(payload, castagnoli))
@@ -249,11 +292,12 @@ func (d *decoder) count(minBytes int) int {
 func (d *decoder) decode(payload []byte, r *logRecord) error {
 	r.reuse()
 	d.p, d.err = payload, nil
-	if v := d.byte1(); v != formatVersion && d.err == nil {
-		return fmt.Errorf("%w: format version %d, this binary reads %d", errBadRecord, v, formatVersion)
+	v := d.byte1()
+	if v != formatVersion && v != formatV1 && d.err == nil {
+		return fmt.Errorf("%w: format version %d, this binary reads %d and %d", errBadRecord, v, formatV1, formatVersion)
 	}
 	flags := d.uvarint()
-	r.meta, r.reset = flags&flagMeta != 0, flags&flagReset != 0
+	r.meta, r.reset, r.dropFlushed = flags&flagMeta != 0, flags&flagReset != 0, flags&flagDropFlushed != 0
 	if r.meta {
 		r.nodeID = d.str()
 		r.seedPending = d.byte1() != 0
@@ -268,6 +312,20 @@ func (d *decoder) decode(payload []byte, r *logRecord) error {
 	r.dims = d.dims(r.dims)
 	r.marks = d.rows(r.marks)
 	r.dimMarks = d.dims(r.dimMarks)
+	if v >= 2 {
+		n := d.count(1)
+		var link int64
+		for range n {
+			link += d.varint()
+			r.drops = append(r.drops, link)
+		}
+		r.hourMarks = d.rows(r.hourMarks)
+		for _, m := range r.hourMarks {
+			if m.v < hourDropped || m.v > hourSeeded {
+				d.fail()
+			}
+		}
+	}
 	if d.err == nil && len(d.p) != 0 {
 		d.fail()
 	}

@@ -20,6 +20,19 @@ type logState struct {
 	// byHour lists, per hour, the links that hold rows of it: what purge
 	// visits.
 	byHour map[int64][]int64
+	// dropped lists, per hour, the links (ascending) whose rows of that
+	// hour were dropped from memory once flushed, their actor evicted: a
+	// later click in the hour starts rows to be seeded from the rollup
+	// (hourRows.seed). 8 bytes per (link, hour), until the hour ends before
+	// the purge horizon, after which no click can land in it.
+	dropped map[int64][]int64
+	// unsorted: per hour of dropped appended to by the record being
+	// applied, where its sorted part ends.
+	unsorted map[int64]int
+	// stale counts, per hour, the byHour entries of links dropped since
+	// the hour's list was last compacted: it is compacted once they are
+	// half of it, so a dropped link's entry costs memory only for a while.
+	stale map[int64]int
 	// peak is the most links held since links was last rebuilt: a Go map
 	// keeps its buckets after deletes, so purge rebuilds it once it has
 	// shrunk to a quarter.
@@ -30,6 +43,10 @@ type hourRows struct {
 	hour int64
 	mins []minCell // ascending bucket
 	dims []dimCell // in the order values arrived
+	// seed: the hour's rows restarted after a drop; the rollup's counts of
+	// this node for the link and hour are added before their first flush
+	// (Counter.seedHours). Until then every row of the hour is unflushed.
+	seed bool
 }
 
 type minCell struct{ bucket, n, flushed int64 }
@@ -41,7 +58,8 @@ type dimCell struct {
 }
 
 func newLogState() *logState {
-	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64)}
+	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64),
+		dropped: make(map[int64][]int64), unsorted: make(map[int64]int), stale: make(map[int64]int)}
 }
 
 // hourOf returns link's rows of hour, created if create.
@@ -55,6 +73,12 @@ func (s *logState) hourOf(link, hour int64, create bool) *hourRows {
 		return nil
 	}
 	h := &hourRows{hour: hour}
+	if _, was := slices.BinarySearch(s.dropped[hour], link); was {
+		// The rollup holds what the dropped rows counted: this fresh
+		// count must add it before its first flush, or the upsert would
+		// keep the larger old count and lose the new clicks under it.
+		h.seed = true
+	}
 	s.links[link] = slices.Insert(hs, i, h)
 	s.byHour[hour] = append(s.byHour[hour], link)
 	return h
@@ -95,6 +119,39 @@ func (h *hourRows) dim(d linkforge.Dimension, value string, create bool) *dimCel
 	return &h.dims[len(h.dims)-1]
 }
 
+// removeEmpty removes the dimension cell c points at if it counts nothing:
+// a seed moved its clicks to MoreValue (Journal.seedHours), and an empty
+// cell must not count towards MaxDimValues.
+func (h *hourRows) removeEmpty(c *dimCell) {
+	if c.n != 0 || c.flushed != 0 {
+		return
+	}
+	for i := range h.dims {
+		if &h.dims[i] == c {
+			h.dims = slices.Delete(h.dims, i, i+1)
+			return
+		}
+	}
+}
+
+// allFlushed reports whether the hour holds nothing the rollup lacks.
+func (h *hourRows) allFlushed() bool {
+	if h.seed {
+		return false
+	}
+	for _, m := range h.mins {
+		if m.n != m.flushed {
+			return false
+		}
+	}
+	for _, d := range h.dims {
+		if d.n != d.flushed {
+			return false
+		}
+	}
+	return true
+}
+
 // values returns how many values other than MoreValue the hour holds for d:
 // what MaxDimValues bounds.
 func (h *hourRows) values(d linkforge.Dimension) int {
@@ -123,6 +180,8 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 	if r.reset {
 		clear(s.links)
 		clear(s.byHour)
+		clear(s.dropped)
+		clear(s.stale)
 	}
 	if r.meta {
 		s.nodeID, s.seedPending = r.nodeID, r.seedPending
@@ -137,7 +196,9 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 		if i == 0 || d.link != r.dims[i-1].link || d.hour != r.dims[i-1].hour {
 			h = s.hourOf(d.link, d.hour, true)
 		}
-		h.dim(d.dim, d.value, true).n += d.v
+		c := h.dim(d.dim, d.value, true)
+		c.n += d.v
+		h.removeEmpty(c)
 	}
 	for _, m := range r.marks {
 		if h := s.hourOf(m.link, hourStart(m.at), false); h != nil {
@@ -153,10 +214,118 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 			}
 		}
 	}
+	if r.dropFlushed || len(r.drops) > 0 {
+		s.peak = max(s.peak, len(s.links))
+		if r.dropFlushed {
+			for link := range s.links {
+				s.drop(link)
+			}
+		}
+		for _, link := range r.drops {
+			s.drop(link)
+		}
+	}
+	for _, m := range r.hourMarks {
+		switch m.v {
+		case hourDropped:
+			s.addDropped(m.at, m.link)
+		case hourToSeed, hourSeeded:
+			if h := s.hourOf(m.link, m.at, false); h != nil {
+				h.seed = m.v == hourToSeed
+			}
+		}
+	}
+	for hour, from := range s.unsorted {
+		s.dropped[hour] = mergeSorted(s.dropped[hour], from)
+	}
+	clear(s.unsorted)
+	for hour, n := range s.stale {
+		if list := s.byHour[hour]; 2*n >= len(list) {
+			kept := list[:0]
+			for _, link := range list {
+				if s.hourOf(link, hour, false) != nil {
+					kept = append(kept, link)
+				}
+			}
+			slices.Sort(kept)
+			kept = slices.Compact(kept) // a link dropped and clicked again
+			if len(kept) == 0 {
+				delete(s.byHour, hour)
+			} else {
+				s.byHour[hour] = slices.Clip(slices.Clone(kept))
+			}
+			delete(s.stale, hour)
+		}
+	}
 	if r.purge > 0 {
 		purged = s.purge(r.purge)
 	}
+	s.shrink()
 	return purged
+}
+
+// drop removes link's rows from memory if every one is flushed, and
+// records their hours in dropped (docs/adr/014-click-log.md, "Memory").
+// Its entries in byHour stay until purge visits their hour, which skips a
+// link without rows there.
+func (s *logState) drop(link int64) {
+	hs := s.links[link]
+	for _, h := range hs {
+		if !h.allFlushed() {
+			return // a click came after the eviction: its new actor has it
+		}
+	}
+	for _, h := range hs {
+		s.addDropped(h.hour, link)
+		s.stale[h.hour]++
+	}
+	delete(s.links, link)
+}
+
+// addDropped appends link to hour's dropped links; apply sorts the lists
+// it appended to (mergeSorted) before the record ends.
+func (s *logState) addDropped(hour, link int64) {
+	if _, ok := s.unsorted[hour]; !ok {
+		s.unsorted[hour] = len(s.dropped[hour])
+	}
+	s.dropped[hour] = append(s.dropped[hour], link)
+}
+
+// mergeSorted sorts list, whose elements before from are sorted already,
+// and removes duplicates: it sorts only the tail, then merges, so a record
+// dropping a few links costs what it drops, not the hour's whole list.
+func mergeSorted(list []int64, from int) []int64 {
+	head, tail := list[:from], list[from:]
+	slices.Sort(tail)
+	if len(head) == 0 || len(tail) == 0 || head[len(head)-1] < tail[0] {
+		return slices.Compact(list)
+	}
+	out := make([]int64, 0, len(list))
+	i, k := 0, 0
+	for i < len(head) || k < len(tail) {
+		var v int64
+		if k == len(tail) || (i < len(head) && head[i] <= tail[k]) {
+			v, i = head[i], i+1
+		} else {
+			v, k = tail[k], k+1
+		}
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// shrink rebuilds links once it holds a quarter of its peak: a Go map keeps
+// its buckets after deletes.
+func (s *logState) shrink() {
+	if len(s.links) < s.peak/4 {
+		// Not maps.Clone: it copies the buckets too.
+		links := make(map[int64][]*hourRows, len(s.links))
+		maps.Copy(links, s.links)
+		s.links = links
+		s.peak = len(s.links)
+	}
 }
 
 // purge drops flushed minutes of buckets before horizon, and an hour's
@@ -216,19 +385,23 @@ func (s *logState) purge(horizon int64) int64 {
 				s.links[link] = hs
 			}
 		}
+		delete(s.stale, hour)
 		if len(kept) == 0 {
 			delete(s.byHour, hour)
 		} else {
+			// A link dropped and clicked again in the hour is listed twice.
+			slices.Sort(kept)
+			kept = slices.Compact(kept)
 			clear(links[len(kept):])
 			s.byHour[hour] = kept
 		}
 	}
-	if len(s.links) < s.peak/4 {
-		// Not maps.Clone: it copies the buckets too.
-		links := make(map[int64][]*hourRows, len(s.links))
-		maps.Copy(links, s.links)
-		s.links = links
-		s.peak = len(s.links)
+	// No click lands in an hour ended before the horizon (bucketOf): its
+	// dropped links need no seed any more.
+	for hour := range s.dropped {
+		if hour+3600 <= horizon {
+			delete(s.dropped, hour)
+		}
 	}
 	return purged
 }
@@ -269,6 +442,30 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 			}
 			r.reuse()
 			rows = 0
+		}
+	}
+	// Hour marks after every row, so that replaying the snapshot derives
+	// no seed mark from them: marks to be seeded are listed as they are.
+	for _, l := range links {
+		for _, h := range s.links[l] {
+			if h.seed {
+				r.hourMarks = append(r.hourMarks, recRow{link: l, at: h.hour, v: hourToSeed})
+				rows++
+			}
+		}
+	}
+	hours := slices.Sorted(maps.Keys(s.dropped))
+	for _, hour := range hours {
+		for _, l := range s.dropped[hour] {
+			r.hourMarks = append(r.hourMarks, recRow{link: l, at: hour, v: hourDropped})
+			rows++
+			if rows >= chunk {
+				if err := emit(r); err != nil {
+					return err
+				}
+				r.reuse()
+				rows = 0
+			}
 		}
 	}
 	if rows > 0 {

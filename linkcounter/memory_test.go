@@ -2,7 +2,9 @@ package linkcounter
 
 import (
 	"context"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -15,21 +17,35 @@ import (
 )
 
 // Memory follows the active set: 200,000 links clicked once each are
-// flushed, then, idle, their actors are evicted, their journal rows purged
-// once their hour is past the horizon, and the heap returns near where it
-// started. Under -race, which slows the pure-Go SQLite some
+// flushed, then, idle, their actors are evicted and their journal rows
+// dropped with them, without waiting for the purge, and the heap returns
+// near where it started; after the purge (their hour past the horizon) it
+// is back at the start. Under -race, which slows the pure-Go SQLite some
 // twenty-fold, 5,000 links show the same.
 //
 // Asserted: the registry is empty; every evicted actor of a sample (one
 // link in 50) is garbage collected (a weak pointer to it is cleared), which
-// catches a leak of evicted actors at any scale, -race included; and the
-// heap in use after the eviction is within heapSlack of the start (measured
-// about 0.5 MiB above it; a leak of every evicted actor of 200,000 links
-// is about 46 MiB). The precise figures are logged: see the ADR.
+// catches a leak of evicted actors at any scale, -race included; the heap
+// in use right after the eviction is within heapSlack + evictedPerLink per
+// link of the start (issue 14's target, 50 MB for 1,000,000 links; measured
+// 21 to 24 bytes per link; keeping the journal rows until the purge, as
+// before the drops, is about 500 bytes per link: 98 MiB); and after the
+// purge within heapSlack (measured 0.7 to 2.9 MiB above it; a leak of every
+// evicted actor of 200,000 links is about 46 MiB). The precise figures are
+// logged: see docs/adr/014-click-log.md, "Memory".
 func TestEvictionMemory(t *testing.T) {
 	links := int64(200_000)
 	if raceEnabled {
 		links = 5_000
+	}
+	// Issue 14's figure is for 1,000,000 links: LINKFORGE_EVICTION_LINKS
+	// sets the count for a measurement run (minutes, about 1 GiB of heap).
+	if v := os.Getenv("LINKFORGE_EVICTION_LINKS"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 50 {
+			t.Fatalf("LINKFORGE_EVICTION_LINKS=%q: want a count of at least 50", v)
+		}
+		links = n - n%50
 	}
 	eachBackend(t, func(t *testing.T, b backend) {
 		synctest.Test(t, func(t *testing.T) {
@@ -80,6 +96,16 @@ func TestEvictionMemory(t *testing.T) {
 				t.Errorf("linkforge_actors = %v, want 0", g)
 			}
 			heapEvicted := heapInUse()
+			j.mu.RLock()
+			held := len(j.st.links)
+			j.mu.RUnlock()
+			if held != 0 {
+				t.Errorf("%d links' rows in the journal's memory after the eviction, want 0: dropped with their actors", held)
+			}
+			if max := heapStart + heapSlack + uint64(links)*evictedPerLink; heapEvicted > max {
+				t.Errorf("heap in use after eviction %.1f MiB, want at most %.1f MiB (%.0f MiB above the %.1f MiB at start + %d bytes per link)",
+					mib(heapEvicted), mib(max), mib(heapSlack), mib(heapStart), evictedPerLink)
+			}
 			// The journal keeps a link's flushed counts of an hour in
 			// memory until the hour has ended before the purge horizon
 			// (docs/adr/014-click-log.md, "Memory"): then they go too.
@@ -96,7 +122,7 @@ func TestEvictionMemory(t *testing.T) {
 			if alive > 0 {
 				t.Errorf("%d of %d sampled evicted actors are still reachable: evicted actors leak", alive, len(sample))
 			}
-			t.Logf("%s: %d actors while active; heap in use: %.1f MiB at start, %.1f MiB with %d active links, %.1f MiB after eviction (%.0f bytes per link of journal state), %.1f MiB after the purge",
+			t.Logf("%s: %d actors while active; heap in use: %.1f MiB at start, %.1f MiB with %d active links, %.1f MiB after eviction (%.0f bytes per link above the start), %.1f MiB after the purge",
 				b.name, actorsActive, mib(heapStart), mib(heapActive), links, mib(heapEvicted),
 				float64(heapEvicted-heapStart)/float64(links), mib(heapIdle))
 			if heapIdle > heapStart+heapSlack {
@@ -110,6 +136,12 @@ func TestEvictionMemory(t *testing.T) {
 		})
 	})
 }
+
+// evictedPerLink is what a link clicked once may still cost once its actor
+// is evicted and its rows dropped: issue 14's target, 50 MB above idle for
+// 1,000,000 links. What stays is the counter's and the journal's indexes
+// of the hour (21 to 24 bytes per link measured), until the purge.
+const evictedPerLink = 50
 
 // heapSlack is how far above the start the heap may stay after eviction: a
 // generous bound for the runtime's and SQLite's caches, far below what

@@ -14,6 +14,7 @@ type metrics struct {
 	flushFailures prometheus.Counter
 	rowsWritten   prometheus.Counter
 	dimsWritten   prometheus.Counter
+	hoursSeeded   prometheus.Counter
 	flushDuration prometheus.Histogram
 	commitBatch   prometheus.Histogram
 	commitTime    prometheus.Histogram
@@ -45,6 +46,10 @@ func newMetrics(c *Counter) *metrics {
 		dimsWritten: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "linkforge_click_dims_rows_written_total",
 			Help: "click_dims rows (link, hour, dimension, value) written by flushes, with their minutes' rollup rows.",
+		}),
+		hoursSeeded: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "linkforge_journal_hours_seeded_total",
+			Help: "(link, hour)s whose rows, dropped from memory with their evicted actor, restarted and were seeded from the rollup before their flush.",
 		}),
 		flushDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "linkforge_flush_duration_seconds",
@@ -81,7 +86,7 @@ func newMetrics(c *Counter) *metrics {
 
 func (m *metrics) register(r prometheus.Registerer) error {
 	cs := []prometheus.Collector{m.clicks, m.refused, m.skipped, m.flushFailures,
-		m.rowsWritten, m.dimsWritten, m.flushDuration, m.commitBatch, m.commitTime}
+		m.rowsWritten, m.dimsWritten, m.hoursSeeded, m.flushDuration, m.commitBatch, m.commitTime}
 	var errs []error
 	for _, col := range append(cs, m.gauges...) {
 		errs = append(errs, r.Register(col))

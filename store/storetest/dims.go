@@ -120,6 +120,58 @@ func testClickDims(t *testing.T, s linkforge.Store) {
 		}
 	})
 
+	t.Run("node link clicks", func(t *testing.T) {
+		l := mustCreateLink(t, s, newLink(acme.ID, "dims-node-link"))
+		other := mustCreateLink(t, s, newLink(acme.ID, "dims-node-link-other"))
+		node := "node-seed-" + l.Slug
+		at := func(h, m int) time.Time { return dimsHour(h).Add(time.Duration(m) * time.Minute) }
+		rows := []linkforge.RollupRow{
+			{LinkID: l.ID, Bucket: at(0, 59), Count: 1}, // before from
+			{LinkID: l.ID, Bucket: at(1, 0), Count: 2},
+			{LinkID: l.ID, Bucket: at(2, 59), Count: 3},
+			{LinkID: l.ID, Bucket: at(3, 0), Count: 4}, // at to: excluded
+			{LinkID: other.ID, Bucket: at(1, 0), Count: 50},
+		}
+		upsert(t, node, rows,
+			dim(l, 0, linkforge.DimDevice, "mobile", 1),
+			dim(l, 1, linkforge.DimDevice, "mobile", 2), dim(l, 1, linkforge.DimCountry, "FR", 2),
+			dim(l, 2, linkforge.DimDevice, "desktop", 3),
+			dim(l, 3, linkforge.DimDevice, "mobile", 4),
+			dim(other, 1, linkforge.DimDevice, "mobile", 50))
+		upsert(t, node+"-other", []linkforge.RollupRow{{LinkID: l.ID, Bucket: at(1, 0), Count: 70}},
+			dim(l, 1, linkforge.DimDevice, "mobile", 70))
+		mins, dims, err := s.NodeLinkClicks(ctx, node, l.ID, dimsHour(1), dimsHour(3))
+		if err != nil {
+			t.Fatalf("NodeLinkClicks: %v", err)
+		}
+		slices.SortFunc(mins, func(a, b linkforge.RollupRow) int { return a.Bucket.Compare(b.Bucket) })
+		want := []linkforge.RollupRow{rows[1], rows[2]}
+		if !slices.EqualFunc(mins, want, func(a, b linkforge.RollupRow) bool {
+			return a.LinkID == b.LinkID && a.Bucket.Equal(b.Bucket) && a.Count == b.Count
+		}) {
+			t.Errorf("NodeLinkClicks minutes = %+v, want %+v", mins, want)
+		}
+		for _, r := range mins {
+			checkTime(t, "NodeLinkClicks bucket", r.Bucket)
+		}
+		slices.SortFunc(dims, func(a, b linkforge.DimRow) int {
+			return cmp.Or(a.Hour.Compare(b.Hour), cmp.Compare(a.Dim, b.Dim), cmp.Compare(a.Value, b.Value))
+		})
+		wantDims := []linkforge.DimRow{dim(l, 1, linkforge.DimCountry, "FR", 2), dim(l, 1, linkforge.DimDevice, "mobile", 2), dim(l, 2, linkforge.DimDevice, "desktop", 3)}
+		slices.SortFunc(wantDims, func(a, b linkforge.DimRow) int {
+			return cmp.Or(a.Hour.Compare(b.Hour), cmp.Compare(a.Dim, b.Dim), cmp.Compare(a.Value, b.Value))
+		})
+		if !sameDims(dims, wantDims) {
+			t.Errorf("NodeLinkClicks dimensions = %+v, want %+v", dims, wantDims)
+		}
+		for _, d := range dims {
+			checkTime(t, "NodeLinkClicks hour", d.Hour)
+		}
+		if m, d, err := s.NodeLinkClicks(ctx, "node-unknown", l.ID, dimsHour(-1000), dimsHour(1000)); err != nil || len(m) != 0 || len(d) != 0 {
+			t.Errorf("NodeLinkClicks of an unknown node = %+v, %+v, %v; want none", m, d, err)
+		}
+	})
+
 	t.Run("bad rows write nothing", func(t *testing.T) {
 		l := mustCreateLink(t, s, newLink(acme.ID, "dims-bad"))
 		good := []linkforge.RollupRow{{LinkID: l.ID, Bucket: minute(0), Count: 50}}
