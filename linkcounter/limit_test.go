@@ -103,12 +103,17 @@ func TestMaxClicksExactAcrossNodes(t *testing.T) {
 				})
 			}
 		}
-		for i, n := range nodes {
-			run(i, n.c)
-		}
-		for served[2].Load() < 150 {
-			time.Sleep(time.Millisecond)
-		}
+		// Node 3 starts first and is crashed once it has served 150 and the
+		// others are under way: started together, nodes 1 and 2 could spend
+		// the whole limit before node 3 served 150, and the wait would not
+		// end.
+		run(2, nodes[2].c)
+		waitUntil(t, "node 3 serves 150", func() bool { return served[2].Load() >= 150 })
+		run(0, nodes[0].c)
+		run(1, nodes[1].c)
+		waitUntil(t, "nodes 1 and 2 serve", func() bool {
+			return served[0].Load()+served[1].Load() >= 50 || served[0].Load()+served[1].Load()+served[2].Load() >= max
+		})
 		// The crash: nothing flushed, nothing given back.
 		if err := nodes[2].c.shutdown(context.Background(), false); err != nil {
 			t.Fatalf("crash: %v", err)
@@ -232,5 +237,18 @@ func BenchmarkLimitedHotLink(b *testing.B) {
 			}
 			b.ReportMetric(trips*1000/float64(max(next.Load(), 1)), "reservations/kclick")
 		})
+	}
+}
+
+// waitUntil polls cond every millisecond, failing the test after a minute:
+// a wait on other goroutines' progress must not hang the suite.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
