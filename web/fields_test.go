@@ -14,15 +14,6 @@ import (
 // testPasswordParams make argon2id cheap in the web tests.
 var testPasswordParams = password.Params{Memory: 64, Time: 1, Threads: 1}
 
-func mustHash(t *testing.T, pw string) string {
-	t.Helper()
-	h, err := password.Hash(pw, testPasswordParams)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // TestLinkFieldsJSON: title, password and device_urls go in through POST
 // and PATCH and come out as API.md says: the password never (not even its
 // hash), only password_protected; null on PATCH removes; device_urls is

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -43,7 +42,7 @@ func (a *app) backup(inv invocation) int {
 	}
 	a.log.Info("backup written", "path", sum.File, "bytes", sum.Bytes, "schema_version", sum.SchemaVersion,
 		"links", sum.Links, "clicks", sum.Clicks)
-	return a.printSummary("backup", sum)
+	return a.printJSON(sum)
 }
 
 // restore puts a backup in place of the data dir's SQLite database. It
@@ -66,22 +65,11 @@ func (a *app) restore(inv invocation) int {
 	}
 	a.log.Info("database restored", "from", inv.from, "path", sum.File, "previous", aside,
 		"schema_version", sum.SchemaVersion, "links", sum.Links, "clicks", sum.Clicks)
-	return a.printSummary("restore", struct {
+	return a.printJSON(struct {
 		sqlite.Summary
 		From     string `json:"from"`
 		Previous string `json:"previous,omitempty"`
 	}{sum, inv.from, aside})
-}
-
-func (a *app) printSummary(what string, v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return a.fail("cannot print "+what+" summary", err)
-	}
-	if _, err := fmt.Fprintf(a.stdout, "%s\n", b); err != nil {
-		return a.fail("cannot print "+what+" summary", err)
-	}
-	return exitOK
 }
 
 // parseBackupFlag resolves one of backup's and restore's flags into inv.
