@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -301,15 +302,29 @@ func BenchmarkLookupAgent(b *testing.B) {
 			uas[i] = randomAgent(1_000_000 + i)
 		}
 		m := newMemo()
+		var next atomic.Int64 // one rotation shared by the goroutines
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
-			for i := 0; pb.Next(); i++ {
-				m.lookup(uas[i%len(uas)])
+			for pb.Next() {
+				m.lookup(uas[int(next.Add(1))%len(uas)])
 			}
 		})
 		if n, _ := m.size(); n > len(uas)/100 {
 			b.Errorf("%d agents admitted: not a miss benchmark", n)
 		}
+	})
+	b.Run("parse-miss-agents", func(b *testing.B) { // the same agents, parsed: what a miss adds
+		uas := make([]string, 32*memoBuckets)
+		for i := range uas {
+			uas[i] = randomAgent(1_000_000 + i)
+		}
+		var next atomic.Int64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				ParseAgent(uas[int(next.Add(1))%len(uas)])
+			}
+		})
 	})
 }
 
