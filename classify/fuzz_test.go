@@ -82,6 +82,9 @@ func FuzzReferrer(f *testing.F) {
 	}
 	f.Add("https://lnk.example/a", "LNK.example:80")
 	f.Fuzz(func(t *testing.T, ref, own string) {
+		if got, want := endOfAuthority(ref), strings.IndexAny(ref, "/?#"); got != want {
+			t.Fatalf("endOfAuthority(%q) = %d, want %d", ref, got, want)
+		}
 		got := Referrer(ref, own)
 		if got == ReferrerDirect {
 			return
