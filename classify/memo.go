@@ -37,13 +37,13 @@ func ParseAgent(userAgent string) Agent {
 //
 // The memo is bounded (MemoAgents entries, keys of at most MaxMemoAgentLen
 // bytes: a longer header is parsed every time) and resists a flood of
-// unique agents, as a bot sending random headers produces: an agent takes a
+// unique agents, as a bot sending random headers produces. An agent takes a
 // slot only when it misses again before two other agents missed in its
-// bucket, so a header seen
-// once costs a parse, as without the memo, and neither allocates nor evicts
-// anything; and an entry that was read since the last attempt to replace
-// it is kept (a clock bit), so a hot agent survives anything that does not
-// present the same header at least twice between two of its clicks.
+// bucket, so a header seen once costs a parse, as without the memo, and
+// neither allocates nor evicts anything. And an entry that was read since
+// the last attempt to replace it keeps its slot (a clock bit), so a hot
+// agent stays as long as it is clicked between any two such attempts in
+// its bucket, whatever a bot sends.
 func LookupAgent(userAgent string) Agent { return agentMemo.lookup(userAgent) }
 
 const (
