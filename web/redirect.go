@@ -100,12 +100,16 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.writeForm(c, &formAsk)
 	}
 	counted := req.Method == http.MethodGet
-	// Read once: Header.Get is a map lookup per call, and the agent is
-	// wanted up to three times here (the preview check, the classification,
-	// the device target). A counted click looks it up in the memo once
-	// (classify.LookupAgent: a warm agent costs a hash, not a parse) and
-	// hands the answer on; a HEAD looks it up only for a device target.
-	ua := req.UserAgent()
+	// Read once, straight from the map (req.UserAgent would first check the
+	// key's canonical form): the agent is wanted up to three times here (the
+	// preview check, the classification, the device target). A counted
+	// click looks it up in the memo once (classify.LookupAgent: a warm
+	// agent costs a hash, not a parse) and hands the answer on; a HEAD
+	// looks it up only for a device target.
+	var ua string
+	if v := req.Header["User-Agent"]; len(v) > 0 {
+		ua = v[0]
+	}
 	var agent classify.Agent
 	if counted {
 		agent = classify.LookupAgent(ua)
