@@ -118,9 +118,17 @@ func New(cfg Config) *Classifier {
 // Classify classifies request r, which arrived from peer (the TCP peer, as
 // RemoteAddrPort parses it). It does not read the body and does not keep r.
 func (c *Classifier) Classify(r *http.Request, peer netip.AddrPort) Click {
+	return c.ClassifyAgent(r, peer, LookupAgent(headerValue(r.Header, "User-Agent")))
+}
+
+// ClassifyAgent is Classify for a caller that has already looked up the
+// request's User-Agent (LookupAgent(r.UserAgent()), as the redirect does
+// for its preview check): the agent's device, browser and OS are used as
+// they are, saving a second lookup.
+func (c *Classifier) ClassifyAgent(r *http.Request, peer netip.AddrPort, agent Agent) Click {
 	var click Click
 	click.Country = c.Country(c.ClientAddr(r.Header, peer.Addr()))
-	click.Device, click.Browser, click.OS = ParseUserAgent(headerValue(r.Header, "User-Agent"))
+	click.Device, click.Browser, click.OS = agent.Device, agent.Browser, agent.OS
 	click.Referrer = Referrer(headerValue(r.Header, "Referer"), r.Host)
 	click.UTMSource = UTMSource(r.URL.RawQuery)
 	return click

@@ -130,6 +130,24 @@ var (
 	}
 )
 
+// special4First marks the first octets that some prefix of nonPublic4
+// covers, so that public scans that list only for the few addresses that
+// can be in it (0, 100, 192, 198, 203, 240 to 255): the scan, a Contains
+// per prefix, was an eighth of Classify's time for every IPv4 click.
+var special4First = func() (first [256]bool) {
+	for _, p := range nonPublic4 {
+		lo := p.Addr().As4()[0]
+		n := 1
+		if p.Bits() < 8 {
+			n = 1 << (8 - p.Bits())
+		}
+		for i := range n {
+			first[int(lo)+i] = true
+		}
+	}
+	return first
+}()
+
 // public reports whether a is a unicast address a country can own.
 func public(a netip.Addr) bool {
 	if !a.IsValid() || a.IsUnspecified() || a.IsLoopback() || a.IsPrivate() ||
@@ -139,6 +157,9 @@ func public(a netip.Addr) bool {
 	}
 	special := nonPublic6
 	if a.Is4() {
+		if !special4First[a.As4()[0]] {
+			return true
+		}
 		special = nonPublic4
 	}
 	for _, p := range special {

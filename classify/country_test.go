@@ -239,3 +239,60 @@ func TestOpenMMDBErrors(t *testing.T) {
 		})
 	}
 }
+
+// publicScan is public without the first-octet shortcut: every address is
+// checked against every special-purpose prefix of its family.
+func publicScan(a netip.Addr) bool {
+	if !a.IsValid() || a.IsUnspecified() || a.IsLoopback() || a.IsPrivate() ||
+		a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() ||
+		a.IsMulticast() {
+		return false
+	}
+	special := nonPublic6
+	if a.Is4() {
+		special = nonPublic4
+	}
+	for _, p := range special {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPublicShortcut: the first-octet shortcut changes no answer, over every
+// first octet and the edges of every special-purpose IPv4 prefix.
+func TestPublicShortcut(t *testing.T) {
+	var addrs []netip.Addr
+	for a := range 256 {
+		for _, b := range []byte{0, 1, 18, 19, 20, 51, 63, 64, 100, 127, 128, 168, 254, 255} {
+			for _, c := range []byte{0, 2, 100, 113, 255} {
+				addrs = append(addrs, netip.AddrFrom4([4]byte{byte(a), b, c, 7}))
+			}
+		}
+	}
+	for _, p := range nonPublic4 {
+		first := p.Masked().Addr()
+		addrs = append(addrs, first, first.Prev(), first.Next())
+		// the last address of the prefix and the one after it
+		b := first.As4()
+		n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+		end := n + (1<<(32-p.Bits()) - 1)
+		for _, v := range []uint32{end, end + 1} {
+			addrs = append(addrs, netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}))
+		}
+	}
+	checked := 0
+	for _, a := range addrs {
+		if !a.IsValid() {
+			continue
+		}
+		checked++
+		if got, want := public(a), publicScan(a); got != want {
+			t.Errorf("public(%v) = %v, want %v", a, got, want)
+		}
+	}
+	if checked < 256*14*5 {
+		t.Fatalf("only %d addresses checked", checked)
+	}
+}

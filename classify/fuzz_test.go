@@ -82,6 +82,9 @@ func FuzzReferrer(f *testing.F) {
 	}
 	f.Add("https://lnk.example/a", "LNK.example:80")
 	f.Fuzz(func(t *testing.T, ref, own string) {
+		if got, want := endOfAuthority(ref), strings.IndexAny(ref, "/?#"); got != want {
+			t.Fatalf("endOfAuthority(%q) = %d, want %d", ref, got, want)
+		}
 		got := Referrer(ref, own)
 		if got == ReferrerDirect {
 			return
@@ -140,7 +143,8 @@ func FuzzUTMSource(f *testing.F) {
 func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
 
 // FuzzParseUserAgent: whatever the header, the three values come from the
-// fixed sets.
+// fixed sets, and the memo (LookupAgent, looked up three times: a miss, an
+// admission, a hit) answers what parsing answers.
 func FuzzParseUserAgent(f *testing.F) {
 	for _, tc := range userAgents {
 		f.Add(tc.ua)
@@ -149,6 +153,12 @@ func FuzzParseUserAgent(f *testing.F) {
 		d, b, o := ParseUserAgent(ua)
 		if !slices.Contains(Devices[:], d) || !slices.Contains(Browsers[:], b) || !slices.Contains(OSes[:], o) {
 			t.Fatalf("ParseUserAgent(%q) = (%q, %q, %q): outside the value sets", ua, d, b, o)
+		}
+		want := Agent{Device: d, Browser: b, OS: o, Preview: IsPreviewAgent(ua)}
+		for i := range 3 {
+			if got := LookupAgent(ua); got != want {
+				t.Fatalf("LookupAgent(%q) #%d = %+v, want %+v", ua, i+1, got, want)
+			}
 		}
 	})
 }

@@ -33,7 +33,7 @@ func UTMSource(rawQuery string) string {
 		}
 		key, value, _ := strings.Cut(param, "=")
 		if key != "utm_source" {
-			if !strings.ContainsAny(key, "%+") {
+			if !escaped(key) {
 				continue
 			}
 			// An escaped key ("utm%5Fsource") is the same parameter to
@@ -43,7 +43,7 @@ func UTMSource(rawQuery string) string {
 				continue
 			}
 		}
-		if strings.ContainsAny(value, "%+") {
+		if escaped(value) {
 			v, err := url.QueryUnescape(value)
 			if err != nil {
 				continue // url.ParseQuery skips a badly escaped parameter too
@@ -53,6 +53,18 @@ func UTMSource(rawQuery string) string {
 		return utmValue(value)
 	}
 	return UTMNone
+}
+
+// escaped reports whether a query key or value holds '%' or '+', which
+// url.QueryUnescape would change: strings.ContainsAny(s, "%+") without the
+// set ContainsAny builds on every call, for every parameter of every click.
+func escaped(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' || s[i] == '+' {
+			return true
+		}
+	}
+	return false
 }
 
 // utmValue normalizes a decoded utm_source value.

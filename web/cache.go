@@ -332,13 +332,21 @@ type deviceLocations struct {
 
 // target returns the Location value for a request with that User-Agent:
 // the device URL classify.DeviceTarget picks (the one rule the analytics
-// use too), else the link's url. It does not allocate.
+// use too), else the link's url. It does not allocate. The agent is looked
+// up (classify.LookupAgent, memoized) only for a link with device URLs.
 func (e *cachedLink) target(userAgent string) []string {
 	if e.devices == nil {
 		return e.location
 	}
-	device, _, os := classify.ParseUserAgent(userAgent)
-	switch classify.DeviceTarget(os, device) {
+	return e.agentTarget(classify.LookupAgent(userAgent))
+}
+
+// agentTarget is target for an agent the caller has looked up already.
+func (e *cachedLink) agentTarget(agent classify.Agent) []string {
+	if e.devices == nil {
+		return e.location
+	}
+	switch agent.DeviceTarget() {
 	case classify.TargetIOS:
 		return e.devices.ios
 	case classify.TargetAndroid:

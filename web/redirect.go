@@ -100,10 +100,21 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.writeForm(c, &formAsk)
 	}
 	counted := req.Method == http.MethodGet
-	// Read once: Header.Get is a map lookup per call, and the agent is
-	// wanted twice here (the preview check, the device target).
-	ua := req.UserAgent()
-	if counted && linkcounter.IsPreviewAgent(ua) {
+	// Read once, straight from the map (req.UserAgent would first check the
+	// key's canonical form): the agent is wanted up to three times here (the
+	// preview check, the classification, the device target). A counted
+	// click looks it up in the memo once (classify.LookupAgent: a warm
+	// agent costs a hash, not a parse) and hands the answer on; a HEAD
+	// looks it up only for a device target.
+	var ua string
+	if v := req.Header["User-Agent"]; len(v) > 0 {
+		ua = v[0]
+	}
+	var agent classify.Agent
+	if counted {
+		agent = classify.LookupAgent(ua)
+	}
+	if counted && agent.Preview {
 		// Redirected like any visitor, but an unfurler fetching a pasted
 		// link is not a click.
 		counted = false
@@ -117,7 +128,7 @@ func (s *Server) redirect(c echo.Context) error {
 		if s.counter != nil {
 			// Before the 302: the redirect leaves only once its click is
 			// durable.
-			if err := s.recordClick(req, l, now); err != nil {
+			if err := s.recordAgentClick(req, l, now, agent); err != nil {
 				if linkforge.ErrorCode(err) == linkforge.EGone {
 					return s.gone(c, e)
 				}
@@ -137,7 +148,11 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.writePage(c, &pagePreview)
 	}
 	h := w.Header()
-	h["Location"] = e.target(ua)
+	if counted {
+		h["Location"] = e.agentTarget(agent)
+	} else {
+		h["Location"] = e.target(ua)
+	}
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)
 	return nil
@@ -159,8 +174,17 @@ func (s *Server) recordClick(req *http.Request, l *linkforge.Link, now time.Time
 	if s.classifier == nil {
 		return s.counter.Record(req.Context(), l, now, nil)
 	}
+	return s.recordAgentClick(req, l, now, classify.LookupAgent(req.UserAgent()))
+}
+
+// recordAgentClick is recordClick for a caller that has looked up the
+// request's agent already (classify.LookupAgent(req.UserAgent())).
+func (s *Server) recordAgentClick(req *http.Request, l *linkforge.Link, now time.Time, agent classify.Agent) error {
+	if s.classifier == nil {
+		return s.counter.Record(req.Context(), l, now, nil)
+	}
 	dims := clickDims.Get().(*linkforge.ClickDims)
-	*dims = s.classifier.Classify(req, classify.RemoteAddrPort(req)).Dims()
+	*dims = s.classifier.ClassifyAgent(req, classify.RemoteAddrPort(req), agent).Dims()
 	err := s.counter.Record(req.Context(), l, now, dims)
 	// Cleared, so that the pool holds no reference into this request's
 	// headers or URL (Referrer and UTMSource may share their memory).
