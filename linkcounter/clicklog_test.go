@@ -36,15 +36,16 @@ type faultFile struct {
 	ff *faultFiles
 
 	mu     sync.Mutex
-	size   int64 // written
-	synced int64 // durable
+	alloc  int64 // the preallocated zeros, durable
+	size   int64 // the end of the records written
+	synced int64 // the end of the records durable
 }
 
 func (ff *faultFiles) option() JournalOption {
 	return func(o *journalOptions) {
 		o.wrap = func(f *os.File) logFile {
 			st, _ := f.Stat()
-			w := &faultFile{File: f, ff: ff, size: st.Size(), synced: st.Size()}
+			w := &faultFile{File: f, ff: ff, alloc: st.Size()}
 			ff.mu.Lock()
 			ff.files = append(ff.files, w)
 			ff.mu.Unlock()
@@ -55,18 +56,18 @@ func (ff *faultFiles) option() JournalOption {
 
 var errInjected = errors.New("injected write failure")
 
-func (f *faultFile) Write(p []byte) (int, error) {
+func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
 	if f.ff.failWrites.Load() {
 		// Half the record reaches the file, as in a real short write.
-		n, _ := f.File.Write(p[:len(p)/2])
+		n, _ := f.File.WriteAt(p[:len(p)/2], off)
 		f.mu.Lock()
-		f.size += int64(n)
+		f.size = max(f.size, off+int64(n))
 		f.mu.Unlock()
 		return n, errInjected
 	}
-	n, err := f.File.Write(p)
+	n, err := f.File.WriteAt(p, off)
 	f.mu.Lock()
-	f.size += int64(n)
+	f.size = max(f.size, off+int64(n))
 	f.mu.Unlock()
 	return n, err
 }
@@ -88,26 +89,44 @@ func (f *faultFile) Truncate(size int64) error {
 	if err := f.File.Truncate(size); err != nil {
 		return err
 	}
-	f.size = size
+	f.size = min(f.size, size)
 	f.synced = min(f.synced, size)
+	f.alloc = min(f.alloc, size)
 	return nil
 }
 
 // powerCut drops, in every file the layer has seen, what was not synced
-// but keep bytes of it (a torn write: part of the unsynced data made it).
-// Call it once the process under test has stopped writing.
+// but keep bytes of it (a torn write: part of the unsynced data made it):
+// inside the preallocated zeros the dropped bytes are zeros again, past
+// them the file ends. Call it once the process under test has stopped
+// writing.
 func (ff *faultFiles) powerCut(keep int64) error {
 	ff.mu.Lock()
 	defer ff.mu.Unlock()
 	for _, f := range ff.files {
 		f.mu.Lock()
-		size := min(f.size, f.synced+keep)
+		cut := min(f.size, f.synced+keep)
+		end, alloc := f.size, f.alloc
 		f.mu.Unlock()
-		if err := os.Truncate(f.Name(), size); err != nil && !errors.Is(err, os.ErrNotExist) {
+		err := os.Truncate(f.Name(), max(cut, alloc))
+		if err == nil && cut < min(end, alloc) {
+			err = writeZeros(f.Name(), cut, min(end, alloc))
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
 	return nil
+}
+
+func writeZeros(path string, from, to int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteAt(make([]byte, to-from), from)
+	return err
 }
 
 func withSegmentSize(n int64) JournalOption {
@@ -130,8 +149,10 @@ func abandon(j *Journal) {
 		f.File.Close()
 	}
 	close(j.compact)
+	close(j.spareWant)
 	j.wmu.Unlock()
 	<-j.compactDone
+	<-j.spareDone
 	unlockFile(j.lock)
 }
 
@@ -276,7 +297,7 @@ func writeTestLog(t *testing.T, dir string) (before, after, seg string, start, e
 	}
 	before = dumpState(j)
 	seg = segmentPath(j)
-	start = fileSize(t, seg)
+	start = logicalSize(j)
 	// The last record: increments with dimensions (new and known values),
 	// marks of both kinds, drops (link 1 flushed: dropped; link 3 not:
 	// kept) and a purge horizon.
@@ -292,7 +313,7 @@ func writeTestLog(t *testing.T, dir string) (before, after, seg string, start, e
 		t.Fatal(err)
 	}
 	after = dumpState(j)
-	end = fileSize(t, seg)
+	end = logicalSize(j)
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -582,5 +603,160 @@ func TestBoundDecidedOncePerValue(t *testing.T) {
 	}
 	if len(got) != MaxDimValues+1 || got["V00"] != 2 || got["V63"] != 2 || got[linkforge.MoreValue] != 12 {
 		t.Fatalf("country values %v: want V00..V63 with 2 each and %s with 12", got, linkforge.MoreValue)
+	}
+}
+
+func logicalSize(j *Journal) int64 {
+	j.wmu.Lock()
+	defer j.wmu.Unlock()
+	return j.size
+}
+
+// Segments are preallocated (prealloc.go): a killed process leaves the
+// open segment with zeros after its last record. Reopened, that is the
+// clean end of the log: the state is whole, nothing is logged, the file is
+// cut to its records. A record torn inside the zeros (a prefix of it
+// written, at every length) is the torn tail it would be at the file's
+// end: cut, with the warning, and the earlier records whole.
+func TestClickLogPreallocatedTail(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	j, err := Open(ctx, filepath.Join(dir, "journal.db"), withoutCompaction())
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitClicks(t, j, 3600, []int64{1, 2, 2, 3}, "NL")
+	commitClicks(t, j, 3660, []int64{2, 4}, "DE")
+	before := dumpState(j)
+	start := logicalSize(j)
+	commitClicks(t, j, 3720, []int64{5, 6, 7}, "FR")
+	after := dumpState(j)
+	end := logicalSize(j)
+	seg := segmentPath(j)
+	if got := fileSize(t, seg); got <= end {
+		t.Fatalf("segment is %d bytes with %d of records: not preallocated", got, end)
+	}
+	abandon(j)
+	rel, _ := filepath.Rel(dir, seg)
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	reopen := func(t *testing.T, d, want string) []map[string]any {
+		t.Helper()
+		var logs logBuffer
+		j, err := Open(ctx, filepath.Join(d, "journal.db"), WithLogger(logs.logger()), withoutCompaction())
+		if err != nil {
+			t.Fatalf("reopen: %v", err)
+		}
+		defer j.Close()
+		if got := dumpState(j); got != want {
+			t.Fatalf("state after reopen:\n%s\nwant:\n%s", got, want)
+		}
+		return logs.records(t, "clicklog_tail_truncated")
+	}
+
+	d := copyDir(t, dir)
+	if recs := reopen(t, d, after); len(recs) != 0 {
+		t.Fatalf("zeros after the last record: warnings %v, want none", recs)
+	}
+	if got := fileSize(t, filepath.Join(d, rel)); got != end {
+		t.Fatalf("segment is %d bytes after reopen, want its %d bytes of records", got, end)
+	}
+	for k := start + 1; k < end; k++ {
+		if allZero(data[k:end]) {
+			continue // the record ends in zero bytes: it is whole
+		}
+		d := copyDir(t, dir)
+		torn := slices.Clone(data)
+		clear(torn[k:end]) // only the record's first k-start bytes reached the disk
+		if err := os.WriteFile(filepath.Join(d, rel), torn, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		recs := reopen(t, d, before)
+		if len(recs) != 1 || recs[0]["offset"] != float64(start) || recs[0]["bytes"] != float64(len(data))-float64(start) {
+			t.Fatalf("torn at %d: warnings %v, want one at offset %d", k, recs, start)
+		}
+		if got := fileSize(t, filepath.Join(d, rel)); got != start {
+			t.Fatalf("torn at %d: segment is %d bytes after reopen, want %d", k, got, start)
+		}
+	}
+}
+
+// Segments ramp up from firstSegmentSize to the configured size, each made
+// ready (zero-filled) before its rotation, and every closed segment is cut
+// to its records; the clicks survive a reopen.
+func TestClickLogSegmentsRampUp(t *testing.T) {
+	dir := t.TempDir()
+	j, err := Open(context.Background(), filepath.Join(dir, "journal.db"), withSegmentSize(1<<20), withoutCompaction(), WithSynchronous(SyncNormal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clicks int64
+	var limits []int64
+	for i := int64(0); len(limits) < 6 && i < 100_000; i++ {
+		links := make([]int64, 40)
+		for k := range links {
+			links[k] = i*40 + int64(k)
+		}
+		clicks += commitClicks(t, j, 60*(i/100), links, "NL")
+		j.wmu.Lock()
+		if int(j.seq) > len(limits) {
+			limits = append(limits, j.limit)
+		}
+		j.wmu.Unlock()
+		if i%8 == 0 {
+			// Let the spare catch up now and then, as a real load's gaps do.
+			waitSpare(t, j)
+		}
+	}
+	want := []int64{firstSegmentSize, 2 * firstSegmentSize, 4 * firstSegmentSize, 8 * firstSegmentSize, 1 << 20, 1 << 20}
+	if !slices.Equal(limits, want) {
+		t.Fatalf("segment sizes %v, want %v", limits, want)
+	}
+	segs, _, err := logFiles(j.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range segs[:len(segs)-1] {
+		data, err := os.ReadFile(filepath.Join(j.dir, segmentName(s)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) == 0 || data[len(data)-1] == 0 && allZero(data[len(data)-frameHeader:]) {
+			t.Fatalf("closed segment %d (%d bytes) ends in zeros: not cut to its records", s, len(data))
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := filepath.Glob(filepath.Join(j.dir, sparePrefix+"*")); len(ms) != 0 {
+		t.Fatalf("spares left after Close: %v", ms)
+	}
+	j2 := mustJournal(t, dir)
+	if got, _ := totals(j2); got != clicks {
+		t.Fatalf("%d clicks after reopen, want %d", got, clicks)
+	}
+}
+
+// waitSpare waits until the spare asked for, if any, is ready.
+func waitSpare(t *testing.T, j *Journal) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j.wmu.Lock()
+		asked := j.spareAsked
+		j.wmu.Unlock()
+		j.spareMu.Lock()
+		ready := j.spare.f != nil
+		j.spareMu.Unlock()
+		if !asked || ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("spare segment not ready after 10s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

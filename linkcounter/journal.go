@@ -102,6 +102,7 @@ type Journal struct {
 	file   logFile
 	seq    uint64 // the open segment
 	size   int64  // its length: every byte up to it is a whole record
+	limit  int64  // its preallocated size: past it the segment is closed
 	enc    encoder
 	rec    logRecord
 	broken error // a failed sync: nothing more is written until restart
@@ -115,6 +116,13 @@ type Journal struct {
 	compact     chan struct{} // capacity 1: "a segment was closed"
 	compactDone chan struct{}
 	compactMu   sync.Mutex // one compaction at a time
+
+	// The next segment, zero-filled ahead of its rotation (prealloc.go).
+	spareWant  chan int64 // capacity 1: the size wanted
+	spareDone  chan struct{}
+	spareAsked bool // under wmu: asked since the last rotation
+	spareMu    sync.Mutex
+	spare      spare
 }
 
 // Open opens (creating if needed) the journal named path (dataDir/
@@ -147,6 +155,7 @@ func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, er
 		path: path, dir: filepath.Join(filepath.Dir(path), logDirName), sync: o.sync, log: o.log,
 		lock: lock, wrap: o.wrap, segmentSize: o.segmentSize, noCompact: o.noCompact,
 		compact: make(chan struct{}, 1), compactDone: make(chan struct{}),
+		spareWant: make(chan int64, 1), spareDone: make(chan struct{}),
 	}
 	if err := j.open(ctx); err != nil {
 		if j.file != nil {
@@ -156,6 +165,7 @@ func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, er
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	go j.runCompactor()
+	go j.runSpares()
 	return j, nil
 }
 
@@ -169,6 +179,7 @@ func (j *Journal) open(ctx context.Context) error {
 	if err := j.importLegacy(ctx); err != nil {
 		return err
 	}
+	removeSpares(j.dir)
 	segs, snaps, err := logFiles(j.dir)
 	if err != nil {
 		return err
@@ -217,11 +228,12 @@ func (j *Journal) open(ctx context.Context) error {
 	return nil
 }
 
-// openSegment creates segment seq and makes it the one appended to.
+// openSegment creates segment seq, preallocated (prealloc.go), and makes it
+// the one appended to.
 func (j *Journal) openSegment(seq uint64) error {
-	f, err := os.OpenFile(filepath.Join(j.dir, segmentName(seq)), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, fileperm.Private)
+	f, size, err := j.newSegmentFile(seq)
 	if err != nil {
-		return fmt.Errorf("create click log segment: %w", err)
+		return err
 	}
 	// The new file's name must be durable before a record in it is
 	// acknowledged.
@@ -234,7 +246,7 @@ func (j *Journal) openSegment(seq uint64) error {
 	} else {
 		j.file = osLogFile{f}
 	}
-	j.seq, j.size = seq, 0
+	j.seq, j.size, j.limit = seq, 0, size
 	return nil
 }
 
@@ -252,7 +264,7 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 		return 0, j.broken
 	}
 	frame := j.enc.frame(r)
-	if _, err := j.file.Write(frame); err != nil {
+	if _, err := j.file.WriteAt(frame, j.size); err != nil {
 		if terr := j.file.Truncate(j.size); terr != nil {
 			j.broken = fmt.Errorf("click log %s: write failed and the partial record could not be removed (%w): restart the node: %w", j.dir, terr, err)
 		}
@@ -273,8 +285,11 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 	j.mu.Lock()
 	purged := j.st.apply(r)
 	j.mu.Unlock()
-	if j.size >= j.segmentSize {
+	switch {
+	case j.size >= j.limit:
 		j.rotate()
+	case j.size >= j.limit/2:
+		j.askSpare()
 	}
 	return purged, nil
 }
@@ -283,8 +298,13 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 // the closed one into a snapshot. wmu must be held.
 func (j *Journal) rotate() {
 	// At NORMAL too: only the newest segment may then end in a torn
-	// record, which is what Open tolerates.
-	err := j.file.Sync()
+	// record, which is what Open tolerates. Cut to its last record first
+	// (the rest is preallocated zeros), synced with it, so that a closed
+	// segment is whole records only.
+	err := j.file.Truncate(j.size)
+	if err == nil {
+		err = j.file.Sync()
+	}
 	if err == nil {
 		err = j.file.Close()
 	}
@@ -392,13 +412,16 @@ func (j *Journal) Close() error {
 	var errs []error
 	if j.file != nil {
 		if j.broken == nil {
-			errs = append(errs, j.file.Sync())
+			// Cut to its records: the next Open finds the file exact.
+			errs = append(errs, j.file.Truncate(j.size), j.file.Sync())
 		}
 		errs = append(errs, j.file.Close())
 	}
 	close(j.compact)
+	close(j.spareWant)
 	j.wmu.Unlock()
 	<-j.compactDone
+	<-j.spareDone
 	if j.lock != nil {
 		errs = append(errs, unlockFile(j.lock))
 	}

@@ -31,10 +31,11 @@ const (
 	snapshotChunk      = 4096 // rows per snapshot record
 )
 
-// logFile is what the journal needs of a segment open for appending. The
-// power-loss tests wrap the real file to drop what was not synced.
+// logFile is what the journal needs of a segment open for appending (at
+// its logical end: the file is preallocated). The power-loss tests wrap the
+// real file to drop what was not synced.
 type logFile interface {
-	io.Writer
+	io.WriterAt
 	// Sync makes the written bytes durable (fdatasync).
 	Sync() error
 	Truncate(size int64) error
@@ -102,6 +103,16 @@ func replayFile(path string, s *logState, dec *decoder, rec *logRecord, tail boo
 	n := 0
 	for off := 0; off < len(data); {
 		payload, size, ok := nextFrame(data[off:])
+		if !ok && allZero(data[off:]) {
+			// A preallocated segment's unused end (prealloc.go): the clean
+			// end of the records. A closed segment is cut to its records
+			// at rotation; one that was not (a crash in between) is as
+			// good. Cut here too, so the file is exact from now on.
+			if err := truncateSync(path, int64(off)); err != nil {
+				return n, fmt.Errorf("cut the preallocated end of %s: %w", path, err)
+			}
+			return n, nil
+		}
 		if !ok {
 			if !tail {
 				return n, fmt.Errorf("%w: %s: bad record at offset %d of %d bytes (torn or checksum mismatch) in a file that is not the log's tail; "+
