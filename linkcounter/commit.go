@@ -209,9 +209,7 @@ func (c *committer) run() {
 			// the committer took 1.1-1.5 clicks per commit and its write
 			// syscall was the top of the click path's profile
 			// (docs/adr/014-click-log.md, "Profile").
-			if c.j.sync != SyncFull {
-				runtime.Gosched()
-			}
+			runtime.Gosched()
 			c.mu.Lock()
 			b, closed := c.cur, c.closed
 			if b.empty() {
