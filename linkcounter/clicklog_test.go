@@ -150,6 +150,7 @@ func abandon(j *Journal) {
 	}
 	close(j.compact)
 	close(j.spareWant)
+	close(j.spareStop)
 	j.wmu.Unlock()
 	<-j.compactDone
 	<-j.spareDone

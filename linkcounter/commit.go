@@ -88,8 +88,14 @@ type committer struct {
 	mu     sync.Mutex
 	cur    *commitBatch
 	closed bool
-	wake   chan struct{} // capacity 1: "cur is not empty, or closing"
-	exited chan struct{}
+	// free holds the increments (with their dims lists) of committed
+	// batches, and spareIncs a cleared map, for the next batches: at full
+	// load each click would otherwise allocate an increment and its dims
+	// list (about 300 bytes) for the garbage collector to trace and free.
+	free      []*increment
+	spareIncs map[incKey]*increment
+	wake      chan struct{} // capacity 1: "cur is not empty, or closing"
+	exited    chan struct{}
 }
 
 func newCommitter(j *Journal, after func(*commitBatch)) *committer {
@@ -122,7 +128,13 @@ func (c *committer) add(a *actor, bucket int64, dims *linkforge.ClickDims) (*com
 	k := incKey{a.id, bucket}
 	in := b.incs[k]
 	if in == nil {
-		in = &increment{a: a, linkID: a.id, bucket: bucket}
+		if n := len(c.free); n > 0 {
+			in = c.free[n-1]
+			c.free = c.free[:n-1]
+			in.a, in.linkID, in.bucket = a, a.id, bucket
+		} else {
+			in = &increment{a: a, linkID: a.id, bucket: bucket}
+		}
 		b.incs[k] = in
 		b.order = append(b.order, in)
 	}
@@ -208,6 +220,9 @@ func (c *committer) run() {
 				break
 			}
 			c.cur = newCommitBatch()
+			if c.spareIncs != nil {
+				c.cur.incs, c.spareIncs = c.spareIncs, nil
+			}
 			c.mu.Unlock()
 
 			c.holdCommit(b) // a no-op unless built for the crash tests
@@ -218,8 +233,34 @@ func (c *committer) run() {
 			b.took = time.Since(start)
 			c.after(b)
 			close(b.done)
+			c.recycle(b)
 		}
 	}
+}
+
+// maxFree bounds the increments kept for reuse: a burst over a million
+// links must not pin a million increments for the life of the process.
+const maxFree = 4096
+
+// recycle keeps b's increments and map for the next batches. The waiters
+// released by close(b.done) read only b.err: nothing else of b is read
+// once it is committed.
+func (c *committer) recycle(b *commitBatch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, in := range b.order {
+		if len(c.free) >= maxFree {
+			break
+		}
+		clear(in.dims) // no value string outlives its batch here
+		*in = increment{dims: in.dims[:0]}
+		c.free = append(c.free, in)
+	}
+	if len(b.incs) <= maxFree {
+		clear(b.incs)
+		c.spareIncs = b.incs
+	}
+	b.incs, b.order = nil, nil
 }
 
 // close stops accepting work and waits until run has committed what was

@@ -118,7 +118,8 @@ type Journal struct {
 	compactMu   sync.Mutex // one compaction at a time
 
 	// The next segment, zero-filled ahead of its rotation (prealloc.go).
-	spareWant  chan int64 // capacity 1: the size wanted
+	spareWant  chan int64    // capacity 1: the size wanted
+	spareStop  chan struct{} // closed by Close: a fill under way stops
 	spareDone  chan struct{}
 	spareAsked bool // under wmu: asked since the last rotation
 	spareMu    sync.Mutex
@@ -155,7 +156,7 @@ func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, er
 		path: path, dir: filepath.Join(filepath.Dir(path), logDirName), sync: o.sync, log: o.log,
 		lock: lock, wrap: o.wrap, segmentSize: o.segmentSize, noCompact: o.noCompact,
 		compact: make(chan struct{}, 1), compactDone: make(chan struct{}),
-		spareWant: make(chan int64, 1), spareDone: make(chan struct{}),
+		spareWant: make(chan int64, 1), spareStop: make(chan struct{}), spareDone: make(chan struct{}),
 	}
 	if err := j.open(ctx); err != nil {
 		if j.file != nil {
@@ -419,6 +420,7 @@ func (j *Journal) Close() error {
 	}
 	close(j.compact)
 	close(j.spareWant)
+	close(j.spareStop)
 	j.wmu.Unlock()
 	<-j.compactDone
 	<-j.spareDone

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/linkforge/linkforge/internal/fileperm"
 )
@@ -37,20 +38,31 @@ const (
 	// sparePrefix names the next segment while it is being zero-filled or
 	// waits for its rotation ("spare-N.tmp"); Open removes leftover ones.
 	sparePrefix = "spare-"
-	// zeroChunk is the size of the zero-fill writes.
-	zeroChunk = 1 << 20
+	// zeroChunk is the size of the zero-fill writes, each synced on its
+	// own: a spare's fill reaches the disk in steps of about a millisecond
+	// of device time, not as one burst of tens of megabytes that every
+	// group commit's fdatasync would queue behind.
+	zeroChunk = 256 << 10
+	// zeroPause spaces a spare's chunks, so the fill takes a fraction of
+	// the device (a 64 MiB spare: about a second) while commits go on.
+	zeroPause = 2 * time.Millisecond
 )
 
 // zeroes is the source of the zero-fill writes.
 var zeroes = make([]byte, zeroChunk)
 
+// errStopped ends a spare's fill when the journal closes.
+var errStopped = errors.New("journal closing")
+
 // createZeroed creates path (it must not exist) as size zero bytes, synced.
-func createZeroed(path string, size int64) (*os.File, error) {
+// With a stop channel the fill is paced (zeroPause between chunks) and ends
+// with errStopped once stop is closed.
+func createZeroed(path string, size int64, stop <-chan struct{}) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, fileperm.Private)
 	if err != nil {
 		return nil, err
 	}
-	if err := zeroFill(f, size); err != nil {
+	if err := zeroFill(f, size, stop); err != nil {
 		f.Close()
 		os.Remove(path)
 		return nil, err
@@ -58,14 +70,21 @@ func createZeroed(path string, size int64) (*os.File, error) {
 	return f, nil
 }
 
-func zeroFill(f *os.File, size int64) error {
+func zeroFill(f *os.File, size int64, stop <-chan struct{}) error {
 	for off := int64(0); off < size; off += zeroChunk {
+		if stop != nil && off > 0 {
+			select {
+			case <-stop:
+				return errStopped
+			case <-time.After(zeroPause):
+			}
+		}
 		if _, err := f.WriteAt(zeroes[:min(zeroChunk, size-off)], off); err != nil {
 			return fmt.Errorf("zero-fill %s: %w", f.Name(), err)
 		}
-	}
-	if err := fdatasync(f); err != nil {
-		return fmt.Errorf("zero-fill %s: %w", f.Name(), err)
+		if err := fdatasync(f); err != nil {
+			return fmt.Errorf("zero-fill %s: %w", f.Name(), err)
+		}
 	}
 	return nil
 }
@@ -102,7 +121,10 @@ func (j *Journal) runSpares() {
 	for size := range j.spareWant {
 		n++
 		path := filepath.Join(j.dir, fmt.Sprintf("%s%d.tmp", sparePrefix, n))
-		f, err := createZeroed(path, size)
+		f, err := createZeroed(path, size, j.spareStop)
+		if errors.Is(err, errStopped) {
+			continue // spareWant is closed too
+		}
 		if err != nil {
 			// The rotation falls back to a small segment made on the spot.
 			j.log.Warn("click log spare segment not prepared", "event", "clicklog_spare_failed",
@@ -156,7 +178,7 @@ func (j *Journal) newSegmentFile(seq uint64) (*os.File, int64, error) {
 		s.drop()
 	}
 	size := min(int64(firstSegmentSize), j.segmentSize)
-	f, err := createZeroed(path, size)
+	f, err := createZeroed(path, size, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("create click log segment: %w", err)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"slices"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -20,6 +22,7 @@ const (
 	metricActors       = "linkforge_actors"
 	metricSkipped      = "linkforge_clicks_skipped_total"
 	metricCommitBatch  = "linkforge_journal_commit_batch_size"
+	metricCommitTime   = "linkforge_journal_commit_duration_seconds"
 	metricFlushSeconds = "linkforge_flush_duration_seconds"
 )
 
@@ -75,6 +78,48 @@ func (m metrics) histogram(name string) (sum float64, count uint64, ok bool) {
 		}
 	}
 	return sum, count, true
+}
+
+// buckets returns a histogram's cumulative bucket counts by upper bound,
+// summed over its series.
+func (m metrics) buckets(name string) map[float64]uint64 {
+	f, ok := m.fams[name]
+	if !ok {
+		return nil
+	}
+	out := make(map[float64]uint64)
+	for _, s := range f.GetMetric() {
+		if h := s.GetHistogram(); h != nil {
+			for _, b := range h.GetBucket() {
+				out[b.GetUpperBound()] += b.GetCumulativeCount()
+			}
+		}
+	}
+	return out
+}
+
+// quantileBound returns the upper bound of the bucket holding the q
+// quantile of what a histogram observed between two scrapes (+Inf past the
+// last bucket); ok is false without observations.
+func quantileBound(before, after metrics, name string, q float64) (float64, bool) {
+	b0, b1 := before.buckets(name), after.buckets(name)
+	bounds := make([]float64, 0, len(b1))
+	for ub := range b1 {
+		bounds = append(bounds, ub)
+	}
+	slices.Sort(bounds)
+	_, n0, _ := before.histogram(name)
+	_, n1, ok := after.histogram(name)
+	if !ok || n1 <= n0 {
+		return 0, false
+	}
+	want := q * float64(n1-n0)
+	for _, ub := range bounds {
+		if float64(b1[ub]-b0[ub]) >= want {
+			return ub, true
+		}
+	}
+	return math.Inf(1), true
 }
 
 func hasLabels(s *dto.Metric, pairs []string) bool {

@@ -99,6 +99,36 @@ func TestCommitNote(t *testing.T) {
 	if got := commitNote(before, before); got != "" {
 		t.Errorf("commitNote without commits = %q, want empty", got)
 	}
+
+	// With the commit duration histogram: 400 commits between the scrapes,
+	// 396 of them within 100 µs, 4 up to 800 µs: mean 100 µs, p99 in the
+	// 100 µs bucket.
+	timed := exposition + `# TYPE linkforge_journal_commit_duration_seconds histogram
+linkforge_journal_commit_duration_seconds_bucket{le="5e-05"} 0
+linkforge_journal_commit_duration_seconds_bucket{le="0.0001"} 1000
+linkforge_journal_commit_duration_seconds_bucket{le="0.0008"} 1000
+linkforge_journal_commit_duration_seconds_bucket{le="+Inf"} 1000
+linkforge_journal_commit_duration_seconds_sum 0.1
+linkforge_journal_commit_duration_seconds_count 1000
+`
+	before = mustParseMetrics(t, timed)
+	later = mustParseMetrics(t, strings.NewReplacer(
+		"linkforge_journal_commit_batch_size_sum 42604", "linkforge_journal_commit_batch_size_sum 50604",
+		"linkforge_journal_commit_batch_size_count 2477", "linkforge_journal_commit_batch_size_count 2877",
+		`linkforge_journal_commit_batch_size_bucket{le="+Inf"} 2477`, `linkforge_journal_commit_batch_size_bucket{le="+Inf"} 2877`,
+		`linkforge_journal_commit_duration_seconds_bucket{le="0.0001"} 1000`, `linkforge_journal_commit_duration_seconds_bucket{le="0.0001"} 1396`,
+		`linkforge_journal_commit_duration_seconds_bucket{le="0.0008"} 1000`, `linkforge_journal_commit_duration_seconds_bucket{le="0.0008"} 1400`,
+		`linkforge_journal_commit_duration_seconds_bucket{le="+Inf"} 1000`, `linkforge_journal_commit_duration_seconds_bucket{le="+Inf"} 1400`,
+		"linkforge_journal_commit_duration_seconds_sum 0.1", "linkforge_journal_commit_duration_seconds_sum 0.14",
+		"linkforge_journal_commit_duration_seconds_count 1000", "linkforge_journal_commit_duration_seconds_count 1400",
+	).Replace(timed))
+	want := "journal group commit: 20.0 clicks per commit over 400 commits, write+sync mean 100µs, p99 ≤ 100µs"
+	if got := commitNote(before, later); got != want {
+		t.Errorf("commitNote = %q, want %q", got, want)
+	}
+	if ub, ok := quantileBound(before, later, metricCommitTime, 1); !ok || ub != 0.0008 {
+		t.Errorf("quantileBound(1) = %v, %v; want 0.0008", ub, ok)
+	}
 }
 
 // TestScrapeMetrics reads a real client_golang exposition over HTTP.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -154,7 +155,20 @@ func commitNote(before, after metrics) string {
 	if !ok0 || !ok1 || n1 <= n0 {
 		return ""
 	}
-	return fmt.Sprintf("journal group commit: %.1f clicks per commit over %d commits", (s1-s0)/float64(n1-n0), n1-n0)
+	note := fmt.Sprintf("journal group commit: %.1f clicks per commit over %d commits", (s1-s0)/float64(n1-n0), n1-n0)
+	// The commit's write and sync: what a click waits for besides the
+	// commit before it.
+	t0, c0, _ := before.histogram(metricCommitTime)
+	t1, c1, ok := after.histogram(metricCommitTime)
+	if ok && c1 > c0 {
+		note += fmt.Sprintf(", write+sync mean %s", time.Duration((t1-t0)/float64(c1-c0)*float64(time.Second)).Round(time.Microsecond))
+		if ub, ok := quantileBound(before, after, metricCommitTime, 0.99); ok && !math.IsInf(ub, 1) {
+			note += fmt.Sprintf(", p99 ≤ %s", time.Duration(ub*float64(time.Second)).Round(time.Microsecond))
+		} else if ok {
+			note += ", p99 past the last bucket"
+		}
+	}
+	return note
 }
 
 func metOrMissed(ok bool) string {
