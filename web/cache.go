@@ -350,27 +350,44 @@ func newCachedLink(key string, l linkforge.Link, loaded, until time.Time) *cache
 // itself and its strings. The times, the devices and the atomics are left
 // to the caller.
 func buildCachedLink(key string, l linkforge.Link, location, fallback string) *cachedLink {
-	slugInKey := l.Slug == key
+	var b strings.Builder
+	b.Grow(stringsLen(key, &l, location, fallback))
+	writeStrings(&b, key, &l, location, fallback)
+	e := &cachedLink{}
+	e.init(key, &l, location, fallback, b.String())
+	return e
+}
+
+// stringsLen is the length of what writeStrings writes.
+func stringsLen(key string, l *linkforge.Link, location, fallback string) int {
 	n := len(key) + len(location) + len(fallback) + len(l.PasswordHash)
-	if !slugInKey {
+	if l.Slug != key {
 		n += len(l.Slug)
 	}
-	var b strings.Builder
-	b.Grow(n)
+	return n
+}
+
+// writeStrings writes the strings of an entry, in the order init reads
+// them back.
+func writeStrings(b *strings.Builder, key string, l *linkforge.Link, location, fallback string) {
 	b.WriteString(key)
 	b.WriteString(location)
 	b.WriteString(fallback)
 	b.WriteString(l.PasswordHash)
-	if !slugInKey {
+	if l.Slug != key {
 		b.WriteString(l.Slug)
 	}
-	all := b.String()
+}
+
+// init sets e's strings and link from all, which holds what writeStrings
+// wrote for the same arguments (and maybe more after it).
+func (e *cachedLink) init(key string, l *linkforge.Link, location, fallback, all string) {
 	next := func(size int) string {
 		s := all[:size]
 		all = all[size:]
 		return s
 	}
-	e := &cachedLink{protected: l.PasswordHash != ""}
+	e.protected = l.PasswordHash != ""
 	e.key = next(len(key))
 	e.loc[0] = next(len(location))
 	e.location = e.loc[:]
@@ -379,41 +396,68 @@ func buildCachedLink(key string, l linkforge.Link, location, fallback string) *c
 	}
 	e.link = linkforge.Link{ID: l.ID, TenantID: l.TenantID, Slug: e.key, ExpiresAt: l.ExpiresAt,
 		MaxClicks: l.MaxClicks, PasswordHash: next(len(l.PasswordHash))}
-	if !slugInKey {
+	if l.Slug != key {
 		e.link.Slug = next(len(l.Slug))
 	}
-	return e
 }
 
-// compacted returns a copy of e in new memory (see linkCache.compact).
-func (e *cachedLink) compacted() *cachedLink {
-	var fallback string
-	if e.fallback != nil {
-		fallback = e.fallback[0]
+// fallbackOf returns e's fallback Location value, "" without one.
+func (e *cachedLink) fallbackOf() string {
+	if e.fallback == nil {
+		return ""
 	}
-	c := buildCachedLink(e.key, e.link, e.location[0], fallback)
-	if e.link.ExpiresAt != nil {
-		t := *e.link.ExpiresAt
-		c.link.ExpiresAt = &t
+	return e.fallback[0]
+}
+
+// compactEntries returns copies of entries (see linkCache.compact) in two
+// allocations, one for the entries and one for their strings, each made
+// for them alone: so the copies share no span with anything else, however
+// fragmented the heap is when they are made. The two stay allocated while
+// any of the copies is in use: at most the size of the cache at the time
+// of the copy, and less as its entries are refreshed or evicted.
+func compactEntries(entries []*cachedLink) []*cachedLink {
+	n := 0
+	for _, e := range entries {
+		n += stringsLen(e.key, &e.link, e.location[0], e.fallbackOf())
 	}
-	if e.link.MaxClicks != nil {
-		n := *e.link.MaxClicks
-		c.link.MaxClicks = &n
+	var b strings.Builder
+	b.Grow(n)
+	for _, e := range entries {
+		writeStrings(&b, e.key, &e.link, e.location[0], e.fallbackOf())
 	}
-	if e.devices != nil {
-		loc := func(l []string) []string {
-			if &l[0] == &e.location[0] {
-				return c.location
-			}
-			return []string{strings.Clone(l[0])}
+	all := b.String()
+	slab := make([]cachedLink, len(entries))
+	out := make([]*cachedLink, len(entries))
+	for i, e := range entries {
+		c := &slab[i]
+		fallback := e.fallbackOf()
+		size := stringsLen(e.key, &e.link, e.location[0], fallback)
+		c.init(e.key, &e.link, e.location[0], fallback, all[:size])
+		all = all[size:]
+		if e.link.ExpiresAt != nil {
+			t := *e.link.ExpiresAt
+			c.link.ExpiresAt = &t
 		}
-		c.devices = &deviceLocations{ios: loc(e.devices.ios), android: loc(e.devices.android),
-			desktop: loc(e.devices.desktop)}
+		if e.link.MaxClicks != nil {
+			m := *e.link.MaxClicks
+			c.link.MaxClicks = &m
+		}
+		if e.devices != nil {
+			loc := func(l []string) []string {
+				if &l[0] == &e.location[0] {
+					return c.location
+				}
+				return []string{strings.Clone(l[0])}
+			}
+			c.devices = &deviceLocations{ios: loc(e.devices.ios), android: loc(e.devices.android),
+				desktop: loc(e.devices.desktop)}
+		}
+		c.loaded, c.until = e.loaded, e.until
+		c.retryAt.Store(e.retryAt.Load())
+		c.promoted.Store(e.promoted.Load())
+		out[i] = c
 	}
-	c.loaded, c.until = e.loaded, e.until
-	c.retryAt.Store(e.retryAt.Load())
-	c.promoted.Store(e.promoted.Load())
-	return c
+	return out
 }
 
 // deviceLocations are the Location values of a link's device URLs, each
@@ -497,9 +541,8 @@ func (c *linkCache) compact() int {
 			sh.mu.Unlock()
 			panic(err)
 		}
-		for _, e := range sh.pos.Values() { // oldest first: Add keeps the order
-			ce := e.compacted()
-			fresh.Add(ce.key, ce)
+		for _, e := range compactEntries(sh.pos.Values()) { // oldest first: Add keeps the order
+			fresh.Add(e.key, e)
 		}
 		copied += fresh.Len()
 		sh.pos = fresh
