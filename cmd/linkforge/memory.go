@@ -29,7 +29,10 @@ const (
 	// a copy of the redirect cache and the madvise of every free page, and
 	// afterwards page faults for the memory the heap grows into again: well
 	// under a second of CPU, but not something to do on every GC cycle.
-	releaseEvery = 5 * time.Minute
+	// Not much longer: a burst's heap may fall in two steps (the requests'
+	// buffers, then the link actors a minute or two later), and the second
+	// release is the one that matters.
+	releaseEvery = 2 * time.Minute
 )
 
 // memoryReturn decides when to give memory back. live reads the heap's live
