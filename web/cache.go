@@ -514,25 +514,34 @@ func (c *linkCache) purge() {
 	}
 }
 
-// compact copies every positive entry, and its shard's LRU, into new memory,
-// in the same order, and returns how many entries it copied.
+// compactKeep is how recently an entry must have been looked up to survive
+// a compaction: twice the positive TTL. An entry idle for longer would cost
+// a store query at its next lookup anyway; keeping it only insures its link
+// against a database outage (stale-if-error), and a compaction happens only
+// after a burst (cmd/linkforge, memory.go), whose one-off links are what it
+// then drops. See ADR 007, "Memory".
+const compactKeep = 2 * positiveTTL
+
+// compact copies into new memory, in the same LRU order, the positive
+// entries looked up since idleBefore (or being served stale: their store is
+// down), drops the others, and returns how many it kept and dropped.
 //
-// Why: after a burst of one-off clicks the cache keeps up to its size in
-// entries of links that will not be clicked again soon (stale-if-error), and
-// those entries were allocated among the burst's garbage: each keeps the
-// 8 KiB span it sits in, so 100,000 entries of 64 MB kept about 250 MB of
-// spans in use after everything else was freed, which the Go runtime cannot
-// return to the kernel (issue 14; ADR 007, "Memory"). Copied when the
-// process is quiet, they pack into few spans and the old ones become free.
-// Called by the server's memory return (Server.ReleaseMemory), rarely: it
-// allocates the whole cache anew, and holds each shard's write lock for the
-// copy of that shard (about 1,600 entries of a 100,000-entry cache).
+// Why: after a burst of one-off clicks the cache holds up to its size in
+// entries of links that will not be clicked again soon, allocated among the
+// burst's link actors and journal rows: once those are freed, each entry
+// keeps the span it sits in, and 100,000 entries of 54 MB kept about 250 MB
+// of spans in use, which the Go runtime cannot return to the kernel (issue
+// 14; ADR 007, "Memory"). The copies are made in allocations of their own
+// (compactEntries), so the old spans become free. Called by the server's
+// memory return (Server.CompactCache), rarely: it allocates the kept
+// entries anew, and holds each shard's write lock for the copy of that
+// shard (at most 1,600 entries of a 100,000-entry cache).
 //
 // A request holding an old entry keeps using it; one that loses a refresh
 // race against the copy sees its entry replaced and, the store being down,
 // answers 503 once instead of serving it stale (revalidate).
-func (c *linkCache) compact() int {
-	copied := 0
+func (c *linkCache) compact(idleBefore time.Time) (kept, dropped int) {
+	cutoff := idleBefore.UnixNano()
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
@@ -541,14 +550,22 @@ func (c *linkCache) compact() int {
 			sh.mu.Unlock()
 			panic(err)
 		}
-		for _, e := range compactEntries(sh.pos.Values()) { // oldest first: Add keeps the order
+		all := sh.pos.Values() // oldest first: Add keeps the order
+		keep := all[:0]
+		for _, e := range all {
+			if e.promoted.Load() >= cutoff || e.retryAt.Load() != 0 {
+				keep = append(keep, e)
+			}
+		}
+		for _, e := range compactEntries(keep) {
 			fresh.Add(e.key, e)
 		}
-		copied += fresh.Len()
+		kept += len(keep)
+		dropped += len(all) - len(keep)
 		sh.pos = fresh
 		sh.mu.Unlock()
 	}
-	return copied
+	return kept, dropped
 }
 
 // The results of a lookup, linkforge_link_cache_lookups_total's label
@@ -599,8 +616,11 @@ func (l *cacheLookups) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// CompactCache copies the redirect cache into new memory so that the spans
-// its entries kept during a burst can be returned to the kernel; it returns
-// the entries copied. See linkCache.compact: call it rarely, once the burst
-// is over, before runtime/debug.FreeOSMemory.
-func (s *Server) CompactCache() int { return s.cache.compact() }
+// CompactCache copies the redirect cache's recently used entries into new
+// memory and drops the others, so that the spans its entries kept during a
+// burst can be returned to the kernel; it returns the entries kept and
+// dropped. See linkCache.compact: call it rarely, once a burst is over,
+// before runtime/debug.FreeOSMemory.
+func (s *Server) CompactCache() (kept, dropped int) {
+	return s.cache.compact(s.now().Add(-compactKeep))
+}

@@ -158,8 +158,8 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 	}
 	before := order()
 
-	if n := c.compact(); n != len(links) {
-		t.Fatalf("compact copied %d entries, want %d", n, len(links))
+	if kept, dropped := c.compact(time.Time{}); kept != len(links) || dropped != 0 {
+		t.Fatalf("compact kept %d entries and dropped %d, want %d and 0", kept, dropped, len(links))
 	}
 	if after := order(); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("LRU order after compact %v, want %v", after, before)
@@ -198,9 +198,29 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 			t.Errorf("%s: times after compact %d %d %d %d, want %d %d %d %d", l.Slug, e.loaded, e.until, e.retryAt.Load(),
 				e.promoted.Load(), o.loaded, o.until, o.retryAt.Load(), o.promoted.Load())
 		}
-		if got, err := c.get(ctx, l.Slug, clock); err != nil || got != e {
+		// At the entry's promotion time: the lookup does not promote it
+		// again, which the cutoff below counts on.
+		if got, err := c.get(ctx, l.Slug, time.Unix(0, e.promoted.Load())); err != nil || got != e {
 			t.Errorf("get %s after compact: %p, %v; want the copy %p", l.Slug, got, err, e)
 		}
+	}
+
+	// Entries not looked up since the cutoff go, but for those served
+	// stale (their refresh failed: the store is down) and those looked up
+	// at or after it: "plain" (looked up again last, at clock) and the
+	// entries looked up from cutoff on.
+	cutoff := now.Add(20 * time.Second)
+	kept, dropped := c.compact(cutoff)
+	for i, l := range links {
+		sh, _ := c.shard(l.Slug)
+		_, ok := sh.pos.Peek(l.Slug)
+		want := l.Slug == "plain" || l.Slug == "limits" || i >= 20
+		if ok != want {
+			t.Errorf("%s (looked up at +%ds) kept %v after compact(+20s), want %v", l.Slug, i, ok, want)
+		}
+	}
+	if wantKept := 2 + len(links) - 20; kept != wantKept || dropped != len(links)-wantKept {
+		t.Errorf("compact(+20s) kept %d and dropped %d, want %d and %d", kept, dropped, wantKept, len(links)-wantKept)
 	}
 }
 
@@ -258,8 +278,8 @@ func TestCacheCompactFreesBurstSpans(t *testing.T) {
 	runtime.KeepAlive(others)
 	others = nil
 	heapFilled := heapInuse()
-	if got := c.compact(); got != n {
-		t.Fatalf("compact copied %d entries, want %d", got, n)
+	if kept, _ := c.compact(now); kept != n {
+		t.Fatalf("compact kept %d entries, want %d", kept, n)
 	}
 	heapCompacted := heapInuse()
 	perEntry := float64(heapCompacted-heapStart) / float64(n)
@@ -275,7 +295,6 @@ func TestCacheCompactFreesBurstSpans(t *testing.T) {
 			mib(heapFilled-heapStart), mib(heapCompacted-heapStart))
 	}
 	runtime.KeepAlive(c)
-	t.Logf("entry %d bytes", unsafe.Sizeof(cachedLink{}))
 }
 
 // maxEntryBytes bounds the heap a compacted cache entry keeps in use.

@@ -39,7 +39,7 @@ const (
 // bytes at the last collection; release compacts and frees.
 type memoryReturn struct {
 	live    func() uint64
-	release func()
+	release func() (kept, dropped int) // the redirect cache's entries
 	log     *slog.Logger
 
 	peak uint64    // the highest live heap since the last release
@@ -58,10 +58,11 @@ func (m *memoryReturn) check(now time.Time) bool {
 		return false
 	}
 	start := time.Now()
-	m.release()
+	kept, dropped := m.release()
 	after := m.live()
 	m.log.Info("memory returned to the kernel after a burst", slog.String("event", "memory_released"),
 		slog.Uint64("peak_live_bytes", m.peak), slog.Uint64("live_bytes", after),
+		slog.Int("cache_kept", kept), slog.Int("cache_dropped", dropped),
 		slog.Int64("took_ms", time.Since(start).Milliseconds()))
 	m.peak, m.last = after, now
 	return true
@@ -93,11 +94,12 @@ func heapLive() uint64 {
 
 // newMemoryReturn returns the memory return of a server whose redirect
 // cache compact compacts.
-func newMemoryReturn(log *slog.Logger, compact func() int) *memoryReturn {
-	return &memoryReturn{live: heapLive, log: log, release: func() {
+func newMemoryReturn(log *slog.Logger, compact func() (kept, dropped int)) *memoryReturn {
+	return &memoryReturn{live: heapLive, log: log, release: func() (int, int) {
 		// The cache first, so that the spans its old entries kept are
 		// free when FreeOSMemory collects and returns them.
-		compact()
+		kept, dropped := compact()
 		debug.FreeOSMemory()
+		return kept, dropped
 	}}
 }

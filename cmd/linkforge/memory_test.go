@@ -14,7 +14,7 @@ func TestMemoryReturnAfterBurst(t *testing.T) {
 	var live uint64
 	releases := 0
 	m := &memoryReturn{live: func() uint64 { return live }, log: slog.New(slog.DiscardHandler),
-		release: func() { releases++; live -= 10 * mb }}
+		release: func() (int, int) { releases++; live -= 10 * mb; return 0, 0 }}
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	steps := []struct {
 		at      time.Duration
