@@ -48,8 +48,10 @@ func TestCacheEntryHoldsOnlyItsOwnMemory(t *testing.T) {
 	want := linkforge.Link{ID: created.ID, TenantID: tenant.ID, Slug: "full", ExpiresAt: &exp,
 		MaxClicks: &maxClicks, PasswordHash: in.PasswordHash}
 	checkEntry(t, e, want, "https://example.com/target", "https://example.com/fallback", "https://example.com/ios")
-	if unsafe.StringData(e.key) == unsafe.StringData(slug) {
-		t.Error("the entry's key is the request's slug: it keeps the request's memory")
+	sh, _ := c.shard(slug)
+	keys := sh.pos.Keys()
+	if len(keys) != 1 || unsafe.StringData(keys[0]) != unsafe.StringData(e.key) || unsafe.StringData(e.key) == unsafe.StringData(slug) {
+		t.Error("the LRU's key is not the entry's copy of the slug: it keeps the request's memory")
 	}
 	// Every string of the entry lies in one allocation.
 	base := uintptr(unsafe.Pointer(unsafe.StringData(e.key)))
