@@ -299,8 +299,10 @@ func TestCacheCompactFreesBurstSpans(t *testing.T) {
 	runtime.KeepAlive(c)
 }
 
-// maxEntryBytes bounds the heap a compacted cache entry keeps in use.
-const maxEntryBytes = 700
+// maxEntryBytes bounds the heap a compacted cache entry keeps in use:
+// measured 620 to 680 bytes; 906 with copies made one by one, which fill
+// the holes of the fragmented spans.
+const maxEntryBytes = 800
 
 func heapInuse() uint64 {
 	runtime.GC()
