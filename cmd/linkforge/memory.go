@@ -15,7 +15,7 @@ import (
 // most of the memory: the Go runtime returns free pages to the kernel only
 // gradually and down to about its heap goal, and spans that still hold one
 // live object (the redirect cache's entries, allocated among the burst's
-// garbage) cannot be returned at all. memoryReturn watches the live heap
+// link actors and journal rows) cannot be returned at all. memoryReturn watches the live heap
 // and, once it has fallen far below its peak, compacts the redirect cache
 // and calls debug.FreeOSMemory.
 const (
