@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,7 +91,9 @@ type linkCache struct {
 	heard  PeerHealth
 	seed   maphash.Seed
 	shards []cacheShard // a power of two of them
-	group  singleflight.Group
+	// shardSize is the capacity of each shard's positive LRU.
+	shardSize int
+	group     singleflight.Group
 
 	// Lookups by outcome, so operators can see the hit ratio and a flood
 	// of unknown slugs (cacheLookups).
@@ -114,9 +117,20 @@ type cacheShard struct {
 // cachedLink is immutable once built, apart from retryAt and promoted, and
 // shared by every request for its slug. The header values are built once
 // so that a redirect sets them without allocating.
+//
+// It is kept small because a full cache keeps every entry after its links go
+// quiet (stale-if-error): link carries only what the redirect path reads
+// (ID, TenantID, Slug, ExpiresAt, MaxClicks, PasswordHash; not URL, Title,
+// Tags or the times, whose targets are in location, fallback and devices),
+// the entry's strings share one allocation (keyed below), and the Location
+// value of the target lives in the entry itself. See ADR 007, "Memory".
 type cachedLink struct {
-	link     linkforge.Link
-	location []string // Location value for the target
+	link linkforge.Link
+	// key is the slug the entry is cached under; its bytes start the
+	// allocation every string of the entry shares.
+	key      string
+	location []string // Location value for the target: loc[:]
+	loc      [1]string
 	fallback []string // Location value for the fallback; nil without one
 	// devices holds the Location values of the link's device URLs, nil
 	// when it has none (the common case, which then never looks at the
@@ -124,8 +138,9 @@ type cachedLink struct {
 	devices *deviceLocations
 	// protected: following the link asks for its password (password.go).
 	protected bool
-	loaded    time.Time
-	until     time.Time
+	// loaded and until (unix nanoseconds): when the entry was read from
+	// the store, and when it stops being fresh.
+	loaded, until int64
 	// retryAt is set once a refresh of this entry has failed: the unix
 	// nanoseconds before which no other refresh starts. 0: none failed.
 	retryAt atomic.Int64
@@ -145,12 +160,12 @@ func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int, reg
 	for n > 1 && size/n < minShardSize {
 		n /= 2
 	}
+	// Rounded up: the shards together hold at least size links.
 	c := &linkCache{store: store, now: now, heard: heard, seed: maphash.MakeSeed(),
-		shards: make([]cacheShard, n), lookups: lookups}
+		shards: make([]cacheShard, n), shardSize: (size + n - 1) / n, lookups: lookups}
 	for i := range c.shards {
 		sh := &c.shards[i]
-		// Rounded up: the shards together hold at least size links.
-		if sh.pos, err = simplelru.NewLRU[string, *cachedLink]((size+n-1)/n, nil); err != nil {
+		if sh.pos, err = simplelru.NewLRU[string, *cachedLink](c.shardSize, nil); err != nil {
 			return nil, fmt.Errorf("web: link cache: %w", err)
 		}
 		if sh.neg, err = simplelru.NewLRU[string, time.Time](max(1, (size/10+n-1)/n), nil); err != nil {
@@ -217,10 +232,11 @@ func (c *linkCache) promote(sh *cacheShard, slug string, e *cachedLink, now time
 // than positiveTTL, and younger than unheardTTL unless this node hears the
 // other nodes' invalidations.
 func (c *linkCache) fresh(e *cachedLink, now time.Time) bool {
-	if !now.Before(e.until) {
+	t := now.UnixNano()
+	if t >= e.until {
 		return false
 	}
-	if c.heard == nil || now.Sub(e.loaded) < unheardTTL {
+	if c.heard == nil || t-e.loaded < int64(unheardTTL) {
 		return true
 	}
 	return c.heard.Healthy()
@@ -289,26 +305,29 @@ func (c *linkCache) fill(ctx context.Context, slug string) (any, error) {
 	if err != nil { // not found
 		if sh.epoch == epoch {
 			sh.pos.Remove(slug) // an expired entry being refreshed
-			sh.neg.Add(slug, now.Add(negativeTTL))
+			// A copy: slug may point into the request's memory.
+			sh.neg.Add(strings.Clone(slug), now.Add(negativeTTL))
 		}
 		return (*cachedLink)(nil), nil
 	}
-	e := newCachedLink(l, now.Add(positiveTTL))
-	e.loaded = now
+	e := newCachedLink(slug, l, now, now.Add(positiveTTL))
 	e.promoted.Store(now.UnixNano())
 	if sh.epoch == epoch {
-		sh.pos.Add(slug, e)
+		sh.pos.Add(e.key, e)
 		sh.neg.Remove(slug)
 	}
 	return e, nil
 }
 
-func newCachedLink(l linkforge.Link, until time.Time) *cachedLink {
-	e := &cachedLink{link: l, location: []string{linkforge.RedirectLocation(l.URL)}, until: until,
-		protected: l.PasswordHash != ""}
+// newCachedLink builds the entry of l, cached under key (the slug it was
+// looked up by), read from the store at loaded and fresh until until.
+func newCachedLink(key string, l linkforge.Link, loaded, until time.Time) *cachedLink {
+	var fallback string
 	if l.FallbackURL != "" {
-		e.fallback = []string{linkforge.RedirectLocation(l.FallbackURL)}
+		fallback = linkforge.RedirectLocation(l.FallbackURL)
 	}
+	e := buildCachedLink(key, l, linkforge.RedirectLocation(l.URL), fallback)
+	e.loaded, e.until = loaded.UnixNano(), until.UnixNano()
 	if !l.DeviceURLs.IsZero() {
 		// An unset device URL is the link's url: the choice needs no
 		// second test on the redirect path.
@@ -322,6 +341,123 @@ func newCachedLink(l linkforge.Link, until time.Time) *cachedLink {
 			desktop: loc(l.DeviceURLs.Desktop)}
 	}
 	return e
+}
+
+// buildCachedLink returns an entry holding what the redirect path reads of
+// l, with key, location, fallback and l's slug and password hash copied into
+// one new allocation, so that the entry points into nothing else (not the
+// request that missed, not the store's row buffers) and costs two objects:
+// itself and its strings. The times, the devices and the atomics are left
+// to the caller.
+func buildCachedLink(key string, l linkforge.Link, location, fallback string) *cachedLink {
+	var b strings.Builder
+	b.Grow(stringsLen(key, &l, location, fallback))
+	writeStrings(&b, key, &l, location, fallback)
+	e := &cachedLink{}
+	e.init(key, &l, location, fallback, b.String())
+	return e
+}
+
+// stringsLen is the length of what writeStrings writes.
+func stringsLen(key string, l *linkforge.Link, location, fallback string) int {
+	n := len(key) + len(location) + len(fallback) + len(l.PasswordHash)
+	if l.Slug != key {
+		n += len(l.Slug)
+	}
+	return n
+}
+
+// writeStrings writes the strings of an entry, in the order init reads
+// them back.
+func writeStrings(b *strings.Builder, key string, l *linkforge.Link, location, fallback string) {
+	b.WriteString(key)
+	b.WriteString(location)
+	b.WriteString(fallback)
+	b.WriteString(l.PasswordHash)
+	if l.Slug != key {
+		b.WriteString(l.Slug)
+	}
+}
+
+// init sets e's strings and link from all, which holds what writeStrings
+// wrote for the same arguments (and maybe more after it).
+func (e *cachedLink) init(key string, l *linkforge.Link, location, fallback, all string) {
+	next := func(size int) string {
+		s := all[:size]
+		all = all[size:]
+		return s
+	}
+	e.protected = l.PasswordHash != ""
+	e.key = next(len(key))
+	e.loc[0] = next(len(location))
+	e.location = e.loc[:]
+	if fallback != "" {
+		e.fallback = []string{next(len(fallback))}
+	}
+	e.link = linkforge.Link{ID: l.ID, TenantID: l.TenantID, Slug: e.key, ExpiresAt: l.ExpiresAt,
+		MaxClicks: l.MaxClicks, PasswordHash: next(len(l.PasswordHash))}
+	if l.Slug != key {
+		e.link.Slug = next(len(l.Slug))
+	}
+}
+
+// fallbackOf returns e's fallback Location value, "" without one.
+func (e *cachedLink) fallbackOf() string {
+	if e.fallback == nil {
+		return ""
+	}
+	return e.fallback[0]
+}
+
+// compactEntries returns copies of entries (see linkCache.compact) in two
+// allocations, one for the entries and one for their strings, each made
+// for them alone: so the copies share no span with anything else, however
+// fragmented the heap is when they are made. The two stay allocated while
+// any of the copies is in use: at most the size of the cache at the time
+// of the copy, and less as its entries are refreshed or evicted.
+func compactEntries(entries []*cachedLink) []*cachedLink {
+	n := 0
+	for _, e := range entries {
+		n += stringsLen(e.key, &e.link, e.location[0], e.fallbackOf())
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, e := range entries {
+		writeStrings(&b, e.key, &e.link, e.location[0], e.fallbackOf())
+	}
+	all := b.String()
+	slab := make([]cachedLink, len(entries))
+	out := make([]*cachedLink, len(entries))
+	for i, e := range entries {
+		c := &slab[i]
+		fallback := e.fallbackOf()
+		size := stringsLen(e.key, &e.link, e.location[0], fallback)
+		c.init(e.key, &e.link, e.location[0], fallback, all[:size])
+		all = all[size:]
+		if e.link.ExpiresAt != nil {
+			t := *e.link.ExpiresAt
+			c.link.ExpiresAt = &t
+		}
+		if e.link.MaxClicks != nil {
+			m := *e.link.MaxClicks
+			c.link.MaxClicks = &m
+		}
+		if e.devices != nil {
+			loc := func(l []string) []string {
+				if &l[0] == &e.location[0] {
+					return c.location
+				}
+				return []string{strings.Clone(l[0])}
+			}
+			c.devices = &deviceLocations{ios: loc(e.devices.ios), android: loc(e.devices.android),
+				desktop: loc(e.devices.desktop)}
+		}
+		c.loaded, c.until = e.loaded, e.until
+		c.retryAt.Store(e.retryAt.Load())
+		c.promoted.Store(e.promoted.Load())
+		out[i] = c
+	}
+	return out
 }
 
 // deviceLocations are the Location values of a link's device URLs, each
@@ -386,6 +522,60 @@ func (c *linkCache) purge() {
 	}
 }
 
+// compactKeep is how recently an entry must have been looked up to survive
+// a compaction: twice the positive TTL. An entry idle for longer would cost
+// a store query at its next lookup anyway; keeping it only insures its link
+// against a database outage (stale-if-error), and a compaction happens only
+// after a burst (cmd/linkforge, memory.go), whose one-off links are what it
+// then drops. See ADR 007, "Memory".
+const compactKeep = 2 * positiveTTL
+
+// compact copies into new memory, in the same LRU order, the positive
+// entries looked up since idleBefore (or being served stale: their store is
+// down), drops the others, and returns how many it kept and dropped.
+//
+// Why: after a burst of one-off clicks the cache holds up to its size in
+// entries of links that will not be clicked again soon, allocated among the
+// burst's link actors and journal rows: once those are freed, each entry
+// keeps the spans its objects sit in, and 100,000 entries (76 MB of objects
+// before they were slimmed) kept about 250 MB of spans in use, which the Go
+// runtime cannot return to the kernel (issue 14; ADR 007, "Memory"). The copies are made in allocations of their own
+// (compactEntries), so the old spans become free. Called by the server's
+// memory return (Server.CompactCache), rarely: it allocates the kept
+// entries anew, and holds each shard's write lock for the copy of that
+// shard (at most 1,600 entries of a 100,000-entry cache).
+//
+// A request holding an old entry keeps using it; one that loses a refresh
+// race against the copy sees its entry replaced and, the store being down,
+// answers 503 once instead of serving it stale (revalidate).
+func (c *linkCache) compact(idleBefore time.Time) (kept, dropped int) {
+	cutoff := idleBefore.UnixNano()
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		fresh, err := simplelru.NewLRU[string, *cachedLink](c.shardSize, nil)
+		if err != nil { // only for a size below 1, refused by newLinkCache
+			sh.mu.Unlock()
+			panic(err)
+		}
+		all := sh.pos.Values() // oldest first: Add keeps the order
+		keep := all[:0]
+		for _, e := range all {
+			if e.promoted.Load() >= cutoff || e.retryAt.Load() != 0 {
+				keep = append(keep, e)
+			}
+		}
+		for _, e := range compactEntries(keep) {
+			fresh.Add(e.key, e)
+		}
+		kept += len(keep)
+		dropped += len(all) - len(keep)
+		sh.pos = fresh
+		sh.mu.Unlock()
+	}
+	return kept, dropped
+}
+
 // The results of a lookup, linkforge_link_cache_lookups_total's label
 // values.
 const (
@@ -432,4 +622,13 @@ func (l *cacheLookups) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(l.desc, prometheus.CounterValue, float64(sum), label)
 	}
+}
+
+// CompactCache copies the redirect cache's recently used entries into new
+// memory and drops the others, so that the spans its entries kept during a
+// burst can be returned to the kernel; it returns the entries kept and
+// dropped. See linkCache.compact: call it rarely, once a burst is over,
+// before runtime/debug.FreeOSMemory.
+func (s *Server) CompactCache() (kept, dropped int) {
+	return s.cache.compact(s.now().Add(-compactKeep))
 }

@@ -328,6 +328,8 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	if err != nil {
 		return a.fail("cannot build web server", err)
 	}
+	// Gives a burst's memory back once it is over (memory.go).
+	go newMemoryReturn(a.log, handler.CompactCache).run(a.ctx)
 	if bus != nil {
 		feed.cache, feed.links = handler, handler
 		// Listening once Start returns: every event another node sends
