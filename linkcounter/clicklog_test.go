@@ -333,19 +333,7 @@ func TestClickLogTornTail(t *testing.T) {
 	before, after, seg, start, end := writeTestLog(t, dir)
 	rel, _ := filepath.Rel(dir, seg)
 
-	reopen := func(t *testing.T, d string, want string) []map[string]any {
-		t.Helper()
-		var logs logBuffer
-		j, err := Open(context.Background(), filepath.Join(d, "journal.db"), WithLogger(logs.logger()), withoutCompaction())
-		if err != nil {
-			t.Fatalf("reopen: %v", err)
-		}
-		defer j.Close()
-		if got := dumpState(j); got != want {
-			t.Fatalf("state after reopen:\n%s\nwant:\n%s", got, want)
-		}
-		return logs.records(t, "clicklog_tail_truncated")
-	}
+	reopen := reopenTail
 	checkWarning := func(t *testing.T, recs []map[string]any, d string, bytes int64) {
 		t.Helper()
 		if len(recs) != 1 {
@@ -607,6 +595,22 @@ func TestBoundDecidedOncePerValue(t *testing.T) {
 	}
 }
 
+// reopenTail opens the journal in d, checks its state is want, and returns
+// the tail truncation warnings Open logged.
+func reopenTail(t *testing.T, d, want string) []map[string]any {
+	t.Helper()
+	var logs logBuffer
+	j, err := Open(context.Background(), filepath.Join(d, "journal.db"), WithLogger(logs.logger()), withoutCompaction())
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer j.Close()
+	if got := dumpState(j); got != want {
+		t.Fatalf("state after reopen:\n%s\nwant:\n%s", got, want)
+	}
+	return logs.records(t, "clicklog_tail_truncated")
+}
+
 func logicalSize(j *Journal) int64 {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
@@ -644,19 +648,7 @@ func TestClickLogPreallocatedTail(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	reopen := func(t *testing.T, d, want string) []map[string]any {
-		t.Helper()
-		var logs logBuffer
-		j, err := Open(ctx, filepath.Join(d, "journal.db"), WithLogger(logs.logger()), withoutCompaction())
-		if err != nil {
-			t.Fatalf("reopen: %v", err)
-		}
-		defer j.Close()
-		if got := dumpState(j); got != want {
-			t.Fatalf("state after reopen:\n%s\nwant:\n%s", got, want)
-		}
-		return logs.records(t, "clicklog_tail_truncated")
-	}
+	reopen := reopenTail
 
 	d := copyDir(t, dir)
 	if recs := reopen(t, d, after); len(recs) != 0 {
