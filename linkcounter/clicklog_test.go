@@ -753,3 +753,59 @@ func waitSpare(t *testing.T, j *Journal) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// Compaction rewrites the whole state: it waits until the closed segments
+// hold as many bytes as the last snapshot, so the small first segments'
+// rotations do not each rewrite a large state.
+func TestCompactionWaitsForTheLogToOutgrowTheSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	j, err := Open(context.Background(), filepath.Join(dir, "journal.db"), withSegmentSize(4096), withoutCompaction(), WithSynchronous(SyncNormal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	links := func(i int64) []int64 {
+		l := make([]int64, 40)
+		for k := range l {
+			l[k] = i*40 + int64(k)
+		}
+		return l
+	}
+	for i := range int64(50) { // 2,000 links: a snapshot of many segments' size
+		commitClicks(t, j, 60, links(i), "NL")
+	}
+	if err := j.compactOnce(); err != nil {
+		t.Fatal(err)
+	}
+	_, snaps, err := logFiles(j.dir)
+	if err != nil || len(snaps) != 1 {
+		t.Fatalf("snapshots %v, %v; want one", snaps, err)
+	}
+	snap := fileSize(t, filepath.Join(j.dir, snapshotName(snaps[0])))
+	if snap <= 4*4096 {
+		t.Fatalf("snapshot of %d bytes: not larger than a few segments", snap)
+	}
+	closedBytes := func() int64 {
+		segs, _, err := logFiles(j.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, s := range segs {
+			if s >= snaps[0] && s != j.seq {
+				n += fileSize(t, filepath.Join(j.dir, segmentName(s)))
+			}
+		}
+		return n
+	}
+	for i := int64(0); ; i++ {
+		closed := closedBytes()
+		if got, want := j.worthCompacting(), closed >= snap; got != want {
+			t.Fatalf("closed segments %d bytes, snapshot %d: worthCompacting %v, want %v", closed, snap, got, want)
+		}
+		if closed >= snap {
+			break
+		}
+		commitClicks(t, j, 120, links(i%50), "DE")
+	}
+}

@@ -330,12 +330,54 @@ func (j *Journal) runCompactor() {
 		if j.noCompact {
 			continue
 		}
+		if !j.worthCompacting() {
+			continue
+		}
 		if err := j.compactOnce(); err != nil {
 			j.log.Error("click log compaction failed; closed segments stay on disk until the next attempt",
 				slog.String("event", "clicklog_compaction_failed"), slog.String("dir", j.dir), slog.String("error", err.Error()))
 		}
 	}
 }
+
+// worthCompacting reports whether the closed segments hold at least as
+// many bytes as the last snapshot (and at least minCompact): a snapshot
+// rewrites the whole state, so compacting at every rotation of the small
+// first segments (prealloc.go) would write a large state many times over
+// in a busy node's first minutes. This way the bytes written by compaction
+// stay within those of the log itself.
+func (j *Journal) worthCompacting() bool {
+	j.wmu.Lock()
+	cur := j.seq
+	j.wmu.Unlock()
+	segs, snaps, err := logFiles(j.dir)
+	if err != nil {
+		return true // compactOnce reports it
+	}
+	var base uint64
+	var snapSize int64
+	if len(snaps) > 0 {
+		base = snaps[len(snaps)-1]
+		if st, err := os.Stat(filepath.Join(j.dir, snapshotName(base))); err == nil {
+			snapSize = st.Size()
+		}
+	}
+	var closed int64
+	for _, s := range segs {
+		if s < base || s >= cur {
+			continue
+		}
+		st, err := os.Stat(filepath.Join(j.dir, segmentName(s)))
+		if err != nil {
+			return true
+		}
+		closed += st.Size()
+	}
+	return closed >= max(snapSize, min(minCompact, j.segmentSize))
+}
+
+// minCompact: closed segments under this many bytes wait for more.
+const minCompact = 1 << 20
 
 // compactOnce writes the snapshot of the open segment's sequence from the
 // last snapshot and every closed segment, then removes them.
