@@ -133,7 +133,11 @@ func TestNewInParallel(t *testing.T) {
 func TestServerStopStartKeepsData(t *testing.T) {
 	t.Parallel()
 	s := NewServer(t)
-	if s.URL("x") == shared.adminURL {
+	// Under the lock: a parallel test may be setting the shared server up.
+	shared.mu.Lock()
+	sharedAdmin := shared.adminURL
+	shared.mu.Unlock()
+	if s.URL("x") == sharedAdmin {
 		t.Fatal("NewServer reused the shared server")
 	}
 	before := s.URL("postgres")
