@@ -111,7 +111,8 @@ func (s *Server) redirect(c echo.Context) error {
 		ua = v[0]
 	}
 	var agent classify.Agent
-	if counted {
+	looked := counted // agent holds ua's answers
+	if looked {
 		agent = classify.LookupAgent(ua)
 	}
 	if counted && agent.Preview {
@@ -148,7 +149,7 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.writePage(c, &pagePreview)
 	}
 	h := w.Header()
-	if counted {
+	if looked {
 		h["Location"] = e.agentTarget(agent)
 	} else {
 		h["Location"] = e.target(ua)
