@@ -122,6 +122,26 @@ func quantileBound(before, after metrics, name string, q float64) (float64, bool
 	return math.Inf(1), true
 }
 
+// countAbove returns how many observations of histogram name fell between
+// the scrapes above the smallest bucket bound at or past threshold, and
+// that bound; ok is false when the histogram has no such bucket or saw
+// nothing.
+func countAbove(before, after metrics, name string, threshold float64) (n uint64, bound float64, ok bool) {
+	b0, b1 := before.buckets(name), after.buckets(name)
+	bound = math.Inf(1)
+	for ub := range b1 {
+		if ub >= threshold && ub < bound {
+			bound = ub
+		}
+	}
+	_, n0, _ := before.histogram(name)
+	_, n1, seen := after.histogram(name)
+	if !seen || n1 <= n0 || math.IsInf(bound, 1) {
+		return 0, 0, false
+	}
+	return (n1 - n0) - (b1[bound] - b0[bound]), bound, true
+}
+
 func hasLabels(s *dto.Metric, pairs []string) bool {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		found := false

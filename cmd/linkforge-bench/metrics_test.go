@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -128,6 +129,48 @@ linkforge_journal_commit_duration_seconds_count 1000
 	}
 	if ub, ok := quantileBound(before, later, metricCommitTime, 1); !ok || ub != 0.0008 {
 		t.Errorf("quantileBound(1) = %v, %v; want 0.0008", ub, ok)
+	}
+}
+
+// TestCommitNoteCountsSlowCommits: 1,000 commits between the scrapes, 990
+// within 800 µs (the p99 bucket), 7 up to 1.6 ms and 3 up to 6.4 ms: the
+// note counts the 3 past 1.6 ms and bounds the slowest.
+func TestCommitNoteCountsSlowCommits(t *testing.T) {
+	hist := func(b800, b1600, b3200, b6400, count int, sum float64) string {
+		return exposition + fmt.Sprintf(`# TYPE linkforge_journal_commit_duration_seconds histogram
+linkforge_journal_commit_duration_seconds_bucket{le="0.0008"} %d
+linkforge_journal_commit_duration_seconds_bucket{le="0.0016"} %d
+linkforge_journal_commit_duration_seconds_bucket{le="0.0032"} %d
+linkforge_journal_commit_duration_seconds_bucket{le="0.0064"} %d
+linkforge_journal_commit_duration_seconds_bucket{le="+Inf"} %d
+linkforge_journal_commit_duration_seconds_sum %g
+linkforge_journal_commit_duration_seconds_count %d
+`, b800, b1600, b3200, b6400, count, sum, count)
+	}
+	before := mustParseMetrics(t, hist(100, 100, 100, 100, 100, 0.01))
+	later := mustParseMetrics(t, strings.NewReplacer(
+		"linkforge_journal_commit_batch_size_sum 42604", "linkforge_journal_commit_batch_size_sum 52604",
+		"linkforge_journal_commit_batch_size_count 2477", "linkforge_journal_commit_batch_size_count 3477",
+		`linkforge_journal_commit_batch_size_bucket{le="+Inf"} 2477`, `linkforge_journal_commit_batch_size_bucket{le="+Inf"} 3477`,
+	).Replace(hist(1090, 1097, 1098, 1100, 1100, 0.21)))
+	want := "journal group commit: 10.0 clicks per commit over 1000 commits, write+sync mean 200µs, p99 ≤ 800µs, 3 over 1.6ms (slowest ≤ 6.4ms)"
+	if got := commitNote(before, later); got != want {
+		t.Errorf("commitNote = %q\nwant          %q", got, want)
+	}
+	if n, ub, ok := countAbove(before, later, metricCommitTime, 0.001); !ok || n != 3 || ub != 0.0016 {
+		t.Errorf("countAbove(1 ms) = %d, %v, %v; want 3 past the next bucket bound, 1.6 ms", n, ub, ok)
+	}
+	if _, _, ok := countAbove(before, before, metricCommitTime, 0.001); ok {
+		t.Error("countAbove without commits between the scrapes reported some")
+	}
+	// Nothing slow: no count in the note.
+	calm := mustParseMetrics(t, strings.NewReplacer(
+		"linkforge_journal_commit_batch_size_sum 42604", "linkforge_journal_commit_batch_size_sum 52604",
+		"linkforge_journal_commit_batch_size_count 2477", "linkforge_journal_commit_batch_size_count 3477",
+		`linkforge_journal_commit_batch_size_bucket{le="+Inf"} 2477`, `linkforge_journal_commit_batch_size_bucket{le="+Inf"} 3477`,
+	).Replace(hist(1100, 1100, 1100, 1100, 1100, 0.21)))
+	if got, want := commitNote(before, calm), "journal group commit: 10.0 clicks per commit over 1000 commits, write+sync mean 200µs, p99 ≤ 800µs"; got != want {
+		t.Errorf("commitNote = %q\nwant          %q", got, want)
 	}
 }
 

@@ -10,11 +10,14 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// Targets of issue 7 (benchmark targets, not tests).
+// Targets of issues 7 and 14 (benchmark targets, not tests). Issue 14 set
+// a bar for the counted redirect (what must hold) below its target (what
+// it aims at), for the ratio and for the p99 at half load.
 const (
-	targetRatio     = 0.6 // redirect with counting ÷ reference, at least
+	barRatio        = 0.7 // redirect with counting ÷ reference, at least
 	aimRatio        = 0.8
-	targetHalfP99   = 5 * time.Millisecond
+	targetHalfP99   = 5 * time.Millisecond // the bar
+	aimHalfP99      = 2 * time.Millisecond
 	targetRowsPerBk = 2.0
 	targetFanoutP99 = time.Second
 )
@@ -98,7 +101,7 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 	rows := []row{
 		refSum.row("redirect", "reference net/http (map)", maxLabel, "baseline"),
 		get.row("redirect", target, maxLabel,
-			fmt.Sprintf("%s × reference (target ≥ %.1f, aim %.1f): %s", getRatio, targetRatio, aimRatio, metOrMissed(getRatio.median() >= targetRatio)),
+			fmt.Sprintf("%s × reference (bar ≥ %.1f, target %.1f): %s", getRatio, barRatio, aimRatio, metOrMissed(getRatio.median() >= barRatio)),
 			cpuRatioNote(get, refSum), commits[len(commits)/2]),
 		head.row("redirect", in.label()+" HEAD, not counted", maxLabel,
 			fmt.Sprintf("%s × reference", headRatio), fmt.Sprintf("GET ÷ HEAD %s: the counter's cost", costRatio),
@@ -118,7 +121,7 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 		resultRow("redirect @50%", "reference net/http (map)", constRateLabel(half), refHalf,
 			"same rate: the floor of this machine and load generator"),
 		resultRow("redirect @50%", target, constRateLabel(half), getHalf,
-			fmt.Sprintf("50%% of GET max; p99 target ≤ %s: %s", targetHalfP99, metOrMissed(getHalf.metrics.Latencies.P99 <= targetHalfP99)),
+			fmt.Sprintf("50%% of GET max; p99 bar ≤ %s, target %s: %s", targetHalfP99, aimHalfP99, metOrMissed(getHalf.metrics.Latencies.P99 <= targetHalfP99)),
 			latencyRatioNote(getHalf, refHalf), commitNote(beforeHalf, afterHalf)),
 	)
 	return rows, nil
@@ -167,9 +170,25 @@ func commitNote(before, after metrics) string {
 		} else if ok {
 			note += ", p99 past the last bucket"
 		}
+		// The rare slow commit: every click that arrives while it runs
+		// waits for it and for its own commit after it, so a few of them
+		// set a request p99 that the commits' own p99 does not show.
+		if n, ub, ok := countAbove(before, after, metricCommitTime, slowCommit.Seconds()); ok && n > 0 {
+			note += fmt.Sprintf(", %d over %s", n, time.Duration(ub*float64(time.Second)).Round(time.Microsecond))
+			if worst, ok := quantileBound(before, after, metricCommitTime, 1); ok && !math.IsInf(worst, 1) {
+				note += fmt.Sprintf(" (slowest ≤ %s)", time.Duration(worst*float64(time.Second)).Round(time.Microsecond))
+			} else if ok {
+				note += " (slowest past the last bucket)"
+			}
+		}
 	}
 	return note
 }
+
+// slowCommit is the commit duration past which commitNote counts a commit
+// as slow: ten times an idle machine's write+fdatasync, and a bucket bound
+// of the commit duration histogram.
+const slowCommit = 1600 * time.Microsecond
 
 func metOrMissed(ok bool) string {
 	if ok {
