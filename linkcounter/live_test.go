@@ -90,6 +90,29 @@ func TestLiveDeltas(t *testing.T) {
 			if got := sub.take(); len(got) != 0 {
 				t.Errorf("deltas without clicks: %+v", got)
 			}
+
+			// Between deltas an actor holds no map of them (a burst of
+			// one-off links would keep one each), and its next click
+			// still gets a delta.
+			for _, id := range []int64{l.ID, other.ID} {
+				v, ok := c.actors.Load(id)
+				if !ok {
+					t.Fatalf("no actor for link %d", id)
+				}
+				a := v.(*actor)
+				a.mu.Lock()
+				held := a.live
+				a.mu.Unlock()
+				if held != nil {
+					t.Errorf("link %d: actor holds a live map %v after its delta, want none", id, held)
+				}
+			}
+			mustRecord(t, c, &l, time.Now())
+			time.Sleep(c.liveInterval)
+			synctest.Wait()
+			if got := sub.take(); len(got) != 1 || got[0].Count != 101 || got[0].Total != 108 {
+				t.Errorf("deltas after one more click = %+v, want one with count 101, total 108", got)
+			}
 			mustStop(t, c)
 		})
 	})
