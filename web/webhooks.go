@@ -119,7 +119,8 @@ func (s *Server) createWebhook(c echo.Context) error {
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return err
 	}
-	w, err := webhook.Create(c.Request().Context(), s.store, tenantID(c), rawURL, events, s.webhookAllowPrivate)
+	w, err := webhook.Create(c.Request().Context(), s.store, tenantID(c), rawURL, events,
+		webhook.Policy{AllowPrivate: s.webhookAllowPrivate, Logger: s.logger})
 	if err != nil {
 		return fmt.Errorf("create webhook: %w", err)
 	}

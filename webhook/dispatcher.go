@@ -37,9 +37,13 @@ type Config struct {
 	// AllowPrivate lets deliveries reach loopback, private, link-local and
 	// unique-local addresses (--webhook-allow-private).
 	AllowPrivate bool
-	// Transport carries the POSTs; nil: NewTransport(AllowPrivate).
-	// Tests pass one; the dial-time address check is NewTransport's.
+	// Transport carries the POSTs; nil: NewGuardedTransport with
+	// AllowPrivate and Resolver. Tests pass one; the dial-time address
+	// check is NewGuardedTransport's.
 	Transport http.RoundTripper
+	// Resolver resolves receivers' names at dial time; nil:
+	// net.DefaultResolver.
+	Resolver Resolver
 	// Timeout bounds one attempt, answer included. 0: DefaultTimeout.
 	Timeout time.Duration
 	// MaxInFlight bounds the deliveries this node attempts at once: the
@@ -76,24 +80,57 @@ type Dispatcher struct {
 
 var _ expiry.Work = (*Dispatcher)(nil)
 
-// NewTransport returns the transport of deliveries: no proxy (it would
-// dial for us, past the check), and unless allowPrivate a dialer that
-// refuses private addresses after resolution, on the address it connects
-// to.
+// maxAnswerHeader bounds the header block of a receiver's answer (Go's
+// default is 10 MB): with MaxInFlight attempts per node, a receiver could
+// otherwise make a node hold that much per attempt. Real receivers answer
+// with well under 1 KiB.
+const maxAnswerHeader = 16 << 10
+
+// TransportOptions configure NewGuardedTransport.
+type TransportOptions struct {
+	// AllowPrivate lets the transport reach any address
+	// (--webhook-allow-private).
+	AllowPrivate bool
+	// Resolver resolves the receivers' host names; nil:
+	// net.DefaultResolver.
+	Resolver Resolver
+	// Dial connects to an address literal once it passed the check; nil:
+	// a net.Dialer whose Control checks the address again on the socket.
+	// Tests pass one that records what would have been connected.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// NewTransport returns the transport of deliveries: NewGuardedTransport
+// with the default resolver.
 func NewTransport(allowPrivate bool) *http.Transport {
+	return NewGuardedTransport(TransportOptions{AllowPrivate: allowPrivate})
+}
+
+// NewGuardedTransport returns the transport of deliveries: no proxy (it
+// would dial for us, past the check), answer headers bounded, and unless
+// AllowPrivate a dialer that resolves the host itself and connects only
+// to public unicast addresses (Private), checked again on the socket.
+func NewGuardedTransport(o TransportOptions) *http.Transport {
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	if !allowPrivate {
+	dial := d.DialContext
+	if !o.AllowPrivate {
 		d.Control = dialControl
+		g := &guardedDialer{resolver: o.Resolver, dial: o.Dial}
+		if g.dial == nil {
+			g.dial = d.DialContext
+		}
+		dial = g.DialContext
 	}
 	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: DefaultTimeout,
+		Proxy:                  nil,
+		DialContext:            dial,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           100,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    5 * time.Second,
+		ResponseHeaderTimeout:  DefaultTimeout,
+		MaxResponseHeaderBytes: maxAnswerHeader,
 	}
 }
 
@@ -104,7 +141,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	tr := cfg.Transport
 	if tr == nil {
-		tr = NewTransport(cfg.AllowPrivate)
+		tr = NewGuardedTransport(TransportOptions{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver})
 	}
 	d := &Dispatcher{
 		store: cfg.Store,
