@@ -151,7 +151,7 @@ func checkURL(ctx context.Context, raw string, p Policy, attrs ...slog.Attr) err
 	}
 	refused := func(reason slog.Attr) error {
 		if p.Logger != nil {
-			p.Logger.LogAttrs(ctx, slog.LevelWarn, "webhook URL refused", append(attrs,
+			p.Logger.LogAttrs(ctx, slog.LevelInfo, "webhook URL refused", append(attrs,
 				slog.String("event", "webhook_url_refused"), slog.String("host", u.Hostname()), reason)...)
 		}
 		return bad(fmt.Sprintf("host %q is refused: a webhook may only reach public unicast internet addresses "+
