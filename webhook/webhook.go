@@ -10,11 +10,12 @@
 // expiry.Scheduler per node: the scheduler's timer, claim loop, lease and
 // backoff serve alarms and deliveries alike (docs/adr/015-webhooks.md).
 // The Dispatcher POSTs each claimed delivery with a 10 s timeout, follows
-// no redirect, reads at most a few KiB of the answer, refuses private
-// addresses at dial time (DNS rebinding), caps the deliveries in flight per
-// webhook and per node, and records the outcome under the claim's fencing
-// token: delivered, retrying 2, 4, 8, 16, 32, 64 s later, or dead after
-// the seventh attempt (logged, counted, replayable).
+// no redirect, reads at most a few KiB of the answer, connects only to
+// public unicast addresses, checked at dial time (DNS rebinding), caps the
+// deliveries in flight per webhook, per tenant and per node, and records
+// the outcome under the claim's fencing token: delivered, retrying 2, 4,
+// 8, 16, 32, 64 s later, dead after the seventh attempt (logged, counted,
+// replayable), or, for a 410 Gone, dead with its webhook disabled.
 package webhook
 
 import (
