@@ -44,6 +44,30 @@ func (s DeliveryState) Valid() bool {
 	return false
 }
 
+// MaxWebhooksPerTenant bounds a tenant's webhooks: creating one more is
+// EQuotaExceeded (403 quota_exceeded). Each webhook can hold delivery
+// slots of every node; the bound keeps one tenant's share finite.
+const MaxWebhooksPerTenant = 20
+
+// WebhookQuotaExceeded is the error of a webhook create past
+// MaxWebhooksPerTenant.
+func WebhookQuotaExceeded() *Error {
+	return &Error{Code: EQuotaExceeded, Message: fmt.Sprintf("the tenant has %d webhooks, the most allowed", MaxWebhooksPerTenant)}
+}
+
+// WebhookState is whether a webhook gets deliveries.
+type WebhookState string
+
+// The states of a webhook. A receiver answering 410 Gone disables its
+// webhook (as Standard Webhooks asks); PATCH enables it again.
+const (
+	WebhookActive   WebhookState = "active"
+	WebhookDisabled WebhookState = "disabled"
+)
+
+// Valid reports whether s is a webhook state.
+func (s WebhookState) Valid() bool { return s == WebhookActive || s == WebhookDisabled }
+
 // Webhook is a tenant's subscription: events of the listed types are POSTed
 // to URL, signed with Secret.
 type Webhook struct {
@@ -53,7 +77,10 @@ type Webhook struct {
 	Events   []string
 	// Secret is the stored form of the signing secret (see package
 	// webhook: it may be sealed). Lists leave it empty.
-	Secret    string
+	Secret string
+	// State is WebhookActive or WebhookDisabled; "" on create means
+	// active.
+	State     WebhookState
 	CreatedAt time.Time
 }
 
@@ -89,9 +116,12 @@ type Delivery struct {
 	LeaseSeq      int64
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
-	// URL and Secret are the webhook's, filled by ClaimDeliveries.
-	URL    string
-	Secret string
+	// URL and Secret are the webhook's, filled by ClaimDeliveries, and
+	// WebhookDisabled whether it was disabled (a delivery written just
+	// before: it is finished dead, not sent).
+	URL             string
+	Secret          string
+	WebhookDisabled bool
 }
 
 // DeliveryLease names one claim of a delivery (fencing token, as
@@ -117,6 +147,22 @@ type DeliveryOutcome struct {
 	// or DeliveryDead.
 	State         DeliveryState
 	NextAttemptAt time.Time
+	// DisableWebhook (the receiver answered 410 Gone) disables the
+	// delivery's webhook in the outcome's transaction and stops its
+	// deliveries not in flight (dead, replayable once it is enabled).
+	DisableWebhook bool
+}
+
+// DeliveryClaim is one ClaimDeliveries call.
+type DeliveryClaim struct {
+	Owner string
+	Now   time.Time
+	Lease time.Duration
+	Limit int
+	// SkipWebhooks are webhooks, and SkipTenants tenants, at their
+	// concurrency cap on the claiming node.
+	SkipWebhooks []string
+	SkipTenants  []int64
 }
 
 // WebhookStore keeps webhooks and their deliveries. The link, alarm and
@@ -124,7 +170,13 @@ type DeliveryOutcome struct {
 // transactions (the outbox), for the webhooks subscribed to them; with no
 // such webhook they write nothing more.
 type WebhookStore interface {
+	// CreateWebhook stores w, active; EQuotaExceeded when the tenant has
+	// MaxWebhooksPerTenant already (exact under concurrent creates).
 	CreateWebhook(ctx context.Context, w Webhook) (Webhook, error)
+	// SetWebhookState enables or disables the tenant's webhook and returns
+	// it; disabling stops its deliveries not in flight (dead). ENotFound
+	// for another tenant's.
+	SetWebhookState(ctx context.Context, tenantID int64, id string, state WebhookState, now time.Time) (Webhook, error)
 	// ListWebhooks returns the tenant's webhooks, oldest first, without
 	// secrets.
 	ListWebhooks(ctx context.Context, tenantID int64) ([]Webhook, error)
@@ -137,15 +189,19 @@ type WebhookStore interface {
 	// webhook.
 	ListDeliveries(ctx context.Context, tenantID int64, webhookID string, state DeliveryState, limit int) ([]Delivery, error)
 	// RetryDelivery replays a dead delivery: pending at now, attempts 0.
-	// ENotFound for another tenant's, EConflict when it is not dead.
+	// ENotFound for another tenant's, EConflict when it is not dead or its
+	// webhook is disabled.
 	RetryDelivery(ctx context.Context, tenantID, id int64, now time.Time) (Delivery, error)
-	// ClaimDeliveries claims up to limit due deliveries (pending or
+	// ClaimDeliveries claims up to c.Limit due deliveries (pending or
 	// retrying with NextAttemptAt <= now and no live lease, or a lease
-	// that expired at now) for owner until now+lease, in one statement,
-	// skipping those of the webhooks in skip (at their concurrency cap).
-	// Attempts and LeaseSeq are incremented; concurrent callers never
-	// claim the same delivery.
-	ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skip []string) ([]Delivery, error)
+	// that expired at now) for c.Owner until now+lease, in one statement,
+	// skipping those of c.SkipWebhooks and c.SkipTenants. The pick is
+	// round robin across tenants: each tenant's earliest due delivery,
+	// then each one's second, and so on, so that one tenant's backlog never
+	// fills a claim while another tenant's delivery is due. Attempts and
+	// LeaseSeq are incremented; concurrent callers never claim the same
+	// delivery.
+	ClaimDeliveries(ctx context.Context, c DeliveryClaim) ([]Delivery, error)
 	// ReleaseDeliveries gives back claims that were never attempted: the
 	// lease is cleared and the attempt uncounted.
 	ReleaseDeliveries(ctx context.Context, leases []DeliveryLease) error

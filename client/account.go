@@ -10,12 +10,21 @@ import (
 // Webhook is a subscription of a URL to events. Secret is set only in the
 // answer of CreateWebhook: the server shows it once.
 type Webhook struct {
-	ID        string    `json:"id"`
-	URL       string    `json:"url"`
-	Events    []string  `json:"events"`
-	Secret    string    `json:"secret,omitempty"`
+	ID     string   `json:"id"`
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+	Secret string   `json:"secret,omitempty"`
+	// State is WebhookActive or WebhookDisabled: a receiver answering 410
+	// Gone disables its webhook.
+	State     string    `json:"state"`
 	CreatedAt time.Time `json:"created_at"`
 }
+
+// Webhook states.
+const (
+	WebhookActive   = "active"
+	WebhookDisabled = "disabled"
+)
 
 // Webhook event types (API.md, Webhooks).
 const (
@@ -51,6 +60,17 @@ func (c *Client) Webhooks(ctx context.Context) ([]Webhook, error) {
 	}
 	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/webhooks", want: http.StatusOK}, &out)
 	return out.Webhooks, err
+}
+
+// SetWebhookState enables (WebhookActive) or disables (WebhookDisabled) a
+// webhook (PATCH /api/v1/webhooks/{id}), and returns it.
+func (c *Client) SetWebhookState(ctx context.Context, id, state string) (Webhook, error) {
+	var out Webhook
+	body := struct {
+		State string `json:"state"`
+	}{state}
+	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/webhooks/" + seg(id), body: body, want: http.StatusOK}, &out)
+	return out, err
 }
 
 // DeleteWebhook deletes a webhook and cancels its pending deliveries

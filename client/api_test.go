@@ -166,6 +166,7 @@ func TestClientAlarms(t *testing.T) {
 var pendingOps = map[string]string{
 	"POST /api/v1/webhooks":                       "TestClientWebhooks",
 	"GET /api/v1/webhooks":                        "TestClientWebhooks",
+	"PATCH /api/v1/webhooks/{id}":                 "TestClientWebhooks",
 	"DELETE /api/v1/webhooks/{id}":                "TestClientWebhooks",
 	"GET /api/v1/webhooks/{id}/deliveries":        "TestClientWebhooks",
 	"POST /api/v1/webhooks/deliveries/{id}/retry": "TestClientWebhooks",
@@ -271,9 +272,20 @@ func TestClientWebhooks(t *testing.T) {
 		t.Errorf("bad webhook url: %+v", e)
 	}
 	list, err := c.Webhooks(ctx)
-	if err != nil || len(list) != 1 || list[0].ID != w.ID || list[0].Secret != "" {
-		t.Errorf("Webhooks = %+v, %v; want the one, without its secret", list, err)
+	if err != nil || len(list) != 1 || list[0].ID != w.ID || list[0].Secret != "" || list[0].State != client.WebhookActive {
+		t.Errorf("Webhooks = %+v, %v; want the one, active, without its secret", list, err)
 	}
+	// Disabled by hand (as a 410 Gone does), then enabled again.
+	if d, err := c.SetWebhookState(ctx, w.ID, client.WebhookDisabled); err != nil || d.State != client.WebhookDisabled || d.Secret != "" {
+		t.Errorf("SetWebhookState(disabled) = %+v, %v", d, err)
+	}
+	_, err = c.SetWebhookState(ctx, w.ID, "paused")
+	mustAPIError(t, err, http.StatusBadRequest, client.CodeInvalid)
+	if a, err := c.SetWebhookState(ctx, w.ID, client.WebhookActive); err != nil || a.State != client.WebhookActive {
+		t.Errorf("SetWebhookState(active) = %+v, %v", a, err)
+	}
+	_, err = c.SetWebhookState(ctx, "wh_nope", client.WebhookActive)
+	mustAPIError(t, err, http.StatusNotFound, client.CodeNotFound)
 	// A link created: one pending delivery of link.created (no dispatcher
 	// runs in this server).
 	if _, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/", Slug: "hooked"}); err != nil {

@@ -33,6 +33,7 @@ var Operations = []Operation{
 	{"GET", "/api/v1/live", "Subscribe"},
 	{"POST", "/api/v1/webhooks", "CreateWebhook"},
 	{"GET", "/api/v1/webhooks", "Webhooks"},
+	{"PATCH", "/api/v1/webhooks/{id}", "SetWebhookState"},
 	{"DELETE", "/api/v1/webhooks/{id}", "DeleteWebhook"},
 	{"GET", "/api/v1/webhooks/{id}/deliveries", "Deliveries"},
 	{"POST", "/api/v1/webhooks/deliveries/{id}/retry", "RetryDelivery"},

@@ -454,6 +454,7 @@ func (s *Server) routes() {
 	// Webhooks (webhooks.go).
 	add(http.MethodPost, pathWebhooks, true, s.createWebhook, withBody(http.MethodPost, pathWebhooks)...)
 	add(http.MethodGet, pathWebhooks, false, s.listWebhooks, api(http.MethodGet, pathWebhooks)...)
+	add(http.MethodPatch, pathWebhook, true, s.patchWebhook, withBody(http.MethodPatch, pathWebhook)...)
 	add(http.MethodDelete, pathWebhook, false, s.deleteWebhook, api(http.MethodDelete, pathWebhook)...)
 	add(http.MethodGet, pathWebhookDelivery, false, s.listDeliveries, api(http.MethodGet, pathWebhookDelivery)...)
 	add(http.MethodPost, pathDeliveryRetry, false, s.retryDelivery, api(http.MethodPost, pathDeliveryRetry)...)

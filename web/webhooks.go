@@ -53,7 +53,13 @@ type webhookJSON struct {
 	URL       string    `json:"url"`
 	Events    []string  `json:"events"`
 	Secret    string    `json:"secret,omitempty"`
+	State     string    `json:"state"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+func toWebhookJSON(w linkforge.Webhook) webhookJSON {
+	return webhookJSON{ID: w.ID, URL: w.URL, Events: w.Events, Secret: w.Secret, State: string(w.State),
+		CreatedAt: w.CreatedAt.UTC()}
 }
 
 type deliveryJSON struct {
@@ -119,12 +125,12 @@ func (s *Server) createWebhook(c echo.Context) error {
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return err
 	}
-	w, err := webhook.Create(c.Request().Context(), s.store, tenantID(c), rawURL, events, s.webhookAllowPrivate)
+	w, err := webhook.Create(c.Request().Context(), s.store, tenantID(c), rawURL, events,
+		webhook.Policy{AllowPrivate: s.webhookAllowPrivate, Logger: s.logger})
 	if err != nil {
 		return fmt.Errorf("create webhook: %w", err)
 	}
-	return c.JSON(http.StatusCreated, webhookJSON{ID: w.ID, URL: w.URL, Events: w.Events, Secret: w.Secret,
-		CreatedAt: w.CreatedAt.UTC()})
+	return c.JSON(http.StatusCreated, toWebhookJSON(w))
 }
 
 func (s *Server) listWebhooks(c echo.Context) error {
@@ -136,9 +142,47 @@ func (s *Server) listWebhooks(c echo.Context) error {
 		Webhooks []webhookJSON `json:"webhooks"`
 	}{Webhooks: make([]webhookJSON, len(ws))}
 	for i, w := range ws {
-		out.Webhooks[i] = webhookJSON{ID: w.ID, URL: w.URL, Events: w.Events, CreatedAt: w.CreatedAt.UTC()}
+		out.Webhooks[i] = toWebhookJSON(w)
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// patchWebhook sets a webhook's state: {"state":"active"} enables one that
+// a 410 Gone (or a PATCH) disabled, {"state":"disabled"} stops it. 200
+// with the webhook; its other fields are not changed here (delete and
+// create again: a new URL deserves a new secret).
+func (s *Server) patchWebhook(c echo.Context) error {
+	members, err := readObject(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	var (
+		fe    fieldErrors
+		state string
+		has   bool
+	)
+	for _, m := range members {
+		switch m.name {
+		case "state":
+			has = true
+			if fe.str(m, &state) && !linkforge.WebhookState(state).Valid() {
+				fe.add("state", "must be active or disabled")
+			}
+		default:
+			fe.add(fieldName(m.name), "unknown field; accepted fields are state")
+		}
+	}
+	if !has {
+		fe.add("state", "is required")
+	}
+	if err := linkforge.InvalidFields(fe); err != nil {
+		return err
+	}
+	w, err := s.store.SetWebhookState(c.Request().Context(), tenantID(c), c.Param("id"), linkforge.WebhookState(state), s.now())
+	if err != nil {
+		return fmt.Errorf("set webhook state: %w", err)
+	}
+	return c.JSON(http.StatusOK, toWebhookJSON(w))
 }
 
 // deleteWebhook answers 204; the webhook's pending deliveries go with it.

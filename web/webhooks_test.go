@@ -92,7 +92,7 @@ func TestWebhookAPI(t *testing.T) {
 		mustStatus(t, e.do(http.MethodPost, "/api/v1/webhooks/deliveries/nope/retry", tok, ""), http.StatusNotFound)
 
 		// A dead delivery is replayed: 202, pending again.
-		claimed, err := s.ClaimDeliveries(t.Context(), "node-test", time.Now(), time.Minute, 10, nil)
+		claimed, err := s.ClaimDeliveries(t.Context(), linkforge.DeliveryClaim{Owner: "node-test", Now: time.Now(), Lease: time.Minute, Limit: 10})
 		if err != nil || len(claimed) != 1 {
 			t.Fatalf("claim: %d, %v", len(claimed), err)
 		}

@@ -37,9 +37,13 @@ type Config struct {
 	// AllowPrivate lets deliveries reach loopback, private, link-local and
 	// unique-local addresses (--webhook-allow-private).
 	AllowPrivate bool
-	// Transport carries the POSTs; nil: NewTransport(AllowPrivate).
-	// Tests pass one; the dial-time address check is NewTransport's.
+	// Transport carries the POSTs; nil: NewGuardedTransport with
+	// AllowPrivate and Resolver. Tests pass one; the dial-time address
+	// check is NewGuardedTransport's.
 	Transport http.RoundTripper
+	// Resolver resolves receivers' names at dial time; nil:
+	// net.DefaultResolver.
+	Resolver Resolver
 	// Timeout bounds one attempt, answer included. 0: DefaultTimeout.
 	Timeout time.Duration
 	// MaxInFlight bounds the deliveries this node attempts at once: the
@@ -51,8 +55,14 @@ type Config struct {
 	// receiver holds at most that many slots and the others' deliveries
 	// go on. 0: DefaultPerWebhook.
 	PerWebhook int
-	Logger     *slog.Logger          // nil: discard
-	Registry   prometheus.Registerer // nil: not registered
+	// PerTenant bounds the attempts in flight for one tenant's webhooks,
+	// all of them together: a tenant whose receivers all hang holds at
+	// most that many of the node's slots, and the other tenants'
+	// deliveries are claimed around it (the claim also picks round robin
+	// by tenant). 0: MaxInFlight/4, at least 1.
+	PerTenant int
+	Logger    *slog.Logger          // nil: discard
+	Registry  prometheus.Registerer // nil: not registered
 }
 
 // Dispatcher delivers webhooks: it is the expiry.Work of deliveries.
@@ -62,12 +72,14 @@ type Dispatcher struct {
 	timeout    time.Duration
 	maxFlight  int
 	perWebhook int
+	perTenant  int
 	log        *slog.Logger
 	m          *metrics
 
 	mu       sync.Mutex
 	inFlight int
 	busy     map[string]int // attempts in flight by webhook id
+	tenants  map[int64]int  // attempts in flight by tenant id
 	closed   bool
 	wg       sync.WaitGroup
 	ctx      context.Context // cancelled by Close when its deadline passes
@@ -76,24 +88,57 @@ type Dispatcher struct {
 
 var _ expiry.Work = (*Dispatcher)(nil)
 
-// NewTransport returns the transport of deliveries: no proxy (it would
-// dial for us, past the check), and unless allowPrivate a dialer that
-// refuses private addresses after resolution, on the address it connects
-// to.
+// maxAnswerHeader bounds the header block of a receiver's answer (Go's
+// default is 10 MB): with MaxInFlight attempts per node, a receiver could
+// otherwise make a node hold that much per attempt. Real receivers answer
+// with well under 1 KiB.
+const maxAnswerHeader = 16 << 10
+
+// TransportOptions configure NewGuardedTransport.
+type TransportOptions struct {
+	// AllowPrivate lets the transport reach any address
+	// (--webhook-allow-private).
+	AllowPrivate bool
+	// Resolver resolves the receivers' host names; nil:
+	// net.DefaultResolver.
+	Resolver Resolver
+	// Dial connects to an address literal once it passed the check; nil:
+	// a net.Dialer whose Control checks the address again on the socket.
+	// Tests pass one that records what would have been connected.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// NewTransport returns the transport of deliveries: NewGuardedTransport
+// with the default resolver.
 func NewTransport(allowPrivate bool) *http.Transport {
+	return NewGuardedTransport(TransportOptions{AllowPrivate: allowPrivate})
+}
+
+// NewGuardedTransport returns the transport of deliveries: no proxy (it
+// would dial for us, past the check), answer headers bounded, and unless
+// AllowPrivate a dialer that resolves the host itself and connects only
+// to public unicast addresses (Private), checked again on the socket.
+func NewGuardedTransport(o TransportOptions) *http.Transport {
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	if !allowPrivate {
+	dial := d.DialContext
+	if !o.AllowPrivate {
 		d.Control = dialControl
+		g := &guardedDialer{resolver: o.Resolver, dial: o.Dial}
+		if g.dial == nil {
+			g.dial = d.DialContext
+		}
+		dial = g.DialContext
 	}
 	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: DefaultTimeout,
+		Proxy:                  nil,
+		DialContext:            dial,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           100,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    5 * time.Second,
+		ResponseHeaderTimeout:  DefaultTimeout,
+		MaxResponseHeaderBytes: maxAnswerHeader,
 	}
 }
 
@@ -104,7 +149,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	tr := cfg.Transport
 	if tr == nil {
-		tr = NewTransport(cfg.AllowPrivate)
+		tr = NewGuardedTransport(TransportOptions{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver})
 	}
 	d := &Dispatcher{
 		store: cfg.Store,
@@ -119,7 +164,12 @@ func New(cfg Config) (*Dispatcher, error) {
 		perWebhook: cmp.Or(cfg.PerWebhook, DefaultPerWebhook),
 		log:        cfg.Logger,
 		busy:       map[string]int{},
+		tenants:    map[int64]int{},
 		m:          newMetrics(),
+	}
+	d.perTenant = cfg.PerTenant
+	if d.perTenant <= 0 {
+		d.perTenant = max(1, d.maxFlight/4)
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -142,15 +192,21 @@ func (d *Dispatcher) NextDue(ctx context.Context) (time.Time, bool, error) {
 }
 
 // Claim implements expiry.Work: it claims no more deliveries than it has
-// free slots, skipping the webhooks at their cap, and starts each in its
-// own goroutine.
+// free slots, skipping the webhooks and tenants at their cap, and starts
+// each in its own goroutine.
 func (d *Dispatcher) Claim(ctx context.Context, c expiry.Claim) (int, error) {
 	d.mu.Lock()
 	free := d.maxFlight - d.inFlight
-	var skip []string
+	var skipW []string
+	var skipT []int64
 	for id, n := range d.busy {
 		if n >= d.perWebhook {
-			skip = append(skip, id)
+			skipW = append(skipW, id)
+		}
+	}
+	for id, n := range d.tenants {
+		if n >= d.perTenant {
+			skipT = append(skipT, id)
 		}
 	}
 	closed := d.closed
@@ -158,21 +214,23 @@ func (d *Dispatcher) Claim(ctx context.Context, c expiry.Claim) (int, error) {
 	if free <= 0 || closed {
 		return 0, nil
 	}
-	ds, err := d.store.ClaimDeliveries(ctx, c.Owner, c.Now, c.Lease, min(free, c.Limit), skip)
+	ds, err := d.store.ClaimDeliveries(ctx, linkforge.DeliveryClaim{Owner: c.Owner, Now: c.Now, Lease: c.Lease,
+		Limit: min(free, c.Limit), SkipWebhooks: skipW, SkipTenants: skipT})
 	if err != nil {
 		return 0, fmt.Errorf("webhook: claim deliveries: %w", err)
 	}
 	var release []linkforge.DeliveryLease
 	d.mu.Lock()
 	for _, dl := range ds {
-		// One claim may hold several deliveries of one webhook: past its
-		// cap they go back at once, unattempted, rather than wait out
-		// their lease behind a slow receiver.
-		if d.busy[dl.WebhookID] >= d.perWebhook || d.closed {
+		// One claim may hold several deliveries of one webhook or
+		// tenant: past its cap they go back at once, unattempted,
+		// rather than wait out their lease behind a slow receiver.
+		if d.busy[dl.WebhookID] >= d.perWebhook || d.tenants[dl.TenantID] >= d.perTenant || d.closed {
 			release = append(release, dl.Lease())
 			continue
 		}
 		d.busy[dl.WebhookID]++
+		d.tenants[dl.TenantID]++
 		d.inFlight++
 		d.wg.Add(1)
 		go d.deliver(dl, c)
@@ -213,9 +271,19 @@ func (d *Dispatcher) InFlight() int {
 	return d.inFlight
 }
 
+// TenantInFlight returns the attempts under way for the tenant's webhooks.
+func (d *Dispatcher) TenantInFlight(tenantID int64) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.tenants[tenantID]
+}
+
 func (d *Dispatcher) deliver(dl linkforge.Delivery, c expiry.Claim) {
 	defer d.wg.Done()
-	status, err := d.attempt(dl)
+	status, err := 0, errWebhookDisabled
+	if !dl.WebhookDisabled {
+		status, err = d.attempt(dl)
+	}
 	now := time.Now()
 	o := linkforge.DeliveryOutcome{Lease: dl.Lease(), At: now, Status: status, State: linkforge.DeliveryDelivered}
 	attrs := []slog.Attr{
@@ -233,9 +301,16 @@ func (d *Dispatcher) deliver(dl linkforge.Delivery, c expiry.Claim) {
 	if err != nil {
 		o.Error = err.Error()
 		attrs = append(attrs, slog.String("error", o.Error))
-		if dl.Attempts > c.MaxRetries {
+		switch {
+		case status == http.StatusGone:
+			// Standard Webhooks: the endpoint is gone for good. Its
+			// webhook is disabled, and nothing more is sent to it.
+			o.State, o.DisableWebhook = linkforge.DeliveryDead, true
+		case dl.WebhookDisabled:
 			o.State = linkforge.DeliveryDead
-		} else {
+		case dl.Attempts > c.MaxRetries:
+			o.State = linkforge.DeliveryDead
+		default:
 			o.State = linkforge.DeliveryRetrying
 			o.NextAttemptAt = now.Add(c.Backoff(dl.Attempts))
 		}
@@ -248,6 +323,9 @@ func (d *Dispatcher) deliver(dl linkforge.Delivery, c expiry.Claim) {
 	d.inFlight--
 	if d.busy[dl.WebhookID]--; d.busy[dl.WebhookID] <= 0 {
 		delete(d.busy, dl.WebhookID)
+	}
+	if d.tenants[dl.TenantID]--; d.tenants[dl.TenantID] <= 0 {
+		delete(d.tenants, dl.TenantID)
 	}
 	d.mu.Unlock()
 
@@ -262,6 +340,10 @@ func (d *Dispatcher) deliver(dl linkforge.Delivery, c expiry.Claim) {
 			slog.String("event", "webhook_delivery_superseded"), slog.Int64("delivery_id", dl.ID))
 	case o.State == linkforge.DeliveryDelivered:
 		d.m.deliveries.WithLabelValues("delivered").Inc()
+	case o.DisableWebhook:
+		d.m.deliveries.WithLabelValues("failed").Inc()
+		attrs[0] = slog.String("event", "webhook_disabled")
+		d.log.LogAttrs(d.ctx, slog.LevelWarn, "webhook disabled: the receiver answered 410 Gone", attrs...)
 	case o.State == linkforge.DeliveryDead:
 		d.m.deliveries.WithLabelValues("failed").Inc()
 		d.m.dead.Inc()
@@ -277,6 +359,10 @@ func (d *Dispatcher) deliver(dl linkforge.Delivery, c expiry.Claim) {
 	// A slot is free: deliveries skipped for it may be claimed now.
 	c.Wake(now)
 }
+
+// errWebhookDisabled is the outcome of a delivery claimed after its
+// webhook was disabled: it is not sent.
+var errWebhookDisabled = errors.New("webhook: not sent: the webhook is disabled")
 
 // attempt POSTs the delivery once and returns the answer's status; err is
 // nil exactly for a 2xx.

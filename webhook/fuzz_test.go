@@ -18,7 +18,7 @@ func FuzzCheckURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		if err := webhook.CheckURL(t.Context(), raw, false); err != nil {
+		if err := webhook.CheckURL(t.Context(), raw, webhook.Policy{}); err != nil {
 			return
 		}
 		u, err := url.Parse(raw)

@@ -202,7 +202,7 @@ func mustTenant(t *testing.T, s linkforge.Store, name string) linkforge.Tenant {
 // addresses (the receivers are on 127.0.0.1), and gives r its secret.
 func mustWebhook(t *testing.T, s linkforge.Store, tenantID int64, r *receiver, events ...string) linkforge.Webhook {
 	t.Helper()
-	w, err := webhook.Create(t.Context(), s, tenantID, r.URL, events, true)
+	w, err := webhook.Create(t.Context(), s, tenantID, r.URL, events, webhook.Policy{AllowPrivate: true})
 	if err != nil {
 		t.Fatalf("Create webhook: %v", err)
 	}

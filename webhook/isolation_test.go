@@ -88,3 +88,58 @@ func TestSlowReceiverIsolated(t *testing.T) {
 		}
 	})
 }
+
+// TestTenantFairness: one tenant whose many webhooks all hang (each
+// within its per-webhook cap, together more than the node's slots) holds
+// at most its per-tenant share of the node's slots, and another tenant's
+// delivery is sent while every one of those attempts is still held. The
+// attempts are counted at the receiver and in the dispatcher, not timed;
+// the hanging attempts would last a minute (the dispatcher's timeout).
+func TestTenantFairness(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		release := make(chan struct{})
+		var mu sync.Mutex
+		held, started := 0, 0
+		hang := newReceiver(t, func(int) int {
+			mu.Lock()
+			held++
+			started++
+			mu.Unlock()
+			<-release
+			mu.Lock()
+			held--
+			mu.Unlock()
+			return http.StatusOK
+		})
+		fast := newReceiver(t, nil)
+		hog, other := mustTenant(t, s, "hog"), mustTenant(t, s, "other")
+		const webhooks = 6 // x PerWebhook 2 = 12 attempts possible, 8 slots
+		for range webhooks {
+			mustWebhook(t, s, hog.ID, hang, linkforge.EventLinkCreated)
+		}
+		mustWebhook(t, s, other.ID, fast, linkforge.EventLinkCreated)
+		defer close(release)
+		for i := range 3 {
+			if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: hog.ID, Slug: fmt.Sprintf("h%d", i), URL: "https://example.com/"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := startNode(t, s, expiry.Config{Resolution: 10 * time.Millisecond},
+			webhook.Config{AllowPrivate: true, MaxInFlight: 8, PerWebhook: 2, Timeout: time.Minute, Registry: prometheus.NewRegistry()})
+		hang.waitFor(t, 10*time.Second, "the hanging receivers' first requests", func(r []request) bool { return len(r) >= 2 })
+		if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: other.ID, Slug: "o", URL: "https://example.com/"}); err != nil {
+			t.Fatal(err)
+		}
+		fast.waitFor(t, 10*time.Second, "the other tenant's delivery while the hog's attempts hang", func(r []request) bool { return len(r) == 1 })
+		mu.Lock()
+		h, st := held, started
+		mu.Unlock()
+		// The default per-tenant share is MaxInFlight/4 = 2.
+		if h == 0 || h > 2 || st > 2 {
+			t.Errorf("the hog's receivers hold %d attempts (%d started) when the other tenant's delivery arrives; want 1..2", h, st)
+		}
+		if f := n.disp.TenantInFlight(hog.ID); f != h {
+			t.Errorf("TenantInFlight(hog) = %d, the receivers hold %d", f, h)
+		}
+	})
+}

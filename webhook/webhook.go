@@ -10,11 +10,12 @@
 // expiry.Scheduler per node: the scheduler's timer, claim loop, lease and
 // backoff serve alarms and deliveries alike (docs/adr/015-webhooks.md).
 // The Dispatcher POSTs each claimed delivery with a 10 s timeout, follows
-// no redirect, reads at most a few KiB of the answer, refuses private
-// addresses at dial time (DNS rebinding), caps the deliveries in flight per
-// webhook and per node, and records the outcome under the claim's fencing
-// token: delivered, retrying 2, 4, 8, 16, 32, 64 s later, or dead after
-// the seventh attempt (logged, counted, replayable).
+// no redirect, reads at most a few KiB of the answer, connects only to
+// public unicast addresses, checked at dial time (DNS rebinding), caps the
+// deliveries in flight per webhook, per tenant and per node, and records
+// the outcome under the claim's fencing token: delivered, retrying 2, 4,
+// 8, 16, 32, 64 s later, dead after the seventh attempt (logged, counted,
+// replayable), or, for a 410 Gone, dead with its webhook disabled.
 package webhook
 
 import (
@@ -23,6 +24,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -69,13 +71,26 @@ func Sign(secret, id string, ts time.Time, body []byte) (string, error) {
 // maxURLLen bounds a webhook URL.
 const maxURLLen = 2048
 
+// Policy says what webhook URLs may reach, and where refusals are
+// logged.
+type Policy struct {
+	// AllowPrivate accepts any address (--webhook-allow-private).
+	AllowPrivate bool
+	// Resolver resolves host names; nil: net.DefaultResolver.
+	Resolver Resolver
+	// Logger gets the refused addresses (nil: discard): the answer never
+	// names them.
+	Logger *slog.Logger
+}
+
 // Create checks a webhook request and stores it with a fresh id and secret;
 // the returned Webhook carries the secret, which is shown once. Bad input
 // answers EInvalid naming the field: a URL that is not absolute http(s), or
-// that names or resolves to a loopback, private, link-local or
-// unique-local address unless allowPrivate; events empty or unknown.
-func Create(ctx context.Context, s linkforge.WebhookStore, tenantID int64, rawURL string, events []string, allowPrivate bool) (linkforge.Webhook, error) {
-	if err := CheckURL(ctx, rawURL, allowPrivate); err != nil {
+// that names or resolves to an address that is not public unicast unless
+// p.AllowPrivate; events empty or unknown. A tenant past
+// linkforge.MaxWebhooksPerTenant gets EQuotaExceeded (the store's check).
+func Create(ctx context.Context, s linkforge.WebhookStore, tenantID int64, rawURL string, events []string, p Policy) (linkforge.Webhook, error) {
+	if err := checkURL(ctx, rawURL, p, slog.Int64("tenant_id", tenantID)); err != nil {
 		return linkforge.Webhook{}, err
 	}
 	evs, err := checkEvents(events)
@@ -105,10 +120,19 @@ func checkEvents(events []string) ([]string, error) {
 }
 
 // CheckURL answers EInvalid (field "url") unless raw is an absolute http or
-// https URL whose host, or every address it resolves to now, is public (or
-// allowPrivate). The dialer checks again at delivery time: the name may
-// resolve elsewhere by then.
-func CheckURL(ctx context.Context, raw string, allowPrivate bool) error {
+// https URL whose host, or every address it resolves to now, is public
+// unicast (or p.AllowPrivate). The dialer checks again at delivery time:
+// the name may resolve elsewhere by then.
+//
+// A refused name gets the same answer whether it does not resolve or
+// resolves to a refused address, and the answer never names the address:
+// creating webhooks must not map the server's internal DNS. The address
+// is logged instead.
+func CheckURL(ctx context.Context, raw string, p Policy) error {
+	return checkURL(ctx, raw, p)
+}
+
+func checkURL(ctx context.Context, raw string, p Policy, attrs ...slog.Attr) error {
 	bad := func(detail string) error { return linkforge.InvalidField("url", detail) }
 	if len(raw) > maxURLLen {
 		return bad(fmt.Sprintf("must be at most %d characters", maxURLLen))
@@ -123,16 +147,24 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool) error {
 	if u.Fragment != "" {
 		return bad("must not have a fragment")
 	}
-	if allowPrivate {
+	if p.AllowPrivate {
 		return nil
 	}
-	addrs, err := resolve(ctx, u.Hostname())
+	refused := func(reason slog.Attr) error {
+		if p.Logger != nil {
+			p.Logger.LogAttrs(ctx, slog.LevelInfo, "webhook URL refused", append(attrs,
+				slog.String("event", "webhook_url_refused"), slog.String("host", u.Hostname()), reason)...)
+		}
+		return bad(fmt.Sprintf("host %q is refused: a webhook may only reach public unicast internet addresses "+
+			"(start the server with --webhook-allow-private to allow others)", u.Hostname()))
+	}
+	addrs, err := resolve(ctx, p.Resolver, u.Hostname())
 	if err != nil {
-		return bad(fmt.Sprintf("host %q does not resolve", u.Hostname()))
+		return refused(slog.String("error", err.Error()))
 	}
 	for _, a := range addrs {
 		if Private(a) {
-			return bad(fmt.Sprintf("host %q is a loopback, private, link-local or unique-local address (%s); start the server with --webhook-allow-private to allow it", u.Hostname(), a))
+			return refused(slog.String("address", a.String()))
 		}
 	}
 	return nil

@@ -75,19 +75,19 @@ func TestCheckURL(t *testing.T) {
 		"http://localhost:9999/", "http://[ff02::1]/",
 	}
 	for _, u := range refused {
-		err := webhook.CheckURL(t.Context(), u, false)
+		err := webhook.CheckURL(t.Context(), u, webhook.Policy{})
 		var e *linkforge.Error
 		if !errors.As(err, &e) || e.Code != linkforge.EInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "url" {
 			t.Errorf("CheckURL(%q) = %v, want EInvalid on field url", u, err)
 		}
 	}
 	for _, u := range []string{"https://93.184.215.14/hook", "http://8.8.8.8:8080/x?y=1", "https://[2606:4700::1111]/"} {
-		if err := webhook.CheckURL(t.Context(), u, false); err != nil {
+		if err := webhook.CheckURL(t.Context(), u, webhook.Policy{}); err != nil {
 			t.Errorf("CheckURL(%q) = %v, want nil", u, err)
 		}
 	}
 	for _, u := range []string{"http://127.0.0.1/", "http://10.0.0.1/", "http://[::1]:8080/"} {
-		if err := webhook.CheckURL(t.Context(), u, true); err != nil {
+		if err := webhook.CheckURL(t.Context(), u, webhook.Policy{AllowPrivate: true}); err != nil {
 			t.Errorf("CheckURL(%q, allowPrivate) = %v, want nil", u, err)
 		}
 	}
@@ -102,7 +102,7 @@ func TestCreateChecksEvents(t *testing.T) {
 	s := testdb.SQLite(t)
 	tn := mustTenant(t, s, "acme")
 	for _, evs := range [][]string{nil, {}, {"link.created", "link.nope"}} {
-		_, err := webhook.Create(t.Context(), s, tn.ID, "https://93.184.215.14/", evs, false)
+		_, err := webhook.Create(t.Context(), s, tn.ID, "https://93.184.215.14/", evs, webhook.Policy{})
 		var e *linkforge.Error
 		if !errors.As(err, &e) || e.Code != linkforge.EInvalid || e.Fields[0].Field != "events" {
 			t.Errorf("events %q: %v, want EInvalid on events", evs, err)

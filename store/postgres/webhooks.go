@@ -56,7 +56,7 @@ func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now
 		`INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_type, event_key, body,
 			next_attempt_at, created_at, updated_at)
 		 SELECT w.id, w.tenant_id, $1, $2, $3, $4, $5, $5, $5 FROM webhooks w
-		 WHERE w.tenant_id = $6 AND $2 = ANY(w.events)
+		 WHERE w.tenant_id = $6 AND w.state = 'active' AND $2 = ANY(w.events)
 		 ON CONFLICT DO NOTHING`,
 		ev.ID, ev.Type, k, string(ev.Body), now.UTC().Truncate(time.Microsecond), ev.TenantID)
 	if err != nil {
@@ -107,7 +107,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, bucket
 	slices.Sort(links)
 	rows, err := tx.Query(ctx, `SELECT l.id, l.tenant_id, l.slug, l.max_clicks FROM links l
 		WHERE l.id = ANY($1) AND EXISTS (SELECT 1 FROM webhooks w WHERE w.tenant_id = l.tenant_id
-			AND w.events && ARRAY['link.clicks', 'link.limit_reached'])
+			AND w.state = 'active' AND w.events && ARRAY['link.clicks', 'link.limit_reached'])
 		ORDER BY l.id`, links)
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
@@ -175,19 +175,41 @@ func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, bucket
 	return nil
 }
 
-// CreateWebhook stores w (its ID and Secret chosen by the caller).
+// CreateWebhook stores w (its ID and Secret chosen by the caller), unless
+// the tenant has MaxWebhooksPerTenant already. The tenant's row is locked
+// first, so that concurrent creates of one tenant (on any node) count one
+// after the other.
 func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge.Webhook, error) {
 	if w.CreatedAt.IsZero() {
 		w.CreatedAt = now()
 	}
 	w.CreatedAt = w.CreatedAt.UTC().Truncate(time.Microsecond)
-	if _, err := db.pool.Exec(ctx,
-		`INSERT INTO webhooks (id, tenant_id, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-		w.ID, w.TenantID, w.URL, w.Events, w.Secret, w.CreatedAt); err != nil {
-		if pgCode(err) == "23503" {
-			return linkforge.Webhook{}, notFound("tenant")
+	w.State = linkforge.WebhookActive
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		// The count is a statement of its own: under READ COMMITTED it
+		// then sees every create committed while this one waited for
+		// the lock.
+		var one, n int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, w.TenantID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("tenant")
 		}
-		return linkforge.Webhook{}, fmt.Errorf("postgres: create webhook: %w", err)
+		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhooks WHERE tenant_id = $1`, w.TenantID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= linkforge.MaxWebhooksPerTenant {
+			return linkforge.WebhookQuotaExceeded()
+		}
+		_, err = tx.Exec(ctx,
+			`INSERT INTO webhooks (id, tenant_id, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			w.ID, w.TenantID, w.URL, w.Events, w.Secret, w.CreatedAt)
+		return err
+	})
+	if err != nil {
+		return linkforge.Webhook{}, wrap("create webhook", err)
 	}
 	return w, nil
 }
@@ -195,24 +217,78 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 // ListWebhooks returns the tenant's webhooks, oldest first, without secrets.
 func (db *DB) ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Webhook, error) {
 	rows, err := db.pool.Query(ctx,
-		`SELECT id, tenant_id, url, events, created_at FROM webhooks WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
+		`SELECT `+webhookColumns+` FROM webhooks WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list webhooks: %w", err)
 	}
-	out := []linkforge.Webhook{}
-	for rows.Next() {
-		var w linkforge.Webhook
-		if err := rows.Scan(&w.ID, &w.TenantID, &w.URL, &w.Events, &w.CreatedAt); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("postgres: list webhooks: %w", err)
-		}
-		w.CreatedAt = w.CreatedAt.UTC()
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanWebhooks(rows)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: list webhooks: %w", err)
 	}
 	return out, nil
+}
+
+const webhookColumns = `id, tenant_id, url, events, state, created_at`
+
+func scanWebhooks(rows pgx.Rows) ([]linkforge.Webhook, error) {
+	defer rows.Close()
+	out := []linkforge.Webhook{}
+	for rows.Next() {
+		var w linkforge.Webhook
+		var state string
+		if err := rows.Scan(&w.ID, &w.TenantID, &w.URL, &w.Events, &state, &w.CreatedAt); err != nil {
+			return nil, err
+		}
+		w.State = linkforge.WebhookState(state)
+		w.CreatedAt = w.CreatedAt.UTC()
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// SetWebhookState enables or disables the tenant's webhook; disabling
+// stops its deliveries not in flight, in the same transaction.
+func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, state linkforge.WebhookState, at time.Time) (linkforge.Webhook, error) {
+	if !state.Valid() {
+		return linkforge.Webhook{}, linkforge.InvalidField("state", fmt.Sprintf("unknown webhook state %q", state))
+	}
+	var out linkforge.Webhook
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `UPDATE webhooks SET state = $1 WHERE id = $2 AND tenant_id = $3 RETURNING `+webhookColumns,
+			string(state), id, tenantID)
+		if err != nil {
+			return err
+		}
+		ws, err := scanWebhooks(rows)
+		if err != nil {
+			return err
+		}
+		if len(ws) == 0 {
+			return notFound("webhook")
+		}
+		out = ws[0]
+		if state == linkforge.WebhookDisabled {
+			return stopDeliveries(ctx, tx, id, "webhook disabled", at)
+		}
+		return nil
+	})
+	if err != nil {
+		return linkforge.Webhook{}, wrap("set webhook state", err)
+	}
+	return out, nil
+}
+
+// stopDeliveries leaves the webhook's deliveries that wait for an attempt
+// dead, with why as their error: a disabled webhook gets nothing more, and
+// nothing of it stays due (the schedulers would wake for it forever). One
+// in flight is finished by its attempt (FinishDelivery).
+func stopDeliveries(ctx context.Context, tx execer, webhookID, why string, at time.Time) error {
+	if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET state = 'dead', last_error = $1, updated_at = $2
+		WHERE webhook_id = $3 AND state IN ('pending', 'retrying') AND lease_owner IS NULL`,
+		why, at.UTC().Truncate(time.Microsecond), webhookID); err != nil {
+		return fmt.Errorf("stop deliveries of %s: %w", webhookID, err)
+	}
+	return nil
 }
 
 // DeleteWebhook deletes the tenant's webhook; its deliveries go with it.
@@ -264,9 +340,9 @@ func (db *DB) ListDeliveries(ctx context.Context, tenantID int64, webhookID stri
 func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Time) (linkforge.Delivery, error) {
 	var out linkforge.Delivery
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		var state string
-		err := tx.QueryRow(ctx, `SELECT state FROM webhook_deliveries WHERE id = $1 AND tenant_id = $2 FOR UPDATE`,
-			id, tenantID).Scan(&state)
+		var state, whState string
+		err := tx.QueryRow(ctx, `SELECT d.state, w.state FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+			WHERE d.id = $1 AND d.tenant_id = $2 FOR UPDATE OF d`, id, tenantID).Scan(&state, &whState)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("delivery")
 		}
@@ -276,6 +352,9 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 		if linkforge.DeliveryState(state) != linkforge.DeliveryDead {
 			return linkforge.Errorf(linkforge.EConflict,
 				"delivery %d is %s, not dead: only a dead delivery can be retried", id, state)
+		}
+		if linkforge.WebhookState(whState) == linkforge.WebhookDisabled {
+			return linkforge.Errorf(linkforge.EConflict, "the webhook of delivery %d is disabled: enable it first", id)
 		}
 		rows, err := tx.Query(ctx, `UPDATE webhook_deliveries d SET state = 'pending', attempts = 0,
 			next_attempt_at = $1, updated_at = $1 WHERE d.id = $2 RETURNING `+deliveryColumns,
@@ -300,32 +379,46 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	return out, nil
 }
 
-// ClaimDeliveries claims due deliveries for owner in one statement: the
-// CTEs lock candidates with FOR UPDATE SKIP LOCKED, as ClaimAlarms, so
-// nodes claiming at once skip each other's rows, and READ COMMITTED
-// re-checks a row changed since the snapshot once it is locked. The two
-// candidate sets (unclaimed due, expired leases) each use their partial
-// index.
-func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skip []string) ([]linkforge.Delivery, error) {
-	if owner == "" || limit <= 0 || lease <= 0 {
-		return nil, fmt.Errorf("postgres: claim deliveries: owner %q, lease %v, limit %d: need an owner and positive lease and limit", owner, lease, limit)
+// ClaimDeliveries claims due deliveries in one statement. The candidates
+// (unclaimed due, and expired leases, each from its partial index) are
+// ranked within their tenant by due time and picked by rank first: round
+// robin across tenants. A window cannot be locked, so the picked rows are
+// then locked with FOR UPDATE SKIP LOCKED, as ClaimAlarms: nodes claiming
+// at once skip each other's rows, and READ COMMITTED re-checks the due
+// condition on a row changed since the snapshot once it is locked.
+func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([]linkforge.Delivery, error) {
+	if c.Owner == "" || c.Limit <= 0 || c.Lease <= 0 {
+		return nil, fmt.Errorf("postgres: claim deliveries: owner %q, lease %v, limit %d: need an owner and positive lease and limit", c.Owner, c.Lease, c.Limit)
 	}
-	if skip == nil {
-		skip = []string{}
+	skipW, skipT := c.SkipWebhooks, c.SkipTenants
+	if skipW == nil {
+		skipW = []string{}
 	}
-	now = now.UTC().Truncate(time.Microsecond)
+	if skipT == nil {
+		skipT = []int64{}
+	}
+	now := c.Now.UTC().Truncate(time.Microsecond)
 	rows, err := db.pool.Query(ctx,
-		`WITH due AS (
-			SELECT id, next_attempt_at AS t FROM webhook_deliveries
+		`WITH cand AS (
+			SELECT id, tenant_id, next_attempt_at AS t FROM webhook_deliveries
 			WHERE state IN ('pending', 'retrying') AND lease_owner IS NULL AND next_attempt_at <= $1
-			  AND NOT (webhook_id = ANY($5))
-			ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
-		), expired AS (
-			SELECT id, lease_expires_at AS t FROM webhook_deliveries
-			WHERE lease_owner IS NOT NULL AND lease_expires_at <= $1 AND NOT (webhook_id = ANY($5))
-			ORDER BY lease_expires_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+			  AND NOT (webhook_id = ANY($5)) AND NOT (tenant_id = ANY($6))
+			UNION ALL
+			SELECT id, tenant_id, lease_expires_at FROM webhook_deliveries
+			WHERE lease_owner IS NOT NULL AND lease_expires_at <= $1
+			  AND NOT (webhook_id = ANY($5)) AND NOT (tenant_id = ANY($6))
+		), turns AS (
+			SELECT id, t, turn FROM (
+				SELECT id, t, row_number() OVER (PARTITION BY tenant_id ORDER BY t, id) AS turn FROM cand) r
+			ORDER BY turn, t, id LIMIT 2 * $2
 		), pick AS (
-			SELECT id FROM (SELECT id, t FROM due UNION ALL SELECT id, t FROM expired) c ORDER BY t, id LIMIT $2
+			-- Twice the limit are candidates: rows another node locked
+			-- are skipped, and the next ones in turn taken instead.
+			SELECT d.id FROM webhook_deliveries d JOIN turns USING (id)
+			WHERE (d.state IN ('pending', 'retrying') AND d.lease_owner IS NULL AND d.next_attempt_at <= $1)
+			   OR (d.lease_owner IS NOT NULL AND d.lease_expires_at <= $1)
+			ORDER BY turns.turn, turns.t, turns.id LIMIT $2
+			FOR UPDATE OF d SKIP LOCKED
 		),
 		upd AS (
 			UPDATE webhook_deliveries d SET
@@ -336,8 +429,8 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 				lease_owner = $3, lease_expires_at = $4, updated_at = $1
 			FROM pick WHERE d.id = pick.id
 			RETURNING `+deliveryColumns+`)
-		SELECT d.*, w.url, w.secret FROM upd d JOIN webhooks w ON w.id = d.webhook_id`,
-		now, limit, owner, now.Add(lease), skip)
+		SELECT d.*, w.url, w.secret, w.state = 'disabled' FROM upd d JOIN webhooks w ON w.id = d.webhook_id`,
+		now, c.Limit, c.Owner, now.Add(c.Lease), skipW, skipT)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim deliveries: %w", err)
 	}
@@ -363,23 +456,47 @@ func (db *DB) ReleaseDeliveries(ctx context.Context, leases []linkforge.Delivery
 	return nil
 }
 
-// FinishDelivery records the outcome of an attempt under its claim.
+// FinishDelivery records the outcome of an attempt under its claim. A
+// failure of a delivery whose webhook is disabled is final (dead): nothing
+// of a disabled webhook stays due. With o.DisableWebhook the webhook is
+// disabled and its waiting deliveries stopped, in the same transaction.
 func (db *DB) FinishDelivery(ctx context.Context, o linkforge.DeliveryOutcome) (bool, error) {
 	var next *time.Time
 	if o.State == linkforge.DeliveryRetrying {
 		n := o.NextAttemptAt.UTC().Truncate(time.Microsecond)
 		next = &n
 	}
-	tag, err := db.pool.Exec(ctx,
-		`UPDATE webhook_deliveries SET state = $1, last_status = $2, last_error = $3,
-			next_attempt_at = COALESCE($4, next_attempt_at), lease_owner = NULL, lease_expires_at = NULL, updated_at = $5
-		 WHERE id = $6 AND lease_owner = $7 AND lease_seq = $8`,
-		string(o.State), o.Status, truncateError(o.Error), next, o.At.UTC().Truncate(time.Microsecond),
-		o.Lease.ID, o.Lease.Owner, o.Lease.Seq)
+	at := o.At.UTC().Truncate(time.Microsecond)
+	found := false
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var webhookID string
+		err := tx.QueryRow(ctx,
+			`UPDATE webhook_deliveries d SET
+				state = CASE WHEN $1 = 'retrying' AND (SELECT w.state FROM webhooks w WHERE w.id = d.webhook_id) = 'disabled'
+					THEN 'dead' ELSE $1 END,
+				last_status = $2, last_error = $3,
+				next_attempt_at = COALESCE($4, d.next_attempt_at), lease_owner = NULL, lease_expires_at = NULL, updated_at = $5
+			 WHERE d.id = $6 AND d.lease_owner = $7 AND d.lease_seq = $8 RETURNING d.webhook_id`,
+			string(o.State), o.Status, truncateError(o.Error), next, at, o.Lease.ID, o.Lease.Owner, o.Lease.Seq).Scan(&webhookID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		if !o.DisableWebhook {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE webhooks SET state = 'disabled' WHERE id = $1`, webhookID); err != nil {
+			return fmt.Errorf("disable webhook %s: %w", webhookID, err)
+		}
+		return stopDeliveries(ctx, tx, webhookID, "webhook disabled: the receiver answered 410 Gone", at)
+	})
 	if err != nil {
 		return false, fmt.Errorf("postgres: finish delivery %d: %w", o.Lease.ID, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return found, nil
 }
 
 // NextDeliveryDue reads the minimum of each partial index; LEAST ignores
@@ -411,7 +528,7 @@ func scanDeliveries(rows pgx.Rows, withWebhook bool) ([]linkforge.Delivery, erro
 		dest := []any{&d.ID, &d.WebhookID, &d.TenantID, &d.EventID, &d.EventType, &body, &state, &d.Attempts,
 			&d.LastStatus, &d.LastError, &d.NextAttemptAt, &owner, &d.LeaseSeq, &d.CreatedAt, &d.UpdatedAt}
 		if withWebhook {
-			dest = append(dest, &d.URL, &d.Secret)
+			dest = append(dest, &d.URL, &d.Secret, &d.WebhookDisabled)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err

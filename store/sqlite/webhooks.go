@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -49,7 +50,7 @@ func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now
 		`INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_type, event_key, body,
 			next_attempt_at, created_at, updated_at)
 		 SELECT w.id, w.tenant_id, ?1, ?2, ?3, ?4, ?5, ?5, ?5 FROM webhooks w
-		 WHERE w.tenant_id = ?6 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = ?2)
+		 WHERE w.tenant_id = ?6 AND w.state = 'active' AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = ?2)
 		 ON CONFLICT DO NOTHING`,
 		ev.ID, ev.Type, k, string(ev.Body), ts, ev.TenantID)
 	if err != nil {
@@ -117,7 +118,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	q, err := tx.QueryContext(ctx, `SELECT l.id, l.tenant_id, l.slug, l.max_clicks FROM links l
 		WHERE l.id IN (SELECT value FROM json_each(?)) AND EXISTS (
 			SELECT 1 FROM webhooks w, json_each(w.events) e
-			WHERE w.tenant_id = l.tenant_id AND e.value IN ('link.clicks', 'link.limit_reached'))
+			WHERE w.tenant_id = l.tenant_id AND w.state = 'active' AND e.value IN ('link.clicks', 'link.limit_reached'))
 		ORDER BY l.id`, string(js))
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
@@ -183,25 +184,36 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	return nil
 }
 
-const webhookColumns = `id, tenant_id, url, events, created_at`
+const webhookColumns = `id, tenant_id, url, events, state, created_at`
 
-// CreateWebhook stores w (its ID and Secret chosen by the caller).
+// CreateWebhook stores w (its ID and Secret chosen by the caller), unless
+// the tenant has MaxWebhooksPerTenant already: the count and the insert
+// are one statement on the single writer, so concurrent creates cannot
+// pass the bound together.
 func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge.Webhook, error) {
 	if w.CreatedAt.IsZero() {
 		w.CreatedAt = now()
 	}
 	w.CreatedAt = w.CreatedAt.UTC().Truncate(time.Microsecond)
+	w.State = linkforge.WebhookActive
 	ev, err := json.Marshal(w.Events)
 	if err != nil {
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: create webhook: %w", err)
 	}
-	if _, err := db.writer.ExecContext(ctx,
-		`INSERT INTO webhooks (id, tenant_id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		w.ID, w.TenantID, w.URL, string(ev), w.Secret, toMicros(w.CreatedAt)); err != nil {
+	res, err := db.writer.ExecContext(ctx,
+		`INSERT INTO webhooks (id, tenant_id, url, events, secret, created_at)
+		 SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE (SELECT count(*) FROM webhooks WHERE tenant_id = ?2) < ?7`,
+		w.ID, w.TenantID, w.URL, string(ev), w.Secret, toMicros(w.CreatedAt), linkforge.MaxWebhooksPerTenant)
+	if err != nil {
 		if isForeignKey(err) {
 			return linkforge.Webhook{}, notFound("tenant")
 		}
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: create webhook: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return linkforge.Webhook{}, fmt.Errorf("sqlite: create webhook: %w", err)
+	} else if n == 0 {
+		return linkforge.Webhook{}, linkforge.WebhookQuotaExceeded()
 	}
 	return w, nil
 }
@@ -213,25 +225,78 @@ func (db *DB) ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Web
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list webhooks: %w", err)
 	}
+	out, err := scanWebhooks(rows)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list webhooks: %w", err)
+	}
+	return out, nil
+}
+
+func scanWebhooks(rows *sql.Rows) ([]linkforge.Webhook, error) {
 	defer rows.Close()
 	out := []linkforge.Webhook{}
 	for rows.Next() {
 		var w linkforge.Webhook
-		var ev string
+		var ev, state string
 		var created int64
-		if err := rows.Scan(&w.ID, &w.TenantID, &w.URL, &ev, &created); err != nil {
-			return nil, fmt.Errorf("sqlite: list webhooks: %w", err)
+		if err := rows.Scan(&w.ID, &w.TenantID, &w.URL, &ev, &state, &created); err != nil {
+			return nil, err
 		}
 		if err := json.Unmarshal([]byte(ev), &w.Events); err != nil {
-			return nil, fmt.Errorf("sqlite: list webhooks: %w", err)
+			return nil, err
 		}
+		w.State = linkforge.WebhookState(state)
 		w.CreatedAt = fromMicros(created)
 		out = append(out, w)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list webhooks: %w", err)
+	return out, rows.Err()
+}
+
+// SetWebhookState enables or disables the tenant's webhook; disabling
+// stops its deliveries not in flight, in the same transaction.
+func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, state linkforge.WebhookState, at time.Time) (linkforge.Webhook, error) {
+	if !state.Valid() {
+		return linkforge.Webhook{}, linkforge.InvalidField("state", fmt.Sprintf("unknown webhook state %q", state))
 	}
-	return out, nil
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `UPDATE webhooks SET state = ? WHERE id = ? AND tenant_id = ? RETURNING `+webhookColumns,
+		string(state), id, tenantID)
+	if err != nil {
+		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
+	}
+	ws, err := scanWebhooks(rows)
+	if err != nil {
+		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
+	}
+	if len(ws) == 0 {
+		return linkforge.Webhook{}, notFound("webhook")
+	}
+	if state == linkforge.WebhookDisabled {
+		if err := stopDeliveries(ctx, tx, id, "webhook disabled", at); err != nil {
+			return linkforge.Webhook{}, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
+	}
+	return ws[0], nil
+}
+
+// stopDeliveries leaves the webhook's deliveries that wait for an attempt
+// dead, with why as their error: a disabled webhook gets nothing more, and
+// nothing of it stays due (the scheduler would wake for it forever). One
+// in flight is finished by its attempt (FinishDelivery).
+func stopDeliveries(ctx context.Context, tx execer, webhookID, why string, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'dead', last_error = ?, updated_at = ?
+		WHERE webhook_id = ? AND state IN ('pending', 'retrying') AND lease_owner IS NULL`,
+		why, toMicros(at), webhookID); err != nil {
+		return fmt.Errorf("sqlite: stop deliveries of %s: %w", webhookID, err)
+	}
+	return nil
 }
 
 // DeleteWebhook deletes the tenant's webhook; its deliveries go with it.
@@ -295,9 +360,9 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
 	defer tx.Rollback()
-	var state string
-	err = tx.QueryRowContext(ctx, `SELECT state FROM webhook_deliveries WHERE id = ? AND tenant_id = ?`,
-		id, tenantID).Scan(&state)
+	var state, whState string
+	err = tx.QueryRowContext(ctx, `SELECT d.state, w.state FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		WHERE d.id = ? AND d.tenant_id = ?`, id, tenantID).Scan(&state, &whState)
 	if errors.Is(err, sql.ErrNoRows) {
 		return linkforge.Delivery{}, notFound("delivery")
 	}
@@ -307,6 +372,10 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	if linkforge.DeliveryState(state) != linkforge.DeliveryDead {
 		return linkforge.Delivery{}, linkforge.Errorf(linkforge.EConflict,
 			"delivery %d is %s, not dead: only a dead delivery can be retried", id, state)
+	}
+	if linkforge.WebhookState(whState) == linkforge.WebhookDisabled {
+		return linkforge.Delivery{}, linkforge.Errorf(linkforge.EConflict,
+			"the webhook of delivery %d is disabled: enable it first", id)
 	}
 	ts := toMicros(now)
 	rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0,
@@ -325,21 +394,31 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	return ds[0], nil
 }
 
-// ClaimDeliveries claims due deliveries for owner in one UPDATE ...
-// RETURNING on the single writer connection (atomic against every other
-// claim, as ClaimAlarms).
-func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skip []string) ([]linkforge.Delivery, error) {
-	if owner == "" || limit <= 0 || lease <= 0 {
-		return nil, fmt.Errorf("sqlite: claim deliveries: owner %q, lease %v, limit %d: need an owner and positive lease and limit", owner, lease, limit)
+// ClaimDeliveries claims due deliveries in one UPDATE ... RETURNING on
+// the single writer connection (atomic against every other claim, as
+// ClaimAlarms). The candidates are ranked within their tenant by due
+// time, and picked by rank first: round robin across tenants.
+func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([]linkforge.Delivery, error) {
+	if c.Owner == "" || c.Limit <= 0 || c.Lease <= 0 {
+		return nil, fmt.Errorf("sqlite: claim deliveries: owner %q, lease %v, limit %d: need an owner and positive lease and limit", c.Owner, c.Lease, c.Limit)
 	}
-	if skip == nil {
-		skip = []string{}
+	// json_each of "null" is one NULL, which NOT IN never passes: nil
+	// slices are written as [].
+	if c.SkipWebhooks == nil {
+		c.SkipWebhooks = []string{}
 	}
-	sk, err := json.Marshal(skip)
+	if c.SkipTenants == nil {
+		c.SkipTenants = []int64{}
+	}
+	skipW, err := json.Marshal(c.SkipWebhooks)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
 	}
-	now = now.UTC().Truncate(time.Microsecond)
+	skipT, err := json.Marshal(c.SkipTenants)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
+	}
+	now := c.Now.UTC().Truncate(time.Microsecond)
 	rows, err := db.writer.QueryContext(ctx,
 		`UPDATE webhook_deliveries SET
 			attempts = attempts + 1,
@@ -351,17 +430,20 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 			updated_at = ?3
 		 WHERE id IN (
 			SELECT id FROM (
-				SELECT id, webhook_id, next_attempt_at AS t FROM webhook_deliveries
-				WHERE state IN ('pending', 'retrying') AND lease_owner IS NULL AND next_attempt_at <= ?3
-				UNION ALL
-				SELECT id, webhook_id, lease_expires_at FROM webhook_deliveries
-				WHERE lease_owner IS NOT NULL AND lease_expires_at <= ?3)
-			WHERE webhook_id NOT IN (SELECT value FROM json_each(?4))
-			ORDER BY t, id LIMIT ?5)
+				SELECT id, t, row_number() OVER (PARTITION BY tenant_id ORDER BY t, id) AS turn FROM (
+					SELECT id, tenant_id, webhook_id, next_attempt_at AS t FROM webhook_deliveries
+					WHERE state IN ('pending', 'retrying') AND lease_owner IS NULL AND next_attempt_at <= ?3
+					UNION ALL
+					SELECT id, tenant_id, webhook_id, lease_expires_at FROM webhook_deliveries
+					WHERE lease_owner IS NOT NULL AND lease_expires_at <= ?3)
+				WHERE webhook_id NOT IN (SELECT value FROM json_each(?4))
+				  AND tenant_id NOT IN (SELECT value FROM json_each(?6)))
+			ORDER BY turn, t, id LIMIT ?5)
 		 RETURNING `+deliveryColumns+`,
 			(SELECT url FROM webhooks w WHERE w.id = webhook_id),
-			(SELECT secret FROM webhooks w WHERE w.id = webhook_id)`,
-		owner, toMicros(now.Add(lease)), toMicros(now), string(sk), limit)
+			(SELECT secret FROM webhooks w WHERE w.id = webhook_id),
+			(SELECT state = 'disabled' FROM webhooks w WHERE w.id = webhook_id)`,
+		c.Owner, toMicros(now.Add(c.Lease)), toMicros(now), string(skipW), c.Limit, string(skipT))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
 	}
@@ -370,10 +452,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
 	}
 	slices.SortFunc(ds, func(a, b linkforge.Delivery) int {
-		if c := a.NextAttemptAt.Compare(b.NextAttemptAt); c != 0 {
-			return c
-		}
-		return int(a.ID - b.ID)
+		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
 	})
 	return ds, nil
 }
@@ -390,25 +469,47 @@ func (db *DB) ReleaseDeliveries(ctx context.Context, leases []linkforge.Delivery
 	return nil
 }
 
-// FinishDelivery records the outcome of an attempt under its claim.
+// FinishDelivery records the outcome of an attempt under its claim. A
+// failure of a delivery whose webhook is disabled is final (dead): nothing
+// of a disabled webhook stays due. With o.DisableWebhook the webhook is
+// disabled and its waiting deliveries stopped, in the same transaction.
 func (db *DB) FinishDelivery(ctx context.Context, o linkforge.DeliveryOutcome) (bool, error) {
 	next := any(nil)
 	if o.State == linkforge.DeliveryRetrying {
 		next = toMicros(o.NextAttemptAt)
 	}
-	res, err := db.writer.ExecContext(ctx,
-		`UPDATE webhook_deliveries SET state = ?, last_status = ?, last_error = ?,
-			next_attempt_at = COALESCE(?, next_attempt_at), lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
-		 WHERE id = ? AND lease_owner = ? AND lease_seq = ?`,
-		string(o.State), o.Status, truncateError(o.Error), next, toMicros(o.At), o.Lease.ID, o.Lease.Owner, o.Lease.Seq)
+	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("sqlite: finish delivery %d: %w", o.Lease.ID, err)
 	}
-	n, err := res.RowsAffected()
+	defer tx.Rollback()
+	var webhookID string
+	err = tx.QueryRowContext(ctx,
+		`UPDATE webhook_deliveries SET
+			state = CASE WHEN ?1 = 'retrying' AND (SELECT state FROM webhooks w WHERE w.id = webhook_id) = 'disabled'
+				THEN 'dead' ELSE ?1 END,
+			last_status = ?2, last_error = ?3,
+			next_attempt_at = COALESCE(?4, next_attempt_at), lease_owner = NULL, lease_expires_at = NULL, updated_at = ?5
+		 WHERE id = ?6 AND lease_owner = ?7 AND lease_seq = ?8 RETURNING webhook_id`,
+		string(o.State), o.Status, truncateError(o.Error), next, toMicros(o.At), o.Lease.ID, o.Lease.Owner, o.Lease.Seq).Scan(&webhookID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("sqlite: finish delivery %d: %w", o.Lease.ID, err)
 	}
-	return n == 1, nil
+	if o.DisableWebhook {
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET state = 'disabled' WHERE id = ?`, webhookID); err != nil {
+			return false, fmt.Errorf("sqlite: disable webhook %s: %w", webhookID, err)
+		}
+		if err := stopDeliveries(ctx, tx, webhookID, "webhook disabled: the receiver answered 410 Gone", o.At); err != nil {
+			return false, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("sqlite: finish delivery %d: %w", o.Lease.ID, err)
+	}
+	return true, nil
 }
 
 // NextDeliveryDue reads the minimum of each partial index.
@@ -442,7 +543,7 @@ func scanDeliveries(rows *sql.Rows, withWebhook bool) ([]linkforge.Delivery, err
 		dest := []any{&d.ID, &d.WebhookID, &d.TenantID, &d.EventID, &d.EventType, &body, &state, &d.Attempts,
 			&d.LastStatus, &d.LastError, &next, &owner, &d.LeaseSeq, &created, &upd}
 		if withWebhook {
-			dest = append(dest, &d.URL, &d.Secret)
+			dest = append(dest, &d.URL, &d.Secret, &d.WebhookDisabled)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err

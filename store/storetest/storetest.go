@@ -59,6 +59,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		// webhooks.go
 		{"WebhookOutbox", testWebhookOutbox},
 		{"ClaimDeliveries", testClaimDeliveries},
+		{"ClaimRoundRobin", testClaimRoundRobin},
+		{"WebhookQuota", testWebhookQuota},
+		{"WebhookState", testWebhookState},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

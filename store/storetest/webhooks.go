@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,12 +111,12 @@ func testClaimDeliveries(t *testing.T, s linkforge.Store) {
 	mustCreateLink(t, s, linkforge.Link{TenantID: a.ID, Slug: "x", URL: "https://example.com/"})
 	now := time.Now().Add(time.Second)
 
-	got, err := s.ClaimDeliveries(ctx, "n1", now, time.Minute, 10, []string{w1.ID})
+	got, err := s.ClaimDeliveries(ctx, claim("n1", now, 10, w1.ID))
 	if err != nil || len(got) != 1 || got[0].WebhookID != w2.ID || got[0].Attempts != 1 || got[0].URL == "" || got[0].Secret == "" {
 		t.Fatalf("claim skipping %s: %+v, %v", w1.ID, got, err)
 	}
 	d2 := got[0]
-	got, _ = s.ClaimDeliveries(ctx, "n2", now, time.Minute, 10, nil)
+	got, _ = s.ClaimDeliveries(ctx, claim("n2", now, 10))
 	if len(got) != 1 || got[0].WebhookID != w1.ID {
 		t.Fatalf("second claim: %+v, want only %s's", got, w1.ID)
 	}
@@ -122,14 +124,14 @@ func testClaimDeliveries(t *testing.T, s linkforge.Store) {
 	if err := s.ReleaseDeliveries(ctx, []linkforge.DeliveryLease{d1.Lease()}); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = s.ClaimDeliveries(ctx, "n2", now, time.Minute, 10, nil)
+	got, _ = s.ClaimDeliveries(ctx, claim("n2", now, 10))
 	if len(got) != 1 || got[0].ID != d1.ID || got[0].Attempts != 1 {
 		t.Fatalf("claim after release: %+v, want %d at attempt 1", got, d1.ID)
 	}
 	// n1's lease expires: n3 takes d2 over as attempt 2; n1's outcome
 	// then changes nothing.
 	later := now.Add(2 * time.Minute)
-	got, _ = s.ClaimDeliveries(ctx, "n3", later, time.Minute, 10, nil)
+	got, _ = s.ClaimDeliveries(ctx, claim("n3", later, 10))
 	if len(got) != 2 {
 		t.Fatalf("claim after the leases expired: %d, want both", len(got))
 	}
@@ -190,4 +192,176 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// claim is a claim of a minute's lease, skipping the webhooks skip.
+func claim(owner string, now time.Time, limit int, skip ...string) linkforge.DeliveryClaim {
+	return linkforge.DeliveryClaim{Owner: owner, Now: now, Lease: time.Minute, Limit: limit, SkipWebhooks: skip}
+}
+
+// testClaimRoundRobin: a claim takes each tenant's earliest due delivery
+// before any tenant's second, whatever the due times: a tenant with an old
+// backlog does not fill a claim while another tenant's delivery is due.
+// Tenants in SkipTenants are skipped.
+func testClaimRoundRobin(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	a, b, c := mustTenant(t, s, "a"), mustTenant(t, s, "b"), mustTenant(t, s, "c")
+	for _, tn := range []linkforge.Tenant{a, b, c} {
+		mustWebhookRow(t, s, fmt.Sprintf("wh_%d", tn.ID), tn.ID, linkforge.EventLinkCreated)
+	}
+	// a's backlog first (older), then one each of b and c.
+	for i := range 6 {
+		mustCreateLink(t, s, newLink(a.ID, fmt.Sprintf("a%d", i)))
+	}
+	mustCreateLink(t, s, newLink(b.ID, "b0"))
+	mustCreateLink(t, s, newLink(c.ID, "c0"))
+	now := time.Now().Add(time.Second)
+	got, err := s.ClaimDeliveries(ctx, claim("n1", now, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants := map[int64]int{}
+	for _, d := range got {
+		tenants[d.TenantID]++
+	}
+	if len(got) != 3 || tenants[a.ID] != 1 || tenants[b.ID] != 1 || tenants[c.ID] != 1 {
+		t.Errorf("a claim of 3 took %v by tenant, want one of each of %d, %d, %d", tenants, a.ID, b.ID, c.ID)
+	}
+	// Only a's are left: the next claim takes them, skipping none.
+	got, _ = s.ClaimDeliveries(ctx, claim("n1", now, 10))
+	if len(got) != 5 {
+		t.Errorf("second claim: %d, want a's other 5", len(got))
+	}
+	mustCreateLink(t, s, newLink(a.ID, "a-late"))
+	mustCreateLink(t, s, newLink(b.ID, "b-late"))
+	cl := claim("n2", now.Add(time.Second), 10)
+	cl.SkipTenants = []int64{a.ID}
+	got, _ = s.ClaimDeliveries(ctx, cl)
+	if len(got) != 1 || got[0].TenantID != b.ID {
+		t.Errorf("claim skipping tenant %d: %+v, want only b's", a.ID, got)
+	}
+}
+
+// testWebhookQuota: a tenant has at most MaxWebhooksPerTenant webhooks,
+// exactly, under concurrent creates; another tenant is not affected.
+func testWebhookQuota(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	a, b := mustTenant(t, s, "a"), mustTenant(t, s, "b")
+	const tries = linkforge.MaxWebhooksPerTenant + 10
+	var wg sync.WaitGroup
+	errs := make([]error, tries)
+	for i := range tries {
+		wg.Go(func() {
+			_, errs[i] = s.CreateWebhook(ctx, linkforge.Webhook{ID: fmt.Sprintf("wh_q%d", i), TenantID: a.ID,
+				URL: "https://example.com/hook", Events: []string{linkforge.EventLinkCreated}, Secret: "whsec_AAAA"})
+		})
+	}
+	wg.Wait()
+	ok, over := 0, 0
+	for _, err := range errs {
+		switch linkforge.ErrorCode(err) {
+		case "":
+			ok++
+		case linkforge.EQuotaExceeded:
+			over++
+		default:
+			t.Errorf("create: %v", err)
+		}
+	}
+	ws, err := s.ListWebhooks(ctx, a.ID)
+	if err != nil || ok != linkforge.MaxWebhooksPerTenant || over != 10 || len(ws) != linkforge.MaxWebhooksPerTenant {
+		t.Errorf("%d created, %d quota_exceeded, %d stored (%v); want %d, 10, %d", ok, over, len(ws), err,
+			linkforge.MaxWebhooksPerTenant, linkforge.MaxWebhooksPerTenant)
+	}
+	mustWebhookRow(t, s, "wh_other", b.ID, linkforge.EventLinkCreated)
+	if err := s.DeleteWebhook(ctx, a.ID, ws[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	mustWebhookRow(t, s, "wh_again", a.ID, linkforge.EventLinkCreated)
+}
+
+// testWebhookState: a 410 outcome disables the webhook and stops its
+// waiting deliveries in its transaction; a disabled webhook gets no new
+// deliveries, a failed attempt in flight is final, its dead deliveries
+// are not replayed; enabling it again lets events and replays through.
+func testWebhookState(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	a := mustTenant(t, s, "a")
+	w := mustWebhookRow(t, s, "wh_gone", a.ID, linkforge.EventLinkCreated)
+	other := mustWebhookRow(t, s, "wh_fine", a.ID, linkforge.EventLinkCreated)
+	if w.State != linkforge.WebhookActive {
+		t.Errorf("created state %q", w.State)
+	}
+	for i := range 3 {
+		mustCreateLink(t, s, newLink(a.ID, fmt.Sprintf("x%d", i)))
+	}
+	now := time.Now().Add(time.Second)
+	// Two of wh_gone's in flight; the 410 of one disables it.
+	got, err := s.ClaimDeliveries(ctx, claim("n1", now, 2, other.ID))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("claim: %+v %v", got, err)
+	}
+	if ok, err := s.FinishDelivery(ctx, linkforge.DeliveryOutcome{Lease: got[0].Lease(), At: now, Status: 410,
+		Error: "410", State: linkforge.DeliveryDead, DisableWebhook: true}); !ok || err != nil {
+		t.Fatalf("finish 410: %v %v", ok, err)
+	}
+	ws, _ := s.ListWebhooks(ctx, a.ID)
+	states := map[string]linkforge.WebhookState{}
+	for _, x := range ws {
+		states[x.ID] = x.State
+	}
+	if states[w.ID] != linkforge.WebhookDisabled || states[other.ID] != linkforge.WebhookActive {
+		t.Errorf("states after a 410: %v", states)
+	}
+	// The one waiting is stopped; the one in flight fails and is final.
+	if ok, err := s.FinishDelivery(ctx, linkforge.DeliveryOutcome{Lease: got[1].Lease(), At: now, Status: 503,
+		Error: "503", State: linkforge.DeliveryRetrying, NextAttemptAt: now.Add(2 * time.Second)}); !ok || err != nil {
+		t.Fatalf("finish in flight: %v %v", ok, err)
+	}
+	mustCreateLink(t, s, newLink(a.ID, "while-disabled"))
+	ds, _ := s.ListDeliveries(ctx, a.ID, w.ID, "", 10)
+	dead := 0
+	for _, d := range ds {
+		if d.State == linkforge.DeliveryDead {
+			dead++
+		}
+	}
+	if len(ds) != 3 || dead != 3 {
+		t.Errorf("disabled webhook's deliveries: %d, %d dead; want 3, all dead", len(ds), dead)
+	}
+	if od, _ := s.ListDeliveries(ctx, a.ID, other.ID, "", 10); len(od) != 4 {
+		t.Errorf("the other webhook has %d deliveries, want 4", len(od))
+	}
+	// Nothing of the disabled webhook is due: the claim gets only the
+	// other webhook's.
+	got, _ = s.ClaimDeliveries(ctx, claim("n1", now.Add(time.Minute), 10))
+	for _, d := range got {
+		if d.WebhookID == w.ID {
+			t.Errorf("claimed %+v of the disabled webhook", d)
+		}
+	}
+	if _, err := s.RetryDelivery(ctx, a.ID, ds[0].ID, now); linkforge.ErrorCode(err) != linkforge.EConflict {
+		t.Errorf("replay of a disabled webhook's delivery: %v, want conflict", err)
+	}
+	if _, err := s.SetWebhookState(ctx, a.ID+1, w.ID, linkforge.WebhookActive, now); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("another tenant enables it: %v", err)
+	}
+	en, err := s.SetWebhookState(ctx, a.ID, w.ID, linkforge.WebhookActive, now)
+	if err != nil || en.State != linkforge.WebhookActive || en.ID != w.ID {
+		t.Fatalf("enable: %+v %v", en, err)
+	}
+	mustCreateLink(t, s, newLink(a.ID, "after"))
+	if p, _ := s.ListDeliveries(ctx, a.ID, w.ID, linkforge.DeliveryPending, 10); len(p) != 1 {
+		t.Errorf("after enabling, %d pending, want the new event's", len(p))
+	}
+	if _, err := s.RetryDelivery(ctx, a.ID, ds[0].ID, now); err != nil {
+		t.Errorf("replay after enabling: %v", err)
+	}
+	// Disabled by hand: its waiting deliveries stop too.
+	if _, err := s.SetWebhookState(ctx, a.ID, w.ID, linkforge.WebhookDisabled, now); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.ListDeliveries(ctx, a.ID, w.ID, linkforge.DeliveryPending, 10); len(p) != 0 {
+		t.Errorf("after disabling, %d pending", len(p))
+	}
 }
