@@ -169,6 +169,12 @@ func (s *Server) unlock(c echo.Context) error {
 	if strings.HasPrefix(slug, "api/") {
 		return s.apiNotFound(c)
 	}
+	if s.getOnly[req.URL.Path] {
+		// A page of the server that echo's router handed here: it exists,
+		// for GET and HEAD only.
+		skipBody()
+		return s.methodNotAllowed(c)
+	}
 	if !linkforge.IsSlugShape(slug) {
 		skipBody()
 		return s.notFound(c)

@@ -179,6 +179,10 @@ type Server struct {
 	rootLocation, notFoundLocation []string
 	// apiRoutes are the admin API's routes, for apiNotFound.
 	apiRoutes []apiRoute
+	// getOnly are the paths without parameters that answer only GET and
+	// HEAD (the favicon, the dashboard's pages and assets): a POST to one
+	// reaches unlock through echo's /:slug fallback, which answers it 405.
+	getOnly map[string]bool
 	// dbDown is the database's state as /readyz last saw it.
 	dbDown atomic.Bool
 
@@ -413,7 +417,11 @@ func (s *Server) routes() {
 	// getHead registers GET and HEAD: a load balancer or uptime checker
 	// probing with HEAD gets the GET answer without its body (net/http
 	// drops the body of a HEAD answer).
+	s.getOnly = make(map[string]bool)
 	getHead := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+		if !strings.Contains(path, ":") {
+			s.getOnly[path] = true
+		}
 		add(http.MethodGet, path, false, h, mw...)
 		add(http.MethodHead, path, false, h, mw...)
 	}
