@@ -112,6 +112,10 @@ type Config struct {
 	// WebhookAllowPrivate accepts webhook URLs on loopback, private,
 	// link-local and unique-local addresses (--webhook-allow-private).
 	WebhookAllowPrivate bool
+	// WriteTimeout is the http.Server's WriteTimeout the Server runs
+	// behind; 0: none. Routes that may work longer than that (a bulk of
+	// password links) push the deadline forward as they progress.
+	WriteTimeout time.Duration
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -190,9 +194,13 @@ type Server struct {
 	// hashes and verifications running at once (each holds Memory KiB);
 	// guesses limits wrong passwords per link and client (password.go).
 	passwordParams  password.Params
-	passwordSlots   chan struct{}
+	passwordSlots   *password.Slots
 	guesses         *password.Limiter
 	passwordMetrics passwordMetrics
+	// hashHook, set by tests only, runs inside each hash's slot.
+	hashHook func()
+	// writeTimeout: see Config.WriteTimeout.
+	writeTimeout time.Duration
 
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
 }
@@ -248,6 +256,7 @@ func New(cfg Config) (*Server, error) {
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
 		classifier:   cfg.Classifier,
 		quota:        cfg.Quota,
+		writeTimeout: cfg.WriteTimeout,
 	}
 	if cfg.NotFoundURL != "" {
 		s.notFoundLocation = []string{cfg.NotFoundURL}
