@@ -108,6 +108,17 @@ func newPasswordMetrics(reg prometheus.Registerer) (passwordMetrics, error) {
 		limited: v.WithLabelValues("limited")}, nil
 }
 
+// initPasswords sets up hashing with params (zero: password.DefaultParams),
+// the password slots and the guessing limit.
+func (s *Server) initPasswords(params password.Params) {
+	s.passwordParams = params
+	if s.passwordParams == (password.Params{}) {
+		s.passwordParams = password.DefaultParams
+	}
+	s.passwordSlots = newPasswordSlots()
+	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
+}
+
 // newPasswordSlots bounds the argon2id computations running at once: each
 // holds PasswordParams.Memory (19 MiB by default) for its duration, so a
 // burst of form posts or creates must queue rather than grow the heap

@@ -264,12 +264,7 @@ func New(cfg Config) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.passwordParams = cfg.PasswordParams
-	if s.passwordParams == (password.Params{}) {
-		s.passwordParams = password.DefaultParams
-	}
-	s.passwordSlots = newPasswordSlots()
-	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
+	s.initPasswords(cfg.PasswordParams)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -426,11 +421,7 @@ func (s *Server) routes() {
 	// getHead registers GET and HEAD: a load balancer or uptime checker
 	// probing with HEAD gets the GET answer without its body (net/http
 	// drops the body of a HEAD answer).
-	s.getOnly = make(map[string]bool)
 	getHead := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
-		if !strings.Contains(path, ":") {
-			s.getOnly[path] = true
-		}
 		add(http.MethodGet, path, false, h, mw...)
 		add(http.MethodHead, path, false, h, mw...)
 	}
@@ -493,10 +484,28 @@ func (s *Server) routes() {
 	getHead(pathDashboardCSS, s.dashboardAsset)
 	getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
 	getHead(pathWebhooksJS, s.dashboardAsset)
+	s.getOnly = getOnlyPaths(e.Routes())
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
 	// reach the redirect handler anyway (echo's router falls back to
 	// /:slug), which refuses them as malformed slugs.
+}
+
+// getOnlyPaths returns the paths without parameters that routes answer
+// for GET and HEAD only.
+func getOnlyPaths(routes []*echo.Route) map[string]bool {
+	only := make(map[string]bool)
+	for _, r := range routes {
+		if r.Method == http.MethodGet && !strings.Contains(r.Path, ":") {
+			only[r.Path] = true
+		}
+	}
+	for _, r := range routes {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			delete(only, r.Path)
+		}
+	}
+	return only
 }
 
 // apiQuery lists the query parameters each admin API route accepts, by
