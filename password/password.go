@@ -1,6 +1,8 @@
 // Package password protects links with a password: it hashes passwords
-// with argon2id into PHC strings, verifies them in constant time, and
-// limits guessing per link and client address (Limiter).
+// with argon2id into PHC strings, verifies them in constant time, limits
+// guessing per link and client address (Limiter), and bounds the
+// computations running at once without letting hashes delay
+// verifications (Slots).
 //
 // It is its own package, not part of web/, because both the API (hashing
 // on create and update) and the redirect path (verification and the guess
@@ -29,7 +31,7 @@ type Params struct {
 
 // DefaultParams are OWASP's second argon2id configuration (m=19 MiB, t=2,
 // p=1): about 30-60 ms on one core of the shared two-core machine this
-// runs on, and 19 MiB per verification in flight, which Verifier bounds.
+// runs on, and 19 MiB per computation in flight, which Slots bounds.
 var DefaultParams = Params{Memory: 19 * 1024, Time: 2, Threads: 1}
 
 const (

@@ -597,12 +597,16 @@ func isJSONMediaType(ct string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// allowQuery refuses query parameters not in allowed with 400 naming the
-// first unknown one (in byte order, so the answer is stable).
+// allowQuery refuses a malformed query string (parseRawQuery) and query
+// parameters not in allowed with 400 naming the first unknown one (in byte
+// order, so the answer is stable).
 func allowQuery(allowed []string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			q := c.QueryParams()
+			q, err := parseRawQuery(c.Request().URL.RawQuery)
+			if err != nil {
+				return err
+			}
 			if len(q) == 0 {
 				return next(c)
 			}

@@ -112,6 +112,10 @@ type Config struct {
 	// WebhookAllowPrivate accepts webhook URLs on loopback, private,
 	// link-local and unique-local addresses (--webhook-allow-private).
 	WebhookAllowPrivate bool
+	// WriteTimeout is the http.Server's WriteTimeout the Server runs
+	// behind; 0: none. Routes that may work longer than that (a bulk of
+	// password links) push the deadline forward as they progress.
+	WriteTimeout time.Duration
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -179,6 +183,10 @@ type Server struct {
 	rootLocation, notFoundLocation []string
 	// apiRoutes are the admin API's routes, for apiNotFound.
 	apiRoutes []apiRoute
+	// getOnly are the paths without parameters that answer only GET and
+	// HEAD (the favicon, the dashboard's pages and assets): a POST to one
+	// reaches unlock through echo's /:slug fallback, which answers it 405.
+	getOnly map[string]bool
 	// dbDown is the database's state as /readyz last saw it.
 	dbDown atomic.Bool
 
@@ -186,9 +194,13 @@ type Server struct {
 	// hashes and verifications running at once (each holds Memory KiB);
 	// guesses limits wrong passwords per link and client (password.go).
 	passwordParams  password.Params
-	passwordSlots   chan struct{}
+	passwordSlots   *password.Slots
 	guesses         *password.Limiter
 	passwordMetrics passwordMetrics
+	// hashHook, set by tests only, runs inside each hash's slot.
+	hashHook func()
+	// writeTimeout: see Config.WriteTimeout.
+	writeTimeout time.Duration
 
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
 }
@@ -244,6 +256,7 @@ func New(cfg Config) (*Server, error) {
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
 		classifier:   cfg.Classifier,
 		quota:        cfg.Quota,
+		writeTimeout: cfg.WriteTimeout,
 	}
 	if cfg.NotFoundURL != "" {
 		s.notFoundLocation = []string{cfg.NotFoundURL}
@@ -251,12 +264,7 @@ func New(cfg Config) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.passwordParams = cfg.PasswordParams
-	if s.passwordParams == (password.Params{}) {
-		s.passwordParams = password.DefaultParams
-	}
-	s.passwordSlots = newPasswordSlots()
-	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
+	s.initPasswords(cfg.PasswordParams)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -477,10 +485,28 @@ func (s *Server) routes() {
 	getHead(pathDashboardCSS, s.dashboardAsset)
 	getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
 	getHead(pathWebhooksJS, s.dashboardAsset)
+	s.getOnly = getOnlyPaths(e.Routes())
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
 	// reach the redirect handler anyway (echo's router falls back to
 	// /:slug), which refuses them as malformed slugs.
+}
+
+// getOnlyPaths returns the paths without parameters that routes answer
+// for GET and HEAD only.
+func getOnlyPaths(routes []*echo.Route) map[string]bool {
+	only := make(map[string]bool)
+	for _, r := range routes {
+		if r.Method == http.MethodGet && !strings.Contains(r.Path, ":") {
+			only[r.Path] = true
+		}
+	}
+	for _, r := range routes {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			delete(only, r.Path)
+		}
+	}
+	return only
 }
 
 // apiQuery lists the query parameters each admin API route accepts, by

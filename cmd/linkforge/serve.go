@@ -320,6 +320,8 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		NotFoundURL: a.cfg.NotFoundURL,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
+		// The bulk route pushes this deadline forward as it hashes.
+		WriteTimeout: defaultHTTPLimits.write,
 
 		// Built once: the User-Agent trie and the country table are
 		// loaded at start, not on the first click.
