@@ -130,7 +130,7 @@ func TestClientLinks(t *testing.T) {
 	}
 	// Stopping the iteration early stops fetching.
 	n := 0
-	for range c.Links(ctx, client.ListOptions{Limit: 1}) {
+	for range c.Links(ctx, client.ListOptions{Limit: 1}) { //nolint:errcheck // only the number of pages fetched is asserted
 		n++
 		if n == 2 {
 			break

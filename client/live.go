@@ -115,7 +115,7 @@ func (c *Client) Subscribe(ctx context.Context, fn func(LiveEvent)) error {
 		}
 		// Jitter spreads the reconnections of many subscribers after a
 		// node restart.
-		wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64()))
+		wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64())) //nolint:gosec // G404: reconnect jitter, not a secret
 		if err := c.sleep(ctx, wait); err != nil {
 			return err
 		}

@@ -460,7 +460,7 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID, tokenI
 		// Stop ran between the check above and now.
 		h.release(tenantID)
 		c.ping.Stop()
-		c.conn.WriteControl(websocket.CloseMessage,
+		c.conn.WriteControl(websocket.CloseMessage, //nolint:errcheck // a courtesy close frame at shutdown: the connection is closed next either way
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
 			time.Now().Add(h.writeWait))
 		c.conn.Close()

@@ -69,7 +69,7 @@ func TestMessages(t *testing.T) {
 		{
 			name: "expired without expires_at",
 			send: func(h *Hub) {
-				h.Expired(context.Background(), linkforge.Link{TenantID: 1, Slug: "s", ExpiredAt: &alarmRan})
+				h.Expired(context.Background(), linkforge.Link{TenantID: 1, Slug: "s", ExpiredAt: &alarmRan}) //nolint:errcheck // the feed the call makes is what is asserted
 			},
 			want: `{"type":"expired","link":"s","at":"2026-12-01T00:00:03Z"}`,
 		},
@@ -129,7 +129,7 @@ func TestNoViewersCostsNothing(t *testing.T) {
 		t.Errorf("ClicksChanged for a tenant without viewers: %v allocations, want 0", allocs)
 	}
 	l := linkforge.Link{TenantID: 2, Slug: "abc"}
-	if allocs := testing.AllocsPerRun(1000, func() { th.Expired(context.Background(), l) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(1000, func() { th.Expired(context.Background(), l) }); allocs != 0 { //nolint:errcheck // only its allocations are measured
 		t.Errorf("Expired for a tenant without viewers: %v allocations, want 0", allocs)
 	}
 	link := []byte(`{"slug":"abc"}`)

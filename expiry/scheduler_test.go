@@ -350,7 +350,7 @@ func TestCancelRacesHandler(t *testing.T) {
 			got := mustLink(t, s, tenant.ID, l.Slug)
 			if got.ExpiredAt != nil || got.Expired(time.Now()) {
 				t.Errorf("%q: expired_at %v, expired %v at %v; want an active, unexpired link",
-					l.Slug, got.ExpiredAt, got.Expired(time.Now()), time.Now().Sub(t0))
+					l.Slug, got.ExpiredAt, got.Expired(time.Now()), time.Since(t0))
 			}
 		}
 		for _, a := range mustAlarms(t, s, tenant.ID, "") {

@@ -154,7 +154,7 @@ func abandon(j *Journal) {
 	j.wmu.Unlock()
 	<-j.compactDone
 	<-j.spareDone
-	unlockFile(j.lock)
+	unlockFile(j.lock) //nolint:errcheck // the lock of a journal the test abandons; its tests check the lock
 }
 
 // dumpState renders the journal's whole state, deterministically.
@@ -484,6 +484,7 @@ func TestClickLogPowerLoss(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				//nolint:gosec // G115: a seed: any bits will do
 				rng := rand.New(rand.NewPCG(1, uint64(keep)))
 				cum := []int64{0} // clicks committed after i commits
 				durable := 0      // commits known synced
@@ -695,7 +696,7 @@ func TestClickLogSegmentsRampUp(t *testing.T) {
 		}
 		clicks += commitClicks(t, j, 60*(i/100), links, "NL")
 		j.wmu.Lock()
-		if int(j.seq) > len(limits) {
+		if int(j.seq) > len(limits) { //nolint:gosec // G115: a segment number of this test, a few dozen
 			limits = append(limits, j.limit)
 		}
 		j.wmu.Unlock()

@@ -299,7 +299,7 @@ func (c *Counter) Start(ctx context.Context) error {
 	}
 	c.bg, c.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
 	c.commits = newCommitter(c.journal, c.afterCommit)
-	go c.commits.run()
+	go c.commits.run() //nolint:gosec // G118: the committer outlives Start's context by design; Stop ends it
 	c.loops.Add(2)
 	go c.runScheduler()
 	go c.runReleases() // idle links give back their reserved clicks

@@ -325,7 +325,7 @@ func TestDropsUnderLoad(t *testing.T) {
 			var wg sync.WaitGroup
 			for w := range 4 {
 				wg.Go(func() {
-					rng := rand.New(rand.NewPCG(uint64(w), 7))
+					rng := rand.New(rand.NewPCG(uint64(w), 7)) //nolint:gosec // G115: a seed: any bits will do
 					for range 60 {
 						l := &links[rng.IntN(len(links))]
 						country := countries[rng.IntN(len(countries))]

@@ -148,7 +148,7 @@ func (c *Counter) flushDue(now time.Time) {
 		a.mu.Unlock()
 	}
 	if len(batch) > 0 {
-		c.flushActors(batch, retries, whole, now)
+		c.flushActors(batch, retries, whole, now) //nolint:errcheck // a failed flush has re-armed every actor on the back-off schedule; the loop goes on
 	}
 }
 

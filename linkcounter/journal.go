@@ -162,7 +162,7 @@ func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, er
 		if j.file != nil {
 			j.file.Close()
 		}
-		unlockFile(lock)
+		unlockFile(lock) //nolint:errcheck // on the way out of a failed Open, whose error is returned
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	go j.runCompactor()

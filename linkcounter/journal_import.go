@@ -98,7 +98,7 @@ func readLegacy(ctx context.Context, path string) (*logState, error) {
 	for meta.Next() {
 		var k, v string
 		if err := meta.Scan(&k, &v); err != nil {
-			meta.Close()
+			meta.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 			return nil, err
 		}
 		switch k {
@@ -121,7 +121,7 @@ func readLegacy(ctx context.Context, path string) (*logState, error) {
 	for rows.Next() {
 		var x journalRow
 		if err := rows.Scan(&x.linkID, &x.bucket, &x.n, &x.flushed); err != nil {
-			rows.Close()
+			rows.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 			return nil, err
 		}
 		r.incs = append(r.incs, recRow{link: x.linkID, at: x.bucket, v: x.n})
@@ -146,7 +146,7 @@ func readLegacy(ctx context.Context, path string) (*logState, error) {
 		for drows.Next() {
 			var x dimRow
 			if err := drows.Scan(&x.linkID, &x.hour, &x.dim, &x.value, &x.n, &x.flushed); err != nil {
-				drows.Close()
+				drows.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 				return nil, err
 			}
 			r.dims = append(r.dims, recDim{link: x.linkID, hour: x.hour, dim: x.dim, value: x.value, v: x.n})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -291,6 +293,52 @@ func TestJournalSyncSetting(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "j.db"), WithSynchronous("OFF")); err == nil {
 		t.Errorf("Open with synchronous OFF: no error")
+	}
+}
+
+// At FULL each commit reaches fdatasync on the segment file itself (the
+// test layer of TestJournalSyncSetting is not in between), once per commit;
+// at NORMAL no commit does. The recording wrapper runs the real fdatasync
+// (TestFdatasync checks that it issues the system call).
+func TestJournalSyncReachesFdatasync(t *testing.T) {
+	for _, tt := range []struct {
+		sync Synchronous
+		want int
+	}{{SyncFull, 3}, {SyncNormal, 0}} {
+		t.Run(string(tt.sync), func(t *testing.T) {
+			var (
+				mu     sync.Mutex
+				synced []string
+			)
+			orig := segmentSync
+			segmentSync = func(f *os.File) error {
+				mu.Lock()
+				synced = append(synced, f.Name())
+				mu.Unlock()
+				return orig(f)
+			}
+			// Registered before the journal's Close, so it runs after it.
+			t.Cleanup(func() { segmentSync = orig })
+			dir := t.TempDir()
+			j := mustJournal(t, dir, WithSynchronous(tt.sync))
+			for i := range 3 {
+				if _, err := j.commit(context.Background(), []*increment{{linkID: 1, bucket: 60, add: 1}}, nil, nil, 0); err != nil {
+					t.Fatalf("commit %d: %v", i, err)
+				}
+			}
+			mu.Lock()
+			got := slices.Clone(synced)
+			mu.Unlock()
+			seg := filepath.Join(j.dir, segmentName(j.seq))
+			if len(got) != tt.want {
+				t.Fatalf("fdatasync calls for 3 commits: %q, want %d of %s", got, tt.want, seg)
+			}
+			for _, name := range got {
+				if name != seg {
+					t.Errorf("fdatasync of %s, want the segment %s", name, seg)
+				}
+			}
+		})
 	}
 }
 

@@ -61,7 +61,7 @@ func TestLiveDeltas(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 			mustRecord(t, c, &other, time.Now())
-			time.Sleep(start.Add(c.liveInterval).Sub(time.Now()) - time.Nanosecond)
+			time.Sleep(time.Until(start.Add(c.liveInterval)) - time.Nanosecond)
 			synctest.Wait()
 			if got := sub.take(); len(got) != 0 {
 				t.Fatalf("deltas before the live interval: %+v", got)

@@ -106,7 +106,7 @@ func TestEvictionMemory(t *testing.T) {
 			if held != 0 {
 				t.Errorf("%d links' rows in the journal's memory after the eviction, want 0: dropped with their actors", held)
 			}
-			if max := heapStart + heapSlack + uint64(links)*evictedPerLink; heapEvicted > max {
+			if max := heapStart + heapSlack + uint64(links)*evictedPerLink; heapEvicted > max { //nolint:gosec // G115: links is a positive constant of the test
 				t.Errorf("heap in use after eviction %.1f MiB, want at most %.1f MiB (%.0f MiB above the %.1f MiB at start + %d bytes per link)",
 					mib(heapEvicted), mib(max), mib(heapSlack), mib(heapStart), evictedPerLink)
 			}

@@ -156,7 +156,7 @@ func newCSVParser(spec *csvSpec, r io.Reader) (*csvParser, error) {
 	br := bufio.NewReader(r)
 	// Spreadsheet programs start UTF-8 files with a byte order mark.
 	if b, err := br.Peek(3); err == nil && string(b) == "\uFEFF" {
-		br.Discard(3)
+		br.Discard(3) //nolint:errcheck // the 3 bytes were just peeked, so discarding them cannot fail
 	}
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1

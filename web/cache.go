@@ -177,7 +177,7 @@ func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int, reg
 
 // shard returns slug's shard and its index.
 func (c *linkCache) shard(slug string) (*cacheShard, int) {
-	i := int(maphash.String(c.seed, slug) & uint64(len(c.shards)-1))
+	i := int(maphash.String(c.seed, slug) & uint64(len(c.shards)-1)) //nolint:gosec // G115: len(c.shards) is a power of two >= 1, and the masked value is below it
 	return &c.shards[i], i
 }
 

@@ -47,7 +47,7 @@ func (s *Server) exportLinks(c echo.Context) error {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	if f == porting.JSON {
-		h.Set(echo.HeaderContentType, echo.MIMEApplicationJSONCharsetUTF8)
+		h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 		h.Set("Content-Disposition", `attachment; filename="linkforge-links.json"`)
 	} else {
 		h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")

@@ -147,7 +147,7 @@ func (e *env) sendOversize(req *http.Request, headersOnly bool) response {
 		var b bytes.Buffer
 		req.Header.Set("Content-Length", strconv.FormatInt(req.ContentLength, 10))
 		fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", req.Method, req.URL.RequestURI(), req.URL.Host)
-		req.Header.Write(&b)
+		req.Header.Write(&b) //nolint:errcheck // writes to a bytes.Buffer, which does not fail
 		b.WriteString("\r\n")
 		if _, err := conn.Write(b.Bytes()); err != nil {
 			e.t.Fatalf("write headers: %v", err)
@@ -155,7 +155,7 @@ func (e *env) sendOversize(req *http.Request, headersOnly bool) response {
 	} else {
 		// The server may close before the whole body is written: the
 		// write's error is expected and says nothing.
-		go req.Write(conn)
+		go req.Write(conn) //nolint:errcheck // the reply read from conn tells whether the request got there
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
 	if err != nil {

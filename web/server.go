@@ -38,14 +38,14 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	DefaultRateLimit rate.Limit = 20 // admin API requests per second per token
-	DefaultRateBurst            = 40
-	DefaultCacheSize            = 100_000 // links kept by the redirect cache
+	DefaultRateLimit = rate.Limit(20) // admin API requests per second per token
+	DefaultRateBurst = 40
+	DefaultCacheSize = 100_000 // links kept by the redirect cache
 	// DefaultLiveRateLimit and DefaultLiveRateBurst limit the live feed's
 	// upgrades per token: 1,000 viewers sharing a token (re)connect at
 	// once, and then 200 more every second.
-	DefaultLiveRateLimit rate.Limit = 200
-	DefaultLiveRateBurst            = 1000
+	DefaultLiveRateLimit = rate.Limit(200)
+	DefaultLiveRateBurst = 1000
 )
 
 // Config configures a Server. Store and PublicURL are required.

@@ -326,10 +326,10 @@ func (in *instance) loadClicksSQLite(ctx context.Context, links []benchLink, gen
 		if tx, err = db.BeginTx(ctx, nil); err != nil {
 			return err
 		}
-		if minuteStmt, err = tx.PrepareContext(ctx, `INSERT INTO click_rollup (link_id, bucket, node_id, count) VALUES (?, ?, ?, ?)`); err != nil {
+		if minuteStmt, err = tx.PrepareContext(ctx, `INSERT INTO click_rollup (link_id, bucket, node_id, count) VALUES (?, ?, ?, ?)`); err != nil { //nolint:sqlclosecheck // commit() closes it
 			return err
 		}
-		dimStmt, err = tx.PrepareContext(ctx, `INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES (?, ?, ?, ?, ?, ?)`)
+		dimStmt, err = tx.PrepareContext(ctx, `INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES (?, ?, ?, ?, ?, ?)`) //nolint:sqlclosecheck // commit() closes it
 		return err
 	}
 	commit := func() error {

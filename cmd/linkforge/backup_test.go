@@ -284,7 +284,7 @@ func TestBackupRestoreRefusals(t *testing.T) {
 		filepath.Join(dir, "junk.txt"): "not a SQLite database",
 	} {
 		if strings.HasSuffix(file, ".txt") {
-			os.WriteFile(file, []byte("hello, not a database\n"), 0o600)
+			os.WriteFile(file, []byte("hello, not a database\n"), 0o600) //nolint:errcheck // a failed write fails the restore below, which must refuse the file anyway
 		}
 		_, stderr := mustRunInProcess(t, exitFailure, "restore", "--data-dir", dir, "--from", file)
 		if !strings.Contains(stderr, want) {
@@ -390,6 +390,9 @@ func rollupCounts(t *testing.T, db *sql.DB) map[string]int64 {
 		}
 		out[fmt.Sprint(link, "/", bucket, "/", node)] = count
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -411,7 +414,10 @@ func dumpDB(t *testing.T, path string) string {
 		}
 		tables, schema = append(tables, name), append(schema, ddl)
 	}
-	rows.Close()
+	rows.Close() //nolint:sqlclosecheck // closed on every path, before the next query
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
 	b.WriteString(strings.Join(schema, "\n"))
 	for _, table := range tables {

@@ -675,11 +675,12 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 	if err != nil {
 		t.Fatalf("seed dimensions: %v", err)
 	}
+	defer ins.Close()
 	for lh, total := range perHour {
 		for i, d := range weights {
 			// Each click draws its value by the weights, from a source seeded
 			// by link, hour and dimension: the same history every run.
-			rng := rand.New(rand.NewPCG(uint64(lh.link)<<8|uint64(i), uint64(lh.hour.Unix())))
+			rng := rand.New(rand.NewPCG(uint64(lh.link)<<8|uint64(i), uint64(lh.hour.Unix()))) //nolint:gosec // G115: a seed: any bits will do
 			sum := 0
 			for _, w := range d.w {
 				sum += w

@@ -107,7 +107,7 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 		r := linkforge.RollupRow{LinkID: linkID}
 		var bucket int64
 		if err := rows.Scan(&bucket, &r.Count); err != nil {
-			rows.Close()
+			rows.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 			return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
 		}
 		r.Bucket = time.Unix(bucket, 0).UTC()

@@ -127,7 +127,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	for q.Next() {
 		var t target
 		if err := q.Scan(&t.id, &t.tenant, &t.slug, &t.max); err != nil {
-			q.Close()
+			q.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 			return fmt.Errorf("click events: %w", err)
 		}
 		targets = append(targets, t)
@@ -152,13 +152,16 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 			var b int64
 			var c linkforge.ClicksBucket
 			if err := br.Scan(&b, &c.Count); err != nil {
-				br.Close()
+				br.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 				return fmt.Errorf("click events: %w", err)
 			}
 			c.Start = time.Unix(b, 0).UTC()
 			data.Buckets = append(data.Buckets, c)
 		}
 		br.Close()
+		if err := br.Err(); err != nil {
+			return fmt.Errorf("click events: %w", err)
+		}
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(count), 0) FROM click_rollup WHERE link_id = ?`,
 			t.id).Scan(&data.Total); err != nil {
 			return fmt.Errorf("click events: %w", err)

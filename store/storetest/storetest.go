@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ImportLinksSchedulesAlarms", testImportLinksSchedulesAlarms},
 		{"Breakdown", testBreakdown},
 		{"TopLinks", testTopLinks},
+		{"TopLinksTieAtCut", testTopLinksTieAtCut},
 		{"AggregatesAgree", testAggregatesAgree},
 		{"AggregatesRecompute", testAggregatesRecompute},
 		{"ExportLinks", testExportLinks},
