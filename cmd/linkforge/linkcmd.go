@@ -32,6 +32,7 @@ var (
 // linkOptions are the parsed flags of a link command.
 type linkOptions struct {
 	client *client.Client
+	server string // the server URL the client calls
 	json   bool
 	set    map[string]bool // the link flags given
 
