@@ -138,7 +138,7 @@ func TestLinkCommands(t *testing.T) {
 
 	out, _ = runLink(t, env, exitOK, "link", "list")
 	rows := tableRows(out)
-	if len(rows) != 3 || strings.Join(rows[0], " ") != "SLUG URL CLICKS TAGS EXPIRES CREATED" || rows[1][0] != "b" || rows[2][0] != "a" || rows[2][3] != "x,y" {
+	if len(rows) != 3 || strings.Join(rows[0], " ") != "SLUG TITLE URL CLICKS TAGS EXPIRES CREATED" || rows[1][0] != "b" || rows[2][0] != "a" || rows[2][4] != "x,y" {
 		t.Errorf("list:\n%s", out)
 	}
 	out, errOut := runLink(t, env, exitOK, "link", "list", "--limit", "1")
@@ -267,7 +267,7 @@ func TestLinkCommandsBinary(t *testing.T) {
 		t.Errorf("created %+v", l)
 	}
 	out, _ = linkCmd(exitOK, "list")
-	if rows := tableRows(out); len(rows) != 2 || rows[1][0] != "bin" || rows[1][1] != "https://example.com/bin" {
+	if rows := tableRows(out); len(rows) != 2 || rows[1][0] != "bin" || rows[1][2] != "https://example.com/bin" {
 		t.Errorf("list:\n%s", out)
 	}
 	_, errOut := linkCmd(exitFailure, "create", "--url", "https://example.com/again", "--slug", "bin")

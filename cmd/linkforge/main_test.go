@@ -628,11 +628,11 @@ func TestREADMEFirstRun(t *testing.T) {
 	readme := string(b)
 	for _, want := range []string{
 		"go install ./cmd/linkforge", "go build -o linkforge ./cmd/linkforge", // the binary
-		"/api/v1/openapi.json",             // the API reference that exists
-		"## Upgrading", "CHANGELOG.md",     // upgrade notes
-		"`/metrics` is public",             // and how to restrict it
-		"10 wrong passwords",               // the password-guessing limit
-		"linkforge completion bash",        // completions
+		"/api/v1/openapi.json",         // the API reference that exists
+		"## Upgrading", "CHANGELOG.md", // upgrade notes
+		"`/metrics` is public",      // and how to restrict it
+		"10 wrong passwords",        // the password-guessing limit
+		"linkforge completion bash", // completions
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README lacks %q", want)
