@@ -33,15 +33,15 @@ var groups = map[string]string{
 // --data-dir X`). A help text or a completion script is returned as a
 // *printed error, which is errHelp.
 func parseArgs(args []string, getenv func(string) string) (invocation, error) {
-	var out bytes.Buffer
+	var out, errOut bytes.Buffer
 	var inv *invocation
-	root := newCommandTree(getenv, &out, func(i invocation) { inv = &i })
+	root := newCommandTree(getenv, &out, &errOut, func(i invocation) { inv = &i })
 	root.SetArgs(longFlags(args))
 	err := root.Execute()
 	var ue *usageError
 	switch {
 	case err == nil && inv == nil:
-		return invocation{}, &printed{text: out.String()}
+		return invocation{}, &printed{text: out.String(), stderr: errOut.String()}
 	case err == nil:
 		return *inv, nil
 	case errors.Is(err, errVersion), errors.As(err, &ue):
@@ -54,7 +54,7 @@ func parseArgs(args []string, getenv func(string) string) (invocation, error) {
 
 // printed is a text cobra wrote instead of running a command: a help, a
 // completion script, completion candidates.
-type printed struct{ text string }
+type printed struct{ text, stderr string }
 
 func (p *printed) Error() string        { return "help requested" }
 func (p *printed) Is(target error) bool { return target == errHelp }
@@ -82,7 +82,7 @@ func longFlags(args []string) []string {
 // newCommandTree builds the cobra commands of the commands table. Each
 // command's run hands its resolved invocation to found instead of running
 // it: parseArgs returns it, run runs it.
-func newCommandTree(getenv func(string) string, out io.Writer, found func(invocation)) *cobra.Command {
+func newCommandTree(getenv func(string) string, out, errOut io.Writer, found func(invocation)) *cobra.Command {
 	cobra.EnableCommandSorting = false // the order of the commands table
 	root := &cobra.Command{
 		Use:               "linkforge",
@@ -107,7 +107,7 @@ func newCommandTree(getenv func(string) string, out io.Writer, found func(invoca
 	// Before the completion command is made: it keeps the writer it
 	// finds then.
 	root.SetOut(out)
-	root.SetErr(out)
+	root.SetErr(errOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	pf := root.PersistentFlags()
 	pf.SortFlags = false
@@ -146,6 +146,7 @@ func newCommandTree(getenv func(string) string, out io.Writer, found func(invoca
 		subs[parent].AddCommand(cc)
 	}
 	addCompletion(root)
+	completeValues(root)
 
 	builtin := root.HelpFunc()
 	root.SetHelpFunc(func(cc *cobra.Command, _ []string) {
@@ -307,6 +308,32 @@ func addCompletion(root *cobra.Command) {
 				c.RemoveCommand(sh)
 			}
 		}
+	}
+}
+
+// flagValues are the values of the flags that take one of a few, for
+// completion.
+var flagValues = map[string][]string{
+	"log-format": {"json", "text"}, "log-level": {"debug", "info", "warn", "error"}, "journal-sync": {"full", "normal"},
+	"format": {"csv", "json", "yourls", "shlink", "bitly"}, "state": {"active", "expired", "all"},
+	"sort": {"-created", "created", "-clicks", "clicks", "slug"}, "interval": {"minute", "hour", "day"},
+	"by": dimensions, "clear": clearable,
+}
+
+// completeValues registers flagValues with every command that has the flag.
+func completeValues(c *cobra.Command) {
+	flags := c.LocalNonPersistentFlags()
+	if !c.HasParent() {
+		flags = c.PersistentFlags()
+	}
+	flags.VisitAll(func(f *pflag.Flag) {
+		if values, ok := flagValues[f.Name]; ok {
+			// Only fails for an unknown flag or one registered twice.
+			_ = c.RegisterFlagCompletionFunc(f.Name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+		}
+	})
+	for _, sub := range c.Commands() {
+		completeValues(sub)
 	}
 }
 

@@ -64,6 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	var text *printed
 	if errors.As(err, &text) {
 		fmt.Fprint(stdout, text.text)
+		fmt.Fprint(stderr, text.stderr)
 		return exitOK
 	}
 	if errors.Is(err, errVersion) {
