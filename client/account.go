@@ -17,7 +17,7 @@ type Webhook struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// Webhook event types (API.md, Webhooks).
+// Webhook event types (README, "Webhooks").
 const (
 	EventLinkCreated      = "link.created"
 	EventLinkUpdated      = "link.updated"

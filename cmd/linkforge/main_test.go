@@ -581,7 +581,8 @@ func TestServeStopsOnCancel(t *testing.T) {
 	}
 }
 
-// readmeBlock returns the first fenced block after the README heading.
+// readmeBlock returns the first fenced block without a language (the
+// ```sh ones are commands to type) after the README heading.
 func readmeBlock(t *testing.T, heading string) []string {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
@@ -592,9 +593,23 @@ func readmeBlock(t *testing.T, heading string) []string {
 	if !ok {
 		t.Fatalf("README has no %q", heading)
 	}
-	_, after, _ = strings.Cut(after, "```\n")
-	block, _, _ := strings.Cut(after, "```\n")
-	return strings.Split(strings.TrimRight(block, "\n"), "\n")
+	var block []string
+	in, plain := false, false
+	for _, line := range strings.Split(after, "\n") {
+		switch {
+		case strings.HasPrefix(line, "```") && !in:
+			in, plain = true, line == "```"
+		case line == "```" && in:
+			if plain {
+				return block
+			}
+			in = false
+		case in && plain:
+			block = append(block, line)
+		}
+	}
+	t.Fatalf("README's %q has no plain fenced block", heading)
+	return nil
 }
 
 // TestREADMECommandsMatchHelp: the README's Commands section is the
