@@ -19,6 +19,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
+func init() {
+	cobra.EnableCommandSorting = false // the order of the commands table
+}
+
 // groups are the command groups: a word that only names its actions.
 var groups = map[string]string{
 	"token":  "create, list or revoke",
@@ -83,7 +87,6 @@ func longFlags(args []string) []string {
 // command's run hands its resolved invocation to found instead of running
 // it: parseArgs returns it, run runs it.
 func newCommandTree(getenv func(string) string, out, errOut io.Writer, found func(invocation)) *cobra.Command {
-	cobra.EnableCommandSorting = false // the order of the commands table
 	root := &cobra.Command{
 		Use:               "linkforge",
 		Short:             "LinkForge: a self-hosted link shortener",
@@ -117,6 +120,9 @@ func newCommandTree(getenv func(string) string, out, errOut io.Writer, found fun
 	subs := map[string]*cobra.Command{}
 	for name, actions := range groups {
 		g := &cobra.Command{Use: name, Short: "actions: " + actions, Args: cobra.ArbitraryArgs,
+			// An unknown action's flags are not the group's: the error
+			// is the action (tenant nuke --tenant acme).
+			FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 			RunE: func(_ *cobra.Command, args []string) error {
 				if len(args) == 0 {
 					return usagef("%s: missing action (%s)", name, actions)
