@@ -425,6 +425,12 @@ func printCommandUsage(w io.Writer, c *command, cc *cobra.Command) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", strings.TrimSpace("--"+f.Name+" "+arg), env, def, f.Usage)
 	})
 	tw.Flush()
+	if c.name == "serve" {
+		// The global flags are the server's configuration: in full.
+		fmt.Fprint(w, "\nFlags:\n\n")
+		printFlags(w, globalFlags)
+		return
+	}
 	var global []string
 	for _, f := range globalFlags {
 		global = append(global, "--"+f.name)
