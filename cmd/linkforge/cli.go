@@ -67,16 +67,26 @@ func (p *printed) Is(target error) bool { return target == errHelp }
 // Go's flag package, and so earlier versions of this command, accepted.
 var singleDashLong = regexp.MustCompile(`^-[A-Za-z][A-Za-z0-9-]+(=.*)?$`)
 
+// valuedBools are the boolean flags that used to take a value: the
+// scripts that say `--webhook-allow-private true` keep working.
+var valuedBools = map[string]bool{"--webhook-allow-private": true}
+
 // longFlags rewrites -name to --name, up to "--": pflag reads -addr as the
-// shorthands -a -d -d -r.
+// shorthands -a -d -d -r. A valuedBools flag followed by true or false
+// takes it as its value.
 func longFlags(args []string) []string {
 	out := make([]string, 0, len(args))
-	for i, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "--" {
 			return append(out, args[i:]...)
 		}
 		if singleDashLong.MatchString(a) {
 			a = "-" + a
+		}
+		if valuedBools[a] && i+1 < len(args) && (args[i+1] == "true" || args[i+1] == "false") {
+			a += "=" + args[i+1]
+			i++
 		}
 		out = append(out, a)
 	}

@@ -276,6 +276,9 @@ func TestBoolFlagAlone(t *testing.T) {
 		{[]string{"serve", "--webhook-allow-private=false"}, map[string]string{"LINKFORGE_WEBHOOK_ALLOW_PRIVATE": "true"}, false},
 		{nil, map[string]string{"LINKFORGE_WEBHOOK_ALLOW_PRIVATE": "true"}, true},
 		{nil, nil, false},
+		// The form the flag needed before: scripts keep working.
+		{[]string{"serve", "--webhook-allow-private", "true"}, nil, true},
+		{[]string{"-webhook-allow-private", "false", "serve"}, map[string]string{"LINKFORGE_WEBHOOK_ALLOW_PRIVATE": "true"}, false},
 	}
 	for _, c := range cases {
 		inv, err := parseArgs(c.args, envOf(c.env))
@@ -306,6 +309,8 @@ func TestPublicURLFollowsAddr(t *testing.T) {
 		{[]string{"--addr", ":9090", "--public-url", "https://sho.rt"}, nil, "https://sho.rt", "http://localhost:9090"},
 		{[]string{"--addr", ":9090"}, map[string]string{"LINKFORGE_PUBLIC_URL": "https://sho.rt"}, "https://sho.rt", "http://localhost:9090"},
 		{[]string{"--addr", "127.0.0.1:0"}, nil, "http://localhost:8080", "http://localhost:8080"},
+		// One dash, as Go's flag package took it.
+		{[]string{"-addr", ":9091", "-public-url=https://sho.rt"}, nil, "https://sho.rt", "http://localhost:9091"},
 	}
 	for _, c := range cases {
 		inv, err := parseArgs(c.args, envOf(c.env))
