@@ -65,11 +65,17 @@ func (p *printed) Is(target error) bool { return target == errHelp }
 
 // singleDashLong is a long flag typed with one dash (-addr :9090), which
 // Go's flag package, and so earlier versions of this command, accepted.
-var singleDashLong = regexp.MustCompile(`^-[A-Za-z][A-Za-z0-9-]+(=.*)?$`)
+var singleDashLong = regexp.MustCompile(`^-[A-Za-z][A-Za-z0-9-]*(=.*)?$`)
 
 // valuedBools are the boolean flags that used to take a value: the
 // scripts that say `--webhook-allow-private true` keep working.
 var valuedBools = map[string]bool{"--webhook-allow-private": true}
+
+// noValue are the flags that take no value (booleans): after any other
+// flag without "=", the next argument is its value, whatever it looks like
+// (--sort -created).
+var noValue = map[string]bool{"force": true, "webhook-allow-private": true, "json": true, "all": true,
+	"empty": true, versionFlag: true, "help": true}
 
 // longFlags rewrites -name to --name, up to "--": pflag reads -addr as the
 // shorthands -a -d -d -r. A valuedBools flag followed by true or false
@@ -81,7 +87,7 @@ func longFlags(args []string) []string {
 		if a == "--" {
 			return append(out, args[i:]...)
 		}
-		if singleDashLong.MatchString(a) {
+		if singleDashLong.MatchString(a) && a != "-h" { // -h: the one shorthand
 			a = "-" + a
 		}
 		if valuedBools[a] && i+1 < len(args) && (args[i+1] == "true" || args[i+1] == "false") {
@@ -89,6 +95,10 @@ func longFlags(args []string) []string {
 			i++
 		}
 		out = append(out, a)
+		if name, ok := strings.CutPrefix(a, "--"); ok && name != "" && !strings.Contains(name, "=") && !noValue[name] && i+1 < len(args) {
+			i++
+			out = append(out, args[i]) // the flag's value, as it is
+		}
 	}
 	return out
 }

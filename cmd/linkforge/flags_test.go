@@ -394,3 +394,21 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagValuesWithADash: a value starting with a dash is the value of
+// the flag before it, with one dash or two.
+func TestFlagValuesWithADash(t *testing.T) {
+	for _, args := range [][]string{
+		{"link", "list", "--token", "lf_x", "--sort", "-created", "--q", "-x"},
+		{"link", "list", "-token", "lf_x", "-sort", "-created", "-q", "-x"},
+	} {
+		inv, err := parseArgs(args, envOf(nil))
+		if err != nil {
+			t.Errorf("%q: %v", args, err)
+			continue
+		}
+		if inv.link.list.Sort != "-created" || inv.link.list.Q != "-x" {
+			t.Errorf("%q: sort %q, q %q", args, inv.link.list.Sort, inv.link.list.Q)
+		}
+	}
+}
