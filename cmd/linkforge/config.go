@@ -327,6 +327,16 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 		return config{}, usagef("invalid %s %q: %v", source, raw, err)
 	}
 
+	if err := buildServeConfig(&cfg, get); err != nil {
+		return config{}, err
+	}
+	return cfg, nil
+}
+
+// buildServeConfig validates the global flags only serve reads.
+func buildServeConfig(cfg *config, get func(string) (string, string)) error {
+	var raw, source string
+	var err error
 	for _, f := range []struct {
 		name string
 		dst  *string
@@ -334,7 +344,7 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 		raw, source = get(f.name)
 		if raw != "" {
 			if err := checkRedirectURL(raw); err != nil {
-				return config{}, usagef("invalid %s %q: %v", source, raw, err)
+				return usagef("invalid %s %q: %v", source, raw, err)
 			}
 		}
 		*f.dst = raw
@@ -343,13 +353,13 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	raw, source = get("max-connections")
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 0 {
-		return config{}, usagef("invalid %s %q: want a number of connections, or 0 for no limit", source, raw)
+		return usagef("invalid %s %q: want a number of connections, or 0 for no limit", source, raw)
 	}
 	cfg.MaxConnections = n
 
 	raw, source = get("trusted-proxies")
 	if cfg.TrustedProxies, err = classify.ParseTrustedProxies(raw); err != nil {
-		return config{}, usagef("invalid %s %q: %v", source, raw, err)
+		return usagef("invalid %s %q: %v", source, raw, err)
 	}
 	// Opened by serve, which says so if the file is not a country database:
 	// the other commands never read it.
@@ -357,9 +367,9 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 
 	raw, source = get("webhook-allow-private")
 	if cfg.WebhookAllowPrivate, err = strconv.ParseBool(raw); err != nil {
-		return config{}, usagef("invalid %s %q: want true or false", source, raw)
+		return usagef("invalid %s %q: want true or false", source, raw)
 	}
-	return cfg, nil
+	return nil
 }
 
 // isDefault reports whether a flag's source (value's second result) is
