@@ -26,7 +26,7 @@ const (
 	WebhookDisabled = "disabled"
 )
 
-// Webhook event types (API.md, Webhooks).
+// Webhook event types (README, "Webhooks").
 const (
 	EventLinkCreated      = "link.created"
 	EventLinkUpdated      = "link.updated"

@@ -465,3 +465,47 @@ func TestBackupFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativePaths: --data-dir, --out and --from relative to the working
+// directory, as a quick-start user types them, for backup and restore.
+func TestRelativePaths(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mustRunInProcess(t, exitOK, "token", "create", "--tenant", "acme", "--data-dir", "data")
+	mustRunInProcess(t, exitOK, "backup", "--data-dir", "data", "--out", "b.db")
+	out, stderr := mustRunInProcess(t, exitOK, "restore", "--data-dir", "data", "--from", "b.db")
+	if !strings.Contains(out, `"links"`) || strings.Contains(stderr, "invalid uri") {
+		t.Errorf("restore: stdout %s\nstderr %s", out, stderr)
+	}
+	// The restored database is the one the next command opens.
+	if out, _ := mustRunInProcess(t, exitOK, "token", "list", "--tenant", "acme", "--data-dir", "./data"); len(parseTokenList(t, out)) != 1 {
+		t.Errorf("token list after restore:\n%s", out)
+	}
+}
+
+// TestCLIErrorsArePlain: a command that fails says so in one line,
+// `linkforge: <what>: <why>`, not as a JSON log record; a backup into a
+// missing folder names the folder, not a temporary file.
+func TestCLIErrorsArePlain(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backup", "--data-dir", dir, "--out", filepath.Join(dir, "b.db")}, "linkforge: cannot back up: "},
+		{[]string{"restore", "--data-dir", dir, "--from", filepath.Join(dir, "nothing.db")}, "linkforge: cannot restore: "},
+		{[]string{"link", "list", "--server", "http://127.0.0.1:1", "--token", "lf_x"}, "linkforge: cannot list links: "},
+		{[]string{"healthcheck", "--addr", "127.0.0.1:1"}, "linkforge: health check failed: "},
+	}
+	for _, c := range cases {
+		_, stderr := mustRunInProcess(t, exitFailure, c.args...)
+		if !strings.HasPrefix(stderr, c.want) || strings.Contains(stderr, `{"`) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: stderr %q, want one line starting %q", c.args, stderr, c.want)
+		}
+	}
+	mustRunInProcess(t, exitOK, "migrate", "--data-dir", dir)
+	_, stderr := mustRunInProcess(t, exitFailure, "backup", "--data-dir", dir, "--out", filepath.Join(missing, "x.db"))
+	if !strings.Contains(stderr, "folder "+missing+" does not exist") || strings.Contains(stderr, ".tmp-") {
+		t.Errorf("backup into a missing folder: stderr %q", stderr)
+	}
+}
