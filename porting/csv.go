@@ -23,8 +23,25 @@ const (
 	fExpiresAt = "expires_at"
 	fMaxClicks = "max_clicks"
 	fClicks    = "clicks"
-	fIgnored   = ""
+	fFallback  = "fallback_url"
+	fIOS       = "device_ios"
+	fAndroid   = "device_android"
+	fDesktop   = "device_desktop"
+	// fHash is the stored argon2id hash of the link's password, which the
+	// export writes so that a round trip keeps the link protected.
+	fHash = "password_hash"
+	// fPassword is a plaintext password: never taken, since an export
+	// never holds one and a file of them is a leak waiting to happen.
+	fPassword = "password"
+	fIgnored  = ""
 )
+
+// linkFields maps the names the link's validation gives fields to the CSV
+// fields, where they differ, so that an error names the file's column.
+var linkFields = map[string]string{
+	"device_urls.ios": fIOS, "device_urls.android": fAndroid, "device_urls.desktop": fDesktop,
+	"imported_clicks": fClicks,
+}
 
 // csvSpec describes one CSV dialect: which header names fill which field,
 // and the dialect's habits.
@@ -56,6 +73,8 @@ var specs = map[Format]*csvSpec{
 		columns: map[string]string{
 			"slug": fSlug, "url": fURL, "title": fTitle, "tags": fTags, "createdat": fCreatedAt,
 			"expiresat": fExpiresAt, "maxclicks": fMaxClicks, "clicks": fClicks,
+			"fallbackurl": fFallback, "deviceios": fIOS, "deviceandroid": fAndroid, "devicedesktop": fDesktop,
+			"passwordhash": fHash, "password": fPassword,
 		},
 		required: []string{fURL},
 		tagSep:   "|",
@@ -224,7 +243,7 @@ func wantColumns(spec *csvSpec) string {
 	case Bitly:
 		return "link and long_url (and title, created, tags)"
 	}
-	return "slug,url,title,tags,created_at,expires_at,max_clicks,clicks"
+	return strings.Join(CSVHeader, ",")
 }
 
 func (p *csvParser) Next() (Record, error) {
@@ -280,6 +299,9 @@ func (p *csvParser) record(row []string, line int) Record {
 	for i, cell := range row {
 		if i >= len(p.cols) {
 			break
+		}
+		if p.spec.format == CSV {
+			cell = unquoteFormula(cell)
 		}
 		switch p.cols[i] {
 		case fSlug:
@@ -344,12 +366,27 @@ func (p *csvParser) record(row []string, line int) Record {
 			}
 			l.MaxClicks = &n
 		case fClicks:
-			n, err := parseCount(cell)
+			n, err := parseClicks(cell)
 			if err != nil {
 				add(fClicks, err.Error())
 				continue
 			}
 			l.ImportedClicks = n
+		case fFallback:
+			l.FallbackURL = strings.TrimSpace(cell)
+		case fIOS:
+			l.DeviceURLs.IOS = strings.TrimSpace(cell)
+		case fAndroid:
+			l.DeviceURLs.Android = strings.TrimSpace(cell)
+		case fDesktop:
+			l.DeviceURLs.Desktop = strings.TrimSpace(cell)
+		case fHash:
+			// Checked by Import, against the server's cost limit.
+			l.PasswordHash = strings.TrimSpace(cell)
+		case fPassword:
+			if cell != "" {
+				add(fPassword, plaintextRefused)
+			}
 		}
 	}
 	rec.Err = linkforge.InvalidFields(fe)
@@ -358,6 +395,9 @@ func (p *csvParser) record(row []string, line int) Record {
 
 // Column returns the file's name for a link field, for error messages.
 func (p *csvParser) Column(field string) string {
+	if f, ok := linkFields[field]; ok {
+		field = f
+	}
 	if n, ok := p.names[field]; ok && n != "" {
 		return n
 	}

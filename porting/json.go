@@ -98,6 +98,7 @@ func decodeLink(raw json.RawMessage) (linkforge.Link, error) {
 	}
 	seen := map[string]bool{}
 	var updatedAt, expiredAt *time.Time
+	protected := false
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -183,7 +184,13 @@ func decodeLink(raw json.RawMessage) (linkforge.Link, error) {
 				l.MaxClicks = &n
 			}
 		case "clicks":
-			l.ImportedClicks, _ = count()
+			if n, ok := count(); ok {
+				if linkforge.ValidateImportedClicks(n) != nil {
+					add(name, errClicksTooLarge.Error())
+				} else {
+					l.ImportedClicks = n
+				}
+			}
 		case "device_urls":
 			var d linkforge.DeviceURLs
 			if json.Unmarshal(v, &d) != nil {
@@ -191,15 +198,20 @@ func decodeLink(raw json.RawMessage) (linkforge.Link, error) {
 			}
 			l.DeviceURLs = d
 		case "password_protected":
-			var b bool
-			if json.Unmarshal(v, &b) != nil {
+			if json.Unmarshal(v, &protected) != nil {
 				add(name, "must be a boolean")
-			} else if b {
-				// The export never carries a password (nor its hash):
-				// importing the link without one would open it to anyone.
-				add(name, "the link has a password, which no export carries; create it with its password through the API")
 			}
+		case "password_hash":
+			// Checked by Import, against the server's cost limit.
+			str(&l.PasswordHash)
+		case "password":
+			add(name, plaintextRefused)
 		}
+	}
+	if protected && l.PasswordHash == "" {
+		// Importing the link without its hash would open it to anyone.
+		add("password_protected", "the link has a password but the element no password_hash: "+
+			"export it again with this version, or create it with its password through the API")
 	}
 	if _, err := dec.Token(); err != nil {
 		return l, linkforge.InvalidField("element", "is not valid JSON")

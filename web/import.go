@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/porting"
 )
 
@@ -109,8 +110,9 @@ func (s *Server) importLinks(c echo.Context) error {
 	tenant := tenantID(c)
 	created := 0
 	res, err := porting.Import(req.Context(), st, f, body, porting.Options{
-		TenantID:  tenant,
-		SelfHosts: s.selfHosts,
+		TenantID:      tenant,
+		SelfHosts:     s.selfHosts,
+		PasswordLimit: s.importPasswordLimit(),
 		Created: func(links []linkforge.Link) {
 			for i := range links {
 				// A redirect may have cached the slug as unknown.
@@ -137,6 +139,14 @@ func (s *Server) importLinks(c echo.Context) error {
 	s.logger.Info("import", "tenant_id", tenant, "format", string(f), "created", res.Created,
 		"skipped", res.Skipped, "failed", res.Failed)
 	return c.JSON(http.StatusOK, ImportReport(res))
+}
+
+// importPasswordLimit is the highest cost of an imported password hash:
+// the server's own parameters, or the default ones if those are cheaper
+// (a test server), so that the exports of a default server import.
+func (s *Server) importPasswordLimit() password.Params {
+	p, d := s.passwordParams, password.DefaultParams
+	return password.Params{Memory: max(p.Memory, d.Memory), Time: max(p.Time, d.Time), Threads: max(p.Threads, d.Threads)}
 }
 
 func importTooLarge() error {
