@@ -50,7 +50,7 @@ type Options struct {
 	// the server's own would make each unlock attempt of the link costly.
 	PasswordLimit password.Params
 	BatchSize     int // 0: DefaultBatchSize
-	MaxErrors int // 0: DefaultMaxErrors
+	MaxErrors     int // 0: DefaultMaxErrors
 	// Created, if set, is called after each batch commits, with its links:
 	// the web server drops their slugs from its cache and tells the expiry
 	// scheduler about their alarms.
