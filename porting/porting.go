@@ -185,7 +185,8 @@ func quoteFormula(cell string) string {
 }
 
 // unquoteFormula reverses quoteFormula, so that the CSV round trip is
-// exact: "'-dash" is the slug -dash again, "”=x" the title '=x.
+// exact: "'-dash" is the slug -dash again, and a title written as two
+// apostrophes and "=x" is the title "'=x".
 func unquoteFormula(cell string) string {
 	if strings.HasPrefix(cell, "'") && formulaLike(cell) {
 		return cell[1:]
