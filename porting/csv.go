@@ -165,6 +165,8 @@ type csvParser struct {
 	// name for it, which errors name.
 	cols  []string
 	names map[string]string
+	// lim keeps each row within MaxRecordBytes.
+	lim *recordLimit
 	// first is the first row when the file has no header: it is a link.
 	first      []string
 	firstLine  int
@@ -177,11 +179,13 @@ func newCSVParser(spec *csvSpec, r io.Reader) (*csvParser, error) {
 	if b, err := br.Peek(3); err == nil && string(b) == "\uFEFF" {
 		br.Discard(3)
 	}
-	cr := csv.NewReader(br)
+	lim := newRecordLimit(br)
+	cr := csv.NewReader(lim)
 	cr.FieldsPerRecord = -1
-	p := &csvParser{spec: spec, r: cr, names: map[string]string{}}
+	p := &csvParser{spec: spec, r: cr, names: map[string]string{}, lim: lim}
 
 	header, err := cr.Read()
+	lim.start(cr.InputOffset())
 	if errors.Is(err, io.EOF) {
 		return nil, linkforge.InvalidField("body", "is empty; want a CSV file with a header row")
 	}
@@ -257,6 +261,7 @@ func (p *csvParser) Next() (Record, error) {
 			row, line, p.first = p.first, p.firstLine, nil
 		} else {
 			row, err = p.r.Read()
+			p.lim.start(p.r.InputOffset())
 			if err != nil {
 				var pe *csv.ParseError
 				if errors.As(err, &pe) {

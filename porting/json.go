@@ -17,12 +17,14 @@ import (
 // is never held whole.
 type jsonParser struct {
 	dec   *json.Decoder
+	lim   *recordLimit // keeps each element within MaxRecordBytes
 	index int
 	done  bool
 }
 
 func newJSONParser(r io.Reader) (*jsonParser, error) {
-	dec := json.NewDecoder(bufio.NewReader(r))
+	lim := newRecordLimit(bufio.NewReader(r))
+	dec := json.NewDecoder(lim)
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
 		return nil, linkforge.InvalidField("body", "is empty; want a JSON array of links")
@@ -36,7 +38,7 @@ func newJSONParser(r io.Reader) (*jsonParser, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, linkforge.InvalidField("body", "must be a JSON array of links, as the export writes")
 	}
-	return &jsonParser{dec: dec}, nil
+	return &jsonParser{dec: dec, lim: lim}, nil
 }
 
 func isSyntax(err error) bool {
@@ -51,6 +53,7 @@ func (p *jsonParser) Next() (Record, error) {
 	if p.done {
 		return Record{}, io.EOF
 	}
+	p.lim.start(p.dec.InputOffset())
 	if !p.dec.More() {
 		if _, err := p.dec.Token(); err != nil { // the closing bracket
 			return Record{}, p.streamError(err)
