@@ -109,6 +109,10 @@ type Config struct {
 	// Quota answers GET /api/v1/tenant with this node's unflushed clicks
 	// counted (*quota.Service); nil: the store's rollup alone.
 	Quota QuotaUsage
+	// MaxConcurrentImports bounds the imports running at once on this node
+	// (POST /api/v1/import; 503 past it); zero: DefaultMaxConcurrentImports.
+	// A token runs one import at a time (429).
+	MaxConcurrentImports int
 	// WebhookAllowPrivate accepts webhook URLs on loopback, private,
 	// link-local and unique-local addresses (--webhook-allow-private).
 	WebhookAllowPrivate bool
@@ -191,6 +195,8 @@ type Server struct {
 	passwordMetrics passwordMetrics
 
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
+
+	imports *importGate // the imports running (import.go)
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -256,6 +262,7 @@ func New(cfg Config) (*Server, error) {
 		s.passwordParams = password.DefaultParams
 	}
 	s.passwordSlots = newPasswordSlots()
+	s.imports = newImportGate(cfg.MaxConcurrentImports)
 	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	if s.now == nil {
 		s.now = time.Now

@@ -1,0 +1,134 @@
+package web_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/web"
+)
+
+// heldImport is an import whose body the test sends by hand, over a raw
+// connection: it runs on the server for as long as the test holds it.
+type heldImport struct {
+	t    *testing.T
+	conn net.Conn
+}
+
+// startImport sends the headers of a chunked import, and no body yet.
+func (e *env) startImport(token string) *heldImport {
+	e.t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST /api/v1/import?format=csv HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: text/csv\r\nTransfer-Encoding: chunked\r\n\r\n", token)
+	return &heldImport{t: e.t, conn: conn}
+}
+
+// send sends s as one chunk of the body.
+func (h *heldImport) send(s string) {
+	if _, err := fmt.Fprintf(h.conn, "%x\r\n%s\r\n", len(s), s); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// finish ends the body and reads the answer.
+func (h *heldImport) finish() response {
+	h.t.Helper()
+	fmt.Fprint(h.conn, "0\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(h.conn), nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// importUntil imports an empty file with token until the answer is
+// status: the held imports take their places when the server starts
+// them, a moment after their headers are sent.
+func (e *env) importUntil(token string, status int) response {
+	e.t.Helper()
+	for range 1000 {
+		r := e.postFile(token, "csv", "text/csv", strings.NewReader("slug,url\n"))
+		if r.status == status {
+			return r
+		}
+		if r.status != http.StatusOK {
+			e.t.Fatalf("import answered %s, want 200 or %d", r, status)
+		}
+	}
+	e.t.Fatalf("no import answered %d", status)
+	return response{}
+}
+
+// TestImportConcurrencyIsLimited: a token runs one import at a time (a
+// second answers 429) and a node at most Config.MaxConcurrentImports
+// (then 503), both with Retry-After; once an import ends, its place is
+// free again. Each running import holds at most a record and a batch, so
+// the node's import memory is bounded too.
+func TestImportConcurrencyIsLimited(t *testing.T) {
+	s := testdb.SQLite(t)
+	e := newEnv(t, s, func(c *web.Config) { c.MaxConcurrentImports = 2 })
+	tenantA, tokA := mustTenantToken(t, s, "acme")
+	_, tokB := mustTenantToken(t, s, "beta")
+	tenantC, tokC := mustTenantToken(t, s, "gamma")
+
+	a := e.startImport(tokA)
+	a.send("slug,url\n")
+	r := e.importUntil(tokA, http.StatusTooManyRequests)
+	if p := mustProblem(t, r, http.StatusTooManyRequests, ""); p.Code != linkforge.ERateLimited || r.header.Get("Retry-After") == "" {
+		t.Errorf("second import of a token = %+v, Retry-After %q", p, r.header.Get("Retry-After"))
+	}
+	b := e.startImport(tokB)
+	e.importUntil(tokB, http.StatusTooManyRequests) // b holds its place
+	r = e.importUntil(tokC, http.StatusServiceUnavailable)
+	if p := mustProblem(t, r, http.StatusServiceUnavailable, ""); p.Code != linkforge.EUnavailable || r.header.Get("Retry-After") == "" {
+		t.Errorf("import past the node's limit = %+v, Retry-After %q", p, r.header.Get("Retry-After"))
+	}
+
+	a.send("a1,https://example.com/a1\n")
+	if r := a.finish(); r.status != http.StatusOK || !strings.Contains(string(r.body), `"created":1`) {
+		t.Fatalf("held import = %s", r)
+	}
+	if res := e.mustImport(tokC, "csv", []byte("slug,url\nc1,https://example.com/c1\n")); res.Created != 1 {
+		t.Errorf("import after a place came free = %+v", res)
+	}
+	b.send("slug,url\n")
+	mustStatus(t, b.finish(), http.StatusOK)
+	if len(mustTenantLinks(t, s, tenantA)) != 1 || len(mustTenantLinks(t, s, tenantC)) != 1 {
+		t.Error("the imports that ran did not write their links")
+	}
+}
+
+// TestImportUploadTimeIsBounded: an upload that takes longer than
+// web.MaxImportUploadTime in all is cut (408), however steadily it
+// trickles: each read no longer buys more time. The server's clock is the
+// test's; nothing sleeps.
+func TestImportUploadTimeIsBounded(t *testing.T) {
+	s := testdb.SQLite(t)
+	e := newEnv(t, s)
+	tenant, token := mustTenantToken(t, s, "acme")
+	h := e.startImport(token)
+	e.importUntil(token, http.StatusTooManyRequests) // the import has begun
+	e.clock.Add(web.MaxImportUploadTime + time.Second)
+	h.send("slug,url\nlate,https://example.com/late\n")
+	r := h.finish()
+	if p := mustProblem(t, r, http.StatusRequestTimeout, ""); !strings.Contains(p.Detail, "minutes") {
+		t.Errorf("problem = %+v, want it to say how long an upload may take", p)
+	}
+	if links := mustTenantLinks(t, s, tenant); len(links) != 0 {
+		t.Errorf("%d links written by the cut upload", len(links))
+	}
+}
