@@ -132,3 +132,26 @@ func TestImportUploadTimeIsBounded(t *testing.T) {
 		t.Errorf("%d links written by the cut upload", len(links))
 	}
 }
+
+// TestImportHugeRecordOverHTTP: a single JSON element of 48 MiB is not
+// read whole: the import answers 200 with the links before it and a 413
+// line where it broke off.
+func TestImportHugeRecordOverHTTP(t *testing.T) {
+	s := testdb.SQLite(t)
+	e := newEnv(t, s)
+	tenant, token := mustTenantToken(t, s, "acme")
+	head := `[{"slug":"first","url":"https://example.com/1"},{"slug":"big","url":"https://example.com/2","title":"`
+	body := io.MultiReader(strings.NewReader(head), io.LimitReader(repeatReader("a"), 48<<20), strings.NewReader(`"}]`))
+	r := e.postFile(token, "json", "application/json", body)
+	mustStatus(t, r, http.StatusOK)
+	res := mustJSON[importBody](t, r)
+	if res.Created != 1 || res.Failed != 1 || len(res.Errors) != 1 {
+		t.Fatalf("import = %+v, want first created and the break", res)
+	}
+	if le := res.Errors[0]; le.Line != 2 || le.Problem.Status != http.StatusRequestEntityTooLarge || !strings.Contains(le.Problem.Detail, "1024 KiB") {
+		t.Errorf("break = %+v, want a 413 at element 2 naming the cap", le)
+	}
+	if links := mustTenantLinks(t, s, tenant); len(links) != 1 {
+		t.Errorf("%d links, want 1", len(links))
+	}
+}
