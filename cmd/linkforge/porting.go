@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -92,10 +93,7 @@ func (a *app) importLinks(inv invocation) int {
 func fileProblem(err error) string {
 	msg := linkforge.ErrorMessage(err)
 	var e *linkforge.Error
-	if ae, ok := err.(*linkforge.Error); ok {
-		e = ae
-	}
-	if e == nil || len(e.Fields) == 0 {
+	if !errors.As(err, &e) || len(e.Fields) == 0 {
 		return msg
 	}
 	parts := make([]string, len(e.Fields))
