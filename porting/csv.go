@@ -292,15 +292,11 @@ func blank(row []string) bool {
 // record turns one row into a link, or into the errors of its cells.
 func (p *csvParser) record(row []string, line int) Record {
 	rec := Record{Line: line, Link: linkforge.Link{Tags: []string{}}}
-	var fe []linkforge.FieldError
-	add := func(field, detail string) {
-		fe = append(fe, linkforge.FieldError{Field: p.Column(field), Detail: detail})
-	}
 	if len(row) != p.headerSize {
 		rec.Err = linkforge.InvalidField("line", fmt.Sprintf("has %d fields; the header has %d", len(row), p.headerSize))
 		return rec
 	}
-	l := &rec.Link
+	var fe []linkforge.FieldError
 	for i, cell := range row {
 		if i >= len(p.cols) {
 			break
@@ -308,94 +304,89 @@ func (p *csvParser) record(row []string, line int) Record {
 		if p.spec.format == CSV {
 			cell = unquoteFormula(cell)
 		}
-		switch p.cols[i] {
-		case fSlug:
-			s := strings.TrimSpace(cell)
-			if p.spec.slug != nil {
-				var detail string
-				if s, detail = p.spec.slug(s); detail != "" {
-					add(fSlug, detail)
-					continue
-				}
-			}
-			if s == "" && p.spec.format != CSV {
-				add(fSlug, "is empty; every link of this format has one")
-				continue
-			}
-			if s != "" {
-				if err := linkforge.ValidateSlug(s); err != nil {
-					add(fSlug, fmt.Sprintf("%q is not a valid LinkForge slug: %s", truncate(s, 80), detailOf(err)))
-					continue
-				}
-			}
-			l.Slug = s
-		case fURL:
-			l.URL = strings.TrimSpace(cell)
-		case fTitle:
-			// LinkForge's own titles are checked as they are, with the
-			// link (linkforge.ValidateTitle).
-			l.Title = cell
-			if p.spec.foreign {
-				l.Title = cleanTitle(cell)
-			}
-		case fTags:
-			l.Tags = splitTags(cell, p.spec.tagSep)
-		case fCreatedAt:
-			if strings.TrimSpace(cell) == "" {
-				continue
-			}
-			t, err := parseTime(cell)
-			if err != nil {
-				add(fCreatedAt, err.Error())
-				continue
-			}
-			l.CreatedAt = t
-		case fExpiresAt:
-			if strings.TrimSpace(cell) == "" {
-				continue
-			}
-			t, err := parseTime(cell)
-			if err != nil {
-				add(fExpiresAt, err.Error())
-				continue
-			}
-			l.ExpiresAt = &t
-		case fMaxClicks:
-			if strings.TrimSpace(cell) == "" {
-				continue
-			}
-			n, err := parseCount(cell)
-			if err != nil {
-				add(fMaxClicks, err.Error())
-				continue
-			}
-			l.MaxClicks = &n
-		case fClicks:
-			n, err := parseClicks(cell)
-			if err != nil {
-				add(fClicks, err.Error())
-				continue
-			}
-			l.ImportedClicks = n
-		case fFallback:
-			l.FallbackURL = strings.TrimSpace(cell)
-		case fIOS:
-			l.DeviceURLs.IOS = strings.TrimSpace(cell)
-		case fAndroid:
-			l.DeviceURLs.Android = strings.TrimSpace(cell)
-		case fDesktop:
-			l.DeviceURLs.Desktop = strings.TrimSpace(cell)
-		case fHash:
-			// Checked by Import, against the server's cost limit.
-			l.PasswordHash = strings.TrimSpace(cell)
-		case fPassword:
-			if cell != "" {
-				add(fPassword, plaintextRefused)
-			}
+		if detail := p.cell(&rec.Link, p.cols[i], cell); detail != "" {
+			fe = append(fe, linkforge.FieldError{Field: p.Column(p.cols[i]), Detail: detail})
 		}
 	}
 	rec.Err = linkforge.InvalidFields(fe)
 	return rec
+}
+
+// cell reads the cell of field into l, or returns why it cannot.
+func (p *csvParser) cell(l *linkforge.Link, field, cell string) (detail string) {
+	switch field {
+	case fSlug:
+		s := strings.TrimSpace(cell)
+		if p.spec.slug != nil {
+			if s, detail = p.spec.slug(s); detail != "" {
+				return detail
+			}
+		}
+		if s == "" && p.spec.format != CSV {
+			return "is empty; every link of this format has one"
+		}
+		if s != "" {
+			if err := linkforge.ValidateSlug(s); err != nil {
+				return fmt.Sprintf("%q is not a valid LinkForge slug: %s", truncate(s, 80), detailOf(err))
+			}
+		}
+		l.Slug = s
+	case fURL:
+		l.URL = strings.TrimSpace(cell)
+	case fTitle:
+		// LinkForge's own titles are checked as they are, with the
+		// link (linkforge.ValidateTitle).
+		l.Title = cell
+		if p.spec.foreign {
+			l.Title = cleanTitle(cell)
+		}
+	case fTags:
+		l.Tags = splitTags(cell, p.spec.tagSep)
+	case fCreatedAt, fExpiresAt:
+		if strings.TrimSpace(cell) == "" {
+			return ""
+		}
+		t, err := parseTime(cell)
+		if err != nil {
+			return err.Error()
+		}
+		if field == fCreatedAt {
+			l.CreatedAt = t
+		} else {
+			l.ExpiresAt = &t
+		}
+	case fMaxClicks:
+		if strings.TrimSpace(cell) == "" {
+			return ""
+		}
+		n, err := parseCount(cell)
+		if err != nil {
+			return err.Error()
+		}
+		l.MaxClicks = &n
+	case fClicks:
+		n, err := parseClicks(cell)
+		if err != nil {
+			return err.Error()
+		}
+		l.ImportedClicks = n
+	case fFallback:
+		l.FallbackURL = strings.TrimSpace(cell)
+	case fIOS:
+		l.DeviceURLs.IOS = strings.TrimSpace(cell)
+	case fAndroid:
+		l.DeviceURLs.Android = strings.TrimSpace(cell)
+	case fDesktop:
+		l.DeviceURLs.Desktop = strings.TrimSpace(cell)
+	case fHash:
+		// Checked by Import, against the server's cost limit.
+		l.PasswordHash = strings.TrimSpace(cell)
+	case fPassword:
+		if cell != "" {
+			return plaintextRefused
+		}
+	}
+	return ""
 }
 
 // Column returns the file's name for a link field, for error messages.
