@@ -74,6 +74,27 @@ func Verify(hash, pw string) (bool, error) {
 	return subtle.ConstantTimeCompare(got, key) == 1, nil
 }
 
+// Check reports whether hash is an argon2id PHC string this package can
+// verify, at a cost (memory, passes, threads) no higher than limit's. An
+// import takes stored hashes from a file: one of a foreign scheme would
+// lock the link for good, and one of a high cost would make each unlock
+// attempt of the link expensive for the whole server.
+func Check(hash string, limit Params) error {
+	p, _, _, err := parse(hash)
+	if err != nil {
+		return err
+	}
+	if p.Memory > limit.Memory || p.Time > limit.Time || p.Threads > limit.Threads {
+		return fmt.Errorf("%w: cost m=%d,t=%d,p=%d is above m=%d,t=%d,p=%d", ErrTooCostly,
+			p.Memory, p.Time, p.Threads, limit.Memory, limit.Time, limit.Threads)
+	}
+	return nil
+}
+
+// ErrTooCostly is returned by Check for a hash whose cost is above the
+// limit.
+var ErrTooCostly = errors.New("password: hash cost above the limit")
+
 func parse(hash string) (Params, []byte, []byte, error) {
 	// "", "argon2id", "v=19", "m=..,t=..,p=..", salt, key
 	parts := strings.Split(hash, "$")

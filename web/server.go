@@ -109,6 +109,10 @@ type Config struct {
 	// Quota answers GET /api/v1/tenant with this node's unflushed clicks
 	// counted (*quota.Service); nil: the store's rollup alone.
 	Quota QuotaUsage
+	// MaxConcurrentImports bounds the imports running at once on this node
+	// (POST /api/v1/import; 503 past it); zero: DefaultMaxConcurrentImports.
+	// A token runs one import at a time (429).
+	MaxConcurrentImports int
 	// WebhookAllowPrivate accepts webhook URLs on loopback, private,
 	// link-local and unique-local addresses (--webhook-allow-private).
 	WebhookAllowPrivate bool
@@ -203,6 +207,8 @@ type Server struct {
 	writeTimeout time.Duration
 
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
+
+	imports *importGate // the imports running (import.go)
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -265,6 +271,7 @@ func New(cfg Config) (*Server, error) {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.initPasswords(cfg.PasswordParams)
+	s.imports = newImportGate(cfg.MaxConcurrentImports)
 	if s.now == nil {
 		s.now = time.Now
 	}

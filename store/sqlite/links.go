@@ -41,6 +41,9 @@ const (
 // ExpiresAt gets its alarm in the same transaction.
 func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error) {
 	l = normalizeLink(l)
+	if err := linkforge.ValidateImportedClicks(l.ImportedClicks); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
+	}
 	l.CreatedAt = now()
 	l.UpdatedAt = l.CreatedAt
 	l.Clicks = l.ImportedClicks
@@ -82,6 +85,13 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	if len(links) == 0 {
 		return nil
+	}
+	// The bound keeps every sum of rollup and imported clicks (and the
+	// index over it) inside an int64, whatever a file said.
+	for i := range links {
+		if err := linkforge.ValidateImportedClicks(links[i].ImportedClicks); err != nil {
+			return fmt.Errorf("sqlite: import links: %w", err)
+		}
 	}
 	// Inserting in slug order appends to the slug index instead of touching
 	// random pages of it: with random slugs and a million rows, random
