@@ -407,6 +407,10 @@ func mustClosed(t *testing.T, conn *websocket.Conn) {
 	}
 }
 
+// The hub is the counter's live subscriber in production (cmd/linkforge);
+// the package itself does not import linkcounter, so the check lives here.
+var _ linkcounter.Subscriber = (*Hub)(nil)
+
 // counterStore is what the real LinkCounter needs plus what the tests
 // create links with.
 type counterStore interface {

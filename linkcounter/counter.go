@@ -89,12 +89,6 @@ const DefaultFlushInterval = 30 * time.Second
 // it succeeds.
 const MaxRetries = 6
 
-// Skip reasons for Counter.Skipped.
-const (
-	SkipHead    = "head"    // a HEAD request
-	SkipPreview = "preview" // IsPreviewAgent matched the User-Agent
-)
-
 // Config configures a Counter. Store and Journal are required.
 type Config struct {
 	Store   Store
@@ -676,10 +670,11 @@ func (c *Counter) Ready(ctx context.Context) error {
 }
 
 // Skipped counts a request that was redirected but not counted as a click:
-// reason is SkipHead or SkipPreview (anything else is counted as "other").
+// reason is linkforge.SkipHead or linkforge.SkipPreview (anything else is
+// counted as "other").
 func (c *Counter) Skipped(reason string) {
 	switch reason {
-	case SkipHead, SkipPreview:
+	case linkforge.SkipHead, linkforge.SkipPreview:
 	default:
 		reason = "other"
 	}

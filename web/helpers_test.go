@@ -434,7 +434,7 @@ func (c *counter) count(t *testing.T, linkID int64) int64 {
 }
 
 // skipped returns the counter's linkforge_clicks_skipped_total of reason
-// (linkcounter.SkipHead, SkipPreview): redirects it was told were not
+// (linkforge.SkipHead, SkipPreview): redirects it was told were not
 // clicks.
 func (c *counter) skipped(t *testing.T, reason string) float64 {
 	t.Helper()
