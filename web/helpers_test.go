@@ -308,9 +308,9 @@ func mustTenantLinks(t *testing.T, s linkforge.Store, tenantID int64) []linkforg
 	var all []linkforge.Link
 	cursor := ""
 	for {
-		page, err := s.ListLinks(context.Background(), tenantID, cursor, 1000)
+		page, err := s.QueryLinks(context.Background(), linkforge.ListQuery{TenantID: tenantID, Cursor: cursor, Limit: 1000})
 		if err != nil {
-			t.Fatalf("ListLinks: %v", err)
+			t.Fatalf("QueryLinks: %v", err)
 		}
 		all = append(all, page.Links...)
 		if page.NextCursor == "" {
