@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -386,7 +386,7 @@ func mustURL(t testing.TB, raw string) *url.URL {
 // with what it counted readable by the tests.
 type counter struct {
 	*linkcounter.Counter
-	journal *linkcounter.Journal // its journal, to read what a redirect made durable
+	journal *clicklog.Journal // its journal, to read what a redirect made durable
 	reg     *prometheus.Registry
 }
 
@@ -400,8 +400,7 @@ func mustCounter(t testing.TB, st linkforge.Store) *counter {
 	if !ok {
 		t.Fatalf("%T has no ClickTotal", st)
 	}
-	path := filepath.Join(t.TempDir(), "journal.db")
-	j, err := linkcounter.Open(ctx, path)
+	j, err := clicklog.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}
