@@ -85,7 +85,7 @@ func (l *Link) Expired(now time.Time) bool {
 	return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt)
 }
 
-// LinkPage is one page of a tenant's links, newest first.
+// LinkPage is one page of a tenant's links (LinkLister.QueryLinks).
 type LinkPage struct {
 	Links []Link
 	// NextCursor is empty on the last page.
@@ -197,9 +197,6 @@ type LinkStore interface {
 	LinkBySlug(ctx context.Context, slug string) (Link, error)
 	// TenantLink returns a tenant's link with its Clicks.
 	TenantLink(ctx context.Context, tenantID int64, slug string) (Link, error)
-	// ListLinks returns up to limit links of a tenant, newest first, starting
-	// after cursor (empty: from the newest). A malformed cursor is EInvalid.
-	ListLinks(ctx context.Context, tenantID int64, cursor string, limit int) (LinkPage, error)
 	// UpdateLink reads the link in a transaction, lets fn change it, and
 	// writes it back with a new UpdatedAt. fn's error aborts the update and
 	// is returned as is. ID, TenantID, Slug and CreatedAt cannot change.

@@ -18,6 +18,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/web"
 )
@@ -116,7 +117,7 @@ func newServer(t harnessT, o serverOpts) *server {
 		})
 		cfg.Live, sub = s.hub, s.hub
 	}
-	j, err := linkcounter.Open(ctx, filepath.Join(dir, "journal.db"))
+	j, err := clicklog.Open(ctx, dir)
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
-	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -60,7 +59,7 @@ func TestRedirectCountsOnlyClicks(t *testing.T) {
 			if got := counter.count(t, l.ID); got != st.clicks {
 				t.Errorf("after %s: %d clicks in the journal, want %d", st.name, got, st.clicks)
 			}
-			head, preview := counter.skipped(t, linkcounter.SkipHead), counter.skipped(t, linkcounter.SkipPreview)
+			head, preview := counter.skipped(t, linkforge.SkipHead), counter.skipped(t, linkforge.SkipPreview)
 			if head != st.head || preview != st.preview {
 				t.Errorf("after %s: skipped head %v, preview %v; want %v, %v", st.name, head, preview, st.head, st.preview)
 			}

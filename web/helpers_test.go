@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -308,9 +308,9 @@ func mustTenantLinks(t *testing.T, s linkforge.Store, tenantID int64) []linkforg
 	var all []linkforge.Link
 	cursor := ""
 	for {
-		page, err := s.ListLinks(context.Background(), tenantID, cursor, 1000)
+		page, err := s.QueryLinks(context.Background(), linkforge.ListQuery{TenantID: tenantID, Cursor: cursor, Limit: 1000})
 		if err != nil {
-			t.Fatalf("ListLinks: %v", err)
+			t.Fatalf("QueryLinks: %v", err)
 		}
 		all = append(all, page.Links...)
 		if page.NextCursor == "" {
@@ -386,7 +386,7 @@ func mustURL(t testing.TB, raw string) *url.URL {
 // with what it counted readable by the tests.
 type counter struct {
 	*linkcounter.Counter
-	journal *linkcounter.Journal // its journal, to read what a redirect made durable
+	journal *clicklog.Journal // its journal, to read what a redirect made durable
 	reg     *prometheus.Registry
 }
 
@@ -400,8 +400,7 @@ func mustCounter(t testing.TB, st linkforge.Store) *counter {
 	if !ok {
 		t.Fatalf("%T has no ClickTotal", st)
 	}
-	path := filepath.Join(t.TempDir(), "journal.db")
-	j, err := linkcounter.Open(ctx, path)
+	j, err := clicklog.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}
@@ -434,7 +433,7 @@ func (c *counter) count(t *testing.T, linkID int64) int64 {
 }
 
 // skipped returns the counter's linkforge_clicks_skipped_total of reason
-// (linkcounter.SkipHead, SkipPreview): redirects it was told were not
+// (linkforge.SkipHead, SkipPreview): redirects it was told were not
 // clicks.
 func (c *counter) skipped(t *testing.T, reason string) float64 {
 	t.Helper()

@@ -18,7 +18,6 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/testdb"
-	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -111,7 +110,7 @@ func TestLiveRevokedToken(t *testing.T) {
 		t.Logf("revoked token's sockets closed %v after the revocation", time.Since(revokedAt).Round(time.Millisecond))
 
 		// The other token's socket is still served.
-		hub.ClicksChanged(linkcounter.Delta{TenantID: tenant, Slug: "after-revoke", Bucket: time.Now(), Count: 1})
+		hub.ClicksChanged(linkforge.BucketCount{TenantID: tenant, Slug: "after-revoke", Bucket: time.Now(), Count: 1})
 		if m := mustReadLive(t, stays); m.Link != "after-revoke" {
 			t.Errorf("the kept token's socket got %+v", m)
 		}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -258,7 +258,7 @@ func mustLiveCounter(t *testing.T, st linkforge.Store, sub linkcounter.Subscribe
 	if !ok {
 		t.Fatalf("%T has no ClickTotal", st)
 	}
-	j, err := linkcounter.Open(ctx, filepath.Join(t.TempDir(), "journal.db"))
+	j, err := clicklog.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}

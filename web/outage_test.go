@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -246,7 +246,7 @@ func TestWarmRedirectWithPeersDoesNotAllocate(t *testing.T) {
 // temporary directory.
 func newRealCounter(t *testing.T, st linkforge.Store) *linkcounter.Counter {
 	t.Helper()
-	j, err := linkcounter.Open(t.Context(), filepath.Join(t.TempDir(), "journal.db"))
+	j, err := clicklog.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestUncountedRequestsDoNotRevealLimitedTargets(t *testing.T) {
 // write cannot count clicks, so the node is not ready, database or not.
 func TestReadinessWithUnwritableJournal(t *testing.T) {
 	st := testdb.SQLite(t)
-	j, err := linkcounter.Open(t.Context(), filepath.Join(t.TempDir(), "journal.db"))
+	j, err := clicklog.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/store/sqlite"
 )
 
@@ -56,7 +57,7 @@ func (a *app) restore(inv invocation) int {
 		return a.fail("cannot restore", fmt.Errorf("restore replaces the embedded SQLite database; with --database-url the database is PostgreSQL: "+
 			"restore it with pg_restore or psql (%s) and see the README's \"Backups\"", pgBackupDocs))
 	}
-	unlock, err := lockDataDir(filepath.Join(a.cfg.DataDir, journalFile+".lock"))
+	unlock, err := lockDataDir(filepath.Join(a.cfg.DataDir, clicklog.LockName))
 	if err != nil {
 		return a.fail("cannot restore", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/linkforge/linkforge/client"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -43,7 +43,7 @@ func startAPIServer(t *testing.T) apiServer {
 	if _, err := st.CreateToken(ctx, linkforge.Token{TenantID: tenant.ID, Hash: hash, Display: display}); err != nil {
 		t.Fatal(err)
 	}
-	j, err := linkcounter.Open(ctx, filepath.Join(t.TempDir(), "journal.db"))
+	j, err := clicklog.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

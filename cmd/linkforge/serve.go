@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +20,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/web"
@@ -45,9 +45,6 @@ const (
 	// expiryStopBudget lets a running alarm's hook finish.
 	expiryStopBudget = 2 * time.Second
 )
-
-// journalFile is the node journal's name inside the data dir.
-const journalFile = "journal.db"
 
 // httpLimits are the HTTP server's timeouts. Together with the listener's
 // connection cap they bound what a client can hold without a token.
@@ -190,11 +187,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	}
 
 	// The node journal: every click is durable here before its 302 leaves.
-	sync := linkcounter.SyncFull
+	sync := clicklog.SyncEveryCommit
 	if a.cfg.JournalSync == "normal" {
-		sync = linkcounter.SyncNormal
+		sync = clicklog.SyncWriteOnly
 	}
-	journal, err := linkcounter.Open(a.ctx, filepath.Join(a.cfg.DataDir, journalFile), linkcounter.WithSynchronous(sync), linkcounter.WithLogger(a.log))
+	journal, err := clicklog.Open(a.ctx, a.cfg.DataDir, clicklog.WithSync(sync), clicklog.WithLogger(a.log))
 	if err != nil {
 		return a.fail("cannot open click journal", err)
 	}

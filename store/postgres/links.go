@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,8 +21,8 @@ const (
 	clicksColumn = totalClicks
 )
 
-// Page size bounds of ListLinks. The web server clamps the limit already;
-// these guard other callers.
+// Page size bounds of ExportLinks. The callers choose the page size;
+// these guard against a bad one.
 const (
 	defaultPageSize = 50
 	maxPageSize     = 1000
@@ -167,53 +166,6 @@ func (db *DB) TenantLink(ctx context.Context, tenantID int64, slug string) (link
 		return linkforge.Link{}, fmt.Errorf("postgres: tenant link: %w", err)
 	}
 	return l, nil
-}
-
-// ListLinks returns up to limit of the tenant's links, newest (highest id)
-// first, after cursor. The cursor is the base64url of the last id returned,
-// exactly as on SQLite: ids only grow, so a page never repeats or skips a
-// link, whatever is created or deleted between two requests.
-func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limit int) (linkforge.LinkPage, error) {
-	if limit <= 0 {
-		limit = defaultPageSize
-	}
-	limit = min(limit, maxPageSize)
-	// A plain upper bound rather than "$2 = 0 OR id < $2", which would keep
-	// the planner from using the (tenant_id, id DESC) index range.
-	before := int64(math.MaxInt64)
-	if cursor != "" {
-		id, err := linkforge.DecodeCursor(cursor)
-		if err != nil {
-			return linkforge.LinkPage{}, err
-		}
-		before = id
-	}
-
-	// One row more than asked tells whether there is a next page.
-	rows, err := db.pool.Query(ctx,
-		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
-		 WHERE l.tenant_id = $1 AND l.id < $2 ORDER BY l.id DESC LIMIT $3`,
-		tenantID, before, limit+1)
-	if err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("postgres: list links: %w", err)
-	}
-	defer rows.Close()
-	page := linkforge.LinkPage{Links: make([]linkforge.Link, 0, min(limit, 64))}
-	for rows.Next() {
-		l, err := scanLink(rows, true)
-		if err != nil {
-			return linkforge.LinkPage{}, fmt.Errorf("postgres: list links: %w", err)
-		}
-		page.Links = append(page.Links, l)
-	}
-	if err := rows.Err(); err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("postgres: list links: %w", err)
-	}
-	if len(page.Links) > limit {
-		page.Links = page.Links[:limit]
-		page.NextCursor = linkforge.EncodeCursor(page.Links[limit-1].ID)
-	}
-	return page, nil
 }
 
 // UpdateLink reads the tenant's link with SELECT ... FOR UPDATE, lets fn

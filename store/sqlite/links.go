@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -29,8 +28,8 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
-// Page size bounds of ListLinks. The web server clamps the limit already;
-// these guard other callers.
+// Page size bounds of ExportLinks. The callers choose the page size;
+// these guard against a bad one.
 const (
 	defaultPageSize = 50
 	maxPageSize     = 1000
@@ -214,51 +213,6 @@ func wrapRead(op string, err error) error {
 		return err
 	}
 	return fmt.Errorf("sqlite: %s: %w", op, err)
-}
-
-// ListLinks returns up to limit of the tenant's links, newest (highest id)
-// first, after cursor. The cursor is the base64url of the last id returned:
-// ids only grow, so a page never repeats or skips a link, whatever is
-// created or deleted between two requests.
-func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limit int) (linkforge.LinkPage, error) {
-	if limit <= 0 {
-		limit = defaultPageSize
-	}
-	limit = min(limit, maxPageSize)
-	before := int64(math.MaxInt64)
-	if cursor != "" {
-		id, err := linkforge.DecodeCursor(cursor)
-		if err != nil {
-			return linkforge.LinkPage{}, err
-		}
-		before = id
-	}
-
-	// One row more than asked tells whether there is a next page.
-	rows, err := db.reader.QueryContext(ctx,
-		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
-		 WHERE l.tenant_id = ? AND l.id < ? ORDER BY l.id DESC LIMIT ?`,
-		tenantID, before, limit+1)
-	if err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
-	}
-	defer rows.Close()
-	page := linkforge.LinkPage{Links: make([]linkforge.Link, 0, min(limit, 64))}
-	for rows.Next() {
-		l, err := scanLink(rows, true)
-		if err != nil {
-			return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
-		}
-		page.Links = append(page.Links, l)
-	}
-	if err := rows.Err(); err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
-	}
-	if len(page.Links) > limit {
-		page.Links = page.Links[:limit]
-		page.NextCursor = linkforge.EncodeCursor(page.Links[limit-1].ID)
-	}
-	return page, nil
 }
 
 // UpdateLink reads the tenant's link, lets fn change it and writes it back,

@@ -1,4 +1,4 @@
-package linkcounter
+package clicklog
 
 import (
 	"encoding/binary"

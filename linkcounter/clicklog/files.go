@@ -1,4 +1,4 @@
-package linkcounter
+package clicklog
 
 import (
 	"errors"
@@ -31,10 +31,10 @@ const (
 	snapshotChunk      = 4096 // rows per snapshot record
 )
 
-// logFile is what the journal needs of a segment open for appending (at
-// its logical end: the file is preallocated). The power-loss tests wrap the
-// real file to drop what was not synced.
-type logFile interface {
+// File is what the journal needs of a segment open for appending (at its
+// logical end: the file is preallocated). The power-loss tests wrap the
+// real file to drop what was not synced (WithFileLayer).
+type File interface {
 	io.WriterAt
 	// Sync makes the written bytes durable (fdatasync).
 	Sync() error
@@ -42,10 +42,10 @@ type logFile interface {
 	Close() error
 }
 
-// osLogFile is a segment on disk.
-type osLogFile struct{ *os.File }
+// osFile is a segment on disk.
+type osFile struct{ *os.File }
 
-func (f osLogFile) Sync() error { return segmentSync(f.File) }
+func (f osFile) Sync() error { return segmentSync(f.File) }
 
 // segmentSync is fdatasync; a variable only so that a test can see each
 // commit at FULL reach it on the segment file itself, beneath the layers
