@@ -53,6 +53,14 @@ func TestDashboardWebhooks(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
 	defer cancel()
+	eval := func(expr string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		return s
+	}
 	wait := func(what, expr string) {
 		t.Helper()
 		if err := browsertest.WaitTrue(ctx, expr, 20*time.Second); err != nil {
@@ -65,6 +73,26 @@ func TestDashboardWebhooks(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#token"), token),
 		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#wh-url")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	// The page is the dashboard's: its header, with the way back and to
+	// sign out; a styled button; each event's checkbox on its label's line.
+	header := `Array.from(document.querySelectorAll('.topbar .brand-name, .topbar nav a, .topbar #signout')).map(e => e.textContent + (e.getAttribute('aria-current') ? '*' : '')).join('|')`
+	if got := eval(header); got != "LinkForge|Links|Webhooks*|Sign out" {
+		t.Errorf("header: %q, want LinkForge|Links|Webhooks*|Sign out (the current page starred)", got)
+	}
+	if got := eval(`getComputedStyle(document.querySelector('#create-form button[type="submit"]')).backgroundColor`); got != "rgb(79, 70, 229)" {
+		t.Errorf("the create button's background: %s, want the accent rgb(79, 70, 229)", got)
+	}
+	// A checkbox as wide as a checkbox, at the start of its label's
+	// line, centred on the text's line.
+	if got := eval(`Array.from(document.querySelectorAll('#wh-events input[type="checkbox"]')).filter(b => { ` +
+		`const r = b.getBoundingClientRect(), l = b.closest('label').getBoundingClientRect(); ` +
+		`return !(r.width < 24 && Math.abs((r.top + r.bottom) / 2 - (l.top + l.bottom) / 2) < 4 && r.left - l.left < 4 && l.height < 40); }).map(b => b.id).join(',')`); got != "" {
+		t.Errorf("checkboxes out of line with their labels: %s", got)
+	}
+	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS("#wh-url"), rcv.URL+"/hook"),
 		chromedp.Click(chromedp.CSS(`#create-form button[type="submit"]`)),
 	); err != nil {
@@ -86,7 +114,7 @@ func TestDashboardWebhooks(t *testing.T) {
 	}
 	// The outcome is recorded just after the receiver answered: the
 	// expression refreshes the log until it shows it.
-	wait("the delivery, delivered", `(() => { const r = document.querySelector('#deliveries tr');`+
-		` const ok = r !== null && r.dataset.state === 'delivered' && r.cells[0].textContent === 'link.created';`+
+	wait("the delivery, delivered, of its link", `(() => { const r = document.querySelector('#deliveries tr');`+
+		` const ok = r !== null && r.dataset.state === 'delivered' && r.cells[0].textContent === 'link.created' && r.cells[1].textContent === '/spring';`+
 		` if (!ok) document.getElementById('log-refresh').click(); return ok; })()`)
 }
