@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -283,6 +285,7 @@ func TestDashboardUnknownLink(t *testing.T) {
 		`.map(e => e.getClientRects().length === 0 ? 'hidden' : 'shown').join(',')`); got != "hidden,hidden,hidden,hidden" {
 		t.Errorf("the not-found view's stats, chart, breakdowns, settings: %s, want all hidden", got)
 	}
+	keepScreenshot(t, p.ctx, "dashboard-not-found.png")
 	if t.Failed() {
 		return
 	}
@@ -296,4 +299,21 @@ func (p *dashPage) typeAction(sel, text string) chromedp.Action[chromedp.Void] {
 
 func (p *dashPage) clickAction(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Click(chromedp.CSS(sel))
+}
+
+// keepScreenshot saves the whole page as PNG into the directory
+// LINKFORGE_SCREENSHOT_DIR names, to look at; without it, nothing.
+func keepScreenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("LINKFORGE_SCREENSHOT_DIR")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
 }

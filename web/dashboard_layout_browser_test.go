@@ -83,6 +83,7 @@ func TestDashboardPhoneCreateForm(t *testing.T) {
 	if got := p.eval(`String(document.documentElement.scrollWidth)`); got != fmt.Sprint(width) {
 		t.Errorf("page width at %d px: %s px, want %d (no horizontal scrolling)", width, got, width)
 	}
+	keepScreenshot(t, p.ctx, "dashboard-phone-full.png")
 }
 
 // emojiJS finds emoji in a text: pictographs, flag letters (regional
@@ -161,6 +162,7 @@ func TestDashboardUsage(t *testing.T) {
 	}
 	p.run("reload the view", p.clickAction(`#range-seg button[data-range="1h"]`))
 	p.wait("no link limit", fmt.Sprintf(`%s === '3 · no limit | %d of 100'`, usage, clicks))
+	keepScreenshot(t, p.ctx, "dashboard-usage.png")
 	if got := p.eval(`document.getElementById('usage').innerText`); !strings.Contains(got, "Links") || !strings.Contains(got, "Clicks this month") {
 		t.Errorf("no usage labels in %q", got)
 	}

@@ -100,6 +100,11 @@ func TestDashboardWebhooks(t *testing.T) {
 	}
 	wait("the secret, once", `!document.getElementById('secret-box').hidden && document.getElementById('secret').textContent.startsWith('whsec_')`)
 	wait("the webhook listed", `document.querySelectorAll('#webhooks tr').length === 1`)
+	// The form is ready for the next one: the default events checked again.
+	if got := eval(`Array.from(document.querySelectorAll('#wh-events input:checked')).map(b => b.id).join(',')`); got !=
+		"ev-link.created,ev-link.updated,ev-link.deleted,ev-link.expired,ev-link.limit_reached,ev-alarm.dead" {
+		t.Errorf("events checked after a create: %q, want all but link.clicks", got)
+	}
 
 	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "spring", URL: "https://example.com/spring"})
 	deadline := time.Now().Add(20 * time.Second)
@@ -117,4 +122,5 @@ func TestDashboardWebhooks(t *testing.T) {
 	wait("the delivery, delivered, of its link", `(() => { const r = document.querySelector('#deliveries tr');`+
 		` const ok = r !== null && r.dataset.state === 'delivered' && r.cells[0].textContent === 'link.created' && r.cells[1].textContent === '/spring';`+
 		` if (!ok) document.getElementById('log-refresh').click(); return ok; })()`)
+	keepScreenshot(t, ctx, "webhooks.png")
 }

@@ -680,6 +680,7 @@
   function setConn(kind, text) {
     const el = $('conn');
     el.dataset.state = kind;
+    el.title = text;
     $('conn-text').textContent = text;
   }
 

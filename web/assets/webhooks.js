@@ -258,7 +258,7 @@
       const box = el('input');
       box.type = 'checkbox';
       box.id = 'ev-' + e;
-      box.checked = e !== 'link.clicks';
+      box.defaultChecked = e !== 'link.clicks'; // what the form's reset after a create returns to
       label.append(box, el('code', '', e));
       fs.append(label);
     }
