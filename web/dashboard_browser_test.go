@@ -286,6 +286,24 @@ func TestDashboardUnknownLink(t *testing.T) {
 		t.Errorf("the not-found view's stats, chart, breakdowns, settings: %s, want all hidden", got)
 	}
 	keepScreenshot(t, p.ctx, "dashboard-not-found.png")
+
+	// Opened from its address (a bookmark: the tab keeps the token), the
+	// view's one API request is the link's, besides the live feed.
+	mark = p.log.len()
+	p.run("reload", chromedp.Reload())
+	p.wait("the not-found view, reloaded", `document.getElementById('view-sub').textContent === 'Not found' && document.getElementById('conn').dataset.state === 'live'`)
+	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch('/healthz').then(() => '')`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	var api []string
+	for _, r := range p.log.since(mark) {
+		if strings.HasPrefix(r, "GET /api/") && r != "GET /api/v1/live" {
+			api = append(api, r)
+		}
+	}
+	if want := "GET /api/v1/links/no-such-link"; strings.Join(api, ",") != want {
+		t.Errorf("API requests of the bookmarked not-found view: %q, want %q", api, want)
+	}
 	if t.Failed() {
 		return
 	}

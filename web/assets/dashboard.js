@@ -123,6 +123,7 @@
     list: { slugs: [], cursor: null, gen: 0 },
     searchTimer: null,
     tagsTimer: null,
+    tagsLoaded: false, // the tag filter holds the tenant's tags
     usageGen: 0, // bumped per read of the tenant's usage: the newest wins
     usageTimer: null,
     // The detail view's management cards: the QR code's object URL and
@@ -295,7 +296,11 @@
     const key = viewKey(view);
     const r = currentRange(view);
     const q = rangeQuery(r.from, r.to) + '&interval=' + r.interval;
-    if (!view.slug) loadUsage(); // the usage card is the overview's
+    if (!view.slug) {
+      // The tag filter and the usage card are the overview's.
+      loadUsage();
+      if (!state.tagsLoaded) loadTags();
+    }
     let one = null;
     if (view.slug) {
       try {
@@ -497,6 +502,7 @@
     if (keep && !opts.some((o) => o.value === keep)) opts.push(new Option(keep + ' (0)', keep));
     sel.replaceChildren(...opts);
     sel.value = keep;
+    state.tagsLoaded = true;
   }
 
   // tagsChanged reloads the tag filter soon: once for a burst of changes.
@@ -1716,7 +1722,6 @@
     renderPanels();
     connect();
     refresh();
-    loadTags();
     clearInterval(state.refreshTimer);
     state.refreshTimer = setInterval(() => {
       if (state.ws && state.ws.readyState === WebSocket.OPEN && currentRange().live) refresh();
@@ -1752,6 +1757,7 @@
     $('nav').hidden = true;
     clearTimeout(state.usageTimer);
     state.usageGen++;
+    state.tagsLoaded = false;
     $('signin').hidden = false;
     const errEl = $('token-error');
     errEl.textContent = message || '';
