@@ -76,22 +76,7 @@ func TestDashboardWebhooks(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	// The page is the dashboard's: its header, with the way back and to
-	// sign out; a styled button; each event's checkbox on its label's line.
-	header := `Array.from(document.querySelectorAll('.topbar .brand-name, .topbar nav a, .topbar #signout')).map(e => e.textContent + (e.getAttribute('aria-current') ? '*' : '')).join('|')`
-	if got := eval(header); got != "LinkForge|Links|Webhooks*|Sign out" {
-		t.Errorf("header: %q, want LinkForge|Links|Webhooks*|Sign out (the current page starred)", got)
-	}
-	if got := eval(`getComputedStyle(document.querySelector('#create-form button[type="submit"]')).backgroundColor`); got != "rgb(79, 70, 229)" {
-		t.Errorf("the create button's background: %s, want the accent rgb(79, 70, 229)", got)
-	}
-	// A checkbox as wide as a checkbox, at the start of its label's
-	// line, centred on the text's line.
-	if got := eval(`Array.from(document.querySelectorAll('#wh-events input[type="checkbox"]')).filter(b => { ` +
-		`const r = b.getBoundingClientRect(), l = b.closest('label').getBoundingClientRect(); ` +
-		`return !(r.width < 24 && Math.abs((r.top + r.bottom) / 2 - (l.top + l.bottom) / 2) < 4 && r.left - l.left < 4 && l.height < 40); }).map(b => b.id).join(',')`); got != "" {
-		t.Errorf("checkboxes out of line with their labels: %s", got)
-	}
+	checkWebhooksLayout(t, eval)
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS("#wh-url"), rcv.URL+"/hook"),
 		chromedp.Click(chromedp.CSS(`#create-form button[type="submit"]`)),
@@ -123,4 +108,25 @@ func TestDashboardWebhooks(t *testing.T) {
 		` const ok = r !== null && r.dataset.state === 'delivered' && r.cells[0].textContent === 'link.created' && r.cells[1].textContent === '/spring';`+
 		` if (!ok) document.getElementById('log-refresh').click(); return ok; })()`)
 	keepScreenshot(t, ctx, "webhooks.png")
+}
+
+// checkWebhooksLayout checks that the webhooks page is the dashboard's:
+// its header, with the way back and to sign out; a styled button; each
+// event's checkbox on its label's line.
+func checkWebhooksLayout(t *testing.T, eval func(string) string) {
+	t.Helper()
+	header := `Array.from(document.querySelectorAll('.topbar .brand-name, .topbar nav a, .topbar #signout')).map(e => e.textContent + (e.getAttribute('aria-current') ? '*' : '')).join('|')`
+	if got := eval(header); got != "LinkForge|Links|Webhooks*|Sign out" {
+		t.Errorf("header: %q, want LinkForge|Links|Webhooks*|Sign out (the current page starred)", got)
+	}
+	if got := eval(`getComputedStyle(document.querySelector('#create-form button[type="submit"]')).backgroundColor`); got != "rgb(79, 70, 229)" {
+		t.Errorf("the create button's background: %s, want the accent rgb(79, 70, 229)", got)
+	}
+	// A checkbox as wide as a checkbox, at the start of its label's
+	// line, centred on the text's line.
+	if got := eval(`Array.from(document.querySelectorAll('#wh-events input[type="checkbox"]')).filter(b => { ` +
+		`const r = b.getBoundingClientRect(), l = b.closest('label').getBoundingClientRect(); ` +
+		`return !(r.width < 24 && Math.abs((r.top + r.bottom) / 2 - (l.top + l.bottom) / 2) < 4 && r.left - l.left < 4 && l.height < 40); }).map(b => b.id).join(',')`); got != "" {
+		t.Errorf("checkboxes out of line with their labels: %s", got)
+	}
 }
