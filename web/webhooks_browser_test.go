@@ -108,6 +108,8 @@ func TestDashboardWebhooks(t *testing.T) {
 		` const ok = r !== null && r.dataset.state === 'delivered' && r.cells[0].textContent === 'link.created' && r.cells[1].textContent === '/spring';`+
 		` if (!ok) document.getElementById('log-refresh').click(); return ok; })()`)
 	keepScreenshot(t, ctx, "webhooks.png")
+
+	checkWebhookEnable(t, ctx, st, tenant, eval, wait)
 }
 
 // checkWebhooksLayout checks that the webhooks page is the dashboard's:
@@ -128,5 +130,28 @@ func checkWebhooksLayout(t *testing.T, eval func(string) string) {
 		`const r = b.getBoundingClientRect(), l = b.closest('label').getBoundingClientRect(); ` +
 		`return !(r.width < 24 && Math.abs((r.top + r.bottom) / 2 - (l.top + l.bottom) / 2) < 4 && r.left - l.left < 4 && l.height < 40); }).map(b => b.id).join(',')`); got != "" {
 		t.Errorf("checkboxes out of line with their labels: %s", got)
+	}
+}
+
+// checkWebhookEnable: the page's webhook, disabled (as a 410 Gone does),
+// says so after a reload, and Enable enables it again.
+func checkWebhookEnable(t *testing.T, ctx context.Context, st linkforge.Store, tenant int64, eval func(string) string, wait func(what, expr string)) {
+	t.Helper()
+	id := eval(`document.querySelector('#webhooks tr').dataset.id`)
+	if _, err := st.SetWebhookState(context.Background(), tenant, id, linkforge.WebhookDisabled, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	state := `Array.from(document.querySelectorAll('#webhooks tr')).map(r => r.querySelector('.badge').textContent + ':' + ` +
+		`Array.from(r.querySelectorAll('button')).map(b => b.textContent).join('/')).join(',')`
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	wait("the webhook disabled", state+` === 'disabled:Deliveries/Enable/Delete'`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#webhooks tr button:nth-child(2)`))); err != nil {
+		t.Fatal(err)
+	}
+	wait("the webhook enabled", state+` === 'active:Deliveries/Delete'`)
+	if ws, err := st.ListWebhooks(context.Background(), tenant); err != nil || len(ws) != 1 || ws[0].State != linkforge.WebhookActive {
+		t.Errorf("after Enable, the store has %+v (%v), want the webhook active", ws, err)
 	}
 }
