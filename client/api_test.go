@@ -293,8 +293,8 @@ func TestClientWebhooks(t *testing.T) {
 	}
 	ds, err := c.Deliveries(ctx, w.ID, client.DeliveryOptions{})
 	if err != nil || len(ds) != 1 || ds[0].Event != client.EventLinkCreated || ds[0].State != "pending" ||
-		!strings.HasPrefix(ds[0].EventID, "evt_") || ds[0].ID == "" {
-		t.Fatalf("deliveries = %+v, %v; want one pending link.created", ds, err)
+		!strings.HasPrefix(ds[0].EventID, "evt_") || ds[0].ID == "" || ds[0].Link == nil || *ds[0].Link != "hooked" {
+		t.Fatalf("deliveries = %+v, %v; want one pending link.created of /hooked", ds, err)
 	}
 	if dead, err := c.Deliveries(ctx, w.ID, client.DeliveryOptions{State: "dead", Limit: 10}); err != nil || len(dead) != 0 {
 		t.Errorf("dead deliveries = %+v, %v", dead, err)

@@ -161,7 +161,7 @@ func TestDashboardManage(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#create-submit")),
 	)
 	wait("the created link", `!document.getElementById('create-result').hidden && document.querySelector('#links-body tr').dataset.slug === 'app' && `+
-		`document.querySelector('#links-body tr .lock').textContent !== ''`)
+		`document.querySelector('#links-body tr .lock svg') !== null`)
 	if status, m := getLink("app"); status != http.StatusOK || m["title"] != "Our app" || fmt.Sprint(m["tags"]) != "[mobile launch]" ||
 		m["max_clicks"] != 100.0 || m["password_protected"] != true || m["fallback_url"] != "https://example.com/over" ||
 		fmt.Sprint(m["device_urls"]) != "map[android:https://apps.example.com/android ios:https://apps.example.com/ios]" {
