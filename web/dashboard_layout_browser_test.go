@@ -72,7 +72,9 @@ func TestDashboardPhoneCreateForm(t *testing.T) {
 		`document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#panel-country li').length === 6`)
 	top := p.eval(`String(Math.round(document.getElementById('create-form').getBoundingClientRect().top + window.scrollY))`)
 	var y int
-	fmt.Sscan(top, &y)
+	if _, err := fmt.Sscan(top, &y); err != nil {
+		t.Fatalf("the create form's offset %q: %v", top, err)
+	}
 	if y <= 0 || y >= height*3/2 {
 		t.Errorf("the create form at %d px from the top at %dx%d, want within 1.5 screens (%d px)", y, width, height, height*3/2)
 	}

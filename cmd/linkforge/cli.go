@@ -24,7 +24,7 @@ func init() {
 }
 
 // groups are the command groups: a word that only names its actions.
-var groups = map[string]string{
+var groups = map[string]string{ //nolint:gosec // G101: "token" names a command group, not a credential
 	"token":  "create, list or revoke",
 	"link":   "create, list, get, update, delete or stats",
 	"tenant": "quota",
