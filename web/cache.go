@@ -48,9 +48,9 @@ const (
 // whether this node currently hears the other nodes: Healthy reports
 // whether its listener answered within the last few seconds. While it does
 // not, the link cache revalidates its entries after unheardTTL, since an
-// invalidation sent by another node may be lost. A Config.Peers without it
-// is taken as always healthy. Healthy is called on the redirect path: it
-// must be cheap and must not allocate.
+// invalidation sent by another node may be lost. Without one
+// (Config.PeerHealth nil) the peers are taken as always heard. Healthy is
+// called on the redirect path: it must be cheap and must not allocate.
 type PeerHealth interface {
 	Healthy() bool
 }

@@ -51,12 +51,22 @@ const (
 // Config configures a Server. Store and PublicURL are required.
 type Config struct {
 	Store linkforge.Store
-	// Counter counts redirects; nil: clicks are not counted (until the
-	// LinkCounter lands). Record receives a pointer into the link cache: it
-	// must not modify the link. If Counter also implements
-	// ExhaustionChecker, HEAD requests answer 410 (or the fallback) for a link
-	// whose click limit is reached, without counting.
+	// Counter counts redirects; nil: clicks are not counted. Record
+	// receives a pointer into the link cache: it must not modify the link.
 	Counter linkforge.ClickCounter
+	// Exhaustion tells, without counting, whether a link's click limit is
+	// reached, so that a HEAD request (a link preview) answers 410 or the
+	// fallback rather than show the target of an exhausted link; nil: HEAD
+	// is answered from the link alone. cmd passes its *linkcounter.Counter,
+	// as Counter, Skips and Readiness.
+	Exhaustion ExhaustionChecker
+	// Skips is told of every redirect that is not counted (HEAD, link
+	// previews and crawlers), for its metric; nil: not told.
+	Skips SkipRecorder
+	// Readiness is asked by /readyz whether clicks can be counted now;
+	// nil: the answer says journal "none" and depends on nothing but the
+	// process.
+	Readiness ReadinessChecker
 	// Classifier classifies each counted click (country, referrer, device,
 	// browser, OS, utm_source) for the counter; nil: clicks are counted
 	// under every dimension's default ("unknown", "direct", ...).
@@ -83,19 +93,27 @@ type Config struct {
 	// are cached separately, in at most a tenth of that.
 	CacheSize int
 	// Live serves the live dashboard's WebSocket feed (GET /api/v1/live,
-	// package dashboard's Hub); nil: that route answers 503. If it is also
-	// a LinkFeed, it is told of every link the API writes.
+	// package dashboard's Hub); nil: that route answers 503.
 	Live LiveFeed
+	// LinkFeed is told of every link the API writes, for this node's open
+	// dashboards (the Hub again, as cmd wires it); nil: they learn of
+	// writes only from the clicks.
+	LinkFeed LinkFeed
 	// Alarms is told about every alarm a link write or a replay stores
 	// (*expiry.Scheduler); nil: the scheduler finds them by its periodic
 	// re-read only.
 	Alarms AlarmScheduler
 	// Peers is told the slug of every link this node creates, updates or
 	// deletes, so that the other nodes sharing the store drop it from
-	// their caches (a linkforge.Bus); nil: a single node. If it is also a
-	// LinkAnnouncer, it is told of the writes for the other nodes'
-	// dashboards.
+	// their caches (a linkforge.Bus); nil: a single node.
 	Peers PeerInvalidator
+	// Announcer tells the other nodes of the link writes, for their
+	// dashboards (the bus again); nil: no other node to tell.
+	Announcer LinkAnnouncer
+	// PeerHealth says whether this node hears the other nodes; while it
+	// does not, the link cache revalidates its entries sooner (the bus
+	// again); nil: always healthy, right for a single node.
+	PeerHealth PeerHealth
 	// RootURL is where GET / redirects (302): an absolute URL or a path;
 	// empty: DefaultRootURL.
 	RootURL string
@@ -128,16 +146,16 @@ type PeerInvalidator interface {
 	PublishInvalidate(slug string)
 }
 
-// ExhaustionChecker is implemented by click counters that can tell, without
-// counting a click, whether a link's MaxClicks is reached. The redirect
+// ExhaustionChecker tells, without counting a click, whether a link's
+// MaxClicks is reached (*linkcounter.Counter does). The redirect
 // handler asks it on HEAD, so that a link preview never shows the target of
 // an exhausted link.
 type ExhaustionChecker interface {
 	Exhausted(l *linkforge.Link) bool
 }
 
-// SkipRecorder is implemented by click counters that keep a metric of the
-// redirects they were not asked to count (HEAD requests, link previews and
+// SkipRecorder keeps a metric of the redirects that are not counted
+// (*linkcounter.Counter does) (HEAD requests, link previews and
 // crawlers), so that operators can see the traffic that is not clicks.
 type SkipRecorder interface {
 	Skipped(reason string)
@@ -148,8 +166,9 @@ type Server struct {
 	echo      *echo.Echo
 	store     linkforge.Store
 	counter   linkforge.ClickCounter
-	exhausted ExhaustionChecker // nil unless counter implements it
-	skipped   SkipRecorder      // nil unless counter implements it
+	exhausted ExhaustionChecker // nil: HEAD does not ask
+	skipped   SkipRecorder      // nil: uncounted redirects are not told
+	readiness ReadinessChecker  // nil: /readyz reports no journal
 	logger    *slog.Logger
 	now       func() time.Time
 	cache     *linkCache
@@ -251,6 +270,11 @@ func New(cfg Config) (*Server, error) {
 		// webhooks (webhooks.go)
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		peers:               cfg.Peers,
+		exhausted:           cfg.Exhaustion,
+		skipped:             cfg.Skips,
+		readiness:           cfg.Readiness,
+		linkFeed:            cfg.LinkFeed,
+		announcer:           cfg.Announcer,
 
 		publicOrigin: cfg.PublicURL,
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
@@ -271,25 +295,12 @@ func New(cfg Config) (*Server, error) {
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}
-	if ec, ok := cfg.Counter.(ExhaustionChecker); ok {
-		s.exhausted = ec
-	}
-	if sr, ok := cfg.Counter.(SkipRecorder); ok {
-		s.skipped = sr
-	}
-	if lf, ok := cfg.Live.(LinkFeed); ok {
-		s.linkFeed = lf
-	}
-	if la, ok := cfg.Peers.(LinkAnnouncer); ok {
-		s.announcer = la
-	}
 	size := cfg.CacheSize
 	if size <= 0 {
 		size = DefaultCacheSize
 	}
 	var err error
-	heard, _ := cfg.Peers.(PeerHealth)
-	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry, heard); err != nil {
+	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry, cfg.PeerHealth); err != nil {
 		return nil, err
 	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst
