@@ -55,6 +55,12 @@ type PeerHealth interface {
 	Healthy() bool
 }
 
+// linkReader is what the cache reads of the store: a link by its slug,
+// whatever its tenant.
+type linkReader interface {
+	LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error)
+}
+
 // Sharding of the link cache. Every shard is an LRU of its own behind its
 // own lock, picked by a hash of the slug, so that lookups of different
 // slugs never wait for each other; and a hit takes only the shard's read
@@ -84,7 +90,7 @@ const (
 // per Server in tests and a ticker per cache forever) and reads the wall
 // clock, where entries here age by the Server's injected clock.
 type linkCache struct {
-	store linkforge.LinkStore
+	store linkReader
 	now   func() time.Time
 	// heard is the bus's health; nil: always healthy (one node, or the
 	// bus cannot tell).
@@ -151,7 +157,7 @@ type cachedLink struct {
 
 // newLinkCache returns a cache of about size links reading store. heard
 // may be nil.
-func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int, reg prometheus.Registerer, heard PeerHealth) (*linkCache, error) {
+func newLinkCache(store linkReader, now func() time.Time, size int, reg prometheus.Registerer, heard PeerHealth) (*linkCache, error) {
 	lookups, err := register(reg, newCacheLookups())
 	if err != nil {
 		return nil, fmt.Errorf("web: link cache metrics: %w", err)

@@ -50,7 +50,8 @@ const (
 
 // Config configures a Server. Store and PublicURL are required.
 type Config struct {
-	Store linkforge.Store
+	// Store is the database (a store/sqlite or store/postgres DB).
+	Store Store
 	// Counter counts redirects; nil: clicks are not counted. Record
 	// receives a pointer into the link cache: it must not modify the link.
 	Counter linkforge.ClickCounter
@@ -164,7 +165,7 @@ type SkipRecorder interface {
 // Server serves LinkForge's HTTP interface. It is an http.Handler.
 type Server struct {
 	echo      *echo.Echo
-	store     linkforge.Store
+	store     Store
 	counter   linkforge.ClickCounter
 	exhausted ExhaustionChecker // nil: HEAD does not ask
 	skipped   SkipRecorder      // nil: uncounted redirects are not told
