@@ -89,7 +89,7 @@ func (s *Server) importLinks(c echo.Context) error {
 	}
 	if ct := req.Header.Get(echo.HeaderContentType); ct != "" {
 		if mt, _, _ := mime.ParseMediaType(ct); mt == "multipart/form-data" {
-			return &linkforge.Error{Code: EUnsupportedMediaType,
+			return &linkforge.Error{Code: linkforge.EUnsupportedMediaType,
 				Message: "send the file itself as the body (curl --data-binary @links.csv), not a multipart form"}
 		}
 	}
@@ -166,7 +166,7 @@ func (b *importBody) Read(p []byte) (int, error) {
 	case errors.As(err, &mbe):
 		err = importTooLarge()
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		err = &linkforge.Error{Code: ERequestTimeout, Message: "the file stopped arriving", Err: err}
+		err = &linkforge.Error{Code: linkforge.ERequestTimeout, Message: "the file stopped arriving", Err: err}
 	}
 	return n, err
 }

@@ -92,7 +92,7 @@ func bodyError(err error) error {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// The server's ReadTimeout: the client sends too slowly or not at
 		// all. Its fault, not an internal error to log.
-		return &linkforge.Error{Code: ERequestTimeout, Message: "the request body did not arrive in time", Err: err}
+		return &linkforge.Error{Code: linkforge.ERequestTimeout, Message: "the request body did not arrive in time", Err: err}
 	}
 	return fmt.Errorf("read request body: %w", err)
 }

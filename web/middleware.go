@@ -107,21 +107,13 @@ func requireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if ct := req.Header.Get(echo.HeaderContentType); ct != "" && !isJSONMediaType(ct) {
-			return &linkforge.Error{Code: EUnsupportedMediaType,
+			return &linkforge.Error{Code: linkforge.EUnsupportedMediaType,
 				Message: fmt.Sprintf("Content-Type %q is not supported; send the body as application/json", truncate(ct, 64))}
 		}
 		req.Body = &trackedBody{ReadCloser: req.Body}
 		return next(c)
 	}
 }
-
-// ERequestTimeout is the problem code of a 408: the body did not arrive
-// within the server's read timeout.
-const ERequestTimeout = "request_timeout"
-
-// EUnsupportedMediaType is the problem code of a 415: the request body's
-// Content-Type is not one the route reads.
-const EUnsupportedMediaType = "unsupported_media_type"
 
 // isJSONMediaType accepts application/json and application/*+json, with
 // any parameters (charset=utf-8).
