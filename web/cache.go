@@ -545,8 +545,9 @@ const compactKeep = 2 * positiveTTL
 // burst's link actors and journal rows: once those are freed, each entry
 // keeps the spans its objects sit in, and 100,000 entries (76 MB of objects
 // before they were slimmed) kept about 250 MB of spans in use, which the Go
-// runtime cannot return to the kernel (issue 14; ADR 007, "Memory"). The copies are made in allocations of their own
-// (compactEntries), so the old spans become free. Called by the server's
+// runtime cannot return to the kernel (ADR 007, "Memory"). The copies are
+// made in allocations of their own (compactEntries), so the old spans
+// become free. Called by the server's
 // memory return (Server.CompactCache), rarely: it allocates the kept
 // entries anew, and holds each shard's write lock for the copy of that
 // shard (at most 1,600 entries of a 100,000-entry cache).
