@@ -56,7 +56,7 @@ type Link struct {
 	// every redirect would defeat the cache and the counters.
 	Clicks int64
 
-	// Round 2 fields (API.md, "Links: new fields").
+	// The optional fields (API.md, "Links: new fields").
 	Title string // plain text, at most 200 characters; empty: none
 	// PasswordHash is the slow hash (PHC string) of the link's password;
 	// empty: not protected. The password itself is never stored or returned.
@@ -253,8 +253,8 @@ type Store interface {
 	RollupStore
 	AlarmStore
 	AnalyticsStore
-	QuotaStore      // issue 13: tenant quotas
-	ClickGrantStore // issue 13: max_clicks reservations
+	QuotaStore      // tenant quotas (ADR 016)
+	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error

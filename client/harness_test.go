@@ -115,7 +115,7 @@ func newServer(t harnessT, o serverOpts) *server {
 				t.Errorf("stop hub: %v", err)
 			}
 		})
-		cfg.Live, sub = s.hub, s.hub
+		cfg.Live, cfg.LinkFeed, sub = s.hub, s.hub, s.hub
 	}
 	j, err := clicklog.Open(ctx, dir)
 	if err != nil {
@@ -131,7 +131,7 @@ func newServer(t harnessT, o serverOpts) *server {
 		t.Fatalf("start counter: %v", err)
 	}
 	t.Cleanup(s.flush)
-	cfg.Counter = s.counter
+	cfg.Counter, cfg.Exhaustion, cfg.Skips, cfg.Readiness = s.counter, s.counter, s.counter, s.counter
 	if o.web != nil {
 		o.web(&cfg)
 	}

@@ -17,7 +17,7 @@ func TestRedirectCountsOnlyClicks(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
 		counter := mustCounter(t, s)
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
+		e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter) })
 		tenant, _ := mustTenantToken(t, s, "acme")
 		l := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "count", URL: "https://example.com/t"})
 		get := func(userAgent string) response {

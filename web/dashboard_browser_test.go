@@ -30,7 +30,7 @@ func TestDashboardExpiredBadge(t *testing.T) {
 	st := testdb.SQLite(t)
 	tenant, token := mustTenantToken(t, st, "acme")
 	hub := mustLiveHub(t)
-	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Now = time.Now })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); c.Now = time.Now })
 	expires := time.Now().Add(time.Hour)
 	link := mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "flash-sale", URL: "https://example.com/flash", ExpiresAt: &expires})
 
@@ -82,7 +82,7 @@ func TestDashboardLinkView(t *testing.T) {
 	st := testdb.SQLite(t)
 	tenant, token := mustTenantToken(t, st, "acme")
 	hub := mustLiveHub(t)
-	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Now = time.Now })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); c.Now = time.Now })
 	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "docs", URL: "https://docs.example.com/"})
 
 	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)

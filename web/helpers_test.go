@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
@@ -422,6 +423,19 @@ func mustCounter(t testing.TB, st linkforge.Store) *counter {
 		}
 	})
 	return &counter{Counter: c, journal: j, reg: reg}
+}
+
+// useCounter makes ctr the server's counter in every role cmd gives the
+// LinkCounter: it counts, answers HEAD for exhausted links, is told of the
+// redirects it does not count and takes part in /readyz.
+func useCounter(c *web.Config, ctr *linkcounter.Counter) {
+	c.Counter, c.Exhaustion, c.Skips, c.Readiness = ctr, ctr, ctr, ctr
+}
+
+// useHub makes hub the server's live feed and the feed of its link writes,
+// as cmd wires it.
+func useHub(c *web.Config, hub *dashboard.Hub) {
+	c.Live, c.LinkFeed = hub, hub
 }
 
 // count returns the clicks of the link durable in the journal: the

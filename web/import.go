@@ -143,7 +143,7 @@ func (s *Server) importLinks(c echo.Context) error {
 	}
 	if ct := req.Header.Get(echo.HeaderContentType); ct != "" {
 		if mt, _, _ := mime.ParseMediaType(ct); mt == "multipart/form-data" {
-			return &linkforge.Error{Code: EUnsupportedMediaType,
+			return &linkforge.Error{Code: linkforge.EUnsupportedMediaType,
 				Message: "send the file itself as the body (curl --data-binary @links.csv), not a multipart form"}
 		}
 	}
@@ -254,13 +254,13 @@ func (b *importBody) Read(p []byte) (int, error) {
 		if !time.Now().Before(b.wallEnd) {
 			return n, uploadTooSlow(err)
 		}
-		err = &linkforge.Error{Code: ERequestTimeout, Message: "the file stopped arriving", Err: err}
+		err = &linkforge.Error{Code: linkforge.ERequestTimeout, Message: "the file stopped arriving", Err: err}
 	}
 	return n, err
 }
 
 func uploadTooSlow(err error) error {
-	return &linkforge.Error{Code: ERequestTimeout, Err: err, Message: fmt.Sprintf(
+	return &linkforge.Error{Code: linkforge.ERequestTimeout, Err: err, Message: fmt.Sprintf(
 		"the upload took longer than %d minutes; split the file and import the parts (a slug already imported is skipped)",
 		int(MaxImportUploadTime/time.Minute))}
 }

@@ -70,7 +70,7 @@ func (e *env) dialLive(protocols []string, header http.Header) (*websocket.Conn,
 func TestLiveHandshake(t *testing.T) {
 	st := testdb.SQLite(t)
 	_, token := mustTenantToken(t, st, "acme")
-	e := newEnv(t, st, func(c *web.Config) { c.Live = mustLiveHub(t) })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, mustLiveHub(t)) })
 	unknownToken, _, _ := linkforge.NewToken()
 
 	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
@@ -171,7 +171,7 @@ func TestLiveClicksPerTenant(t *testing.T) {
 	tenantB, tokenB := mustTenantToken(t, st, "globex")
 	hub := mustLiveHub(t)
 	counter := mustLiveCounter(t, st, hub)
-	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Counter = counter; c.Now = time.Now })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); useCounter(c, counter); c.Now = time.Now })
 	linkA := mustStoreLink(t, st, linkforge.Link{TenantID: tenantA, Slug: "acme-launch", URL: "https://example.com/a"})
 	linkB := mustStoreLink(t, st, linkforge.Link{TenantID: tenantB, Slug: "globex-sale", URL: "https://example.com/b"})
 

@@ -35,7 +35,7 @@ func TestDashboardManage(t *testing.T) {
 	st := testdb.SQLite(t)
 	tenant, token := mustTenantToken(t, st, "acme")
 	hub := mustLiveHub(t)
-	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Now = time.Now })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); c.Now = time.Now })
 
 	// 55 old links, an expired one, then four named ones, in the order of
 	// creation (the store stamps it): the first page (50) holds the named

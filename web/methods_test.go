@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
-	"github.com/linkforge/linkforge/web"
 )
 
 // TestGetOnlyPagesRefuseOtherMethods: every page and asset that only
@@ -35,7 +35,7 @@ func TestGetOnlyPagesRefuseOtherMethods(t *testing.T) {
 				t.Errorf("%s %s = %d, Allow %q; want 405, Allow GET, HEAD", m, path, r.status, r.header.Get("Allow"))
 				continue
 			}
-			if p := mustProblem(t, r, http.StatusMethodNotAllowed, ""); p.Code != web.EMethodNotAllowed {
+			if p := mustProblem(t, r, http.StatusMethodNotAllowed, ""); p.Code != linkforge.EMethodNotAllowed {
 				t.Errorf("%s %s: code %q", m, path, p.Code)
 			}
 		}

@@ -284,7 +284,7 @@ func readPasswordForm(c echo.Context) (string, error) {
 	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
 		dropUnreadBody(c)
-		return "", &linkforge.Error{Code: EUnsupportedMediaType,
+		return "", &linkforge.Error{Code: linkforge.EUnsupportedMediaType,
 			Message: "send the password as an application/x-www-form-urlencoded form with the field password"}
 	}
 	if req.ContentLength > maxFormBytes {

@@ -125,7 +125,7 @@ func setupInProcess(b *testing.B, n int, method string, withCounter, browser boo
 			}
 			journal.Close()
 		})
-		cfg.Counter = counter
+		cfg.Counter, cfg.Exhaustion, cfg.Skips, cfg.Readiness = counter, counter, counter, counter
 	}
 	srv, err := web.New(cfg)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// targetRecovery is issue 14's bound on the time from a restart after
-// kill -9, with a million unflushed clicks, to serving.
+// targetRecovery bounds the time from a restart after kill -9, with a
+// million unflushed clicks, to serving.
 const targetRecovery = 2 * time.Second
 
 // recoveryFlush is the --flush-interval of the server the recovery

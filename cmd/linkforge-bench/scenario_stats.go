@@ -20,8 +20,8 @@ import (
 	"github.com/linkforge/linkforge/migrations"
 )
 
-// Target of issue 11 for each analytics query (a benchmark target, not a
-// test).
+// The p99 each analytics query aims at (a benchmark target, not a test;
+// docs/benchmarks.md).
 const targetStatsP99 = 50 * time.Millisecond
 
 // statsNode is the node id of the bulk-loaded rows.

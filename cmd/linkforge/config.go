@@ -125,7 +125,7 @@ var (
 	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
 	// formatFlag is the file format of import and export (package porting).
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
-	// The tenant quotas (issue 13): N (0: none allowed) or none (no limit);
+	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
 	// not given: unchanged.
 	maxLinksFlag  = flagSpec{"max-links", "N|none", "", "the tenant's link quota: N links at most (0: none allowed), or none; not given: unchanged"}
 	maxClicksFlag = flagSpec{"max-clicks-per-month", "N|none", "", "the tenant's clicks per UTC month it may exceed only as reported (links keep redirecting), or none; not given: unchanged"}

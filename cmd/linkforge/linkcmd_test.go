@@ -67,7 +67,7 @@ func startAPIServer(t *testing.T) apiServer {
 	}
 	t.Cleanup(flush)
 	pub, _ := url.Parse("http://lf.test")
-	h, err := web.New(web.Config{Store: st, Counter: counter, Classifier: classify.New(classify.Config{}), PublicURL: pub,
+	h, err := web.New(web.Config{Store: st, Counter: counter, Exhaustion: counter, Skips: counter, Readiness: counter, Classifier: classify.New(classify.Config{}), PublicURL: pub,
 		RateLimit: 1e6, RateBurst: 1e6, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -286,9 +286,13 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	st.OnDeliveries(sched.Reschedule)
 
 	// A nil *postgres.Bus must not become a non-nil interface.
-	var peers web.PeerInvalidator
+	var (
+		peers      web.PeerInvalidator
+		announcer  web.LinkAnnouncer
+		peerHealth web.PeerHealth
+	)
 	if bus != nil {
-		peers = bus
+		peers, announcer, peerHealth = bus, bus, bus
 	}
 	// Tenant quotas: the usage GET /api/v1/tenant answers, and the
 	// over-quota gauge (registered now, refreshed every minute).
@@ -300,18 +304,24 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	lc.add("quota", componentStopBudget, quotas.Stop)
 
 	handler, err = web.New(web.Config{
-		Store:     st,
-		Counter:   counter,
-		PublicURL: a.cfg.PublicURL,
-		Logger:    a.log,
-		Registry:  registry,
-		Now:       time.Now,
-		Live:      hub,
-		Alarms:    sched,
-		Peers:     peers,
-		Quota:     quotas,
-		RateLimit: a.cfg.RateLimit,
-		RateBurst: a.cfg.RateBurst,
+		Store:      st,
+		Counter:    counter,
+		Exhaustion: counter,
+		Skips:      counter,
+		Readiness:  counter,
+		PublicURL:  a.cfg.PublicURL,
+		Logger:     a.log,
+		Registry:   registry,
+		Now:        time.Now,
+		Live:       hub,
+		LinkFeed:   hub,
+		Alarms:     sched,
+		Peers:      peers,
+		Announcer:  announcer,
+		PeerHealth: peerHealth,
+		Quota:      quotas,
+		RateLimit:  a.cfg.RateLimit,
+		RateBurst:  a.cfg.RateBurst,
 
 		RootURL:     a.cfg.RootURL,
 		NotFoundURL: a.cfg.NotFoundURL,

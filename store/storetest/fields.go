@@ -6,7 +6,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// testLinkFields: the Round 2 fields (title, password hash, device URLs,
+// testLinkFields: the optional link fields (title, password hash, device URLs,
 // imported clicks) are written and read back by every read and write, and
 // imported clicks are part of Clicks everywhere Clicks is returned.
 func testLinkFields(t *testing.T, s linkforge.Store) {
