@@ -320,6 +320,42 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map
 	if err != nil {
 		return nil, nil, err
 	}
+	rows, dims, deferred := c.dueRows(read, readDims, cutoff, future, all)
+	if len(rows) == 0 {
+		return nil, deferred, nil
+	}
+	out := make([]linkforge.RollupRow, len(rows))
+	for i, r := range rows {
+		out[i] = linkforge.RollupRow{LinkID: r.LinkID, Bucket: time.Unix(r.Bucket, 0).UTC(), Count: r.N}
+	}
+	outDims := make([]linkforge.DimRow, len(dims))
+	for i, d := range dims {
+		outDims[i] = linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: d.Dim, Value: d.Value, Count: d.N}
+	}
+	if err := c.store.UpsertClicks(ctx, c.nodeID, out, outDims); err != nil {
+		return nil, nil, fmt.Errorf("flush %d rollup rows and %d dimension rows: %w", len(out), len(outDims), err)
+	}
+	c.m.rowsWritten.Add(float64(len(out)))
+	c.m.dimsWritten.Add(float64(len(outDims)))
+	// Mark the values that were written, not the current n, which may have
+	// grown since the read.
+	b, err := c.commits.submit(rows, dims, 0, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), err)
+	}
+	<-b.done // local and bounded; the committer runs until after the last flush
+	if b.err != nil {
+		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), b.err)
+	}
+	return rows, deferred, nil
+}
+
+// dueRows splits what the journal holds unflushed of a batch into the rows
+// and dimension rows that are due now (an hour is written whole or not at
+// all: see writeRollup) and, per link whose hour must wait, the bucket it
+// waits for. cutoff and future bound the buckets old enough to write; all
+// names the links to write whole whatever their age.
+func (c *Counter) dueRows(read []clicklog.Row, readDims []clicklog.DimRow, cutoff, future int64, all map[int64]bool) ([]clicklog.Row, []clicklog.DimRow, map[int64]time.Time) {
 	type hourKey struct{ linkID, hour int64 }
 	type hourState struct {
 		young, old bool  // holds rows not due / due
@@ -369,39 +405,13 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map
 			deferred[r.LinkID] = start
 		}
 	}
-	if len(rows) == 0 {
-		return nil, deferred, nil
-	}
 	var dims []clicklog.DimRow
 	for _, d := range readDims {
 		if k := (hourKey{d.LinkID, d.Hour}); hours[k] != nil && due(k) {
 			dims = append(dims, d)
 		}
 	}
-	out := make([]linkforge.RollupRow, len(rows))
-	for i, r := range rows {
-		out[i] = linkforge.RollupRow{LinkID: r.LinkID, Bucket: time.Unix(r.Bucket, 0).UTC(), Count: r.N}
-	}
-	outDims := make([]linkforge.DimRow, len(dims))
-	for i, d := range dims {
-		outDims[i] = linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: d.Dim, Value: d.Value, Count: d.N}
-	}
-	if err := c.store.UpsertClicks(ctx, c.nodeID, out, outDims); err != nil {
-		return nil, nil, fmt.Errorf("flush %d rollup rows and %d dimension rows: %w", len(out), len(outDims), err)
-	}
-	c.m.rowsWritten.Add(float64(len(out)))
-	c.m.dimsWritten.Add(float64(len(outDims)))
-	// Mark the values that were written, not the current n, which may have
-	// grown since the read.
-	b, err := c.commits.submit(rows, dims, 0, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), err)
-	}
-	<-b.done // local and bounded; the committer runs until after the last flush
-	if b.err != nil {
-		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), b.err)
-	}
-	return rows, deferred, nil
+	return rows, dims, deferred
 }
 
 // seedFromRollup adds to a journal that starts a fresh count for this node
