@@ -62,7 +62,7 @@ func startDeliveries(t *testing.T, st linkforge.Store) {
 // the dispatcher sends a webhook.test event, signed like every other,
 // to that webhook only, although neither subscribes to it. A disabled
 // webhook is 409 problem+json, another tenant's or an unknown one 404,
-// and none of those queues anything.
+// and none of those queues anything; no webhook can subscribe to it.
 func TestWebhookTestEvent(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, st linkforge.Store) {
 		got := make(chan receivedEvent, 4)
@@ -95,6 +95,9 @@ func TestWebhookTestEvent(t *testing.T) {
 		secret = w.Secret
 		mustStatus(t, e.do(http.MethodPost, "/api/v1/webhooks", tok, `{"url":"`+other.URL+`","events":["link.deleted"]}`),
 			http.StatusCreated)
+		// Nobody subscribes to webhook.test: it is sent on request only.
+		mustProblem(t, e.do(http.MethodPost, "/api/v1/webhooks", tok, `{"url":"`+other.URL+`","events":["webhook.test"]}`),
+			http.StatusBadRequest, "events")
 		startDeliveries(t, st)
 
 		r = e.do(http.MethodPost, "/api/v1/webhooks/"+w.ID+"/test", tok, "")
