@@ -192,6 +192,12 @@ type WebhookStore interface {
 	// ENotFound for another tenant's, EConflict when it is not dead or its
 	// webhook is disabled.
 	RetryDelivery(ctx context.Context, tenantID, id int64, now time.Time) (Delivery, error)
+	// EnqueueDelivery writes ev as one pending delivery, due at now, for
+	// the tenant's webhook webhookID alone (whatever it subscribes to: the
+	// webhook.test event) and tells the delivery notifier after the
+	// commit. ENotFound for another tenant's webhook, EConflict when it is
+	// disabled.
+	EnqueueDelivery(ctx context.Context, tenantID int64, webhookID string, ev Event, now time.Time) (Delivery, error)
 	// ClaimDeliveries claims up to c.Limit due deliveries (pending or
 	// retrying with NextAttemptAt <= now and no live lease, or a lease
 	// that expired at now) for c.Owner until now+lease, in one statement,

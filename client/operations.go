@@ -37,5 +37,6 @@ var Operations = []Operation{
 	{"DELETE", "/api/v1/webhooks/{id}", "DeleteWebhook"},
 	{"GET", "/api/v1/webhooks/{id}/deliveries", "Deliveries"},
 	{"POST", "/api/v1/webhooks/deliveries/{id}/retry", "RetryDelivery"},
+	{"POST", "/api/v1/webhooks/{id}/test", "TestWebhook"},
 	{"GET", "/api/v1/tenant", "Tenant"},
 }

@@ -474,6 +474,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodDelete, pathWebhook, false, s.deleteWebhook, api(http.MethodDelete, pathWebhook)...)
 	r.add(http.MethodGet, pathWebhookDelivery, false, s.listDeliveries, api(http.MethodGet, pathWebhookDelivery)...)
 	r.add(http.MethodPost, pathDeliveryRetry, false, s.retryDelivery, api(http.MethodPost, pathDeliveryRetry)...)
+	r.add(http.MethodPost, pathWebhookTest, false, s.testWebhook, api(http.MethodPost, pathWebhookTest)...) // webhooktest.go
 	// The import's body is a file of up to MaxImportBytes, in the format
 	// the query names: it has its own limit and no JSON requirement.
 	r.add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)

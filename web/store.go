@@ -40,6 +40,7 @@ type Store interface {
 	DeleteWebhook(ctx context.Context, tenantID int64, id string) error
 	ListDeliveries(ctx context.Context, tenantID int64, webhookID string, state linkforge.DeliveryState, limit int) ([]linkforge.Delivery, error)
 	RetryDelivery(ctx context.Context, tenantID, id int64, now time.Time) (linkforge.Delivery, error)
+	EnqueueDelivery(ctx context.Context, tenantID int64, webhookID string, ev linkforge.Event, now time.Time) (linkforge.Delivery, error) // webhooktest.go
 
 	// TenantUsage answers GET /api/v1/tenant without a Config.Quota
 	// (tenant.go).

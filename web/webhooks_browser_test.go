@@ -20,7 +20,8 @@ import (
 
 // TestDashboardWebhooks: in a real browser, the webhooks page creates a
 // webhook and shows its secret once, lists it, and its delivery log shows
-// the delivery of a link created afterwards as delivered.
+// the delivery of a link created afterwards as delivered; Send test event
+// shows its webhook.test delivery, delivered too.
 func TestDashboardWebhooks(t *testing.T) {
 	var got atomic.Int64
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -110,6 +111,7 @@ func TestDashboardWebhooks(t *testing.T) {
 	keepScreenshot(t, ctx, "webhooks.png")
 
 	checkWebhookEnable(t, ctx, st, tenant, eval, wait)
+	checkWebhookTestEvent(t, ctx, wait)
 }
 
 // checkWebhooksLayout checks that the webhooks page is the dashboard's:
@@ -150,8 +152,24 @@ func checkWebhookEnable(t *testing.T, ctx context.Context, st linkforge.Store, t
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#webhooks tr button:nth-child(2)`))); err != nil {
 		t.Fatal(err)
 	}
-	wait("the webhook enabled", state+` === 'active:Deliveries/Delete'`)
+	wait("the webhook enabled", state+` === 'active:Deliveries/Send test event/Delete'`)
 	if ws, err := st.ListWebhooks(context.Background(), tenant); err != nil || len(ws) != 1 || ws[0].State != linkforge.WebhookActive {
 		t.Errorf("after Enable, the store has %+v (%v), want the webhook active", ws, err)
 	}
+}
+
+// checkWebhookTestEvent: Send test event on the page's webhook (its log
+// closed by the reload) opens that webhook's log with the webhook.test
+// delivery as its newest row, of no link, without a Refresh; the
+// receiver's 204 then shows it delivered.
+func checkWebhookTestEvent(t *testing.T, ctx context.Context, wait func(what, expr string)) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#webhooks tr button[data-action="test"]`))); err != nil {
+		t.Fatal(err)
+	}
+	wait("the test delivery listed", `(() => { const r = document.querySelector('#deliveries tr');`+
+		` return !document.getElementById('log').hidden && r !== null && r.cells[0].textContent === 'webhook.test' && r.cells[1].textContent === '–'; })()`)
+	wait("the test delivery delivered", `(() => { const r = document.querySelector('#deliveries tr');`+
+		` const ok = r !== null && r.cells[0].textContent === 'webhook.test' && r.dataset.state === 'delivered' && r.cells[4].textContent === '204';`+
+		` if (!ok) document.getElementById('log-refresh').click(); return ok; })()`)
 }

@@ -1,7 +1,9 @@
 // Package webhook sends LinkForge's webhooks: events of a tenant's links
 // (link.created, link.updated, link.deleted, link.expired,
 // link.limit_reached, link.clicks) and alarms (alarm.dead), POSTed to the
-// URLs the tenant subscribed, signed with the Standard Webhooks scheme.
+// URLs the tenant subscribed, signed with the Standard Webhooks scheme,
+// and webhook.test, which no webhook subscribes to: it is sent on request
+// to one webhook (linkforge.WebhookStore's EnqueueDelivery).
 //
 // The events themselves are written by the store, as delivery rows in the
 // same transaction as the change that causes them (the outbox; see

@@ -567,3 +567,47 @@ func (d alarmDead) data(fs []linkforge.AlarmFailure) map[string]any {
 	}
 	return map[string]any{"alarm_id": d.id, "alarm": "link_expiry", "link": d.slug, "attempts": d.attempts, "error": msg}
 }
+
+// EnqueueDelivery writes ev as one delivery of the tenant's webhook. The
+// webhook row is locked FOR SHARE while the delivery is inserted: a
+// concurrent disable (an UPDATE of that row) waits for the commit, and
+// then stops this delivery with the others, or runs first and this
+// answers the conflict.
+func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID string, ev linkforge.Event, now time.Time) (linkforge.Delivery, error) {
+	var out linkforge.Delivery
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var state string
+		err := tx.QueryRow(ctx, `SELECT state FROM webhooks WHERE id = $1 AND tenant_id = $2 FOR SHARE`,
+			webhookID, tenantID).Scan(&state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("webhook")
+		}
+		if err != nil {
+			return err
+		}
+		if linkforge.WebhookState(state) == linkforge.WebhookDisabled {
+			return linkforge.Errorf(linkforge.EConflict, "webhook %s is disabled: enable it first", webhookID)
+		}
+		rows, err := tx.Query(ctx, `INSERT INTO webhook_deliveries AS d (webhook_id, tenant_id, event_id, event_type, body,
+				next_attempt_at, created_at, updated_at)
+			 VALUES ($1, $2, $3, $4, $5, $6, $6, $6) RETURNING `+deliveryColumns,
+			webhookID, tenantID, ev.ID, ev.Type, string(ev.Body), now.UTC().Truncate(time.Microsecond))
+		if err != nil {
+			return err
+		}
+		ds, err := scanDeliveries(rows, false)
+		if err != nil {
+			return err
+		}
+		if len(ds) != 1 {
+			return fmt.Errorf("read back %d rows", len(ds))
+		}
+		out = ds[0]
+		return nil
+	})
+	if err != nil {
+		return linkforge.Delivery{}, wrap("enqueue delivery", err)
+	}
+	db.notify.tell(now)
+	return out, nil
+}

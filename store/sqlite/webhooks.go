@@ -584,3 +584,42 @@ func (d alarmDead) data(fs []linkforge.AlarmFailure) map[string]any {
 	}
 	return map[string]any{"alarm_id": d.id, "alarm": "link_expiry", "link": d.slug, "attempts": d.attempts, "error": msg}
 }
+
+// EnqueueDelivery writes ev as one delivery of the tenant's webhook. The
+// state check and the insert share a transaction on the single writer, so
+// a concurrent disable cannot slip between them.
+func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID string, ev linkforge.Event, now time.Time) (linkforge.Delivery, error) {
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
+	}
+	defer tx.Rollback()
+	var state string
+	err = tx.QueryRowContext(ctx, `SELECT state FROM webhooks WHERE id = ? AND tenant_id = ?`, webhookID, tenantID).Scan(&state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return linkforge.Delivery{}, notFound("webhook")
+	}
+	if err != nil {
+		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
+	}
+	if linkforge.WebhookState(state) == linkforge.WebhookDisabled {
+		return linkforge.Delivery{}, linkforge.Errorf(linkforge.EConflict, "webhook %s is disabled: enable it first", webhookID)
+	}
+	ts := toMicros(now)
+	rows, err := tx.QueryContext(ctx, `INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_type, body,
+			next_attempt_at, created_at, updated_at)
+		 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?6) RETURNING `+deliveryColumns,
+		webhookID, tenantID, ev.ID, ev.Type, string(ev.Body), ts)
+	if err != nil {
+		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
+	}
+	ds, err := scanDeliveries(rows, false)
+	if err != nil || len(ds) != 1 {
+		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %d rows: %w", len(ds), err)
+	}
+	if err := tx.Commit(); err != nil {
+		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
+	}
+	db.notify.tell(now)
+	return ds[0], nil
+}

@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ClaimRoundRobin", testClaimRoundRobin},
 		{"WebhookQuota", testWebhookQuota},
 		{"WebhookState", testWebhookState},
+		{"EnqueueDelivery", testEnqueueDelivery}, // webhooktest.go
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

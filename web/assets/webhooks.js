@@ -1,6 +1,6 @@
 // The webhooks page: create a webhook (its secret is shown once), list,
-// re-enable and delete them, and read a webhook's delivery log, replaying
-// dead deliveries. It uses the admin API with the token the dashboard
+// re-enable and delete them, send one a test event, and read a webhook's
+// delivery log, replaying dead deliveries. It uses the admin API with the token the dashboard
 // keeps in this tab's session storage, or asks for one. Everything from
 // the server is written as text (textContent), never as HTML.
 'use strict';
@@ -83,7 +83,15 @@
       st.append(badge(state));
       const actions = el('td', 'actions');
       actions.append(button('Deliveries', () => showLog(w)));
-      if (state === 'disabled') actions.append(button('Enable', () => onEnable(w)));
+      // A disabled webhook gets no deliveries, a test neither (409): it
+      // offers Enable instead.
+      if (state === 'disabled') {
+        actions.append(button('Enable', () => onEnable(w)));
+      } else {
+        const test = button('Send test event', () => onTest(w, test));
+        test.dataset.action = 'test';
+        actions.append(test);
+      }
       actions.append(button('Delete', () => onDelete(w)));
       tr.append(url, events, st, actions);
       body.append(tr);
@@ -157,6 +165,24 @@
       $('log-error').hidden = false;
     }
     await loadLog();
+  }
+
+  // onTest queues a webhook.test event for w alone, then shows w's log,
+  // where its delivery is the newest row.
+  async function onTest(w, btn) {
+    $('webhooks-error').hidden = true;
+    btn.disabled = true;
+    try {
+      await api('POST', '/api/v1/webhooks/' + encodeURIComponent(w.id) + '/test');
+      await showLog(w);
+    } catch (err) {
+      showListError(err);
+      // A 409: the webhook was disabled meanwhile (a 410 Gone); the list
+      // says so.
+      if (err.status === 409) await loadWebhooks().catch(() => {});
+    } finally {
+      btn.disabled = false;
+    }
   }
 
   async function onEnable(w) {
