@@ -221,10 +221,16 @@ func holdCommits(t *testing.T, dataDir string, g *heldGate) {
 	g.holding.Store(true)
 }
 
-// releaseCommits removes the hold, before a restart on the same data dir.
+// releaseCommits removes the hold, before a restart on the same data dir,
+// and the killed server's last count of held clicks: no server removes it
+// now, and the next cycle's waitHeld would otherwise read that stale count
+// as the new server's before the new server writes its own.
 func releaseCommits(t *testing.T, dataDir string) {
 	t.Helper()
 	if err := os.Remove(filepath.Join(dataDir, holdCommitFile)); err != nil {
+		t.Fatalf("release commits: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dataDir, commitHeldFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("release commits: %v", err)
 	}
 }
