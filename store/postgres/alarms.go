@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,12 +18,6 @@ import (
 // alias a.
 var alarmColumns = "a." + strings.Join([]string{"id", "link_id", "tenant_id", "due_at", "state", "attempt",
 	"errors", "lease_owner", "lease_expires_at", "lease_seq", "created_at", "updated_at"}, ", a.")
-
-// Bounds of ListAlarms' limit.
-const (
-	defaultAlarmPage = 100
-	maxAlarmPage     = 1000
-)
 
 // scheduleAlarmSQL creates the alarm of a link that has an expiry, or moves
 // the existing one: due at the new expiry, attempt 0, no lease, errors
@@ -42,8 +35,8 @@ const scheduleAlarmSQL = `INSERT INTO link_alarms (link_id, tenant_id, due_at, s
 // statement's snapshot is re-checked against the WHERE clause once locked,
 // so an alarm that another node has just claimed is not claimed again.
 func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]linkforge.Alarm, error) {
-	if owner == "" || limit <= 0 || lease <= 0 {
-		return nil, fmt.Errorf("postgres: claim alarms: owner %q, lease %v, limit %d: need an owner and positive lease and limit", owner, lease, limit)
+	if err := linkforge.CheckClaim(owner, lease, limit); err != nil {
+		return nil, fmt.Errorf("postgres: claim alarms: %w", err)
 	}
 	now = now.UTC().Truncate(time.Microsecond)
 	// The SET expressions see the row as it was: state and lease_owner are
@@ -70,7 +63,7 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 			updated_at = $1
 		FROM due WHERE a.id = due.id
 		RETURNING `+alarmColumns,
-		now, limit, owner, now.Add(lease), formatTime(now))
+		now, limit, owner, now.Add(lease), linkforge.AlarmErrorTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim alarms: %w", err)
 	}
@@ -79,7 +72,7 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 		return nil, fmt.Errorf("postgres: claim alarms: %w", err)
 	}
 	// RETURNING promises no order.
-	slices.SortFunc(alarms, compareDue)
+	slices.SortFunc(alarms, linkforge.CompareAlarmsDue)
 	return alarms, nil
 }
 
@@ -123,7 +116,7 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 		// link.expired for the links this call expired (expired_at is
 		// now), not again for a replayed run that kept an earlier one.
 		for _, l := range links {
-			if l.ExpiredAt != nil && l.ExpiredAt.Equal(now) {
+			if linkforge.JustExpired(l, now) {
 				if err := ob.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
 					return err
 				}
@@ -175,13 +168,8 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	for i, f := range failures {
 		atTimes[i] = f.At.UTC().Truncate(time.Microsecond)
 		ids[i], owners[i], seqs[i] = f.Lease.AlarmID, f.Lease.Owner, f.Lease.Seq
-		states[i], ats[i], errs[i] = string(linkforge.AlarmRetrying), formatTime(f.At), f.Error
-		if f.Dead {
-			states[i] = string(linkforge.AlarmDead)
-		} else {
-			next := f.NextDue
-			nexts[i] = &next
-		}
+		state, next := f.Next()
+		states[i], nexts[i], ats[i], errs[i] = string(state), next, linkforge.AlarmErrorTime(f.At), f.Error
 	}
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
@@ -200,35 +188,31 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
-	changed := []int64{}
-	var dead []alarmDead
-	for rows.Next() {
-		var d alarmDead
+	changed, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (linkforge.FailedAlarm, error) {
+		var a linkforge.FailedAlarm
 		var state string
 		var slug *string
-		if err := rows.Scan(&d.id, &d.tenant, &state, &d.attempts, &slug); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("postgres: fail alarms: %w", err)
-		}
+		err := row.Scan(&a.ID, &a.TenantID, &state, &a.Attempts, &slug)
+		a.State = linkforge.AlarmState(state)
 		if slug != nil {
-			d.slug = *slug
+			a.Slug = *slug
 		}
-		changed = append(changed, d.id)
-		if linkforge.AlarmState(state) == linkforge.AlarmDead {
-			dead = append(dead, d)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return a, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
+	}
+	changedIDs := make([]int64, len(changed))
+	for i, a := range changed {
+		changedIDs[i] = a.ID
+	}
+	evs, err := linkforge.AlarmDeadEvents(changed, failures)
+	if err != nil {
+		return nil, err
 	}
 	var ob outbox
 	at := failures[0].At
-	for _, d := range dead {
-		ev, err := linkforge.NewEvent(d.tenant, linkforge.EventAlarmDead, d.data(failures), at)
-		if err != nil {
-			return nil, err
-		}
+	for _, ev := range evs {
 		if err := ob.enqueue(ctx, tx, ev, at, ""); err != nil {
 			return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 		}
@@ -237,7 +221,7 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
 	ob.done(db, at)
-	return changed, nil
+	return changedIDs, nil
 }
 
 // NextAlarmDue reads the minimum of each partial index: two index probes.
@@ -260,17 +244,14 @@ func (db *DB) NextAlarmDue(ctx context.Context) (time.Time, bool, error) {
 // ListAlarms returns the tenant's alarms in state ("" for all), earliest
 // due first, with their links' slugs.
 func (db *DB) ListAlarms(ctx context.Context, tenantID int64, state linkforge.AlarmState, limit int) ([]linkforge.Alarm, error) {
-	if limit <= 0 {
-		limit = defaultAlarmPage
+	if err := linkforge.CheckAlarmFilter(state); err != nil {
+		return nil, err
 	}
-	limit = min(limit, maxAlarmPage)
+	limit = linkforge.PageLimit(limit, linkforge.DefaultAlarmPage, linkforge.MaxAlarmPage)
 	q := `SELECT ` + alarmColumns + `, l.slug FROM link_alarms a JOIN links l ON l.id = a.link_id
 		  WHERE a.tenant_id = $1`
 	args := []any{tenantID, limit}
 	if state != "" {
-		if !state.Valid() {
-			return nil, linkforge.InvalidField("state", fmt.Sprintf("unknown alarm state %q", state))
-		}
 		q += ` AND a.state = $3`
 		args = append(args, string(state))
 	}
@@ -317,7 +298,7 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 	if err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("postgres: retry alarm: %w", err)
 	}
-	return linkforge.Alarm{}, linkforge.Errorf(linkforge.EConflict, "alarm %d is %s, not dead: only a dead alarm can be retried", alarmID, state)
+	return linkforge.Alarm{}, linkforge.AlarmNotDead(alarmID, linkforge.AlarmState(state))
 }
 
 // scanAlarms reads and closes rows of alarm columns, followed by the slug
@@ -342,19 +323,14 @@ func scanAlarms(rows pgx.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 		}
 		// pgx returns timestamptz in the local zone; the stores speak UTC.
 		a.DueAt, a.CreatedAt, a.UpdatedAt = a.DueAt.UTC(), a.CreatedAt.UTC(), a.UpdatedAt.UTC()
-		a.LeaseExpiresAt = normTime(a.LeaseExpiresAt)
+		a.LeaseExpiresAt = linkforge.NormalizeTime(a.LeaseExpiresAt)
 		a.State = linkforge.AlarmState(state)
 		if owner != nil {
 			a.LeaseOwner = *owner
 		}
-		if err := json.Unmarshal(errs, &a.Errors); err != nil {
-			return nil, fmt.Errorf("alarm %d: decode errors: %w", a.ID, err)
-		}
-		for i := range a.Errors {
-			a.Errors[i].At = a.Errors[i].At.UTC()
-		}
-		if a.Errors == nil {
-			a.Errors = []linkforge.AlarmError{}
+		var err error
+		if a.Errors, err = linkforge.DecodeAlarmErrors(errs); err != nil {
+			return nil, fmt.Errorf("alarm %d: %w", a.ID, err)
 		}
 		alarms = append(alarms, a)
 	}
@@ -362,18 +338,4 @@ func scanAlarms(rows pgx.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 		return nil, err
 	}
 	return alarms, nil
-}
-
-// formatTime is how error times are kept in the errors JSON: RFC 3339 in
-// UTC, to the microsecond, as on SQLite. Formatted here rather than by
-// PostgreSQL, whose text form depends on the session's TimeZone.
-func formatTime(t time.Time) string {
-	return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
-}
-
-func compareDue(a, b linkforge.Alarm) int {
-	if c := a.DueAt.Compare(b.DueAt); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
 }

@@ -139,22 +139,6 @@ func now() time.Time {
 	return time.Now().UTC().Truncate(time.Microsecond)
 }
 
-func normTime(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	v := t.UTC().Truncate(time.Microsecond)
-	return &v
-}
-
-func copyPtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
-}
-
 // PostgreSQL error codes (SQLSTATE) that become application errors.
 const (
 	uniqueViolation     = "23505"

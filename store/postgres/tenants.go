@@ -61,7 +61,7 @@ const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at
 // already stored answers EConflict; an unknown tenant ENotFound.
 func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Token, error) {
 	t.CreatedAt = now()
-	t.RevokedAt = normTime(t.RevokedAt)
+	t.RevokedAt = linkforge.NormalizeTime(t.RevokedAt)
 	err := db.pool.QueryRow(ctx,
 		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at)
 		 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
@@ -159,6 +159,6 @@ func scanToken(row pgx.Row) (linkforge.Token, error) {
 		return linkforge.Token{}, err
 	}
 	t.CreatedAt = t.CreatedAt.UTC()
-	t.RevokedAt = normTime(t.RevokedAt)
+	t.RevokedAt = linkforge.NormalizeTime(t.RevokedAt)
 	return t, nil
 }

@@ -25,12 +25,6 @@ var (
 	linkReturning = strings.ReplaceAll(linkColumns, "l.", "")
 )
 
-// Bounds of ListAlarms' limit.
-const (
-	defaultAlarmPage = 100
-	maxAlarmPage     = 1000
-)
-
 // execer is what the alarm writes of the link methods need of a *sql.Tx.
 type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -57,8 +51,8 @@ func scheduleAlarm(ctx context.Context, tx execer, l linkforge.Link, ts time.Tim
 // transactions take the write lock at BEGIN, so the one UPDATE ... RETURNING
 // is atomic against every other claim: no row locks are needed.
 func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]linkforge.Alarm, error) {
-	if owner == "" || limit <= 0 || lease <= 0 {
-		return nil, fmt.Errorf("sqlite: claim alarms: owner %q, lease %v, limit %d: need an owner and positive lease and limit", owner, lease, limit)
+	if err := linkforge.CheckClaim(owner, lease, limit); err != nil {
+		return nil, fmt.Errorf("sqlite: claim alarms: %w", err)
 	}
 	now = now.UTC().Truncate(time.Microsecond)
 	// The SET expressions see the row as it was: state and lease_owner are
@@ -81,7 +75,7 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 			   OR (state = 'running' AND lease_expires_at <= ?4)
 			ORDER BY due_at, id LIMIT ?5)
 		 RETURNING `+alarmColumns,
-		formatTime(now), owner, toMicros(now.Add(lease)), toMicros(now), limit)
+		linkforge.AlarmErrorTime(now), owner, toMicros(now.Add(lease)), toMicros(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claim alarms: %w", err)
 	}
@@ -90,7 +84,7 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 		return nil, fmt.Errorf("sqlite: claim alarms: %w", err)
 	}
 	// RETURNING promises no order.
-	slices.SortFunc(alarms, compareDue)
+	slices.SortFunc(alarms, linkforge.CompareAlarmsDue)
 	return alarms, nil
 }
 
@@ -139,7 +133,7 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	// not again for a replayed run that kept an earlier expired_at.
 	var ob outbox
 	for _, l := range links {
-		if l.ExpiredAt != nil && l.ExpiredAt.Equal(now) {
+		if linkforge.JustExpired(l, now) {
 			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
 				return nil, fmt.Errorf("sqlite: expire links: %w", err)
 			}
@@ -199,11 +193,12 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	}
 	rows := make([][8]any, len(failures))
 	for i, f := range failures {
-		state, next := linkforge.AlarmRetrying, any(toMicros(f.NextDue))
-		if f.Dead {
-			state, next = linkforge.AlarmDead, nil
+		state, due := f.Next()
+		var next any // JSON null when dead
+		if due != nil {
+			next = toMicros(*due)
 		}
-		rows[i] = [8]any{f.Lease.AlarmID, f.Lease.Owner, f.Lease.Seq, string(state), next, formatTime(f.At), f.Error, toMicros(f.At)}
+		rows[i] = [8]any{f.Lease.AlarmID, f.Lease.Owner, f.Lease.Seq, string(state), next, linkforge.AlarmErrorTime(f.At), f.Error, toMicros(f.At)}
 	}
 	js, err := json.Marshal(rows)
 	if err != nil {
@@ -227,31 +222,25 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	defer res.Close()
-	ids := []int64{}
-	var dead []alarmDead
-	for res.Next() {
-		var d alarmDead
-		var state string
-		if err := res.Scan(&d.id, &d.tenant, &state, &d.attempts, &d.slug); err != nil {
-			return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
-		}
-		ids = append(ids, d.id)
-		if linkforge.AlarmState(state) == linkforge.AlarmDead {
-			dead = append(dead, d)
-		}
-	}
-	if err := res.Err(); err != nil {
+	changed, err := collect(res, func(res *sql.Rows) (linkforge.FailedAlarm, error) {
+		var a linkforge.FailedAlarm
+		err := res.Scan(&a.ID, &a.TenantID, &a.State, &a.Attempts, &a.Slug)
+		return a, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	res.Close()
+	ids := make([]int64, len(changed))
+	for i, a := range changed {
+		ids[i] = a.ID
+	}
+	evs, err := linkforge.AlarmDeadEvents(changed, failures)
+	if err != nil {
+		return nil, err
+	}
 	var ob outbox
 	at := failures[0].At
-	for _, d := range dead {
-		ev, err := linkforge.NewEvent(d.tenant, linkforge.EventAlarmDead, d.data(failures), at)
-		if err != nil {
-			return nil, err
-		}
+	for _, ev := range evs {
 		if err := ob.enqueue(ctx, tx, ev, at, ""); err != nil {
 			return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 		}
@@ -283,17 +272,14 @@ func (db *DB) NextAlarmDue(ctx context.Context) (time.Time, bool, error) {
 // ListAlarms returns the tenant's alarms in state ("" for all), earliest
 // due first, with their links' slugs.
 func (db *DB) ListAlarms(ctx context.Context, tenantID int64, state linkforge.AlarmState, limit int) ([]linkforge.Alarm, error) {
-	if limit <= 0 {
-		limit = defaultAlarmPage
+	if err := linkforge.CheckAlarmFilter(state); err != nil {
+		return nil, err
 	}
-	limit = min(limit, maxAlarmPage)
+	limit = linkforge.PageLimit(limit, linkforge.DefaultAlarmPage, linkforge.MaxAlarmPage)
 	q := `SELECT ` + alarmColumnsA + `, l.slug FROM link_alarms a JOIN links l ON l.id = a.link_id
 		  WHERE a.tenant_id = ?`
 	args := []any{tenantID}
 	if state != "" {
-		if !state.Valid() {
-			return nil, linkforge.InvalidField("state", fmt.Sprintf("unknown alarm state %q", state))
-		}
 		q += ` AND a.state = ?`
 		args = append(args, string(state))
 	}
@@ -327,7 +313,7 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
 	}
 	if linkforge.AlarmState(state) != linkforge.AlarmDead {
-		return linkforge.Alarm{}, linkforge.Errorf(linkforge.EConflict, "alarm %d is %s, not dead: only a dead alarm can be retried", alarmID, state)
+		return linkforge.Alarm{}, linkforge.AlarmNotDead(alarmID, linkforge.AlarmState(state))
 	}
 	ts := toMicros(now)
 	if _, err := tx.ExecContext(ctx,
@@ -379,7 +365,7 @@ func scanAlarms(rows *sql.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 		a.LeaseOwner = owner.String
 		a.LeaseExpiresAt = timePtr(leaseExpires)
 		var err error
-		if a.Errors, err = decodeAlarmErrors(errs); err != nil {
+		if a.Errors, err = linkforge.DecodeAlarmErrors([]byte(errs)); err != nil {
 			return nil, fmt.Errorf("alarm %d: %w", a.ID, err)
 		}
 		alarms = append(alarms, a)
@@ -388,31 +374,4 @@ func scanAlarms(rows *sql.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 		return nil, err
 	}
 	return alarms, nil
-}
-
-func decodeAlarmErrors(s string) ([]linkforge.AlarmError, error) {
-	errs := []linkforge.AlarmError{}
-	if err := json.Unmarshal([]byte(s), &errs); err != nil {
-		return nil, fmt.Errorf("decode errors: %w", err)
-	}
-	for i := range errs {
-		errs[i].At = errs[i].At.UTC()
-	}
-	if errs == nil {
-		errs = []linkforge.AlarmError{}
-	}
-	return errs, nil
-}
-
-// formatTime is how error times are kept in the errors JSON: RFC 3339 in
-// UTC, to the microsecond, as on PostgreSQL.
-func formatTime(t time.Time) string {
-	return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
-}
-
-func compareDue(a, b linkforge.Alarm) int {
-	if c := a.DueAt.Compare(b.DueAt); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
 }

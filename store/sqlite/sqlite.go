@@ -194,6 +194,24 @@ func now() time.Time {
 	return time.Now().UTC().Truncate(time.Microsecond)
 }
 
+// collect reads every row of rows with scan and closes rows: the one loop
+// of the store's multi-row reads. The result is never nil.
+func collect[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func toMicros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
