@@ -43,6 +43,19 @@ type Breakdown struct {
 	Rest   int64
 }
 
+// NewBreakdown is the Breakdown of the listed values of a dimension, out
+// of total clicks: Rest is what the listed values leave of it.
+func NewBreakdown(values []ValueCount, total int64) Breakdown {
+	b := Breakdown{Total: total, Values: values, Rest: total}
+	if b.Values == nil {
+		b.Values = []ValueCount{}
+	}
+	for _, v := range values {
+		b.Rest -= v.Count
+	}
+	return b
+}
+
 // TopLinksQuery asks for a tenant's most clicked links over the hours in
 // [From, To) (starts of UTC hours, as in BreakdownQuery).
 type TopLinksQuery struct {

@@ -66,3 +66,15 @@ func (c *ClickDims) Value(d Dimension) string {
 	}
 	return c[d]
 }
+
+// AppendDimRow appends d, in the dimension named name and its hour in UTC,
+// to rows as a store reads them back, unless this binary does not know the
+// dimension: a later release added it, and it is not this one's to count.
+func AppendDimRow(rows []DimRow, d DimRow, name string) []DimRow {
+	dim, ok := ParseDimension(name)
+	if !ok {
+		return rows
+	}
+	d.Hour, d.Dim = d.Hour.UTC(), dim
+	return append(rows, d)
+}

@@ -101,18 +101,9 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			l, err := scanLink(rows, false)
-			if err != nil {
-				return err
-			}
-			links = append(links, l)
-		}
-		if err := rows.Err(); err != nil {
+		if links, err = scanLinks(rows, false); err != nil {
 			return err
 		}
-		rows.Close()
 		// link.expired for the links this call expired (expired_at is
 		// now), not again for a replayed run that kept an earlier one.
 		for _, l := range links {
@@ -304,9 +295,7 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 // scanAlarms reads and closes rows of alarm columns, followed by the slug
 // if withSlug.
 func scanAlarms(rows pgx.Rows, withSlug bool) ([]linkforge.Alarm, error) {
-	defer rows.Close()
-	alarms := []linkforge.Alarm{}
-	for rows.Next() {
+	return collect(rows, func(rows pgx.Row) (linkforge.Alarm, error) {
 		var (
 			a     linkforge.Alarm
 			state string
@@ -319,7 +308,7 @@ func scanAlarms(rows pgx.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 			dest = append(dest, &a.Slug)
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, err
+			return a, err
 		}
 		// pgx returns timestamptz in the local zone; the stores speak UTC.
 		a.DueAt, a.CreatedAt, a.UpdatedAt = a.DueAt.UTC(), a.CreatedAt.UTC(), a.UpdatedAt.UTC()
@@ -330,12 +319,8 @@ func scanAlarms(rows pgx.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 		}
 		var err error
 		if a.Errors, err = linkforge.DecodeAlarmErrors(errs); err != nil {
-			return nil, fmt.Errorf("alarm %d: %w", a.ID, err)
+			return a, fmt.Errorf("alarm %d: %w", a.ID, err)
 		}
-		alarms = append(alarms, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return alarms, nil
+		return a, nil
+	})
 }

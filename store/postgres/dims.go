@@ -81,24 +81,15 @@ func (db *DB) NodeDims(ctx context.Context, nodeID string, from time.Time) ([]li
 	if err != nil {
 		return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
 	}
-	defer rows.Close()
-	var out []linkforge.DimRow
-	for rows.Next() {
-		var (
-			d    linkforge.DimRow
-			name string
-		)
-		if err := rows.Scan(&d.LinkID, &d.Hour, &name, &d.Value, &d.Count); err != nil {
-			return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
-		}
-		dim, ok := linkforge.ParseDimension(name)
-		if !ok {
-			continue // a dimension a later release added: not this binary's to count
-		}
-		d.Hour, d.Dim = d.Hour.UTC(), dim
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	var (
+		out  []linkforge.DimRow
+		d    linkforge.DimRow
+		name string
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&d.LinkID, &d.Hour, &name, &d.Value, &d.Count}, func() error {
+		out = linkforge.AppendDimRow(out, d, name)
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
 	}
 	return out, nil
@@ -120,18 +111,15 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
 	}
-	var mins []linkforge.RollupRow
-	for rows.Next() {
-		r := linkforge.RollupRow{LinkID: linkID}
-		if err := rows.Scan(&r.Bucket, &r.Count); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
-		}
+	var (
+		mins []linkforge.RollupRow
+		r    = linkforge.RollupRow{LinkID: linkID}
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&r.Bucket, &r.Count}, func() error {
 		r.Bucket = r.Bucket.UTC()
 		mins = append(mins, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
 	}
 	rows, err = tx.Query(ctx,
@@ -140,22 +128,15 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: node dimensions of link %d: %w", linkID, err)
 	}
-	defer rows.Close()
-	var dims []linkforge.DimRow
-	for rows.Next() {
-		d := linkforge.DimRow{LinkID: linkID}
-		var name string
-		if err := rows.Scan(&d.Hour, &name, &d.Value, &d.Count); err != nil {
-			return nil, nil, fmt.Errorf("postgres: node dimensions of link %d: %w", linkID, err)
-		}
-		dim, ok := linkforge.ParseDimension(name)
-		if !ok {
-			continue // a dimension a later release added: not this binary's to count
-		}
-		d.Hour, d.Dim = d.Hour.UTC(), dim
-		dims = append(dims, d)
-	}
-	if err := rows.Err(); err != nil {
+	var (
+		dims []linkforge.DimRow
+		d    = linkforge.DimRow{LinkID: linkID}
+		name string
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&d.Hour, &name, &d.Value, &d.Count}, func() error {
+		dims = linkforge.AppendDimRow(dims, d, name)
+		return nil
+	}); err != nil {
 		return nil, nil, fmt.Errorf("postgres: node dimensions of link %d: %w", linkID, err)
 	}
 	return mins, dims, nil

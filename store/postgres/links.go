@@ -163,10 +163,7 @@ func (db *DB) TenantLink(ctx context.Context, tenantID int64, slug string) (link
 // exactly as on SQLite: ids only grow, so a page never repeats or skips a
 // link, whatever is created or deleted between two requests.
 func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limit int) (linkforge.LinkPage, error) {
-	if limit <= 0 {
-		limit = defaultPageSize
-	}
-	limit = min(limit, maxPageSize)
+	limit = linkforge.PageLimit(limit, defaultPageSize, maxPageSize)
 	// A plain upper bound rather than "$2 = 0 OR id < $2", which would keep
 	// the planner from using the (tenant_id, id DESC) index range.
 	before := int64(math.MaxInt64)
@@ -186,23 +183,11 @@ func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limi
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("postgres: list links: %w", err)
 	}
-	defer rows.Close()
-	page := linkforge.LinkPage{Links: make([]linkforge.Link, 0, min(limit, 64))}
-	for rows.Next() {
-		l, err := scanLink(rows, true)
-		if err != nil {
-			return linkforge.LinkPage{}, fmt.Errorf("postgres: list links: %w", err)
-		}
-		page.Links = append(page.Links, l)
-	}
-	if err := rows.Err(); err != nil {
+	links, err := scanLinks(rows, true)
+	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("postgres: list links: %w", err)
 	}
-	if len(page.Links) > limit {
-		page.Links = page.Links[:limit]
-		page.NextCursor = linkforge.EncodeCursor(page.Links[limit-1].ID)
-	}
-	return page, nil
+	return linkforge.TrimPage(links, limit, func(l linkforge.Link) string { return linkforge.EncodeCursor(l.ID) }), nil
 }
 
 // UpdateLink reads the tenant's link with SELECT ... FOR UPDATE, lets fn

@@ -109,23 +109,11 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("postgres: query links: %w", err)
 	}
-	defer rows.Close()
-	page := linkforge.LinkPage{Links: make([]linkforge.Link, 0, min(q.Limit, 64))}
-	for rows.Next() {
-		l, err := scanLink(rows, true)
-		if err != nil {
-			return linkforge.LinkPage{}, fmt.Errorf("postgres: query links: %w", err)
-		}
-		page.Links = append(page.Links, l)
-	}
-	if err := rows.Err(); err != nil {
+	links, err := scanLinks(rows, true)
+	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("postgres: query links: %w", err)
 	}
-	if len(page.Links) > q.Limit {
-		page.Links = page.Links[:q.Limit]
-		page.NextCursor = linkforge.EncodeListCursor(q.Sort, page.Links[q.Limit-1])
-	}
-	return page, nil
+	return linkforge.TrimPage(links, q.Limit, func(l linkforge.Link) string { return linkforge.EncodeListCursor(q.Sort, l) }), nil
 }
 
 // TagCounts returns the tenant's tags with their link counts, by count
@@ -139,16 +127,12 @@ func (db *DB) TagCounts(ctx context.Context, tenantID int64) ([]linkforge.TagCou
 	if err != nil {
 		return nil, fmt.Errorf("postgres: tag counts: %w", err)
 	}
-	defer rows.Close()
-	tags := []linkforge.TagCount{}
-	for rows.Next() {
+	tags, err := collect(rows, func(r pgx.Row) (linkforge.TagCount, error) {
 		var tc linkforge.TagCount
-		if err := rows.Scan(&tc.Tag, &tc.Links); err != nil {
-			return nil, fmt.Errorf("postgres: tag counts: %w", err)
-		}
-		tags = append(tags, tc)
-	}
-	if err := rows.Err(); err != nil {
+		err := r.Scan(&tc.Tag, &tc.Links)
+		return tc, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: tag counts: %w", err)
 	}
 	return tags, nil

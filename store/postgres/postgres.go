@@ -139,6 +139,18 @@ func now() time.Time {
 	return time.Now().UTC().Truncate(time.Microsecond)
 }
 
+// collect reads every row of rows with scan and closes rows:
+// pgx.CollectRows for the store's scan functions. The result is never nil.
+func collect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+}
+
+// scanLinks reads and closes rows of linkColumns (and the clicks column if
+// withClicks).
+func scanLinks(rows pgx.Rows, withClicks bool) ([]linkforge.Link, error) {
+	return collect(rows, func(r pgx.Row) (linkforge.Link, error) { return scanLink(r, withClicks) })
+}
+
 // PostgreSQL error codes (SQLSTATE) that become application errors.
 const (
 	uniqueViolation     = "23505"

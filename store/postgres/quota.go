@@ -174,7 +174,7 @@ func (db *DB) MonthlyQuotaUsage(ctx context.Context, monthStart time.Time) ([]li
 	if err != nil {
 		return nil, fmt.Errorf("postgres: monthly quota usage: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.TenantUsage, error) { return scanUsage(r) })
+	out, err := collect(rows, scanUsage)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: monthly quota usage: %w", err)
 	}

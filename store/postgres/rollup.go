@@ -246,17 +246,15 @@ func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]
 	if err != nil {
 		return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
 	}
-	defer rows.Close()
-	var out []linkforge.RollupRow
-	for rows.Next() {
-		var r linkforge.RollupRow
-		if err := rows.Scan(&r.LinkID, &r.Bucket, &r.Count); err != nil {
-			return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
-		}
+	var (
+		out []linkforge.RollupRow
+		r   linkforge.RollupRow
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&r.LinkID, &r.Bucket, &r.Count}, func() error {
 		r.Bucket = r.Bucket.UTC()
 		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
 	}
 	return out, nil

@@ -101,16 +101,8 @@ func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list tokens: %w", err)
 	}
-	defer rows.Close()
-	tokens := []linkforge.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: list tokens: %w", err)
-		}
-		tokens = append(tokens, t)
-	}
-	if err := rows.Err(); err != nil {
+	tokens, err := collect(rows, scanToken)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: list tokens: %w", err)
 	}
 	return tokens, nil

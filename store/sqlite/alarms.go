@@ -115,19 +115,10 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
-	defer rows.Close()
-	links := []linkforge.Link{}
-	for rows.Next() {
-		l, err := scanLink(rows, false)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: expire links: %w", err)
-		}
-		links = append(links, l)
-	}
-	if err := rows.Err(); err != nil {
+	links, err := scanLinks(rows, false)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
-	rows.Close()
 	slices.SortFunc(links, func(a, b linkforge.Link) int { return cmp.Compare(a.ID, b.ID) })
 	// link.expired for the links this call expired (expired_at is now),
 	// not again for a replayed run that kept an earlier expired_at.
@@ -222,7 +213,7 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	changed, err := collect(res, func(res *sql.Rows) (linkforge.FailedAlarm, error) {
+	changed, err := collect(res, func(res scanner) (linkforge.FailedAlarm, error) {
 		var a linkforge.FailedAlarm
 		err := res.Scan(&a.ID, &a.TenantID, &a.State, &a.Attempts, &a.Slug)
 		return a, err
@@ -342,9 +333,7 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 // scanAlarms reads and closes rows of alarm columns, followed by the slug
 // if withSlug.
 func scanAlarms(rows *sql.Rows, withSlug bool) ([]linkforge.Alarm, error) {
-	defer rows.Close()
-	alarms := []linkforge.Alarm{}
-	for rows.Next() {
+	return collect(rows, func(rows scanner) (linkforge.Alarm, error) {
 		var (
 			a                 linkforge.Alarm
 			due, created, upd int64
@@ -358,7 +347,7 @@ func scanAlarms(rows *sql.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 			dest = append(dest, &a.Slug)
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, err
+			return a, err
 		}
 		a.DueAt, a.CreatedAt, a.UpdatedAt = fromMicros(due), fromMicros(created), fromMicros(upd)
 		a.State = linkforge.AlarmState(state)
@@ -366,12 +355,8 @@ func scanAlarms(rows *sql.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 		a.LeaseExpiresAt = timePtr(leaseExpires)
 		var err error
 		if a.Errors, err = linkforge.DecodeAlarmErrors([]byte(errs)); err != nil {
-			return nil, fmt.Errorf("alarm %d: %w", a.ID, err)
+			return a, fmt.Errorf("alarm %d: %w", a.ID, err)
 		}
-		alarms = append(alarms, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return alarms, nil
+		return a, nil
+	})
 }

@@ -67,22 +67,16 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 	if err != nil {
 		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
 	}
-	defer rows.Close()
-	b := linkforge.Breakdown{Values: []linkforge.ValueCount{}}
-	listed := int64(0)
-	for rows.Next() {
+	var total int64 // on every row
+	values, err := collect(rows, func(r scanner) (linkforge.ValueCount, error) {
 		var v linkforge.ValueCount
-		if err := rows.Scan(&v.Value, &v.Count, &b.Total); err != nil {
-			return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
-		}
-		listed += v.Count
-		b.Values = append(b.Values, v)
-	}
-	if err := rows.Err(); err != nil {
+		err := r.Scan(&v.Value, &v.Count, &total)
+		return v, err
+	})
+	if err != nil {
 		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
 	}
-	b.Rest = b.Total - listed
-	return b, nil
+	return linkforge.NewBreakdown(values, total), nil
 }
 
 // TopLinks ranks the tenant's links over q's hours; ties by slug in byte

@@ -62,25 +62,17 @@ func (db *DB) NodeDims(ctx context.Context, nodeID string, from time.Time) ([]li
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: node dimensions of %q: %w", nodeID, err)
 	}
-	defer rows.Close()
-	var out []linkforge.DimRow
-	for rows.Next() {
-		var (
-			d    linkforge.DimRow
-			hour int64
-			name string
-		)
-		if err := rows.Scan(&d.LinkID, &hour, &name, &d.Value, &d.Count); err != nil {
-			return nil, fmt.Errorf("sqlite: node dimensions of %q: %w", nodeID, err)
-		}
-		dim, ok := linkforge.ParseDimension(name)
-		if !ok {
-			continue // a dimension a later release added: not this binary's to count
-		}
-		d.Hour, d.Dim = time.Unix(hour, 0).UTC(), dim
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	var (
+		out  []linkforge.DimRow
+		d    linkforge.DimRow
+		hour int64
+		name string
+	)
+	if err := forEach(rows, []any{&d.LinkID, &hour, &name, &d.Value, &d.Count}, func() error {
+		d.Hour = time.Unix(hour, 0)
+		out = linkforge.AppendDimRow(out, d, name)
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("sqlite: node dimensions of %q: %w", nodeID, err)
 	}
 	return out, nil
@@ -102,19 +94,16 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
 	}
-	var mins []linkforge.RollupRow
-	for rows.Next() {
-		r := linkforge.RollupRow{LinkID: linkID}
-		var bucket int64
-		if err := rows.Scan(&bucket, &r.Count); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
-		}
+	var (
+		mins   []linkforge.RollupRow
+		r      = linkforge.RollupRow{LinkID: linkID}
+		bucket int64
+	)
+	if err := forEach(rows, []any{&bucket, &r.Count}, func() error {
 		r.Bucket = time.Unix(bucket, 0).UTC()
 		mins = append(mins, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
 	}
 	rows, err = tx.QueryContext(ctx,
@@ -123,25 +112,17 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node dimensions of link %d: %w", linkID, err)
 	}
-	defer rows.Close()
-	var dims []linkforge.DimRow
-	for rows.Next() {
-		d := linkforge.DimRow{LinkID: linkID}
-		var (
-			hour int64
-			name string
-		)
-		if err := rows.Scan(&hour, &name, &d.Value, &d.Count); err != nil {
-			return nil, nil, fmt.Errorf("sqlite: node dimensions of link %d: %w", linkID, err)
-		}
-		dim, ok := linkforge.ParseDimension(name)
-		if !ok {
-			continue // a dimension a later release added: not this binary's to count
-		}
-		d.Hour, d.Dim = time.Unix(hour, 0).UTC(), dim
-		dims = append(dims, d)
-	}
-	if err := rows.Err(); err != nil {
+	var (
+		dims []linkforge.DimRow
+		d    = linkforge.DimRow{LinkID: linkID}
+		hour int64
+		name string
+	)
+	if err := forEach(rows, []any{&hour, &name, &d.Value, &d.Count}, func() error {
+		d.Hour = time.Unix(hour, 0)
+		dims = linkforge.AppendDimRow(dims, d, name)
+		return nil
+	}); err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node dimensions of link %d: %w", linkID, err)
 	}
 	return mins, dims, nil

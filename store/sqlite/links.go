@@ -210,10 +210,7 @@ func wrapRead(op string, err error) error {
 // ids only grow, so a page never repeats or skips a link, whatever is
 // created or deleted between two requests.
 func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limit int) (linkforge.LinkPage, error) {
-	if limit <= 0 {
-		limit = defaultPageSize
-	}
-	limit = min(limit, maxPageSize)
+	limit = linkforge.PageLimit(limit, defaultPageSize, maxPageSize)
 	before := int64(math.MaxInt64)
 	if cursor != "" {
 		id, err := linkforge.DecodeCursor(cursor)
@@ -231,23 +228,11 @@ func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limi
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
 	}
-	defer rows.Close()
-	page := linkforge.LinkPage{Links: make([]linkforge.Link, 0, min(limit, 64))}
-	for rows.Next() {
-		l, err := scanLink(rows, true)
-		if err != nil {
-			return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
-		}
-		page.Links = append(page.Links, l)
-	}
-	if err := rows.Err(); err != nil {
+	links, err := scanLinks(rows, true)
+	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
 	}
-	if len(page.Links) > limit {
-		page.Links = page.Links[:limit]
-		page.NextCursor = linkforge.EncodeCursor(page.Links[limit-1].ID)
-	}
-	return page, nil
+	return linkforge.TrimPage(links, limit, func(l linkforge.Link) string { return linkforge.EncodeCursor(l.ID) }), nil
 }
 
 // UpdateLink reads the tenant's link, lets fn change it and writes it back,

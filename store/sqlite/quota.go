@@ -94,16 +94,8 @@ func (db *DB) MonthlyQuotaUsage(ctx context.Context, monthStart time.Time) ([]li
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: monthly quota usage: %w", err)
 	}
-	defer rows.Close()
-	var out []linkforge.TenantUsage
-	for rows.Next() {
-		u, err := scanUsage(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: monthly quota usage: %w", err)
-		}
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := collect(rows, scanUsage)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: monthly quota usage: %w", err)
 	}
 	return out, nil

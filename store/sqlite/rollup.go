@@ -169,18 +169,16 @@ func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
 	}
-	defer rows.Close()
-	var out []linkforge.RollupRow
-	for rows.Next() {
-		var r linkforge.RollupRow
-		var bucket int64
-		if err := rows.Scan(&r.LinkID, &bucket, &r.Count); err != nil {
-			return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
-		}
+	var (
+		out    []linkforge.RollupRow
+		r      linkforge.RollupRow
+		bucket int64
+	)
+	if err := forEach(rows, []any{&r.LinkID, &bucket, &r.Count}, func() error {
 		r.Bucket = time.Unix(bucket, 0).UTC()
 		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
 	}
 	return out, nil
@@ -189,18 +187,13 @@ func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]
 // scanBuckets reads rows of (bucket start in unix seconds, count), the shape
 // of every stats query, and closes them. Never nil: an empty range is [].
 func scanBuckets(rows *sql.Rows) ([]linkforge.StatsBucket, error) {
-	defer rows.Close()
-	buckets := []linkforge.StatsBucket{}
-	for rows.Next() {
+	return collect(rows, func(r scanner) (linkforge.StatsBucket, error) {
 		var (
 			start int64
 			b     linkforge.StatsBucket
 		)
-		if err := rows.Scan(&start, &b.Count); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&start, &b.Count)
 		b.Start = time.Unix(start, 0).UTC()
-		buckets = append(buckets, b)
-	}
-	return buckets, rows.Err()
+		return b, err
+	})
 }

@@ -196,7 +196,7 @@ func now() time.Time {
 
 // collect reads every row of rows with scan and closes rows: the one loop
 // of the store's multi-row reads. The result is never nil.
-func collect[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error) {
+func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
 	defer rows.Close()
 	out := []T{}
 	for rows.Next() {
@@ -210,6 +210,24 @@ func collect[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error
 		return nil, err
 	}
 	return out, nil
+}
+
+// forEach scans every row of rows into dest and calls fn after each, then
+// closes rows: pgx.ForEachRow for database/sql.
+func forEach(rows *sql.Rows, dest []any, fn func() error) error {
+	_, err := collect(rows, func(r scanner) (struct{}, error) {
+		if err := r.Scan(dest...); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, fn()
+	})
+	return err
+}
+
+// scanLinks reads and closes rows of linkColumns (and the clicks column if
+// withClicks).
+func scanLinks(rows *sql.Rows, withClicks bool) ([]linkforge.Link, error) {
+	return collect(rows, func(r scanner) (linkforge.Link, error) { return scanLink(r, withClicks) })
 }
 
 func toMicros(t time.Time) int64 { return t.UnixMicro() }

@@ -108,16 +108,8 @@ func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
 	}
-	defer rows.Close()
-	tokens := []linkforge.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: list tokens: %w", err)
-		}
-		tokens = append(tokens, t)
-	}
-	if err := rows.Err(); err != nil {
+	tokens, err := collect(rows, scanToken)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
 	}
 	return tokens, nil
@@ -159,16 +151,12 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
 	}
-	defer rows.Close()
-	active := []int64{}
-	for rows.Next() {
+	active, err := collect(rows, func(r scanner) (int64, error) {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sqlite: active tokens: %w", err)
-		}
-		active = append(active, id)
-	}
-	if err := rows.Err(); err != nil {
+		err := r.Scan(&id)
+		return id, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
 	}
 	return active, nil

@@ -130,7 +130,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	crs, err := collect(q, func(q *sql.Rows) (linkforge.ClickRow, error) {
+	crs, err := collect(q, func(q scanner) (linkforge.ClickRow, error) {
 		var (
 			r                  linkforge.ClickRow
 			max, bucket, count sql.NullInt64
@@ -205,7 +205,7 @@ func (db *DB) ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Web
 }
 
 func scanWebhooks(rows *sql.Rows) ([]linkforge.Webhook, error) {
-	return collect(rows, func(rows *sql.Rows) (linkforge.Webhook, error) {
+	return collect(rows, func(rows scanner) (linkforge.Webhook, error) {
 		var w linkforge.Webhook
 		var ev string
 		var created int64
@@ -213,7 +213,8 @@ func scanWebhooks(rows *sql.Rows) ([]linkforge.Webhook, error) {
 			return w, err
 		}
 		w.CreatedAt = fromMicros(created)
-		return w, json.Unmarshal([]byte(ev), &w.Events)
+		err := json.Unmarshal([]byte(ev), &w.Events)
+		return w, err
 	})
 }
 
@@ -479,7 +480,7 @@ func (db *DB) NextDeliveryDue(ctx context.Context) (time.Time, bool, error) {
 }
 
 func scanDeliveries(rows *sql.Rows, withWebhook bool) ([]linkforge.Delivery, error) {
-	return collect(rows, func(rows *sql.Rows) (linkforge.Delivery, error) {
+	return collect(rows, func(rows scanner) (linkforge.Delivery, error) {
 		var (
 			d                  linkforge.Delivery
 			body               string
