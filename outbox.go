@@ -91,8 +91,8 @@ type FailedAlarm struct {
 // AlarmDeadEvents are the alarm.dead events of the alarms that a
 // FailAlarms call left dead (of changed), at the time of its first
 // failure; each carries the error of its alarm's last failure in failures.
-func AlarmDeadEvents(changed []FailedAlarm, failures []AlarmFailure) ([]Event, error) {
-	var out []Event
+func AlarmDeadEvents(changed []FailedAlarm, failures []AlarmFailure) ([]OutboxEvent, error) {
+	var out []OutboxEvent
 	for _, a := range changed {
 		if a.State != AlarmDead {
 			continue
@@ -107,9 +107,19 @@ func AlarmDeadEvents(changed []FailedAlarm, failures []AlarmFailure) ([]Event, e
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ev)
+		out = append(out, OutboxEvent{Event: ev})
 	}
 	return out, nil
+}
+
+// FailedAlarmIDs are the ids of changed, in order: what FailAlarms
+// returns.
+func FailedAlarmIDs(changed []FailedAlarm) []int64 {
+	ids := make([]int64, len(changed))
+	for i, a := range changed {
+		ids[i] = a.ID
+	}
+	return ids
 }
 
 // maxStoredError bounds the error message a store keeps of an attempt.

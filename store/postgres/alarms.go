@@ -41,7 +41,7 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 	now = now.UTC().Truncate(time.Microsecond)
 	// The SET expressions see the row as it was: state and lease_owner are
 	// the previous claim's when an expired lease is taken over.
-	rows, err := db.pool.Query(ctx,
+	alarms, err := query(ctx, db.pool, alarmScan(false),
 		`WITH due AS (
 			SELECT id FROM link_alarms
 			WHERE (state IN ('scheduled', 'retrying') AND due_at <= $1)
@@ -64,10 +64,6 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 		FROM due WHERE a.id = due.id
 		RETURNING `+alarmColumns,
 		now, limit, owner, now.Add(lease), linkforge.AlarmErrorTime(now))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: claim alarms: %w", err)
-	}
-	alarms, err := scanAlarms(rows, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim alarms: %w", err)
 	}
@@ -101,7 +97,7 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 		if err != nil {
 			return err
 		}
-		if links, err = scanLinks(rows, false); err != nil {
+		if links, err = collect(rows, linkScan(false)); err != nil {
 			return err
 		}
 		// link.expired for the links this call expired (expired_at is
@@ -193,26 +189,20 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
-	changedIDs := make([]int64, len(changed))
-	for i, a := range changed {
-		changedIDs[i] = a.ID
-	}
 	evs, err := linkforge.AlarmDeadEvents(changed, failures)
 	if err != nil {
 		return nil, err
 	}
 	var ob outbox
 	at := failures[0].At
-	for _, ev := range evs {
-		if err := ob.enqueue(ctx, tx, ev, at, ""); err != nil {
-			return nil, fmt.Errorf("postgres: fail alarms: %w", err)
-		}
+	if err := ob.enqueueAll(ctx, tx, evs, at); err != nil {
+		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
 	ob.done(db, at)
-	return changedIDs, nil
+	return linkforge.FailedAlarmIDs(changed), nil
 }
 
 // NextAlarmDue reads the minimum of each partial index: two index probes.
@@ -247,11 +237,7 @@ func (db *DB) ListAlarms(ctx context.Context, tenantID int64, state linkforge.Al
 		args = append(args, string(state))
 	}
 	q += ` ORDER BY a.due_at, a.id LIMIT $2`
-	rows, err := db.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list alarms: %w", err)
-	}
-	alarms, err := scanAlarms(rows, true)
+	alarms, err := query(ctx, db.pool, alarmScan(true), q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list alarms: %w", err)
 	}
@@ -262,7 +248,7 @@ func (db *DB) ListAlarms(ctx context.Context, tenantID int64, state linkforge.Al
 // nothing was replayed does a second query tell not found from not dead.
 func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.Time) (linkforge.Alarm, error) {
 	now = now.UTC().Truncate(time.Microsecond)
-	rows, err := db.pool.Query(ctx,
+	alarms, err := query(ctx, db.pool, alarmScan(true),
 		`WITH a AS (
 			UPDATE link_alarms SET state = 'scheduled', due_at = $3, attempt = 0, updated_at = $3
 			WHERE id = $1 AND tenant_id = $2 AND state = 'dead'
@@ -270,10 +256,6 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 		)
 		SELECT `+alarmColumns+`, l.slug FROM a JOIN links l ON l.id = a.link_id`,
 		alarmID, tenantID, now)
-	if err != nil {
-		return linkforge.Alarm{}, fmt.Errorf("postgres: retry alarm: %w", err)
-	}
-	alarms, err := scanAlarms(rows, true)
 	if err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("postgres: retry alarm: %w", err)
 	}
@@ -292,10 +274,10 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 	return linkforge.Alarm{}, linkforge.AlarmNotDead(alarmID, linkforge.AlarmState(state))
 }
 
-// scanAlarms reads and closes rows of alarm columns, followed by the slug
-// if withSlug.
-func scanAlarms(rows pgx.Rows, withSlug bool) ([]linkforge.Alarm, error) {
-	return collect(rows, func(rows pgx.Row) (linkforge.Alarm, error) {
+// alarmScan reads a row of alarm columns, followed by the slug if
+// withSlug.
+func alarmScan(withSlug bool) func(pgx.Row) (linkforge.Alarm, error) {
+	return func(rows pgx.Row) (linkforge.Alarm, error) {
 		var (
 			a     linkforge.Alarm
 			state string
@@ -322,5 +304,5 @@ func scanAlarms(rows pgx.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 			return a, fmt.Errorf("alarm %d: %w", a.ID, err)
 		}
 		return a, nil
-	})
+	}
 }

@@ -21,12 +21,11 @@ type dimColumns struct {
 	counts []int64
 }
 
-// dimArrays checks dims (EInvalid for a row no flush can produce: an hour
-// that is not the start of a UTC hour, an unknown dimension, an empty value,
-// a negative count), keeps the largest count of each key (one statement may
-// not update a row twice) and returns them sorted by key, the order in which
-// concurrent writers take row locks.
-func dimArrays(dims []linkforge.DimRow) (dimColumns, error) {
+// dimArrays keeps the largest count of each key of dims, checked by
+// linkforge.CheckFlush (one statement may not update a row twice), and
+// returns them sorted by key, the order in which concurrent writers take
+// row locks.
+func dimArrays(dims []linkforge.DimRow) dimColumns {
 	type key struct {
 		link, hour int64
 		dim        linkforge.Dimension
@@ -34,18 +33,6 @@ func dimArrays(dims []linkforge.DimRow) (dimColumns, error) {
 	}
 	latest := make(map[key]int, len(dims))
 	for i, d := range dims {
-		if !d.Hour.Equal(d.Hour.Truncate(time.Hour)) {
-			return dimColumns{}, linkforge.InvalidField("hour", fmt.Sprintf("%s is not the start of an hour", d.Hour.UTC().Format(time.RFC3339Nano)))
-		}
-		if d.Dim >= linkforge.NumDimensions {
-			return dimColumns{}, linkforge.InvalidField("dimension", fmt.Sprintf("unknown dimension %d", d.Dim))
-		}
-		if d.Value == "" {
-			return dimColumns{}, linkforge.InvalidField("value", "must not be empty")
-		}
-		if d.Count < 0 {
-			return dimColumns{}, linkforge.InvalidField("count", fmt.Sprintf("negative count %d", d.Count))
-		}
 		k := key{d.LinkID, d.Hour.Unix(), d.Dim, d.Value}
 		if j, ok := latest[k]; !ok || dims[j].Count <= d.Count {
 			latest[k] = i
@@ -69,7 +56,7 @@ func dimArrays(dims []linkforge.DimRow) (dimColumns, error) {
 	for i, d := range batch {
 		c.ids[i], c.hours[i], c.dims[i], c.values[i], c.counts[i] = d.LinkID, d.Hour, d.Dim.String(), d.Value, d.Count
 	}
-	return c, nil
+	return c
 }
 
 // NodeDims returns nodeID's click_dims rows whose hour is at or after from

@@ -16,14 +16,10 @@ import (
 // transaction nor a connection while the client reads.
 func (db *DB) ExportLinks(ctx context.Context, tenantID, afterID int64, limit int) ([]linkforge.Link, error) {
 	limit = linkforge.PageLimit(limit, defaultPageSize, maxPageSize)
-	rows, err := db.pool.Query(ctx,
+	links, err := query(ctx, db.pool, linkScan(true),
 		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
 		 WHERE l.tenant_id = $1 AND l.id > $2 ORDER BY l.id LIMIT $3`,
 		tenantID, afterID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: export links: %w", err)
-	}
-	links, err := scanLinks(rows, true)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: export links: %w", err)
 	}

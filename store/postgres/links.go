@@ -176,14 +176,10 @@ func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limi
 	}
 
 	// One row more than asked tells whether there is a next page.
-	rows, err := db.pool.Query(ctx,
+	links, err := query(ctx, db.pool, linkScan(true),
 		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
 		 WHERE l.tenant_id = $1 AND l.id < $2 ORDER BY l.id DESC LIMIT $3`,
 		tenantID, before, limit+1)
-	if err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("postgres: list links: %w", err)
-	}
-	links, err := scanLinks(rows, true)
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("postgres: list links: %w", err)
 	}

@@ -103,13 +103,9 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	}
 	// One row more than asked tells whether there is a next page.
 	limit := arg(q.Limit + 1)
-	rows, err := db.pool.Query(ctx,
+	links, err := query(ctx, db.pool, linkScan(true),
 		`SELECT `+linkColumns+`, `+totalClicks+` FROM links l WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY `+order+` LIMIT `+limit, args...)
-	if err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("postgres: query links: %w", err)
-	}
-	links, err := scanLinks(rows, true)
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("postgres: query links: %w", err)
 	}
@@ -121,21 +117,19 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 // triggers keep (migration 00007): a row per tag, whatever the number of
 // links.
 func (db *DB) TagCounts(ctx context.Context, tenantID int64) ([]linkforge.TagCount, error) {
-	rows, err := db.pool.Query(ctx,
+	tags, err := query(ctx, db.pool, scanTagCount,
 		`SELECT tag, links FROM link_tag_counts WHERE tenant_id = $1 AND links > 0
 		 ORDER BY links DESC, tag COLLATE "C"`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: tag counts: %w", err)
 	}
-	tags, err := collect(rows, func(r pgx.Row) (linkforge.TagCount, error) {
-		var tc linkforge.TagCount
-		err := r.Scan(&tc.Tag, &tc.Links)
-		return tc, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: tag counts: %w", err)
-	}
 	return tags, nil
+}
+
+func scanTagCount(r pgx.Row) (linkforge.TagCount, error) {
+	var tc linkforge.TagCount
+	err := r.Scan(&tc.Tag, &tc.Links)
+	return tc, err
 }
 
 // CreateLinks stores links in one transaction and one round trip: a batch

@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/migrations"
 )
 
@@ -36,7 +37,7 @@ type DB struct {
 	pool *pgxpool.Pool
 	// notify is told when a committed write added webhook deliveries
 	// (webhooks.go).
-	notify deliveryNotify
+	notify wake.Hook
 }
 
 var _ linkforge.Store = (*DB)(nil)
@@ -145,10 +146,24 @@ func collect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
 }
 
-// scanLinks reads and closes rows of linkColumns (and the clicks column if
+// linkScan reads a row of linkColumns (and the clicks column if
 // withClicks).
-func scanLinks(rows pgx.Rows, withClicks bool) ([]linkforge.Link, error) {
-	return collect(rows, func(r pgx.Row) (linkforge.Link, error) { return scanLink(r, withClicks) })
+func linkScan(withClicks bool) func(pgx.Row) (linkforge.Link, error) {
+	return func(r pgx.Row) (linkforge.Link, error) { return scanLink(r, withClicks) }
+}
+
+// queryer is what query needs of the pool or a transaction.
+type queryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// query runs a multi-row read on q and collects its rows with scan.
+func query[T any](ctx context.Context, q queryer, scan func(pgx.Row) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scan)
 }
 
 // PostgreSQL error codes (SQLSTATE) that become application errors.

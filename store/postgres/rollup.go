@@ -56,8 +56,8 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	if len(rows) == 0 && len(dims) == 0 {
 		return nil
 	}
-	if nodeID == "" {
-		return linkforge.InvalidField("node_id", "must not be empty")
+	if err := linkforge.CheckFlush(nodeID, rows, dims); err != nil {
+		return err
 	}
 	type key struct {
 		link   int64
@@ -65,12 +65,6 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	}
 	latest := make(map[key]int, len(rows)) // index in rows of the largest count of each key
 	for i, r := range rows {
-		if !r.Bucket.Equal(r.Bucket.Truncate(time.Minute)) {
-			return linkforge.InvalidField("bucket", fmt.Sprintf("%s is not the start of a minute", r.Bucket.UTC().Format(time.RFC3339Nano)))
-		}
-		if r.Count < 0 {
-			return linkforge.InvalidField("count", fmt.Sprintf("negative count %d", r.Count))
-		}
 		// PostgreSQL refuses to update one row twice in a statement
 		// (21000), so duplicates are resolved here.
 		k := key{r.LinkID, r.Bucket.Unix()}
@@ -94,10 +88,7 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	for i, r := range batch {
 		ids[i], buckets[i], counts[i] = r.LinkID, r.Bucket, r.Count
 	}
-	d, err := dimArrays(dims)
-	if err != nil {
-		return err
-	}
+	d := dimArrays(dims)
 	// Without a webhook for the click events (a probe of the small webhooks
 	// table) the flush stays one statement; a webhook created during this
 	// flush sees the next one.

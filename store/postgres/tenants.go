@@ -96,12 +96,8 @@ func (db *DB) TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, er
 // ListTokens returns the tenant's tokens, revoked ones included, oldest
 // first (never nil).
 func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token, error) {
-	rows, err := db.pool.Query(ctx,
+	tokens, err := query(ctx, db.pool, scanToken,
 		`SELECT `+tokenColumns+` FROM tokens WHERE tenant_id = $1 ORDER BY id`, tenantID)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list tokens: %w", err)
-	}
-	tokens, err := collect(rows, scanToken)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list tokens: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,22 +13,9 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// deliveryNotify holds the function told, after a commit, that deliveries
-// became due: the node's scheduler wakes at once instead of at its next
-// re-read (other nodes find them at theirs).
-type deliveryNotify struct {
-	f atomic.Pointer[func(time.Time)]
-}
-
-func (n *deliveryNotify) tell(t time.Time) {
-	if f := n.f.Load(); f != nil {
-		(*f)(t)
-	}
-}
-
 // OnDeliveries sets the function called after a committed write added
 // webhook deliveries, with their due time (the scheduler's Reschedule).
-func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.f.Store(&f) }
+func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.Set(f) }
 
 // execer is what the outbox needs of a pgx.Tx.
 type execer interface {
@@ -66,6 +52,16 @@ func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now
 	return nil
 }
 
+// enqueueAll enqueues evs, each under its key.
+func (o *outbox) enqueueAll(ctx context.Context, tx execer, evs []linkforge.OutboxEvent, now time.Time) error {
+	for _, ev := range evs {
+		if err := o.enqueue(ctx, tx, ev.Event, now, ev.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // linkEvent enqueues a link.* event of l.
 func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkforge.Link, now time.Time) error {
 	ev, err := linkforge.NewLinkEvent(typ, l, now)
@@ -77,7 +73,7 @@ func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkfor
 
 func (o *outbox) done(db *DB, now time.Time) {
 	if o.added {
-		db.notify.tell(now)
+		db.notify.Tell(now)
 	}
 }
 
@@ -131,12 +127,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, bucket
 	if err != nil {
 		return err
 	}
-	for _, ev := range evs {
-		if err := o.enqueue(ctx, tx, ev.Event, now, ev.Key); err != nil {
-			return err
-		}
-	}
-	return nil
+	return o.enqueueAll(ctx, tx, evs, now)
 }
 
 // CreateWebhook stores w (its ID and Secret chosen by the caller), unless
@@ -176,12 +167,8 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 
 // ListWebhooks returns the tenant's webhooks, oldest first, without secrets.
 func (db *DB) ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Webhook, error) {
-	rows, err := db.pool.Query(ctx,
+	out, err := query(ctx, db.pool, webhookScan(),
 		`SELECT `+webhookColumns+` FROM webhooks WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list webhooks: %w", err)
-	}
-	out, err := scanWebhooks(rows)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list webhooks: %w", err)
 	}
@@ -190,15 +177,15 @@ func (db *DB) ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Web
 
 const webhookColumns = `id, tenant_id, url, events, state, created_at`
 
-func scanWebhooks(rows pgx.Rows) ([]linkforge.Webhook, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (linkforge.Webhook, error) {
+func webhookScan() func(pgx.Row) (linkforge.Webhook, error) {
+	return func(row pgx.Row) (linkforge.Webhook, error) {
 		var w linkforge.Webhook
 		var state string
 		err := row.Scan(&w.ID, &w.TenantID, &w.URL, &w.Events, &state, &w.CreatedAt)
 		w.State = linkforge.WebhookState(state)
 		w.CreatedAt = w.CreatedAt.UTC()
 		return w, err
-	})
+	}
 }
 
 // SetWebhookState enables or disables the tenant's webhook; disabling
@@ -214,7 +201,7 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 		if err != nil {
 			return err
 		}
-		ws, err := scanWebhooks(rows)
+		ws, err := collect(rows, webhookScan())
 		if err != nil {
 			return err
 		}
@@ -275,13 +262,9 @@ func (db *DB) ListDeliveries(ctx context.Context, tenantID int64, webhookID stri
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list deliveries: %w", err)
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
+	ds, err := query(ctx, db.pool, deliveryScan(false), `SELECT `+deliveryColumns+` FROM webhook_deliveries d
 		WHERE d.webhook_id = $1 AND ($2 = '' OR d.state = $2) ORDER BY d.id DESC LIMIT $3`,
 		webhookID, string(state), limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list deliveries: %w", err)
-	}
-	ds, err := scanDeliveries(rows, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list deliveries: %w", err)
 	}
@@ -310,7 +293,7 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 		if err != nil {
 			return err
 		}
-		ds, err := scanDeliveries(rows, false)
+		ds, err := collect(rows, deliveryScan(false))
 		if err != nil {
 			return err
 		}
@@ -323,7 +306,7 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	if err != nil {
 		return linkforge.Delivery{}, wrap("retry delivery", err)
 	}
-	db.notify.tell(now)
+	db.notify.Tell(now)
 	return out, nil
 }
 
@@ -340,7 +323,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([
 		return nil, fmt.Errorf("postgres: claim deliveries: %w", err)
 	}
 	now := c.Now
-	rows, err := db.pool.Query(ctx,
+	ds, err := query(ctx, db.pool, deliveryScan(true),
 		`WITH cand AS (
 			SELECT id, tenant_id, next_attempt_at AS t FROM webhook_deliveries
 			WHERE state IN ('pending', 'retrying') AND lease_owner IS NULL AND next_attempt_at <= $1
@@ -373,10 +356,6 @@ func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([
 			RETURNING `+deliveryColumns+`)
 		SELECT d.*, w.url, w.secret, w.state = 'disabled' FROM upd d JOIN webhooks w ON w.id = d.webhook_id`,
 		now, c.Limit, c.Owner, now.Add(c.Lease), c.SkipWebhooks, c.SkipTenants)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: claim deliveries: %w", err)
-	}
-	ds, err := scanDeliveries(rows, true)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim deliveries: %w", err)
 	}
@@ -455,8 +434,8 @@ func (db *DB) NextDeliveryDue(ctx context.Context) (time.Time, bool, error) {
 	return next.UTC(), true, nil
 }
 
-func scanDeliveries(rows pgx.Rows, withWebhook bool) ([]linkforge.Delivery, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (linkforge.Delivery, error) {
+func deliveryScan(withWebhook bool) func(pgx.Row) (linkforge.Delivery, error) {
+	return func(row pgx.Row) (linkforge.Delivery, error) {
 		var (
 			d     linkforge.Delivery
 			body  string
@@ -478,5 +457,5 @@ func scanDeliveries(rows pgx.Rows, withWebhook bool) ([]linkforge.Delivery, erro
 			d.LeaseOwner = *owner
 		}
 		return d, nil
-	})
+	}
 }

@@ -57,7 +57,7 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 	now = now.UTC().Truncate(time.Microsecond)
 	// The SET expressions see the row as it was: state and lease_owner are
 	// the previous claim's when an expired lease is taken over.
-	rows, err := db.writer.QueryContext(ctx,
+	alarms, err := query(ctx, db.writer, alarmScan(false),
 		`UPDATE link_alarms SET
 			state = 'running',
 			attempt = attempt + 1,
@@ -76,10 +76,6 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 			ORDER BY due_at, id LIMIT ?5)
 		 RETURNING `+alarmColumns,
 		linkforge.AlarmErrorTime(now), owner, toMicros(now.Add(lease)), toMicros(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: claim alarms: %w", err)
-	}
-	alarms, err := scanAlarms(rows, false)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claim alarms: %w", err)
 	}
@@ -106,16 +102,12 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx,
+	links, err := query(ctx, tx, linkScan(false),
 		`UPDATE links SET expired_at = CASE WHEN expired_at IS NULL OR expired_at < expires_at
 			THEN ?1 ELSE expired_at END
 		 WHERE id IN (SELECT value FROM json_each(?2)) AND expires_at <= ?1
 		 RETURNING `+linkReturning,
 		toMicros(now), string(ids))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: expire links: %w", err)
-	}
-	links, err := scanLinks(rows, false)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
@@ -221,26 +213,20 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	ids := make([]int64, len(changed))
-	for i, a := range changed {
-		ids[i] = a.ID
-	}
 	evs, err := linkforge.AlarmDeadEvents(changed, failures)
 	if err != nil {
 		return nil, err
 	}
 	var ob outbox
 	at := failures[0].At
-	for _, ev := range evs {
-		if err := ob.enqueue(ctx, tx, ev, at, ""); err != nil {
-			return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
-		}
+	if err := ob.enqueueAll(ctx, tx, evs, at); err != nil {
+		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
 	ob.done(db, at)
-	return ids, nil
+	return linkforge.FailedAlarmIDs(changed), nil
 }
 
 // NextAlarmDue reads the minimum of each partial index: two index probes.
@@ -276,11 +262,7 @@ func (db *DB) ListAlarms(ctx context.Context, tenantID int64, state linkforge.Al
 	}
 	q += ` ORDER BY a.due_at, a.id LIMIT ?`
 	args = append(args, limit)
-	rows, err := db.reader.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list alarms: %w", err)
-	}
-	alarms, err := scanAlarms(rows, true)
+	alarms, err := query(ctx, db.reader, alarmScan(true), q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list alarms: %w", err)
 	}
@@ -312,12 +294,8 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 		ts, ts, alarmID); err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+alarmColumnsA+`, l.slug FROM link_alarms a
+	alarms, err := query(ctx, tx, alarmScan(true), `SELECT `+alarmColumnsA+`, l.slug FROM link_alarms a
 		JOIN links l ON l.id = a.link_id WHERE a.id = ?`, alarmID)
-	if err != nil {
-		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
-	}
-	alarms, err := scanAlarms(rows, true)
 	if err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
 	}
@@ -330,10 +308,10 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 	return alarms[0], nil
 }
 
-// scanAlarms reads and closes rows of alarm columns, followed by the slug
-// if withSlug.
-func scanAlarms(rows *sql.Rows, withSlug bool) ([]linkforge.Alarm, error) {
-	return collect(rows, func(rows scanner) (linkforge.Alarm, error) {
+// alarmScan reads a row of alarm columns, followed by the slug if
+// withSlug.
+func alarmScan(withSlug bool) func(scanner) (linkforge.Alarm, error) {
+	return func(rows scanner) (linkforge.Alarm, error) {
 		var (
 			a                 linkforge.Alarm
 			due, created, upd int64
@@ -358,5 +336,5 @@ func scanAlarms(rows *sql.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 			return a, fmt.Errorf("alarm %d: %w", a.ID, err)
 		}
 		return a, nil
-	})
+	}
 }

@@ -9,27 +9,6 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// checkDimRows answers EInvalid for a click_dims row no flush can produce:
-// an hour that is not the start of a UTC hour, an unknown dimension, an
-// empty value or a negative count.
-func checkDimRows(dims []linkforge.DimRow) error {
-	for _, d := range dims {
-		if !d.Hour.Equal(d.Hour.Truncate(time.Hour)) {
-			return linkforge.InvalidField("hour", fmt.Sprintf("%s is not the start of an hour", d.Hour.UTC().Format(time.RFC3339Nano)))
-		}
-		if d.Dim >= linkforge.NumDimensions {
-			return linkforge.InvalidField("dimension", fmt.Sprintf("unknown dimension %d", d.Dim))
-		}
-		if d.Value == "" {
-			return linkforge.InvalidField("value", "must not be empty")
-		}
-		if d.Count < 0 {
-			return linkforge.InvalidField("count", fmt.Sprintf("negative count %d", d.Count))
-		}
-	}
-	return nil
-}
-
 // upsertDims writes dims of nodeID in tx, with click_rollup's monotonic
 // rule: a count replaces a smaller one, never a larger one.
 func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge.DimRow) error {

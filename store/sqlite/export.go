@@ -15,14 +15,10 @@ import (
 // keep the WAL from being checkpointed).
 func (db *DB) ExportLinks(ctx context.Context, tenantID, afterID int64, limit int) ([]linkforge.Link, error) {
 	limit = linkforge.PageLimit(limit, defaultPageSize, maxPageSize)
-	rows, err := db.reader.QueryContext(ctx,
+	links, err := query(ctx, db.reader, linkScan(true),
 		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
 		 WHERE l.tenant_id = ? AND l.id > ? ORDER BY l.id LIMIT ?`,
 		tenantID, afterID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: export links: %w", err)
-	}
-	links, err := scanLinks(rows, true)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: export links: %w", err)
 	}

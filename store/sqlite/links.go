@@ -221,14 +221,10 @@ func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limi
 	}
 
 	// One row more than asked tells whether there is a next page.
-	rows, err := db.reader.QueryContext(ctx,
+	links, err := query(ctx, db.reader, linkScan(true),
 		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
 		 WHERE l.tenant_id = ? AND l.id < ? ORDER BY l.id DESC LIMIT ?`,
 		tenantID, before, limit+1)
-	if err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
-	}
-	links, err := scanLinks(rows, true)
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
 	}

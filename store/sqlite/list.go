@@ -121,13 +121,9 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	}
 	// One row more than asked tells whether there is a next page.
 	args = append(args, q.Limit+1)
-	rows, err := db.reader.QueryContext(ctx,
+	links, err := query(ctx, db.reader, linkScan(true),
 		`SELECT `+linkColumns+`, `+totalClicks+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY `+order+` LIMIT ?`, append(fromArgs, args...)...)
-	if err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("sqlite: query links: %w", err)
-	}
-	links, err := scanLinks(rows, true)
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("sqlite: query links: %w", err)
 	}
@@ -185,21 +181,19 @@ func (db *DB) searchIDs(ctx context.Context, phrase string) (string, error) {
 // descending, then tag. It reads link_tag_counts, which triggers keep
 // (migration 00007): a row per tag, whatever the number of links.
 func (db *DB) TagCounts(ctx context.Context, tenantID int64) ([]linkforge.TagCount, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	tags, err := query(ctx, db.reader, scanTagCount,
 		`SELECT tag, links FROM link_tag_counts WHERE tenant_id = ? AND links > 0
 		 ORDER BY links DESC, tag`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: tag counts: %w", err)
 	}
-	tags, err := collect(rows, func(r scanner) (linkforge.TagCount, error) {
-		var tc linkforge.TagCount
-		err := r.Scan(&tc.Tag, &tc.Links)
-		return tc, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: tag counts: %w", err)
-	}
 	return tags, nil
+}
+
+func scanTagCount(r scanner) (linkforge.TagCount, error) {
+	var tc linkforge.TagCount
+	err := r.Scan(&tc.Tag, &tc.Links)
+	return tc, err
 }
 
 // CreateLinks stores links in one write transaction through one prepared

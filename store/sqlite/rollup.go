@@ -28,18 +28,7 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	if len(rows) == 0 && len(dims) == 0 {
 		return nil
 	}
-	if nodeID == "" {
-		return linkforge.InvalidField("node_id", "must not be empty")
-	}
-	for _, r := range rows {
-		if !r.Bucket.Equal(r.Bucket.Truncate(time.Minute)) {
-			return linkforge.InvalidField("bucket", fmt.Sprintf("%s is not the start of a minute", r.Bucket.UTC().Format(time.RFC3339Nano)))
-		}
-		if r.Count < 0 {
-			return linkforge.InvalidField("count", fmt.Sprintf("negative count %d", r.Count))
-		}
-	}
-	if err := checkDimRows(dims); err != nil {
+	if err := linkforge.CheckFlush(nodeID, rows, dims); err != nil {
 		return err
 	}
 

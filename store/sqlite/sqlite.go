@@ -32,6 +32,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/fileperm"
+	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/migrations"
 )
 
@@ -42,7 +43,7 @@ type DB struct {
 	reader *sql.DB // several read-only connections
 	// notify is told when a committed write added webhook deliveries
 	// (webhooks.go).
-	notify deliveryNotify
+	notify wake.Hook
 }
 
 var _ linkforge.Store = (*DB)(nil)
@@ -224,10 +225,24 @@ func forEach(rows *sql.Rows, dest []any, fn func() error) error {
 	return err
 }
 
-// scanLinks reads and closes rows of linkColumns (and the clicks column if
+// linkScan reads a row of linkColumns (and the clicks column if
 // withClicks).
-func scanLinks(rows *sql.Rows, withClicks bool) ([]linkforge.Link, error) {
-	return collect(rows, func(r scanner) (linkforge.Link, error) { return scanLink(r, withClicks) })
+func linkScan(withClicks bool) func(scanner) (linkforge.Link, error) {
+	return func(r scanner) (linkforge.Link, error) { return scanLink(r, withClicks) }
+}
+
+// queryer is what query needs of a *sql.DB or a *sql.Tx.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// query runs a multi-row read on q and collects its rows with scan.
+func query[T any](ctx context.Context, q queryer, scan func(scanner) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scan)
 }
 
 func toMicros(t time.Time) int64 { return t.UnixMicro() }

@@ -103,12 +103,8 @@ func (db *DB) TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, er
 
 // ListTokens returns the tenant's tokens, revoked ones included, oldest first.
 func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	tokens, err := query(ctx, db.reader, scanToken,
 		`SELECT `+tokenColumns+` FROM tokens WHERE tenant_id = ? ORDER BY id`, tenantID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
-	}
-	tokens, err := collect(rows, scanToken)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
 	}

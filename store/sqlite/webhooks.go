@@ -7,28 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/linkforge/linkforge"
 )
 
-// deliveryNotify holds the function told, after a commit, that deliveries
-// became due: the node's scheduler wakes at once instead of at its next
-// re-read.
-type deliveryNotify struct {
-	f atomic.Pointer[func(time.Time)]
-}
-
-func (n *deliveryNotify) tell(t time.Time) {
-	if f := n.f.Load(); f != nil {
-		(*f)(t)
-	}
-}
-
 // OnDeliveries sets the function called after a committed write added
 // webhook deliveries, with their due time (the scheduler's Reschedule).
-func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.f.Store(&f) }
+func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.Set(f) }
 
 // outbox collects the events of one write transaction; the caller tells
 // notify after the commit if any delivery was written.
@@ -60,6 +46,16 @@ func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now
 	return nil
 }
 
+// enqueueAll enqueues evs, each under its key.
+func (o *outbox) enqueueAll(ctx context.Context, tx execer, evs []linkforge.OutboxEvent, now time.Time) error {
+	for _, ev := range evs {
+		if err := o.enqueue(ctx, tx, ev.Event, now, ev.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // linkEvent enqueues a link.* event of l.
 func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkforge.Link, now time.Time) error {
 	ev, err := linkforge.NewLinkEvent(typ, l, now)
@@ -71,7 +67,7 @@ func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkfor
 
 func (o *outbox) done(db *DB, now time.Time) {
 	if o.added {
-		db.notify.tell(now)
+		db.notify.Tell(now)
 	}
 }
 
@@ -152,12 +148,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	if err != nil {
 		return err
 	}
-	for _, ev := range evs {
-		if err := o.enqueue(ctx, tx, ev.Event, now, ev.Key); err != nil {
-			return err
-		}
-	}
-	return nil
+	return o.enqueueAll(ctx, tx, evs, now)
 }
 
 const webhookColumns = `id, tenant_id, url, events, state, created_at`
@@ -192,20 +183,16 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 
 // ListWebhooks returns the tenant's webhooks, oldest first, without secrets.
 func (db *DB) ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Webhook, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	out, err := query(ctx, db.reader, webhookScan(),
 		`SELECT `+webhookColumns+` FROM webhooks WHERE tenant_id = ? ORDER BY created_at, id`, tenantID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list webhooks: %w", err)
-	}
-	out, err := scanWebhooks(rows)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list webhooks: %w", err)
 	}
 	return out, nil
 }
 
-func scanWebhooks(rows *sql.Rows) ([]linkforge.Webhook, error) {
-	return collect(rows, func(rows scanner) (linkforge.Webhook, error) {
+func webhookScan() func(scanner) (linkforge.Webhook, error) {
+	return func(rows scanner) (linkforge.Webhook, error) {
 		var w linkforge.Webhook
 		var ev string
 		var created int64
@@ -215,7 +202,7 @@ func scanWebhooks(rows *sql.Rows) ([]linkforge.Webhook, error) {
 		w.CreatedAt = fromMicros(created)
 		err := json.Unmarshal([]byte(ev), &w.Events)
 		return w, err
-	})
+	}
 }
 
 // SetWebhookState enables or disables the tenant's webhook; disabling
@@ -229,12 +216,8 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `UPDATE webhooks SET state = ? WHERE id = ? AND tenant_id = ? RETURNING `+webhookColumns,
+	ws, err := query(ctx, tx, webhookScan(), `UPDATE webhooks SET state = ? WHERE id = ? AND tenant_id = ? RETURNING `+webhookColumns,
 		string(state), id, tenantID)
-	if err != nil {
-		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
-	}
-	ws, err := scanWebhooks(rows)
 	if err != nil {
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
 	}
@@ -305,11 +288,7 @@ func (db *DB) ListDeliveries(ctx context.Context, tenantID int64, webhookID stri
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := db.reader.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list deliveries: %w", err)
-	}
-	ds, err := scanDeliveries(rows, false)
+	ds, err := query(ctx, db.reader, deliveryScan(false), q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list deliveries: %w", err)
 	}
@@ -341,14 +320,14 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	if err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
-	ds, err := scanDeliveries(rows, false)
+	ds, err := collect(rows, deliveryScan(false))
 	if err != nil || len(ds) != 1 {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery %d: %d rows: %w", id, len(ds), err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
-	db.notify.tell(now)
+	db.notify.Tell(now)
 	return ds[0], nil
 }
 
@@ -370,7 +349,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([
 		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
 	}
 	now := c.Now
-	rows, err := db.writer.QueryContext(ctx,
+	ds, err := query(ctx, db.writer, deliveryScan(true),
 		`UPDATE webhook_deliveries SET
 			attempts = attempts + 1,
 			lease_seq = lease_seq + 1,
@@ -395,10 +374,6 @@ func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([
 			(SELECT secret FROM webhooks w WHERE w.id = webhook_id),
 			(SELECT state = 'disabled' FROM webhooks w WHERE w.id = webhook_id)`,
 		c.Owner, toMicros(now.Add(c.Lease)), toMicros(now), string(skipW), c.Limit, string(skipT))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
-	}
-	ds, err := scanDeliveries(rows, true)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
 	}
@@ -479,8 +454,8 @@ func (db *DB) NextDeliveryDue(ctx context.Context) (time.Time, bool, error) {
 	return fromMicros(next.Int64), true, nil
 }
 
-func scanDeliveries(rows *sql.Rows, withWebhook bool) ([]linkforge.Delivery, error) {
-	return collect(rows, func(rows scanner) (linkforge.Delivery, error) {
+func deliveryScan(withWebhook bool) func(scanner) (linkforge.Delivery, error) {
+	return func(rows scanner) (linkforge.Delivery, error) {
 		var (
 			d                  linkforge.Delivery
 			body               string
@@ -497,5 +472,5 @@ func scanDeliveries(rows *sql.Rows, withWebhook bool) ([]linkforge.Delivery, err
 		d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = fromMicros(next), fromMicros(created), fromMicros(upd)
 		d.LeaseOwner = owner.String
 		return d, err
-	})
+	}
 }
