@@ -36,16 +36,25 @@ import (
 type DB struct {
 	pool *pgxpool.Pool
 	// notify is told when a committed write added webhook deliveries
-	// (webhooks.go).
-	notify wake.Hook
+	// (webhooks.go): WithWake's hook, or one of its own.
+	notify *wake.Hook
 }
+
+// Option configures Open and OpenConfig.
+type Option func(*DB)
+
+// WithWake makes h the hook told, after each commit that added webhook
+// deliveries, of their due time: the node's scheduler (expiry.Config.Wake)
+// runs them at once instead of at its next re-read; other nodes find them
+// at theirs.
+func WithWake(h *wake.Hook) Option { return func(db *DB) { db.notify = h } }
 
 var _ linkforge.Store = (*DB)(nil)
 
 // Open connects to the database at url (a postgres:// URL or a keyword/value
 // string; pgxpool's pool_* parameters are honoured) and checks that it
 // answers. It does not migrate: call Migrate.
-func Open(ctx context.Context, url string) (*DB, error) {
+func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgconn redacts the password from the message.
@@ -58,12 +67,12 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		// connections still fits several nodes.
 		cfg.MaxConns = int32(max(8, 4*runtime.GOMAXPROCS(0)))
 	}
-	return OpenConfig(ctx, cfg)
+	return OpenConfig(ctx, cfg, opts...)
 }
 
 // OpenConfig is Open with a pool configuration built by the caller, for
 // settings a URL cannot carry (a query tracer, connection hooks).
-func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
+func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts ...Option) (*DB, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -74,7 +83,11 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	return &DB{pool: pool}, nil
+	db := &DB{pool: pool, notify: new(wake.Hook)}
+	for _, o := range opts {
+		o(db)
+	}
+	return db, nil
 }
 
 // migrateLockID names the advisory lock that queues the Migrate calls of

@@ -42,9 +42,17 @@ type DB struct {
 	writer *sql.DB // one connection, BEGIN IMMEDIATE
 	reader *sql.DB // several read-only connections
 	// notify is told when a committed write added webhook deliveries
-	// (webhooks.go).
-	notify wake.Hook
+	// (webhooks.go): WithWake's hook, or one of its own.
+	notify *wake.Hook
 }
+
+// Option configures Open.
+type Option func(*DB)
+
+// WithWake makes h the hook told, after each commit that added webhook
+// deliveries, of their due time: the node's scheduler (expiry.Config.Wake)
+// runs them at once instead of at its next re-read.
+func WithWake(h *wake.Hook) Option { return func(db *DB) { db.notify = h } }
 
 var _ linkforge.Store = (*DB)(nil)
 
@@ -55,7 +63,7 @@ const busyTimeoutMillis = 10000
 
 // Open opens the SQLite database at path, creating the file and its parent
 // directory if needed. It does not migrate: call Migrate.
-func Open(ctx context.Context, path string) (*DB, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: open: empty path")
 	}
@@ -112,7 +120,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		writer.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	return &DB{path: abs, writer: writer, reader: reader}, nil
+	db := &DB{path: abs, writer: writer, reader: reader, notify: new(wake.Hook)}
+	for _, o := range opts {
+		o(db)
+	}
+	return db, nil
 }
 
 // dsn returns the modernc DSN of one handle. The pragmas run on every new
