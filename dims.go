@@ -67,14 +67,26 @@ func (c *ClickDims) Value(d Dimension) string {
 	return c[d]
 }
 
-// AppendDimRow appends d, in the dimension named name and its hour in UTC,
-// to rows as a store reads them back, unless this binary does not know the
-// dimension: a later release added it, and it is not this one's to count.
-func AppendDimRow(rows []DimRow, d DimRow, name string) []DimRow {
-	dim, ok := ParseDimension(name)
-	if !ok {
-		return rows
+// NamedDimRow is a click_dims row as a store reads it back: its dimension
+// by the name it is stored under.
+type NamedDimRow struct {
+	DimRow
+	Name string
+}
+
+// KnownDimRows are the rows of named whose dimension this binary knows,
+// their hours in UTC: a dimension a later release added is not this one's
+// to count.
+func KnownDimRows(named []NamedDimRow) []DimRow {
+	var out []DimRow
+	for _, n := range named {
+		dim, ok := ParseDimension(n.Name)
+		if !ok {
+			continue
+		}
+		d := n.DimRow
+		d.Hour, d.Dim = d.Hour.UTC(), dim
+		out = append(out, d)
 	}
-	d.Hour, d.Dim = d.Hour.UTC(), dim
-	return append(rows, d)
+	return out
 }

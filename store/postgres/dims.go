@@ -62,24 +62,13 @@ func dimArrays(dims []linkforge.DimRow) dimColumns {
 // NodeDims returns nodeID's click_dims rows whose hour is at or after from
 // (the hour index keeps it to those hours).
 func (db *DB) NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error) {
-	rows, err := db.pool.Query(ctx,
+	named, err := query(ctx, db.pool, scanDimRow,
 		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE hour >= $1 AND node_id = $2`,
 		ceilMicro(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
 	}
-	var (
-		out  []linkforge.DimRow
-		d    linkforge.DimRow
-		name string
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&d.LinkID, &d.Hour, &name, &d.Value, &d.Count}, func() error {
-		out = linkforge.AppendDimRow(out, d, name)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
-	}
-	return out, nil
+	return linkforge.KnownDimRows(named), nil
 }
 
 // NodeLinkClicks returns nodeID's rollup rows of linkID with a bucket in
@@ -92,39 +81,24 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
 	}
 	defer tx.Rollback(ctx)
-	rows, err := tx.Query(ctx,
-		`SELECT bucket, count FROM click_rollup WHERE link_id = $1 AND bucket >= $2 AND bucket < $3 AND node_id = $4`,
+	mins, err := query(ctx, tx, scanRollupRow,
+		`SELECT link_id, bucket, count FROM click_rollup WHERE link_id = $1 AND bucket >= $2 AND bucket < $3 AND node_id = $4`,
 		linkID, ceilMicro(from), ceilMicro(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
 	}
-	var (
-		mins []linkforge.RollupRow
-		r    = linkforge.RollupRow{LinkID: linkID}
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&r.Bucket, &r.Count}, func() error {
-		r.Bucket = r.Bucket.UTC()
-		mins = append(mins, r)
-		return nil
-	}); err != nil {
-		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
-	}
-	rows, err = tx.Query(ctx,
-		`SELECT hour, dimension, value, count FROM click_dims WHERE link_id = $1 AND hour >= $2 AND hour < $3 AND node_id = $4`,
+	named, err := query(ctx, tx, scanDimRow,
+		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE link_id = $1 AND hour >= $2 AND hour < $3 AND node_id = $4`,
 		linkID, ceilMicro(from), ceilMicro(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: node dimensions of link %d: %w", linkID, err)
 	}
-	var (
-		dims []linkforge.DimRow
-		d    = linkforge.DimRow{LinkID: linkID}
-		name string
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&d.Hour, &name, &d.Value, &d.Count}, func() error {
-		dims = linkforge.AppendDimRow(dims, d, name)
-		return nil
-	}); err != nil {
-		return nil, nil, fmt.Errorf("postgres: node dimensions of link %d: %w", linkID, err)
-	}
-	return mins, dims, nil
+	return mins, linkforge.KnownDimRows(named), nil
+}
+
+// scanDimRow reads (link_id, hour, dimension, value, count).
+func scanDimRow(r pgx.Row) (linkforge.NamedDimRow, error) {
+	var d linkforge.NamedDimRow
+	err := r.Scan(&d.LinkID, &d.Hour, &d.Name, &d.Value, &d.Count)
+	return d, err
 }

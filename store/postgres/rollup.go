@@ -231,22 +231,19 @@ func ceilMicro(t time.Time) time.Time {
 // NodeRollup returns nodeID's rollup rows whose bucket is at or after from
 // (the bucket index keeps it to those minutes).
 func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error) {
-	rows, err := db.pool.Query(ctx,
+	out, err := query(ctx, db.pool, scanRollupRow,
 		`SELECT link_id, bucket, count FROM click_rollup WHERE bucket >= $1 AND node_id = $2`,
 		ceilMicro(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
 	}
-	var (
-		out []linkforge.RollupRow
-		r   linkforge.RollupRow
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&r.LinkID, &r.Bucket, &r.Count}, func() error {
-		r.Bucket = r.Bucket.UTC()
-		out = append(out, r)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
-	}
 	return out, nil
+}
+
+// scanRollupRow reads (link_id, bucket, count).
+func scanRollupRow(row pgx.Row) (linkforge.RollupRow, error) {
+	var r linkforge.RollupRow
+	err := row.Scan(&r.LinkID, &r.Bucket, &r.Count)
+	r.Bucket = r.Bucket.UTC()
+	return r, err
 }

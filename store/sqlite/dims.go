@@ -35,26 +35,13 @@ func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 // NodeDims returns nodeID's click_dims rows whose hour is at or after from
 // (the hour index keeps it to those hours).
 func (db *DB) NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	named, err := query(ctx, db.reader, scanDimRow,
 		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE hour >= ? AND node_id = ?`,
 		ceilUnix(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: node dimensions of %q: %w", nodeID, err)
 	}
-	var (
-		out  []linkforge.DimRow
-		d    linkforge.DimRow
-		hour int64
-		name string
-	)
-	if err := forEach(rows, []any{&d.LinkID, &hour, &name, &d.Value, &d.Count}, func() error {
-		d.Hour = time.Unix(hour, 0)
-		out = linkforge.AppendDimRow(out, d, name)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("sqlite: node dimensions of %q: %w", nodeID, err)
-	}
-	return out, nil
+	return linkforge.KnownDimRows(named), nil
 }
 
 // NodeLinkClicks returns nodeID's rollup rows of linkID with a bucket in
@@ -67,42 +54,28 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx,
-		`SELECT bucket, count FROM click_rollup WHERE link_id = ? AND bucket >= ? AND bucket < ? AND node_id = ?`,
+	mins, err := query(ctx, tx, scanRollupRow,
+		`SELECT link_id, bucket, count FROM click_rollup WHERE link_id = ? AND bucket >= ? AND bucket < ? AND node_id = ?`,
 		linkID, ceilUnix(from), ceilUnix(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
 	}
-	var (
-		mins   []linkforge.RollupRow
-		r      = linkforge.RollupRow{LinkID: linkID}
-		bucket int64
-	)
-	if err := forEach(rows, []any{&bucket, &r.Count}, func() error {
-		r.Bucket = time.Unix(bucket, 0).UTC()
-		mins = append(mins, r)
-		return nil
-	}); err != nil {
-		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
-	}
-	rows, err = tx.QueryContext(ctx,
-		`SELECT hour, dimension, value, count FROM click_dims WHERE link_id = ? AND hour >= ? AND hour < ? AND node_id = ?`,
+	named, err := query(ctx, tx, scanDimRow,
+		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE link_id = ? AND hour >= ? AND hour < ? AND node_id = ?`,
 		linkID, ceilUnix(from), ceilUnix(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node dimensions of link %d: %w", linkID, err)
 	}
+	return mins, linkforge.KnownDimRows(named), nil
+}
+
+// scanDimRow reads (link_id, hour, dimension, value, count).
+func scanDimRow(r scanner) (linkforge.NamedDimRow, error) {
 	var (
-		dims []linkforge.DimRow
-		d    = linkforge.DimRow{LinkID: linkID}
+		d    linkforge.NamedDimRow
 		hour int64
-		name string
 	)
-	if err := forEach(rows, []any{&hour, &name, &d.Value, &d.Count}, func() error {
-		d.Hour = time.Unix(hour, 0)
-		dims = linkforge.AppendDimRow(dims, d, name)
-		return nil
-	}); err != nil {
-		return nil, nil, fmt.Errorf("sqlite: node dimensions of link %d: %w", linkID, err)
-	}
-	return mins, dims, nil
+	err := r.Scan(&d.LinkID, &hour, &d.Name, &d.Value, &d.Count)
+	d.Hour = time.Unix(hour, 0)
+	return d, err
 }

@@ -152,25 +152,24 @@ func ceilUnix(t time.Time) int64 {
 // NodeRollup returns nodeID's rollup rows whose bucket is at or after from
 // (the bucket index keeps it to those minutes).
 func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	out, err := query(ctx, db.reader, scanRollupRow,
 		`SELECT link_id, bucket, count FROM click_rollup WHERE bucket >= ? AND node_id = ?`,
 		ceilUnix(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
 	}
+	return out, nil
+}
+
+// scanRollupRow reads (link_id, bucket, count).
+func scanRollupRow(row scanner) (linkforge.RollupRow, error) {
 	var (
-		out    []linkforge.RollupRow
 		r      linkforge.RollupRow
 		bucket int64
 	)
-	if err := forEach(rows, []any{&r.LinkID, &bucket, &r.Count}, func() error {
-		r.Bucket = time.Unix(bucket, 0).UTC()
-		out = append(out, r)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
-	}
-	return out, nil
+	err := row.Scan(&r.LinkID, &bucket, &r.Count)
+	r.Bucket = time.Unix(bucket, 0).UTC()
+	return r, err
 }
 
 // scanBuckets reads rows of (bucket start in unix seconds, count), the shape

@@ -22,24 +22,20 @@ func TestWithWake(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
+	must(nil, db.Migrate(ctx))
 	ten, err := db.EnsureTenant(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.CreateLink(ctx, linkforge.Link{TenantID: ten.ID, Slug: "before", URL: "https://example.com/"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.CreateWebhook(ctx, linkforge.Webhook{ID: "wh_1", TenantID: ten.ID, URL: "https://example.com/hook",
-		Events: []string{linkforge.EventLinkCreated}, Secret: "s"}); err != nil {
-		t.Fatal(err)
-	}
+	must(nil, err)
+	must(db.CreateLink(ctx, linkforge.Link{TenantID: ten.ID, Slug: "before", URL: "https://example.com/"}))
+	must(db.CreateWebhook(ctx, linkforge.Webhook{ID: "wh_1", TenantID: ten.ID, URL: "https://example.com/hook",
+		Events: []string{linkforge.EventLinkCreated}, Secret: "s"}))
 	l, err := db.CreateLink(ctx, linkforge.Link{TenantID: ten.ID, Slug: "after", URL: "https://example.com/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(nil, err)
 	if len(told) != 1 || !told[0].Equal(l.CreatedAt) {
 		t.Errorf("told %v, want once, at %v", told, l.CreatedAt)
 	}
