@@ -43,16 +43,23 @@ type Breakdown struct {
 	Rest   int64
 }
 
-// NewBreakdown is the Breakdown of the listed values of a dimension, out
-// of total clicks: Rest is what the listed values leave of it.
-func NewBreakdown(values []ValueCount, total int64) Breakdown {
-	b := Breakdown{Total: total, Values: values, Rest: total}
-	if b.Values == nil {
-		b.Values = []ValueCount{}
+// BreakdownRow is a row of a store's breakdown query: one listed value and
+// the total of every value, on every row.
+type BreakdownRow struct {
+	ValueCount
+	Total int64
+}
+
+// NewBreakdown is the Breakdown of the listed values of a dimension: Rest
+// is what they leave of the total (0 clicks when there is no row).
+func NewBreakdown(rows []BreakdownRow) Breakdown {
+	b := Breakdown{Values: make([]ValueCount, 0, len(rows))}
+	for _, r := range rows {
+		b.Total = r.Total
+		b.Values = append(b.Values, r.ValueCount)
+		b.Rest -= r.Count
 	}
-	for _, v := range values {
-		b.Rest -= v.Count
-	}
+	b.Rest += b.Total
 	return b
 }
 
