@@ -53,10 +53,7 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 // anything is written. When rows or dims hold one key twice the larger
 // count wins, as if the rows were written one after the other.
 func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
-	if len(rows) == 0 && len(dims) == 0 {
-		return nil
-	}
-	if err := linkforge.CheckFlush(nodeID, rows, dims); err != nil {
+	if write, err := linkforge.CheckFlush(nodeID, rows, dims); !write {
 		return err
 	}
 	type key struct {

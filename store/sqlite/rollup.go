@@ -25,10 +25,7 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 // cannot lower a count. A bucket that is not the start of a minute, or a negative
 // count, is a caller bug and answers EInvalid before anything is written.
 func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
-	if len(rows) == 0 && len(dims) == 0 {
-		return nil
-	}
-	if err := linkforge.CheckFlush(nodeID, rows, dims); err != nil {
+	if write, err := linkforge.CheckFlush(nodeID, rows, dims); !write {
 		return err
 	}
 
