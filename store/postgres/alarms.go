@@ -87,17 +87,14 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	links := []linkforge.Link{}
 	var ob outbox
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		links = links[:0]
-		rows, err := tx.Query(ctx,
+		var err error
+		links, err = query(ctx, tx, linkScan(false),
 			`UPDATE links l SET expired_at = CASE WHEN l.expired_at IS NULL OR l.expired_at < l.expires_at
 				THEN $2 ELSE l.expired_at END
 			 WHERE l.id = ANY($1) AND l.expires_at <= $2
 			 RETURNING `+linkColumns,
 			linkIDs, now)
 		if err != nil {
-			return err
-		}
-		if links, err = collect(rows, linkScan(false)); err != nil {
 			return err
 		}
 		// link.expired for the links this call expired (expired_at is
