@@ -15,22 +15,6 @@ import (
 //
 // On one node (SQLite) there is no bus: the components take a nil Bus.
 
-// BucketCount is one node's absolute click count of one link's minute
-// bucket, as that node knows it, with the link's all-time total.
-type BucketCount struct {
-	TenantID int64
-	LinkID   int64
-	Slug     string
-	// Bucket is the start of the UTC minute.
-	Bucket time.Time
-	// Count is the absolute count of the bucket on the reporting node.
-	Count int64
-	// Total is the link's all-time count as the reporting node knows it;
-	// meaningful only when TotalKnown (the node could read its rollup).
-	Total      int64
-	TotalKnown bool
-}
-
 // Bus publishes events to the other nodes. Its methods never block on the
 // network and never fail the caller: events are queued, coalesced and sent
 // in batches, and an event that cannot be sent is counted and dropped.

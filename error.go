@@ -5,18 +5,28 @@ import (
 	"fmt"
 )
 
-// Application error codes. They are mapped to HTTP statuses in exactly one
-// place, the web server's error handler.
+// Application error codes: the code member of every problem answer
+// (API.md), and the one list of them. They are mapped to HTTP statuses in
+// exactly one place, the web server's error handler; package client keeps
+// a copy for programs that do not import the server (checked against this
+// list by its tests).
 const (
-	EConflict     = "conflict"     // 409: the slug is taken
-	EInternal     = "internal"     // 500: a bug or an outage; details are logged, not shown
-	EInvalid      = "invalid"      // 400/422: bad input; nothing was written
-	ENotFound     = "not_found"    // 404: absent, or another tenant's
-	EUnauthorized = "unauthorized" // 401: no token, or an unknown or revoked one
-	EGone         = "gone"         // 410: expired, or its click limit is reached
-	ETooLarge     = "too_large"    // 413: request body over the limit
-	ERateLimited  = "rate_limited" // 429: too many requests for this token
-	EUnavailable  = "unavailable"  // 503: the database cannot be reached
+	EConflict      = "conflict"       // 409: the slug is taken
+	EInternal      = "internal"       // 500: a bug or an outage; details are logged, not shown
+	EInvalid       = "invalid"        // 400: bad input; nothing was written
+	ENotFound      = "not_found"      // 404: absent, or another tenant's
+	EUnauthorized  = "unauthorized"   // 401: no token, or an unknown or revoked one
+	EGone          = "gone"           // 410: expired, or its click limit is reached
+	ETooLarge      = "too_large"      // 413: request body over the limit
+	ERateLimited   = "rate_limited"   // 429: too many requests for this token
+	EUnavailable   = "unavailable"    // 503: the database cannot be reached
+	EQuotaExceeded = "quota_exceeded" // 403: a tenant quota (max_links, webhooks) is reached
+
+	// Codes of the HTTP layer itself, about the request rather than the
+	// resource.
+	EMethodNotAllowed     = "method_not_allowed"     // 405: the Allow header lists the route's methods
+	EUnsupportedMediaType = "unsupported_media_type" // 415: the body's Content-Type is not one the route reads
+	ERequestTimeout       = "request_timeout"        // 408: the body did not arrive within the server's read timeout
 )
 
 // FieldError names one field of the input and what is wrong with it.

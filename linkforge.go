@@ -56,7 +56,7 @@ type Link struct {
 	// every redirect would defeat the cache and the counters.
 	Clicks int64
 
-	// Round 2 fields (API.md, "Links: new fields").
+	// The optional fields (API.md, "Links: new fields").
 	Title string // plain text, at most 200 characters; empty: none
 	// PasswordHash is the slow hash (PHC string) of the link's password;
 	// empty: not protected. The password itself is never stored or returned.
@@ -85,7 +85,7 @@ func (l *Link) Expired(now time.Time) bool {
 	return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt)
 }
 
-// LinkPage is one page of a tenant's links, newest first.
+// LinkPage is one page of a tenant's links (LinkLister.QueryLinks).
 type LinkPage struct {
 	Links []Link
 	// NextCursor is empty on the last page.
@@ -197,9 +197,6 @@ type LinkStore interface {
 	LinkBySlug(ctx context.Context, slug string) (Link, error)
 	// TenantLink returns a tenant's link with its Clicks.
 	TenantLink(ctx context.Context, tenantID int64, slug string) (Link, error)
-	// ListLinks returns up to limit links of a tenant, newest first, starting
-	// after cursor (empty: from the newest). A malformed cursor is EInvalid.
-	ListLinks(ctx context.Context, tenantID int64, cursor string, limit int) (LinkPage, error)
 	// UpdateLink reads the link in a transaction, lets fn change it, and
 	// writes it back with a new UpdatedAt. fn's error aborts the update and
 	// is returned as is. ID, TenantID, Slug and CreatedAt cannot change.
@@ -256,8 +253,8 @@ type Store interface {
 	RollupStore
 	AlarmStore
 	AnalyticsStore
-	QuotaStore      // issue 13: tenant quotas
-	ClickGrantStore // issue 13: max_clicks reservations
+	QuotaStore      // tenant quotas (ADR 016)
+	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error

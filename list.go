@@ -251,7 +251,9 @@ func (q ListQuery) Normalize(now time.Time) (ListQuery, ListCursor, error) {
 
 // LikePattern returns the LIKE pattern "%q%" with q's LIKE wildcards and
 // the escape character itself escaped by '\': the stores' substring match
-// for search terms the trigram indexes cannot serve.
+// for search terms the trigram indexes cannot serve. It is here rather than
+// in a store because both use it (SQLite's LIKE and PostgreSQL's ILIKE,
+// each with ESCAPE '\'), and a q must match the same links on either.
 func LikePattern(q string) string {
 	var b strings.Builder
 	b.Grow(len(q) + 2)

@@ -51,7 +51,9 @@ func TestClickEvents(t *testing.T) {
 	var got []string
 	for _, ev := range evs {
 		var body struct{ Data json.RawMessage }
-		json.Unmarshal(ev.Body, &body)
+		if err := json.Unmarshal(ev.Body, &body); err != nil {
+			t.Fatal(err)
+		}
 		got = append(got, ev.Type+" "+ev.Key+" "+string(body.Data))
 	}
 	want := []string{

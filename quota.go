@@ -5,10 +5,6 @@ import (
 	"time"
 )
 
-// EQuotaExceeded is the code of a create refused by the tenant's max_links
-// (403, problem code "quota_exceeded").
-const EQuotaExceeded = "quota_exceeded"
-
 // QuotaExceeded returns the error of a link create past the tenant's
 // max_links.
 func QuotaExceeded() *Error {

@@ -20,6 +20,13 @@ const (
 
 	MaxTitleLength    = 200 // characters of a title
 	MaxPasswordLength = 200 // bytes of a link password (at least 1)
+
+	// MaxImportedClicks bounds a link's imported click count (10^15). It
+	// stays below 2^53, so that totals are exact in the JSON numbers that
+	// JavaScript clients read as doubles, and far below 2^63, so that the
+	// stores' sums of rollup and imported clicks (and the index over them)
+	// can never overflow an int64 or a PostgreSQL bigint.
+	MaxImportedClicks = 1_000_000_000_000_000
 )
 
 // ReservedSlugs are the slugs a link may not take, compared
@@ -273,10 +280,17 @@ func ValidateLink(l *Link, selfHosts []string) error {
 	add(ValidateTags(l.Tags))
 	add(ValidateTitle(l.Title))
 	add(ValidateDeviceURLs(l.DeviceURLs, selfHosts))
-	if l.ImportedClicks < 0 {
-		fields = append(fields, FieldError{Field: "imported_clicks", Detail: "must not be negative"})
-	}
+	add(ValidateImportedClicks(l.ImportedClicks))
 	return InvalidFields(fields)
+}
+
+// ValidateImportedClicks reports whether n may be a link's imported click
+// count: 0 to MaxImportedClicks.
+func ValidateImportedClicks(n int64) error {
+	if n < 0 || n > MaxImportedClicks {
+		return InvalidField("imported_clicks", fmt.Sprintf("must be between 0 and %d (10^15)", int64(MaxImportedClicks)))
+	}
+	return nil
 }
 
 // ValidateTitle reports whether s may be a link's title: plain text of at

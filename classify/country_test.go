@@ -279,7 +279,7 @@ func TestPublicShortcut(t *testing.T) {
 		n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 		end := n + (1<<(32-p.Bits()) - 1)
 		for _, v := range []uint32{end, end + 1} {
-			addrs = append(addrs, netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}))
+			addrs = append(addrs, netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})) //nolint:gosec // G115: the truncation to each byte of the address is the point
 		}
 	}
 	checked := 0

@@ -3,8 +3,8 @@
 // browser, operating system and utm_source (API.md, "Analytics").
 //
 // It exists as a package of its own because two callers need exactly the
-// same answers: the counting pipeline (issue 11), which keeps one count per
-// dimension value, and the device-specific targets of a link (issue 12,
+// same answers: the counting pipeline (ADR 009), which keeps one count per
+// dimension value, and the device-specific targets of a link (ADR 011,
 // [DeviceTarget]), which must pick the iOS, Android or desktop URL from the
 // very classification the analytics then report. It also decides, in one
 // place, which client address a request comes from ([Classifier.ClientAddr]),

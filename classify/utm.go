@@ -95,7 +95,7 @@ func utmValue(v string) string {
 		if n+3 > len(buf) {
 			break
 		}
-		buf[n], buf[n+1], buf[n+2] = '%', hex[c>>4], hex[c&0xf]
+		buf[n], buf[n+1], buf[n+2] = '%', hex[c>>4], hex[c&0xf] //nolint:gosec // G602: n+3 <= len(buf), checked above
 		n += 3
 	}
 	out := strings.TrimRight(string(buf[:n]), " ")

@@ -26,7 +26,7 @@ const (
 	WebhookDisabled = "disabled"
 )
 
-// Webhook event types (API.md, Webhooks).
+// Webhook event types (README, "Webhooks").
 const (
 	EventLinkCreated      = "link.created"
 	EventLinkUpdated      = "link.updated"
@@ -84,6 +84,7 @@ type Delivery struct {
 	ID            string     `json:"id"`
 	EventID       string     `json:"event_id"` // evt_..., the webhook-id header
 	Event         string     `json:"event"`    // the event type
+	Link          *string    `json:"link"`     // the slug of the event's link; nil for none
 	State         string     `json:"state"`    // pending, retrying, delivered, dead
 	Attempts      int        `json:"attempts"`
 	LastStatus    *int       `json:"last_status"`

@@ -62,7 +62,7 @@ func TestClientRetryAfter(t *testing.T) {
 	// The limit stays: MaxAttempts tries, then the 429.
 	reset()
 	client.SetSleep(c, record(false))
-	c.Tags(ctx)
+	c.Tags(ctx) //nolint:errcheck // a call for its effect: it uses up the retries; the next call is asserted
 	_, err := c.Tags(ctx)
 	e := mustAPIError(t, err, http.StatusTooManyRequests, client.CodeRateLimited)
 	if e.RetryAfter != time.Second || len(waits) != 2 {
@@ -73,7 +73,7 @@ func TestClientRetryAfter(t *testing.T) {
 	reset()
 	short := mustClient(t, s, client.WithRetry(client.RetryPolicy{MaxAttempts: 5, MaxWait: 500 * time.Millisecond}))
 	client.SetSleep(short, record(true))
-	short.Tags(ctx)
+	short.Tags(ctx) //nolint:errcheck // a call for its effect: it uses up the retries; the next call is asserted
 	_, err = short.Tags(ctx)
 	mustAPIError(t, err, http.StatusTooManyRequests, client.CodeRateLimited)
 	if len(waits) != 0 {
@@ -84,7 +84,7 @@ func TestClientRetryAfter(t *testing.T) {
 	reset()
 	cctx, cancel := context.WithCancel(ctx)
 	client.SetSleep(c, func(ctx context.Context, d time.Duration) error { cancel(); <-ctx.Done(); return ctx.Err() })
-	c.Tags(cctx)
+	c.Tags(cctx) //nolint:errcheck // a call for its effect: the waits it records are asserted
 	_, err = c.Tags(cctx)
 	if !errors.Is(err, context.Canceled) || !client.IsStatus(err, http.StatusTooManyRequests) {
 		t.Errorf("cancelled wait: %v, want context.Canceled and the 429", err)
@@ -93,12 +93,12 @@ func TestClientRetryAfter(t *testing.T) {
 	// A streamed import is sent again only if it can be rewound.
 	reset()
 	client.SetSleep(c, record(true))
-	c.Tags(ctx)
+	c.Tags(ctx) //nolint:errcheck // a call for its effect: the waits it records are asserted
 	if res, err := c.Import(ctx, "csv", strings.NewReader("slug,url\nre1,https://example.com/1\n")); err != nil || res.Created != 1 {
 		t.Errorf("seekable import: %+v, %v", res, err)
 	}
 	reset()
-	c.Tags(ctx)
+	c.Tags(ctx) //nolint:errcheck // a call for its effect: the waits it records are asserted
 	_, err = c.Import(ctx, "csv", io.MultiReader(strings.NewReader("slug,url\nre2,https://example.com/2\n")))
 	mustAPIError(t, err, http.StatusTooManyRequests, client.CodeRateLimited)
 	if len(waits) != 0 {
@@ -293,8 +293,8 @@ func TestClientWebhooks(t *testing.T) {
 	}
 	ds, err := c.Deliveries(ctx, w.ID, client.DeliveryOptions{})
 	if err != nil || len(ds) != 1 || ds[0].Event != client.EventLinkCreated || ds[0].State != "pending" ||
-		!strings.HasPrefix(ds[0].EventID, "evt_") || ds[0].ID == "" {
-		t.Fatalf("deliveries = %+v, %v; want one pending link.created", ds, err)
+		!strings.HasPrefix(ds[0].EventID, "evt_") || ds[0].ID == "" || ds[0].Link == nil || *ds[0].Link != "hooked" {
+		t.Fatalf("deliveries = %+v, %v; want one pending link.created of /hooked", ds, err)
 	}
 	if dead, err := c.Deliveries(ctx, w.ID, client.DeliveryOptions{State: "dead", Limit: 10}); err != nil || len(dead) != 0 {
 		t.Errorf("dead deliveries = %+v, %v", dead, err)

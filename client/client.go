@@ -1,6 +1,8 @@
-// Package client is the Go client of the LinkForge admin API (API.md):
-// links, bulk creation, stats and breakdowns, tags, QR codes, import and
-// export, alarms, webhooks, the tenant's quotas, and the live feed.
+// Package client is the Go client of the LinkForge admin API, which a
+// server describes in its OpenAPI document (GET /api/v1/openapi.json; the
+// file is web/openapi.json): links, bulk creation, stats and breakdowns,
+// tags, QR codes, import and export, alarms, webhooks, the tenant's quotas,
+// and the live feed.
 //
 // It is written by hand over one small request core (do) rather than
 // generated from web/openapi.json (docs/adr/017-client.md): a generator

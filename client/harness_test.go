@@ -18,6 +18,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/web"
 )
@@ -114,9 +115,9 @@ func newServer(t harnessT, o serverOpts) *server {
 				t.Errorf("stop hub: %v", err)
 			}
 		})
-		cfg.Live, sub = s.hub, s.hub
+		cfg.Live, cfg.LinkFeed, sub = s.hub, s.hub, s.hub
 	}
-	j, err := linkcounter.Open(ctx, filepath.Join(dir, "journal.db"))
+	j, err := clicklog.Open(ctx, dir)
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}
@@ -130,7 +131,7 @@ func newServer(t harnessT, o serverOpts) *server {
 		t.Fatalf("start counter: %v", err)
 	}
 	t.Cleanup(s.flush)
-	cfg.Counter = s.counter
+	cfg.Counter, cfg.Exhaustion, cfg.Skips, cfg.Readiness = s.counter, s.counter, s.counter, s.counter
 	if o.web != nil {
 		o.web(&cfg)
 	}

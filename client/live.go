@@ -41,7 +41,7 @@ const (
 	LiveLink      = "link"    // a link was created, updated or deleted
 )
 
-// LiveEvent is one message of the live feed (API.md, WebSocket feed).
+// LiveEvent is one message of the live feed (the README's "Live dashboard").
 type LiveEvent struct {
 	Type string
 	// Slug is the link of the event: "link" of clicks and expired
@@ -115,7 +115,7 @@ func (c *Client) Subscribe(ctx context.Context, fn func(LiveEvent)) error {
 		}
 		// Jitter spreads the reconnections of many subscribers after a
 		// node restart.
-		wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64()))
+		wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64())) //nolint:gosec // G404: reconnect jitter, not a secret
 		if err := c.sleep(ctx, wait); err != nil {
 			return err
 		}

@@ -89,7 +89,7 @@ func subscribe(t *testing.T, c *client.Client) (*subscription, context.CancelFun
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-sub.done:
+		case <-sub.done: //nolint:errcheck // the subscription ends on the cancel; its error is not the point
 		case <-time.After(guard):
 			t.Error("Subscribe did not return after its context ended")
 		}

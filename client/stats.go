@@ -54,7 +54,7 @@ func (c *Client) TenantStats(ctx context.Context, o StatsOptions) (Stats, error)
 	return out, err
 }
 
-// Dimensions of the breakdowns (API.md, Analytics).
+// Dimensions of the breakdowns (the README's "API").
 const (
 	DimCountry   = "country"
 	DimReferrer  = "referrer"

@@ -174,7 +174,7 @@ func (c *client) writeLoop() {
 				// the browser to reconnect, elsewhere or later; on a
 				// revoked token (4001) not to.
 				c.conn.SetWriteDeadline(time.Now().Add(h.writeWait))
-				c.conn.WriteMessage(websocket.CloseMessage, c.closeFrame())
+				c.conn.WriteMessage(websocket.CloseMessage, c.closeFrame()) //nolint:errcheck // a courtesy close frame: the connection is closed next either way
 				return
 			}
 		case <-ping.C():

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 func TestMain(m *testing.M) { pgtest.MainNoLeaks(m) }
@@ -407,6 +407,10 @@ func mustClosed(t *testing.T, conn *websocket.Conn) {
 	}
 }
 
+// The hub is the counter's live subscriber in production (cmd/linkforge);
+// the package itself does not import linkcounter, so the check lives here.
+var _ linkcounter.Subscriber = (*Hub)(nil)
+
 // counterStore is what the real LinkCounter needs plus what the tests
 // create links with.
 type counterStore interface {
@@ -445,7 +449,7 @@ func mustLink(t *testing.T, s linkforge.Store, tenant string) linkforge.Link {
 func mustCounter(t *testing.T, s counterStore, sub linkcounter.Subscriber) *linkcounter.Counter {
 	t.Helper()
 	ctx := context.Background()
-	j, err := linkcounter.Open(ctx, filepath.Join(t.TempDir(), "journal.db"))
+	j, err := clicklog.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}

@@ -10,7 +10,7 @@
 // no goroutine, no timer, no encoding.
 //
 // The Hub receives events from three sources: the LinkCounter's coalesced
-// live deltas (it implements linkcounter.Subscriber), the expiry alarms (its
+// live deltas (its ClicksChanged is the counter's live subscriber), the expiry alarms (its
 // Expired method is an expiry hook), and the admin API's link writes (its
 // LinkChanged method, given the link's JSON already rendered: the Hub knows
 // nothing of the API's encoding, and package web nothing of the Hub). Each
@@ -58,7 +58,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/linkcounter"
 )
 
 // Subprotocol is the WebSocket subprotocol of the feed. A browser offers it
@@ -132,9 +131,9 @@ type Config struct {
 	MaxClientsPerTenant int
 }
 
-// Hub is the registry of the tenants' live dashboards. It implements
-// linkcounter.Subscriber. Create it with New, then Start; Stop disconnects
-// every client.
+// Hub is the registry of the tenants' live dashboards. It is the click
+// counter's live subscriber (linkcounter.Subscriber). Create it with New,
+// then Start; Stop disconnects every client.
 type Hub struct {
 	log        *slog.Logger
 	clock      clock
@@ -194,8 +193,6 @@ const (
 	stateRunning
 	stateStopped
 )
-
-var _ linkcounter.Subscriber = (*Hub)(nil)
 
 // New returns a Hub for cfg. It starts nothing.
 func New(cfg Config) (*Hub, error) {
@@ -339,7 +336,7 @@ func (h *Hub) Stop(ctx context.Context) error {
 // ClicksChanged fans a live delta out to the clients of d's tenant. It never
 // blocks on a client: see the package comment. A tenant without viewers
 // costs a map lookup.
-func (h *Hub) ClicksChanged(d linkcounter.Delta) {
+func (h *Hub) ClicksChanged(d linkforge.BucketCount) {
 	td := h.dashboard(d.TenantID)
 	if td == nil {
 		return
@@ -460,7 +457,7 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID, tokenI
 		// Stop ran between the check above and now.
 		h.release(tenantID)
 		c.ping.Stop()
-		c.conn.WriteControl(websocket.CloseMessage,
+		c.conn.WriteControl(websocket.CloseMessage, //nolint:errcheck // a courtesy close frame at shutdown: the connection is closed next either way
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
 			time.Now().Add(h.writeWait))
 		c.conn.Close()

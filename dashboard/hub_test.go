@@ -19,7 +19,6 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testenv"
-	"github.com/linkforge/linkforge/linkcounter"
 )
 
 // TestMessages: the feed's two messages, byte for byte as API.md writes
@@ -36,7 +35,7 @@ func TestMessages(t *testing.T) {
 		{
 			name: "clicks",
 			send: func(h *Hub) {
-				h.ClicksChanged(linkcounter.Delta{TenantID: 1, LinkID: 9, Slug: "abc1234", Bucket: bucket,
+				h.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 9, Slug: "abc1234", Bucket: bucket,
 					Count: 42, Total: 1234, TotalKnown: true})
 			},
 			want: `{"type":"clicks","link":"abc1234","bucket":"2026-11-30T08:01:00Z","count":42,"total":1234}`,
@@ -44,14 +43,14 @@ func TestMessages(t *testing.T) {
 		{
 			name: "clicks with the total unknown",
 			send: func(h *Hub) {
-				h.ClicksChanged(linkcounter.Delta{TenantID: 1, LinkID: 9, Slug: "abc1234", Bucket: bucket, Count: 3})
+				h.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 9, Slug: "abc1234", Bucket: bucket, Count: 3})
 			},
 			want: `{"type":"clicks","link":"abc1234","bucket":"2026-11-30T08:01:00Z","count":3}`,
 		},
 		{
 			name: "clicks with a bucket in another zone",
 			send: func(h *Hub) {
-				h.ClicksChanged(linkcounter.Delta{TenantID: 1, Slug: "x", Bucket: bucket.In(time.FixedZone("CET", 3600)),
+				h.ClicksChanged(linkforge.BucketCount{TenantID: 1, Slug: "x", Bucket: bucket.In(time.FixedZone("CET", 3600)),
 					Count: 1, Total: 1, TotalKnown: true})
 			},
 			want: `{"type":"clicks","link":"x","bucket":"2026-11-30T08:01:00Z","count":1,"total":1}`,
@@ -69,7 +68,7 @@ func TestMessages(t *testing.T) {
 		{
 			name: "expired without expires_at",
 			send: func(h *Hub) {
-				h.Expired(context.Background(), linkforge.Link{TenantID: 1, Slug: "s", ExpiredAt: &alarmRan})
+				h.Expired(context.Background(), linkforge.Link{TenantID: 1, Slug: "s", ExpiredAt: &alarmRan}) //nolint:errcheck // the feed the call makes is what is asserted
 			},
 			want: `{"type":"expired","link":"s","at":"2026-12-01T00:00:03Z"}`,
 		},
@@ -108,7 +107,7 @@ func TestMessages(t *testing.T) {
 			}
 			// Tenant 2's first message is its own: tenant 1's never
 			// reached it.
-			th.ClicksChanged(linkcounter.Delta{TenantID: 2, Slug: "theirs", Bucket: bucket, Count: 1})
+			th.ClicksChanged(linkforge.BucketCount{TenantID: 2, Slug: "theirs", Bucket: bucket, Count: 1})
 			var m ClicksMessage
 			mustReadJSON(t, other, &m)
 			if m.Link != "theirs" {
@@ -124,12 +123,12 @@ func TestNoViewersCostsNothing(t *testing.T) {
 	th := mustHub(t)
 	th.mustDial(t, 1)
 	th.waitRegistered(t, 1)
-	d := linkcounter.Delta{TenantID: 2, Slug: "abc", Bucket: time.Now(), Count: 1, Total: 1, TotalKnown: true}
+	d := linkforge.BucketCount{TenantID: 2, Slug: "abc", Bucket: time.Now(), Count: 1, Total: 1, TotalKnown: true}
 	if allocs := testing.AllocsPerRun(1000, func() { th.ClicksChanged(d) }); allocs != 0 {
 		t.Errorf("ClicksChanged for a tenant without viewers: %v allocations, want 0", allocs)
 	}
 	l := linkforge.Link{TenantID: 2, Slug: "abc"}
-	if allocs := testing.AllocsPerRun(1000, func() { th.Expired(context.Background(), l) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(1000, func() { th.Expired(context.Background(), l) }); allocs != 0 { //nolint:errcheck // only its allocations are measured
 		t.Errorf("Expired for a tenant without viewers: %v allocations, want 0", allocs)
 	}
 	link := []byte(`{"slug":"abc"}`)
@@ -301,7 +300,7 @@ func TestSlowClientDropped(t *testing.T) {
 		first := count + 1
 		for range batch {
 			count++
-			th.ClicksChanged(linkcounter.Delta{TenantID: 1, Slug: slug, Bucket: bucket, Count: count, Total: count, TotalKnown: true})
+			th.ClicksChanged(linkforge.BucketCount{TenantID: 1, Slug: slug, Bucket: bucket, Count: count, Total: count, TotalKnown: true})
 		}
 		for want := first; want <= count; want++ {
 			var m ClicksMessage
@@ -319,7 +318,7 @@ func TestSlowClientDropped(t *testing.T) {
 	mustClosed(t, slow)
 
 	// The reading client is still served.
-	th.ClicksChanged(linkcounter.Delta{TenantID: 1, Slug: "after", Bucket: bucket, Count: 1})
+	th.ClicksChanged(linkforge.BucketCount{TenantID: 1, Slug: "after", Bucket: bucket, Count: 1})
 	var m ClicksMessage
 	mustReadJSON(t, reader, &m)
 	if m.Link != "after" {
@@ -343,7 +342,7 @@ func TestBurst(t *testing.T) {
 	th.waitRegistered(t, 2)
 	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
 	for i := range links {
-		th.ClicksChanged(linkcounter.Delta{TenantID: 1, Slug: "link-" + strconv.Itoa(i), Bucket: bucket, Count: 1, Total: int64(i), TotalKnown: true})
+		th.ClicksChanged(linkforge.BucketCount{TenantID: 1, Slug: "link-" + strconv.Itoa(i), Bucket: bucket, Count: 1, Total: int64(i), TotalKnown: true})
 	}
 	for ci, c := range conns {
 		for i := range links {
@@ -407,7 +406,7 @@ func TestPruneClosesSilentClients(t *testing.T) {
 	if d := th.dropped(reasonStale); d != 1 {
 		t.Errorf("dropped{reason=stale} = %v after more rounds, want still 1", d)
 	}
-	th.ClicksChanged(linkcounter.Delta{TenantID: 1, Slug: "still-here", Count: 1})
+	th.ClicksChanged(linkforge.BucketCount{TenantID: 1, Slug: "still-here", Count: 1})
 	select {
 	case err := <-aliveDone:
 		t.Fatalf("the client that answers pings was closed: %v", err)
@@ -483,8 +482,8 @@ func TestStop(t *testing.T) {
 	th := mustHub(t)
 	conns := []*websocket.Conn{th.mustDial(t, 1), th.mustDial(t, 1), th.mustDial(t, 2)}
 	th.waitRegistered(t, 3)
-	th.ClicksChanged(linkcounter.Delta{TenantID: 1, Slug: "a", Count: 1})
-	th.ClicksChanged(linkcounter.Delta{TenantID: 2, Slug: "b", Count: 1})
+	th.ClicksChanged(linkforge.BucketCount{TenantID: 1, Slug: "a", Count: 1})
+	th.ClicksChanged(linkforge.BucketCount{TenantID: 2, Slug: "b", Count: 1})
 	for _, c := range conns {
 		var m ClicksMessage
 		mustReadJSON(t, c, &m)
@@ -715,7 +714,7 @@ type stampingSubscriber struct {
 	at time.Time
 }
 
-func (s *stampingSubscriber) ClicksChanged(d linkcounter.Delta) {
+func (s *stampingSubscriber) ClicksChanged(d linkforge.BucketCount) {
 	s.mu.Lock()
 	if s.at.IsZero() {
 		s.at = time.Now()

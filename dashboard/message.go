@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/linkcounter"
 )
 
 // Message types of the feed (API.md, "WebSocket feed").
@@ -55,7 +54,7 @@ type LinkMessage struct {
 	Link json.RawMessage `json:"link"`
 }
 
-func encodeClicks(d linkcounter.Delta) ([]byte, error) {
+func encodeClicks(d linkforge.BucketCount) ([]byte, error) {
 	m := ClicksMessage{
 		Type:   TypeClicks,
 		Link:   d.Slug,

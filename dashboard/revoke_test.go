@@ -13,7 +13,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/linkcounter"
 )
 
 // countingTokens is the real store, with a record of what the hub asked it.
@@ -138,8 +137,8 @@ func TestRevokedTokenClosed(t *testing.T) {
 		th.clock.Advance(DefaultRevokeCheckInterval)
 		th.waitChecks(t, i)
 	}
-	th.ClicksChanged(linkcounter.Delta{TenantID: tenantA, Slug: "still-a", Count: 1})
-	th.ClicksChanged(linkcounter.Delta{TenantID: tenantC, Slug: "still-c", Count: 1})
+	th.ClicksChanged(linkforge.BucketCount{TenantID: tenantA, Slug: "still-a", Count: 1})
+	th.ClicksChanged(linkforge.BucketCount{TenantID: tenantC, Slug: "still-c", Count: 1})
 	for conn, want := range map[*websocket.Conn]string{b: "still-a", c: "still-c"} {
 		var m ClicksMessage
 		mustReadJSON(t, conn, &m)

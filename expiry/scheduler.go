@@ -170,7 +170,7 @@ func Backoff(retry int) time.Duration {
 // together (a database outage) do not retry in lockstep.
 func JitteredBackoff(retry int) time.Duration {
 	d := Backoff(retry)
-	return d + time.Duration((mrand.Float64()*0.2-0.1)*float64(d))
+	return d + time.Duration((mrand.Float64()*0.2-0.1)*float64(d)) //nolint:gosec // G404: retry jitter, not a secret
 }
 
 // Scheduler runs the expiry alarms of one node. It is safe for concurrent

@@ -168,9 +168,9 @@ func TestManyAlarmsWithRestarts(t *testing.T) {
 		dueOf := map[int64]time.Time{}
 		var cursor string
 		for {
-			page, err := s.ListLinks(ctx, tenant.ID, cursor, 1000)
+			page, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: tenant.ID, Cursor: cursor, Limit: 1000})
 			if err != nil {
-				t.Fatalf("ListLinks: %v", err)
+				t.Fatalf("QueryLinks: %v", err)
 			}
 			for _, l := range page.Links {
 				dueOf[l.ID] = *l.ExpiresAt
@@ -350,7 +350,7 @@ func TestCancelRacesHandler(t *testing.T) {
 			got := mustLink(t, s, tenant.ID, l.Slug)
 			if got.ExpiredAt != nil || got.Expired(time.Now()) {
 				t.Errorf("%q: expired_at %v, expired %v at %v; want an active, unexpired link",
-					l.Slug, got.ExpiredAt, got.Expired(time.Now()), time.Now().Sub(t0))
+					l.Slug, got.ExpiredAt, got.Expired(time.Now()), time.Since(t0))
 			}
 		}
 		for _, a := range mustAlarms(t, s, tenant.ID, "") {
@@ -506,9 +506,9 @@ func TestTwoNodesOnPostgres(t *testing.T) {
 		if err := a.ImportLinks(ctx, in); err != nil {
 			t.Fatalf("ImportLinks: %v", err)
 		}
-		page, err := a.ListLinks(ctx, tenant.ID, "", 1000)
+		page, err := a.QueryLinks(ctx, linkforge.ListQuery{TenantID: tenant.ID, Limit: 1000})
 		if err != nil || len(page.Links) != n {
-			t.Fatalf("ListLinks = %d links, %v; want %d", len(page.Links), err, n)
+			t.Fatalf("QueryLinks = %d links, %v; want %d", len(page.Links), err, n)
 		}
 		links = page.Links
 

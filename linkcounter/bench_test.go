@@ -3,8 +3,6 @@ package linkcounter
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // histogramCount returns the sample count and sum of a registered histogram.
@@ -66,7 +65,7 @@ func metricValue(tb testing.TB, reg *prometheus.Registry, name string) float64 {
 // synchronous setting is the variable of docs/adr/006-journal.md; the
 // clicks/commit metric shows group commit at work.
 func BenchmarkRecord(b *testing.B) {
-	for _, sync := range []Synchronous{SyncFull, SyncNormal} {
+	for _, sync := range []clicklog.SyncMode{clicklog.SyncEveryCommit, clicklog.SyncWriteOnly} {
 		for _, links := range []int{1, 10000} {
 			for _, inflight := range []int{32, 128} {
 				shape := fmt.Sprintf("links=%d", links)
@@ -81,10 +80,10 @@ func BenchmarkRecord(b *testing.B) {
 	}
 }
 
-func benchmarkRecord(b *testing.B, sync Synchronous, links, inflight int) {
+func benchmarkRecord(b *testing.B, sync clicklog.SyncMode, links, inflight int) {
 	st := asTestStore(b, testdb.SQLite(b))
 	reg := prometheus.NewRegistry()
-	c := mustStart(b, Config{Store: st, Journal: mustJournal(b, b.TempDir(), WithSynchronous(sync)),
+	c := mustStart(b, Config{Store: st, Journal: mustJournal(b, b.TempDir(), clicklog.WithSync(sync)),
 		Registerer: reg}, nil)
 	ls := make([]linkforge.Link, links)
 	for i := range ls {
@@ -125,7 +124,7 @@ func BenchmarkWriteAmplification(b *testing.B) {
 		rec := &recordingStore{Store: st}
 		start := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 		clk := newManualClock(start)
-		c := mustStart(b, Config{Store: rec, Journal: mustJournal(b, b.TempDir(), WithSynchronous(SyncNormal))},
+		c := mustStart(b, Config{Store: rec, Journal: mustJournal(b, b.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))},
 			func(c *Counter) { c.clock = clk })
 		l := linkforge.Link{ID: 1, TenantID: 1, Slug: "hot"}
 
@@ -183,8 +182,8 @@ func BenchmarkWriteAmplification(b *testing.B) {
 		for _, n := range dimWrites {
 			maxDim = max(maxDim, n)
 		}
-		if maxDim > 2 || len(dimWrites) != 5+MaxDimValues+1 {
-			b.Fatalf("%d dimension values, written up to %d times; want %d, at most 2", len(dimWrites), maxDim, 5+MaxDimValues+1)
+		if maxDim > 2 || len(dimWrites) != 5+clicklog.MaxDimValues+1 {
+			b.Fatalf("%d dimension values, written up to %d times; want %d, at most 2", len(dimWrites), maxDim, 5+clicklog.MaxDimValues+1)
 		}
 		b.ReportMetric(float64(writes), "rollup-writes/bucket")
 		b.ReportMetric(float64(rows), "rollup-rows")
@@ -237,70 +236,6 @@ func BenchmarkActorSerialization(b *testing.B) {
 		close(mailbox)
 		<-done
 	})
-}
-
-// BenchmarkClickLogRecovery measures the restart after a kill -9 with
-// 1,000,000 unflushed clicks in the click log (10,000 links, 50 countries):
-// Open (replay) and the start-up reconciliation's read of what is pending.
-// Compaction is off, so every click is replayed from segments, the slower
-// path. clicks/record is the group commit's batch: 1 on an idle node (the
-// worst case), 64 under load. It reports the log's bytes per click.
-func BenchmarkClickLogRecovery(b *testing.B) {
-	const clicks, links = 1_000_000, 10_000
-	for _, per := range []int{1, 64} {
-		b.Run(fmt.Sprintf("clicks_per_record=%d", per), func(b *testing.B) {
-			dir := b.TempDir()
-			path := filepath.Join(dir, "journal.db")
-			j, err := Open(context.Background(), path, WithSynchronous(SyncNormal), withoutCompaction())
-			if err != nil {
-				b.Fatal(err)
-			}
-			batch := make([]int64, 0, per)
-			countries := make([]string, 50)
-			for i := range countries {
-				countries[i] = fmt.Sprintf("C%d", i)
-			}
-			bucket := time.Now().Truncate(time.Minute).Unix()
-			for i := range clicks {
-				batch = append(batch, int64(1+i%links))
-				if len(batch) == per {
-					commitClicks(b, j, bucket, batch, countries[i%len(countries)])
-					batch = batch[:0]
-				}
-			}
-			if err := j.Close(); err != nil {
-				b.Fatal(err)
-			}
-			var size int64
-			ents, _ := os.ReadDir(filepath.Join(dir, logDirName))
-			for _, e := range ents {
-				info, _ := e.Info()
-				size += info.Size()
-			}
-			cpu0 := processCPU()
-			b.ResetTimer()
-			for b.Loop() {
-				j, err := Open(context.Background(), path, WithSynchronous(SyncNormal), withoutCompaction())
-				if err != nil {
-					b.Fatal(err)
-				}
-				p, err := j.pending(context.Background())
-				if err != nil || len(p) != links {
-					b.Fatalf("pending: %d links, %v", len(p), err)
-				}
-				var n int64
-				for _, l := range p {
-					n += l.unflushed
-				}
-				if n != clicks {
-					b.Fatalf("%d clicks recovered, want %d", n, clicks)
-				}
-				j.Close()
-			}
-			b.ReportMetric(float64(size)/clicks, "disk_bytes/click")
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
-		})
-	}
 }
 
 // processCPU returns the process's user and system CPU time so far, in

@@ -8,42 +8,21 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // errJournalClosed is returned for work submitted after the committer has
 // stopped.
 var errJournalClosed = errors.New("click journal closed")
 
-// increment is one (link, bucket) row of a group commit: add clicks.
+// increment is one (link, bucket) row of a group commit, with the actor
+// whose clicks it holds.
 type increment struct {
-	a      *actor
-	linkID int64
-	bucket int64 // unix seconds
-	add    int64
-	n      int64 // the row's absolute count after the commit
-	// dims counts the increment's clicks by dimension and value, counted
-	// in the bucket's hour: a short list (usually one value per
-	// dimension), so that a click whose values are there already costs a
-	// few comparisons, no hashing and no allocation, and the record lists
-	// a (link, hour)'s dimension rows together.
-	dims []dimCount
-}
-
-type dimCount struct {
-	dim   linkforge.Dimension
-	value string
-	n     int64
+	clicklog.Increment
+	a *actor
 }
 
 type incKey struct{ linkID, bucket int64 }
-
-// dimKey is one (link, hour, dimension, value) row of the journal.
-type dimKey struct {
-	linkID int64
-	hour   int64 // unix seconds
-	dim    linkforge.Dimension
-	value  string
-}
 
 // commitBatch is one click log record (one group commit). Every click that
 // arrives while the previous record is being written joins the same batch,
@@ -53,8 +32,8 @@ type commitBatch struct {
 	incs        map[incKey]*increment
 	order       []*increment
 	clicks      int64
-	marks       []journalRow
-	dimMarks    []dimRow
+	marks       []clicklog.Row
+	dimMarks    []clicklog.DimRow
 	purgeBefore int64
 	// drops: links whose actors were evicted; the journal drops their rows
 	// from memory if every one is flushed when the record is applied.
@@ -79,7 +58,7 @@ func (b *commitBatch) empty() bool {
 // batch, so a burst of clicks costs one record (and one fdatasync) per
 // batch rather than per click.
 type committer struct {
-	j *Journal
+	j *clicklog.Journal
 	// after runs on the committer goroutine once a batch's record is
 	// written (or failed), before its waiters are released, so that what Record returns and
 	// the counter's memory agree.
@@ -94,11 +73,14 @@ type committer struct {
 	// list (about 300 bytes) for the garbage collector to trace and free.
 	free      []*increment
 	spareIncs map[incKey]*increment
-	wake      chan struct{} // capacity 1: "cur is not empty, or closing"
-	exited    chan struct{}
+	// logIncs is the committer goroutine's list of a batch's increments
+	// as the journal takes them, reused from batch to batch.
+	logIncs []*clicklog.Increment
+	wake    chan struct{} // capacity 1: "cur is not empty, or closing"
+	exited  chan struct{}
 }
 
-func newCommitter(j *Journal, after func(*commitBatch)) *committer {
+func newCommitter(j *clicklog.Journal, after func(*commitBatch)) *committer {
 	return &committer{
 		j:      j,
 		after:  after,
@@ -131,42 +113,23 @@ func (c *committer) add(a *actor, bucket int64, dims *linkforge.ClickDims) (*com
 		if n := len(c.free); n > 0 {
 			in = c.free[n-1]
 			c.free = c.free[:n-1]
-			in.a, in.linkID, in.bucket = a, a.id, bucket
+			in.a, in.LinkID, in.Bucket = a, a.id, bucket
 		} else {
-			in = &increment{a: a, linkID: a.id, bucket: bucket}
+			in = &increment{Increment: clicklog.Increment{LinkID: a.id, Bucket: bucket}, a: a}
 		}
 		b.incs[k] = in
 		b.order = append(b.order, in)
 	}
-	in.add++
+	in.Add++
 	b.clicks++
-	in.countDims(dims)
+	in.CountDims(dims)
 	c.signal()
 	return b, nil
 }
 
-// countDims adds one click's value in every dimension (dims nil: the
-// defaults).
-func (in *increment) countDims(dims *linkforge.ClickDims) {
-	if in.dims == nil {
-		in.dims = make([]dimCount, 0, linkforge.NumDimensions)
-	}
-next:
-	for d := range linkforge.NumDimensions {
-		v := dims.Value(d)
-		for i := range in.dims {
-			if c := &in.dims[i]; c.dim == d && c.value == v {
-				c.n++
-				continue next
-			}
-		}
-		in.dims = append(in.dims, dimCount{dim: d, value: v, n: 1})
-	}
-}
-
 // submit puts flush marks (minute and dimension rows), a purge and/or the
 // drops of evicted links into the next commit.
-func (c *committer) submit(marks []journalRow, dimMarks []dimRow, purgeBefore int64, drops []int64) (*commitBatch, error) {
+func (c *committer) submit(marks []clicklog.Row, dimMarks []clicklog.DimRow, purgeBefore int64, drops []int64) (*commitBatch, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -205,10 +168,10 @@ func (c *committer) run() {
 			// One yield, not a timer: clickers already runnable (woken by
 			// the last commit, or arriving) join this batch first, so a
 			// burst costs one record, one write and one wake-up of the
-			// committer rather than one per click. Without it, at NORMAL
-			// the committer took 1.1-1.5 clicks per commit and its write
-			// syscall was the top of the click path's profile
-			// (docs/adr/014-click-log.md, "Profile").
+			// committer rather than one per click. Without it, at
+			// SyncWriteOnly the committer took 1.1-1.5 clicks per commit
+			// and its write syscall was the top of the click path's
+			// profile (docs/adr/014-click-log.md, "Profile").
 			runtime.Gosched()
 			c.mu.Lock()
 			b, closed := c.cur, c.closed
@@ -229,13 +192,26 @@ func (c *committer) run() {
 			// Not the callers' contexts: a click whose request went away may
 			// still be in this batch with others, and the commit is local.
 			start := time.Now()
-			b.purged, b.err = c.j.commitDrops(context.Background(), b.order, b.marks, b.dimMarks, b.purgeBefore, b.drops)
+			b.purged, b.err = c.j.Commit(context.Background(), c.journalIncs(b), b.marks, b.dimMarks, b.purgeBefore, b.drops)
 			b.took = time.Since(start)
 			c.after(b)
 			close(b.done)
 			c.recycle(b)
 		}
 	}
+}
+
+// journalIncs returns b's increments as the journal takes them, in a list
+// the committer goroutine reuses.
+func (c *committer) journalIncs(b *commitBatch) []*clicklog.Increment {
+	if cap(c.logIncs) > maxFree {
+		c.logIncs = nil // as the increments: a burst's list is not kept
+	}
+	c.logIncs = c.logIncs[:0]
+	for _, in := range b.order {
+		c.logIncs = append(c.logIncs, &in.Increment)
+	}
+	return c.logIncs
 }
 
 // maxFree bounds the increments kept for reuse: a burst over a million
@@ -252,8 +228,8 @@ func (c *committer) recycle(b *commitBatch) {
 		if len(c.free) >= maxFree {
 			break
 		}
-		clear(in.dims) // no value string outlives its batch here
-		*in = increment{dims: in.dims[:0]}
+		clear(in.Dims) // no value string outlives its batch here
+		*in = increment{Increment: clicklog.Increment{Dims: in.Dims[:0]}}
 		c.free = append(c.free, in)
 	}
 	if len(b.incs) <= maxFree {

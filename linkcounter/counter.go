@@ -8,9 +8,10 @@
 //   - one actor per link (`link:{id}`), created on its first click, its state
 //     serialized, evicted when idle with nothing unflushed;
 //   - a node journal (counts in memory, made durable by an append-only,
-//     checksummed click log, see Journal): a click is acknowledged only after
-//     the log record that contains it is written and synced (the output
-//     gate), with group commit so that concurrent clicks share a record;
+//     checksummed click log: package clicklog): a click is acknowledged
+//     only after the log record that contains it is written and synced (the
+//     output gate), with group commit so that concurrent clicks share a
+//     record;
 //   - one flush alarm per actor, armed only when none is armed, at the first
 //     unflushed click + the flush interval, and one timer per Counter pointing
 //     at the earliest armed alarm. A flush writes whole (link, hour)s, and
@@ -28,7 +29,7 @@
 //
 // Wiring, in cmd (the journal outlives the counter):
 //
-//	j, err := linkcounter.Open(ctx, filepath.Join(dataDir, "journal.db"))
+//	j, err := clicklog.Open(ctx, dataDir)
 //	c, err := linkcounter.New(ctx, linkcounter.Config{Store: st, Journal: j,
 //		NodeID: nodeIDFlag, FlushInterval: flushIntervalFlag, Logger: log,
 //		Registerer: reg, Subscriber: hub})
@@ -55,6 +56,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // Store is what the counter needs from the main store.
@@ -89,16 +91,10 @@ const DefaultFlushInterval = 30 * time.Second
 // it succeeds.
 const MaxRetries = 6
 
-// Skip reasons for Counter.Skipped.
-const (
-	SkipHead    = "head"    // a HEAD request
-	SkipPreview = "preview" // IsPreviewAgent matched the User-Agent
-)
-
 // Config configures a Counter. Store and Journal are required.
 type Config struct {
 	Store   Store
-	Journal *Journal
+	Journal *clicklog.Journal
 	// NodeID overrides the node id kept in the journal (the --node-id flag);
 	// empty: the journal's, generated on first use.
 	NodeID string
@@ -117,7 +113,7 @@ type Config struct {
 // New, then Start; Stop flushes everything.
 type Counter struct {
 	store   Store
-	journal *Journal
+	journal *clicklog.Journal
 	nodeID  string
 	log     *slog.Logger
 	sub     Subscriber
@@ -194,7 +190,7 @@ func New(ctx context.Context, cfg Config) (*Counter, error) {
 	if cfg.FlushInterval < 0 {
 		return nil, fmt.Errorf("linkcounter: negative flush interval %v", cfg.FlushInterval)
 	}
-	nodeID, needsSeed, err := cfg.Journal.nodeID(ctx, cfg.NodeID)
+	nodeID, needsSeed, err := cfg.Journal.NodeID(ctx, cfg.NodeID)
 	if err != nil {
 		return nil, fmt.Errorf("linkcounter: %w", err)
 	}
@@ -256,12 +252,12 @@ func (c *Counter) Start(ctx context.Context) error {
 	if c.state != stateNew {
 		return errors.New("linkcounter: Start after Start or Stop")
 	}
-	pending, err := c.journal.pending(ctx)
+	pending, err := c.journal.Pending(ctx)
 	if err != nil {
 		return fmt.Errorf("linkcounter: start: %w", err)
 	}
 	now := c.clock.Now()
-	purged, err := c.journal.purgedBefore(ctx)
+	purged, err := c.journal.PurgedBefore(ctx)
 	if err != nil {
 		return fmt.Errorf("linkcounter: start: %w", err)
 	}
@@ -274,14 +270,14 @@ func (c *Counter) Start(ctx context.Context) error {
 	}
 	var clicks int64
 	for _, p := range pending {
-		a := c.actorFor(p.linkID)
+		a := c.actorFor(p.LinkID)
 		a.mu.Lock()
-		a.unflushed = p.unflushed
-		a.dirtySince = p.oldest // bucket start: never later than the click
+		a.unflushed = p.Unflushed
+		a.dirtySince = p.Oldest // bucket start: never later than the click
 		a.reconcile = true
 		c.armLocked(a, now) // armed from stored state, only if there is any
 		a.mu.Unlock()
-		clicks += p.unflushed
+		clicks += p.Unflushed
 	}
 	c.pending.Add(clicks)
 	if len(pending) > 0 {
@@ -293,13 +289,13 @@ func (c *Counter) Start(ctx context.Context) error {
 		// Rows replayed from the log whose clicks are all flushed and that
 		// no actor holds leave memory as an evicted actor's do; a fresh
 		// count waiting for its node seed has none.
-		if err := c.journal.dropFlushed(ctx); err != nil {
+		if err := c.journal.DropFlushed(ctx); err != nil {
 			return fmt.Errorf("linkcounter: start: %w", err)
 		}
 	}
 	c.bg, c.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
 	c.commits = newCommitter(c.journal, c.afterCommit)
-	go c.commits.run()
+	go c.commits.run() //nolint:gosec // G118: the committer outlives Start's context by design; Stop ends it
 	c.loops.Add(2)
 	go c.runScheduler()
 	go c.runReleases() // idle links give back their reserved clicks
@@ -523,9 +519,9 @@ func (c *Counter) afterCommit(b *commitBatch) {
 		for _, in := range b.order {
 			a := in.a
 			a.mu.Lock()
-			a.unflushed -= in.add
-			a.inflight -= in.add
-			a.lim.settle(in.add, true) // not served: back to the grant
+			a.unflushed -= in.Add
+			a.inflight -= in.Add
+			a.lim.settle(in.Add, true) // not served: back to the grant
 			if a.unflushed == 0 {
 				a.dirtySince = time.Time{}
 			}
@@ -546,14 +542,14 @@ func (c *Counter) afterCommit(b *commitBatch) {
 	for _, in := range b.order {
 		a := in.a
 		a.mu.Lock()
-		a.inflight -= in.add
-		a.lim.settle(in.add, false)
+		a.inflight -= in.Add
+		a.lim.settle(in.Add, false)
 		queue := false
 		if c.sub != nil {
 			if a.live == nil {
 				a.live = make(map[int64]int64, 1)
 			}
-			a.live[in.bucket] = in.n // commits are sequential: the latest n is the largest
+			a.live[in.Bucket] = in.N // commits are sequential: the latest n is the largest
 			if !a.liveQueued {
 				a.liveQueued = true
 				queue = true
@@ -663,7 +659,7 @@ func (c *Counter) Ready(ctx context.Context) error {
 	defer c.readyMu.Unlock()
 	now := c.clock.Now()
 	if c.readyAt.IsZero() || now.Sub(c.readyAt) >= readyEvery || now.Before(c.readyAt) {
-		c.readyErr = c.journal.probe(ctx)
+		c.readyErr = c.journal.Probe(ctx)
 		c.readyAt = now
 		if c.readyErr != nil && ctx.Err() != nil {
 			c.readyAt = time.Time{} // the caller gave up: say nothing of the journal
@@ -676,10 +672,11 @@ func (c *Counter) Ready(ctx context.Context) error {
 }
 
 // Skipped counts a request that was redirected but not counted as a click:
-// reason is SkipHead or SkipPreview (anything else is counted as "other").
+// reason is linkforge.SkipHead or linkforge.SkipPreview (anything else is
+// counted as "other").
 func (c *Counter) Skipped(reason string) {
 	switch reason {
-	case SkipHead, SkipPreview:
+	case linkforge.SkipHead, linkforge.SkipPreview:
 	default:
 		reason = "other"
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // Seed 003's lost-update experiment: concurrent clicks on one link never lose
@@ -62,7 +63,7 @@ func TestLostUpdateFlushingDuringLoad(t *testing.T) {
 		st := asTestStore(t, s)
 		l := mustLink(t, st, -1)
 		rec := &recordingStore{Store: st}
-		c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))},
+		c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))},
 			func(c *Counter) { c.flushInterval = 10 * time.Millisecond })
 
 		const goroutines, atLeast, flushes = 16, 200, 3
@@ -224,9 +225,9 @@ func TestMinuteBoundary(t *testing.T) {
 			if got := mustStats(t, st, l).Buckets; !reflect.DeepEqual(got, want) {
 				t.Errorf("buckets = %+v, want %+v", got, want)
 			}
-			wantRows := []journalRow{
-				{linkID: l.ID, bucket: want[0].Start.Unix(), n: 1, flushed: 1},
-				{linkID: l.ID, bucket: want[1].Start.Unix(), n: 2, flushed: 2},
+			wantRows := []clicklog.Row{
+				{LinkID: l.ID, Bucket: want[0].Start.Unix(), N: 1, Flushed: 1},
+				{LinkID: l.ID, Bucket: want[1].Start.Unix(), N: 2, Flushed: 2},
 			}
 			if got := journalRows(t, j, l.ID); !reflect.DeepEqual(got, wantRows) {
 				t.Errorf("journal rows = %+v, want %+v", got, wantRows)
@@ -293,7 +294,7 @@ func TestMaxClicks(t *testing.T) {
 						t.Fatalf("seed rollup: %v", err)
 					}
 				}
-				j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+				j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
 				c := mustStart(t, Config{Store: st, Journal: j}, nil)
 				var ok, gone atomic.Int64
 				var wg sync.WaitGroup

@@ -1,11 +1,8 @@
 package linkcounter
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // dimsInvariant returns an error unless, in what the store holds of node,
@@ -124,7 +122,7 @@ func TestDimsSumToHourTotalDuringLoad(t *testing.T) {
 		t.Parallel()
 		st := asTestStore(t, s)
 		l := mustLink(t, st, -1)
-		j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+		j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
 		inv := &invariantStore{Store: st}
 		c := mustStart(t, Config{Store: inv, Journal: j},
 			func(c *Counter) { c.flushInterval = 10 * time.Millisecond })
@@ -200,7 +198,7 @@ func TestDimsBound(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					st := b.open(t)
 					l := mustLink(t, st, -1)
-					j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+					j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
 					c := mustStart(t, Config{Store: st, Journal: j}, nil)
 					var wg sync.WaitGroup
 					for i := range 100 {
@@ -226,8 +224,8 @@ func TestDimsBound(t *testing.T) {
 					for _, n := range got {
 						sum += n
 					}
-					if len(got) != MaxDimValues+1 || got[linkforge.MoreValue] == 0 {
-						t.Errorf("%d referrer values (%v), want %d and %q", len(got), got, MaxDimValues+1, linkforge.MoreValue)
+					if len(got) != clicklog.MaxDimValues+1 || got[linkforge.MoreValue] == 0 {
+						t.Errorf("%d referrer values (%v), want %d and %q", len(got), got, clicklog.MaxDimValues+1, linkforge.MoreValue)
 					}
 					if sum != 101 {
 						t.Errorf("referrers sum to %d, want 101", sum)
@@ -308,7 +306,7 @@ func TestDimsWrittenWithWholeHours(t *testing.T) {
 			l := mustLink(t, st, -1)
 			inv := &invariantStore{Store: st}
 			rec := &recordingStore{Store: inv}
-			c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))}, nil)
+			c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))}, nil)
 			inv.node = c.NodeID()
 
 			// 00:57:17 to 01:02:17: off the minute grid, across 01:00.
@@ -356,20 +354,9 @@ func TestDimsWrittenWithWholeHours(t *testing.T) {
 
 // journalDims returns the journal's dimension rows of a link, by hour,
 // dimension and value.
-func journalDims(t testing.TB, j *Journal, linkID int64) []dimRow {
+func journalDims(t testing.TB, j *clicklog.Journal, linkID int64) []clicklog.DimRow {
 	t.Helper()
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	var out []dimRow
-	for _, h := range j.st.links[linkID] {
-		for _, d := range h.dims {
-			out = append(out, dimRow{linkID: linkID, hour: h.hour, dim: d.dim, value: d.value, n: d.n, flushed: d.flushed})
-		}
-	}
-	slices.SortFunc(out, func(a, b dimRow) int {
-		return cmp.Or(cmp.Compare(a.hour, b.hour), cmp.Compare(a.dim, b.dim), strings.Compare(a.value, b.value))
-	})
-	return out
+	return j.DimRows(linkID)
 }
 
 // Housekeeping purges a flushed minute row after the retention; its hour's

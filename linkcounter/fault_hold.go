@@ -26,7 +26,7 @@ const (
 // committed: taken from c.cur already, so any click added after the file
 // appeared is held too.
 func (c *committer) holdCommit(b *commitBatch) {
-	dir := filepath.Dir(c.j.path)
+	dir := filepath.Dir(c.j.Path()) // the data dir: Path is its click log
 	hold, held := filepath.Join(dir, holdCommitFile), filepath.Join(dir, commitHeldFile)
 	last := int64(-1)
 	for {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // scheduler keeps every armed flush alarm in one heap, so one timer (in
@@ -148,7 +149,7 @@ func (c *Counter) flushDue(now time.Time) {
 		a.mu.Unlock()
 	}
 	if len(batch) > 0 {
-		c.flushActors(batch, retries, whole, now)
+		c.flushActors(batch, retries, whole, now) //nolint:errcheck // a failed flush has re-armed every actor on the back-off schedule; the loop goes on
 	}
 }
 
@@ -179,7 +180,7 @@ func (c *Counter) flushActors(batch []*actor, retries []int, whole []bool, fired
 	delta := make(map[int64]int64, len(batch))
 	if err == nil {
 		for _, r := range rows {
-			delta[r.linkID] += r.n - r.flushed
+			delta[r.LinkID] += r.N - r.Flushed
 		}
 	}
 	now := c.clock.Now()
@@ -290,7 +291,7 @@ func (c *Counter) refreshTotals(batch []*actor) {
 // interval an hour is due once its oldest minute is, which never makes more
 // than two writes of a minute either, as flushes are then more than a minute
 // apart.
-func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[int64]time.Time, error) {
+func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map[int64]time.Time, error) {
 	ctx, cancel := context.WithTimeout(c.bg, c.flushTimeout)
 	defer cancel()
 	ids := make([]int64, len(batch))
@@ -315,75 +316,21 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 	// up, so it is written at once.
 	now := c.clock.Now()
 	cutoff, future := now.Add(-c.flushInterval).Unix(), now.Unix()
-	read, readDims, err := c.journal.unflushed(ctx, ids)
+	read, readDims, err := c.journal.Unflushed(ctx, ids)
 	if err != nil {
 		return nil, nil, err
 	}
-	type hourKey struct{ linkID, hour int64 }
-	type hourState struct {
-		young, old bool  // holds rows not due / due
-		since      int64 // the bucket it waits for: newest young, or oldest
-	}
-	hours := make(map[hourKey]*hourState)
-	for _, r := range read {
-		k := hourKey{r.linkID, r.bucket - r.bucket%3600}
-		h := hours[k]
-		if h == nil {
-			h = &hourState{}
-			hours[k] = h
-		}
-		if r.bucket <= cutoff || r.bucket > future || all[r.linkID] {
-			h.old = true
-			continue
-		}
-		if c.flushInterval <= time.Minute {
-			if !h.young || r.bucket > h.since {
-				h.since = r.bucket // rows are read by bucket: the newest
-			}
-		} else if !h.young {
-			h.since = r.bucket // the oldest young row
-		}
-		h.young = true
-	}
-	due := func(k hourKey) bool {
-		h := hours[k]
-		if c.flushInterval <= time.Minute {
-			return !h.young
-		}
-		return h.old || !h.young
-	}
-	var deferred map[int64]time.Time
-	rows := read[:0]
-	for _, r := range read {
-		k := hourKey{r.linkID, r.bucket - r.bucket%3600}
-		if due(k) {
-			rows = append(rows, r)
-			continue
-		}
-		start := time.Unix(hours[k].since, 0).UTC()
-		if deferred == nil {
-			deferred = make(map[int64]time.Time)
-		}
-		if t, ok := deferred[r.linkID]; !ok || start.Before(t) {
-			deferred[r.linkID] = start
-		}
-	}
+	rows, dims, deferred := c.dueRows(read, readDims, cutoff, future, all)
 	if len(rows) == 0 {
 		return nil, deferred, nil
 	}
-	var dims []dimRow
-	for _, d := range readDims {
-		if k := (hourKey{d.linkID, d.hour}); hours[k] != nil && due(k) {
-			dims = append(dims, d)
-		}
-	}
 	out := make([]linkforge.RollupRow, len(rows))
 	for i, r := range rows {
-		out[i] = linkforge.RollupRow{LinkID: r.linkID, Bucket: time.Unix(r.bucket, 0).UTC(), Count: r.n}
+		out[i] = linkforge.RollupRow{LinkID: r.LinkID, Bucket: time.Unix(r.Bucket, 0).UTC(), Count: r.N}
 	}
 	outDims := make([]linkforge.DimRow, len(dims))
 	for i, d := range dims {
-		outDims[i] = linkforge.DimRow{LinkID: d.linkID, Hour: time.Unix(d.hour, 0).UTC(), Dim: d.dim, Value: d.value, Count: d.n}
+		outDims[i] = linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: d.Dim, Value: d.Value, Count: d.N}
 	}
 	if err := c.store.UpsertClicks(ctx, c.nodeID, out, outDims); err != nil {
 		return nil, nil, fmt.Errorf("flush %d rollup rows and %d dimension rows: %w", len(out), len(outDims), err)
@@ -403,6 +350,70 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 	return rows, deferred, nil
 }
 
+// dueRows splits what the journal holds unflushed of a batch into the rows
+// and dimension rows that are due now (an hour is written whole or not at
+// all: see writeRollup) and, per link whose hour must wait, the bucket it
+// waits for. cutoff and future bound the buckets old enough to write; all
+// names the links to write whole whatever their age.
+func (c *Counter) dueRows(read []clicklog.Row, readDims []clicklog.DimRow, cutoff, future int64, all map[int64]bool) ([]clicklog.Row, []clicklog.DimRow, map[int64]time.Time) {
+	type hourKey struct{ linkID, hour int64 }
+	type hourState struct {
+		young, old bool  // holds rows not due / due
+		since      int64 // the bucket it waits for: newest young, or oldest
+	}
+	hours := make(map[hourKey]*hourState)
+	for _, r := range read {
+		k := hourKey{r.LinkID, r.Bucket - r.Bucket%3600}
+		h := hours[k]
+		if h == nil {
+			h = &hourState{}
+			hours[k] = h
+		}
+		if r.Bucket <= cutoff || r.Bucket > future || all[r.LinkID] {
+			h.old = true
+			continue
+		}
+		if c.flushInterval <= time.Minute {
+			if !h.young || r.Bucket > h.since {
+				h.since = r.Bucket // rows are read by bucket: the newest
+			}
+		} else if !h.young {
+			h.since = r.Bucket // the oldest young row
+		}
+		h.young = true
+	}
+	due := func(k hourKey) bool {
+		h := hours[k]
+		if c.flushInterval <= time.Minute {
+			return !h.young
+		}
+		return h.old || !h.young
+	}
+	var deferred map[int64]time.Time
+	rows := read[:0]
+	for _, r := range read {
+		k := hourKey{r.LinkID, r.Bucket - r.Bucket%3600}
+		if due(k) {
+			rows = append(rows, r)
+			continue
+		}
+		start := time.Unix(hours[k].since, 0).UTC()
+		if deferred == nil {
+			deferred = make(map[int64]time.Time)
+		}
+		if t, ok := deferred[r.LinkID]; !ok || start.Before(t) {
+			deferred[r.LinkID] = start
+		}
+	}
+	var dims []clicklog.DimRow
+	for _, d := range readDims {
+		if k := (hourKey{d.LinkID, d.Hour}); hours[k] != nil && due(k) {
+			dims = append(dims, d)
+		}
+	}
+	return rows, dims, deferred
+}
+
 // seedFromRollup adds to a journal that starts a fresh count for this node
 // id what the rollup already holds of that id, before anything of the
 // fresh count is flushed (it runs at the start of a flush). Without it the
@@ -418,7 +429,7 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]journalRow, map[i
 // counting meanwhile.
 func (c *Counter) seedFromRollup(ctx context.Context) error {
 	from := c.observeClock(c.clock.Now()).Add(-c.maxClickAge).Truncate(time.Minute)
-	oldest, ok, err := c.journal.minBucket(ctx)
+	oldest, ok, err := c.journal.MinBucket(ctx)
 	if err != nil {
 		return fmt.Errorf("seed journal: %w", err)
 	}
@@ -435,7 +446,7 @@ func (c *Counter) seedFromRollup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("seed journal: read the dimensions of node %q: %w", c.nodeID, err)
 	}
-	if err := c.journal.seed(ctx, rows, dims); err != nil {
+	if err := c.journal.Seed(ctx, rows, dims); err != nil {
 		return fmt.Errorf("seed journal: %w", err)
 	}
 	c.seedPending.Store(false)
@@ -451,13 +462,13 @@ func (c *Counter) seedFromRollup(ctx context.Context) error {
 // seedHours seeds the hours of the given links whose rows restarted after
 // their actor's eviction dropped them from memory: it reads this node's
 // rollup rows of those (link, hour)s, minutes and dimensions, and adds them
-// to the restarted rows (Journal.seedHours) before the flush reads them, so
+// to the restarted rows (clicklog.Journal.SeedHours) before the flush reads them, so
 // the absolute counts it writes include what the rollup holds. It runs in
 // the flush, never in a click: no click waits for the store. A failure
 // fails the flush, which is retried like any other; the seed marks stay in
 // the journal meanwhile (docs/adr/014-click-log.md, "Memory").
 func (c *Counter) seedHours(ctx context.Context, ids []int64) error {
-	keys := c.journal.toSeed(ids)
+	keys := c.journal.ToSeed(ids)
 	if len(keys) == 0 {
 		return nil
 	}
@@ -468,7 +479,7 @@ func (c *Counter) seedHours(ctx context.Context, ids []int64) error {
 	// that outlasts the flush's timeout keeps the seeds it finished, so
 	// the retry does less, never the same again.
 	commit := func(end int) error {
-		if err := c.journal.seedHours(ctx, keys[done:end], rows, dims); err != nil {
+		if err := c.journal.SeedHours(ctx, keys[done:end], rows, dims); err != nil {
 			return fmt.Errorf("seed %d link hours: %w", end-done, err)
 		}
 		c.m.hoursSeeded.Add(float64(end - done))
@@ -477,13 +488,13 @@ func (c *Counter) seedHours(ctx context.Context, ids []int64) error {
 	}
 	for i := 0; i < len(keys); {
 		j := i
-		for j < len(keys) && keys[j].linkID == keys[i].linkID {
+		for j < len(keys) && keys[j].LinkID == keys[i].LinkID {
 			j++
 		}
-		from, to := time.Unix(keys[i].hour, 0).UTC(), time.Unix(keys[j-1].hour+3600, 0).UTC()
-		r, d, err := c.store.NodeLinkClicks(ctx, c.nodeID, keys[i].linkID, from, to)
+		from, to := time.Unix(keys[i].Hour, 0).UTC(), time.Unix(keys[j-1].Hour+3600, 0).UTC()
+		r, d, err := c.store.NodeLinkClicks(ctx, c.nodeID, keys[i].LinkID, from, to)
 		if err != nil {
-			return fmt.Errorf("seed link %d from the rollup of node %q: %w", keys[i].linkID, c.nodeID, err)
+			return fmt.Errorf("seed link %d from the rollup of node %q: %w", keys[i].LinkID, c.nodeID, err)
 		}
 		rows, dims = append(rows, r...), append(dims, d...)
 		i = j

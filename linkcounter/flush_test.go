@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // Debounce: the alarm is armed by the first unflushed click and never pushed
@@ -79,7 +80,7 @@ func TestFlushAlignsToMinutes(t *testing.T) {
 			st := b.open(t)
 			l := mustLink(t, st, -1)
 			rec := &recordingStore{Store: st}
-			c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))}, nil)
+			c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))}, nil)
 
 			time.Sleep(17 * time.Second) // start off the minute grid
 			begin := time.Now()
@@ -268,7 +269,7 @@ func TestFlushIdempotent(t *testing.T) {
 				if err := st.UpsertRollup(context.Background(), last.node, last.rows); err != nil {
 					t.Fatalf("replay: %v", err)
 				}
-				marks := make([]journalRow, len(jBefore))
+				marks := make([]clicklog.Row, len(jBefore))
 				copy(marks, jBefore)
 				b, err := c.commits.submit(marks, nil, 0, nil)
 				if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // TestHeadroomThroughOutage (issue 10, item 1, as issue 13 changed it):
@@ -32,7 +33,7 @@ func TestHeadroomThroughOutage(t *testing.T) {
 		held := mustLink(t, st, 100)
 		idle := mustLink(t, st, 5)
 		unseen := mustLink(t, st, 5)
-		j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+		j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
 		c := mustStart(t, Config{Store: st, Journal: j}, nil)
 
 		mustRecord(t, c, &idle, time.Now())

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"path/filepath"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,15 +14,17 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
+	"github.com/linkforge/linkforge/linkcounter/internal/faultfile"
 	"github.com/linkforge/linkforge/store/postgres"
 )
 
 func TestMain(m *testing.M) { pgtest.MainNoLeaks(m) }
 
-// mustJournal opens a journal file in dir, closed when t ends.
-func mustJournal(t testing.TB, dir string, opts ...JournalOption) *Journal {
+// mustJournal opens the journal of the data dir dir, closed when t ends.
+func mustJournal(t testing.TB, dir string, opts ...clicklog.Option) *clicklog.Journal {
 	t.Helper()
-	j, err := Open(context.Background(), filepath.Join(dir, "journal.db"), opts...)
+	j, err := clicklog.Open(context.Background(), dir, opts...)
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}
@@ -217,17 +219,9 @@ func (b *logBuffer) records(t testing.TB, event string) []map[string]any {
 }
 
 // journalRows returns the journal's rows of a link, by bucket.
-func journalRows(t testing.TB, j *Journal, linkID int64) []journalRow {
+func journalRows(t testing.TB, j *clicklog.Journal, linkID int64) []clicklog.Row {
 	t.Helper()
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	var out []journalRow
-	for _, h := range j.st.links[linkID] {
-		for _, m := range h.mins {
-			out = append(out, journalRow{linkID: linkID, bucket: m.bucket, n: m.n, flushed: m.flushed})
-		}
-	}
-	return out
+	return j.Rows(linkID)
 }
 
 // backend opens a fresh store of one kind. Tests that run in a
@@ -278,4 +272,12 @@ func mustOpenPostgres(t *testing.T, url string) testStore {
 		t.Fatalf("migrate postgres: %v", err)
 	}
 	return db
+}
+
+// faultFiles is the fault layer under the journal's segment files
+// (faultfile.Files) as a journal option.
+type faultFiles struct{ faultfile.Files }
+
+func (ff *faultFiles) option() clicklog.Option {
+	return clicklog.WithFileLayer(func(f *os.File) clicklog.File { return ff.Wrap(f) })
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // The node id is generated once and kept in the journal; an explicit one
@@ -25,14 +25,14 @@ import (
 func TestNodeID(t *testing.T) {
 	st := asTestStore(t, testdb.SQLite(t))
 	dir := t.TempDir()
-	open := func(override string) (*Journal, *Counter, error) {
+	open := func(override string) (*clicklog.Journal, *Counter, error) {
 		t.Helper()
 		j := mustJournal(t, dir)
 		c, err := New(context.Background(), Config{Store: st, Journal: j, NodeID: override,
 			Logger: slog.New(slog.DiscardHandler)})
 		return j, c, err
 	}
-	closeJ := func(j *Journal) {
+	closeJ := func(j *clicklog.Journal) {
 		t.Helper()
 		if err := j.Close(); err != nil {
 			t.Fatalf("close journal: %v", err)
@@ -104,25 +104,6 @@ func TestNodeID(t *testing.T) {
 	closeJ(j)
 }
 
-// One journal belongs to one process: a second Open of the same file fails
-// while the first is open.
-func TestJournalLock(t *testing.T) {
-	dir := t.TempDir()
-	j := mustJournal(t, dir)
-	if _, err := Open(context.Background(), filepath.Join(dir, "journal.db")); err == nil ||
-		!strings.Contains(err.Error(), "in use") {
-		t.Fatalf("second open: err = %v, want in use", err)
-	}
-	if err := j.Close(); err != nil {
-		t.Fatalf("close: %v", err)
-	}
-	j2, err := Open(context.Background(), filepath.Join(dir, "journal.db"))
-	if err != nil {
-		t.Fatalf("open after close: %v", err)
-	}
-	j2.Close()
-}
-
 // A click whose journal commit fails is not acknowledged and not counted:
 // Record returns EUnavailable, and the limit and the pending count are as if
 // it never happened.
@@ -136,7 +117,7 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 	c := mustStart(t, Config{Store: st, Journal: j, Registerer: reg}, nil)
 
 	// A real write failure (as from a full disk), injected below the journal.
-	files.failWrites.Store(true)
+	files.FailWrites.Store(true)
 	err := c.Record(context.Background(), &l, time.Now(), nil)
 	if code := linkforge.ErrorCode(err); code != linkforge.EUnavailable {
 		t.Fatalf("record with a failing journal: err = %v (code %q), want %q", err, code, linkforge.EUnavailable)
@@ -147,7 +128,7 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 	if n := metricValue(t, reg, "linkforge_clicks_total"); n != 0 {
 		t.Errorf("clicks_total after a failed commit = %v, want 0", n)
 	}
-	files.failWrites.Store(false)
+	files.FailWrites.Store(false)
 	// The limit is 1: the failed click took no part of it.
 	mustRecord(t, c, &l, time.Now())
 	if err := c.Record(context.Background(), &l, time.Now(), nil); linkforge.ErrorCode(err) != linkforge.EGone {
@@ -163,12 +144,12 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs logBuffer
-	j2, err := Open(context.Background(), filepath.Join(dir, "journal.db"), WithLogger(logs.logger()))
+	j2, err := clicklog.Open(context.Background(), dir, clicklog.WithLogger(logs.logger()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j2.Close()
-	if rows := journalRows(t, j2, l.ID); len(rows) != 1 || rows[0].n != 1 || rows[0].flushed != 1 {
+	if rows := journalRows(t, j2, l.ID); len(rows) != 1 || rows[0].N != 1 || rows[0].Flushed != 1 {
 		t.Errorf("reopened journal rows %+v, want one click, flushed", rows)
 	}
 	if recs := logs.records(t, "clicklog_tail_truncated"); len(recs) != 0 {
@@ -215,7 +196,7 @@ func TestHousekeeping(t *testing.T) {
 		if rows := journalRows(t, j, flushed.ID); len(rows) != 0 {
 			t.Errorf("flushed rows kept past the retention: %+v", rows)
 		}
-		want := []journalRow{{linkID: stuck.ID, bucket: stuckAt.Truncate(time.Minute).Unix(), n: 1, flushed: 0}}
+		want := []clicklog.Row{{LinkID: stuck.ID, Bucket: stuckAt.Truncate(time.Minute).Unix(), N: 1, Flushed: 0}}
 		if rows := journalRows(t, j, stuck.ID); !reflect.DeepEqual(rows, want) {
 			t.Errorf("unflushed rows = %+v, want %+v (never purged)", rows, want)
 		}
@@ -264,124 +245,53 @@ func TestGroupCommit(t *testing.T) {
 	})
 }
 
-// A commit is fdatasynced at FULL (the default) and only written at NORMAL.
-func TestJournalSyncSetting(t *testing.T) {
-	tests := []struct {
-		name string
-		opts []JournalOption
-		want int64 // syncs for 3 commits
-	}{
-		{"default is FULL", nil, 3},
-		{"FULL", []JournalOption{WithSynchronous(SyncFull)}, 3},
-		{"NORMAL", []JournalOption{WithSynchronous(SyncNormal)}, 0},
+// Power-loss simulation with the counter: clicks from concurrent clients,
+// the journal at FULL under a layer that drops unsynced bytes at the cut.
+// Every click Record acknowledged is in the reopened journal, and none
+// other.
+func TestPowerLossKeepsAcknowledgedClicks(t *testing.T) {
+	st := asTestStore(t, testdb.SQLite(t))
+	dir := t.TempDir()
+	var files faultFiles
+	j, err := clicklog.Open(context.Background(), dir, files.option(), clicklog.WithSegmentSize(32<<10))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var files faultFiles
-			j := mustJournal(t, t.TempDir(), append(tt.opts, files.option())...)
-			for i := range 3 {
-				if _, err := j.commit(context.Background(), []*increment{{linkID: 1, bucket: 60, add: 1}}, nil, nil, 0); err != nil {
-					t.Fatalf("commit %d: %v", i, err)
+	c := mustStart(t, Config{Store: st, Journal: j}, nil)
+	var acked atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for i := range 100 {
+				l := linkforge.Link{ID: int64(1 + (w*100+i)%37), TenantID: 1}
+				cd := linkforge.ClickDims{linkforge.DimCountry: []string{"NL", "DE"}[i%2]}
+				if err := c.Record(context.Background(), &l, time.Now(), &cd); err != nil {
+					t.Errorf("record: %v", err)
+					return
 				}
-			}
-			if got := files.syncs.Load(); got != tt.want {
-				t.Errorf("%d syncs for 3 commits, want %d", got, tt.want)
+				acked.Add(1)
 			}
 		})
 	}
-	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "j.db"), WithSynchronous("OFF")); err == nil {
-		t.Errorf("Open with synchronous OFF: no error")
+	wg.Wait()
+	if err := c.shutdown(context.Background(), false); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// Every row of a commit gets its increment once and its new absolute count
-// back, whatever the commit's size (the SQLite journal cut commits in
-// chunks of 64, 16, 4 and 1 rows; the sizes stay as cases), and a reopen
-// replays the same rows.
-func TestCommitIncrementChunks(t *testing.T) {
-	tests := []struct {
-		name string
-		rows int
-	}{
-		{"one", 1},
-		{"three", 3},
-		{"four", 4},
-		{"twenty one", 21},
-		{"sixty four", 64},
-		{"eighty five", 85}, // 64 + 16 + 4 + 1
-		{"two hundred", 200},
+	// Killed: the journal's Close reaches none of its files.
+	files.Kill()
+	j.Close()
+	if err := files.PowerCut(11); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			j := mustJournal(t, dir, WithSynchronous(SyncNormal))
-			for round := int64(1); round <= 2; round++ {
-				incs := make([]*increment, tt.rows)
-				for i := range incs {
-					// Two buckets per link, so a chunk holds rows of one
-					// link that differ only in their bucket.
-					incs[i] = &increment{linkID: int64(i/2 + 1), bucket: int64(i%2) * 60, add: int64(i + 1)}
-				}
-				if _, err := j.commit(context.Background(), incs, nil, nil, 0); err != nil {
-					t.Fatalf("round %d: commit: %v", round, err)
-				}
-				for i, in := range incs {
-					if want := round * int64(i+1); in.n != want {
-						t.Fatalf("round %d: row %d (link %d, bucket %d): n = %d, want %d",
-							round, i, in.linkID, in.bucket, in.n, want)
-					}
-				}
-			}
-			count := func(j *Journal) (rows, sum int64) {
-				for link := range int64(tt.rows/2 + 1) {
-					for _, r := range journalRows(t, j, link+1) {
-						rows++
-						sum += r.n
-					}
-				}
-				return rows, sum
-			}
-			n := int64(tt.rows)
-			if rows, sum := count(j); rows != n || sum != n*(n+1) {
-				t.Errorf("journal holds %d rows summing to %d, want %d rows summing to %d", rows, sum, n, n*(n+1))
-			}
-			if err := j.Close(); err != nil {
-				t.Fatal(err)
-			}
-			j = mustJournal(t, dir)
-			if rows, sum := count(j); rows != n || sum != n*(n+1) {
-				t.Errorf("reopened journal holds %d rows summing to %d, want %d rows summing to %d", rows, sum, n, n*(n+1))
-			}
-		})
-	}
-}
-
-// flushed only grows: a mark of an older flush (a late or replayed one)
-// arriving after a newer mark leaves the newer value, so the clicks between
-// the two are not flushed a second time nor, worse, counted as unflushed
-// and then lost when the row is purged. Marks of several rows in one
-// commit are applied per row.
-func TestOlderMarkCannotUndoNewer(t *testing.T) {
-	j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
-	ctx := context.Background()
-	incs := []*increment{{linkID: 1, bucket: 60, add: 10}, {linkID: 2, bucket: 60, add: 10}}
-	if _, err := j.commit(ctx, incs, nil, nil, 0); err != nil {
-		t.Fatalf("commit clicks: %v", err)
-	}
-	mark := func(link, n int64) journalRow { return journalRow{linkID: link, bucket: 60, n: n} }
-	for _, marks := range [][]journalRow{
-		{mark(1, 8), mark(2, 3)}, // the newer flush of link 1, an old one of link 2
-		{mark(1, 5), mark(2, 9)}, // an older mark of link 1 arrives late
-		{mark(1, 0), mark(2, 9)},
-	} {
-		if _, err := j.commit(ctx, nil, marks, nil, 0); err != nil {
-			t.Fatalf("commit marks %+v: %v", marks, err)
+	j2 := mustJournal(t, dir)
+	var got, countries int64
+	for id := int64(1); id <= 37; id++ {
+		got += j2.Held(id)
+		for _, n := range j2.HeldBy(id, linkforge.DimCountry) {
+			countries += n
 		}
 	}
-	for link, want := range map[int64]int64{1: 8, 2: 9} {
-		rows := journalRows(t, j, link)
-		if len(rows) != 1 || rows[0].flushed != want || rows[0].n != 10 {
-			t.Errorf("link %d: journal rows %+v, want n 10 flushed %d", link, rows, want)
-		}
+	if got != acked.Load() || countries != got {
+		t.Fatalf("after the power cut the journal holds %d clicks (country sum %d), want the %d acknowledged", got, countries, acked.Load())
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // counterValue sums the samples of a counter family in reg whose labels
@@ -64,10 +65,10 @@ func TestMaxClicksExactAcrossNodes(t *testing.T) {
 		l := mustLink(t, st, max)
 		type node struct {
 			c   *Counter
-			j   *Journal
+			j   *clicklog.Journal
 			reg *prometheus.Registry
 		}
-		start := func(id string, j *Journal) node {
+		start := func(id string, j *clicklog.Journal) node {
 			reg := prometheus.NewRegistry()
 			c := mustStart(t, Config{Store: st, Journal: j, NodeID: id, FlushInterval: 100 * time.Millisecond, Registerer: reg}, nil)
 			return node{c, j, reg}
@@ -200,7 +201,7 @@ func TestGrantSpentOnce(t *testing.T) {
 // BenchmarkLimitedHotLink measures a click of one hot link with a
 // max_clicks far away, 32 clicks in flight, against an unlimited one:
 // the reservations' cost per click, and their round trips per 1,000 clicks
-// (reservations/kclick), on SQLite (the journal at SyncNormal, so that the
+// (reservations/kclick), on SQLite (the journal at clicklog.SyncWriteOnly, so that the
 // fsync does not hide the difference).
 func BenchmarkLimitedHotLink(b *testing.B) {
 	for _, limited := range []bool{false, true} {
@@ -212,7 +213,7 @@ func BenchmarkLimitedHotLink(b *testing.B) {
 			}
 			l := mustLink(b, st, limit)
 			reg := prometheus.NewRegistry()
-			c := mustStart(b, Config{Store: st, Journal: mustJournal(b, b.TempDir(), WithSynchronous(SyncNormal)), Registerer: reg}, nil)
+			c := mustStart(b, Config{Store: st, Journal: mustJournal(b, b.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly)), Registerer: reg}, nil)
 			var next atomic.Int64
 			b.SetParallelism(32 / max(runtime.GOMAXPROCS(0), 1))
 			b.ResetTimer()

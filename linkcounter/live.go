@@ -4,36 +4,22 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/linkforge/linkforge"
 )
 
 // liveLoadBackoff is how long the live loop leaves a link's total unknown
 // after failing to read it.
 const liveLoadBackoff = 10 * time.Second
 
-// Delta is a live update of one link's count, for the dashboard.
-type Delta struct {
-	TenantID int64
-	LinkID   int64
-	Slug     string
-	// Bucket is the start of the UTC minute; Count its absolute count on this
-	// node (as far as this node knows).
-	Bucket time.Time
-	Count  int64
-	// Total is the link's all-time count: the rollup total over all nodes
-	// plus this node's unflushed clicks. TotalKnown is false while the
-	// rollup total could not be read (the store is unreachable); Total is
-	// then zero.
-	Total      int64
-	TotalKnown bool
-}
-
-// Subscriber receives live deltas. ClicksChanged is called from one
+// Subscriber receives live deltas: this node's absolute count of each
+// changed (link, bucket), in the root's live-count type. ClicksChanged is called from one
 // goroutine, at most once per link and bucket per live interval (250 ms),
 // with the latest absolute counts: deltas are coalesced, never queued per
 // click. It must not block for long: clicks never wait for it, but the next
 // deltas do.
 type Subscriber interface {
-	ClicksChanged(d Delta)
+	ClicksChanged(d linkforge.BucketCount)
 }
 
 // liveQueue holds the actors with changes not yet handed to the subscriber.
@@ -107,7 +93,7 @@ func (c *Counter) publish(loadTotals bool) {
 			}
 		}
 		a.mu.Lock()
-		d := Delta{TenantID: a.tenantID, LinkID: a.id, Slug: a.slug,
+		d := linkforge.BucketCount{TenantID: a.tenantID, LinkID: a.id, Slug: a.slug,
 			Total: a.base + a.unflushed, TotalKnown: a.totalKnown}
 		if !d.TotalKnown {
 			d.Total = 0

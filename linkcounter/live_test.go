@@ -15,11 +15,11 @@ import (
 // nil it blocks on it, like a slow dashboard.
 type deltaLog struct {
 	mu     sync.Mutex
-	deltas []Delta
+	deltas []linkforge.BucketCount
 	gate   chan struct{}
 }
 
-func (d *deltaLog) ClicksChanged(x Delta) {
+func (d *deltaLog) ClicksChanged(x linkforge.BucketCount) {
 	d.mu.Lock()
 	gate := d.gate
 	d.mu.Unlock()
@@ -31,7 +31,7 @@ func (d *deltaLog) ClicksChanged(x Delta) {
 	d.mu.Unlock()
 }
 
-func (d *deltaLog) take() []Delta {
+func (d *deltaLog) take() []linkforge.BucketCount {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := d.deltas
@@ -61,14 +61,14 @@ func TestLiveDeltas(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 			mustRecord(t, c, &other, time.Now())
-			time.Sleep(start.Add(c.liveInterval).Sub(time.Now()) - time.Nanosecond)
+			time.Sleep(time.Until(start.Add(c.liveInterval)) - time.Nanosecond)
 			synctest.Wait()
 			if got := sub.take(); len(got) != 0 {
 				t.Fatalf("deltas before the live interval: %+v", got)
 			}
 			time.Sleep(time.Nanosecond)
 			synctest.Wait()
-			want := map[int64]Delta{
+			want := map[int64]linkforge.BucketCount{
 				l.ID: {TenantID: l.TenantID, LinkID: l.ID, Slug: l.Slug, Bucket: start.Truncate(time.Minute).UTC(),
 					Count: 100, Total: 107, TotalKnown: true},
 				other.ID: {TenantID: other.TenantID, LinkID: other.ID, Slug: other.Slug, Bucket: start.Truncate(time.Minute).UTC(),

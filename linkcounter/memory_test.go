@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // Memory follows the active set: 200,000 links clicked once each, with the
@@ -55,7 +56,7 @@ func TestEvictionMemory(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			st := b.open(t)
 			reg := prometheus.NewRegistry()
-			j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+			j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
 			c := mustStart(t, Config{Store: st, Journal: j, Registerer: reg}, nil)
 			const workers = 64
 			heapStart := heapInUse()
@@ -100,13 +101,11 @@ func TestEvictionMemory(t *testing.T) {
 				t.Errorf("linkforge_actors = %v, want 0", g)
 			}
 			heapEvicted := heapInUse()
-			j.mu.RLock()
-			held := len(j.st.links)
-			j.mu.RUnlock()
+			held := j.LinksHeld()
 			if held != 0 {
 				t.Errorf("%d links' rows in the journal's memory after the eviction, want 0: dropped with their actors", held)
 			}
-			if max := heapStart + heapSlack + uint64(links)*evictedPerLink; heapEvicted > max {
+			if max := heapStart + heapSlack + uint64(links)*evictedPerLink; heapEvicted > max { //nolint:gosec // G115: links is a positive constant of the test
 				t.Errorf("heap in use after eviction %.1f MiB, want at most %.1f MiB (%.0f MiB above the %.1f MiB at start + %d bytes per link)",
 					mib(heapEvicted), mib(max), mib(heapSlack), mib(heapStart), evictedPerLink)
 			}

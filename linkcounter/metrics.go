@@ -48,8 +48,8 @@ func newMetrics(c *Counter) *metrics {
 			Help: "click_dims rows (link, hour, dimension, value) written by flushes, with their minutes' rollup rows.",
 		}),
 		hoursSeeded: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "linkforge_journal_hours_seeded_total",
-			Help: "(link, hour)s whose rows, dropped from memory with their evicted actor, restarted and were seeded from the rollup before their flush.",
+			Name: "linkforge_journal_seeds_total",
+			Help: "(link, hour)s seeded from the rollup before their flush: their rows were dropped from memory with their evicted actor, then restarted.",
 		}),
 		flushDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "linkforge_flush_duration_seconds",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // tcpProxy forwards TCP connections to a target until it is cut: then it
@@ -114,7 +115,7 @@ func TestOutage(t *testing.T) {
 		var logs logBuffer
 		// synchronous=NORMAL: power loss is not this test's subject, and an
 		// fsync per tick would make it slow.
-		j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+		j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
 		c := mustStart(t, Config{Store: st, Journal: j, Logger: logs.logger()}, nil)
 
 		// Load: every link clicked every 250 ms until stopLoad is closed.
@@ -230,7 +231,7 @@ func TestOutageWithoutLoad(t *testing.T) {
 			links[i] = mustLink(t, st, -1)
 		}
 		var logs logBuffer
-		j := mustJournal(t, t.TempDir(), WithSynchronous(SyncNormal))
+		j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
 		c := mustStart(t, Config{Store: st, Journal: j, Logger: logs.logger()}, nil)
 		var acked int64
 		for i := range links {

@@ -11,8 +11,8 @@ var previewAgents = classify.PreviewAgents[:]
 // IsPreviewAgent reports whether userAgent belongs to a link-preview fetcher
 // or a search crawler (see classify.PreviewAgents). Such requests are
 // redirected like any other but not counted as clicks; the web handler
-// reports them with Counter.Skipped(SkipPreview). It does not allocate. It
-// is classify.IsPreviewAgent, kept here for callers that have no classify
-// import; the redirect path asks classify.LookupAgent, which remembers the
-// answer per agent.
+// reports them with Counter.Skipped(linkforge.SkipPreview). It does not
+// allocate. It is classify.IsPreviewAgent, kept here for callers that have
+// no classify import; the redirect path asks classify.LookupAgent, which
+// remembers the answer per agent.
 func IsPreviewAgent(userAgent string) bool { return classify.IsPreviewAgent(userAgent) }

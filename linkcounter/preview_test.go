@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
 )
 
@@ -95,9 +96,9 @@ func TestSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("new: %v", err)
 	}
-	c.Skipped(SkipHead)
-	c.Skipped(SkipPreview)
-	c.Skipped(SkipPreview)
+	c.Skipped(linkforge.SkipHead)
+	c.Skipped(linkforge.SkipPreview)
+	c.Skipped(linkforge.SkipPreview)
 	c.Skipped("made-up")
 	want := map[string]float64{"head": 1, "preview": 2, "other": 1}
 	mfs, err := reg.Gather()

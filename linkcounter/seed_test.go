@@ -150,7 +150,7 @@ func TestNodeIDBackAndForth(t *testing.T) {
 				}
 				time.Sleep(time.Second)
 			}
-			if n := time.Now().Sub(time.Now().Truncate(time.Minute)); n > 45*time.Second {
+			if n := time.Since(time.Now().Truncate(time.Minute)); n > 45*time.Second {
 				t.Fatalf("the steps took until %v into the minute: they must share one bucket", n)
 			}
 		})

@@ -1,6 +1,8 @@
 // Package password protects links with a password: it hashes passwords
-// with argon2id into PHC strings, verifies them in constant time, and
-// limits guessing per link and client address (Limiter).
+// with argon2id into PHC strings, verifies them in constant time, limits
+// guessing per link and client address (Limiter), and bounds the
+// computations running at once without letting hashes delay
+// verifications (Slots).
 //
 // It is its own package, not part of web/, because both the API (hashing
 // on create and update) and the redirect path (verification and the guess
@@ -29,7 +31,7 @@ type Params struct {
 
 // DefaultParams are OWASP's second argon2id configuration (m=19 MiB, t=2,
 // p=1): about 30-60 ms on one core of the shared two-core machine this
-// runs on, and 19 MiB per verification in flight, which Verifier bounds.
+// runs on, and 19 MiB per computation in flight, which Slots bounds.
 var DefaultParams = Params{Memory: 19 * 1024, Time: 2, Threads: 1}
 
 const (
@@ -68,9 +70,30 @@ func Verify(hash, pw string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	got := argon2.IDKey([]byte(pw), salt, p.Time, p.Memory, p.Threads, uint32(len(key)))
+	got := argon2.IDKey([]byte(pw), salt, p.Time, p.Memory, p.Threads, uint32(len(key))) //nolint:gosec // G115: parse bounds the key to 16..64 bytes
 	return subtle.ConstantTimeCompare(got, key) == 1, nil
 }
+
+// Check reports whether hash is an argon2id PHC string this package can
+// verify, at a cost (memory, passes, threads) no higher than limit's. An
+// import takes stored hashes from a file: one of a foreign scheme would
+// lock the link for good, and one of a high cost would make each unlock
+// attempt of the link expensive for the whole server.
+func Check(hash string, limit Params) error {
+	p, _, _, err := parse(hash)
+	if err != nil {
+		return err
+	}
+	if p.Memory > limit.Memory || p.Time > limit.Time || p.Threads > limit.Threads {
+		return fmt.Errorf("%w: cost m=%d,t=%d,p=%d is above m=%d,t=%d,p=%d", ErrTooCostly,
+			p.Memory, p.Time, p.Threads, limit.Memory, limit.Time, limit.Threads)
+	}
+	return nil
+}
+
+// ErrTooCostly is returned by Check for a hash whose cost is above the
+// limit.
+var ErrTooCostly = errors.New("password: hash cost above the limit")
 
 func parse(hash string) (Params, []byte, []byte, error) {
 	// "", "argon2id", "v=19", "m=..,t=..,p=..", salt, key

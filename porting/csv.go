@@ -23,8 +23,25 @@ const (
 	fExpiresAt = "expires_at"
 	fMaxClicks = "max_clicks"
 	fClicks    = "clicks"
-	fIgnored   = ""
+	fFallback  = "fallback_url"
+	fIOS       = "device_ios"
+	fAndroid   = "device_android"
+	fDesktop   = "device_desktop"
+	// fHash is the stored argon2id hash of the link's password, which the
+	// export writes so that a round trip keeps the link protected.
+	fHash = "password_hash"
+	// fPassword is a plaintext password: never taken, since an export
+	// never holds one and a file of them is a leak waiting to happen.
+	fPassword = "password"
+	fIgnored  = ""
 )
+
+// linkFields maps the names the link's validation gives fields to the CSV
+// fields, where they differ, so that an error names the file's column.
+var linkFields = map[string]string{
+	"device_urls.ios": fIOS, "device_urls.android": fAndroid, "device_urls.desktop": fDesktop,
+	"imported_clicks": fClicks,
+}
 
 // csvSpec describes one CSV dialect: which header names fill which field,
 // and the dialect's habits.
@@ -56,6 +73,8 @@ var specs = map[Format]*csvSpec{
 		columns: map[string]string{
 			"slug": fSlug, "url": fURL, "title": fTitle, "tags": fTags, "createdat": fCreatedAt,
 			"expiresat": fExpiresAt, "maxclicks": fMaxClicks, "clicks": fClicks,
+			"fallbackurl": fFallback, "deviceios": fIOS, "deviceandroid": fAndroid, "devicedesktop": fDesktop,
+			"passwordhash": fHash, "password": fPassword,
 		},
 		required: []string{fURL},
 		tagSep:   "|",
@@ -146,6 +165,8 @@ type csvParser struct {
 	// name for it, which errors name.
 	cols  []string
 	names map[string]string
+	// lim keeps each row within MaxRecordBytes.
+	lim *recordLimit
 	// first is the first row when the file has no header: it is a link.
 	first      []string
 	firstLine  int
@@ -156,13 +177,15 @@ func newCSVParser(spec *csvSpec, r io.Reader) (*csvParser, error) {
 	br := bufio.NewReader(r)
 	// Spreadsheet programs start UTF-8 files with a byte order mark.
 	if b, err := br.Peek(3); err == nil && string(b) == "\uFEFF" {
-		br.Discard(3)
+		br.Discard(3) //nolint:errcheck // the 3 bytes were just peeked, so discarding them cannot fail
 	}
-	cr := csv.NewReader(br)
+	lim := newRecordLimit(br)
+	cr := csv.NewReader(lim)
 	cr.FieldsPerRecord = -1
-	p := &csvParser{spec: spec, r: cr, names: map[string]string{}}
+	p := &csvParser{spec: spec, r: cr, names: map[string]string{}, lim: lim}
 
 	header, err := cr.Read()
+	lim.start(cr.InputOffset())
 	if errors.Is(err, io.EOF) {
 		return nil, linkforge.InvalidField("body", "is empty; want a CSV file with a header row")
 	}
@@ -224,7 +247,7 @@ func wantColumns(spec *csvSpec) string {
 	case Bitly:
 		return "link and long_url (and title, created, tags)"
 	}
-	return "slug,url,title,tags,created_at,expires_at,max_clicks,clicks"
+	return strings.Join(CSVHeader, ",")
 }
 
 func (p *csvParser) Next() (Record, error) {
@@ -238,6 +261,7 @@ func (p *csvParser) Next() (Record, error) {
 			row, line, p.first = p.first, p.firstLine, nil
 		} else {
 			row, err = p.r.Read()
+			p.lim.start(p.r.InputOffset())
 			if err != nil {
 				var pe *csv.ParseError
 				if errors.As(err, &pe) {
@@ -268,96 +292,108 @@ func blank(row []string) bool {
 // record turns one row into a link, or into the errors of its cells.
 func (p *csvParser) record(row []string, line int) Record {
 	rec := Record{Line: line, Link: linkforge.Link{Tags: []string{}}}
-	var fe []linkforge.FieldError
-	add := func(field, detail string) {
-		fe = append(fe, linkforge.FieldError{Field: p.Column(field), Detail: detail})
-	}
 	if len(row) != p.headerSize {
 		rec.Err = linkforge.InvalidField("line", fmt.Sprintf("has %d fields; the header has %d", len(row), p.headerSize))
 		return rec
 	}
-	l := &rec.Link
+	var fe []linkforge.FieldError
 	for i, cell := range row {
 		if i >= len(p.cols) {
 			break
 		}
-		switch p.cols[i] {
-		case fSlug:
-			s := strings.TrimSpace(cell)
-			if p.spec.slug != nil {
-				var detail string
-				if s, detail = p.spec.slug(s); detail != "" {
-					add(fSlug, detail)
-					continue
-				}
-			}
-			if s == "" && p.spec.format != CSV {
-				add(fSlug, "is empty; every link of this format has one")
-				continue
-			}
-			if s != "" {
-				if err := linkforge.ValidateSlug(s); err != nil {
-					add(fSlug, fmt.Sprintf("%q is not a valid LinkForge slug: %s", truncate(s, 80), detailOf(err)))
-					continue
-				}
-			}
-			l.Slug = s
-		case fURL:
-			l.URL = strings.TrimSpace(cell)
-		case fTitle:
-			// LinkForge's own titles are checked as they are, with the
-			// link (linkforge.ValidateTitle).
-			l.Title = cell
-			if p.spec.foreign {
-				l.Title = cleanTitle(cell)
-			}
-		case fTags:
-			l.Tags = splitTags(cell, p.spec.tagSep)
-		case fCreatedAt:
-			if strings.TrimSpace(cell) == "" {
-				continue
-			}
-			t, err := parseTime(cell)
-			if err != nil {
-				add(fCreatedAt, err.Error())
-				continue
-			}
-			l.CreatedAt = t
-		case fExpiresAt:
-			if strings.TrimSpace(cell) == "" {
-				continue
-			}
-			t, err := parseTime(cell)
-			if err != nil {
-				add(fExpiresAt, err.Error())
-				continue
-			}
-			l.ExpiresAt = &t
-		case fMaxClicks:
-			if strings.TrimSpace(cell) == "" {
-				continue
-			}
-			n, err := parseCount(cell)
-			if err != nil {
-				add(fMaxClicks, err.Error())
-				continue
-			}
-			l.MaxClicks = &n
-		case fClicks:
-			n, err := parseCount(cell)
-			if err != nil {
-				add(fClicks, err.Error())
-				continue
-			}
-			l.ImportedClicks = n
+		if p.spec.format == CSV {
+			cell = unquoteFormula(cell)
+		}
+		if detail := p.cell(&rec.Link, p.cols[i], cell); detail != "" {
+			fe = append(fe, linkforge.FieldError{Field: p.Column(p.cols[i]), Detail: detail})
 		}
 	}
 	rec.Err = linkforge.InvalidFields(fe)
 	return rec
 }
 
+// cell reads the cell of field into l, or returns why it cannot.
+func (p *csvParser) cell(l *linkforge.Link, field, cell string) (detail string) {
+	switch field {
+	case fSlug:
+		s := strings.TrimSpace(cell)
+		if p.spec.slug != nil {
+			if s, detail = p.spec.slug(s); detail != "" {
+				return detail
+			}
+		}
+		if s == "" && p.spec.format != CSV {
+			return "is empty; every link of this format has one"
+		}
+		if s != "" {
+			if err := linkforge.ValidateSlug(s); err != nil {
+				return fmt.Sprintf("%q is not a valid LinkForge slug: %s", truncate(s, 80), detailOf(err))
+			}
+		}
+		l.Slug = s
+	case fURL:
+		l.URL = strings.TrimSpace(cell)
+	case fTitle:
+		// LinkForge's own titles are checked as they are, with the
+		// link (linkforge.ValidateTitle).
+		l.Title = cell
+		if p.spec.foreign {
+			l.Title = cleanTitle(cell)
+		}
+	case fTags:
+		l.Tags = splitTags(cell, p.spec.tagSep)
+	case fCreatedAt, fExpiresAt:
+		if strings.TrimSpace(cell) == "" {
+			return ""
+		}
+		t, err := parseTime(cell)
+		if err != nil {
+			return err.Error()
+		}
+		if field == fCreatedAt {
+			l.CreatedAt = t
+		} else {
+			l.ExpiresAt = &t
+		}
+	case fMaxClicks:
+		if strings.TrimSpace(cell) == "" {
+			return ""
+		}
+		n, err := parseCount(cell)
+		if err != nil {
+			return err.Error()
+		}
+		l.MaxClicks = &n
+	case fClicks:
+		n, err := parseClicks(cell)
+		if err != nil {
+			return err.Error()
+		}
+		l.ImportedClicks = n
+	case fFallback:
+		l.FallbackURL = strings.TrimSpace(cell)
+	case fIOS:
+		l.DeviceURLs.IOS = strings.TrimSpace(cell)
+	case fAndroid:
+		l.DeviceURLs.Android = strings.TrimSpace(cell)
+	case fDesktop:
+		l.DeviceURLs.Desktop = strings.TrimSpace(cell)
+	case fHash:
+		// Checked by Import, against the server's cost limit.
+		l.PasswordHash = strings.TrimSpace(cell)
+	case fPassword:
+		if cell != "" {
+			return plaintextRefused
+		}
+	}
+	return ""
+}
+
 // Column returns the file's name for a link field, for error messages.
 func (p *csvParser) Column(field string) string {
+	if f, ok := linkFields[field]; ok {
+		field = f
+	}
 	if n, ok := p.names[field]; ok && n != "" {
 		return n
 	}

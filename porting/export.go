@@ -57,13 +57,18 @@ func Links(ctx context.Context, st ExportStore, tenantID int64, pageSize int) it
 	}
 }
 
-// CSVHeader is the header of the CSV export (API.md).
-var CSVHeader = []string{"slug", "url", "title", "tags", "created_at", "expires_at", "max_clicks", "clicks"}
+// CSVHeader is the header of the CSV export (API.md). The columns after
+// clicks carry the rest of what makes the link behave as it does, so that a
+// round trip never weakens it: password_hash is the stored argon2id hash
+// (never the password), which the import takes back as it is.
+var CSVHeader = []string{"slug", "url", "title", "tags", "created_at", "expires_at", "max_clicks", "clicks",
+	"fallback_url", "device_ios", "device_android", "device_desktop", "password_hash"}
 
 // CSVWriter writes the CSV export, one link per Write. Tags are joined by
-// "|"; times are RFC 3339 in UTC; empty cells are absent values. Cells are
-// written as they are, for an exact round trip: they are not escaped for
-// spreadsheet formulas (ADR 013).
+// "|"; times are RFC 3339 in UTC; empty cells are absent values. A cell
+// that a spreadsheet would run as a formula (starting with = + - @, a tab
+// or a carriage return) gets a leading apostrophe, which the CSV import
+// takes off again, so that the round trip stays exact (ADR 013).
 type CSVWriter struct {
 	w      *csv.Writer
 	row    []string
@@ -92,6 +97,11 @@ func (cw *CSVWriter) Write(l *linkforge.Link) error {
 		r[6] = strconv.FormatInt(*l.MaxClicks, 10)
 	}
 	r[7] = strconv.FormatInt(l.Clicks, 10)
+	r[8], r[9], r[10], r[11] = l.FallbackURL, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop
+	r[12] = l.PasswordHash
+	for i := range r {
+		r[i] = quoteFormula(r[i])
+	}
 	return cw.w.Write(r)
 }
 

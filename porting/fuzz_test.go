@@ -31,6 +31,7 @@ func fuzzParse(f *testing.F, format porting.Format, seed string) {
 	f.Add([]byte("\uFEFF"))
 	f.Add([]byte("slug,url\n\"unterminated,https://example.com\n"))
 	f.Add([]byte("[{\"slug\":\"a\",\"slug\":\"b\"}]"))
+	f.Add([]byte("slug,url,title,tags,fallback_url,device_ios,password_hash\n'-a,https://example.com/,'=t,'+x|''=y,https://example.com/f,https://example.com/i,$argon2id$v=19$m=64$s$k\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs := parseAll(t, format, data)
 		if format != porting.CSV {
@@ -64,7 +65,8 @@ func fuzzParse(f *testing.F, format porting.Format, seed string) {
 			a, b := valid[i], r.Link
 			if r.Err != nil || a.Slug != b.Slug || a.URL != b.URL || a.Title != b.Title || !slices.Equal(a.Tags, b.Tags) ||
 				!a.CreatedAt.Equal(b.CreatedAt) || !equalTime(a.ExpiresAt, b.ExpiresAt) || !equalInt(a.MaxClicks, b.MaxClicks) ||
-				a.ImportedClicks != b.ImportedClicks {
+				a.ImportedClicks != b.ImportedClicks || a.FallbackURL != b.FallbackURL || a.DeviceURLs != b.DeviceURLs ||
+				a.PasswordHash != b.PasswordHash {
 				t.Fatalf("link %d: wrote %+v, read %+v (%v)", i, a, b, r.Err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/password"
 )
 
 // Store is what Import needs of a store. Both store/sqlite and
@@ -44,8 +45,12 @@ type Options struct {
 	// SelfHosts are the server's own hosts, for the redirect-loop check of
 	// linkforge.ValidateTargetURL.
 	SelfHosts []string
-	BatchSize int // 0: DefaultBatchSize
-	MaxErrors int // 0: DefaultMaxErrors
+	// PasswordLimit is the highest argon2id cost a password_hash of the
+	// file may have (zero: password.DefaultParams): a hash costlier than
+	// the server's own would make each unlock attempt of the link costly.
+	PasswordLimit password.Params
+	BatchSize     int // 0: DefaultBatchSize
+	MaxErrors     int // 0: DefaultMaxErrors
 	// Created, if set, is called after each batch commits, with its links:
 	// the web server drops their slugs from its cache and tells the expiry
 	// scheduler about their alarms.
@@ -116,6 +121,9 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 	if opt.MaxErrors <= 0 {
 		opt.MaxErrors = DefaultMaxErrors
 	}
+	if opt.PasswordLimit == (password.Params{}) {
+		opt.PasswordLimit = password.DefaultParams
+	}
 	im := &importer{ctx: ctx, st: st, opt: opt, slugs: map[string]bool{}, column: p.Column}
 	im.res.Errors = []LineError{}
 	last := 0
@@ -144,7 +152,7 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 		}
 		last = rec.Line
 		if rec.Err == nil {
-			rec.Err = renameFields(validate(&rec.Link, opt.SelfHosts), p.Column)
+			rec.Err = renameFields(validate(&rec.Link, opt), p.Column)
 		}
 		if rec.Err != nil {
 			im.fail(rec.Line, rec.Err)
@@ -160,10 +168,28 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 	return im.res, nil
 }
 
-// validate checks a parsed link as a create would (the slug was checked
-// by the parser).
-func validate(l *linkforge.Link, selfHosts []string) error {
-	return linkforge.ValidateLink(l, selfHosts)
+// validate normalizes and checks a parsed link as a create would (the slug
+// was checked by the parser), and checks its password hash.
+func validate(l *linkforge.Link, opt Options) error {
+	l.Tags = linkforge.NormalizeTags(l.Tags)
+	err := linkforge.ValidateLink(l, opt.SelfHosts)
+	if l.PasswordHash == "" {
+		return err
+	}
+	herr := password.Check(l.PasswordHash, opt.PasswordLimit)
+	if herr == nil {
+		return err
+	}
+	detail := "is not an argon2id hash this server can verify (" + herr.Error() + "); the import takes the password_hash of a LinkForge export"
+	if errors.Is(herr, password.ErrTooCostly) {
+		detail = "costs more to verify than this server's own hashes (" + herr.Error() + "); set the password through the API instead"
+	}
+	var fields []linkforge.FieldError
+	var ae *linkforge.Error
+	if errors.As(err, &ae) {
+		fields = ae.Fields
+	}
+	return linkforge.InvalidFields(append(fields, linkforge.FieldError{Field: "password_hash", Detail: detail}))
 }
 
 func (im *importer) fail(line int, err error) {

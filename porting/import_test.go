@@ -3,6 +3,7 @@ package porting_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,8 @@ func gotErrors(res porting.Result) []lineErr {
 	var out []lineErr
 	for _, e := range res.Errors {
 		var fields []string
-		if ae, ok := e.Err.(*linkforge.Error); ok {
+		var ae *linkforge.Error
+		if errors.As(e.Err, &ae) {
 			for _, f := range ae.Fields {
 				fields = append(fields, f.Field)
 			}

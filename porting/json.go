@@ -17,12 +17,14 @@ import (
 // is never held whole.
 type jsonParser struct {
 	dec   *json.Decoder
+	lim   *recordLimit // keeps each element within MaxRecordBytes
 	index int
 	done  bool
 }
 
 func newJSONParser(r io.Reader) (*jsonParser, error) {
-	dec := json.NewDecoder(bufio.NewReader(r))
+	lim := newRecordLimit(bufio.NewReader(r))
+	dec := json.NewDecoder(lim)
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
 		return nil, linkforge.InvalidField("body", "is empty; want a JSON array of links")
@@ -36,7 +38,7 @@ func newJSONParser(r io.Reader) (*jsonParser, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, linkforge.InvalidField("body", "must be a JSON array of links, as the export writes")
 	}
-	return &jsonParser{dec: dec}, nil
+	return &jsonParser{dec: dec, lim: lim}, nil
 }
 
 func isSyntax(err error) bool {
@@ -51,6 +53,7 @@ func (p *jsonParser) Next() (Record, error) {
 	if p.done {
 		return Record{}, io.EOF
 	}
+	p.lim.start(p.dec.InputOffset())
 	if !p.dec.More() {
 		if _, err := p.dec.Token(); err != nil { // the closing bracket
 			return Record{}, p.streamError(err)
@@ -87,134 +90,163 @@ func (p *jsonParser) streamError(err error) error {
 // short_url, updated_at's companions) and unknown ones are ignored, so that
 // the export of a later version still imports.
 func decodeLink(raw json.RawMessage) (linkforge.Link, error) {
-	l := linkforge.Link{Tags: []string{}}
-	var fe []linkforge.FieldError
-	add := func(field, detail string) { fe = append(fe, linkforge.FieldError{Field: field, Detail: detail}) }
-
+	e := &element{l: linkforge.Link{Tags: []string{}}}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
-		return l, linkforge.InvalidField("element", "must be a link object")
+		return e.l, linkforge.InvalidField("element", "must be a link object")
 	}
 	seen := map[string]bool{}
-	var updatedAt, expiredAt *time.Time
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return l, linkforge.InvalidField("element", "is not valid JSON")
+			return e.l, linkforge.InvalidField("element", "is not valid JSON")
 		}
 		name, _ := tok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return l, linkforge.InvalidField("element", "is not valid JSON")
+			return e.l, linkforge.InvalidField("element", "is not valid JSON")
 		}
 		if seen[name] {
 			field := truncate(name, 64)
 			if field == "" {
 				field = `""` // an error names its field, even this one
 			}
-			add(field, "appears more than once")
+			e.add(field, "appears more than once")
 			continue
 		}
 		seen[name] = true
-		if bytes.Equal(v, []byte("null")) {
-			continue // absent
-		}
-		str := func(dst *string) bool {
-			if json.Unmarshal(v, dst) != nil {
-				add(name, "must be a string")
-				return false
-			}
-			return true
-		}
-		tm := func() *time.Time {
-			var s string
-			if !str(&s) {
-				return nil
-			}
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				add(name, fmt.Sprintf("must be an RFC 3339 timestamp; cannot read %q", truncate(s, 40)))
-				return nil
-			}
-			t = t.UTC()
-			return &t
-		}
-		count := func() (int64, bool) {
-			var n int64
-			if json.Unmarshal(v, &n) != nil || n < 0 {
-				add(name, "must be a non-negative integer")
-				return 0, false
-			}
-			return n, true
-		}
-		switch name {
-		case "slug":
-			if str(&l.Slug) {
-				if err := linkforge.ValidateSlug(l.Slug); err != nil {
-					add("slug", fmt.Sprintf("%q is not a valid LinkForge slug: %s", truncate(l.Slug, 80), detailOf(err)))
-				}
-			}
-		case "url":
-			str(&l.URL)
-		case "title":
-			str(&l.Title)
-		case "fallback_url":
-			str(&l.FallbackURL)
-		case "tags":
-			if json.Unmarshal(v, &l.Tags) != nil {
-				add("tags", "must be an array of strings")
-			}
-			if l.Tags == nil {
-				l.Tags = []string{}
-			}
-		case "created_at":
-			if t := tm(); t != nil {
-				l.CreatedAt = *t
-			}
-		case "updated_at":
-			updatedAt = tm()
-		case "expires_at":
-			l.ExpiresAt = tm()
-		case "expired_at":
-			expiredAt = tm()
-		case "max_clicks":
-			if n, ok := count(); ok {
-				l.MaxClicks = &n
-			}
-		case "clicks":
-			l.ImportedClicks, _ = count()
-		case "device_urls":
-			var d linkforge.DeviceURLs
-			if json.Unmarshal(v, &d) != nil {
-				add("device_urls", "must be an object of ios, android and desktop URLs")
-			}
-			l.DeviceURLs = d
-		case "password_protected":
-			var b bool
-			if json.Unmarshal(v, &b) != nil {
-				add(name, "must be a boolean")
-			} else if b {
-				// The export never carries a password (nor its hash):
-				// importing the link without one would open it to anyone.
-				add(name, "the link has a password, which no export carries; create it with its password through the API")
-			}
+		if !bytes.Equal(v, []byte("null")) { // null: absent
+			e.member(name, v)
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return l, linkforge.InvalidField("element", "is not valid JSON")
+		return e.l, linkforge.InvalidField("element", "is not valid JSON")
 	}
-	if err := linkforge.InvalidFields(fe); err != nil {
+	return e.finish()
+}
+
+// element is a link object being decoded.
+type element struct {
+	l                    linkforge.Link
+	fe                   []linkforge.FieldError
+	updatedAt, expiredAt *time.Time
+	protected            bool
+}
+
+func (e *element) add(field, detail string) {
+	e.fe = append(e.fe, linkforge.FieldError{Field: field, Detail: detail})
+}
+
+// member reads the member name of value v (not null) into the link.
+func (e *element) member(name string, v json.RawMessage) {
+	l := &e.l
+	str := func(dst *string) bool {
+		if json.Unmarshal(v, dst) != nil {
+			e.add(name, "must be a string")
+			return false
+		}
+		return true
+	}
+	tm := func() *time.Time {
+		var s string
+		if !str(&s) {
+			return nil
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			e.add(name, fmt.Sprintf("must be an RFC 3339 timestamp; cannot read %q", truncate(s, 40)))
+			return nil
+		}
+		t = t.UTC()
+		return &t
+	}
+	count := func() (int64, bool) {
+		var n int64
+		if json.Unmarshal(v, &n) != nil || n < 0 {
+			e.add(name, "must be a non-negative integer")
+			return 0, false
+		}
+		return n, true
+	}
+	switch name {
+	case "slug":
+		if str(&l.Slug) {
+			if err := linkforge.ValidateSlug(l.Slug); err != nil {
+				e.add("slug", fmt.Sprintf("%q is not a valid LinkForge slug: %s", truncate(l.Slug, 80), detailOf(err)))
+			}
+		}
+	case "url":
+		str(&l.URL)
+	case "title":
+		str(&l.Title)
+	case "fallback_url":
+		str(&l.FallbackURL)
+	case "tags":
+		if json.Unmarshal(v, &l.Tags) != nil {
+			e.add("tags", "must be an array of strings")
+		}
+		if l.Tags == nil {
+			l.Tags = []string{}
+		}
+	case "created_at":
+		if t := tm(); t != nil {
+			l.CreatedAt = *t
+		}
+	case "updated_at":
+		e.updatedAt = tm()
+	case "expires_at":
+		l.ExpiresAt = tm()
+	case "expired_at":
+		e.expiredAt = tm()
+	case "max_clicks":
+		if n, ok := count(); ok {
+			l.MaxClicks = &n
+		}
+	case "clicks":
+		if n, ok := count(); ok {
+			if linkforge.ValidateImportedClicks(n) != nil {
+				e.add(name, errClicksTooLarge.Error())
+			} else {
+				l.ImportedClicks = n
+			}
+		}
+	case "device_urls":
+		if json.Unmarshal(v, &l.DeviceURLs) != nil {
+			l.DeviceURLs = linkforge.DeviceURLs{}
+			e.add("device_urls", "must be an object of ios, android and desktop URLs")
+		}
+	case "password_protected":
+		if json.Unmarshal(v, &e.protected) != nil {
+			e.add(name, "must be a boolean")
+		}
+	case "password_hash":
+		// Checked by Import, against the server's cost limit.
+		str(&l.PasswordHash)
+	case "password":
+		e.add(name, plaintextRefused)
+	}
+}
+
+// finish checks what needs the whole element and returns the link.
+func (e *element) finish() (linkforge.Link, error) {
+	l := e.l
+	if e.protected && l.PasswordHash == "" {
+		// Importing the link without its hash would open it to anyone.
+		e.add("password_protected", "the link has a password but the element no password_hash: "+
+			"export it again with this version, or create it with its password through the API")
+	}
+	if err := linkforge.InvalidFields(e.fe); err != nil {
 		return l, err
 	}
 	// The export's updated_at is kept when it is consistent; expired_at
 	// only when it records the expiry the link has, so that the alarm of
 	// an expired link is stored as done rather than run again.
-	if updatedAt != nil && !l.CreatedAt.IsZero() && !updatedAt.Before(l.CreatedAt) {
-		l.UpdatedAt = *updatedAt
+	if e.updatedAt != nil && !l.CreatedAt.IsZero() && !e.updatedAt.Before(l.CreatedAt) {
+		l.UpdatedAt = *e.updatedAt
 	}
-	if expiredAt != nil && l.ExpiresAt != nil && !expiredAt.Before(*l.ExpiresAt) {
-		l.ExpiredAt = expiredAt
+	if e.expiredAt != nil && l.ExpiresAt != nil && !e.expiredAt.Before(*l.ExpiresAt) {
+		l.ExpiredAt = e.expiredAt
 	}
 	return l, nil
 }

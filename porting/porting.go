@@ -143,6 +143,57 @@ func parseCount(s string) (int64, error) {
 	return n, nil
 }
 
+// parseClicks reads an imported click count: a count of at most
+// linkforge.MaxImportedClicks.
+func parseClicks(s string) (int64, error) {
+	n, err := parseCount(s)
+	if err != nil {
+		return 0, err
+	}
+	if linkforge.ValidateImportedClicks(n) != nil {
+		return 0, errClicksTooLarge
+	}
+	return n, nil
+}
+
+var errClicksTooLarge = fmt.Errorf("must be at most %d (10^15), the largest click count an import takes", int64(linkforge.MaxImportedClicks))
+
+// plaintextRefused is the detail of a password given in clear.
+const plaintextRefused = "is a plaintext password, which an import never takes; " +
+	"LinkForge's exports carry password_hash instead (or set the password through the API after the import)"
+
+// formulaStarts are the first characters that make a spreadsheet read a
+// cell as a formula (OWASP's list for CSV injection).
+const formulaStarts = "=+-@\t\r"
+
+// formulaLike reports whether cell, once its leading apostrophes are
+// taken off, starts like a formula. The apostrophes count so that quoting
+// is reversible: a cell that already starts with "'=" gets one more.
+func formulaLike(cell string) bool {
+	s := strings.TrimLeft(cell, "'")
+	return s != "" && strings.IndexByte(formulaStarts, s[0]) >= 0
+}
+
+// quoteFormula prefixes an apostrophe to a cell a spreadsheet would run as
+// a formula, as spreadsheet exporters do; the spreadsheet shows the cell
+// as text, without the apostrophe.
+func quoteFormula(cell string) string {
+	if formulaLike(cell) {
+		return "'" + cell
+	}
+	return cell
+}
+
+// unquoteFormula reverses quoteFormula, so that the CSV round trip is
+// exact: "'-dash" is the slug -dash again, and a title written as two
+// apostrophes and "=x" is the title "'=x".
+func unquoteFormula(cell string) string {
+	if strings.HasPrefix(cell, "'") && formulaLike(cell) {
+		return cell[1:]
+	}
+	return cell
+}
+
 // splitTags splits a cell of tags at sep, trims each, and drops empty ones
 // and repeats: "a| b||a" is [a b]. What remains is checked by
 // linkforge.ValidateTags when the link is.

@@ -1,5 +1,5 @@
-// Package quota answers what a tenant uses of its quotas (issue 13,
-// docs/adr/016-quotas-and-click-reservations.md): the links it has against
+// Package quota answers what a tenant uses of its quotas
+// (docs/adr/016-quotas-and-click-reservations.md): the links it has against
 // max_links, and its clicks of the current UTC month against
 // max_clicks_per_month, counted as the rollup of this month plus this
 // node's clicks not flushed yet. It keeps the gauge

@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,9 +20,6 @@ const (
 	ctxTenantID = "linkforge.tenant_id"
 	ctxTokenID  = "linkforge.token_id"
 )
-
-// maxBodyBytes bounds request bodies of the admin API.
-const maxBodyBytes = 64 << 10
 
 // authenticate admits requests that carry "Authorization: Bearer <token>"
 // with an unrevoked token, and records its tenant in the context. Anything
@@ -155,24 +151,4 @@ func limitWith(l *tokenLimiter, what string, next echo.HandlerFunc) echo.Handler
 		}
 		return next(c)
 	}
-}
-
-// limitBody refuses bodies over maxBodyBytes: at once when Content-Length
-// says so, and while reading otherwise (the decoders turn the
-// *http.MaxBytesError into ETooLarge).
-func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		req := c.Request()
-		if req.ContentLength > maxBodyBytes {
-			return tooLarge()
-		}
-		// The underlying writer, so that net/http closes the connection
-		// instead of reading the rest of an oversized body.
-		req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, maxBodyBytes)
-		return next(c)
-	}
-}
-
-func tooLarge() error {
-	return linkforge.Errorf(linkforge.ETooLarge, "request body exceeds %d KiB", maxBodyBytes>>10)
 }

@@ -141,7 +141,8 @@ func BenchmarkRedirectCounted(b *testing.B) {
 			if _, err := st.CreateLink(context.Background(), linkforge.Link{TenantID: tenant.ID, Slug: "bench", URL: "https://example.com/b", Tags: []string{}}); err != nil {
 				b.Fatal(err)
 			}
-			cfg := web.Config{Store: st, PublicURL: mustURL(b, publicURL), Counter: mustCounter(b, st).Counter}
+			cfg := web.Config{Store: st, PublicURL: mustURL(b, publicURL)}
+			useCounter(&cfg, mustCounter(b, st).Counter)
 			if on {
 				cfg.Classifier = classify.New(classify.Config{TrustedProxies: benchProxy})
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -134,6 +135,7 @@ func (s *Server) createLinks(c echo.Context) error {
 			}
 			pending = retry
 		}
+		s.extendWriteDeadline(c)
 	}
 	// The scheduler only needs the earliest new due time: it re-reads
 	// the others when it wakes.
@@ -179,31 +181,54 @@ func decodeBulk(c echo.Context) ([]json.RawMessage, error) {
 	return raws, nil
 }
 
-// hashBulkPasswords hashes the passwords of items in parallel, as many at
-// once as the password slots allow (each argon2id holds its memory).
+// bulkHashWorkers is how many of one bulk request's passwords are hashed
+// at once. The hash slots are shared by every request of every tenant and
+// served in arrival order: a request that queued all of its (up to 1,000)
+// hashes at once would make every create behind it wait for all of them.
+// With two at a time, concurrent bulks and single creates take turns.
+const bulkHashWorkers = 2
+
+// hashBulkPasswords hashes the passwords of items, bulkHashWorkers at a
+// time, each in a password slot. Every hash done gives the answer the
+// server's write timeout again (extendWriteDeadline): a bulk of a thousand
+// password links takes longer than that to hash, and its links would be
+// stored with no answer to tell the client.
 func (s *Server) hashBulkPasswords(c echo.Context, items []bulkItem) error {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		werr error
-	)
+	ctx := c.Request().Context()
+	var todo []*bulkItem
 	for i := range items {
-		if items[i].password == "" {
-			continue
+		if items[i].password != "" {
+			todo = append(todo, &items[i])
 		}
-		wg.Add(1)
-		go func(it *bulkItem) {
-			defer wg.Done()
-			h, err := s.hashPassword(c.Request().Context(), it.password)
-			it.password = ""
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				werr = errors.Join(werr, err)
-				return
+	}
+	var (
+		wg     sync.WaitGroup
+		next   atomic.Int64
+		failed atomic.Bool
+		mu     sync.Mutex
+		werr   error
+	)
+	for range min(bulkHashWorkers, len(todo)) {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(todo) {
+					return
+				}
+				it := todo[i]
+				h, err := s.hashPassword(ctx, it.password)
+				it.password = ""
+				if err != nil {
+					failed.Store(true)
+					mu.Lock()
+					werr = errors.Join(werr, err)
+					mu.Unlock()
+					return
+				}
+				it.link.PasswordHash = h
+				s.extendWriteDeadline(c)
 			}
-			it.link.PasswordHash = h
-		}(&items[i])
+		})
 	}
 	wg.Wait()
 	if werr != nil {
@@ -212,6 +237,22 @@ func (s *Server) hashBulkPasswords(c echo.Context, items []bulkItem) error {
 		return fmt.Errorf("bulk create links: hash passwords: %w", werr)
 	}
 	return nil
+}
+
+// extendWriteDeadline gives the answer of a long request the server's
+// whole write timeout again, from now. The http.Server's WriteTimeout
+// counts from the end of the request's headers, and cuts the connection
+// of a handler still working when it passes, even one about to answer.
+// Called as the work progresses, it keeps a request that makes progress
+// answered, while one that stalls, or a client that does not read the
+// answer, is still cut. Wall-clock time, as the connection's deadline is.
+func (s *Server) extendWriteDeadline(c echo.Context) {
+	if s.writeTimeout <= 0 {
+		return
+	}
+	// Not supported only by writers that are no connection (tests'
+	// recorders): nothing to extend there.
+	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(s.writeTimeout))
 }
 
 // newBatchSlug returns a generated slug that no explicit slug of the batch

@@ -48,11 +48,17 @@ const (
 // whether this node currently hears the other nodes: Healthy reports
 // whether its listener answered within the last few seconds. While it does
 // not, the link cache revalidates its entries after unheardTTL, since an
-// invalidation sent by another node may be lost. A Config.Peers without it
-// is taken as always healthy. Healthy is called on the redirect path: it
-// must be cheap and must not allocate.
+// invalidation sent by another node may be lost. Without one
+// (Config.PeerHealth nil) the peers are taken as always heard. Healthy is
+// called on the redirect path: it must be cheap and must not allocate.
 type PeerHealth interface {
 	Healthy() bool
+}
+
+// linkReader is what the cache reads of the store: a link by its slug,
+// whatever its tenant.
+type linkReader interface {
+	LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error)
 }
 
 // Sharding of the link cache. Every shard is an LRU of its own behind its
@@ -84,7 +90,7 @@ const (
 // per Server in tests and a ticker per cache forever) and reads the wall
 // clock, where entries here age by the Server's injected clock.
 type linkCache struct {
-	store linkforge.LinkStore
+	store linkReader
 	now   func() time.Time
 	// heard is the bus's health; nil: always healthy (one node, or the
 	// bus cannot tell).
@@ -151,7 +157,7 @@ type cachedLink struct {
 
 // newLinkCache returns a cache of about size links reading store. heard
 // may be nil.
-func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int, reg prometheus.Registerer, heard PeerHealth) (*linkCache, error) {
+func newLinkCache(store linkReader, now func() time.Time, size int, reg prometheus.Registerer, heard PeerHealth) (*linkCache, error) {
 	lookups, err := register(reg, newCacheLookups())
 	if err != nil {
 		return nil, fmt.Errorf("web: link cache metrics: %w", err)
@@ -177,7 +183,7 @@ func newLinkCache(store linkforge.LinkStore, now func() time.Time, size int, reg
 
 // shard returns slug's shard and its index.
 func (c *linkCache) shard(slug string) (*cacheShard, int) {
-	i := int(maphash.String(c.seed, slug) & uint64(len(c.shards)-1))
+	i := int(maphash.String(c.seed, slug) & uint64(len(c.shards)-1)) //nolint:gosec // G115: len(c.shards) is a power of two >= 1, and the masked value is below it
 	return &c.shards[i], i
 }
 
@@ -539,8 +545,9 @@ const compactKeep = 2 * positiveTTL
 // burst's link actors and journal rows: once those are freed, each entry
 // keeps the spans its objects sit in, and 100,000 entries (76 MB of objects
 // before they were slimmed) kept about 250 MB of spans in use, which the Go
-// runtime cannot return to the kernel (issue 14; ADR 007, "Memory"). The copies are made in allocations of their own
-// (compactEntries), so the old spans become free. Called by the server's
+// runtime cannot return to the kernel (ADR 007, "Memory"). The copies are
+// made in allocations of their own (compactEntries), so the old spans
+// become free. Called by the server's
 // memory return (Server.CompactCache), rarely: it allocates the kept
 // entries anew, and holds each shard's write lock for the copy of that
 // shard (at most 1,600 entries of a 100,000-entry cache).

@@ -278,7 +278,6 @@ func TestCacheCompactFreesBurstSpans(t *testing.T) {
 	}
 	heapBurst := heapInuse()
 	runtime.KeepAlive(others)
-	others = nil
 	heapFilled := heapInuse()
 	if kept, _ := c.compact(now); kept != n {
 		t.Fatalf("compact kept %d entries, want %d", kept, n)

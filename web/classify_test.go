@@ -38,7 +38,7 @@ func TestRedirectClassifiesClicks(t *testing.T) {
 			t.Run(fmt.Sprintf("classifier=%v", classified), func(t *testing.T) {
 				counter := mustCounter(t, s)
 				e := newEnv(t, s, func(c *web.Config) {
-					c.Counter = counter.Counter
+					useCounter(c, counter.Counter)
 					if classified {
 						c.Classifier = classify.New(classify.Config{
 							TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")},

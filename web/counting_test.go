@@ -6,7 +6,6 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
-	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -18,7 +17,7 @@ func TestRedirectCountsOnlyClicks(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
 		counter := mustCounter(t, s)
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
+		e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter) })
 		tenant, _ := mustTenantToken(t, s, "acme")
 		l := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "count", URL: "https://example.com/t"})
 		get := func(userAgent string) response {
@@ -60,7 +59,7 @@ func TestRedirectCountsOnlyClicks(t *testing.T) {
 			if got := counter.count(t, l.ID); got != st.clicks {
 				t.Errorf("after %s: %d clicks in the journal, want %d", st.name, got, st.clicks)
 			}
-			head, preview := counter.skipped(t, linkcounter.SkipHead), counter.skipped(t, linkcounter.SkipPreview)
+			head, preview := counter.skipped(t, linkforge.SkipHead), counter.skipped(t, linkforge.SkipPreview)
 			if head != st.head || preview != st.preview {
 				t.Errorf("after %s: skipped head %v, preview %v; want %v, %v", st.name, head, preview, st.head, st.preview)
 			}

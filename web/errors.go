@@ -46,9 +46,9 @@ func statusOf(code string) int {
 		return http.StatusForbidden
 	case linkforge.ETooLarge:
 		return http.StatusRequestEntityTooLarge
-	case EUnsupportedMediaType:
+	case linkforge.EUnsupportedMediaType:
 		return http.StatusUnsupportedMediaType
-	case ERequestTimeout:
+	case linkforge.ERequestTimeout:
 		return http.StatusRequestTimeout
 	case linkforge.ERateLimited:
 		return http.StatusTooManyRequests
@@ -88,7 +88,7 @@ func (s *Server) writeError(c echo.Context, err error) {
 			p.Code, p.Detail = linkforge.ENotFound, "no such resource: "+c.Request().URL.Path
 		case http.StatusMethodNotAllowed:
 			// echo's router has set Allow to the route's methods.
-			p.Code = EMethodNotAllowed
+			p.Code = linkforge.EMethodNotAllowed
 			p.Detail = fmt.Sprintf("method %s is not allowed here; see the Allow header", truncate(c.Request().Method, 16))
 		case http.StatusRequestEntityTooLarge:
 			p.Code, p.Detail = linkforge.ETooLarge, "request body too large"
@@ -107,10 +107,6 @@ func (s *Server) writeError(c echo.Context, err error) {
 	}
 	s.writeProblem(c, p)
 }
-
-// EMethodNotAllowed is the problem code of a 405; the Allow header lists
-// the methods the route has.
-const EMethodNotAllowed = "method_not_allowed"
 
 // maxFieldErrors bounds the field errors one problem lists: a body of
 // thousands of unknown members must not get an answer many times its size.

@@ -47,7 +47,7 @@ func (s *Server) exportLinks(c echo.Context) error {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	if f == porting.JSON {
-		h.Set(echo.HeaderContentType, echo.MIMEApplicationJSONCharsetUTF8)
+		h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 		h.Set("Content-Disposition", `attachment; filename="linkforge-links.json"`)
 	} else {
 		h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
@@ -74,6 +74,14 @@ func (s *Server) exportLinks(c echo.Context) error {
 	panic(http.ErrAbortHandler)
 }
 
+// exportLinkJSON is an element of the JSON export: the link as the API
+// returns it, plus the stored hash of its password, so that an import of
+// the file keeps the link protected. The API's own answers never carry it.
+type exportLinkJSON struct {
+	linkJSON
+	PasswordHash string `json:"password_hash,omitempty"`
+}
+
 // WriteExport writes every link of the tenant to w in format f (csv or
 // json), oldest first; shortBase is the server's public URL, the base of
 // the JSON's short_url. flush is called after each page (nil: never); the
@@ -92,7 +100,7 @@ func WriteExport(ctx context.Context, w io.Writer, st porting.ExportStore, tenan
 		write, end, out = cw.Write, cw.Close, cw.Flush
 	case porting.JSON:
 		enc := (&Server{shortBase: shortBase}).linkJSON
-		jw := porting.NewJSONWriter(w, func(l *linkforge.Link) any { return enc(*l) })
+		jw := porting.NewJSONWriter(w, func(l *linkforge.Link) any { return exportLinkJSON{enc(*l), l.PasswordHash} })
 		write, end, out = jw.Write, jw.Close, func() error { return nil }
 	default:
 		return linkforge.InvalidField("format", "must be csv or json")

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,8 +22,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -147,7 +148,7 @@ func (e *env) sendOversize(req *http.Request, headersOnly bool) response {
 		var b bytes.Buffer
 		req.Header.Set("Content-Length", strconv.FormatInt(req.ContentLength, 10))
 		fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", req.Method, req.URL.RequestURI(), req.URL.Host)
-		req.Header.Write(&b)
+		req.Header.Write(&b) //nolint:errcheck // writes to a bytes.Buffer, which does not fail
 		b.WriteString("\r\n")
 		if _, err := conn.Write(b.Bytes()); err != nil {
 			e.t.Fatalf("write headers: %v", err)
@@ -155,7 +156,7 @@ func (e *env) sendOversize(req *http.Request, headersOnly bool) response {
 	} else {
 		// The server may close before the whole body is written: the
 		// write's error is expected and says nothing.
-		go req.Write(conn)
+		go req.Write(conn) //nolint:errcheck // the reply read from conn tells whether the request got there
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
 	if err != nil {
@@ -308,9 +309,9 @@ func mustTenantLinks(t *testing.T, s linkforge.Store, tenantID int64) []linkforg
 	var all []linkforge.Link
 	cursor := ""
 	for {
-		page, err := s.ListLinks(context.Background(), tenantID, cursor, 1000)
+		page, err := s.QueryLinks(context.Background(), linkforge.ListQuery{TenantID: tenantID, Cursor: cursor, Limit: 1000})
 		if err != nil {
-			t.Fatalf("ListLinks: %v", err)
+			t.Fatalf("QueryLinks: %v", err)
 		}
 		all = append(all, page.Links...)
 		if page.NextCursor == "" {
@@ -386,7 +387,7 @@ func mustURL(t testing.TB, raw string) *url.URL {
 // with what it counted readable by the tests.
 type counter struct {
 	*linkcounter.Counter
-	journal *linkcounter.Journal // its journal, to read what a redirect made durable
+	journal *clicklog.Journal // its journal, to read what a redirect made durable
 	reg     *prometheus.Registry
 }
 
@@ -400,8 +401,7 @@ func mustCounter(t testing.TB, st linkforge.Store) *counter {
 	if !ok {
 		t.Fatalf("%T has no ClickTotal", st)
 	}
-	path := filepath.Join(t.TempDir(), "journal.db")
-	j, err := linkcounter.Open(ctx, path)
+	j, err := clicklog.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}
@@ -425,6 +425,19 @@ func mustCounter(t testing.TB, st linkforge.Store) *counter {
 	return &counter{Counter: c, journal: j, reg: reg}
 }
 
+// useCounter makes ctr the server's counter in every role cmd gives the
+// LinkCounter: it counts, answers HEAD for exhausted links, is told of the
+// redirects it does not count and takes part in /readyz.
+func useCounter(c *web.Config, ctr *linkcounter.Counter) {
+	c.Counter, c.Exhaustion, c.Skips, c.Readiness = ctr, ctr, ctr, ctr
+}
+
+// useHub makes hub the server's live feed and the feed of its link writes,
+// as cmd wires it.
+func useHub(c *web.Config, hub *dashboard.Hub) {
+	c.Live, c.LinkFeed = hub, hub
+}
+
 // count returns the clicks of the link durable in the journal: the
 // counter's acknowledged clicks, since Record returns only once its click
 // is committed there.
@@ -434,7 +447,7 @@ func (c *counter) count(t *testing.T, linkID int64) int64 {
 }
 
 // skipped returns the counter's linkforge_clicks_skipped_total of reason
-// (linkcounter.SkipHead, SkipPreview): redirects it was told were not
+// (linkforge.SkipHead, SkipPreview): redirects it was told were not
 // clicks.
 func (c *counter) skipped(t *testing.T, reason string) float64 {
 	t.Helper()

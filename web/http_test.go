@@ -74,7 +74,7 @@ func TestMethodNotAllowed(t *testing.T) {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			r := e.do(tt.method, tt.path, tok, "")
 			p := mustProblem(t, r, http.StatusMethodNotAllowed, "")
-			if p.Code != web.EMethodNotAllowed {
+			if p.Code != linkforge.EMethodNotAllowed {
 				t.Errorf("code = %q", p.Code)
 			}
 			allow := r.header.Get("Allow")
@@ -118,7 +118,7 @@ func TestUnsupportedMediaType(t *testing.T) {
 		"application/jsonx", "application/xml", "json", "application/json; charset"} {
 		p := mustProblem(t, req(http.MethodPost, "/api/v1/links", ct, `{"url":"https://example.com/new","slug":"new"}`),
 			http.StatusUnsupportedMediaType, "")
-		if p.Code != web.EUnsupportedMediaType {
+		if p.Code != linkforge.EUnsupportedMediaType {
 			t.Errorf("%s: code = %q", ct, p.Code)
 		}
 		mustProblem(t, req(http.MethodPatch, "/api/v1/links/ct", ct, `{"url":"https://example.com/changed"}`),

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/porting"
 )
 
@@ -38,6 +40,58 @@ const (
 	// viewers' send queues (which would disconnect them).
 	peerAnnounceLimit = 1000
 )
+
+// MaxImportUploadTime bounds the whole upload of an import's body.
+const MaxImportUploadTime = 10 * time.Minute
+
+// DefaultMaxConcurrentImports is Config.MaxConcurrentImports' default.
+const DefaultMaxConcurrentImports = 4
+
+// importGate counts the imports running on the node and per token.
+type importGate struct {
+	mu      sync.Mutex
+	max     int
+	running int
+	tokens  map[importKey]bool
+}
+
+// importKey is who runs an import: its token (or tenant, for a caller
+// without one).
+type importKey struct{ tenant, token int64 }
+
+func newImportGate(max int) *importGate {
+	if max <= 0 {
+		max = DefaultMaxConcurrentImports
+	}
+	return &importGate{max: max, tokens: map[importKey]bool{}}
+}
+
+// importRetryAfter is the Retry-After of a refused import, in seconds: an
+// import of a few thousand links takes about that long.
+const importRetryAfter = "5"
+
+// enter takes a place for an import of key, or answers why there is none:
+// the key runs one already (429), or the node runs its maximum (503).
+// Each import holds a record, a batch and its error lines: bounding them
+// bounds the node's import memory.
+func (g *importGate) enter(key importKey) (leave func(), err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.tokens[key]:
+		return nil, linkforge.Errorf(linkforge.ERateLimited, "an import of this token is running; wait for its answer, then send the next file")
+	case g.running >= g.max:
+		return nil, linkforge.Errorf(linkforge.EUnavailable, "this node runs %d imports already; retry in a few seconds", g.max)
+	}
+	g.tokens[key] = true
+	g.running++
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		delete(g.tokens, key)
+		g.running--
+	}, nil
+}
 
 // importJSON is the answer of POST /api/v1/import.
 type importJSON struct {
@@ -89,7 +143,7 @@ func (s *Server) importLinks(c echo.Context) error {
 	}
 	if ct := req.Header.Get(echo.HeaderContentType); ct != "" {
 		if mt, _, _ := mime.ParseMediaType(ct); mt == "multipart/form-data" {
-			return &linkforge.Error{Code: EUnsupportedMediaType,
+			return &linkforge.Error{Code: linkforge.EUnsupportedMediaType,
 				Message: "send the file itself as the body (curl --data-binary @links.csv), not a multipart form"}
 		}
 	}
@@ -100,17 +154,26 @@ func (s *Server) importLinks(c echo.Context) error {
 	if !ok {
 		return fmt.Errorf("import: %T cannot import links", s.store)
 	}
+	tenant := tenantID(c)
+	token, _ := c.Get(ctxTokenID).(int64)
+	leave, err := s.imports.enter(importKey{tenant: tenant, token: token})
+	if err != nil {
+		c.Response().Header().Set("Retry-After", importRetryAfter)
+		return err
+	}
+	defer leave()
 	w := c.Response()
 	rc := http.NewResponseController(w)
 	// Errors mean the writer cannot set deadlines (a test recorder).
 	_ = rc.SetWriteDeadline(time.Now().Add(importWriteIdle))
-	body := &importBody{r: http.MaxBytesReader(w.Writer, req.Body, MaxImportBytes), rc: rc}
+	body := &importBody{r: http.MaxBytesReader(w.Writer, req.Body, MaxImportBytes), rc: rc,
+		now: s.now, begun: s.now(), wallEnd: time.Now().Add(MaxImportUploadTime)}
 
-	tenant := tenantID(c)
 	created := 0
 	res, err := porting.Import(req.Context(), st, f, body, porting.Options{
-		TenantID:  tenant,
-		SelfHosts: s.selfHosts,
+		TenantID:      tenant,
+		SelfHosts:     s.selfHosts,
+		PasswordLimit: s.importPasswordLimit(),
 		Created: func(links []linkforge.Link) {
 			for i := range links {
 				// A redirect may have cached the slug as unknown.
@@ -139,36 +202,67 @@ func (s *Server) importLinks(c echo.Context) error {
 	return c.JSON(http.StatusOK, ImportReport(res))
 }
 
+// importPasswordLimit is the highest cost of an imported password hash:
+// the server's own parameters, or the default ones if those are cheaper
+// (a test server), so that the exports of a default server import.
+func (s *Server) importPasswordLimit() password.Params {
+	p, d := s.passwordParams, password.DefaultParams
+	return password.Params{Memory: max(p.Memory, d.Memory), Time: max(p.Time, d.Time), Threads: max(p.Threads, d.Threads)}
+}
+
 func importTooLarge() error {
 	return linkforge.Errorf(linkforge.ETooLarge, "the file exceeds %d MiB; split it and import the parts (a slug already imported is skipped)", MaxImportBytes>>20)
 }
 
 // importBody reads the request body for an import: each read pushes the
-// read deadline on by importReadIdle, and the errors that end the body
-// early become application errors, which the import reports as the line
-// where the file broke off.
+// read deadline on by importReadIdle, but never past MaxImportUploadTime
+// from the start, so a body that trickles is cut as surely as one that
+// stops; and the errors that end the body early become application
+// errors, which the import reports as the line where the file broke off.
 type importBody struct {
 	r        io.Reader
 	rc       *http.ResponseController
 	deadline time.Time
+	// now is the server's clock and begun the upload's start by it;
+	// wallEnd is the end of the upload's time by the wall clock, which
+	// the connection's deadline follows.
+	now     func() time.Time
+	begun   time.Time
+	wallEnd time.Time
 }
 
 func (b *importBody) Read(p []byte) (int, error) {
 	// Moved at most once a second: a deadline is a system call.
-	if now := time.Now(); now.After(b.deadline.Add(-importReadIdle + time.Second)) {
+	if now := time.Now(); now.After(b.deadline.Add(-importReadIdle+time.Second)) && b.deadline.Before(b.wallEnd) {
 		b.deadline = now.Add(importReadIdle)
+		if b.deadline.After(b.wallEnd) {
+			b.deadline = b.wallEnd
+		}
 		_ = b.rc.SetReadDeadline(b.deadline)
 	}
 	n, err := b.r.Read(p)
+	// Checked after the read as well, since a read may wait long.
+	if b.now().Sub(b.begun) > MaxImportUploadTime {
+		return 0, uploadTooSlow(nil)
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case err == nil, errors.Is(err, io.EOF):
 	case errors.As(err, &mbe):
 		err = importTooLarge()
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		err = &linkforge.Error{Code: ERequestTimeout, Message: "the file stopped arriving", Err: err}
+		if !time.Now().Before(b.wallEnd) {
+			return n, uploadTooSlow(err)
+		}
+		err = &linkforge.Error{Code: linkforge.ERequestTimeout, Message: "the file stopped arriving", Err: err}
 	}
 	return n, err
+}
+
+func uploadTooSlow(err error) error {
+	return &linkforge.Error{Code: linkforge.ERequestTimeout, Err: err, Message: fmt.Sprintf(
+		"the upload took longer than %d minutes; split the file and import the parts (a slug already imported is skipped)",
+		int(MaxImportUploadTime/time.Minute))}
 }
 
 // ImportFile imports a file into the tenant directly on the store, as

@@ -11,8 +11,7 @@ import (
 
 // LinkFeed shows the admin API's link writes on the tenant's open
 // dashboards (the feed's link messages, API.md). Package dashboard's Hub
-// implements it next to LiveFeed: the Server uses Config.Live as its
-// LinkFeed when it is one.
+// implements it next to LiveFeed (Config.LinkFeed).
 type LinkFeed interface {
 	// Watched reports whether the tenant has a viewer on this node; the
 	// Server renders a link only then.
@@ -23,8 +22,8 @@ type LinkFeed interface {
 }
 
 // LinkAnnouncer tells the other nodes of a link write, for their
-// dashboards. linkforge.Bus implements it: the Server uses Config.Peers as
-// its LinkAnnouncer when it is one. It must not block.
+// dashboards. linkforge.Bus implements it (Config.Announcer). It must not
+// block.
 type LinkAnnouncer interface {
 	PublishLink(e linkforge.LinkEvent)
 }

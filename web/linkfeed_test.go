@@ -78,7 +78,7 @@ func TestLiveLinkMessages(t *testing.T) {
 		tenantA, tokenA := mustTenantToken(t, st, "acme")
 		tenantB, tokenB := mustTenantToken(t, st, "globex")
 		hub := mustLiveHub(t)
-		e := newEnv(t, st, func(c *web.Config) { c.Live = hub })
+		e := newEnv(t, st, func(c *web.Config) { useHub(c, hub) })
 		connA, r, err := e.dialLive(nil, http.Header{"Authorization": {"Bearer " + tokenA}})
 		if err != nil {
 			t.Fatalf("dial A: %v (%s)", err, r)
@@ -140,7 +140,7 @@ func TestLiveLinkMessagesOfImport(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, st linkforge.Store) {
 		tenant, token := mustTenantToken(t, st, "acme")
 		hub := mustLiveHub(t)
-		e := newEnv(t, st, func(c *web.Config) { c.Live = hub })
+		e := newEnv(t, st, func(c *web.Config) { useHub(c, hub) })
 		conn, r, err := e.dialLive(nil, http.Header{"Authorization": {"Bearer " + token}})
 		if err != nil {
 			t.Fatalf("dial: %v (%s)", err, r)
@@ -196,7 +196,7 @@ func TestShowPeerLink(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, st linkforge.Store) {
 		tenant, token := mustTenantToken(t, st, "acme")
 		hub := mustLiveHub(t)
-		e := newEnv(t, st, func(c *web.Config) { c.Live = hub })
+		e := newEnv(t, st, func(c *web.Config) { useHub(c, hub) })
 		conn, r, err := e.dialLive(nil, http.Header{"Authorization": {"Bearer " + token}})
 		if err != nil {
 			t.Fatalf("dial: %v (%s)", err, r)

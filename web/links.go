@@ -26,8 +26,8 @@ type linkJSON struct {
 	ExpiredAt   *time.Time `json:"expired_at"`
 	Clicks      int64      `json:"clicks"`
 
-	// Round 2 fields (API.md, "Links: new fields"). The password is never
-	// returned, not even hashed: only whether there is one.
+	// The optional fields (API.md, "Links: new fields"). The password is
+	// never returned, not even hashed: only whether there is one.
 	Title             *string               `json:"title"`
 	PasswordProtected bool                  `json:"password_protected"`
 	DeviceURLs        *linkforge.DeviceURLs `json:"device_urls"`

@@ -103,3 +103,35 @@ func cmpSort(s linkforge.ListSort) linkforge.ListSort {
 	}
 	return s
 }
+
+// parseRawQuery splits a request's raw query string as url.ParseQuery does,
+// but refuses what url.Values would silently drop: a pair holding a ';'
+// (Go no longer takes it for a separator, so "limit=5000;x" would lose
+// its limit and be served with the default) and a bad percent escape.
+// Each bad pair is a field error named by its key, so that the client
+// learns which parameter to fix.
+func parseRawQuery(raw string) (url.Values, error) {
+	v, err := url.ParseQuery(raw)
+	if err == nil {
+		return v, nil
+	}
+	var fe fieldErrors
+	for pair := range strings.SplitSeq(raw, "&") {
+		key, value, _ := strings.Cut(pair, "=")
+		name, kerr := url.QueryUnescape(key)
+		if kerr != nil {
+			name = key
+		}
+		switch _, verr := url.QueryUnescape(value); {
+		case strings.Contains(pair, ";"):
+			fe.add(fieldName(name), "contains ';', which does not separate query parameters; separate them with '&' or encode ';' as %3B")
+		case kerr != nil || verr != nil:
+			fe.add(fieldName(name), "has a malformed percent escape; encode '%' as %25")
+		}
+	}
+	if len(fe) == 0 {
+		// ParseQuery refused something no pair shows; say what it said.
+		fe.add("query", err.Error())
+	}
+	return nil, linkforge.InvalidFields(fe)
+}

@@ -18,7 +18,6 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/testdb"
-	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -88,7 +87,7 @@ func TestLiveRevokedToken(t *testing.T) {
 		_, kept := mustTenantToken(t, st, "acme")
 		reg := prometheus.NewRegistry()
 		hub := mustLiveHubWith(t, dashboard.Config{Tokens: st, Registerer: reg})
-		e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Registry = reg })
+		e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); c.Registry = reg })
 
 		doomed := []*websocket.Conn{e.mustDialLive(t, revoked, false), e.mustDialLive(t, revoked, true)}
 		stays := e.mustDialLive(t, kept, false)
@@ -111,7 +110,7 @@ func TestLiveRevokedToken(t *testing.T) {
 		t.Logf("revoked token's sockets closed %v after the revocation", time.Since(revokedAt).Round(time.Millisecond))
 
 		// The other token's socket is still served.
-		hub.ClicksChanged(linkcounter.Delta{TenantID: tenant, Slug: "after-revoke", Bucket: time.Now(), Count: 1})
+		hub.ClicksChanged(linkforge.BucketCount{TenantID: tenant, Slug: "after-revoke", Bucket: time.Now(), Count: 1})
 		if m := mustReadLive(t, stays); m.Link != "after-revoke" {
 			t.Errorf("the kept token's socket got %+v", m)
 		}
@@ -147,7 +146,7 @@ func TestLiveUpgradesOwnLimit(t *testing.T) {
 	_, token := mustTenantToken(t, st, "acme")
 	hub := mustLiveHub(t)
 	e := newEnv(t, st, func(c *web.Config) {
-		c.Live = hub
+		useHub(c, hub)
 		c.RateLimit, c.RateBurst = 1.0/3600, 3 // the admin API: a burst of 3
 	})
 
@@ -233,7 +232,7 @@ func TestLiveCapPerTenant(t *testing.T) {
 	_, token := mustTenantToken(t, st, "acme")
 	_, other := mustTenantToken(t, st, "globex")
 	hub := mustLiveHubWith(t, dashboard.Config{MaxClientsPerTenant: limit})
-	e := newEnv(t, st, func(c *web.Config) { c.Live = hub })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, hub) })
 
 	for i := range limit {
 		e.mustDialLive(t, token, i%2 == 0)

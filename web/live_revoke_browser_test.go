@@ -21,7 +21,7 @@ func TestDashboardRevokedToken(t *testing.T) {
 	st := testdb.SQLite(t)
 	_, token := mustTenantToken(t, st, "acme")
 	hub := mustLiveHubWith(t, dashboard.Config{Tokens: st})
-	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Now = time.Now })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); c.Now = time.Now })
 
 	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
 	defer cancel()

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -70,7 +70,7 @@ func (e *env) dialLive(protocols []string, header http.Header) (*websocket.Conn,
 func TestLiveHandshake(t *testing.T) {
 	st := testdb.SQLite(t)
 	_, token := mustTenantToken(t, st, "acme")
-	e := newEnv(t, st, func(c *web.Config) { c.Live = mustLiveHub(t) })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, mustLiveHub(t)) })
 	unknownToken, _, _ := linkforge.NewToken()
 
 	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
@@ -171,7 +171,7 @@ func TestLiveClicksPerTenant(t *testing.T) {
 	tenantB, tokenB := mustTenantToken(t, st, "globex")
 	hub := mustLiveHub(t)
 	counter := mustLiveCounter(t, st, hub)
-	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Counter = counter; c.Now = time.Now })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); useCounter(c, counter); c.Now = time.Now })
 	linkA := mustStoreLink(t, st, linkforge.Link{TenantID: tenantA, Slug: "acme-launch", URL: "https://example.com/a"})
 	linkB := mustStoreLink(t, st, linkforge.Link{TenantID: tenantB, Slug: "globex-sale", URL: "https://example.com/b"})
 
@@ -200,7 +200,7 @@ func TestLiveClicksPerTenant(t *testing.T) {
 			_, data, err := conn.ReadMessage()
 			var m liveMessage
 			if err == nil {
-				json.Unmarshal(data, &m)
+				json.Unmarshal(data, &m) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
 			}
 			got <- m
 		}()
@@ -258,7 +258,7 @@ func mustLiveCounter(t *testing.T, st linkforge.Store, sub linkcounter.Subscribe
 	if !ok {
 		t.Fatalf("%T has no ClickTotal", st)
 	}
-	j, err := linkcounter.Open(ctx, filepath.Join(t.TempDir(), "journal.db"))
+	j, err := clicklog.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}

@@ -35,7 +35,7 @@ func TestDashboardManage(t *testing.T) {
 	st := testdb.SQLite(t)
 	tenant, token := mustTenantToken(t, st, "acme")
 	hub := mustLiveHub(t)
-	e := newEnv(t, st, func(c *web.Config) { c.Live = hub; c.Now = time.Now })
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); c.Now = time.Now })
 
 	// 55 old links, an expired one, then four named ones, in the order of
 	// creation (the store stamps it): the first page (50) holds the named
@@ -161,7 +161,7 @@ func TestDashboardManage(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#create-submit")),
 	)
 	wait("the created link", `!document.getElementById('create-result').hidden && document.querySelector('#links-body tr').dataset.slug === 'app' && `+
-		`document.querySelector('#links-body tr .lock').textContent !== ''`)
+		`document.querySelector('#links-body tr .lock svg') !== null`)
 	if status, m := getLink("app"); status != http.StatusOK || m["title"] != "Our app" || fmt.Sprint(m["tags"]) != "[mobile launch]" ||
 		m["max_clicks"] != 100.0 || m["password_protected"] != true || m["fallback_url"] != "https://example.com/over" ||
 		fmt.Sprint(m["device_urls"]) != "map[android:https://apps.example.com/android ios:https://apps.example.com/ios]" {

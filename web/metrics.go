@@ -142,7 +142,7 @@ func (s *Server) instrument(h echo.HandlerFunc) echo.HandlerFunc {
 		resp.Header()["X-Content-Type-Options"] = nosniff
 		defer func() {
 			if r := recover(); r != nil {
-				if r == http.ErrAbortHandler {
+				if err, ok := r.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 					panic(r)
 				}
 				s.logger.Error("handler panicked", "error", fmt.Sprint(r),

@@ -22,9 +22,9 @@ var assets embed.FS
 // must get its answer quickly.
 const readyTimeout = 2 * time.Second
 
-// ReadinessChecker is implemented by click counters that can tell whether
-// they can count clicks now (*linkcounter.Counter: running, its journal
-// writable). /readyz fails when they cannot.
+// ReadinessChecker tells whether clicks can be counted now
+// (*linkcounter.Counter: running, its journal writable). /readyz fails when
+// they cannot.
 type ReadinessChecker interface {
 	Ready(ctx context.Context) error
 }
@@ -52,9 +52,9 @@ func (s *Server) readyz(c echo.Context) error {
 	defer cancel()
 	body := readiness{Status: "ready", Journal: "none", Database: "ok"}
 	status := http.StatusOK
-	if rc, ok := s.counter.(ReadinessChecker); ok {
+	if s.readiness != nil {
 		body.Journal = "ok"
-		if err := rc.Ready(ctx); err != nil {
+		if err := s.readiness.Ready(ctx); err != nil {
 			s.logger.Warn("readiness check failed: clicks cannot be counted", "error", err)
 			body.Status, body.Journal, status = "unavailable", "unwritable", http.StatusServiceUnavailable
 		}

@@ -53,7 +53,7 @@ func TestHealthAndReadiness(t *testing.T) {
 		t.Parallel()
 		s := &pingStore{Store: st}
 		counter := newRealCounter(t, st)
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter })
+		e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter) })
 		ready := func(status int, want string) {
 			t.Helper()
 			r := e.do(http.MethodGet, "/readyz", "", "")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -174,7 +174,7 @@ func TestUnheardPeersShortenTTL(t *testing.T) {
 		peers := &peerHealth{}
 		peers.healthy.Store(true)
 		clk := newClock()
-		srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Now: clk.Now, Peers: peers})
+		srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Now: clk.Now, Peers: peers, PeerHealth: peers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func TestWarmRedirectWithPeersDoesNotAllocate(t *testing.T) {
 	peers := &peerHealth{}
 	peers.healthy.Store(true)
 	clk := newClock()
-	srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Now: clk.Now, Peers: peers})
+	srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Now: clk.Now, Peers: peers, PeerHealth: peers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestWarmRedirectWithPeersDoesNotAllocate(t *testing.T) {
 // temporary directory.
 func newRealCounter(t *testing.T, st linkforge.Store) *linkcounter.Counter {
 	t.Helper()
-	j, err := linkcounter.Open(t.Context(), filepath.Join(t.TempDir(), "journal.db"))
+	j, err := clicklog.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestUncountedRequestsDoNotRevealLimitedTargets(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, st linkforge.Store) {
 		t.Parallel()
 		counter := newRealCounter(t, st)
-		e := newEnv(t, st, func(c *web.Config) { c.Counter = counter })
+		e := newEnv(t, st, func(c *web.Config) { useCounter(c, counter) })
 		tenant, _ := mustTenantToken(t, st, "acme")
 		const target = "https://example.com/secret-target"
 		limited := mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "once", URL: target, MaxClicks: ptr[int64](1)})
@@ -347,7 +347,7 @@ func TestUncountedRequestsDoNotRevealLimitedTargets(t *testing.T) {
 // write cannot count clicks, so the node is not ready, database or not.
 func TestReadinessWithUnwritableJournal(t *testing.T) {
 	st := testdb.SQLite(t)
-	j, err := linkcounter.Open(t.Context(), filepath.Join(t.TempDir(), "journal.db"))
+	j, err := clicklog.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestReadinessWithUnwritableJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { counter.Stop(context.Background()) })
-	e := newEnv(t, st, func(c *web.Config) { c.Counter = counter })
+	e := newEnv(t, st, func(c *web.Config) { useCounter(c, counter) })
 	if err := j.Close(); err != nil { // the file is gone from under the counter
 		t.Fatal(err)
 	}

@@ -108,22 +108,34 @@ func newPasswordMetrics(reg prometheus.Registerer) (passwordMetrics, error) {
 		limited: v.WithLabelValues("limited")}, nil
 }
 
+// initPasswords sets up hashing with params (zero: password.DefaultParams),
+// the password slots and the guessing limit.
+func (s *Server) initPasswords(params password.Params) {
+	s.passwordParams = params
+	if s.passwordParams == (password.Params{}) {
+		s.passwordParams = password.DefaultParams
+	}
+	s.passwordSlots = newPasswordSlots()
+	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
+}
+
 // newPasswordSlots bounds the argon2id computations running at once: each
 // holds PasswordParams.Memory (19 MiB by default) for its duration, so a
 // burst of form posts or creates must queue rather than grow the heap
-// without bound.
-func newPasswordSlots() chan struct{} {
-	return make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+// without bound. Hashes may use one slot per core; the one more slot is
+// the unlocks' alone (password.Slots), so a visitor never waits behind
+// a bulk create's hashes: 3 × 19 MiB at most on two cores.
+func newPasswordSlots() *password.Slots {
+	return password.NewSlots(runtime.GOMAXPROCS(0) + 1)
 }
 
-// withPasswordSlot runs fn once a slot is free, or fails with ctx.
-func (s *Server) withPasswordSlot(ctx context.Context, fn func()) error {
-	select {
-	case s.passwordSlots <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("wait for a password slot: %w", ctx.Err())
+// withPasswordSlot runs fn once a slot for kind is free, or fails with ctx.
+func (s *Server) withPasswordSlot(ctx context.Context, kind password.Kind, fn func()) error {
+	release, err := s.passwordSlots.Acquire(ctx, kind)
+	if err != nil {
+		return err
 	}
-	defer func() { <-s.passwordSlots }()
+	defer release()
 	fn()
 	return nil
 }
@@ -134,7 +146,12 @@ func (s *Server) hashPassword(ctx context.Context, pw string) (string, error) {
 		h   string
 		err error
 	)
-	if serr := s.withPasswordSlot(ctx, func() { h, err = password.Hash(pw, s.passwordParams) }); serr != nil {
+	if serr := s.withPasswordSlot(ctx, password.KindHash, func() {
+		if s.hashHook != nil {
+			s.hashHook()
+		}
+		h, err = password.Hash(pw, s.passwordParams)
+	}); serr != nil {
 		return "", serr
 	}
 	return h, err
@@ -168,6 +185,12 @@ func (s *Server) unlock(c echo.Context) error {
 	}
 	if strings.HasPrefix(slug, "api/") {
 		return s.apiNotFound(c)
+	}
+	if s.getOnly[req.URL.Path] {
+		// A page of the server that echo's router handed here: it exists,
+		// for GET and HEAD only.
+		skipBody()
+		return s.methodNotAllowed(c)
 	}
 	if !linkforge.IsSlugShape(slug) {
 		skipBody()
@@ -209,7 +232,7 @@ func (s *Server) unlock(c echo.Context) error {
 		return s.writeForm(c, &formTooMany)
 	}
 	var match bool
-	err = s.withPasswordSlot(req.Context(), func() {
+	err = s.withPasswordSlot(req.Context(), password.KindVerify, func() {
 		match, err = password.Verify(l.PasswordHash, pw)
 	})
 	if err != nil {
@@ -261,7 +284,7 @@ func readPasswordForm(c echo.Context) (string, error) {
 	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
 		dropUnreadBody(c)
-		return "", &linkforge.Error{Code: EUnsupportedMediaType,
+		return "", &linkforge.Error{Code: linkforge.EUnsupportedMediaType,
 			Message: "send the password as an application/x-www-form-urlencoded form with the field password"}
 	}
 	if req.ContentLength > maxFormBytes {

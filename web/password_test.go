@@ -55,7 +55,7 @@ func TestPasswordFlow(t *testing.T) {
 		t.Parallel()
 		counter := mustCounter(t, s)
 		reg := prometheus.NewRegistry()
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter; c.Registry = reg })
+		e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter); c.Registry = reg })
 		tenant, tok := mustTenantToken(t, s, "acme")
 		const target = "https://example.com/secret-target"
 		e.mustCreate(tok, `{"slug":"locked","url":"`+target+`","password":"open sesame",
@@ -176,7 +176,7 @@ func TestPasswordFormBadInput(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
 		counter := mustCounter(t, s)
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
+		e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter) })
 		tenant, tok := mustTenantToken(t, s, "acme")
 		e.mustCreate(tok, `{"slug":"locked","url":"https://example.com/t","password":"pw"}`)
 		e.mustCreate(tok, `{"slug":"open","url":"https://example.com/o"}`)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
-	"github.com/linkforge/linkforge/linkcounter"
 )
 
 // Header values of the redirect path, built once: assigning a shared slice
@@ -120,10 +119,10 @@ func (s *Server) redirect(c echo.Context) error {
 		// link is not a click.
 		counted = false
 		if s.skipped != nil {
-			s.skipped.Skipped(linkcounter.SkipPreview)
+			s.skipped.Skipped(linkforge.SkipPreview)
 		}
 	} else if !counted && s.skipped != nil {
-		s.skipped.Skipped(linkcounter.SkipHead)
+		s.skipped.Skipped(linkforge.SkipHead)
 	}
 	if counted {
 		if s.counter != nil {

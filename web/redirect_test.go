@@ -16,7 +16,7 @@ func TestRedirectExpiry(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
 		counter := mustCounter(t, s)
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
+		e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter) })
 		tenant, _ := mustTenantToken(t, s, "acme")
 		expiresAt := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 		plain := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "exp", URL: "https://example.com/target", ExpiresAt: &expiresAt})
@@ -72,7 +72,7 @@ func TestRedirectMaxClicks(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
 		counter := mustCounter(t, s)
-		e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
+		e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter) })
 		_, tok := mustTenantToken(t, s, "acme")
 		limited := e.mustCreate(tok, `{"slug":"max3","url":"https://example.com/t","max_clicks":3}`)
 		e.mustCreate(tok, `{"slug":"max3-fb","url":"https://example.com/t","max_clicks":3,"fallback_url":"https://example.com/sorry"}`)
@@ -127,7 +127,7 @@ func mustTenantOf(t *testing.T, s linkforge.Store, secret string) int64 {
 func TestRedirectRecordFailure(t *testing.T) {
 	s := testdb.SQLite(t)
 	counter := mustCounter(t, s)
-	e := newEnv(t, s, func(c *web.Config) { c.Counter = counter.Counter })
+	e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter) })
 	tenant, _ := mustTenantToken(t, s, "acme")
 	l := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "r", URL: "https://example.com/t"})
 	mustRedirect(t, e.do(http.MethodGet, "/r", "", ""), "https://example.com/t")

@@ -38,25 +38,36 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	DefaultRateLimit rate.Limit = 20 // admin API requests per second per token
-	DefaultRateBurst            = 40
-	DefaultCacheSize            = 100_000 // links kept by the redirect cache
+	DefaultRateLimit = rate.Limit(20) // admin API requests per second per token
+	DefaultRateBurst = 40
+	DefaultCacheSize = 100_000 // links kept by the redirect cache
 	// DefaultLiveRateLimit and DefaultLiveRateBurst limit the live feed's
 	// upgrades per token: 1,000 viewers sharing a token (re)connect at
 	// once, and then 200 more every second.
-	DefaultLiveRateLimit rate.Limit = 200
-	DefaultLiveRateBurst            = 1000
+	DefaultLiveRateLimit = rate.Limit(200)
+	DefaultLiveRateBurst = 1000
 )
 
 // Config configures a Server. Store and PublicURL are required.
 type Config struct {
-	Store linkforge.Store
-	// Counter counts redirects; nil: clicks are not counted (until the
-	// LinkCounter lands). Record receives a pointer into the link cache: it
-	// must not modify the link. If Counter also implements
-	// ExhaustionChecker, HEAD requests answer 410 (or the fallback) for a link
-	// whose click limit is reached, without counting.
+	// Store is the database (a store/sqlite or store/postgres DB).
+	Store Store
+	// Counter counts redirects; nil: clicks are not counted. Record
+	// receives a pointer into the link cache: it must not modify the link.
 	Counter linkforge.ClickCounter
+	// Exhaustion tells, without counting, whether a link's click limit is
+	// reached, so that a HEAD request (a link preview) answers 410 or the
+	// fallback rather than show the target of an exhausted link; nil: HEAD
+	// is answered from the link alone. cmd passes its *linkcounter.Counter,
+	// as Counter, Skips and Readiness.
+	Exhaustion ExhaustionChecker
+	// Skips is told of every redirect that is not counted (HEAD, link
+	// previews and crawlers), for its metric; nil: not told.
+	Skips SkipRecorder
+	// Readiness is asked by /readyz whether clicks can be counted now;
+	// nil: the answer says journal "none" and depends on nothing but the
+	// process.
+	Readiness ReadinessChecker
 	// Classifier classifies each counted click (country, referrer, device,
 	// browser, OS, utm_source) for the counter; nil: clicks are counted
 	// under every dimension's default ("unknown", "direct", ...).
@@ -83,19 +94,27 @@ type Config struct {
 	// are cached separately, in at most a tenth of that.
 	CacheSize int
 	// Live serves the live dashboard's WebSocket feed (GET /api/v1/live,
-	// package dashboard's Hub); nil: that route answers 503. If it is also
-	// a LinkFeed, it is told of every link the API writes.
+	// package dashboard's Hub); nil: that route answers 503.
 	Live LiveFeed
+	// LinkFeed is told of every link the API writes, for this node's open
+	// dashboards (the Hub again, as cmd wires it); nil: they learn of
+	// writes only from the clicks.
+	LinkFeed LinkFeed
 	// Alarms is told about every alarm a link write or a replay stores
 	// (*expiry.Scheduler); nil: the scheduler finds them by its periodic
 	// re-read only.
 	Alarms AlarmScheduler
 	// Peers is told the slug of every link this node creates, updates or
 	// deletes, so that the other nodes sharing the store drop it from
-	// their caches (a linkforge.Bus); nil: a single node. If it is also a
-	// LinkAnnouncer, it is told of the writes for the other nodes'
-	// dashboards.
+	// their caches (a linkforge.Bus); nil: a single node.
 	Peers PeerInvalidator
+	// Announcer tells the other nodes of the link writes, for their
+	// dashboards (the bus again); nil: no other node to tell.
+	Announcer LinkAnnouncer
+	// PeerHealth says whether this node hears the other nodes; while it
+	// does not, the link cache revalidates its entries sooner (the bus
+	// again); nil: always healthy, right for a single node.
+	PeerHealth PeerHealth
 	// RootURL is where GET / redirects (302): an absolute URL or a path;
 	// empty: DefaultRootURL.
 	RootURL string
@@ -109,9 +128,17 @@ type Config struct {
 	// Quota answers GET /api/v1/tenant with this node's unflushed clicks
 	// counted (*quota.Service); nil: the store's rollup alone.
 	Quota QuotaUsage
+	// MaxConcurrentImports bounds the imports running at once on this node
+	// (POST /api/v1/import; 503 past it); zero: DefaultMaxConcurrentImports.
+	// A token runs one import at a time (429).
+	MaxConcurrentImports int
 	// WebhookAllowPrivate accepts webhook URLs on loopback, private,
 	// link-local and unique-local addresses (--webhook-allow-private).
 	WebhookAllowPrivate bool
+	// WriteTimeout is the http.Server's WriteTimeout the Server runs
+	// behind; 0: none. Routes that may work longer than that (a bulk of
+	// password links) push the deadline forward as they progress.
+	WriteTimeout time.Duration
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -124,16 +151,16 @@ type PeerInvalidator interface {
 	PublishInvalidate(slug string)
 }
 
-// ExhaustionChecker is implemented by click counters that can tell, without
-// counting a click, whether a link's MaxClicks is reached. The redirect
+// ExhaustionChecker tells, without counting a click, whether a link's
+// MaxClicks is reached (*linkcounter.Counter does). The redirect
 // handler asks it on HEAD, so that a link preview never shows the target of
 // an exhausted link.
 type ExhaustionChecker interface {
 	Exhausted(l *linkforge.Link) bool
 }
 
-// SkipRecorder is implemented by click counters that keep a metric of the
-// redirects they were not asked to count (HEAD requests, link previews and
+// SkipRecorder keeps a metric of the redirects that are not counted
+// (*linkcounter.Counter does) (HEAD requests, link previews and
 // crawlers), so that operators can see the traffic that is not clicks.
 type SkipRecorder interface {
 	Skipped(reason string)
@@ -142,10 +169,11 @@ type SkipRecorder interface {
 // Server serves LinkForge's HTTP interface. It is an http.Handler.
 type Server struct {
 	echo      *echo.Echo
-	store     linkforge.Store
+	store     Store
 	counter   linkforge.ClickCounter
-	exhausted ExhaustionChecker // nil unless counter implements it
-	skipped   SkipRecorder      // nil unless counter implements it
+	exhausted ExhaustionChecker // nil: HEAD does not ask
+	skipped   SkipRecorder      // nil: uncounted redirects are not told
+	readiness ReadinessChecker  // nil: /readyz reports no journal
 	logger    *slog.Logger
 	now       func() time.Time
 	cache     *linkCache
@@ -179,6 +207,10 @@ type Server struct {
 	rootLocation, notFoundLocation []string
 	// apiRoutes are the admin API's routes, for apiNotFound.
 	apiRoutes []apiRoute
+	// getOnly are the paths without parameters that answer only GET and
+	// HEAD (the favicon, the dashboard's pages and assets): a POST to one
+	// reaches unlock through echo's /:slug fallback, which answers it 405.
+	getOnly map[string]bool
 	// dbDown is the database's state as /readyz last saw it.
 	dbDown atomic.Bool
 
@@ -186,11 +218,17 @@ type Server struct {
 	// hashes and verifications running at once (each holds Memory KiB);
 	// guesses limits wrong passwords per link and client (password.go).
 	passwordParams  password.Params
-	passwordSlots   chan struct{}
+	passwordSlots   *password.Slots
 	guesses         *password.Limiter
 	passwordMetrics passwordMetrics
+	// hashHook, set by tests only, runs inside each hash's slot.
+	hashHook func()
+	// writeTimeout: see Config.WriteTimeout.
+	writeTimeout time.Duration
 
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
+
+	imports *importGate // the imports running (import.go)
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -239,11 +277,17 @@ func New(cfg Config) (*Server, error) {
 		// webhooks (webhooks.go)
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		peers:               cfg.Peers,
+		exhausted:           cfg.Exhaustion,
+		skipped:             cfg.Skips,
+		readiness:           cfg.Readiness,
+		linkFeed:            cfg.LinkFeed,
+		announcer:           cfg.Announcer,
 
 		publicOrigin: cfg.PublicURL,
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
 		classifier:   cfg.Classifier,
 		quota:        cfg.Quota,
+		writeTimeout: cfg.WriteTimeout,
 	}
 	if cfg.NotFoundURL != "" {
 		s.notFoundLocation = []string{cfg.NotFoundURL}
@@ -251,37 +295,20 @@ func New(cfg Config) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.passwordParams = cfg.PasswordParams
-	if s.passwordParams == (password.Params{}) {
-		s.passwordParams = password.DefaultParams
-	}
-	s.passwordSlots = newPasswordSlots()
-	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
+	s.initPasswords(cfg.PasswordParams)
+	s.imports = newImportGate(cfg.MaxConcurrentImports)
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}
-	if ec, ok := cfg.Counter.(ExhaustionChecker); ok {
-		s.exhausted = ec
-	}
-	if sr, ok := cfg.Counter.(SkipRecorder); ok {
-		s.skipped = sr
-	}
-	if lf, ok := cfg.Live.(LinkFeed); ok {
-		s.linkFeed = lf
-	}
-	if la, ok := cfg.Peers.(LinkAnnouncer); ok {
-		s.announcer = la
-	}
 	size := cfg.CacheSize
 	if size <= 0 {
 		size = DefaultCacheSize
 	}
 	var err error
-	heard, _ := cfg.Peers.(PeerHealth)
-	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry, heard); err != nil {
+	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry, cfg.PeerHealth); err != nil {
 		return nil, err
 	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst
@@ -394,93 +421,126 @@ func (s *Server) routes() {
 	e.HTTPErrorHandler = s.routerError
 	s.echo = e
 
-	// add registers one route. Routes that take no body answer without
-	// waiting for one (see instrument); takesBody marks the two that read
-	// a JSON body.
-	add := func(method, path string, takesBody bool, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
-		// Compose once: see the package comment.
-		for i := len(mw) - 1; i >= 0; i-- {
-			h = mw[i](h)
-		}
-		if !takesBody {
-			h = ignoreBody(h)
-		}
-		if strings.HasPrefix(path, apiPrefix+"/") {
-			s.apiRoutes = append(s.apiRoutes, apiRoute{method, strings.Split(path, "/")})
-		}
-		e.Add(method, path, s.instrument(h))
-	}
-	// getHead registers GET and HEAD: a load balancer or uptime checker
-	// probing with HEAD gets the GET answer without its body (net/http
-	// drops the body of a HEAD answer).
-	getHead := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
-		add(http.MethodGet, path, false, h, mw...)
-		add(http.MethodHead, path, false, h, mw...)
-	}
-	// api authenticates and rate-limits, then refuses query parameters the
-	// route does not know (apiQuery), so that a typo or a filter this
-	// version does not have is an error rather than silently ignored.
-	api := func(method, path string) []echo.MiddlewareFunc {
-		return []echo.MiddlewareFunc{s.authenticate, s.rateLimit, allowQuery(apiQuery[method+" "+path])}
-	}
-	withBody := func(method, path string) []echo.MiddlewareFunc {
-		return append(api(method, path), limitBody, requireJSON)
-	}
-
-	getHead("/", s.root)
-	getHead("/favicon.ico", s.favicon)
-	getHead("/:slug", s.redirect)
+	r := &router{s: s, e: e}
+	r.getHead("/", s.root)
+	r.getHead("/favicon.ico", s.favicon)
+	r.getHead("/:slug", s.redirect)
 	// The password form's post (password.go): a small form body, read
 	// within its own limit.
-	add(http.MethodPost, "/:slug", true, s.unlock)
-
-	add(http.MethodPost, pathLinks, true, s.createLink, withBody(http.MethodPost, pathLinks)...)
-	add(http.MethodGet, pathLinks, false, s.listLinks, api(http.MethodGet, pathLinks)...)
-	add(http.MethodPost, pathBulkLinks, true, s.createLinks,
-		append(api(http.MethodPost, pathBulkLinks), limitBulkBody, requireJSON)...)
-	add(http.MethodGet, pathTags, false, s.listTags, api(http.MethodGet, pathTags)...)
-	add(http.MethodGet, pathLink, false, s.getLink, api(http.MethodGet, pathLink)...)
-	add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
-	add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
-	add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
-	add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
-	add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
-	add(http.MethodGet, pathLinkBreakdown, false, s.linkBreakdown, api(http.MethodGet, pathLinkBreakdown)...)
-	add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
-	add(http.MethodGet, pathTopLinks, false, s.topLinks, api(http.MethodGet, pathTopLinks)...)
-	add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
-	add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
-	add(http.MethodGet, pathExport, false, s.exportLinks, api(http.MethodGet, pathExport)...)
-	// Webhooks (webhooks.go).
-	add(http.MethodPost, pathWebhooks, true, s.createWebhook, withBody(http.MethodPost, pathWebhooks)...)
-	add(http.MethodGet, pathWebhooks, false, s.listWebhooks, api(http.MethodGet, pathWebhooks)...)
-	add(http.MethodPatch, pathWebhook, true, s.patchWebhook, withBody(http.MethodPatch, pathWebhook)...)
-	add(http.MethodDelete, pathWebhook, false, s.deleteWebhook, api(http.MethodDelete, pathWebhook)...)
-	add(http.MethodGet, pathWebhookDelivery, false, s.listDeliveries, api(http.MethodGet, pathWebhookDelivery)...)
-	add(http.MethodPost, pathDeliveryRetry, false, s.retryDelivery, api(http.MethodPost, pathDeliveryRetry)...)
-	// The import's body is a file of up to MaxImportBytes, in the format
-	// the query names: it has its own limit and no JSON requirement.
-	add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
-	// Tenant quotas (tenant.go).
-	add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
-	// The live feed has its own per-token limit: see liveRateLimit.
-	add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
-
-	getHead(pathOpenAPI, s.openAPI)
-	getHead("/healthz", s.healthz)
-	getHead("/readyz", s.readyz)
-	getHead("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
+	r.add(http.MethodPost, "/:slug", true, s.unlock)
+	s.apiRouteTable(r)
+	r.getHead(pathOpenAPI, s.openAPI)
+	r.getHead("/healthz", s.healthz)
+	r.getHead("/readyz", s.readyz)
+	r.getHead("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	})))
-	getHead("/dashboard", s.dashboardAsset)
-	getHead(pathDashboardJS, s.dashboardAsset)
-	getHead(pathDashboardCSS, s.dashboardAsset)
-	getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
-	getHead(pathWebhooksJS, s.dashboardAsset)
+	r.getHead("/dashboard", s.dashboardAsset)
+	r.getHead(pathDashboardJS, s.dashboardAsset)
+	r.getHead(pathDashboardCSS, s.dashboardAsset)
+	r.getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
+	r.getHead(pathWebhooksJS, s.dashboardAsset)
+	s.getOnly = getOnlyPaths(e.Routes())
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
 	// reach the redirect handler anyway (echo's router falls back to
 	// /:slug), which refuses them as malformed slugs.
+}
+
+// apiRouteTable registers the admin API's routes.
+func (s *Server) apiRouteTable(r *router) {
+	api, withBody := r.api, r.withBody
+	r.add(http.MethodPost, pathLinks, true, s.createLink, withBody(http.MethodPost, pathLinks)...)
+	r.add(http.MethodGet, pathLinks, false, s.listLinks, api(http.MethodGet, pathLinks)...)
+	r.add(http.MethodPost, pathBulkLinks, true, s.createLinks,
+		append(api(http.MethodPost, pathBulkLinks), limitBulkBody, requireJSON)...)
+	r.add(http.MethodGet, pathTags, false, s.listTags, api(http.MethodGet, pathTags)...)
+	r.add(http.MethodGet, pathLink, false, s.getLink, api(http.MethodGet, pathLink)...)
+	r.add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
+	r.add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
+	r.add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
+	r.add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
+	r.add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
+	r.add(http.MethodGet, pathLinkBreakdown, false, s.linkBreakdown, api(http.MethodGet, pathLinkBreakdown)...)
+	r.add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
+	r.add(http.MethodGet, pathTopLinks, false, s.topLinks, api(http.MethodGet, pathTopLinks)...)
+	r.add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
+	r.add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
+	r.add(http.MethodGet, pathExport, false, s.exportLinks, api(http.MethodGet, pathExport)...)
+	// Webhooks (webhooks.go).
+	r.add(http.MethodPost, pathWebhooks, true, s.createWebhook, withBody(http.MethodPost, pathWebhooks)...)
+	r.add(http.MethodGet, pathWebhooks, false, s.listWebhooks, api(http.MethodGet, pathWebhooks)...)
+	r.add(http.MethodPatch, pathWebhook, true, s.patchWebhook, withBody(http.MethodPatch, pathWebhook)...)
+	r.add(http.MethodDelete, pathWebhook, false, s.deleteWebhook, api(http.MethodDelete, pathWebhook)...)
+	r.add(http.MethodGet, pathWebhookDelivery, false, s.listDeliveries, api(http.MethodGet, pathWebhookDelivery)...)
+	r.add(http.MethodPost, pathDeliveryRetry, false, s.retryDelivery, api(http.MethodPost, pathDeliveryRetry)...)
+	// The import's body is a file of up to MaxImportBytes, in the format
+	// the query names: it has its own limit and no JSON requirement.
+	r.add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
+	// Tenant quotas (tenant.go).
+	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
+	// The live feed has its own per-token limit: see liveRateLimit.
+	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
+}
+
+// router registers the Server's routes on its echo instance.
+type router struct {
+	s *Server
+	e *echo.Echo
+}
+
+// add registers one route. Routes that take no body answer without
+// waiting for one (see instrument); takesBody marks the ones that read a
+// body.
+func (r *router) add(method, path string, takesBody bool, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	// Compose once: see the package comment.
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	if !takesBody {
+		h = ignoreBody(h)
+	}
+	if strings.HasPrefix(path, apiPrefix+"/") {
+		r.s.apiRoutes = append(r.s.apiRoutes, apiRoute{method, strings.Split(path, "/")})
+	}
+	r.e.Add(method, path, r.s.instrument(h))
+}
+
+// getHead registers GET and HEAD: a load balancer or uptime checker
+// probing with HEAD gets the GET answer without its body (net/http drops
+// the body of a HEAD answer).
+func (r *router) getHead(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	r.add(http.MethodGet, path, false, h, mw...)
+	r.add(http.MethodHead, path, false, h, mw...)
+}
+
+// api authenticates and rate-limits, then refuses query parameters the
+// route does not know (apiQuery), so that a typo or a filter this version
+// does not have is an error rather than silently ignored.
+func (r *router) api(method, path string) []echo.MiddlewareFunc {
+	return []echo.MiddlewareFunc{r.s.authenticate, r.s.rateLimit, allowQuery(apiQuery[method+" "+path])}
+}
+
+// withBody is api with the JSON body's limit and Content-Type check.
+func (r *router) withBody(method, path string) []echo.MiddlewareFunc {
+	return append(r.api(method, path), limitBody, requireJSON)
+}
+
+// getOnlyPaths returns the paths without parameters that routes answer
+// for GET and HEAD only.
+func getOnlyPaths(routes []*echo.Route) map[string]bool {
+	only := make(map[string]bool)
+	for _, r := range routes {
+		if r.Method == http.MethodGet && !strings.Contains(r.Path, ":") {
+			only[r.Path] = true
+		}
+	}
+	for _, r := range routes {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			delete(only, r.Path)
+		}
+	}
+	return only
 }
 
 // apiQuery lists the query parameters each admin API route accepts, by

@@ -11,7 +11,7 @@ import (
 )
 
 // pathTenant is the token's tenant: its quotas and what it uses of them
-// (issue 13).
+// (ADR 016).
 const pathTenant = apiPrefix + "/tenant"
 
 // QuotaUsage answers a tenant's usage with this node's unflushed clicks

@@ -66,6 +66,7 @@ type deliveryJSON struct {
 	ID            string     `json:"id"`
 	EventID       string     `json:"event_id"`
 	Event         string     `json:"event"`
+	Link          *string    `json:"link"` // the slug of the event's link; null for none
 	State         string     `json:"state"`
 	Attempts      int        `json:"attempts"`
 	LastStatus    *int       `json:"last_status"`
@@ -77,6 +78,9 @@ type deliveryJSON struct {
 func toDeliveryJSON(d linkforge.Delivery) deliveryJSON {
 	j := deliveryJSON{ID: strconv.FormatInt(d.ID, 10), EventID: d.EventID, Event: d.EventType, State: string(d.State),
 		Attempts: d.Attempts, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
+	if slug := deliveryLink(d.Body); slug != "" {
+		j.Link = &slug
+	}
 	if d.LastStatus != 0 {
 		st := d.LastStatus
 		j.LastStatus = &st

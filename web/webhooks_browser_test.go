@@ -53,6 +53,14 @@ func TestDashboardWebhooks(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
 	defer cancel()
+	eval := func(expr string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		return s
+	}
 	wait := func(what, expr string) {
 		t.Helper()
 		if err := browsertest.WaitTrue(ctx, expr, 20*time.Second); err != nil {
@@ -65,6 +73,11 @@ func TestDashboardWebhooks(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#token"), token),
 		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#wh-url")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	checkWebhooksLayout(t, eval)
+	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS("#wh-url"), rcv.URL+"/hook"),
 		chromedp.Click(chromedp.CSS(`#create-form button[type="submit"]`)),
 	); err != nil {
@@ -72,6 +85,11 @@ func TestDashboardWebhooks(t *testing.T) {
 	}
 	wait("the secret, once", `!document.getElementById('secret-box').hidden && document.getElementById('secret').textContent.startsWith('whsec_')`)
 	wait("the webhook listed", `document.querySelectorAll('#webhooks tr').length === 1`)
+	// The form is ready for the next one: the default events checked again.
+	if got := eval(`Array.from(document.querySelectorAll('#wh-events input:checked')).map(b => b.id).join(',')`); got !=
+		"ev-link.created,ev-link.updated,ev-link.deleted,ev-link.expired,ev-link.limit_reached,ev-alarm.dead" {
+		t.Errorf("events checked after a create: %q, want all but link.clicks", got)
+	}
 
 	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "spring", URL: "https://example.com/spring"})
 	deadline := time.Now().Add(20 * time.Second)
@@ -86,7 +104,54 @@ func TestDashboardWebhooks(t *testing.T) {
 	}
 	// The outcome is recorded just after the receiver answered: the
 	// expression refreshes the log until it shows it.
-	wait("the delivery, delivered", `(() => { const r = document.querySelector('#deliveries tr');`+
-		` const ok = r !== null && r.dataset.state === 'delivered' && r.cells[0].textContent === 'link.created';`+
+	wait("the delivery, delivered, of its link", `(() => { const r = document.querySelector('#deliveries tr');`+
+		` const ok = r !== null && r.dataset.state === 'delivered' && r.cells[0].textContent === 'link.created' && r.cells[1].textContent === '/spring';`+
 		` if (!ok) document.getElementById('log-refresh').click(); return ok; })()`)
+	keepScreenshot(t, ctx, "webhooks.png")
+
+	checkWebhookEnable(t, ctx, st, tenant, eval, wait)
+}
+
+// checkWebhooksLayout checks that the webhooks page is the dashboard's:
+// its header, with the way back and to sign out; a styled button; each
+// event's checkbox on its label's line.
+func checkWebhooksLayout(t *testing.T, eval func(string) string) {
+	t.Helper()
+	header := `Array.from(document.querySelectorAll('.topbar .brand-name, .topbar nav a, .topbar #signout')).map(e => e.textContent + (e.getAttribute('aria-current') ? '*' : '')).join('|')`
+	if got := eval(header); got != "LinkForge|Links|Webhooks*|Sign out" {
+		t.Errorf("header: %q, want LinkForge|Links|Webhooks*|Sign out (the current page starred)", got)
+	}
+	if got := eval(`getComputedStyle(document.querySelector('#create-form button[type="submit"]')).backgroundColor`); got != "rgb(79, 70, 229)" {
+		t.Errorf("the create button's background: %s, want the accent rgb(79, 70, 229)", got)
+	}
+	// A checkbox as wide as a checkbox, at the start of its label's
+	// line, centred on the text's line.
+	if got := eval(`Array.from(document.querySelectorAll('#wh-events input[type="checkbox"]')).filter(b => { ` +
+		`const r = b.getBoundingClientRect(), l = b.closest('label').getBoundingClientRect(); ` +
+		`return !(r.width < 24 && Math.abs((r.top + r.bottom) / 2 - (l.top + l.bottom) / 2) < 4 && r.left - l.left < 4 && l.height < 40); }).map(b => b.id).join(',')`); got != "" {
+		t.Errorf("checkboxes out of line with their labels: %s", got)
+	}
+}
+
+// checkWebhookEnable: the page's webhook, disabled (as a 410 Gone does),
+// says so after a reload, and Enable enables it again.
+func checkWebhookEnable(t *testing.T, ctx context.Context, st linkforge.Store, tenant int64, eval func(string) string, wait func(what, expr string)) {
+	t.Helper()
+	id := eval(`document.querySelector('#webhooks tr').dataset.id`)
+	if _, err := st.SetWebhookState(context.Background(), tenant, id, linkforge.WebhookDisabled, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	state := `Array.from(document.querySelectorAll('#webhooks tr')).map(r => r.querySelector('.badge').textContent + ':' + ` +
+		`Array.from(r.querySelectorAll('button')).map(b => b.textContent).join('/')).join(',')`
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	wait("the webhook disabled", state+` === 'disabled:Deliveries/Enable/Delete'`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#webhooks tr button:nth-child(2)`))); err != nil {
+		t.Fatal(err)
+	}
+	wait("the webhook enabled", state+` === 'active:Deliveries/Delete'`)
+	if ws, err := st.ListWebhooks(context.Background(), tenant); err != nil || len(ws) != 1 || ws[0].State != linkforge.WebhookActive {
+		t.Errorf("after Enable, the store has %+v (%v), want the webhook active", ws, err)
+	}
 }

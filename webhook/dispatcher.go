@@ -389,7 +389,7 @@ func (d *Dispatcher) attempt(dl linkforge.Delivery) (int, error) {
 	}
 	defer resp.Body.Close()
 	// Read (a bounded part of) the answer so the connection can be reused.
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse)) //nolint:errcheck // draining only lets the connection be reused; the status decides the delivery
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, fmt.Errorf("webhook: receiver answered %d", resp.StatusCode)
 	}

@@ -83,13 +83,19 @@ type Policy struct {
 	Logger *slog.Logger
 }
 
+// Creator stores a new webhook: the one method of linkforge.WebhookStore
+// that Create needs, so that the admin API's narrower store can pass.
+type Creator interface {
+	CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge.Webhook, error)
+}
+
 // Create checks a webhook request and stores it with a fresh id and secret;
 // the returned Webhook carries the secret, which is shown once. Bad input
 // answers EInvalid naming the field: a URL that is not absolute http(s), or
 // that names or resolves to an address that is not public unicast unless
 // p.AllowPrivate; events empty or unknown. A tenant past
 // linkforge.MaxWebhooksPerTenant gets EQuotaExceeded (the store's check).
-func Create(ctx context.Context, s linkforge.WebhookStore, tenantID int64, rawURL string, events []string, p Policy) (linkforge.Webhook, error) {
+func Create(ctx context.Context, s Creator, tenantID int64, rawURL string, events []string, p Policy) (linkforge.Webhook, error) {
 	if err := checkURL(ctx, rawURL, p, slog.Int64("tenant_id", tenantID)); err != nil {
 		return linkforge.Webhook{}, err
 	}

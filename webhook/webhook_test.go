@@ -198,7 +198,7 @@ func TestEveryEventDelivered(t *testing.T) {
 			byType[r.Type] = append(byType[r.Type], r)
 		}
 		var link linkforge.EventLink
-		json.Unmarshal(byType[linkforge.EventLinkUpdated][0].Event.Data, &link)
+		json.Unmarshal(byType[linkforge.EventLinkUpdated][0].Event.Data, &link) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
 		if link.Slug != "spring" || link.Title != "Spring" || link.URL != "https://example.com/a" {
 			t.Errorf("link.updated data = %s", byType[linkforge.EventLinkUpdated][0].Event.Data)
 		}
@@ -207,7 +207,7 @@ func TestEveryEventDelivered(t *testing.T) {
 		var totals []int64
 		for _, r := range byType[linkforge.EventLinkClicks] {
 			var clicks linkforge.ClicksData
-			json.Unmarshal(r.Event.Data, &clicks)
+			json.Unmarshal(r.Event.Data, &clicks) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
 			if clicks.Link != "spring" || len(clicks.Buckets) != 1 || !clicks.Buckets[0].Start.Equal(m) ||
 				clicks.Buckets[0].Count != clicks.Total {
 				t.Errorf("link.clicks data = %s, want spring, one bucket %s of the total", r.Event.Data, m.Format(time.RFC3339))
@@ -219,7 +219,7 @@ func TestEveryEventDelivered(t *testing.T) {
 			t.Errorf("link.clicks totals %v, want 2 (node n1) and 3 (n1 + n2)", totals)
 		}
 		var lim linkforge.LimitData
-		json.Unmarshal(byType[linkforge.EventLinkLimitReached][0].Event.Data, &lim)
+		json.Unmarshal(byType[linkforge.EventLinkLimitReached][0].Event.Data, &lim) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
 		if n := len(byType[linkforge.EventLinkLimitReached]); n != 1 || lim.Link != "spring" || lim.MaxClicks != 3 || lim.Total != 3 {
 			t.Errorf("%d link.limit_reached, data %+v", n, lim)
 		}
@@ -227,7 +227,7 @@ func TestEveryEventDelivered(t *testing.T) {
 		// the retry kept expired_at, and wrote no second event.
 		var expired []string
 		for _, r := range byType[linkforge.EventLinkExpired] {
-			json.Unmarshal(r.Event.Data, &link)
+			json.Unmarshal(r.Event.Data, &link) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
 			if link.ExpiredAt == nil {
 				t.Errorf("link.expired without expired_at: %s", r.Event.Data)
 			}
@@ -242,11 +242,11 @@ func TestEveryEventDelivered(t *testing.T) {
 			Link     string `json:"link"`
 			Attempts int    `json:"attempts"`
 		}
-		json.Unmarshal(byType[linkforge.EventAlarmDead][0].Event.Data, &dead)
+		json.Unmarshal(byType[linkforge.EventAlarmDead][0].Event.Data, &dead) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
 		if dead.Link != "doomed" || dead.Alarm != "link_expiry" || dead.Attempts != 2 {
 			t.Errorf("alarm.dead data = %s", byType[linkforge.EventAlarmDead][0].Event.Data)
 		}
-		json.Unmarshal(byType[linkforge.EventLinkDeleted][0].Event.Data, &link)
+		json.Unmarshal(byType[linkforge.EventLinkDeleted][0].Event.Data, &link) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
 		if link.Slug != "gone" {
 			t.Errorf("link.deleted data = %s", byType[linkforge.EventLinkDeleted][0].Event.Data)
 		}

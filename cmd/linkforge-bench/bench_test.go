@@ -16,6 +16,7 @@ import (
 
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/web"
 )
@@ -106,7 +107,7 @@ func setupInProcess(b *testing.B, n int, method string, withCounter, browser boo
 		cfg.Classifier = classify.New(classify.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
 	}
 	if withCounter {
-		journal, err := linkcounter.Open(ctx, filepath.Join(dir, "journal.db"))
+		journal, err := clicklog.Open(ctx, dir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func setupInProcess(b *testing.B, n int, method string, withCounter, browser boo
 			}
 			journal.Close()
 		})
-		cfg.Counter = counter
+		cfg.Counter, cfg.Exhaustion, cfg.Skips, cfg.Readiness = counter, counter, counter, counter
 	}
 	srv, err := web.New(cfg)
 	if err != nil {

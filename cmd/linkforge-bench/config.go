@@ -181,7 +181,7 @@ func (cfg *config) validate() error {
 	if cfg.databaseURL != "" {
 		u, err := url.Parse(cfg.databaseURL)
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			return errors.New("--database-url: want postgres://...")
+			return errors.New("--database-url: want postgres:// or postgresql://")
 		}
 		// Under load the server queries its database at the request rate
 		// (cache misses, flushes): that traffic stays on this machine too.

@@ -58,7 +58,7 @@ func (m cpuMeter) perRequest(requests uint64) time.Duration {
 	if !ok {
 		return 0
 	}
-	return (end - m.start) / time.Duration(requests)
+	return (end - m.start) / time.Duration(requests) //nolint:gosec // G115: a request count, far below 2^63
 }
 
 // cpuNote formats a CPU cost per request for the notes.

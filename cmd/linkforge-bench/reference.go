@@ -190,9 +190,10 @@ func (p *refProcess) pid() int { return p.cmd.Process.Pid }
 func (p *refProcess) stop() {
 	p.stdin.Close()
 	select {
-	case <-p.done:
+	case <-p.done: //nolint:errcheck // stopping: how it exited is of no interest
 	case <-time.After(10 * time.Second):
 		p.cmd.Process.Kill() // an error only says it has exited already
+		//nolint:errcheck // killed: its exit error is the kill's
 		<-p.done
 	}
 }

@@ -249,7 +249,7 @@ func runFanout(ctx context.Context, b *bench) ([]row, error) {
 	expected := uint64(viewers) * uint64(len(links))
 	lost := expected - uint64(len(lat))
 	r := row{scenario: "fanout", target: target, rate: rate, measured: true, thr: -1,
-		requests: expected, errors: lost + uint64(failed.Load())}
+		requests: expected, errors: lost + uint64(failed.Load())} //nolint:gosec // G115: a counter, never negative
 	notes := []string{fmt.Sprintf("%d viewers connected in %s with %d tokens", viewers, connectTook.Round(time.Millisecond), len(tokens))}
 	if failed.Load() > 0 {
 		notes = append(notes, fmt.Sprintf("%d failed to connect: %v", failed.Load(), firstErr))

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// targetMemoryReturn is issue 14's memory target: after its link actors
-// are evicted, the server is back within this of its idle resident memory.
+// targetMemoryReturn is the memory target after a burst: once its link
+// actors are evicted, the server is back within this of its idle resident
+// memory.
 const targetMemoryReturn = 50_000_000
 
 // The Go runtime's heap, from the server's Go collector: the live objects

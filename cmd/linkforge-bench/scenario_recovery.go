@@ -11,8 +11,8 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// targetRecovery is issue 14's bound on the time from a restart after
-// kill -9, with a million unflushed clicks, to serving.
+// targetRecovery bounds the time from a restart after kill -9, with a
+// million unflushed clicks, to serving.
 const targetRecovery = 2 * time.Second
 
 // recoveryFlush is the --flush-interval of the server the recovery
@@ -48,7 +48,7 @@ func runRecovery(ctx context.Context, b *bench) ([]row, error) {
 	prefix := in.base + "/"
 	b.log.Info("recovery: clicking", "clicks", b.cfg.recoveryClicks)
 	res := runAttack(ctx, attackSpec{name: "recovery", targeter: roundRobin(http.MethodGet, in.urls(links)),
-		workers: b.cfg.workers, duration: b.cfg.recoveryWait, maxRequests: uint64(b.cfg.recoveryClicks), serverPID: in.pid(),
+		workers: b.cfg.workers, duration: b.cfg.recoveryWait, maxRequests: uint64(b.cfg.recoveryClicks), serverPID: in.pid(), //nolint:gosec // G115: --recovery-clicks is checked positive
 		onResult: func(r *vegeta.Result) {
 			if r.Code == http.StatusFound && r.Error == "" {
 				acked[strings.TrimPrefix(r.URL, prefix)]++
@@ -130,7 +130,7 @@ func restartTimed(ctx context.Context, b *bench, in *instance, slug string) (rec
 				return time.Since(start), nil
 			}
 			if time.Now().After(deadline) {
-				return 0, fmt.Errorf("GET %s: no %d within %s (last: %d, %v)", path, want, b.cfg.recoveryWait, code, err)
+				return 0, fmt.Errorf("GET %s: no %d within %s (last: %d, %v)", path, want, b.cfg.recoveryWait, code, err) //nolint:errorlint // the last attempt's error, nil if it answered another status, is context
 			}
 			if err := sleepCtx(ctx, recoveryPoll); err != nil {
 				return 0, err

@@ -10,9 +10,9 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// Targets of issues 7 and 14 (benchmark targets, not tests). Issue 14 set
-// a bar for the counted redirect (what must hold) below its target (what
-// it aims at), for the ratio and for the p99 at half load.
+// Benchmark targets, not tests (docs/benchmarks.md). The counted redirect
+// has a bar (what must hold) below its aim (what it aims at), for the
+// ratio to the reference server and for the p99 at half load.
 const (
 	barRatio        = 0.7 // redirect with counting ÷ reference, at least
 	aimRatio        = 0.8

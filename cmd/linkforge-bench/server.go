@@ -114,12 +114,12 @@ func startLinkForge(ctx context.Context, bin, dataDir, dbURL string, flushInterv
 	case p.addr = <-listening:
 		return p, nil
 	case <-p.exited:
-		return nil, fmt.Errorf("linkforge serve exited before listening: %v\n%s", p.err, p.stderr.String())
+		return nil, fmt.Errorf("linkforge serve exited before listening: %v\n%s", p.err, p.stderr.String()) //nolint:errorlint // nil when it exited 0: context for the message
 	case <-time.After(startTimeout):
 	case <-ctx.Done():
 	}
 	p.kill()
-	return nil, fmt.Errorf("linkforge serve did not listen within %s (%v)\n%s", startTimeout, ctx.Err(), p.stderr.String())
+	return nil, fmt.Errorf("linkforge serve did not listen within %s (%v)\n%s", startTimeout, ctx.Err(), p.stderr.String()) //nolint:errorlint // nil when the timeout, not ctx, ended the wait
 }
 
 // stop sends SIGTERM, on which linkforge stops accepting, flushes every

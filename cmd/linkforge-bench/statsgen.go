@@ -36,7 +36,7 @@ var statsValues = func() [linkforge.NumDimensions][]string {
 
 func itoa(i int) string {
 	if i < 10 {
-		return string(rune('0' + i))
+		return string(rune('0' + i)) //nolint:gosec // G115: i < 10 here
 	}
 	return itoa(i/10) + string(rune('0'+i%10))
 }
@@ -60,10 +60,10 @@ func (g statsGen) run(minute func(link int, bucket time.Time, n int64) error,
 	dim func(link int, hour time.Time, d linkforge.Dimension, value string, n int64) error) error {
 	r := rand.New(rand.NewPCG(g.seed, g.seed^0x51ed27))
 	perm := r.Perm(g.links)
-	linkZipf := rand.NewZipf(r, 1.4, 1, uint64(g.links-1))
+	linkZipf := rand.NewZipf(r, 1.4, 1, uint64(g.links-1)) //nolint:gosec // G115: g.links >= 1
 	var valueZipf [linkforge.NumDimensions]*rand.Zipf
 	for d := range linkforge.NumDimensions {
-		valueZipf[d] = rand.NewZipf(r, 2, 1, uint64(len(statsValues[d])-1))
+		valueZipf[d] = rand.NewZipf(r, 2, 1, uint64(len(statsValues[d])-1)) //nolint:gosec // G115: every statsValues list is non-empty
 	}
 	minutes := int64(g.days) * 24 * 60
 	type dimKey struct {
@@ -83,7 +83,7 @@ func (g statsGen) run(minute func(link int, bucket time.Time, n int64) error,
 			link := perm[linkZipf.Uint64()]
 			perMinute[link]++
 			for d := range linkforge.NumDimensions {
-				perHour[dimKey{link, d, uint16(valueZipf[d].Uint64())}]++
+				perHour[dimKey{link, d, uint16(valueZipf[d].Uint64())}]++ //nolint:gosec // G115: below len(statsValues[d]), a few dozen
 			}
 		}
 		bucket := g.start.Add(time.Duration(m) * time.Minute)

@@ -57,7 +57,7 @@ type ratios []float64
 func pairedRatios(a, b []attackResult) ratios {
 	r := make(ratios, min(len(a), len(b)))
 	for i := range r {
-		r[i] = safeRatio(a[i].throughput(), b[i].throughput())
+		r[i] = safeRatio(a[i].throughput(), b[i].throughput()) //nolint:gosec // G602: i < min(len(a), len(b))
 	}
 	return r
 }

@@ -27,7 +27,7 @@ func newZipfTargeter(urls []string, s float64, seed uint64) *zipfTargeter {
 	return &zipfTargeter{
 		urls: urls,
 		perm: r.Perm(len(urls)),
-		zipf: rand.NewZipf(r, s, 1, uint64(len(urls)-1)),
+		zipf: rand.NewZipf(r, s, 1, uint64(len(urls)-1)), //nolint:gosec // G115: urls is non-empty
 	}
 }
 

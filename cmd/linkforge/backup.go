@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/store/sqlite"
 )
 
@@ -16,10 +18,6 @@ var (
 	forceFlag = flagSpec{"force", "", "false", "backup: replace --out if it exists"}
 	fromFlag  = flagSpec{"from", "FILE", "", "restore: the backup file to put in place of the data dir's database"}
 )
-
-// boolFlags are the flags given without a value (--force); the others all
-// take one.
-var boolFlags = map[string]bool{forceFlag.name: true}
 
 // pgBackupDocs is where backup and restore send PostgreSQL users: the
 // database is theirs to dump with its own tools.
@@ -32,6 +30,11 @@ func (a *app) backup(inv invocation) int {
 	if a.cfg.usesPostgres() {
 		return a.fail("cannot back up", fmt.Errorf("backup copies the embedded SQLite database; with --database-url the database is PostgreSQL: "+
 			"back it up with pg_dump (%s) and see the README's \"Backups\"", pgBackupDocs))
+	}
+	// The copy is written beside --out first: a missing folder would be
+	// reported as the temporary file's.
+	if dir := filepath.Dir(inv.out); !isDir(dir) {
+		return a.fail("cannot back up", fmt.Errorf("folder %s does not exist (create it first, or give another --out)", dir))
 	}
 	sum, err := sqlite.Backup(a.ctx, a.sqlitePath(), inv.out, inv.force)
 	if errors.Is(err, sqlite.ErrExists) {
@@ -54,7 +57,7 @@ func (a *app) restore(inv invocation) int {
 		return a.fail("cannot restore", fmt.Errorf("restore replaces the embedded SQLite database; with --database-url the database is PostgreSQL: "+
 			"restore it with pg_restore or psql (%s) and see the README's \"Backups\"", pgBackupDocs))
 	}
-	unlock, err := lockDataDir(filepath.Join(a.cfg.DataDir, journalFile+".lock"))
+	unlock, err := lockDataDir(filepath.Join(a.cfg.DataDir, clicklog.LockName))
 	if err != nil {
 		return a.fail("cannot restore", err)
 	}
@@ -70,6 +73,11 @@ func (a *app) restore(inv invocation) int {
 		From     string `json:"from"`
 		Previous string `json:"previous,omitempty"`
 	}{sum, inv.from, aside})
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // parseBackupFlag resolves one of backup's and restore's flags into inv.

@@ -284,7 +284,7 @@ func TestBackupRestoreRefusals(t *testing.T) {
 		filepath.Join(dir, "junk.txt"): "not a SQLite database",
 	} {
 		if strings.HasSuffix(file, ".txt") {
-			os.WriteFile(file, []byte("hello, not a database\n"), 0o600)
+			os.WriteFile(file, []byte("hello, not a database\n"), 0o600) //nolint:errcheck // a failed write fails the restore below, which must refuse the file anyway
 		}
 		_, stderr := mustRunInProcess(t, exitFailure, "restore", "--data-dir", dir, "--from", file)
 		if !strings.Contains(stderr, want) {
@@ -390,6 +390,9 @@ func rollupCounts(t *testing.T, db *sql.DB) map[string]int64 {
 		}
 		out[fmt.Sprint(link, "/", bucket, "/", node)] = count
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -411,7 +414,10 @@ func dumpDB(t *testing.T, path string) string {
 		}
 		tables, schema = append(tables, name), append(schema, ddl)
 	}
-	rows.Close()
+	rows.Close() //nolint:sqlclosecheck // closed on every path, before the next query
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
 	b.WriteString(strings.Join(schema, "\n"))
 	for _, table := range tables {
@@ -457,5 +463,49 @@ func TestBackupFlags(t *testing.T) {
 		if err != nil || inv.out != c.out || inv.from != c.from || inv.force != c.force {
 			t.Errorf("%q %v: out %q from %q force %v (%v), want %q %q %v", c.args, c.env, inv.out, inv.from, inv.force, err, c.out, c.from, c.force)
 		}
+	}
+}
+
+// TestRelativePaths: --data-dir, --out and --from relative to the working
+// directory, as a quick-start user types them, for backup and restore.
+func TestRelativePaths(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mustRunInProcess(t, exitOK, "token", "create", "--tenant", "acme", "--data-dir", "data")
+	mustRunInProcess(t, exitOK, "backup", "--data-dir", "data", "--out", "b.db")
+	out, stderr := mustRunInProcess(t, exitOK, "restore", "--data-dir", "data", "--from", "b.db")
+	if !strings.Contains(out, `"links"`) || strings.Contains(stderr, "invalid uri") {
+		t.Errorf("restore: stdout %s\nstderr %s", out, stderr)
+	}
+	// The restored database is the one the next command opens.
+	if out, _ := mustRunInProcess(t, exitOK, "token", "list", "--tenant", "acme", "--data-dir", "./data"); len(parseTokenList(t, out)) != 1 {
+		t.Errorf("token list after restore:\n%s", out)
+	}
+}
+
+// TestCLIErrorsArePlain: a command that fails says so in one line,
+// `linkforge: <what>: <why>`, not as a JSON log record; a backup into a
+// missing folder names the folder, not a temporary file.
+func TestCLIErrorsArePlain(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backup", "--data-dir", dir, "--out", filepath.Join(dir, "b.db")}, "linkforge: cannot back up: "},
+		{[]string{"restore", "--data-dir", dir, "--from", filepath.Join(dir, "nothing.db")}, "linkforge: cannot restore: "},
+		{[]string{"link", "list", "--server", "http://127.0.0.1:1", "--token", "lf_x"}, "linkforge: cannot list links: "},
+		{[]string{"healthcheck", "--addr", "127.0.0.1:1"}, "linkforge: health check failed: "},
+	}
+	for _, c := range cases {
+		_, stderr := mustRunInProcess(t, exitFailure, c.args...)
+		if !strings.HasPrefix(stderr, c.want) || strings.Contains(stderr, `{"`) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: stderr %q, want one line starting %q", c.args, stderr, c.want)
+		}
+	}
+	mustRunInProcess(t, exitOK, "migrate", "--data-dir", dir)
+	_, stderr := mustRunInProcess(t, exitFailure, "backup", "--data-dir", dir, "--out", filepath.Join(missing, "x.db"))
+	if !strings.Contains(stderr, "folder "+missing+" does not exist") || strings.Contains(stderr, ".tmp-") {
+		t.Errorf("backup into a missing folder: stderr %q", stderr)
 	}
 }

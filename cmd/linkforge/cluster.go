@@ -13,7 +13,7 @@ import (
 // liveHub is what the cluster feed hands events to: the tenants' live
 // dashboards (*dashboard.Hub).
 type liveHub interface {
-	ClicksChanged(linkcounter.Delta)
+	ClicksChanged(linkforge.BucketCount)
 	Expired(context.Context, linkforge.Link) error
 }
 
@@ -85,9 +85,7 @@ func newClusterFeed(hub liveHub, log *slog.Logger) *clusterFeed {
 
 // ClicksChanged is this node's live delta: published as this node's count,
 // and shown merged with the others'.
-func (f *clusterFeed) ClicksChanged(d linkcounter.Delta) {
-	c := linkforge.BucketCount{TenantID: d.TenantID, LinkID: d.LinkID, Slug: d.Slug, Bucket: d.Bucket,
-		Count: d.Count, Total: d.Total, TotalKnown: d.TotalKnown}
+func (f *clusterFeed) ClicksChanged(c linkforge.BucketCount) {
 	f.bus.PublishClicks(c)
 	f.show(f.node, c)
 }
@@ -98,9 +96,7 @@ func (f *clusterFeed) PeerClicks(node string, c linkforge.BucketCount) { f.show(
 func (f *clusterFeed) show(node string, c linkforge.BucketCount) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	m := f.counts.Merge(node, c, f.now())
-	f.hub.ClicksChanged(linkcounter.Delta{TenantID: m.TenantID, LinkID: m.LinkID, Slug: m.Slug, Bucket: m.Bucket,
-		Count: m.Count, Total: m.Total, TotalKnown: m.TotalKnown})
+	f.hub.ClicksChanged(f.counts.Merge(node, c, f.now()))
 }
 
 // PeerInvalidate is another node's write of a link.

@@ -19,7 +19,6 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
-	"github.com/linkforge/linkforge/linkcounter"
 )
 
 // The cluster tests run several real linkforge processes against one
@@ -601,7 +600,7 @@ func TestClusterKillOneNode(t *testing.T) {
 // feedRecorder stands for the hub, the bus and the link cache around a
 // clusterFeed, and records what each is handed.
 type feedRecorder struct {
-	shown       []linkcounter.Delta
+	shown       []linkforge.BucketCount
 	expired     []string
 	published   []linkforge.BucketCount
 	pubExpired  []string
@@ -613,7 +612,7 @@ type feedRecorder struct {
 	showErr   error
 }
 
-func (r *feedRecorder) ClicksChanged(d linkcounter.Delta) { r.shown = append(r.shown, d) }
+func (r *feedRecorder) ClicksChanged(d linkforge.BucketCount) { r.shown = append(r.shown, d) }
 func (r *feedRecorder) Expired(_ context.Context, l linkforge.Link) error {
 	r.expired = append(r.expired, l.Slug)
 	return nil
@@ -640,9 +639,9 @@ func TestClusterFeed(t *testing.T) {
 	f.node, f.bus, f.cache = "self", rec, rec
 	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
 
-	f.ClicksChanged(linkcounter.Delta{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 3, Total: 10, TotalKnown: true})
+	f.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 3, Total: 10, TotalKnown: true})
 	f.PeerClicks("other", linkforge.BucketCount{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 4, Total: 12, TotalKnown: true})
-	f.ClicksChanged(linkcounter.Delta{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 5, Total: 12, TotalKnown: true})
+	f.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 5, Total: 12, TotalKnown: true})
 	f.PeerInvalidate("moved")
 	f.PeerExpired(linkforge.Link{ID: 8, TenantID: 1, Slug: "gone"})
 	f.Resync()

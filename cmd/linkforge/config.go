@@ -2,9 +2,7 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -14,10 +12,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/time/rate"
 
 	"github.com/linkforge/linkforge"
@@ -119,7 +117,7 @@ var globalFlags = []flagSpec{
 	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
-	{"webhook-allow-private", "BOOL", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
+	{"webhook-allow-private", "", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
 }
 
 var (
@@ -127,7 +125,7 @@ var (
 	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
 	// formatFlag is the file format of import and export (package porting).
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
-	// The tenant quotas (issue 13): N (0: none allowed) or none (no limit);
+	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
 	// not given: unchanged.
 	maxLinksFlag  = flagSpec{"max-links", "N|none", "", "the tenant's link quota: N links at most (0: none allowed), or none; not given: unchanged"}
 	maxClicksFlag = flagSpec{"max-clicks-per-month", "N|none", "", "the tenant's clicks per UTC month it may exceed only as reported (links keep redirecting), or none; not given: unchanged"}
@@ -145,7 +143,7 @@ type command struct {
 	// environment variable (booleans, repeatable ones) on the command's
 	// flag set, and returns what checks them into the invocation once
 	// parsed; nil: none (linkcmd.go).
-	extra func(fs *flag.FlagSet) func(inv *invocation, value func(flagSpec) (v, source string)) error
+	extra func(fs *pflag.FlagSet) func(inv *invocation, value func(flagSpec) (v, source string)) error
 }
 
 // commands lists the subcommands in the order the help shows them. run is
@@ -173,12 +171,12 @@ var commands = []*command{
 		summary: "put a backup in place of the data dir's SQLite database (the server must be stopped); the old one is kept aside",
 		flags:   []flagSpec{fromFlag}},
 	// Link commands: clients of a running server's admin API (linkcmd.go).
-	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--tag T]... [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
-	{name: "link list", synopsis: "linkforge link list [--q TEXT] [--tag T]... [--state S] [--sort S] [--limit N|--all] [--json]", summary: "list the tenant's links, newest first", flags: linkFlags, extra: linkExtra("list")},
+	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--title T] [--tag T]... [--expires-at TIME] [--max-clicks N] [--fallback-url URL] [--password P] [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
+	{name: "link list", synopsis: "linkforge link list [--q TEXT] [--tag T]... [--state active|expired|all] [--sort -created|created|-clicks|clicks|slug] [--limit N] [--cursor C | --all] [--json]", summary: "list the tenant's links, newest first", flags: linkFlags, extra: linkExtra("list")},
 	{name: "link get", synopsis: "linkforge link get SLUG [--json]", summary: "print one link", flags: linkFlags, extra: linkExtra("get"), nargs: 1},
-	{name: "link update", synopsis: "linkforge link update SLUG [--url URL] [--tag T]... [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},
+	{name: "link update", synopsis: "linkforge link update SLUG [field flags as create, but --slug] [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},
 	{name: "link delete", synopsis: "linkforge link delete SLUG", summary: "delete a link", flags: linkFlags, extra: linkExtra("delete"), nargs: 1},
-	{name: "link stats", synopsis: "linkforge link stats SLUG [--from T] [--to T] [--interval I | --by DIMENSION] [--json]", summary: "print a link's clicks over time, or by country, referrer, device, browser, os or utm_source", flags: linkFlags, extra: linkExtra("stats"), nargs: 1},
+	{name: "link stats", synopsis: "linkforge link stats SLUG [--from T] [--to T] [--interval minute|hour|day [--empty] | --by DIMENSION [--limit N]] [--json]", summary: "print a link's clicks over time (the intervals with clicks; --empty: all), or by country, referrer, device, browser, os or utm_source", flags: linkFlags, extra: linkExtra("stats"), nargs: 1},
 	{name: "tenant quota", synopsis: "linkforge tenant quota --tenant NAME [--max-links N|none] [--max-clicks-per-month N|none]",
 		summary: "set the tenant's quotas (one given leaves the other), then print its usage as JSON (no limit flag: just print it)",
 		flags:   []flagSpec{tenantFlag, maxLinksFlag, maxClicksFlag}},
@@ -186,6 +184,10 @@ var commands = []*command{
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
 		summary: "print the version, the commit and the Go version it was built with (also --version)"},
+	// Made by cobra (its run stays nil): the script, and the hidden
+	// command the script calls back.
+	{name: "completion", synopsis: "linkforge completion bash|zsh|fish",
+		summary: "print a shell completion script (for example: source <(linkforge completion bash))"},
 }
 
 func init() {
@@ -223,7 +225,8 @@ func lookupCommand(name string) *command {
 	return nil
 }
 
-// errHelp is returned by parseArgs when the user asked for the help text.
+// errHelp is returned by parseArgs when the user asked for a help text
+// (or another text cobra prints itself, such as a completion script).
 var errHelp = errors.New("help requested")
 
 // errVersion is returned by parseArgs for --version: like the help, it
@@ -240,135 +243,6 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// parseArgs turns the command line and the environment into an invocation.
-// A flag given on the command line beats its environment variable, which
-// beats the default. Global flags are accepted before and after the command
-// name, and flags may follow positional arguments (`token revoke 3
-// --data-dir X`).
-func parseArgs(args []string, getenv func(string) string) (invocation, error) {
-	set := map[string]string{} // flags given on the command line, by name
-
-	root := newFlagSet("linkforge", globalFlags)
-	if err := root.Parse(args); err != nil {
-		return invocation{}, flagError(err)
-	}
-	collect(root, set)
-	if set[versionFlag] == "true" {
-		return invocation{}, errVersion
-	}
-	rest := root.Args()
-
-	name := "serve"
-	if len(rest) > 0 {
-		name, rest = rest[0], rest[1:]
-		if name == "help" {
-			return invocation{}, errHelp
-		}
-		if name == "version" {
-			return invocation{}, errVersion
-		}
-		if name == "token" {
-			if len(rest) == 0 {
-				return invocation{}, usagef("token: missing action (create, list or revoke)")
-			}
-			name, rest = "token "+rest[0], rest[1:]
-		}
-		if name == "link" {
-			if len(rest) == 0 {
-				return invocation{}, usagef("link: missing action (create, list, get, update, delete or stats)")
-			}
-			name, rest = "link "+rest[0], rest[1:]
-		}
-		if name == "tenant" {
-			if len(rest) == 0 {
-				return invocation{}, usagef("tenant: missing action (quota)")
-			}
-			name, rest = "tenant "+rest[0], rest[1:]
-		}
-	}
-	cmd := lookupCommand(name)
-	if cmd == nil {
-		return invocation{}, usagef("unknown command %q", name)
-	}
-
-	fs := newFlagSet(cmd.name, append(append([]flagSpec{}, globalFlags...), cmd.flags...))
-	var checkExtra func(*invocation, func(flagSpec) (string, string)) error
-	if cmd.extra != nil {
-		checkExtra = cmd.extra(fs)
-	}
-	positional, err := parseInterleaved(fs, rest)
-	if err != nil {
-		return invocation{}, flagError(err)
-	}
-	collect(fs, set)
-	if set[versionFlag] == "true" {
-		return invocation{}, errVersion
-	}
-	if len(positional) != cmd.nargs {
-		if cmd.nargs == 0 {
-			return invocation{}, usagef("%s: unexpected argument %q", cmd.name, positional[0])
-		}
-		return invocation{}, usagef("%s: want %d argument(s), got %d (usage: %s)", cmd.name, cmd.nargs, len(positional), cmd.synopsis)
-	}
-
-	// value resolves one flag; source names where the value came from, so
-	// that an error points at the flag or at the environment variable.
-	value := func(f flagSpec) (v, source string) {
-		if v, ok := set[f.name]; ok {
-			return v, "--" + f.name
-		}
-		if v := getenv(f.env()); v != "" {
-			return v, f.env()
-		}
-		return f.def, "default of --" + f.name
-	}
-
-	inv := invocation{cmd: cmd, args: positional}
-	if inv.cfg, err = buildConfig(value); err != nil {
-		return invocation{}, err
-	}
-	for _, f := range cmd.flags {
-		v, source := value(f)
-		switch f.name {
-		case tenantFlag.name:
-			if v == "" {
-				return invocation{}, usagef("%s: --tenant is required (or %s)", cmd.name, f.env())
-			}
-			if err := checkLabel(v); err != nil {
-				return invocation{}, usagef("invalid %s %q: %v", source, v, err)
-			}
-			inv.tenant = v
-		case nameFlag.name:
-			if err := checkLabel(v); v != "" && err != nil {
-				return invocation{}, usagef("invalid %s %q: %v", source, v, err)
-			}
-			inv.name = v
-		case formatFlag.name:
-			if inv.format, err = checkFormat(cmd.name, v, source); err != nil {
-				return invocation{}, err
-			}
-		case outFlag.name, forceFlag.name, fromFlag.name:
-			if err := parseBackupFlag(&inv, f, v, source); err != nil {
-				return invocation{}, err
-			}
-		case maxLinksFlag.name:
-			if inv.quota.MaxLinks, err = parseLimit(v, source); err != nil {
-				return invocation{}, err
-			}
-		case maxClicksFlag.name:
-			if inv.quota.MaxClicksPerMonth, err = parseLimit(v, source); err != nil {
-				return invocation{}, err
-			}
-		}
-	}
-	if checkExtra != nil {
-		if err := checkExtra(&inv, value); err != nil {
-			return invocation{}, err
-		}
-	}
-	return inv, nil
-}
-
 // buildConfig validates the global flags' values into a config.
 func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	get := func(name string) (string, string) {
@@ -381,7 +255,8 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	}
 	var cfg config
 
-	addr, source := get("addr")
+	addr, addrSource := get("addr")
+	source := addrSource
 	if _, port, err := net.SplitHostPort(addr); err != nil {
 		return config{}, usagef("invalid %s %q: want host:port or :port", source, addr)
 	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
@@ -408,6 +283,9 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	cfg.DatabaseURL = dbURL
 
 	raw, source := get("public-url")
+	if isDefault(source) {
+		raw = followAddr(addr, addrSource, raw)
+	}
 	pub, err := parsePublicURL(raw)
 	if err != nil {
 		return config{}, usagef("invalid %s %q: %v", source, raw, err)
@@ -449,6 +327,16 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 		return config{}, usagef("invalid %s %q: %v", source, raw, err)
 	}
 
+	if err := buildServeConfig(&cfg, get); err != nil {
+		return config{}, err
+	}
+	return cfg, nil
+}
+
+// buildServeConfig validates the global flags only serve reads.
+func buildServeConfig(cfg *config, get func(string) (string, string)) error {
+	var raw, source string
+	var err error
 	for _, f := range []struct {
 		name string
 		dst  *string
@@ -456,7 +344,7 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 		raw, source = get(f.name)
 		if raw != "" {
 			if err := checkRedirectURL(raw); err != nil {
-				return config{}, usagef("invalid %s %q: %v", source, raw, err)
+				return usagef("invalid %s %q: %v", source, raw, err)
 			}
 		}
 		*f.dst = raw
@@ -465,13 +353,13 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	raw, source = get("max-connections")
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 0 {
-		return config{}, usagef("invalid %s %q: want a number of connections, or 0 for no limit", source, raw)
+		return usagef("invalid %s %q: want a number of connections, or 0 for no limit", source, raw)
 	}
 	cfg.MaxConnections = n
 
 	raw, source = get("trusted-proxies")
 	if cfg.TrustedProxies, err = classify.ParseTrustedProxies(raw); err != nil {
-		return config{}, usagef("invalid %s %q: %v", source, raw, err)
+		return usagef("invalid %s %q: %v", source, raw, err)
 	}
 	// Opened by serve, which says so if the file is not a country database:
 	// the other commands never read it.
@@ -479,10 +367,30 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 
 	raw, source = get("webhook-allow-private")
 	if cfg.WebhookAllowPrivate, err = strconv.ParseBool(raw); err != nil {
-		return config{}, usagef("invalid %s %q: want true or false", source, raw)
+		return usagef("invalid %s %q: want true or false", source, raw)
 	}
-	return cfg, nil
+	return nil
 }
+
+// isDefault reports whether a flag's source (value's second result) is
+// its default: neither the command line nor the environment gave it.
+func isDefault(source string) bool { return strings.HasPrefix(source, "default of ") }
+
+// followAddr is the URL of this server when --addr was given and the URL
+// (the public URL, the link commands' --server) was not: a server moved
+// to :9090 must not hand out short URLs on :8080. Port 0 is only known
+// once listening, so it keeps def.
+func followAddr(addr, addrSource, def string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if isDefault(addrSource) || err != nil || port == "0" {
+		return def
+	}
+	return "http://localhost:" + port
+}
+
+// boolFlags are the environment-backed flags that take no value: given
+// alone they mean true, --flag=false turns them off.
+var boolFlags = map[string]bool{forceFlag.name: true, "webhook-allow-private": true}
 
 // rateLimitPattern is --rate-limit's syntax: N/s or N/m, then an optional
 // :BURST.
@@ -584,89 +492,3 @@ func checkLabel(s string) error {
 // versionFlag is --version, accepted before or after any command. It has
 // no environment variable: it is a question, not configuration.
 const versionFlag = "version"
-
-// newFlagSet registers specs as string flags. Values are converted and
-// validated later, once we know whether they came from the command line, the
-// environment or the defaults.
-func newFlagSet(name string, specs []flagSpec) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported by run, usage by printUsage
-	for _, f := range specs {
-		if boolFlags[f.name] {
-			fs.Bool(f.name, f.def == "true", f.usage)
-			continue
-		}
-		fs.String(f.name, f.def, f.usage)
-	}
-	fs.Bool(versionFlag, false, "print the version and exit")
-	return fs
-}
-
-// collect records the flags given on the command line; later ones win.
-func collect(fs *flag.FlagSet, set map[string]string) {
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = f.Value.String() })
-}
-
-// parseInterleaved parses flags that may come before, between and after
-// positional arguments, and returns the positional ones. Everything after
-// "--" is positional.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return positional, nil
-		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(positional, rest...), nil
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
-}
-
-func flagError(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return errHelp
-	}
-	// The flag package says "-name"; our help and docs say "--name".
-	msg := strings.Replace(err.Error(), ": -", ": --", 1)
-	return usagef("%s", msg)
-}
-
-// printUsage writes the help text: commands, then every flag with its
-// environment variable and default.
-func printUsage(w io.Writer) {
-	fmt.Fprint(w, "LinkForge: a self-hosted link shortener.\n\nUsage:\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, c := range commands {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.synopsis, c.summary)
-	}
-	tw.Flush()
-
-	fmt.Fprint(w, "\nFlags go before or after the command. Each has an environment variable;\n"+
-		"a flag on the command line beats the variable, which beats the default.\n"+
-		"--version prints the version and exits.\n\n")
-	printFlags(w, globalFlags)
-	fmt.Fprint(w, "\nToken, import and export flags:\n\n")
-	printFlags(w, []flagSpec{tenantFlag, nameFlag, formatFlag})
-	fmt.Fprint(w, "\nBackup and restore flags:\n\n")
-	printFlags(w, []flagSpec{outFlag, forceFlag, fromFlag})
-	printLinkUsage(w)
-}
-
-func printFlags(w io.Writer, specs []flagSpec) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  FLAG\tENVIRONMENT\tDEFAULT\tMEANING")
-	for _, f := range specs {
-		def := f.def
-		if def == "" {
-			def = `""`
-		}
-		fmt.Fprintf(tw, "  --%s %s\t%s\t%s\t%s\n", f.name, f.arg, f.env(), def, f.usage)
-	}
-	tw.Flush()
-}

@@ -58,18 +58,19 @@ func TestParseArgs(t *testing.T) {
 			name: "flag beats env",
 			args: []string{"serve", "--addr", ":7070", "--flush-interval=1m", "--log-format", "json"},
 			env:  map[string]string{"LINKFORGE_ADDR": ":9090", "LINKFORGE_FLUSH_INTERVAL": "5s", "LINKFORGE_LOG_FORMAT": "text"},
-			edit: func(w *want) { w.addr, w.flushInterval = ":7070", time.Minute },
+			// The public URL follows the listen address (API.md, Command line conventions).
+			edit: func(w *want) { w.addr, w.flushInterval, w.publicURL = ":7070", time.Minute, "http://localhost:7070" },
 		},
 		{
 			name: "global flag before the command",
 			args: []string{"--addr", ":7070", "serve"},
 			env:  map[string]string{"LINKFORGE_ADDR": ":9090"},
-			edit: func(w *want) { w.addr = ":7070" },
+			edit: func(w *want) { w.addr, w.publicURL = ":7070", "http://localhost:7070" },
 		},
 		{
 			name: "flag after the command beats flag before it",
 			args: []string{"--addr", ":7070", "serve", "--addr", ":6060"},
-			edit: func(w *want) { w.addr = ":6060" },
+			edit: func(w *want) { w.addr, w.publicURL = ":6060", "http://localhost:6060" },
 		},
 		{
 			name: "postgresql scheme",

@@ -259,3 +259,156 @@ func TestClassifyFlagErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBoolFlagAlone: a boolean flag given alone means true and does not
+// take the next argument; --flag=false turns it off, also against its
+// environment variable.
+func TestBoolFlagAlone(t *testing.T) {
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{[]string{"serve", "--webhook-allow-private"}, nil, true},
+		{[]string{"--webhook-allow-private", "serve"}, nil, true},
+		{[]string{"--webhook-allow-private"}, nil, true},
+		{[]string{"serve", "--webhook-allow-private", "--addr", ":9090"}, nil, true},
+		{[]string{"serve", "--webhook-allow-private=false"}, map[string]string{"LINKFORGE_WEBHOOK_ALLOW_PRIVATE": "true"}, false},
+		{nil, map[string]string{"LINKFORGE_WEBHOOK_ALLOW_PRIVATE": "true"}, true},
+		{nil, nil, false},
+		// The form the flag needed before: scripts keep working.
+		{[]string{"serve", "--webhook-allow-private", "true"}, nil, true},
+		{[]string{"-webhook-allow-private", "false", "serve"}, map[string]string{"LINKFORGE_WEBHOOK_ALLOW_PRIVATE": "true"}, false},
+	}
+	for _, c := range cases {
+		inv, err := parseArgs(c.args, envOf(c.env))
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if inv.cfg.WebhookAllowPrivate != c.want || inv.cmd.name != "serve" {
+			t.Errorf("%q %v: command %q, webhook-allow-private %v, want serve, %v", c.args, c.env, inv.cmd.name, inv.cfg.WebhookAllowPrivate, c.want)
+		}
+	}
+}
+
+// TestPublicURLFollowsAddr: with --addr (or its variable) and no public
+// URL, the short URLs, the log lines and the banner use the listen port;
+// a public URL given wins; port 0 keeps the default (the port is not
+// known before listening).
+func TestPublicURLFollowsAddr(t *testing.T) {
+	cases := []struct {
+		args           []string
+		env            map[string]string
+		public, server string
+	}{
+		{nil, nil, "http://localhost:8080", "http://localhost:8080"},
+		{[]string{"--addr", ":9090"}, nil, "http://localhost:9090", "http://localhost:9090"},
+		{[]string{"serve", "--addr=127.0.0.1:7000"}, nil, "http://localhost:7000", "http://localhost:7000"},
+		{nil, map[string]string{"LINKFORGE_ADDR": "0.0.0.0:6000"}, "http://localhost:6000", "http://localhost:6000"},
+		{[]string{"--addr", ":9090", "--public-url", "https://sho.rt"}, nil, "https://sho.rt", "http://localhost:9090"},
+		{[]string{"--addr", ":9090"}, map[string]string{"LINKFORGE_PUBLIC_URL": "https://sho.rt"}, "https://sho.rt", "http://localhost:9090"},
+		{[]string{"--addr", "127.0.0.1:0"}, nil, "http://localhost:8080", "http://localhost:8080"},
+		// One dash, as Go's flag package took it.
+		{[]string{"-addr", ":9091", "-public-url=https://sho.rt"}, nil, "https://sho.rt", "http://localhost:9091"},
+	}
+	for _, c := range cases {
+		inv, err := parseArgs(c.args, envOf(c.env))
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if got := inv.cfg.PublicURL.String(); got != c.public {
+			t.Errorf("%q %v: public URL %s, want %s", c.args, c.env, got, c.public)
+		}
+		// The link commands talk to the same server by default.
+		link, err := parseArgs(append([]string{"link", "list", "--token", "lf_x"}, c.args...), envOf(c.env))
+		if err != nil {
+			if len(c.args) > 0 && c.args[0] == "serve" {
+				continue
+			}
+			t.Errorf("link list %q: %v", c.args, err)
+			continue
+		}
+		if got := link.link.server; got != c.server {
+			t.Errorf("link list %q %v: server %s, want %s", c.args, c.env, got, c.server)
+		}
+	}
+}
+
+// helpPaths are every command and command group, as typed.
+var helpPaths = [][]string{
+	{}, {"serve"}, {"migrate"}, {"token"}, {"token", "create"}, {"token", "list"}, {"token", "revoke"},
+	{"import"}, {"export"}, {"backup"}, {"restore"}, {"link"}, {"link", "create"}, {"link", "list"},
+	{"link", "get"}, {"link", "update"}, {"link", "delete"}, {"link", "stats"}, {"tenant"}, {"tenant", "quota"},
+	{"healthcheck"}, {"version"}, {"completion"},
+}
+
+// TestHelpEverywhere: every command and group answers --help and -h with
+// its own usage on stdout and exit 0, whatever else is missing (a required
+// flag, an argument, a valid environment).
+func TestHelpEverywhere(t *testing.T) {
+	for _, path := range helpPaths {
+		for _, h := range []string{"--help", "-h"} {
+			args := append(append([]string{}, path...), h)
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), args, &stdout, &stderr, envOf(map[string]string{"LINKFORGE_ADDR": "bad"}))
+			if code != exitOK {
+				t.Errorf("%q: exit %d; stderr %s", args, code, stderr.String())
+				continue
+			}
+			want := strings.TrimSpace("linkforge " + strings.Join(path, " "))
+			if out := stdout.String(); !strings.Contains(out, "Usage:") || !strings.Contains(out, want) {
+				t.Errorf("%q: stdout lacks Usage: and %q:\n%s", args, want, out)
+			}
+		}
+	}
+	// A command's help is its own: link create's names its flags, not
+	// every other command's.
+	out, _ := mustRunInProcess(t, exitOK, "link", "create", "--help")
+	if !strings.Contains(out, "--expires-at") || !strings.Contains(out, "LINKFORGE_TOKEN") || strings.Contains(out, "--max-clicks-per-month") {
+		t.Errorf("link create --help:\n%s", out)
+	}
+	out, _ = mustRunInProcess(t, exitOK, "link", "--help")
+	for _, sub := range []string{"create", "list", "get", "update", "delete", "stats"} {
+		if !strings.Contains(out, "linkforge link "+sub) {
+			t.Errorf("link --help lacks link %s:\n%s", sub, out)
+		}
+	}
+}
+
+// TestCompletion: `linkforge completion bash|zsh|fish` prints a script
+// for that shell, and the script's callback completes command names.
+func TestCompletion(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "complete -o default -F", "zsh": "#compdef linkforge", "fish": "complete -c linkforge"} {
+		out, _ := mustRunInProcess(t, exitOK, "completion", shell)
+		if !strings.Contains(out, want) {
+			t.Errorf("completion %s lacks %q:\n%.300s", shell, want, out)
+		}
+	}
+	mustRunInProcess(t, exitUsage, "completion", "tcsh")
+	out, _ := mustRunInProcess(t, exitOK, "__complete", "link", "")
+	for _, sub := range []string{"create", "list", "stats"} {
+		if !strings.Contains(out, sub) {
+			t.Errorf("completing link lacks %s:\n%s", sub, out)
+		}
+	}
+}
+
+// TestFlagValuesWithADash: a value starting with a dash is the value of
+// the flag before it, with one dash or two.
+func TestFlagValuesWithADash(t *testing.T) {
+	for _, args := range [][]string{
+		{"link", "list", "--token", "lf_x", "--sort", "-created", "--q", "-x"},
+		{"link", "list", "-token", "lf_x", "-sort", "-created", "-q", "-x"},
+	} {
+		inv, err := parseArgs(args, envOf(nil))
+		if err != nil {
+			t.Errorf("%q: %v", args, err)
+			continue
+		}
+		if inv.link.list.Sort != "-created" || inv.link.list.Q != "-x" {
+			t.Errorf("%q: sort %q, q %q", args, inv.link.list.Sort, inv.link.list.Q)
+		}
+	}
+}

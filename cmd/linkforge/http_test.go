@@ -316,7 +316,7 @@ func startLimited(t *testing.T, h http.Handler, limits httpLimits) string {
 		t.Fatal(err)
 	}
 	srv := newHTTPServer(h, slog.New(slog.DiscardHandler), limits)
-	go srv.Serve(ln)
+	go srv.Serve(ln) //nolint:errcheck // Serve returns when the test closes the listener
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
 }

@@ -8,7 +8,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/linkforge/linkforge/client"
 )
@@ -32,6 +33,7 @@ var (
 // linkOptions are the parsed flags of a link command.
 type linkOptions struct {
 	client *client.Client
+	server string // the server URL the client calls
 	json   bool
 	set    map[string]bool // the link flags given
 
@@ -43,6 +45,7 @@ type linkOptions struct {
 	all  bool
 	// stats
 	stats client.StatsOptions
+	empty bool   // the intervals without clicks too
 	by    string // a dimension: a breakdown instead of the time series
 	limit int
 }
@@ -52,7 +55,7 @@ var linkFieldFlags = []struct{ name, arg, usage string }{
 	{"url", "URL", "the target: absolute http or https (create: required)"},
 	{"slug", "SLUG", "the slug, [A-Za-z0-9_-]{1,64} (default: generated)"},
 	{"title", "TEXT", "a title, up to 200 characters"},
-	{"expires-at", "TIME", "RFC 3339 time after which the link answers 410 (or its fallback)"},
+	{"expires-at", "TIME", "when the link starts answering 410 (or its fallback): an RFC 3339 time, a date (midnight UTC) or a duration from now (24h); not in the past"},
 	{"max-clicks", "N", "clicks after which the link answers 410 (or its fallback)"},
 	{"fallback-url", "URL", "where an expired link redirects instead of 410"},
 	{"password", "TEXT", "visitors must enter it before the redirect"},
@@ -64,20 +67,44 @@ var clearable = []string{"title", "expires-at", "max-clicks", "fallback-url", "p
 // dimensions are the values of stats --by.
 var dimensions = []string{client.DimCountry, client.DimReferrer, client.DimDevice, client.DimBrowser, client.DimOS, client.DimUTMSource}
 
-// stringList is a repeatable flag.
-type stringList []string
+// linkListFlags and linkStatsFlags are the other flags of list and stats.
+var (
+	linkListFlags = []struct{ name, arg, usage string }{
+		{"q", "TEXT", "substring of slug, url or title, case-insensitive"},
+		{"state", "STATE", "active, expired or all (default)"},
+		{"sort", "ORDER", "-created (default), created, -clicks, clicks or slug"},
+		{"limit", "N", "links per page (default 50)"},
+		{"cursor", "C", "continue where a previous page ended"},
+	}
+	linkStatsFlags = []struct{ name, arg, usage string }{
+		{"from", "T", "RFC 3339 time, a date (midnight UTC) or a duration ago (24h); default: 60 intervals ago, or 24 h ago with --by"},
+		{"to", "T", "as --from; default: now"},
+		{"interval", "I", "minute (default), hour or day"},
+		{"by", "DIMENSION", strings.Join(dimensions, ", ") + ": clicks by value instead of over time"},
+		{"limit", "N", "with --by: values shown (default 10)"},
+	}
+)
 
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+// flagArgs are the placeholders of the flags without an environment
+// variable, for the help.
+var flagArgs = func() map[string]string {
+	m := map[string]string{"tag": "TAG", "clear": "FIELD"}
+	for _, l := range [][]struct{ name, arg, usage string }{linkFieldFlags, linkListFlags, linkStatsFlags} {
+		for _, f := range l {
+			m[f.name] = f.arg
+		}
+	}
+	return m
+}()
 
 // linkExtra registers the flags of link action on fs and returns their
 // check.
-func linkExtra(action string) func(fs *flag.FlagSet) func(*invocation, func(flagSpec) (string, string)) error {
-	return func(fs *flag.FlagSet) func(*invocation, func(flagSpec) (string, string)) error {
+func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(flagSpec) (string, string)) error {
+	return func(fs *pflag.FlagSet) func(*invocation, func(flagSpec) (string, string)) error {
 		jsonOut := fs.Bool("json", false, "print the API's JSON instead of a table")
 		str := map[string]*string{}
-		var tags, clear stringList
-		var all *bool
+		var tags, clear *[]string
+		var all, empty *bool
 		switch action {
 		case "create", "update":
 			for _, f := range linkFieldFlags {
@@ -86,115 +113,153 @@ func linkExtra(action string) func(fs *flag.FlagSet) func(*invocation, func(flag
 				}
 				str[f.name] = fs.String(f.name, "", f.usage)
 			}
-			fs.Var(&tags, "tag", "a tag; repeat for several (update: replaces the tags)")
+			tags = fs.StringArray("tag", nil, "a tag; repeat for several (update: replaces the tags)")
 			if action == "update" {
-				fs.Var(&clear, "clear", "remove a field: "+strings.Join(clearable, ", ")+"; repeatable")
+				clear = fs.StringArray("clear", nil, "remove a field: "+strings.Join(clearable, ", ")+"; repeatable")
 			}
 		case "list":
-			for _, n := range []string{"q", "state", "sort", "limit", "cursor"} {
-				str[n] = fs.String(n, "", "")
+			for _, f := range linkListFlags {
+				str[f.name] = fs.String(f.name, "", f.usage)
 			}
-			fs.Var(&tags, "tag", "only links with this tag; repeat: all must match")
+			tags = fs.StringArray("tag", nil, "only links with this tag; repeat: all must match")
 			all = fs.Bool("all", false, "every matching link, page after page")
 		case "stats":
-			for _, n := range []string{"from", "to", "interval", "by", "limit"} {
-				str[n] = fs.String(n, "", "")
+			for _, f := range linkStatsFlags {
+				str[f.name] = fs.String(f.name, "", f.usage)
 			}
+			empty = fs.Bool("empty", false, "also print the intervals without clicks")
 		}
 
 		return func(inv *invocation, value func(flagSpec) (string, string)) error {
 			o := &inv.link
 			o.json = *jsonOut
 			o.set = map[string]bool{}
-			fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+			fs.VisitAll(func(f *pflag.Flag) {
+				if f.Changed {
+					o.set[f.Name] = true
+				}
+			})
 			if all != nil {
 				o.all = *all
 			}
+			if empty != nil {
+				o.empty = *empty
+			}
 			name := inv.cmd.name
-
-			server, source := value(serverFlag)
-			token, tokenSource := value(tokenFlag)
-			if token == "" {
-				return usagef("%s: --token is required (or %s)", name, tokenFlag.env())
+			if err := o.connect(name, value); err != nil {
+				return err
 			}
-			if strings.ContainsAny(token, " \t\r\n") {
-				return usagef("invalid %s: a token has no spaces", tokenSource)
-			}
-			c, err := client.New(server, token)
-			if err != nil {
-				return usagef("invalid %s %q: want http(s)://host[:port]", source, server)
-			}
-			o.client = c
-
 			get := func(n string) string { return *str[n] }
-			intFlag := func(n string, min int) (int, error) {
-				if !o.set[n] {
-					return 0, nil
+			list := func(p *[]string) []string {
+				if p == nil {
+					return nil
 				}
-				v, err := strconv.Atoi(get(n))
-				if err != nil || v < min {
-					return 0, usagef("%s: invalid --%s %q: want a whole number of at least %d", name, n, get(n), min)
-				}
-				return v, nil
+				return *p
 			}
-			timeFlag := func(n string) (time.Time, error) {
-				if !o.set[n] {
-					return time.Time{}, nil
-				}
-				return parseCLITime(name, n, get(n))
-			}
-
 			switch action {
 			case "create", "update":
-				return checkLinkFields(inv, action, get, intFlag, timeFlag, tags, clear)
+				return checkLinkFields(inv, action, get, list(tags), list(clear))
 			case "list":
-				o.list = client.ListOptions{Q: get("q"), Tags: tags, State: get("state"), Sort: get("sort"), Cursor: get("cursor")}
-				if o.list.Limit, err = intFlag("limit", 1); err != nil {
-					return err
-				}
-				if o.all && (o.set["limit"] || o.set["cursor"]) {
-					return usagef("%s: --all lists every link: no --limit or --cursor with it", name)
-				}
-				if o.all {
-					o.list.Limit = 100 // a page
-				}
+				return checkListFlags(inv, get, list(tags))
 			case "stats":
-				o.by = get("by")
-				if o.by != "" && !slices.Contains(dimensions, o.by) {
-					return usagef("%s: invalid --by %q: want one of %s", name, o.by, strings.Join(dimensions, ", "))
-				}
-				if o.by != "" && o.set["interval"] {
-					return usagef("%s: --interval is for the time series, --by for a breakdown: not both", name)
-				}
-				if o.by == "" && o.set["limit"] {
-					return usagef("%s: --limit needs --by", name)
-				}
-				o.stats.Interval = get("interval")
-				if o.stats.From, err = timeFlag("from"); err != nil {
-					return err
-				}
-				if o.stats.To, err = timeFlag("to"); err != nil {
-					return err
-				}
-				if o.limit, err = intFlag("limit", 1); err != nil {
-					return err
-				}
+				return checkStatsFlags(inv, get)
 			}
 			return nil
 		}
 	}
 }
 
-// checkLinkFields reads the field flags of create and update.
-func checkLinkFields(inv *invocation, action string, get func(string) string,
-	intFlag func(string, int) (int, error), timeFlag func(string) (time.Time, error), tags, clear stringList) error {
-	o := &inv.link
-	name := inv.cmd.name
-	expires, err := timeFlag("expires-at")
+// connect reads --server and --token into the client.
+func (o *linkOptions) connect(name string, value func(flagSpec) (string, string)) error {
+	server, source := value(serverFlag)
+	if isDefault(source) {
+		addr, addrSource := value(globalFlags[0])
+		server = followAddr(addr, addrSource, server)
+	}
+	token, tokenSource := value(tokenFlag)
+	if token == "" {
+		return usagef("%s: --token is required (or %s)", name, tokenFlag.env())
+	}
+	if strings.ContainsAny(token, " \t\r\n") {
+		return usagef("invalid %s: a token has no spaces", tokenSource)
+	}
+	c, err := client.New(server, token)
 	if err != nil {
+		return usagef("invalid %s %q: want http(s)://host[:port]", source, server)
+	}
+	o.client, o.server = c, server
+	return nil
+}
+
+// intFlag reads a whole-number flag of at least min; 0 when not given.
+func (o *linkOptions) intFlag(cmd, n, v string, min int) (int, error) {
+	if !o.set[n] {
+		return 0, nil
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < min {
+		return 0, usagef("%s: invalid --%s %q: want a whole number of at least %d", cmd, n, v, min)
+	}
+	return i, nil
+}
+
+func checkListFlags(inv *invocation, get func(string) string, tags []string) error {
+	o, name := &inv.link, inv.cmd.name
+	o.list = client.ListOptions{Q: get("q"), Tags: tags, State: get("state"), Sort: get("sort"), Cursor: get("cursor")}
+	var err error
+	if o.list.Limit, err = o.intFlag(name, "limit", get("limit"), 1); err != nil {
 		return err
 	}
-	maxClicks, err := intFlag("max-clicks", 0)
+	if o.all && (o.set["limit"] || o.set["cursor"]) {
+		return usagef("%s: --all lists every link: no --limit or --cursor with it", name)
+	}
+	if o.all {
+		o.list.Limit = 100 // a page
+	}
+	return nil
+}
+
+func checkStatsFlags(inv *invocation, get func(string) string) error {
+	o, name := &inv.link, inv.cmd.name
+	o.by = get("by")
+	if o.by != "" && !slices.Contains(dimensions, o.by) {
+		return usagef("%s: invalid --by %q: want one of %s", name, o.by, strings.Join(dimensions, ", "))
+	}
+	if o.by != "" && o.set["interval"] {
+		return usagef("%s: --interval is for the time series, --by for a breakdown: not both", name)
+	}
+	if o.by == "" && o.set["limit"] {
+		return usagef("%s: --limit needs --by", name)
+	}
+	o.stats.Interval = get("interval")
+	now := time.Now()
+	var err error
+	for _, f := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &o.stats.From}, {"to", &o.stats.To}} {
+		if o.set[f.name] {
+			if *f.dst, err = parseCLITime(name, f.name, get(f.name), now, false); err != nil {
+				return err
+			}
+		}
+	}
+	o.limit, err = o.intFlag(name, "limit", get("limit"), 1)
+	return err
+}
+
+// checkLinkFields reads the field flags of create and update.
+func checkLinkFields(inv *invocation, action string, get func(string) string, tags, clear []string) error {
+	o := &inv.link
+	name := inv.cmd.name
+	var expires time.Time
+	if o.set["expires-at"] {
+		var err error
+		if expires, err = parseCLITime(name, "expires-at", get("expires-at"), time.Now(), true); err != nil {
+			return err
+		}
+	}
+	maxClicks, err := o.intFlag(name, "max-clicks", get("max-clicks"), 0)
 	if err != nil {
 		return err
 	}
@@ -259,16 +324,35 @@ func checkLinkFields(inv *invocation, action string, get func(string) string,
 	return nil
 }
 
-// parseCLITime reads a time flag: RFC 3339, or a duration meaning that
-// long ago (--from 24h).
-func parseCLITime(cmd, flagName, v string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
+// parseCLITime reads a time flag: RFC 3339, a date (its midnight UTC), or
+// a duration: that long ago for a range (--from 24h), that long from now
+// for an expiry (--expires-at 24h). An expiry must be in the future: a
+// link created already expired is a typo, not an intent.
+func parseCLITime(cmd, flagName, v string, now time.Time, future bool) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		t, err = time.Parse(time.DateOnly, v)
 	}
-	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
-		return time.Now().Add(-d), nil
+	if err != nil {
+		d, derr := time.ParseDuration(v)
+		switch {
+		case derr != nil || (!future && d < 0):
+			when := "a duration ago (24h)"
+			if future {
+				when = "a duration from now (24h)"
+			}
+			return time.Time{}, usagef("%s: invalid --%s %q: want an RFC 3339 time (2026-12-01T00:00:00Z), a date (2026-12-01) or %s", cmd, flagName, v, when)
+		case future:
+			t = now.Add(d)
+		default:
+			t = now.Add(-d)
+		}
 	}
-	return time.Time{}, usagef("%s: invalid --%s %q: want an RFC 3339 time (2026-12-01T00:00:00Z) or a duration ago (24h)", cmd, flagName, v)
+	if future && !t.After(now) {
+		return time.Time{}, usagef("%s: invalid --%s %q: %s is in the past; give a later time or a duration from now (24h)",
+			cmd, flagName, v, t.UTC().Format(time.RFC3339))
+	}
+	return t, nil
 }
 
 // apiFailed reports a failed call: a problem answer as its title, detail
@@ -360,10 +444,14 @@ func (a *app) linkList(inv invocation) int {
 		return a.printJSON(page)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SLUG\tURL\tCLICKS\tTAGS\tEXPIRES\tCREATED")
+	fmt.Fprintln(tw, "SLUG\tTITLE\tURL\tCLICKS\tTAGS\tEXPIRES\tCREATED")
 	for _, l := range page.Links {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", l.Slug, l.URL, l.Clicks, orDash(strings.Join(l.Tags, ",")),
-			timeOrDash(l.ExpiresAt), l.CreatedAt.UTC().Format(time.RFC3339))
+		title := "-"
+		if l.Title != nil {
+			title = orDash(ellipsis(*l.Title, titleWidth))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", l.Slug, title, ellipsis(l.URL, urlWidth), l.Clicks,
+			orDash(strings.Join(l.Tags, ",")), timeOrDash(l.ExpiresAt), l.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	if err := tw.Flush(); err != nil {
 		return a.fail("cannot print links", err)
@@ -410,11 +498,24 @@ func (a *app) linkStats(inv invocation) int {
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s\tCLICKS\n", strings.ToUpper(s.Interval))
+	hidden := 0
 	for _, b := range s.Buckets {
+		// Most of 60 minutes have no click: a person wants the others.
+		if b.Count == 0 && !o.empty {
+			hidden++
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%d\n", b.Start.UTC().Format(time.RFC3339), b.Count)
 	}
 	if err := tw.Flush(); err != nil {
 		return a.fail("cannot print stats", err)
+	}
+	if hidden > 0 {
+		unit := s.Interval + "s"
+		if hidden == 1 {
+			unit = s.Interval
+		}
+		fmt.Fprintf(a.stdout, "%d %s without clicks not shown (--empty shows them)\n", hidden, unit)
 	}
 	fmt.Fprintf(a.stdout, "total (all time): %d\n", s.Total)
 	return exitOK
@@ -468,6 +569,22 @@ func (a *app) printLink(inv invocation, l client.Link) int {
 	return exitOK
 }
 
+// The widths at which link list cuts a title and a URL: the table stays
+// readable in a terminal; --json has them whole.
+const (
+	titleWidth = 30
+	urlWidth   = 50
+)
+
+// ellipsis cuts s to max characters, the last one "…", when it is longer.
+func ellipsis(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max-1]) + "…"
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -504,8 +621,9 @@ func printLinkUsage(w io.Writer) {
 		{"--limit N", "list, stats --by", "links per page (default 50); values of a breakdown (default 10)"},
 		{"--cursor C", "list", "continue where a previous page ended"},
 		{"--all", "list", "every matching link, page after page"},
-		{"--from, --to T", "stats", "RFC 3339 time, or a duration ago (24h); defaults: the last hour, or 24 h with --by"},
+		{"--from, --to T", "stats", "RFC 3339 time, a date (midnight UTC) or a duration ago (24h); defaults: the last 60 intervals, or 24 h with --by"},
 		{"--interval I", "stats", "minute (default), hour or day"},
+		{"--empty", "stats", "also print the intervals without clicks"},
 		{"--by DIMENSION", "stats", strings.Join(dimensions, ", ") + ": clicks by value instead of over time"},
 		{"--json", "all", "print the API's JSON instead of a table"},
 	} {

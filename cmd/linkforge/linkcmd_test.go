@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/linkforge/linkforge/client"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -43,7 +43,7 @@ func startAPIServer(t *testing.T) apiServer {
 	if _, err := st.CreateToken(ctx, linkforge.Token{TenantID: tenant.ID, Hash: hash, Display: display}); err != nil {
 		t.Fatal(err)
 	}
-	j, err := linkcounter.Open(ctx, filepath.Join(t.TempDir(), "journal.db"))
+	j, err := clicklog.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func startAPIServer(t *testing.T) apiServer {
 	}
 	t.Cleanup(flush)
 	pub, _ := url.Parse("http://lf.test")
-	h, err := web.New(web.Config{Store: st, Counter: counter, Classifier: classify.New(classify.Config{}), PublicURL: pub,
+	h, err := web.New(web.Config{Store: st, Counter: counter, Exhaustion: counter, Skips: counter, Readiness: counter, Classifier: classify.New(classify.Config{}), PublicURL: pub,
 		RateLimit: 1e6, RateBurst: 1e6, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestLinkCommands(t *testing.T) {
 
 	out, _ = runLink(t, env, exitOK, "link", "list")
 	rows := tableRows(out)
-	if len(rows) != 3 || strings.Join(rows[0], " ") != "SLUG URL CLICKS TAGS EXPIRES CREATED" || rows[1][0] != "b" || rows[2][0] != "a" || rows[2][3] != "x,y" {
+	if len(rows) != 3 || strings.Join(rows[0], " ") != "SLUG TITLE URL CLICKS TAGS EXPIRES CREATED" || rows[1][0] != "b" || rows[2][0] != "a" || rows[2][4] != "x,y" {
 		t.Errorf("list:\n%s", out)
 	}
 	out, errOut := runLink(t, env, exitOK, "link", "list", "--limit", "1")
@@ -267,7 +267,7 @@ func TestLinkCommandsBinary(t *testing.T) {
 		t.Errorf("created %+v", l)
 	}
 	out, _ = linkCmd(exitOK, "list")
-	if rows := tableRows(out); len(rows) != 2 || rows[1][0] != "bin" || rows[1][1] != "https://example.com/bin" {
+	if rows := tableRows(out); len(rows) != 2 || rows[1][0] != "bin" || rows[1][2] != "https://example.com/bin" {
 		t.Errorf("list:\n%s", out)
 	}
 	_, errOut := linkCmd(exitFailure, "create", "--url", "https://example.com/again", "--slug", "bin")
@@ -276,4 +276,86 @@ func TestLinkCommandsBinary(t *testing.T) {
 	}
 	linkCmd(exitOK, "delete", "bin")
 	linkCmd(exitFailure, "get", "bin")
+}
+
+// TestLinkTimes: --expires-at takes a duration from now or a future time
+// (a date is its midnight UTC); a past one is refused before anything is
+// sent. --from and --to take a date too.
+func TestLinkTimes(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+
+	before := time.Now()
+	out, _ := runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/", "--slug", "day", "--expires-at", "24h", "--json")
+	l := mustJSONOut[client.Link](t, out)
+	if l.ExpiresAt == nil || l.ExpiresAt.Before(before.Add(24*time.Hour-time.Second)) || l.ExpiredAt != nil {
+		t.Errorf("--expires-at 24h: expires_at %v (created at %v), expired_at %v", l.ExpiresAt, before, l.ExpiredAt)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "update", "day", "--expires-at", "2099-01-02", "--json")
+	if l := mustJSONOut[client.Link](t, out); l.ExpiresAt == nil || !l.ExpiresAt.Equal(time.Date(2099, 1, 2, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("--expires-at 2099-01-02: %v", l.ExpiresAt)
+	}
+	for _, v := range []string{"2020-01-01T00:00:00Z", "2020-01-01", "-1h"} {
+		_, stderr := runLink(t, env, exitUsage, "link", "create", "--url", "https://example.com/", "--slug", "past", "--expires-at", v)
+		if !strings.Contains(stderr, "--expires-at") {
+			t.Errorf("--expires-at %s: stderr %q", v, stderr)
+		}
+	}
+	runLink(t, env, exitFailure, "link", "get", "past")
+
+	inv, err := parseArgs([]string{"link", "stats", "day", "--token", "lf_x", "--from", "2026-12-01", "--to", "2026-12-02T12:00:00+01:00"}, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from := inv.link.stats.From; !from.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("--from 2026-12-01: %v", from)
+	}
+	if to := inv.link.stats.To; !to.Equal(time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC)) {
+		t.Errorf("--to: %v", to)
+	}
+}
+
+// TestLinkTables: link list shows the title and cuts long URLs with an
+// ellipsis; link stats shows the buckets with clicks, --empty every one.
+func TestLinkTables(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	long := "https://example.com/" + strings.Repeat("x", 200)
+	runLink(t, env, exitOK, "link", "create", "--url", long, "--slug", "long", "--title", "A long one")
+	out, _ := runLink(t, env, exitOK, "link", "list")
+	rows := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(rows) != 2 || strings.Join(strings.Fields(rows[0]), " ") != "SLUG TITLE URL CLICKS TAGS EXPIRES CREATED" ||
+		!strings.Contains(rows[1], "A long one") || strings.Contains(rows[1], long) || !strings.Contains(rows[1], long[:40]) || !strings.Contains(rows[1], "…") {
+		t.Errorf("list:\n%s", out)
+	}
+	if out, _ := runLink(t, env, exitOK, "link", "list", "--json"); !strings.Contains(out, long) {
+		t.Errorf("list --json cut the URL:\n%s", out)
+	}
+
+	resp, err := http.DefaultTransport.RoundTrip(mustRequest(t, srv.url+"/long"))
+	if err != nil || resp.StatusCode != http.StatusFound {
+		t.Fatalf("click: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	srv.flush()
+	out, _ = runLink(t, env, exitOK, "link", "stats", "long")
+	rows = strings.Split(strings.TrimRight(out, "\n"), "\n")
+	// Header, the one minute with a click, the note, the total.
+	if len(rows) != 4 || !strings.HasPrefix(rows[0], "MINUTE") || !strings.HasSuffix(rows[1], " 1") ||
+		!strings.Contains(rows[2], "59 minutes without clicks not shown (--empty shows them)") || rows[3] != "total (all time): 1" {
+		t.Errorf("stats:\n%s", out)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "stats", "long", "--empty")
+	if rows := strings.Split(strings.TrimRight(out, "\n"), "\n"); len(rows) != 62 {
+		t.Errorf("stats --empty: %d lines:\n%s", len(rows), out)
+	}
+}
+
+func mustRequest(t *testing.T, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }

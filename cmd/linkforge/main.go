@@ -7,8 +7,9 @@
 //
 // This is the only package that reads flags and environment variables: it
 // builds one config and passes it down to the store, the web server and the
-// background components. The command line is specified in API.md; run
-// `linkforge --help` for the flags and their environment variables.
+// background components. The command tree is in cli.go (spf13/cobra, ADR
+// 019); run `linkforge --help` for the commands, the flags and their
+// environment variables.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 )
 
@@ -49,6 +51,9 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	log    *slog.Logger
+	// plain: failures are one line for a person, "linkforge: what: why";
+	// serve logs them as records, for its log collector.
+	plain bool
 }
 
 // run parses the command line and the environment and runs the command. It
@@ -56,8 +61,10 @@ type app struct {
 // running server gracefully.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	inv, err := parseArgs(args, getenv)
-	if errors.Is(err, errHelp) {
-		printUsage(stdout)
+	var text *printed
+	if errors.As(err, &text) {
+		fmt.Fprint(stdout, text.text)
+		fmt.Fprint(stderr, text.stderr)
 		return exitOK
 	}
 	if errors.Is(err, errVersion) {
@@ -68,8 +75,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "linkforge: %v\nRun 'linkforge --help' for usage.\n", err)
 		return exitUsage
 	}
-	a := &app{ctx: ctx, cfg: inv.cfg, stdout: stdout, stderr: stderr, log: newLogger(inv.cfg.LogFormat, inv.cfg.LogLevel, stderr)}
+	if err := inv.absPaths(); err != nil {
+		fmt.Fprintf(stderr, "linkforge: %v\n", err)
+		return exitFailure
+	}
+	a := &app{ctx: ctx, cfg: inv.cfg, stdout: stdout, stderr: stderr, log: newLogger(inv.cfg.LogFormat, inv.cfg.LogLevel, stderr),
+		plain: inv.cmd.name != "serve"}
 	return inv.cmd.run(a, inv)
+}
+
+// absPaths makes the paths of the invocation absolute, relative to the
+// working directory, once: every component then gets a path that means
+// the same wherever it is used (a file: URI, a lock, a log line).
+func (inv *invocation) absPaths() error {
+	paths := []*string{&inv.cfg.DataDir, &inv.out, &inv.from, &inv.cfg.GeoIPDB}
+	if inv.cmd.name == "import" && inv.args[0] != "-" {
+		paths = append(paths, &inv.args[0])
+	}
+	for _, p := range paths {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return fmt.Errorf("path %s: %w", *p, err)
+		}
+		*p = abs
+	}
+	return nil
 }
 
 // newLogger returns the process logger: JSON lines for machines by
@@ -82,8 +115,13 @@ func newLogger(format string, level slog.Level, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-// fail logs err as the reason the command failed and returns exitFailure.
+// fail reports err as the reason the command failed and returns
+// exitFailure.
 func (a *app) fail(msg string, err error) int {
+	if a.plain {
+		fmt.Fprintf(a.stderr, "linkforge: %s: %v\n", msg, err)
+		return exitFailure
+	}
 	a.log.Error(msg, "error", err)
 	return exitFailure
 }

@@ -580,3 +580,89 @@ func TestServeStopsOnCancel(t *testing.T) {
 		t.Errorf("the store stopped before HTTP:\n%s", logs)
 	}
 }
+
+// readmeBlock returns the first fenced block without a language (the
+// ```sh ones are commands to type) after the README heading.
+func readmeBlock(t *testing.T, heading string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("README has no %q", heading)
+	}
+	var block []string
+	in, plain := false, false
+	for _, line := range strings.Split(after, "\n") {
+		switch {
+		case strings.HasPrefix(line, "```") && !in:
+			in, plain = true, line == "```"
+		case line == "```" && in:
+			if plain {
+				return block
+			}
+			in = false
+		case in && plain:
+			block = append(block, line)
+		}
+	}
+	t.Fatalf("README's %q has no plain fenced block", heading)
+	return nil
+}
+
+// TestREADMECommandsMatchHelp: the README's Commands section is the
+// command list of `linkforge --help`, line for line, so the two cannot
+// drift apart.
+func TestREADMECommandsMatchHelp(t *testing.T) {
+	out, _ := mustRunInProcess(t, exitOK, "--help")
+	_, list, ok := strings.Cut(out, "\nCommands:\n")
+	if !ok {
+		t.Fatalf("--help has no Commands: section:\n%s", out)
+	}
+	list, _, _ = strings.Cut(list, "\n\n")
+	var help []string
+	for _, line := range strings.Split(list, "\n") {
+		help = append(help, strings.TrimPrefix(line, "  "))
+	}
+	readme := readmeBlock(t, "## Commands")
+	if strings.Join(readme, "\n") != strings.Join(help, "\n") {
+		t.Errorf("README's Commands block differs from linkforge --help; want:\n%s\n\ngot:\n%s", strings.Join(help, "\n"), strings.Join(readme, "\n"))
+	}
+}
+
+// TestREADMEFirstRun: the README says how to get the binary its commands
+// use, names only documents the repository has, and tells operators what
+// they must know before exposing and upgrading a server.
+func TestREADMEFirstRun(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, want := range []string{
+		"go install ./cmd/linkforge", "go build -o linkforge ./cmd/linkforge", // the binary
+		"/api/v1/openapi.json",         // the API reference that exists
+		"## Upgrading", "CHANGELOG.md", // upgrade notes
+		"`/metrics` is public",      // and how to restrict it
+		"10 wrong passwords",        // the password-guessing limit
+		"linkforge completion bash", // completions
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	for _, file := range []string{"../../README.md", "../../client/client.go"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "API.md") {
+			t.Errorf("%s names API.md, which the repository does not have", file)
+		}
+	}
+	if _, err := os.Stat("../../CHANGELOG.md"); err != nil {
+		t.Errorf("no CHANGELOG.md: %v", err)
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Memory return after a burst (issue 14; docs/adr/014-click-log.md,
+// Memory return after a burst (docs/adr/014-click-log.md,
 // "Memory"). A burst of one-off clicks grows the heap by about 3 KB per
 // link (actors, journal rows, the requests' garbage); once the link actors
 // are evicted the live heap is back near its start, but the process keeps

@@ -387,6 +387,9 @@ func TestOutageKeepsRedirecting(t *testing.T) {
 			}
 			out[slug] = n
 		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
 		return out
 	}
 	mu.Lock()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,7 +44,7 @@ func checkFormat(cmd, v, source string) (string, error) {
 func (a *app) importLinks(inv invocation) int {
 	var in io.Reader = os.Stdin
 	if name := inv.args[0]; name != "-" {
-		f, err := os.Open(name)
+		f, err := os.Open(name) //nolint:gosec // G304: the file named on the command line
 		if err != nil {
 			fmt.Fprintf(a.stderr, "linkforge: import: %v\n", err)
 			return exitFailure
@@ -92,10 +93,7 @@ func (a *app) importLinks(inv invocation) int {
 func fileProblem(err error) string {
 	msg := linkforge.ErrorMessage(err)
 	var e *linkforge.Error
-	if ae, ok := err.(*linkforge.Error); ok {
-		e = ae
-	}
-	if e == nil || len(e.Fields) == 0 {
+	if !errors.As(err, &e) || e == nil || len(e.Fields) == 0 {
 		return msg
 	}
 	parts := make([]string, len(e.Fields))

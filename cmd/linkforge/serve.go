@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +21,7 @@ import (
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/linkcounter"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/web"
@@ -46,9 +46,6 @@ const (
 	// expiryStopBudget lets a running alarm's hook finish.
 	expiryStopBudget = 2 * time.Second
 )
-
-// journalFile is the node journal's name inside the data dir.
-const journalFile = "journal.db"
 
 // httpLimits are the HTTP server's timeouts. Together with the listener's
 // connection cap they bound what a client can hold without a token.
@@ -194,11 +191,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	}
 
 	// The node journal: every click is durable here before its 302 leaves.
-	sync := linkcounter.SyncFull
+	sync := clicklog.SyncEveryCommit
 	if a.cfg.JournalSync == "normal" {
-		sync = linkcounter.SyncNormal
+		sync = clicklog.SyncWriteOnly
 	}
-	journal, err := linkcounter.Open(a.ctx, filepath.Join(a.cfg.DataDir, journalFile), linkcounter.WithSynchronous(sync), linkcounter.WithLogger(a.log))
+	journal, err := clicklog.Open(a.ctx, a.cfg.DataDir, clicklog.WithSync(sync), clicklog.WithLogger(a.log))
 	if err != nil {
 		return a.fail("cannot open click journal", err)
 	}
@@ -292,9 +289,13 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	}
 
 	// A nil *postgres.Bus must not become a non-nil interface.
-	var peers web.PeerInvalidator
+	var (
+		peers      web.PeerInvalidator
+		announcer  web.LinkAnnouncer
+		peerHealth web.PeerHealth
+	)
 	if bus != nil {
-		peers = bus
+		peers, announcer, peerHealth = bus, bus, bus
 	}
 	// Tenant quotas: the usage GET /api/v1/tenant answers, and the
 	// over-quota gauge (registered now, refreshed every minute).
@@ -306,23 +307,31 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	lc.add("quota", componentStopBudget, quotas.Stop)
 
 	handler, err = web.New(web.Config{
-		Store:     st,
-		Counter:   counter,
-		PublicURL: a.cfg.PublicURL,
-		Logger:    a.log,
-		Registry:  registry,
-		Now:       time.Now,
-		Live:      hub,
-		Alarms:    sched,
-		Peers:     peers,
-		Quota:     quotas,
-		RateLimit: a.cfg.RateLimit,
-		RateBurst: a.cfg.RateBurst,
+		Store:      st,
+		Counter:    counter,
+		Exhaustion: counter,
+		Skips:      counter,
+		Readiness:  counter,
+		PublicURL:  a.cfg.PublicURL,
+		Logger:     a.log,
+		Registry:   registry,
+		Now:        time.Now,
+		Live:       hub,
+		LinkFeed:   hub,
+		Alarms:     sched,
+		Peers:      peers,
+		Announcer:  announcer,
+		PeerHealth: peerHealth,
+		Quota:      quotas,
+		RateLimit:  a.cfg.RateLimit,
+		RateBurst:  a.cfg.RateBurst,
 
 		RootURL:     a.cfg.RootURL,
 		NotFoundURL: a.cfg.NotFoundURL,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
+		// The bulk route pushes this deadline forward as it hashes.
+		WriteTimeout: defaultHTTPLimits.write,
 
 		// Built once: the User-Agent trie and the country table are
 		// loaded at start, not on the first click.

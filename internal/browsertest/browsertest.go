@@ -169,7 +169,7 @@ func New(t testing.TB, width, height int, opts ...Option) *Browser {
 		}
 	case <-time.After(startTimeout):
 		cancelCtx()
-		<-started
+		<-started //nolint:errcheck // the start was cut by the timeout the Fatalf below reports
 		t.Fatalf("browsertest: %s did not start within %v\noutput:\n%s", path, startTimeout, out.String())
 	}
 	return &Browser{Ctx: ctx, UserDataDir: dir}
@@ -228,7 +228,7 @@ func WaitTrue(ctx context.Context, expr string, timeout time.Duration) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w (last evaluation: %v, %v)", ctx.Err(), ok, err)
+			return fmt.Errorf("%w (last evaluation: %v, %v)", ctx.Err(), ok, err) //nolint:errorlint // the cause is the deadline; the last evaluation's error, often nil, is context
 		case <-tick.C:
 		}
 	}

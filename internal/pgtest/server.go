@@ -215,7 +215,7 @@ const minShmFree = 3 << 30
 // and writes hundreds of files), and every test pays for one.
 func tempBase() string {
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(shmDir, &st); err != nil || st.Bavail*uint64(st.Bsize) < minShmFree {
+	if err := syscall.Statfs(shmDir, &st); err != nil || st.Bavail*uint64(st.Bsize) < minShmFree { //nolint:gosec // G115: Bsize is the filesystem block size, positive
 		return ""
 	}
 	if syscall.Access(shmDir, 2 /* W_OK */) != nil {
@@ -411,7 +411,7 @@ func (s *Server) launch() error {
 	}
 	done := make(chan struct{})
 	go func() {
-		cmd.Wait()
+		cmd.Wait() //nolint:errcheck // only reaps the child: its exit is read from its log
 		close(done)
 	}()
 	if err := waitReady(serverURL(s.port, "postgres"), done); err != nil {

@@ -37,9 +37,9 @@ func TestEachRunsBothBackends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		page, err := s.ListLinks(t.Context(), tn.ID, "", 10)
+		page, err := s.QueryLinks(t.Context(), linkforge.ListQuery{TenantID: tn.ID, Limit: 10})
 		if err != nil || len(page.Links) != 0 {
-			t.Fatalf("ListLinks of a fresh store = %d links, %v; want 0", len(page.Links), err)
+			t.Fatalf("QueryLinks of a fresh store = %d links, %v; want 0", len(page.Links), err)
 		}
 		if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: tn.ID, Slug: "x", URL: "https://example.com/"}); err != nil {
 			t.Fatal(err)

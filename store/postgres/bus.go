@@ -326,7 +326,7 @@ func (b *Bus) Start(ctx context.Context) error {
 	if conn != nil {
 		lsnCtx, cancelLsn := context.WithCancel(context.WithoutCancel(ctx))
 		b.cancelLsn = cancelLsn
-		go b.runListener(lsnCtx, conn)
+		go b.runListener(lsnCtx, conn) //nolint:gosec // G118: the listener outlives Start's context by design; Close cancels it
 	} else {
 		close(b.lsnDone)
 	}
@@ -635,7 +635,7 @@ func (b *Bus) runListener(ctx context.Context, conn *pgx.Conn) {
 		for conn = nil; conn == nil; {
 			// ±20 % jitter: nodes that lost the database together do not
 			// knock on it in lockstep.
-			wait := time.Duration(float64(delay) * (0.8 + 0.4*mrand.Float64()))
+			wait := time.Duration(float64(delay) * (0.8 + 0.4*mrand.Float64())) //nolint:gosec // G404: reconnect jitter, not a secret
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():

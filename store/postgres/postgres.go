@@ -65,7 +65,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		// the admin API and the flushes wait on the network, so allow a few
 		// queries in flight per core. PostgreSQL's own default of 100
 		// connections still fits several nodes.
-		cfg.MaxConns = int32(max(8, 4*runtime.GOMAXPROCS(0)))
+		cfg.MaxConns = int32(min(max(8, 4*runtime.GOMAXPROCS(0)), 1024))
 	}
 	return OpenConfig(ctx, cfg, opts...)
 }

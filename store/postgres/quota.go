@@ -12,7 +12,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// Tenant quotas (issue 13). max_links is enforced by the links_count_insert
+// Tenant quotas (ADR 016). max_links is enforced by the links_count_insert
 // statement trigger (migration 00010): its UPDATE of the tenant row waits
 // for any other link write of the tenant to commit and then counts from
 // that, so the check is exact across nodes; past max_links it raises

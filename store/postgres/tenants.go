@@ -55,7 +55,7 @@ func scanTenant(row pgx.Row) (linkforge.Tenant, error) {
 	return t, nil
 }
 
-const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at`
+const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at` //nolint:gosec // G101: column names, no credential
 
 // CreateToken stores t and returns it with its ID and CreatedAt. A hash
 // already stored answers EConflict; an unknown tenant ENotFound.

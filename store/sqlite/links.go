@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -28,8 +27,8 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
-// Page size bounds of ListLinks. The web server clamps the limit already;
-// these guard other callers.
+// Page size bounds of ExportLinks. The callers choose the page size;
+// these guard against a bad one.
 const (
 	defaultPageSize = 50
 	maxPageSize     = 1000
@@ -40,6 +39,9 @@ const (
 // ExpiresAt gets its alarm in the same transaction.
 func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error) {
 	l = normalizeLink(l)
+	if err := linkforge.ValidateImportedClicks(l.ImportedClicks); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
+	}
 	l.CreatedAt = now()
 	l.UpdatedAt = l.CreatedAt
 	l.Clicks = l.ImportedClicks
@@ -81,6 +83,13 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	if len(links) == 0 {
 		return nil
+	}
+	// The bound keeps every sum of rollup and imported clicks (and the
+	// index over it) inside an int64, whatever a file said.
+	for i := range links {
+		if err := linkforge.ValidateImportedClicks(links[i].ImportedClicks); err != nil {
+			return fmt.Errorf("sqlite: import links: %w", err)
+		}
 	}
 	// Inserting in slug order appends to the slug index instead of touching
 	// random pages of it: with random slugs and a million rows, random
@@ -203,32 +212,6 @@ func wrapRead(op string, err error) error {
 		return err
 	}
 	return fmt.Errorf("sqlite: %s: %w", op, err)
-}
-
-// ListLinks returns up to limit of the tenant's links, newest (highest id)
-// first, after cursor. The cursor is the base64url of the last id returned:
-// ids only grow, so a page never repeats or skips a link, whatever is
-// created or deleted between two requests.
-func (db *DB) ListLinks(ctx context.Context, tenantID int64, cursor string, limit int) (linkforge.LinkPage, error) {
-	limit = linkforge.PageLimit(limit, defaultPageSize, maxPageSize)
-	before := int64(math.MaxInt64)
-	if cursor != "" {
-		id, err := linkforge.DecodeCursor(cursor)
-		if err != nil {
-			return linkforge.LinkPage{}, err
-		}
-		before = id
-	}
-
-	// One row more than asked tells whether there is a next page.
-	links, err := query(ctx, db.reader, linkScan(true),
-		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
-		 WHERE l.tenant_id = ? AND l.id < ? ORDER BY l.id DESC LIMIT ?`,
-		tenantID, before, limit+1)
-	if err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("sqlite: list links: %w", err)
-	}
-	return linkforge.TrimPage(links, limit, func(l linkforge.Link) string { return linkforge.EncodeCursor(l.ID) }), nil
 }
 
 // UpdateLink reads the tenant's link, lets fn change it and writes it back,

@@ -13,7 +13,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// Tenant quotas (issue 13). max_links is enforced by the links_quota_insert
+// Tenant quotas (ADR 016). max_links is enforced by the links_quota_insert
 // trigger (migration 00010) in the statement of the insert: SQLite has one
 // writer, so the count it checks cannot change under it. Its RAISE(ABORT)
 // undoes that statement only; quotaError maps it to EQuotaExceeded.

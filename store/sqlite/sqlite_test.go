@@ -260,7 +260,7 @@ func TestImportLinks(t *testing.T) {
 	})
 }
 
-// countLinks counts the tenant's links in SQL: walking them with ListLinks
+// countLinks counts the tenant's links in SQL: walking them with QueryLinks
 // costs seconds under the race detector.
 func countLinks(t *testing.T, db *sqlite.DB, tenantID int64) int {
 	t.Helper()

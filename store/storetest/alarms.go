@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -329,7 +330,7 @@ func testAlarmsFollowLinks(t *testing.T, s linkforge.Store) {
 	t.Run("aborted update keeps the alarm", func(t *testing.T) {
 		l := mustCreateLink(t, s, expiringLink(acme.ID, "al-abort", sec(10)))
 		_, err := s.UpdateLink(ctx, acme.ID, l.Slug, func(l *linkforge.Link) error { l.ExpiresAt = nil; return errAbort })
-		if err != errAbort {
+		if !errors.Is(err, errAbort) {
 			t.Fatalf("UpdateLink = %v, want fn's error", err)
 		}
 		checkAlarm(t, "after an aborted update", mustAlarmOf(t, s, l), alarmWant{link: l, due: sec(10), state: linkforge.AlarmScheduled})

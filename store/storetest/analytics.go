@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,6 +250,44 @@ func testTopLinks(t *testing.T, s linkforge.Store) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.TopLinks(ctx, c.q)
 			wantCode(t, err, linkforge.EInvalid, "TopLinks")
+		})
+	}
+}
+
+// testTopLinksTieAtCut: TopLinks may answer from its candidates (the links
+// with the most clicks of all time) only when no other link can reach the
+// limit-th one's clicks. Here every link has the same clicks and the one
+// left out of the candidates (the oldest: candidates tie by id, newest
+// first) has the smallest slug, so it wins the tie by slug: an early stop
+// that also accepts a tie at the cut answers a candidate instead.
+func testTopLinksTieAtCut(t *testing.T, s linkforge.Store) {
+	a := mustTenant(t, s, "tie-a")
+	for _, limit := range []int{1, 3} {
+		t.Run(fmt.Sprintf("limit %d", limit), func(t *testing.T) {
+			n := linkforge.TopLinksCandidates(limit) + 1
+			links := make([]linkforge.Link, n)
+			rows := make([]linkforge.RollupRow, n)
+			for i := range links {
+				// The first created gets the smallest slug; the slugs of
+				// the later ones do not follow their creation order.
+				slug := fmt.Sprintf("tie%d-a", limit)
+				if i > 0 {
+					slug = fmt.Sprintf("tie%d-b%03d", limit, (i*7)%n)
+				}
+				links[i] = mustCreateLink(t, s, newLink(a.ID, slug))
+				rows[i] = linkforge.RollupRow{LinkID: links[i].ID, Bucket: ahour(100 + limit), Count: 5}
+			}
+			mustUpsert(t, s, "n1", rows...)
+			want := []linkforge.LinkCount{lc(links[0], 5)}
+			rest := slices.Clone(links[1:])
+			slices.SortFunc(rest, func(x, y linkforge.Link) int { return strings.Compare(x.Slug, y.Slug) })
+			for _, l := range rest[:limit-1] {
+				want = append(want, lc(l, 5))
+			}
+			got := mustTopLinks(t, s, linkforge.TopLinksQuery{TenantID: a.ID, From: ahour(100 + limit), To: ahour(101 + limit), Limit: limit})
+			if !slices.Equal(got.Links, want) || got.Total != int64(5*n) {
+				t.Errorf("got %v total %d,\n want %v total %d", got.Links, got.Total, want, 5*n)
+			}
 		})
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// testLinkFields: the Round 2 fields (title, password hash, device URLs,
+// testLinkFields: the optional link fields (title, password hash, device URLs,
 // imported clicks) are written and read back by every read and write, and
 // imported clicks are part of Clicks everywhere Clicks is returned.
 func testLinkFields(t *testing.T, s linkforge.Store) {
@@ -36,11 +36,11 @@ func testLinkFields(t *testing.T, s linkforge.Store) {
 
 	mustUpsert(t, s, "node-a", linkforge.RollupRow{LinkID: created.ID, Bucket: minute(0), Count: 2})
 	checkLink(t, "TenantLink after 2 clicks", mustTenantLink(t, s, tn.ID, "fields"), withClicks(want, 43))
-	list := mustListAll(t, s, tn.ID, 10)
+	list := mustQueryAll(t, s, linkforge.ListQuery{TenantID: tn.ID}, 10)
 	if len(list) != 1 {
-		t.Fatalf("ListLinks: %d links, want 1", len(list))
+		t.Fatalf("QueryLinks: %d links, want 1", len(list))
 	}
-	checkLink(t, "ListLinks", list[0], withClicks(want, 43))
+	checkLink(t, "QueryLinks", list[0], withClicks(want, 43))
 	// ClickTotal is the rollup total the counter enforces max_clicks with:
 	// imported clicks were clicks elsewhere, not on this server.
 	if n, err := s.ClickTotal(ctx, created.ID); err != nil || n != 2 {

@@ -94,15 +94,15 @@ func testLinks(t *testing.T, s linkforge.Store) {
 				t.Fatalf("LinkBySlug: %v", err)
 			}
 			checkLink(t, "LinkBySlug", bySlug, want)
-			page, err := s.ListLinks(ctx, c.in.TenantID, "", 100)
+			page, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: c.in.TenantID, Limit: 100})
 			if err != nil {
-				t.Fatalf("ListLinks: %v", err)
+				t.Fatalf("QueryLinks: %v", err)
 			}
 			i := slices.IndexFunc(page.Links, func(l linkforge.Link) bool { return l.ID == got.ID })
 			if i < 0 {
-				t.Fatalf("ListLinks: link %d absent", got.ID)
+				t.Fatalf("QueryLinks: link %d absent", got.ID)
 			}
-			checkLink(t, "ListLinks", page.Links[i], want)
+			checkLink(t, "QueryLinks", page.Links[i], want)
 		})
 	}
 
@@ -155,14 +155,14 @@ func testLinks(t *testing.T, s linkforge.Store) {
 			t.Fatalf("LinkBySlug: %v", err)
 		}
 		checkLink(t, "LinkBySlug", bySlug, l)
-		page, err := s.ListLinks(ctx, acme.ID, "", 1)
+		page, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: acme.ID, Limit: 1})
 		if err != nil {
-			t.Fatalf("ListLinks: %v", err)
+			t.Fatalf("QueryLinks: %v", err)
 		}
 		if len(page.Links) != 1 {
-			t.Fatalf("ListLinks(limit 1) = %d links", len(page.Links))
+			t.Fatalf("QueryLinks(limit 1) = %d links", len(page.Links))
 		}
-		checkLink(t, "ListLinks", page.Links[0], want)
+		checkLink(t, "QueryLinks", page.Links[0], want)
 	})
 }
 
@@ -200,9 +200,9 @@ func testTenantIsolation(t *testing.T, s linkforge.Store) {
 		wantCode(t, err, linkforge.ENotFound, "DeleteLink of another tenant's link")
 	})
 	t.Run("list", func(t *testing.T) {
-		got := mustListAll(t, s, b.ID, 10)
+		got := mustQueryAll(t, s, linkforge.ListQuery{TenantID: b.ID}, 10)
 		if len(got) != 1 || got[0].ID != lb.ID {
-			t.Errorf("ListLinks(b) = %v, want only b's link %d", linkIDs(got), lb.ID)
+			t.Errorf("QueryLinks(b) = %v, want only b's link %d", linkIDs(got), lb.ID)
 		}
 	})
 	t.Run("stats", func(t *testing.T) {
@@ -216,11 +216,11 @@ func testTenantIsolation(t *testing.T, s linkforge.Store) {
 	})
 	t.Run("unchanged", func(t *testing.T) {
 		checkLink(t, "a's link after b's attempts", mustTenantLink(t, s, a.ID, la.Slug), wantA)
-		got := mustListAll(t, s, a.ID, 10)
+		got := mustQueryAll(t, s, linkforge.ListQuery{TenantID: a.ID}, 10)
 		if len(got) != 1 {
-			t.Fatalf("ListLinks(a) = %v, want a's link", linkIDs(got))
+			t.Fatalf("QueryLinks(a) = %v, want a's link", linkIDs(got))
 		}
-		checkLink(t, "ListLinks(a)", got[0], wantA)
+		checkLink(t, "QueryLinks(a)", got[0], wantA)
 	})
 }
 
@@ -254,9 +254,9 @@ func testPagination(t *testing.T, s linkforge.Store) {
 			sizes  []int
 		)
 		for range 4 {
-			page, err := s.ListLinks(ctx, a.ID, cursor, 10)
+			page, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: a.ID, Cursor: cursor, Limit: 10})
 			if err != nil {
-				t.Fatalf("ListLinks(cursor %q): %v", cursor, err)
+				t.Fatalf("QueryLinks(cursor %q): %v", cursor, err)
 			}
 			sizes = append(sizes, len(page.Links))
 			got = append(got, page.Links...)
@@ -279,16 +279,16 @@ func testPagination(t *testing.T, s linkforge.Store) {
 			ids = append(ids, mustCreateLink(t, s, newLink(c.ID, fmt.Sprintf("page-c-%02d", i))).ID)
 		}
 		slices.Reverse(ids)
-		p1, err := s.ListLinks(ctx, c.ID, "", 10)
+		p1, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: c.ID, Limit: 10})
 		if err != nil {
-			t.Fatalf("ListLinks: %v", err)
+			t.Fatalf("QueryLinks: %v", err)
 		}
 		if p1.NextCursor == "" {
 			t.Fatalf("first of two full pages has no cursor")
 		}
-		p2, err := s.ListLinks(ctx, c.ID, p1.NextCursor, 10)
+		p2, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: c.ID, Cursor: p1.NextCursor, Limit: 10})
 		if err != nil {
-			t.Fatalf("ListLinks: %v", err)
+			t.Fatalf("QueryLinks: %v", err)
 		}
 		if p2.NextCursor != "" {
 			t.Errorf("NextCursor = %q after the last link, want empty (no empty page)", p2.NextCursor)
@@ -300,24 +300,24 @@ func testPagination(t *testing.T, s linkforge.Store) {
 
 	t.Run("limit bounds", func(t *testing.T) {
 		for _, limit := range []int{0, -1, 5000} {
-			page, err := s.ListLinks(ctx, a.ID, "", limit)
+			page, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: a.ID, Limit: limit})
 			if err != nil {
-				t.Fatalf("ListLinks(limit %d): %v", limit, err)
+				t.Fatalf("QueryLinks(limit %d): %v", limit, err)
 			}
 			if len(page.Links) != 25 || page.NextCursor != "" {
-				t.Errorf("ListLinks(limit %d) = %d links, cursor %q; want all 25 (default 50, max 1000), no cursor",
+				t.Errorf("QueryLinks(limit %d) = %d links, cursor %q; want all 25 (out of 1..1000: the default, 50), no cursor",
 					limit, len(page.Links), page.NextCursor)
 			}
 		}
 	})
 
 	t.Run("empty tenant", func(t *testing.T) {
-		page, err := s.ListLinks(ctx, empty.ID, "", 10)
+		page, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: empty.ID, Limit: 10})
 		if err != nil {
-			t.Fatalf("ListLinks: %v", err)
+			t.Fatalf("QueryLinks: %v", err)
 		}
 		if len(page.Links) != 0 || page.NextCursor != "" {
-			t.Errorf("ListLinks(empty tenant) = %d links, cursor %q", len(page.Links), page.NextCursor)
+			t.Errorf("QueryLinks(empty tenant) = %d links, cursor %q", len(page.Links), page.NextCursor)
 		}
 	})
 
@@ -329,20 +329,20 @@ func testPagination(t *testing.T, s linkforge.Store) {
 			base64.RawURLEncoding.EncodeToString([]byte("abc")),
 			base64.RawURLEncoding.EncodeToString([]byte("-1")),
 		} {
-			_, err := s.ListLinks(ctx, a.ID, cursor, 10)
-			wantCode(t, err, linkforge.EInvalid, fmt.Sprintf("ListLinks(cursor %q)", cursor))
+			_, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: a.ID, Cursor: cursor, Limit: 10})
+			wantCode(t, err, linkforge.EInvalid, fmt.Sprintf("QueryLinks(cursor %q)", cursor))
 			var e *linkforge.Error
 			if errors.As(err, &e) && (len(e.Fields) != 1 || e.Fields[0].Field != "cursor") {
-				t.Errorf("ListLinks(cursor %q): fields %+v, want one naming cursor", cursor, e.Fields)
+				t.Errorf("QueryLinks(cursor %q): fields %+v, want one naming cursor", cursor, e.Fields)
 			}
 		}
 	})
 
 	// Runs last: it changes a's links.
 	t.Run("stable under writes", func(t *testing.T) {
-		p1, err := s.ListLinks(ctx, a.ID, "", 10)
+		p1, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: a.ID, Limit: 10})
 		if err != nil {
-			t.Fatalf("ListLinks: %v", err)
+			t.Fatalf("QueryLinks: %v", err)
 		}
 		// A link created after the first page does not shift the next one,
 		// and a deleted one leaves no gap nor repeat.
@@ -350,9 +350,9 @@ func testPagination(t *testing.T, s linkforge.Store) {
 		if _, err := s.DeleteLink(ctx, a.ID, newestFirst[10].Slug); err != nil {
 			t.Fatalf("DeleteLink: %v", err)
 		}
-		p2, err := s.ListLinks(ctx, a.ID, p1.NextCursor, 10)
+		p2, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: a.ID, Cursor: p1.NextCursor, Limit: 10})
 		if err != nil {
-			t.Fatalf("ListLinks: %v", err)
+			t.Fatalf("QueryLinks: %v", err)
 		}
 		if g, w := linkIDs(p2.Links), linkIDs(newestFirst[11:21]); !slices.Equal(g, w) {
 			t.Errorf("second page after writes = %v, want %v", g, w)
@@ -534,8 +534,8 @@ func testDeleteLink(t *testing.T, s linkforge.Store) {
 	_, err = s.UpdateLink(ctx, acme.ID, "del-me", func(*linkforge.Link) error { return nil })
 	wantCode(t, err, linkforge.ENotFound, "UpdateLink after delete")
 
-	if got := mustListAll(t, s, acme.ID, 10); !slices.Equal(linkIDs(got), []int64{kept.ID}) {
-		t.Errorf("ListLinks after delete = %v, want [%d]", linkIDs(got), kept.ID)
+	if got := mustQueryAll(t, s, linkforge.ListQuery{TenantID: acme.ID}, 10); !slices.Equal(linkIDs(got), []int64{kept.ID}) {
+		t.Errorf("QueryLinks after delete = %v, want [%d]", linkIDs(got), kept.ID)
 	}
 	q := window
 	q.LinkID = gone.ID

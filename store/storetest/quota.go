@@ -9,7 +9,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// Tenant quotas and click grants (issue 13).
+// Tenant quotas and click grants (ADR 016).
 
 func mustUsage(t *testing.T, s linkforge.Store, tenantID int64, month time.Time) linkforge.TenantUsage {
 	t.Helper()

@@ -421,9 +421,9 @@ func testConcurrency(t *testing.T, s linkforge.Store) {
 		tenantID = id
 	}
 
-	links := mustListAll(t, s, tenantID, 1000)
+	links := mustQueryAll(t, s, linkforge.ListQuery{TenantID: tenantID}, 1000)
 	if len(links) != workers*perWork {
-		t.Fatalf("ListLinks = %d links, want %d", len(links), workers*perWork)
+		t.Fatalf("QueryLinks = %d links, want %d", len(links), workers*perWork)
 	}
 	slugs := map[string]int64{}
 	for _, l := range links {

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ImportLinksSchedulesAlarms", testImportLinksSchedulesAlarms},
 		{"Breakdown", testBreakdown},
 		{"TopLinks", testTopLinks},
+		{"TopLinksTieAtCut", testTopLinksTieAtCut},
 		{"AggregatesAgree", testAggregatesAgree},
 		{"AggregatesRecompute", testAggregatesRecompute},
 		{"ExportLinks", testExportLinks},
@@ -139,28 +140,6 @@ func mustStats(t *testing.T, s linkforge.Store, q linkforge.StatsQuery) linkforg
 		t.Fatalf("Stats(%+v): %v", q, err)
 	}
 	return st
-}
-
-// mustListAll walks every page of the tenant's links.
-func mustListAll(t *testing.T, s linkforge.Store, tenantID int64, limit int) []linkforge.Link {
-	t.Helper()
-	var (
-		all    []linkforge.Link
-		cursor string
-	)
-	for range 10000 {
-		page, err := s.ListLinks(t.Context(), tenantID, cursor, limit)
-		if err != nil {
-			t.Fatalf("ListLinks(%d, %q, %d): %v", tenantID, cursor, limit, err)
-		}
-		all = append(all, page.Links...)
-		if page.NextCursor == "" {
-			return all
-		}
-		cursor = page.NextCursor
-	}
-	t.Fatalf("ListLinks(%d): no last page after 10000 pages", tenantID)
-	return nil
 }
 
 // wantCode fails unless err carries the application error code.

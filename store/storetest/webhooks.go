@@ -140,7 +140,9 @@ func testClickEventsOfOneFlush(t *testing.T, s linkforge.Store) {
 			t.Fatal(err)
 		}
 		var who struct{ Link string }
-		json.Unmarshal(ev.Data, &who)
+		if err := json.Unmarshal(ev.Data, &who); err != nil {
+			t.Fatal(err)
+		}
 		got[d.EventType+" "+who.Link] = string(ev.Data)
 	}
 	bucket := func(i int) string { return minute(i).UTC().Format(time.RFC3339) }

@@ -102,6 +102,7 @@
     links: new Map(),
     fetching: new Set(), // slugs being fetched after a feed message
     missingLink: null, // the detail view's slug when the server has no such link
+    missingWhy: '', // 'not found', or 'deleted' when the page saw it go
     // Live state per slug: {buckets: Map(minuteMs -> count), total}.
     live: new Map(),
     // Chart snapshot of the view: {key, buckets: Map(bucketMs -> count),
@@ -122,6 +123,9 @@
     list: { slugs: [], cursor: null, gen: 0 },
     searchTimer: null,
     tagsTimer: null,
+    tagsLoaded: false, // the tag filter holds the tenant's tags
+    usageGen: 0, // bumped per read of the tenant's usage: the newest wins
+    usageTimer: null,
     // The detail view's management cards: the QR code's object URL and
     // the slug it is of; editDirty while the edit form has unsaved input.
     qr: { slug: null, url: null },
@@ -282,12 +286,32 @@
   // load takes a new snapshot of the view: its stats first, then the links,
   // so that a flush landing in between makes the page undercount for a
   // moment rather than count a click twice; then the breakdowns.
+  //
+  // A link's view reads the link first: a slug that names none is shown
+  // as not found after that one request. Read before the stats, the link's
+  // total can only be older than the snapshot's (an undercount, as above).
   async function load() {
     const gen = ++state.loadGen;
     const view = state.view;
     const key = viewKey(view);
     const r = currentRange(view);
     const q = rangeQuery(r.from, r.to) + '&interval=' + r.interval;
+    if (!view.slug) {
+      // The tag filter and the usage card are the overview's.
+      loadUsage();
+      if (!state.tagsLoaded) loadTags();
+    }
+    let one = null;
+    if (view.slug) {
+      try {
+        one = await api('GET', `/api/v1/links/${encodeURIComponent(view.slug)}`);
+      } catch (err) {
+        if (err.status !== 404) throw err;
+        if (gen === state.loadGen) showMissing(view.slug, 'not found');
+        return;
+      }
+      if (gen !== state.loadGen) return;
+    }
     const panels = loadPanels(view, r); // in parallel: they do not mix with the live counts
     let stats = null;
     try {
@@ -300,31 +324,31 @@
     const listGen = ++state.list.gen;
     const limit = Math.min(MAX_PAGE, Math.max(PAGE, state.list.slugs.length));
     const page = await api('GET', listPath(null, limit));
-    let one = null;
-    if (stats && view.slug) {
-      try {
-        one = await api('GET', `/api/v1/links/${encodeURIComponent(view.slug)}`);
-      } catch (err) {
-        if (err.status !== 404) throw err;
-      }
-    }
     if (gen !== state.loadGen) return; // a newer load won
-    for (const j of page.links || []) state.links.set(j.slug, toLink(j, state.links.get(j.slug), true));
     if (one) state.links.set(one.slug, toLink(one, state.links.get(one.slug), true));
+    for (const j of page.links || []) state.links.set(j.slug, toLink(j, state.links.get(j.slug), true));
     if (listGen === state.list.gen) applyPage(page, false);
-    if (stats) {
-      state.snap = { key, buckets: bucketMap(stats), total: stats.total || 0 };
-      state.missingLink = null;
-      if (view.slug && !state.links.has(view.slug)) learnLink(view.slug);
-    } else {
-      state.snap = null;
-      state.missingLink = view.slug; // deleted, or never was
-      state.links.delete(view.slug);
-      unlistLink(view.slug);
+    if (!stats) {
+      showMissing(view.slug, 'deleted'); // between the two reads
+      return;
     }
+    state.snap = { key, buckets: bucketMap(stats), total: stats.total || 0 };
+    state.missingLink = null;
     render();
-    if (state.missingLink) renderPanels();
     await panels;
+  }
+
+  // showMissing shows the link's view as that of no link: deleted (the
+  // page saw it go) or not found (the server has none under the slug).
+  function showMissing(slug, why) {
+    state.snap = null;
+    state.panels = null;
+    state.missingLink = slug;
+    state.missingWhy = why;
+    state.links.delete(slug);
+    unlistLink(slug);
+    render();
+    renderPanels();
   }
 
   // toLink reads a link of the API. base is the link's flushed total when
@@ -423,7 +447,7 @@
       if (![l.slug, l.url, l.title].some((x) => x && x.toLowerCase().includes(q))) return false;
     }
     if (f.tag && !l.tags.includes(f.tag)) return false;
-    if (f.state !== 'all' && (linkStatus(l).label === 'expired') !== (f.state === 'expired')) return false;
+    if (f.state !== 'all' && linkStatus(l).ended !== (f.state === 'expired')) return false;
     return true;
   }
 
@@ -478,12 +502,60 @@
     if (keep && !opts.some((o) => o.value === keep)) opts.push(new Option(keep + ' (0)', keep));
     sel.replaceChildren(...opts);
     sel.value = keep;
+    state.tagsLoaded = true;
   }
 
   // tagsChanged reloads the tag filter soon: once for a burst of changes.
   function tagsChanged() {
     clearTimeout(state.tagsTimer);
     state.tagsTimer = setTimeout(loadTags, 500);
+  }
+
+  // loadUsage shows the tenant's quotas and what it uses of them (GET
+  // /api/v1/tenant): with the overview's snapshot, after a create here,
+  // and soon after links come and go elsewhere.
+  async function loadUsage() {
+    const gen = ++state.usageGen;
+    let u;
+    try {
+      u = await api('GET', '/api/v1/tenant');
+    } catch (err) {
+      if (gen === state.usageGen) $('usage').hidden = true; // an older server, or none to show
+      return;
+    }
+    if (gen !== state.usageGen || !state.token) return;
+    $('usage').hidden = false;
+    $('usage-tenant').textContent = u.name || '';
+    const links = usageRow('links', u.links, u.max_links);
+    const clicks = usageRow('clicks', u.clicks_this_month, u.max_clicks_per_month);
+    const note = $('usage-note');
+    const notes = [];
+    if (links.full) notes.push('The link limit is reached: new links are refused until some are deleted or the limit is raised.');
+    if (clicks.full) notes.push('Over the monthly click quota: links still redirect, and clicks are still counted.');
+    note.textContent = notes.join(' ');
+    note.hidden = notes.length === 0;
+  }
+
+  // usageRow writes one quota's use: "3 of 5" with a meter, or "3 · no
+  // limit"; full says the use has reached the limit.
+  function usageRow(name, used, max) {
+    const row = document.querySelector(`.usage-row[data-quota="${name}"]`);
+    const value = row.querySelector('.usage-value');
+    const meter = row.querySelector('.meter');
+    const limited = typeof max === 'number';
+    value.textContent = limited ? `${fmt.format(used)} of ${fmt.format(max)}` : `${fmt.format(used)} · no limit`;
+    meter.hidden = !limited;
+    const full = limited && used >= max;
+    row.dataset.level = !limited ? 'none' : full ? 'full' : used >= 0.8 * max ? 'high' : 'ok';
+    if (limited) {
+      meter.querySelector('.meter-fill').style.width = (max > 0 ? Math.min(100, (100 * used) / max) : 100).toFixed(2) + '%';
+    }
+    return { full };
+  }
+
+  function usageChanged() {
+    clearTimeout(state.usageTimer);
+    if (!state.view.slug) state.usageTimer = setTimeout(loadUsage, 500);
   }
 
   function onFilterChange() {
@@ -614,6 +686,7 @@
   function setConn(kind, text) {
     const el = $('conn');
     el.dataset.state = kind;
+    el.title = text;
     $('conn-text').textContent = text;
   }
 
@@ -654,6 +727,7 @@
       unlistLink(j.slug);
       if (state.view.slug === j.slug) {
         state.missingLink = j.slug;
+        state.missingWhy = 'deleted';
         state.snap = null;
       }
     } else {
@@ -661,6 +735,7 @@
       state.links.set(j.slug, l);
       listLink(l);
     }
+    if (m.op !== 'updated') usageChanged();
     tagsChanged();
     scheduleRender();
   }
@@ -748,7 +823,7 @@
       renderDetailHead(l);
       $('stat-total').textContent = l ? fmt.format(linkTotal(l)) : (state.snap ? fmt.format(state.snap.total) : '–');
       $('stat-third-label').textContent = 'Status';
-      $('stat-links').textContent = l ? linkStatus(l).label : (state.missingLink === slug ? 'deleted' : '–');
+      $('stat-links').textContent = l ? linkStatus(l).label : '–';
     } else {
       let total = state.snap ? state.snap.total : 0;
       for (const x of state.links.values()) total += linkTotal(x) - x.base;
@@ -762,11 +837,25 @@
     $('chart').dataset.interval = r.interval;
     $('chart').setAttribute('aria-label', `Clicks per ${per} of ${slug ? '/' + slug : 'all links'}, ${rangeName(r)}`);
     renderLegend(r, per);
-    let empty = 'No clicks in this range';
-    if (!pts) empty = state.missingLink === slug && slug ? 'This link does not exist (any more)' : 'Loading…';
-    drawChart($('chart'), pts, r, empty);
+    renderMissing(!!slug && state.missingLink === slug);
+    drawChart($('chart'), pts, r, pts ? 'No clicks in this range' : 'Loading…');
     renderLinks();
     renderManage(l);
+  }
+
+  // renderMissing shows, in place of a link's numbers, that there is no
+  // such link, or hides that again.
+  function renderMissing(missing) {
+    $('not-found').hidden = !missing;
+    for (const sel of ['.stats', '.chart-row', '.panels', '.range']) {
+      const e = document.querySelector(sel);
+      if (e.hidden !== missing) e.hidden = missing;
+    }
+    if (!missing) return;
+    const name = '/' + state.view.slug;
+    const deleted = state.missingWhy === 'deleted';
+    $('not-found-title').textContent = deleted ? 'Link deleted' : 'Link not found';
+    $('not-found-text').textContent = deleted ? `The link ${name} was deleted.` : `There is no link ${name} in this tenant.`;
   }
 
   function renderDetailHead(l) {
@@ -775,7 +864,8 @@
     const sub = $('view-sub');
     sub.hidden = false;
     if (!l) {
-      sub.textContent = state.missingLink === slug ? 'No such link: it was deleted, or never existed.' : '';
+      sub.textContent = state.missingLink === slug ? (state.missingWhy === 'deleted' ? 'Deleted' : 'Not found') : '';
+      delete sub.dataset.slug;
       return;
     }
     if (sub.dataset.slug === slug && sub.dataset.url === l.url) return;
@@ -807,14 +897,23 @@
     }));
   }
 
+  // linkStatus is how the link stands now. ended is what the API's
+  // state=expired means: past its expiry, or at its click limit (the
+  // clicks the feed brought counted, as the redirects count them).
   function linkStatus(l) {
     if (l.expired || (l.expires_at !== null && l.expires_at <= Date.now())) {
-      return { cls: 'badge badge-expired', label: 'expired', title: '' };
+      return { cls: 'badge badge-expired', label: 'expired', title: '', ended: true };
     }
+    const total = linkTotal(l);
+    if (l.max_clicks !== null && total >= l.max_clicks) {
+      return { cls: 'badge badge-expired', label: 'limit reached', ended: true,
+        title: `All ${fmt.format(l.max_clicks)} clicks used` + (l.fallback_url ? ': clicks go to the fallback URL' : '') };
+    }
+    const limit = l.max_clicks !== null ? `${fmt.format(total)} of ${fmt.format(l.max_clicks)} clicks used` : '';
     if (l.expires_at !== null) {
-      return { cls: 'badge badge-expiring', label: 'expires', title: 'Expires ' + dateFmt.format(l.expires_at) };
+      return { cls: 'badge badge-expiring', label: 'expires', title: ['Expires ' + dateFmt.format(l.expires_at), limit].filter(Boolean).join('; '), ended: false };
     }
-    return { cls: 'badge badge-active', label: 'active', title: '' };
+    return { cls: 'badge badge-active', label: 'active', title: limit, ended: false };
   }
 
   function renderLinks() {
@@ -886,8 +985,15 @@
       title.textContent = l.title;
       title.hidden = !l.title;
       const lock = tr.querySelector('.lock');
-      lock.textContent = l.password_protected ? '🔒' : '';
+      lock.replaceChildren(...(l.password_protected ? [icon('lock', 'lock-icon')] : []));
       lock.title = l.password_protected ? 'Password-protected' : '';
+      if (l.password_protected) {
+        lock.setAttribute('role', 'img');
+        lock.setAttribute('aria-label', 'Password-protected');
+      } else {
+        lock.removeAttribute('role');
+        lock.removeAttribute('aria-label');
+      }
       for (const t of tr.querySelectorAll('.tag')) t.remove();
       tr.querySelector('.link').append(...l.tags.map((t) => el('span', 'tag', t)));
     }
@@ -917,6 +1023,7 @@
     const detail = !!state.view.slug;
     $('back').hidden = !detail;
     $('back').href = hashOf(Object.assign({}, state.view, { slug: null }));
+    $('not-found-back').href = $('back').href;
     if (!detail) {
       $('view-title').textContent = 'All links';
       $('view-sub').hidden = true;
@@ -953,32 +1060,52 @@
   // ---------------------------------------------------------------- panels
 
   const DEVICE_NAMES = { desktop: 'Desktop', mobile: 'Mobile', tablet: 'Tablet', other: 'Other' };
-  const DEVICE_ICONS = { desktop: '🖥️', mobile: '📱', tablet: '📲', other: '❔' };
 
-  // flag turns an ISO 3166-1 alpha-2 code into its flag emoji (two
-  // regional indicator symbols).
-  function flag(code) {
-    return String.fromCodePoint(...[...code].map((c) => 0x1F1E6 + c.charCodeAt(0) - 65));
+  // Icons are inline SVG drawn in the text's colour, not emoji: a system
+  // without an emoji font would show empty boxes. Each is a list of
+  // shapes on a 24 x 24 grid.
+  const ICONS = {
+    desktop: [['rect', { x: 3, y: 4, width: 18, height: 12, rx: 2 }], ['path', { d: 'M8 20h8M12 16v4' }]],
+    mobile: [['rect', { x: 7, y: 2.5, width: 10, height: 19, rx: 2 }], ['path', { d: 'M11 18h2' }]],
+    tablet: [['rect', { x: 4, y: 3, width: 16, height: 18, rx: 2 }], ['path', { d: 'M11 18h2' }]],
+    other: [['circle', { cx: 12, cy: 12, r: 9 }], ['path', { d: 'M9.5 9.5a2.5 2.5 0 1 1 3.3 2.4c-.5.2-.8.7-.8 1.2v.6M12 16.5v.5' }]],
+    globe: [['circle', { cx: 12, cy: 12, r: 9 }], ['path', { d: 'M3 12h18M12 3c2.5 2.5 3.5 5.5 3.5 9s-1 6.5-3.5 9c-2.5-2.5-3.5-5.5-3.5-9s1-6.5 3.5-9' }]],
+    lock: [['rect', { x: 5, y: 11, width: 14, height: 10, rx: 2 }], ['path', { d: 'M8 11V8a4 4 0 0 1 8 0v3' }]],
+  };
+
+  function icon(name, cls) {
+    const root = svg('svg', { class: cls, viewBox: '0 0 24 24', width: 16, height: 16, 'aria-hidden': 'true', focusable: 'false' });
+    for (const [tag, attrs] of ICONS[name]) root.append(svg(tag, attrs));
+    return root;
   }
 
-  // valueLabel returns how a dimension's value reads: {icon, text}.
+  // countryBadge shows an ISO 3166-1 alpha-2 code as text (DE, US): flags
+  // would need an emoji font, and a code reads the same everywhere.
+  function countryBadge(code) {
+    const b = el('span', 'bar-icon cc', code);
+    b.setAttribute('aria-hidden', 'true'); // the name follows
+    return b;
+  }
+
+  // valueLabel returns how a dimension's value reads: {icon, text}, icon
+  // an element or null.
   function valueLabel(dim, v) {
-    if (v === '(more)') return { icon: '', text: 'Others (past the per-hour limit)' };
+    if (v === '(more)') return { icon: null, text: 'Others (past the per-hour limit)' };
     switch (dim) {
       case 'country': {
         if (/^[A-Z]{2}$/.test(v)) {
           let name = v;
           try { name = (regionNames && regionNames.of(v)) || v; } catch (err) { /* unknown to Intl */ }
-          return { icon: flag(v), text: name };
+          return { icon: countryBadge(v), text: name };
         }
-        return { icon: '🌐', text: v === 'unknown' ? 'Unknown' : v };
+        return { icon: icon('globe', 'bar-icon'), text: v === 'unknown' ? 'Unknown' : v };
       }
-      case 'referrer': return { icon: '', text: v === 'direct' ? 'Direct (no referrer)' : v };
-      case 'device': return { icon: DEVICE_ICONS[v] || '', text: DEVICE_NAMES[v] || v };
+      case 'referrer': return { icon: null, text: v === 'direct' ? 'Direct (no referrer)' : v };
+      case 'device': return { icon: ICONS[v] ? icon(v, 'bar-icon') : null, text: DEVICE_NAMES[v] || v };
       case 'browser':
-      case 'os': return { icon: '', text: v === 'other' ? 'Other' : v };
-      case 'utm_source': return { icon: '', text: v === 'none' ? '(none)' : v };
-      default: return { icon: '', text: v };
+      case 'os': return { icon: null, text: v === 'other' ? 'Other' : v };
+      case 'utm_source': return { icon: null, text: v === 'none' ? '(none)' : v };
+      default: return { icon: null, text: v };
     }
   }
 
@@ -994,7 +1121,7 @@
     const row = el(href ? 'a' : 'div', 'bar-row');
     if (href) row.href = href;
     const name = el('span', 'bar-label');
-    if (label.icon) name.append(el('span', 'bar-icon', label.icon));
+    if (label.icon) name.append(label.icon);
     name.append(el('span', 'bar-text', label.text));
     name.title = value;
     row.append(name, el('span', 'count', fmt.format(count)), el('span', 'share', share(count, total)));
@@ -1039,8 +1166,7 @@
       if (entry.error) {
         list.replaceChildren();
         totalEl.textContent = '';
-        if (state.view.slug && state.missingLink === state.view.slug) empty.textContent = 'No such link.';
-        else if (entry.error.status === 404) empty.textContent = 'Not available on this server.';
+        if (entry.error.status === 404) empty.textContent = 'Not available on this server.';
         else empty.textContent = 'Could not load: ' + entry.error.message;
         empty.hidden = false;
         continue;
@@ -1052,12 +1178,12 @@
         let listed = 0;
         for (const x of d.links || []) {
           listed += x.count;
-          rows.push(barRow(x.slug, { icon: '', text: '/' + x.slug }, x.count, total, hashOf(Object.assign({}, state.view, { slug: x.slug }))));
+          rows.push(barRow(x.slug, { icon: null, text: '/' + x.slug }, x.count, total, hashOf(Object.assign({}, state.view, { slug: x.slug }))));
         }
-        if (total - listed > 0) rows.push(barRow('(rest)', { icon: '', text: 'All other links' }, total - listed, total));
+        if (total - listed > 0) rows.push(barRow('(rest)', { icon: null, text: 'All other links' }, total - listed, total));
       } else {
         for (const x of d.values || []) rows.push(barRow(x.value, valueLabel(dim, x.value), x.count, total));
-        if (d.rest > 0) rows.push(barRow('(rest)', { icon: '', text: 'All other values' }, d.rest, total));
+        if (d.rest > 0) rows.push(barRow('(rest)', { icon: null, text: 'All other values' }, d.rest, total));
       }
       for (const li of rows) if (li.dataset.value === '(rest)') li.classList.add('rest');
       list.replaceChildren(...rows);
@@ -1297,6 +1423,7 @@
       open.href = hashOf(Object.assign({}, state.view, { slug: l.slug }));
       result.append(open);
       result.hidden = false;
+      loadUsage();
       if (tags.length) tagsChanged();
       render();
     } catch (err) {
@@ -1586,6 +1713,7 @@
     $('signin').hidden = true;
     $('app').hidden = false;
     $('session').hidden = false;
+    $('nav').hidden = false;
     state.openedOnce = false;
     state.attempts = 0;
     state.view = parseHash();
@@ -1594,7 +1722,6 @@
     renderPanels();
     connect();
     refresh();
-    loadTags();
     clearInterval(state.refreshTimer);
     state.refreshTimer = setInterval(() => {
       if (state.ws && state.ws.readyState === WebSocket.OPEN && currentRange().live) refresh();
@@ -1627,6 +1754,10 @@
     $('links-body').replaceChildren();
     $('app').hidden = true;
     $('session').hidden = true;
+    $('nav').hidden = true;
+    clearTimeout(state.usageTimer);
+    state.usageGen++;
+    state.tagsLoaded = false;
     $('signin').hidden = false;
     const errEl = $('token-error');
     errEl.textContent = message || '';

@@ -1,26 +1,29 @@
-// The webhooks page: create a webhook (its secret is shown once), list and
-// delete them, and read a webhook's delivery log, replaying dead
-// deliveries. It uses the admin API with the token the dashboard keeps in
-// this tab's session storage, or asks for one.
+// The webhooks page: create a webhook (its secret is shown once), list,
+// re-enable and delete them, and read a webhook's delivery log, replaying
+// dead deliveries. It uses the admin API with the token the dashboard
+// keeps in this tab's session storage, or asks for one. Everything from
+// the server is written as text (textContent), never as HTML.
 'use strict';
 (function () {
   const TOKEN_KEY = 'linkforge.token';
   const EVENTS = ['link.created', 'link.updated', 'link.deleted', 'link.expired',
     'link.limit_reached', 'alarm.dead', 'link.clicks'];
   const $ = (id) => document.getElementById(id);
+  const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
   let token = sessionStorage.getItem(TOKEN_KEY);
   let current = null; // the webhook whose log is shown
 
   async function api(method, path, body) {
     const headers = { Authorization: 'Bearer ' + token, Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const resp = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const resp = await fetch(path, { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) });
     if (resp.status === 204) return null;
     const data = await resp.json().catch(() => ({}));
     if (!resp.ok) {
       const err = new Error(data.detail || data.title || ('HTTP ' + resp.status));
       err.status = resp.status;
       err.problem = data;
+      if (resp.status === 401) signOut('The server refused this token. It may have been revoked.');
       throw err;
     }
     return data;
@@ -31,22 +34,35 @@
     if (Array.isArray(p.errors) && p.errors.length) {
       return p.errors.map((e) => e.field + ': ' + e.detail).join('; ');
     }
-    return err.message;
+    return err.status ? err.message : 'The server cannot be reached. Check your connection and try again.';
   }
 
-  function cell(text) {
-    const td = document.createElement('td');
-    td.textContent = text;
-    return td;
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
   }
 
-  function button(label, onClick) {
-    const b = document.createElement('button');
+  function cell(text, cls) {
+    return el('td', cls, text);
+  }
+
+  function button(label, onClick, cls) {
+    const b = el('button', cls || 'btn btn-ghost', label);
     b.type = 'button';
-    b.className = 'btn btn-ghost';
-    b.textContent = label;
     b.addEventListener('click', onClick);
     return b;
+  }
+
+  // The badge classes of the dashboard's style sheet, by state.
+  const BADGES = {
+    active: 'badge-active', disabled: 'badge-expired',
+    delivered: 'badge-active', pending: 'badge-pending', retrying: 'badge-expiring', dead: 'badge-expired',
+  };
+
+  function badge(state) {
+    return el('span', 'badge ' + (BADGES[state] || 'badge-pending'), state);
   }
 
   async function loadWebhooks() {
@@ -54,12 +70,22 @@
     const body = $('webhooks');
     body.textContent = '';
     for (const w of data.webhooks) {
-      const tr = document.createElement('tr');
+      const tr = el('tr');
       tr.dataset.id = w.id;
-      tr.append(cell(w.url), cell(w.events.join(', ')));
-      const actions = document.createElement('td');
-      actions.append(button('Deliveries', () => showLog(w)), button('Delete', () => onDelete(w)));
-      tr.append(actions);
+      const state = w.state || 'active'; // servers before webhook states: all active
+      tr.dataset.state = state;
+      if (current && current.id === w.id) tr.classList.add('current');
+      const url = cell(w.url, 'wh-url');
+      url.title = w.url;
+      const events = el('td', 'wh-events');
+      events.append(...w.events.map((e) => el('span', 'tag', e)));
+      const st = el('td');
+      st.append(badge(state));
+      const actions = el('td', 'actions');
+      actions.append(button('Deliveries', () => showLog(w)));
+      if (state === 'disabled') actions.append(button('Enable', () => onEnable(w)));
+      actions.append(button('Delete', () => onDelete(w)));
+      tr.append(url, events, st, actions);
       body.append(tr);
     }
     $('webhooks-empty').hidden = data.webhooks.length > 0;
@@ -67,9 +93,24 @@
 
   async function showLog(w) {
     current = w;
+    for (const tr of $('webhooks').children) tr.classList.toggle('current', tr.dataset.id === w.id);
     $('log').hidden = false;
     $('log-url').textContent = w.url;
     await loadLog();
+  }
+
+  // linkCell names the link a delivery's event is about, as a way to its
+  // view on the dashboard; events of no link (alarm.dead) have none.
+  function linkCell(slug) {
+    const td = el('td', 'slug');
+    if (!slug) {
+      td.textContent = '–';
+      return td;
+    }
+    const a = el('a', '', '/' + slug);
+    a.href = '/dashboard#' + new URLSearchParams({ link: slug, range: '24h' }).toString();
+    td.append(a);
+    return td;
   }
 
   async function loadLog() {
@@ -81,21 +122,31 @@
       const body = $('deliveries');
       body.textContent = '';
       for (const d of data.deliveries) {
-        const tr = document.createElement('tr');
+        const tr = el('tr');
         tr.dataset.id = d.id;
         tr.dataset.state = d.state;
-        tr.append(cell(d.event), cell(d.state), cell(String(d.attempts)),
-          cell(d.last_status === null ? '—' : String(d.last_status)),
-          cell(d.next_attempt_at ? new Date(d.next_attempt_at).toLocaleString() : '—'));
-        const actions = document.createElement('td');
+        const st = el('td');
+        st.append(badge(d.state));
+        const event = cell(d.event, 'event');
+        event.title = d.event_id;
+        tr.append(event, linkCell(d.link), st, cell(String(d.attempts), 'num'),
+          cell(d.last_status === null ? '–' : String(d.last_status), 'num'),
+          cell(d.next_attempt_at ? dateFmt.format(new Date(d.next_attempt_at)) : '–'));
+        const actions = el('td', 'actions');
         if (d.state === 'dead') actions.append(button('Replay', () => onReplay(d)));
         tr.append(actions);
         body.append(tr);
       }
+      $('log-empty').hidden = data.deliveries.length > 0;
     } catch (err) {
       errEl.textContent = problemText(err);
       errEl.hidden = false;
     }
+  }
+
+  function showListError(err) {
+    $('webhooks-error').textContent = problemText(err);
+    $('webhooks-error').hidden = false;
   }
 
   async function onReplay(d) {
@@ -108,14 +159,29 @@
     await loadLog();
   }
 
+  async function onEnable(w) {
+    $('webhooks-error').hidden = true;
+    try {
+      await api('PATCH', '/api/v1/webhooks/' + encodeURIComponent(w.id), { state: 'active' });
+      await loadWebhooks();
+    } catch (err) {
+      showListError(err);
+    }
+  }
+
   async function onDelete(w) {
     if (!confirm('Delete the webhook to ' + w.url + '? Its pending deliveries are cancelled.')) return;
-    await api('DELETE', '/api/v1/webhooks/' + encodeURIComponent(w.id));
-    if (current && current.id === w.id) {
-      current = null;
-      $('log').hidden = true;
+    $('webhooks-error').hidden = true;
+    try {
+      await api('DELETE', '/api/v1/webhooks/' + encodeURIComponent(w.id));
+      if (current && current.id === w.id) {
+        current = null;
+        $('log').hidden = true;
+      }
+      await loadWebhooks();
+    } catch (err) {
+      showListError(err);
     }
-    await loadWebhooks();
   }
 
   async function onCreate(ev) {
@@ -135,41 +201,76 @@
     }
   }
 
+  async function onCopySecret() {
+    const text = $('secret').textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+      $('copy-secret').textContent = 'Copied';
+    } catch (err) {
+      // Not allowed here: selected, for the keyboard's copy.
+      const range = document.createRange();
+      range.selectNodeContents($('secret'));
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      $('copy-secret').textContent = 'Selected';
+    }
+  }
+
   async function start() {
     try {
       await loadWebhooks();
     } catch (err) {
-      if (err.status === 401) {
-        sessionStorage.removeItem(TOKEN_KEY);
-        token = null;
-        $('token-error').textContent = 'This token was not accepted.';
-        $('token-error').hidden = false;
-        $('signin').hidden = false;
-        return;
-      }
-      throw err;
+      if (err.status === 401) return; // signed out, with the reason
+      $('token-error').textContent = problemText(err);
+      $('token-error').hidden = false;
+      $('signin').hidden = false;
+      return;
     }
     $('signin').hidden = true;
     $('app').hidden = false;
+    $('nav').hidden = false;
+    $('session').hidden = false;
+  }
+
+  function signOut(message) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    token = null;
+    current = null;
+    $('app').hidden = true;
+    $('nav').hidden = true;
+    $('session').hidden = true;
+    $('secret').textContent = '';
+    $('secret-box').hidden = true;
+    $('webhooks').textContent = '';
+    $('deliveries').textContent = '';
+    $('log').hidden = true;
+    $('token-error').textContent = message || '';
+    $('token-error').hidden = !message;
+    $('signin').hidden = false;
+    $('token').focus();
   }
 
   function init() {
     const fs = $('wh-events');
     for (const e of EVENTS) {
-      const label = document.createElement('label');
-      const box = document.createElement('input');
+      const label = el('label', 'check');
+      const box = el('input');
       box.type = 'checkbox';
       box.id = 'ev-' + e;
-      box.checked = e !== 'link.clicks';
-      label.append(box, ' ' + e);
+      box.defaultChecked = e !== 'link.clicks'; // what the form's reset after a create returns to
+      label.append(box, el('code', '', e));
       fs.append(label);
     }
     $('create-form').addEventListener('submit', onCreate);
     $('log-refresh').addEventListener('click', loadLog);
+    $('copy-secret').addEventListener('click', onCopySecret);
+    $('signout').addEventListener('click', () => signOut());
     $('token-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       token = $('token').value.trim();
       if (!token) return;
+      $('token').value = '';
       sessionStorage.setItem(TOKEN_KEY, token);
       start();
     });

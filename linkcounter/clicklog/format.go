@@ -1,4 +1,4 @@
-package linkcounter
+package clicklog
 
 import (
 	"encoding/binary"
@@ -169,7 +169,7 @@ func (e *encoder) frame(r *logRecord) []byte {
 	}
 	b = appendRows(b, r.hourMarks)
 	payload := b[frameHeader:]
-	binary.LittleEndian.PutUint32(b[0:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(b[0:4], uint32(len(payload))) //nolint:gosec // G115: a record is one commit (a million distinct rows is a few MiB, maxRecord 256 MiB), far below 4 GiB
 	binary.LittleEndian.PutUint32(b[4:8], crc32.Checksum(payload, castagnoli))
 	e.buf = b
 	return b
@@ -281,11 +281,11 @@ func (d *decoder) str() string {
 // count reads a section length, bounded by what the payload can hold.
 func (d *decoder) count(minBytes int) int {
 	n := d.uvarint()
-	if n > uint64(len(d.p)/minBytes) {
+	if n > uint64(len(d.p)/minBytes) { //nolint:gosec // G115: a length, never negative
 		d.fail()
 		return 0
 	}
-	return int(n)
+	return int(n) //nolint:gosec // G115: n <= len(d.p)/minBytes, checked above
 }
 
 // decode decodes payload into r (reset first).
@@ -369,7 +369,7 @@ func nextFrame(b []byte) (payload []byte, size int, ok bool) {
 		return nil, 0, false
 	}
 	n := binary.LittleEndian.Uint32(b[0:4])
-	if n == 0 || n > maxRecord || uint64(n) > uint64(len(b)-frameHeader) {
+	if n == 0 || n > maxRecord || uint64(n) > uint64(len(b)-frameHeader) { //nolint:gosec // G115: len(b) >= frameHeader, checked above
 		return nil, 0, false
 	}
 	payload = b[frameHeader : frameHeader+int(n)]

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package linkcounter
+package clicklog
 
 import "os"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package linkcounter
+package clicklog
 
 import "os"
 

@@ -1,4 +1,4 @@
-package linkcounter
+package clicklog
 
 import (
 	"maps"
@@ -45,7 +45,8 @@ type hourRows struct {
 	dims []dimCell // in the order values arrived
 	// seed: the hour's rows restarted after a drop; the rollup's counts of
 	// this node for the link and hour are added before their first flush
-	// (Counter.seedHours). Until then every row of the hour is unflushed.
+	// (linkcounter's Counter.seedHours). Until then every row of the hour
+	// is unflushed.
 	seed bool
 }
 

@@ -1,4 +1,4 @@
-package linkcounter
+package clicklog
 
 import (
 	"context"
@@ -21,14 +21,15 @@ import (
 // (PRAGMA user_version; 2 added the dims table).
 const legacyVersion = 2
 
-// importLegacy moves a SQLite journal left at j.path by an earlier release
-// into the click log: its rows, node id, seed mark and purge horizon become
-// the log's first snapshot, then the file is renamed path + ".migrated" so
-// that it is never read twice. The snapshot is written only into an empty
+// importLegacy moves a SQLite journal left in the data dir by an earlier
+// release (legacyName) into the click log: its rows, node id, seed mark and
+// purge horizon become the log's first snapshot, then the file is renamed
+// legacyName + ".migrated" so that it is never read twice. The snapshot is written only into an empty
 // log: a log that already has one means an earlier open imported the file
 // and stopped before the rename.
 func (j *Journal) importLegacy(ctx context.Context) error {
-	if _, err := os.Stat(j.path); errors.Is(err, fs.ErrNotExist) {
+	path := filepath.Join(j.dataDir, legacyName)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
 		return err
@@ -38,9 +39,9 @@ func (j *Journal) importLegacy(ctx context.Context) error {
 		return err
 	}
 	if len(segs) == 0 && len(snaps) == 0 {
-		st, err := readLegacy(ctx, j.path)
+		st, err := readLegacy(ctx, path)
 		if err != nil {
-			return fmt.Errorf("import SQLite journal %s (the previous release's; left in place): %w", j.path, err)
+			return fmt.Errorf("import SQLite journal %s (the previous release's; left in place): %w", path, err)
 		}
 		if err := writeSnapshot(j.dir, 1, st); err != nil {
 			return err
@@ -55,15 +56,15 @@ func (j *Journal) importLegacy(ctx context.Context) error {
 			}
 		}
 		j.log.Info("click journal imported from the previous release's SQLite file", slog.String("event", "journal_imported"),
-			slog.String("from", j.path), slog.String("node_id", st.nodeID), slog.Int64("rows", rows), slog.Int64("unflushed", unflushed))
+			slog.String("from", path), slog.String("node_id", st.nodeID), slog.Int64("rows", rows), slog.Int64("unflushed", unflushed))
 	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		// SQLite finds a database's side files by name: they move with it.
-		if err := os.Rename(j.path+suffix, j.path+".migrated"+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(path+suffix, path+".migrated"+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("rename imported SQLite journal aside: %w", err)
 		}
 	}
-	return syncDir(filepath.Dir(j.path))
+	return syncDir(filepath.Dir(path))
 }
 
 // readLegacy reads a SQLite journal (versions 1 and 2) into a state. Opening
@@ -98,7 +99,7 @@ func readLegacy(ctx context.Context, path string) (*logState, error) {
 	for meta.Next() {
 		var k, v string
 		if err := meta.Scan(&k, &v); err != nil {
-			meta.Close()
+			meta.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 			return nil, err
 		}
 		switch k {
@@ -119,19 +120,19 @@ func readLegacy(ctx context.Context, path string) (*logState, error) {
 	}
 	r := &logRecord{}
 	for rows.Next() {
-		var x journalRow
-		if err := rows.Scan(&x.linkID, &x.bucket, &x.n, &x.flushed); err != nil {
-			rows.Close()
+		var x Row
+		if err := rows.Scan(&x.LinkID, &x.Bucket, &x.N, &x.Flushed); err != nil {
+			rows.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 			return nil, err
 		}
-		r.incs = append(r.incs, recRow{link: x.linkID, at: x.bucket, v: x.n})
-		r.marks = append(r.marks, recRow{link: x.linkID, at: x.bucket, v: x.flushed})
+		r.incs = append(r.incs, recRow{link: x.LinkID, at: x.Bucket, v: x.N})
+		r.marks = append(r.marks, recRow{link: x.LinkID, at: x.Bucket, v: x.Flushed})
 		if version < 2 {
 			// Clicks counted before dimensions existed are the defaults'
 			// in every dimension (docs/adr/009-click-dimensions.md).
 			for d := range linkforge.NumDimensions {
-				r.dims = append(r.dims, recDim{link: x.linkID, hour: hourStart(x.bucket), dim: d, value: d.Default(), v: x.n})
-				r.dimMarks = append(r.dimMarks, recDim{link: x.linkID, hour: hourStart(x.bucket), dim: d, value: d.Default(), v: x.flushed})
+				r.dims = append(r.dims, recDim{link: x.LinkID, hour: hourStart(x.Bucket), dim: d, value: d.Default(), v: x.N})
+				r.dimMarks = append(r.dimMarks, recDim{link: x.LinkID, hour: hourStart(x.Bucket), dim: d, value: d.Default(), v: x.Flushed})
 			}
 		}
 	}
@@ -144,13 +145,13 @@ func readLegacy(ctx context.Context, path string) (*logState, error) {
 			return nil, err
 		}
 		for drows.Next() {
-			var x dimRow
-			if err := drows.Scan(&x.linkID, &x.hour, &x.dim, &x.value, &x.n, &x.flushed); err != nil {
-				drows.Close()
+			var x DimRow
+			if err := drows.Scan(&x.LinkID, &x.Hour, &x.Dim, &x.Value, &x.N, &x.Flushed); err != nil {
+				drows.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 				return nil, err
 			}
-			r.dims = append(r.dims, recDim{link: x.linkID, hour: x.hour, dim: x.dim, value: x.value, v: x.n})
-			r.dimMarks = append(r.dimMarks, recDim{link: x.linkID, hour: x.hour, dim: x.dim, value: x.value, v: x.flushed})
+			r.dims = append(r.dims, recDim{link: x.LinkID, hour: x.Hour, dim: x.Dim, value: x.Value, v: x.N})
+			r.dimMarks = append(r.dimMarks, recDim{link: x.LinkID, hour: x.Hour, dim: x.Dim, value: x.Value, v: x.Flushed})
 		}
 		if err := errors.Join(drows.Err(), drows.Close()); err != nil {
 			return nil, err

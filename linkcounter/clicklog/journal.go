@@ -1,4 +1,4 @@
-package linkcounter
+package clicklog
 
 import (
 	"cmp"
@@ -20,45 +20,70 @@ import (
 	"github.com/linkforge/linkforge/internal/fileperm"
 )
 
-// Synchronous decides what a power loss (not a process crash) can cost:
-// see docs/adr/014-click-log.md.
-type Synchronous string
+// SyncMode decides what a power loss (not a process crash) can cost: see
+// docs/adr/014-click-log.md.
+type SyncMode int
 
-// The two settings.
+// The two modes. The flag values that choose them (--journal-sync full and
+// normal) are cmd's.
 const (
-	// SyncFull fdatasyncs the click log at every group commit: an
+	// SyncEveryCommit fdatasyncs the click log at every group commit: an
 	// acknowledged click survives a power loss. Group commit pays the sync
 	// once per batch of clicks, not once per click. The default.
-	SyncFull Synchronous = "FULL"
-	// SyncNormal only write()s each commit: a process crash loses nothing
-	// (the kernel has the bytes), a power loss can lose the commits the
-	// kernel had not written back yet.
-	SyncNormal Synchronous = "NORMAL"
+	SyncEveryCommit SyncMode = iota + 1
+	// SyncWriteOnly only write()s each commit: a process crash loses
+	// nothing (the kernel has the bytes), a power loss can lose the commits
+	// the kernel had not written back yet.
+	SyncWriteOnly
 )
 
-// JournalOption configures Open.
-type JournalOption func(*journalOptions)
+// String names the mode as its constant does.
+func (m SyncMode) String() string {
+	switch m {
+	case SyncEveryCommit:
+		return "SyncEveryCommit"
+	case SyncWriteOnly:
+		return "SyncWriteOnly"
+	}
+	return fmt.Sprintf("SyncMode(%d)", int(m))
+}
 
-type journalOptions struct {
-	sync        Synchronous
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	sync        SyncMode
 	log         *slog.Logger
 	segmentSize int64
-	// wrap, in tests, puts a layer between the journal and its segment
-	// files (power-loss simulation, write failures).
-	wrap func(*os.File) logFile
+	wrap        func(*os.File) File
 	// noCompact, in tests, keeps closed segments as they are.
 	noCompact bool
 }
 
-// WithSynchronous sets the durability of a commit (default SyncFull).
-func WithSynchronous(s Synchronous) JournalOption {
-	return func(o *journalOptions) { o.sync = s }
+// WithSync sets the durability of a commit (default SyncEveryCommit).
+func WithSync(m SyncMode) Option {
+	return func(o *options) { o.sync = m }
+}
+
+// WithSegmentSize sets the size past which a segment is closed and a new
+// one started (default 64 MiB). Tests use small ones to reach rotation and
+// compaction with a few clicks.
+func WithSegmentSize(n int64) Option {
+	return func(o *options) { o.segmentSize = n }
+}
+
+// WithFileLayer puts a layer between the journal and its segment files:
+// wrap gets each segment as it is opened for appending, and the journal
+// writes through what it returns. Tests of the journal and of its callers
+// use it to fail writes and to simulate a power loss below the journal.
+func WithFileLayer(wrap func(*os.File) File) Option {
+	return func(o *options) { o.wrap = wrap }
 }
 
 // WithLogger sets the logger of Open's recovery and of the compactor
 // (default slog.Default()).
-func WithLogger(l *slog.Logger) JournalOption {
-	return func(o *journalOptions) { o.log = l }
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.log = l }
 }
 
 // MaxDimValues bounds the distinct values a node's journal keeps per link,
@@ -70,36 +95,48 @@ const MaxDimValues = 64
 // once the record is written.
 const maxKeptBuffer = 1 << 20
 
-// logDirName is the click log's directory, next to the journal's name.
-const logDirName = "clicklog"
+// The journal's names in the data dir.
+const (
+	// logDirName is the click log's directory.
+	logDirName = "clicklog"
+	// LockName is the file whose exclusive lock a journal holds while it is
+	// open, and with it every running server of the data dir (cmd's
+	// restore takes it to refuse while one runs). It keeps the previous
+	// release's name, that of its SQLite journal plus ".lock", so that an
+	// old and a new binary started on one data dir exclude each other too.
+	LockName = legacyName + ".lock"
+	// legacyName is the previous release's SQLite journal, imported once
+	// into the click log and then renamed legacyName + ".migrated".
+	legacyName = "journal.db"
+)
 
 // Journal is a node's click journal: the counts in memory (per (link,
 // minute) the absolute click count and the count already flushed to the
 // main store, per (link, hour, dimension, value) the same, and the node's
 // identity), made durable by an append-only, checksummed click log. A click
 // is acknowledged only once the log record that contains it is written
-// (and, at SyncFull, fdatasynced), so after a crash the log, replayed,
+// (and, at SyncEveryCommit, fdatasynced), so after a crash the log, replayed,
 // gives back every acknowledged click (docs/adr/014-click-log.md).
 //
 // One Journal belongs to one process: Open takes an exclusive lock on a
 // sidecar file, because two processes counting into one journal would write
 // the same node's absolute counts twice over.
 type Journal struct {
-	path string // the journal's name: its lock is path + ".lock"
-	dir  string // the click log
-	sync Synchronous
-	log  *slog.Logger
-	lock *os.File
-	wrap func(*os.File) logFile
+	dataDir string
+	dir     string // the click log
+	sync    SyncMode
+	log     *slog.Logger
+	lock    *os.File
+	wrap    func(*os.File) File
 
 	segmentSize int64
 	noCompact   bool
 
-	// wmu serializes the writers (the committer, seed, nodeID, probe) and
+	// wmu serializes the writers (Commit, Seed, SeedHours, NodeID, DropFlushed, Probe) and
 	// guards the open segment. Writers read st without mu: only they
 	// change it.
 	wmu    sync.Mutex
-	file   logFile
+	file   File
 	seq    uint64 // the open segment
 	size   int64  // its length: every byte up to it is a whole record
 	limit  int64  // its preallocated size: past it the segment is closed
@@ -126,34 +163,35 @@ type Journal struct {
 	spare      spare
 }
 
-// Open opens (creating if needed) the journal named path (dataDir/
-// journal.db): its click log is the directory "clicklog" beside it, its lock
-// path + ".lock". A SQLite journal left at path by an earlier release is
-// imported on first open, then renamed path + ".migrated".
-func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, error) {
-	o := journalOptions{sync: SyncFull, segmentSize: defaultSegmentSize}
+// Open opens (creating if needed) the journal of the data dir dataDir:
+// its click log is the directory "clicklog" in it, its lock the file
+// LockName. A SQLite journal left in dataDir by an earlier release
+// ("journal.db") is imported on first open, then renamed
+// "journal.db.migrated".
+func Open(ctx context.Context, dataDir string, opts ...Option) (*Journal, error) {
+	o := options{sync: SyncEveryCommit, segmentSize: defaultSegmentSize}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.sync != SyncFull && o.sync != SyncNormal {
-		return nil, fmt.Errorf("open journal %s: unknown synchronous setting %q", path, o.sync)
+	if o.sync != SyncEveryCommit && o.sync != SyncWriteOnly {
+		return nil, fmt.Errorf("open journal %s: unknown sync mode %v", dataDir, o.sync)
 	}
-	if path == "" {
-		return nil, errors.New("open journal: empty path")
+	if dataDir == "" {
+		return nil, errors.New("open journal: empty data dir")
 	}
 	if o.log == nil {
 		o.log = slog.Default()
 	}
-	path, err := filepath.Abs(path)
+	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	lock, err := lockFile(path + ".lock")
+	lock, err := lockFile(filepath.Join(dataDir, LockName))
 	if err != nil {
-		return nil, fmt.Errorf("open journal %s: %w", path, err)
+		return nil, fmt.Errorf("open journal %s: %w", dataDir, err)
 	}
 	j := &Journal{
-		path: path, dir: filepath.Join(filepath.Dir(path), logDirName), sync: o.sync, log: o.log,
+		dataDir: dataDir, dir: filepath.Join(dataDir, logDirName), sync: o.sync, log: o.log,
 		lock: lock, wrap: o.wrap, segmentSize: o.segmentSize, noCompact: o.noCompact,
 		compact: make(chan struct{}, 1), compactDone: make(chan struct{}),
 		spareWant: make(chan int64, 1), spareStop: make(chan struct{}), spareDone: make(chan struct{}),
@@ -162,8 +200,8 @@ func Open(ctx context.Context, path string, opts ...JournalOption) (*Journal, er
 		if j.file != nil {
 			j.file.Close()
 		}
-		unlockFile(lock)
-		return nil, fmt.Errorf("open journal %s: %w", path, err)
+		unlockFile(lock) //nolint:errcheck // on the way out of a failed Open, whose error is returned
+		return nil, fmt.Errorf("open journal %s: %w", dataDir, err)
 	}
 	go j.runCompactor()
 	go j.runSpares()
@@ -245,13 +283,13 @@ func (j *Journal) openSegment(seq uint64) error {
 	if j.wrap != nil {
 		j.file = j.wrap(f)
 	} else {
-		j.file = osLogFile{f}
+		j.file = osFile{f}
 	}
 	j.seq, j.size, j.limit = seq, 0, size
 	return nil
 }
 
-// append writes r as one record, synced at SyncFull, and applies it to the
+// append writes r as one record, synced at SyncEveryCommit, and applies it to the
 // state. On a write error the segment is cut back to its last whole record
 // and nothing is applied; after a failed sync the journal refuses every
 // later write (the kernel may have dropped the unsynced pages, so what the
@@ -259,7 +297,7 @@ func (j *Journal) openSegment(seq uint64) error {
 // wmu must be held.
 func (j *Journal) append(r *logRecord) (int64, error) {
 	if j.closed {
-		return 0, errJournalClosed
+		return 0, errClosed
 	}
 	if j.broken != nil {
 		return 0, j.broken
@@ -271,7 +309,7 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 		}
 		return 0, fmt.Errorf("click log %s: write: %w", j.dir, err)
 	}
-	if j.sync == SyncFull {
+	if j.sync == SyncEveryCommit {
 		if err := j.file.Sync(); err != nil {
 			j.broken = fmt.Errorf("click log %s: fdatasync failed, no further click is acknowledged until the node restarts: %w", j.dir, err)
 			return 0, j.broken
@@ -298,7 +336,7 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 // rotate closes the full segment and opens the next; the compactor folds
 // the closed one into a snapshot. wmu must be held.
 func (j *Journal) rotate() {
-	// At NORMAL too: only the newest segment may then end in a torn
+	// At SyncWriteOnly too: only the newest segment may then end in a torn
 	// record, which is what Open tolerates. Cut to its last record first
 	// (the rest is preallocated zeros), synced with it, so that a closed
 	// segment is whole records only.
@@ -429,9 +467,9 @@ func (j *Journal) compactOnce() error {
 	return syncDir(j.dir)
 }
 
-// probe checks that the journal takes a write: an empty record, synced like
-// a commit. Counter.Ready calls it for /readyz.
-func (j *Journal) probe(ctx context.Context) error {
+// Probe checks that the journal takes a write: an empty record, synced like
+// a commit. linkcounter's Counter.Ready calls it for /readyz.
+func (j *Journal) Probe(ctx context.Context) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	j.rec.reuse()
@@ -470,12 +508,12 @@ func (j *Journal) Close() error {
 		errs = append(errs, unlockFile(j.lock))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close journal %s: %w", j.path, err)
+		return fmt.Errorf("close journal %s: %w", j.dataDir, err)
 	}
 	return nil
 }
 
-// nodeID returns the node's id. override (the --node-id flag) wins and is
+// NodeID returns the node's id. override (the --node-id flag) wins and is
 // stored; otherwise the stored id is used, or one is generated and stored.
 //
 // The journal's counts are absolute counts of one node id. Changing the id
@@ -486,10 +524,10 @@ func (j *Journal) Close() error {
 // A journal that starts counting for an id it did not count for before (a
 // fresh journal with --node-id, or a changed id) does not know what that id
 // already has in the rollup: it is marked to be seeded from the rollup
-// before its first flush (seed, and docs/adr/006-journal.md). A generated id
+// before its first flush (Seed, and docs/adr/006-journal.md). A generated id
 // is new everywhere and needs no seed. needsSeed reports the mark, which
 // stays until the seed is committed.
-func (j *Journal) nodeID(ctx context.Context, override string) (id string, needsSeed bool, err error) {
+func (j *Journal) NodeID(ctx context.Context, override string) (id string, needsSeed bool, err error) {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	stored := j.st.nodeID
@@ -526,18 +564,18 @@ func (j *Journal) nodeID(ctx context.Context, override string) (id string, needs
 	return r.nodeID, r.seedPending, nil
 }
 
-// purgedBefore returns the latest purge horizon (unix seconds; 0: none):
+// PurgedBefore returns the latest purge horizon (unix seconds; 0: none):
 // no row of an earlier bucket is left in the journal, whether or not it
 // was ever there.
-func (j *Journal) purgedBefore(context.Context) (int64, error) {
+func (j *Journal) PurgedBefore(context.Context) (int64, error) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	return j.st.purgedBefore, nil
 }
 
-// minBucket returns the oldest bucket in the journal (unix seconds), and
+// MinBucket returns the oldest bucket in the journal (unix seconds), and
 // false when the journal holds no row.
-func (j *Journal) minBucket(context.Context) (int64, bool, error) {
+func (j *Journal) MinBucket(context.Context) (int64, bool, error) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	var oldest int64
@@ -552,13 +590,13 @@ func (j *Journal) minBucket(context.Context) (int64, bool, error) {
 	return oldest, found, nil
 }
 
-// seed adds the rollup's counts of this journal's node id to the journal,
+// Seed adds the rollup's counts of this journal's node id to the journal,
 // in one record that also clears the seed mark: each row's n and flushed
 // both grow by the rollup's count, creating the row if needed. It is right
 // only while nothing of the fresh count has been flushed (every journal
 // row's clicks are new, every rollup count old): the counter seeds before
 // its first flush. Seeded values count towards MaxDimValues like any other.
-func (j *Journal) seed(ctx context.Context, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
+func (j *Journal) Seed(ctx context.Context, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	r := &j.rec
@@ -600,70 +638,45 @@ func (j *Journal) seed(ctx context.Context, rows []linkforge.RollupRow, dims []l
 	return nil
 }
 
-// journalRow is one (link, bucket) row of the journal.
-type journalRow struct {
-	linkID  int64
-	bucket  int64 // unix seconds
-	n       int64
-	flushed int64
-}
-
-// pendingLink sums a link's unflushed journal rows.
-type pendingLink struct {
-	linkID    int64
-	unflushed int64
-	oldest    time.Time // start of its oldest unflushed bucket
-}
-
-// pending returns every link with unflushed clicks, by link id: start-up
+// Pending returns every link with unflushed clicks, by link id: start-up
 // reconciliation.
-func (j *Journal) pending(context.Context) ([]pendingLink, error) {
+func (j *Journal) Pending(context.Context) ([]PendingLink, error) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
-	var out []pendingLink
+	var out []PendingLink
 	for link, hs := range j.st.links {
-		p := pendingLink{linkID: link}
+		p := PendingLink{LinkID: link}
 		var oldest int64
 		for _, h := range hs {
 			for _, m := range h.mins {
 				if m.n > m.flushed {
-					if p.unflushed == 0 || m.bucket < oldest {
+					if p.Unflushed == 0 || m.bucket < oldest {
 						oldest = m.bucket
 					}
-					p.unflushed += m.n - m.flushed
+					p.Unflushed += m.n - m.flushed
 				}
 			}
 		}
-		if p.unflushed > 0 {
-			p.oldest = time.Unix(oldest, 0).UTC()
+		if p.Unflushed > 0 {
+			p.Oldest = time.Unix(oldest, 0).UTC()
 			out = append(out, p)
 		}
 	}
-	slices.SortFunc(out, func(a, b pendingLink) int { return cmp.Compare(a.linkID, b.linkID) })
+	slices.SortFunc(out, func(a, b PendingLink) int { return cmp.Compare(a.LinkID, b.LinkID) })
 	return out, nil
 }
 
-// dimRow is one (link, hour, dimension, value) row of the journal.
-type dimRow struct {
-	linkID  int64
-	hour    int64 // unix seconds
-	dim     linkforge.Dimension
-	value   string
-	n       int64
-	flushed int64
-}
-
-// unflushed returns the committed unflushed rows of the given links, ordered
+// Unflushed returns the committed unflushed rows of the given links, ordered
 // by link and bucket, and their unflushed dimension rows, as of one state:
 // the dimension rows hold exactly the clicks of the minute rows. A flush
 // sends these rows (or those of the hours it writes).
-func (j *Journal) unflushed(_ context.Context, linkIDs []int64) ([]journalRow, []dimRow, error) {
+func (j *Journal) Unflushed(_ context.Context, linkIDs []int64) ([]Row, []DimRow, error) {
 	ids := slices.Clone(linkIDs)
 	slices.Sort(ids)
 	j.mu.RLock()
 	defer j.mu.RUnlock()
-	var out []journalRow
-	var dout []dimRow
+	var out []Row
+	var dout []DimRow
 	for i, link := range ids {
 		if i > 0 && ids[i-1] == link {
 			continue
@@ -671,12 +684,12 @@ func (j *Journal) unflushed(_ context.Context, linkIDs []int64) ([]journalRow, [
 		for _, h := range j.st.links[link] {
 			for _, m := range h.mins {
 				if m.n > m.flushed {
-					out = append(out, journalRow{linkID: link, bucket: m.bucket, n: m.n, flushed: m.flushed})
+					out = append(out, Row{LinkID: link, Bucket: m.bucket, N: m.n, Flushed: m.flushed})
 				}
 			}
 			for _, d := range h.dims {
 				if d.n > d.flushed {
-					dout = append(dout, dimRow{linkID: link, hour: h.hour, dim: d.dim, value: d.value, n: d.n, flushed: d.flushed})
+					dout = append(dout, DimRow{LinkID: link, Hour: h.hour, Dim: d.dim, Value: d.value, N: d.n, Flushed: d.flushed})
 				}
 			}
 		}
@@ -687,33 +700,30 @@ func (j *Journal) unflushed(_ context.Context, linkIDs []int64) ([]journalRow, [
 	return out, dout, nil
 }
 
-// commit writes one group commit as one record: click increments (each
-// inc's n is set to the row's new absolute count) and their hours'
-// dimension increments, flush marks of both kinds, and the housekeeping
-// purge of flushed rows of buckets before purgeBefore (unix seconds; 0:
-// none), and of flushed dimension rows of hours ended by then. It returns
-// the number of purged rows.
-func (j *Journal) commit(ctx context.Context, incs []*increment, marks []journalRow, dimMarks []dimRow, purgeBefore int64) (int64, error) {
-	return j.commitDrops(ctx, incs, marks, dimMarks, purgeBefore, nil)
-}
-
-// commitDrops is commit, plus the drops of links whose actors were evicted:
+// Commit writes one group commit as one record: click increments (each
+// inc's N is set to the row's new absolute count) and their hours'
+// dimension increments, flush marks of both kinds (a mark's N is the count
+// the rollup now holds), the housekeeping purge of flushed rows of buckets
+// before purgeBefore (unix seconds; 0: none), and of flushed dimension rows
+// of hours ended by then, and the drops of links whose actors were evicted:
 // their rows leave memory if every one is flushed once the record's other
-// parts are applied (docs/adr/014-click-log.md, "Memory").
-func (j *Journal) commitDrops(_ context.Context, incs []*increment, marks []journalRow, dimMarks []dimRow, purgeBefore int64, drops []int64) (int64, error) {
+// parts are applied (docs/adr/014-click-log.md, "Memory"). It returns the
+// number of purged rows. A commit is durable when Commit returns (at
+// SyncCommit, fdatasynced).
+func (j *Journal) Commit(_ context.Context, incs []*Increment, marks []Row, dimMarks []DimRow, purgeBefore int64, drops []int64) (int64, error) {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	r := &j.rec
 	r.reuse()
 	for _, in := range incs {
-		r.incs = append(r.incs, recRow{link: in.linkID, at: in.bucket, v: in.add})
+		r.incs = append(r.incs, recRow{link: in.LinkID, at: in.Bucket, v: in.Add})
 	}
 	j.boundDims(r, incs)
 	for _, m := range marks {
-		r.marks = append(r.marks, recRow{link: m.linkID, at: m.bucket, v: m.n})
+		r.marks = append(r.marks, recRow{link: m.LinkID, at: m.Bucket, v: m.N})
 	}
 	for _, m := range dimMarks {
-		r.dimMarks = append(r.dimMarks, recDim{link: m.linkID, hour: m.hour, dim: m.dim, value: m.value, v: m.n})
+		r.dimMarks = append(r.dimMarks, recDim{link: m.LinkID, hour: m.Hour, dim: m.Dim, value: m.Value, v: m.N})
 	}
 	r.purge = purgeBefore
 	if len(drops) > 0 {
@@ -732,9 +742,9 @@ func (j *Journal) commitDrops(_ context.Context, incs []*increment, marks []jour
 		for _, in := range incs {
 			// A row just incremented holds unflushed clicks: the record's
 			// purge cannot have dropped it.
-			if h := j.st.hourOf(in.linkID, hourStart(in.bucket), false); h != nil {
-				if m := h.min(in.bucket, false); m != nil {
-					in.n = m.n
+			if h := j.st.hourOf(in.LinkID, hourStart(in.Bucket), false); h != nil {
+				if m := h.min(in.Bucket, false); m != nil {
+					in.N = m.n
 				}
 			}
 		}
@@ -750,14 +760,14 @@ func (j *Journal) commitDrops(_ context.Context, incs []*increment, marks []jour
 // one commit are taken in value order, so the outcome depends on the
 // journal and the clicks, not on map order. The record carries the decided
 // values: replay never decides again. wmu must be held.
-func (j *Journal) boundDims(r *logRecord, incs []*increment) {
+func (j *Journal) boundDims(r *logRecord, incs []*Increment) {
 	var fresh []recDim
 	for _, in := range incs {
-		hour := hourStart(in.bucket)
-		h := j.st.hourOf(in.linkID, hour, false)
-		for _, c := range in.dims {
-			d := recDim{link: in.linkID, hour: hour, dim: c.dim, value: c.value, v: c.n}
-			if c.value != linkforge.MoreValue && (h == nil || h.dim(c.dim, c.value, false) == nil) {
+		hour := hourStart(in.Bucket)
+		h := j.st.hourOf(in.LinkID, hour, false)
+		for _, c := range in.Dims {
+			d := recDim{link: in.LinkID, hour: hour, dim: c.Dim, value: c.Value, v: c.N}
+			if c.Value != linkforge.MoreValue && (h == nil || h.dim(c.Dim, c.Value, false) == nil) {
 				fresh = append(fresh, d)
 				continue
 			}
@@ -799,9 +809,9 @@ func (j *Journal) boundDims(r *logRecord, incs []*increment) {
 	}
 }
 
-// dropFlushed drops from memory every link whose rows are all flushed:
+// DropFlushed drops from memory every link whose rows are all flushed:
 // at start-up, the links replayed from the log that no actor holds.
-func (j *Journal) dropFlushed(context.Context) error {
+func (j *Journal) DropFlushed(context.Context) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	found := false
@@ -823,46 +833,44 @@ func (j *Journal) dropFlushed(context.Context) error {
 	return nil
 }
 
-// linkHour is one (link, hour) of the journal.
-type linkHour struct{ linkID, hour int64 }
-
-// toSeed returns the hours of the given links whose rows restarted after a
+// ToSeed returns the hours of the given links whose rows restarted after a
 // drop and wait for their seed, by link and hour.
-func (j *Journal) toSeed(linkIDs []int64) []linkHour {
+func (j *Journal) ToSeed(linkIDs []int64) []LinkHour {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
-	var out []linkHour
+	var out []LinkHour
 	for _, link := range linkIDs {
 		for _, h := range j.st.links[link] {
 			if h.seed {
-				out = append(out, linkHour{link, h.hour})
+				out = append(out, LinkHour{link, h.hour})
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b linkHour) int { return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.hour, b.hour)) })
+	slices.SortFunc(out, func(a, b LinkHour) int { return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), cmp.Compare(a.Hour, b.Hour)) })
 	return slices.Compact(out)
 }
 
-// seedHours adds this node's rollup rows of the given (link, hour)s (rows:
+// SeedHours adds this node's rollup rows of the given (link, hour)s (rows:
 // their minutes; dims: their click_dims rows) to those hours' restarted
 // rows, in one record that also clears their seed marks: each row's n and
-// flushed grow by the rollup's count, as the node seed does (seed). Right
+// flushed grow by the rollup's count, as the node seed does (Seed). Right
 // while nothing of the restarted hour was flushed, which the seed mark
-// guarantees (Counter.seedHours runs before the flush reads the rows).
+// guarantees (linkcounter's Counter.seedHours runs before the flush reads
+// the rows).
 //
 // The bound counts the seeded values: the rollup's values of a dimension
 // are kept (the store holds them), then the hour's new values in value
 // order while fewer than MaxDimValues are held; the clicks of the others,
 // counted while the hour waited for its seed, move to MoreValue (their
 // rows are unflushed, so nothing the store holds changes).
-func (j *Journal) seedHours(_ context.Context, keys []linkHour, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
+func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	r := &j.rec
 	r.reuse()
-	want := make(map[linkHour]*hourRows, len(keys))
+	want := make(map[LinkHour]*hourRows, len(keys))
 	for _, k := range keys {
-		if h := j.st.hourOf(k.linkID, k.hour, false); h != nil && h.seed {
+		if h := j.st.hourOf(k.LinkID, k.Hour, false); h != nil && h.seed {
 			want[k] = h
 		}
 	}
@@ -872,7 +880,7 @@ func (j *Journal) seedHours(_ context.Context, keys []linkHour, rows []linkforge
 	mins := make(map[incKey]int64, len(rows))
 	for _, row := range rows {
 		k := incKey{row.LinkID, row.Bucket.Unix()}
-		if want[linkHour{k.linkID, hourStart(k.bucket)}] != nil {
+		if want[LinkHour{k.linkID, hourStart(k.bucket)}] != nil {
 			mins[k] += row.Count
 		}
 	}
@@ -881,7 +889,7 @@ func (j *Journal) seedHours(_ context.Context, keys []linkHour, rows []linkforge
 	}) {
 		n := mins[k]
 		var flushed int64
-		if c := want[linkHour{k.linkID, hourStart(k.bucket)}].min(k.bucket, false); c != nil {
+		if c := want[LinkHour{k.linkID, hourStart(k.bucket)}].min(k.bucket, false); c != nil {
 			flushed = c.flushed
 		}
 		r.incs = append(r.incs, recRow{link: k.linkID, at: k.bucket, v: n})
@@ -890,7 +898,7 @@ func (j *Journal) seedHours(_ context.Context, keys []linkHour, rows []linkforge
 	ds := make(map[dimKey]int64, len(dims))
 	for _, d := range dims {
 		k := dimKey{d.LinkID, d.Hour.Unix(), d.Dim, d.Value}
-		if want[linkHour{k.linkID, k.hour}] != nil {
+		if want[LinkHour{k.linkID, k.hour}] != nil {
 			ds[k] += d.Count
 		}
 	}
@@ -905,7 +913,7 @@ func (j *Journal) seedHours(_ context.Context, keys []linkHour, rows []linkforge
 			cmp.Compare(a.dim, b.dim), strings.Compare(a.value, b.value))
 	}) {
 		n := ds[k]
-		h := want[linkHour{k.linkID, k.hour}]
+		h := want[LinkHour{k.linkID, k.hour}]
 		var flushed int64
 		if c := h.dim(k.dim, k.value, false); c != nil {
 			flushed = c.flushed
@@ -920,12 +928,12 @@ func (j *Journal) seedHours(_ context.Context, keys []linkHour, rows []linkforge
 			held[g][k.value] = true
 		}
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(want), func(a, b linkHour) int {
-		return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.hour, b.hour))
+	for _, k := range slices.SortedFunc(maps.Keys(want), func(a, b LinkHour) int {
+		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), cmp.Compare(a.Hour, b.Hour))
 	}) {
 		h := want[k]
 		for d := range linkforge.NumDimensions {
-			seeded := held[group{k.linkID, k.hour, d}]
+			seeded := held[group{k.LinkID, k.Hour, d}]
 			var fresh []*dimCell
 			for i := range h.dims {
 				c := &h.dims[i]
@@ -939,11 +947,11 @@ func (j *Journal) seedHours(_ context.Context, keys []linkHour, rows []linkforge
 					continue
 				}
 				r.dims = append(r.dims,
-					recDim{link: k.linkID, hour: k.hour, dim: d, value: c.value, v: -c.n},
-					recDim{link: k.linkID, hour: k.hour, dim: d, value: linkforge.MoreValue, v: c.n})
+					recDim{link: k.LinkID, hour: k.Hour, dim: d, value: c.value, v: -c.n},
+					recDim{link: k.LinkID, hour: k.Hour, dim: d, value: linkforge.MoreValue, v: c.n})
 			}
 		}
-		r.hourMarks = append(r.hourMarks, recRow{link: k.linkID, at: k.hour, v: hourSeeded})
+		r.hourMarks = append(r.hourMarks, recRow{link: k.LinkID, at: k.Hour, v: hourSeeded})
 	}
 	if _, err := j.append(r); err != nil {
 		return fmt.Errorf("journal seed of %d link hours: %w", len(want), err)

@@ -1,0 +1,101 @@
+package clicklog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/linkcounter/internal/faultfile"
+)
+
+func TestMain(m *testing.M) { pgtest.MainNoLeaks(m) }
+
+// mustJournal opens the journal of the data dir dir, closed when t ends.
+func mustJournal(t testing.TB, dir string, opts ...Option) *Journal {
+	t.Helper()
+	j, err := Open(context.Background(), dir, opts...)
+	if err != nil {
+		t.Fatalf("open journal: %v", err)
+	}
+	t.Cleanup(func() { j.Close() })
+	return j
+}
+
+// faultFiles is the fault layer (faultfile.Files) as a journal option.
+type faultFiles struct{ faultfile.Files }
+
+func (ff *faultFiles) option() Option {
+	return WithFileLayer(func(f *os.File) File { return ff.Wrap(f) })
+}
+
+func withoutCompaction() Option {
+	return func(o *options) { o.noCompact = true }
+}
+
+// journalRows returns the journal's rows of a link, by bucket.
+func journalRows(t testing.TB, j *Journal, linkID int64) []Row {
+	t.Helper()
+	return j.Rows(linkID)
+}
+
+// journalDims returns the journal's dimension rows of a link, by hour,
+// dimension and value.
+func journalDims(t testing.TB, j *Journal, linkID int64) []DimRow {
+	t.Helper()
+	return j.DimRows(linkID)
+}
+
+// logBuffer collects JSON log records, safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// records returns the decoded records whose "event" is event.
+func (b *logBuffer) records(t testing.TB, event string) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	data := append([]byte(nil), b.buf.Bytes()...)
+	b.mu.Unlock()
+	var out []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		var rec map[string]any
+		if err := dec.Decode(&rec); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("log is not JSON lines: %v", err)
+		}
+		if rec["event"] == event {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// processCPU returns the process's user and system CPU time so far, in
+// nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}

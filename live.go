@@ -1,0 +1,30 @@
+package linkforge
+
+import "time"
+
+// BucketCount is the live-count contract: one link's minute bucket, its
+// absolute click count and the link's all-time total. The click counter
+// hands one to its live subscriber for each changed bucket (coalesced, at
+// most once per bucket per live interval), the cluster bus carries it
+// between nodes, and the dashboards encode it for their browsers: one type
+// all the way, so a field added for the browser cannot be lost on one hop.
+//
+// Counts are absolute, never increments, so that a lost or repeated report
+// is repaired by the next one. From one node's counter, Count and Total are
+// that node's view; after ClusterCounts.Merge, the cluster's.
+type BucketCount struct {
+	TenantID int64
+	LinkID   int64
+	Slug     string
+	// Bucket is the start of the UTC minute.
+	Bucket time.Time
+	// Count is the absolute count of the bucket, as far as the reporting
+	// node knows.
+	Count int64
+	// Total is the link's all-time count: the rollup total over all nodes
+	// plus the reporting node's unflushed clicks. TotalKnown is false while
+	// the node could not read the rollup total (its store is unreachable);
+	// Total is then zero.
+	Total      int64
+	TotalKnown bool
+}

@@ -1,0 +1,16 @@
+package web
+
+import "github.com/linkforge/linkforge/password"
+
+// SetHashHook makes every password hash of s call hook first, inside its
+// slot, so that a test can hold hashing in the slots.
+func SetHashHook(s *Server, hook func()) { s.hashHook = hook }
+
+// HashSlots returns how many hashes may run at once.
+func HashSlots(s *Server) int { return s.passwordSlots.HashSlots() }
+
+// PasswordSlots returns the password slots of s, to watch their counts.
+func PasswordSlots(s *Server) *password.Slots { return s.passwordSlots }
+
+// BulkHashWorkers is how many hashes one bulk request runs at once.
+const BulkHashWorkers = bulkHashWorkers

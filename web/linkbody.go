@@ -1,0 +1,325 @@
+package web
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// The bodies of POST /api/v1/links and PATCH /api/v1/links/{slug}, read
+// with the strict JSON reader of jsonbody.go.
+
+// tags reads a link's tags: an array of strings, normalized and
+// validated.
+func (fe *fieldErrors) tags(m member) ([]string, bool) {
+	var tags []string
+	if err := json.Unmarshal(m.value, &tags); err != nil {
+		fe.add(m.name, "must be an array of strings")
+		return nil, false
+	}
+	// Stored as matched: trimmed and lower-cased, duplicates merged
+	// (linkforge.NormalizeTag), so that "Launch" and "launch " are one tag.
+	tags = linkforge.NormalizeTags(tags)
+	if err := linkforge.ValidateTags(tags); err != nil {
+		fe.addErr(err)
+		return nil, false
+	}
+	return tags, true
+}
+
+// title reads a title: a string (empty: none), validated.
+func (fe *fieldErrors) title(m member) (string, bool) {
+	var s string
+	if !fe.str(m, &s) {
+		return "", false
+	}
+	if err := linkforge.ValidateTitle(s); err != nil {
+		fe.addErr(err)
+		return "", false
+	}
+	return s, true
+}
+
+// password reads a plain password, validated; the caller hashes it.
+func (fe *fieldErrors) password(m member) (string, bool) {
+	var s string
+	if !fe.str(m, &s) {
+		return "", false
+	}
+	if err := linkforge.ValidatePassword(s); err != nil {
+		fe.addErr(err)
+		return "", false
+	}
+	return s, true
+}
+
+// deviceURLs reads the device_urls object: keys ios, android and desktop,
+// each a string or null (null or "": not set). With selfHosts the URLs are
+// validated here; a PATCH validates them with the merged link instead.
+func (fe *fieldErrors) deviceURLs(m member, selfHosts []string, validate bool) (linkforge.DeviceURLs, bool) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(m.value, &raw); err != nil || raw == nil {
+		fe.add(m.name, `must be an object with the keys "ios", "android" and "desktop"`)
+		return linkforge.DeviceURLs{}, false
+	}
+	var (
+		d  linkforge.DeviceURLs
+		ok = true
+	)
+	// Sorted keys: the errors come in a stable order.
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := raw[k]
+		var dst *string
+		switch k {
+		case "ios":
+			dst = &d.IOS
+		case "android":
+			dst = &d.Android
+		case "desktop":
+			dst = &d.Desktop
+		default:
+			fe.add(m.name+"."+fieldName(k), `unknown key; device_urls takes "ios", "android" and "desktop"`)
+			ok = false
+			continue
+		}
+		if isNull(v) {
+			continue
+		}
+		if !fe.str(member{name: m.name + "." + k, value: v}, dst) {
+			ok = false
+		}
+	}
+	if ok && validate {
+		if err := linkforge.ValidateDeviceURLs(d, selfHosts); err != nil {
+			fe.addErr(err)
+			ok = false
+		}
+	}
+	return d, ok
+}
+
+const createFields = "slug, url, title, password, device_urls, expires_at, max_clicks, fallback_url, tags"
+
+// newLink is a decoded POST /api/v1/links body: the link, and the plain
+// password (empty: none) that the handler hashes into it.
+type newLink struct {
+	link     linkforge.Link
+	password string
+}
+
+// decodeCreateLink reads and validates the body of POST /api/v1/links. The
+// returned link has no tenant, and no slug when the client did not choose
+// one (the handler generates it). Every error is an *linkforge.Error: EInvalid
+// naming the fields, or ETooLarge when r is an exhausted
+// http.MaxBytesReader; or a wrapped read error.
+func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
+	members, err := readObject(r)
+	if err != nil {
+		return newLink{}, err
+	}
+	var pw string
+	l := linkforge.Link{Tags: []string{}}
+	var (
+		fe     fieldErrors
+		hasURL bool
+	)
+	for _, m := range members {
+		if isNull(m.value) && m.name != "url" {
+			// null is absence for the optional fields (and an error for
+			// unknown ones, below).
+			if !isCreateField(m.name) {
+				fe.add(fieldName(m.name), "unknown field; accepted fields are "+createFields)
+			}
+			continue
+		}
+		switch m.name {
+		case "slug":
+			if fe.str(m, &l.Slug) {
+				if err := linkforge.ValidateSlug(l.Slug); err != nil {
+					fe.addErr(err)
+				}
+			}
+		case "url":
+			hasURL = true
+			if isNull(m.value) {
+				fe.add("url", "is required")
+			} else if fe.str(m, &l.URL) {
+				if err := linkforge.ValidateTargetURL("url", l.URL, selfHosts); err != nil {
+					fe.addErr(err)
+				}
+			}
+		case "expires_at":
+			l.ExpiresAt, _ = fe.time(m)
+		case "max_clicks":
+			l.MaxClicks, _ = fe.count(m)
+		case "fallback_url":
+			if fe.str(m, &l.FallbackURL) && l.FallbackURL != "" {
+				if err := linkforge.ValidateTargetURL("fallback_url", l.FallbackURL, selfHosts); err != nil {
+					fe.addErr(err)
+				}
+			}
+		case "tags":
+			if tags, ok := fe.tags(m); ok {
+				l.Tags = tags
+			}
+		case "title":
+			l.Title, _ = fe.title(m)
+		case "password":
+			pw, _ = fe.password(m)
+		case "device_urls":
+			l.DeviceURLs, _ = fe.deviceURLs(m, selfHosts, true)
+		default:
+			fe.add(fieldName(m.name), "unknown field; accepted fields are "+createFields)
+		}
+	}
+	if !hasURL {
+		fe.add("url", "is required")
+	}
+	if err := linkforge.InvalidFields(fe); err != nil {
+		return newLink{}, err
+	}
+	return newLink{link: l, password: pw}, nil
+}
+
+func isCreateField(name string) bool {
+	switch name {
+	case "slug", "url", "expires_at", "max_clicks", "fallback_url", "tags", "title", "password", "device_urls":
+		return true
+	}
+	return false
+}
+
+const patchFields = "url, title, password, device_urls, expires_at, max_clicks, fallback_url, tags"
+
+// linkPatch is a decoded PATCH body: only the fields that were present
+// change; null clears expires_at, max_clicks, fallback_url, tags, title,
+// password and device_urls. device_urls replaces the whole set: a key left
+// out is cleared.
+type linkPatch struct {
+	setTitle    bool
+	title       string
+	setPassword bool
+	password    string // plain; empty with setPassword: remove the password
+	// passwordHash is password hashed, by the handler before the update
+	// transaction (a slow hash must not hold the write lock).
+	passwordHash string
+	setDevices   bool
+	devices      linkforge.DeviceURLs
+
+	setURL       bool
+	url          string
+	setExpiresAt bool
+	expiresAt    *time.Time
+	setMaxClicks bool
+	maxClicks    *int64
+	setFallback  bool
+	fallback     string
+	setTags      bool
+	tags         []string
+}
+
+// decodePatchLink reads the body of PATCH /api/v1/links/{slug}. It checks
+// types only: the merged link is validated as a whole inside the update
+// transaction.
+func decodePatchLink(r io.Reader) (linkPatch, error) {
+	members, err := readObject(r)
+	if err != nil {
+		return linkPatch{}, err
+	}
+	var (
+		p  linkPatch
+		fe fieldErrors
+	)
+	for _, m := range members {
+		null := isNull(m.value)
+		switch m.name {
+		case "url":
+			if null {
+				fe.add("url", "cannot be removed; it may only be replaced")
+			} else {
+				p.setURL = fe.str(m, &p.url)
+			}
+		case "expires_at":
+			p.setExpiresAt = true
+			if !null {
+				p.expiresAt, p.setExpiresAt = fe.time(m)
+			}
+		case "max_clicks":
+			p.setMaxClicks = true
+			if !null {
+				p.maxClicks, p.setMaxClicks = fe.count(m)
+			}
+		case "fallback_url":
+			p.setFallback = true
+			if !null {
+				p.setFallback = fe.str(m, &p.fallback)
+			}
+		case "tags":
+			p.setTags, p.tags = true, []string{}
+			if !null {
+				p.tags, p.setTags = fe.tags(m)
+			}
+		case "title":
+			p.setTitle = true
+			if !null {
+				p.title, p.setTitle = fe.title(m)
+			}
+		case "password":
+			p.setPassword = true
+			if !null {
+				p.password, p.setPassword = fe.password(m)
+			}
+		case "device_urls":
+			p.setDevices = true
+			if !null {
+				// Checked with the merged link, like url.
+				p.devices, p.setDevices = fe.deviceURLs(m, nil, false)
+			}
+		case "slug", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks",
+			"password_protected", "imported_clicks":
+			fe.add(m.name, "cannot be changed; fields that can are "+patchFields)
+		default:
+			fe.add(fieldName(m.name), "unknown field; fields that can be changed are "+patchFields)
+		}
+	}
+	if err := linkforge.InvalidFields(fe); err != nil {
+		return linkPatch{}, err
+	}
+	return p, nil
+}
+
+// apply changes l's present fields.
+func (p *linkPatch) apply(l *linkforge.Link) {
+	if p.setURL {
+		l.URL = p.url
+	}
+	if p.setExpiresAt {
+		l.ExpiresAt = p.expiresAt
+	}
+	if p.setMaxClicks {
+		l.MaxClicks = p.maxClicks
+	}
+	if p.setFallback {
+		l.FallbackURL = p.fallback
+	}
+	if p.setTags {
+		l.Tags = p.tags
+	}
+	if p.setTitle {
+		l.Title = p.title
+	}
+	if p.setPassword {
+		l.PasswordHash = p.passwordHash
+	}
+	if p.setDevices {
+		l.DeviceURLs = p.devices
+	}
+}

@@ -1,0 +1,50 @@
+package web
+
+import (
+	"context"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Store is what the server reads and writes: the links of the API and the
+// redirect, tokens, stats and analytics, alarms, webhooks and a tenant's
+// usage. It is the part of linkforge.Store the HTTP interface needs, so
+// that what the server can touch (not the rollup writes, the claims of due
+// work or token management, which belong to the counter, the scheduler
+// and the CLI) shows in its type. Both stores implement it.
+type Store interface {
+	// Links (links.go, bulk.go, listing; LinkBySlug: the redirect cache).
+	CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error)
+	LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error)
+	TenantLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error)
+	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
+	DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error)
+	linkforge.LinkLister
+
+	// TokenByHash authenticates a request (auth.go).
+	TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error)
+
+	// Stats and breakdowns (stats.go, analytics.go).
+	Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stats, error)
+	linkforge.AnalyticsStore
+
+	// Alarms (alarms.go).
+	ListAlarms(ctx context.Context, tenantID int64, state linkforge.AlarmState, limit int) ([]linkforge.Alarm, error)
+	RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.Time) (linkforge.Alarm, error)
+
+	// Webhooks and their deliveries (webhooks.go).
+	CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge.Webhook, error)
+	SetWebhookState(ctx context.Context, tenantID int64, id string, state linkforge.WebhookState, now time.Time) (linkforge.Webhook, error)
+	ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Webhook, error)
+	DeleteWebhook(ctx context.Context, tenantID int64, id string) error
+	ListDeliveries(ctx context.Context, tenantID int64, webhookID string, state linkforge.DeliveryState, limit int) ([]linkforge.Delivery, error)
+	RetryDelivery(ctx context.Context, tenantID, id int64, now time.Time) (linkforge.Delivery, error)
+
+	// TenantUsage answers GET /api/v1/tenant without a Config.Quota
+	// (tenant.go).
+	TenantUsage(ctx context.Context, tenantID int64, monthStart time.Time) (linkforge.TenantUsage, error)
+
+	// Ping is /readyz's database check (ops.go).
+	Ping(ctx context.Context) error
+}
