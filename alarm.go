@@ -1,7 +1,10 @@
 package linkforge
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -156,4 +159,76 @@ func AlarmStateFor(l *Link) AlarmState {
 		return AlarmDone
 	}
 	return AlarmScheduled
+}
+
+// Bounds of ListAlarms' limit, and of ListDeliveries'.
+const (
+	DefaultAlarmPage = 100
+	MaxAlarmPage     = 1000
+)
+
+// CompareAlarmsDue orders alarms earliest due first, then by id: the order
+// of ClaimAlarms and ListAlarms.
+func CompareAlarmsDue(a, b Alarm) int {
+	if c := a.DueAt.Compare(b.DueAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// CheckClaim refuses a claim (of alarms or deliveries) without an owner or
+// with a lease or limit that is not positive: a caller bug.
+func CheckClaim(owner string, lease time.Duration, limit int) error {
+	if owner == "" || limit <= 0 || lease <= 0 {
+		return fmt.Errorf("owner %q, lease %v, limit %d: need an owner and positive lease and limit", owner, lease, limit)
+	}
+	return nil
+}
+
+// CheckAlarmFilter refuses an unknown state filter of ListAlarms; "" (every
+// state) passes.
+func CheckAlarmFilter(state AlarmState) error {
+	if state != "" && !state.Valid() {
+		return InvalidField("state", fmt.Sprintf("unknown alarm state %q", state))
+	}
+	return nil
+}
+
+// AlarmNotDead is RetryAlarm's conflict: only a dead alarm is replayed.
+func AlarmNotDead(id int64, state AlarmState) *Error {
+	return Errorf(EConflict, "alarm %d is %s, not dead: only a dead alarm can be retried", id, state)
+}
+
+// Next is the state a failure leaves its alarm in, and when it is due
+// again: dead and never, or retrying at NextDue.
+func (f *AlarmFailure) Next() (AlarmState, *time.Time) {
+	if f.Dead {
+		return AlarmDead, nil
+	}
+	next := f.NextDue
+	return AlarmRetrying, &next
+}
+
+// AlarmErrorTime is how an AlarmError's time is kept in the stored errors
+// JSON: RFC 3339 in UTC, to the microsecond, formatted here rather than by
+// the database, whose text form depends on its session (PostgreSQL's
+// TimeZone).
+func AlarmErrorTime(t time.Time) string {
+	return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
+}
+
+// DecodeAlarmErrors reads the stored errors JSON of an alarm: never nil,
+// times in UTC.
+func DecodeAlarmErrors(b []byte) ([]AlarmError, error) {
+	errs := []AlarmError{}
+	if err := json.Unmarshal(b, &errs); err != nil {
+		return nil, fmt.Errorf("decode errors: %w", err)
+	}
+	for i := range errs {
+		errs[i].At = errs[i].At.UTC()
+	}
+	if errs == nil {
+		errs = []AlarmError{}
+	}
+	return errs, nil
 }

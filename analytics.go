@@ -43,6 +43,26 @@ type Breakdown struct {
 	Rest   int64
 }
 
+// BreakdownRow is a row of a store's breakdown query: one listed value and
+// the total of every value, on every row.
+type BreakdownRow struct {
+	ValueCount
+	Total int64
+}
+
+// NewBreakdown is the Breakdown of the listed values of a dimension: Rest
+// is what they leave of the total (0 clicks when there is no row).
+func NewBreakdown(rows []BreakdownRow) Breakdown {
+	b := Breakdown{Values: make([]ValueCount, 0, len(rows))}
+	for _, r := range rows {
+		b.Total = r.Total
+		b.Values = append(b.Values, r.ValueCount)
+		b.Rest -= r.Count
+	}
+	b.Rest += b.Total
+	return b
+}
+
 // TopLinksQuery asks for a tenant's most clicked links over the hours in
 // [From, To) (starts of UTC hours, as in BreakdownQuery).
 type TopLinksQuery struct {

@@ -66,3 +66,27 @@ func (c *ClickDims) Value(d Dimension) string {
 	}
 	return c[d]
 }
+
+// NamedDimRow is a click_dims row as a store reads it back: its dimension
+// by the name it is stored under.
+type NamedDimRow struct {
+	DimRow
+	Name string
+}
+
+// KnownDimRows are the rows of named whose dimension this binary knows,
+// their hours in UTC: a dimension a later release added is not this one's
+// to count.
+func KnownDimRows(named []NamedDimRow) []DimRow {
+	var out []DimRow
+	for _, n := range named {
+		dim, ok := ParseDimension(n.Name)
+		if !ok {
+			continue
+		}
+		d := n.DimRow
+		d.Hour, d.Dim = d.Hour.UTC(), dim
+		out = append(out, d)
+	}
+	return out
+}

@@ -21,6 +21,16 @@ type QuotaChange struct {
 	MaxClicksPerMonth QuotaValue
 }
 
+// Check refuses a negative quota: a quota is 0 or more, or none.
+func (ch QuotaChange) Check() error {
+	for _, v := range []QuotaValue{ch.MaxLinks, ch.MaxClicksPerMonth} {
+		if v.Set && v.Value != nil && *v.Value < 0 {
+			return Errorf(EInvalid, "a quota is 0 or more")
+		}
+	}
+	return nil
+}
+
 // QuotaValue is one field of a QuotaChange.
 type QuotaValue struct {
 	Set   bool

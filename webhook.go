@@ -1,6 +1,7 @@
 package linkforge
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -264,13 +265,13 @@ type LimitData struct {
 	Total     int64  `json:"total"`
 }
 
-// AlarmDeadData is the data of an alarm.dead event.
+// AlarmDeadData is the data of an alarm.dead event (AlarmDeadEvents).
 type AlarmDeadData struct {
 	AlarmID  int64  `json:"alarm_id"`
 	Alarm    string `json:"alarm"` // "link_expiry"
-	LinkID   int64  `json:"-"`
+	Link     string `json:"link"`  // the slug of the alarm's link
 	Attempts int    `json:"attempts"`
-	Error    string `json:"error"`
+	Error    string `json:"error"` // of the last failure
 }
 
 // NewEvent builds the event of type typ with data, at now: a fresh evt_ id
@@ -289,4 +290,66 @@ func NewEvent(tenantID int64, typ string, data any, now time.Time) (Event, error
 		return Event{}, fmt.Errorf("event %s: %w", typ, err)
 	}
 	return Event{ID: id, TenantID: tenantID, Type: typ, Body: body}, nil
+}
+
+// ForCreate is w as CreateWebhook stores it at now: active, created at now
+// unless the caller set a time, truncated to microseconds.
+func (w Webhook) ForCreate(now time.Time) Webhook {
+	if w.CreatedAt.IsZero() {
+		w.CreatedAt = now
+	}
+	w.CreatedAt = w.CreatedAt.UTC().Truncate(time.Microsecond)
+	w.State = WebhookActive
+	return w
+}
+
+// The errors a store leaves on the deliveries that a disabled webhook
+// stops.
+const (
+	StoppedDisabled = "webhook disabled"
+	StoppedGone     = "webhook disabled: the receiver answered 410 Gone"
+)
+
+// CheckDeliveryFilter refuses an unknown state filter of ListDeliveries; ""
+// (every state) passes.
+func CheckDeliveryFilter(state DeliveryState) error {
+	if state != "" && !state.Valid() {
+		return InvalidField("state", fmt.Sprintf("unknown delivery state %q", state))
+	}
+	return nil
+}
+
+// CheckDeliveryRetry is RetryDelivery's rule: only a dead delivery of an
+// enabled webhook is replayed; otherwise EConflict.
+func CheckDeliveryRetry(id int64, state DeliveryState, webhook WebhookState) error {
+	if state != DeliveryDead {
+		return Errorf(EConflict, "delivery %d is %s, not dead: only a dead delivery can be retried", id, state)
+	}
+	if webhook == WebhookDisabled {
+		return Errorf(EConflict, "the webhook of delivery %d is disabled: enable it first", id)
+	}
+	return nil
+}
+
+// Normalized is c as a store runs it: checked (CheckClaim), Now truncated
+// to microseconds in UTC, and non-nil skip lists: a NULL list in SQL's NOT
+// IN would pass no delivery at all.
+func (c DeliveryClaim) Normalized() (DeliveryClaim, error) {
+	if err := CheckClaim(c.Owner, c.Lease, c.Limit); err != nil {
+		return DeliveryClaim{}, err
+	}
+	c.Now = c.Now.UTC().Truncate(time.Microsecond)
+	if c.SkipWebhooks == nil {
+		c.SkipWebhooks = []string{}
+	}
+	if c.SkipTenants == nil {
+		c.SkipTenants = []int64{}
+	}
+	return c, nil
+}
+
+// CompareDeliveriesDue orders claimed deliveries earliest due first, then
+// by id.
+func CompareDeliveriesDue(a, b Delivery) int {
+	return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
 }

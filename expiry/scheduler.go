@@ -13,10 +13,14 @@
 // and 64 s later; the seventh failure leaves the alarm dead, logged,
 // counted and listed, until an operator replays it.
 //
-// The same loop serves other kinds of durable due work (Config.Work: the
-// webhook deliveries of package webhook): one timer armed at the earliest
-// due instant of every kind, one claim per kind when it fires, the same
-// lease, batch bound and backoff. See docs/adr/015-webhooks.md.
+// The Scheduler is the node's one scheduler of durable due work, not of
+// expiry alone: the same loop serves the other kinds (Config.Work: the
+// webhook deliveries of package webhook), with one timer armed at the
+// earliest due instant of every kind, one claim per kind when it fires, the
+// same lease, batch bound and backoff. The package keeps its name because
+// the alarms came first. A store's commit that adds due work wakes it
+// through the hook both are built with (Config.Wake, the store's
+// WithWake), rather than at its next re-read. See docs/adr/015-webhooks.md.
 //
 // Running an alarm twice is harmless: ExpireLinks sets expired_at once and
 // the hooks must be idempotent. Nothing here is the guarantee that an
@@ -43,6 +47,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/wake"
 )
 
 // Hook is called for each link its alarm found expired, after expired_at
@@ -123,7 +128,11 @@ type Config struct {
 	OnExpired []Hook
 	// Work are the other kinds of due work this Scheduler claims (the
 	// webhook deliveries).
-	Work     []Work
+	Work []Work
+	// Wake, when set, is the hook the store was opened with (its
+	// WithWake): New sets Reschedule on it, so that a commit adding due
+	// work wakes this Scheduler at once.
+	Wake     *wake.Hook
 	Logger   *slog.Logger          // nil: discard
 	Registry prometheus.Registerer // nil: metrics are not registered
 	// Lease is how long a claimed alarm stays with this node; a node that
@@ -245,6 +254,9 @@ func New(cfg Config) (*Scheduler, error) {
 		if err := s.m.register(cfg.Registry); err != nil {
 			return nil, fmt.Errorf("expiry: register metrics: %w", err)
 		}
+	}
+	if cfg.Wake != nil {
+		cfg.Wake.Set(s.Reschedule)
 	}
 	return s, nil
 }

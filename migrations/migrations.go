@@ -79,6 +79,10 @@ func Version(ctx context.Context, db *sql.DB, dialect Dialect) (int64, error) {
 	return v, nil
 }
 
+// Provider returns the goose provider of dialect's migrations over db: for
+// the tests that move a schema down and up by version.
+func Provider(db *sql.DB, dialect Dialect) (*goose.Provider, error) { return provider(db, dialect) }
+
 func provider(db *sql.DB, dialect Dialect) (*goose.Provider, error) {
 	sub, err := fs.Sub(files, string(dialect))
 	if err != nil {

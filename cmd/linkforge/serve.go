@@ -19,6 +19,7 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/quota"
@@ -168,7 +169,10 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	if err != nil {
 		return a.fail("cannot open geoip database (--geoip-db)", err)
 	}
-	st, err := a.openStore()
+	// The outbox writes of this node wake its scheduler at once, through
+	// the hook both are built with.
+	deliveriesDue := new(wake.Hook)
+	st, err := a.openStore(deliveriesDue)
 	if err != nil {
 		return a.fail("cannot open store", err)
 	}
@@ -278,12 +282,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		Registry:  registry,
 		OnExpired: hooks,
 		Work:      []expiry.Work{deliveries},
+		Wake:      deliveriesDue,
 	})
 	if err != nil {
 		return a.fail("cannot create expiry scheduler", err)
 	}
-	// The outbox writes of this node wake its scheduler at once.
-	st.OnDeliveries(sched.Reschedule)
 
 	// A nil *postgres.Bus must not become a non-nil interface.
 	var (

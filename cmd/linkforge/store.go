@@ -6,9 +6,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/sqlite"
 )
@@ -21,16 +21,15 @@ const sqliteFile = "linkforge.db"
 type store interface {
 	linkforge.Store
 	Migrate(ctx context.Context) error
-	// OnDeliveries sets who is told of webhook deliveries this node's
-	// writes added (the scheduler).
-	OnDeliveries(func(due time.Time))
 }
 
 // openStore creates the data dir (the node journal lives there whatever the
 // main store is), opens the main store the config names, and migrates it.
 // Every command migrates: `token create` on a fresh data dir must work
 // before the first `serve`, and goose makes a second run a no-op.
-func (a *app) openStore() (store, error) {
+// A non-nil deliveries is told of the webhook deliveries this node's
+// writes add (the scheduler's Config.Wake).
+func (a *app) openStore(deliveries ...*wake.Hook) (store, error) {
 	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
@@ -38,10 +37,14 @@ func (a *app) openStore() (store, error) {
 		s   store
 		err error
 	)
+	var h *wake.Hook
+	if len(deliveries) > 0 {
+		h = deliveries[0]
+	}
 	if a.cfg.usesPostgres() {
-		s, err = openPostgres(a.ctx, a.cfg.DatabaseURL)
+		s, err = openPostgres(a.ctx, a.cfg.DatabaseURL, h)
 	} else {
-		s, err = openSQLite(a.ctx, a.sqlitePath())
+		s, err = openSQLite(a.ctx, a.sqlitePath(), h)
 	}
 	if err != nil {
 		return nil, err
@@ -56,16 +59,24 @@ func (a *app) openStore() (store, error) {
 // openSQLite and openPostgres return a nil interface, not a typed nil
 // pointer, when opening fails. The stores' errors already name the
 // operation and the database (without its password).
-func openSQLite(ctx context.Context, path string) (store, error) {
-	db, err := sqlite.Open(ctx, path)
+func openSQLite(ctx context.Context, path string, h *wake.Hook) (store, error) {
+	var opts []sqlite.Option
+	if h != nil {
+		opts = append(opts, sqlite.WithWake(h))
+	}
+	db, err := sqlite.Open(ctx, path, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return db, nil
 }
 
-func openPostgres(ctx context.Context, dsn string) (store, error) {
-	db, err := postgres.Open(ctx, dsn)
+func openPostgres(ctx context.Context, dsn string, h *wake.Hook) (store, error) {
+	var opts []postgres.Option
+	if h != nil {
+		opts = append(opts, postgres.WithWake(h))
+	}
+	db, err := postgres.Open(ctx, dsn, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,12 +18,6 @@ import (
 // alias a.
 var alarmColumns = "a." + strings.Join([]string{"id", "link_id", "tenant_id", "due_at", "state", "attempt",
 	"errors", "lease_owner", "lease_expires_at", "lease_seq", "created_at", "updated_at"}, ", a.")
-
-// Bounds of ListAlarms' limit.
-const (
-	defaultAlarmPage = 100
-	maxAlarmPage     = 1000
-)
 
 // scheduleAlarmSQL creates the alarm of a link that has an expiry, or moves
 // the existing one: due at the new expiry, attempt 0, no lease, errors
@@ -42,13 +35,13 @@ const scheduleAlarmSQL = `INSERT INTO link_alarms (link_id, tenant_id, due_at, s
 // statement's snapshot is re-checked against the WHERE clause once locked,
 // so an alarm that another node has just claimed is not claimed again.
 func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]linkforge.Alarm, error) {
-	if owner == "" || limit <= 0 || lease <= 0 {
-		return nil, fmt.Errorf("postgres: claim alarms: owner %q, lease %v, limit %d: need an owner and positive lease and limit", owner, lease, limit)
+	if err := linkforge.CheckClaim(owner, lease, limit); err != nil {
+		return nil, fmt.Errorf("postgres: claim alarms: %w", err)
 	}
 	now = now.UTC().Truncate(time.Microsecond)
 	// The SET expressions see the row as it was: state and lease_owner are
 	// the previous claim's when an expired lease is taken over.
-	rows, err := db.pool.Query(ctx,
+	alarms, err := query(ctx, db.pool, alarmScan(false),
 		`WITH due AS (
 			SELECT id FROM link_alarms
 			WHERE (state IN ('scheduled', 'retrying') AND due_at <= $1)
@@ -70,16 +63,12 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 			updated_at = $1
 		FROM due WHERE a.id = due.id
 		RETURNING `+alarmColumns,
-		now, limit, owner, now.Add(lease), formatTime(now))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: claim alarms: %w", err)
-	}
-	alarms, err := scanAlarms(rows, false)
+		now, limit, owner, now.Add(lease), linkforge.AlarmErrorTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim alarms: %w", err)
 	}
 	// RETURNING promises no order.
-	slices.SortFunc(alarms, compareDue)
+	slices.SortFunc(alarms, linkforge.CompareAlarmsDue)
 	return alarms, nil
 }
 
@@ -98,8 +87,8 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	links := []linkforge.Link{}
 	var ob outbox
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		links = links[:0]
-		rows, err := tx.Query(ctx,
+		var err error
+		links, err = query(ctx, tx, linkScan(false),
 			`UPDATE links l SET expired_at = CASE WHEN l.expired_at IS NULL OR l.expired_at < l.expires_at
 				THEN $2 ELSE l.expired_at END
 			 WHERE l.id = ANY($1) AND l.expires_at <= $2
@@ -108,22 +97,10 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			l, err := scanLink(rows, false)
-			if err != nil {
-				return err
-			}
-			links = append(links, l)
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		rows.Close()
 		// link.expired for the links this call expired (expired_at is
 		// now), not again for a replayed run that kept an earlier one.
 		for _, l := range links {
-			if l.ExpiredAt != nil && l.ExpiredAt.Equal(now) {
+			if linkforge.JustExpired(l, now) {
 				if err := ob.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
 					return err
 				}
@@ -175,13 +152,8 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	for i, f := range failures {
 		atTimes[i] = f.At.UTC().Truncate(time.Microsecond)
 		ids[i], owners[i], seqs[i] = f.Lease.AlarmID, f.Lease.Owner, f.Lease.Seq
-		states[i], ats[i], errs[i] = string(linkforge.AlarmRetrying), formatTime(f.At), f.Error
-		if f.Dead {
-			states[i] = string(linkforge.AlarmDead)
-		} else {
-			next := f.NextDue
-			nexts[i] = &next
-		}
+		state, next := f.Next()
+		states[i], nexts[i], ats[i], errs[i] = string(state), next, linkforge.AlarmErrorTime(f.At), f.Error
 	}
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
@@ -200,44 +172,34 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
-	changed := []int64{}
-	var dead []alarmDead
-	for rows.Next() {
-		var d alarmDead
+	changed, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (linkforge.FailedAlarm, error) {
+		var a linkforge.FailedAlarm
 		var state string
 		var slug *string
-		if err := rows.Scan(&d.id, &d.tenant, &state, &d.attempts, &slug); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("postgres: fail alarms: %w", err)
-		}
+		err := row.Scan(&a.ID, &a.TenantID, &state, &a.Attempts, &slug)
+		a.State = linkforge.AlarmState(state)
 		if slug != nil {
-			d.slug = *slug
+			a.Slug = *slug
 		}
-		changed = append(changed, d.id)
-		if linkforge.AlarmState(state) == linkforge.AlarmDead {
-			dead = append(dead, d)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return a, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
+	}
+	evs, err := linkforge.AlarmDeadEvents(changed, failures)
+	if err != nil {
+		return nil, err
 	}
 	var ob outbox
 	at := failures[0].At
-	for _, d := range dead {
-		ev, err := linkforge.NewEvent(d.tenant, linkforge.EventAlarmDead, d.data(failures), at)
-		if err != nil {
-			return nil, err
-		}
-		if err := ob.enqueue(ctx, tx, ev, at, ""); err != nil {
-			return nil, fmt.Errorf("postgres: fail alarms: %w", err)
-		}
+	if err := ob.enqueueAll(ctx, tx, evs, at); err != nil {
+		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
 	ob.done(db, at)
-	return changed, nil
+	return linkforge.FailedAlarmIDs(changed), nil
 }
 
 // NextAlarmDue reads the minimum of each partial index: two index probes.
@@ -260,26 +222,19 @@ func (db *DB) NextAlarmDue(ctx context.Context) (time.Time, bool, error) {
 // ListAlarms returns the tenant's alarms in state ("" for all), earliest
 // due first, with their links' slugs.
 func (db *DB) ListAlarms(ctx context.Context, tenantID int64, state linkforge.AlarmState, limit int) ([]linkforge.Alarm, error) {
-	if limit <= 0 {
-		limit = defaultAlarmPage
+	if err := linkforge.CheckAlarmFilter(state); err != nil {
+		return nil, err
 	}
-	limit = min(limit, maxAlarmPage)
+	limit = linkforge.PageLimit(limit, linkforge.DefaultAlarmPage, linkforge.MaxAlarmPage)
 	q := `SELECT ` + alarmColumns + `, l.slug FROM link_alarms a JOIN links l ON l.id = a.link_id
 		  WHERE a.tenant_id = $1`
 	args := []any{tenantID, limit}
 	if state != "" {
-		if !state.Valid() {
-			return nil, linkforge.InvalidField("state", fmt.Sprintf("unknown alarm state %q", state))
-		}
 		q += ` AND a.state = $3`
 		args = append(args, string(state))
 	}
 	q += ` ORDER BY a.due_at, a.id LIMIT $2`
-	rows, err := db.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list alarms: %w", err)
-	}
-	alarms, err := scanAlarms(rows, true)
+	alarms, err := query(ctx, db.pool, alarmScan(true), q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list alarms: %w", err)
 	}
@@ -290,7 +245,7 @@ func (db *DB) ListAlarms(ctx context.Context, tenantID int64, state linkforge.Al
 // nothing was replayed does a second query tell not found from not dead.
 func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.Time) (linkforge.Alarm, error) {
 	now = now.UTC().Truncate(time.Microsecond)
-	rows, err := db.pool.Query(ctx,
+	alarms, err := query(ctx, db.pool, alarmScan(true),
 		`WITH a AS (
 			UPDATE link_alarms SET state = 'scheduled', due_at = $3, attempt = 0, updated_at = $3
 			WHERE id = $1 AND tenant_id = $2 AND state = 'dead'
@@ -298,10 +253,6 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 		)
 		SELECT `+alarmColumns+`, l.slug FROM a JOIN links l ON l.id = a.link_id`,
 		alarmID, tenantID, now)
-	if err != nil {
-		return linkforge.Alarm{}, fmt.Errorf("postgres: retry alarm: %w", err)
-	}
-	alarms, err := scanAlarms(rows, true)
 	if err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("postgres: retry alarm: %w", err)
 	}
@@ -317,15 +268,13 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 	if err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("postgres: retry alarm: %w", err)
 	}
-	return linkforge.Alarm{}, linkforge.Errorf(linkforge.EConflict, "alarm %d is %s, not dead: only a dead alarm can be retried", alarmID, state)
+	return linkforge.Alarm{}, linkforge.AlarmNotDead(alarmID, linkforge.AlarmState(state))
 }
 
-// scanAlarms reads and closes rows of alarm columns, followed by the slug
-// if withSlug.
-func scanAlarms(rows pgx.Rows, withSlug bool) ([]linkforge.Alarm, error) {
-	defer rows.Close()
-	alarms := []linkforge.Alarm{}
-	for rows.Next() {
+// alarmScan reads a row of alarm columns, followed by the slug if
+// withSlug.
+func alarmScan(withSlug bool) func(pgx.Row) (linkforge.Alarm, error) {
+	return func(rows pgx.Row) (linkforge.Alarm, error) {
 		var (
 			a     linkforge.Alarm
 			state string
@@ -338,42 +287,19 @@ func scanAlarms(rows pgx.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 			dest = append(dest, &a.Slug)
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, err
+			return a, err
 		}
 		// pgx returns timestamptz in the local zone; the stores speak UTC.
 		a.DueAt, a.CreatedAt, a.UpdatedAt = a.DueAt.UTC(), a.CreatedAt.UTC(), a.UpdatedAt.UTC()
-		a.LeaseExpiresAt = normTime(a.LeaseExpiresAt)
+		a.LeaseExpiresAt = linkforge.NormalizeTime(a.LeaseExpiresAt)
 		a.State = linkforge.AlarmState(state)
 		if owner != nil {
 			a.LeaseOwner = *owner
 		}
-		if err := json.Unmarshal(errs, &a.Errors); err != nil {
-			return nil, fmt.Errorf("alarm %d: decode errors: %w", a.ID, err)
+		var err error
+		if a.Errors, err = linkforge.DecodeAlarmErrors(errs); err != nil {
+			return a, fmt.Errorf("alarm %d: %w", a.ID, err)
 		}
-		for i := range a.Errors {
-			a.Errors[i].At = a.Errors[i].At.UTC()
-		}
-		if a.Errors == nil {
-			a.Errors = []linkforge.AlarmError{}
-		}
-		alarms = append(alarms, a)
+		return a, nil
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return alarms, nil
-}
-
-// formatTime is how error times are kept in the errors JSON: RFC 3339 in
-// UTC, to the microsecond, as on SQLite. Formatted here rather than by
-// PostgreSQL, whose text form depends on the session's TimeZone.
-func formatTime(t time.Time) string {
-	return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
-}
-
-func compareDue(a, b linkforge.Alarm) int {
-	if c := a.DueAt.Compare(b.DueAt); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
 }

@@ -2,16 +2,16 @@ package postgres_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/postgres"
 )
 
@@ -27,10 +27,7 @@ func TestMigrationBackfillsAlarms(t *testing.T) {
 	defer db.Close()
 	sqlDB := stdlib.OpenDBFromPool(db.Pool())
 	defer sqlDB.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, os.DirFS("../../migrations/postgres"))
-	if err != nil {
-		t.Fatalf("goose: %v", err)
-	}
+	p := testdb.Migrations(t, migrations.Postgres, sqlDB)
 	if _, err := p.UpTo(ctx, 1); err != nil {
 		t.Fatalf("migrate to version 1: %v", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/linkforge/linkforge"
 )
 
@@ -69,34 +71,26 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 		}
 	}
 	sp := linkforge.SplitDays(q.From, q.To)
-	query, args := tenantBreakdownSQL, []any{q.TenantID, q.Dimension.String(), q.From, q.To, q.Limit,
+	stmt, args := tenantBreakdownSQL, []any{q.TenantID, q.Dimension.String(), q.From, q.To, q.Limit,
 		sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom}
 	if q.LinkID != 0 {
 		// The EXISTS keeps the answer empty if the link was deleted
 		// between the check and the query.
-		query, args = linkBreakdownSQL, []any{q.LinkID, q.Dimension.String(), q.From, q.To, q.Limit, q.TenantID,
+		stmt, args = linkBreakdownSQL, []any{q.LinkID, q.Dimension.String(), q.From, q.To, q.Limit, q.TenantID,
 			sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom}
 	}
-	rows, err := db.pool.Query(ctx, query, args...)
+	rows, err := query(ctx, db.pool, scanBreakdownRow, stmt, args...)
 	if err != nil {
 		return linkforge.Breakdown{}, fmt.Errorf("postgres: breakdown: %w", err)
 	}
-	defer rows.Close()
-	b := linkforge.Breakdown{Values: []linkforge.ValueCount{}}
-	listed := int64(0)
-	for rows.Next() {
-		var v linkforge.ValueCount
-		if err := rows.Scan(&v.Value, &v.Count, &b.Total); err != nil {
-			return linkforge.Breakdown{}, fmt.Errorf("postgres: breakdown: %w", err)
-		}
-		listed += v.Count
-		b.Values = append(b.Values, v)
-	}
-	if err := rows.Err(); err != nil {
-		return linkforge.Breakdown{}, fmt.Errorf("postgres: breakdown: %w", err)
-	}
-	b.Rest = b.Total - listed
-	return b, nil
+	return linkforge.NewBreakdown(rows), nil
+}
+
+// scanBreakdownRow reads (value, count, total).
+func scanBreakdownRow(r pgx.Row) (linkforge.BreakdownRow, error) {
+	var b linkforge.BreakdownRow
+	err := r.Scan(&b.Value, &b.Count, &b.Total)
+	return b, err
 }
 
 // topLinksSQL ranks a tenant's links over the hours [$2, $7): whole days

@@ -1,14 +1,11 @@
 package postgres_test
 
 import (
-	"database/sql"
-	"os"
 	"testing"
-
-	"github.com/pressly/goose/v3"
 
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
@@ -25,15 +22,7 @@ func TestStatsSpeedMigrationBackfills(t *testing.T) {
 	tenant := storetest.WriteBeforeStatsSpeed(t, db)
 	storetest.CheckAfterStatsSpeed(t, db, tenant)
 
-	raw, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, raw, os.DirFS("../../migrations/postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, p := testdb.Schema(t, migrations.Postgres, url)
 	if _, err := p.DownTo(ctx, 7); err != nil {
 		t.Fatalf("migrate down to 00007: %v", err)
 	}

@@ -407,7 +407,7 @@ func (b *Bus) PublishInvalidate(slug string) {
 // PublishExpired queues the expiry of l.
 func (b *Bus) PublishExpired(l linkforge.Link) {
 	b.enqueue(eventKey{kind: wireExpired, link: l.ID}, wireEvent{Type: wireExpired, Tenant: l.TenantID,
-		Link: l.ID, Slug: l.Slug, ExpiresAt: normTime(l.ExpiresAt), ExpiredAt: normTime(l.ExpiredAt)})
+		Link: l.ID, Slug: l.Slug, ExpiresAt: linkforge.NormalizeTime(l.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(l.ExpiredAt)})
 }
 
 // PublishLink queues a link write. A queued event of the same link and
@@ -740,7 +740,7 @@ func (b *Bus) deliver(payload string) {
 			b.handler.PeerInvalidate(e.Slug)
 		case wireExpired:
 			b.handler.PeerExpired(linkforge.Link{ID: e.Link, TenantID: e.Tenant, Slug: e.Slug,
-				ExpiresAt: normTime(e.ExpiresAt), ExpiredAt: normTime(e.ExpiredAt)})
+				ExpiresAt: linkforge.NormalizeTime(e.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(e.ExpiredAt)})
 		case wireLink:
 			op := linkforge.LinkOp(e.Op)
 			if !op.Valid() || e.Tenant == 0 {

@@ -21,12 +21,11 @@ type dimColumns struct {
 	counts []int64
 }
 
-// dimArrays checks dims (EInvalid for a row no flush can produce: an hour
-// that is not the start of a UTC hour, an unknown dimension, an empty value,
-// a negative count), keeps the largest count of each key (one statement may
-// not update a row twice) and returns them sorted by key, the order in which
-// concurrent writers take row locks.
-func dimArrays(dims []linkforge.DimRow) (dimColumns, error) {
+// dimArrays keeps the largest count of each key of dims, checked by
+// linkforge.CheckFlush (one statement may not update a row twice), and
+// returns them sorted by key, the order in which concurrent writers take
+// row locks.
+func dimArrays(dims []linkforge.DimRow) dimColumns {
 	type key struct {
 		link, hour int64
 		dim        linkforge.Dimension
@@ -34,18 +33,6 @@ func dimArrays(dims []linkforge.DimRow) (dimColumns, error) {
 	}
 	latest := make(map[key]int, len(dims))
 	for i, d := range dims {
-		if !d.Hour.Equal(d.Hour.Truncate(time.Hour)) {
-			return dimColumns{}, linkforge.InvalidField("hour", fmt.Sprintf("%s is not the start of an hour", d.Hour.UTC().Format(time.RFC3339Nano)))
-		}
-		if d.Dim >= linkforge.NumDimensions {
-			return dimColumns{}, linkforge.InvalidField("dimension", fmt.Sprintf("unknown dimension %d", d.Dim))
-		}
-		if d.Value == "" {
-			return dimColumns{}, linkforge.InvalidField("value", "must not be empty")
-		}
-		if d.Count < 0 {
-			return dimColumns{}, linkforge.InvalidField("count", fmt.Sprintf("negative count %d", d.Count))
-		}
 		k := key{d.LinkID, d.Hour.Unix(), d.Dim, d.Value}
 		if j, ok := latest[k]; !ok || dims[j].Count <= d.Count {
 			latest[k] = i
@@ -69,39 +56,19 @@ func dimArrays(dims []linkforge.DimRow) (dimColumns, error) {
 	for i, d := range batch {
 		c.ids[i], c.hours[i], c.dims[i], c.values[i], c.counts[i] = d.LinkID, d.Hour, d.Dim.String(), d.Value, d.Count
 	}
-	return c, nil
+	return c
 }
 
 // NodeDims returns nodeID's click_dims rows whose hour is at or after from
 // (the hour index keeps it to those hours).
 func (db *DB) NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error) {
-	rows, err := db.pool.Query(ctx,
+	named, err := query(ctx, db.pool, scanDimRow,
 		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE hour >= $1 AND node_id = $2`,
 		ceilMicro(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
 	}
-	defer rows.Close()
-	var out []linkforge.DimRow
-	for rows.Next() {
-		var (
-			d    linkforge.DimRow
-			name string
-		)
-		if err := rows.Scan(&d.LinkID, &d.Hour, &name, &d.Value, &d.Count); err != nil {
-			return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
-		}
-		dim, ok := linkforge.ParseDimension(name)
-		if !ok {
-			continue // a dimension a later release added: not this binary's to count
-		}
-		d.Hour, d.Dim = d.Hour.UTC(), dim
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
-	}
-	return out, nil
+	return linkforge.KnownDimRows(named), nil
 }
 
 // NodeLinkClicks returns nodeID's rollup rows of linkID with a bucket in
@@ -114,49 +81,24 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
 	}
 	defer tx.Rollback(ctx)
-	rows, err := tx.Query(ctx,
-		`SELECT bucket, count FROM click_rollup WHERE link_id = $1 AND bucket >= $2 AND bucket < $3 AND node_id = $4`,
+	mins, err := query(ctx, tx, scanRollupRow,
+		`SELECT link_id, bucket, count FROM click_rollup WHERE link_id = $1 AND bucket >= $2 AND bucket < $3 AND node_id = $4`,
 		linkID, ceilMicro(from), ceilMicro(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
 	}
-	var mins []linkforge.RollupRow
-	for rows.Next() {
-		r := linkforge.RollupRow{LinkID: linkID}
-		if err := rows.Scan(&r.Bucket, &r.Count); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
-		}
-		r.Bucket = r.Bucket.UTC()
-		mins = append(mins, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
-	}
-	rows, err = tx.Query(ctx,
-		`SELECT hour, dimension, value, count FROM click_dims WHERE link_id = $1 AND hour >= $2 AND hour < $3 AND node_id = $4`,
+	named, err := query(ctx, tx, scanDimRow,
+		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE link_id = $1 AND hour >= $2 AND hour < $3 AND node_id = $4`,
 		linkID, ceilMicro(from), ceilMicro(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: node dimensions of link %d: %w", linkID, err)
 	}
-	defer rows.Close()
-	var dims []linkforge.DimRow
-	for rows.Next() {
-		d := linkforge.DimRow{LinkID: linkID}
-		var name string
-		if err := rows.Scan(&d.Hour, &name, &d.Value, &d.Count); err != nil {
-			return nil, nil, fmt.Errorf("postgres: node dimensions of link %d: %w", linkID, err)
-		}
-		dim, ok := linkforge.ParseDimension(name)
-		if !ok {
-			continue // a dimension a later release added: not this binary's to count
-		}
-		d.Hour, d.Dim = d.Hour.UTC(), dim
-		dims = append(dims, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("postgres: node dimensions of link %d: %w", linkID, err)
-	}
-	return mins, dims, nil
+	return mins, linkforge.KnownDimRows(named), nil
+}
+
+// scanDimRow reads (link_id, hour, dimension, value, count).
+func scanDimRow(r pgx.Row) (linkforge.NamedDimRow, error) {
+	var d linkforge.NamedDimRow
+	err := r.Scan(&d.LinkID, &d.Hour, &d.Name, &d.Value, &d.Count)
+	return d, err
 }

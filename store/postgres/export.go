@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/linkforge/linkforge"
 )
 
@@ -13,27 +15,12 @@ import (
 // (tenant_id, id) index, so an export of a million links holds neither a
 // transaction nor a connection while the client reads.
 func (db *DB) ExportLinks(ctx context.Context, tenantID, afterID int64, limit int) ([]linkforge.Link, error) {
-	if limit <= 0 {
-		limit = defaultPageSize
-	}
-	limit = min(limit, maxPageSize)
-	rows, err := db.pool.Query(ctx,
+	limit = linkforge.PageLimit(limit, defaultPageSize, maxPageSize)
+	links, err := query(ctx, db.pool, linkScan(true),
 		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
 		 WHERE l.tenant_id = $1 AND l.id > $2 ORDER BY l.id LIMIT $3`,
 		tenantID, afterID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: export links: %w", err)
-	}
-	defer rows.Close()
-	links := make([]linkforge.Link, 0, limit)
-	for rows.Next() {
-		l, err := scanLink(rows, true)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: export links: %w", err)
-		}
-		links = append(links, l)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: export links: %w", err)
 	}
 	return links, nil
@@ -50,18 +37,14 @@ func (db *DB) SlugTenants(ctx context.Context, slugs []string) (map[string]int64
 	if err != nil {
 		return nil, fmt.Errorf("postgres: slug tenants: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			slug   string
-			tenant int64
-		)
-		if err := rows.Scan(&slug, &tenant); err != nil {
-			return nil, fmt.Errorf("postgres: slug tenants: %w", err)
-		}
+	var (
+		slug   string
+		tenant int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&slug, &tenant}, func() error {
 		owners[slug] = tenant
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("postgres: slug tenants: %w", err)
 	}
 	return owners, nil

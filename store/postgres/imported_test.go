@@ -1,15 +1,13 @@
 package postgres_test
 
 import (
-	"database/sql"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
 )
 
 // TestImportedClicksMigrationCaps: a link an older version imported with
@@ -20,15 +18,7 @@ import (
 func TestImportedClicksMigrationCaps(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.New(t)
-	raw, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, raw, os.DirFS("../../migrations/postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, p := testdb.Schema(t, migrations.Postgres, url)
 	if _, err := p.UpTo(ctx, 10); err != nil {
 		t.Fatalf("migrate to 00010: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -190,32 +189,11 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
-	l := old
-	// fn gets its own copies of the pointed-to values, so that it cannot
-	// change old through them.
-	l.ExpiresAt = copyPtr(old.ExpiresAt)
-	l.ExpiredAt = copyPtr(old.ExpiredAt)
-	l.MaxClicks = copyPtr(old.MaxClicks)
-	l.Tags = append([]string{}, old.Tags...)
-	if err := fn(&l); err != nil {
+	up, err := linkforge.ApplyLinkUpdate(old, now(), fn)
+	if err != nil {
 		return linkforge.Link{}, err
 	}
-	l = normalizeLink(l)
-	l.ID, l.TenantID, l.Slug, l.CreatedAt = old.ID, old.TenantID, old.Slug, old.CreatedAt
-	// Clicks is the rollup total plus ImportedClicks, which fn may change.
-	l.Clicks = old.Clicks - old.ImportedClicks + l.ImportedClicks
-	expiryMoved := !sameTime(l.ExpiresAt, old.ExpiresAt)
-	if expiryMoved && sameTime(l.ExpiredAt, old.ExpiredAt) {
-		// The expiry it recorded is no longer the link's.
-		l.ExpiredAt = nil
-	}
-	// UpdatedAt only moves forward, even if the wall clock steps back, two
-	// updates share a microsecond or two nodes' clocks disagree: clients
-	// may compare it.
-	l.UpdatedAt = now()
-	if !l.UpdatedAt.After(old.UpdatedAt) {
-		l.UpdatedAt = old.UpdatedAt.Add(time.Microsecond)
-	}
+	l := up.Link
 
 	if _, err := tx.Exec(ctx,
 		`UPDATE links SET url = $1, expires_at = $2, expired_at = $3, max_clicks = $4, fallback_url = $5,
@@ -226,15 +204,12 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 		l.ImportedClicks); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
-	// The alarm follows the expiry: untouched if it did not move,
-	// rescheduled if it moved, deleted if it was cleared.
-	switch {
-	case !expiryMoved:
-	case l.ExpiresAt == nil:
+	switch up.Alarm {
+	case linkforge.AlarmDeleted:
 		if _, err := tx.Exec(ctx, `DELETE FROM link_alarms WHERE link_id = $1`, l.ID); err != nil {
 			return linkforge.Link{}, fmt.Errorf("postgres: update link: delete alarm: %w", err)
 		}
-	default:
+	case linkforge.AlarmRescheduled:
 		if _, err := tx.Exec(ctx, scheduleAlarmSQL, l.ID, l.TenantID, *l.ExpiresAt,
 			string(linkforge.AlarmStateFor(&l)), l.UpdatedAt); err != nil {
 			return linkforge.Link{}, fmt.Errorf("postgres: update link: schedule alarm: %w", err)
@@ -301,30 +276,9 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 	return l, nil
 }
 
-func sameTime(a, b *time.Time) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return a.Equal(*b)
-}
-
-// normalizeLink brings l to what a read returns: UTC times truncated to
-// microseconds, non-nil tags (a nil slice would be written as NULL).
-func normalizeLink(l linkforge.Link) linkforge.Link {
-	l.ExpiresAt = normTime(l.ExpiresAt)
-	l.ExpiredAt = normTime(l.ExpiredAt)
-	l.MaxClicks = copyPtr(l.MaxClicks)
-	if !l.CreatedAt.IsZero() {
-		l.CreatedAt = l.CreatedAt.UTC().Truncate(time.Microsecond)
-	}
-	if !l.UpdatedAt.IsZero() {
-		l.UpdatedAt = l.UpdatedAt.UTC().Truncate(time.Microsecond)
-	}
-	if l.Tags == nil {
-		l.Tags = []string{}
-	}
-	return l
-}
+// normalizeLink is the store's name for the rule that its writes share
+// with SQLite's.
+var normalizeLink = linkforge.NormalizeLink
 
 // linkWriteError maps the constraint errors of a links write to application
 // errors.
@@ -354,8 +308,8 @@ func scanLink(row pgx.Row, withClicks bool) (linkforge.Link, error) {
 		return linkforge.Link{}, err
 	}
 	// pgx returns timestamptz in the local zone; the stores speak UTC.
-	l.ExpiresAt = normTime(l.ExpiresAt)
-	l.ExpiredAt = normTime(l.ExpiredAt)
+	l.ExpiresAt = linkforge.NormalizeTime(l.ExpiresAt)
+	l.ExpiredAt = linkforge.NormalizeTime(l.ExpiredAt)
 	l.CreatedAt = l.CreatedAt.UTC()
 	l.UpdatedAt = l.UpdatedAt.UTC()
 	if l.Tags == nil {

@@ -103,29 +103,13 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	}
 	// One row more than asked tells whether there is a next page.
 	limit := arg(q.Limit + 1)
-	rows, err := db.pool.Query(ctx,
+	links, err := query(ctx, db.pool, linkScan(true),
 		`SELECT `+linkColumns+`, `+totalClicks+` FROM links l WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY `+order+` LIMIT `+limit, args...)
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("postgres: query links: %w", err)
 	}
-	defer rows.Close()
-	page := linkforge.LinkPage{Links: make([]linkforge.Link, 0, min(q.Limit, 64))}
-	for rows.Next() {
-		l, err := scanLink(rows, true)
-		if err != nil {
-			return linkforge.LinkPage{}, fmt.Errorf("postgres: query links: %w", err)
-		}
-		page.Links = append(page.Links, l)
-	}
-	if err := rows.Err(); err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("postgres: query links: %w", err)
-	}
-	if len(page.Links) > q.Limit {
-		page.Links = page.Links[:q.Limit]
-		page.NextCursor = linkforge.EncodeListCursor(q.Sort, page.Links[q.Limit-1])
-	}
-	return page, nil
+	return linkforge.TrimPage(links, q.Limit, func(l linkforge.Link) string { return linkforge.EncodeListCursor(q.Sort, l) }), nil
 }
 
 // TagCounts returns the tenant's tags with their link counts, by count
@@ -133,25 +117,19 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 // triggers keep (migration 00007): a row per tag, whatever the number of
 // links.
 func (db *DB) TagCounts(ctx context.Context, tenantID int64) ([]linkforge.TagCount, error) {
-	rows, err := db.pool.Query(ctx,
+	tags, err := query(ctx, db.pool, scanTagCount,
 		`SELECT tag, links FROM link_tag_counts WHERE tenant_id = $1 AND links > 0
 		 ORDER BY links DESC, tag COLLATE "C"`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: tag counts: %w", err)
 	}
-	defer rows.Close()
-	tags := []linkforge.TagCount{}
-	for rows.Next() {
-		var tc linkforge.TagCount
-		if err := rows.Scan(&tc.Tag, &tc.Links); err != nil {
-			return nil, fmt.Errorf("postgres: tag counts: %w", err)
-		}
-		tags = append(tags, tc)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: tag counts: %w", err)
-	}
 	return tags, nil
+}
+
+func scanTagCount(r pgx.Row) (linkforge.TagCount, error) {
+	var tc linkforge.TagCount
+	err := r.Scan(&tc.Tag, &tc.Links)
+	return tc, err
 }
 
 // CreateLinks stores links in one transaction and one round trip: a batch

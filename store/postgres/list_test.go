@@ -1,19 +1,17 @@
 package postgres_test
 
 import (
-	"database/sql"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
 
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/storetest"
 )
@@ -74,15 +72,7 @@ func TestSearchIndex(t *testing.T) {
 func TestListingMigrationBackfills(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.New(t)
-	raw, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, raw, os.DirFS("../../migrations/postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, p := testdb.Schema(t, migrations.Postgres, url)
 	if _, err := p.UpTo(ctx, 4); err != nil {
 		t.Fatalf("migrate to 00004: %v", err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/migrations"
 )
 
@@ -35,16 +36,25 @@ import (
 type DB struct {
 	pool *pgxpool.Pool
 	// notify is told when a committed write added webhook deliveries
-	// (webhooks.go).
-	notify deliveryNotify
+	// (webhooks.go): WithWake's hook, or one of its own.
+	notify *wake.Hook
 }
+
+// Option configures Open and OpenConfig.
+type Option func(*DB)
+
+// WithWake makes h the hook told, after each commit that added webhook
+// deliveries, of their due time: the node's scheduler (expiry.Config.Wake)
+// runs them at once instead of at its next re-read; other nodes find them
+// at theirs.
+func WithWake(h *wake.Hook) Option { return func(db *DB) { db.notify = h } }
 
 var _ linkforge.Store = (*DB)(nil)
 
 // Open connects to the database at url (a postgres:// URL or a keyword/value
 // string; pgxpool's pool_* parameters are honoured) and checks that it
 // answers. It does not migrate: call Migrate.
-func Open(ctx context.Context, url string) (*DB, error) {
+func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgconn redacts the password from the message.
@@ -57,12 +67,12 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		// connections still fits several nodes.
 		cfg.MaxConns = int32(min(max(8, 4*runtime.GOMAXPROCS(0)), 1024))
 	}
-	return OpenConfig(ctx, cfg)
+	return OpenConfig(ctx, cfg, opts...)
 }
 
 // OpenConfig is Open with a pool configuration built by the caller, for
 // settings a URL cannot carry (a query tracer, connection hooks).
-func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
+func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts ...Option) (*DB, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -73,7 +83,11 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	return &DB{pool: pool}, nil
+	db := &DB{pool: pool, notify: new(wake.Hook)}
+	for _, o := range opts {
+		o(db)
+	}
+	return db, nil
 }
 
 // migrateLockID names the advisory lock that queues the Migrate calls of
@@ -139,20 +153,30 @@ func now() time.Time {
 	return time.Now().UTC().Truncate(time.Microsecond)
 }
 
-func normTime(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	v := t.UTC().Truncate(time.Microsecond)
-	return &v
+// collect reads every row of rows with scan and closes rows:
+// pgx.CollectRows for the store's scan functions. The result is never nil.
+func collect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
 }
 
-func copyPtr[T any](p *T) *T {
-	if p == nil {
-		return nil
+// linkScan reads a row of linkColumns (and the clicks column if
+// withClicks).
+func linkScan(withClicks bool) func(pgx.Row) (linkforge.Link, error) {
+	return func(r pgx.Row) (linkforge.Link, error) { return scanLink(r, withClicks) }
+}
+
+// queryer is what query needs of the pool or a transaction.
+type queryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// query runs a multi-row read on q and collects its rows with scan.
+func query[T any](ctx context.Context, q queryer, scan func(pgx.Row) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
 	}
-	v := *p
-	return &v
+	return collect(rows, scan)
 }
 
 // PostgreSQL error codes (SQLSTATE) that become application errors.

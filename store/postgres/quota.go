@@ -147,10 +147,8 @@ func (db *DB) TenantUsage(ctx context.Context, tenantID int64, monthStart time.T
 
 // SetTenantQuota changes the quotas ch sets and returns the usage after.
 func (db *DB) SetTenantQuota(ctx context.Context, tenantID int64, ch linkforge.QuotaChange, monthStart time.Time) (linkforge.TenantUsage, error) {
-	for _, v := range []linkforge.QuotaValue{ch.MaxLinks, ch.MaxClicksPerMonth} {
-		if v.Set && v.Value != nil && *v.Value < 0 {
-			return linkforge.TenantUsage{}, linkforge.Errorf(linkforge.EInvalid, "a quota is 0 or more")
-		}
+	if err := ch.Check(); err != nil {
+		return linkforge.TenantUsage{}, err
 	}
 	tag, err := db.pool.Exec(ctx,
 		`UPDATE tenants SET
@@ -170,11 +168,7 @@ func (db *DB) SetTenantQuota(ctx context.Context, tenantID int64, ch linkforge.Q
 // MonthlyQuotaUsage returns the usage of the tenants with a
 // max_clicks_per_month.
 func (db *DB) MonthlyQuotaUsage(ctx context.Context, monthStart time.Time) ([]linkforge.TenantUsage, error) {
-	rows, err := db.pool.Query(ctx, usageSQL+` WHERE t.max_clicks_per_month IS NOT NULL ORDER BY t.id`, monthStart)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: monthly quota usage: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.TenantUsage, error) { return scanUsage(r) })
+	out, err := query(ctx, db.pool, scanUsage, usageSQL+` WHERE t.max_clicks_per_month IS NOT NULL ORDER BY t.id`, monthStart)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: monthly quota usage: %w", err)
 	}

@@ -53,11 +53,8 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 // anything is written. When rows or dims hold one key twice the larger
 // count wins, as if the rows were written one after the other.
 func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
-	if len(rows) == 0 && len(dims) == 0 {
-		return nil
-	}
-	if nodeID == "" {
-		return linkforge.InvalidField("node_id", "must not be empty")
+	if write, err := linkforge.CheckFlush(nodeID, rows, dims); !write {
+		return err
 	}
 	type key struct {
 		link   int64
@@ -65,12 +62,6 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	}
 	latest := make(map[key]int, len(rows)) // index in rows of the largest count of each key
 	for i, r := range rows {
-		if !r.Bucket.Equal(r.Bucket.Truncate(time.Minute)) {
-			return linkforge.InvalidField("bucket", fmt.Sprintf("%s is not the start of a minute", r.Bucket.UTC().Format(time.RFC3339Nano)))
-		}
-		if r.Count < 0 {
-			return linkforge.InvalidField("count", fmt.Sprintf("negative count %d", r.Count))
-		}
 		// PostgreSQL refuses to update one row twice in a statement
 		// (21000), so duplicates are resolved here.
 		k := key{r.LinkID, r.Bucket.Unix()}
@@ -94,10 +85,7 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	for i, r := range batch {
 		ids[i], buckets[i], counts[i] = r.LinkID, r.Bucket, r.Count
 	}
-	d, err := dimArrays(dims)
-	if err != nil {
-		return err
-	}
+	d := dimArrays(dims)
 	// Without a webhook for the click events (a probe of the small webhooks
 	// table) the flush stays one statement; a webhook created during this
 	// flush sees the next one.
@@ -240,24 +228,19 @@ func ceilMicro(t time.Time) time.Time {
 // NodeRollup returns nodeID's rollup rows whose bucket is at or after from
 // (the bucket index keeps it to those minutes).
 func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error) {
-	rows, err := db.pool.Query(ctx,
+	out, err := query(ctx, db.pool, scanRollupRow,
 		`SELECT link_id, bucket, count FROM click_rollup WHERE bucket >= $1 AND node_id = $2`,
 		ceilMicro(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
 	}
-	defer rows.Close()
-	var out []linkforge.RollupRow
-	for rows.Next() {
-		var r linkforge.RollupRow
-		if err := rows.Scan(&r.LinkID, &r.Bucket, &r.Count); err != nil {
-			return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
-		}
-		r.Bucket = r.Bucket.UTC()
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
-	}
 	return out, nil
+}
+
+// scanRollupRow reads (link_id, bucket, count).
+func scanRollupRow(row pgx.Row) (linkforge.RollupRow, error) {
+	var r linkforge.RollupRow
+	err := row.Scan(&r.LinkID, &r.Bucket, &r.Count)
+	r.Bucket = r.Bucket.UTC()
+	return r, err
 }

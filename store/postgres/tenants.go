@@ -61,7 +61,7 @@ const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at
 // already stored answers EConflict; an unknown tenant ENotFound.
 func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Token, error) {
 	t.CreatedAt = now()
-	t.RevokedAt = normTime(t.RevokedAt)
+	t.RevokedAt = linkforge.NormalizeTime(t.RevokedAt)
 	err := db.pool.QueryRow(ctx,
 		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at)
 		 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
@@ -96,21 +96,9 @@ func (db *DB) TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, er
 // ListTokens returns the tenant's tokens, revoked ones included, oldest
 // first (never nil).
 func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token, error) {
-	rows, err := db.pool.Query(ctx,
+	tokens, err := query(ctx, db.pool, scanToken,
 		`SELECT `+tokenColumns+` FROM tokens WHERE tenant_id = $1 ORDER BY id`, tenantID)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list tokens: %w", err)
-	}
-	defer rows.Close()
-	tokens := []linkforge.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: list tokens: %w", err)
-		}
-		tokens = append(tokens, t)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: list tokens: %w", err)
 	}
 	return tokens, nil
@@ -159,6 +147,6 @@ func scanToken(row pgx.Row) (linkforge.Token, error) {
 		return linkforge.Token{}, err
 	}
 	t.CreatedAt = t.CreatedAt.UTC()
-	t.RevokedAt = normTime(t.RevokedAt)
+	t.RevokedAt = linkforge.NormalizeTime(t.RevokedAt)
 	return t, nil
 }

@@ -1,13 +1,10 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,22 +13,11 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// deliveryNotify holds the function told, after a commit, that deliveries
-// became due: the node's scheduler wakes at once instead of at its next
-// re-read (other nodes find them at theirs).
-type deliveryNotify struct {
-	f atomic.Pointer[func(time.Time)]
-}
-
-func (n *deliveryNotify) tell(t time.Time) {
-	if f := n.f.Load(); f != nil {
-		(*f)(t)
-	}
-}
-
-// OnDeliveries sets the function called after a committed write added
-// webhook deliveries, with their due time (the scheduler's Reschedule).
-func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.f.Store(&f) }
+// OnDeliveries sets the function the store's hook tells after a committed
+// write added webhook deliveries, with their due time. It is for a caller
+// that builds its scheduler after the store without a shared hook (tests);
+// a server passes WithWake at Open and expiry.Config.Wake instead.
+func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.Set(f) }
 
 // execer is what the outbox needs of a pgx.Tx.
 type execer interface {
@@ -68,8 +54,19 @@ func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now
 	return nil
 }
 
+// enqueueAll enqueues evs, each under its key.
+func (o *outbox) enqueueAll(ctx context.Context, tx execer, evs []linkforge.OutboxEvent, now time.Time) error {
+	for _, ev := range evs {
+		if err := o.enqueue(ctx, tx, ev.Event, now, ev.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// linkEvent enqueues a link.* event of l.
 func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkforge.Link, now time.Time) error {
-	ev, err := linkforge.NewEvent(l.TenantID, typ, linkforge.NewEventLink(l), now)
+	ev, err := linkforge.NewLinkEvent(typ, l, now)
 	if err != nil {
 		return err
 	}
@@ -78,7 +75,7 @@ func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkfor
 
 func (o *outbox) done(db *DB, now time.Time) {
 	if o.added {
-		db.notify.tell(now)
+		db.notify.Tell(now)
 	}
 }
 
@@ -91,88 +88,48 @@ func clickSubscribers(ctx context.Context, q execer) (bool, error) {
 	return ok, err
 }
 
-// clickEvents enqueues, in the flush's transaction, one link.clicks event
-// per flushed link whose tenant subscribed, with the absolute counts of the
-// flushed minutes summed over nodes and the link's total, and
-// link.limit_reached once per link whose total reached its max_clicks.
-func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, buckets []time.Time, now time.Time) error {
-	minutes := map[int64][]time.Time{}
-	for i, id := range ids {
-		minutes[id] = append(minutes[id], buckets[i])
-	}
-	links := make([]int64, 0, len(minutes))
-	for id := range minutes {
-		links = append(links, id)
-	}
-	slices.Sort(links)
-	rows, err := tx.Query(ctx, `SELECT l.id, l.tenant_id, l.slug, l.max_clicks FROM links l
-		WHERE l.id = ANY($1) AND EXISTS (SELECT 1 FROM webhooks w WHERE w.tenant_id = l.tenant_id
+// clickEventsSQL reads, for the flushed (link, minute) pairs of $1 and $2,
+// the linkforge.ClickRows of the links whose tenant has an active webhook
+// for the click events: one statement for the whole flush, whatever the
+// number of links.
+const clickEventsSQL = `WITH f AS (
+		SELECT DISTINCT link_id, bucket FROM unnest($1::bigint[], $2::timestamptz[]) AS f (link_id, bucket)
+	), t AS MATERIALIZED (
+		SELECT l.id, l.tenant_id, l.slug, l.max_clicks,
+			(SELECT COALESCE(SUM(r.count), 0)::bigint FROM click_rollup r WHERE r.link_id = l.id) AS total
+		FROM links l
+		WHERE l.id IN (SELECT link_id FROM f) AND EXISTS (SELECT 1 FROM webhooks w WHERE w.tenant_id = l.tenant_id
 			AND w.state = 'active' AND w.events && ARRAY['link.clicks', 'link.limit_reached'])
-		ORDER BY l.id`, links)
+	), b AS (
+		SELECT r.link_id, r.bucket, SUM(r.count)::bigint AS count FROM click_rollup r
+		JOIN f ON f.link_id = r.link_id AND f.bucket = r.bucket
+		WHERE r.link_id IN (SELECT id FROM t)
+		GROUP BY r.link_id, r.bucket
+	)
+	SELECT t.id, t.tenant_id, t.slug, t.max_clicks, t.total, b.bucket, COALESCE(b.count, 0)
+	FROM t LEFT JOIN b ON b.link_id = t.id
+	ORDER BY t.id, b.bucket`
+
+// clickEvents enqueues, in the flush's transaction, the events of the
+// flushed (link, minute) pairs (linkforge.ClickEvents).
+func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, buckets []time.Time, now time.Time) error {
+	rows, err := tx.Query(ctx, clickEventsSQL, ids, buckets)
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	type target struct {
-		id, tenant int64
-		slug       string
-		max        *int64
-	}
-	var targets []target
-	for rows.Next() {
-		var t target
-		if err := rows.Scan(&t.id, &t.tenant, &t.slug, &t.max); err != nil {
-			rows.Close()
-			return fmt.Errorf("click events: %w", err)
-		}
-		targets = append(targets, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	crs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (linkforge.ClickRow, error) {
+		var r linkforge.ClickRow
+		err := row.Scan(&r.LinkID, &r.TenantID, &r.Slug, &r.MaxClicks, &r.Total, &r.Bucket, &r.Count)
+		return r, err
+	})
+	if err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	for _, t := range targets {
-		data := linkforge.ClicksData{Link: t.slug, Buckets: []linkforge.ClicksBucket{}}
-		br, err := tx.Query(ctx, `SELECT bucket, SUM(count)::bigint FROM click_rollup
-			WHERE link_id = $1 AND bucket = ANY($2) GROUP BY bucket ORDER BY bucket`, t.id, minutes[t.id])
-		if err != nil {
-			return fmt.Errorf("click events: %w", err)
-		}
-		for br.Next() {
-			var c linkforge.ClicksBucket
-			if err := br.Scan(&c.Start, &c.Count); err != nil {
-				br.Close()
-				return fmt.Errorf("click events: %w", err)
-			}
-			c.Start = c.Start.UTC()
-			data.Buckets = append(data.Buckets, c)
-		}
-		br.Close()
-		if err := br.Err(); err != nil {
-			return fmt.Errorf("click events: %w", err)
-		}
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(SUM(count), 0)::bigint FROM click_rollup WHERE link_id = $1`,
-			t.id).Scan(&data.Total); err != nil {
-			return fmt.Errorf("click events: %w", err)
-		}
-		ev, err := linkforge.NewEvent(t.tenant, linkforge.EventLinkClicks, data, now)
-		if err != nil {
-			return err
-		}
-		if err := o.enqueue(ctx, tx, ev, now, ""); err != nil {
-			return err
-		}
-		if t.max != nil && data.Total >= *t.max {
-			ev, err := linkforge.NewEvent(t.tenant, linkforge.EventLinkLimitReached,
-				linkforge.LimitData{Link: t.slug, MaxClicks: *t.max, Total: data.Total}, now)
-			if err != nil {
-				return err
-			}
-			if err := o.enqueue(ctx, tx, ev, now, fmt.Sprintf("limit:%d", t.id)); err != nil {
-				return err
-			}
-		}
+	evs, err := linkforge.ClickEvents(crs, now)
+	if err != nil {
+		return err
 	}
-	return nil
+	return o.enqueueAll(ctx, tx, evs, now)
 }
 
 // CreateWebhook stores w (its ID and Secret chosen by the caller), unless
@@ -180,11 +137,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, bucket
 // first, so that concurrent creates of one tenant (on any node) count one
 // after the other.
 func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge.Webhook, error) {
-	if w.CreatedAt.IsZero() {
-		w.CreatedAt = now()
-	}
-	w.CreatedAt = w.CreatedAt.UTC().Truncate(time.Microsecond)
-	w.State = linkforge.WebhookActive
+	w = w.ForCreate(now())
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		// The count is a statement of its own: under READ COMMITTED it
 		// then sees every create committed while this one waited for
@@ -216,12 +169,8 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 
 // ListWebhooks returns the tenant's webhooks, oldest first, without secrets.
 func (db *DB) ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Webhook, error) {
-	rows, err := db.pool.Query(ctx,
+	out, err := query(ctx, db.pool, webhookScan(),
 		`SELECT `+webhookColumns+` FROM webhooks WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list webhooks: %w", err)
-	}
-	out, err := scanWebhooks(rows)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list webhooks: %w", err)
 	}
@@ -230,20 +179,15 @@ func (db *DB) ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Web
 
 const webhookColumns = `id, tenant_id, url, events, state, created_at`
 
-func scanWebhooks(rows pgx.Rows) ([]linkforge.Webhook, error) {
-	defer rows.Close()
-	out := []linkforge.Webhook{}
-	for rows.Next() {
+func webhookScan() func(pgx.Row) (linkforge.Webhook, error) {
+	return func(row pgx.Row) (linkforge.Webhook, error) {
 		var w linkforge.Webhook
 		var state string
-		if err := rows.Scan(&w.ID, &w.TenantID, &w.URL, &w.Events, &state, &w.CreatedAt); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&w.ID, &w.TenantID, &w.URL, &w.Events, &state, &w.CreatedAt)
 		w.State = linkforge.WebhookState(state)
 		w.CreatedAt = w.CreatedAt.UTC()
-		out = append(out, w)
+		return w, err
 	}
-	return out, rows.Err()
 }
 
 // SetWebhookState enables or disables the tenant's webhook; disabling
@@ -259,7 +203,7 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 		if err != nil {
 			return err
 		}
-		ws, err := scanWebhooks(rows)
+		ws, err := collect(rows, webhookScan())
 		if err != nil {
 			return err
 		}
@@ -268,7 +212,7 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 		}
 		out = ws[0]
 		if state == linkforge.WebhookDisabled {
-			return stopDeliveries(ctx, tx, id, "webhook disabled", at)
+			return stopDeliveries(ctx, tx, id, linkforge.StoppedDisabled, at)
 		}
 		return nil
 	})
@@ -308,13 +252,10 @@ const deliveryColumns = `d.id, d.webhook_id, d.tenant_id, d.event_id, d.event_ty
 
 // ListDeliveries returns the webhook's deliveries in state, newest first.
 func (db *DB) ListDeliveries(ctx context.Context, tenantID int64, webhookID string, state linkforge.DeliveryState, limit int) ([]linkforge.Delivery, error) {
-	if state != "" && !state.Valid() {
-		return nil, linkforge.InvalidField("state", fmt.Sprintf("unknown delivery state %q", state))
+	if err := linkforge.CheckDeliveryFilter(state); err != nil {
+		return nil, err
 	}
-	if limit <= 0 {
-		limit = defaultAlarmPage
-	}
-	limit = min(limit, maxAlarmPage)
+	limit = linkforge.PageLimit(limit, linkforge.DefaultAlarmPage, linkforge.MaxAlarmPage)
 	var one int
 	err := db.pool.QueryRow(ctx, `SELECT 1 FROM webhooks WHERE id = $1 AND tenant_id = $2`, webhookID, tenantID).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -323,13 +264,9 @@ func (db *DB) ListDeliveries(ctx context.Context, tenantID int64, webhookID stri
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list deliveries: %w", err)
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
+	ds, err := query(ctx, db.pool, deliveryScan(false), `SELECT `+deliveryColumns+` FROM webhook_deliveries d
 		WHERE d.webhook_id = $1 AND ($2 = '' OR d.state = $2) ORDER BY d.id DESC LIMIT $3`,
 		webhookID, string(state), limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list deliveries: %w", err)
-	}
-	ds, err := scanDeliveries(rows, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list deliveries: %w", err)
 	}
@@ -349,12 +286,8 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 		if err != nil {
 			return err
 		}
-		if linkforge.DeliveryState(state) != linkforge.DeliveryDead {
-			return linkforge.Errorf(linkforge.EConflict,
-				"delivery %d is %s, not dead: only a dead delivery can be retried", id, state)
-		}
-		if linkforge.WebhookState(whState) == linkforge.WebhookDisabled {
-			return linkforge.Errorf(linkforge.EConflict, "the webhook of delivery %d is disabled: enable it first", id)
+		if err := linkforge.CheckDeliveryRetry(id, linkforge.DeliveryState(state), linkforge.WebhookState(whState)); err != nil {
+			return err
 		}
 		rows, err := tx.Query(ctx, `UPDATE webhook_deliveries d SET state = 'pending', attempts = 0,
 			next_attempt_at = $1, updated_at = $1 WHERE d.id = $2 RETURNING `+deliveryColumns,
@@ -362,7 +295,7 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 		if err != nil {
 			return err
 		}
-		ds, err := scanDeliveries(rows, false)
+		ds, err := collect(rows, deliveryScan(false))
 		if err != nil {
 			return err
 		}
@@ -375,7 +308,7 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	if err != nil {
 		return linkforge.Delivery{}, wrap("retry delivery", err)
 	}
-	db.notify.tell(now)
+	db.notify.Tell(now)
 	return out, nil
 }
 
@@ -387,18 +320,12 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 // at once skip each other's rows, and READ COMMITTED re-checks the due
 // condition on a row changed since the snapshot once it is locked.
 func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([]linkforge.Delivery, error) {
-	if c.Owner == "" || c.Limit <= 0 || c.Lease <= 0 {
-		return nil, fmt.Errorf("postgres: claim deliveries: owner %q, lease %v, limit %d: need an owner and positive lease and limit", c.Owner, c.Lease, c.Limit)
+	c, err := c.Normalized()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: claim deliveries: %w", err)
 	}
-	skipW, skipT := c.SkipWebhooks, c.SkipTenants
-	if skipW == nil {
-		skipW = []string{}
-	}
-	if skipT == nil {
-		skipT = []int64{}
-	}
-	now := c.Now.UTC().Truncate(time.Microsecond)
-	rows, err := db.pool.Query(ctx,
+	now := c.Now
+	ds, err := query(ctx, db.pool, deliveryScan(true),
 		`WITH cand AS (
 			SELECT id, tenant_id, next_attempt_at AS t FROM webhook_deliveries
 			WHERE state IN ('pending', 'retrying') AND lease_owner IS NULL AND next_attempt_at <= $1
@@ -430,17 +357,11 @@ func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([
 			FROM pick WHERE d.id = pick.id
 			RETURNING `+deliveryColumns+`)
 		SELECT d.*, w.url, w.secret, w.state = 'disabled' FROM upd d JOIN webhooks w ON w.id = d.webhook_id`,
-		now, c.Limit, c.Owner, now.Add(c.Lease), skipW, skipT)
+		now, c.Limit, c.Owner, now.Add(c.Lease), c.SkipWebhooks, c.SkipTenants)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim deliveries: %w", err)
 	}
-	ds, err := scanDeliveries(rows, true)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: claim deliveries: %w", err)
-	}
-	slices.SortFunc(ds, func(a, b linkforge.Delivery) int {
-		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
-	})
+	slices.SortFunc(ds, linkforge.CompareDeliveriesDue)
 	return ds, nil
 }
 
@@ -477,7 +398,7 @@ func (db *DB) FinishDelivery(ctx context.Context, o linkforge.DeliveryOutcome) (
 				last_status = $2, last_error = $3,
 				next_attempt_at = COALESCE($4, d.next_attempt_at), lease_owner = NULL, lease_expires_at = NULL, updated_at = $5
 			 WHERE d.id = $6 AND d.lease_owner = $7 AND d.lease_seq = $8 RETURNING d.webhook_id`,
-			string(o.State), o.Status, truncateError(o.Error), next, at, o.Lease.ID, o.Lease.Owner, o.Lease.Seq).Scan(&webhookID)
+			string(o.State), o.Status, linkforge.TruncateError(o.Error), next, at, o.Lease.ID, o.Lease.Owner, o.Lease.Seq).Scan(&webhookID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -491,7 +412,7 @@ func (db *DB) FinishDelivery(ctx context.Context, o linkforge.DeliveryOutcome) (
 		if _, err := tx.Exec(ctx, `UPDATE webhooks SET state = 'disabled' WHERE id = $1`, webhookID); err != nil {
 			return fmt.Errorf("disable webhook %s: %w", webhookID, err)
 		}
-		return stopDeliveries(ctx, tx, webhookID, "webhook disabled: the receiver answered 410 Gone", at)
+		return stopDeliveries(ctx, tx, webhookID, linkforge.StoppedGone, at)
 	})
 	if err != nil {
 		return false, fmt.Errorf("postgres: finish delivery %d: %w", o.Lease.ID, err)
@@ -515,10 +436,8 @@ func (db *DB) NextDeliveryDue(ctx context.Context) (time.Time, bool, error) {
 	return next.UTC(), true, nil
 }
 
-func scanDeliveries(rows pgx.Rows, withWebhook bool) ([]linkforge.Delivery, error) {
-	defer rows.Close()
-	out := []linkforge.Delivery{}
-	for rows.Next() {
+func deliveryScan(withWebhook bool) func(pgx.Row) (linkforge.Delivery, error) {
+	return func(row pgx.Row) (linkforge.Delivery, error) {
 		var (
 			d     linkforge.Delivery
 			body  string
@@ -530,8 +449,8 @@ func scanDeliveries(rows pgx.Rows, withWebhook bool) ([]linkforge.Delivery, erro
 		if withWebhook {
 			dest = append(dest, &d.URL, &d.Secret, &d.WebhookDisabled)
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, err
+		if err := row.Scan(dest...); err != nil {
+			return d, err
 		}
 		d.Body = []byte(body)
 		d.State = linkforge.DeliveryState(state)
@@ -539,33 +458,8 @@ func scanDeliveries(rows pgx.Rows, withWebhook bool) ([]linkforge.Delivery, erro
 		if owner != nil {
 			d.LeaseOwner = *owner
 		}
-		out = append(out, d)
+		return d, nil
 	}
-	return out, rows.Err()
-}
-
-func truncateError(s string) string {
-	if len(s) <= 1024 {
-		return s
-	}
-	return strings.ToValidUTF8(s[:1024], "") + "…"
-}
-
-// alarmDead is an alarm FailAlarms just left dead: its alarm.dead event.
-type alarmDead struct {
-	id, tenant int64
-	attempts   int
-	slug       string
-}
-
-func (d alarmDead) data(fs []linkforge.AlarmFailure) map[string]any {
-	msg := ""
-	for _, f := range fs {
-		if f.Lease.AlarmID == d.id {
-			msg = f.Error
-		}
-	}
-	return map[string]any{"alarm_id": d.id, "alarm": "link_expiry", "link": d.slug, "attempts": d.attempts, "error": msg}
 }
 
 // EnqueueDelivery writes ev as one delivery of the tenant's webhook. The

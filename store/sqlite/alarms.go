@@ -25,12 +25,6 @@ var (
 	linkReturning = strings.ReplaceAll(linkColumns, "l.", "")
 )
 
-// Bounds of ListAlarms' limit.
-const (
-	defaultAlarmPage = 100
-	maxAlarmPage     = 1000
-)
-
 // execer is what the alarm writes of the link methods need of a *sql.Tx.
 type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -57,14 +51,13 @@ func scheduleAlarm(ctx context.Context, tx execer, l linkforge.Link, ts time.Tim
 // transactions take the write lock at BEGIN, so the one UPDATE ... RETURNING
 // is atomic against every other claim: no row locks are needed.
 func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]linkforge.Alarm, error) {
-	if owner == "" || limit <= 0 || lease <= 0 {
-		return nil, fmt.Errorf("sqlite: claim alarms: owner %q, lease %v, limit %d: need an owner and positive lease and limit", owner, lease, limit)
+	if err := linkforge.CheckClaim(owner, lease, limit); err != nil {
+		return nil, fmt.Errorf("sqlite: claim alarms: %w", err)
 	}
 	now = now.UTC().Truncate(time.Microsecond)
 	// The SET expressions see the row as it was: state and lease_owner are
 	// the previous claim's when an expired lease is taken over.
-	//nolint:gosec // G202: joins the column list constant; every value is a bound parameter
-	rows, err := db.writer.QueryContext(ctx,
+	alarms, err := query(ctx, db.writer, alarmScan(false),
 		`UPDATE link_alarms SET
 			state = 'running',
 			attempt = attempt + 1,
@@ -82,16 +75,12 @@ func (db *DB) ClaimAlarms(ctx context.Context, owner string, now time.Time, leas
 			   OR (state = 'running' AND lease_expires_at <= ?4)
 			ORDER BY due_at, id LIMIT ?5)
 		 RETURNING `+alarmColumns,
-		formatTime(now), owner, toMicros(now.Add(lease)), toMicros(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: claim alarms: %w", err)
-	}
-	alarms, err := scanAlarms(rows, false)
+		linkforge.AlarmErrorTime(now), owner, toMicros(now.Add(lease)), toMicros(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claim alarms: %w", err)
 	}
 	// RETURNING promises no order.
-	slices.SortFunc(alarms, compareDue)
+	slices.SortFunc(alarms, linkforge.CompareAlarmsDue)
 	return alarms, nil
 }
 
@@ -113,8 +102,7 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
 	defer tx.Rollback()
-	//nolint:gosec // G202: joins the column list constant; every value is a bound parameter
-	rows, err := tx.QueryContext(ctx,
+	links, err := query(ctx, tx, linkScan(false),
 		`UPDATE links SET expired_at = CASE WHEN expired_at IS NULL OR expired_at < expires_at
 			THEN ?1 ELSE expired_at END
 		 WHERE id IN (SELECT value FROM json_each(?2)) AND expires_at <= ?1
@@ -123,25 +111,12 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
-	defer rows.Close()
-	links := []linkforge.Link{}
-	for rows.Next() {
-		l, err := scanLink(rows, false)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: expire links: %w", err)
-		}
-		links = append(links, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: expire links: %w", err)
-	}
-	rows.Close()
 	slices.SortFunc(links, func(a, b linkforge.Link) int { return cmp.Compare(a.ID, b.ID) })
 	// link.expired for the links this call expired (expired_at is now),
 	// not again for a replayed run that kept an earlier expired_at.
 	var ob outbox
 	for _, l := range links {
-		if l.ExpiredAt != nil && l.ExpiredAt.Equal(now) {
+		if linkforge.JustExpired(l, now) {
 			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
 				return nil, fmt.Errorf("sqlite: expire links: %w", err)
 			}
@@ -201,11 +176,12 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	}
 	rows := make([][8]any, len(failures))
 	for i, f := range failures {
-		state, next := linkforge.AlarmRetrying, any(toMicros(f.NextDue))
-		if f.Dead {
-			state, next = linkforge.AlarmDead, nil
+		state, due := f.Next()
+		var next any // JSON null when dead
+		if due != nil {
+			next = toMicros(*due)
 		}
-		rows[i] = [8]any{f.Lease.AlarmID, f.Lease.Owner, f.Lease.Seq, string(state), next, formatTime(f.At), f.Error, toMicros(f.At)}
+		rows[i] = [8]any{f.Lease.AlarmID, f.Lease.Owner, f.Lease.Seq, string(state), next, linkforge.AlarmErrorTime(f.At), f.Error, toMicros(f.At)}
 	}
 	js, err := json.Marshal(rows)
 	if err != nil {
@@ -229,40 +205,28 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	defer res.Close()
-	ids := []int64{}
-	var dead []alarmDead
-	for res.Next() {
-		var d alarmDead
-		var state string
-		if err := res.Scan(&d.id, &d.tenant, &state, &d.attempts, &d.slug); err != nil {
-			return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
-		}
-		ids = append(ids, d.id)
-		if linkforge.AlarmState(state) == linkforge.AlarmDead {
-			dead = append(dead, d)
-		}
-	}
-	if err := res.Err(); err != nil {
+	changed, err := collect(res, func(res scanner) (linkforge.FailedAlarm, error) {
+		var a linkforge.FailedAlarm
+		err := res.Scan(&a.ID, &a.TenantID, &a.State, &a.Attempts, &a.Slug)
+		return a, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	res.Close()
+	evs, err := linkforge.AlarmDeadEvents(changed, failures)
+	if err != nil {
+		return nil, err
+	}
 	var ob outbox
 	at := failures[0].At
-	for _, d := range dead {
-		ev, err := linkforge.NewEvent(d.tenant, linkforge.EventAlarmDead, d.data(failures), at)
-		if err != nil {
-			return nil, err
-		}
-		if err := ob.enqueue(ctx, tx, ev, at, ""); err != nil {
-			return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
-		}
+	if err := ob.enqueueAll(ctx, tx, evs, at); err != nil {
+		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
 	ob.done(db, at)
-	return ids, nil
+	return linkforge.FailedAlarmIDs(changed), nil
 }
 
 // NextAlarmDue reads the minimum of each partial index: two index probes.
@@ -285,28 +249,20 @@ func (db *DB) NextAlarmDue(ctx context.Context) (time.Time, bool, error) {
 // ListAlarms returns the tenant's alarms in state ("" for all), earliest
 // due first, with their links' slugs.
 func (db *DB) ListAlarms(ctx context.Context, tenantID int64, state linkforge.AlarmState, limit int) ([]linkforge.Alarm, error) {
-	if limit <= 0 {
-		limit = defaultAlarmPage
+	if err := linkforge.CheckAlarmFilter(state); err != nil {
+		return nil, err
 	}
-	limit = min(limit, maxAlarmPage)
-	//nolint:gosec // G202: joins the column list constant; every value is a bound parameter
+	limit = linkforge.PageLimit(limit, linkforge.DefaultAlarmPage, linkforge.MaxAlarmPage)
 	q := `SELECT ` + alarmColumnsA + `, l.slug FROM link_alarms a JOIN links l ON l.id = a.link_id
 		  WHERE a.tenant_id = ?`
 	args := []any{tenantID}
 	if state != "" {
-		if !state.Valid() {
-			return nil, linkforge.InvalidField("state", fmt.Sprintf("unknown alarm state %q", state))
-		}
 		q += ` AND a.state = ?`
 		args = append(args, string(state))
 	}
 	q += ` ORDER BY a.due_at, a.id LIMIT ?`
 	args = append(args, limit)
-	rows, err := db.reader.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list alarms: %w", err)
-	}
-	alarms, err := scanAlarms(rows, true)
+	alarms, err := query(ctx, db.reader, alarmScan(true), q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list alarms: %w", err)
 	}
@@ -330,7 +286,7 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
 	}
 	if linkforge.AlarmState(state) != linkforge.AlarmDead {
-		return linkforge.Alarm{}, linkforge.Errorf(linkforge.EConflict, "alarm %d is %s, not dead: only a dead alarm can be retried", alarmID, state)
+		return linkforge.Alarm{}, linkforge.AlarmNotDead(alarmID, linkforge.AlarmState(state))
 	}
 	ts := toMicros(now)
 	if _, err := tx.ExecContext(ctx,
@@ -338,13 +294,8 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 		ts, ts, alarmID); err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
 	}
-	//nolint:gosec // G202: joins the column list constant; every value is a bound parameter
-	rows, err := tx.QueryContext(ctx, `SELECT `+alarmColumnsA+`, l.slug FROM link_alarms a
+	alarms, err := query(ctx, tx, alarmScan(true), `SELECT `+alarmColumnsA+`, l.slug FROM link_alarms a
 		JOIN links l ON l.id = a.link_id WHERE a.id = ?`, alarmID)
-	if err != nil {
-		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
-	}
-	alarms, err := scanAlarms(rows, true)
 	if err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
 	}
@@ -357,12 +308,10 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 	return alarms[0], nil
 }
 
-// scanAlarms reads and closes rows of alarm columns, followed by the slug
-// if withSlug.
-func scanAlarms(rows *sql.Rows, withSlug bool) ([]linkforge.Alarm, error) {
-	defer rows.Close()
-	alarms := []linkforge.Alarm{}
-	for rows.Next() {
+// alarmScan reads a row of alarm columns, followed by the slug if
+// withSlug.
+func alarmScan(withSlug bool) func(scanner) (linkforge.Alarm, error) {
+	return func(rows scanner) (linkforge.Alarm, error) {
 		var (
 			a                 linkforge.Alarm
 			due, created, upd int64
@@ -376,47 +325,16 @@ func scanAlarms(rows *sql.Rows, withSlug bool) ([]linkforge.Alarm, error) {
 			dest = append(dest, &a.Slug)
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, err
+			return a, err
 		}
 		a.DueAt, a.CreatedAt, a.UpdatedAt = fromMicros(due), fromMicros(created), fromMicros(upd)
 		a.State = linkforge.AlarmState(state)
 		a.LeaseOwner = owner.String
 		a.LeaseExpiresAt = timePtr(leaseExpires)
 		var err error
-		if a.Errors, err = decodeAlarmErrors(errs); err != nil {
-			return nil, fmt.Errorf("alarm %d: %w", a.ID, err)
+		if a.Errors, err = linkforge.DecodeAlarmErrors([]byte(errs)); err != nil {
+			return a, fmt.Errorf("alarm %d: %w", a.ID, err)
 		}
-		alarms = append(alarms, a)
+		return a, nil
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return alarms, nil
-}
-
-func decodeAlarmErrors(s string) ([]linkforge.AlarmError, error) {
-	errs := []linkforge.AlarmError{}
-	if err := json.Unmarshal([]byte(s), &errs); err != nil {
-		return nil, fmt.Errorf("decode errors: %w", err)
-	}
-	for i := range errs {
-		errs[i].At = errs[i].At.UTC()
-	}
-	if errs == nil {
-		errs = []linkforge.AlarmError{}
-	}
-	return errs, nil
-}
-
-// formatTime is how error times are kept in the errors JSON: RFC 3339 in
-// UTC, to the microsecond, as on PostgreSQL.
-func formatTime(t time.Time) string {
-	return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
-}
-
-func compareDue(a, b linkforge.Alarm) int {
-	if c := a.DueAt.Compare(b.DueAt); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
 }

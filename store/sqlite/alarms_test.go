@@ -1,14 +1,13 @@
 package sqlite_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/sqlite"
 )
 
@@ -21,10 +20,7 @@ func TestMigrationBackfillsAlarms(t *testing.T) {
 		t.Fatalf("Open: %v", err)
 	}
 	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectSQLite3, db.Writer(), os.DirFS("../../migrations/sqlite"))
-	if err != nil {
-		t.Fatalf("goose: %v", err)
-	}
+	p := testdb.Migrations(t, migrations.SQLite, db.Writer())
 	if _, err := p.UpTo(ctx, 1); err != nil {
 		t.Fatalf("migrate to version 1: %v", err)
 	}

@@ -59,7 +59,7 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 			SELECT value, count FROM click_dims WHERE link_id = ?1 AND dimension = ?2 AND hour >= ?9 AND hour < ?4`
 		scope = q.LinkID
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT value, n, SUM(n) OVER () FROM (
+	rows, err := query(ctx, tx, scanBreakdownRow, `SELECT value, n, SUM(n) OVER () FROM (
 			SELECT value, SUM(count) AS n FROM (`+source+`) GROUP BY value
 		) WHERE n > 0 ORDER BY n DESC, value LIMIT ?5`,
 		scope, q.Dimension.String(), q.From.Unix(), q.To.Unix(), q.Limit,
@@ -67,22 +67,14 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 	if err != nil {
 		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
 	}
-	defer rows.Close()
-	b := linkforge.Breakdown{Values: []linkforge.ValueCount{}}
-	listed := int64(0)
-	for rows.Next() {
-		var v linkforge.ValueCount
-		if err := rows.Scan(&v.Value, &v.Count, &b.Total); err != nil {
-			return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
-		}
-		listed += v.Count
-		b.Values = append(b.Values, v)
-	}
-	if err := rows.Err(); err != nil {
-		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
-	}
-	b.Rest = b.Total - listed
-	return b, nil
+	return linkforge.NewBreakdown(rows), nil
+}
+
+// scanBreakdownRow reads (value, count, total).
+func scanBreakdownRow(r scanner) (linkforge.BreakdownRow, error) {
+	var b linkforge.BreakdownRow
+	err := r.Scan(&b.Value, &b.Count, &b.Total)
+	return b, err
 }
 
 // TopLinks ranks the tenant's links over q's hours; ties by slug in byte

@@ -1,14 +1,11 @@
 package sqlite_test
 
 import (
-	"database/sql"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
@@ -24,15 +21,7 @@ func TestStatsSpeedMigrationBackfills(t *testing.T) {
 	tenant := storetest.WriteBeforeStatsSpeed(t, db)
 	storetest.CheckAfterStatsSpeed(t, db, tenant)
 
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	p, err := goose.NewProvider(goose.DialectSQLite3, raw, os.DirFS("../../migrations/sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, p := testdb.Schema(t, migrations.SQLite, path)
 	if _, err := p.DownTo(ctx, 7); err != nil {
 		t.Fatalf("migrate down to 00007: %v", err)
 	}

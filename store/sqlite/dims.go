@@ -9,27 +9,6 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// checkDimRows answers EInvalid for a click_dims row no flush can produce:
-// an hour that is not the start of a UTC hour, an unknown dimension, an
-// empty value or a negative count.
-func checkDimRows(dims []linkforge.DimRow) error {
-	for _, d := range dims {
-		if !d.Hour.Equal(d.Hour.Truncate(time.Hour)) {
-			return linkforge.InvalidField("hour", fmt.Sprintf("%s is not the start of an hour", d.Hour.UTC().Format(time.RFC3339Nano)))
-		}
-		if d.Dim >= linkforge.NumDimensions {
-			return linkforge.InvalidField("dimension", fmt.Sprintf("unknown dimension %d", d.Dim))
-		}
-		if d.Value == "" {
-			return linkforge.InvalidField("value", "must not be empty")
-		}
-		if d.Count < 0 {
-			return linkforge.InvalidField("count", fmt.Sprintf("negative count %d", d.Count))
-		}
-	}
-	return nil
-}
-
 // upsertDims writes dims of nodeID in tx, with click_rollup's monotonic
 // rule: a count replaces a smaller one, never a larger one.
 func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge.DimRow) error {
@@ -56,34 +35,13 @@ func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 // NodeDims returns nodeID's click_dims rows whose hour is at or after from
 // (the hour index keeps it to those hours).
 func (db *DB) NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	named, err := query(ctx, db.reader, scanDimRow,
 		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE hour >= ? AND node_id = ?`,
 		ceilUnix(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: node dimensions of %q: %w", nodeID, err)
 	}
-	defer rows.Close()
-	var out []linkforge.DimRow
-	for rows.Next() {
-		var (
-			d    linkforge.DimRow
-			hour int64
-			name string
-		)
-		if err := rows.Scan(&d.LinkID, &hour, &name, &d.Value, &d.Count); err != nil {
-			return nil, fmt.Errorf("sqlite: node dimensions of %q: %w", nodeID, err)
-		}
-		dim, ok := linkforge.ParseDimension(name)
-		if !ok {
-			continue // a dimension a later release added: not this binary's to count
-		}
-		d.Hour, d.Dim = time.Unix(hour, 0).UTC(), dim
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: node dimensions of %q: %w", nodeID, err)
-	}
-	return out, nil
+	return linkforge.KnownDimRows(named), nil
 }
 
 // NodeLinkClicks returns nodeID's rollup rows of linkID with a bucket in
@@ -96,53 +54,28 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx,
-		`SELECT bucket, count FROM click_rollup WHERE link_id = ? AND bucket >= ? AND bucket < ? AND node_id = ?`,
+	mins, err := query(ctx, tx, scanRollupRow,
+		`SELECT link_id, bucket, count FROM click_rollup WHERE link_id = ? AND bucket >= ? AND bucket < ? AND node_id = ?`,
 		linkID, ceilUnix(from), ceilUnix(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
 	}
-	var mins []linkforge.RollupRow
-	for rows.Next() {
-		r := linkforge.RollupRow{LinkID: linkID}
-		var bucket int64
-		if err := rows.Scan(&bucket, &r.Count); err != nil {
-			rows.Close() //nolint:sqlclosecheck // closed on every path, before the next query
-			return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
-		}
-		r.Bucket = time.Unix(bucket, 0).UTC()
-		mins = append(mins, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
-	}
-	rows, err = tx.QueryContext(ctx,
-		`SELECT hour, dimension, value, count FROM click_dims WHERE link_id = ? AND hour >= ? AND hour < ? AND node_id = ?`,
+	named, err := query(ctx, tx, scanDimRow,
+		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE link_id = ? AND hour >= ? AND hour < ? AND node_id = ?`,
 		linkID, ceilUnix(from), ceilUnix(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node dimensions of link %d: %w", linkID, err)
 	}
-	defer rows.Close()
-	var dims []linkforge.DimRow
-	for rows.Next() {
-		d := linkforge.DimRow{LinkID: linkID}
-		var (
-			hour int64
-			name string
-		)
-		if err := rows.Scan(&hour, &name, &d.Value, &d.Count); err != nil {
-			return nil, nil, fmt.Errorf("sqlite: node dimensions of link %d: %w", linkID, err)
-		}
-		dim, ok := linkforge.ParseDimension(name)
-		if !ok {
-			continue // a dimension a later release added: not this binary's to count
-		}
-		d.Hour, d.Dim = time.Unix(hour, 0).UTC(), dim
-		dims = append(dims, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("sqlite: node dimensions of link %d: %w", linkID, err)
-	}
-	return mins, dims, nil
+	return mins, linkforge.KnownDimRows(named), nil
+}
+
+// scanDimRow reads (link_id, hour, dimension, value, count).
+func scanDimRow(r scanner) (linkforge.NamedDimRow, error) {
+	var (
+		d    linkforge.NamedDimRow
+		hour int64
+	)
+	err := r.Scan(&d.LinkID, &hour, &d.Name, &d.Value, &d.Count)
+	d.Hour = time.Unix(hour, 0)
+	return d, err
 }

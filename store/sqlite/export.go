@@ -14,27 +14,12 @@ import (
 // never holds a read transaction open while the client reads (which would
 // keep the WAL from being checkpointed).
 func (db *DB) ExportLinks(ctx context.Context, tenantID, afterID int64, limit int) ([]linkforge.Link, error) {
-	if limit <= 0 {
-		limit = defaultPageSize
-	}
-	limit = min(limit, maxPageSize)
-	rows, err := db.reader.QueryContext(ctx,
+	limit = linkforge.PageLimit(limit, defaultPageSize, maxPageSize)
+	links, err := query(ctx, db.reader, linkScan(true),
 		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
 		 WHERE l.tenant_id = ? AND l.id > ? ORDER BY l.id LIMIT ?`,
 		tenantID, afterID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: export links: %w", err)
-	}
-	defer rows.Close()
-	links := make([]linkforge.Link, 0, limit)
-	for rows.Next() {
-		l, err := scanLink(rows, true)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: export links: %w", err)
-		}
-		links = append(links, l)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: export links: %w", err)
 	}
 	return links, nil
@@ -57,18 +42,14 @@ func (db *DB) SlugTenants(ctx context.Context, slugs []string) (map[string]int64
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			slug   string
-			tenant int64
-		)
-		if err := rows.Scan(&slug, &tenant); err != nil {
-			return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
-		}
+	var (
+		slug   string
+		tenant int64
+	)
+	if err := forEach(rows, []any{&slug, &tenant}, func() error {
 		owners[slug] = tenant
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
 	}
 	return owners, nil

@@ -1,15 +1,13 @@
 package sqlite_test
 
 import (
-	"database/sql"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
 )
 
 // TestImportedClicksMigrationCaps: a link an older version imported with
@@ -19,14 +17,7 @@ import (
 func TestImportedClicksMigrationCaps(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "linkforge.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, raw, os.DirFS("../../migrations/sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, p := testdb.Schema(t, migrations.SQLite, path)
 	if _, err := p.UpTo(ctx, 10); err != nil {
 		t.Fatalf("migrate to 00010: %v", err)
 	}

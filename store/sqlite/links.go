@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/linkforge/linkforge"
 )
@@ -231,31 +230,11 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	if err != nil {
 		return linkforge.Link{}, wrapRead("update link", err)
 	}
-	l := old
-	// fn gets its own copies of the pointed-to values, so that it cannot
-	// change old through them.
-	l.ExpiresAt = copyPtr(old.ExpiresAt)
-	l.ExpiredAt = copyPtr(old.ExpiredAt)
-	l.MaxClicks = copyPtr(old.MaxClicks)
-	l.Tags = append([]string{}, old.Tags...)
-	if err := fn(&l); err != nil {
+	up, err := linkforge.ApplyLinkUpdate(old, now(), fn)
+	if err != nil {
 		return linkforge.Link{}, err
 	}
-	l = normalizeLink(l)
-	l.ID, l.TenantID, l.Slug, l.CreatedAt = old.ID, old.TenantID, old.Slug, old.CreatedAt
-	// Clicks is the rollup total plus ImportedClicks, which fn may change.
-	l.Clicks = old.Clicks - old.ImportedClicks + l.ImportedClicks
-	expiryMoved := !sameTime(l.ExpiresAt, old.ExpiresAt)
-	if expiryMoved && sameTime(l.ExpiredAt, old.ExpiredAt) {
-		// The expiry it recorded is no longer the link's.
-		l.ExpiredAt = nil
-	}
-	// UpdatedAt only moves forward, even if the wall clock steps back or two
-	// updates share a microsecond: clients may compare it.
-	l.UpdatedAt = now()
-	if !l.UpdatedAt.After(old.UpdatedAt) {
-		l.UpdatedAt = old.UpdatedAt.Add(time.Microsecond)
-	}
+	l := up.Link
 
 	tags, err := encodeTags(l.Tags)
 	if err != nil {
@@ -270,7 +249,7 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 		l.DeviceURLs.Desktop, l.ImportedClicks, l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
-	if err := updateAlarm(ctx, tx, l, expiryMoved); err != nil {
+	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
 	var ob outbox
@@ -319,63 +298,23 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 	return l, nil
 }
 
-// updateAlarm keeps the alarm of l, just written by UpdateLink, in step
-// with its ExpiresAt: untouched if the expiry did not move, rescheduled if
-// it moved, deleted if it was cleared.
-func updateAlarm(ctx context.Context, tx execer, l linkforge.Link, expiryMoved bool) error {
-	switch {
-	case !expiryMoved:
-		return nil
-	case l.ExpiresAt == nil:
+// updateAlarm does to the alarm of l, just written by UpdateLink, what
+// the update decided.
+func updateAlarm(ctx context.Context, tx execer, l linkforge.Link, change linkforge.AlarmChange) error {
+	switch change {
+	case linkforge.AlarmDeleted:
 		if _, err := tx.ExecContext(ctx, `DELETE FROM link_alarms WHERE link_id = ?`, l.ID); err != nil {
 			return fmt.Errorf("delete alarm of link %d: %w", l.ID, err)
 		}
-		return nil
-	default:
+	case linkforge.AlarmRescheduled:
 		return scheduleAlarm(ctx, tx, l, l.UpdatedAt)
 	}
+	return nil
 }
 
-func sameTime(a, b *time.Time) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return a.Equal(*b)
-}
-
-// normalizeLink brings l to what a read returns: UTC times truncated to
-// microseconds, non-nil tags.
-func normalizeLink(l linkforge.Link) linkforge.Link {
-	l.ExpiresAt = normTime(l.ExpiresAt)
-	l.ExpiredAt = normTime(l.ExpiredAt)
-	l.MaxClicks = copyPtr(l.MaxClicks)
-	if !l.CreatedAt.IsZero() {
-		l.CreatedAt = l.CreatedAt.UTC().Truncate(time.Microsecond)
-	}
-	if !l.UpdatedAt.IsZero() {
-		l.UpdatedAt = l.UpdatedAt.UTC().Truncate(time.Microsecond)
-	}
-	if l.Tags == nil {
-		l.Tags = []string{}
-	}
-	return l
-}
-
-func normTime(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	v := t.UTC().Truncate(time.Microsecond)
-	return &v
-}
-
-func copyPtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
-}
+// normalizeLink is the store's name for the rule that its writes share
+// with PostgreSQL's.
+var normalizeLink = linkforge.NormalizeLink
 
 func insertArgs(l linkforge.Link) ([]any, error) {
 	tags, err := encodeTags(l.Tags)

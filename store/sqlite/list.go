@@ -121,30 +121,13 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	}
 	// One row more than asked tells whether there is a next page.
 	args = append(args, q.Limit+1)
-	//nolint:gosec // G202: the clauses are chosen in code from a fixed set (sort keys, filters); every value is a bound parameter
-	rows, err := db.reader.QueryContext(ctx,
+	links, err := query(ctx, db.reader, linkScan(true),
 		`SELECT `+linkColumns+`, `+totalClicks+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY `+order+` LIMIT ?`, append(fromArgs, args...)...)
 	if err != nil {
 		return linkforge.LinkPage{}, fmt.Errorf("sqlite: query links: %w", err)
 	}
-	defer rows.Close()
-	page := linkforge.LinkPage{Links: make([]linkforge.Link, 0, min(q.Limit, 64))}
-	for rows.Next() {
-		l, err := scanLink(rows, true)
-		if err != nil {
-			return linkforge.LinkPage{}, fmt.Errorf("sqlite: query links: %w", err)
-		}
-		page.Links = append(page.Links, l)
-	}
-	if err := rows.Err(); err != nil {
-		return linkforge.LinkPage{}, fmt.Errorf("sqlite: query links: %w", err)
-	}
-	if len(page.Links) > q.Limit {
-		page.Links = page.Links[:q.Limit]
-		page.NextCursor = linkforge.EncodeListCursor(q.Sort, page.Links[q.Limit-1])
-	}
-	return page, nil
+	return linkforge.TrimPage(links, q.Limit, func(l linkforge.Link) string { return linkforge.EncodeListCursor(q.Sort, l) }), nil
 }
 
 func isASCII(s string) bool {
@@ -198,25 +181,19 @@ func (db *DB) searchIDs(ctx context.Context, phrase string) (string, error) {
 // descending, then tag. It reads link_tag_counts, which triggers keep
 // (migration 00007): a row per tag, whatever the number of links.
 func (db *DB) TagCounts(ctx context.Context, tenantID int64) ([]linkforge.TagCount, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	tags, err := query(ctx, db.reader, scanTagCount,
 		`SELECT tag, links FROM link_tag_counts WHERE tenant_id = ? AND links > 0
 		 ORDER BY links DESC, tag`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: tag counts: %w", err)
 	}
-	defer rows.Close()
-	tags := []linkforge.TagCount{}
-	for rows.Next() {
-		var tc linkforge.TagCount
-		if err := rows.Scan(&tc.Tag, &tc.Links); err != nil {
-			return nil, fmt.Errorf("sqlite: tag counts: %w", err)
-		}
-		tags = append(tags, tc)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: tag counts: %w", err)
-	}
 	return tags, nil
+}
+
+func scanTagCount(r scanner) (linkforge.TagCount, error) {
+	var tc linkforge.TagCount
+	err := r.Scan(&tc.Tag, &tc.Links)
+	return tc, err
 }
 
 // CreateLinks stores links in one write transaction through one prepared

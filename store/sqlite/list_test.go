@@ -1,18 +1,15 @@
 package sqlite_test
 
 import (
-	"database/sql"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/linkforge/linkforge"
 
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/store/storetest"
 )
@@ -31,14 +28,7 @@ func BenchmarkListing(b *testing.B) {
 func TestListingMigrationBackfills(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "linkforge.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, raw, os.DirFS("../../migrations/sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, p := testdb.Schema(t, migrations.SQLite, path)
 	if _, err := p.UpTo(ctx, 4); err != nil {
 		t.Fatalf("migrate to 00004: %v", err)
 	}

@@ -65,10 +65,8 @@ func (db *DB) TenantUsage(ctx context.Context, tenantID int64, monthStart time.T
 
 // SetTenantQuota changes the quotas ch sets and returns the usage after.
 func (db *DB) SetTenantQuota(ctx context.Context, tenantID int64, ch linkforge.QuotaChange, monthStart time.Time) (linkforge.TenantUsage, error) {
-	for _, v := range []linkforge.QuotaValue{ch.MaxLinks, ch.MaxClicksPerMonth} {
-		if v.Set && v.Value != nil && *v.Value < 0 {
-			return linkforge.TenantUsage{}, linkforge.Errorf(linkforge.EInvalid, "a quota is 0 or more")
-		}
+	if err := ch.Check(); err != nil {
+		return linkforge.TenantUsage{}, err
 	}
 	res, err := db.writer.ExecContext(ctx,
 		`UPDATE tenants SET
@@ -90,20 +88,8 @@ func (db *DB) SetTenantQuota(ctx context.Context, tenantID int64, ch linkforge.Q
 // MonthlyQuotaUsage returns the usage of the tenants with a
 // max_clicks_per_month.
 func (db *DB) MonthlyQuotaUsage(ctx context.Context, monthStart time.Time) ([]linkforge.TenantUsage, error) {
-	rows, err := db.reader.QueryContext(ctx, usageSQL+` WHERE t.max_clicks_per_month IS NOT NULL ORDER BY t.id`, monthStart.Unix())
+	out, err := query(ctx, db.reader, scanUsage, usageSQL+` WHERE t.max_clicks_per_month IS NOT NULL ORDER BY t.id`, monthStart.Unix())
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: monthly quota usage: %w", err)
-	}
-	defer rows.Close()
-	var out []linkforge.TenantUsage
-	for rows.Next() {
-		u, err := scanUsage(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: monthly quota usage: %w", err)
-		}
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: monthly quota usage: %w", err)
 	}
 	return out, nil

@@ -25,21 +25,7 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 // cannot lower a count. A bucket that is not the start of a minute, or a negative
 // count, is a caller bug and answers EInvalid before anything is written.
 func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
-	if len(rows) == 0 && len(dims) == 0 {
-		return nil
-	}
-	if nodeID == "" {
-		return linkforge.InvalidField("node_id", "must not be empty")
-	}
-	for _, r := range rows {
-		if !r.Bucket.Equal(r.Bucket.Truncate(time.Minute)) {
-			return linkforge.InvalidField("bucket", fmt.Sprintf("%s is not the start of a minute", r.Bucket.UTC().Format(time.RFC3339Nano)))
-		}
-		if r.Count < 0 {
-			return linkforge.InvalidField("count", fmt.Sprintf("negative count %d", r.Count))
-		}
-	}
-	if err := checkDimRows(dims); err != nil {
+	if write, err := linkforge.CheckFlush(nodeID, rows, dims); !write {
 		return err
 	}
 
@@ -163,44 +149,36 @@ func ceilUnix(t time.Time) int64 {
 // NodeRollup returns nodeID's rollup rows whose bucket is at or after from
 // (the bucket index keeps it to those minutes).
 func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	out, err := query(ctx, db.reader, scanRollupRow,
 		`SELECT link_id, bucket, count FROM click_rollup WHERE bucket >= ? AND node_id = ?`,
 		ceilUnix(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
 	}
-	defer rows.Close()
-	var out []linkforge.RollupRow
-	for rows.Next() {
-		var r linkforge.RollupRow
-		var bucket int64
-		if err := rows.Scan(&r.LinkID, &bucket, &r.Count); err != nil {
-			return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
-		}
-		r.Bucket = time.Unix(bucket, 0).UTC()
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
-	}
 	return out, nil
+}
+
+// scanRollupRow reads (link_id, bucket, count).
+func scanRollupRow(row scanner) (linkforge.RollupRow, error) {
+	var (
+		r      linkforge.RollupRow
+		bucket int64
+	)
+	err := row.Scan(&r.LinkID, &bucket, &r.Count)
+	r.Bucket = time.Unix(bucket, 0).UTC()
+	return r, err
 }
 
 // scanBuckets reads rows of (bucket start in unix seconds, count), the shape
 // of every stats query, and closes them. Never nil: an empty range is [].
 func scanBuckets(rows *sql.Rows) ([]linkforge.StatsBucket, error) {
-	defer rows.Close()
-	buckets := []linkforge.StatsBucket{}
-	for rows.Next() {
+	return collect(rows, func(r scanner) (linkforge.StatsBucket, error) {
 		var (
 			start int64
 			b     linkforge.StatsBucket
 		)
-		if err := rows.Scan(&start, &b.Count); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&start, &b.Count)
 		b.Start = time.Unix(start, 0).UTC()
-		buckets = append(buckets, b)
-	}
-	return buckets, rows.Err()
+		return b, err
+	})
 }

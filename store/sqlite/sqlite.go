@@ -32,6 +32,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/fileperm"
+	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/migrations"
 )
 
@@ -41,9 +42,17 @@ type DB struct {
 	writer *sql.DB // one connection, BEGIN IMMEDIATE
 	reader *sql.DB // several read-only connections
 	// notify is told when a committed write added webhook deliveries
-	// (webhooks.go).
-	notify deliveryNotify
+	// (webhooks.go): WithWake's hook, or one of its own.
+	notify *wake.Hook
 }
+
+// Option configures Open.
+type Option func(*DB)
+
+// WithWake makes h the hook told, after each commit that added webhook
+// deliveries, of their due time: the node's scheduler (expiry.Config.Wake)
+// runs them at once instead of at its next re-read.
+func WithWake(h *wake.Hook) Option { return func(db *DB) { db.notify = h } }
 
 var _ linkforge.Store = (*DB)(nil)
 
@@ -54,7 +63,7 @@ const busyTimeoutMillis = 10000
 
 // Open opens the SQLite database at path, creating the file and its parent
 // directory if needed. It does not migrate: call Migrate.
-func Open(ctx context.Context, path string) (*DB, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: open: empty path")
 	}
@@ -111,7 +120,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		writer.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	return &DB{path: abs, writer: writer, reader: reader}, nil
+	db := &DB{path: abs, writer: writer, reader: reader, notify: new(wake.Hook)}
+	for _, o := range opts {
+		o(db)
+	}
+	return db, nil
 }
 
 // dsn returns the modernc DSN of one handle. The pragmas run on every new
@@ -192,6 +205,56 @@ type scanner interface {
 // keeps, so that a returned value equals the one read back later.
 func now() time.Time {
 	return time.Now().UTC().Truncate(time.Microsecond)
+}
+
+// collect reads every row of rows with scan and closes rows: the one loop
+// of the store's multi-row reads. The result is never nil.
+func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// forEach scans every row of rows into dest and calls fn after each, then
+// closes rows: pgx.ForEachRow for database/sql.
+func forEach(rows *sql.Rows, dest []any, fn func() error) error {
+	_, err := collect(rows, func(r scanner) (struct{}, error) {
+		if err := r.Scan(dest...); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, fn()
+	})
+	return err
+}
+
+// linkScan reads a row of linkColumns (and the clicks column if
+// withClicks).
+func linkScan(withClicks bool) func(scanner) (linkforge.Link, error) {
+	return func(r scanner) (linkforge.Link, error) { return scanLink(r, withClicks) }
+}
+
+// queryer is what query needs of a *sql.DB or a *sql.Tx.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// query runs a multi-row read on q and collects its rows with scan.
+func query[T any](ctx context.Context, q queryer, scan func(scanner) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scan)
 }
 
 func toMicros(t time.Time) int64 { return t.UnixMicro() }

@@ -103,21 +103,9 @@ func (db *DB) TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, er
 
 // ListTokens returns the tenant's tokens, revoked ones included, oldest first.
 func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	tokens, err := query(ctx, db.reader, scanToken,
 		`SELECT `+tokenColumns+` FROM tokens WHERE tenant_id = ? ORDER BY id`, tenantID)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
-	}
-	defer rows.Close()
-	tokens := []linkforge.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: list tokens: %w", err)
-		}
-		tokens = append(tokens, t)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
 	}
 	return tokens, nil
@@ -159,16 +147,12 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
 	}
-	defer rows.Close()
-	active := []int64{}
-	for rows.Next() {
+	active, err := collect(rows, func(r scanner) (int64, error) {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sqlite: active tokens: %w", err)
-		}
-		active = append(active, id)
-	}
-	if err := rows.Err(); err != nil {
+		err := r.Scan(&id)
+		return id, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
 	}
 	return active, nil

@@ -1,36 +1,22 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/linkforge/linkforge"
 )
 
-// deliveryNotify holds the function told, after a commit, that deliveries
-// became due: the node's scheduler wakes at once instead of at its next
-// re-read.
-type deliveryNotify struct {
-	f atomic.Pointer[func(time.Time)]
-}
-
-func (n *deliveryNotify) tell(t time.Time) {
-	if f := n.f.Load(); f != nil {
-		(*f)(t)
-	}
-}
-
-// OnDeliveries sets the function called after a committed write added
-// webhook deliveries, with their due time (the scheduler's Reschedule).
-func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.f.Store(&f) }
+// OnDeliveries sets the function the store's hook tells after a committed
+// write added webhook deliveries, with their due time. It is for a caller
+// that builds its scheduler after the store without a shared hook (tests);
+// a server passes WithWake at Open and expiry.Config.Wake instead.
+func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.Set(f) }
 
 // outbox collects the events of one write transaction; the caller tells
 // notify after the commit if any delivery was written.
@@ -62,9 +48,19 @@ func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now
 	return nil
 }
 
+// enqueueAll enqueues evs, each under its key.
+func (o *outbox) enqueueAll(ctx context.Context, tx execer, evs []linkforge.OutboxEvent, now time.Time) error {
+	for _, ev := range evs {
+		if err := o.enqueue(ctx, tx, ev.Event, now, ev.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // linkEvent enqueues a link.* event of l.
 func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkforge.Link, now time.Time) error {
-	ev, err := linkforge.NewEvent(l.TenantID, typ, linkforge.NewEventLink(l), now)
+	ev, err := linkforge.NewLinkEvent(typ, l, now)
 	if err != nil {
 		return err
 	}
@@ -73,7 +69,7 @@ func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkfor
 
 func (o *outbox) done(db *DB, now time.Time) {
 	if o.added {
-		db.notify.tell(now)
+		db.notify.Tell(now)
 	}
 }
 
@@ -84,12 +80,32 @@ type txQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// clickEvents enqueues, in the flush's transaction, one link.clicks event
-// per flushed link whose tenant subscribed to it, with the absolute counts
-// of the flushed minutes summed over nodes and the link's total, and
-// link.limit_reached once per link whose total reached its max_clicks.
-// Without any webhook for these events it costs one probe of the (small)
-// webhooks table.
+// clickEventsSQL reads, for the flushed (link, minute) pairs of ?1 (a JSON
+// array of [link id, unix minute]), the linkforge.ClickRows of the links
+// whose tenant has an active webhook for the click events: one statement
+// for the whole flush.
+const clickEventsSQL = `WITH f AS (
+		SELECT DISTINCT value ->> 0 AS link_id, value ->> 1 AS bucket FROM json_each(?1)
+	), t AS MATERIALIZED (
+		SELECT l.id, l.tenant_id, l.slug, l.max_clicks,
+			(SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r WHERE r.link_id = l.id) AS total
+		FROM links l
+		WHERE l.id IN (SELECT link_id FROM f) AND EXISTS (
+			SELECT 1 FROM webhooks w, json_each(w.events) e
+			WHERE w.tenant_id = l.tenant_id AND w.state = 'active' AND e.value IN ('link.clicks', 'link.limit_reached'))
+	), b AS (
+		SELECT r.link_id, r.bucket, SUM(r.count) AS count FROM click_rollup r
+		JOIN f ON f.link_id = r.link_id AND f.bucket = r.bucket
+		WHERE r.link_id IN (SELECT id FROM t)
+		GROUP BY r.link_id, r.bucket
+	)
+	SELECT t.id, t.tenant_id, t.slug, t.max_clicks, t.total, b.bucket, b.count
+	FROM t LEFT JOIN b ON b.link_id = t.id
+	ORDER BY t.id, b.bucket`
+
+// clickEvents enqueues, in the flush's transaction, the events of the
+// flushed rows (linkforge.ClickEvents). Without any webhook for these
+// events it costs one probe of the (small) webhooks table.
 func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge.RollupRow, now time.Time) error {
 	if len(rows) == 0 {
 		return nil
@@ -100,91 +116,41 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	if err != nil || any == 0 {
 		return err
 	}
-	minutes := map[int64][]int64{}
-	for _, r := range rows {
-		minutes[r.LinkID] = append(minutes[r.LinkID], r.Bucket.Unix())
+	pairs := make([][2]int64, len(rows))
+	for i, r := range rows {
+		pairs[i] = [2]int64{r.LinkID, r.Bucket.Unix()}
 	}
-	ids := make([]int64, 0, len(minutes))
-	for id := range minutes {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	js, _ := json.Marshal(ids)
-	type target struct {
-		id, tenant int64
-		slug       string
-		max        sql.NullInt64
-	}
-	q, err := tx.QueryContext(ctx, `SELECT l.id, l.tenant_id, l.slug, l.max_clicks FROM links l
-		WHERE l.id IN (SELECT value FROM json_each(?)) AND EXISTS (
-			SELECT 1 FROM webhooks w, json_each(w.events) e
-			WHERE w.tenant_id = l.tenant_id AND w.state = 'active' AND e.value IN ('link.clicks', 'link.limit_reached'))
-		ORDER BY l.id`, string(js))
+	js, err := json.Marshal(pairs)
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	var targets []target
-	for q.Next() {
-		var t target
-		if err := q.Scan(&t.id, &t.tenant, &t.slug, &t.max); err != nil {
-			q.Close() //nolint:sqlclosecheck // closed on every path, before the next query
-			return fmt.Errorf("click events: %w", err)
-		}
-		targets = append(targets, t)
-	}
-	q.Close()
-	if err := q.Err(); err != nil {
+	q, err := tx.QueryContext(ctx, clickEventsSQL, string(js))
+	if err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	for _, t := range targets {
-		ms := minutes[t.id]
-		slices.Sort(ms)
-		ms = slices.Compact(ms)
-		mjs, _ := json.Marshal(ms)
-		data := linkforge.ClicksData{Link: t.slug, Buckets: []linkforge.ClicksBucket{}}
-		br, err := tx.QueryContext(ctx, `SELECT bucket, SUM(count) FROM click_rollup
-			WHERE link_id = ? AND bucket IN (SELECT value FROM json_each(?)) GROUP BY bucket ORDER BY bucket`,
-			t.id, string(mjs))
-		if err != nil {
-			return fmt.Errorf("click events: %w", err)
+	crs, err := collect(q, func(q scanner) (linkforge.ClickRow, error) {
+		var (
+			r                  linkforge.ClickRow
+			max, bucket, count sql.NullInt64
+		)
+		if err := q.Scan(&r.LinkID, &r.TenantID, &r.Slug, &max, &r.Total, &bucket, &count); err != nil {
+			return r, err
 		}
-		for br.Next() {
-			var b int64
-			var c linkforge.ClicksBucket
-			if err := br.Scan(&b, &c.Count); err != nil {
-				br.Close() //nolint:sqlclosecheck // closed on every path, before the next query
-				return fmt.Errorf("click events: %w", err)
-			}
-			c.Start = time.Unix(b, 0).UTC()
-			data.Buckets = append(data.Buckets, c)
+		r.MaxClicks, r.Count = intPtr(max), count.Int64
+		if bucket.Valid {
+			b := time.Unix(bucket.Int64, 0).UTC()
+			r.Bucket = &b
 		}
-		br.Close()
-		if err := br.Err(); err != nil {
-			return fmt.Errorf("click events: %w", err)
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(count), 0) FROM click_rollup WHERE link_id = ?`,
-			t.id).Scan(&data.Total); err != nil {
-			return fmt.Errorf("click events: %w", err)
-		}
-		ev, err := linkforge.NewEvent(t.tenant, linkforge.EventLinkClicks, data, now)
-		if err != nil {
-			return err
-		}
-		if err := o.enqueue(ctx, tx, ev, now, ""); err != nil {
-			return err
-		}
-		if t.max.Valid && data.Total >= t.max.Int64 {
-			ev, err := linkforge.NewEvent(t.tenant, linkforge.EventLinkLimitReached,
-				linkforge.LimitData{Link: t.slug, MaxClicks: t.max.Int64, Total: data.Total}, now)
-			if err != nil {
-				return err
-			}
-			if err := o.enqueue(ctx, tx, ev, now, fmt.Sprintf("limit:%d", t.id)); err != nil {
-				return err
-			}
-		}
+		return r, nil
+	})
+	if err != nil {
+		return fmt.Errorf("click events: %w", err)
 	}
-	return nil
+	evs, err := linkforge.ClickEvents(crs, now)
+	if err != nil {
+		return err
+	}
+	return o.enqueueAll(ctx, tx, evs, now)
 }
 
 const webhookColumns = `id, tenant_id, url, events, state, created_at`
@@ -194,11 +160,7 @@ const webhookColumns = `id, tenant_id, url, events, state, created_at`
 // are one statement on the single writer, so concurrent creates cannot
 // pass the bound together.
 func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge.Webhook, error) {
-	if w.CreatedAt.IsZero() {
-		w.CreatedAt = now()
-	}
-	w.CreatedAt = w.CreatedAt.UTC().Truncate(time.Microsecond)
-	w.State = linkforge.WebhookActive
+	w = w.ForCreate(now())
 	ev, err := json.Marshal(w.Events)
 	if err != nil {
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: create webhook: %w", err)
@@ -223,36 +185,26 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 
 // ListWebhooks returns the tenant's webhooks, oldest first, without secrets.
 func (db *DB) ListWebhooks(ctx context.Context, tenantID int64) ([]linkforge.Webhook, error) {
-	rows, err := db.reader.QueryContext(ctx,
+	out, err := query(ctx, db.reader, webhookScan(),
 		`SELECT `+webhookColumns+` FROM webhooks WHERE tenant_id = ? ORDER BY created_at, id`, tenantID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list webhooks: %w", err)
-	}
-	out, err := scanWebhooks(rows)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list webhooks: %w", err)
 	}
 	return out, nil
 }
 
-func scanWebhooks(rows *sql.Rows) ([]linkforge.Webhook, error) {
-	defer rows.Close()
-	out := []linkforge.Webhook{}
-	for rows.Next() {
+func webhookScan() func(scanner) (linkforge.Webhook, error) {
+	return func(rows scanner) (linkforge.Webhook, error) {
 		var w linkforge.Webhook
-		var ev, state string
+		var ev string
 		var created int64
-		if err := rows.Scan(&w.ID, &w.TenantID, &w.URL, &ev, &state, &created); err != nil {
-			return nil, err
+		if err := rows.Scan(&w.ID, &w.TenantID, &w.URL, &ev, &w.State, &created); err != nil {
+			return w, err
 		}
-		if err := json.Unmarshal([]byte(ev), &w.Events); err != nil {
-			return nil, err
-		}
-		w.State = linkforge.WebhookState(state)
 		w.CreatedAt = fromMicros(created)
-		out = append(out, w)
+		err := json.Unmarshal([]byte(ev), &w.Events)
+		return w, err
 	}
-	return out, rows.Err()
 }
 
 // SetWebhookState enables or disables the tenant's webhook; disabling
@@ -266,12 +218,8 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `UPDATE webhooks SET state = ? WHERE id = ? AND tenant_id = ? RETURNING `+webhookColumns,
+	ws, err := query(ctx, tx, webhookScan(), `UPDATE webhooks SET state = ? WHERE id = ? AND tenant_id = ? RETURNING `+webhookColumns,
 		string(state), id, tenantID)
-	if err != nil {
-		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
-	}
-	ws, err := scanWebhooks(rows)
 	if err != nil {
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
 	}
@@ -279,7 +227,7 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 		return linkforge.Webhook{}, notFound("webhook")
 	}
 	if state == linkforge.WebhookDisabled {
-		if err := stopDeliveries(ctx, tx, id, "webhook disabled", at); err != nil {
+		if err := stopDeliveries(ctx, tx, id, linkforge.StoppedDisabled, at); err != nil {
 			return linkforge.Webhook{}, err
 		}
 	}
@@ -321,13 +269,10 @@ const deliveryColumns = `id, webhook_id, tenant_id, event_id, event_type, body, 
 
 // ListDeliveries returns the webhook's deliveries in state, newest first.
 func (db *DB) ListDeliveries(ctx context.Context, tenantID int64, webhookID string, state linkforge.DeliveryState, limit int) ([]linkforge.Delivery, error) {
-	if state != "" && !state.Valid() {
-		return nil, linkforge.InvalidField("state", fmt.Sprintf("unknown delivery state %q", state))
+	if err := linkforge.CheckDeliveryFilter(state); err != nil {
+		return nil, err
 	}
-	if limit <= 0 {
-		limit = defaultAlarmPage
-	}
-	limit = min(limit, maxAlarmPage)
+	limit = linkforge.PageLimit(limit, linkforge.DefaultAlarmPage, linkforge.MaxAlarmPage)
 	var one int
 	err := db.reader.QueryRowContext(ctx, `SELECT 1 FROM webhooks WHERE id = ? AND tenant_id = ?`,
 		webhookID, tenantID).Scan(&one)
@@ -345,11 +290,7 @@ func (db *DB) ListDeliveries(ctx context.Context, tenantID int64, webhookID stri
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := db.reader.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list deliveries: %w", err)
-	}
-	ds, err := scanDeliveries(rows, false)
+	ds, err := query(ctx, db.reader, deliveryScan(false), q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list deliveries: %w", err)
 	}
@@ -372,13 +313,8 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	if err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
-	if linkforge.DeliveryState(state) != linkforge.DeliveryDead {
-		return linkforge.Delivery{}, linkforge.Errorf(linkforge.EConflict,
-			"delivery %d is %s, not dead: only a dead delivery can be retried", id, state)
-	}
-	if linkforge.WebhookState(whState) == linkforge.WebhookDisabled {
-		return linkforge.Delivery{}, linkforge.Errorf(linkforge.EConflict,
-			"the webhook of delivery %d is disabled: enable it first", id)
+	if err := linkforge.CheckDeliveryRetry(id, linkforge.DeliveryState(state), linkforge.WebhookState(whState)); err != nil {
+		return linkforge.Delivery{}, err
 	}
 	ts := toMicros(now)
 	rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0,
@@ -386,14 +322,14 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	if err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
-	ds, err := scanDeliveries(rows, false)
+	ds, err := collect(rows, deliveryScan(false))
 	if err != nil || len(ds) != 1 {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery %d: %d rows: %w", id, len(ds), err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
-	db.notify.tell(now)
+	db.notify.Tell(now)
 	return ds[0], nil
 }
 
@@ -402,16 +338,9 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 // ClaimAlarms). The candidates are ranked within their tenant by due
 // time, and picked by rank first: round robin across tenants.
 func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([]linkforge.Delivery, error) {
-	if c.Owner == "" || c.Limit <= 0 || c.Lease <= 0 {
-		return nil, fmt.Errorf("sqlite: claim deliveries: owner %q, lease %v, limit %d: need an owner and positive lease and limit", c.Owner, c.Lease, c.Limit)
-	}
-	// json_each of "null" is one NULL, which NOT IN never passes: nil
-	// slices are written as [].
-	if c.SkipWebhooks == nil {
-		c.SkipWebhooks = []string{}
-	}
-	if c.SkipTenants == nil {
-		c.SkipTenants = []int64{}
+	c, err := c.Normalized()
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
 	}
 	skipW, err := json.Marshal(c.SkipWebhooks)
 	if err != nil {
@@ -421,8 +350,8 @@ func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
 	}
-	now := c.Now.UTC().Truncate(time.Microsecond)
-	rows, err := db.writer.QueryContext(ctx,
+	now := c.Now
+	ds, err := query(ctx, db.writer, deliveryScan(true),
 		`UPDATE webhook_deliveries SET
 			attempts = attempts + 1,
 			lease_seq = lease_seq + 1,
@@ -450,13 +379,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, c linkforge.DeliveryClaim) ([
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
 	}
-	ds, err := scanDeliveries(rows, true)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: claim deliveries: %w", err)
-	}
-	slices.SortFunc(ds, func(a, b linkforge.Delivery) int {
-		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
-	})
+	slices.SortFunc(ds, linkforge.CompareDeliveriesDue)
 	return ds, nil
 }
 
@@ -494,7 +417,7 @@ func (db *DB) FinishDelivery(ctx context.Context, o linkforge.DeliveryOutcome) (
 			last_status = ?2, last_error = ?3,
 			next_attempt_at = COALESCE(?4, next_attempt_at), lease_owner = NULL, lease_expires_at = NULL, updated_at = ?5
 		 WHERE id = ?6 AND lease_owner = ?7 AND lease_seq = ?8 RETURNING webhook_id`,
-		string(o.State), o.Status, truncateError(o.Error), next, toMicros(o.At), o.Lease.ID, o.Lease.Owner, o.Lease.Seq).Scan(&webhookID)
+		string(o.State), o.Status, linkforge.TruncateError(o.Error), next, toMicros(o.At), o.Lease.ID, o.Lease.Owner, o.Lease.Seq).Scan(&webhookID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -505,7 +428,7 @@ func (db *DB) FinishDelivery(ctx context.Context, o linkforge.DeliveryOutcome) (
 		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET state = 'disabled' WHERE id = ?`, webhookID); err != nil {
 			return false, fmt.Errorf("sqlite: disable webhook %s: %w", webhookID, err)
 		}
-		if err := stopDeliveries(ctx, tx, webhookID, "webhook disabled: the receiver answered 410 Gone", o.At); err != nil {
+		if err := stopDeliveries(ctx, tx, webhookID, linkforge.StoppedGone, o.At); err != nil {
 			return false, err
 		}
 	}
@@ -533,56 +456,25 @@ func (db *DB) NextDeliveryDue(ctx context.Context) (time.Time, bool, error) {
 	return fromMicros(next.Int64), true, nil
 }
 
-func scanDeliveries(rows *sql.Rows, withWebhook bool) ([]linkforge.Delivery, error) {
-	defer rows.Close()
-	out := []linkforge.Delivery{}
-	for rows.Next() {
+func deliveryScan(withWebhook bool) func(scanner) (linkforge.Delivery, error) {
+	return func(rows scanner) (linkforge.Delivery, error) {
 		var (
 			d                  linkforge.Delivery
-			body, state        string
+			body               string
 			next, created, upd int64
 			owner              sql.NullString
 		)
-		dest := []any{&d.ID, &d.WebhookID, &d.TenantID, &d.EventID, &d.EventType, &body, &state, &d.Attempts,
+		dest := []any{&d.ID, &d.WebhookID, &d.TenantID, &d.EventID, &d.EventType, &body, &d.State, &d.Attempts,
 			&d.LastStatus, &d.LastError, &next, &owner, &d.LeaseSeq, &created, &upd}
 		if withWebhook {
 			dest = append(dest, &d.URL, &d.Secret, &d.WebhookDisabled)
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(dest...)
 		d.Body = json.RawMessage(body)
-		d.State = linkforge.DeliveryState(state)
 		d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = fromMicros(next), fromMicros(created), fromMicros(upd)
 		d.LeaseOwner = owner.String
-		out = append(out, d)
+		return d, err
 	}
-	return out, rows.Err()
-}
-
-// truncateError bounds a stored error message.
-func truncateError(s string) string {
-	if len(s) <= 1024 {
-		return s
-	}
-	return strings.ToValidUTF8(s[:1024], "") + "…"
-}
-
-// alarmDead is an alarm FailAlarms just left dead: its alarm.dead event.
-type alarmDead struct {
-	id, tenant int64
-	attempts   int
-	slug       string
-}
-
-func (d alarmDead) data(fs []linkforge.AlarmFailure) map[string]any {
-	msg := ""
-	for _, f := range fs {
-		if f.Lease.AlarmID == d.id {
-			msg = f.Error
-		}
-	}
-	return map[string]any{"alarm_id": d.id, "alarm": "link_expiry", "link": d.slug, "attempts": d.attempts, "error": msg}
 }
 
 // EnqueueDelivery writes ev as one delivery of the tenant's webhook. The

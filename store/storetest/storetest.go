@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ClickGrants", testClickGrants},
 		// webhooks.go
 		{"WebhookOutbox", testWebhookOutbox},
+		{"ClickEventsOfOneFlush", testClickEventsOfOneFlush},
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"ClaimRoundRobin", testClaimRoundRobin},
 		{"WebhookQuota", testWebhookQuota},

@@ -101,6 +101,67 @@ func testWebhookOutbox(t *testing.T, s linkforge.Store) {
 	}
 }
 
+// testClickEventsOfOneFlush: a flush of several links and minutes, one key
+// twice, makes one link.clicks per subscribed link with each of its flushed
+// minutes summed over nodes, in order, and its total; link.limit_reached
+// for the link past its max_clicks; nothing for a tenant without a webhook.
+func testClickEventsOfOneFlush(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	a, b := mustTenant(t, s, "a"), mustTenant(t, s, "b")
+	wh := mustWebhookRow(t, s, "wh_clicks", a.ID, linkforge.EventLinkClicks, linkforge.EventLinkLimitReached)
+	limit := int64(4)
+	x := mustCreateLink(t, s, linkforge.Link{TenantID: a.ID, Slug: "x", URL: "https://example.com/", MaxClicks: &limit})
+	y := mustCreateLink(t, s, linkforge.Link{TenantID: a.ID, Slug: "y", URL: "https://example.com/"})
+	z := mustCreateLink(t, s, linkforge.Link{TenantID: b.ID, Slug: "z", URL: "https://example.com/"})
+	if err := s.UpsertRollup(ctx, "n1", []linkforge.RollupRow{{LinkID: x.ID, Bucket: minute(1), Count: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.ListDeliveries(ctx, a.ID, wh.ID, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpsertRollup(ctx, "n2", []linkforge.RollupRow{
+		{LinkID: y.ID, Bucket: minute(2), Count: 1},
+		{LinkID: x.ID, Bucket: minute(2), Count: 3},
+		{LinkID: z.ID, Bucket: minute(1), Count: 5},
+		{LinkID: x.ID, Bucket: minute(1), Count: 2},
+		{LinkID: y.ID, Bucket: minute(2), Count: 1},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := s.ListDeliveries(ctx, a.ID, wh.ID, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range ds[:len(ds)-len(before)] {
+		var ev struct{ Data json.RawMessage }
+		if err := json.Unmarshal(d.Body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		var who struct{ Link string }
+		if err := json.Unmarshal(ev.Data, &who); err != nil {
+			t.Fatal(err)
+		}
+		got[d.EventType+" "+who.Link] = string(ev.Data)
+	}
+	bucket := func(i int) string { return minute(i).UTC().Format(time.RFC3339) }
+	want := map[string]string{
+		"link.clicks x": fmt.Sprintf(`{"link":"x","buckets":[{"start":%q,"count":3},{"start":%q,"count":3}],"total":6}`,
+			bucket(1), bucket(2)),
+		"link.limit_reached x": `{"link":"x","max_clicks":4,"total":6}`,
+		"link.clicks y":        fmt.Sprintf(`{"link":"y","buckets":[{"start":%q,"count":1}],"total":1}`, bucket(2)),
+	}
+	if len(got) != len(want) || len(ds)-len(before) != len(want) {
+		t.Errorf("events of the flush: %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: data %s, want %s", k, got[k], w)
+		}
+	}
+}
+
 // testClaimDeliveries: claims under leases, the skip list, release,
 // fencing, lease takeover, replay.
 func testClaimDeliveries(t *testing.T, s linkforge.Store) {

@@ -1,0 +1,136 @@
+package linkforge
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The events the stores write in the transaction of the change that caused
+// them (the outbox, docs/adr/015-webhooks.md): which events a change makes and what
+// they carry are decided here, once; a store only reads what they need and
+// inserts their deliveries.
+
+// OutboxEvent is an event as a store enqueues it. Key, when set, makes the
+// event once per webhook: a second event with the same key is not
+// delivered again (the deliveries' unique (webhook_id, event_key)).
+type OutboxEvent struct {
+	Event
+	Key string
+}
+
+// NewLinkEvent is the link.* event of type typ for l, at now.
+func NewLinkEvent(typ string, l Link, now time.Time) (Event, error) {
+	return NewEvent(l.TenantID, typ, NewEventLink(l), now)
+}
+
+// LimitReachedKey is the dedupe key of a link's link.limit_reached event:
+// once per link and webhook, however many flushes find the limit reached.
+func LimitReachedKey(linkID int64) string { return fmt.Sprintf("limit:%d", linkID) }
+
+// ClickEventTypes are the event types of a flush; a store probes for a
+// webhook taking one of them before reading anything for them.
+var ClickEventTypes = []string{EventLinkClicks, EventLinkLimitReached}
+
+// ClickRow is one row of what a flush reads for its click events: a
+// flushed link whose tenant has an active webhook for them, with its
+// all-time Total, and one flushed minute of it (nil when the rollup has
+// none) with the Count summed over nodes. The rows of one link are
+// adjacent, its minutes in order.
+type ClickRow struct {
+	LinkID    int64
+	TenantID  int64
+	Slug      string
+	MaxClicks *int64
+	Total     int64
+	Bucket    *time.Time
+	Count     int64
+}
+
+// ClickEvents are the events of a flush, from its ClickRows: per link, one
+// link.clicks with the absolute counts of the flushed minutes and the
+// link's total, and link.limit_reached (under LimitReachedKey) when the
+// total reached its MaxClicks.
+func ClickEvents(rows []ClickRow, now time.Time) ([]OutboxEvent, error) {
+	var out []OutboxEvent
+	for i := 0; i < len(rows); {
+		r := rows[i]
+		data := ClicksData{Link: r.Slug, Buckets: []ClicksBucket{}, Total: r.Total}
+		for ; i < len(rows) && rows[i].LinkID == r.LinkID; i++ {
+			if b := rows[i].Bucket; b != nil {
+				data.Buckets = append(data.Buckets, ClicksBucket{Start: b.UTC(), Count: rows[i].Count})
+			}
+		}
+		ev, err := NewEvent(r.TenantID, EventLinkClicks, data, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, OutboxEvent{Event: ev})
+		if r.MaxClicks != nil && r.Total >= *r.MaxClicks {
+			ev, err := NewEvent(r.TenantID, EventLinkLimitReached,
+				LimitData{Link: r.Slug, MaxClicks: *r.MaxClicks, Total: r.Total}, now)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, OutboxEvent{Event: ev, Key: LimitReachedKey(r.LinkID)})
+		}
+	}
+	return out, nil
+}
+
+// FailedAlarm is an alarm that FailAlarms has just changed, as the store
+// read it back: what an alarm.dead event needs of it.
+type FailedAlarm struct {
+	ID       int64
+	TenantID int64
+	State    AlarmState // AlarmRetrying or AlarmDead
+	Attempts int
+	Slug     string // its link's
+}
+
+// AlarmDeadEvents are the alarm.dead events of the alarms that a
+// FailAlarms call left dead (of changed), at the time of its first
+// failure; each carries the error of its alarm's last failure in failures.
+func AlarmDeadEvents(changed []FailedAlarm, failures []AlarmFailure) ([]OutboxEvent, error) {
+	var out []OutboxEvent
+	for _, a := range changed {
+		if a.State != AlarmDead {
+			continue
+		}
+		data := AlarmDeadData{AlarmID: a.ID, Alarm: "link_expiry", Link: a.Slug, Attempts: a.Attempts}
+		for _, f := range failures {
+			if f.Lease.AlarmID == a.ID {
+				data.Error = f.Error
+			}
+		}
+		ev, err := NewEvent(a.TenantID, EventAlarmDead, data, failures[0].At)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, OutboxEvent{Event: ev})
+	}
+	return out, nil
+}
+
+// FailedAlarmIDs are the ids of changed, in order: what FailAlarms
+// returns.
+func FailedAlarmIDs(changed []FailedAlarm) []int64 {
+	ids := make([]int64, len(changed))
+	for i, a := range changed {
+		ids[i] = a.ID
+	}
+	return ids
+}
+
+// maxStoredError bounds the error message a store keeps of an attempt.
+const maxStoredError = 1024
+
+// TruncateError bounds an error message before a store keeps it (a
+// receiver's answer can be long): at most 1,024 bytes, cut on a rune
+// boundary, and an ellipsis when it was cut.
+func TruncateError(s string) string {
+	if len(s) <= maxStoredError {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxStoredError], "") + "…"
+}
