@@ -489,7 +489,7 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 		if err != nil {
 			return err
 		}
-		ds, err := scanDeliveries(rows, false)
+		ds, err := collect(rows, deliveryScan(false))
 		if err != nil {
 			return err
 		}
@@ -502,6 +502,6 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 	if err != nil {
 		return linkforge.Delivery{}, wrap("enqueue delivery", err)
 	}
-	db.notify.tell(now)
+	db.notify.Tell(now)
 	return out, nil
 }

@@ -505,13 +505,16 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 	if err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
 	}
-	ds, err := scanDeliveries(rows, false)
-	if err != nil || len(ds) != 1 {
-		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %d rows: %w", len(ds), err)
+	ds, err := collect(rows, deliveryScan(false))
+	if err != nil {
+		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
+	}
+	if len(ds) != 1 {
+		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: read back %d rows", len(ds))
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
 	}
-	db.notify.tell(now)
+	db.notify.Tell(now)
 	return ds[0], nil
 }
