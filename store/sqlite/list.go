@@ -39,39 +39,15 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 		args     = []any{q.TenantID}
 	)
 	if q.Q != "" {
-		if utf8.RuneCountInString(q.Q) >= minTrigramQuery {
-			// A phrase of the trigram tokenizer matches exactly the
-			// texts holding q, case-insensitively (Unicode).
-			phrase := `"` + strings.ReplaceAll(q.Q, `"`, `""`) + `"`
-			ids, err := db.searchIDs(ctx, phrase)
-			if err != nil {
-				return linkforge.LinkPage{}, err
-			}
-			if ids != "" {
-				// Few matches: read them by id and sort them; no walk
-				// of the tenant's links.
-				from, fromArgs = "json_each(?) j CROSS JOIN links l ON l.id = j.value", []any{ids}
-			} else if isASCII(q.Q) {
-				// Many matches: walk the sort's index and test each
-				// link; matches are dense enough that a page comes
-				// after few tests. LIKE folds ASCII as the trigram
-				// index does, and costs a microsecond a link.
-				p := linkforge.LikePattern(q.Q)
-				where = append(where, `(l.slug LIKE ? ESCAPE '\' OR l.url LIKE ? ESCAPE '\' OR l.title LIKE ? ESCAPE '\')`)
-				args = append(args, p, p, p)
-			} else {
-				// The same walk, with a test that folds non-ASCII
-				// letters as the index does: a probe of the index by
-				// rowid (milliseconds each).
-				where = append(where, `EXISTS (SELECT 1 FROM links_search WHERE links_search MATCH ? AND rowid = l.id)`)
-				args = append(args, phrase)
-			}
-		} else {
-			// LIKE folds ASCII letters only. No index: the walk of the
-			// sort's index stops after a page of matches.
-			p := linkforge.LikePattern(q.Q)
-			where = append(where, `(l.slug LIKE ? ESCAPE '\' OR l.url LIKE ? ESCAPE '\' OR l.title LIKE ? ESCAPE '\')`)
-			args = append(args, p, p, p)
+		f, fa, w, wa, err := db.searchFilter(ctx, q.Q)
+		if err != nil {
+			return linkforge.LinkPage{}, err
+		}
+		if f != "" {
+			from, fromArgs = f, fa
+		}
+		if w != "" {
+			where, args = append(where, w), append(args, wa...)
 		}
 	}
 	for _, t := range q.Tags {
@@ -251,4 +227,41 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	}
 	ob.done(db, ts)
 	return results, nil
+}
+
+// searchFilter is QueryLinks' filter for the search text text: either a
+// from clause over the few matching ids (from non-empty), or a condition
+// on each link of the sort's walk (where non-empty), with their arguments.
+func (db *DB) searchFilter(ctx context.Context, text string) (from string, fromArgs []any, where string, args []any, err error) {
+	likeAll := `(l.slug LIKE ? ESCAPE '\' OR l.url LIKE ? ESCAPE '\' OR l.title LIKE ? ESCAPE '\')`
+	if utf8.RuneCountInString(text) < minTrigramQuery {
+		// LIKE folds ASCII letters only. No index: the walk of the
+		// sort's index stops after a page of matches.
+		p := linkforge.LikePattern(text)
+		return "", nil, likeAll, []any{p, p, p}, nil
+	}
+	// A phrase of the trigram tokenizer matches exactly the texts holding
+	// text, case-insensitively (Unicode).
+	phrase := `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
+	ids, err := db.searchIDs(ctx, phrase)
+	if err != nil {
+		return "", nil, "", nil, err
+	}
+	switch {
+	case ids != "":
+		// Few matches: read them by id and sort them; no walk of the
+		// tenant's links.
+		return "json_each(?) j CROSS JOIN links l ON l.id = j.value", []any{ids}, "", nil, nil
+	case isASCII(text):
+		// Many matches: walk the sort's index and test each link;
+		// matches are dense enough that a page comes after few tests.
+		// LIKE folds ASCII as the trigram index does, and costs a
+		// microsecond a link.
+		p := linkforge.LikePattern(text)
+		return "", nil, likeAll, []any{p, p, p}, nil
+	default:
+		// The same walk, with a test that folds non-ASCII letters as the
+		// index does: a probe of the index by rowid (milliseconds each).
+		return "", nil, `EXISTS (SELECT 1 FROM links_search WHERE links_search MATCH ? AND rowid = l.id)`, []any{phrase}, nil
+	}
 }
