@@ -16,6 +16,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/internal/testlog"
 )
 
 // TestRetrySchedule: a hook that always fails runs exactly 7 times, at 0, 2,
@@ -35,10 +36,10 @@ func TestRetrySchedule(t *testing.T) {
 			}
 			return nil
 		}}
-		logs := &logBuffer{}
+		logs := &testlog.Buffer{}
 		reg := prometheus.NewRegistry()
 		sch := mustStart(t, expiry.Config{Store: s, Owner: "node-a", OnExpired: []expiry.Hook{rec.hook},
-			Logger: logs.logger(), Registry: reg})
+			Logger: logs.Logger(), Registry: reg})
 
 		time.Sleep(10*time.Second + 200*time.Second)
 		synctest.Wait()
@@ -78,7 +79,7 @@ func TestRetrySchedule(t *testing.T) {
 		}
 
 		// One alarm_failed per failure; the seventh is the alert.
-		failed := logs.events(t, "alarm_failed")
+		failed := logs.Records(t, "alarm_failed")
 		if len(failed) != 7 {
 			t.Fatalf("%d alarm_failed log records, want 7", len(failed))
 		}
@@ -389,8 +390,8 @@ func TestDeleteLinkDeletesAlarm(t *testing.T) {
 		}
 		rs := &raceStore{Store: s, before: func() { del(racing.Slug) }}
 		rec := &recorder{}
-		logs := &logBuffer{}
-		mustStart(t, expiry.Config{Store: rs, OnExpired: []expiry.Hook{rec.hook}, Logger: logs.logger()})
+		logs := &testlog.Buffer{}
+		mustStart(t, expiry.Config{Store: rs, OnExpired: []expiry.Hook{rec.hook}, Logger: logs.Logger()})
 
 		time.Sleep(5 * time.Second)
 		del(early.Slug)
@@ -405,7 +406,7 @@ func TestDeleteLinkDeletesAlarm(t *testing.T) {
 		if due, ok, err := s.NextAlarmDue(ctx); err != nil || ok {
 			t.Errorf("NextAlarmDue = %v, %v, %v; want none", due, ok, err)
 		}
-		if f := logs.events(t, "alarm_failed"); len(f) != 0 {
+		if f := logs.Records(t, "alarm_failed"); len(f) != 0 {
 			t.Errorf("alarm_failed logged for a deleted link: %v", f)
 		}
 	})
@@ -642,9 +643,9 @@ func TestHookFailures(t *testing.T) {
 			return nil
 		}
 		rec := &recorder{}
-		logs := &logBuffer{}
+		logs := &testlog.Buffer{}
 		const lease = 30 * time.Second
-		mustStart(t, expiry.Config{Store: s, OnExpired: []expiry.Hook{first, rec.hook}, Lease: lease, Logger: logs.logger()})
+		mustStart(t, expiry.Config{Store: s, OnExpired: []expiry.Hook{first, rec.hook}, Lease: lease, Logger: logs.Logger()})
 		time.Sleep(time.Minute)
 		synctest.Wait()
 
@@ -662,7 +663,7 @@ func TestHookFailures(t *testing.T) {
 			}
 		}
 		errs := map[float64]string{}
-		for _, rec := range logs.events(t, "alarm_failed") {
+		for _, rec := range logs.Records(t, "alarm_failed") {
 			errs[rec["link_id"].(float64)] = rec["error"].(string)
 		}
 		if !strings.Contains(errs[float64(panicky.ID)], "hook panicked: boom") {

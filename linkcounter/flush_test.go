@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/internal/testlog"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
@@ -149,8 +150,8 @@ func TestRetrySchedule(t *testing.T) {
 				}
 				return nil, nil
 			}}
-			var logs logBuffer
-			c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir()), Logger: logs.logger()}, nil)
+			var logs testlog.Buffer
+			c := mustStart(t, Config{Store: rec, Journal: mustJournal(t, t.TempDir()), Logger: logs.Logger()}, nil)
 			clickAt := time.Now()
 			for range 3 {
 				mustRecord(t, c, &l, time.Now())
@@ -175,7 +176,7 @@ func TestRetrySchedule(t *testing.T) {
 				t.Errorf("successful flush wrote %+v, want one row of 3 clicks", got)
 			}
 
-			recs := logs.records(t, "alarm_failed")
+			recs := logs.Records(t, "alarm_failed")
 			if len(recs) != failures {
 				t.Fatalf("%d alarm_failed records, want %d", len(recs), failures)
 			}

@@ -1,10 +1,7 @@
 package linkcounter
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"sync"
@@ -178,44 +175,6 @@ func (r *recordingStore) snapshot() []upsertCall {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]upsertCall(nil), r.calls...)
-}
-
-// logBuffer collects JSON log records, safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// records returns the decoded records whose "event" is event.
-func (b *logBuffer) records(t testing.TB, event string) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	data := append([]byte(nil), b.buf.Bytes()...)
-	b.mu.Unlock()
-	var out []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for {
-		var rec map[string]any
-		if err := dec.Decode(&rec); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("log is not JSON lines: %v", err)
-		}
-		if rec["event"] == event {
-			out = append(out, rec)
-		}
-	}
-	return out
 }
 
 // journalRows returns the journal's rows of a link, by bucket.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/internal/testlog"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
@@ -143,8 +144,8 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var logs logBuffer
-	j2, err := clicklog.Open(context.Background(), dir, clicklog.WithLogger(logs.logger()))
+	var logs testlog.Buffer
+	j2, err := clicklog.Open(context.Background(), dir, clicklog.WithLogger(logs.Logger()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestCommitFailureCountsNothing(t *testing.T) {
 	if rows := journalRows(t, j2, l.ID); len(rows) != 1 || rows[0].N != 1 || rows[0].Flushed != 1 {
 		t.Errorf("reopened journal rows %+v, want one click, flushed", rows)
 	}
-	if recs := logs.records(t, "clicklog_tail_truncated"); len(recs) != 0 {
+	if recs := logs.Records(t, "clicklog_tail_truncated"); len(recs) != 0 {
 		t.Errorf("torn tail after a failed write: %v", recs)
 	}
 }

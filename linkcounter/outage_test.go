@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testlog"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
@@ -112,11 +113,11 @@ func TestOutage(t *testing.T) {
 		for i := range links {
 			links[i] = mustLink(t, st, -1)
 		}
-		var logs logBuffer
+		var logs testlog.Buffer
 		// synchronous=NORMAL: power loss is not this test's subject, and an
 		// fsync per tick would make it slow.
 		j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
-		c := mustStart(t, Config{Store: st, Journal: j, Logger: logs.logger()}, nil)
+		c := mustStart(t, Config{Store: st, Journal: j, Logger: logs.Logger()}, nil)
 
 		// Load: every link clicked every 250 ms until stopLoad is closed.
 		var acked atomic.Int64
@@ -153,8 +154,8 @@ func TestOutage(t *testing.T) {
 		// return, a whole back-off away from the next attempt.
 		time.Sleep(130 * time.Second)
 		synctest.Wait()
-		failures := len(logs.records(t, "alarm_failed"))
-		for len(logs.records(t, "alarm_failed")) == failures {
+		failures := len(logs.Records(t, "alarm_failed"))
+		for len(logs.Records(t, "alarm_failed")) == failures {
 			time.Sleep(100 * time.Millisecond)
 			synctest.Wait()
 		}
@@ -162,7 +163,7 @@ func TestOutage(t *testing.T) {
 		restoredAt := time.Now()
 		ackedInOutage := acked.Load()
 
-		recs := logs.records(t, "alarm_failed")
+		recs := logs.Records(t, "alarm_failed")
 		seen := map[float64]bool{}
 		last := false
 		for _, r := range recs {
@@ -230,9 +231,9 @@ func TestOutageWithoutLoad(t *testing.T) {
 		for i := range links {
 			links[i] = mustLink(t, st, -1)
 		}
-		var logs logBuffer
+		var logs testlog.Buffer
 		j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
-		c := mustStart(t, Config{Store: st, Journal: j, Logger: logs.logger()}, nil)
+		c := mustStart(t, Config{Store: st, Journal: j, Logger: logs.Logger()}, nil)
 		var acked int64
 		for i := range links {
 			for range 5 + i {
@@ -245,7 +246,7 @@ func TestOutageWithoutLoad(t *testing.T) {
 		// Until an attempt after lastAttempt has failed too.
 		deadline := time.Now().Add(10 * time.Minute)
 		pastLast := func() bool {
-			for _, r := range logs.records(t, "alarm_failed") {
+			for _, r := range logs.Records(t, "alarm_failed") {
 				if r["retryCount"].(float64) > MaxRetries {
 					return true
 				}
@@ -255,12 +256,12 @@ func TestOutageWithoutLoad(t *testing.T) {
 		for !pastLast() {
 			if time.Now().After(deadline) {
 				t.Fatalf("no failed attempt after lastAttempt within 10 minutes: %d alarm_failed records",
-					len(logs.records(t, "alarm_failed")))
+					len(logs.Records(t, "alarm_failed")))
 			}
 			time.Sleep(100 * time.Millisecond)
 			synctest.Wait()
 		}
-		recs := logs.records(t, "alarm_failed")
+		recs := logs.Records(t, "alarm_failed")
 		last := false
 		for _, r := range recs {
 			last = last || (r["lastAttempt"] == true && r["retryCount"] == float64(MaxRetries))

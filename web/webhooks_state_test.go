@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,34 +15,17 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/internal/testlog"
 	"github.com/linkforge/linkforge/web"
 	"github.com/linkforge/linkforge/webhook"
 )
-
-// syncBuffer is a log sink the server writes from its goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestWebhookRefusalNamesNoAddress: a webhook URL whose name resolves to a
 // refused address is answered 400 without the address (creating webhooks
 // is no DNS oracle); the log has it.
 func TestWebhookRefusalNamesNoAddress(t *testing.T) {
 	s := testdb.SQLite(t)
-	var logs syncBuffer
+	var logs testlog.Buffer
 	e := newEnv(t, s, func(c *web.Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	_, tok := mustTenantToken(t, s, "acme")
 	r := e.do(http.MethodPost, "/api/v1/webhooks", tok, `{"url":"http://localhost:9/x","events":["link.created"]}`)

@@ -1,13 +1,8 @@
 package clicklog
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -50,44 +45,6 @@ func journalRows(t testing.TB, j *Journal, linkID int64) []Row {
 func journalDims(t testing.TB, j *Journal, linkID int64) []DimRow {
 	t.Helper()
 	return j.DimRows(linkID)
-}
-
-// logBuffer collects JSON log records, safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// records returns the decoded records whose "event" is event.
-func (b *logBuffer) records(t testing.TB, event string) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	data := append([]byte(nil), b.buf.Bytes()...)
-	b.mu.Unlock()
-	var out []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for {
-		var rec map[string]any
-		if err := dec.Decode(&rec); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("log is not JSON lines: %v", err)
-		}
-		if rec["event"] == event {
-			out = append(out, rec)
-		}
-	}
-	return out
 }
 
 // processCPU returns the process's user and system CPU time so far, in

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testlog"
 )
 
 // legacySchema is the SQLite journal of the previous release (version 2;
@@ -86,15 +87,15 @@ func TestJournalImportsSQLiteJournal(t *testing.T) {
 		"dim 1 3600 0 \"DE\" n=3 f=0\ndim 1 3600 0 \"NL\" n=6 f=6\n" +
 		"min 2 7200 n=3 f=0\ndim 2 7200 0 \"NL\" n=3 f=0\n"
 
-	var logs logBuffer
-	j, err := Open(context.Background(), dir, WithLogger(logs.logger()))
+	var logs testlog.Buffer
+	j, err := Open(context.Background(), dir, WithLogger(logs.Logger()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := dumpState(j); got != want {
 		t.Fatalf("imported state:\n%s\nwant:\n%s", got, want)
 	}
-	if recs := logs.records(t, "journal_imported"); len(recs) != 1 || recs[0]["unflushed"] != float64(6) || recs[0]["node_id"] != "edge-7" {
+	if recs := logs.Records(t, "journal_imported"); len(recs) != 1 || recs[0]["unflushed"] != float64(6) || recs[0]["node_id"] != "edge-7" {
 		t.Errorf("import log records %v, want one with 6 unflushed clicks of edge-7", recs)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testlog"
 )
 
 // abandon drops j as a killed process would: the segment is closed without
@@ -431,8 +432,8 @@ func TestBoundDecidedOncePerValue(t *testing.T) {
 // the tail truncation warnings Open logged.
 func reopenTail(t *testing.T, d, want string) []map[string]any {
 	t.Helper()
-	var logs logBuffer
-	j, err := Open(context.Background(), d, WithLogger(logs.logger()), withoutCompaction())
+	var logs testlog.Buffer
+	j, err := Open(context.Background(), d, WithLogger(logs.Logger()), withoutCompaction())
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -440,7 +441,7 @@ func reopenTail(t *testing.T, d, want string) []map[string]any {
 	if got := dumpState(j); got != want {
 		t.Fatalf("state after reopen:\n%s\nwant:\n%s", got, want)
 	}
-	return logs.records(t, "clicklog_tail_truncated")
+	return logs.Records(t, "clicklog_tail_truncated")
 }
 
 func logicalSize(j *Journal) int64 {
