@@ -289,21 +289,10 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 		if err := linkforge.CheckDeliveryRetry(id, linkforge.DeliveryState(state), linkforge.WebhookState(whState)); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `UPDATE webhook_deliveries d SET state = 'pending', attempts = 0,
+		out, err = oneDelivery(ctx, tx, `UPDATE webhook_deliveries d SET state = 'pending', attempts = 0,
 			next_attempt_at = $1, updated_at = $1 WHERE d.id = $2 RETURNING `+deliveryColumns,
 			now.UTC().Truncate(time.Microsecond), id)
-		if err != nil {
-			return err
-		}
-		ds, err := collect(rows, deliveryScan(false))
-		if err != nil {
-			return err
-		}
-		if len(ds) != 1 {
-			return fmt.Errorf("read back %d rows", len(ds))
-		}
-		out = ds[0]
-		return nil
+		return err
 	})
 	if err != nil {
 		return linkforge.Delivery{}, wrap("retry delivery", err)
@@ -482,26 +471,32 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 		if linkforge.WebhookState(state) == linkforge.WebhookDisabled {
 			return linkforge.Errorf(linkforge.EConflict, "webhook %s is disabled: enable it first", webhookID)
 		}
-		rows, err := tx.Query(ctx, `INSERT INTO webhook_deliveries AS d (webhook_id, tenant_id, event_id, event_type, body,
+		out, err = oneDelivery(ctx, tx, `INSERT INTO webhook_deliveries AS d (webhook_id, tenant_id, event_id, event_type, body,
 				next_attempt_at, created_at, updated_at)
 			 VALUES ($1, $2, $3, $4, $5, $6, $6, $6) RETURNING `+deliveryColumns,
 			webhookID, tenantID, ev.ID, ev.Type, string(ev.Body), now.UTC().Truncate(time.Microsecond))
-		if err != nil {
-			return err
-		}
-		ds, err := collect(rows, deliveryScan(false))
-		if err != nil {
-			return err
-		}
-		if len(ds) != 1 {
-			return fmt.Errorf("read back %d rows", len(ds))
-		}
-		out = ds[0]
-		return nil
+		return err
 	})
 	if err != nil {
 		return linkforge.Delivery{}, wrap("enqueue delivery", err)
 	}
 	db.notify.Tell(now)
 	return out, nil
+}
+
+// oneDelivery runs a statement that writes one delivery and returns it
+// (RETURNING deliveryColumns).
+func oneDelivery(ctx context.Context, tx pgx.Tx, sql string, args ...any) (linkforge.Delivery, error) {
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return linkforge.Delivery{}, err
+	}
+	ds, err := collect(rows, deliveryScan(false))
+	if err != nil {
+		return linkforge.Delivery{}, err
+	}
+	if len(ds) != 1 {
+		return linkforge.Delivery{}, fmt.Errorf("read back %d rows", len(ds))
+	}
+	return ds[0], nil
 }
