@@ -6,9 +6,10 @@
 // The rules are those a graceful stop relies on: a component starts once;
 // Stop is safe on a component never started (a start that failed half way
 // stops what did start, in reverse order, including what never ran) and
-// safe twice (a second Stop waits for the first and returns its result, so
-// a test and the shutdown may both stop the same component). A component
-// is not restarted: Start after Start or Stop fails.
+// safe twice (a second Stop waits for the first, so that a test and the
+// shutdown may both stop the same component, and returns nil: the first
+// Stop's caller has its error). A component is not restarted: Start after
+// Start or Stop fails.
 package lifecycle
 
 import (
@@ -41,7 +42,6 @@ type Once struct {
 	mu      sync.Mutex
 	state   state
 	stopped chan struct{} // closed when the first Stop has finished
-	err     error         // what the first Stop returned
 }
 
 // Start runs start, if the component was never started nor stopped, and
@@ -63,8 +63,8 @@ func (o *Once) Start(start func() error) error {
 
 // Stop runs stop once, if the component is running, and returns its error.
 // On a component never started it runs nothing and returns nil; Start then
-// fails. A second Stop waits for the first and returns the same error, or,
-// if ctx ends first, ctx's.
+// fails. A second Stop waits for the first and returns nil, or, if ctx ends
+// first, ctx's error.
 func (o *Once) Stop(ctx context.Context, stop func() error) error {
 	o.mu.Lock()
 	if o.stopped == nil {
@@ -80,7 +80,7 @@ func (o *Once) Stop(ctx context.Context, stop func() error) error {
 		o.mu.Unlock()
 		select {
 		case <-o.stopped:
-			return o.err
+			return nil
 		case <-ctx.Done():
 			return fmt.Errorf("%s: stop: %w", o.Name, ctx.Err())
 		}
@@ -91,7 +91,6 @@ func (o *Once) Stop(ctx context.Context, stop func() error) error {
 	err := stop()
 
 	o.mu.Lock()
-	o.err = err
 	o.state = stateStopped
 	close(o.stopped)
 	o.mu.Unlock()
