@@ -46,7 +46,6 @@ package dashboard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -58,6 +57,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/lifecycle"
 )
 
 // Subprotocol is the WebSocket subprotocol of the feed. A browser offers it
@@ -157,13 +157,13 @@ type Hub struct {
 	// the server side without polling; nil in production.
 	hooks testHooks
 
-	// mu owns tenants and state. Lock order: mu, then a dashboard's mu.
+	life lifecycle.Once
+	// mu owns tenants and running (clients are let in: between Start and
+	// Stop). Lock order: mu, then a dashboard's mu.
 	mu      sync.RWMutex
-	state   int
+	running bool
 	tenants map[int64]*tenantDashboard
 	clients sync.WaitGroup // two per client: its reader and its writer
-	stopped chan struct{}  // closed when the first Stop has finished
-	stopErr error
 	// The revocation alarm, under mu: revokeTimer is the pending check
 	// (nil while none is), revokeBusy is set while a check runs (it
 	// re-arms when it ends, if clients remain), revokeGen tells a callback
@@ -188,12 +188,6 @@ type testHooks struct {
 	checked    func(error)   // a revocation check ended (its query's error)
 }
 
-const (
-	stateNew = iota
-	stateRunning
-	stateStopped
-)
-
 // New returns a Hub for cfg. It starts nothing.
 func New(cfg Config) (*Hub, error) {
 	h := &Hub{
@@ -208,8 +202,8 @@ func New(cfg Config) (*Hub, error) {
 		tokens:     cfg.Tokens,
 		revokeIn:   cfg.RevokeCheckInterval,
 		maxPerTen:  cfg.MaxClientsPerTenant,
+		life:       lifecycle.Once{Name: "dashboard"},
 		tenants:    make(map[int64]*tenantDashboard),
-		stopped:    make(chan struct{}),
 		open:       make(map[int64]int),
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -268,13 +262,12 @@ func New(cfg Config) (*Hub, error) {
 // with their viewers. ctx is unused; it is there for the same life cycle as
 // the other components.
 func (h *Hub) Start(context.Context) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.state != stateNew {
-		return errors.New("dashboard: Start called twice or after Stop")
-	}
-	h.state = stateRunning
-	return nil
+	return h.life.Start(func() error {
+		h.mu.Lock()
+		h.running = true
+		h.mu.Unlock()
+		return nil
+	})
 }
 
 // Stop refuses new clients, closes every connection (with a going-away
@@ -283,17 +276,12 @@ func (h *Hub) Start(context.Context) error {
 // are cut and Stop still waits for their goroutines, which then return at
 // once. It is safe to call twice and works if Start was never called.
 func (h *Hub) Stop(ctx context.Context) error {
+	return h.life.Stop(ctx, func() error { return h.stop(ctx) })
+}
+
+func (h *Hub) stop(ctx context.Context) error {
 	h.mu.Lock()
-	if h.state == stateStopped {
-		h.mu.Unlock()
-		select {
-		case <-h.stopped:
-			return h.stopErr
-		case <-ctx.Done():
-			return fmt.Errorf("dashboard: stop: %w", ctx.Err())
-		}
-	}
-	h.state = stateStopped
+	h.running = false
 	h.cancel()
 	h.disarmRevokeLocked()
 	tenants := h.tenants
@@ -327,10 +315,9 @@ func (h *Hub) Stop(ctx context.Context) error {
 			c.conn.Close()
 		}
 		<-done
-		h.stopErr = fmt.Errorf("dashboard: stop: connections cut: %w", ctx.Err())
+		return fmt.Errorf("dashboard: stop: connections cut: %w", ctx.Err())
 	}
-	close(h.stopped)
-	return h.stopErr
+	return nil
 }
 
 // ClicksChanged fans a live delta out to the clients of d's tenant. It never
@@ -428,7 +415,7 @@ func (e *CapError) RetryAfter() time.Duration { return CapRetryAfter }
 // returns nil.
 func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID, tokenID int64) error {
 	h.mu.RLock()
-	running := h.state == stateRunning
+	running := h.running
 	h.mu.RUnlock()
 	if !running {
 		return linkforge.Errorf(linkforge.EUnavailable, "the live dashboard is not running")
@@ -479,7 +466,7 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, tenantID, tokenI
 func (h *Hub) register(c *client, tenantID int64) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.state != stateRunning {
+	if !h.running {
 		return false
 	}
 	td := h.tenants[tenantID]
@@ -498,7 +485,7 @@ func (h *Hub) register(c *client, tenantID int64) bool {
 	td.mu.Unlock()
 	h.armRevokeLocked()
 	// Under h.mu, so that Stop's Wait cannot start between the check of
-	// the state and this Add.
+	// running and this Add.
 	h.clients.Add(2)
 	h.m.clients.Inc()
 	if h.hooks.registered != nil {
@@ -572,7 +559,7 @@ func (h *Hub) disarmRevokeLocked() {
 // A failed query closes nothing: the next check asks again.
 func (h *Hub) checkRevoked(gen uint64) {
 	h.mu.Lock()
-	if h.state != stateRunning || h.revokeTimer == nil || h.revokeGen != gen {
+	if !h.running || h.revokeTimer == nil || h.revokeGen != gen {
 		h.mu.Unlock() // disarmed or re-armed since this callback was due
 		return
 	}
@@ -625,7 +612,7 @@ func (h *Hub) checkRevoked(gen uint64) {
 	logFailure := failing && !h.revokeFailing
 	recovered := !failing && h.revokeFailing
 	h.revokeFailing = failing
-	if h.state == stateRunning && len(h.tenants) > 0 {
+	if h.running && len(h.tenants) > 0 {
 		h.armRevokeLocked()
 	}
 	h.mu.Unlock()
@@ -769,7 +756,7 @@ func (td *tenantDashboard) prune(gen uint64) {
 	// Counted with the clients, so that Stop does not return while a
 	// prune is closing connections.
 	h.mu.RLock()
-	if h.state != stateRunning {
+	if !h.running {
 		h.mu.RUnlock()
 		return
 	}

@@ -47,6 +47,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/lifecycle"
 	"github.com/linkforge/linkforge/internal/wake"
 )
 
@@ -194,20 +195,12 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	pending time.Time // earliest Reschedule the loop has not seen; zero: none
-	state   lifeState
 
+	life   lifecycle.Once
 	stop   chan struct{}      // closed by Stop
 	done   chan struct{}      // closed when the loop has returned
 	cancel context.CancelFunc // cancels the loop's work; set by Start
 }
-
-type lifeState int
-
-const (
-	stateNew lifeState = iota
-	stateRunning
-	stateStopped
-)
 
 // New returns a Scheduler; Start runs it.
 func New(cfg Config) (*Scheduler, error) {
@@ -227,6 +220,7 @@ func New(cfg Config) (*Scheduler, error) {
 		maxRetries: cmp.Or(cfg.MaxRetries, DefaultMaxRetries),
 		backoff:    cfg.Backoff,
 		wake:       make(chan struct{}, 1),
+		life:       lifecycle.Once{Name: "expiry"},
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -279,16 +273,12 @@ func (s *Scheduler) Owner() string { return s.owner }
 // stop or a crash, fire at once. ctx's values reach the store calls and the
 // hooks; its cancellation does not stop the Scheduler: Stop does.
 func (s *Scheduler) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state != stateNew {
-		return errors.New("expiry: Start called twice, or after Stop")
-	}
-	s.state = stateRunning
-	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
-	go s.run(work)
-	return nil
+	return s.life.Start(func() error {
+		work, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		s.cancel = cancel
+		go s.run(work)
+		return nil
+	})
 }
 
 // Stop stops the Scheduler and waits for the batch under way to finish, so
@@ -297,35 +287,23 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // once their lease expires) and ctx's error returned. Stop is safe to call
 // twice, and before Start.
 func (s *Scheduler) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	switch s.state {
-	case stateNew:
-		s.state = stateStopped
+	return s.life.Stop(ctx, func() error {
 		close(s.stop)
-		close(s.done)
-		s.mu.Unlock()
-		return nil
-	case stateRunning:
-		s.state = stateStopped
-		close(s.stop)
-	}
-	cancel := s.cancel // nil if never started
-	s.mu.Unlock()
-	select {
-	case <-s.done:
-		return nil
-	default:
-	}
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
-		if cancel != nil {
-			cancel()
+		// A loop that has returned is not cancelled, even with ctx over.
+		select {
+		case <-s.done:
+			return nil
+		default:
 		}
-		<-s.done
-		return fmt.Errorf("expiry: stop: %w", ctx.Err())
-	}
+		select {
+		case <-s.done:
+			return nil
+		case <-ctx.Done():
+			s.cancel()
+			<-s.done
+			return fmt.Errorf("expiry: stop: %w", ctx.Err())
+		}
+	})
 }
 
 // Reschedule tells the Scheduler that an alarm is due at due, after the

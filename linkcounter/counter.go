@@ -56,6 +56,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/lifecycle"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
@@ -163,23 +164,13 @@ type Counter struct {
 	// Life cycle.
 	runMu    sync.RWMutex // held for reading by a click's reservation
 	running  bool
-	lifeMu   sync.Mutex
-	state    int
+	life     lifecycle.Once
 	bg       context.Context // the background work's; cancelled when Stop gives up
 	cancelBG context.CancelFunc
 	stop     chan struct{}  // closed by Stop: the loops return
 	loops    sync.WaitGroup // the scheduler
 	liveDone chan struct{}  // closed when the live loop has returned
-	stopped  chan struct{}  // closed when Stop has finished
-	stopErr  error
 }
-
-const (
-	stateNew = iota
-	stateRunning
-	stateStopping
-	stateStopped
-)
 
 // New returns a Counter for cfg. It resolves the node id (see NodeID) but
 // starts nothing.
@@ -211,8 +202,8 @@ func New(ctx context.Context, cfg Config) (*Counter, error) {
 		journalRetain:  10 * time.Minute,
 		maxClickAge:    5 * time.Minute,
 		liveInterval:   250 * time.Millisecond,
+		life:           lifecycle.Once{Name: "linkcounter"},
 		stop:           make(chan struct{}),
-		stopped:        make(chan struct{}),
 	}
 	if c.flushInterval == 0 {
 		c.flushInterval = DefaultFlushInterval
@@ -247,11 +238,10 @@ func (c *Counter) NodeID() string { return c.nodeID }
 // starts the committer, the flush scheduler and the live deltas. It returns
 // at once; ctx bounds the start-up reads only.
 func (c *Counter) Start(ctx context.Context) error {
-	c.lifeMu.Lock()
-	defer c.lifeMu.Unlock()
-	if c.state != stateNew {
-		return errors.New("linkcounter: Start after Start or Stop")
-	}
+	return c.life.Start(func() error { return c.start(ctx) })
+}
+
+func (c *Counter) start(ctx context.Context) error {
 	pending, err := c.journal.Pending(ctx)
 	if err != nil {
 		return fmt.Errorf("linkcounter: start: %w", err)
@@ -308,7 +298,6 @@ func (c *Counter) Start(ctx context.Context) error {
 	c.runMu.Lock()
 	c.running = true
 	c.runMu.Unlock()
-	c.state = stateRunning
 	return nil
 }
 
@@ -322,25 +311,10 @@ func (c *Counter) Stop(ctx context.Context) error { return c.shutdown(ctx, true)
 // shutdown is Stop; flush=false simulates a crash for the tests: the journal
 // keeps whatever was not flushed.
 func (c *Counter) shutdown(ctx context.Context, flush bool) error {
-	c.lifeMu.Lock()
-	switch c.state {
-	case stateNew:
-		c.state = stateStopped
-		close(c.stopped)
-		c.lifeMu.Unlock()
-		return nil
-	case stateStopping, stateStopped:
-		c.lifeMu.Unlock()
-		select {
-		case <-c.stopped:
-			return c.stopErr
-		case <-ctx.Done():
-			return fmt.Errorf("linkcounter: stop: %w", ctx.Err())
-		}
-	}
-	c.state = stateStopping
-	c.lifeMu.Unlock()
+	return c.life.Stop(ctx, func() error { return c.stopRunning(ctx, flush) })
+}
 
+func (c *Counter) stopRunning(ctx context.Context, flush bool) error {
 	// From here on no click is reserved: every click either is in a commit
 	// batch already or is refused.
 	c.runMu.Lock()
@@ -376,12 +350,6 @@ func (c *Counter) shutdown(ctx context.Context, flush bool) error {
 	}
 	c.commits.close()
 	c.cancelBG()
-
-	c.lifeMu.Lock()
-	c.stopErr = err
-	c.state = stateStopped
-	close(c.stopped)
-	c.lifeMu.Unlock()
 	return err
 }
 

@@ -15,13 +15,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/lifecycle"
 )
 
 // Unflushed gives this node's acknowledged clicks not flushed yet, per
@@ -56,10 +55,9 @@ type Service struct {
 	refresh time.Duration
 	over    prometheus.Gauge
 
-	started  atomic.Bool
-	stopOnce sync.Once
-	stop     chan struct{}
-	done     chan struct{}
+	life lifecycle.Once
+	stop chan struct{} // closed by Stop
+	done chan struct{} // closed when the refreshes have ended
 }
 
 // New returns a Service; the gauge is registered at once (0 until the
@@ -74,6 +72,7 @@ func New(cfg Config) (*Service, error) {
 			Name: "linkforge_tenant_over_quota",
 			Help: "Tenants whose clicks this UTC month (rollup + this node's unflushed clicks) are over their max_clicks_per_month.",
 		}),
+		life: lifecycle.Once{Name: "quota"},
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
@@ -146,42 +145,45 @@ func (s *Service) RefreshGauge(ctx context.Context) error {
 }
 
 // Start refreshes the gauge now and then every Refresh until Stop; a failed
-// refresh (the database down) keeps the last value and is logged.
+// refresh (the database down) keeps the last value and is logged. A second
+// Start, or one after Stop, does nothing.
 func (s *Service) Start(ctx context.Context) {
-	if !s.started.CompareAndSwap(false, true) {
-		return
-	}
-	ctx = context.WithoutCancel(ctx)
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(s.refresh)
-		defer t.Stop()
-		for {
-			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if err := s.RefreshGauge(rctx); err != nil {
-				s.log.Warn("tenant quota gauge not refreshed", slog.String("event", "quota_refresh_failed"),
-					slog.String("error", err.Error()))
-			}
-			cancel()
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	// The one error is ErrNotNew: a second Start is a no-op.
+	_ = s.life.Start(func() error {
+		go s.run(context.WithoutCancel(ctx))
+		return nil
+	})
 }
 
-// Stop ends the refreshes started by Start.
+func (s *Service) run(ctx context.Context) {
+	defer close(s.done)
+	t := time.NewTicker(s.refresh)
+	defer t.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := s.RefreshGauge(rctx); err != nil {
+			s.log.Warn("tenant quota gauge not refreshed", slog.String("event", "quota_refresh_failed"),
+				slog.String("error", err.Error()))
+		}
+		cancel()
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Stop ends the refreshes started by Start. It is safe to call twice and
+// works if Start was never called.
 func (s *Service) Stop(ctx context.Context) error {
-	s.stopOnce.Do(func() { close(s.stop) })
-	if !s.started.Load() {
-		return nil
-	}
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("quota: stop: %w", ctx.Err())
-	}
+	return s.life.Stop(ctx, func() error {
+		close(s.stop)
+		select {
+		case <-s.done:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("quota: stop: %w", ctx.Err())
+		}
+	})
 }

@@ -68,3 +68,34 @@ func TestGaugeCountsTenantsOverQuota(t *testing.T) {
 		}
 	})
 }
+
+// TestStartStop: Stop is safe on a Service never started and twice, after
+// a Start (a second Start is a no-op), and each Stop returns once the
+// refreshes have ended.
+func TestStartStop(t *testing.T) {
+	s := testdb.SQLite(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+
+	never, err := quota.New(quota.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := never.Stop(ctx); err != nil {
+			t.Errorf("Stop %d of a service never started: %v", i+1, err)
+		}
+	}
+
+	q, err := quota.New(quota.Config{Store: s, Refresh: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Start(ctx)
+	q.Start(ctx)
+	for i := range 2 {
+		if err := q.Stop(ctx); err != nil {
+			t.Errorf("Stop %d: %v", i+1, err)
+		}
+	}
+}

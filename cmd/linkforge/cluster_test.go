@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
 )
 
@@ -595,84 +593,4 @@ func TestClusterKillOneNode(t *testing.T) {
 	// values still sum to its minutes.
 	checkDimsInvariant(t, c.nodes[0], c.dbURL)
 	c.stopAll()
-}
-
-// feedRecorder stands for the hub, the bus and the link cache around a
-// clusterFeed, and records what each is handed.
-type feedRecorder struct {
-	shown       []linkforge.BucketCount
-	expired     []string
-	published   []linkforge.BucketCount
-	pubExpired  []string
-	invalidated []string
-	purges      int
-	// peerLinks are the other nodes' link writes handed to the web
-	// server; showErr is what ShowPeerLink answers.
-	peerLinks []linkforge.LinkEvent
-	showErr   error
-}
-
-func (r *feedRecorder) ClicksChanged(d linkforge.BucketCount) { r.shown = append(r.shown, d) }
-func (r *feedRecorder) Expired(_ context.Context, l linkforge.Link) error {
-	r.expired = append(r.expired, l.Slug)
-	return nil
-}
-func (r *feedRecorder) PublishClicks(c linkforge.BucketCount) { r.published = append(r.published, c) }
-func (r *feedRecorder) PublishInvalidate(string)              { panic("the feed never publishes invalidations") }
-func (r *feedRecorder) PublishExpired(l linkforge.Link)       { r.pubExpired = append(r.pubExpired, l.Slug) }
-func (r *feedRecorder) Invalidate(slug string)                { r.invalidated = append(r.invalidated, slug) }
-func (r *feedRecorder) InvalidateAll()                        { r.purges++ }
-func (r *feedRecorder) PublishLink(linkforge.LinkEvent) {
-	panic("the feed never publishes link writes")
-}
-func (r *feedRecorder) ShowPeerLink(_ context.Context, e linkforge.LinkEvent) error {
-	r.peerLinks = append(r.peerLinks, e)
-	return r.showErr
-}
-
-// TestClusterFeed checks the feed's routing in process: this node's deltas
-// are published as its own counts and shown merged with the other nodes';
-// peers' invalidations, expiries and a resync reach the cache and the hub.
-func TestClusterFeed(t *testing.T) {
-	rec := &feedRecorder{}
-	f := newClusterFeed(rec, slog.New(slog.DiscardHandler))
-	f.node, f.bus, f.cache = "self", rec, rec
-	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
-
-	f.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 3, Total: 10, TotalKnown: true})
-	f.PeerClicks("other", linkforge.BucketCount{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 4, Total: 12, TotalKnown: true})
-	f.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 5, Total: 12, TotalKnown: true})
-	f.PeerInvalidate("moved")
-	f.PeerExpired(linkforge.Link{ID: 8, TenantID: 1, Slug: "gone"})
-	f.Resync()
-	if err := f.publishExpired(t.Context(), linkforge.Link{ID: 9, Slug: "mine"}); err != nil {
-		t.Fatal(err)
-	}
-
-	var shown []string
-	for _, d := range rec.shown {
-		shown = append(shown, fmt.Sprintf("%s %d/%d", d.Slug, d.Count, d.Total))
-	}
-	var published []int64
-	for _, c := range rec.published {
-		published = append(published, c.Count)
-	}
-	tests := []struct {
-		name      string
-		got, want string
-	}{
-		{"shown: the sum over nodes, the largest total", strings.Join(shown, ", "), "abc 3/10, abc 7/12, abc 9/12"},
-		{"published: this node's own counts", fmt.Sprint(published), "[3 5]"},
-		{"invalidated", fmt.Sprint(rec.invalidated), "[moved gone]"},
-		{"expiries shown", fmt.Sprint(rec.expired), "[gone]"},
-		{"expiries published", fmt.Sprint(rec.pubExpired), "[mine]"},
-		{"cache purges", fmt.Sprint(rec.purges), "1"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.got != tt.want {
-				t.Errorf("got %s, want %s", tt.got, tt.want)
-			}
-		})
-	}
 }

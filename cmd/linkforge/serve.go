@@ -19,6 +19,7 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/internal/clusterfeed"
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
@@ -163,109 +164,233 @@ func (a *app) serve(invocation) int {
 // returns when the server should shut down: on cancellation of a.ctx
 // (exitOK), or when something failed (exitFailure).
 func (a *app) serveUntilDone(lc *lifecycle) int {
+	id, handler, err := a.startNode(lc)
+	if err != nil {
+		var se *startError
+		if errors.As(err, &se) {
+			return a.fail(se.msg, se.err)
+		}
+		return a.fail("cannot start", err)
+	}
+	ln, err := listen(a.cfg.Addr, a.cfg.MaxConnections)
+	if err != nil {
+		return a.fail("cannot listen", err)
+	}
+	serveErr := a.serveHTTP(lc, ln, handler)
+	a.announce(ln.Addr().String(), id)
+
+	select {
+	case <-a.ctx.Done():
+		a.log.Info("shutting down", "reason", context.Cause(a.ctx).Error())
+		return exitOK
+	case err := <-serveErr:
+		// Serve only returns on its own if the listener broke; hand the
+		// error back for the http stopper to report.
+		serveErr <- err
+		a.log.Error("server stopped unexpectedly", "error", err)
+		return exitFailure
+	}
+}
+
+// startError is a step of the start that failed: msg says which, as the
+// log record's message.
+type startError struct {
+	msg string
+	err error
+}
+
+func (e *startError) Error() string { return e.msg + ": " + e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
+func failed(msg string, err error) error { return &startError{msg: msg, err: err} }
+
+// startNode builds the node's parts in the order they depend on each
+// other, starts those that run, and registers each stop with lc. Its order
+// of registration is the reverse of the graceful stop's (see lifecycle).
+//
+// One dependency runs against that order: the web server calls the expiry
+// scheduler and the cluster bus, and both call it back once they run (the
+// scheduler's expiry hook and the bus's cache invalidations). Those two
+// reach it through srv, a reference set as soon as it is built, before
+// either starts.
+func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err error) {
 	// First, so that a wrong --geoip-db stops the start before anything
 	// else is opened; closed last, after HTTP.
 	classifier, err := a.newClassifier(lc)
 	if err != nil {
-		return a.fail("cannot open geoip database (--geoip-db)", err)
+		return "", nil, failed("cannot open geoip database (--geoip-db)", err)
 	}
 	// The outbox writes of this node wake its scheduler at once, through
 	// the hook both are built with.
 	deliveriesDue := new(wake.Hook)
 	st, err := a.openStore(deliveriesDue)
 	if err != nil {
-		return a.fail("cannot open store", err)
+		return "", nil, failed("cannot open store", err)
 	}
 	lc.add("store", 0, func(context.Context) error { return st.Close() })
-
 	registry := prometheus.NewRegistry()
 	if err := registerBuildInfo(registry, readBuildInfo()); err != nil {
-		return a.fail("cannot register metrics", err)
+		return "", nil, failed("cannot register metrics", err)
 	}
-
 	// The tenants' live dashboards: the counter hands them its live deltas,
 	// HTTP the WebSocket upgrades of /api/v1/live.
 	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: st})
 	if err != nil {
-		return a.fail("cannot create live dashboards", err)
+		return "", nil, failed("cannot create live dashboards", err)
 	}
-
-	// The node journal: every click is durable here before its 302 leaves.
-	sync := clicklog.SyncEveryCommit
-	if a.cfg.JournalSync == "normal" {
-		sync = clicklog.SyncWriteOnly
-	}
-	journal, err := clicklog.Open(a.ctx, a.cfg.DataDir, clicklog.WithSync(sync), clicklog.WithLogger(a.log))
+	journal, id, err := a.openJournal(lc)
 	if err != nil {
-		return a.fail("cannot open click journal", err)
+		return "", nil, err
 	}
-	lc.add("journal", 0, func(context.Context) error { return journal.Close() })
-
-	// On PostgreSQL, other nodes may share the store: the cluster feed
-	// sits between the counter and the dashboards, and the bus joins the
-	// nodes (docs/adr/004-scale-out.md). On SQLite there is one node and
-	// neither exists.
-	var sub linkcounter.Subscriber = hub
-	pg, clustered := st.(*postgres.DB)
-	var feed *clusterFeed
-	if clustered {
-		feed = newClusterFeed(hub, a.log)
-		sub = feed
-	}
-	counter, err := linkcounter.New(a.ctx, linkcounter.Config{
-		Store:         st,
-		Journal:       journal,
-		NodeID:        a.cfg.NodeID,
-		FlushInterval: a.cfg.FlushInterval,
-		Logger:        a.log,
-		Registerer:    registry,
-		Subscriber:    sub,
-	})
+	srv := new(serverRef)
+	cl, err := a.newCluster(lc, st, id, hub, srv, registry)
 	if err != nil {
-		return a.fail("cannot create click counter", err)
+		return "", nil, err
 	}
-	var bus *postgres.Bus
-	if clustered {
-		bus, err = postgres.NewBus(pg, postgres.BusConfig{Node: counter.NodeID(), Handler: feed,
-			Logger: a.log, Registerer: registry})
-		if err != nil {
-			return a.fail("cannot create cluster bus", err)
-		}
-		feed.node, feed.bus = counter.NodeID(), bus
-		// Started below, once the web server whose cache it invalidates
-		// exists; stopped after the counter and the expiry alarms, whose
-		// last events it sends, and before the store whose connections it
-		// uses.
-		lc.add("bus", componentStopBudget, bus.Stop)
+	counter, err := a.startCounter(lc, st, journal, id, cl.live, registry)
+	if err != nil {
+		return "", nil, err
 	}
-	if err := counter.Start(a.ctx); err != nil {
-		return a.fail("cannot start click counter", err)
-	}
-	// Stopped after HTTP (no more clicks) and before the store it flushes
-	// into: Stop flushes every counter.
-	lc.add("counter", counterFlushBudget, counter.Stop)
 	if err := hub.Start(a.ctx); err != nil {
-		return a.fail("cannot start live dashboards", err)
+		return "", nil, failed("cannot start live dashboards", err)
 	}
 	// Stopped after HTTP, whose Shutdown leaves hijacked WebSocket
 	// connections alone, and before the counter: its last deltas then
 	// reach nobody, which is fine.
 	lc.add("dashboard", componentStopBudget, hub.Stop)
 
-	// Link expiry alarms. The scheduler's hooks need the web server (cache
-	// invalidation) and the web server needs the scheduler (to move its
-	// timer when a link's expires_at changes): the hook reaches the server
-	// through a variable set below, before the scheduler starts.
-	var handler *web.Server
-	hooks := []expiry.Hook{
-		func(ctx context.Context, l linkforge.Link) error { return handler.OnLinkExpired(ctx, l) },
-		hub.Expired,
+	// Link expiry alarms: the web server drops the link from its cache,
+	// the dashboards show it, and on a cluster the other nodes hear of it
+	// (the alarm runs on one node).
+	hooks := append([]expiry.Hook{srv.OnLinkExpired, hub.Expired}, cl.hooks...)
+	sched, stopSched, err := a.newScheduler(st, deliveriesDue, id, hooks, registry)
+	if err != nil {
+		return "", nil, err
 	}
-	if feed != nil {
-		// The alarm runs on one node; the others hear of it here.
-		hooks = append(hooks, feed.publishExpired)
+	quotas, err := a.startQuotas(lc, st, counter, registry)
+	if err != nil {
+		return "", nil, err
 	}
-	// Webhook deliveries are the scheduler's second kind of work.
+	handler, err = a.newWebServer(st, counter, hub, sched, cl.bus, quotas, classifier, registry)
+	if err != nil {
+		return "", nil, failed("cannot build web server", err)
+	}
+	srv.s = handler
+	// Gives a burst's memory back once it is over (memory.go).
+	go newMemoryReturn(a.log, handler.CompactCache).run(a.ctx)
+	if cl.bus != nil {
+		// Listening once Start returns: every event another node sends
+		// from now on reaches this one.
+		if err := cl.bus.Start(a.ctx); err != nil {
+			return "", nil, failed("cannot start cluster bus", err)
+		}
+	}
+	if err := sched.Start(a.ctx); err != nil {
+		return "", nil, failed("cannot start expiry scheduler", err)
+	}
+	// Stopped after HTTP and before the store its alarms live in.
+	// The deliveries in flight share its budget; those cut are taken over
+	// when their lease expires.
+	lc.add("expiry", expiryStopBudget, stopSched)
+	return id, handler, nil
+}
+
+// serverRef is the web server for the parts built before it that call it
+// only once they run (see startNode).
+type serverRef struct{ s *web.Server }
+
+func (r *serverRef) OnLinkExpired(ctx context.Context, l linkforge.Link) error {
+	return r.s.OnLinkExpired(ctx, l)
+}
+func (r *serverRef) Invalidate(slug string) { r.s.Invalidate(slug) }
+func (r *serverRef) InvalidateAll()         { r.s.InvalidateAll() }
+func (r *serverRef) ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error {
+	return r.s.ShowPeerLink(ctx, e)
+}
+
+// openJournal opens the node journal, where every click is durable before
+// its 302 leaves, and resolves the node's id it keeps (--node-id wins):
+// the bus and the counter both need it.
+func (a *app) openJournal(lc *lifecycle) (*clicklog.Journal, string, error) {
+	sync := clicklog.SyncEveryCommit
+	if a.cfg.JournalSync == "normal" {
+		sync = clicklog.SyncWriteOnly
+	}
+	journal, err := clicklog.Open(a.ctx, a.cfg.DataDir, clicklog.WithSync(sync), clicklog.WithLogger(a.log))
+	if err != nil {
+		return nil, "", failed("cannot open click journal", err)
+	}
+	lc.add("journal", 0, func(context.Context) error { return journal.Close() })
+	// The counter resolves the id again from the journal, which then
+	// holds it: the same id, nothing written twice.
+	id, _, err := journal.NodeID(a.ctx, a.cfg.NodeID)
+	if err != nil {
+		return nil, "", failed("cannot create click counter", fmt.Errorf("linkcounter: %w", err))
+	}
+	return journal, id, nil
+}
+
+// clusterParts is what the node's parts are given of the cluster: the counter's
+// live subscriber, the expiry hooks that tell the other nodes, and the bus
+// (nil on SQLite).
+type clusterParts struct {
+	live  linkcounter.Subscriber
+	hooks []expiry.Hook
+	bus   *postgres.Bus
+}
+
+// newCluster joins the nodes that share a PostgreSQL store: the cluster
+// feed sits between the counter and the dashboards, and the bus joins the
+// nodes (docs/adr/004-scale-out.md). On SQLite there is one node and
+// neither exists: the counter feeds hub directly.
+func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub, srv *serverRef,
+	registry prometheus.Registerer) (clusterParts, error) {
+	pg, clustered := st.(*postgres.DB)
+	if !clustered {
+		return clusterParts{live: hub}, nil
+	}
+	feed := clusterfeed.New(clusterfeed.Config{Hub: hub, Cache: srv, Links: srv, Logger: a.log})
+	bus, err := postgres.NewBus(pg, postgres.BusConfig{Node: id, Handler: feed, Logger: a.log, Registerer: registry})
+	if err != nil {
+		return clusterParts{}, failed("cannot create cluster bus", err)
+	}
+	// Started once the web server whose cache it invalidates exists;
+	// stopped after the counter and the expiry alarms, whose last events
+	// it sends, and before the store whose connections it uses.
+	lc.add("bus", componentStopBudget, bus.Stop)
+	local := feed.Local(id, bus)
+	return clusterParts{live: local, hooks: []expiry.Hook{local.PublishExpired}, bus: bus}, nil
+}
+
+// startCounter starts the click counter, which feeds live.
+func (a *app) startCounter(lc *lifecycle, st store, journal *clicklog.Journal, id string,
+	live linkcounter.Subscriber, registry prometheus.Registerer) (*linkcounter.Counter, error) {
+	counter, err := linkcounter.New(a.ctx, linkcounter.Config{
+		Store:         st,
+		Journal:       journal,
+		NodeID:        id,
+		FlushInterval: a.cfg.FlushInterval,
+		Logger:        a.log,
+		Registerer:    registry,
+		Subscriber:    live,
+	})
+	if err != nil {
+		return nil, failed("cannot create click counter", err)
+	}
+	if err := counter.Start(a.ctx); err != nil {
+		return nil, failed("cannot start click counter", err)
+	}
+	// Stopped after HTTP (no more clicks) and before the store it flushes
+	// into: Stop flushes every counter.
+	lc.add("counter", counterFlushBudget, counter.Stop)
+	return counter, nil
+}
+
+// newScheduler builds the expiry scheduler, which runs the link expiry
+// alarms (hooks) and the webhook deliveries, its second kind of work; due
+// is the hook the store tells of the deliveries it adds. stop stops both.
+func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.Hook,
+	registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
 	deliveries, err := webhook.New(webhook.Config{
 		Store:        st,
 		AllowPrivate: a.cfg.WebhookAllowPrivate,
@@ -273,21 +398,43 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		Registry:     registry,
 	})
 	if err != nil {
-		return a.fail("cannot create webhook dispatcher", err)
+		return nil, nil, failed("cannot create webhook dispatcher", err)
 	}
 	sched, err := expiry.New(expiry.Config{
 		Store:     st,
-		Owner:     counter.NodeID(),
+		Owner:     id,
 		Logger:    a.log,
 		Registry:  registry,
 		OnExpired: hooks,
 		Work:      []expiry.Work{deliveries},
-		Wake:      deliveriesDue,
+		Wake:      due,
 	})
 	if err != nil {
-		return a.fail("cannot create expiry scheduler", err)
+		return nil, nil, failed("cannot create expiry scheduler", err)
 	}
+	stop := func(ctx context.Context) error { return errors.Join(sched.Stop(ctx), deliveries.Close(ctx)) }
+	return sched, stop, nil
+}
 
+// startQuotas starts the tenant quotas: the usage GET /api/v1/tenant
+// answers, and the over-quota gauge (registered now, refreshed every
+// minute).
+func (a *app) startQuotas(lc *lifecycle, st store, counter *linkcounter.Counter,
+	registry prometheus.Registerer) (*quota.Service, error) {
+	quotas, err := quota.New(quota.Config{Store: st, Counter: counter, Registerer: registry, Logger: a.log})
+	if err != nil {
+		return nil, failed("cannot create tenant quotas", err)
+	}
+	quotas.Start(a.ctx)
+	lc.add("quota", componentStopBudget, quotas.Stop)
+	return quotas, nil
+}
+
+// newWebServer builds the HTTP handler: the redirects, the admin API and
+// the dashboards. bus is nil on SQLite.
+func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboard.Hub, sched *expiry.Scheduler,
+	bus *postgres.Bus, quotas *quota.Service, classifier *classify.Classifier,
+	registry *prometheus.Registry) (*web.Server, error) {
 	// A nil *postgres.Bus must not become a non-nil interface.
 	var (
 		peers      web.PeerInvalidator
@@ -297,16 +444,7 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	if bus != nil {
 		peers, announcer, peerHealth = bus, bus, bus
 	}
-	// Tenant quotas: the usage GET /api/v1/tenant answers, and the
-	// over-quota gauge (registered now, refreshed every minute).
-	quotas, err := quota.New(quota.Config{Store: st, Counter: counter, Registerer: registry, Logger: a.log})
-	if err != nil {
-		return a.fail("cannot create tenant quotas", err)
-	}
-	quotas.Start(a.ctx)
-	lc.add("quota", componentStopBudget, quotas.Stop)
-
-	handler, err = web.New(web.Config{
+	return web.New(web.Config{
 		Store:      st,
 		Counter:    counter,
 		Exhaustion: counter,
@@ -337,33 +475,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		// loaded at start, not on the first click.
 		Classifier: classifier,
 	})
-	if err != nil {
-		return a.fail("cannot build web server", err)
-	}
-	// Gives a burst's memory back once it is over (memory.go).
-	go newMemoryReturn(a.log, handler.CompactCache).run(a.ctx)
-	if bus != nil {
-		feed.cache, feed.links = handler, handler
-		// Listening once Start returns: every event another node sends
-		// from now on reaches this one.
-		if err := bus.Start(a.ctx); err != nil {
-			return a.fail("cannot start cluster bus", err)
-		}
-	}
-	if err := sched.Start(a.ctx); err != nil {
-		return a.fail("cannot start expiry scheduler", err)
-	}
-	// Stopped after HTTP and before the store its alarms live in.
-	// The deliveries in flight share its budget; those cut are taken over
-	// when their lease expires.
-	lc.add("expiry", expiryStopBudget, func(ctx context.Context) error {
-		return errors.Join(sched.Stop(ctx), deliveries.Close(ctx))
-	})
+}
 
-	ln, err := listen(a.cfg.Addr, a.cfg.MaxConnections)
-	if err != nil {
-		return a.fail("cannot listen", err)
-	}
+// serveHTTP serves handler on ln until the http stopper shuts it down. The
+// channel receives what Serve returned.
+func (a *app) serveHTTP(lc *lifecycle, ln net.Listener, handler http.Handler) chan error {
 	srv := newHTTPServer(handler, a.log, defaultHTTPLimits)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -383,10 +499,14 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		}
 		return err
 	})
+	return serveErr
+}
 
-	addr := ln.Addr().String()
+// announce logs where the server listens and, for a person at a terminal,
+// says it in words.
+func (a *app) announce(addr, id string) {
 	dashboard := a.cfg.PublicURL.String() + "/dashboard"
-	a.log.Info("listening", append([]any{"addr", addr, "node_id", counter.NodeID(), "public_url", a.cfg.PublicURL.String(),
+	a.log.Info("listening", append([]any{"addr", addr, "node_id", id, "public_url", a.cfg.PublicURL.String(),
 		"dashboard", dashboard, "max_connections", a.cfg.MaxConnections}, a.storeAttrs()...)...)
 	if isTerminal(a.stderr) {
 		// For a person at a terminal; log collectors get the line above.
@@ -395,18 +515,6 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 			"  Admin API token: linkforge token create --tenant NAME\n"+
 			"    (from a source checkout: go run ./cmd/linkforge token create --tenant acme)\n",
 			addr, dashboard)
-	}
-
-	select {
-	case <-a.ctx.Done():
-		a.log.Info("shutting down", "reason", context.Cause(a.ctx).Error())
-		return exitOK
-	case err := <-serveErr:
-		// Serve only returns on its own if the listener broke; hand the
-		// error back for the http stopper to report.
-		serveErr <- err
-		a.log.Error("server stopped unexpectedly", "error", err)
-		return exitFailure
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/lifecycle"
 )
 
 // BusChannel is the notification channel the nodes of one database share.
@@ -148,9 +149,11 @@ type Bus struct {
 	prefix    []byte
 	prefixStr string
 
-	// mu owns the state and the queue.
+	life lifecycle.Once
+	// mu owns closed (a Stop has begun: events are dropped) and the
+	// queue.
 	mu          sync.Mutex
-	state       int
+	closed      bool
 	queue       []queuedEvent
 	index       map[eventKey]int // position in queue
 	queuedBytes int
@@ -162,20 +165,12 @@ type Bus struct {
 	cancelLsn context.CancelFunc
 	pubDone   chan struct{}
 	lsnDone   chan struct{}
-	stopped   chan struct{} // closed when the first Stop has finished
-	stopErr   error
 	// heardAt is when the listener last heard from the database (unix
 	// nanoseconds); 0 while it is not listening.
 	heardAt    atomic.Int64
 	publishLog logLimiter // publisher goroutine only
 	sharedLog  logLimiter // listener goroutine only
 }
-
-const (
-	busNew = iota
-	busRunning
-	busStopped
-)
 
 var _ linkforge.Bus = (*Bus)(nil)
 
@@ -240,7 +235,7 @@ func NewBus(db *DB, cfg BusConfig) (*Bus, error) {
 		stopPub:    make(chan struct{}),
 		pubDone:    make(chan struct{}),
 		lsnDone:    make(chan struct{}),
-		stopped:    make(chan struct{}),
+		life:       lifecycle.Once{Name: "postgres: bus"},
 	}
 	if b.channel == "" {
 		b.channel = BusChannel
@@ -296,13 +291,10 @@ func NewBus(db *DB, cfg BusConfig) (*Bus, error) {
 // the listener. It fails if the first connection cannot be opened; later
 // failures are retried for ever.
 func (b *Bus) Start(ctx context.Context) error {
-	errState := errors.New("postgres: bus: Start called twice or after Stop")
-	b.mu.Lock()
-	state := b.state
-	b.mu.Unlock()
-	if state != busNew {
-		return errState
-	}
+	return b.life.Start(func() error { return b.start(ctx) })
+}
+
+func (b *Bus) start(ctx context.Context) error {
 	// Connect without holding mu: publishers must not wait on the network.
 	var conn *pgx.Conn
 	if b.handler != nil {
@@ -311,15 +303,6 @@ func (b *Bus) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.state != busNew { // a Stop, or another Start, came meanwhile
-		if conn != nil {
-			conn.Close(context.Background())
-		}
-		return errState
-	}
-	b.state = busRunning
 	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancelPub = cancelPub
 	go b.runPublisher(pubCtx)
@@ -336,42 +319,31 @@ func (b *Bus) Start(ctx context.Context) error {
 // Stop sends the queued events, closes the listener and waits for both. If
 // ctx ends first, the send under way is cut short (its events are dropped)
 // and Stop still waits for the goroutines, which then return at once. It is
-// safe to call twice and works if Start was never called.
+// safe to call twice and works if Start was never called; either way,
+// events published afterwards are dropped.
 func (b *Bus) Stop(ctx context.Context) error {
 	b.mu.Lock()
-	switch b.state {
-	case busNew:
-		b.state = busStopped
-		b.mu.Unlock()
-		close(b.stopped)
-		return nil
-	case busStopped:
-		b.mu.Unlock()
-		select {
-		case <-b.stopped:
-			return b.stopErr
-		case <-ctx.Done():
-			return fmt.Errorf("postgres: bus: stop: %w", ctx.Err())
-		}
-	}
-	b.state = busStopped
+	b.closed = true
+	b.mu.Unlock()
+	return b.life.Stop(ctx, func() error { return b.stop(ctx) })
+}
+
+func (b *Bus) stop(ctx context.Context) error {
 	close(b.stopPub)
-	if b.cancelLsn != nil {
+	if b.cancelLsn != nil { // nil without a handler: no listener
 		b.cancelLsn()
 	}
-	b.mu.Unlock()
-
+	var err error
 	select {
 	case <-b.pubDone:
 	case <-ctx.Done():
 		b.cancelPub()
 		<-b.pubDone
-		b.stopErr = fmt.Errorf("postgres: bus: stop: queued events dropped: %w", ctx.Err())
+		err = fmt.Errorf("postgres: bus: stop: queued events dropped: %w", ctx.Err())
 	}
 	b.cancelPub()
 	<-b.lsnDone
-	close(b.stopped)
-	return b.stopErr
+	return err
 }
 
 // Healthy reports whether the listener has heard from the database within
@@ -430,7 +402,7 @@ func (b *Bus) enqueue(key eventKey, e wireEvent) {
 		return
 	}
 	b.mu.Lock()
-	if b.state == busStopped {
+	if b.closed {
 		b.mu.Unlock()
 		b.m.dropped.WithLabelValues("stopped").Inc()
 		return

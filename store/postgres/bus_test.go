@@ -441,7 +441,8 @@ func TestBusCoalescesAndBoundsTheQueue(t *testing.T) {
 }
 
 // TestBusStop checks the life cycle: Stop sends what is queued, is safe
-// twice and without Start, and events published afterwards are dropped.
+// twice, after Start and without, and events published afterwards are
+// dropped.
 func TestBusStop(t *testing.T) {
 	t.Parallel()
 	db := mustOpen(t)
@@ -467,9 +468,19 @@ func TestBusStop(t *testing.T) {
 		t.Error("Start after Stop succeeded")
 	}
 
-	never := mustBus(t, db, postgres.BusConfig{Node: "idle"}, false)
-	if err := never.Stop(t.Context()); err != nil {
-		t.Errorf("Stop without Start: %v", err)
+	idleReg := prometheus.NewRegistry()
+	never := mustBus(t, db, postgres.BusConfig{Node: "idle", Handler: newRecorder(), Registerer: idleReg}, false)
+	for i := range 2 {
+		if err := never.Stop(t.Context()); err != nil {
+			t.Errorf("Stop %d without Start: %v", i+1, err)
+		}
+	}
+	never.PublishInvalidate("never-started")
+	if d := metricValue(t, idleReg, "linkforge_bus_events_dropped_total", "reason", "stopped"); d != 1 {
+		t.Errorf("dropped (stopped) after a Stop without Start = %v, want 1", d)
+	}
+	if err := never.Start(t.Context()); err == nil {
+		t.Error("Start after a Stop without Start succeeded")
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
