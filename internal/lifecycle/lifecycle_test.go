@@ -43,7 +43,7 @@ func TestStopTwice(t *testing.T) {
 	stops := 0
 	failure := errors.New("flush failed")
 	stop := func() error { stops++; return failure }
-	if err := o.Stop(t.Context(), stop); err != failure {
+	if err := o.Stop(t.Context(), stop); !errors.Is(err, failure) {
 		t.Errorf("first Stop: %v, want %v", err, failure)
 	}
 	if err := o.Stop(t.Context(), stop); err != nil {
@@ -96,7 +96,7 @@ func TestSecondStopWaits(t *testing.T) {
 func TestFailedStart(t *testing.T) {
 	var o Once
 	down := errors.New("database down")
-	if err := o.Start(func() error { return down }); err != down {
+	if err := o.Start(func() error { return down }); !errors.Is(err, down) {
 		t.Fatalf("Start: %v, want %v", err, down)
 	}
 	if o.Running() {
