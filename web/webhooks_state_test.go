@@ -45,10 +45,14 @@ func TestWebhookRefusalNamesNoAddress(t *testing.T) {
 // deleted webhook frees its place.
 func TestWebhookQuota(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
-		e := newEnv(t, s)
+		// The webhooks point at a loopback receiver (allowed here), so
+		// that nothing this test accepts could ever be dialled elsewhere.
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+		t.Cleanup(rcv.Close)
+		e := newEnv(t, s, func(c *web.Config) { c.WebhookAllowPrivate = true })
 		_, tok := mustTenantToken(t, s, "acme")
 		_, otherTok := mustTenantToken(t, s, "other")
-		const body = `{"url":"https://93.184.215.14/hook","events":["link.created"]}`
+		body := `{"url":"` + rcv.URL + `/hook","events":["link.created"]}`
 		var first webhookBody
 		for i := range 20 {
 			r := e.do(http.MethodPost, "/api/v1/webhooks", tok, body)

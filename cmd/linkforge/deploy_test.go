@@ -248,8 +248,8 @@ func TestDeployMetricsExist(t *testing.T) {
 	}
 }
 
-// scrapeNames returns the sample names of base's /metrics.
-func scrapeNames(t *testing.T, base string) map[string]bool {
+// scrapeMetrics returns base's /metrics exposition.
+func scrapeMetrics(t *testing.T, base string) string {
 	t.Helper()
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
@@ -260,8 +260,14 @@ func scrapeNames(t *testing.T, base string) map[string]bool {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
 	}
+	return string(body)
+}
+
+// scrapeNames returns the sample names of base's /metrics.
+func scrapeNames(t *testing.T, base string) map[string]bool {
+	t.Helper()
 	names := map[string]bool{}
-	for line := range strings.SplitSeq(string(body), "\n") {
+	for line := range strings.SplitSeq(scrapeMetrics(t, base), "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -31,19 +30,11 @@ func TestMetricsExpositionLintClean(t *testing.T) {
 			mustDo(t, http.MethodHead, base+"/m1", "", "")
 			mustDo(t, http.MethodGet, base+"/no-such-link", "", "")
 
-			resp, err := http.Get(base + "/metrics")
-			if err != nil {
-				t.Fatalf("GET /metrics: %v", err)
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil || resp.StatusCode != http.StatusOK {
-				t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
-			}
-			if !strings.Contains(string(body), "linkforge_clicks_total") {
+			body := scrapeMetrics(t, base)
+			if !strings.Contains(body, "linkforge_clicks_total") {
 				t.Fatalf("/metrics has no linkforge_clicks_total:\n%s", body)
 			}
-			problems, err := promlint.New(strings.NewReader(string(body))).Lint()
+			problems, err := promlint.New(strings.NewReader(body)).Lint()
 			if err != nil {
 				t.Fatalf("promlint: %v", err)
 			}
