@@ -46,7 +46,7 @@ const insertLinkWithAlarmSQL = `WITH l AS (` + insertLinkSQL + `, tenant_id, exp
 // tenant ENotFound. A link with an ExpiresAt gets its alarm in the same
 // statement.
 func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error) {
-	l = normalizeLink(l)
+	l = linkforge.NormalizeLink(l)
 	if err := linkforge.ValidateImportedClicks(l.ImportedClicks); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: create link: %w", err)
 	}
@@ -106,7 +106,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	defer rollback(ctx, tx)
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"links"}, importColumns,
 		pgx.CopyFromSlice(len(links), func(i int) ([]any, error) {
-			l := normalizeLink(links[i])
+			l := linkforge.NormalizeLink(links[i])
 			if l.CreatedAt.IsZero() {
 				l.CreatedAt = ts
 			}
@@ -275,10 +275,6 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 	ob.done(db, ts)
 	return l, nil
 }
-
-// normalizeLink is the store's name for the rule that its writes share
-// with SQLite's.
-var normalizeLink = linkforge.NormalizeLink
 
 // linkWriteError maps the constraint errors of a links write to application
 // errors.

@@ -166,7 +166,7 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	ts := now()
 	prepared := make([]linkforge.Link, len(links))
 	for i, in := range links {
-		l := normalizeLink(in)
+		l := linkforge.NormalizeLink(in)
 		l.CreatedAt, l.UpdatedAt, l.Clicks = ts, ts, l.ImportedClicks
 		prepared[i] = l
 	}

@@ -38,7 +38,7 @@ const (
 // filled in. A slug in use, by any tenant, answers EConflict. A link with an
 // ExpiresAt gets its alarm in the same transaction.
 func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error) {
-	l = normalizeLink(l)
+	l = linkforge.NormalizeLink(l)
 	if err := linkforge.ValidateImportedClicks(l.ImportedClicks); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
@@ -124,7 +124,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 				return fmt.Errorf("sqlite: import links: %w", err)
 			}
 		}
-		l := normalizeLink(links[i])
+		l := linkforge.NormalizeLink(links[i])
 		if l.CreatedAt.IsZero() {
 			l.CreatedAt = ts
 		}
@@ -311,10 +311,6 @@ func updateAlarm(ctx context.Context, tx execer, l linkforge.Link, change linkfo
 	}
 	return nil
 }
-
-// normalizeLink is the store's name for the rule that its writes share
-// with PostgreSQL's.
-var normalizeLink = linkforge.NormalizeLink
 
 func insertArgs(l linkforge.Link) ([]any, error) {
 	tags, err := encodeTags(l.Tags)

@@ -195,7 +195,7 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	ts := now()
 	var ob outbox
 	for i, in := range links {
-		l := normalizeLink(in)
+		l := linkforge.NormalizeLink(in)
 		l.CreatedAt, l.UpdatedAt, l.Clicks = ts, ts, l.ImportedClicks
 		args, err := insertArgs(l)
 		if err != nil {
