@@ -238,7 +238,11 @@ func TestGroupCommit(t *testing.T) {
 		if clicks != goroutines*rounds {
 			t.Fatalf("%v clicks committed, want %d", clicks, goroutines*rounds)
 		}
-		if commits > rounds*4 {
+		// Without group commit every click is a commit of its own (640). The
+		// bound leaves room for a loaded machine, where the fsync of one
+		// batch is real time in which the next clicks of the round arrive
+		// (CI measured 43 under -race), and still fails on per-click commits.
+		if commits > rounds*goroutines/4 {
 			t.Errorf("%d commits for %d rounds of %d simultaneous clicks, want a few per round", commits, rounds, goroutines)
 		}
 		t.Logf("%d clicks in %d commits", int(clicks), commits)
