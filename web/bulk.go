@@ -38,6 +38,9 @@ type bulkResult struct {
 	Problem *problem  `json:"problem,omitempty"`
 }
 
+// slugAttempts bounds the retries of a generated slug that collides.
+const slugAttempts = 5
+
 // bulkItem is one link of the body on its way to the store.
 type bulkItem struct {
 	index     int

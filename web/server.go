@@ -33,6 +33,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
 )
 
@@ -229,6 +230,9 @@ type Server struct {
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
 
 	imports *importGate // the imports running (import.go)
+
+	// links writes links and runs the writes' after-effects (linkwrites.go).
+	links *links.Service
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -309,6 +313,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	var err error
 	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry, cfg.PeerHealth); err != nil {
+		return nil, err
+	}
+	if s.links, err = s.newLinkService(cfg); err != nil {
 		return nil, err
 	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst
