@@ -85,6 +85,9 @@ type Config struct {
 	// of linkforge.ValidateTargetURL on an update's merged link and an
 	// import's lines.
 	SelfHosts []string
+	// ShortBase is the server's public URL without a trailing slash, the
+	// base of the JSON export's short_url (ShortBase).
+	ShortBase string
 }
 
 // Service writes links and runs the after-effects of each write.
@@ -96,6 +99,7 @@ type Service struct {
 	publisher Publisher
 	alarms    Rescheduler
 	selfHosts []string
+	shortBase string
 }
 
 // New returns a Service on cfg.
@@ -104,7 +108,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("links: Config.Store is required")
 	}
 	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
-		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts}, nil
+		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, shortBase: cfg.ShortBase}, nil
 }
 
 // NewLink is a link to create: validated already, with its tenant, and

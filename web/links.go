@@ -3,8 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -12,70 +10,11 @@ import (
 	"github.com/linkforge/linkforge/links"
 )
 
-// linkJSON is the link body of API.md.
-type linkJSON struct {
-	ID          string     `json:"id"`
-	ShortURL    string     `json:"short_url"`
-	Slug        string     `json:"slug"`
-	URL         string     `json:"url"`
-	ExpiresAt   *time.Time `json:"expires_at"`
-	MaxClicks   *int64     `json:"max_clicks"`
-	FallbackURL *string    `json:"fallback_url"`
-	Tags        []string   `json:"tags"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
-	ExpiredAt   *time.Time `json:"expired_at"`
-	Clicks      int64      `json:"clicks"`
+// linkJSON is the link body of API.md (links.JSON: the export writes it
+// too).
+type linkJSON = links.JSON
 
-	// The optional fields (API.md, "Links: new fields"). The password is
-	// never returned, not even hashed: only whether there is one.
-	Title             *string               `json:"title"`
-	PasswordProtected bool                  `json:"password_protected"`
-	DeviceURLs        *linkforge.DeviceURLs `json:"device_urls"`
-	// ImportedClicks is the part of Clicks brought by an import.
-	ImportedClicks int64 `json:"imported_clicks"`
-}
-
-func (s *Server) linkJSON(l linkforge.Link) linkJSON {
-	j := linkJSON{
-		ID:        strconv.FormatInt(l.ID, 10),
-		ShortURL:  s.shortBase + "/" + l.Slug,
-		Slug:      l.Slug,
-		URL:       l.URL,
-		ExpiresAt: utcPtr(l.ExpiresAt),
-		MaxClicks: l.MaxClicks,
-		Tags:      l.Tags,
-		CreatedAt: l.CreatedAt.UTC(),
-		UpdatedAt: l.UpdatedAt.UTC(),
-		ExpiredAt: utcPtr(l.ExpiredAt),
-		Clicks:    l.Clicks,
-
-		PasswordProtected: l.PasswordHash != "",
-		ImportedClicks:    l.ImportedClicks,
-	}
-	if l.FallbackURL != "" {
-		j.FallbackURL = &l.FallbackURL
-	}
-	// Absent optional values are null, as fallback_url is.
-	if l.Title != "" {
-		j.Title = &l.Title
-	}
-	if !l.DeviceURLs.IsZero() {
-		j.DeviceURLs = &l.DeviceURLs
-	}
-	if j.Tags == nil {
-		j.Tags = []string{}
-	}
-	return j
-}
-
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
+func (s *Server) linkJSON(l linkforge.Link) linkJSON { return links.Render(l, s.shortBase) }
 
 func (s *Server) createLink(c echo.Context) error {
 	nl, err := decodeCreateLink(c.Request().Body, s.selfHosts)

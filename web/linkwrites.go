@@ -30,7 +30,8 @@ func (e linkEffects) PublishImported(ctx context.Context, l linkforge.Link) {
 // through (links.go, bulk.go, import.go).
 func (s *Server) newLinkService(cfg Config) (*links.Service, error) {
 	fx := linkEffects{s}
-	c := links.Config{Store: cfg.Store, Hasher: fx, Cache: fx, Publisher: fx, SelfHosts: s.selfHosts}
+	c := links.Config{Store: cfg.Store, Hasher: fx, Cache: fx, Publisher: fx, SelfHosts: s.selfHosts,
+		ShortBase: s.shortBase}
 	// A nil interface of web's stays a nil one of links': nobody to tell.
 	if cfg.Peers != nil {
 		c.Peers = cfg.Peers

@@ -356,17 +356,8 @@ func New(cfg Config) (*Server, error) {
 }
 
 // selfHost returns u's host with its scheme's default port dropped, the form
-// linkforge.ValidateTargetURL expects.
-func selfHost(u *url.URL) string {
-	host, port := u.Hostname(), u.Port()
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port == "" || (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		return host
-	}
-	return host + ":" + port
-}
+// linkforge.ValidateTargetURL expects (links.SelfHost).
+func selfHost(u *url.URL) string { return links.SelfHost(u) }
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -387,15 +378,6 @@ func (s *Server) Invalidate(slug string) {
 // lookup per hot link instead of up to a TTL of stale redirects.
 func (s *Server) InvalidateAll() {
 	s.cache.purge()
-}
-
-// invalidateEverywhere drops slug from this node's cache at once and tells
-// the other nodes to do the same, after a write through this node's API.
-func (s *Server) invalidateEverywhere(slug string) {
-	s.Invalidate(slug)
-	if s.peers != nil {
-		s.peers.PublishInvalidate(slug)
-	}
 }
 
 // API paths, also the templates the metrics and the OpenAPI test see.
