@@ -250,6 +250,7 @@ type Store interface {
 	TokenStore
 	LinkStore
 	LinkLister
+	PortingStore
 	RollupStore
 	AlarmStore
 	AnalyticsStore

@@ -104,6 +104,22 @@ type LinkLister interface {
 	CreateLinks(ctx context.Context, links []Link) ([]BulkResult, error)
 }
 
+// PortingStore is the import and export side of a store (package
+// porting's Store and ExportStore, which it satisfies).
+type PortingStore interface {
+	// ImportLinks inserts links in one transaction, keeping their
+	// CreatedAt, UpdatedAt and ImportedClicks, with the alarms of those
+	// with an ExpiresAt; a slug in use answers EConflict and nothing is
+	// inserted.
+	ImportLinks(ctx context.Context, links []Link) error
+	// SlugTenants returns the tenant of each of slugs that is in use;
+	// unused slugs are absent.
+	SlugTenants(ctx context.Context, slugs []string) (map[string]int64, error)
+	// ExportLinks returns up to limit of the tenant's links whose id is
+	// above afterID, by id ascending, with their Clicks: one keyset page.
+	ExportLinks(ctx context.Context, tenantID, afterID int64, limit int) ([]Link, error)
+}
+
 // BulkResult is the outcome of one link of CreateLinks: Err is nil and Link
 // the stored link, or Err says why it was not stored.
 type BulkResult struct {

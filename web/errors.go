@@ -10,54 +10,17 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/httpproblem"
 )
 
-// problem is an RFC 9457 problem details object. Code is an extension
-// member: the application error code (linkforge.EInvalid, ...), stable for
-// programs, where Title is for people.
-type problem struct {
-	Type   string                 `json:"type"`
-	Title  string                 `json:"title"`
-	Status int                    `json:"status"`
-	Detail string                 `json:"detail,omitempty"`
-	Code   string                 `json:"code,omitempty"`
-	Errors []linkforge.FieldError `json:"errors,omitempty"`
-}
+// problem is an RFC 9457 problem details object (httpproblem.Problem).
+type problem = httpproblem.Problem
 
 const problemContentType = "application/problem+json"
 
-// statusOf maps an application error code to its HTTP status. This is the
-// one place where that mapping lives. Every EInvalid is a 400, whether the
-// body is malformed or well-formed but semantically wrong: one status for
-// "fix your input", with the field named in errors.
-func statusOf(code string) int {
-	switch code {
-	case linkforge.EInvalid:
-		return http.StatusBadRequest
-	case linkforge.ENotFound:
-		return http.StatusNotFound
-	case linkforge.EConflict:
-		return http.StatusConflict
-	case linkforge.EUnauthorized:
-		return http.StatusUnauthorized
-	case linkforge.EGone:
-		return http.StatusGone
-	case linkforge.EQuotaExceeded:
-		return http.StatusForbidden
-	case linkforge.ETooLarge:
-		return http.StatusRequestEntityTooLarge
-	case linkforge.EUnsupportedMediaType:
-		return http.StatusUnsupportedMediaType
-	case linkforge.ERequestTimeout:
-		return http.StatusRequestTimeout
-	case linkforge.ERateLimited:
-		return http.StatusTooManyRequests
-	case linkforge.EUnavailable:
-		return http.StatusServiceUnavailable
-	default:
-		return http.StatusInternalServerError
-	}
-}
+// statusOf maps an application error code to its HTTP status
+// (httpproblem.Status, the one place where that mapping lives).
+func statusOf(code string) int { return httpproblem.Status(code) }
 
 // writeError answers err as a problem. Application errors show their
 // caller-safe message and fields; echo's HTTP errors (no route, 405) their

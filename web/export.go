@@ -3,14 +3,11 @@ package web
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/porting"
 )
 
@@ -31,10 +28,6 @@ func (s *Server) exportLinks(c echo.Context) error {
 	f, err := porting.ParseExportFormat(format)
 	if err != nil {
 		return err
-	}
-	st, ok := s.store.(porting.ExportStore)
-	if !ok {
-		return fmt.Errorf("export: %T cannot export links", s.store)
 	}
 	w := c.Response()
 	rc := http.NewResponseController(w)
@@ -57,7 +50,7 @@ func (s *Server) exportLinks(c echo.Context) error {
 		extend()
 		return rc.Flush()
 	}
-	err = WriteExport(c.Request().Context(), w, st, tenantID(c), f, s.shortBase, flush)
+	err = s.links.Export(c.Request().Context(), w, tenantID(c), f, flush)
 	if err == nil {
 		return nil
 	}
@@ -72,63 +65,4 @@ func (s *Server) exportLinks(c echo.Context) error {
 		s.logger.Error("export failed after the answer began", "error", err, "tenant_id", tenantID(c))
 	}
 	panic(http.ErrAbortHandler)
-}
-
-// exportLinkJSON is an element of the JSON export: the link as the API
-// returns it, plus the stored hash of its password, so that an import of
-// the file keeps the link protected. The API's own answers never carry it.
-type exportLinkJSON struct {
-	linkJSON
-	PasswordHash string `json:"password_hash,omitempty"`
-}
-
-// WriteExport writes every link of the tenant to w in format f (csv or
-// json), oldest first; shortBase is the server's public URL, the base of
-// the JSON's short_url. flush is called after each page (nil: never); the
-// HTTP export flushes the connection there, `linkforge export` nothing.
-// Nothing is written before the first page is read, so an error of that
-// first read leaves w untouched.
-func WriteExport(ctx context.Context, w io.Writer, st porting.ExportStore, tenantID int64, f porting.Format, shortBase string, flush func() error) error {
-	var (
-		write func(*linkforge.Link) error
-		end   func() error
-		out   func() error // flushes the format's buffer
-	)
-	switch f {
-	case porting.CSV:
-		cw := porting.NewCSVWriter(w)
-		write, end, out = cw.Write, cw.Close, cw.Flush
-	case porting.JSON:
-		enc := (&Server{shortBase: shortBase}).linkJSON
-		jw := porting.NewJSONWriter(w, func(l *linkforge.Link) any { return exportLinkJSON{enc(*l), l.PasswordHash} })
-		write, end, out = jw.Write, jw.Close, func() error { return nil }
-	default:
-		return linkforge.InvalidField("format", "must be csv or json")
-	}
-	n := 0
-	for l, err := range porting.Links(ctx, st, tenantID, porting.ExportPageSize) {
-		if err != nil {
-			return err
-		}
-		if err := write(&l); err != nil {
-			return fmt.Errorf("export: write: %w", err)
-		}
-		if n++; n%porting.ExportPageSize == 0 {
-			if err := out(); err != nil {
-				return fmt.Errorf("export: write: %w", err)
-			}
-			if flush != nil {
-				if err := flush(); err != nil {
-					return fmt.Errorf("export: flush: %w", err)
-				}
-			}
-		}
-	}
-	if err := end(); err != nil {
-		return fmt.Errorf("export: write: %w", err)
-	}
-	if flush != nil {
-		return flush()
-	}
-	return nil
 }

@@ -1,6 +1,9 @@
 package web
 
-import "github.com/linkforge/linkforge/password"
+import (
+	"github.com/linkforge/linkforge/links"
+	"github.com/linkforge/linkforge/password"
+)
 
 // SetHashHook makes every password hash of s call hook first, inside its
 // slot, so that a test can hold hashing in the slots.
@@ -13,4 +16,4 @@ func HashSlots(s *Server) int { return s.passwordSlots.HashSlots() }
 func PasswordSlots(s *Server) *password.Slots { return s.passwordSlots }
 
 // BulkHashWorkers is how many hashes one bulk request runs at once.
-const BulkHashWorkers = bulkHashWorkers
+const BulkHashWorkers = links.BulkHashWorkers

@@ -1,13 +1,11 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/porting"
 )
@@ -32,13 +31,6 @@ const (
 	// importWriteIdle is the write deadline, moved on after each batch
 	// written: an import that makes progress is never cut.
 	importWriteIdle = 30 * time.Second
-	// peerAnnounceLimit bounds the links of one import announced to the
-	// other nodes and to the dashboards: past it, the other nodes'
-	// negative cache entries (5 s) expire by themselves, rather than a
-	// flood filling the cluster bus's queue, and a dashboard learns of the
-	// rest when it reloads its list, rather than a flood overrunning its
-	// viewers' send queues (which would disconnect them).
-	peerAnnounceLimit = 1000
 )
 
 // MaxImportUploadTime bounds the whole upload of an import's body.
@@ -93,43 +85,6 @@ func (g *importGate) enter(key importKey) (leave func(), err error) {
 	}, nil
 }
 
-// importJSON is the answer of POST /api/v1/import.
-type importJSON struct {
-	Created int `json:"created"`
-	Skipped int `json:"skipped"`
-	// Failed counts every error line; Errors lists the first
-	// porting.DefaultMaxErrors of them.
-	Failed int             `json:"failed"`
-	Errors []lineErrorJSON `json:"errors"`
-}
-
-type lineErrorJSON struct {
-	Line    int     `json:"line"`
-	Problem problem `json:"problem"`
-}
-
-// ImportReport is the JSON answer of an import: the same summary whether
-// it ran through the API or `linkforge import`.
-func ImportReport(res porting.Result) any {
-	out := importJSON{Created: res.Created, Skipped: res.Skipped, Failed: res.Failed, Errors: make([]lineErrorJSON, len(res.Errors))}
-	for i, e := range res.Errors {
-		out.Errors[i] = lineErrorJSON{Line: e.Line, Problem: lineProblem(e.Err)}
-	}
-	return out
-}
-
-// lineProblem is the problem a single create would answer for err.
-func lineProblem(err error) problem {
-	p := problem{Type: "about:blank", Code: linkforge.ErrorCode(err), Detail: linkforge.ErrorMessage(err)}
-	var ae *linkforge.Error
-	if errors.As(err, &ae) {
-		p.Errors = ae.Fields
-	}
-	p.Status = statusOf(p.Code)
-	p.Title = http.StatusText(p.Status)
-	return p
-}
-
 // importLinks answers POST /api/v1/import?format=...: the body is the file,
 // read as a stream and written in batches (porting.Import).
 func (s *Server) importLinks(c echo.Context) error {
@@ -150,10 +105,6 @@ func (s *Server) importLinks(c echo.Context) error {
 	if req.ContentLength > MaxImportBytes {
 		return importTooLarge()
 	}
-	st, ok := s.store.(porting.Store)
-	if !ok {
-		return fmt.Errorf("import: %T cannot import links", s.store)
-	}
 	tenant := tenantID(c)
 	token, _ := c.Get(ctxTokenID).(int64)
 	leave, err := s.imports.enter(importKey{tenant: tenant, token: token})
@@ -169,26 +120,11 @@ func (s *Server) importLinks(c echo.Context) error {
 	body := &importBody{r: http.MaxBytesReader(w.Writer, req.Body, MaxImportBytes), rc: rc,
 		now: s.now, begun: s.now(), wallEnd: time.Now().Add(MaxImportUploadTime)}
 
-	created := 0
-	res, err := porting.Import(req.Context(), st, f, body, porting.Options{
-		TenantID:      tenant,
-		SelfHosts:     s.selfHosts,
+	// The service runs the effects of each batch written (the caches,
+	// the dashboards, the scheduler).
+	res, err := s.links.Import(req.Context(), tenant, f, body, links.ImportOptions{
 		PasswordLimit: s.importPasswordLimit(),
-		Created: func(links []linkforge.Link) {
-			for i := range links {
-				// A redirect may have cached the slug as unknown.
-				s.Invalidate(links[i].Slug)
-				if created < peerAnnounceLimit {
-					if s.peers != nil {
-						s.peers.PublishInvalidate(links[i].Slug)
-					}
-					s.publishImported(req.Context(), links[i])
-				}
-				created++
-			}
-			s.rescheduleAlarm(porting.EarliestExpiry(links))
-		},
-		Progress: func() { _ = rc.SetWriteDeadline(time.Now().Add(importWriteIdle)) },
+		Progress:      func() { _ = rc.SetWriteDeadline(time.Now().Add(importWriteIdle)) },
 	})
 	if err != nil {
 		if res.Created > 0 {
@@ -199,7 +135,7 @@ func (s *Server) importLinks(c echo.Context) error {
 	}
 	s.logger.Info("import", "tenant_id", tenant, "format", string(f), "created", res.Created,
 		"skipped", res.Skipped, "failed", res.Failed)
-	return c.JSON(http.StatusOK, ImportReport(res))
+	return c.JSON(http.StatusOK, links.Report(res))
 }
 
 // importPasswordLimit is the highest cost of an imported password hash:
@@ -263,14 +199,4 @@ func uploadTooSlow(err error) error {
 	return &linkforge.Error{Code: linkforge.ERequestTimeout, Err: err, Message: fmt.Sprintf(
 		"the upload took longer than %d minutes; split the file and import the parts (a slug already imported is skipped)",
 		int(MaxImportUploadTime/time.Minute))}
-}
-
-// ImportFile imports a file into the tenant directly on the store, as
-// `linkforge import` does: the same rules and validation as POST
-// /api/v1/import, with publicURL (--public-url) as this server's own host
-// for the redirect-loop check. No running server hears of the new slugs:
-// one that looked a slug up a moment before answers 404 for it until its
-// negative cache entry expires (5 s).
-func ImportFile(ctx context.Context, st porting.Store, tenantID int64, f porting.Format, r io.Reader, publicURL *url.URL) (porting.Result, error) {
-	return porting.Import(ctx, st, f, r, porting.Options{TenantID: tenantID, SelfHosts: []string{selfHost(publicURL)}})
 }

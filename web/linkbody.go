@@ -207,12 +207,12 @@ type linkPatch struct {
 	setTitle    bool
 	title       string
 	setPassword bool
-	password    string // plain; empty with setPassword: remove the password
-	// passwordHash is password hashed, by the handler before the update
-	// transaction (a slow hash must not hold the write lock).
-	passwordHash string
-	setDevices   bool
-	devices      linkforge.DeviceURLs
+	// password is plain; empty with setPassword: remove the password.
+	// links.Service hashes it before the update transaction (a slow hash
+	// must not hold the write lock) and sets the hash after apply.
+	password   string
+	setDevices bool
+	devices    linkforge.DeviceURLs
 
 	setURL       bool
 	url          string
@@ -296,7 +296,7 @@ func decodePatchLink(r io.Reader) (linkPatch, error) {
 	return p, nil
 }
 
-// apply changes l's present fields.
+// apply changes l's present fields, but the password (links.Patch).
 func (p *linkPatch) apply(l *linkforge.Link) {
 	if p.setURL {
 		l.URL = p.url
@@ -315,9 +315,6 @@ func (p *linkPatch) apply(l *linkforge.Link) {
 	}
 	if p.setTitle {
 		l.Title = p.title
-	}
-	if p.setPassword {
-		l.PasswordHash = p.passwordHash
 	}
 	if p.setDevices {
 		l.DeviceURLs = p.devices

@@ -37,10 +37,10 @@ type deletedLinkJSON struct {
 }
 
 // publishLink tells the dashboards, this node's and the other nodes', that
-// l was created, updated or deleted through the API. Every handler that
-// writes links calls it after a successful write, next to
-// invalidateEverywhere. It never blocks and never fails the request. An
-// import calls publishImported instead.
+// l was created, updated or deleted through the API: links.Service calls
+// it (as its Publisher, linkwrites.go) after each successful write. It
+// never blocks and never fails the request. An import's links go to
+// publishImported instead.
 func (s *Server) publishLink(op linkforge.LinkOp, l linkforge.Link) {
 	s.showLink(op, l)
 	if s.announcer != nil {

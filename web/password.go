@@ -141,6 +141,7 @@ func (s *Server) withPasswordSlot(ctx context.Context, kind password.Kind, fn fu
 }
 
 // hashPassword hashes a new link password. The password is never logged.
+// It is links.Hasher's HashPassword (linkEffects).
 func (s *Server) hashPassword(ctx context.Context, pw string) (string, error) {
 	var (
 		h   string

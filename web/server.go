@@ -33,6 +33,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
 )
 
@@ -229,6 +230,9 @@ type Server struct {
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
 
 	imports *importGate // the imports running (import.go)
+
+	// links writes links and runs the writes' after-effects (linkwrites.go).
+	links *links.Service
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -311,6 +315,9 @@ func New(cfg Config) (*Server, error) {
 	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry, cfg.PeerHealth); err != nil {
 		return nil, err
 	}
+	if s.links, err = s.newLinkService(cfg); err != nil {
+		return nil, err
+	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -349,17 +356,8 @@ func New(cfg Config) (*Server, error) {
 }
 
 // selfHost returns u's host with its scheme's default port dropped, the form
-// linkforge.ValidateTargetURL expects.
-func selfHost(u *url.URL) string {
-	host, port := u.Hostname(), u.Port()
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port == "" || (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		return host
-	}
-	return host + ":" + port
-}
+// linkforge.ValidateTargetURL expects (links.SelfHost).
+func selfHost(u *url.URL) string { return links.SelfHost(u) }
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -380,15 +378,6 @@ func (s *Server) Invalidate(slug string) {
 // lookup per hot link instead of up to a TTL of stale redirects.
 func (s *Server) InvalidateAll() {
 	s.cache.purge()
-}
-
-// invalidateEverywhere drops slug from this node's cache at once and tells
-// the other nodes to do the same, after a write through this node's API.
-func (s *Server) invalidateEverywhere(slug string) {
-	s.Invalidate(slug)
-	if s.peers != nil {
-		s.peers.PublishInvalidate(slug)
-	}
 }
 
 // API paths, also the templates the metrics and the OpenAPI test see.

@@ -21,6 +21,8 @@ type Store interface {
 	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
 	DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error)
 	linkforge.LinkLister
+	// Import and export (links.Service).
+	linkforge.PortingStore
 
 	// TokenByHash authenticates a request (auth.go).
 	TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error)

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/porting"
-	"github.com/linkforge/linkforge/web"
 )
 
 // checkFormat validates --format for cmd: import needs one of the import
@@ -61,11 +61,11 @@ func (a *app) importLinks(inv invocation) int {
 	if err != nil {
 		return a.fail("cannot import", fmt.Errorf("ensure tenant %q: %w", inv.tenant, err))
 	}
-	ps, ok := st.(porting.Store)
-	if !ok {
-		return a.fail("cannot import", fmt.Errorf("%T cannot import links", st))
+	svc, err := a.linkService(st)
+	if err != nil {
+		return a.fail("cannot import", err)
 	}
-	res, err := web.ImportFile(a.ctx, ps, tenant.ID, porting.Format(inv.format), in, a.cfg.PublicURL)
+	res, err := svc.Import(a.ctx, tenant.ID, porting.Format(inv.format), in, links.ImportOptions{})
 	if linkforge.ErrorCode(err) == linkforge.EInvalid {
 		// The file as a whole: its header, or not a JSON array.
 		fmt.Fprintf(a.stderr, "linkforge: import: %s\n", fileProblem(err))
@@ -78,7 +78,7 @@ func (a *app) importLinks(inv invocation) int {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(web.ImportReport(res)); err != nil {
+	if err := enc.Encode(links.Report(res)); err != nil {
 		return a.fail("cannot print the summary", err)
 	}
 	a.log.Info("import finished", "tenant", tenant.Name, "format", inv.format,
@@ -115,13 +115,22 @@ func (a *app) exportLinks(inv invocation) int {
 	if code != exitOK {
 		return code
 	}
-	es, ok := st.(porting.ExportStore)
-	if !ok {
-		return a.fail("cannot export", fmt.Errorf("%T cannot export links", st))
+	svc, err := a.linkService(st)
+	if err != nil {
+		return a.fail("cannot export", err)
 	}
-	base := strings.TrimSuffix(a.cfg.PublicURL.String(), "/")
-	if err := web.WriteExport(a.ctx, a.stdout, es, tenant.ID, porting.Format(inv.format), base, nil); err != nil {
+	if err := svc.Export(a.ctx, a.stdout, tenant.ID, porting.Format(inv.format), nil); err != nil {
 		return a.fail("export failed", err)
 	}
 	return exitOK
+}
+
+// linkService is the link writes' service on the database alone: with
+// --public-url as this server's own host (the redirect-loop check) and the
+// base of the JSON export's short_url. No running server hears of an
+// import's new slugs: one that looked a slug up a moment before answers
+// 404 for it until its negative cache entry expires (5 s).
+func (a *app) linkService(st store) (*links.Service, error) {
+	return links.New(links.Config{Store: st, SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)},
+		ShortBase: links.ShortBase(a.cfg.PublicURL)})
 }

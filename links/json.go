@@ -1,0 +1,95 @@
+package links
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// JSON is the link body of API.md: what the admin API answers for a link,
+// and an element of the JSON export. It lives here, not in web, because
+// the export (the API's and the CLI's) writes it too.
+type JSON struct {
+	ID          string     `json:"id"`
+	ShortURL    string     `json:"short_url"`
+	Slug        string     `json:"slug"`
+	URL         string     `json:"url"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+	MaxClicks   *int64     `json:"max_clicks"`
+	FallbackURL *string    `json:"fallback_url"`
+	Tags        []string   `json:"tags"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	ExpiredAt   *time.Time `json:"expired_at"`
+	Clicks      int64      `json:"clicks"`
+
+	// The optional fields (API.md, "Links: new fields"). The password is
+	// never returned, not even hashed: only whether there is one.
+	Title             *string               `json:"title"`
+	PasswordProtected bool                  `json:"password_protected"`
+	DeviceURLs        *linkforge.DeviceURLs `json:"device_urls"`
+	// ImportedClicks is the part of Clicks brought by an import.
+	ImportedClicks int64 `json:"imported_clicks"`
+}
+
+// Render returns l's body; shortBase is the server's public URL without a
+// trailing slash, the base of short_url.
+func Render(l linkforge.Link, shortBase string) JSON {
+	j := JSON{
+		ID:        strconv.FormatInt(l.ID, 10),
+		ShortURL:  shortBase + "/" + l.Slug,
+		Slug:      l.Slug,
+		URL:       l.URL,
+		ExpiresAt: utcPtr(l.ExpiresAt),
+		MaxClicks: l.MaxClicks,
+		Tags:      l.Tags,
+		CreatedAt: l.CreatedAt.UTC(),
+		UpdatedAt: l.UpdatedAt.UTC(),
+		ExpiredAt: utcPtr(l.ExpiredAt),
+		Clicks:    l.Clicks,
+
+		PasswordProtected: l.PasswordHash != "",
+		ImportedClicks:    l.ImportedClicks,
+	}
+	if l.FallbackURL != "" {
+		j.FallbackURL = &l.FallbackURL
+	}
+	// Absent optional values are null, as fallback_url is.
+	if l.Title != "" {
+		j.Title = &l.Title
+	}
+	if !l.DeviceURLs.IsZero() {
+		j.DeviceURLs = &l.DeviceURLs
+	}
+	if j.Tags == nil {
+		j.Tags = []string{}
+	}
+	return j
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// ShortBase is u, a server's public URL, as the base of short_url.
+func ShortBase(u *url.URL) string { return strings.TrimSuffix(u.String(), "/") }
+
+// SelfHost returns u's host with its scheme's default port dropped, the
+// form linkforge.ValidateTargetURL expects for a server's own host.
+func SelfHost(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == "" || (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		return host
+	}
+	return host + ":" + port
+}

@@ -1,0 +1,258 @@
+// Package links is the one place link writes and their after-effects live.
+//
+// A link write is more than its row: the redirect caches (this node's and
+// the other nodes') may hold the slug, as a link or as unknown; the open
+// dashboards show the tenant's links; the expiry scheduler's timer may
+// need to move earlier for the write's alarm. Every way links are written
+// (the admin API's create, update, delete, bulk create and import, and the
+// CLI's import) goes through a Service, so that each write has its
+// after-effects exactly once and no caller can forget one. The effects are
+// small interfaces given to New; web and cmd provide them and keep the
+// transport (HTTP bodies, problems, status codes, flags) to themselves.
+package links
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Store is what the Service writes to: the link writes of linkforge.Store,
+// and the import and export (porting.Store and porting.ExportStore).
+// Both stores implement it.
+type Store interface {
+	CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error)
+	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
+	DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error)
+	CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkforge.BulkResult, error)
+	linkforge.PortingStore
+}
+
+// Hasher hashes a new link password. web's implementation takes a
+// password.Slots slot for it, shared with the unlocks' verifications, so
+// that hashes cannot grow the heap without bound.
+type Hasher interface {
+	HashPassword(ctx context.Context, pw string) (string, error)
+}
+
+// Invalidator drops a slug from this node's link cache, at once: a
+// redirect may have cached it a moment ago, as a link or as unknown.
+type Invalidator interface {
+	Invalidate(slug string)
+}
+
+// PeerInvalidator tells the other nodes of a cluster to drop a slug from
+// their link caches (linkforge.Bus). It must not block.
+type PeerInvalidator interface {
+	PublishInvalidate(slug string)
+}
+
+// Publisher shows link writes on the dashboards, this node's and the
+// other nodes'. It must not block and never fails a write.
+type Publisher interface {
+	// PublishLink tells of a link created, updated or deleted, as stored.
+	PublishLink(op linkforge.LinkOp, l linkforge.Link)
+	// PublishImported tells of a link an import created: the importer
+	// does not learn the ids, nor what the store filled in, so the
+	// publisher reads the link back if it needs it. ctx is the import's.
+	PublishImported(ctx context.Context, l linkforge.Link)
+}
+
+// Rescheduler is the expiry alarms' scheduler (*expiry.Scheduler): told
+// that a write stored an alarm due at due, so that its timer moves
+// earlier if needed. Writes it is not told of are found by its periodic
+// re-read of the store.
+type Rescheduler interface {
+	Reschedule(due time.Time)
+}
+
+// Config is a Service's dependencies. Store is required; a nil effect is
+// one with nobody to tell (the CLI's import: no running server hears of
+// it, and a server that looked a slug up a moment before answers 404 for
+// it until its negative cache entry expires, 5 s).
+type Config struct {
+	Store Store
+	// Hasher hashes passwords; nil: a create or update with a password
+	// fails.
+	Hasher    Hasher
+	Cache     Invalidator
+	Peers     PeerInvalidator
+	Publisher Publisher
+	Alarms    Rescheduler
+	// SelfHosts are the server's own hosts, for the redirect-loop check
+	// of linkforge.ValidateTargetURL on an update's merged link and an
+	// import's lines.
+	SelfHosts []string
+	// ShortBase is the server's public URL without a trailing slash, the
+	// base of the JSON export's short_url (ShortBase).
+	ShortBase string
+}
+
+// Service writes links and runs the after-effects of each write.
+type Service struct {
+	store     Store
+	hasher    Hasher
+	cache     Invalidator
+	peers     PeerInvalidator
+	publisher Publisher
+	alarms    Rescheduler
+	selfHosts []string
+	shortBase string
+}
+
+// New returns a Service on cfg.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, fmt.Errorf("links: Config.Store is required")
+	}
+	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
+		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, shortBase: cfg.ShortBase}, nil
+}
+
+// NewLink is a link to create: validated already, with its tenant, and
+// its plain password, if any (never stored, never logged). An empty Slug
+// is generated.
+type NewLink struct {
+	Link     linkforge.Link
+	Password string
+}
+
+// slugAttempts bounds the retries of a generated slug that collides: with
+// 62^7 slugs, even one retry is rare.
+const slugAttempts = 5
+
+// Create stores nl. A slug of the caller's that is in use answers
+// EConflict naming the field; a generated one that collides is replaced,
+// up to slugAttempts times.
+func (s *Service) Create(ctx context.Context, nl NewLink) (linkforge.Link, error) {
+	l := nl.Link
+	if nl.Password != "" {
+		h, err := s.hash(ctx, nl.Password)
+		if err != nil {
+			return linkforge.Link{}, fmt.Errorf("create link: %w", err)
+		}
+		l.PasswordHash = h
+	}
+	var (
+		created linkforge.Link
+		err     error
+	)
+	if l.Slug != "" {
+		created, err = s.store.CreateLink(ctx, l)
+		if linkforge.ErrorCode(err) == linkforge.EConflict {
+			return linkforge.Link{}, slugTaken(l.Slug, err)
+		}
+	} else {
+		for range slugAttempts {
+			l.Slug = linkforge.NewSlug()
+			created, err = s.store.CreateLink(ctx, l)
+			if linkforge.ErrorCode(err) != linkforge.EConflict {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("create link: %w", err)
+	}
+	s.written(linkforge.LinkCreated, created)
+	s.reschedule(created.ExpiresAt)
+	return created, nil
+}
+
+// Patch is an update of a link: Apply makes the body's changes; with
+// SetPassword, the password becomes Password's hash (empty: none).
+type Patch struct {
+	Apply       func(*linkforge.Link)
+	SetPassword bool
+	Password    string
+}
+
+// Update applies p to the tenant's link slug. The merged link is
+// validated inside the store's transaction: a partial update can never
+// leave an invalid combination behind.
+func (s *Service) Update(ctx context.Context, tenantID int64, slug string, p Patch) (linkforge.Link, error) {
+	var hash string
+	if p.SetPassword && p.Password != "" {
+		var err error
+		if hash, err = s.hash(ctx, p.Password); err != nil {
+			return linkforge.Link{}, fmt.Errorf("update link: %w", err)
+		}
+	}
+	l, err := s.store.UpdateLink(ctx, tenantID, slug, func(l *linkforge.Link) error {
+		if p.Apply != nil {
+			p.Apply(l)
+		}
+		if p.SetPassword {
+			l.PasswordHash = hash
+		}
+		return linkforge.ValidateLink(l, s.selfHosts)
+	})
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("update link: %w", err)
+	}
+	s.written(linkforge.LinkUpdated, l)
+	// Whether or not the expiry moved: a later due time never moves the
+	// timer later.
+	s.reschedule(l.ExpiresAt)
+	return l, nil
+}
+
+// Delete deletes the tenant's link slug and returns it. The link's alarm
+// went with it, in the same transaction: nothing to tell the scheduler,
+// whose timer, if armed for it, finds nothing due.
+func (s *Service) Delete(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
+	deleted, err := s.store.DeleteLink(ctx, tenantID, slug)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("delete link: %w", err)
+	}
+	s.written(linkforge.LinkDeleted, deleted)
+	return deleted, nil
+}
+
+func (s *Service) hash(ctx context.Context, pw string) (string, error) {
+	if s.hasher == nil {
+		return "", fmt.Errorf("links: no password hasher")
+	}
+	return s.hasher.HashPassword(ctx, pw)
+}
+
+// written runs the effects of one stored write of l, but the alarm's: the
+// caches everywhere, and the dashboards.
+func (s *Service) written(op linkforge.LinkOp, l linkforge.Link) {
+	s.invalidateEverywhere(l.Slug)
+	if s.publisher != nil {
+		s.publisher.PublishLink(op, l)
+	}
+}
+
+// invalidateEverywhere drops slug from this node's cache at once and tells
+// the other nodes to drop it.
+func (s *Service) invalidateEverywhere(slug string) {
+	if s.cache != nil {
+		s.cache.Invalidate(slug)
+	}
+	if s.peers != nil {
+		s.peers.PublishInvalidate(slug)
+	}
+}
+
+// reschedule nudges the scheduler after a write that stored an alarm due
+// at due; nil: none stored.
+func (s *Service) reschedule(due *time.Time) {
+	if s.alarms != nil && due != nil {
+		s.alarms.Reschedule(*due)
+	}
+}
+
+// slugTaken is the error of a create whose slug is in use, as
+// POST /api/v1/links answers it.
+func slugTaken(slug string, cause error) error {
+	return &linkforge.Error{
+		Code:    linkforge.EConflict,
+		Message: fmt.Sprintf("slug %q is already taken", slug),
+		Fields:  []linkforge.FieldError{{Field: "slug", Detail: "is already taken"}},
+		Err:     cause,
+	}
+}

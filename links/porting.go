@@ -1,0 +1,149 @@
+package links
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/httpproblem"
+	"github.com/linkforge/linkforge/password"
+	"github.com/linkforge/linkforge/porting"
+)
+
+// peerAnnounceLimit bounds the links of one import announced to the
+// other nodes and to the dashboards: past it, the other nodes' negative
+// cache entries (5 s) expire by themselves, rather than a flood filling
+// the cluster bus's queue, and a dashboard learns of the rest when it
+// reloads its list, rather than a flood overrunning its viewers' send
+// queues (which would disconnect them). This node's cache hears of every
+// link.
+const peerAnnounceLimit = 1000
+
+// ImportOptions are an import's settings beyond its file.
+type ImportOptions struct {
+	// PasswordLimit is the highest cost of a password_hash of the file
+	// (porting.Options.PasswordLimit; zero: password.DefaultParams).
+	PasswordLimit password.Params
+	// Progress, if set, is called after each batch (porting.Options).
+	Progress func()
+}
+
+// Import imports the file r, in format f, into the tenant (porting.Import:
+// the same rules and validation whether through the API or the CLI), and
+// runs the effects of each batch written: every new slug dropped from this
+// node's cache, the first peerAnnounceLimit of them from the other nodes'
+// and shown on the dashboards, and the scheduler told of the batch's
+// earliest expiry.
+func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, r io.Reader, o ImportOptions) (porting.Result, error) {
+	created := 0
+	return porting.Import(ctx, s.store, f, r, porting.Options{
+		TenantID:      tenantID,
+		SelfHosts:     s.selfHosts,
+		PasswordLimit: o.PasswordLimit,
+		Progress:      o.Progress,
+		Created: func(links []linkforge.Link) {
+			for i := range links {
+				if s.cache != nil {
+					s.cache.Invalidate(links[i].Slug)
+				}
+				if created < peerAnnounceLimit {
+					if s.peers != nil {
+						s.peers.PublishInvalidate(links[i].Slug)
+					}
+					if s.publisher != nil {
+						s.publisher.PublishImported(ctx, links[i])
+					}
+				}
+				created++
+			}
+			s.reschedule(porting.EarliestExpiry(links))
+		},
+	})
+}
+
+// exportLinkJSON is an element of the JSON export: the link as the API
+// returns it, plus the stored hash of its password, so that an import of
+// the file keeps the link protected. The API's own answers never carry it.
+type exportLinkJSON struct {
+	JSON
+	PasswordHash string `json:"password_hash,omitempty"`
+}
+
+// Export writes every link of the tenant to w in format f (csv or json),
+// oldest first; the JSON's short_url is on Config.ShortBase. flush is
+// called after each page (nil: never); the HTTP export flushes the
+// connection there, `linkforge export` nothing. Nothing is written before
+// the first page is read, so an error of that first read leaves w
+// untouched.
+func (s *Service) Export(ctx context.Context, w io.Writer, tenantID int64, f porting.Format, flush func() error) error {
+	var (
+		write func(*linkforge.Link) error
+		end   func() error
+		out   func() error // flushes the format's buffer
+	)
+	switch f {
+	case porting.CSV:
+		cw := porting.NewCSVWriter(w)
+		write, end, out = cw.Write, cw.Close, cw.Flush
+	case porting.JSON:
+		jw := porting.NewJSONWriter(w, func(l *linkforge.Link) any {
+			return exportLinkJSON{Render(*l, s.shortBase), l.PasswordHash}
+		})
+		write, end, out = jw.Write, jw.Close, func() error { return nil }
+	default:
+		return linkforge.InvalidField("format", "must be csv or json")
+	}
+	n := 0
+	for l, err := range porting.Links(ctx, s.store, tenantID, porting.ExportPageSize) {
+		if err != nil {
+			return err
+		}
+		if err := write(&l); err != nil {
+			return fmt.Errorf("export: write: %w", err)
+		}
+		if n++; n%porting.ExportPageSize == 0 {
+			if err := out(); err != nil {
+				return fmt.Errorf("export: write: %w", err)
+			}
+			if flush != nil {
+				if err := flush(); err != nil {
+					return fmt.Errorf("export: flush: %w", err)
+				}
+			}
+		}
+	}
+	if err := end(); err != nil {
+		return fmt.Errorf("export: write: %w", err)
+	}
+	if flush != nil {
+		return flush()
+	}
+	return nil
+}
+
+// importJSON is the summary of an import.
+type importJSON struct {
+	Created int `json:"created"`
+	Skipped int `json:"skipped"`
+	// Failed counts every error line; Errors lists the first
+	// porting.DefaultMaxErrors of them.
+	Failed int             `json:"failed"`
+	Errors []lineErrorJSON `json:"errors"`
+}
+
+type lineErrorJSON struct {
+	Line    int                 `json:"line"`
+	Problem httpproblem.Problem `json:"problem"`
+}
+
+// Report is the JSON summary of an import: the same whether it ran
+// through the API or `linkforge import`. Each failed line has the problem
+// a single create would answer.
+func Report(res porting.Result) any {
+	out := importJSON{Created: res.Created, Skipped: res.Skipped, Failed: res.Failed, Errors: make([]lineErrorJSON, len(res.Errors))}
+	for i, e := range res.Errors {
+		out.Errors[i] = lineErrorJSON{Line: e.Line, Problem: httpproblem.Of(e.Err)}
+	}
+	return out
+}
