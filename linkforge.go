@@ -65,6 +65,10 @@ type Link struct {
 	// ImportedClicks are clicks counted by another shortener before an
 	// import: part of Clicks, never invented as buckets.
 	ImportedClicks int64
+
+	// DomainID is the domain the link lives on; PublicDomainID (0): the
+	// public URL's host. A slug is unique per domain.
+	DomainID int64
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to the
@@ -257,6 +261,7 @@ type Store interface {
 	QuotaStore      // tenant quotas (ADR 016)
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
+	DomainStore // a tenant's own hosts, and the links on them
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

@@ -30,7 +30,7 @@ const (
 	SortCreated     ListSort = "created"
 	SortClicksDesc  ListSort = "-clicks" // Link.Clicks (rollup plus imported), then id, descending
 	SortClicks      ListSort = "clicks"
-	SortSlug        ListSort = "slug" // byte order of the slug (unique, so no tie)
+	SortSlug        ListSort = "slug" // byte order of the slug, then id (a slug repeats on other domains)
 )
 
 // Valid reports whether s is one of the known sorts.
@@ -59,6 +59,9 @@ type ListQuery struct {
 	// Tags keeps the links that carry every one of them; they must be
 	// normalized (NormalizeTag).
 	Tags []string
+	// Domain keeps the links on that domain (PublicDomainID: the public
+	// URL's host); nil: every domain.
+	Domain *int64
 	// State is judged at Now (zero: the store's clock); "" is StateAll.
 	State LinkState
 	Now   time.Time

@@ -65,6 +65,12 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"WebhookQuota", testWebhookQuota},
 		{"WebhookState", testWebhookState},
 		{"EnqueueDelivery", testEnqueueDelivery}, // webhooktest.go
+		// domains.go
+		{"Domains", testDomains},
+		{"DomainLinks", testDomainLinks},
+		{"DomainBulkAndList", testDomainBulkAndList},
+		{"DeleteDomain", testDeleteDomain},
+		{"ImportOnDomains", testImportOnDomains},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
