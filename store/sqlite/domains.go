@@ -18,7 +18,6 @@ type domainSlug struct {
 	Slug   string `json:"s"`
 }
 
-
 // CreateDomain stores d; a host in use by any tenant answers EConflict.
 func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.Domain, error) {
 	d = linkforge.NormalizeDomain(d)
