@@ -15,6 +15,7 @@ type Link struct {
 	ID                string      `json:"id"`
 	ShortURL          string      `json:"short_url"`
 	Slug              string      `json:"slug"`
+	Domain            string      `json:"domain"` // the host the link lives on
 	URL               string      `json:"url"`
 	Title             *string     `json:"title"`
 	ExpiresAt         *time.Time  `json:"expires_at"`
@@ -45,6 +46,7 @@ type DeviceURLs struct {
 type NewLink struct {
 	URL         string      `json:"url"`
 	Slug        string      `json:"slug,omitempty"`
+	Domain      string      `json:"domain,omitempty"` // a verified domain's host; "": the tenant's default
 	Title       string      `json:"title,omitempty"`
 	ExpiresAt   *time.Time  `json:"expires_at,omitempty"`
 	MaxClicks   *int64      `json:"max_clicks,omitempty"`

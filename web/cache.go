@@ -142,8 +142,6 @@ type cachedLink struct {
 	// when it has none (the common case, which then never looks at the
 	// User-Agent).
 	devices *deviceLocations
-	// protected: following the link asks for its password (password.go).
-	protected bool
 	// loaded and until (unix nanoseconds): when the entry was read from
 	// the store, and when it stops being fresh.
 	loaded, until int64
@@ -393,7 +391,6 @@ func (e *cachedLink) init(key string, l *linkforge.Link, location, fallback, all
 		all = all[size:]
 		return s
 	}
-	e.protected = l.PasswordHash != ""
 	e.key = next(len(key))
 	e.loc[0] = next(len(location))
 	e.location = e.loc[:]
@@ -406,6 +403,11 @@ func (e *cachedLink) init(key string, l *linkforge.Link, location, fallback, all
 		e.link.Slug = next(len(l.Slug))
 	}
 }
+
+// protected reports whether following the link asks for its password
+// (password.go). A method, not a field: the entry stays in its size class
+// (384 bytes, ADR 007 "Memory") with the link's DomainID.
+func (e *cachedLink) protected() bool { return e.link.PasswordHash != "" }
 
 // fallbackOf returns e's fallback Location value, "" without one.
 func (e *cachedLink) fallbackOf() string {

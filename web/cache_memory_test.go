@@ -78,8 +78,8 @@ func checkEntry(t *testing.T, e *cachedLink, want linkforge.Link, location, fall
 	if l.URL != "" || l.Title != "" || l.Tags != nil || !l.CreatedAt.IsZero() {
 		t.Errorf("cached link keeps fields the redirect does not read: %+v", l)
 	}
-	if e.protected != (want.PasswordHash != "") {
-		t.Errorf("protected = %v", e.protected)
+	if e.protected() != (want.PasswordHash != "") {
+		t.Errorf("protected = %v", e.protected())
 	}
 	if len(e.location) != 1 || e.location[0] != location {
 		t.Errorf("location %q, want %q", e.location, location)

@@ -218,7 +218,7 @@ func (s *Server) unlock(c echo.Context) error {
 		skipBody()
 		return s.gone(c, e)
 	}
-	if !e.protected {
+	if !e.protected() {
 		// Only a protected link takes a post.
 		return s.methodNotAllowed(c)
 	}

@@ -85,7 +85,7 @@ func (s *Server) redirect(c echo.Context) error {
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		return s.gone(c, e)
 	}
-	if e.protected {
+	if e.protected() {
 		// Nothing but the form: no click, no target (password.go). HEAD
 		// gets the page that names no target. A link whose clicks are used
 		// up answers as a click would (410 or the fallback) rather than

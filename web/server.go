@@ -33,6 +33,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
 )
@@ -140,6 +141,9 @@ type Config struct {
 	// behind; 0: none. Routes that may work longer than that (a bulk of
 	// password links) push the deadline forward as they progress.
 	WriteTimeout time.Duration
+	// DomainVerify is how tenants' new domains are verified
+	// (--domain-verify); "": domain.VerifyHTTP.
+	DomainVerify domain.VerifyMode
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -233,6 +237,10 @@ type Server struct {
 
 	// links writes links and runs the writes' after-effects (linkwrites.go).
 	links *links.Service
+	// domains writes the tenants' domains and resolves a link request's
+	// domain; hostNames renders links on theirs (domains.go).
+	domains   *domain.Service
+	hostNames *hostNames
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -316,6 +324,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.links, err = s.newLinkService(cfg); err != nil {
+		return nil, err
+	}
+	s.hostNames = &hostNames{store: cfg.Store}
+	if s.domains, err = s.newDomainService(cfg); err != nil {
 		return nil, err
 	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst
@@ -467,6 +479,12 @@ func (s *Server) apiRouteTable(r *router) {
 	// The import's body is a file of up to MaxImportBytes, in the format
 	// the query names: it has its own limit and no JSON requirement.
 	r.add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
+	// Domains (domains.go).
+	r.add(http.MethodPost, pathDomains, true, s.createDomain, withBody(http.MethodPost, pathDomains)...)
+	r.add(http.MethodGet, pathDomains, false, s.listDomains, api(http.MethodGet, pathDomains)...)
+	r.add(http.MethodGet, pathDomain, false, s.getDomain, api(http.MethodGet, pathDomain)...)
+	r.add(http.MethodPatch, pathDomain, true, s.patchDomain, withBody(http.MethodPatch, pathDomain)...)
+	r.add(http.MethodDelete, pathDomain, false, s.deleteDomain, api(http.MethodDelete, pathDomain)...)
 	// Tenant quotas (tenant.go).
 	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
@@ -537,18 +555,22 @@ func getOnlyPaths(routes []*echo.Route) map[string]bool {
 // "METHOD path template"; a route not listed accepts none. A later feature
 // that adds a parameter adds it here.
 var apiQuery = map[string][]string{
-	http.MethodGet + " " + pathLinks:     {"q", "tag", "state", "sort", "limit", "cursor"},
-	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval"},
-	http.MethodGet + " " + pathLinkQR:    {"format", "size"},
-	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
-	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
+	http.MethodGet + " " + pathLinks:     {"q", "tag", "state", "sort", "limit", "cursor", "domain"},
+	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval", "domain"},
+	http.MethodGet + " " + pathLinkQR:    {"format", "size", "domain"},
+	// A link on another domain than the tenant's default (domains.go).
+	http.MethodGet + " " + pathLink:    {"domain"},
+	http.MethodPatch + " " + pathLink:  {"domain"},
+	http.MethodDelete + " " + pathLink: {"domain"},
+	http.MethodGet + " " + pathStats:   {"from", "to", "interval"},
+	http.MethodGet + " " + pathAlarms:  {"state", "limit"},
 	// webhooks.go
 	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
 	http.MethodGet + " " + pathExport:          {"format"},
 	http.MethodPost + " " + pathImport:         {"format"},
 
 	// Analytics (web/analytics.go).
-	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit"},
+	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "domain"},
 	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit"},
 	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit"},
 }
