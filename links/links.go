@@ -51,6 +51,19 @@ type PeerInvalidator interface {
 	PublishInvalidate(slug string)
 }
 
+// DomainInvalidator is an Invalidator whose cache keys links by domain
+// too: a write of a link on a domain drops it through InvalidateLink. An
+// Invalidator without it is told the slug alone, on any domain.
+type DomainInvalidator interface {
+	InvalidateLink(domainID int64, slug string)
+}
+
+// DomainPeerInvalidator is a PeerInvalidator that tells the other nodes
+// of link writes on a domain; without it they are told the slug alone.
+type DomainPeerInvalidator interface {
+	PublishInvalidateLink(domainID int64, slug string)
+}
+
 // Publisher shows link writes on the dashboards, this node's and the
 // other nodes'. It must not block and never fails a write.
 type Publisher interface {
@@ -233,7 +246,7 @@ func (s *Service) hash(ctx context.Context, pw string) (string, error) {
 // written runs the effects of one stored write of l, but the alarm's: the
 // caches everywhere, and the dashboards.
 func (s *Service) written(op linkforge.LinkOp, l linkforge.Link) {
-	s.invalidateEverywhere(l.Slug)
+	s.invalidateEverywhere(l.DomainID, l.Slug)
 	if s.publisher != nil {
 		s.publisher.PublishLink(op, l)
 	}
@@ -241,12 +254,20 @@ func (s *Service) written(op linkforge.LinkOp, l linkforge.Link) {
 
 // invalidateEverywhere drops slug from this node's cache at once and tells
 // the other nodes to drop it.
-func (s *Service) invalidateEverywhere(slug string) {
+func (s *Service) invalidateEverywhere(domainID int64, slug string) {
 	if s.cache != nil {
-		s.cache.Invalidate(slug)
+		if c, ok := s.cache.(DomainInvalidator); ok && domainID != linkforge.PublicDomainID {
+			c.InvalidateLink(domainID, slug)
+		} else {
+			s.cache.Invalidate(slug)
+		}
 	}
 	if s.peers != nil {
-		s.peers.PublishInvalidate(slug)
+		if p, ok := s.peers.(DomainPeerInvalidator); ok && domainID != linkforge.PublicDomainID {
+			p.PublishInvalidateLink(domainID, slug)
+		} else {
+			s.peers.PublishInvalidate(slug)
+		}
 	}
 }
 

@@ -290,7 +290,7 @@ func (s *Server) newDomainService(cfg Config) (*domain.Service, error) {
 		PublicHost: cfg.PublicURL.Hostname(),
 		SelfHosts:  s.selfHosts,
 		Verify:     cfg.DomainVerify,
-		Changed:    s.hostNames.learn,
+		Changed:    s.domainChanged,
 		Now:        s.now,
 	})
 	if err != nil {

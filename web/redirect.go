@@ -72,13 +72,17 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.notFound(c)
 	}
 	now := s.now()
-	e, err := s.cache.get(req.Context(), slug, now)
+	k, d, ok := s.linkKey(c, slug, now)
+	if !ok {
+		return s.writePage(c, &pageNotFound) // a pending domain redirects nothing
+	}
+	e, err := s.cache.getOn(req.Context(), k, now)
 	if err != nil {
 		s.logger.Error("redirect lookup failed", "error", err, "slug", slug)
 		return s.writePage(c, &pageUnavailable)
 	}
 	if e == nil {
-		return s.notFound(c)
+		return s.notFoundOn(c, d)
 	}
 	l := &e.link
 	// Read-time checks: they hold whatever the expiry alarm has done.

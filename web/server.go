@@ -241,6 +241,8 @@ type Server struct {
 	// domain; hostNames renders links on theirs (domains.go).
 	domains   *domain.Service
 	hostNames *hostNames
+	// hosts is the redirect path's table of domains by host (hosts.go).
+	hosts *hostTable
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -327,6 +329,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.hostNames = &hostNames{store: cfg.Store}
+	s.hosts = &hostTable{store: cfg.Store, now: s.now, logger: s.logger}
 	if s.domains, err = s.newDomainService(cfg); err != nil {
 		return nil, err
 	}
@@ -374,6 +377,12 @@ func selfHost(u *url.URL) string { return links.SelfHost(u) }
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.echo.ServeHTTP(w, r)
+}
+
+// InvalidateLink drops slug on the domain domainID from this node's link
+// cache: a write or an expiry of that link.
+func (s *Server) InvalidateLink(domainID int64, slug string) {
+	s.cache.invalidateOn(cacheKey{domainID, slug})
 }
 
 // Invalidate drops slug from this node's link cache, positive or negative,
@@ -581,6 +590,9 @@ var apiQuery = map[string][]string{
 func (s *Server) root(c echo.Context) error {
 	h := c.Response().Header()
 	h["Location"] = s.rootLocation
+	if d := s.requestDomain(c, s.now()); d != nil && d.verified && d.root != nil {
+		h["Location"] = d.root
+	}
 	h["Cache-Control"] = cacheControlPrivate
 	return c.NoContent(http.StatusFound)
 }
@@ -610,9 +622,14 @@ func (s *Server) notFound(c echo.Context) error {
 	if s.notFoundLocation == nil {
 		return s.writePage(c, &pageNotFound)
 	}
+	return s.redirectNotFound(c, s.notFoundLocation)
+}
+
+// redirectNotFound answers an unknown slug with a 302 to location.
+func (s *Server) redirectNotFound(c echo.Context, location []string) error {
 	w := c.Response()
 	h := w.Header()
-	h["Location"] = s.notFoundLocation
+	h["Location"] = location
 	// The slug may be created a moment later: never cached.
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)

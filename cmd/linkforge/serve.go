@@ -304,6 +304,11 @@ func (r *serverRef) OnLinkExpired(ctx context.Context, l linkforge.Link) error {
 }
 func (r *serverRef) Invalidate(slug string) { r.s.Invalidate(slug) }
 func (r *serverRef) InvalidateAll()         { r.s.InvalidateAll() }
+func (r *serverRef) InvalidateOn(host, slug string) {
+	r.s.InvalidateOn(host, slug)
+}
+func (r *serverRef) InvalidateLink(domainID int64, slug string) { r.s.InvalidateLink(domainID, slug) }
+func (r *serverRef) PeerDomain(host string)                     { r.s.PeerDomain(host) }
 func (r *serverRef) ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error {
 	return r.s.ShowPeerLink(ctx, e)
 }

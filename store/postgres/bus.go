@@ -77,6 +77,9 @@ const (
 	wireInvalidate = "invalidate"
 	wireExpired    = "expired"
 	wireLink       = "link"
+	// wireDomain: a domain was written; its slug field is the host, so
+	// that older nodes skip it as an unknown type, not a malformed event.
+	wireDomain = "domain"
 )
 
 // BusConfig configures a Bus. Node is required.
@@ -180,6 +183,7 @@ type eventKey struct {
 	bucket int64
 	slug   string
 	op     linkforge.LinkOp
+	domain int64
 }
 
 type queuedEvent struct {
@@ -200,6 +204,11 @@ type wireEvent struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	ExpiredAt *time.Time `json:"expired_at,omitempty"`
 	Op        string     `json:"op,omitempty"` // a link event's
+	// Host is the domain of an invalidation or a domain event; absent:
+	// the public host. Domain is the domain id of an expiry or a link
+	// event.
+	Host   string `json:"host,omitempty"`
+	Domain int64  `json:"domain,omitempty"`
 }
 
 type wireEnvelope struct {
@@ -376,10 +385,26 @@ func (b *Bus) PublishInvalidate(slug string) {
 	b.enqueue(eventKey{kind: wireInvalidate, slug: slug}, wireEvent{Type: wireInvalidate, Slug: slug})
 }
 
+// PublishInvalidateOn queues an invalidation of slug on the domain host.
+func (b *Bus) PublishInvalidateOn(host, slug string) {
+	if host == "" {
+		b.PublishInvalidate(slug)
+		return
+	}
+	b.enqueue(eventKey{kind: wireInvalidate, slug: host + "/" + slug}, wireEvent{Type: wireInvalidate, Slug: slug, Host: host})
+}
+
+// PublishDomain queues a write of the domain host: the other nodes reload
+// their host tables.
+func (b *Bus) PublishDomain(host string) {
+	b.enqueue(eventKey{kind: wireDomain, slug: host}, wireEvent{Type: wireDomain, Slug: host, Host: host})
+}
+
 // PublishExpired queues the expiry of l.
 func (b *Bus) PublishExpired(l linkforge.Link) {
 	b.enqueue(eventKey{kind: wireExpired, link: l.ID}, wireEvent{Type: wireExpired, Tenant: l.TenantID,
-		Link: l.ID, Slug: l.Slug, ExpiresAt: linkforge.NormalizeTime(l.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(l.ExpiredAt)})
+		Link: l.ID, Slug: l.Slug, ExpiresAt: linkforge.NormalizeTime(l.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(l.ExpiredAt),
+		Domain: l.DomainID})
 }
 
 // PublishLink queues a link write. A queued event of the same link and
@@ -388,8 +413,8 @@ func (b *Bus) PublishExpired(l linkforge.Link) {
 // that differ (created, then deleted) keep their order.
 func (b *Bus) PublishLink(e linkforge.LinkEvent) {
 	// The slug is part of the key: an import's events have no LinkID.
-	b.enqueue(eventKey{kind: wireLink, link: e.LinkID, slug: e.Slug, op: e.Op}, wireEvent{Type: wireLink, Tenant: e.TenantID,
-		Link: e.LinkID, Slug: e.Slug, Op: string(e.Op)})
+	b.enqueue(eventKey{kind: wireLink, link: e.LinkID, slug: e.Slug, op: e.Op, domain: e.DomainID}, wireEvent{Type: wireLink, Tenant: e.TenantID,
+		Link: e.LinkID, Slug: e.Slug, Op: string(e.Op), Domain: e.DomainID})
 }
 
 // enqueue encodes e now, so that the publisher only concatenates, and
@@ -709,17 +734,25 @@ func (b *Bus) deliver(payload string) {
 			}
 			b.handler.PeerClicks(env.Node, c)
 		case wireInvalidate:
-			b.handler.PeerInvalidate(e.Slug)
+			if dh, ok := b.handler.(linkforge.DomainBusHandler); ok && e.Host != "" {
+				dh.PeerInvalidateOn(e.Host, e.Slug)
+			} else {
+				b.handler.PeerInvalidate(e.Slug)
+			}
+		case wireDomain:
+			if dh, ok := b.handler.(linkforge.DomainBusHandler); ok {
+				dh.PeerDomain(e.Host)
+			}
 		case wireExpired:
 			b.handler.PeerExpired(linkforge.Link{ID: e.Link, TenantID: e.Tenant, Slug: e.Slug,
-				ExpiresAt: linkforge.NormalizeTime(e.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(e.ExpiredAt)})
+				ExpiresAt: linkforge.NormalizeTime(e.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(e.ExpiredAt), DomainID: e.Domain})
 		case wireLink:
 			op := linkforge.LinkOp(e.Op)
 			if !op.Valid() || e.Tenant == 0 {
 				b.m.dropped.WithLabelValues("malformed").Inc()
 				continue
 			}
-			b.handler.PeerLink(linkforge.LinkEvent{Op: op, TenantID: e.Tenant, LinkID: e.Link, Slug: e.Slug})
+			b.handler.PeerLink(linkforge.LinkEvent{Op: op, TenantID: e.Tenant, LinkID: e.Link, Slug: e.Slug, DomainID: e.Domain})
 		default:
 			b.m.dropped.WithLabelValues("unknown_type").Inc()
 			continue
