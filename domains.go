@@ -39,6 +39,10 @@ type Domain struct {
 	VerifyAttempts int
 	VerifyDueAt    *time.Time
 	VerifyError    string
+	// VerifyToken is what this deployment answers at the domain's
+	// verification URL (a random secret, set at creation); never shown by
+	// the API.
+	VerifyToken string
 }
 
 // DomainStore keeps domains, and the links of a domain. Methods taking a
@@ -76,6 +80,16 @@ type DomainStore interface {
 	UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug string, fn func(*Link) error) (Link, error)
 	// DeleteLinkOn is DeleteLink on a domain.
 	DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (Link, error)
+
+	// NextDomainVerification returns the earliest VerifyDueAt of the
+	// pending domains; ok is false when none is planned.
+	NextDomainVerification(ctx context.Context) (due time.Time, ok bool, err error)
+	// ClaimDomainVerifications claims up to limit pending domains whose
+	// verification is due at now: their VerifyDueAt moves to now+lease in
+	// the same statement, so that no other node claims them meanwhile and
+	// a node that dies mid-attempt leaves them due again after the lease.
+	// The claimer records the outcome with UpdateDomain.
+	ClaimDomainVerifications(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Domain, error)
 }
 
 // NormalizeDomain brings d to what a read returns: UTC times truncated to

@@ -88,3 +88,11 @@ func nullIfEmpty(s string) any {
 	}
 	return s
 }
+
+// VerifyDomain runs the domain's verification now (POST
+// /api/v1/domains/{host}/verify) and returns the domain as it left it.
+func (c *Client) VerifyDomain(ctx context.Context, host string) (Domain, error) {
+	var out Domain
+	err := c.call(ctx, request{method: http.MethodPost, path: "/api/v1/domains/" + seg(host) + "/verify", want: http.StatusOK}, &out)
+	return out, err
+}

@@ -45,4 +45,5 @@ var Operations = []Operation{
 	{"GET", "/api/v1/domains/{host}", "Domain"},
 	{"PATCH", "/api/v1/domains/{host}", "UpdateDomain"},
 	{"DELETE", "/api/v1/domains/{host}", "DeleteDomain"},
+	{"POST", "/api/v1/domains/{host}/verify", "VerifyDomain"},
 }

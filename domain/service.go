@@ -52,6 +52,9 @@ type Config struct {
 	Changed func(d linkforge.Domain)
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Wake is told when a new domain's first verification is due (the
+	// scheduler's Reschedule); nil: its periodic re-read finds it.
+	Wake func(due time.Time)
 }
 
 // Service writes domains and resolves which domain a link request means.
@@ -98,9 +101,12 @@ func (s *Service) Create(ctx context.Context, tenantID int64, in Input) (linkfor
 	if err := ValidateURLs(d, s.cfg.SelfHosts); err != nil {
 		return linkforge.Domain{}, err
 	}
+	now := s.cfg.Now()
+	d.VerifyToken = NewToken()
 	if s.cfg.Verify == VerifyNone {
-		now := s.cfg.Now()
 		d.State, d.VerifiedAt = linkforge.DomainVerified, &now
+	} else {
+		d.VerifyDueAt = &now
 	}
 	created, err := s.cfg.Store.CreateDomain(ctx, d)
 	if linkforge.ErrorCode(err) == linkforge.EConflict {
@@ -112,6 +118,9 @@ func (s *Service) Create(ctx context.Context, tenantID int64, in Input) (linkfor
 		return linkforge.Domain{}, fmt.Errorf("create domain: %w", err)
 	}
 	s.changed(created)
+	if created.VerifyDueAt != nil && s.cfg.Wake != nil {
+		s.cfg.Wake(*created.VerifyDueAt)
+	}
 	return created, nil
 }
 

@@ -27,10 +27,6 @@ const (
 	pathDomainVerify = pathDomain + "/verify"
 )
 
-// verificationPath is where a domain's verification is fetched; the
-// server answers it for its own domains (verify.go).
-const verificationPath = "/.well-known/linkforge-domain/"
-
 // domainJSON is a domain as the API answers it.
 type domainJSON struct {
 	ID              string    `json:"id"`
@@ -50,7 +46,7 @@ func renderDomain(d linkforge.Domain) domainJSON {
 		// Certificates are served by the TLS layer, not built here: until
 		// it reports a state, a domain is served over plain HTTP.
 		TLS:             "off",
-		VerificationURL: "http://" + d.Host + verificationPath + strconv.FormatInt(d.ID, 10),
+		VerificationURL: domain.VerificationURL(d),
 		CreatedAt:       d.CreatedAt.UTC(),
 	}
 	if d.RootURL != "" {
@@ -292,6 +288,7 @@ func (s *Server) newDomainService(cfg Config) (*domain.Service, error) {
 		Verify:     cfg.DomainVerify,
 		Changed:    s.domainChanged,
 		Now:        s.now,
+		Wake:       s.wakeScheduler,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
@@ -306,4 +303,11 @@ func (fe *fieldErrors) boolean(m member, dst *bool) bool {
 		return false
 	}
 	return true
+}
+
+// wakeScheduler tells the scheduler of new due work, if there is one.
+func (s *Server) wakeScheduler(due time.Time) {
+	if s.alarms != nil {
+		s.alarms.Reschedule(due)
+	}
 }

@@ -144,6 +144,9 @@ type Config struct {
 	// DomainVerify is how tenants' new domains are verified
 	// (--domain-verify); "": domain.VerifyHTTP.
 	DomainVerify domain.VerifyMode
+	// DomainDial connects to a domain's host for its verification; nil:
+	// the system's resolver and dialer. Tests only.
+	DomainDial DomainDialer
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -243,6 +246,8 @@ type Server struct {
 	hostNames *hostNames
 	// hosts is the redirect path's table of domains by host (hosts.go).
 	hosts *hostTable
+	// verifier fetches the domains' verification URLs (verify.go).
+	verifier *domain.Verifier
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -331,6 +336,9 @@ func New(cfg Config) (*Server, error) {
 	s.hostNames = &hostNames{store: cfg.Store}
 	s.hosts = &hostTable{store: cfg.Store, now: s.now, logger: s.logger}
 	if s.domains, err = s.newDomainService(cfg); err != nil {
+		return nil, err
+	}
+	if s.verifier, err = s.newVerifier(cfg); err != nil {
 		return nil, err
 	}
 	limit, burst := cfg.RateLimit, cfg.RateBurst
@@ -434,6 +442,7 @@ func (s *Server) routes() {
 	r := &router{s: s, e: e}
 	r.getHead("/", s.root)
 	r.getHead("/favicon.ico", s.favicon)
+	r.getHead(pathVerificationAnswer, s.verificationAnswer) // verify.go
 	r.getHead("/:slug", s.redirect)
 	// The password form's post (password.go): a small form body, read
 	// within its own limit.
@@ -494,6 +503,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodGet, pathDomain, false, s.getDomain, api(http.MethodGet, pathDomain)...)
 	r.add(http.MethodPatch, pathDomain, true, s.patchDomain, withBody(http.MethodPatch, pathDomain)...)
 	r.add(http.MethodDelete, pathDomain, false, s.deleteDomain, api(http.MethodDelete, pathDomain)...)
+	r.add(http.MethodPost, pathDomainVerify, false, s.verifyDomain, api(http.MethodPost, pathDomainVerify)...)
 	// Tenant quotas (tenant.go).
 	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
 	// The live feed has its own per-token limit: see liveRateLimit.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/domain"
 )
 
 // config is the whole configuration of one linkforge process. It is built
@@ -48,6 +49,8 @@ type config struct {
 	GeoIPDB        string // MaxMind-format .mmdb for countries; empty: the embedded table
 	// WebhookAllowPrivate accepts webhook URLs on private addresses.
 	WebhookAllowPrivate bool
+	// DomainVerify is how tenants' new domains are verified.
+	DomainVerify domain.VerifyMode
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -118,6 +121,7 @@ var globalFlags = []flagSpec{
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
 	{"webhook-allow-private", "", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
+	{"domain-verify", "MODE", "http", "how tenants' domains are verified: http (the server fetches http://HOST/.well-known/linkforge-domain/ID and expects its own answer) or none (verified at once)"},
 }
 
 var (
@@ -368,6 +372,10 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	raw, source = get("webhook-allow-private")
 	if cfg.WebhookAllowPrivate, err = strconv.ParseBool(raw); err != nil {
 		return usagef("invalid %s %q: want true or false", source, raw)
+	}
+	raw, source = get("domain-verify")
+	if cfg.DomainVerify, err = domain.ParseVerifyMode(raw); err != nil {
+		return usagef("invalid %s %q: want http or none", source, raw)
 	}
 	return nil
 }

@@ -15,7 +15,10 @@ CREATE TABLE domains (
     -- backoff; verify_due_at is the next one (NULL: none planned)
     verify_attempts INTEGER     NOT NULL DEFAULT 0 CHECK (verify_attempts >= 0),
     verify_due_at   TIMESTAMPTZ,
-    verify_error    TEXT        NOT NULL DEFAULT ''
+    verify_error    TEXT        NOT NULL DEFAULT '',
+    -- what this deployment answers at the domain's verification URL: a
+    -- random secret, the same on every node since it is read from here
+    verify_token    TEXT        NOT NULL DEFAULT ''
 );
 -- at most one default domain per tenant
 CREATE UNIQUE INDEX domains_tenant_default ON domains (tenant_id) WHERE is_default;

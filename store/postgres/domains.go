@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,7 +12,7 @@ import (
 )
 
 const domainColumns = `id, tenant_id, host, state, is_default, root_url, not_found_url, created_at,
-	verified_at, verify_attempts, verify_due_at, verify_error`
+	verified_at, verify_attempts, verify_due_at, verify_error, verify_token`
 
 // CreateDomain stores d; a host in use by any tenant answers EConflict.
 func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.Domain, error) {
@@ -25,10 +26,10 @@ func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.D
 		}
 		err := tx.QueryRow(ctx,
 			`INSERT INTO domains (tenant_id, host, state, is_default, root_url, not_found_url, created_at,
-			 verified_at, verify_attempts, verify_due_at, verify_error)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+			 verified_at, verify_attempts, verify_due_at, verify_error, verify_token)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
 			d.TenantID, d.Host, string(d.State), d.Default, d.RootURL, d.NotFoundURL, d.CreatedAt,
-			d.VerifiedAt, d.VerifyAttempts, d.VerifyDueAt, d.VerifyError).Scan(&d.ID)
+			d.VerifiedAt, d.VerifyAttempts, d.VerifyDueAt, d.VerifyError, d.VerifyToken).Scan(&d.ID)
 		switch pgCode(err) {
 		case uniqueViolation:
 			return &linkforge.Error{Code: linkforge.EConflict, Message: "host already registered", Err: err}
@@ -142,6 +143,34 @@ func (db *DB) DeleteDomain(ctx context.Context, tenantID int64, host string) (li
 	return d, nil
 }
 
+// NextDomainVerification returns the earliest due verification.
+func (db *DB) NextDomainVerification(ctx context.Context) (time.Time, bool, error) {
+	var due *time.Time
+	if err := db.pool.QueryRow(ctx,
+		`SELECT min(verify_due_at) FROM domains WHERE state = 'pending' AND verify_due_at IS NOT NULL`).Scan(&due); err != nil {
+		return time.Time{}, false, fmt.Errorf("postgres: next domain verification: %w", err)
+	}
+	if due == nil {
+		return time.Time{}, false, nil
+	}
+	return due.UTC(), true, nil
+}
+
+// ClaimDomainVerifications claims the due verifications by moving their
+// due time past the lease, in one statement; SKIP LOCKED lets several
+// nodes claim side by side.
+func (db *DB) ClaimDomainVerifications(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]linkforge.Domain, error) {
+	ds, err := query(ctx, db.pool, scanDomain,
+		`UPDATE domains SET verify_due_at = $1
+		 WHERE id IN (SELECT id FROM domains WHERE state = 'pending' AND verify_due_at <= $2
+		              ORDER BY verify_due_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+		 RETURNING `+domainColumns, now.Add(lease), now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: claim domain verifications: %w", err)
+	}
+	return ds, nil
+}
+
 // linkDomainOf checks, in a link write's transaction, that l's domain is
 // one of its tenant's (ENotFound otherwise), and holds the domain's row
 // FOR SHARE until the commit so that DeleteDomain cannot miss the link.
@@ -193,7 +222,7 @@ func scanDomain(row pgx.Row) (linkforge.Domain, error) {
 		state string
 	)
 	if err := row.Scan(&d.ID, &d.TenantID, &d.Host, &state, &d.Default, &d.RootURL, &d.NotFoundURL,
-		&d.CreatedAt, &d.VerifiedAt, &d.VerifyAttempts, &d.VerifyDueAt, &d.VerifyError); err != nil {
+		&d.CreatedAt, &d.VerifiedAt, &d.VerifyAttempts, &d.VerifyDueAt, &d.VerifyError, &d.VerifyToken); err != nil {
 		return linkforge.Domain{}, err
 	}
 	d.State = linkforge.DomainState(state)

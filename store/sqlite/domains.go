@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/linkforge/linkforge"
 )
 
 const domainColumns = `id, tenant_id, host, state, is_default, root_url, not_found_url, created_at,
-	verified_at, verify_attempts, verify_due_at, verify_error`
+	verified_at, verify_attempts, verify_due_at, verify_error, verify_token`
 
 // domainSlug names a link by its identity for a JSON parameter of a query.
 type domainSlug struct {
@@ -34,10 +35,10 @@ func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.D
 	}
 	err = tx.QueryRowContext(ctx,
 		`INSERT INTO domains (tenant_id, host, state, is_default, root_url, not_found_url, created_at,
-		 verified_at, verify_attempts, verify_due_at, verify_error)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		 verified_at, verify_attempts, verify_due_at, verify_error, verify_token)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		d.TenantID, d.Host, string(d.State), d.Default, d.RootURL, d.NotFoundURL, toMicros(d.CreatedAt),
-		nullMicros(d.VerifiedAt), d.VerifyAttempts, nullMicros(d.VerifyDueAt), d.VerifyError).Scan(&d.ID)
+		nullMicros(d.VerifiedAt), d.VerifyAttempts, nullMicros(d.VerifyDueAt), d.VerifyError, d.VerifyToken).Scan(&d.ID)
 	switch {
 	case isUnique(err):
 		return linkforge.Domain{}, &linkforge.Error{Code: linkforge.EConflict, Message: "host already registered", Err: err}
@@ -153,6 +154,33 @@ func (db *DB) DeleteDomain(ctx context.Context, tenantID int64, host string) (li
 	return d, nil
 }
 
+// NextDomainVerification returns the earliest due verification.
+func (db *DB) NextDomainVerification(ctx context.Context) (time.Time, bool, error) {
+	var due sql.NullInt64
+	if err := db.reader.QueryRowContext(ctx,
+		`SELECT min(verify_due_at) FROM domains WHERE state = 'pending' AND verify_due_at IS NOT NULL`).Scan(&due); err != nil {
+		return time.Time{}, false, fmt.Errorf("sqlite: next domain verification: %w", err)
+	}
+	if !due.Valid {
+		return time.Time{}, false, nil
+	}
+	return fromMicros(due.Int64), true, nil
+}
+
+// ClaimDomainVerifications claims the due verifications by moving their
+// due time past the lease, in one statement.
+func (db *DB) ClaimDomainVerifications(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]linkforge.Domain, error) {
+	ds, err := query(ctx, db.writer, scanDomain,
+		`UPDATE domains SET verify_due_at = ?1
+		 WHERE id IN (SELECT id FROM domains WHERE state = 'pending' AND verify_due_at <= ?2
+		              ORDER BY verify_due_at LIMIT ?3)
+		 RETURNING `+domainColumns, toMicros(now.Add(lease)), toMicros(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claim domain verifications: %w", err)
+	}
+	return ds, nil
+}
+
 // linkDomainOf checks, in a link write's transaction, that l's domain is
 // one of its tenant's: ENotFound otherwise.
 func linkDomainOf(ctx context.Context, q querier, l linkforge.Link) error {
@@ -180,7 +208,7 @@ func scanDomain(row scanner) (linkforge.Domain, error) {
 		verified, verifyDue sql.NullInt64
 	)
 	if err := row.Scan(&d.ID, &d.TenantID, &d.Host, &state, &d.Default, &d.RootURL, &d.NotFoundURL,
-		&created, &verified, &d.VerifyAttempts, &verifyDue, &d.VerifyError); err != nil {
+		&created, &verified, &d.VerifyAttempts, &verifyDue, &d.VerifyError, &d.VerifyToken); err != nil {
 		return linkforge.Domain{}, err
 	}
 	d.State = linkforge.DomainState(state)

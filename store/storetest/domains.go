@@ -334,3 +334,42 @@ func CheckDomainsMigration(t *testing.T, s linkforge.Store, down, up func(), cou
 		t.Errorf("DeleteLink after down and up (the triggers of links): %v", err)
 	}
 }
+
+// testDomainVerifications: due verifications of pending domains are
+// claimed once per lease; a verified domain's never.
+func testDomainVerifications(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	a := mustTenant(t, s, "acme")
+	due := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	if _, ok, err := s.NextDomainVerification(ctx); err != nil || ok {
+		t.Fatalf("NextDomainVerification of no domain = %v, %v; want none", ok, err)
+	}
+	p, err := s.CreateDomain(ctx, linkforge.Domain{TenantID: a.ID, Host: "go.acme.com", VerifyDueAt: &due, VerifyToken: "secret-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := due.Add(time.Hour)
+	if _, err := s.CreateDomain(ctx, linkforge.Domain{TenantID: a.ID, Host: "done.example", State: linkforge.DomainVerified, VerifyDueAt: &due}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateDomain(ctx, linkforge.Domain{TenantID: a.ID, Host: "later.example", VerifyDueAt: &later}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.NextDomainVerification(ctx); err != nil || !ok || !got.Equal(due) {
+		t.Errorf("NextDomainVerification = %v, %v, %v; want %v", got, ok, err, due)
+	}
+	if got, err := s.ClaimDomainVerifications(ctx, due.Add(-time.Second), time.Minute, 10); err != nil || len(got) != 0 {
+		t.Errorf("claim before the due time = %+v, %v; want none", got, err)
+	}
+	got, err := s.ClaimDomainVerifications(ctx, due, time.Minute, 10)
+	if err != nil || len(got) != 1 || got[0].ID != p.ID || got[0].VerifyToken != "secret-token" ||
+		got[0].VerifyDueAt == nil || !got[0].VerifyDueAt.Equal(due.Add(time.Minute)) {
+		t.Fatalf("claim at the due time = %+v, %v; want go.acme.com leased until %v", got, err, due.Add(time.Minute))
+	}
+	if again, err := s.ClaimDomainVerifications(ctx, due.Add(30*time.Second), time.Minute, 10); err != nil || len(again) != 0 {
+		t.Errorf("claim within the lease = %+v, %v; want none", again, err)
+	}
+	if again, err := s.ClaimDomainVerifications(ctx, due.Add(time.Minute), time.Minute, 10); err != nil || len(again) != 1 {
+		t.Errorf("claim after the lease = %+v, %v; want go.acme.com again", again, err)
+	}
+}

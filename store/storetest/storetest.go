@@ -71,6 +71,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"DomainBulkAndList", testDomainBulkAndList},
 		{"DeleteDomain", testDeleteDomain},
 		{"ImportOnDomains", testImportOnDomains},
+		{"DomainVerifications", testDomainVerifications},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
