@@ -40,6 +40,9 @@ type domainJSON struct {
 	CreatedAt       time.Time `json:"created_at"`
 }
 
+// DomainJSON is d as the API answers it (the CLI prints it too).
+func DomainJSON(d linkforge.Domain) any { return renderDomain(d) }
+
 func renderDomain(d linkforge.Domain) domainJSON {
 	j := domainJSON{
 		ID: strconv.FormatInt(d.ID, 10), Host: d.Host, State: string(d.State), Default: d.Default,
