@@ -103,6 +103,9 @@ type Config struct {
 	// ShortBase is the server's public URL without a trailing slash, the
 	// base of the JSON export's short_url (ShortBase).
 	ShortBase string
+	// BaseOf is where the short URL of a link on a domain starts (the
+	// JSON export's short_url and domain); nil: every link on ShortBase.
+	BaseOf func(l linkforge.Link) Base
 }
 
 // Service writes links and runs the after-effects of each write.
@@ -115,6 +118,7 @@ type Service struct {
 	alarms    Rescheduler
 	selfHosts []string
 	shortBase string
+	baseOf    func(l linkforge.Link) Base
 }
 
 // New returns a Service on cfg.
@@ -123,7 +127,8 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("links: Config.Store is required")
 	}
 	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
-		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, shortBase: cfg.ShortBase}, nil
+		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, shortBase: cfg.ShortBase,
+		baseOf: cfg.BaseOf}, nil
 }
 
 // NewLink is a link to create: validated already, with its tenant, and

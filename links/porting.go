@@ -88,6 +88,9 @@ func (s *Service) Export(ctx context.Context, w io.Writer, tenantID int64, f por
 		write, end, out = cw.Write, cw.Close, cw.Flush
 	case porting.JSON:
 		jw := porting.NewJSONWriter(w, func(l *linkforge.Link) any {
+			if s.baseOf != nil && l.DomainID != linkforge.PublicDomainID {
+				return exportLinkJSON{RenderAt(*l, s.baseOf(*l)), l.PasswordHash}
+			}
 			return exportLinkJSON{Render(*l, s.shortBase), l.PasswordHash}
 		})
 		write, end, out = jw.Write, jw.Close, func() error { return nil }

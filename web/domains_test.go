@@ -217,3 +217,23 @@ func TestPendingDomainTakesNoLinks(t *testing.T) {
 		}
 	})
 }
+
+// TestExportCarriesDomain: the JSON export gives each link its domain and
+// its short URL on it.
+func TestExportCarriesDomain(t *testing.T) {
+	s := testdb.SQLite(t)
+	e := newEnv(t, s, verifyNone)
+	_, tok := mustTenantToken(t, s, "acme")
+	mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`), http.StatusCreated)
+	e.mustCreate(tok, `{"slug":"launch","url":"https://example.com/pub"}`)
+	e.mustCreate(tok, `{"slug":"launch","url":"https://example.com/dom","domain":"go.acme.com"}`)
+	r := e.do(http.MethodGet, "/api/v1/export?format=json", tok, "")
+	mustStatus(t, r, http.StatusOK)
+	got := map[string]string{}
+	for _, l := range mustJSON[[]domainLink](t, r) {
+		got[l.Domain] = l.ShortURL
+	}
+	if len(got) != 2 || got["lf.test"] != publicURL+"/launch" || got["go.acme.com"] != "http://go.acme.com/launch" {
+		t.Errorf("exported domains and short URLs = %v", got)
+	}
+}

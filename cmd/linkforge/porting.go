@@ -132,5 +132,24 @@ func (a *app) exportLinks(inv invocation) int {
 // 404 for it until its negative cache entry expires (5 s).
 func (a *app) linkService(st store) (*links.Service, error) {
 	return links.New(links.Config{Store: st, SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)},
-		ShortBase: links.ShortBase(a.cfg.PublicURL)})
+		ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: a.domainBases(st)})
+}
+
+// domainBases renders the links on a domain on its host, with the public
+// URL's scheme, as the server does; the domains are read once, at the
+// first such link.
+func (a *app) domainBases(st store) func(linkforge.Link) links.Base {
+	var hosts map[int64]string
+	return func(l linkforge.Link) links.Base {
+		if hosts == nil {
+			hosts = map[int64]string{}
+			if ds, err := st.AllDomains(a.ctx); err == nil {
+				for _, d := range ds {
+					hosts[d.ID] = d.Host
+				}
+			}
+		}
+		host := hosts[l.DomainID]
+		return links.Base{URL: a.cfg.PublicURL.Scheme + "://" + host, Host: host}
+	}
 }
