@@ -118,6 +118,8 @@ type PortingStore interface {
 	// SlugTenants returns the tenant of each of slugs that is in use;
 	// unused slugs are absent.
 	SlugTenants(ctx context.Context, slugs []string) (map[string]int64, error)
+	// DomainSlugs returns which of slugs are in use on the domain.
+	DomainSlugs(ctx context.Context, domainID int64, slugs []string) (map[string]bool, error)
 	// ExportLinks returns up to limit of the tenant's links whose id is
 	// above afterID, by id ascending, with their Clicks: one keyset page.
 	ExportLinks(ctx context.Context, tenantID, afterID int64, limit int) ([]Link, error)

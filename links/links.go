@@ -103,6 +103,10 @@ type Config struct {
 	// ShortBase is the server's public URL without a trailing slash, the
 	// base of the JSON export's short_url (ShortBase).
 	ShortBase string
+	// Domain resolves the host of an import line's domain ("" when it
+	// has none) to the tenant's domain id, as a create does; nil: every
+	// imported link goes on the public host.
+	Domain func(ctx context.Context, tenantID int64, host string) (int64, error)
 	// BaseOf is where the short URL of a link on a domain starts (the
 	// JSON export's short_url and domain); nil: every link on ShortBase.
 	BaseOf func(l linkforge.Link) Base
@@ -119,6 +123,7 @@ type Service struct {
 	selfHosts []string
 	shortBase string
 	baseOf    func(l linkforge.Link) Base
+	domain    func(ctx context.Context, tenantID int64, host string) (int64, error)
 }
 
 // New returns a Service on cfg.
@@ -128,7 +133,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
 		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, shortBase: cfg.ShortBase,
-		baseOf: cfg.BaseOf}, nil
+		baseOf: cfg.BaseOf, domain: cfg.Domain}, nil
 }
 
 // NewLink is a link to create: validated already, with its tenant, and
@@ -261,18 +266,28 @@ func (s *Service) written(op linkforge.LinkOp, l linkforge.Link) {
 // the other nodes to drop it.
 func (s *Service) invalidateEverywhere(domainID int64, slug string) {
 	if s.cache != nil {
-		if c, ok := s.cache.(DomainInvalidator); ok && domainID != linkforge.PublicDomainID {
-			c.InvalidateLink(domainID, slug)
-		} else {
-			s.cache.Invalidate(slug)
-		}
+		s.invalidateHere(domainID, slug)
 	}
 	if s.peers != nil {
-		if p, ok := s.peers.(DomainPeerInvalidator); ok && domainID != linkforge.PublicDomainID {
-			p.PublishInvalidateLink(domainID, slug)
-		} else {
-			s.peers.PublishInvalidate(slug)
-		}
+		s.invalidatePeers(domainID, slug)
+	}
+}
+
+// invalidateHere drops the link from this node's cache; s.cache is set.
+func (s *Service) invalidateHere(domainID int64, slug string) {
+	if c, ok := s.cache.(DomainInvalidator); ok && domainID != linkforge.PublicDomainID {
+		c.InvalidateLink(domainID, slug)
+	} else {
+		s.cache.Invalidate(slug)
+	}
+}
+
+// invalidatePeers tells the other nodes; s.peers is set.
+func (s *Service) invalidatePeers(domainID int64, slug string) {
+	if p, ok := s.peers.(DomainPeerInvalidator); ok && domainID != linkforge.PublicDomainID {
+		p.PublishInvalidateLink(domainID, slug)
+	} else {
+		s.peers.PublishInvalidate(slug)
 	}
 }
 

@@ -37,7 +37,12 @@ type ImportOptions struct {
 // earliest expiry.
 func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, r io.Reader, o ImportOptions) (porting.Result, error) {
 	created := 0
+	var resolve func(string) (int64, error)
+	if s.domain != nil {
+		resolve = func(host string) (int64, error) { return s.domain(ctx, tenantID, host) }
+	}
 	return porting.Import(ctx, s.store, f, r, porting.Options{
+		Domain:        resolve,
 		TenantID:      tenantID,
 		SelfHosts:     s.selfHosts,
 		PasswordLimit: o.PasswordLimit,
@@ -45,11 +50,11 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 		Created: func(links []linkforge.Link) {
 			for i := range links {
 				if s.cache != nil {
-					s.cache.Invalidate(links[i].Slug)
+					s.invalidateHere(links[i].DomainID, links[i].Slug)
 				}
 				if created < peerAnnounceLimit {
 					if s.peers != nil {
-						s.peers.PublishInvalidate(links[i].Slug)
+						s.invalidatePeers(links[i].DomainID, links[i].Slug)
 					}
 					if s.publisher != nil {
 						s.publisher.PublishImported(ctx, links[i])

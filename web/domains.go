@@ -314,3 +314,10 @@ func (s *Server) wakeScheduler(due time.Time) {
 		s.alarms.Reschedule(due)
 	}
 }
+
+// importDomain resolves an import line's domain as a create's: the
+// tenant's default without one, a verified domain of the tenant's.
+func (s *Server) importDomain(ctx context.Context, tenantID int64, host string) (int64, error) {
+	t, err := s.domains.Resolve(ctx, tenantID, "domain", host, true)
+	return t.ID, err
+}

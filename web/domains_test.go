@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -236,4 +237,57 @@ func TestExportCarriesDomain(t *testing.T) {
 	if len(got) != 2 || got["lf.test"] != publicURL+"/launch" || got["go.acme.com"] != "http://go.acme.com/launch" {
 		t.Errorf("exported domains and short URLs = %v", got)
 	}
+}
+
+// TestImportCarriesDomain: an import puts each line on the domain its
+// domain column or member names (the public host's name: the public
+// host; none: the tenant's default), skips a slug the domain has already,
+// and fails a line naming another tenant's domain; a JSON export imports
+// back to the same links.
+func TestImportCarriesDomain(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s, verifyNone)
+		acme, tok := mustTenantToken(t, s, "acme")
+		_, otherTok := mustTenantToken(t, s, "other")
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`), http.StatusCreated)
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", otherTok, `{"host":"other.example"}`), http.StatusCreated)
+		file := []byte(`[
+			{"slug":"launch","url":"https://example.com/pub","domain":"lf.test"},
+			{"slug":"launch","url":"https://example.com/dom","domain":"GO.acme.com"},
+			{"slug":"plain","url":"https://example.com/plain"},
+			{"slug":"x","url":"https://example.com/x","domain":"other.example"}]`)
+		res := e.mustImport(tok, "json", file)
+		if res.Created != 3 || res.Failed != 1 || len(res.Errors) != 1 || res.Errors[0].Line != 4 ||
+			len(res.Errors[0].Problem.Errors) != 1 || res.Errors[0].Problem.Errors[0].Field != "domain" {
+			t.Fatalf("import = %+v, want 3 created and line 4 failed naming domain", res)
+		}
+		d, err := s.TenantDomain(context.Background(), acme, "go.acme.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.TenantLinkOn(context.Background(), acme, d.ID, "launch"); err != nil || got.URL != "https://example.com/dom" {
+			t.Errorf("the domain's launch = %+v, %v", got, err)
+		}
+		if got := mustTenantLink(t, s, acme, "launch"); got.URL != "https://example.com/pub" {
+			t.Errorf("the public launch = %q", got.URL)
+		}
+		if again := e.mustImport(tok, "json", file); again.Created != 0 || again.Skipped != 3 || again.Failed != 1 {
+			t.Errorf("second import = %+v, want 3 skipped, 1 failed", again)
+		}
+		// Shlink's CSV export names the domain; empty is the default.
+		mustStatus(t, e.do(http.MethodPatch, "/api/v1/domains/go.acme.com", tok, `{"default":true}`), http.StatusOK)
+		shlink := []byte("createdAt,domain,shortCode,shortUrl,longUrl,title,tags,visits\n" +
+			"2024-01-02T03:04:05+00:00,,sh1,https://s.test/sh1,https://example.com/sh1,,,3\n" +
+			"2024-01-02T03:04:05+00:00,go.acme.com,sh2,https://go.acme.com/sh2,https://example.com/sh2,,,0\n")
+		if r := e.mustImport(tok, "shlink", shlink); r.Created != 2 {
+			t.Fatalf("shlink import = %+v, want 2 created", r)
+		}
+		for _, slug := range []string{"sh1", "sh2"} {
+			if _, err := s.TenantLinkOn(context.Background(), acme, d.ID, slug); err != nil {
+				t.Errorf("%s on go.acme.com: %v", slug, err)
+			}
+		}
+		mustRedirect(t, e.onHost("go.acme.com", "/sh2"), "https://example.com/sh2")
+	})
 }

@@ -228,3 +228,24 @@ func scanDomain(row pgx.Row) (linkforge.Domain, error) {
 	d.State = linkforge.DomainState(state)
 	return linkforge.NormalizeDomain(d), nil
 }
+
+// DomainSlugs returns which of slugs are in use on the domain, in one
+// query.
+func (db *DB) DomainSlugs(ctx context.Context, domainID int64, slugs []string) (map[string]bool, error) {
+	taken := make(map[string]bool, len(slugs))
+	if len(slugs) == 0 {
+		return taken, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT slug FROM links WHERE domain_id = $1 AND slug = ANY($2)`, domainID, slugs)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: domain slugs: %w", err)
+	}
+	var slug string
+	if _, err := pgx.ForEachRow(rows, []any{&slug}, func() error {
+		taken[slug] = true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("postgres: domain slugs: %w", err)
+	}
+	return taken, nil
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -216,4 +217,30 @@ func scanDomain(row scanner) (linkforge.Domain, error) {
 	d.VerifiedAt = timePtr(verified)
 	d.VerifyDueAt = timePtr(verifyDue)
 	return d, nil
+}
+
+// DomainSlugs returns which of slugs are in use on the domain, in one
+// query (the slugs travel as one JSON array).
+func (db *DB) DomainSlugs(ctx context.Context, domainID int64, slugs []string) (map[string]bool, error) {
+	taken := make(map[string]bool, len(slugs))
+	if len(slugs) == 0 {
+		return taken, nil
+	}
+	list, err := json.Marshal(slugs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: domain slugs: %w", err)
+	}
+	rows, err := db.reader.QueryContext(ctx,
+		`SELECT slug FROM links WHERE domain_id = ? AND slug IN (SELECT value FROM json_each(?))`, domainID, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: domain slugs: %w", err)
+	}
+	var slug string
+	if err := forEach(rows, []any{&slug}, func() error {
+		taken[slug] = true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("sqlite: domain slugs: %w", err)
+	}
+	return taken, nil
 }

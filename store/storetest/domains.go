@@ -205,6 +205,13 @@ func testDomainBulkAndList(t *testing.T, s linkforge.Store) {
 	if len(seen) != 4 || seen[0] >= seen[1] || seen[1] >= seen[2] {
 		t.Errorf("links seen by slug pages = %v, want the 3 links of slug s by id, then t", seen)
 	}
+	taken, err := s.DomainSlugs(ctx, d1.ID, []string{"s", "t", "u"})
+	if err != nil || len(taken) != 2 || !taken["s"] || !taken["t"] {
+		t.Errorf("DomainSlugs(d1, s t u) = %v, %v; want s and t", taken, err)
+	}
+	if taken, err := s.DomainSlugs(ctx, d2.ID, []string{"t"}); err != nil || len(taken) != 0 {
+		t.Errorf("DomainSlugs(d2, t) = %v, %v; want none", taken, err)
+	}
 	for _, c := range []struct {
 		domain int64
 		want   int
