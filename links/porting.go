@@ -89,7 +89,7 @@ func (s *Service) Export(ctx context.Context, w io.Writer, tenantID int64, f por
 	)
 	switch f {
 	case porting.CSV:
-		cw := porting.NewCSVWriter(w)
+		cw := porting.NewCSVWriterWithDomains(w, s.domainHost)
 		write, end, out = cw.Write, cw.Close, cw.Flush
 	case porting.JSON:
 		jw := porting.NewJSONWriter(w, func(l *linkforge.Link) any {
@@ -128,6 +128,16 @@ func (s *Service) Export(ctx context.Context, w io.Writer, tenantID int64, f por
 		return flush()
 	}
 	return nil
+}
+
+// domainHost is the host of l's domain as the export writes it: the
+// public host's name too, so that an import of the file puts the link back
+// there rather than on the tenant's default domain.
+func (s *Service) domainHost(l *linkforge.Link) string {
+	if s.baseOf != nil && l.DomainID != linkforge.PublicDomainID {
+		return s.baseOf(*l).Host
+	}
+	return baseHost(s.shortBase)
 }
 
 // importJSON is the summary of an import.

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/linkforge/linkforge"
@@ -236,6 +237,13 @@ func TestExportCarriesDomain(t *testing.T) {
 	}
 	if len(got) != 2 || got["lf.test"] != publicURL+"/launch" || got["go.acme.com"] != "http://go.acme.com/launch" {
 		t.Errorf("exported domains and short URLs = %v", got)
+	}
+	r = e.do(http.MethodGet, "/api/v1/export?format=csv", tok, "")
+	mustStatus(t, r, http.StatusOK)
+	lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], ",domain") || !strings.HasSuffix(lines[1], ",lf.test") ||
+		!strings.HasSuffix(lines[2], ",go.acme.com") {
+		t.Errorf("CSV export = %q, want a domain column naming each link's host", lines)
 	}
 }
 
