@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -95,4 +96,32 @@ func (c *Client) VerifyDomain(ctx context.Context, host string) (Domain, error) 
 	var out Domain
 	err := c.call(ctx, request{method: http.MethodPost, path: "/api/v1/domains/" + seg(host) + "/verify", want: http.StatusOK}, &out)
 	return out, err
+}
+
+// domainQuery is ?domain=host, or nothing for "" (the tenant's default).
+func domainQuery(host string) url.Values {
+	if host == "" {
+		return nil
+	}
+	return url.Values{"domain": {host}}
+}
+
+// LinkOnDomain is Link of the slug on the domain host ("": the tenant's
+// default domain), addressed with ?domain= as Shlink does.
+func (c *Client) LinkOnDomain(ctx context.Context, host, slug string) (Link, error) {
+	var out Link
+	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/links/" + seg(slug), query: domainQuery(host), want: http.StatusOK}, &out)
+	return out, err
+}
+
+// UpdateLinkOnDomain is UpdateLink of the slug on the domain host.
+func (c *Client) UpdateLinkOnDomain(ctx context.Context, host, slug string, u LinkUpdate) (Link, error) {
+	var out Link
+	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/links/" + seg(slug), query: domainQuery(host), body: u, want: http.StatusOK}, &out)
+	return out, err
+}
+
+// DeleteLinkOnDomain is DeleteLink of the slug on the domain host.
+func (c *Client) DeleteLinkOnDomain(ctx context.Context, host, slug string) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/links/" + seg(slug), query: domainQuery(host), want: http.StatusNoContent}, nil)
 }

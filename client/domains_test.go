@@ -30,6 +30,24 @@ func TestDomains(t *testing.T) {
 	if err != nil || l.Domain != "go.acme.com" || l.ShortURL != "http://go.acme.com/launch" {
 		t.Fatalf("CreateLink on the default domain = %+v, %v", l, err)
 	}
+	if _, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/pub", Slug: "launch", Domain: "lf.test"}); err != nil {
+		t.Fatalf("CreateLink on the public host: %v", err)
+	}
+	on, err := c.LinkOnDomain(ctx, "go.acme.com", "launch")
+	if err != nil || on.ID != l.ID {
+		t.Errorf("LinkOnDomain = %+v, %v; want link %s", on, err, l.ID)
+	}
+	dest := "https://example.com/new"
+	if u, err := c.UpdateLinkOnDomain(ctx, "go.acme.com", "launch", client.LinkUpdate{URL: &dest}); err != nil || u.URL != dest {
+		t.Errorf("UpdateLinkOnDomain = %+v, %v", u, err)
+	}
+	page, err := c.ListLinks(ctx, client.ListOptions{Domain: "lf.test"})
+	if err != nil || len(page.Links) != 1 || page.Links[0].URL != "https://example.com/pub" {
+		t.Errorf("ListLinks on the public host = %+v, %v", page, err)
+	}
+	if err := c.DeleteLinkOnDomain(ctx, "lf.test", "launch"); err != nil {
+		t.Errorf("DeleteLinkOnDomain: %v", err)
+	}
 	ds, err := c.Domains(ctx)
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("Domains = %+v, %v", ds, err)

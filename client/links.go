@@ -132,6 +132,7 @@ type ListOptions struct {
 	Sort   string   // "-created", "created", "-clicks", "clicks", "slug"
 	Limit  int      // links per page
 	Cursor string   // from a previous page's NextCursor
+	Domain string   // the links on this domain (a host); "": every domain
 }
 
 func (o ListOptions) query() url.Values {
@@ -144,6 +145,7 @@ func (o ListOptions) query() url.Values {
 	strParam(q, "sort", o.Sort)
 	intParam(q, "limit", o.Limit)
 	strParam(q, "cursor", o.Cursor)
+	strParam(q, "domain", o.Domain)
 	return q
 }
 
