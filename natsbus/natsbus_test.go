@@ -1,0 +1,195 @@
+package natsbus_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/bustest"
+	"github.com/linkforge/linkforge/internal/natstest"
+	"github.com/linkforge/linkforge/natsbus"
+)
+
+// transport is the conformance suite's NATS: an embedded server per test.
+type transport struct{ srv *natstest.Server }
+
+func newTransport(t *testing.T) bustest.Transport { return &transport{srv: natstest.New(t)} }
+
+func (tr *transport) NewNode(t *testing.T, cfg bustest.NodeConfig) bustest.Node {
+	return mustBus(t, natsbus.Config{URL: tr.srv.URL(), Node: cfg.Node, Handler: cfg.Handler, Window: cfg.Window,
+		MaxPending: cfg.MaxPending, Registerer: cfg.Registerer,
+		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond})
+}
+
+func (tr *transport) Cut(*testing.T)       { tr.srv.Stop() }
+func (tr *transport) Restore(t *testing.T) { tr.srv.Start(t) }
+
+// mustBus returns a bus for cfg, not started, stopped when the test ends.
+func mustBus(t *testing.T, cfg natsbus.Config) *natsbus.Bus {
+	t.Helper()
+	b, err := natsbus.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), bustest.Wait)
+		defer cancel()
+		if err := b.Stop(ctx); err != nil {
+			t.Errorf("bus %s: Stop: %v", cfg.Node, err)
+		}
+	})
+	return b
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	bustest.Run(t, newTransport)
+}
+
+// rawSubscriber keeps every message on subject, to check what travels on
+// the wire.
+func rawSubscriber(t *testing.T, url, subject string) *nats.Subscription {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	sub, err := nc.SubscribeSync(subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// nextTypes returns the event types of the next message on sub.
+func nextTypes(t *testing.T, sub *nats.Subscription) []string {
+	t.Helper()
+	m, err := sub.NextMsg(bustest.Wait)
+	if err != nil {
+		t.Fatalf("%s: %v", sub.Subject, err)
+	}
+	var env struct {
+		V  int
+		Ev []struct {
+			Type   string
+			Tenant int64
+		}
+	}
+	if err := json.Unmarshal(m.Data, &env); err != nil {
+		t.Fatalf("%s: %v in %s", sub.Subject, err, m.Data)
+	}
+	var types []string
+	for _, e := range env.Ev {
+		types = append(types, fmt.Sprint(e.Type, "/", e.Tenant))
+	}
+	return types
+}
+
+// TestSubjects: invalidations and expiries travel on the cache subject
+// every node needs; counts and link writes on their tenant's live subject,
+// one message per subject and window; a subscriber of one tenant sees no
+// other tenant's.
+func TestSubjects(t *testing.T) {
+	t.Parallel()
+	srv := natstest.New(t)
+	cache := rawSubscriber(t, srv.URL(), "linkforge.cache")
+	live3 := rawSubscriber(t, srv.URL(), "linkforge.live.3")
+	live4 := rawSubscriber(t, srv.URL(), "linkforge.live.4")
+	pub := mustBus(t, natsbus.Config{URL: srv.URL(), Node: "sender", Window: time.Hour})
+	bustest.StartNode(t, pub)
+
+	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
+	pub.PublishClicks(linkforge.BucketCount{TenantID: 3, LinkID: 7, Slug: "a", Bucket: bucket, Count: 1})
+	pub.PublishInvalidate("a")
+	pub.PublishClicks(linkforge.BucketCount{TenantID: 4, LinkID: 8, Slug: "b", Bucket: bucket, Count: 2})
+	pub.PublishLink(linkforge.LinkEvent{Op: linkforge.LinkCreated, TenantID: 3, LinkID: 9, Slug: "c"})
+	pub.PublishExpired(linkforge.Link{ID: 7, TenantID: 3, Slug: "a"})
+	if err := pub.Stop(t.Context()); err != nil { // sends the window
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(nextTypes(t, cache), nextTypes(t, live3), nextTypes(t, live4))
+	if want := "[invalidate/0 expired/3] [clicks/3 link/3] [clicks/4]"; got != want {
+		t.Errorf("messages %s, want %s", got, want)
+	}
+}
+
+// TestMessagesStayUnderTheLimit publishes thousands of the largest events:
+// every message stays within MaxMessage, many events share one, and all
+// arrive.
+func TestMessagesStayUnderTheLimit(t *testing.T) {
+	t.Parallel()
+	srv := natstest.New(t)
+	raw := rawSubscriber(t, srv.URL(), "linkforge.>")
+	rec := bustest.NewRecorder()
+	bustest.StartNode(t, mustBus(t, natsbus.Config{URL: srv.URL(), Node: "receiver", Handler: rec}))
+	rec.MustWaitResync(t)
+	reg := prometheus.NewRegistry()
+	const limit = 8000
+	pub := mustBus(t, natsbus.Config{URL: srv.URL(), Node: strings.Repeat("n", 64), MaxMessage: limit, Registerer: reg})
+	bustest.StartNode(t, pub)
+
+	const links, invalidations = 3000, 500
+	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
+	slug := func(i int) string { return fmt.Sprintf("%064d", i) }
+	for i := range links {
+		pub.PublishClicks(linkforge.BucketCount{TenantID: 1 << 40, LinkID: 1<<50 + int64(i), Slug: slug(i),
+			Bucket: bucket, Count: 1<<40 + int64(i), Total: 1 << 50, TotalKnown: true})
+	}
+	for i := range invalidations {
+		pub.PublishInvalidate(slug(i))
+	}
+	rec.MustWaitEvents(t, links+invalidations)
+	if err := pub.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	published := int(bustest.Metric(t, reg, "linkforge_bus_notifications_published_total"))
+	bytes := 0
+	for i := range published {
+		m, err := raw.NextMsg(bustest.Wait)
+		if err != nil {
+			t.Fatalf("message %d of %d: %v", i, published, err)
+		}
+		bytes += len(m.Data)
+		if len(m.Data) > limit || !json.Valid(m.Data) {
+			t.Errorf("message %d: %d bytes (limit %d), valid JSON %v", i, len(m.Data), limit, json.Valid(m.Data))
+		}
+	}
+	if most := (links + invalidations) / 20; published > most {
+		t.Errorf("%d messages for %d events, want at most %d: events are not batched", published, links+invalidations, most)
+	}
+	if got := bustest.Metric(t, reg, "linkforge_bus_published_bytes_total"); int(got) != bytes {
+		t.Errorf("published bytes metric %v, messages hold %d", got, bytes)
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	for name, cfg := range map[string]natsbus.Config{
+		"no node":     {URL: "nats://127.0.0.1:1"},
+		"no url":      {Node: "n"},
+		"huge node":   {URL: "nats://127.0.0.1:1", Node: strings.Repeat("n", 40000)},
+		"unreachable": {URL: "nats://127.0.0.1:1", Node: "n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := natsbus.New(cfg)
+			if err == nil {
+				err = b.Start(t.Context())
+				_ = b.Stop(t.Context())
+			}
+			if err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}
