@@ -44,16 +44,16 @@ import (
 
 // Defaults of Config's zero values. The window, the queue bound, the
 // backoff, the ping interval and the health window are the PostgreSQL
-// bus's, so that both degrade alike (ADR 004's window table holds for
-// either).
+// bus's (internal/buswire), so that both degrade alike: ADR 004's window
+// table holds for either.
 const (
 	DefaultSubject      = "linkforge"
-	DefaultWindow       = 100 * time.Millisecond
-	DefaultMaxPending   = 10000
-	DefaultReconnectMin = 100 * time.Millisecond
-	DefaultReconnectMax = 5 * time.Second
-	DefaultPingInterval = time.Second
-	DefaultHealthWindow = 3 * time.Second
+	DefaultWindow       = buswire.DefaultWindow
+	DefaultMaxPending   = buswire.DefaultMaxPending
+	DefaultReconnectMin = buswire.DefaultReconnectMin
+	DefaultReconnectMax = buswire.DefaultReconnectMax
+	DefaultPingInterval = buswire.DefaultPingInterval
+	DefaultHealthWindow = buswire.DefaultHealthWindow
 	// DefaultMaxMessage bounds one message: NATS takes up to its
 	// max_payload (1 MB by default), but a smaller message spreads a
 	// burst over several, so that no subscriber's buffer takes one huge
@@ -161,28 +161,13 @@ func applyDefaults(cfg *Config) {
 	if cfg.Subject == "" {
 		cfg.Subject = DefaultSubject
 	}
-	if cfg.Window <= 0 {
-		cfg.Window = DefaultWindow
-	}
-	if cfg.MaxPending <= 0 {
-		cfg.MaxPending = DefaultMaxPending
-	}
+	t := buswire.Timing{Window: cfg.Window, MaxPending: cfg.MaxPending, ReconnectMin: cfg.ReconnectMin,
+		ReconnectMax: cfg.ReconnectMax, PingInterval: cfg.PingInterval, HealthWindow: cfg.HealthWindow}.WithDefaults()
+	cfg.Window, cfg.MaxPending, cfg.ReconnectMin, cfg.ReconnectMax = t.Window, t.MaxPending, t.ReconnectMin, t.ReconnectMax
+	cfg.PingInterval, cfg.HealthWindow = t.PingInterval, t.HealthWindow
 	if cfg.MaxMessage <= 0 {
 		cfg.MaxMessage = DefaultMaxMessage
 	}
-	if cfg.ReconnectMin <= 0 {
-		cfg.ReconnectMin = DefaultReconnectMin
-	}
-	if cfg.ReconnectMax < cfg.ReconnectMin {
-		cfg.ReconnectMax = max(cfg.ReconnectMin, DefaultReconnectMax)
-	}
-	if cfg.PingInterval <= 0 {
-		cfg.PingInterval = DefaultPingInterval
-	}
-	if cfg.HealthWindow <= 0 {
-		cfg.HealthWindow = max(DefaultHealthWindow, 3*cfg.PingInterval)
-	}
-	cfg.HealthWindow = max(cfg.HealthWindow, 2*cfg.PingInterval)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -20,7 +20,7 @@ import (
 // transport is the conformance suite's NATS: an embedded server per test.
 type transport struct{ srv *natstest.Server }
 
-func newTransport(t *testing.T) bustest.Transport { return &transport{srv: natstest.New(t)} }
+func newTransport(t *testing.T, _ bool) bustest.Transport { return &transport{srv: natstest.New(t)} }
 
 func (tr *transport) NewNode(t *testing.T, cfg bustest.NodeConfig) bustest.Node {
 	return mustBus(t, natsbus.Config{URL: tr.srv.URL(), Node: cfg.Node, Handler: cfg.Handler, Window: cfg.Window,
@@ -139,17 +139,8 @@ func TestMessagesStayUnderTheLimit(t *testing.T) {
 	pub := mustBus(t, natsbus.Config{URL: srv.URL(), Node: strings.Repeat("n", 64), MaxMessage: limit, Registerer: reg})
 	bustest.StartNode(t, pub)
 
-	const links, invalidations = 3000, 500
-	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
-	slug := func(i int) string { return fmt.Sprintf("%064d", i) }
-	for i := range links {
-		pub.PublishClicks(linkforge.BucketCount{TenantID: 1 << 40, LinkID: 1<<50 + int64(i), Slug: slug(i),
-			Bucket: bucket, Count: 1<<40 + int64(i), Total: 1 << 50, TotalKnown: true})
-	}
-	for i := range invalidations {
-		pub.PublishInvalidate(slug(i))
-	}
-	rec.MustWaitEvents(t, links+invalidations)
+	bustest.PublishLargest(pub)
+	bustest.CheckLargest(t, rec)
 	if err := pub.Stop(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +156,9 @@ func TestMessagesStayUnderTheLimit(t *testing.T) {
 			t.Errorf("message %d: %d bytes (limit %d), valid JSON %v", i, len(m.Data), limit, json.Valid(m.Data))
 		}
 	}
-	if most := (links + invalidations) / 20; published > most {
-		t.Errorf("%d messages for %d events, want at most %d: events are not batched", published, links+invalidations, most)
+	const events = bustest.LargestClicks + bustest.LargestInvalidations
+	if most := events / 20; published > most {
+		t.Errorf("%d messages for %d events, want at most %d: events are not batched", published, events, most)
 	}
 	if got := bustest.Metric(t, reg, "linkforge_bus_published_bytes_total"); int(got) != bytes {
 		t.Errorf("published bytes metric %v, messages hold %d", got, bytes)

@@ -45,27 +45,31 @@ type Transport interface {
 	// the test ends.
 	NewNode(t *testing.T, cfg NodeConfig) Node
 	// Cut takes the server away (stopped: connections refused); Restore
-	// brings it back where the nodes reconnect to.
+	// brings it back where the nodes reconnect to. They are called only on
+	// a transport made for an outage.
 	Cut(t *testing.T)
 	Restore(t *testing.T)
 }
 
-// Run runs the suite; newTransport is called once per test.
-func Run(t *testing.T, newTransport func(t *testing.T) Transport) {
+// Run runs the suite; newTransport is called once per test, with outage
+// true for the test that cuts the server (which then needs one of its
+// own).
+func Run(t *testing.T, newTransport func(t *testing.T, outage bool) Transport) {
 	tests := []struct {
-		name string
-		test func(*testing.T, Transport)
+		name   string
+		test   func(*testing.T, Transport)
+		outage bool
 	}{
-		{"DeliversEveryKind", testDeliversEveryKind},
-		{"OrderPerSender", testOrderPerSender},
-		{"CoalescesAndBoundsTheQueue", testCoalescesAndBoundsTheQueue},
-		{"Stop", testStop},
-		{"Outage", testOutage},
+		{"DeliversEveryKind", testDeliversEveryKind, false},
+		{"OrderPerSender", testOrderPerSender, false},
+		{"CoalescesAndBoundsTheQueue", testCoalescesAndBoundsTheQueue, false},
+		{"Stop", testStop, false},
+		{"Outage", testOutage, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tt.test(t, newTransport(t))
+			tt.test(t, newTransport(t, tt.outage))
 		})
 	}
 }
@@ -112,13 +116,20 @@ func testDeliversEveryKind(t *testing.T, tr Transport) {
 	noTotal := linkforge.BucketCount{TenantID: 4, LinkID: 8, Slug: "def", Bucket: bucket.Add(time.Minute), Count: 1}
 	expired := linkforge.Link{ID: 9, TenantID: 3, Slug: "gone", URL: "https://example.com/not-sent",
 		ExpiresAt: &expiresAt, ExpiredAt: &expiredAt}
-	created := linkforge.LinkEvent{Op: linkforge.LinkCreated, TenantID: 3, LinkID: 10, Slug: "new"}
 	a.PublishClicks(withTotal)
 	a.PublishClicks(noTotal)
 	a.PublishInvalidate("abc")
 	a.PublishExpired(expired)
+	// Link writes: the second update of the same link within the window
+	// is coalesced with the first; writes that differ keep their order.
+	created := linkforge.LinkEvent{Op: linkforge.LinkCreated, TenantID: 3, LinkID: 10, Slug: "new"}
+	updated := linkforge.LinkEvent{Op: linkforge.LinkUpdated, TenantID: 3, LinkID: 10, Slug: "new"}
+	deleted := linkforge.LinkEvent{Op: linkforge.LinkDeleted, TenantID: 3, LinkID: 10, Slug: "new"}
 	a.PublishLink(created)
-	recB.MustWaitEvents(t, 5)
+	a.PublishLink(updated)
+	a.PublishLink(updated)
+	a.PublishLink(deleted)
+	recB.MustWaitEvents(t, 7)
 
 	// a's own events would have reached a before b's, which b sends only
 	// once it has a's: once a has b's event, it has had its chance.
@@ -136,7 +147,7 @@ func testDeliversEveryKind(t *testing.T, tr Transport) {
 	} else {
 		t.Errorf("b received %d expiries, want 1", len(recB.Expired))
 	}
-	same(t, "link writes", recB.Links, []linkforge.LinkEvent{created})
+	same(t, "link writes", recB.Links, []linkforge.LinkEvent{created, updated, deleted})
 	if len(recB.Clicks) > 0 && recB.Clicks[0].C.Bucket.Location() != time.UTC {
 		t.Errorf("received bucket in %v, want UTC", recB.Clicks[0].C.Bucket.Location())
 	}

@@ -1,6 +1,7 @@
 package bustest
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -95,6 +96,16 @@ func (r *Recorder) MustWaitResync(t testing.TB) {
 	}
 }
 
+// Resynced reports whether a Resync came that no MustWaitResync took.
+func (r *Recorder) Resynced() bool {
+	select {
+	case <-r.resyncs:
+		return true
+	default:
+		return false
+	}
+}
+
 // Metric returns the value of the counter or gauge name in reg whose
 // labels include the name-value pairs labels; 0 if there is none.
 func Metric(t testing.TB, reg prometheus.Gatherer, name string, labels ...string) float64 {
@@ -137,5 +148,51 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Largest is how many of the largest events PublishLargest publishes:
+// clicks of distinct links, then invalidations.
+const (
+	LargestClicks        = 3000
+	LargestInvalidations = 500
+)
+
+// largestSlug is the longest slug allowed.
+func largestSlug(i int) string { return fmt.Sprintf("%064d", i) }
+
+// PublishLargest publishes thousands of events with the longest slugs and
+// the largest numbers, none coalescible, for a transport's test of its
+// message size limit; CheckLargest checks that rec got them all, in order.
+func PublishLargest(b linkforge.Bus) {
+	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
+	for i := range LargestClicks {
+		b.PublishClicks(linkforge.BucketCount{TenantID: 1 << 40, LinkID: 1<<50 + int64(i), Slug: largestSlug(i),
+			Bucket: bucket, Count: 1<<40 + int64(i), Total: 1 << 50, TotalKnown: true})
+	}
+	for i := range LargestInvalidations {
+		b.PublishInvalidate(largestSlug(i))
+	}
+}
+
+// CheckLargest waits for PublishLargest's events on rec and checks them.
+func CheckLargest(t testing.TB, rec *Recorder) {
+	t.Helper()
+	rec.MustWaitEvents(t, LargestClicks+LargestInvalidations)
+	rec.Lock()
+	defer rec.Unlock()
+	if len(rec.Clicks) != LargestClicks || len(rec.Invalid) != LargestInvalidations {
+		t.Fatalf("received %d clicks and %d invalidations, want %d and %d", len(rec.Clicks), len(rec.Invalid),
+			LargestClicks, LargestInvalidations)
+	}
+	for i, pc := range rec.Clicks {
+		if c := pc.C; c.LinkID != 1<<50+int64(i) || c.Count != 1<<40+int64(i) || c.Slug != largestSlug(i) || c.Total != 1<<50 {
+			t.Fatalf("event %d = %+v", i, c)
+		}
+	}
+	for i, slug := range rec.Invalid {
+		if slug != largestSlug(i) {
+			t.Fatalf("invalidation %d = %s", i, slug)
+		}
 	}
 }
