@@ -116,6 +116,7 @@ type Bus struct {
 	pubDone   chan struct{}
 	rcv       sync.WaitGroup // the receiver and the health check
 	closing   atomic.Bool    // Stop closes the connection: its disconnection is no outage
+	connected atomic.Bool    // the first connection was made
 	// heardAt is when the bus last heard from the server (unix
 	// nanoseconds); 0 while it is not connected.
 	heardAt    atomic.Int64
@@ -193,8 +194,11 @@ func (b *Bus) subjectOf(e buswire.Event) string {
 
 // Start connects to the server and subscribes, so that once Start returns
 // this node receives every event sent afterwards, and starts the publisher
-// and the receiver. It fails if the first connection cannot be made; later
-// losses are retried for ever.
+// and the receiver. A server it cannot reach yet does not fail it: the bus
+// is best effort, and a node must not refuse to start (a rolling restart
+// must not take a cluster down) for want of it. It then starts unhealthy,
+// as during an outage, and connects, subscribes and resyncs as soon as the
+// server answers. Start fails on a URL the client refuses.
 func (b *Bus) Start(ctx context.Context) error {
 	return b.life.Start(func() error { return b.start(ctx) })
 }
@@ -223,12 +227,14 @@ func (b *Bus) start(ctx context.Context) error {
 	if b.cfg.Handler != nil {
 		rcvCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		b.cancelRcv = cancel
-		b.m.Listening.Set(1)
-		b.heard()
-		signal(b.resync) // the first Resync, as on every listening start
 		b.rcv.Add(2)
 		go b.runReceiver(rcvCtx)
 		go b.runHealth(rcvCtx)
+	}
+	if nc.IsConnected() {
+		b.onConnect(nc)
+	} else {
+		b.log.Warn("bus: NATS server unreachable; running without the bus until it answers", "url", b.cfg.URL)
 	}
 	return nil
 }
@@ -241,6 +247,9 @@ func (b *Bus) subscribe(ctx context.Context, nc *nats.Conn) error {
 			return fmt.Errorf("natsbus: subscribe to %s: %w", subj, err)
 		}
 	}
+	if !nc.IsConnected() {
+		return nil // the client subscribes once connected
+	}
 	fctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
 	if err := nc.FlushWithContext(fctx); err != nil {
@@ -249,7 +258,8 @@ func (b *Bus) subscribe(ctx context.Context, nc *nats.Conn) error {
 	return nil
 }
 
-// options are the connection's: NoEcho, so that the server never sends a
+// options are the connection's: retries of the first connection as of
+// any other; NoEcho, so that the server never sends a
 // connection its own messages; no reconnect buffer, so that a publish
 // during an outage fails and is counted, as on PostgreSQL, rather than
 // being replayed late; reconnection for ever with the PostgreSQL bus's
@@ -261,6 +271,8 @@ func (b *Bus) options() []nats.Option {
 		nats.NoEcho(),
 		nats.Timeout(ioTimeout),
 		nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true),
+		nats.ConnectHandler(b.onConnect),
 		nats.ReconnectBufSize(-1),
 		nats.CustomReconnectDelay(b.reconnectDelay),
 		nats.PingInterval(b.cfg.PingInterval),
@@ -291,14 +303,28 @@ func (b *Bus) onDisconnect(_ *nats.Conn, err error) {
 	b.log.Warn("bus: lost the NATS server; reconnecting", "error", errString(err))
 }
 
+// onConnect is the first connection: at Start, or later if the server
+// could not be reached then (whichever of Start and the client's callback
+// comes first; the other does nothing).
+func (b *Bus) onConnect(*nats.Conn) {
+	if b.connected.CompareAndSwap(false, true) {
+		b.listening()
+	}
+}
+
 func (b *Bus) onReconnect(nc *nats.Conn) {
 	b.m.Reconnects.Inc()
 	b.log.Info("bus: reconnected to NATS", "server", nc.ConnectedUrlRedacted())
+	b.listening()
+}
+
+// listening follows a connection: the client has sent the subscriptions
+// (again), so the bus listens, and what was sent before is lost: the
+// handler resyncs, as on every listening start.
+func (b *Bus) listening() {
 	if b.cfg.Handler == nil {
 		return
 	}
-	// The client has sent the subscriptions again: listening, and what
-	// was sent meanwhile is lost.
 	b.m.Listening.Set(1)
 	b.heard()
 	signal(b.resync)

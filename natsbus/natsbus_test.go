@@ -171,7 +171,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		"no node":     {URL: "nats://127.0.0.1:1"},
 		"no url":      {Node: "n"},
 		"huge node":   {URL: "nats://127.0.0.1:1", Node: strings.Repeat("n", 40000)},
-		"unreachable": {URL: "nats://127.0.0.1:1", Node: "n"},
+		"bad url":     {URL: "nats://[::1", Node: "n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b, err := natsbus.New(cfg)
@@ -183,5 +183,47 @@ func TestNewRefusesBadConfig(t *testing.T) {
 				t.Error("accepted")
 			}
 		})
+	}
+}
+
+// TestStartsWithoutTheServer starts a node while NATS is down: Start
+// succeeds (a node must not refuse to start for want of a best-effort
+// bus), the bus is unhealthy and drops what it cannot send, and once the
+// server answers it subscribes, resyncs, and events flow.
+func TestStartsWithoutTheServer(t *testing.T) {
+	t.Parallel()
+	srv := natstest.New(t)
+	srv.Stop()
+	rec := bustest.NewRecorder()
+	reg := prometheus.NewRegistry()
+	b := mustBus(t, natsbus.Config{URL: srv.URL(), Node: "early", Handler: rec, Registerer: reg, Window: time.Millisecond,
+		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 100 * time.Millisecond})
+	bustest.StartNode(t, b)
+	if b.Healthy() {
+		t.Error("healthy without a server")
+	}
+	b.PublishInvalidate("unsent")
+	deadline := time.Now().Add(bustest.Wait)
+	for bustest.Metric(t, reg, "linkforge_bus_events_dropped_total", "reason", "publish_failed") != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the event published without a server was not counted as dropped")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	srv.Start(t)
+	rec.MustWaitResync(t)
+	if !b.Healthy() {
+		t.Error("not healthy once connected")
+	}
+	pub := mustBus(t, natsbus.Config{URL: srv.URL(), Node: "late"})
+	bustest.StartNode(t, pub)
+	pub.PublishInvalidate("after")
+	rec.MustWaitEvents(t, 1)
+	if rec.Resynced() {
+		t.Error("a second Resync for the first connection")
+	}
+	if got := bustest.Metric(t, reg, "linkforge_bus_listener_reconnects_total"); got != 0 {
+		t.Errorf("reconnects = %v for the first connection, want 0", got)
 	}
 }

@@ -300,6 +300,9 @@ func testOutage(t *testing.T, tr Transport) {
 	}
 	b.PublishInvalidate("before")
 	recA.MustWaitEvents(t, 1)
+	if recA.Resynced() {
+		t.Error("node a resynced twice for one start")
+	}
 
 	tr.Cut(t)
 	waitFor(t, "both nodes are unhealthy", func() bool { return !a.Healthy() && !b.Healthy() })
