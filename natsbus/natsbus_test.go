@@ -168,10 +168,10 @@ func TestMessagesStayUnderTheLimit(t *testing.T) {
 func TestNewRefusesBadConfig(t *testing.T) {
 	t.Parallel()
 	for name, cfg := range map[string]natsbus.Config{
-		"no node":     {URL: "nats://127.0.0.1:1"},
-		"no url":      {Node: "n"},
-		"huge node":   {URL: "nats://127.0.0.1:1", Node: strings.Repeat("n", 40000)},
-		"bad url":     {URL: "nats://[::1", Node: "n"},
+		"no node":   {URL: "nats://127.0.0.1:1"},
+		"no url":    {Node: "n"},
+		"huge node": {URL: "nats://127.0.0.1:1", Node: strings.Repeat("n", 40000)},
+		"bad url":   {URL: "nats://[::1", Node: "n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b, err := natsbus.New(cfg)
