@@ -227,3 +227,46 @@ func TestStartsWithoutTheServer(t *testing.T) {
 		t.Errorf("reconnects = %v for the first connection, want 0", got)
 	}
 }
+
+// TestHealthOnASilentConnection: a quiet bus whose liveness checks are
+// answered stays healthy; once its connection goes silent (a proxy holds
+// every byte, the TCP connection left open, so nothing tells the client)
+// it is unhealthy within its health window, as the PostgreSQL bus is, and
+// once the network is back it reconnects, resyncs, and hears again.
+func TestHealthOnASilentConnection(t *testing.T) {
+	t.Parallel()
+	srv := natstest.New(t)
+	proxy := srv.NewProxy(t)
+	rec := bustest.NewRecorder()
+	const window = time.Second
+	b := mustBus(t, natsbus.Config{URL: proxy.URL(), Node: "silent", Handler: rec,
+		PingInterval: 50 * time.Millisecond, HealthWindow: window,
+		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 100 * time.Millisecond})
+	bustest.StartNode(t, b)
+	rec.MustWaitResync(t)
+	deadline := time.Now().Add(3 * window)
+	for time.Now().Before(deadline) {
+		time.Sleep(window / 10)
+		if !b.Healthy() {
+			t.Fatal("a quiet bus whose liveness checks are answered became unhealthy")
+		}
+	}
+
+	proxy.Freeze()
+	deadline = time.Now().Add(bustest.Wait)
+	for b.Healthy() {
+		if time.Now().After(deadline) {
+			t.Fatal("the bus is still healthy after its connection went silent")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	proxy.Thaw()
+	rec.MustWaitResync(t)
+	pub := mustBus(t, natsbus.Config{URL: srv.URL(), Node: "publisher", Window: time.Millisecond})
+	bustest.StartNode(t, pub)
+	pub.PublishInvalidate("after")
+	rec.MustWaitEvents(t, 1)
+	if !b.Healthy() {
+		t.Error("not healthy after hearing again")
+	}
+}
