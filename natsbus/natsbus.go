@@ -264,7 +264,7 @@ func (b *Bus) subscribe(ctx context.Context, nc *nats.Conn) error {
 // during an outage fails and is counted, as on PostgreSQL, rather than
 // being replayed late; reconnection for ever with the PostgreSQL bus's
 // backoff; the client's own ping at the bus's ping interval, so that a
-// silently dead connection is replaced within a few intervals.
+// silently dead connection is replaced after about ioTimeout.
 func (b *Bus) options() []nats.Option {
 	return []nats.Option{
 		nats.Name("linkforge " + b.cfg.Node),
@@ -276,11 +276,20 @@ func (b *Bus) options() []nats.Option {
 		nats.ReconnectBufSize(-1),
 		nats.CustomReconnectDelay(b.reconnectDelay),
 		nats.PingInterval(b.cfg.PingInterval),
-		nats.MaxPingsOutstanding(2),
+		nats.MaxPingsOutstanding(b.maxPingsOut()),
 		nats.DisconnectErrHandler(b.onDisconnect),
 		nats.ReconnectHandler(b.onReconnect),
 		nats.ErrorHandler(b.onError),
 	}
+}
+
+// maxPingsOut is how many of the client's pings may go unanswered before
+// it drops the connection: about ioTimeout's worth, as the PostgreSQL
+// bus's ping waits ioTimeout. Unhealthy comes sooner (the health window),
+// and costs only shorter cache TTLs; dropping the connection costs a
+// Resync, so one slow answer must not cause it.
+func (b *Bus) maxPingsOut() int {
+	return int(min(max(2, (ioTimeout+b.cfg.PingInterval-1)/b.cfg.PingInterval), 100))
 }
 
 // reconnectDelay is exponential from ReconnectMin to ReconnectMax, ±20 %

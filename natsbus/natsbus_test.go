@@ -231,15 +231,17 @@ func TestStartsWithoutTheServer(t *testing.T) {
 // TestHealthOnASilentConnection: a quiet bus whose liveness checks are
 // answered stays healthy; once its connection goes silent (a proxy holds
 // every byte, the TCP connection left open, so nothing tells the client)
-// it is unhealthy within its health window, as the PostgreSQL bus is, and
-// once the network is back it reconnects, resyncs, and hears again.
+// it is unhealthy within its health window, as the PostgreSQL bus is; its
+// client drops the connection later, after about 5 s of unanswered pings,
+// and once the network is back it reconnects, resyncs, and hears again.
 func TestHealthOnASilentConnection(t *testing.T) {
 	t.Parallel()
 	srv := natstest.New(t)
 	proxy := srv.NewProxy(t)
 	rec := bustest.NewRecorder()
+	reg := prometheus.NewRegistry()
 	const window = time.Second
-	b := mustBus(t, natsbus.Config{URL: proxy.URL(), Node: "silent", Handler: rec,
+	b := mustBus(t, natsbus.Config{URL: proxy.URL(), Node: "silent", Handler: rec, Registerer: reg,
 		PingInterval: 50 * time.Millisecond, HealthWindow: window,
 		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 100 * time.Millisecond})
 	bustest.StartNode(t, b)
@@ -257,6 +259,14 @@ func TestHealthOnASilentConnection(t *testing.T) {
 	for b.Healthy() {
 		if time.Now().After(deadline) {
 			t.Fatal("the bus is still healthy after its connection went silent")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Still silent: the client gives the connection up (after about 5 s
+	// of unanswered pings) and tries a new one, which the proxy holds too.
+	for bustest.Metric(t, reg, "linkforge_bus_listening") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the client kept a silent connection")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

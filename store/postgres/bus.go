@@ -92,7 +92,6 @@ type BusConfig struct {
 // each time it listens again. See docs/adr/004-scale-out.md.
 type Bus struct {
 	db      *DB
-	node    string
 	handler linkforge.BusHandler
 	channel string
 	timing  buswire.Timing
@@ -128,7 +127,6 @@ func NewBus(db *DB, cfg BusConfig) (*Bus, error) {
 	}
 	b := &Bus{
 		db:      db,
-		node:    cfg.Node,
 		handler: cfg.Handler,
 		channel: cfg.Channel,
 		timing: buswire.Timing{Window: cfg.Window, MaxPending: cfg.MaxPending, ReconnectMin: cfg.ReconnectMin,
