@@ -220,7 +220,7 @@ func (b *Bus) start(ctx context.Context) error {
 	}
 	b.nc = nc
 	pubCtx := context.WithoutCancel(ctx)
-	go func() { //nolint:gosec // G118: outlives Start's context by design; Stop ends it
+	go func() { // outlives Start's context by design; Stop ends it
 		defer close(b.pubDone)
 		b.queue.RunPublisher(pubCtx, b.cfg.Window, b.stopPub, b.send)
 	}()
