@@ -29,7 +29,9 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,6 +135,13 @@ func New(cfg Config) (*Bus, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("natsbus: Config.URL is required")
 	}
+	// Checked here so that no error repeats a URL, which may hold a
+	// password, the way url.Parse's do.
+	for part := range strings.SplitSeq(cfg.URL, ",") {
+		if _, err := url.Parse(strings.TrimSpace(part)); err != nil {
+			return nil, errors.New("natsbus: Config.URL: a URL in the list does not parse")
+		}
+	}
 	applyDefaults(&cfg)
 	b := &Bus{
 		cfg:     cfg,
@@ -206,7 +215,7 @@ func (b *Bus) Start(ctx context.Context) error {
 func (b *Bus) start(ctx context.Context) error {
 	nc, err := nats.Connect(b.cfg.URL, b.options()...)
 	if err != nil {
-		return fmt.Errorf("natsbus: connect to %s: %w", b.cfg.URL, err)
+		return fmt.Errorf("natsbus: connect to %s: %w", redacted(b.cfg.URL), err)
 	}
 	if limit := int(nc.MaxPayload()); limit > 0 && b.cfg.MaxMessage > limit {
 		nc.Close()
@@ -234,7 +243,7 @@ func (b *Bus) start(ctx context.Context) error {
 	if nc.IsConnected() {
 		b.onConnect(nc)
 	} else {
-		b.log.Warn("bus: NATS server unreachable; running without the bus until it answers", "url", b.cfg.URL)
+		b.log.Warn("bus: NATS server unreachable; running without the bus until it answers", "url", redacted(b.cfg.URL))
 	}
 	return nil
 }
@@ -348,6 +357,19 @@ func (b *Bus) onError(_ *nats.Conn, _ *nats.Subscription, err error) {
 		signal(b.resync)
 	}
 	b.log.Warn("bus: NATS error", "error", err)
+}
+
+// redacted is raw, a comma-separated list of server URLs, with the
+// passwords they may carry (nats://user:password@host) masked, for logs
+// and errors.
+func redacted(raw string) string {
+	parts := strings.Split(raw, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil { // New checked it
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 func errString(err error) string {

@@ -171,7 +171,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		"no node":   {URL: "nats://127.0.0.1:1"},
 		"no url":    {Node: "n"},
 		"huge node": {URL: "nats://127.0.0.1:1", Node: strings.Repeat("n", 40000)},
-		"bad url":   {URL: "nats://[::1", Node: "n"},
+		"bad url":   {URL: "nats://user:secret@[::1", Node: "n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b, err := natsbus.New(cfg)
@@ -180,7 +180,10 @@ func TestNewRefusesBadConfig(t *testing.T) {
 				_ = b.Stop(t.Context())
 			}
 			if err == nil {
-				t.Error("accepted")
+				t.Fatal("accepted")
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("the error shows the URL's password: %v", err)
 			}
 		})
 	}

@@ -380,7 +380,8 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 
 	cfg.Bus, source = get("bus")
 	if err := checkBus(cfg.Bus); err != nil {
-		return usagef("invalid %s %q: %v", source, cfg.Bus, err)
+		// Not quoted: a NATS URL may carry a password.
+		return usagef("invalid %s: %v", source, err)
 	}
 	return nil
 }
