@@ -367,9 +367,11 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 		bus clusterBus
 		err error
 	)
+	kind := "postgres"
 	if a.cfg.Bus == busPostgres {
 		bus, err = postgres.NewBus(pg, postgres.BusConfig{Node: id, Handler: feed, Logger: a.log, Registerer: registry})
 	} else {
+		kind = "nats"
 		bus, err = natsbus.New(natsbus.Config{URL: a.cfg.Bus, Node: id, Handler: feed, Logger: a.log, Registerer: registry})
 	}
 	if err != nil {
@@ -379,6 +381,7 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 	// stopped after the counter and the expiry alarms, whose last events
 	// it sends, and before the store whose connections it uses.
 	lc.add("bus", componentStopBudget, bus.Stop)
+	a.log.Info("cluster bus", "bus", kind, "node_id", id)
 	local := feed.Local(id, bus)
 	return clusterParts{live: local, hooks: []expiry.Hook{local.PublishExpired}, bus: bus}, nil
 }
