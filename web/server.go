@@ -214,6 +214,9 @@ type Server struct {
 	getOnly map[string]bool
 	// dbDown is the database's state as /readyz last saw it.
 	dbDown atomic.Bool
+	// peerHealth is the cluster bus's health, for /readyz; nil: a single
+	// node.
+	peerHealth PeerHealth
 
 	// passwordParams hash new link passwords; passwordSlots bounds the
 	// hashes and verifications running at once (each holds Memory KiB);
@@ -284,6 +287,7 @@ func New(cfg Config) (*Server, error) {
 		exhausted:           cfg.Exhaustion,
 		skipped:             cfg.Skips,
 		readiness:           cfg.Readiness,
+		peerHealth:          cfg.PeerHealth,
 		linkFeed:            cfg.LinkFeed,
 		announcer:           cfg.Announcer,
 

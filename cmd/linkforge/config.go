@@ -48,6 +48,9 @@ type config struct {
 	GeoIPDB        string // MaxMind-format .mmdb for countries; empty: the embedded table
 	// WebhookAllowPrivate accepts webhook URLs on private addresses.
 	WebhookAllowPrivate bool
+	// Bus is how the nodes on one PostgreSQL tell each other of clicks,
+	// link writes and expiries: busPostgres, or a NATS URL.
+	Bus string
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -118,7 +121,12 @@ var globalFlags = []flagSpec{
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
 	{"webhook-allow-private", "", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
+	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/025-nats-bus.md); unused on SQLite"},
 }
+
+// busPostgres is --bus's default: the cluster bus on the database's
+// LISTEN/NOTIFY.
+const busPostgres = "postgres"
 
 var (
 	tenantFlag = flagSpec{"tenant", "NAME", "", "the tenant (token create makes it if needed)"}
@@ -368,6 +376,27 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	raw, source = get("webhook-allow-private")
 	if cfg.WebhookAllowPrivate, err = strconv.ParseBool(raw); err != nil {
 		return usagef("invalid %s %q: want true or false", source, raw)
+	}
+
+	cfg.Bus, source = get("bus")
+	if err := checkBus(cfg.Bus); err != nil {
+		// Not quoted: a NATS URL may carry a password.
+		return usagef("invalid %s: %v", source, err)
+	}
+	return nil
+}
+
+// checkBus accepts --bus: postgres, or NATS server URLs (nats:// or
+// tls://, with a host), comma-separated as the NATS client takes them.
+func checkBus(raw string) error {
+	if raw == busPostgres {
+		return nil
+	}
+	for part := range strings.SplitSeq(raw, ",") {
+		u, err := url.Parse(strings.TrimSpace(part))
+		if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
+			return errors.New("want postgres, or a NATS URL nats://host:4222 (several: comma-separated)")
+		}
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
+	"github.com/linkforge/linkforge/natsbus"
 	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/web"
@@ -336,7 +337,16 @@ func (a *app) openJournal(lc *lifecycle) (*clicklog.Journal, string, error) {
 type clusterParts struct {
 	live  linkcounter.Subscriber
 	hooks []expiry.Hook
-	bus   *postgres.Bus
+	bus   clusterBus
+}
+
+// clusterBus is the bus a node of a cluster runs (--bus): *postgres.Bus
+// or *natsbus.Bus, which pass the same conformance suite.
+type clusterBus interface {
+	linkforge.Bus
+	Start(context.Context) error
+	Stop(context.Context) error
+	Healthy() bool
 }
 
 // newCluster joins the nodes that share a PostgreSQL store: the cluster
@@ -347,10 +357,23 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 	registry prometheus.Registerer) (clusterParts, error) {
 	pg, clustered := st.(*postgres.DB)
 	if !clustered {
+		if a.cfg.Bus != busPostgres {
+			a.log.Warn("--bus is unused on SQLite: one node, no cluster bus", "bus", a.cfg.Bus)
+		}
 		return clusterParts{live: hub}, nil
 	}
 	feed := clusterfeed.New(clusterfeed.Config{Hub: hub, Cache: srv, Links: srv, Logger: a.log})
-	bus, err := postgres.NewBus(pg, postgres.BusConfig{Node: id, Handler: feed, Logger: a.log, Registerer: registry})
+	var (
+		bus clusterBus
+		err error
+	)
+	kind := "postgres"
+	if a.cfg.Bus == busPostgres {
+		bus, err = postgres.NewBus(pg, postgres.BusConfig{Node: id, Handler: feed, Logger: a.log, Registerer: registry})
+	} else {
+		kind = "nats"
+		bus, err = natsbus.New(natsbus.Config{URL: a.cfg.Bus, Node: id, Handler: feed, Logger: a.log, Registerer: registry})
+	}
 	if err != nil {
 		return clusterParts{}, failed("cannot create cluster bus", err)
 	}
@@ -358,6 +381,7 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 	// stopped after the counter and the expiry alarms, whose last events
 	// it sends, and before the store whose connections it uses.
 	lc.add("bus", componentStopBudget, bus.Stop)
+	a.log.Info("cluster bus", "bus", kind, "node_id", id)
 	local := feed.Local(id, bus)
 	return clusterParts{live: local, hooks: []expiry.Hook{local.PublishExpired}, bus: bus}, nil
 }
@@ -433,9 +457,9 @@ func (a *app) startQuotas(lc *lifecycle, st store, counter *linkcounter.Counter,
 // newWebServer builds the HTTP handler: the redirects, the admin API and
 // the dashboards. bus is nil on SQLite.
 func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboard.Hub, sched *expiry.Scheduler,
-	bus *postgres.Bus, quotas *quota.Service, classifier *classify.Classifier,
+	bus clusterBus, quotas *quota.Service, classifier *classify.Classifier,
 	registry *prometheus.Registry) (*web.Server, error) {
-	// A nil *postgres.Bus must not become a non-nil interface.
+	// No bus (nil) must not become a non-nil interface of another type.
 	var (
 		peers      web.PeerInvalidator
 		announcer  web.LinkAnnouncer
