@@ -1,0 +1,15 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/store/storetest"
+)
+
+func TestTLSStore(t *testing.T) {
+	storetest.RunTLS(t, func(t *testing.T) linkforge.TLSStore {
+		return mustOpen(t, filepath.Join(t.TempDir(), "tls.db"))
+	})
+}
