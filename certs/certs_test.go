@@ -1,6 +1,7 @@
 package certs_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/certs"
+	"github.com/linkforge/linkforge/internal/acmetest"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/sqlite"
@@ -86,7 +88,7 @@ type nodeOptions struct {
 	registry prometheus.Registerer
 }
 
-func newManager(t *testing.T, st linkforge.TLSStore, acme *acmeServer, ch *challenges, o nodeOptions) *certs.Manager {
+func newManager(t *testing.T, st linkforge.TLSStore, acme *acmetest.Server, ch *challenges, o nodeOptions) *certs.Manager {
 	t.Helper()
 	if o.policy == nil {
 		o.policy = certs.AllowHosts(host)
@@ -195,7 +197,7 @@ func backends(t *testing.T) map[string]func(t *testing.T) func() linkforge.TLSSt
 // next handshake reuses it, and its expiry is a metric.
 func TestIssueOnFirstHandshake(t *testing.T) {
 	ch := listenChallenges(t)
-	acme := startPebble(t, ch.port)
+	acme := acmetest.Start(t, ch.port)
 	st := openSQLite(t, filepath.Join(t.TempDir(), "linkforge.db"))
 	reg := prometheus.NewPedanticRegistry()
 	m := newManager(t, st, acme, ch, nodeOptions{registry: reg})
@@ -262,7 +264,7 @@ func expiryMetric(t *testing.T, reg prometheus.Gatherer, h string) float64 {
 // not allow fails, and the ACME server sees no order for it.
 func TestRefusedHostGetsNoOrder(t *testing.T) {
 	ch := listenChallenges(t)
-	acme := startPebble(t, ch.port)
+	acme := acmetest.Start(t, ch.port)
 	st := openSQLite(t, filepath.Join(t.TempDir(), "linkforge.db"))
 	var asked []string
 	policy := func(ctx context.Context, h string) error {
@@ -303,7 +305,7 @@ func TestRenewal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			handle := open(t)
 			ch := listenChallenges(t)
-			acme := startPebble(t, ch.port)
+			acme := acmetest.Start(t, ch.port)
 			clk := newClock()
 			short := newManager(t, handle(), acme, ch, nodeOptions{profile: "shortlived", now: clk.Now})
 			// Named: Pebble picks a random profile for an order naming none.
@@ -362,4 +364,23 @@ func TestRenewal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedBuffer collects the output of goroutines and processes that may
+// outlive a test, to show when it fails.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/certs"
+	"github.com/linkforge/linkforge/internal/acmetest"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/sqlite"
@@ -115,7 +116,7 @@ type childNode struct {
 }
 
 // startChild starts a child node in mode, on the database dsn of kind.
-func startChild(t *testing.T, kind, dsn, mode string, acme *acmeServer, ch *challenges) *childNode {
+func startChild(t *testing.T, kind, dsn, mode string, acme *acmetest.Server, ch *challenges) *childNode {
 	t.Helper()
 	caFile := filepath.Join(t.TempDir(), "acme-ca.pem")
 	if err := os.WriteFile(caFile, acme.RootsPEM, 0o600); err != nil {
@@ -171,7 +172,7 @@ func TestTwoNodesIssueOnce(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			dsn, st := openBackend(t, kind)
 			ch := listenChallenges(t)
-			acme := startPebble(t, ch.port)
+			acme := acmetest.Start(t, ch.port)
 			busy := make(chan struct{})
 			observed := observedStore{st, func(name string) {
 				if strings.HasPrefix(name, "issue_cert_") {
@@ -181,19 +182,17 @@ func TestTwoNodesIssueOnce(t *testing.T) {
 			m := newManager(t, observed, acme, ch, nodeOptions{})
 			ch.serve(t, m)
 
-			acme.mu.Lock()
-			acme.onOrder = func(n int) {
+			acme.OnOrder(func(n int) {
 				if n == 2 {
 					closeOnce(busy) // the child ordered too: the test fails below
 				}
-			}
-			acme.onFinalize = func() {
+			})
+			acme.OnFinalize(func() {
 				select {
 				case <-busy:
 				case <-time.After(30 * time.Second): // a bound: the test fails, not hangs
 				}
-			}
-			acme.mu.Unlock()
+			})
 
 			type result struct {
 				leaf *x509.Certificate
@@ -253,18 +252,16 @@ func TestKilledIssuerLeavesNoHalfState(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			dsn, st := openBackend(t, kind)
 			ch := listenChallenges(t)
-			acme := startPebble(t, ch.port)
+			acme := acmetest.Start(t, ch.port)
 			clk := newClock()
 			m := newManager(t, st, acme, ch, nodeOptions{now: clk.Now})
 			ch.serve(t, m) // answers the child's challenge from the database
 
 			finalizing, release := make(chan struct{}), make(chan struct{})
-			acme.mu.Lock()
-			acme.onFinalize = func() {
+			acme.OnFinalize(func() {
 				closeOnce(finalizing)
 				<-release
-			}
-			acme.mu.Unlock()
+			})
 			defer close(release)
 
 			child := startChild(t, kind, dsn, "hang", acme, ch)
@@ -281,9 +278,7 @@ func TestKilledIssuerLeavesNoHalfState(t *testing.T) {
 			for range child.lines {
 			}
 			<-child.exited
-			acme.mu.Lock()
-			acme.onFinalize = nil
-			acme.mu.Unlock()
+			acme.OnFinalize(nil)
 
 			keys, err := st.TLSAssetKeys(t.Context(), "certificates")
 			if err != nil {

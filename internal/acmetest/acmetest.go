@@ -1,4 +1,9 @@
-package certs_test
+// Package acmetest starts a real ACME server for tests: Pebble, the test
+// server of Let's Encrypt, in the test's process, on loopback. Its
+// validation authority resolves every name to 127.0.0.1 through a DNS
+// server of its own (no real DNS is asked) and fetches the HTTP-01
+// challenges on the port the test serves them.
+package acmetest
 
 import (
 	"bytes"
@@ -22,14 +27,11 @@ import (
 	"github.com/miekg/dns"
 )
 
-// acmeServer is a real ACME server for the tests: Pebble, in this process,
-// on loopback. Its validation authority resolves every name to 127.0.0.1
-// (a DNS server of the test's own, no real DNS) and fetches the HTTP-01
-// challenges on the port the test serves them.
-type acmeServer struct {
-	Directory string
+// Server is a running Pebble.
+type Server struct {
+	Directory string         // the ACME directory URL
 	Roots     *x509.CertPool // trusted for the directory (httptest's certificate)
-	RootsPEM  []byte
+	RootsPEM  []byte         // the same, PEM-encoded (--acme-ca)
 	Issued    *x509.CertPool // Pebble's root: verifies the certificates it issues
 
 	mu     sync.Mutex
@@ -40,11 +42,28 @@ type acmeServer struct {
 	onFinalize func()
 }
 
-// startPebble starts Pebble validating HTTP-01 on 127.0.0.1:httpPort. Its
+// OnOrder makes f run after each new order is counted, with the count of
+// orders for its host so far; nil: nothing.
+func (s *Server) OnOrder(f func(n int)) {
+	s.mu.Lock()
+	s.onOrder = f
+	s.mu.Unlock()
+}
+
+// OnFinalize makes f run before each finalize request is answered (f may
+// block it); nil: nothing.
+func (s *Server) OnFinalize(f func()) {
+	s.mu.Lock()
+	s.onFinalize = f
+	s.mu.Unlock()
+}
+
+// Start starts Pebble validating HTTP-01 on 127.0.0.1:httpPort, stopped
+// when the test ends. Its
 // profiles: "default" (90 days) and "shortlived" (160 hours, as Let's
 // Encrypt's: long enough that Pebble's renewal information does not ask
 // for a renewal at once, as it does for certificates of a day or less).
-func startPebble(t *testing.T, httpPort int) *acmeServer {
+func Start(t testing.TB, httpPort int) *Server {
 	t.Helper()
 	// Read by Pebble at construction: no random waits before validating,
 	// no nonces refused on purpose, every order validated afresh.
@@ -70,7 +89,7 @@ func startPebble(t *testing.T, httpPort int) *acmeServer {
 	validator := va.New(logger, httpPort, 0, false, resolver, store)
 	front := wfe.New(logger, store, validator, authority, []string{"pebble.letsencrypt.org"}, false, false, 0, 0)
 
-	s := &acmeServer{orders: map[string]int{}}
+	s := &Server{orders: map[string]int{}}
 	srv := httptest.NewTLSServer(s.observe(front.Handler()))
 	t.Cleanup(srv.Close)
 	s.Directory = srv.URL + wfe.DirectoryPath
@@ -85,14 +104,14 @@ func startPebble(t *testing.T, httpPort int) *acmeServer {
 }
 
 // Orders returns how many orders were made for host.
-func (s *acmeServer) Orders(host string) int {
+func (s *Server) Orders(host string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.orders[host]
 }
 
 // observe counts the new orders by identifier, and runs onFinalize.
-func (s *acmeServer) observe(h http.Handler) http.Handler {
+func (s *Server) observe(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodPost && r.URL.Path == "/order-plz":
@@ -127,7 +146,7 @@ func (s *acmeServer) observe(h http.Handler) http.Handler {
 
 // startDNS serves, over TCP on loopback (Pebble's resolver speaks TCP),
 // 127.0.0.1 for every name, and nothing else.
-func startDNS(t *testing.T) string {
+func startDNS(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
