@@ -48,6 +48,8 @@ type config struct {
 	GeoIPDB        string // MaxMind-format .mmdb for countries; empty: the embedded table
 	// WebhookAllowPrivate accepts webhook URLs on private addresses.
 	WebhookAllowPrivate bool
+	// TLS is --tls and its flags (tls.go).
+	TLS tlsConfig
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -369,7 +371,7 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	if cfg.WebhookAllowPrivate, err = strconv.ParseBool(raw); err != nil {
 		return usagef("invalid %s %q: want true or false", source, raw)
 	}
-	return nil
+	return buildTLSConfig(cfg, get)
 }
 
 // isDefault reports whether a flag's source (value's second result) is
