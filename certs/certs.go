@@ -297,6 +297,15 @@ func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any
 		if leaf, err := m.storedLeaf(ctx, host); err == nil {
 			m.setLeaf(host, leaf)
 		}
+	case "cached_managed_cert":
+		// Loaded from the storage: obtained by another node, or before
+		// a restart.
+		sans, _ := data["sans"].([]string)
+		for _, name := range sans {
+			if leaf, err := m.storedLeaf(ctx, name); err == nil {
+				m.setLeaf(name, leaf)
+			}
+		}
 	case "cert_failed":
 		m.metrics.failed.WithLabelValues(strconv.FormatBool(renewal)).Inc()
 		m.log.Warn("certificate not obtained", "host", host, "renewal", renewal, "error", fmt.Sprint(data["error"]))

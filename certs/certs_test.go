@@ -324,6 +324,10 @@ func TestRenewal(t *testing.T) {
 				if got, err := handshake(t.Context(), m, host, acme.Issued); err != nil || got.SerialNumber.Cmp(first.SerialNumber) != 0 {
 					t.Fatalf("node %d before renewal: %v, %v; want the first certificate", i+1, got, err)
 				}
+				// Loaded from the database, obtained by another node.
+				if s := m.HostState(host); s != certs.StateReady {
+					t.Errorf("node %d: state %s, want ready", i+1, s)
+				}
 			}
 			// Outside the window (the last third): nothing to do.
 			if err := m1.Maintain(t.Context()); err != nil {

@@ -94,6 +94,7 @@ type tlsFront struct {
 	// wrap answers ACME challenges on --addr before next (auto only).
 	wrap       func(next http.Handler) http.Handler
 	status     func() certs.Status
+	hostState  func(host string) certs.State
 	publicHost string
 	httpsPort  string
 }
@@ -114,6 +115,7 @@ func (a *app) newTLSFront(lc *lifecycle, st linkforge.TLSStore, id string, regis
 		}
 		f.tlsConfig, f.wrap = s.TLSConfig(), s.HTTPHandler
 		f.status = func() certs.Status { return s.Status(f.publicHost) }
+		f.hostState = s.HostState
 		return f, nil
 	}
 	roots, err := acmeRoots(t.ACMECA)
@@ -137,7 +139,7 @@ func (a *app) newTLSFront(lc *lifecycle, st linkforge.TLSStore, id string, regis
 	}
 	m.Start(a.ctx)
 	lc.add("certs", componentStopBudget, m.Stop)
-	f.tlsConfig, f.wrap, f.status = m.TLSConfig(), m.HTTPHandler, m.Status
+	f.tlsConfig, f.wrap, f.status, f.hostState = m.TLSConfig(), m.HTTPHandler, m.Status, m.HostState
 	return f, nil
 }
 
@@ -194,6 +196,15 @@ func (f *tlsFront) plainHandler(next http.Handler) http.Handler {
 		// 308 keeps the method and body, as 301 would not for a POST.
 		http.Redirect(w, r, "https://"+host+r.URL.RequestURI(), http.StatusPermanentRedirect)
 	}))
+}
+
+// HostState is host's certificate state, for the domains' tls field:
+// off with --tls off.
+func (f *tlsFront) HostState(host string) certs.State {
+	if f == nil {
+		return certs.StateOff
+	}
+	return f.hostState(host)
 }
 
 // readiness is the TLS part of /readyz; nil with --tls off.
