@@ -76,8 +76,8 @@ func listenChallenges(t *testing.T) *challenges {
 
 // serve answers the challenges with m's handler.
 func (c *challenges) serve(t *testing.T, m *certs.Manager) {
-	srv := &http.Server{Handler: m.HTTPHandler(http.NotFoundHandler())}
-	go srv.Serve(c.ln)
+	srv := &http.Server{Handler: m.HTTPHandler(http.NotFoundHandler()), ReadHeaderTimeout: time.Minute}
+	go func() { _ = srv.Serve(c.ln) }() // ErrServerClosed at the cleanup
 	t.Cleanup(func() { srv.Close() })
 }
 

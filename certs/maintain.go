@@ -100,7 +100,11 @@ func (m *Manager) renew(ctx context.Context, host string, seen *x509.Certificate
 	if !ok {
 		return m.storedLeaf(ctx, host) // another node renews it
 	}
-	defer m.storage.Unlock(ctx, lock)
+	defer func() {
+		if err := m.storage.Unlock(ctx, lock); err != nil {
+			m.log.Warn("renewal lock not released; its lease runs out", "host", host, "error", err)
+		}
+	}()
 	leaf, err := m.storedLeaf(ctx, host)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,7 @@
 package certs
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -41,7 +41,7 @@ func newMetrics(reg prometheus.Registerer, m *Manager) (*metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{mt.obtained, mt.failed, mt.refused, expiryCollector{mt}} {
 		if err := reg.Register(c); err != nil {
-			return nil, errors.Join(errors.New("certs: register metrics"), err)
+			return nil, fmt.Errorf("certs: register metrics: %w", err)
 		}
 	}
 	return mt, nil
