@@ -37,6 +37,19 @@ type readiness struct {
 	// Bus is whether this node hears the other nodes (Config.PeerHealth):
 	// ok or unavailable; absent on a single node.
 	Bus string `json:"bus,omitempty"`
+	// TLS is shown with --tls auto or manual. It does not fail the
+	// probe: a node whose certificate is still being obtained serves
+	// HTTP, and the others serve HTTPS meanwhile.
+	TLS *TLSReadiness `json:"tls,omitempty"`
+}
+
+// TLSReadiness is the certificates' state on this node.
+type TLSReadiness struct {
+	Mode       string `json:"mode"`        // auto or manual
+	PublicHost string `json:"public_host"` // the public URL's host: pending, ready, failed or off
+	Ready      int    `json:"ready"`       // hosts with a certificate valid now
+	Pending    int    `json:"pending"`     // hosts whose certificate is being obtained
+	Failed     int    `json:"failed"`      // hosts whose last attempt failed, without a valid certificate
 }
 
 // healthz answers 200 as long as the process serves HTTP.
@@ -61,6 +74,10 @@ func (s *Server) readyz(c echo.Context) error {
 			s.logger.Warn("readiness check failed: clicks cannot be counted", "error", err)
 			body.Status, body.Journal, status = "unavailable", "unwritable", http.StatusServiceUnavailable
 		}
+	}
+	if s.tls != nil {
+		t := s.tls()
+		body.TLS = &t
 	}
 	err := s.store.Ping(ctx)
 	if err != nil {

@@ -69,6 +69,9 @@ type Config struct {
 	// nil: the answer says journal "none" and depends on nothing but the
 	// process.
 	Readiness ReadinessChecker
+	// TLS is the certificates' state /readyz shows; nil: --tls off, and
+	// /readyz shows none.
+	TLS func() TLSReadiness
 	// Classifier classifies each counted click (country, referrer, device,
 	// browser, OS, utm_source) for the counter; nil: clicks are counted
 	// under every dimension's default ("unknown", "direct", ...).
@@ -175,6 +178,10 @@ type Server struct {
 	exhausted ExhaustionChecker // nil: HEAD does not ask
 	skipped   SkipRecorder      // nil: uncounted redirects are not told
 	readiness ReadinessChecker  // nil: /readyz reports no journal
+
+	// tls is /readyz's certificates' state; nil: none (--tls off).
+	tls func() TLSReadiness
+
 	logger    *slog.Logger
 	now       func() time.Time
 	cache     *linkCache
@@ -288,6 +295,7 @@ func New(cfg Config) (*Server, error) {
 		skipped:             cfg.Skips,
 		readiness:           cfg.Readiness,
 		peerHealth:          cfg.PeerHealth,
+		tls:                 cfg.TLS,
 		linkFeed:            cfg.LinkFeed,
 		announcer:           cfg.Announcer,
 

@@ -51,6 +51,8 @@ type config struct {
 	// Bus is how the nodes on one PostgreSQL tell each other of clicks,
 	// link writes and expiries: busPostgres, or a NATS URL.
 	Bus string
+	// TLS is --tls and its flags (tls.go).
+	TLS tlsConfig
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -383,7 +385,7 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 		// Not quoted: a NATS URL may carry a password.
 		return usagef("invalid %s: %v", source, err)
 	}
-	return nil
+	return buildTLSConfig(cfg, get)
 }
 
 // checkBus accepts --bus: postgres, or NATS server URLs (nats:// or

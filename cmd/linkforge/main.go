@@ -54,6 +54,9 @@ type app struct {
 	// plain: failures are one line for a person, "linkforge: what: why";
 	// serve logs them as records, for its log collector.
 	plain bool
+	// front is serve's HTTPS part (tls.go), built by startNode with the
+	// store it needs, served by serveUntilDone; nil with --tls off.
+	front *tlsFront
 }
 
 // run parses the command line and the environment and runs the command. It

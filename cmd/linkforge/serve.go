@@ -177,7 +177,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	if err != nil {
 		return a.fail("cannot listen", err)
 	}
-	serveErr := a.serveHTTP(lc, ln, handler)
+	serveErr := a.serveHTTP(lc, ln, a.front.plainHandler(handler))
+	httpsErr, err := a.serveHTTPS(lc, a.front, handler)
+	if err != nil {
+		return a.fail("cannot listen (--https-addr)", err)
+	}
 	a.announce(ln.Addr().String(), id)
 
 	select {
@@ -189,6 +193,10 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		// error back for the http stopper to report.
 		serveErr <- err
 		a.log.Error("server stopped unexpectedly", "error", err)
+		return exitFailure
+	case err := <-httpsErr:
+		httpsErr <- err
+		a.log.Error("HTTPS server stopped unexpectedly", "error", err)
 		return exitFailure
 	}
 }
@@ -270,6 +278,9 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	}
 	quotas, err := a.startQuotas(lc, st, counter, registry)
 	if err != nil {
+		return "", nil, err
+	}
+	if a.front, err = a.newTLSFront(lc, st, id, registry); err != nil {
 		return "", nil, err
 	}
 	handler, err = a.newWebServer(st, counter, hub, sched, cl.bus, quotas, classifier, registry)
@@ -474,6 +485,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		Exhaustion: counter,
 		Skips:      counter,
 		Readiness:  counter,
+		TLS:        a.front.readiness(),
 		PublicURL:  a.cfg.PublicURL,
 		Logger:     a.log,
 		Registry:   registry,

@@ -20,6 +20,7 @@ const sqliteFile = "linkforge.db"
 // *sqlite.DB and *postgres.DB are one.
 type store interface {
 	linkforge.Store
+	linkforge.TLSStore // --tls auto's certificates (tls.go)
 	Migrate(ctx context.Context) error
 }
 
