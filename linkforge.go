@@ -65,6 +65,15 @@ type Link struct {
 	// ImportedClicks are clicks counted by another shortener before an
 	// import: part of Clicks, never invented as buckets.
 	ImportedClicks int64
+
+	// Routing (routing.go). RedirectStatus is 301, 302, 307 or 308; 0
+	// reads as DefaultRedirectCode (and NormalizeLink writes 302 as 0). Nil
+	// slices and a nil OG are unset.
+	RedirectStatus int
+	ForwardQuery   bool
+	Rules          []Rule
+	Variants       []Variant
+	OG             *OG
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to the

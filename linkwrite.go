@@ -23,6 +23,20 @@ func NormalizeLink(l Link) Link {
 	if l.Tags == nil {
 		l.Tags = []string{}
 	}
+	if l.RedirectStatus == DefaultRedirectCode {
+		// One form for the default, so that a link written with 0 and
+		// read back from a column holding 302 compares equal.
+		l.RedirectStatus = 0
+	}
+	if len(l.Rules) == 0 {
+		l.Rules = nil
+	}
+	if len(l.Variants) == 0 {
+		l.Variants = nil
+	}
+	if l.OG.IsZero() {
+		l.OG = nil
+	}
 	return l
 }
 
