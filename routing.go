@@ -102,10 +102,11 @@ func (l *Link) HasRouting() bool {
 }
 
 // EncodeRouting returns l's rules, variants and og as the stores keep them:
-// a JSON document, or "" when none is set.
-func EncodeRouting(l *Link) (string, error) {
+// a JSON document, or "" when none is set. The types hold only strings and
+// ints, which encoding/json always encodes, so there is no error to return.
+func EncodeRouting(l *Link) string {
 	if len(l.Rules) == 0 && len(l.Variants) == 0 && l.OG.IsZero() {
-		return "", nil
+		return ""
 	}
 	r := RoutingJSON{Rules: l.Rules, Variants: l.Variants}
 	if !l.OG.IsZero() {
@@ -113,9 +114,9 @@ func EncodeRouting(l *Link) (string, error) {
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
-		return "", fmt.Errorf("encode routing: %w", err)
+		panic(fmt.Sprintf("linkforge: encode routing: %v", err))
 	}
-	return string(b), nil
+	return string(b)
 }
 
 // DecodeRouting sets l's rules, variants and og from what EncodeRouting

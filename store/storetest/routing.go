@@ -1,0 +1,125 @@
+package storetest
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/visitor"
+)
+
+// RoutingStore is a store that also keeps the visitor hash's day keys.
+type RoutingStore interface {
+	linkforge.Store
+	visitor.KeyStore
+}
+
+// RunRouting runs the conformance cases of the routing fields and the
+// visitor key store as subtests of t; open is as for Run.
+func RunRouting(t *testing.T, open func(t *testing.T) RoutingStore) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		run  func(t *testing.T, s RoutingStore)
+	}{
+		{"RoutingFields", testRoutingFields},
+		{"VisitorKeys", testVisitorKeys},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
+	}
+}
+
+func routingOf(l linkforge.Link) linkforge.Link {
+	return linkforge.Link{RedirectStatus: l.RedirectStatus, ForwardQuery: l.ForwardQuery,
+		Rules: l.Rules, Variants: l.Variants, OG: l.OG}
+}
+
+func checkRouting(t *testing.T, what string, got, want linkforge.Link) {
+	t.Helper()
+	if g, w := routingOf(got), routingOf(want); !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: routing %+v, want %+v", what, g, w)
+	}
+}
+
+// testRoutingFields: redirect_status, forward_query, rules, variants and og
+// are written and read back by every read, and removed by an update.
+func testRoutingFields(t *testing.T, s RoutingStore) {
+	ctx := t.Context()
+	tn := mustTenant(t, s, "acme")
+	l := newLink(tn.ID, "routed")
+	l.RedirectStatus = 308
+	l.ForwardQuery = true
+	l.Rules = []linkforge.Rule{{Conditions: []linkforge.Condition{{Type: "country", Value: "DE"},
+		{Type: "language", Value: "de"}}, URL: "https://example.com/de"}}
+	l.Variants = []linkforge.Variant{{URL: "https://example.com/a", Weight: 50}, {URL: "https://example.com/b", Weight: 50}}
+	l.OG = &linkforge.OG{Title: "Spring <sale>", Description: "\"50 %\" off", ImageURL: "https://example.com/card.png"}
+	created := mustCreateLink(t, s, l)
+	checkRouting(t, "CreateLink", created, l)
+	bySlug, err := s.LinkBySlug(ctx, "routed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRouting(t, "LinkBySlug", bySlug, l)
+	checkRouting(t, "TenantLink", mustTenantLink(t, s, tn.ID, "routed"), l)
+	list := mustQueryAll(t, s, linkforge.ListQuery{TenantID: tn.ID}, 10)
+	if len(list) != 1 {
+		t.Fatalf("QueryLinks: %d links", len(list))
+	}
+	checkRouting(t, "QueryLinks", list[0], l)
+
+	updated, err := s.UpdateLink(ctx, tn.ID, "routed", func(got *linkforge.Link) error {
+		checkRouting(t, "UpdateLink's fn", *got, l)
+		got.RedirectStatus, got.ForwardQuery, got.Rules, got.Variants, got.OG = 302, false, nil, nil, nil
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var none linkforge.Link
+	checkRouting(t, "UpdateLink", updated, none)
+	checkRouting(t, "TenantLink after removal", mustTenantLink(t, s, tn.ID, "routed"), none)
+
+	// The bulk paths: CreateLinks and ImportLinks carry the fields too.
+	bulk := newLink(tn.ID, "bulk-routed")
+	bulk.RedirectStatus, bulk.Variants = 301, l.Variants
+	if res, err := s.CreateLinks(ctx, []linkforge.Link{bulk}); err != nil || res[0].Err != nil {
+		t.Fatalf("CreateLinks: %v %+v", err, res)
+	}
+	checkRouting(t, "CreateLinks", mustTenantLink(t, s, tn.ID, "bulk-routed"), bulk)
+	imp := newLink(tn.ID, "import-routed")
+	imp.ForwardQuery, imp.Rules, imp.OG = true, l.Rules, l.OG
+	if err := s.ImportLinks(ctx, []linkforge.Link{imp}); err != nil {
+		t.Fatalf("ImportLinks: %v", err)
+	}
+	checkRouting(t, "ImportLinks", mustTenantLink(t, s, tn.ID, "import-routed"), imp)
+}
+
+// testVisitorKeys: the first candidate of a day wins for every caller, and
+// DeleteKeysBefore destroys the past days only.
+func testVisitorKeys(t *testing.T, s RoutingStore) {
+	ctx := context.Background()
+	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	next := day.AddDate(0, 0, 1)
+	a, b := visitor.Key{1, 2, 3}, visitor.Key{9, 9, 9}
+	if k, err := s.DayKey(ctx, day, a); err != nil || k != a {
+		t.Fatalf("first DayKey = %x, %v; want the candidate", k[:3], err)
+	}
+	if k, err := s.DayKey(ctx, day, b); err != nil || k != a {
+		t.Fatalf("second DayKey = %x, %v; want the first candidate", k[:3], err)
+	}
+	if k, err := s.DayKey(ctx, next, b); err != nil || k != b {
+		t.Fatalf("next day's DayKey = %x, %v; want its own candidate", k[:3], err)
+	}
+	if err := s.DeleteKeysBefore(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	// The past day's key is gone: a new candidate becomes its key.
+	if k, err := s.DayKey(ctx, day, b); err != nil || k != b {
+		t.Fatalf("DayKey after deletion = %x, %v; want a new key", k[:3], err)
+	}
+	if k, err := s.DayKey(ctx, next, a); err != nil || k != b {
+		t.Fatalf("today's key after deleting older ones = %x, %v; want it kept", k[:3], err)
+	}
+}
