@@ -66,14 +66,9 @@ type Link struct {
 	// import: part of Clicks, never invented as buckets.
 	ImportedClicks int64
 
-	// Routing (routing.go). RedirectStatus is 301, 302, 307 or 308; 0
-	// reads as DefaultRedirectCode (and NormalizeLink writes 302 as 0). Nil
-	// slices and a nil OG are unset.
-	RedirectStatus int
-	ForwardQuery   bool
-	Rules          []Rule
-	Variants       []Variant
-	OG             *OG
+	// Routing holds the routing fields (routing.go); nil when none is set.
+	// A pointer, so that the links every cache entry holds stay small.
+	Routing *Routing
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to the

@@ -85,54 +85,97 @@ type RoutingJSON struct {
 	OG       *OG       `json:"og,omitempty"`
 }
 
+// Routing is the routing fields of a link. RedirectStatus is 301, 302, 307
+// or 308; 0 reads as DefaultRedirectCode (and NormalizeLink writes 302 as
+// 0). Nil slices and a nil OG are unset.
+type Routing struct {
+	RedirectStatus int
+	ForwardQuery   bool
+	Rules          []Rule
+	Variants       []Variant
+	OG             *OG
+}
+
+// IsZero reports whether r sets nothing (302, no forwarding, no rules, no
+// variants, no card).
+func (r *Routing) IsZero() bool {
+	return r == nil || ((r.RedirectStatus == 0 || r.RedirectStatus == DefaultRedirectCode) && !r.ForwardQuery &&
+		len(r.Rules) == 0 && len(r.Variants) == 0 && r.OG.IsZero())
+}
+
+var noRouting Routing
+
+// Routes returns l's routing fields for reading: the zero Routing when l
+// has none. The result must not be modified.
+func (l *Link) Routes() *Routing {
+	if l.Routing == nil {
+		return &noRouting
+	}
+	return l.Routing
+}
+
+// EditRouting returns l's routing fields for writing, set to a new zero
+// Routing first when l has none.
+func (l *Link) EditRouting() *Routing {
+	if l.Routing == nil {
+		l.Routing = &Routing{}
+	}
+	return l.Routing
+}
+
 // RedirectCode returns the status code l's redirect answers with.
 func (l *Link) RedirectCode() int {
-	if l.RedirectStatus == 0 {
-		return DefaultRedirectCode
+	if s := l.Routes().RedirectStatus; s != 0 {
+		return s
 	}
-	return l.RedirectStatus
+	return DefaultRedirectCode
 }
 
 // HasRouting reports whether l's redirect depends on more than url and
 // device_urls: a redirect code other than 302, forwarded queries, rules,
 // variants or a preview card.
-func (l *Link) HasRouting() bool {
-	return l.RedirectCode() != DefaultRedirectCode || l.ForwardQuery || len(l.Rules) > 0 ||
-		len(l.Variants) > 0 || !l.OG.IsZero()
-}
+func (l *Link) HasRouting() bool { return !l.Routing.IsZero() }
 
 // EncodeRouting returns l's rules, variants and og as the stores keep them:
 // a JSON document, or "" when none is set. The types hold only strings and
 // ints, which encoding/json always encodes, so there is no error to return.
 func EncodeRouting(l *Link) string {
-	if len(l.Rules) == 0 && len(l.Variants) == 0 && l.OG.IsZero() {
+	r := l.Routes()
+	if len(r.Rules) == 0 && len(r.Variants) == 0 && r.OG.IsZero() {
 		return ""
 	}
-	r := RoutingJSON{Rules: l.Rules, Variants: l.Variants}
-	if !l.OG.IsZero() {
-		r.OG = l.OG
+	j := RoutingJSON{Rules: r.Rules, Variants: r.Variants}
+	if !r.OG.IsZero() {
+		j.OG = r.OG
 	}
-	b, err := json.Marshal(r)
+	b, err := json.Marshal(j)
 	if err != nil {
 		panic(fmt.Sprintf("linkforge: encode routing: %v", err))
 	}
 	return string(b)
 }
 
-// DecodeRouting sets l's rules, variants and og from what EncodeRouting
-// returned.
-func DecodeRouting(s string, l *Link) error {
-	l.Rules, l.Variants, l.OG = nil, nil, nil
-	if s == "" {
-		return nil
+// DecodeRouting sets l's routing fields from the stored columns:
+// redirect_status, forward_query and routing (what EncodeRouting
+// returned). A link without any is left with a nil Routing.
+func DecodeRouting(status int, forward bool, doc string, l *Link) error {
+	r := Routing{ForwardQuery: forward}
+	if status != DefaultRedirectCode {
+		r.RedirectStatus = status
 	}
-	var r RoutingJSON
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		return fmt.Errorf("decode routing: %w", err)
+	if doc != "" {
+		var j RoutingJSON
+		if err := json.Unmarshal([]byte(doc), &j); err != nil {
+			return fmt.Errorf("decode routing: %w", err)
+		}
+		r.Rules, r.Variants = j.Rules, j.Variants
+		if !j.OG.IsZero() {
+			r.OG = j.OG
+		}
 	}
-	l.Rules, l.Variants = r.Rules, r.Variants
-	if !r.OG.IsZero() {
-		l.OG = r.OG
+	l.Routing = nil
+	if !r.IsZero() {
+		l.Routing = &r
 	}
 	return nil
 }

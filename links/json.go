@@ -75,15 +75,16 @@ func Render(l linkforge.Link, shortBase string) JSON {
 	if j.Tags == nil {
 		j.Tags = []string{}
 	}
-	j.RedirectStatus, j.ForwardQuery, j.Rules, j.Variants = l.RedirectCode(), l.ForwardQuery, l.Rules, l.Variants
+	r := l.Routes()
+	j.RedirectStatus, j.ForwardQuery, j.Rules, j.Variants = l.RedirectCode(), r.ForwardQuery, r.Rules, r.Variants
 	if j.Rules == nil {
 		j.Rules = []linkforge.Rule{}
 	}
 	if j.Variants == nil {
 		j.Variants = []linkforge.Variant{}
 	}
-	if !l.OG.IsZero() {
-		j.OG = l.OG
+	if !r.OG.IsZero() {
+		j.OG = r.OG
 	}
 	return j
 }

@@ -98,14 +98,15 @@ func Compile(l *linkforge.Link) *Routes {
 	if !l.HasRouting() {
 		return nil
 	}
-	r := &Routes{status: l.RedirectCode(), forward: l.ForwardQuery, url: newTarget(l.URL), seed: mix(uint64(l.ID))}
+	lr := l.Routes()
+	r := &Routes{status: l.RedirectCode(), forward: lr.ForwardQuery, url: newTarget(l.URL), seed: mix(uint64(l.ID))}
 	r.cacheControl = cacheTemporary
 	if linkforge.IsPermanentRedirect(r.status) {
 		r.cacheControl = cachePermanent
 	}
-	for _, lr := range l.Rules {
-		cr := rule{to: newTarget(lr.URL), conds: make([]cond, 0, len(lr.Conditions))}
-		for _, c := range lr.Conditions {
+	for _, rl := range lr.Rules {
+		cr := rule{to: newTarget(rl.URL), conds: make([]cond, 0, len(rl.Conditions))}
+		for _, c := range rl.Conditions {
 			cc, ok := compileCond(c)
 			if !ok {
 				cr.conds = nil // never matches: see above
@@ -131,15 +132,15 @@ func Compile(l *linkforge.Link) *Routes {
 		}
 		r.devices = &[3]*target{pick(d.IOS), pick(d.Android), pick(d.Desktop)}
 	}
-	if len(l.Variants) >= linkforge.MinVariants && len(l.Variants) <= linkforge.MaxVariants {
-		for i, v := range l.Variants {
+	if len(lr.Variants) >= linkforge.MinVariants && len(lr.Variants) <= linkforge.MaxVariants {
+		for i, v := range lr.Variants {
 			r.total += uint64(max(v.Weight, 1))
 			r.variants = append(r.variants, variant{to: newTarget(v.URL), upTo: r.total, value: VariantValues[i]})
 		}
 		r.needsAddr = true
 	}
-	if !l.OG.IsZero() {
-		og := *l.OG
+	if !lr.OG.IsZero() {
+		og := *lr.OG
 		r.og = &og
 	}
 	return r

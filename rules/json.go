@@ -27,39 +27,40 @@ func IsField(name string) bool {
 // accept the same documents.
 func DecodeField(name string, v json.RawMessage, l *linkforge.Link) []linkforge.FieldError {
 	null := bytes.Equal(bytes.TrimSpace(v), []byte("null"))
+	r := l.EditRouting()
 	bad := func(detail string) []linkforge.FieldError {
 		return []linkforge.FieldError{{Field: name, Detail: detail}}
 	}
 	switch name {
 	case "redirect_status":
-		l.RedirectStatus = 0
-		if !null && json.Unmarshal(v, &l.RedirectStatus) != nil {
+		r.RedirectStatus = 0
+		if !null && json.Unmarshal(v, &r.RedirectStatus) != nil {
 			return bad("must be one of the integers 301, 302, 307 and 308")
 		}
 	case "forward_query":
-		l.ForwardQuery = false
-		if !null && json.Unmarshal(v, &l.ForwardQuery) != nil {
+		r.ForwardQuery = false
+		if !null && json.Unmarshal(v, &r.ForwardQuery) != nil {
 			return bad("must be true or false")
 		}
 	case "rules":
-		l.Rules = nil
-		if !null && strict(v, &l.Rules) != nil {
+		r.Rules = nil
+		if !null && strict(v, &r.Rules) != nil {
 			return bad(`must be an array of {"conditions": [{"type": ..., "value": ...}], "url": ...}`)
 		}
 	case "variants":
-		l.Variants = nil
-		if !null && strict(v, &l.Variants) != nil {
+		r.Variants = nil
+		if !null && strict(v, &r.Variants) != nil {
 			return bad(`must be an array of {"url": ..., "weight": 1..100}`)
 		}
 	case "og":
-		l.OG = nil
+		r.OG = nil
 		if !null {
 			var og linkforge.OG
 			if strict(v, &og) != nil {
 				return bad(`must be an object with the keys "title", "description" and "image_url"`)
 			}
 			if !og.IsZero() {
-				l.OG = &og
+				r.OG = &og
 			}
 		}
 	default:

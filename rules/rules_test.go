@@ -27,7 +27,7 @@ func iPhoneDE() Request {
 }
 
 func oneRule(conds ...linkforge.Condition) *Routes {
-	return Compile(&linkforge.Link{ID: 1, URL: base, Rules: []linkforge.Rule{{Conditions: conds, URL: match}}})
+	return Compile(&linkforge.Link{ID: 1, URL: base, Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: conds, URL: match}}}})
 }
 
 func c(typ, value string) linkforge.Condition { return linkforge.Condition{Type: typ, Value: value} }
@@ -90,7 +90,7 @@ func TestEveryConditionType(t *testing.T) {
 			if tc.edit != nil {
 				tc.edit(&req)
 			}
-			if fields := ValidateRouting(&linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{tc.cond}, URL: match}}}, nil); len(fields) > 0 {
+			if fields := ValidateRouting(&linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{tc.cond}, URL: match}}}}, nil); len(fields) > 0 {
 				t.Fatalf("condition %+v does not validate: %v", tc.cond, fields)
 			}
 			got := oneRule(tc.cond).Evaluate(&req).Location[0]
@@ -117,14 +117,11 @@ func TestAllConditionsOfARuleMustMatch(t *testing.T) {
 
 func TestOrderRulesThenDevicesThenVariantsThenURL(t *testing.T) {
 	l := &linkforge.Link{ID: 7, URL: base,
-		Rules: []linkforge.Rule{
+		DeviceURLs: linkforge.DeviceURLs{Android: "https://example.com/android"}, Routing: &linkforge.Routing{Rules: []linkforge.Rule{
 			{Conditions: []linkforge.Condition{c("country", "DE")}, URL: "https://example.com/de"},
 			{Conditions: []linkforge.Condition{c("country", "DE"), c("os", "iOS")}, URL: "https://example.com/never"},
 			{Conditions: []linkforge.Condition{c("os", "iOS")}, URL: "https://example.com/ios-rule"},
-		},
-		DeviceURLs: linkforge.DeviceURLs{Android: "https://example.com/android"},
-		Variants:   []linkforge.Variant{{URL: "https://example.com/a", Weight: 1}, {URL: "https://example.com/b", Weight: 1}},
-	}
+		}, Variants: []linkforge.Variant{{URL: "https://example.com/a", Weight: 1}, {URL: "https://example.com/b", Weight: 1}}}}
 	r := Compile(l)
 	for _, tc := range []struct {
 		name    string
@@ -147,7 +144,7 @@ func TestOrderRulesThenDevicesThenVariantsThenURL(t *testing.T) {
 				if d.Variant != "0" && d.Variant != "1" {
 					t.Fatalf("variant %q, want 0 or 1", d.Variant)
 				}
-				if want := l.Variants[d.Variant[0]-'0'].URL; d.Location[0] != want {
+				if want := l.Routing.Variants[d.Variant[0]-'0'].URL; d.Location[0] != want {
 					t.Fatalf("variant %s sent to %s, want %s", d.Variant, d.Location[0], want)
 				}
 				return
@@ -158,7 +155,7 @@ func TestOrderRulesThenDevicesThenVariantsThenURL(t *testing.T) {
 		})
 	}
 	// Without variants the last resort is url, with no variant value.
-	plain := Compile(&linkforge.Link{ID: 7, URL: base, Rules: l.Rules[:1]})
+	plain := Compile(&linkforge.Link{ID: 7, URL: base, Routing: &linkforge.Routing{Rules: l.Routing.Rules[:1]}})
 	req := iPhoneDE()
 	req.Country = "FR"
 	if d := plain.Evaluate(&req); d.Location[0] != base || d.Variant != "" {
@@ -169,8 +166,8 @@ func TestOrderRulesThenDevicesThenVariantsThenURL(t *testing.T) {
 func TestVariantStickyPerVisitorAndDay(t *testing.T) {
 	now := noon
 	h := visitor.NewHasher(&visitor.MemoryKeys{}, func() time.Time { return now }, nil)
-	l := &linkforge.Link{ID: 42, URL: base, Variants: []linkforge.Variant{
-		{URL: "https://example.com/a", Weight: 50}, {URL: "https://example.com/b", Weight: 50}}}
+	l := &linkforge.Link{ID: 42, URL: base, Routing: &linkforge.Routing{Variants: []linkforge.Variant{
+		{URL: "https://example.com/a", Weight: 50}, {URL: "https://example.com/b", Weight: 50}}}}
 	r := Compile(l)
 	pick := func(addr string, ua string) string {
 		req := Request{Addr: netip.MustParseAddr(addr), UserAgent: ua, Visitors: h, Ctx: context.Background(), Now: now}
@@ -205,8 +202,8 @@ func TestVariantStickyPerVisitorAndDay(t *testing.T) {
 }
 
 func TestVariantWeights(t *testing.T) {
-	r := Compile(&linkforge.Link{ID: 3, URL: base, Variants: []linkforge.Variant{
-		{URL: "https://example.com/a", Weight: 1}, {URL: "https://example.com/b", Weight: 3}}})
+	r := Compile(&linkforge.Link{ID: 3, URL: base, Routing: &linkforge.Routing{Variants: []linkforge.Variant{
+		{URL: "https://example.com/a", Weight: 1}, {URL: "https://example.com/b", Weight: 3}}}})
 	var key visitor.Key
 	counts := map[string]int{}
 	for i := range 4000 {
@@ -241,7 +238,7 @@ func TestStatusAndCacheControl(t *testing.T) {
 		{307, "private, max-age=0"},
 		{308, "private, max-age=86400"},
 	} {
-		r := Compile(&linkforge.Link{URL: base, RedirectStatus: tc.status, ForwardQuery: true})
+		r := Compile(&linkforge.Link{URL: base, Routing: &linkforge.Routing{RedirectStatus: tc.status, ForwardQuery: true}})
 		req := Request{}
 		d := r.Evaluate(&req)
 		if d.Status != tc.status || d.CacheControl[0] != tc.cache || d.Location[0] != base {
@@ -252,27 +249,27 @@ func TestStatusAndCacheControl(t *testing.T) {
 
 func TestEvaluateDoesNotAllocate(t *testing.T) {
 	h := visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)
-	five := &linkforge.Link{ID: 9, URL: base, Rules: []linkforge.Rule{
+	five := &linkforge.Link{ID: 9, URL: base, Routing: &linkforge.Routing{Rules: []linkforge.Rule{
 		{Conditions: []linkforge.Condition{c("country", "FR")}, URL: match},
 		{Conditions: []linkforge.Condition{c("language", "fr")}, URL: match},
 		{Conditions: []linkforge.Condition{c("query", "gclid")}, URL: match},
 		{Conditions: []linkforge.Condition{c("ip", "198.51.100.0/24")}, URL: match},
 		{Conditions: []linkforge.Condition{c("after", "2030-01-01T00:00:00Z"), c("device", "desktop")}, URL: match},
-	}}
+	}}}
 	for _, tc := range []struct {
 		name string
 		l    *linkforge.Link
 	}{
-		{"status only", &linkforge.Link{URL: base, RedirectStatus: 301}},
-		{"forward_query, empty query", &linkforge.Link{URL: base, ForwardQuery: true}},
+		{"status only", &linkforge.Link{URL: base, Routing: &linkforge.Routing{RedirectStatus: 301}}},
+		{"forward_query, empty query", &linkforge.Link{URL: base, Routing: &linkforge.Routing{ForwardQuery: true}}},
 		{"five rules, none matching", five},
-		{"variants", &linkforge.Link{ID: 2, URL: base, Variants: []linkforge.Variant{{URL: match, Weight: 1}, {URL: base, Weight: 1}}}},
+		{"variants", &linkforge.Link{ID: 2, URL: base, Routing: &linkforge.Routing{Variants: []linkforge.Variant{{URL: match, Weight: 1}, {URL: base, Weight: 1}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Compile(tc.l)
 			req := iPhoneDE()
 			req.Visitors, req.UserAgent, req.Ctx = h, "Mozilla/5.0", context.Background()
-			if tc.l.ForwardQuery {
+			if tc.l.Routes().ForwardQuery {
 				req.RawQuery = ""
 			}
 			r.Evaluate(&req)
@@ -299,7 +296,7 @@ func TestForwardQuery(t *testing.T) {
 		{"key without value", "https://example.com/p?flag", "flag&x", "https://example.com/p?flag&x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Compile(&linkforge.Link{URL: tc.target, ForwardQuery: true})
+			r := Compile(&linkforge.Link{URL: tc.target, Routing: &linkforge.Routing{ForwardQuery: true}})
 			req := Request{RawQuery: tc.query}
 			got := r.Evaluate(&req).Location[0]
 			if got != tc.want {
@@ -313,7 +310,7 @@ func TestForwardQuery(t *testing.T) {
 		})
 	}
 	// Without forward_query the request's query is dropped, as before.
-	r := Compile(&linkforge.Link{URL: "https://example.com/p?x=1", RedirectStatus: 307})
+	r := Compile(&linkforge.Link{URL: "https://example.com/p?x=1", Routing: &linkforge.Routing{RedirectStatus: 307}})
 	req := Request{RawQuery: "a=1"}
 	if got := r.Evaluate(&req).Location[0]; got != "https://example.com/p?x=1" {
 		t.Fatalf("without forward_query: %s", got)
@@ -337,31 +334,31 @@ func TestValidateFields(t *testing.T) {
 		l     linkforge.Link
 		field string
 	}{
-		{"status", linkforge.Link{RedirectStatus: 303}, "redirect_status"},
-		{"too many rules", linkforge.Link{Rules: rules}, "rules"},
-		{"no conditions", linkforge.Link{Rules: []linkforge.Rule{{URL: match}}}, "rules[0].conditions"},
-		{"too many conditions", linkforge.Link{Rules: []linkforge.Rule{{Conditions: many(11), URL: match}}}, "rules[0].conditions"},
-		{"unknown type", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("city", "Berlin")}, URL: match}}}, "rules[0].conditions[0].type"},
-		{"empty value", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("country", "")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"device", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("device", "phone")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"os", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("os", "iPadOS")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"browser", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("browser", "Netscape")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"language", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("language", "de_DE")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"country", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("country", "DEU")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"query", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("query", "=x")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"query with &", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("query", "a=1&b=2")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"ip", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("ip", "192.0.2.0/33")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"before", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("before", "2026-03-01")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"after", linkforge.Link{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("after", "tomorrow")}, URL: match}}}, "rules[0].conditions[0].value"},
-		{"rule url", linkforge.Link{Rules: []linkforge.Rule{{Conditions: many(1), URL: "ftp://x"}}}, "rules[0].url"},
-		{"one variant", linkforge.Link{Variants: []linkforge.Variant{{URL: match, Weight: 1}}}, "variants"},
-		{"eleven variants", linkforge.Link{Variants: make([]linkforge.Variant, 11)}, "variants"},
-		{"weight 0", linkforge.Link{Variants: []linkforge.Variant{{URL: match, Weight: 0}, {URL: base, Weight: 1}}}, "variants[0].weight"},
-		{"weight 101", linkforge.Link{Variants: []linkforge.Variant{{URL: match, Weight: 1}, {URL: base, Weight: 101}}}, "variants[1].weight"},
-		{"variant url", linkforge.Link{Variants: []linkforge.Variant{{URL: match, Weight: 1}, {URL: "example.com", Weight: 1}}}, "variants[1].url"},
-		{"og title", linkforge.Link{OG: &linkforge.OG{Title: "a\nb"}}, "og.title"},
-		{"og description", linkforge.Link{OG: &linkforge.OG{Description: strings.Repeat("x", 501)}}, "og.description"},
-		{"og image", linkforge.Link{OG: &linkforge.OG{ImageURL: "javascript:alert(1)"}}, "og.image_url"},
+		{"status", linkforge.Link{Routing: &linkforge.Routing{RedirectStatus: 303}}, "redirect_status"},
+		{"too many rules", linkforge.Link{Routing: &linkforge.Routing{Rules: rules}}, "rules"},
+		{"no conditions", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{URL: match}}}}, "rules[0].conditions"},
+		{"too many conditions", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: many(11), URL: match}}}}, "rules[0].conditions"},
+		{"unknown type", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("city", "Berlin")}, URL: match}}}}, "rules[0].conditions[0].type"},
+		{"empty value", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("country", "")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"device", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("device", "phone")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"os", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("os", "iPadOS")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"browser", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("browser", "Netscape")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"language", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("language", "de_DE")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"country", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("country", "DEU")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"query", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("query", "=x")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"query with &", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("query", "a=1&b=2")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"ip", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("ip", "192.0.2.0/33")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"before", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("before", "2026-03-01")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"after", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: []linkforge.Condition{c("after", "tomorrow")}, URL: match}}}}, "rules[0].conditions[0].value"},
+		{"rule url", linkforge.Link{Routing: &linkforge.Routing{Rules: []linkforge.Rule{{Conditions: many(1), URL: "ftp://x"}}}}, "rules[0].url"},
+		{"one variant", linkforge.Link{Routing: &linkforge.Routing{Variants: []linkforge.Variant{{URL: match, Weight: 1}}}}, "variants"},
+		{"eleven variants", linkforge.Link{Routing: &linkforge.Routing{Variants: make([]linkforge.Variant, 11)}}, "variants"},
+		{"weight 0", linkforge.Link{Routing: &linkforge.Routing{Variants: []linkforge.Variant{{URL: match, Weight: 0}, {URL: base, Weight: 1}}}}, "variants[0].weight"},
+		{"weight 101", linkforge.Link{Routing: &linkforge.Routing{Variants: []linkforge.Variant{{URL: match, Weight: 1}, {URL: base, Weight: 101}}}}, "variants[1].weight"},
+		{"variant url", linkforge.Link{Routing: &linkforge.Routing{Variants: []linkforge.Variant{{URL: match, Weight: 1}, {URL: "example.com", Weight: 1}}}}, "variants[1].url"},
+		{"og title", linkforge.Link{Routing: &linkforge.Routing{OG: &linkforge.OG{Title: "a\nb"}}}, "og.title"},
+		{"og description", linkforge.Link{Routing: &linkforge.Routing{OG: &linkforge.OG{Description: strings.Repeat("x", 501)}}}, "og.description"},
+		{"og image", linkforge.Link{Routing: &linkforge.Routing{OG: &linkforge.OG{ImageURL: "javascript:alert(1)"}}}, "og.image_url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := tc.l
@@ -379,10 +376,7 @@ func TestValidateFields(t *testing.T) {
 			t.Fatalf("fields %+v, want one named %q", e.Fields, tc.field)
 		})
 	}
-	ok := linkforge.Link{URL: base, RedirectStatus: 308, ForwardQuery: true,
-		Rules:    []linkforge.Rule{{Conditions: many(10), URL: match}},
-		Variants: []linkforge.Variant{{URL: match, Weight: 100}, {URL: base, Weight: 1}},
-		OG:       &linkforge.OG{Title: "Spring sale", Description: "Up to 50 % off", ImageURL: "https://example.com/card.png"}}
+	ok := linkforge.Link{URL: base, Routing: &linkforge.Routing{RedirectStatus: 308, ForwardQuery: true, Rules: []linkforge.Rule{{Conditions: many(10), URL: match}}, Variants: []linkforge.Variant{{URL: match, Weight: 100}, {URL: base, Weight: 1}}, OG: &linkforge.OG{Title: "Spring sale", Description: "Up to 50 % off", ImageURL: "https://example.com/card.png"}}}
 	if err := Validate(&ok, nil); err != nil {
 		t.Fatalf("a valid link: %v", err)
 	}

@@ -30,6 +30,7 @@ func Validate(l *linkforge.Link, selfHosts []string) error {
 // ValidateRouting returns the field errors of l's routing fields alone.
 func ValidateRouting(l *linkforge.Link, selfHosts []string) []linkforge.FieldError {
 	var fields []linkforge.FieldError
+	r := l.Routes()
 	add := func(field, format string, args ...any) {
 		fields = append(fields, linkforge.FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
 	}
@@ -39,39 +40,39 @@ func ValidateRouting(l *linkforge.Link, selfHosts []string) []linkforge.FieldErr
 			fields = append(fields, e.Fields...)
 		}
 	}
-	if l.RedirectStatus != 0 && !linkforge.IsRedirectCode(l.RedirectStatus) {
-		add("redirect_status", "must be 301, 302, 307 or 308, not %d", l.RedirectStatus)
+	if r.RedirectStatus != 0 && !linkforge.IsRedirectCode(r.RedirectStatus) {
+		add("redirect_status", "must be 301, 302, 307 or 308, not %d", r.RedirectStatus)
 	}
-	if len(l.Rules) > linkforge.MaxRules {
-		add("rules", "must hold at most %d rules, not %d", linkforge.MaxRules, len(l.Rules))
+	if len(r.Rules) > linkforge.MaxRules {
+		add("rules", "must hold at most %d rules, not %d", linkforge.MaxRules, len(r.Rules))
 	}
-	for i, r := range l.Rules {
+	for i, rl := range r.Rules {
 		name := fmt.Sprintf("rules[%d]", i)
-		switch n := len(r.Conditions); {
+		switch n := len(rl.Conditions); {
 		case n == 0:
 			add(name+".conditions", "must hold at least one condition")
 		case n > linkforge.MaxRuleConditions:
 			add(name+".conditions", "must hold at most %d conditions, not %d", linkforge.MaxRuleConditions, n)
 		}
-		for j, c := range r.Conditions {
+		for j, c := range rl.Conditions {
 			cname := fmt.Sprintf("%s.conditions[%d]", name, j)
 			if field, detail := checkCondition(c); detail != "" {
 				add(cname+"."+field, "%s", detail)
 			}
 		}
-		addURL(name+".url", r.URL, selfHosts)
+		addURL(name+".url", rl.URL, selfHosts)
 	}
-	if n := len(l.Variants); n > 0 && (n < linkforge.MinVariants || n > linkforge.MaxVariants) {
+	if n := len(r.Variants); n > 0 && (n < linkforge.MinVariants || n > linkforge.MaxVariants) {
 		add("variants", "must hold %d to %d variants, not %d", linkforge.MinVariants, linkforge.MaxVariants, n)
 	}
-	for i, v := range l.Variants {
+	for i, v := range r.Variants {
 		name := fmt.Sprintf("variants[%d]", i)
 		addURL(name+".url", v.URL, selfHosts)
 		if v.Weight < 1 || v.Weight > linkforge.MaxVariantWeight {
 			add(name+".weight", "must be between 1 and %d, not %d", linkforge.MaxVariantWeight, v.Weight)
 		}
 	}
-	if og := l.OG; og != nil {
+	if og := r.OG; og != nil {
 		if d := checkText(og.Title, linkforge.MaxOGTitleLength); d != "" {
 			add("og.title", "%s", d)
 		}

@@ -45,7 +45,7 @@ func TestRoutingFieldsJSON(t *testing.T) {
 			}
 		}
 		stored := mustTenantLink(t, s, tenant, "campaign")
-		if stored.RedirectStatus != 307 || !stored.ForwardQuery || len(stored.Rules) != 2 || len(stored.Variants) != 2 || stored.OG == nil {
+		if r := stored.Routes(); r.RedirectStatus != 307 || !r.ForwardQuery || len(r.Rules) != 2 || len(r.Variants) != 2 || r.OG == nil {
 			t.Fatalf("stored %+v", stored)
 		}
 
@@ -59,7 +59,7 @@ func TestRoutingFieldsJSON(t *testing.T) {
 			}
 		}
 		after := mustTenantLink(t, s, tenant, "campaign")
-		if after.Rules != nil || after.OG != nil || after.RedirectCode() != 302 || after.Variants[1].Weight != 3 {
+		if r := after.Routes(); r.Rules != nil || r.OG != nil || after.RedirectCode() != 302 || r.Variants[1].Weight != 3 {
 			t.Fatalf("after PATCH: %+v", after)
 		}
 
@@ -80,7 +80,7 @@ func TestRoutingFieldsJSON(t *testing.T) {
 			body := strings.Replace(tc.body, "{", `{"url":"https://example.com/x",`, 1)
 			mustProblem(t, e.do(http.MethodPost, "/api/v1/links", tok, body), http.StatusBadRequest, tc.field)
 		}
-		if l := mustTenantLink(t, s, tenant, "campaign"); !reflect.DeepEqual(l.Variants, after.Variants) || l.RedirectStatus != after.RedirectStatus {
+		if l := mustTenantLink(t, s, tenant, "campaign"); !reflect.DeepEqual(l.Routing, after.Routing) {
 			t.Fatalf("a refused PATCH changed the link: %+v", l)
 		}
 

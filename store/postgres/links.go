@@ -119,7 +119,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			return []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks,
 				l.FallbackURL, l.Tags, l.CreatedAt, l.UpdatedAt,
 				l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
-				l.ImportedClicks, l.RedirectCode(), l.ForwardQuery, linkforge.EncodeRouting(&l)}, nil
+				l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l)}, nil
 		}))
 	if err != nil {
 		return linkWriteError("import links", err)
@@ -205,7 +205,7 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 		 redirect_status = $15, forward_query = $16, routing = $17 WHERE id = $8`,
 		l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL, l.Tags, l.UpdatedAt, l.ID,
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
-		l.ImportedClicks, l.RedirectCode(), l.ForwardQuery, linkforge.EncodeRouting(&l)); err != nil {
+		l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l)); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	switch up.Alarm {
@@ -298,12 +298,15 @@ func linkWriteError(op string, err error) error {
 // scanLink reads the columns of linkColumns, then Clicks if withClicks.
 func scanLink(row pgx.Row, withClicks bool) (linkforge.Link, error) {
 	var l linkforge.Link
-	var status int16
-	var routing string
+	var (
+		status  int16
+		forward bool
+		routing string
+	)
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &l.ExpiresAt, &l.ExpiredAt, &l.MaxClicks,
 		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&status, &l.ForwardQuery, &routing}
+		&status, &forward, &routing}
 	if withClicks {
 		dest = append(dest, &l.Clicks)
 	}
@@ -318,10 +321,7 @@ func scanLink(row pgx.Row, withClicks bool) (linkforge.Link, error) {
 	if l.Tags == nil {
 		l.Tags = []string{}
 	}
-	if status != linkforge.DefaultRedirectCode { // 302 is NormalizeLink's 0
-		l.RedirectStatus = int(status)
-	}
-	if err := linkforge.DecodeRouting(routing, &l); err != nil {
+	if err := linkforge.DecodeRouting(int(status), forward, routing, &l); err != nil {
 		return linkforge.Link{}, fmt.Errorf("link %d: %w", l.ID, err)
 	}
 	return l, nil

@@ -225,7 +225,7 @@ func insertLinkQuery(l linkforge.Link) (string, []any) {
 	args := []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
 		l.Tags, l.CreatedAt, l.UpdatedAt,
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
-		l.RedirectCode(), l.ForwardQuery, linkforge.EncodeRouting(&l)}
+		l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l)}
 	if l.ExpiresAt == nil {
 		return insertLinkSQL, args
 	}

@@ -250,7 +250,7 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 		 WHERE id = ?`,
 		l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt), nullInt(l.MaxClicks), l.FallbackURL,
 		tags, toMicros(l.UpdatedAt), l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android,
-		l.DeviceURLs.Desktop, l.ImportedClicks, l.RedirectCode(), l.ForwardQuery, routing, l.ID); err != nil {
+		l.DeviceURLs.Desktop, l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, routing, l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
@@ -325,7 +325,7 @@ func insertArgs(l linkforge.Link) ([]any, error) {
 	return []any{l.TenantID, l.Slug, l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt),
 		nullInt(l.MaxClicks), l.FallbackURL, tags, toMicros(l.CreatedAt), toMicros(l.UpdatedAt),
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
-		l.RedirectCode(), l.ForwardQuery, routing}, nil
+		l.RedirectCode(), l.Routes().ForwardQuery, routing}, nil
 }
 
 func encodeTags(tags []string) (string, error) {
@@ -360,11 +360,13 @@ func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
 		expiresAt, expiredAt, maxClicks sql.NullInt64
 		tags, routing                   string
 		created, updated                int64
+		status                          int
+		forward                         bool
 	)
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &expiresAt, &expiredAt, &maxClicks,
 		&l.FallbackURL, &tags, &created, &updated,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&l.RedirectStatus, &l.ForwardQuery, &routing}
+		&status, &forward, &routing}
 	if withClicks {
 		dest = append(dest, &l.Clicks)
 	}
@@ -382,11 +384,8 @@ func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
 	if l.Tags == nil {
 		l.Tags = []string{}
 	}
-	if err := linkforge.DecodeRouting(routing, &l); err != nil {
+	if err := linkforge.DecodeRouting(status, forward, routing, &l); err != nil {
 		return linkforge.Link{}, fmt.Errorf("link %d: %w", l.ID, err)
-	}
-	if l.RedirectStatus == linkforge.DefaultRedirectCode {
-		l.RedirectStatus = 0 // NormalizeLink's form
 	}
 	return l, nil
 }

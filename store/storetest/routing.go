@@ -31,14 +31,9 @@ func RunRouting(t *testing.T, open func(t *testing.T) RoutingStore) {
 	}
 }
 
-func routingOf(l linkforge.Link) linkforge.Link {
-	return linkforge.Link{RedirectStatus: l.RedirectStatus, ForwardQuery: l.ForwardQuery,
-		Rules: l.Rules, Variants: l.Variants, OG: l.OG}
-}
-
 func checkRouting(t *testing.T, what string, got, want linkforge.Link) {
 	t.Helper()
-	if g, w := routingOf(got), routingOf(want); !reflect.DeepEqual(g, w) {
+	if g, w := got.Routing, want.Routing; !reflect.DeepEqual(g, w) {
 		t.Errorf("%s: routing %+v, want %+v", what, g, w)
 	}
 }
@@ -49,12 +44,11 @@ func testRoutingFields(t *testing.T, s RoutingStore) {
 	ctx := t.Context()
 	tn := mustTenant(t, s, "acme")
 	l := newLink(tn.ID, "routed")
-	l.RedirectStatus = 308
-	l.ForwardQuery = true
-	l.Rules = []linkforge.Rule{{Conditions: []linkforge.Condition{{Type: "country", Value: "DE"},
+	l.Routing = &linkforge.Routing{RedirectStatus: 308, ForwardQuery: true}
+	l.Routing.Rules = []linkforge.Rule{{Conditions: []linkforge.Condition{{Type: "country", Value: "DE"},
 		{Type: "language", Value: "de"}}, URL: "https://example.com/de"}}
-	l.Variants = []linkforge.Variant{{URL: "https://example.com/a", Weight: 50}, {URL: "https://example.com/b", Weight: 50}}
-	l.OG = &linkforge.OG{Title: "Spring <sale>", Description: "\"50 %\" off", ImageURL: "https://example.com/card.png"}
+	l.Routing.Variants = []linkforge.Variant{{URL: "https://example.com/a", Weight: 50}, {URL: "https://example.com/b", Weight: 50}}
+	l.Routing.OG = &linkforge.OG{Title: "Spring <sale>", Description: "\"50 %\" off", ImageURL: "https://example.com/card.png"}
 	created := mustCreateLink(t, s, l)
 	checkRouting(t, "CreateLink", created, l)
 	bySlug, err := s.LinkBySlug(ctx, "routed")
@@ -71,7 +65,7 @@ func testRoutingFields(t *testing.T, s RoutingStore) {
 
 	updated, err := s.UpdateLink(ctx, tn.ID, "routed", func(got *linkforge.Link) error {
 		checkRouting(t, "UpdateLink's fn", *got, l)
-		got.RedirectStatus, got.ForwardQuery, got.Rules, got.Variants, got.OG = 302, false, nil, nil, nil
+		*got.EditRouting() = linkforge.Routing{RedirectStatus: 302}
 		return nil
 	})
 	if err != nil {
@@ -83,13 +77,13 @@ func testRoutingFields(t *testing.T, s RoutingStore) {
 
 	// The bulk paths: CreateLinks and ImportLinks carry the fields too.
 	bulk := newLink(tn.ID, "bulk-routed")
-	bulk.RedirectStatus, bulk.Variants = 301, l.Variants
+	bulk.Routing = &linkforge.Routing{RedirectStatus: 301, Variants: l.Routing.Variants}
 	if res, err := s.CreateLinks(ctx, []linkforge.Link{bulk}); err != nil || res[0].Err != nil {
 		t.Fatalf("CreateLinks: %v %+v", err, res)
 	}
 	checkRouting(t, "CreateLinks", mustTenantLink(t, s, tn.ID, "bulk-routed"), bulk)
 	imp := newLink(tn.ID, "import-routed")
-	imp.ForwardQuery, imp.Rules, imp.OG = true, l.Rules, l.OG
+	imp.Routing = &linkforge.Routing{ForwardQuery: true, Rules: l.Routing.Rules, OG: l.Routing.OG}
 	if err := s.ImportLinks(ctx, []linkforge.Link{imp}); err != nil {
 		t.Fatalf("ImportLinks: %v", err)
 	}
