@@ -51,11 +51,13 @@ func (s *Server) route(req *http.Request, e *cachedLink, agent classify.Agent, u
 // recordRouted counts one click of l with rt's classification, the one the
 // routing used.
 func (s *Server) recordRouted(req *http.Request, l *linkforge.Link, now time.Time, rt *routed) error {
-	if s.classifier == nil {
-		return s.counter.Record(req.Context(), l, now, nil)
-	}
 	dims := clickDims.Get().(*linkforge.ClickDims)
-	*dims = rt.click.Dims()
+	if s.classifier != nil {
+		*dims = rt.click.Dims()
+	}
+	// The variant served, in the same record as the click: counted in the
+	// same journal commit, so per-variant counts sum to the clicks.
+	dims[linkforge.DimVariant] = rt.to.Variant
 	err := s.counter.Record(req.Context(), l, now, dims)
 	*dims = linkforge.ClickDims{}
 	clickDims.Put(dims)

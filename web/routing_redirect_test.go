@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -234,4 +235,53 @@ func BenchmarkRedirectRouting(b *testing.B) {
 			runClassified(b, srv, classifiedRequests("bench"))
 		})
 	}
+}
+
+// TestVariantCounts: each counted click of a link with variants is counted
+// under the variant it was sent to (or none, when a rule sent it
+// elsewhere), with the click, so that per-variant counts sum to the link's
+// clicks; GET /api/v1/links/{slug}/stats/variant reads them, on both
+// backends.
+func TestVariantCounts(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e, ctr, tenant, tok := routedEnv(t, s)
+		l := mustStoreLink(t, s, campaign(tenant, "split"))
+		want := map[string]int64{}
+		for i := range 30 {
+			from := netip.AddrFrom4([4]byte{90, 84, 3, byte(i)})
+			switch loc := e.click("GET", "/split", from, uaDesktop, "").header.Get("Location"); loc {
+			case "https://example.com/a":
+				want["0"]++
+			case "https://example.com/b":
+				want["1"]++
+			default:
+				t.Fatalf("visitor %d sent to %s", i, loc)
+			}
+		}
+		for range 5 {
+			e.click("GET", "/split", addrDE, uaDesktop, "de") // the German rule
+		}
+		want["none"] = 5
+		e.click("HEAD", "/split", addrFR, uaDesktop, "") // not a click
+		if err := ctr.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := ctr.count(t, l.ID); got != 35 {
+			t.Fatalf("%d clicks in the journal, want 35", got)
+		}
+		r := e.do(http.MethodGet, "/api/v1/links/split/stats/variant", tok, "")
+		mustStatus(t, r, http.StatusOK)
+		b := mustJSON[breakdownBody](t, r)
+		got := map[string]int64{}
+		for _, v := range b.Values {
+			got[v.Value] = v.Count
+		}
+		if b.Dimension != "variant" || b.Total != 35 || !maps.Equal(got, want) {
+			t.Fatalf("stats/variant = %+v (%v), want total 35 and %v", b, got, want)
+		}
+		if tl := mustTenantLink(t, s, tenant, "split"); tl.Clicks != 35 {
+			t.Fatalf("link clicks %d, want 35, the sum of the variants", tl.Clicks)
+		}
+	})
 }
