@@ -85,6 +85,11 @@ func (s *Server) redirect(c echo.Context) error {
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		return s.gone(c, e)
 	}
+	if e.routes.OG() != nil { // ogcard.go: the card for preview agents
+		if done, err := s.ogPreview(c, e); done {
+			return err
+		}
+	}
 	if e.protected {
 		// Nothing but the form: no click, no target (password.go). HEAD
 		// gets the page that names no target. A link whose clicks are used
