@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -26,6 +28,7 @@ func RunRouting(t *testing.T, open func(t *testing.T) RoutingStore) {
 	}{
 		{"RoutingFields", testRoutingFields},
 		{"VisitorKeys", testVisitorKeys},
+		{"VariantClickEvents", testVariantClickEvents},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
 	}
@@ -115,5 +118,57 @@ func testVisitorKeys(t *testing.T, s RoutingStore) {
 	}
 	if k, err := s.DayKey(ctx, next, a); err != nil || k != b {
 		t.Fatalf("today's key after deleting older ones = %x, %v; want it kept", k[:3], err)
+	}
+}
+
+// testVariantClickEvents: a flush's link.clicks event of a link with an
+// A/B test carries the flushed hour's absolute clicks per variant, summed
+// over nodes; a link without one carries none.
+func testVariantClickEvents(t *testing.T, s RoutingStore) {
+	ctx := t.Context()
+	tn := mustTenant(t, s, "acme")
+	wh := mustWebhookRow(t, s, "wh_variants", tn.ID, linkforge.EventLinkClicks)
+	ab := mustCreateLink(t, s, newLink(tn.ID, "ab"))
+	plain := mustCreateLink(t, s, newLink(tn.ID, "plain"))
+	hour := minute(0).Truncate(time.Hour)
+	dim := func(l linkforge.Link, v string, n int64) linkforge.DimRow {
+		return linkforge.DimRow{LinkID: l.ID, Hour: hour, Dim: linkforge.DimVariant, Value: v, Count: n}
+	}
+	if err := s.UpsertClicks(ctx, "n1", []linkforge.RollupRow{{LinkID: ab.ID, Bucket: minute(0), Count: 4}},
+		[]linkforge.DimRow{dim(ab, "0", 3), dim(ab, "none", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.ListDeliveries(ctx, tn.ID, wh.ID, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpsertClicks(ctx, "n2", []linkforge.RollupRow{
+		{LinkID: ab.ID, Bucket: minute(0), Count: 2}, {LinkID: plain.ID, Bucket: minute(0), Count: 1}},
+		[]linkforge.DimRow{dim(ab, "0", 1), dim(ab, "1", 1), dim(plain, "none", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := s.ListDeliveries(ctx, tn.ID, wh.ID, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range ds[:len(ds)-len(before)] {
+		var ev struct {
+			Data struct {
+				Link     string
+				Variants json.RawMessage
+			}
+		}
+		if err := json.Unmarshal(d.Body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		got[ev.Data.Link] = string(ev.Data.Variants)
+	}
+	want := map[string]string{
+		"ab":    fmt.Sprintf(`[{"start":%q,"counts":{"0":4,"1":1,"none":1}}]`, hour.UTC().Format(time.RFC3339)),
+		"plain": "",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("variants of the flush's events: %v, want %v", got, want)
 	}
 }
