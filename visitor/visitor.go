@@ -101,8 +101,9 @@ type Hasher struct {
 	rand   io.Reader
 	logger *slog.Logger
 
-	cur atomic.Pointer[dayKey]
-	mu  sync.Mutex // serializes key changes
+	cur        atomic.Pointer[dayKey]
+	mu         sync.Mutex  // serializes key changes
+	refreshing atomic.Bool // a background refresh is running
 }
 
 // NewHasher returns a Hasher that takes its keys from store and the time
@@ -140,6 +141,15 @@ func (h *Hasher) key(ctx context.Context) *dayKey {
 	if k != nil && k.day.Equal(day) && (k.shared || now.Before(k.retryAt)) {
 		return k
 	}
+	if k != nil && k.day.Equal(day) {
+		// A node-local key whose retry is due: the store is asked in the
+		// background, so that no redirect waits on a database that was
+		// down a minute ago; this request keeps the local key.
+		if h.refreshing.CompareAndSwap(false, true) {
+			go h.refresh(ctx, day, k)
+		}
+		return k
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if k = h.cur.Load(); k != nil && k.day.Equal(day) && (k.shared || now.Before(k.retryAt)) {
@@ -151,6 +161,22 @@ func (h *Hasher) key(ctx context.Context) *dayKey {
 	}
 	h.cur.Store(next)
 	return next
+}
+
+// refresh asks the store again for day's key after a failure (old is the
+// node-local key in use), in the background.
+func (h *Hasher) refresh(ctx context.Context, day time.Time, old *dayKey) {
+	defer h.refreshing.Store(false)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cur.Load() != old {
+		return // the day changed, or another load won
+	}
+	next, err := h.load(ctx, day, h.now(), old)
+	if err != nil {
+		h.logger.Warn("visitor key: store still unavailable", "error", err, "day", day)
+	}
+	h.cur.Store(next)
 }
 
 // load asks the store for day's key. On failure it returns a node-local

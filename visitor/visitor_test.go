@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -124,26 +125,37 @@ func (f *failingKeys) DayKey(ctx context.Context, day time.Time, c Key) (Key, er
 }
 
 func TestHashWithStoreDownUsesLocalKeyThenShared(t *testing.T) {
-	clock := &manualClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	keys := &failingKeys{down: true}
-	h := NewHasher(keys, clock.Now, nil)
-	ctx := context.Background()
-	local := h.Hash(ctx, addrA, uaA)
-	if got := h.Hash(ctx, addrA, uaA); got != local {
-		t.Fatalf("node-local key not kept: %x then %x", local, got)
-	}
-	if keys.calls != 1 {
-		t.Fatalf("store asked %d times within the retry interval, want 1", keys.calls)
-	}
-	keys.mu.Lock()
-	keys.down = false
-	keys.mu.Unlock()
-	clock.Add(retryAfter)
-	shared := h.Hash(ctx, addrA, uaA)
-	other := NewHasher(keys, clock.Now, nil)
-	if got := other.Hash(ctx, addrA, uaA); got != shared {
-		t.Fatalf("after the store is back the nodes disagree: %x and %x", shared, got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		clock := &manualClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+		keys := &failingKeys{down: true}
+		h := NewHasher(keys, clock.Now, nil)
+		ctx := context.Background()
+		local := h.Hash(ctx, addrA, uaA)
+		if got := h.Hash(ctx, addrA, uaA); got != local {
+			t.Fatalf("node-local key not kept: %x then %x", local, got)
+		}
+		if keys.calls != 1 {
+			t.Fatalf("store asked %d times within the retry interval, want 1", keys.calls)
+		}
+		keys.mu.Lock()
+		keys.down = false
+		keys.mu.Unlock()
+		clock.Add(retryAfter)
+		// The retry runs in the background: this request keeps the
+		// local key rather than wait for the store.
+		if got := h.Hash(ctx, addrA, uaA); got != local {
+			t.Fatalf("the request that started the retry got %x, want the local %x", got, local)
+		}
+		synctest.Wait()
+		shared := h.Hash(ctx, addrA, uaA)
+		other := NewHasher(keys, clock.Now, nil)
+		if got := other.Hash(ctx, addrA, uaA); got != shared {
+			t.Fatalf("after the store is back the nodes disagree: %x and %x", shared, got)
+		}
+		if keys.calls != 3 {
+			t.Fatalf("store asked %d times, want 3 (the failure, the retry, the other node)", keys.calls)
+		}
+	})
 }
 
 func TestForgetDropsPastKeys(t *testing.T) {
