@@ -14,14 +14,17 @@ const (
 	DimBrowser                    // Chrome, Safari, ..., other
 	DimOS                         // Windows, macOS, iOS, Android, ..., other
 	DimUTMSource                  // utm_source, lowercased, or "none"
+	DimVariant                    // the A/B variant served: "0", "1", ..., or "none"
 	NumDimensions
 )
 
-var dimensionNames = [NumDimensions]string{"country", "referrer", "device", "browser", "os", "utm_source"}
+var dimensionNames = [NumDimensions]string{"country", "referrer", "device", "browser", "os", "utm_source",
+	"variant"}
 
 // dimensionDefaults are the values of a click about which nothing is known:
 // a click counted without classification still adds up in every dimension.
-var dimensionDefaults = [NumDimensions]string{"unknown", "direct", "other", "other", "other", "none"}
+var dimensionDefaults = [NumDimensions]string{"unknown", "direct", "other", "other", "other", "none",
+	"none"}
 
 // MoreValue is the value under which a link's clicks are kept once a
 // dimension has reached its bound of distinct values in an hour.

@@ -65,6 +65,10 @@ type Link struct {
 	// ImportedClicks are clicks counted by another shortener before an
 	// import: part of Clicks, never invented as buckets.
 	ImportedClicks int64
+
+	// Routing holds the routing fields (routing.go); nil when none is set.
+	// A pointer, so that the links every cache entry holds stay small.
+	Routing *Routing
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to the

@@ -46,6 +46,8 @@ func (c Click) Dims() linkforge.ClickDims {
 	d[linkforge.DimBrowser] = c.Browser
 	d[linkforge.DimOS] = c.OS
 	d[linkforge.DimUTMSource] = c.UTMSource
+	// Not a classification: the redirect sets the variant it served.
+	d[linkforge.DimVariant] = linkforge.DimVariant.Default()
 	return d
 }
 

@@ -19,6 +19,7 @@ func TestClickDims(t *testing.T) {
 		linkforge.DimBrowser:   BrowserSafari,
 		linkforge.DimOS:        OSiOS,
 		linkforge.DimUTMSource: "newsletter",
+		linkforge.DimVariant:   "none",
 	}
 	if got := c.Dims(); got != want {
 		t.Errorf("Dims() = %q, want %q", got, want)

@@ -62,6 +62,7 @@ const (
 	DimBrowser   = "browser"
 	DimOS        = "os"
 	DimUTMSource = "utm_source"
+	DimVariant   = "variant" // the A/B variant: "0", "1", ... in the link's order, or "none"
 )
 
 // RangeOptions select the hours of a breakdown or of the top links; zero

@@ -81,6 +81,7 @@ func TestRedirectClassifiesClicks(t *testing.T) {
 					linkforge.DimBrowser:   {"Safari": 1, "Chrome": 1, "Edge": 1},
 					linkforge.DimOS:        {"iOS": 1, "Android": 1, "Windows": 1},
 					linkforge.DimUTMSource: {"newsletter": 2, "none": 1},
+					linkforge.DimVariant:   {"none": 3},
 				}
 				if !classified {
 					want = map[linkforge.Dimension]map[string]int64{}

@@ -35,6 +35,7 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
+	"github.com/linkforge/linkforge/visitor"
 )
 
 // Defaults of Config's zero values.
@@ -76,6 +77,10 @@ type Config struct {
 	// browser, OS, utm_source) for the counter; nil: clicks are counted
 	// under every dimension's default ("unknown", "direct", ...).
 	Classifier *classify.Classifier
+	// Visitors hashes visitors for the day, so that a link's A/B variant
+	// is sticky per visitor and day (package visitor); nil: every visitor
+	// hashes alike, and gets the same variant.
+	Visitors *visitor.Hasher
 	// PublicURL is the base of the short_url field; its host is a self host
 	// for the redirect-loop check of url and fallback_url.
 	PublicURL *url.URL
@@ -204,6 +209,7 @@ type Server struct {
 	// classifier classifies counted clicks; nil: they carry the default
 	// dimensions.
 	classifier *classify.Classifier
+	visitors   *visitor.Hasher // Config.Visitors
 	// publicOrigin is PublicURL, the origin the live feed admits besides
 	// the request's own.
 	publicOrigin *url.URL
@@ -302,6 +308,7 @@ func New(cfg Config) (*Server, error) {
 		publicOrigin: cfg.PublicURL,
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
 		classifier:   cfg.Classifier,
+		visitors:     cfg.Visitors,
 		quota:        cfg.Quota,
 		writeTimeout: cfg.WriteTimeout,
 	}

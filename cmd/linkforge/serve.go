@@ -26,6 +26,7 @@ import (
 	"github.com/linkforge/linkforge/natsbus"
 	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
+	"github.com/linkforge/linkforge/visitor"
 	"github.com/linkforge/linkforge/web"
 	"github.com/linkforge/linkforge/webhook"
 )
@@ -510,6 +511,8 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		// Built once: the User-Agent trie and the country table are
 		// loaded at start, not on the first click.
 		Classifier: classifier,
+		// A/B variants: sticky per visitor and day on every node.
+		Visitors: visitor.NewHasher(st, time.Now, a.log),
 	})
 }
 

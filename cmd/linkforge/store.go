@@ -11,6 +11,7 @@ import (
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/sqlite"
+	"github.com/linkforge/linkforge/visitor"
 )
 
 // sqliteFile is the name of the embedded database inside the data dir.
@@ -22,6 +23,8 @@ type store interface {
 	linkforge.Store
 	linkforge.TLSStore // --tls auto's certificates (tls.go)
 	Migrate(ctx context.Context) error
+	// The day keys of the visitor hash, shared by the nodes (ADR 024).
+	visitor.KeyStore
 }
 
 // openStore creates the data dir (the node journal lives there whatever the

@@ -224,7 +224,8 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 func insertLinkQuery(l linkforge.Link) (string, []any) {
 	args := []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
 		l.Tags, l.CreatedAt, l.UpdatedAt,
-		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks}
+		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
+		l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l)}
 	if l.ExpiresAt == nil {
 		return insertLinkSQL, args
 	}

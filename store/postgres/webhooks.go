@@ -125,6 +125,9 @@ func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, bucket
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
+	if err := variantHours(ctx, tx, crs, ids, buckets); err != nil {
+		return fmt.Errorf("click events: %w", err)
+	}
 	evs, err := linkforge.ClickEvents(crs, now)
 	if err != nil {
 		return err

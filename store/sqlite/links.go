@@ -15,7 +15,8 @@ import (
 const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
-		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks`
+		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
+		l.redirect_status, l.forward_query, l.routing`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup triggers keep in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -23,8 +24,9 @@ const (
 
 	insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks,
 		fallback_url, tags, created_at, updated_at,
-		title, password_hash, device_ios, device_android, device_desktop, imported_clicks)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		title, password_hash, device_ios, device_android, device_desktop, imported_clicks,
+		redirect_status, forward_query, routing)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // Page size bounds of ExportLinks. The callers choose the page size;
@@ -240,13 +242,15 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
+	routing := linkforge.EncodeRouting(&l)
 	if _, err := tx.ExecContext(ctx,
 		`UPDATE links SET url = ?, expires_at = ?, expired_at = ?, max_clicks = ?, fallback_url = ?,
 		 tags = ?, updated_at = ?, title = ?, password_hash = ?, device_ios = ?, device_android = ?,
-		 device_desktop = ?, imported_clicks = ? WHERE id = ?`,
+		 device_desktop = ?, imported_clicks = ?, redirect_status = ?, forward_query = ?, routing = ?
+		 WHERE id = ?`,
 		l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt), nullInt(l.MaxClicks), l.FallbackURL,
 		tags, toMicros(l.UpdatedAt), l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android,
-		l.DeviceURLs.Desktop, l.ImportedClicks, l.ID); err != nil {
+		l.DeviceURLs.Desktop, l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, routing, l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
@@ -317,9 +321,11 @@ func insertArgs(l linkforge.Link) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	routing := linkforge.EncodeRouting(&l)
 	return []any{l.TenantID, l.Slug, l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt),
 		nullInt(l.MaxClicks), l.FallbackURL, tags, toMicros(l.CreatedAt), toMicros(l.UpdatedAt),
-		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks}, nil
+		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
+		l.RedirectCode(), l.Routes().ForwardQuery, routing}, nil
 }
 
 func encodeTags(tags []string) (string, error) {
@@ -352,12 +358,15 @@ func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
 	var (
 		l                               linkforge.Link
 		expiresAt, expiredAt, maxClicks sql.NullInt64
-		tags                            string
+		tags, routing                   string
 		created, updated                int64
+		status                          int
+		forward                         bool
 	)
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &expiresAt, &expiredAt, &maxClicks,
 		&l.FallbackURL, &tags, &created, &updated,
-		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks}
+		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
+		&status, &forward, &routing}
 	if withClicks {
 		dest = append(dest, &l.Clicks)
 	}
@@ -374,6 +383,9 @@ func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
 	}
 	if l.Tags == nil {
 		l.Tags = []string{}
+	}
+	if err := linkforge.DecodeRouting(status, forward, routing, &l); err != nil {
+		return linkforge.Link{}, fmt.Errorf("link %d: %w", l.ID, err)
 	}
 	return l, nil
 }

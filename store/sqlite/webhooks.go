@@ -146,6 +146,9 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
+	if err := variantHours(ctx, tx, crs, string(js)); err != nil {
+		return fmt.Errorf("click events: %w", err)
+	}
 	evs, err := linkforge.ClickEvents(crs, now)
 	if err != nil {
 		return err
