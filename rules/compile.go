@@ -99,7 +99,7 @@ func Compile(l *linkforge.Link) *Routes {
 		return nil
 	}
 	lr := l.Routes()
-	r := &Routes{status: l.RedirectCode(), forward: lr.ForwardQuery, url: newTarget(l.URL), seed: mix(uint64(l.ID))}
+	r := &Routes{status: l.RedirectCode(), forward: lr.ForwardQuery, url: newTarget(l.URL), seed: mix(uint64(l.ID))} //nolint:gosec // G115: the id's bits seed a hash; its sign does not matter
 	r.cacheControl = cacheTemporary
 	if linkforge.IsPermanentRedirect(r.status) {
 		r.cacheControl = cachePermanent

@@ -261,6 +261,6 @@ func Sum(key *Key, addr netip.Addr, userAgent string) uint64 {
 func sumLong(key Key, a [16]byte, userAgent string) uint64 {
 	m := hmac.New(sha256.New, key[:])
 	m.Write(a[:])
-	io.WriteString(m, userAgent)
+	_, _ = io.WriteString(m, userAgent) // a hash.Hash's Write never fails
 	return binary.BigEndian.Uint64(m.Sum(nil))
 }
