@@ -32,6 +32,7 @@ type Click struct {
 	Browser   string // one of Browsers
 	OS        string // one of OSes
 	UTMSource string // lowercased, printable ASCII, at most MaxUTMSourceLen bytes, or UTMNone
+	Traffic   string // TrafficHuman or TrafficAutomated
 }
 
 // Dims returns the click as the counter takes it, one value per
@@ -131,6 +132,10 @@ func (c *Classifier) ClassifyAgent(r *http.Request, peer netip.AddrPort, agent A
 	click.Device, click.Browser, click.OS = agent.Device, agent.Browser, agent.OS
 	click.Referrer = Referrer(headerValue(r.Header, "Referer"), r.Host)
 	click.UTMSource = UTMSource(r.URL.RawQuery)
+	click.Traffic = TrafficHuman
+	if agent.Automated || IsAutomatedRequest(r) {
+		click.Traffic = TrafficAutomated
+	}
 	return click
 }
 
