@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/linkforge/linkforge"
 )
 
 //go:generate go run ./patterns/gen.go
@@ -13,8 +15,8 @@ import (
 // Traffic values: the traffic dimension says whether a counted click was a
 // person's (human) or a program's (automated).
 const (
-	TrafficHuman     = "human"
-	TrafficAutomated = "automated"
+	TrafficHuman     = linkforge.TrafficHuman
+	TrafficAutomated = linkforge.TrafficAutomated
 )
 
 // Traffics is the complete value set of the traffic dimension.

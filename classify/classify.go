@@ -36,7 +36,8 @@ type Click struct {
 }
 
 // Dims returns the click as the counter takes it, one value per
-// linkforge.Dimension. It is a copy of six string headers, returned by
+// linkforge.Dimension (DimTrafficMinute is left to the counter, which knows
+// the minute the click is counted in). It is a copy of the string headers, returned by
 // value so that it stays on the caller's stack; the strings themselves are
 // shared, so the Referrer and UTMSource caveat of Click holds for the result.
 func (c Click) Dims() linkforge.ClickDims {
@@ -47,6 +48,7 @@ func (c Click) Dims() linkforge.ClickDims {
 	d[linkforge.DimBrowser] = c.Browser
 	d[linkforge.DimOS] = c.OS
 	d[linkforge.DimUTMSource] = c.UTMSource
+	d[linkforge.DimTraffic] = c.Traffic
 	return d
 }
 

@@ -107,9 +107,11 @@ func (s *Server) parseAnalyticsRange(c echo.Context) (analyticsRange, error) {
 // knownDimensions lists the dimension names for the problem of an unknown
 // one.
 var knownDimensions = func() string {
-	names := make([]string, linkforge.NumDimensions)
+	var names []string
 	for d := range linkforge.NumDimensions {
-		names[d] = d.String()
+		if d.Public() {
+			names = append(names, d.String())
+		}
 	}
 	return strings.Join(names, ", ")
 }()
@@ -120,7 +122,7 @@ var knownDimensions = func() string {
 func parseDimension(c echo.Context) (linkforge.Dimension, error) {
 	name := c.Param("dimension")
 	d, ok := linkforge.ParseDimension(name)
-	if !ok {
+	if !ok || !d.Public() {
 		detail := "no such dimension; known: " + knownDimensions
 		return 0, &linkforge.Error{Code: linkforge.ENotFound,
 			Message: fmt.Sprintf("no dimension %q; known: %s", truncate(name, 64), knownDimensions),

@@ -223,5 +223,8 @@ func aggregateStats(ctx context.Context, tx *sql.Tx, tenantID, linkID, width, fr
 	if st.Buckets, err = scanBuckets(rows); err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
 	}
+	if err := addTraffic(ctx, tx, &st, tenantID, linkID, width, from, to); err != nil {
+		return linkforge.Stats{}, err
+	}
 	return st, nil
 }

@@ -1,0 +1,63 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
+)
+
+// TestStatsTraffic: /stats buckets and totals carry human and automated,
+// count = human + automated, for a link and the tenant.
+func TestStatsTraffic(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s)
+		tenant, tok := mustTenantToken(t, s, "traffic")
+		l := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "tr", URL: "https://example.com/t"})
+		h := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+		dim := func(d linkforge.Dimension, v string, n int64) linkforge.DimRow {
+			return linkforge.DimRow{LinkID: l.ID, Hour: h, Dim: d, Value: v, Count: n}
+		}
+		// 8:07 5 clicks, 2 automated; 8:09 1 click, human.
+		if err := s.UpsertClicks(context.Background(), "node-1",
+			[]linkforge.RollupRow{{LinkID: l.ID, Bucket: h.Add(7 * time.Minute), Count: 5}, {LinkID: l.ID, Bucket: h.Add(9 * time.Minute), Count: 1}},
+			[]linkforge.DimRow{dim(linkforge.DimTraffic, "human", 4), dim(linkforge.DimTraffic, "automated", 2),
+				dim(linkforge.DimTrafficMinute, "human", 4), dim(linkforge.DimTrafficMinute, "07", 2)}); err != nil {
+			t.Fatal(err)
+		}
+		type bucket struct {
+			Start                   time.Time
+			Count, Human, Automated int64
+		}
+		type body struct {
+			Total, Human, Automated int64
+			Buckets                 []bucket
+		}
+		rng := "from=" + h.Format(time.RFC3339) + "&to=" + h.Add(10*time.Minute).Format(time.RFC3339)
+		for _, path := range []string{"/api/v1/links/tr/stats?" + rng, "/api/v1/stats?" + rng} {
+			r := e.do(http.MethodGet, path, tok, "")
+			mustStatus(t, r, http.StatusOK)
+			got := mustJSON[body](t, r)
+			if got.Total != 6 || got.Human != 4 || got.Automated != 2 {
+				t.Errorf("%s: total %d = human %d + automated %d, want 6 = 4 + 2", path, got.Total, got.Human, got.Automated)
+			}
+			var buckets string
+			for _, b := range got.Buckets {
+				if b.Count != b.Human+b.Automated {
+					t.Errorf("%s: bucket %v: count %d != %d + %d", path, b.Start, b.Count, b.Human, b.Automated)
+				}
+				if b.Count > 0 {
+					buckets += fmt.Sprintf(" %02d:%d/%d", b.Start.Minute(), b.Human, b.Automated)
+				}
+			}
+			if want := " 07:3/2 09:1/0"; buckets != want {
+				t.Errorf("%s: buckets%s, want%s", path, buckets, want)
+			}
+		}
+	})
+}
