@@ -15,3 +15,12 @@ func AddTraffic(st *Stats, automatedTotal int64, automated map[int64]int64) {
 		b.Human = b.Count - b.Automated
 	}
 }
+
+// CheckTraffic answers EInvalid unless traffic is "" (both),
+// TrafficHuman or TrafficAutomated: the traffic= of a query.
+func CheckTraffic(traffic string) error {
+	if _, _, ok := DimTraffic.TrafficView(traffic); !ok {
+		return InvalidField("traffic", "must be human or automated")
+	}
+	return nil
+}

@@ -1,7 +1,11 @@
 package postgres
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -45,4 +49,69 @@ func withTraffic(query string, args []any, tenantID, linkID int64, interval stri
 	SELECT ` + fmt.Sprint(kindAutomated) + `, date_trunc(` + p(2) + `, m, 'UTC'), SUM(count)::bigint FROM minutes
 	WHERE m >= ` + p(4) + ` AND m < ` + p(5) + ` GROUP BY 2
 	ORDER BY 1, 2`, args
+}
+
+// topLinksByTraffic is TopLinks for the clicks of one traffic: the traffic
+// dimension's rows of that value, whole days from link_dims_daily and
+// tenant_dims_daily, the hours at the ends from click_dims and
+// tenant_dims_hourly, in one statement. It sums every link of the tenant
+// (the all-time ranking that lets TopLinks read a few candidates counts
+// both traffics).
+func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) (linkforge.TopLinks, error) {
+	if err := linkforge.CheckTraffic(q.Traffic); err != nil {
+		return linkforge.TopLinks{}, err
+	}
+	sp := linkforge.SplitDays(q.From, q.To)
+	// $1 tenant, [$2, $3) and [$6, $7) the hours at the ends, [$4, $5) the
+	// days, $8 limit, $9 dimension, $10 value. Row kind 0 is the total.
+	rows, err := db.pool.Query(ctx, `WITH r AS (
+			SELECT d.link_id, d.count FROM links l JOIN link_dims_daily d ON d.link_id = l.id
+			WHERE l.tenant_id = $1 AND d.dimension = $9 AND d.value = $10 AND d.day >= $4 AND d.day < $5
+			UNION ALL
+			SELECT c.link_id, c.count FROM links l JOIN click_dims c ON c.link_id = l.id
+			WHERE l.tenant_id = $1 AND c.dimension = $9 AND c.value = $10
+			AND ((c.hour >= $2 AND c.hour < $3) OR (c.hour >= $6 AND c.hour < $7))
+		), g AS (
+			SELECT link_id, SUM(count)::bigint AS n FROM r GROUP BY link_id
+		), ranked AS (
+			SELECT l.id, l.slug, g.n FROM g JOIN links l ON l.id = g.link_id
+			WHERE g.n > 0 ORDER BY g.n DESC, l.slug COLLATE "C" LIMIT $8
+		)
+		SELECT 0 AS kind, 0::bigint, '', COALESCE(SUM(count), 0)::bigint FROM (
+			SELECT count FROM tenant_dims_daily WHERE tenant_id = $1 AND dimension = $9 AND value = $10 AND day >= $4 AND day < $5
+			UNION ALL
+			SELECT count FROM tenant_dims_hourly WHERE tenant_id = $1 AND dimension = $9 AND value = $10
+			AND ((hour >= $2 AND hour < $3) OR (hour >= $6 AND hour < $7))
+		) t
+		UNION ALL
+		(SELECT 1, id, slug, n FROM ranked ORDER BY n DESC, slug COLLATE "C")`,
+		q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, q.Limit,
+		linkforge.DimTraffic.String(), q.Traffic)
+	if err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
+	}
+	defer rows.Close()
+	top := linkforge.TopLinks{Links: []linkforge.LinkCount{}}
+	for rows.Next() {
+		var (
+			kind int
+			lc   linkforge.LinkCount
+		)
+		if err := rows.Scan(&kind, &lc.LinkID, &lc.Slug, &lc.Count); err != nil {
+			return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
+		}
+		if kind == 0 {
+			top.Total = lc.Count
+			continue
+		}
+		top.Links = append(top.Links, lc)
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
+	}
+	// A UNION ALL keeps no order of its own: the ranking's, again.
+	slices.SortFunc(top.Links, func(a, b linkforge.LinkCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Slug, b.Slug))
+	})
+	return top, nil
 }

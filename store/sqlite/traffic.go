@@ -66,3 +66,59 @@ func collectInto(rows *sql.Rows, f func(scanner) error) error {
 	}
 	return rows.Err()
 }
+
+// topLinksByTraffic is TopLinks for the clicks of one traffic: the traffic
+// dimension's rows of that value, whole days from link_dims_daily and
+// tenant_dims_daily, the hours at the ends from click_dims and
+// tenant_dims_hourly. It sums every link of the tenant (the all-time
+// ranking that lets TopLinks read a few candidates counts both traffics).
+func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) (linkforge.TopLinks, error) {
+	if err := linkforge.CheckTraffic(q.Traffic); err != nil {
+		return linkforge.TopLinks{}, err
+	}
+	sp := linkforge.SplitDays(q.From, q.To)
+	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
+	}
+	defer tx.Rollback()
+	// ?1 tenant, [?2, ?3) and [?6, ?7) the hours at the ends, [?4, ?5) the
+	// days, ?8 limit, ?9 dimension, ?10 value.
+	args := []any{q.TenantID, q.From.Unix(), sp.HeadTo.Unix(), sp.DayFrom.Unix(), sp.DayTo.Unix(),
+		sp.TailFrom.Unix(), q.To.Unix(), q.Limit, linkforge.DimTraffic.String(), q.Traffic}
+	top := linkforge.TopLinks{Links: []linkforge.LinkCount{}}
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(count), 0) FROM (
+			SELECT count FROM tenant_dims_daily WHERE tenant_id = ?1 AND dimension = ?9 AND value = ?10 AND day >= ?4 AND day < ?5
+			UNION ALL
+			SELECT count FROM tenant_dims_hourly WHERE tenant_id = ?1 AND dimension = ?9 AND value = ?10
+			AND ((hour >= ?2 AND hour < ?3) OR (hour >= ?6 AND hour < ?7)))`, args...).Scan(&top.Total); err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links total: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `WITH r AS (
+			SELECT d.link_id, d.count FROM links l JOIN link_dims_daily d ON d.link_id = l.id
+			WHERE l.tenant_id = ?1 AND d.dimension = ?9 AND d.value = ?10 AND d.day >= ?4 AND d.day < ?5
+			UNION ALL
+			SELECT c.link_id, c.count FROM links l JOIN click_dims c ON c.link_id = l.id
+			WHERE l.tenant_id = ?1 AND c.dimension = ?9 AND c.value = ?10
+			AND ((c.hour >= ?2 AND c.hour < ?3) OR (c.hour >= ?6 AND c.hour < ?7))
+		), g AS (
+			SELECT link_id, SUM(count) AS n FROM r GROUP BY link_id
+		)
+		SELECT l.id, l.slug, g.n FROM g JOIN links l ON l.id = g.link_id
+		WHERE g.n > 0 ORDER BY g.n DESC, l.slug LIMIT ?8`, args...)
+	if err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
+	}
+	err = collectInto(rows, func(r scanner) error {
+		var lc linkforge.LinkCount
+		if err := r.Scan(&lc.LinkID, &lc.Slug, &lc.Count); err != nil {
+			return err
+		}
+		top.Links = append(top.Links, lc)
+		return nil
+	})
+	if err != nil {
+		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
+	}
+	return top, nil
+}

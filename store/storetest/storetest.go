@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ClickGrants", testClickGrants},
 		// traffic.go
 		{"TrafficStats", testTrafficStats},
+		{"TrafficBreakdown", testTrafficBreakdown},
 		// webhooks.go
 		{"WebhookOutbox", testWebhookOutbox},
 		{"ClickEventsOfOneFlush", testClickEventsOfOneFlush},

@@ -118,3 +118,155 @@ func fmtTraffic(bs []linkforge.StatsBucket) string {
 	}
 	return out + " ]"
 }
+
+// trafficClick is one click of testTrafficBreakdown.
+type trafficClick struct {
+	link    int64
+	node    string
+	at      time.Time // the minute it is counted in
+	country string
+	traffic string
+}
+
+// flushClicks writes clicks as the counter would: per node, a rollup row
+// per (link, minute) and a row per (link, hour, dimension, value) of every
+// dimension, with each value as ClickDims.Counted gives it (the traffic
+// minute and shadows included).
+func flushClicks(t *testing.T, s linkforge.Store, clicks []trafficClick) {
+	t.Helper()
+	type mk struct {
+		node string
+		link int64
+		at   time.Time
+	}
+	type dk struct {
+		node  string
+		link  int64
+		hour  time.Time
+		dim   linkforge.Dimension
+		value string
+	}
+	mins, dims := map[mk]int64{}, map[dk]int64{}
+	for _, c := range clicks {
+		mins[mk{c.node, c.link, c.at}]++
+		cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
+		for d := range linkforge.NumDimensions {
+			dims[dk{c.node, c.link, c.at.Truncate(time.Hour), d, cd.Counted(d, c.at.Unix())}]++
+		}
+	}
+	for _, node := range []string{"n1", "n2"} {
+		var rows []linkforge.RollupRow
+		var drows []linkforge.DimRow
+		for k, n := range mins {
+			if k.node == node {
+				rows = append(rows, linkforge.RollupRow{LinkID: k.link, Bucket: k.at, Count: n})
+			}
+		}
+		for k, n := range dims {
+			if k.node == node {
+				drows = append(drows, linkforge.DimRow{LinkID: k.link, Hour: k.hour, Dim: k.dim, Value: k.value, Count: n})
+			}
+		}
+		mustUpsertClicks(t, s, node, rows, drows...)
+	}
+}
+
+// testTrafficBreakdown: the conformance invariant of traffic. For each
+// link (and the tenant), hour, public dimension and traffic, the values
+// under traffic=human (automated) sum to that hour's human (automated)
+// count in Stats, the placeholders of the internal rows never show, and
+// traffic="" is the sum of both; top links rank by one traffic's clicks.
+func testTrafficBreakdown(t *testing.T, s linkforge.Store) {
+	a := mustTenant(t, s, "trafficb-a")
+	l1 := mustCreateLink(t, s, newLink(a.ID, "trafficb-1"))
+	l2 := mustCreateLink(t, s, newLink(a.ID, "trafficb-2"))
+	h0 := time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC) // the range crosses a day
+	var clicks []trafficClick
+	add := func(link int64, node string, minute int, country, traffic string, n int) {
+		for range n {
+			clicks = append(clicks, trafficClick{link, node, h0.Add(time.Duration(minute) * time.Minute), country, traffic})
+		}
+	}
+	h, au := linkforge.TrafficHuman, linkforge.TrafficAutomated
+	add(l1.ID, "n1", 5, "DE", h, 3)
+	add(l1.ID, "n1", 5, "DE", au, 2)
+	add(l1.ID, "n2", 59, "US", au, 4)
+	add(l1.ID, "n1", 61, "US", h, 1)  // 23:01
+	add(l1.ID, "n2", 125, "FR", h, 6) // 00:05 the next day
+	add(l2.ID, "n1", 7, "US", au, 9)
+	add(l2.ID, "n2", 62, "DE", h, 2)
+	flushClicks(t, s, clicks)
+
+	from, to := h0, h0.Add(3*time.Hour)
+	for _, link := range []int64{l1.ID, l2.ID, 0} {
+		st := mustStats(t, s, linkforge.StatsQuery{TenantID: a.ID, LinkID: link, From: from, To: to, Interval: linkforge.Hour})
+		if st.Human+st.Automated != st.Total {
+			t.Errorf("link %d: total %d != human %d + automated %d", link, st.Total, st.Human, st.Automated)
+		}
+		for _, b := range st.Buckets {
+			for d := range linkforge.NumDimensions {
+				if !d.Public() {
+					continue
+				}
+				for _, tr := range []struct {
+					traffic string
+					want    int64
+				}{{"", b.Count}, {h, b.Human}, {au, b.Automated}} {
+					q := linkforge.BreakdownQuery{TenantID: a.ID, LinkID: link, Dimension: d, From: b.Start, To: b.Start.Add(time.Hour),
+						Limit: linkforge.MaxAnalyticsLimit, Traffic: tr.traffic}
+					bd := mustBreakdown(t, s, q)
+					sum := bd.Rest
+					for _, v := range bd.Values {
+						sum += v.Count
+						if v.Value == "(HUMAN)" || v.Value == "(AUTOMATED)" {
+							t.Errorf("%+v: placeholder %q listed", q, v.Value)
+						}
+					}
+					if bd.Total != tr.want || sum != tr.want {
+						t.Errorf("link %d hour %s %s traffic=%q: total %d, values sum to %d, want the hour's %d",
+							link, b.Start.Format("02T15"), d, tr.traffic, bd.Total, sum, tr.want)
+					}
+				}
+			}
+		}
+	}
+	// Values, over the whole range.
+	for _, c := range []struct {
+		link    int64
+		traffic string
+		want    string
+	}{
+		{l1.ID, h, "FR=6 DE=3 US=1"},
+		{l1.ID, au, "US=4 DE=2"},
+		{l1.ID, "", "FR=6 DE=5 US=5"}, // ties by value
+		{0, au, "US=13 DE=2"},
+		{0, h, "FR=6 DE=5 US=1"},
+	} {
+		bd := mustBreakdown(t, s, linkforge.BreakdownQuery{TenantID: a.ID, LinkID: c.link, Dimension: linkforge.DimCountry,
+			From: from, To: to, Limit: 10, Traffic: c.traffic})
+		got := ""
+		for _, v := range bd.Values {
+			got += fmt.Sprintf(" %s=%d", v.Value, v.Count)
+		}
+		if want := " " + c.want; got != want {
+			t.Errorf("link %d traffic=%q: country%s, want%s", c.link, c.traffic, got, want)
+		}
+	}
+	for _, c := range []struct {
+		traffic string
+		total   int64
+		want    []linkforge.LinkCount
+	}{
+		{h, 12, []linkforge.LinkCount{lc(l1, 10), lc(l2, 2)}},
+		{au, 15, []linkforge.LinkCount{lc(l2, 9), lc(l1, 6)}},
+	} {
+		top := mustTopLinks(t, s, linkforge.TopLinksQuery{TenantID: a.ID, From: from, To: to, Limit: 10, Traffic: c.traffic})
+		if top.Total != c.total || !slices.Equal(top.Links, c.want) {
+			t.Errorf("top links traffic=%s: %+v total %d, want %+v total %d", c.traffic, top.Links, top.Total, c.want, c.total)
+		}
+	}
+	_, err := s.Breakdown(t.Context(), linkforge.BreakdownQuery{TenantID: a.ID, Dimension: linkforge.DimCountry, From: from, To: to, Limit: 10, Traffic: "bots"})
+	wantCode(t, err, linkforge.EInvalid, "Breakdown traffic=bots")
+	_, err = s.TopLinks(t.Context(), linkforge.TopLinksQuery{TenantID: a.ID, From: from, To: to, Limit: 10, Traffic: "bots"})
+	wantCode(t, err, linkforge.EInvalid, "TopLinks traffic=bots")
+}
