@@ -150,7 +150,6 @@ func TrafficMinuteValue(traffic string, bucket int64) string {
 	return minuteValues[((bucket%3600)+3600)%3600/60]
 }
 
-
 // MoreValue is the value under which a link's clicks are kept once a
 // dimension has reached its bound of distinct values in an hour.
 const MoreValue = "(more)"
