@@ -548,9 +548,9 @@ var apiQuery = map[string][]string{
 	http.MethodPost + " " + pathImport:         {"format"},
 
 	// Analytics (web/analytics.go).
-	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit"},
-	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit"},
-	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit"},
+	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "traffic"},
+	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit", "traffic"},
+	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit", "traffic"},
 }
 
 // root answers GET / with a redirect to the configured root URL (by

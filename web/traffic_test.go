@@ -61,3 +61,42 @@ func TestStatsTraffic(t *testing.T) {
 		}
 	})
 }
+
+// TestBreakdownTrafficParam: traffic= filters breakdowns and top links;
+// another value is a 400 problem naming the field.
+func TestBreakdownTrafficParam(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s)
+		tenant, tok := mustTenantToken(t, s, "traffic-param")
+		l := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "tp", URL: "https://example.com/t"})
+		h := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+		var dims []linkforge.DimRow
+		click := linkforge.ClickDims{linkforge.DimCountry: "DE", linkforge.DimTraffic: linkforge.TrafficAutomated}
+		for d := range linkforge.NumDimensions {
+			dims = append(dims, linkforge.DimRow{LinkID: l.ID, Hour: h, Dim: d, Value: click.Counted(d, h.Unix()), Count: 3})
+		}
+		if err := s.UpsertClicks(context.Background(), "node-1", []linkforge.RollupRow{{LinkID: l.ID, Bucket: h, Count: 3}}, dims); err != nil {
+			t.Fatal(err)
+		}
+		rng := "from=" + h.Format(time.RFC3339) + "&to=" + h.Add(time.Hour).Format(time.RFC3339)
+		for path, want := range map[string]int64{
+			"/api/v1/links/tp/stats/country?traffic=automated&" + rng: 3,
+			"/api/v1/links/tp/stats/country?traffic=human&" + rng:     0,
+			"/api/v1/stats/country?" + rng:                            3,
+			"/api/v1/stats/links?traffic=automated&" + rng:            3,
+			"/api/v1/stats/links?traffic=human&" + rng:                0,
+		} {
+			r := e.do(http.MethodGet, path, tok, "")
+			mustStatus(t, r, http.StatusOK)
+			if got := mustJSON[struct{ Total int64 }](t, r); got.Total != want {
+				t.Errorf("%s: total %d, want %d", path, got.Total, want)
+			}
+		}
+		r := e.do(http.MethodGet, "/api/v1/stats/country?traffic=bots", tok, "")
+		mustStatus(t, r, http.StatusBadRequest)
+		if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+			t.Errorf("Content-Type = %q", ct)
+		}
+	})
+}
