@@ -3,12 +3,15 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/web"
 )
 
 // TestStatsTraffic: /stats buckets and totals carry human and automated,
@@ -97,6 +100,42 @@ func TestBreakdownTrafficParam(t *testing.T) {
 		mustStatus(t, r, http.StatusBadRequest)
 		if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
 			t.Errorf("Content-Type = %q", ct)
+		}
+	})
+}
+
+// TestRedirectPrivateClick: a click with Sec-GPC: 1 or DNT: 1 reaches the
+// real counter counted and classified, its other dimensions private.
+func TestRedirectPrivateClick(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		counter := mustCounter(t, s)
+		e := newEnv(t, s, func(c *web.Config) {
+			useCounter(c, counter.Counter)
+			c.Classifier = classify.New(classify.Config{})
+		})
+		tenant, _ := mustTenantToken(t, s, "private")
+		l := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "pv", URL: "https://example.com/p"})
+		for _, h := range []map[string]string{
+			{"Sec-GPC": "1", "User-Agent": uaIPhone, "Accept": browserAccept, "Referer": "https://t.co/x"},
+			{"DNT": "1", "User-Agent": "curl/8.5.0", "Accept": "*/*"},
+		} {
+			req, err := http.NewRequest(http.MethodGet, e.url+"/pv?utm_source=news", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range h {
+				req.Header.Set(k, v)
+			}
+			mustRedirect(t, e.send(req), "https://example.com/p")
+		}
+		for d := range linkforge.DimTraffic {
+			if got := counter.dimCounts(t, l.ID, d); !maps.Equal(got, map[string]int64{"private": 2}) {
+				t.Errorf("%s: %v, want private: 2", d, got)
+			}
+		}
+		if got := counter.dimCounts(t, l.ID, linkforge.DimTraffic); !maps.Equal(got, map[string]int64{"human": 1, "automated": 1}) {
+			t.Errorf("traffic: %v, want human 1, automated 1", got)
 		}
 	})
 }
