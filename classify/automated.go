@@ -38,6 +38,12 @@ type botPattern struct {
 	pure                     bool
 	notBefore                []string
 	first, last, only        *[4]uint64
+	// span and ends, when set: the pattern is anchored at the start and
+	// ends with one of the bytes ends or at the end of the text; a match
+	// consists of span bytes. So it lies in the header's longest prefix of
+	// span bytes and, unless that is the whole header, ends with an ends
+	// byte inside it.
+	span, ends *[4]uint64
 }
 
 // botMatcher is botPatterns compiled, once, with an Aho-Corasick automaton
@@ -60,11 +66,16 @@ type botMatcher struct {
 // automaton is a deterministic Aho-Corasick automaton over byte classes
 // (the bytes that occur in a literal, and one class for all others).
 type automaton struct {
-	class  [256]uint8
-	n      int      // classes
-	next   []uint16 // next[state*n+class]
-	output [][]int  // by state: the literals that end there
+	class [256]uint8
+	n     int // classes
+	// next[state*n+class] is the next state, with hasOutput set when
+	// literals end there, so that the walk loads the outputs only then.
+	next   []uint16
+	output [][]int // by state: the literals that end there
 }
+
+// hasOutput marks, in automaton.next, a state where literals end.
+const hasOutput = 1 << 15
 
 func newAutomaton(lits []string) automaton {
 	var a automaton
@@ -94,7 +105,7 @@ func newAutomaton(lits []string) automaton {
 		}
 		a.output[s] = append(a.output[s], id)
 	}
-	if len(trie) > 1<<16 {
+	if len(trie) >= hasOutput {
 		panic("classify: too many automaton states")
 	}
 	// Breadth first: each state's missing edges are its failure state's.
@@ -118,6 +129,11 @@ func newAutomaton(lits []string) automaton {
 			}
 			a.output[t] = append(a.output[t], a.output[fail[t]]...)
 			queue = append(queue, t)
+		}
+	}
+	for i, t := range a.next {
+		if len(a.output[t]) > 0 {
+			a.next[i] = t | hasOutput
 		}
 	}
 	return a
@@ -172,17 +188,7 @@ func IsAutomatedAgent(userAgent string) bool {
 		return true
 	}
 	buf := lowerBufs.Get().(*[]byte)
-	low := append((*buf)[:0], userAgent...)
-	var present [4]uint64
-	for i, c := range low {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-			low[i] = c
-		}
-		present[c/64] |= 1 << (c % 64)
-	}
-	automated := bots.match(low, &present)
-	*buf = low
+	automated := bots.match(userAgent, buf)
 	lowerBufs.Put(buf)
 	return automated
 }
@@ -194,28 +200,45 @@ var lowerBufs = sync.Pool{New: func() any {
 	return &b
 }}
 
-func (m *botMatcher) match(low []byte, present *[4]uint64) bool {
+// match lowers ua into *buf and walks the automaton in the same pass,
+// noting the bytes present; then it tries the expressions whose literal
+// was found and those without one.
+func (m *botMatcher) match(ua string, buf *[]byte) bool {
+	low := (*buf)[:0]
 	var found [maxBotLits / 64]uint64
+	var present [4]uint64
 	a := &m.ac
 	state := 0
-	for _, c := range low {
-		state = int(a.next[state*a.n+int(a.class[c])])
+	for i := 0; i < len(ua); i++ {
+		c := ua[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low = append(low, c)
+		present[c/64] |= 1 << (c % 64)
+		next := a.next[state*a.n+int(a.class[c])]
+		state = int(next &^ hasOutput)
+		if next&hasOutput == 0 {
+			continue
+		}
 		for _, l := range a.output[state] {
 			if m.pureLit[l] {
+				*buf = low
 				return true
 			}
 			found[l/64] |= 1 << (l % 64)
 		}
 	}
+	*buf = low
 	for _, p := range m.unlit {
-		if m.try(p, low, present) {
+		if m.try(p, low, &present) {
 			return true
 		}
 	}
 	for w, bits := range found {
 		for ; bits != 0; bits &= bits - 1 {
 			for _, p := range m.byLit[w*64+bits0(bits)] {
-				if m.try(p, low, present) {
+				if m.try(p, low, &present) {
 					return true
 				}
 			}
@@ -245,6 +268,16 @@ func excluded(bp *botPattern, low []byte, present *[4]uint64) bool {
 		for i := range present {
 			if present[i]&^s[i] != 0 {
 				return true
+			}
+		}
+	}
+	if bp.span != nil {
+		for _, c := range low {
+			if bp.ends[c/64]&(1<<(c%64)) != 0 {
+				return false // a possible end inside the prefix
+			}
+			if bp.span[c/64]&(1<<(c%64)) == 0 {
+				return true // the prefix ends before the text does
 			}
 		}
 	}

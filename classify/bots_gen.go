@@ -26,7 +26,7 @@ var botPatterns = [...]botPattern{
 	{src: "\\btime/", lit: "time/", pure: false, core: "\\btime/"},
 	{src: "\\|", lit: "|", pure: true, core: "\\|"},
 	{src: "^[<\\(;]", lit: "", pure: false, core: "^[<\\(;]", first: &[4]uint64{0x1800010000000000, 0x0, 0x0, 0x0}},
-	{src: "^[\\w \\.\\-\\(?:\\):%]+(?:/v?\\d+(?:\\.\\d+)?(?:\\.\\d{1,10})*?)?(?:,|$)", lit: "", pure: false, core: "^[\\w \\.\\-\\(?:\\):%]+(?:/v?\\d+(?:\\.\\d+)?(?:\\.\\d{1,10})*?)?(?:,|$)", first: &[4]uint64{0x87ff632100000000, 0x7fffffe87fffffe, 0x0, 0x0}},
+	{src: "^[\\w \\.\\-\\(?:\\):%]+(?:/v?\\d+(?:\\.\\d+)?(?:\\.\\d{1,10})*?)?(?:,|$)", lit: "", pure: false, core: "^[\\w \\.\\-\\(?:\\):%]+(?:/v?\\d+(?:\\.\\d+)?(?:\\.\\d{1,10})*?)?(?:,|$)", first: &[4]uint64{0x87ff632100000000, 0x7fffffe87fffffe, 0x0, 0x0}, span: &[4]uint64{0x87fff32100000000, 0x7fffffe87fffffe, 0x0, 0x0}, ends: &[4]uint64{0x100000000000, 0x0, 0x0, 0x0}},
 	{src: "^[\\w\\-]+/[\\w]+$", lit: "/", pure: false, core: "^[\\w\\-]+/[\\w]+$", first: &[4]uint64{0x3ff200000000000, 0x7fffffe87fffffe, 0x0, 0x0}, last: &[4]uint64{0x3ff000000000000, 0x7fffffe87fffffe, 0x0, 0x0}, only: &[4]uint64{0x3ffa00000000000, 0x7fffffe87fffffe, 0x0, 0x0}},
 	{src: "^[^ ]{50,}$", lit: "", pure: false, core: "^[^ ]{50,}$", first: &[4]uint64{0xfffffffeffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}, last: &[4]uint64{0xfffffffeffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}, only: &[4]uint64{0xfffffffeffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
 	{src: "^\\d+\\b", lit: "", pure: false, core: "^\\d+\\b", first: &[4]uint64{0x3ff000000000000, 0x0, 0x0, 0x0}},

@@ -112,6 +112,10 @@ type pattern struct {
 	// match may start with when it is anchored at the start, end with when
 	// anchored at the end, and consist of when anchored at both.
 	first, last, only *byteSet
+	// For an expression anchored at the start that ends in a choice of
+	// single bytes or the end of the text ("(?:,|$)"): the bytes a match
+	// consists of, and those single bytes.
+	span, ends *byteSet
 }
 
 // byteSet is a set of bytes, as the runtime's [4]uint64.
@@ -204,7 +208,7 @@ func generate(listPath, outPath string) error {
 		for _, f := range []struct {
 			name string
 			set  *byteSet
-		}{{"first", p.first}, {"last", p.last}, {"only", p.only}} {
+		}{{"first", p.first}, {"last", p.last}, {"only", p.only}, {"span", p.span}, {"ends", p.ends}} {
 			if f.set != nil {
 				fmt.Fprintf(&b, ", %s: %s", f.name, f.set)
 			}
@@ -260,6 +264,7 @@ func convert(src string) (pattern, error) {
 	p.pure = p.pure && p.notBefore == nil && p.notAfter == ""
 	if !p.pure {
 		p.first, p.last, p.only = anchorSets(re)
+		p.span, p.ends = endChoice(re)
 	}
 	if strings.ToLower(p.lit) != p.lit {
 		return p, fmt.Errorf("literal %q is not lower case (the header is lowered before matching)", p.lit)
@@ -460,7 +465,7 @@ func bytesOf(re *syntax.Regexp, s *byteSet) bool {
 	case syntax.OpCharClass:
 		s.addClass(re.Rune)
 		return true
-	case syntax.OpEmptyMatch, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+	case syntax.OpEmptyMatch, syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpEndText:
 		return true
 	case syntax.OpCapture, syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat,
 		syntax.OpConcat, syntax.OpAlternate:
@@ -472,4 +477,38 @@ func bytesOf(re *syntax.Regexp, s *byteSet) bool {
 		return true
 	}
 	return false
+}
+
+// endChoice returns, for an expression anchored at the start whose last
+// part is a choice of single bytes or the end of the text, the bytes a
+// match can consist of and those single bytes: a match then lies in the
+// header's longest prefix of span bytes and, unless that prefix is the
+// whole header, ends with one of ends inside it.
+func endChoice(re *syntax.Regexp) (span, ends *byteSet) {
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpBeginText {
+		return nil, nil
+	}
+	last := re.Sub[len(re.Sub)-1]
+	if last.Op != syntax.OpAlternate {
+		return nil, nil
+	}
+	var e byteSet
+	eot := false
+	for _, alt := range last.Sub {
+		switch {
+		case alt.Op == syntax.OpEndText:
+			eot = true
+		case alt.Op == syntax.OpLiteral && len(alt.Rune) == 1 && alt.Rune[0] < 128 && alt.Flags&syntax.FoldCase == 0:
+			e.add(alt.Rune[0], alt.Rune[0])
+		case alt.Op == syntax.OpCharClass:
+			e.addClass(alt.Rune)
+		default:
+			return nil, nil
+		}
+	}
+	var sp byteSet
+	if !eot || !bytesOf(&syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[1:]}, &sp) {
+		return nil, nil
+	}
+	return &sp, &e
 }
