@@ -330,9 +330,8 @@ func TestClickLogCompaction(t *testing.T) {
 		bytes += fileSize(t, filepath.Join(j.dir, e.Name()))
 	}
 	t.Logf("after 12,000 commits: %d segments, %d snapshots, %d bytes on disk", len(segs), len(snaps), bytes)
-	// 24 KiB: the retained state is about 60 (link, hour)s of 20 dimension
-	// cells each: 17 KiB measured (11 KiB with the 6 dimensions before
-	// traffic and its shadows).
+	// 24 KiB: each retained (link, hour) holds 20 dimensions' cells since
+	// traffic and its shadows, 6 before: 17 KiB measured, 11 KiB before.
 	if len(segs) != 1 || len(snaps) != 1 || bytes > 24<<10 {
 		t.Errorf("after compaction: segments %v, snapshots %v, %d bytes; want one of each, under 24 KiB", segs, snaps, bytes)
 	}
