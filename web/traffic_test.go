@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,4 +139,89 @@ func TestRedirectPrivateClick(t *testing.T) {
 			t.Errorf("traffic: %v, want human 1, automated 1", got)
 		}
 	})
+}
+
+// TestStatsExport: GET /api/v1/stats/export streams the tenant's daily
+// counts as CSV, one traffic's with traffic=, without the internal rows'
+// placeholders, nothing of another tenant's.
+func TestStatsExport(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s)
+		tenant, tok := mustTenantToken(t, s, "export")
+		other, _ := mustTenantToken(t, s, "export-other")
+		l := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "ex", URL: "https://example.com/t"})
+		o := mustStoreLink(t, s, linkforge.Link{TenantID: other, Slug: "ex-o", URL: "https://example.com/o"})
+		h := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+		var dims []linkforge.DimRow
+		for _, c := range []struct {
+			link    int64
+			country string
+			traffic string
+			n       int64
+		}{{l.ID, "DE", linkforge.TrafficHuman, 2}, {l.ID, "US", linkforge.TrafficAutomated, 1}, {o.ID, "FR", linkforge.TrafficHuman, 5}} {
+			cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
+			for d := range linkforge.NumDimensions {
+				dims = append(dims, linkforge.DimRow{LinkID: c.link, Hour: h, Dim: d, Value: cd.Counted(d, h.Unix()), Count: c.n})
+			}
+		}
+		// Rows of one (link, hour, dimension, value) add up.
+		if err := s.UpsertClicks(context.Background(), "node-1",
+			[]linkforge.RollupRow{{LinkID: l.ID, Bucket: h, Count: 3}, {LinkID: o.ID, Bucket: h, Count: 5}}, sumDims(dims)); err != nil {
+			t.Fatal(err)
+		}
+		rng := "from=" + h.Format(time.RFC3339) + "&to=" + h.Add(24*time.Hour).Format(time.RFC3339)
+		r := e.do(http.MethodGet, "/api/v1/stats/export?traffic=human&"+rng, tok, "")
+		mustStatus(t, r, http.StatusOK)
+		if ct := r.header.Get("Content-Type"); ct != "text/csv; charset=utf-8" {
+			t.Errorf("Content-Type = %q", ct)
+		}
+		lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
+		if lines[0] != "day,domain,slug,dimension,value,count" {
+			t.Errorf("header %q", lines[0])
+		}
+		var countries, traffic []string
+		for _, line := range lines[1:] {
+			f := strings.Split(line, ",")
+			if len(f) != 6 || f[0] != "2026-11-30" || f[1] == "" || f[2] != "ex" {
+				t.Errorf("line %q", line)
+				continue
+			}
+			switch f[3] {
+			case "country":
+				countries = append(countries, f[4]+"="+f[5])
+			case "traffic":
+				traffic = append(traffic, f[4]+"="+f[5])
+			}
+		}
+		if got := strings.Join(countries, " "); got != "DE=2" {
+			t.Errorf("human countries %q, want DE=2", got)
+		}
+		if got := strings.Join(traffic, " "); got != "human=2" {
+			t.Errorf("human traffic %q, want human=2", got)
+		}
+		mustStatus(t, e.do(http.MethodGet, "/api/v1/stats/export?traffic=bots", tok, ""), http.StatusBadRequest)
+	})
+}
+
+// sumDims adds up rows of the same (link, hour, dimension, value).
+func sumDims(rows []linkforge.DimRow) []linkforge.DimRow {
+	type k struct {
+		link  int64
+		hour  time.Time
+		dim   linkforge.Dimension
+		value string
+	}
+	idx := map[k]int{}
+	var out []linkforge.DimRow
+	for _, r := range rows {
+		key := k{r.LinkID, r.Hour, r.Dim, r.Value}
+		if i, ok := idx[key]; ok {
+			out[i].Count += r.Count
+			continue
+		}
+		idx[key] = len(out)
+		out = append(out, r)
+	}
+	return out
 }

@@ -115,3 +115,40 @@ func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) 
 	})
 	return top, nil
 }
+
+// ExportDailyDims reads a page of the tenant's link_dims_daily rows for the
+// stats export (linkforge.DailyDimsExporter), in the order (link,
+// dimension, day, value), text in byte order (COLLATE "C") whatever the
+// database's collation, so that the cursor's comparison and the order agree.
+func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, after *linkforge.DailyDimRow, limit int) ([]linkforge.DailyDimRow, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	k := linkforge.DailyDimRow{Day: time.Unix(0, 0)} // before every row: link ids start at 1
+	if after != nil {
+		k = *after
+	}
+	rows, err := db.pool.Query(ctx, `SELECT d.link_id, l.slug, d.dimension, d.day, d.value, d.count
+		FROM link_dims_daily d JOIN links l ON l.id = d.link_id
+		WHERE l.tenant_id = $1 AND d.day >= $2 AND d.day < $3 AND d.count > 0 AND d.dimension = ANY($9)
+		AND (d.link_id, d.dimension COLLATE "C", d.day, d.value COLLATE "C") > ($4, $5 COLLATE "C", $6, $7 COLLATE "C")
+		ORDER BY d.link_id, d.dimension COLLATE "C", d.day, d.value COLLATE "C" LIMIT $8`,
+		tenantID, from, to, k.LinkID, k.Dimension, k.Day, k.Value, limit, names)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: export daily dims: %w", err)
+	}
+	defer rows.Close()
+	var out []linkforge.DailyDimRow
+	for rows.Next() {
+		var row linkforge.DailyDimRow
+		if err := rows.Scan(&row.LinkID, &row.Slug, &row.Dimension, &row.Day, &row.Value, &row.Count); err != nil {
+			return nil, fmt.Errorf("postgres: export daily dims: %w", err)
+		}
+		row.Day = row.Day.UTC()
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: export daily dims: %w", err)
+	}
+	return out, nil
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/linkforge/linkforge"
 )
@@ -121,4 +123,49 @@ func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) 
 		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
 	}
 	return top, nil
+}
+
+// ExportDailyDims reads a page of the tenant's link_dims_daily rows for the
+// stats export (linkforge.DailyDimsExporter), by its primary key's order
+// (link, dimension, day, value), so that each page is one index range.
+func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, after *linkforge.DailyDimRow, limit int) ([]linkforge.DailyDimRow, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var k linkforge.DailyDimRow // before every row: link ids start at 1
+	if after != nil {
+		k = *after
+	}
+	args := []any{tenantID, from.Unix(), to.Unix(), k.LinkID, k.Dimension, k.Day.Unix(), k.Value, limit}
+	marks := make([]string, len(names))
+	for i, n := range names {
+		marks[i] = fmt.Sprintf("?%d", len(args)+1) // numbered: a bare ? would take ?8's
+		args = append(args, n)
+	}
+	rows, err := db.reader.QueryContext(ctx, `SELECT d.link_id, l.slug, d.dimension, d.day, d.value, d.count
+		FROM link_dims_daily d JOIN links l ON l.id = d.link_id
+		WHERE l.tenant_id = ?1 AND d.day >= ?2 AND d.day < ?3 AND d.count > 0
+		AND (d.link_id, d.dimension, d.day, d.value) > (?4, ?5, ?6, ?7)
+		AND d.dimension IN (`+strings.Join(marks, ", ")+`)
+		ORDER BY d.link_id, d.dimension, d.day, d.value LIMIT ?8`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: export daily dims: %w", err)
+	}
+	var out []linkforge.DailyDimRow
+	err = collectInto(rows, func(r scanner) error {
+		var (
+			row linkforge.DailyDimRow
+			day int64
+		)
+		if err := r.Scan(&row.LinkID, &row.Slug, &row.Dimension, &day, &row.Value, &row.Count); err != nil {
+			return err
+		}
+		row.Day = time.Unix(day, 0).UTC()
+		out = append(out, row)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: export daily dims: %w", err)
+	}
+	return out, nil
 }

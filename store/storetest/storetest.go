@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		// traffic.go
 		{"TrafficStats", testTrafficStats},
 		{"TrafficBreakdown", testTrafficBreakdown},
+		{"ExportDailyDims", testExportDailyDims},
 		// webhooks.go
 		{"WebhookOutbox", testWebhookOutbox},
 		{"ClickEventsOfOneFlush", testClickEventsOfOneFlush},

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,4 +270,56 @@ func testTrafficBreakdown(t *testing.T, s linkforge.Store) {
 	wantCode(t, err, linkforge.EInvalid, "Breakdown traffic=bots")
 	_, err = s.TopLinks(t.Context(), linkforge.TopLinksQuery{TenantID: a.ID, From: from, To: to, Limit: 10, Traffic: "bots"})
 	wantCode(t, err, linkforge.EInvalid, "TopLinks traffic=bots")
+}
+
+// testExportDailyDims: the stats export's pages, read with a small limit,
+// list every daily row of the tenant's links once, in (link, dimension,
+// day, value) order, only of the names asked for and the days in range.
+func testExportDailyDims(t *testing.T, s linkforge.Store) {
+	ex, ok := s.(linkforge.DailyDimsExporter)
+	if !ok {
+		t.Fatal("the store does not implement linkforge.DailyDimsExporter")
+	}
+	a := mustTenant(t, s, "export-a")
+	b := mustTenant(t, s, "export-b")
+	l1 := mustCreateLink(t, s, newLink(a.ID, "export-1"))
+	l2 := mustCreateLink(t, s, newLink(a.ID, "export-2"))
+	l3 := mustCreateLink(t, s, newLink(b.ID, "export-3"))
+	d0 := time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)
+	h, au := linkforge.TrafficHuman, linkforge.TrafficAutomated
+	flushClicks(t, s, []trafficClick{
+		{l1.ID, "n1", d0, "DE", h}, {l1.ID, "n2", d0, "DE", h}, {l1.ID, "n1", d0.Add(time.Hour), "US", au},
+		{l2.ID, "n1", d0.Add(2 * time.Hour), "FR", h}, {l3.ID, "n1", d0, "DE", h},
+		{l1.ID, "n1", d0.Add(49 * time.Hour), "NL", h}, // outside the range
+	})
+	names := []string{"country", "automated:country"}
+	var got []string
+	var after *linkforge.DailyDimRow
+	for range 20 {
+		page, err := ex.ExportDailyDims(t.Context(), a.ID, d0.Truncate(24*time.Hour), d0.Add(25*time.Hour), names, after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		if len(page) > 2 {
+			t.Fatalf("page of %d rows, limit 2", len(page))
+		}
+		for _, r := range page {
+			got = append(got, fmt.Sprintf("%s %s %s %s=%d", r.Slug, r.Dimension, r.Day.Format("01-02"), r.Value, r.Count))
+		}
+		after = &page[len(page)-1]
+	}
+	want := []string{
+		"export-1 automated:country 11-29 (HUMAN)=2",
+		"export-1 automated:country 11-30 US=1",
+		"export-1 country 11-29 DE=2",
+		"export-1 country 11-30 US=1",
+		"export-2 automated:country 11-30 (HUMAN)=1",
+		"export-2 country 11-30 FR=1",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("export rows:\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
 }
