@@ -154,6 +154,8 @@ type StatsQuery struct {
 type StatsBucket struct {
 	Start time.Time
 	Count int64
+	// Human and Automated divide Count by traffic (AddTraffic).
+	Human, Automated int64
 }
 
 // Stats is the answer to a StatsQuery. Buckets are sparse (intervals with no
@@ -161,6 +163,8 @@ type StatsBucket struct {
 type Stats struct {
 	Total   int64
 	Buckets []StatsBucket
+	// Human and Automated divide Total by traffic (AddTraffic).
+	Human, Automated int64
 }
 
 // TenantStore creates and finds tenants.

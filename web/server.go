@@ -472,6 +472,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodGet, pathLinkBreakdown, false, s.linkBreakdown, api(http.MethodGet, pathLinkBreakdown)...)
 	r.add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
 	r.add(http.MethodGet, pathTopLinks, false, s.topLinks, api(http.MethodGet, pathTopLinks)...)
+	r.add(http.MethodGet, pathStatsExport, false, s.statsExport, api(http.MethodGet, pathStatsExport)...)
 	r.add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	r.add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
 	r.add(http.MethodGet, pathExport, false, s.exportLinks, api(http.MethodGet, pathExport)...)
@@ -567,9 +568,10 @@ var apiQuery = map[string][]string{
 	http.MethodPost + " " + pathImport:         {"format"},
 
 	// Analytics (web/analytics.go).
-	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit"},
-	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit"},
-	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit"},
+	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "traffic"},
+	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit", "traffic"},
+	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit", "traffic"},
+	http.MethodGet + " " + pathStatsExport:   {"from", "to", "traffic"},
 }
 
 // root answers GET / with a redirect to the configured root URL (by

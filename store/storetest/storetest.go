@@ -57,6 +57,10 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"MaxLinks", testMaxLinks},
 		{"MaxLinksConcurrent", testMaxLinksConcurrent},
 		{"ClickGrants", testClickGrants},
+		// traffic.go
+		{"TrafficStats", testTrafficStats},
+		{"TrafficBreakdown", testTrafficBreakdown},
+		{"ExportDailyDims", testExportDailyDims},
 		// webhooks.go
 		{"WebhookOutbox", testWebhookOutbox},
 		{"ClickEventsOfOneFlush", testClickEventsOfOneFlush},
