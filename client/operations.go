@@ -24,6 +24,7 @@ var Operations = []Operation{
 	{"GET", "/api/v1/stats", "TenantStats"},
 	{"GET", "/api/v1/stats/{dimension}", "TenantBreakdown"},
 	{"GET", "/api/v1/stats/links", "TopLinks"},
+	{"GET", "/api/v1/stats/export", "ExportStats"},
 	{"GET", "/api/v1/tags", "Tags"},
 	{"GET", "/api/v1/links/{slug}/qr", "QR"},
 	{"GET", "/api/v1/export", "Export"},
