@@ -34,6 +34,9 @@ type Token struct {
 	Display   string // first characters of the token, for listings
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// Role is what the token may do in its tenant; CreateToken stores an
+	// empty Role as RoleOwner, what every token made before roles was.
+	Role Role
 }
 
 // Link is one short link.

@@ -59,6 +59,7 @@ type invocation struct {
 	cfg    config
 	tenant string                // token create, token list, import, export
 	name   string                // token create
+	role   linkforge.Role        // token create; empty: owner
 	format string                // import, export
 	quota  linkforge.QuotaChange // tenant quota: the limits given
 	args   []string
@@ -123,6 +124,7 @@ var globalFlags = []flagSpec{
 var (
 	tenantFlag = flagSpec{"tenant", "NAME", "", "the tenant (token create makes it if needed)"}
 	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
+	roleFlag   = flagSpec{"role", "ROLE", "owner", "token create: the token's role in its tenant: owner, editor or viewer"}
 	// formatFlag is the file format of import and export (package porting).
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
 	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
@@ -151,11 +153,11 @@ type command struct {
 var commands = []*command{
 	{name: "serve", synopsis: "linkforge [serve]", summary: "run the server (the default command)"},
 	{name: "migrate", synopsis: "linkforge migrate", summary: "apply database migrations and exit"},
-	{name: "token create", synopsis: "linkforge token create --tenant NAME [--name LABEL]",
+	{name: "token create", synopsis: "linkforge token create --tenant NAME [--name LABEL] [--role owner|editor|viewer]",
 		summary: "create the tenant if needed, print a new API token on stdout (only the token, one line)",
-		flags:   []flagSpec{tenantFlag, nameFlag}},
+		flags:   []flagSpec{tenantFlag, nameFlag, roleFlag}},
 	{name: "token list", synopsis: "linkforge token list --tenant NAME",
-		summary: "list a tenant's tokens: id, name, display prefix, created, revoked",
+		summary: "list a tenant's tokens: id, name, role, display prefix, created, revoked",
 		flags:   []flagSpec{tenantFlag}},
 	{name: "token revoke", synopsis: "linkforge token revoke ID", summary: "revoke a token; the API refuses it at once", nargs: 1},
 	{name: "import", synopsis: "linkforge import --tenant NAME --format csv|json|yourls|shlink|bitly FILE",

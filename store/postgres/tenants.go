@@ -55,17 +55,24 @@ func scanTenant(row pgx.Row) (linkforge.Tenant, error) {
 	return t, nil
 }
 
-const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at` //nolint:gosec // G101: column names, no credential
+const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at, role` //nolint:gosec // G101: column names, no credential
 
 // CreateToken stores t and returns it with its ID and CreatedAt. A hash
-// already stored answers EConflict; an unknown tenant ENotFound.
+// already stored answers EConflict; an unknown tenant ENotFound; a role
+// that is not one of linkforge.Roles EInvalid (empty: owner).
 func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Token, error) {
+	if t.Role == "" {
+		t.Role = linkforge.RoleOwner
+	}
+	if !t.Role.Valid() {
+		return linkforge.Token{}, linkforge.InvalidField("role", "want owner, editor or viewer")
+	}
 	t.CreatedAt = now()
 	t.RevokedAt = linkforge.NormalizeTime(t.RevokedAt)
 	err := db.pool.QueryRow(ctx,
-		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at)
-		 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-		t.TenantID, t.Name, t.Hash, t.Display, t.CreatedAt, t.RevokedAt,
+		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at, role)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+		t.TenantID, t.Name, t.Hash, t.Display, t.CreatedAt, t.RevokedAt, string(t.Role),
 	).Scan(&t.ID)
 	switch pgCode(err) {
 	case "":
@@ -143,7 +150,7 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 
 func scanToken(row pgx.Row) (linkforge.Token, error) {
 	var t linkforge.Token
-	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt); err != nil {
+	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt, &t.Role); err != nil {
 		return linkforge.Token{}, err
 	}
 	t.CreatedAt = t.CreatedAt.UTC()

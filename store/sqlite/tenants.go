@@ -62,20 +62,27 @@ func scanTenant(row scanner) (linkforge.Tenant, error) {
 	return t, nil
 }
 
-const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at` //nolint:gosec // G101: column names, no credential
+const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at, role` //nolint:gosec // G101: column names, no credential
 
 // CreateToken stores t and returns it with its ID and CreatedAt. A hash
-// already stored answers EConflict; an unknown tenant ENotFound.
+// already stored answers EConflict; an unknown tenant ENotFound; a role
+// that is not one of linkforge.Roles EInvalid (empty: owner).
 func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Token, error) {
+	if t.Role == "" {
+		t.Role = linkforge.RoleOwner
+	}
+	if !t.Role.Valid() {
+		return linkforge.Token{}, linkforge.InvalidField("role", "want owner, editor or viewer")
+	}
 	t.CreatedAt = now()
 	if t.RevokedAt != nil {
 		r := t.RevokedAt.UTC().Truncate(time.Microsecond)
 		t.RevokedAt = &r
 	}
 	err := db.writer.QueryRowContext(ctx,
-		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at)
-		 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-		t.TenantID, t.Name, t.Hash, t.Display, toMicros(t.CreatedAt), nullMicros(t.RevokedAt),
+		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at, role)
+		 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		t.TenantID, t.Name, t.Hash, t.Display, toMicros(t.CreatedAt), nullMicros(t.RevokedAt), string(t.Role),
 	).Scan(&t.ID)
 	switch {
 	case isUnique(err):
@@ -164,7 +171,7 @@ func scanToken(row scanner) (linkforge.Token, error) {
 		created int64
 		revoked sql.NullInt64
 	)
-	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &created, &revoked); err != nil {
+	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &created, &revoked, &t.Role); err != nil {
 		return linkforge.Token{}, err
 	}
 	t.CreatedAt = fromMicros(created)

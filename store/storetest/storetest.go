@@ -23,6 +23,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Ping", testPing},
 		{"Tenants", testTenants},
 		{"Tokens", testTokens},
+		{"TokenRoles", testTokenRoles}, // people.go
 		{"Links", testLinks},
 		{"TenantIsolation", testTenantIsolation},
 		{"Pagination", testPagination},
