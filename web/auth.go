@@ -13,12 +13,14 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/access"
 )
 
 // Keys of the values authenticate stores in the echo context.
 const (
 	ctxTenantID = "linkforge.tenant_id"
 	ctxTokenID  = "linkforge.token_id"
+	ctxRole     = "linkforge.role" // a linkforge.Role; absent: not authenticated
 )
 
 // authenticate admits requests that carry "Authorization: Bearer <token>"
@@ -54,6 +56,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(ctxTenantID, tok.TenantID)
 		c.Set(ctxTokenID, tok.ID)
+		c.Set(ctxRole, roleValues[tok.Role])
 		return next(c)
 	}
 }
@@ -61,6 +64,28 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 func invalidToken(c echo.Context) error {
 	c.Response().Header().Set("WWW-Authenticate", `Bearer realm="linkforge", error="invalid_token"`)
 	return linkforge.Errorf(linkforge.EUnauthorized, "the bearer token is unknown or revoked")
+}
+
+// roleValues are the roles as context values, boxed once: boxing a string
+// on every request would cost the admin API an allocation.
+var roleValues = func() map[linkforge.Role]any {
+	m := make(map[linkforge.Role]any, len(linkforge.Roles))
+	for _, r := range linkforge.Roles {
+		m[r] = r
+	}
+	return m
+}()
+
+// authorize runs next only for a caller whose role covers need (package
+// access decides; router.add wraps every route that is not public).
+func authorize(need linkforge.Role, next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		have, _ := c.Get(ctxRole).(linkforge.Role)
+		if err := access.Check(have, need); err != nil {
+			return err
+		}
+		return next(c)
+	}
 }
 
 // tenantID returns the tenant that authenticate admitted.

@@ -32,6 +32,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/access"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
@@ -483,6 +484,13 @@ type router struct {
 // waiting for one (see instrument); takesBody marks the ones that read a
 // body.
 func (r *router) add(method, path string, takesBody bool, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	// Authorization, for every route in this one place: package access's
+	// table names the role each route needs (an unnamed one: owner). It
+	// wraps the handler itself, so that no middleware list can leave it
+	// out; authenticate, earlier in the list, has set the caller's role.
+	if need, _ := access.Of(method, path); !need.Public {
+		h = authorize(need.Role, h)
+	}
 	// Compose once: see the package comment.
 	for i := len(mw) - 1; i >= 0; i-- {
 		h = mw[i](h)
