@@ -215,4 +215,3 @@ func mustRoleToken(t *testing.T, s linkforge.Store, name string, role linkforge.
 	}
 	return tenant.ID, secret
 }
-
