@@ -168,6 +168,8 @@ type TenantStore interface {
 	EnsureTenant(ctx context.Context, name string) (Tenant, error)
 	// TenantByName returns ENotFound if no tenant has that name.
 	TenantByName(ctx context.Context, name string) (Tenant, error)
+	// TenantByID returns ENotFound if no tenant has that id.
+	TenantByID(ctx context.Context, id int64) (Tenant, error)
 }
 
 // TokenStore keeps API tokens, by hash.
@@ -180,6 +182,10 @@ type TokenStore interface {
 	ListTokens(ctx context.Context, tenantID int64) ([]Token, error)
 	// RevokeToken marks a token revoked; ENotFound if there is no such token.
 	RevokeToken(ctx context.Context, id int64) error
+	// RevokeTenantToken is RevokeToken of a token of tenantID only: another
+	// tenant's token answers ENotFound, as an unknown one (the API's
+	// revocation).
+	RevokeTenantToken(ctx context.Context, tenantID, id int64) error
 	// ActiveTokens returns those of ids that name an unrevoked token, each
 	// once, in no particular order; unknown ids are left out like revoked
 	// ones. It is one query whatever the number of ids: the live feed asks

@@ -93,6 +93,12 @@ var table = map[string]Requirement{
 	"GET /api/v1/webhooks/:id/deliveries":        owner,
 	"POST /api/v1/webhooks/deliveries/:id/retry": owner,
 	"POST /api/v1/webhooks/:id/test":             owner,
+	"POST /api/v1/tokens":                        owner,
+	"GET /api/v1/tokens":                         owner,
+	"DELETE /api/v1/tokens/:id":                  owner,
+
+	// The caller itself.
+	"GET /api/v1/me": viewer,
 }
 
 // Of returns the requirement of the operation method path (an echo path
@@ -119,6 +125,16 @@ func Check(have, need linkforge.Role) error {
 	}
 	if !have.Covers(need) {
 		return linkforge.Errorf(linkforge.EForbidden, "this operation needs the role %s or higher; the caller is %s", need, have)
+	}
+	return nil
+}
+
+// CanGrant answers whether a caller of role have may give a credential
+// role want: nil, or EForbidden for a role above the caller's own (no one
+// mints a role above their own).
+func CanGrant(have, want linkforge.Role) error {
+	if !have.Covers(want) {
+		return linkforge.Errorf(linkforge.EForbidden, "a %s cannot give the role %s: it is above its own", have, want)
 	}
 	return nil
 }

@@ -40,3 +40,15 @@ func TestOfUnnamed(t *testing.T) {
 		t.Errorf("Of(HEAD links) = %+v, %v; want GET's viewer", r, ok)
 	}
 }
+
+// TestCanGrant: a role gives itself and those below it, never one above.
+func TestCanGrant(t *testing.T) {
+	for _, have := range linkforge.Roles {
+		for _, want := range linkforge.Roles {
+			err := access.CanGrant(have, want)
+			if (err == nil) != (have.Rank() >= want.Rank()) || (err != nil && linkforge.ErrorCode(err) != linkforge.EForbidden) {
+				t.Errorf("CanGrant(%s, %s) = %v", have, want, err)
+			}
+		}
+	}
+}

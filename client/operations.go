@@ -39,4 +39,8 @@ var Operations = []Operation{
 	{"POST", "/api/v1/webhooks/deliveries/{id}/retry", "RetryDelivery"},
 	{"POST", "/api/v1/webhooks/{id}/test", "TestWebhook"},
 	{"GET", "/api/v1/tenant", "Tenant"},
+	{"POST", "/api/v1/tokens", "CreateToken"},
+	{"GET", "/api/v1/tokens", "Tokens"},
+	{"DELETE", "/api/v1/tokens/{id}", "RevokeToken"},
+	{"GET", "/api/v1/me", "Me"},
 }

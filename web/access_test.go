@@ -38,6 +38,7 @@ var wantRole = map[string]linkforge.Role{
 	"listAlarms": "owner", "retryAlarm": "owner",
 	"createWebhook": "owner", "listWebhooks": "owner", "updateWebhook": "owner", "deleteWebhook": "owner",
 	"listDeliveries": "owner", "retryDelivery": "owner", "testWebhook": "owner",
+	"createToken": "owner", "listTokens": "owner", "revokeToken": "owner", "me": "viewer",
 }
 
 // operation is one operation of the served OpenAPI document.
@@ -86,6 +87,8 @@ func concrete(path, webhookID string) string {
 			return "country"
 		case strings.HasPrefix(path, "/api/v1/webhooks/{id}"):
 			return webhookID
+		case strings.HasPrefix(path, "/api/v1/tokens/"):
+			return "999999" // none: the walk must not revoke its own tokens
 		}
 		return "1"
 	})
@@ -133,7 +136,8 @@ func TestRolesOfEveryOperation(t *testing.T) {
 		snapshot := func() string {
 			a := e.do(http.MethodGet, "/api/v1/export?format=json", owner, "")
 			b := e.do(http.MethodGet, "/api/v1/webhooks", owner, "")
-			return string(a.body) + string(b.body) + strings.Join(tenantSlugs(t, s, tid), ",")
+			c := e.do(http.MethodGet, "/api/v1/tokens", owner, "")
+			return string(a.body) + string(b.body) + string(c.body) + strings.Join(tenantSlugs(t, s, tid), ",")
 		}
 		before := snapshot()
 		denied := 0

@@ -470,6 +470,11 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
 	// Tenant quotas (tenant.go).
 	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
+	// Tokens and the caller (tokens.go).
+	r.add(http.MethodPost, pathTokens, true, s.createToken, withBody(http.MethodPost, pathTokens)...)
+	r.add(http.MethodGet, pathTokens, false, s.listTokens, api(http.MethodGet, pathTokens)...)
+	r.add(http.MethodDelete, pathToken, false, s.revokeToken, api(http.MethodDelete, pathToken)...)
+	r.add(http.MethodGet, pathMe, false, s.me, api(http.MethodGet, pathMe)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 }

@@ -52,3 +52,41 @@ func testTokenRoles(t *testing.T, s linkforge.Store) {
 	_, err = s.TokenByHash(ctx, hash)
 	wantCode(t, err, linkforge.ENotFound, "TokenByHash of the refused token")
 }
+
+// testTenantTokens: RevokeTenantToken revokes a token of that tenant only
+// (another tenant's id is ENotFound and stays valid); TenantByID finds a
+// tenant by its id.
+func testTenantTokens(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	acme, other := mustTenant(t, s, "tt-acme"), mustTenant(t, s, "tt-other")
+	mk := func(tenantID int64) linkforge.Token {
+		t.Helper()
+		_, hash, display := linkforge.NewToken()
+		tok, err := s.CreateToken(ctx, linkforge.Token{TenantID: tenantID, Hash: hash, Display: display})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	mine, theirs := mk(acme.ID), mk(other.ID)
+	wantCode(t, s.RevokeTenantToken(ctx, acme.ID, theirs.ID), linkforge.ENotFound, "RevokeTenantToken of another tenant's token")
+	if _, err := s.TokenByHash(ctx, theirs.Hash); err != nil {
+		t.Errorf("the other tenant's token after the refused revoke: %v", err)
+	}
+	if err := s.RevokeTenantToken(ctx, acme.ID, mine.ID); err != nil {
+		t.Fatalf("RevokeTenantToken: %v", err)
+	}
+	_, err := s.TokenByHash(ctx, mine.Hash)
+	wantCode(t, err, linkforge.ENotFound, "TokenByHash of the revoked token")
+	if err := s.RevokeTenantToken(ctx, acme.ID, mine.ID); err != nil {
+		t.Errorf("second RevokeTenantToken: %v", err)
+	}
+	wantCode(t, s.RevokeTenantToken(ctx, acme.ID, theirs.ID+1000), linkforge.ENotFound, "RevokeTenantToken of an unknown id")
+
+	got, err := s.TenantByID(ctx, other.ID)
+	if err != nil || got.Name != other.Name || !got.CreatedAt.Equal(other.CreatedAt) {
+		t.Errorf("TenantByID(%d) = %+v, %v; want %+v", other.ID, got, err, other)
+	}
+	_, err = s.TenantByID(ctx, other.ID+1000)
+	wantCode(t, err, linkforge.ENotFound, "TenantByID of an unknown id")
+}

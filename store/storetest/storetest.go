@@ -24,6 +24,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Tenants", testTenants},
 		{"Tokens", testTokens},
 		{"TokenRoles", testTokenRoles}, // people.go
+		{"TenantTokens", testTenantTokens},
 		{"Links", testLinks},
 		{"TenantIsolation", testTenantIsolation},
 		{"Pagination", testPagination},

@@ -1,0 +1,74 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Roles of a token (API.md, "People"): a viewer reads; an editor also
+// writes links; an owner may everything, tokens included.
+const (
+	RoleOwner  = "owner"
+	RoleEditor = "editor"
+	RoleViewer = "viewer"
+)
+
+// Token is an API token. Token, the secret, is set only in the answer of
+// CreateToken: the server shows it once.
+type Token struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Role      string     `json:"role"`
+	Prefix    string     `json:"prefix"`
+	Token     string     `json:"token,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+// NewToken is the body of a token create. An empty Role is the caller's
+// own; a role above it is refused (403, CodeForbidden).
+type NewToken struct {
+	Name string `json:"name,omitempty"`
+	Role string `json:"role,omitempty"`
+}
+
+// CreateToken makes a token of the caller's tenant (POST /api/v1/tokens;
+// owners only). Keep the returned Token's secret: it is not shown again.
+func (c *Client) CreateToken(ctx context.Context, t NewToken) (Token, error) {
+	var out Token
+	err := c.call(ctx, request{method: http.MethodPost, path: "/api/v1/tokens", body: t, want: http.StatusCreated}, &out)
+	return out, err
+}
+
+// Tokens lists the tenant's tokens, revoked ones included, without secrets
+// (GET /api/v1/tokens).
+func (c *Client) Tokens(ctx context.Context) ([]Token, error) {
+	var out struct {
+		Tokens []Token `json:"tokens"`
+	}
+	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/tokens", want: http.StatusOK}, &out)
+	return out.Tokens, err
+}
+
+// RevokeToken revokes a token of the tenant (DELETE /api/v1/tokens/{id}):
+// the server refuses it from the next request on.
+func (c *Client) RevokeToken(ctx context.Context, id string) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/tokens/" + seg(id), want: http.StatusNoContent}, nil)
+}
+
+// Me is who the client's credential is (GET /api/v1/me).
+type Me struct {
+	Tenant string `json:"tenant"`
+	Role   string `json:"role"`
+	// Token is the client's token; nil for a session.
+	Token   *Token   `json:"token"`
+	Tenants []string `json:"tenants"`
+}
+
+// Me answers who the client's credential is: its tenant and role.
+func (c *Client) Me(ctx context.Context) (Me, error) {
+	var out Me
+	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/me", want: http.StatusOK}, &out)
+	return out, err
+}

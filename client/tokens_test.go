@@ -1,0 +1,47 @@
+package client_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/linkforge/linkforge/client"
+)
+
+// TestClientTokens: an owner's client makes a viewer token, whose client
+// reads but is refused a write (403 forbidden) and a token of its own;
+// the owner lists and revokes it, after which it is refused (401).
+func TestClientTokens(t *testing.T) {
+	s := newServer(t, serverOpts{})
+	owner := mustClient(t, s)
+	ctx := context.Background()
+	tok, err := owner.CreateToken(ctx, client.NewToken{Name: "wall", Role: client.RoleViewer})
+	if err != nil || tok.Token == "" || tok.Role != client.RoleViewer || tok.Name != "wall" {
+		t.Fatalf("CreateToken = %+v, %v", tok, err)
+	}
+	viewer, err := client.New(s.URL, tok.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, err := viewer.Me(ctx)
+	if err != nil || me.Tenant != "acme" || me.Role != client.RoleViewer || me.Token == nil || me.Token.ID != tok.ID {
+		t.Errorf("Me = %+v, %v", me, err)
+	}
+	if _, err := viewer.ListLinks(ctx, client.ListOptions{}); err != nil {
+		t.Errorf("a viewer's ListLinks: %v", err)
+	}
+	_, err = viewer.CreateLink(ctx, client.NewLink{URL: "https://example.com/"})
+	mustAPIError(t, err, http.StatusForbidden, client.CodeForbidden)
+	_, err = viewer.CreateToken(ctx, client.NewToken{Role: client.RoleViewer})
+	mustAPIError(t, err, http.StatusForbidden, client.CodeForbidden)
+
+	list, err := owner.Tokens(ctx)
+	if err != nil || len(list) != 2 || list[1].ID != tok.ID || list[1].Token != "" {
+		t.Fatalf("Tokens = %+v, %v", list, err)
+	}
+	if err := owner.RevokeToken(ctx, tok.ID); err != nil {
+		t.Fatalf("RevokeToken: %v", err)
+	}
+	_, err = viewer.Me(ctx)
+	mustAPIError(t, err, http.StatusUnauthorized, client.CodeUnauthorized)
+}
