@@ -96,6 +96,7 @@ var table = map[string]Requirement{
 	"POST /api/v1/tokens":                        owner,
 	"GET /api/v1/tokens":                         owner,
 	"DELETE /api/v1/tokens/:id":                  owner,
+	"GET /api/v1/audit":                          owner,
 
 	// The caller itself.
 	"GET /api/v1/me": viewer,

@@ -43,4 +43,5 @@ var Operations = []Operation{
 	{"GET", "/api/v1/tokens", "Tokens"},
 	{"DELETE", "/api/v1/tokens/{id}", "RevokeToken"},
 	{"GET", "/api/v1/me", "Me"},
+	{"GET", "/api/v1/audit", "Audit"},
 }

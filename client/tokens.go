@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -71,4 +72,42 @@ func (c *Client) Me(ctx context.Context) (Me, error) {
 	var out Me
 	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/me", want: http.StatusOK}, &out)
 	return out, err
+}
+
+// AuditEvent is one write of the tenant's audit log.
+type AuditEvent struct {
+	ID    string    `json:"id"`
+	At    time.Time `json:"at"`
+	Actor struct {
+		Type string  `json:"type"` // "user", "token" or "cli"
+		ID   *string `json:"id"`   // nil for the CLI
+		Name string  `json:"name"`
+	} `json:"actor"`
+	Action string `json:"action"` // "link.create", "token.revoke", ...
+	Target string `json:"target"`
+}
+
+// AuditPage is one page of the audit log; NextCursor is empty on the last.
+type AuditPage struct {
+	Events     []AuditEvent
+	NextCursor string
+}
+
+// Audit returns one page of the tenant's audit log, newest first (GET
+// /api/v1/audit; owners only): limit 0 is the server's default, cursor ""
+// the first page, else the NextCursor of the previous one.
+func (c *Client) Audit(ctx context.Context, limit int, cursor string) (AuditPage, error) {
+	q := url.Values{}
+	intParam(q, "limit", limit)
+	strParam(q, "cursor", cursor)
+	var out struct {
+		Events     []AuditEvent `json:"events"`
+		NextCursor *string      `json:"next_cursor"`
+	}
+	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/audit", query: q, want: http.StatusOK}, &out)
+	page := AuditPage{Events: out.Events}
+	if out.NextCursor != nil {
+		page.NextCursor = *out.NextCursor
+	}
+	return page, err
 }

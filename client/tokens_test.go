@@ -45,3 +45,25 @@ func TestClientTokens(t *testing.T) {
 	_, err = viewer.Me(ctx)
 	mustAPIError(t, err, http.StatusUnauthorized, client.CodeUnauthorized)
 }
+
+// TestClientAudit: the owner's client pages through the audit log of the
+// writes it made, newest first.
+func TestClientAudit(t *testing.T) {
+	s := newServer(t, serverOpts{})
+	c := mustClient(t, s)
+	ctx := context.Background()
+	for _, slug := range []string{"a1", "a2", "a3"} {
+		if _, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/", Slug: slug}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := c.Audit(ctx, 2, "")
+	if err != nil || len(first.Events) != 2 || first.NextCursor == "" || first.Events[0].Target != "a3" ||
+		first.Events[0].Action != "link.create" || first.Events[0].Actor.Type != "token" {
+		t.Fatalf("first page = %+v, %v", first, err)
+	}
+	second, err := c.Audit(ctx, 2, first.NextCursor)
+	if err != nil || len(second.Events) != 1 || second.NextCursor != "" || second.Events[0].Target != "a1" {
+		t.Errorf("second page = %+v, %v", second, err)
+	}
+}

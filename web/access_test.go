@@ -39,6 +39,7 @@ var wantRole = map[string]linkforge.Role{
 	"createWebhook": "owner", "listWebhooks": "owner", "updateWebhook": "owner", "deleteWebhook": "owner",
 	"listDeliveries": "owner", "retryDelivery": "owner", "testWebhook": "owner",
 	"createToken": "owner", "listTokens": "owner", "revokeToken": "owner", "me": "viewer",
+	"listAudit": "owner",
 }
 
 // operation is one operation of the served OpenAPI document.

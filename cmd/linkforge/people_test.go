@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,5 +49,50 @@ func TestTokenCreateRole(t *testing.T) {
 		if rows[i].role != want {
 			t.Errorf("token list row %d: role %q, want %q", i, rows[i].role, want)
 		}
+	}
+}
+
+// TestCLIAudit: the commands that write the store directly leave their
+// events in the audit log as the CLI's, with the operating-system user.
+func TestCLIAudit(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "links.csv")
+	if err := os.WriteFile(file, []byte("slug,url\nc1,https://example.com/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, _ := mustRunInProcess(t, exitOK, append(args, "--data-dir", dir)...)
+		return out
+	}
+	run("token", "create", "--tenant", "acme")
+	run("import", "--tenant", "acme", "--format", "csv", file)
+	run("tenant", "quota", "--tenant", "acme", "--max-links", "10")
+	rows := parseTokenList(t, run("token", "list", "--tenant", "acme"))
+	run("token", "revoke", rows[0].id)
+
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "linkforge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ten, err := db.TenantByName(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := db.ListAudit(context.Background(), ten.ID, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		got = append(got, e.Action+" "+e.Target)
+		if e.Actor.Type != linkforge.ActorCLI || e.Actor.ID != 0 || e.Actor.Name == "" {
+			t.Errorf("event %+v: want the CLI's, with a name", e)
+		}
+	}
+	want := []string{"token.revoke " + rows[0].id, "tenant.quota acme", "link.import 1 links", "token.create " + rows[0].id}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("audit = %q, want %q", got, want)
 	}
 }

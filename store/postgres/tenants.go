@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -69,11 +70,16 @@ func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Tok
 	}
 	t.CreatedAt = now()
 	t.RevokedAt = linkforge.NormalizeTime(t.RevokedAt)
-	err := db.pool.QueryRow(ctx,
-		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at, role)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-		t.TenantID, t.Name, t.Hash, t.Display, t.CreatedAt, t.RevokedAt, string(t.Role),
-	).Scan(&t.ID)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx,
+			`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at, role)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+			t.TenantID, t.Name, t.Hash, t.Display, t.CreatedAt, t.RevokedAt, string(t.Role),
+		).Scan(&t.ID); err != nil {
+			return err
+		}
+		return audit(ctx, tx, t.TenantID, linkforge.AuditTokenCreate, strconv.FormatInt(t.ID, 10), t.CreatedAt)
+	})
 	switch pgCode(err) {
 	case "":
 	case uniqueViolation:
@@ -114,17 +120,7 @@ func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token
 // RevokeToken marks the token revoked. Revoking it again keeps the first
 // revocation time and succeeds; an unknown id answers ENotFound.
 func (db *DB) RevokeToken(ctx context.Context, id int64) error {
-	// The row counts as updated even when COALESCE keeps the old value, so
-	// zero rows means no such token, in one statement.
-	tag, err := db.pool.Exec(ctx,
-		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, now(), id)
-	if err != nil {
-		return fmt.Errorf("postgres: revoke token: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("token")
-	}
-	return nil
+	return db.revokeToken(ctx, `id = $2`, id)
 }
 
 // ActiveTokens returns those of ids that name an unrevoked token, in one

@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Tokens", testTokens},
 		{"TokenRoles", testTokenRoles}, // people.go
 		{"TenantTokens", testTenantTokens},
+		{"Audit", testAudit}, // audit.go
 		{"Links", testLinks},
 		{"TenantIsolation", testTenantIsolation},
 		{"Pagination", testPagination},
