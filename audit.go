@@ -56,6 +56,8 @@ const (
 	AuditTokenCreate   = "token.create"   // target: the token id
 	AuditTokenRevoke   = "token.revoke"   // target: the token id
 	AuditTenantQuota   = "tenant.quota"   // target: the tenant name
+	AuditUserInvite    = "user.invite"    // target: the email
+	AuditUserRemove    = "user.remove"    // target: the email
 )
 
 // AuditEvent is one write, as the audit log keeps it.

@@ -267,6 +267,7 @@ type Store interface {
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
 	AuditStore // the audit log (audit.go)
+	UserStore  // users, memberships, tickets, sessions (users.go)
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

@@ -26,6 +26,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"TokenRoles", testTokenRoles}, // people.go
 		{"TenantTokens", testTenantTokens},
 		{"Audit", testAudit}, // audit.go
+		{"Users", testUsers}, // users.go
 		{"Links", testLinks},
 		{"TenantIsolation", testTenantIsolation},
 		{"Pagination", testPagination},
