@@ -18,7 +18,9 @@ var cheap = password.Params{Memory: 64, Time: 1, Threads: 1}
 
 type hasher struct{}
 
-func (hasher) HashPassword(_ context.Context, pw string) (string, error) { return password.Hash(pw, cheap) }
+func (hasher) HashPassword(_ context.Context, pw string) (string, error) {
+	return password.Hash(pw, cheap)
+}
 
 func verify(_ context.Context, hash, pw string) (bool, error) { return password.Verify(hash, pw) }
 
