@@ -99,7 +99,17 @@ var table = map[string]Requirement{
 	"GET /api/v1/audit":                          owner,
 
 	// The caller itself.
-	"GET /api/v1/me": viewer,
+	"GET /api/v1/me":             viewer,
+	"DELETE /api/v1/me/sessions": viewer,
+
+	// Sign-in: the forms and one-time URLs check their own credentials.
+	"GET /login":           public,
+	"POST /login":          public,
+	"POST /logout":         public,
+	"GET /invite/:ticket":  public,
+	"POST /invite/:ticket": public,
+	"GET /reset/:ticket":   public,
+	"POST /reset/:ticket":  public,
 }
 
 // Of returns the requirement of the operation method path (an echo path

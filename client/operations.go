@@ -44,4 +44,5 @@ var Operations = []Operation{
 	{"DELETE", "/api/v1/tokens/{id}", "RevokeToken"},
 	{"GET", "/api/v1/me", "Me"},
 	{"GET", "/api/v1/audit", "Audit"},
+	{"DELETE", "/api/v1/me/sessions", "EndMySessions"},
 }

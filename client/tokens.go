@@ -111,3 +111,10 @@ func (c *Client) Audit(ctx context.Context, limit int, cursor string) (AuditPage
 	}
 	return page, err
 }
+
+// EndMySessions signs the user out everywhere (DELETE
+// /api/v1/me/sessions). It is for clients authenticated by a session
+// cookie (an http.Client with a cookie jar); a token has no sessions (400).
+func (c *Client) EndMySessions(ctx context.Context) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/me/sessions", want: http.StatusNoContent}, nil)
+}

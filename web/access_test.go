@@ -39,7 +39,10 @@ var wantRole = map[string]linkforge.Role{
 	"createWebhook": "owner", "listWebhooks": "owner", "updateWebhook": "owner", "deleteWebhook": "owner",
 	"listDeliveries": "owner", "retryDelivery": "owner", "testWebhook": "owner",
 	"createToken": "owner", "listTokens": "owner", "revokeToken": "owner", "me": "viewer",
-	"listAudit": "owner",
+	"listAudit": "owner", "endMySessions": "viewer",
+	"loginForm": "", "loginFormHead": "", "login": "", "logout": "",
+	"inviteForm": "", "inviteFormHead": "", "inviteSetPassword": "",
+	"resetForm": "", "resetFormHead": "", "resetSetPassword": "",
 }
 
 // operation is one operation of the served OpenAPI document.

@@ -37,6 +37,9 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		header := c.Request().Header.Get("Authorization")
 		if header == "" {
+			if ck, err := c.Request().Cookie(sessionCookie); err == nil && ck.Value != "" {
+				return s.authenticateSession(c, ck.Value, next)
+			}
 			return linkforge.Errorf(linkforge.EUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
 		}
 		scheme, secret, _ := strings.Cut(header, " ")

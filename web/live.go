@@ -72,6 +72,11 @@ func (s *Server) liveGate(next echo.HandlerFunc) echo.HandlerFunc {
 
 // serveLive hands the authenticated upgrade to the feed.
 func (s *Server) serveLive(c echo.Context) error {
+	if c.Get(ctxSession) != nil {
+		// The feed's revocation check knows tokens only: a session's feed
+		// would not close when the session ends.
+		return linkforge.Errorf(linkforge.EUnauthorized, "open the live feed with an API token")
+	}
 	tokenID, _ := c.Get(ctxTokenID).(int64)
 	if err := s.live.ServeLive(c.Response(), c.Request(), tenantID(c), tokenID); err != nil {
 		var ra interface{ RetryAfter() time.Duration }

@@ -36,6 +36,7 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
+	"github.com/linkforge/linkforge/people"
 )
 
 // Defaults of Config's zero values.
@@ -137,6 +138,9 @@ type Config struct {
 	// WebhookAllowPrivate accepts webhook URLs on loopback, private,
 	// link-local and unique-local addresses (--webhook-allow-private).
 	WebhookAllowPrivate bool
+	// SessionTTL ends a sign-in session unused that long (--session-ttl);
+	// 0: people.DefaultSessionTTL.
+	SessionTTL time.Duration
 	// WriteTimeout is the http.Server's WriteTimeout the Server runs
 	// behind; 0: none. Routes that may work longer than that (a bulk of
 	// password links) push the deadline forward as they progress.
@@ -234,6 +238,11 @@ type Server struct {
 
 	// links writes links and runs the writes' after-effects (linkwrites.go).
 	links *links.Service
+
+	// people signs users in (signin.go, session.go); logins limits
+	// sign-in guesses per account and per client address.
+	people *people.Service
+	logins *password.Limiter
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -319,6 +328,11 @@ func New(cfg Config) (*Server, error) {
 	if s.links, err = s.newLinkService(cfg); err != nil {
 		return nil, err
 	}
+	if s.people, err = people.New(people.Config{Store: cfg.Store, Hasher: hasherFunc(s.hashPassword),
+		PublicURL: s.shortBase, SessionTTL: cfg.SessionTTL, Now: s.now}); err != nil {
+		return nil, err
+	}
+	s.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -430,6 +444,14 @@ func (s *Server) routes() {
 	r.getHead(pathDashboardCSS, s.dashboardAsset)
 	r.getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
 	r.getHead(pathWebhooksJS, s.dashboardAsset)
+	// Sign-in (signin.go): small form bodies, read within their limit.
+	r.getHead(pathLogin, s.loginPage)
+	r.add(http.MethodPost, pathLogin, true, s.login)
+	r.add(http.MethodPost, pathLogout, false, s.logout) // no body: the cookie says who
+	for _, p := range []string{pathInvite, pathReset} {
+		r.getHead(p, s.ticketPage)
+		r.add(http.MethodPost, p, true, s.setPassword)
+	}
 	s.getOnly = getOnlyPaths(e.Routes())
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
@@ -476,6 +498,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodDelete, pathToken, false, s.revokeToken, api(http.MethodDelete, pathToken)...)
 	r.add(http.MethodGet, pathMe, false, s.me, api(http.MethodGet, pathMe)...)
 	r.add(http.MethodGet, pathAudit, false, s.listAudit, api(http.MethodGet, pathAudit)...) // audit.go
+	r.add(http.MethodDelete, pathMySessions, false, s.endMySessions, api(http.MethodDelete, pathMySessions)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 }

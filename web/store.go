@@ -31,6 +31,8 @@ type Store interface {
 	ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token, error)
 	RevokeTenantToken(ctx context.Context, tenantID, id int64) error
 	TenantByID(ctx context.Context, id int64) (linkforge.Tenant, error)
+	// Users and sessions (package people; session.go).
+	linkforge.UserStore
 	// The audit log (audit.go); its events are written by the writes.
 	ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]linkforge.AuditEvent, error)
 

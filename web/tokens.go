@@ -20,6 +20,8 @@ const (
 	pathTokens = apiPrefix + "/tokens"
 	pathToken  = pathTokens + "/:id"
 	pathMe     = apiPrefix + "/me"
+	// pathMySessions are the caller's sessions (session.go).
+	pathMySessions = pathMe + "/sessions"
 )
 
 // maxTokenName bounds a token's label, in characters.
@@ -150,17 +152,43 @@ func (s *Server) revokeToken(c echo.Context) error {
 // meJSON is GET /api/v1/me's answer. User and CSRFToken are null for a
 // token; Tenants are the tenants the caller may act in (a token: its own).
 type meJSON struct {
-	Tenant    string     `json:"tenant"`
-	Role      string     `json:"role"`
-	User      *struct{}  `json:"user"`
-	Token     *tokenJSON `json:"token"`
-	Tenants   []string   `json:"tenants"`
-	CSRFToken *string    `json:"csrf_token"`
+	Tenant    string      `json:"tenant"`
+	Role      string      `json:"role"`
+	User      *meUserJSON `json:"user"`
+	Token     *tokenJSON  `json:"token"`
+	Tenants   []string    `json:"tenants"`
+	CSRFToken *string     `json:"csrf_token"`
+}
+
+// meUserJSON is the signed-in user of GET /api/v1/me.
+type meUserJSON struct {
+	ID           string     `json:"id"`
+	Email        string     `json:"email"`
+	LastSignInAt *time.Time `json:"last_sign_in_at"`
+}
+
+// meSession answers GET /api/v1/me for a session: the user, their
+// tenants and the CSRF token their writes need.
+func (s *Server) meSession(c echo.Context, u linkforge.User) error {
+	sess, _ := c.Get(ctxSession).(linkforge.Session)
+	ms, _ := c.Get(ctxTenants).([]linkforge.Membership)
+	out := meJSON{Role: string(callerRole(c)), Tenants: make([]string, 0, len(ms)), CSRFToken: &sess.CSRF,
+		User: &meUserJSON{ID: strconv.FormatInt(u.ID, 10), Email: u.Email, LastSignInAt: u.LastSignInAt}}
+	for _, m := range ms {
+		out.Tenants = append(out.Tenants, m.TenantName)
+		if m.TenantID == tenantID(c) {
+			out.Tenant = m.TenantName
+		}
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // me answers GET /api/v1/me: who the caller is, in which tenant, with
 // which role, so that a dashboard can show only what the role may do.
 func (s *Server) me(c echo.Context) error {
+	if u, ok := c.Get(ctxUser).(linkforge.User); ok {
+		return s.meSession(c, u)
+	}
 	ctx := c.Request().Context()
 	tenant, err := s.store.TenantByID(ctx, tenantID(c))
 	if err != nil {

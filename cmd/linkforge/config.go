@@ -48,6 +48,8 @@ type config struct {
 	GeoIPDB        string // MaxMind-format .mmdb for countries; empty: the embedded table
 	// WebhookAllowPrivate accepts webhook URLs on private addresses.
 	WebhookAllowPrivate bool
+	// SessionTTL ends a dashboard sign-in session unused that long.
+	SessionTTL time.Duration
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -119,6 +121,7 @@ var globalFlags = []flagSpec{
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
 	{"webhook-allow-private", "", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
+	{"session-ttl", "DURATION", "168h", "a dashboard sign-in session ends after this long without use"},
 }
 
 var (
@@ -370,6 +373,10 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	raw, source = get("webhook-allow-private")
 	if cfg.WebhookAllowPrivate, err = strconv.ParseBool(raw); err != nil {
 		return usagef("invalid %s %q: want true or false", source, raw)
+	}
+	raw, source = get("session-ttl")
+	if cfg.SessionTTL, err = time.ParseDuration(raw); err != nil || cfg.SessionTTL <= 0 {
+		return usagef("invalid %s %q: a positive duration (examples: 168h, 30m)", source, raw)
 	}
 	return nil
 }

@@ -468,6 +468,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		NotFoundURL: a.cfg.NotFoundURL,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
+		SessionTTL:          a.cfg.SessionTTL,
 		// The bulk route pushes this deadline forward as it hashes.
 		WriteTimeout: defaultHTTPLimits.write,
 
