@@ -12,7 +12,8 @@ import (
 // them. The link commands are clients of the API: their writes are their
 // token's. serve is not here: the server's own writes (expiry, clicks)
 // have no actor, and the requests it serves carry theirs.
-var cliWriters = map[string]bool{"token create": true, "token revoke": true, "import": true, "tenant quota": true}
+var cliWriters = map[string]bool{"token create": true, "token revoke": true, "import": true, "tenant quota": true,
+	"user add": true, "user remove": true}
 
 // cliActor is the actor of a CLI write.
 func cliActor() linkforge.Actor {

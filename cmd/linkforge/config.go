@@ -61,7 +61,8 @@ type invocation struct {
 	cfg    config
 	tenant string                // token create, token list, import, export
 	name   string                // token create
-	role   linkforge.Role        // token create; empty: owner
+	role   linkforge.Role        // token create, user add; empty: owner
+	email  string                // user commands
 	format string                // import, export
 	quota  linkforge.QuotaChange // tenant quota: the limits given
 	args   []string
@@ -127,7 +128,8 @@ var globalFlags = []flagSpec{
 var (
 	tenantFlag = flagSpec{"tenant", "NAME", "", "the tenant (token create makes it if needed)"}
 	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
-	roleFlag   = flagSpec{"role", "ROLE", "owner", "token create: the token's role in its tenant: owner, editor or viewer"}
+	roleFlag   = flagSpec{"role", "ROLE", "owner", "token create, user add: the role in the tenant: owner, editor or viewer"}
+	emailFlag  = flagSpec{"email", "E", "", "user add, user remove, user reset-password: the user's email"}
 	// formatFlag is the file format of import and export (package porting).
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
 	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
@@ -185,6 +187,16 @@ var commands = []*command{
 	{name: "tenant quota", synopsis: "linkforge tenant quota --tenant NAME [--max-links N|none] [--max-clicks-per-month N|none]",
 		summary: "set the tenant's quotas (one given leaves the other), then print its usage as JSON (no limit flag: just print it)",
 		flags:   []flagSpec{tenantFlag, maxLinksFlag, maxClicksFlag}},
+	// Users (users.go): there is no mail server, the URLs are printed.
+	{name: "user add", synopsis: "linkforge user add --tenant NAME --email E [--role owner|editor|viewer]",
+		summary: "make the user a member of the tenant (both created if needed); prints the one-time URL that sets the password (24 h), or nothing for a user who has one",
+		flags:   []flagSpec{tenantFlag, emailFlag, roleFlag}},
+	{name: "user list", synopsis: "linkforge user list --tenant NAME",
+		summary: "list the tenant's users: id, email, role, last sign-in", flags: []flagSpec{tenantFlag}},
+	{name: "user remove", synopsis: "linkforge user remove --tenant NAME --email E",
+		summary: "take the user out of the tenant (not its last owner)", flags: []flagSpec{tenantFlag, emailFlag}},
+	{name: "user reset-password", synopsis: "linkforge user reset-password --email E",
+		summary: "print a one-time URL that sets the user's password (24 h); using it ends the user's sessions", flags: []flagSpec{emailFlag}},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
@@ -197,24 +209,28 @@ var commands = []*command{
 
 func init() {
 	runs := map[string]func(*app, invocation) int{
-		"serve":        (*app).serve,
-		"migrate":      (*app).migrate,
-		"token create": (*app).tokenCreate,
-		"token list":   (*app).tokenList,
-		"token revoke": (*app).tokenRevoke,
-		"import":       (*app).importLinks,
-		"export":       (*app).exportLinks,
-		"backup":       (*app).backup,
-		"restore":      (*app).restore,
-		"tenant quota": (*app).tenantQuota,
-		"healthcheck":  (*app).healthcheck,
-		"link create":  (*app).linkCreate,
-		"link list":    (*app).linkList,
-		"link get":     (*app).linkGet,
-		"link update":  (*app).linkUpdate,
-		"link delete":  (*app).linkDelete,
-		"link stats":   (*app).linkStats,
-		"version":      (*app).version,
+		"serve":               (*app).serve,
+		"migrate":             (*app).migrate,
+		"token create":        (*app).tokenCreate,
+		"token list":          (*app).tokenList,
+		"token revoke":        (*app).tokenRevoke,
+		"import":              (*app).importLinks,
+		"export":              (*app).exportLinks,
+		"backup":              (*app).backup,
+		"restore":             (*app).restore,
+		"tenant quota":        (*app).tenantQuota,
+		"user add":            (*app).userAdd,
+		"user list":           (*app).userList,
+		"user remove":         (*app).userRemove,
+		"user reset-password": (*app).userResetPassword,
+		"healthcheck":         (*app).healthcheck,
+		"link create":         (*app).linkCreate,
+		"link list":           (*app).linkList,
+		"link get":            (*app).linkGet,
+		"link update":         (*app).linkUpdate,
+		"link delete":         (*app).linkDelete,
+		"link stats":          (*app).linkStats,
+		"version":             (*app).version,
 	}
 	for _, c := range commands {
 		c.run = runs[c.name]

@@ -96,3 +96,38 @@ func TestCLIAudit(t *testing.T) {
 		t.Errorf("audit = %q, want %q", got, want)
 	}
 }
+
+// TestUserCommands: user add prints a one-time URL (the user invited),
+// a second add to the tenant fails, user list shows the members, the last
+// owner cannot be removed, another member can; reset-password prints a
+// URL; the events are the CLI's.
+func TestUserCommands(t *testing.T) {
+	dir := t.TempDir()
+	run := func(code int, args ...string) (string, string) {
+		t.Helper()
+		return mustRunInProcess(t, code, append(args, "--data-dir", dir, "--public-url", "https://go.example")...)
+	}
+	out, _ := run(exitOK, "user", "add", "--tenant", "acme", "--email", "ann@example.com", "--role", "owner")
+	if !strings.HasPrefix(out, "https://go.example/invite/") || strings.Count(out, "\n") != 1 {
+		t.Errorf("user add printed %q, want one invite URL", out)
+	}
+	run(exitOK, "user", "add", "--tenant", "acme", "--email", "bob@example.com", "--role", "viewer")
+	if _, stderr := run(exitFailure, "user", "add", "--tenant", "acme", "--email", "bob@example.com"); !strings.Contains(stderr, "member of tenant") {
+		t.Errorf("second add: %q", stderr)
+	}
+	run(exitUsage, "user", "add", "--tenant", "acme", "--email", "not-an-email")
+	out, _ = run(exitOK, "user", "list", "--tenant", "acme")
+	if !strings.Contains(out, "ann@example.com  owner") || !strings.Contains(out, "bob@example.com  viewer  invited") {
+		t.Errorf("user list:\n%s", out)
+	}
+	if _, stderr := run(exitFailure, "user", "remove", "--tenant", "acme", "--email", "ann@example.com"); !strings.Contains(stderr, "last owner") {
+		t.Errorf("removing the last owner: %q", stderr)
+	}
+	run(exitOK, "user", "remove", "--tenant", "acme", "--email", "bob@example.com")
+	if out, _ := run(exitOK, "user", "reset-password", "--email", "ann@example.com"); !strings.HasPrefix(out, "https://go.example/reset/") {
+		t.Errorf("reset-password printed %q", out)
+	}
+	if _, stderr := run(exitFailure, "user", "reset-password", "--email", "nobody@example.com"); !strings.Contains(stderr, "no user") {
+		t.Errorf("reset of an unknown user: %q", stderr)
+	}
+}
