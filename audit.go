@@ -58,6 +58,7 @@ const (
 	AuditTenantQuota   = "tenant.quota"   // target: the tenant name
 	AuditUserInvite    = "user.invite"    // target: the email
 	AuditUserRemove    = "user.remove"    // target: the email
+	AuditUserRole      = "user.role"      // target: "EMAIL ROLE"
 )
 
 // AuditEvent is one write, as the audit log keeps it.

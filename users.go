@@ -75,6 +75,10 @@ type UserStore interface {
 	// RemoveMember takes the user out of the tenant: ENotFound if not a
 	// member, EConflict if they are its last owner.
 	RemoveMember(ctx context.Context, tenantID, userID int64) error
+	// SetMemberRole changes the user's role in the tenant and returns the
+	// member: ENotFound if not a member, EConflict if it would demote the
+	// tenant's last owner.
+	SetMemberRole(ctx context.Context, tenantID, userID int64, role Role) (Member, error)
 	// CreateTicket stores a ticket (a password reset).
 	CreateTicket(ctx context.Context, t UserTicket) error
 	// TicketUser returns the user of an unused, unexpired ticket: EGone

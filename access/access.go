@@ -97,6 +97,10 @@ var table = map[string]Requirement{
 	"GET /api/v1/tokens":                         owner,
 	"DELETE /api/v1/tokens/:id":                  owner,
 	"GET /api/v1/audit":                          owner,
+	"POST /api/v1/users":                         owner,
+	"GET /api/v1/users":                          owner,
+	"PATCH /api/v1/users/:id":                    owner,
+	"DELETE /api/v1/users/:id":                   owner,
 
 	// The caller itself.
 	"GET /api/v1/me":             viewer,

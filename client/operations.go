@@ -45,4 +45,8 @@ var Operations = []Operation{
 	{"GET", "/api/v1/me", "Me"},
 	{"GET", "/api/v1/audit", "Audit"},
 	{"DELETE", "/api/v1/me/sessions", "EndMySessions"},
+	{"POST", "/api/v1/users", "InviteUser"},
+	{"GET", "/api/v1/users", "Users"},
+	{"PATCH", "/api/v1/users/{id}", "SetUserRole"},
+	{"DELETE", "/api/v1/users/{id}", "RemoveUser"},
 }

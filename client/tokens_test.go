@@ -67,3 +67,26 @@ func TestClientAudit(t *testing.T) {
 		t.Errorf("second page = %+v, %v", second, err)
 	}
 }
+
+// TestClientUsers: invite, list, change the role of and remove a user.
+func TestClientUsers(t *testing.T) {
+	s := newServer(t, serverOpts{})
+	c := mustClient(t, s)
+	ctx := context.Background()
+	u, err := c.InviteUser(ctx, "ann@example.com", client.RoleEditor)
+	if err != nil || u.InviteURL == nil || u.Role != client.RoleEditor {
+		t.Fatalf("InviteUser = %+v, %v", u, err)
+	}
+	if _, err := c.InviteUser(ctx, "ann@example.com", client.RoleEditor); !client.IsStatus(err, http.StatusConflict) {
+		t.Errorf("second invite: %v, want 409", err)
+	}
+	if u, err := c.SetUserRole(ctx, u.ID, client.RoleViewer); err != nil || u.Role != client.RoleViewer {
+		t.Errorf("SetUserRole = %+v, %v", u, err)
+	}
+	if list, err := c.Users(ctx); err != nil || len(list) != 1 || list[0].InviteURL != nil {
+		t.Errorf("Users = %+v, %v", list, err)
+	}
+	if err := c.RemoveUser(ctx, u.ID); err != nil {
+		t.Errorf("RemoveUser: %v", err)
+	}
+}

@@ -40,6 +40,7 @@ var wantRole = map[string]linkforge.Role{
 	"listDeliveries": "owner", "retryDelivery": "owner", "testWebhook": "owner",
 	"createToken": "owner", "listTokens": "owner", "revokeToken": "owner", "me": "viewer",
 	"listAudit": "owner", "endMySessions": "viewer",
+	"inviteUser": "owner", "listUsers": "owner", "updateUser": "owner", "removeUser": "owner",
 	"loginForm": "", "loginFormHead": "", "login": "", "logout": "",
 	"inviteForm": "", "inviteFormHead": "", "inviteSetPassword": "",
 	"resetForm": "", "resetFormHead": "", "resetSetPassword": "",

@@ -499,6 +499,11 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodGet, pathMe, false, s.me, api(http.MethodGet, pathMe)...)
 	r.add(http.MethodGet, pathAudit, false, s.listAudit, api(http.MethodGet, pathAudit)...) // audit.go
 	r.add(http.MethodDelete, pathMySessions, false, s.endMySessions, api(http.MethodDelete, pathMySessions)...)
+	// Users (users.go).
+	r.add(http.MethodPost, pathUsers, true, s.inviteUser, withBody(http.MethodPost, pathUsers)...)
+	r.add(http.MethodGet, pathUsers, false, s.listUsers, api(http.MethodGet, pathUsers)...)
+	r.add(http.MethodPatch, pathUser, true, s.patchUser, withBody(http.MethodPatch, pathUser)...)
+	r.add(http.MethodDelete, pathUser, false, s.deleteUser, api(http.MethodDelete, pathUser)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 }

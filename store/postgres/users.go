@@ -292,3 +292,45 @@ func (db *DB) EndUserSessions(ctx context.Context, userID int64, at time.Time) (
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// SetMemberRole changes the user's role in the tenant, unless that demotes
+// its last owner (EConflict). The owner rows are locked first, as in
+// RemoveMember.
+func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role linkforge.Role) (linkforge.Member, error) {
+	if !role.Valid() {
+		return linkforge.Member{}, linkforge.InvalidField("role", "must be owner, editor or viewer")
+	}
+	var m linkforge.Member
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var owners int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM memberships WHERE tenant_id = $1 AND role = 'owner'
+			FOR UPDATE) o`, tenantID).Scan(&owners); err != nil {
+			return err
+		}
+		var old string
+		err := tx.QueryRow(ctx, `SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2 FOR UPDATE`,
+			tenantID, userID).Scan(&old)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("user")
+		}
+		if err != nil {
+			return err
+		}
+		if old == string(linkforge.RoleOwner) && role != linkforge.RoleOwner && owners <= 1 {
+			return linkforge.Errorf(linkforge.EConflict, "the tenant's last owner cannot be demoted: make another owner first")
+		}
+		if _, err := tx.Exec(ctx, `UPDATE memberships SET role = $1 WHERE tenant_id = $2 AND user_id = $3`,
+			string(role), tenantID, userID); err != nil {
+			return err
+		}
+		if m.User, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE id = $1`, userID)); err != nil {
+			return err
+		}
+		m.Role = role
+		return audit(ctx, tx, tenantID, linkforge.AuditUserRole, m.User.Email+" "+string(role), now())
+	})
+	if err != nil {
+		return linkforge.Member{}, wrap("set member role", err)
+	}
+	return m, nil
+}

@@ -286,3 +286,45 @@ func (db *DB) EndUserSessions(ctx context.Context, userID int64, at time.Time) (
 	n, err := res.RowsAffected()
 	return int(n), err
 }
+
+// SetMemberRole changes the user's role in the tenant, unless that demotes
+// its last owner (EConflict).
+func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role linkforge.Role) (linkforge.Member, error) {
+	if !role.Valid() {
+		return linkforge.Member{}, linkforge.InvalidField("role", "must be owner, editor or viewer")
+	}
+	var m linkforge.Member
+	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		var old string
+		err := tx.QueryRowContext(ctx, `SELECT role FROM memberships WHERE tenant_id = ? AND user_id = ?`, tenantID, userID).Scan(&old)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("user")
+		}
+		if err != nil {
+			return err
+		}
+		if old == string(linkforge.RoleOwner) && role != linkforge.RoleOwner {
+			var owners int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memberships WHERE tenant_id = ? AND role = 'owner'`,
+				tenantID).Scan(&owners); err != nil {
+				return err
+			}
+			if owners <= 1 {
+				return linkforge.Errorf(linkforge.EConflict, "the tenant's last owner cannot be demoted: make another owner first")
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE memberships SET role = ? WHERE tenant_id = ? AND user_id = ?`,
+			string(role), tenantID, userID); err != nil {
+			return err
+		}
+		if m.User, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE id = ?`, userID)); err != nil {
+			return err
+		}
+		m.Role = role
+		return audit(ctx, tx, tenantID, linkforge.AuditUserRole, m.User.Email+" "+string(role), now())
+	})
+	if err != nil {
+		return linkforge.Member{}, wrapRead("set member role", err)
+	}
+	return m, nil
+}

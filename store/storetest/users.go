@@ -70,6 +70,21 @@ func testUsers(t *testing.T, s linkforge.Store) {
 		t.Errorf("ListMembers = %+v, %v", members, err)
 	}
 	wantCode(t, s.RemoveMember(ctx, acme.ID, ann.ID), linkforge.EConflict, "removing the last owner")
+	_, err = s.SetMemberRole(ctx, acme.ID, ann.ID, linkforge.RoleEditor)
+	wantCode(t, err, linkforge.EConflict, "demoting the last owner")
+	if m, err := s.SetMemberRole(ctx, acme.ID, bob.ID, linkforge.RoleOwner); err != nil || m.Role != "owner" || m.User.ID != bob.ID {
+		t.Errorf("SetMemberRole(bob, owner) = %+v, %v", m, err)
+	}
+	if m, err := s.SetMemberRole(ctx, acme.ID, ann.ID, linkforge.RoleViewer); err != nil || m.Role != "viewer" {
+		t.Errorf("demoting one of two owners = %+v, %v", m, err)
+	}
+	_, err = s.SetMemberRole(ctx, acme.ID, bob.ID, linkforge.RoleEditor)
+	wantCode(t, err, linkforge.EConflict, "demoting the last owner again")
+	_, err = s.SetMemberRole(ctx, globex.ID+1000, bob.ID, linkforge.RoleEditor)
+	wantCode(t, err, linkforge.ENotFound, "SetMemberRole of a non-member")
+	if _, err := s.SetMemberRole(ctx, acme.ID, ann.ID, linkforge.RoleOwner); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.RemoveMember(ctx, acme.ID, bob.ID); err != nil {
 		t.Errorf("RemoveMember(bob): %v", err)
 	}
