@@ -72,12 +72,14 @@ type UserStore interface {
 	Memberships(ctx context.Context, userID int64) ([]Membership, error)
 	// ListMembers returns the tenant's users, by id.
 	ListMembers(ctx context.Context, tenantID int64) ([]Member, error)
-	// RemoveMember takes the user out of the tenant: ENotFound if not a
-	// member, EConflict if they are its last owner.
+	// RemoveMember takes the user out of the tenant and ends their
+	// sessions (their live feeds close, their next request is refused):
+	// ENotFound if not a member, EConflict if they are its last owner.
 	RemoveMember(ctx context.Context, tenantID, userID int64) error
-	// SetMemberRole changes the user's role in the tenant and returns the
-	// member: ENotFound if not a member, EConflict if it would demote the
-	// tenant's last owner.
+	// SetMemberRole changes the user's role in the tenant, ends their
+	// sessions (a feed opened with the old role must not stay open) and
+	// returns the member: ENotFound if not a member, EConflict if it would
+	// demote the tenant's last owner. An unchanged role ends nothing.
 	SetMemberRole(ctx context.Context, tenantID, userID int64, role Role) (Member, error)
 	// CreateTicket stores a ticket (a password reset).
 	CreateTicket(ctx context.Context, t UserTicket) error
@@ -98,4 +100,7 @@ type UserStore interface {
 	// user, and returns how many.
 	EndSession(ctx context.Context, id int64, now time.Time) error
 	EndUserSessions(ctx context.Context, userID int64, now time.Time) (int, error)
+	// ActiveSessions returns those of ids that name a session not ended,
+	// in one query: the live feed's revocation check (people.FeedChecker).
+	ActiveSessions(ctx context.Context, ids []int64) ([]int64, error)
 }

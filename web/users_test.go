@@ -75,13 +75,17 @@ func TestUsersAPI(t *testing.T) {
 		if got := mustJSON[userBody](t, r); got.Role != "viewer" {
 			t.Errorf("patched %+v", got)
 		}
+		// The role change ended Bob's sessions: he signs in again, a viewer.
+		mustProblem(t, write(), http.StatusUnauthorized, "")
+		bobCookie = sessionCookie(t, e.form("/login", "", url.Values{"email": {"bob@example.com"}, "password": {"correct horse battery"}}))
+		csrf = *mustJSON[meBody](t, e.withCookie(http.MethodGet, "/api/v1/me", bobCookie, "")).CSRFToken
 		mustProblem(t, write(), http.StatusForbidden, "")
 		mustProblem(t, e.do(http.MethodPatch, "/api/v1/users/"+ann.ID, owner, `{"role":"editor"}`), http.StatusConflict, "")
 		mustProblem(t, e.do(http.MethodDelete, "/api/v1/users/"+ann.ID, owner, ""), http.StatusConflict, "")
 		mustProblem(t, e.do(http.MethodPatch, "/api/v1/users/999999", owner, `{"role":"editor"}`), http.StatusNotFound, "")
 
 		mustStatus(t, e.do(http.MethodDelete, "/api/v1/users/"+bob.ID, owner, ""), http.StatusNoContent)
-		mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/links", bobCookie, ""), http.StatusForbidden, "")
+		mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/links", bobCookie, ""), http.StatusUnauthorized, "")
 		mustProblem(t, e.do(http.MethodDelete, "/api/v1/users/"+bob.ID, owner, ""), http.StatusNotFound, "")
 	})
 }

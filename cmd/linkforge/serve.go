@@ -23,6 +23,7 @@ import (
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
+	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/web"
@@ -234,7 +235,8 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	}
 	// The tenants' live dashboards: the counter hands them its live deltas,
 	// HTTP the WebSocket upgrades of /api/v1/live.
-	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: st})
+	// Tokens and sessions: a session's feed closes when the session ends.
+	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: people.FeedChecker{Store: st}})
 	if err != nil {
 		return "", nil, failed("cannot create live dashboards", err)
 	}

@@ -163,6 +163,9 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM memberships WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, endSessionsSQL, now(), userID); err != nil {
+			return err
+		}
 		return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
 	})
 	if err != nil {
@@ -286,7 +289,7 @@ func (db *DB) EndSession(ctx context.Context, id int64, at time.Time) error {
 
 // EndUserSessions ends every open session of the user.
 func (db *DB) EndUserSessions(ctx context.Context, userID int64, at time.Time) (int, error) {
-	tag, err := db.pool.Exec(ctx, `UPDATE sessions SET ended_at = $1 WHERE user_id = $2 AND ended_at IS NULL`, at.UTC(), userID)
+	tag, err := db.pool.Exec(ctx, endSessionsSQL, at.UTC(), userID)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: end user sessions: %w", err)
 	}
@@ -323,6 +326,11 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 			string(role), tenantID, userID); err != nil {
 			return err
 		}
+		if old != string(role) {
+			if _, err := tx.Exec(ctx, endSessionsSQL, now(), userID); err != nil {
+				return err
+			}
+		}
 		if m.User, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE id = $1`, userID)); err != nil {
 			return err
 		}
@@ -333,4 +341,27 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 		return linkforge.Member{}, wrap("set member role", err)
 	}
 	return m, nil
+}
+
+// endSessionsSQL ends a user's open sessions ($1 the time, $2 the user).
+const endSessionsSQL = `UPDATE sessions SET ended_at = $1 WHERE user_id = $2 AND ended_at IS NULL`
+
+// ActiveSessions returns those of ids that name a session not ended, in
+// one statement with an array parameter.
+func (db *DB) ActiveSessions(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return []int64{}, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT id FROM sessions WHERE id = ANY($1) AND ended_at IS NULL`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: active sessions: %w", err)
+	}
+	active, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: active sessions: %w", err)
+	}
+	if active == nil {
+		active = []int64{}
+	}
+	return active, nil
 }

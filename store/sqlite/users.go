@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -157,6 +158,9 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM memberships WHERE tenant_id = ? AND user_id = ?`, tenantID, userID); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, endSessionsSQL, toMicros(now()), userID); err != nil {
+			return err
+		}
 		return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
 	})
 	return wrapWrite("remove member", err)
@@ -278,8 +282,7 @@ func (db *DB) EndSession(ctx context.Context, id int64, at time.Time) error {
 
 // EndUserSessions ends every open session of the user.
 func (db *DB) EndUserSessions(ctx context.Context, userID int64, at time.Time) (int, error) {
-	res, err := db.writer.ExecContext(ctx, `UPDATE sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL`,
-		toMicros(at), userID)
+	res, err := db.writer.ExecContext(ctx, endSessionsSQL, toMicros(at), userID)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: end user sessions: %w", err)
 	}
@@ -317,6 +320,11 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 			string(role), tenantID, userID); err != nil {
 			return err
 		}
+		if old != string(role) {
+			if _, err := tx.ExecContext(ctx, endSessionsSQL, toMicros(now()), userID); err != nil {
+				return err
+			}
+		}
 		if m.User, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE id = ?`, userID)); err != nil {
 			return err
 		}
@@ -327,4 +335,31 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 		return linkforge.Member{}, wrapRead("set member role", err)
 	}
 	return m, nil
+}
+
+// endSessionsSQL ends a user's open sessions (?1 the time, ?2 the user).
+const endSessionsSQL = `UPDATE sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL`
+
+// ActiveSessions returns those of ids that name a session not ended, in
+// one statement: the ids travel as one JSON array.
+func (db *DB) ActiveSessions(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return []int64{}, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: active sessions: %w", err)
+	}
+	active, err := query(ctx, db.reader, func(r scanner) (int64, error) {
+		var id int64
+		err := r.Scan(&id)
+		return id, err
+	}, `SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?)) AND ended_at IS NULL`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: active sessions: %w", err)
+	}
+	if active == nil {
+		active = []int64{}
+	}
+	return active, nil
 }

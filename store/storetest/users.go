@@ -121,11 +121,52 @@ func testUsers(t *testing.T, s linkforge.Store) {
 	}
 	_, err = s.SessionByHash(ctx, a.Hash, past)
 	wantCode(t, err, linkforge.ENotFound, "SessionByHash of an ended session")
+	if got, err := s.ActiveSessions(ctx, []int64{a.ID, b.ID, c.ID, c.ID + 1000}); err != nil || len(got) != 2 {
+		t.Errorf("ActiveSessions after ending one = %v, %v; want the other two", got, err)
+	}
 	if n, err := s.EndUserSessions(ctx, ann.ID, time.Now()); err != nil || n != 2 {
 		t.Errorf("EndUserSessions = %d, %v; want 2", n, err)
 	}
 	for _, x := range []linkforge.Session{b, c} {
 		_, err = s.SessionByHash(ctx, x.Hash, past)
 		wantCode(t, err, linkforge.ENotFound, "SessionByHash after EndUserSessions")
+	}
+	if got, err := s.ActiveSessions(ctx, []int64{a.ID, b.ID, c.ID}); err != nil || len(got) != 0 {
+		t.Errorf("ActiveSessions after EndUserSessions = %v, %v", got, err)
+	}
+
+	// A removal or a role change ends the user's sessions; an unchanged
+	// role does not.
+	cara, _, err := s.InviteUser(ctx, globex.ID, "cara@example.com", linkforge.RoleEditor, linkforge.UserTicket{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := func(secret string) linkforge.Session {
+		t.Helper()
+		x, err := s.CreateSession(ctx, linkforge.Session{Hash: linkforge.HashToken(secret), UserID: cara.ID, CSRF: "c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	x := sess("cara-1")
+	if _, err := s.SetMemberRole(ctx, globex.ID, cara.ID, linkforge.RoleEditor); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ActiveSessions(ctx, []int64{x.ID}); len(got) != 1 {
+		t.Error("an unchanged role ended the session")
+	}
+	if _, err := s.SetMemberRole(ctx, globex.ID, cara.ID, linkforge.RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ActiveSessions(ctx, []int64{x.ID}); len(got) != 0 {
+		t.Error("a role change left the session open")
+	}
+	y := sess("cara-2")
+	if err := s.RemoveMember(ctx, globex.ID, cara.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ActiveSessions(ctx, []int64{y.ID}); len(got) != 0 {
+		t.Error("a removal left the session open")
 	}
 }
