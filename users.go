@@ -100,6 +100,9 @@ type UserStore interface {
 	// user, and returns how many.
 	EndSession(ctx context.Context, id int64, now time.Time) error
 	EndUserSessions(ctx context.Context, userID int64, now time.Time) (int, error)
+	// UserSessions returns the user's open sessions (not ended, used since
+	// idleSince), newest first.
+	UserSessions(ctx context.Context, userID int64, idleSince time.Time) ([]Session, error)
 	// ActiveSessions returns those of ids that name a session not ended,
 	// in one query: the live feed's revocation check (people.FeedChecker).
 	ActiveSessions(ctx context.Context, ids []int64) ([]int64, error)

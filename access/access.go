@@ -105,6 +105,7 @@ var table = map[string]Requirement{
 	// The caller itself.
 	"GET /api/v1/me":             viewer,
 	"DELETE /api/v1/me/sessions": viewer,
+	"GET /api/v1/me/sessions":    viewer,
 
 	// Sign-in: the forms and one-time URLs check their own credentials.
 	"GET /login":           public,

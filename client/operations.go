@@ -45,6 +45,7 @@ var Operations = []Operation{
 	{"GET", "/api/v1/me", "Me"},
 	{"GET", "/api/v1/audit", "Audit"},
 	{"DELETE", "/api/v1/me/sessions", "EndMySessions"},
+	{"GET", "/api/v1/me/sessions", "MySessions"},
 	{"POST", "/api/v1/users", "InviteUser"},
 	{"GET", "/api/v1/users", "Users"},
 	{"PATCH", "/api/v1/users/{id}", "SetUserRole"},

@@ -118,3 +118,22 @@ func (c *Client) Audit(ctx context.Context, limit int, cursor string) (AuditPage
 func (c *Client) EndMySessions(ctx context.Context) error {
 	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/me/sessions", want: http.StatusNoContent}, nil)
 }
+
+// Session is one of the signed-in user's open sessions.
+type Session struct {
+	ID         string    `json:"id"`
+	CreatedAt  time.Time `json:"created_at"`
+	LastSeenAt time.Time `json:"last_seen_at"`
+	UserAgent  string    `json:"user_agent"`
+	Current    bool      `json:"current"`
+}
+
+// MySessions lists the signed-in user's open sessions (GET
+// /api/v1/me/sessions), for a client authenticated by a session cookie.
+func (c *Client) MySessions(ctx context.Context) ([]Session, error) {
+	var out struct {
+		Sessions []Session `json:"sessions"`
+	}
+	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/me/sessions", want: http.StatusOK}, &out)
+	return out.Sessions, err
+}

@@ -499,6 +499,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodGet, pathMe, false, s.me, api(http.MethodGet, pathMe)...)
 	r.add(http.MethodGet, pathAudit, false, s.listAudit, api(http.MethodGet, pathAudit)...) // audit.go
 	r.add(http.MethodDelete, pathMySessions, false, s.endMySessions, api(http.MethodDelete, pathMySessions)...)
+	r.add(http.MethodGet, pathMySessions, false, s.mySessions, api(http.MethodGet, pathMySessions)...)
 	// Users (users.go).
 	r.add(http.MethodPost, pathUsers, true, s.inviteUser, withBody(http.MethodPost, pathUsers)...)
 	r.add(http.MethodGet, pathUsers, false, s.listUsers, api(http.MethodGet, pathUsers)...)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -77,6 +79,34 @@ func pickTenant(ms []linkforge.Membership, name string) (linkforge.Membership, b
 		}
 	}
 	return linkforge.Membership{}, false
+}
+
+type sessionJSON struct {
+	ID         string    `json:"id"`
+	CreatedAt  time.Time `json:"created_at"`
+	LastSeenAt time.Time `json:"last_seen_at"`
+	UserAgent  string    `json:"user_agent"`
+	Current    bool      `json:"current"`
+}
+
+// mySessions answers GET /api/v1/me/sessions: the caller's open sessions,
+// newest first, the request's own marked current.
+func (s *Server) mySessions(c echo.Context) error {
+	u, ok := c.Get(ctxUser).(linkforge.User)
+	if !ok {
+		return linkforge.Errorf(linkforge.EInvalid, "a token has no sessions")
+	}
+	cur, _ := c.Get(ctxSession).(linkforge.Session)
+	list, err := s.store.UserSessions(c.Request().Context(), u.ID, s.now().Add(-s.people.SessionTTL()))
+	if err != nil {
+		return fmt.Errorf("list sessions: %w", err)
+	}
+	out := make([]sessionJSON, 0, len(list))
+	for _, x := range list {
+		out = append(out, sessionJSON{ID: strconv.FormatInt(x.ID, 10), CreatedAt: x.CreatedAt, LastSeenAt: x.LastSeenAt,
+			UserAgent: x.UserAgent, Current: x.ID == cur.ID})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"sessions": out})
 }
 
 // endMySessions answers DELETE /api/v1/me/sessions: sign out everywhere.

@@ -154,6 +154,15 @@ func TestSignIn(t *testing.T) {
 		}
 		mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/me", second, ""), http.StatusUnauthorized, "")
 		mustStatus(t, e.withCookie(http.MethodGet, "/api/v1/me", first, ""), http.StatusOK)
+		sessions := mustJSON[struct {
+			Sessions []struct {
+				ID      string `json:"id"`
+				Current bool   `json:"current"`
+			}
+		}](t, e.withCookie(http.MethodGet, "/api/v1/me/sessions", first, ""))
+		if len(sessions.Sessions) != 1 || !sessions.Sessions[0].Current {
+			t.Errorf("my sessions = %+v, want the one left, current", sessions)
+		}
 		mustStatus(t, e.withCookie(http.MethodDelete, "/api/v1/me/sessions", first, "", "X-CSRF-Token", csrf, "Origin", e.url), http.StatusNoContent)
 		mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/me", first, ""), http.StatusUnauthorized, "")
 	})

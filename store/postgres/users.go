@@ -365,3 +365,25 @@ func (db *DB) ActiveSessions(ctx context.Context, ids []int64) ([]int64, error) 
 	}
 	return active, nil
 }
+
+// UserSessions returns the user's open sessions, newest first.
+func (db *DB) UserSessions(ctx context.Context, userID int64, idleSince time.Time) ([]linkforge.Session, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id, hash, user_id, csrf_token, user_agent, created_at, last_seen_at FROM sessions
+		WHERE user_id = $1 AND ended_at IS NULL AND last_seen_at >= $2 ORDER BY id DESC`, userID, idleSince.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: user sessions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.Session, error) {
+		var s linkforge.Session
+		err := r.Scan(&s.ID, &s.Hash, &s.UserID, &s.CSRF, &s.UserAgent, &s.CreatedAt, &s.LastSeenAt)
+		s.CreatedAt, s.LastSeenAt = s.CreatedAt.UTC(), s.LastSeenAt.UTC()
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: user sessions: %w", err)
+	}
+	if out == nil {
+		out = []linkforge.Session{}
+	}
+	return out, nil
+}

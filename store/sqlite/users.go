@@ -363,3 +363,24 @@ func (db *DB) ActiveSessions(ctx context.Context, ids []int64) ([]int64, error) 
 	}
 	return active, nil
 }
+
+// UserSessions returns the user's open sessions, newest first.
+func (db *DB) UserSessions(ctx context.Context, userID int64, idleSince time.Time) ([]linkforge.Session, error) {
+	out, err := query(ctx, db.reader, func(r scanner) (linkforge.Session, error) {
+		var (
+			s             linkforge.Session
+			created, seen int64
+		)
+		err := r.Scan(&s.ID, &s.Hash, &s.UserID, &s.CSRF, &s.UserAgent, &created, &seen)
+		s.CreatedAt, s.LastSeenAt = fromMicros(created), fromMicros(seen)
+		return s, err
+	}, `SELECT id, hash, user_id, csrf_token, user_agent, created_at, last_seen_at FROM sessions
+		WHERE user_id = ? AND ended_at IS NULL AND last_seen_at >= ? ORDER BY id DESC`, userID, toMicros(idleSince))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: user sessions: %w", err)
+	}
+	if out == nil {
+		out = []linkforge.Session{}
+	}
+	return out, nil
+}

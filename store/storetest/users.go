@@ -121,6 +121,9 @@ func testUsers(t *testing.T, s linkforge.Store) {
 	}
 	_, err = s.SessionByHash(ctx, a.Hash, past)
 	wantCode(t, err, linkforge.ENotFound, "SessionByHash of an ended session")
+	if got, err := s.UserSessions(ctx, ann.ID, past); err != nil || len(got) != 2 || got[0].ID != c.ID || got[1].ID != b.ID || got[0].UserAgent != "ua" {
+		t.Errorf("UserSessions = %+v, %v; want c then b", got, err)
+	}
 	if got, err := s.ActiveSessions(ctx, []int64{a.ID, b.ID, c.ID, c.ID + 1000}); err != nil || len(got) != 2 {
 		t.Errorf("ActiveSessions after ending one = %v, %v; want the other two", got, err)
 	}
