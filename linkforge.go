@@ -34,6 +34,9 @@ type Token struct {
 	Display   string // first characters of the token, for listings
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// Role is what the token may do in its tenant; CreateToken stores an
+	// empty Role as RoleOwner, what every token made before roles was.
+	Role Role
 }
 
 // Link is one short link.
@@ -173,6 +176,8 @@ type TenantStore interface {
 	EnsureTenant(ctx context.Context, name string) (Tenant, error)
 	// TenantByName returns ENotFound if no tenant has that name.
 	TenantByName(ctx context.Context, name string) (Tenant, error)
+	// TenantByID returns ENotFound if no tenant has that id.
+	TenantByID(ctx context.Context, id int64) (Tenant, error)
 }
 
 // TokenStore keeps API tokens, by hash.
@@ -185,6 +190,10 @@ type TokenStore interface {
 	ListTokens(ctx context.Context, tenantID int64) ([]Token, error)
 	// RevokeToken marks a token revoked; ENotFound if there is no such token.
 	RevokeToken(ctx context.Context, id int64) error
+	// RevokeTenantToken is RevokeToken of a token of tenantID only: another
+	// tenant's token answers ENotFound, as an unknown one (the API's
+	// revocation).
+	RevokeTenantToken(ctx context.Context, tenantID, id int64) error
 	// ActiveTokens returns those of ids that name an unrevoked token, each
 	// once, in no particular order; unknown ids are left out like revoked
 	// ones. It is one query whatever the number of ids: the live feed asks
@@ -265,6 +274,8 @@ type Store interface {
 	QuotaStore      // tenant quotas (ADR 016)
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
+	AuditStore // the audit log (audit.go)
+	UserStore  // users, memberships, tickets, sessions (users.go)
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

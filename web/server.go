@@ -32,9 +32,11 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/access"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
+	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/visitor"
 )
 
@@ -144,6 +146,9 @@ type Config struct {
 	// WebhookAllowPrivate accepts webhook URLs on loopback, private,
 	// link-local and unique-local addresses (--webhook-allow-private).
 	WebhookAllowPrivate bool
+	// SessionTTL ends a sign-in session unused that long (--session-ttl);
+	// 0: people.DefaultSessionTTL.
+	SessionTTL time.Duration
 	// WriteTimeout is the http.Server's WriteTimeout the Server runs
 	// behind; 0: none. Routes that may work longer than that (a bulk of
 	// password links) push the deadline forward as they progress.
@@ -249,6 +254,11 @@ type Server struct {
 
 	// links writes links and runs the writes' after-effects (linkwrites.go).
 	links *links.Service
+
+	// people signs users in (signin.go, session.go); logins limits
+	// sign-in guesses per account and per client address.
+	people *people.Service
+	logins *password.Limiter
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -337,6 +347,11 @@ func New(cfg Config) (*Server, error) {
 	if s.links, err = s.newLinkService(cfg); err != nil {
 		return nil, err
 	}
+	if s.people, err = people.New(people.Config{Store: cfg.Store, Hasher: hasherFunc(s.hashPassword),
+		PublicURL: s.shortBase, SessionTTL: cfg.SessionTTL, Now: s.now}); err != nil {
+		return nil, err
+	}
+	s.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -448,6 +463,14 @@ func (s *Server) routes() {
 	r.getHead(pathDashboardCSS, s.dashboardAsset)
 	r.getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
 	r.getHead(pathWebhooksJS, s.dashboardAsset)
+	// Sign-in (signin.go): small form bodies, read within their limit.
+	r.getHead(pathLogin, s.loginPage)
+	r.add(http.MethodPost, pathLogin, true, s.login)
+	r.add(http.MethodPost, pathLogout, false, s.logout) // no body: the cookie says who
+	for _, p := range []string{pathInvite, pathReset} {
+		r.getHead(p, s.ticketPage)
+		r.add(http.MethodPost, p, true, s.setPassword)
+	}
 	s.getOnly = getOnlyPaths(e.Routes())
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
@@ -489,6 +512,19 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
 	// Tenant quotas (tenant.go).
 	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
+	// Tokens and the caller (tokens.go).
+	r.add(http.MethodPost, pathTokens, true, s.createToken, withBody(http.MethodPost, pathTokens)...)
+	r.add(http.MethodGet, pathTokens, false, s.listTokens, api(http.MethodGet, pathTokens)...)
+	r.add(http.MethodDelete, pathToken, false, s.revokeToken, api(http.MethodDelete, pathToken)...)
+	r.add(http.MethodGet, pathMe, false, s.me, api(http.MethodGet, pathMe)...)
+	r.add(http.MethodGet, pathAudit, false, s.listAudit, api(http.MethodGet, pathAudit)...) // audit.go
+	r.add(http.MethodDelete, pathMySessions, false, s.endMySessions, api(http.MethodDelete, pathMySessions)...)
+	r.add(http.MethodGet, pathMySessions, false, s.mySessions, api(http.MethodGet, pathMySessions)...)
+	// Users (users.go).
+	r.add(http.MethodPost, pathUsers, true, s.inviteUser, withBody(http.MethodPost, pathUsers)...)
+	r.add(http.MethodGet, pathUsers, false, s.listUsers, api(http.MethodGet, pathUsers)...)
+	r.add(http.MethodPatch, pathUser, true, s.patchUser, withBody(http.MethodPatch, pathUser)...)
+	r.add(http.MethodDelete, pathUser, false, s.deleteUser, api(http.MethodDelete, pathUser)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 }
@@ -503,6 +539,13 @@ type router struct {
 // waiting for one (see instrument); takesBody marks the ones that read a
 // body.
 func (r *router) add(method, path string, takesBody bool, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	// Authorization, for every route in this one place: package access's
+	// table names the role each route needs (an unnamed one: owner). It
+	// wraps the handler itself, so that no middleware list can leave it
+	// out; authenticate, earlier in the list, has set the caller's role.
+	if need, _ := access.Of(method, path); !need.Public {
+		h = authorize(need.Role, h)
+	}
 	// Compose once: see the package comment.
 	for i := len(mw) - 1; i >= 0; i-- {
 		h = mw[i](h)
@@ -566,6 +609,7 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
 	http.MethodGet + " " + pathExport:          {"format"},
 	http.MethodPost + " " + pathImport:         {"format"},
+	http.MethodGet + " " + pathAudit:           {"limit", "cursor"},
 
 	// Analytics (web/analytics.go).
 	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "traffic"},

@@ -22,6 +22,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/linkforge/linkforge"
 )
 
 // Exit codes.
@@ -81,6 +83,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if err := inv.absPaths(); err != nil {
 		fmt.Fprintf(stderr, "linkforge: %v\n", err)
 		return exitFailure
+	}
+	if cliWriters[inv.cmd.name] {
+		ctx = linkforge.WithActor(ctx, cliActor())
 	}
 	a := &app{ctx: ctx, cfg: inv.cfg, stdout: stdout, stderr: stderr, log: newLogger(inv.cfg.LogFormat, inv.cfg.LogLevel, stderr),
 		plain: inv.cmd.name != "serve"}

@@ -24,6 +24,7 @@ import (
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/natsbus"
+	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/visitor"
@@ -244,7 +245,8 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	}
 	// The tenants' live dashboards: the counter hands them its live deltas,
 	// HTTP the WebSocket upgrades of /api/v1/live.
-	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: st})
+	// Tokens and sessions: a session's feed closes when the session ends.
+	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: people.FeedChecker{Store: st}})
 	if err != nil {
 		return "", nil, failed("cannot create live dashboards", err)
 	}
@@ -505,6 +507,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		NotFoundURL: a.cfg.NotFoundURL,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
+		SessionTTL:          a.cfg.SessionTTL,
 		// The bulk route pushes this deadline forward as it hashes.
 		WriteTimeout: defaultHTTPLimits.write,
 

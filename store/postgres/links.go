@@ -61,6 +61,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 		if err := tx.QueryRow(ctx, q, args...).Scan(&l.ID); err != nil {
 			return linkWriteError("create link", err)
 		}
+		if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt); err != nil {
+			return err
+		}
 		return ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt)
 	})
 	if err != nil {
@@ -134,6 +137,10 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			 FROM links WHERE slug = ANY($1)`, expiring, ts); err != nil {
 			return fmt.Errorf("postgres: import links: alarms: %w", err)
 		}
+	}
+	// One event per batch: an import of a million links is one write.
+	if err := audit(ctx, tx, links[0].TenantID, linkforge.AuditLinkImport, fmt.Sprintf("%d links", len(links)), ts); err != nil {
+		return fmt.Errorf("postgres: import links: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: import links: %w", err)
@@ -223,6 +230,9 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt); err != nil {
+		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
@@ -269,6 +279,9 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 		l, err = scanLink(tx.QueryRow(ctx,
 			`DELETE FROM links l WHERE id = $1 RETURNING `+linkColumns+`, l.imported_clicks + $2::bigint`, *id, clicks), true)
 		if err != nil {
+			return err
+		}
+		if err := audit(ctx, tx, tenantID, linkforge.AuditLinkDelete, l.Slug, ts); err != nil {
 			return err
 		}
 		return ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts)

@@ -209,6 +209,9 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, r.Link, ts); err != nil {
 				return nil, fmt.Errorf("postgres: create links: %w", err)
 			}
+			if err := audit(ctx, tx, r.Link.TenantID, linkforge.AuditLinkCreate, r.Link.Slug, ts); err != nil {
+				return nil, fmt.Errorf("postgres: create links: %w", err)
+			}
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {

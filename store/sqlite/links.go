@@ -68,6 +68,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
+	if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
@@ -160,6 +163,10 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			 FROM links WHERE slug IN (SELECT value FROM json_each(?2))`, toMicros(ts), string(slugs)); err != nil {
 			return fmt.Errorf("sqlite: import links: alarms: %w", err)
 		}
+	}
+	// One event per batch: an import of a million links is one write.
+	if err := audit(ctx, tx, links[0].TenantID, linkforge.AuditLinkImport, fmt.Sprintf("%d links", len(links)), ts); err != nil {
+		return fmt.Errorf("sqlite: import links: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: import links: %w", err)
@@ -260,6 +267,9 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
@@ -293,6 +303,9 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 	var ob outbox
 	ts := now()
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
+	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkDelete, l.Slug, ts); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -23,6 +23,10 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Ping", testPing},
 		{"Tenants", testTenants},
 		{"Tokens", testTokens},
+		{"TokenRoles", testTokenRoles}, // people.go
+		{"TenantTokens", testTenantTokens},
+		{"Audit", testAudit}, // audit.go
+		{"Users", testUsers}, // users.go
 		{"Links", testLinks},
 		{"TenantIsolation", testTenantIsolation},
 		{"Pagination", testPagination},
