@@ -75,6 +75,7 @@ var table = map[string]Requirement{
 	"GET /api/v1/links/:slug/stats/:dimension": viewer,
 	"GET /api/v1/stats":                        viewer,
 	"GET /api/v1/stats/links":                  viewer,
+	"GET /api/v1/stats/export":                 viewer,
 	"GET /api/v1/stats/:dimension":             viewer,
 	"GET /api/v1/tags":                         viewer,
 	"GET /api/v1/export":                       editor,

@@ -29,7 +29,7 @@ var wantRole = map[string]linkforge.Role{
 	"dashboardWebhooksHead": "", "dashboardScriptWebhooks": "", "dashboardScriptHeadWebhooks": "",
 
 	"listLinks": "viewer", "getLink": "viewer", "linkStats": "viewer", "linkBreakdown": "viewer",
-	"tenantStats": "viewer", "topLinks": "viewer", "tenantBreakdown": "viewer", "linkQR": "viewer",
+	"tenantStats": "viewer", "topLinks": "viewer", "exportStats": "viewer", "tenantBreakdown": "viewer", "linkQR": "viewer",
 	"listTags": "viewer", "getTenant": "viewer", "liveFeed": "viewer",
 
 	"createLink": "editor", "updateLink": "editor", "deleteLink": "editor", "createLinks": "editor",
