@@ -26,6 +26,20 @@ type BreakdownQuery struct {
 	From, To  time.Time
 	// Limit is how many values are listed, 1..MaxAnalyticsLimit.
 	Limit int
+	// Traffic keeps the clicks of one traffic only: "" (both),
+	// TrafficHuman or TrafficAutomated.
+	Traffic string
+}
+
+// View is the stored dimension name and the value to leave out that
+// answer q (Dimension.TrafficView); EInvalid for a traffic the API does not
+// know or a dimension it does not list.
+func (q BreakdownQuery) View() (name, exclude string, err error) {
+	name, exclude, ok := q.Dimension.TrafficView(q.Traffic)
+	if !ok {
+		return "", "", InvalidField("traffic", "must be human or automated")
+	}
+	return name, exclude, nil
 }
 
 // ValueCount is the click count of one value of a dimension.
@@ -69,6 +83,9 @@ type TopLinksQuery struct {
 	TenantID int64
 	From, To time.Time
 	Limit    int // 1..MaxAnalyticsLimit
+	// Traffic ranks by the clicks of one traffic only ("" both): see
+	// BreakdownQuery.
+	Traffic string
 }
 
 // LinkCount is the click count of one link over a TopLinksQuery's range.

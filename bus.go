@@ -34,19 +34,9 @@ type Bus interface {
 
 // BusHandler receives the events other nodes published; a node never
 // receives its own. Its methods are called from one goroutine, in the order
-// the events were sent, and must not block for long.
-// DomainBusHandler is a BusHandler that also hears of domains: a bus hands
-// these events to a handler that implements it, and the link
-// invalidations on a domain to PeerInvalidate otherwise (the slug on the
-// public host then, a harmless extra drop).
-type DomainBusHandler interface {
-	// PeerInvalidateOn drops slug on the domain host from the local link
-	// cache.
-	PeerInvalidateOn(host, slug string)
-	// PeerDomain is another node's write of the domain host.
-	PeerDomain(host string)
-}
-
+// the events were sent (on NATS, the order of each subject's: cache events,
+// and each tenant's live events; docs/adr/025-nats-bus.md), and must not
+// block for long.
 type BusHandler interface {
 	// PeerClicks is node's latest count of a bucket.
 	PeerClicks(node string, c BucketCount)
@@ -63,6 +53,18 @@ type BusHandler interface {
 	// are lost, so the handler drops what they could have changed (the
 	// whole link cache).
 	Resync()
+}
+
+// DomainBusHandler is a BusHandler that also hears of domains: a bus hands
+// these events to a handler that implements it, and the link
+// invalidations on a domain to PeerInvalidate otherwise (the slug on the
+// public host then, a harmless extra drop).
+type DomainBusHandler interface {
+	// PeerInvalidateOn drops slug on the domain host from the local link
+	// cache.
+	PeerInvalidateOn(host, slug string)
+	// PeerDomain is another node's write of the domain host.
+	PeerDomain(host string)
 }
 
 // ClusterCounts merges the live bucket counts of several nodes, so that a

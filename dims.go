@@ -14,14 +14,142 @@ const (
 	DimBrowser                    // Chrome, Safari, ..., other
 	DimOS                         // Windows, macOS, iOS, Android, ..., other
 	DimUTMSource                  // utm_source, lowercased, or "none"
-	NumDimensions
+	DimVariant                    // the A/B variant served: "0", "1", ..., or "none"
+	DimTraffic                    // human or automated (API.md, "Honest counts")
+	// DimTrafficMinute is internal: the minute of the hour ("00" to "59") of
+	// an automated click, "human" for a person's. Counted like the others,
+	// it gives the minute series its automated part exactly (kill -9,
+	// replay, per node) without a second kind of row in the click log; the
+	// API does not list it (Public).
+	DimTrafficMinute
+	// dimShadows is the first of the traffic shadows, internal too: two per
+	// dimension before DimTraffic, "human:<name>" and "automated:<name>",
+	// each counting its traffic's clicks under their value and the other
+	// traffic's under a placeholder (ShadowPlaceholder). They make a
+	// breakdown under traffic=human or automated exact, bound included,
+	// with no change to how a dimension is counted: every dimension, shadows
+	// too, still sums to the hour's clicks.
+	dimShadows
+	NumDimensions = dimShadows + 2*DimTraffic
 )
 
-var dimensionNames = [NumDimensions]string{"country", "referrer", "device", "browser", "os", "utm_source"}
+var dimensionNames = func() (n [NumDimensions]string) {
+	copy(n[:], []string{"country", "referrer", "device", "browser", "os", "utm_source", "variant", "traffic", "traffic_minute"})
+	for d := range DimTraffic {
+		n[d.shadow(false)] = TrafficHuman + ":" + n[d]
+		n[d.shadow(true)] = TrafficAutomated + ":" + n[d]
+	}
+	return n
+}()
 
 // dimensionDefaults are the values of a click about which nothing is known:
 // a click counted without classification still adds up in every dimension.
-var dimensionDefaults = [NumDimensions]string{"unknown", "direct", "other", "other", "other", "none"}
+// A click counted before classification existed (or imported) is human:
+// it was counted as a click then, and count = human + automated holds.
+var dimensionDefaults = func() (v [NumDimensions]string) {
+	copy(v[:], []string{"unknown", "direct", "other", "other", "other", "none", "none", TrafficHuman, TrafficHuman})
+	for d := range DimTraffic {
+		v[d.shadow(false)] = v[d]
+		v[d.shadow(true)] = placeholderHuman
+	}
+	return v
+}()
+
+// The placeholders of the traffic shadows: the value under which
+// "automated:<dim>" counts human clicks, and "human:<dim>" automated ones.
+// Upper case, which no value of a shadowed dimension can be (referrers and
+// utm_source are lowercased, countries two letters, the rest fixed sets).
+const (
+	placeholderHuman     = "(HUMAN)"
+	placeholderAutomated = "(AUTOMATED)"
+)
+
+// shadow returns d's traffic shadow (d before DimTraffic).
+func (d Dimension) shadow(automated bool) Dimension {
+	s := dimShadows + 2*d
+	if automated {
+		s++
+	}
+	return s
+}
+
+// TrafficView is how a breakdown of d under traffic ("", TrafficHuman or
+// TrafficAutomated) reads the stored rows: those of dimension name, without
+// the value exclude (empty: none). False when traffic is not one of those
+// or d is not public.
+func (d Dimension) TrafficView(traffic string) (name, exclude string, ok bool) {
+	if !d.Public() {
+		return "", "", false
+	}
+	switch {
+	case traffic == "":
+		return d.String(), "", true
+	case traffic != TrafficHuman && traffic != TrafficAutomated:
+		return "", "", false
+	case d == DimTraffic:
+		// The traffic dimension under one traffic: that value alone.
+		other := TrafficHuman
+		if traffic == TrafficHuman {
+			other = TrafficAutomated
+		}
+		return d.String(), other, true
+	case traffic == TrafficHuman:
+		return d.shadow(false).String(), placeholderAutomated, true
+	default:
+		return d.shadow(true).String(), placeholderHuman, true
+	}
+}
+
+// Counted is the value a click with dims, counted in the minute starting at
+// bucket (unix seconds), adds to dimension d: dims' own value for a
+// dimension the classifier sets, and for the internal ones what follows
+// from its traffic (DimTrafficMinute, the shadows). The counter calls it
+// for every dimension of every click.
+func (c *ClickDims) Counted(d Dimension, bucket int64) string {
+	switch {
+	case d < DimTrafficMinute:
+		return c.Value(d)
+	case d == DimTrafficMinute:
+		return TrafficMinuteValue(c.Value(DimTraffic), bucket)
+	}
+	base, automatedShadow := (d-dimShadows)/2, (d-dimShadows)%2 == 1
+	switch automated := c.Value(DimTraffic) == TrafficAutomated; {
+	case automated == automatedShadow:
+		return c.Value(base)
+	case automated:
+		return placeholderAutomated
+	default:
+		return placeholderHuman
+	}
+}
+
+// The values of DimTraffic.
+const (
+	TrafficHuman     = "human"
+	TrafficAutomated = "automated"
+)
+
+// Public reports whether the API names d (GET .../stats/{dimension}).
+func (d Dimension) Public() bool { return d < DimTrafficMinute }
+
+// minuteValues are DimTrafficMinute's values for automated clicks, made
+// once so that counting one allocates nothing.
+var minuteValues = func() (v [60]string) {
+	for i := range v {
+		v[i] = string([]byte{'0' + byte(i/10), '0' + byte(i%10)})
+	}
+	return v
+}()
+
+// TrafficMinuteValue is a click's DimTrafficMinute value: "human" unless
+// traffic is TrafficAutomated, else the minute of the hour of bucket (unix
+// seconds, the start of the minute the click is counted in).
+func TrafficMinuteValue(traffic string, bucket int64) string {
+	if traffic != TrafficAutomated {
+		return TrafficHuman
+	}
+	return minuteValues[((bucket%3600)+3600)%3600/60]
+}
 
 // MoreValue is the value under which a link's clicks are kept once a
 // dimension has reached its bound of distinct values in an hour.

@@ -21,6 +21,7 @@ const (
 	ERateLimited   = "rate_limited"   // 429: too many requests for this token
 	EUnavailable   = "unavailable"    // 503: the database cannot be reached
 	EQuotaExceeded = "quota_exceeded" // 403: a tenant quota (max_links, webhooks) is reached
+	EForbidden     = "forbidden"      // 403: the caller's role lacks the operation
 
 	// Codes of the HTTP layer itself, about the request rather than the
 	// resource.

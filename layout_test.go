@@ -66,7 +66,8 @@ func modulePackages(t *testing.T) map[string][]string {
 func TestImportDirection(t *testing.T) {
 	drivers := []string{module + "/store/sqlite", module + "/store/postgres"}
 	harnesses := []string{module + "/internal/testdb", module + "/internal/pgtest",
-		module + "/internal/browsertest", module + "/internal/testenv", module + "/internal/testlog"}
+		module + "/internal/browsertest", module + "/internal/testenv", module + "/internal/testlog",
+		module + "/internal/natstest", module + "/internal/bustest"}
 	isCmd := func(p string) bool { return strings.HasPrefix(p, module+"/cmd/") }
 	for pkg, imports := range modulePackages(t) {
 		for _, imp := range imports {

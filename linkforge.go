@@ -34,6 +34,9 @@ type Token struct {
 	Display   string // first characters of the token, for listings
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// Role is what the token may do in its tenant; CreateToken stores an
+	// empty Role as RoleOwner, what every token made before roles was.
+	Role Role
 }
 
 // Link is one short link.
@@ -69,6 +72,9 @@ type Link struct {
 	// DomainID is the domain the link lives on; PublicDomainID (0): the
 	// public URL's host. A slug is unique per domain.
 	DomainID int64
+	// Routing holds the routing fields (routing.go); nil when none is set.
+	// A pointer, so that the links every cache entry holds stay small.
+	Routing *Routing
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to the
@@ -154,6 +160,8 @@ type StatsQuery struct {
 type StatsBucket struct {
 	Start time.Time
 	Count int64
+	// Human and Automated divide Count by traffic (AddTraffic).
+	Human, Automated int64
 }
 
 // Stats is the answer to a StatsQuery. Buckets are sparse (intervals with no
@@ -161,6 +169,8 @@ type StatsBucket struct {
 type Stats struct {
 	Total   int64
 	Buckets []StatsBucket
+	// Human and Automated divide Total by traffic (AddTraffic).
+	Human, Automated int64
 }
 
 // TenantStore creates and finds tenants.
@@ -169,6 +179,8 @@ type TenantStore interface {
 	EnsureTenant(ctx context.Context, name string) (Tenant, error)
 	// TenantByName returns ENotFound if no tenant has that name.
 	TenantByName(ctx context.Context, name string) (Tenant, error)
+	// TenantByID returns ENotFound if no tenant has that id.
+	TenantByID(ctx context.Context, id int64) (Tenant, error)
 }
 
 // TokenStore keeps API tokens, by hash.
@@ -181,6 +193,10 @@ type TokenStore interface {
 	ListTokens(ctx context.Context, tenantID int64) ([]Token, error)
 	// RevokeToken marks a token revoked; ENotFound if there is no such token.
 	RevokeToken(ctx context.Context, id int64) error
+	// RevokeTenantToken is RevokeToken of a token of tenantID only: another
+	// tenant's token answers ENotFound, as an unknown one (the API's
+	// revocation).
+	RevokeTenantToken(ctx context.Context, tenantID, id int64) error
 	// ActiveTokens returns those of ids that name an unrevoked token, each
 	// once, in no particular order; unknown ids are left out like revoked
 	// ones. It is one query whatever the number of ids: the live feed asks
@@ -262,6 +278,8 @@ type Store interface {
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
 	DomainStore // a tenant's own hosts, and the links on them
+	AuditStore  // the audit log (audit.go)
+	UserStore   // users, memberships, tickets, sessions (users.go)
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

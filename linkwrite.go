@@ -23,6 +23,7 @@ func NormalizeLink(l Link) Link {
 	if l.Tags == nil {
 		l.Tags = []string{}
 	}
+	l.Routing = normalizeRouting(l.Routing)
 	return l
 }
 
@@ -139,4 +140,27 @@ func PageLimit(limit, def, most int) int {
 		return def
 	}
 	return min(limit, most)
+}
+
+// normalizeRouting returns a copy of r in the one form a read returns: nil
+// when it sets nothing, 302 as 0, empty slices and cards as nil. So a link
+// written with 0 and read back from a column holding 302 compares equal.
+func normalizeRouting(r *Routing) *Routing {
+	if r.IsZero() {
+		return nil
+	}
+	c := *r
+	if c.RedirectStatus == DefaultRedirectCode {
+		c.RedirectStatus = 0
+	}
+	if len(c.Rules) == 0 {
+		c.Rules = nil
+	}
+	if len(c.Variants) == 0 {
+		c.Variants = nil
+	}
+	if c.OG.IsZero() {
+		c.OG = nil
+	}
+	return &c
 }

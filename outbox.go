@@ -45,6 +45,9 @@ type ClickRow struct {
 	Total     int64
 	Bucket    *time.Time
 	Count     int64
+	// Variants are the link's A/B test hours of the flush (WithVariants),
+	// on its first row; nil without a test.
+	Variants []VariantHour
 }
 
 // ClickEvents are the events of a flush, from its ClickRows: per link, one
@@ -55,7 +58,7 @@ func ClickEvents(rows []ClickRow, now time.Time) ([]OutboxEvent, error) {
 	var out []OutboxEvent
 	for i := 0; i < len(rows); {
 		r := rows[i]
-		data := ClicksData{Link: r.Slug, Buckets: []ClicksBucket{}, Total: r.Total}
+		data := ClicksData{Link: r.Slug, Buckets: []ClicksBucket{}, Total: r.Total, Variants: r.Variants}
 		for ; i < len(rows) && rows[i].LinkID == r.LinkID; i++ {
 			if b := rows[i].Bucket; b != nil {
 				data.Buckets = append(data.Buckets, ClicksBucket{Start: b.UTC(), Count: rows[i].Count})

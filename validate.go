@@ -44,6 +44,10 @@ var ReservedSlugs = []string{
 	"static",
 	"favicon.ico",
 	"robots.txt",
+	"login",  // the sign-in form
+	"logout", // sign out
+	"invite", // one-time URLs that set a password
+	"reset",
 }
 
 // ValidateSlug reports whether s may name a link: 1 to MaxSlugLength

@@ -256,6 +256,9 @@ type ClicksData struct {
 	Link    string         `json:"link"`
 	Buckets []ClicksBucket `json:"buckets"`
 	Total   int64          `json:"total"`
+	// Variants are the flushed hours' clicks per A/B variant, for a link
+	// with variants (VariantHour).
+	Variants []VariantHour `json:"variants,omitempty"`
 }
 
 // LimitData is the data of a link.limit_reached event.

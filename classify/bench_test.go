@@ -18,6 +18,7 @@ func typicalRequest() (*http.Request, netip.AddrPort) {
 		URL:    &url.URL{Path: "/spring", RawQuery: "utm_source=newsletter&utm_medium=email"},
 		Header: http.Header{
 			"User-Agent":      {iPhoneSafari},
+			"Accept":          {"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"},
 			"Referer":         {"https://mail.example.com/"},
 			"X-Forwarded-For": {"81.2.69.142"},
 		},
@@ -31,7 +32,7 @@ func typicalRequest() (*http.Request, netip.AddrPort) {
 func BenchmarkClassify(b *testing.B) {
 	c := New(Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
 	r, peer := typicalRequest()
-	want := Click{Country: "GB", Referrer: "mail.example.com", Device: DeviceMobile, Browser: BrowserSafari, OS: OSiOS, UTMSource: "newsletter"}
+	want := Click{Country: "GB", Referrer: "mail.example.com", Device: DeviceMobile, Browser: BrowserSafari, OS: OSiOS, UTMSource: "newsletter", Traffic: TrafficHuman}
 	if got := c.Classify(r, peer); got != want {
 		b.Fatalf("Classify = %+v, want %+v", got, want)
 	}

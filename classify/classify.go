@@ -3,6 +3,7 @@ package classify
 import (
 	"net/http"
 	"net/netip"
+	"strings"
 
 	"github.com/linkforge/linkforge"
 )
@@ -14,7 +15,19 @@ const (
 	ReferrerDirect = "direct"  // no Referer, an unparsable one, or the short link's own host
 	UTMNone        = "none"    // no utm_source parameter, or an empty one
 	Other          = "other"   // device, browser or OS outside the named values, and every bot
+	// Private is every dimension but traffic of a click whose browser
+	// asks not to be tracked (IsPrivate).
+	Private = "private"
 )
+
+// IsPrivate reports whether the request carries Sec-GPC: 1 (Global Privacy
+// Control) or DNT: 1 (Do Not Track). Such a click is still counted, and
+// classified human or automated, but its other dimensions are Private: the
+// count of a link is not tracking, where its visitor's country, device and
+// referrer are what the signal asks not to record.
+func IsPrivate(h http.Header) bool {
+	return strings.TrimSpace(headerValue(h, "Sec-Gpc")) == "1" || strings.TrimSpace(headerValue(h, "Dnt")) == "1"
+}
 
 // Click is the classification of one request, one field per dimension in
 // the order of API.md (and of the root package's Dimension, which names the
@@ -32,10 +45,12 @@ type Click struct {
 	Browser   string // one of Browsers
 	OS        string // one of OSes
 	UTMSource string // lowercased, printable ASCII, at most MaxUTMSourceLen bytes, or UTMNone
+	Traffic   string // TrafficHuman or TrafficAutomated
 }
 
 // Dims returns the click as the counter takes it, one value per
-// linkforge.Dimension. It is a copy of six string headers, returned by
+// linkforge.Dimension (DimTrafficMinute is left to the counter, which knows
+// the minute the click is counted in). It is a copy of the string headers, returned by
 // value so that it stays on the caller's stack; the strings themselves are
 // shared, so the Referrer and UTMSource caveat of Click holds for the result.
 func (c Click) Dims() linkforge.ClickDims {
@@ -46,6 +61,9 @@ func (c Click) Dims() linkforge.ClickDims {
 	d[linkforge.DimBrowser] = c.Browser
 	d[linkforge.DimOS] = c.OS
 	d[linkforge.DimUTMSource] = c.UTMSource
+	// Not a classification: the redirect sets the variant it served.
+	d[linkforge.DimVariant] = linkforge.DimVariant.Default()
+	d[linkforge.DimTraffic] = c.Traffic
 	return d
 }
 
@@ -127,6 +145,17 @@ func (c *Classifier) Classify(r *http.Request, peer netip.AddrPort) Click {
 // they are, saving a second lookup.
 func (c *Classifier) ClassifyAgent(r *http.Request, peer netip.AddrPort, agent Agent) Click {
 	var click Click
+	click.Traffic = TrafficHuman
+	if agent.Automated || IsAutomatedRequest(r) {
+		click.Traffic = TrafficAutomated
+	}
+	if IsPrivate(r.Header) {
+		// Counted and classified human or automated, and nothing else
+		// derived: not even the country lookup runs.
+		click.Country, click.Referrer, click.Device = Private, Private, Private
+		click.Browser, click.OS, click.UTMSource = Private, Private, Private
+		return click
+	}
 	click.Country = c.Country(c.ClientAddr(r.Header, peer.Addr()))
 	click.Device, click.Browser, click.OS = agent.Device, agent.Browser, agent.OS
 	click.Referrer = Referrer(headerValue(r.Header, "Referer"), r.Host)

@@ -57,6 +57,9 @@ func mustClassifyOverHTTP(t *testing.T, srv *httptest.Server, path string, heade
 // TestClassifyOverHTTP drives Classify through a real server, so the peer
 // is the real loopback connection: a spoofed X-Forwarded-For counts only
 // when loopback is a trusted proxy.
+// browserAccept is the Accept header a browser sends with a navigation.
+const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
 func TestClassifyOverHTTP(t *testing.T) {
 	untrusted := classifyServer(t, New(Config{}))
 	trusted := classifyServer(t, New(Config{TrustedProxies: mustTrusted(t, "127.0.0.1/32, ::1")}))
@@ -74,43 +77,53 @@ func TestClassifyOverHTTP(t *testing.T) {
 			srv:  trusted, path: "/abc?utm_source=Newsletter",
 			header: map[string][]string{
 				"User-Agent":      {iPhoneSafari},
+				"Accept":          {browserAccept},
 				"Referer":         {"https://www.Example.com/blog/post"},
 				"X-Forwarded-For": {"6.6.6.6, 81.2.69.142"},
 			},
-			want: Click{Country: "GB", Referrer: "example.com", Device: DeviceMobile, Browser: BrowserSafari, OS: OSiOS, UTMSource: "newsletter"},
+			want: Click{Country: "GB", Referrer: "example.com", Device: DeviceMobile, Browser: BrowserSafari, OS: OSiOS, UTMSource: "newsletter", Traffic: TrafficHuman},
 		},
 		{
 			name: "spoofed X-Forwarded-For from an untrusted peer is ignored",
 			srv:  untrusted, path: "/abc",
 			header: map[string][]string{
 				"User-Agent":      {windowsChrome},
+				"Accept":          {browserAccept},
 				"X-Forwarded-For": {"81.2.69.142"},
 			},
-			want: Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: DeviceDesktop, Browser: BrowserChrome, OS: OSWindows, UTMSource: UTMNone},
+			want: Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: DeviceDesktop, Browser: BrowserChrome, OS: OSWindows, UTMSource: UTMNone, Traffic: TrafficHuman},
 		},
 		{
 			name: "spoofed X-Forwarded-For from a peer outside the trusted proxies is ignored",
 			srv:  otherProxies, path: "/abc",
 			header: map[string][]string{
 				"User-Agent":      {windowsChrome},
+				"Accept":          {browserAccept},
 				"X-Forwarded-For": {"81.2.69.142, 10.0.0.1"},
 			},
-			want: Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: DeviceDesktop, Browser: BrowserChrome, OS: OSWindows, UTMSource: UTMNone},
+			want: Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: DeviceDesktop, Browser: BrowserChrome, OS: OSWindows, UTMSource: UTMNone, Traffic: TrafficHuman},
 		},
 		{
 			name: "two proxies, IPv6 client",
 			srv:  trusted, path: "/abc?x=1&utm_source=",
 			header: map[string][]string{
 				"User-Agent":      {windowsChrome},
+				"Accept":          {browserAccept},
 				"X-Forwarded-For": {"2001:4860:4860::8888", "127.0.0.1"},
 			},
-			want: Click{Country: "US", Referrer: ReferrerDirect, Device: DeviceDesktop, Browser: BrowserChrome, OS: OSWindows, UTMSource: UTMNone},
+			want: Click{Country: "US", Referrer: ReferrerDirect, Device: DeviceDesktop, Browser: BrowserChrome, OS: OSWindows, UTMSource: UTMNone, Traffic: TrafficHuman},
 		},
 		{
 			name: "curl with no headers from the trusted proxy itself",
 			srv:  trusted, path: "/abc",
 			header: map[string][]string{"User-Agent": {"curl/8.5.0"}},
-			want:   Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: Other, Browser: Other, OS: Other, UTMSource: UTMNone},
+			want:   Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: Other, Browser: Other, OS: Other, UTMSource: UTMNone, Traffic: TrafficAutomated},
+		},
+		{
+			name: "a browser's agent without Accept, as no browser sends",
+			srv:  trusted, path: "/abc",
+			header: map[string][]string{"User-Agent": {windowsChrome}},
+			want:   Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: DeviceDesktop, Browser: BrowserChrome, OS: OSWindows, UTMSource: UTMNone, Traffic: TrafficAutomated},
 		},
 	}
 	for _, tc := range tests {

@@ -11,24 +11,30 @@ import (
 // the root package's defaults, so a classified click that knows nothing and
 // an unclassified one (nil dims) are counted under the same values.
 func TestClickDims(t *testing.T) {
-	c := Click{Country: "GB", Referrer: "mail.example.com", Device: DeviceMobile, Browser: BrowserSafari, OS: OSiOS, UTMSource: "newsletter"}
+	c := Click{Country: "GB", Referrer: "mail.example.com", Device: DeviceMobile, Browser: BrowserSafari, OS: OSiOS, UTMSource: "newsletter",
+		Traffic: TrafficAutomated}
 	want := linkforge.ClickDims{
+		linkforge.DimTraffic:   TrafficAutomated,
 		linkforge.DimCountry:   "GB",
 		linkforge.DimReferrer:  "mail.example.com",
 		linkforge.DimDevice:    DeviceMobile,
 		linkforge.DimBrowser:   BrowserSafari,
 		linkforge.DimOS:        OSiOS,
 		linkforge.DimUTMSource: "newsletter",
+		linkforge.DimVariant:   "none",
 	}
 	if got := c.Dims(); got != want {
 		t.Errorf("Dims() = %q, want %q", got, want)
 	}
 
-	unknown := Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: Other, Browser: Other, OS: Other, UTMSource: UTMNone}
+	// A person's click that knows nothing else: the internal dimensions
+	// follow from the others (Counted), as they do for nil dims.
+	unknown := Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: Other, Browser: Other, OS: Other, UTMSource: UTMNone,
+		Traffic: TrafficHuman}
 	d := unknown.Dims()
 	for dim := range linkforge.NumDimensions {
-		if d[dim] != dim.Default() {
-			t.Errorf("%s: nothing known is %q here, the counter's default is %q", dim, d[dim], dim.Default())
+		if got := d.Counted(dim, 0); got != dim.Default() {
+			t.Errorf("%s: nothing known is %q here, the counter's default is %q", dim, got, dim.Default())
 		}
 	}
 }

@@ -1,6 +1,14 @@
 // Package classify turns one short-link request into the small, bounded
 // strings the click analytics count: country, referrer host, device class,
-// browser, operating system and utm_source (API.md, "Analytics").
+// browser, operating system and utm_source (API.md, "Analytics"), and
+// whether the click was a person's or a program's (traffic: human or
+// automated, API.md "Honest counts").
+//
+// Automated traffic is recognized by isbot's maintained User-Agent patterns
+// (vendored in patterns/, translated from JavaScript to RE2 by
+// patterns/gen.go, refreshed by patterns/refresh.sh) and by headers no
+// person's click sends (IsAutomatedRequest): prefetches, no Accept, HTTP/1.0
+// without Accept-Language.
 //
 // It exists as a package of its own because two callers need exactly the
 // same answers: the counting pipeline (ADR 009), which keeps one count per

@@ -154,7 +154,7 @@ func FuzzParseUserAgent(f *testing.F) {
 		if !slices.Contains(Devices[:], d) || !slices.Contains(Browsers[:], b) || !slices.Contains(OSes[:], o) {
 			t.Fatalf("ParseUserAgent(%q) = (%q, %q, %q): outside the value sets", ua, d, b, o)
 		}
-		want := Agent{Device: d, Browser: b, OS: o, Preview: IsPreviewAgent(ua)}
+		want := Agent{Device: d, Browser: b, OS: o, Preview: IsPreviewAgent(ua), Automated: IsAutomatedAgent(ua)}
 		for i := range 3 {
 			if got := LookupAgent(ua); got != want {
 				t.Fatalf("LookupAgent(%q) #%d = %+v, want %+v", ua, i+1, got, want)

@@ -7,23 +7,27 @@ import (
 )
 
 // Agent is what the click path needs to know about one User-Agent header:
-// its device class, browser and OS (as ParseUserAgent returns them) and
-// whether it is a link-preview fetcher or crawler (IsPreviewAgent).
+// its device class, browser and OS (as ParseUserAgent returns them),
+// whether it is a link-preview fetcher or crawler (IsPreviewAgent) and
+// whether it is a program's rather than a browser's (IsAutomatedAgent).
 type Agent struct {
 	Device, Browser, OS string
 	Preview             bool
+	Automated           bool
 }
 
 // DeviceTarget returns which of a link's device_urls keys applies to this
 // agent: see the package function DeviceTarget.
 func (a Agent) DeviceTarget() string { return DeviceTarget(a.OS, a.Device) }
 
-// ParseAgent classifies userAgent from scratch: ParseUserAgent and
-// IsPreviewAgent. LookupAgent gives the same answer from its memo.
+// ParseAgent classifies userAgent from scratch: ParseUserAgent,
+// IsPreviewAgent and IsAutomatedAgent. LookupAgent gives the same answer
+// from its memo.
 func ParseAgent(userAgent string) Agent {
 	var a Agent
 	a.Device, a.Browser, a.OS = ParseUserAgent(userAgent)
 	a.Preview = IsPreviewAgent(userAgent)
+	a.Automated = IsAutomatedAgent(userAgent)
 	return a
 }
 

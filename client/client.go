@@ -165,6 +165,7 @@ const (
 	CodeRateLimited   = "rate_limited"
 	CodeUnavailable   = "unavailable"
 	CodeQuotaExceeded = "quota_exceeded"
+	CodeForbidden     = "forbidden" // the credential's role lacks the operation
 )
 
 // IsStatus reports whether err is an *Error with HTTP status status.

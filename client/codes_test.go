@@ -19,6 +19,7 @@ func TestCodesMatchServer(t *testing.T) {
 		{client.CodeRateLimited, linkforge.ERateLimited},
 		{client.CodeUnavailable, linkforge.EUnavailable},
 		{client.CodeQuotaExceeded, linkforge.EQuotaExceeded},
+		{client.CodeForbidden, linkforge.EForbidden},
 	} {
 		if c.client != c.server {
 			t.Errorf("client code %q, server code %q", c.client, c.server)

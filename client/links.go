@@ -31,6 +31,13 @@ type Link struct {
 	// Clicks is the flushed all-time total, ImportedClicks included.
 	Clicks         int64 `json:"clicks"`
 	ImportedClicks int64 `json:"imported_clicks"`
+
+	// Routing (routing.go): RedirectStatus is 302 unless set.
+	RedirectStatus int       `json:"redirect_status"`
+	ForwardQuery   bool      `json:"forward_query"`
+	Rules          []Rule    `json:"rules"`
+	Variants       []Variant `json:"variants"`
+	OG             *OG       `json:"og"`
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to
@@ -54,6 +61,7 @@ type NewLink struct {
 	Tags        []string    `json:"tags,omitempty"`
 	Password    string      `json:"password,omitempty"`
 	DeviceURLs  *DeviceURLs `json:"device_urls,omitempty"`
+	Routing
 }
 
 // LinkUpdate is the body of a PATCH: nil fields are left as they are; a
@@ -70,6 +78,10 @@ type LinkUpdate struct {
 	DeviceURLs  *DeviceURLs
 
 	ClearTitle, ClearExpiresAt, ClearMaxClicks, ClearFallbackURL, ClearPassword, ClearDeviceURLs bool
+
+	// Routing sets routing fields, ClearRouting removes them.
+	Routing      *Routing
+	ClearRouting RoutingClear
 }
 
 // MarshalJSON writes only the fields the update sets or clears: PATCH
@@ -92,6 +104,7 @@ func (u LinkUpdate) MarshalJSON() ([]byte, error) {
 	set("tags", u.Tags, u.Tags == nil, false)
 	set("password", u.Password, u.Password == nil, u.ClearPassword)
 	set("device_urls", u.DeviceURLs, u.DeviceURLs == nil, u.ClearDeviceURLs)
+	u.Routing.set(m, u.ClearRouting)
 	return json.Marshal(m)
 }
 

@@ -149,3 +149,25 @@ func (c *Client) Alarms(ctx context.Context, o AlarmOptions) ([]Alarm, error) {
 func (c *Client) RetryAlarm(ctx context.Context, id string) error {
 	return c.call(ctx, request{method: http.MethodPost, path: "/api/v1/alarms/" + seg(id) + "/retry", want: http.StatusAccepted}, nil)
 }
+
+// ExportStats streams the tenant's daily counts as CSV
+// (day,domain,slug,dimension,value,count) to w, for the UTC days from
+// from up to to (zero times: the server's defaults), of one traffic
+// ("human" or "automated"; empty: both). It returns the bytes written.
+// (GET /api/v1/stats/export).
+func (c *Client) ExportStats(ctx context.Context, from, to time.Time, traffic string, w io.Writer) (int64, error) {
+	q := url.Values{}
+	timeParam(q, "from", from)
+	timeParam(q, "to", to)
+	strParam(q, "traffic", traffic)
+	resp, err := c.do(ctx, request{method: http.MethodGet, path: "/api/v1/stats/export", query: q, want: http.StatusOK})
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return n, fmt.Errorf("client: GET /api/v1/stats/export: %w", err)
+	}
+	return n, nil
+}

@@ -30,12 +30,18 @@ type Stats struct {
 	From     time.Time `json:"from"`
 	To       time.Time `json:"to"`
 	Buckets  []Bucket  `json:"buckets"`
+	// Human and Automated divide Total: Total = Human + Automated.
+	Human     int64 `json:"human"`
+	Automated int64 `json:"automated"`
 }
 
 // Bucket is the clicks of one interval starting at Start.
 type Bucket struct {
 	Start time.Time `json:"start"`
 	Count int64     `json:"count"`
+	// Human and Automated divide Count.
+	Human     int64 `json:"human"`
+	Automated int64 `json:"automated"`
 }
 
 // LinkStats returns a link's clicks over time (GET
@@ -62,6 +68,8 @@ const (
 	DimBrowser   = "browser"
 	DimOS        = "os"
 	DimUTMSource = "utm_source"
+	DimVariant   = "variant" // the A/B variant: "0", "1", ... in the link's order, or "none"
+	DimTraffic   = "traffic" // human or automated
 )
 
 // RangeOptions select the hours of a breakdown or of the top links; zero

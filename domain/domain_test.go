@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -36,10 +37,7 @@ func TestNormalizeHost(t *testing.T) {
 			continue
 		}
 		var e *linkforge.Error
-		if le, ok := err.(*linkforge.Error); ok {
-			e = le
-		}
-		if e == nil || len(e.Fields) != 1 || e.Fields[0].Field != "host" {
+		if !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Field != "host" {
 			t.Errorf("NormalizeHost(%q) error %v does not name the field host", in, err)
 		}
 	}

@@ -218,9 +218,10 @@ func TestMinuteBoundary(t *testing.T) {
 			mustRecord(t, c, &l, at)
 			mustStop(t, c)
 
+			// Unclassified clicks are human.
 			want := []linkforge.StatsBucket{
-				{Start: time.Date(2000, 1, 1, 8, 0, 0, 0, time.UTC), Count: 1},
-				{Start: time.Date(2000, 1, 1, 8, 1, 0, 0, time.UTC), Count: 2},
+				{Start: time.Date(2000, 1, 1, 8, 0, 0, 0, time.UTC), Count: 1, Human: 1},
+				{Start: time.Date(2000, 1, 1, 8, 1, 0, 0, time.UTC), Count: 2, Human: 2},
 			}
 			if got := mustStats(t, st, l).Buckets; !reflect.DeepEqual(got, want) {
 				t.Errorf("buckets = %+v, want %+v", got, want)

@@ -36,6 +36,14 @@ type JSON struct {
 	DeviceURLs        *linkforge.DeviceURLs `json:"device_urls"`
 	// ImportedClicks is the part of Clicks brought by an import.
 	ImportedClicks int64 `json:"imported_clicks"`
+
+	// Routing (API.md, "Routing, previews, A/B tests"): always present,
+	// empty arrays and null when unset.
+	RedirectStatus int                 `json:"redirect_status"`
+	ForwardQuery   bool                `json:"forward_query"`
+	Rules          []linkforge.Rule    `json:"rules"`
+	Variants       []linkforge.Variant `json:"variants"`
+	OG             *linkforge.OG       `json:"og"`
 }
 
 // Render returns the body of l, a link on the public host; shortBase is
@@ -92,6 +100,17 @@ func RenderAt(l linkforge.Link, base Base) JSON {
 	}
 	if j.Tags == nil {
 		j.Tags = []string{}
+	}
+	r := l.Routes()
+	j.RedirectStatus, j.ForwardQuery, j.Rules, j.Variants = l.RedirectCode(), r.ForwardQuery, r.Rules, r.Variants
+	if j.Rules == nil {
+		j.Rules = []linkforge.Rule{}
+	}
+	if j.Variants == nil {
+		j.Variants = []linkforge.Variant{}
+	}
+	if !r.OG.IsZero() {
+		j.OG = r.OG
 	}
 	return j
 }

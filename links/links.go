@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/rules"
 )
 
 // Store is what the Service writes to: the link writes of linkforge.Store,
@@ -153,6 +154,11 @@ const slugAttempts = 5
 // up to slugAttempts times.
 func (s *Service) Create(ctx context.Context, nl NewLink) (linkforge.Link, error) {
 	l := nl.Link
+	// The entry points check the other fields as they read them; the
+	// routing fields are checked here, for every one of them.
+	if err := linkforge.InvalidFields(rules.ValidateRouting(&l, s.selfHosts)); err != nil {
+		return linkforge.Link{}, fmt.Errorf("create link: %w", err)
+	}
 	if nl.Password != "" {
 		h, err := s.hash(ctx, nl.Password)
 		if err != nil {
@@ -217,7 +223,7 @@ func (s *Service) UpdateOn(ctx context.Context, tenantID, domainID int64, slug s
 		if p.SetPassword {
 			l.PasswordHash = hash
 		}
-		return linkforge.ValidateLink(l, s.selfHosts)
+		return rules.Validate(l, s.selfHosts)
 	})
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("update link: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/password"
+	"github.com/linkforge/linkforge/rules"
 )
 
 // Store is what Import needs of a store. Both store/sqlite and
@@ -215,7 +216,7 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 // was checked by the parser), and checks its password hash.
 func validate(l *linkforge.Link, opt Options) error {
 	l.Tags = linkforge.NormalizeTags(l.Tags)
-	err := linkforge.ValidateLink(l, opt.SelfHosts)
+	err := rules.Validate(l, opt.SelfHosts)
 	if l.PasswordHash == "" {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/rules"
 )
 
 // jsonParser reads LinkForge's JSON export: one array of link objects as
@@ -229,6 +230,10 @@ func (e *element) member(name string, v json.RawMessage) {
 		str(&e.domain)
 	case "password":
 		e.add(name, plaintextRefused)
+	default:
+		if rules.IsField(name) {
+			e.fe = append(e.fe, rules.DecodeField(name, v, l)...)
+		}
 	}
 }
 

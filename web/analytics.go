@@ -55,6 +55,7 @@ const defaultAnalyticsHours = 24
 type analyticsRange struct {
 	from, to time.Time
 	limit    int
+	traffic  string // "", human or automated
 }
 
 // parseAnalyticsRange reads from, to and limit. The analytics counts are
@@ -85,6 +86,10 @@ func (s *Server) parseAnalyticsRange(c echo.Context) (analyticsRange, error) {
 	}
 	from, hasFrom := parse("from")
 	to, hasTo := parse("to")
+	r.traffic = c.QueryParam("traffic")
+	if linkforge.CheckTraffic(r.traffic) != nil {
+		fe.add("traffic", "must be human or automated")
+	}
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return analyticsRange{}, err
 	}
@@ -107,9 +112,11 @@ func (s *Server) parseAnalyticsRange(c echo.Context) (analyticsRange, error) {
 // knownDimensions lists the dimension names for the problem of an unknown
 // one.
 var knownDimensions = func() string {
-	names := make([]string, linkforge.NumDimensions)
+	var names []string
 	for d := range linkforge.NumDimensions {
-		names[d] = d.String()
+		if d.Public() {
+			names = append(names, d.String())
+		}
 	}
 	return strings.Join(names, ", ")
 }()
@@ -120,7 +127,7 @@ var knownDimensions = func() string {
 func parseDimension(c echo.Context) (linkforge.Dimension, error) {
 	name := c.Param("dimension")
 	d, ok := linkforge.ParseDimension(name)
-	if !ok {
+	if !ok || !d.Public() {
 		detail := "no such dimension; known: " + knownDimensions
 		return 0, &linkforge.Error{Code: linkforge.ENotFound,
 			Message: fmt.Sprintf("no dimension %q; known: %s", truncate(name, 64), knownDimensions),
@@ -161,6 +168,7 @@ func (s *Server) tenantBreakdown(c echo.Context) error {
 func (s *Server) breakdown(c echo.Context, d linkforge.Dimension, r analyticsRange, linkID int64) error {
 	b, err := s.store.Breakdown(c.Request().Context(), linkforge.BreakdownQuery{
 		TenantID: tenantID(c), LinkID: linkID, Dimension: d, From: r.from, To: r.to, Limit: r.limit,
+		Traffic: r.traffic,
 	})
 	if err != nil {
 		return fmt.Errorf("breakdown: %w", err)
@@ -181,7 +189,7 @@ func (s *Server) topLinks(c echo.Context) error {
 		return err
 	}
 	top, err := s.store.TopLinks(c.Request().Context(), linkforge.TopLinksQuery{
-		TenantID: tenantID(c), From: r.from, To: r.to, Limit: r.limit,
+		TenantID: tenantID(c), From: r.from, To: r.to, Limit: r.limit, Traffic: r.traffic,
 	})
 	if err != nil {
 		return fmt.Errorf("top links: %w", err)

@@ -121,6 +121,10 @@ func TestAnalyticsAPI(t *testing.T) {
 		}(), at(0), at(2), 100, "DE=100", 0)
 		// Every dimension answers; one without clicks is empty.
 		for d := range linkforge.NumDimensions {
+			if !d.Public() {
+				mustStatus(t, e.do(http.MethodGet, "/api/v1/stats/"+d.String()+"?"+rng, tok, ""), http.StatusNotFound)
+				continue
+			}
 			got := breakdown("/api/v1/stats/" + d.String() + "?" + rng)
 			if got.Dimension != d.String() {
 				t.Errorf("dimension %q answered %q", d, got.Dimension)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/rules"
 )
 
 const (
@@ -163,6 +164,9 @@ type cachedLink struct {
 	// when it has none (the common case, which then never looks at the
 	// User-Agent).
 	devices *deviceLocations
+	// routes is the link's compiled routing (package rules), nil for a
+	// link without routing fields: then the plain path above applies.
+	routes *rules.Routes
 	// loaded and until (unix nanoseconds): when the entry was read from
 	// the store, and when it stops being fresh.
 	loaded, until int64
@@ -369,6 +373,7 @@ func newCachedLink(key string, l linkforge.Link, loaded, until time.Time) *cache
 	}
 	e := buildCachedLink(key, l, linkforge.RedirectLocation(l.URL), fallback)
 	e.loaded, e.until = loaded.UnixNano(), until.UnixNano()
+	e.routes = rules.Compile(&l)
 	if !l.DeviceURLs.IsZero() {
 		// An unset device URL is the link's url: the choice needs no
 		// second test on the redirect path.
@@ -502,6 +507,7 @@ func compactEntries(entries []*cachedLink) []*cachedLink {
 				desktop: loc(e.devices.desktop)}
 		}
 		c.loaded, c.until = e.loaded, e.until
+		c.routes = e.routes // immutable, shared
 		c.retryAt.Store(e.retryAt.Load())
 		c.promoted.Store(e.promoted.Load())
 		out[i] = c

@@ -20,6 +20,9 @@ func (c *counter) dimCounts(t *testing.T, linkID int64, d linkforge.Dimension) m
 	return c.journal.HeldBy(linkID, d)
 }
 
+// browserAccept is the Accept header of a browser's navigation.
+const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
 const (
 	uaIPhone  = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"
 	uaAndroid = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.6478.71 Mobile Safari/537.36"
@@ -60,9 +63,13 @@ func TestRedirectClassifiesClicks(t *testing.T) {
 					mustRedirect(t, e.send(req), "https://example.com/t")
 				}
 				click(http.MethodGet, "?utm_source=Newsletter", map[string]string{
-					"X-Forwarded-For": "81.2.69.142", "User-Agent": uaIPhone, "Referer": "https://www.news.example.org/a?b=c"})
+					"X-Forwarded-For": "81.2.69.142", "User-Agent": uaIPhone, "Referer": "https://www.news.example.org/a?b=c",
+					"Accept": browserAccept})
 				click(http.MethodGet, "", map[string]string{
-					"X-Forwarded-For": "10.1.2.3, 8.8.8.8", "User-Agent": uaAndroid, "Referer": "https://t.co/xyz"})
+					"X-Forwarded-For": "10.1.2.3, 8.8.8.8", "User-Agent": uaAndroid, "Referer": "https://t.co/xyz",
+					"Accept": browserAccept})
+				// No Accept: no browser navigates so, a script that copied
+				// a browser's User-Agent does.
 				click(http.MethodGet, "?utm_source=newsletter", map[string]string{
 					"X-Forwarded-For": "193.0.6.139", "User-Agent": uaEdge})
 				// Not clicks: nothing of them may reach the dimensions.
@@ -81,6 +88,10 @@ func TestRedirectClassifiesClicks(t *testing.T) {
 					linkforge.DimBrowser:   {"Safari": 1, "Chrome": 1, "Edge": 1},
 					linkforge.DimOS:        {"iOS": 1, "Android": 1, "Windows": 1},
 					linkforge.DimUTMSource: {"newsletter": 2, "none": 1},
+					linkforge.DimVariant:   {"none": 3},
+					linkforge.DimTraffic:   {"human": 2, "automated": 1},
+					linkforge.DimTrafficMinute: {"human": 2,
+						linkforge.TrafficMinuteValue(linkforge.TrafficAutomated, e.clock.Now().Unix()): 1},
 				}
 				if !classified {
 					want = map[linkforge.Dimension]map[string]int64{}
@@ -89,6 +100,18 @@ func TestRedirectClassifiesClicks(t *testing.T) {
 					}
 				}
 				for d := range linkforge.NumDimensions {
+					if shadow := !d.Public() && d != linkforge.DimTrafficMinute; shadow && classified {
+						// The traffic shadows: each one click under its
+						// traffic's value, the others under a placeholder.
+						var sum int64
+						for _, n := range counter.dimCounts(t, l.ID, d) {
+							sum += n
+						}
+						if sum != 3 {
+							t.Errorf("%s: journal counts %v, want 3 clicks", d, counter.dimCounts(t, l.ID, d))
+						}
+						continue
+					}
 					if got := counter.dimCounts(t, l.ID, d); !maps.Equal(got, want[d]) {
 						t.Errorf("%s: journal counts %v, want %v", d, got, want[d])
 					}

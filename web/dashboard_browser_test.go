@@ -194,7 +194,8 @@ func (p *dashPage) wait(what, expr string) {
 	if err := browsertest.WaitTrue(p.ctx, expr, liveGuard); err != nil {
 		dump, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify({hash: location.hash, `+
 			`title: (document.getElementById('view-title') || {}).textContent, sub: (document.getElementById('view-sub') || {}).textContent, `+
-			`rows: Array.from(document.querySelectorAll('#links-body tr')).map(r => r.dataset.slug + ':' + r.querySelector('.badge').textContent).join(',')})`))
+			`rows: Array.from(document.querySelectorAll('#links-body tr')).map(r => r.dataset.slug + ':' + r.querySelector('.badge').textContent).join(','), `+
+			`createError: (document.getElementById('create-error') || {}).textContent, createResult: (document.getElementById('create-result') || {}).textContent})`))
 		p.t.Fatalf("wait for %s: %v (page: %s)", what, err, dump)
 	}
 }

@@ -40,15 +40,27 @@ type domainJSON struct {
 	CreatedAt       time.Time `json:"created_at"`
 }
 
-// DomainJSON is d as the API answers it (the CLI prints it too).
-func DomainJSON(d linkforge.Domain) any { return renderDomain(d) }
+// DomainJSON is d as the API answers it (the CLI prints it too). The CLI
+// runs no TLS front: its tls is off.
+func DomainJSON(d linkforge.Domain) any { return renderDomain(d, "off") }
 
-func renderDomain(d linkforge.Domain) domainJSON {
+// renderDomain renders d as the API answers it; this server's TLS front
+// tells the state of its certificate. A pending domain's is off: no
+// certificate is ordered for it (the TLS policy takes verified domains
+// only), whatever the front would say of a host it never saw.
+func (s *Server) renderDomain(d linkforge.Domain) domainJSON {
+	state := "off"
+	if s.tlsHostState != nil && d.State == linkforge.DomainVerified {
+		state = s.tlsHostState(d.Host)
+	}
+	return renderDomain(d, state)
+}
+
+func renderDomain(d linkforge.Domain, tls string) domainJSON {
 	j := domainJSON{
 		ID: strconv.FormatInt(d.ID, 10), Host: d.Host, State: string(d.State), Default: d.Default,
-		// Certificates are served by the TLS layer, not built here: until
-		// it reports a state, a domain is served over plain HTTP.
-		TLS:             "off",
+		// Certificates are the TLS layer's: it tells their state.
+		TLS:             tls,
 		VerificationURL: domain.VerificationURL(d),
 		CreatedAt:       d.CreatedAt.UTC(),
 	}
@@ -148,7 +160,7 @@ func (s *Server) createDomain(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, pathDomains+"/"+d.Host)
-	return c.JSON(http.StatusCreated, renderDomain(d))
+	return c.JSON(http.StatusCreated, s.renderDomain(d))
 }
 
 // domainsJSON is the body of GET /api/v1/domains.
@@ -163,7 +175,7 @@ func (s *Server) listDomains(c echo.Context) error {
 	}
 	out := domainsJSON{Domains: make([]domainJSON, len(ds))}
 	for i, d := range ds {
-		out.Domains[i] = renderDomain(d)
+		out.Domains[i] = s.renderDomain(d)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -173,7 +185,7 @@ func (s *Server) getDomain(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, renderDomain(d))
+	return c.JSON(http.StatusOK, s.renderDomain(d))
 }
 
 func (s *Server) patchDomain(c echo.Context) error {
@@ -185,7 +197,7 @@ func (s *Server) patchDomain(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, renderDomain(d))
+	return c.JSON(http.StatusOK, s.renderDomain(d))
 }
 
 func (s *Server) deleteDomain(c echo.Context) error {

@@ -113,6 +113,40 @@ func TestDomainsAPI(t *testing.T) {
 	})
 }
 
+// TestDomainTLSState: a verified domain's tls is its certificate's state
+// as the TLS front reports it; a pending domain's is off.
+func TestDomainTLSState(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s, verifyNone, func(c *web.Config) {
+			c.TLSHostState = func(host string) string {
+				if host == "go.acme.com" {
+					return "ready"
+				}
+				return "pending"
+			}
+		})
+		_, tok := mustTenantToken(t, s, "acme")
+		if d := mustJSON[domainBody](t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`)); d.TLS != "ready" {
+			t.Errorf("created domain's tls = %q, want ready", d.TLS)
+		}
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"b.acme.com"}`), http.StatusCreated)
+		list := mustJSON[struct{ Domains []domainBody }](t, e.do(http.MethodGet, "/api/v1/domains", tok, ""))
+		var got []string
+		for _, d := range list.Domains {
+			got = append(got, d.Host+"="+d.TLS)
+		}
+		if strings.Join(got, " ") != "b.acme.com=pending go.acme.com=ready" {
+			t.Errorf("listed tls states %q", got)
+		}
+		e2 := newEnv(t, s, func(c *web.Config) { c.TLSHostState = func(string) string { return "ready" } })
+		_, tok2 := mustTenantToken(t, s, "acme2")
+		if d := mustJSON[domainBody](t, e2.do(http.MethodPost, "/api/v1/domains", tok2, `{"host":"c.acme.com"}`)); d.State != "pending" || d.TLS != "off" {
+			t.Errorf("pending domain: state %q, tls %q; want pending, off", d.State, d.TLS)
+		}
+	})
+}
+
 // TestLinksOnDomains: one slug on the public host and on a domain names
 // two links, addressed with ?domain=; the tenant's default domain takes
 // the links without one; a domain in use cannot be removed.

@@ -62,9 +62,11 @@ func (t *hostTable) lookup(ctx context.Context, host string, now time.Time) *hos
 			return nil // the store is down: the public host's links still answer
 		}
 	} else if now.UnixNano()-snap.loaded > int64(hostTableTTL) && t.loading.CompareAndSwap(false, true) {
+		// Not cut when the request that noticed the table is stale ends.
+		bg := context.WithoutCancel(ctx)
 		go func() {
 			defer t.loading.Store(false)
-			t.reload(context.Background())
+			t.reload(bg)
 		}()
 	}
 	if len(snap.byHost) == 0 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/rules"
 )
 
 // The bodies of POST /api/v1/links and PATCH /api/v1/links/{slug}, read
@@ -106,7 +107,7 @@ func (fe *fieldErrors) deviceURLs(m member, selfHosts []string, validate bool) (
 	return d, ok
 }
 
-const createFields = "slug, url, domain, title, password, device_urls, expires_at, max_clicks, fallback_url, tags"
+const createFields = "slug, url, domain, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
 
 // newLink is a decoded POST /api/v1/links body: the link, and the plain
 // password (empty: none) that the handler hashes into it.
@@ -184,12 +185,15 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 				fe.add("domain", "must be a host name; leave it out for the tenant's default domain")
 			}
 		default:
-			fe.add(fieldName(m.name), "unknown field; accepted fields are "+createFields)
+			if !fe.routing(m, &l) {
+				fe.add(fieldName(m.name), "unknown field; accepted fields are "+createFields)
+			}
 		}
 	}
 	if !hasURL {
 		fe.add("url", "is required")
 	}
+	fe.routingValues(&l, selfHosts)
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return newLink{}, err
 	}
@@ -201,10 +205,10 @@ func isCreateField(name string) bool {
 	case "slug", "url", "domain", "expires_at", "max_clicks", "fallback_url", "tags", "title", "password", "device_urls":
 		return true
 	}
-	return false
+	return rules.IsField(name)
 }
 
-const patchFields = "url, title, password, device_urls, expires_at, max_clicks, fallback_url, tags"
+const patchFields = "url, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
 
 // linkPatch is a decoded PATCH body: only the fields that were present
 // change; null clears expires_at, max_clicks, fallback_url, tags, title,
@@ -231,6 +235,9 @@ type linkPatch struct {
 	fallback     string
 	setTags      bool
 	tags         []string
+	// routing holds the routing members present, type-checked, applied in
+	// order (routingbody.go).
+	routing []member
 }
 
 // decodePatchLink reads the body of PATCH /api/v1/links/{slug}. It checks
@@ -294,7 +301,9 @@ func decodePatchLink(r io.Reader) (linkPatch, error) {
 			"password_protected", "imported_clicks":
 			fe.add(m.name, "cannot be changed; fields that can are "+patchFields)
 		default:
-			fe.add(fieldName(m.name), "unknown field; fields that can be changed are "+patchFields)
+			if !p.decodeRouting(&fe, m) {
+				fe.add(fieldName(m.name), "unknown field; fields that can be changed are "+patchFields)
+			}
 		}
 	}
 	if err := linkforge.InvalidFields(fe); err != nil {
@@ -326,4 +335,5 @@ func (p *linkPatch) apply(l *linkforge.Link) {
 	if p.setDevices {
 		l.DeviceURLs = p.devices
 	}
+	p.applyRouting(l)
 }

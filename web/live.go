@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/people"
 )
 
 // LiveFeed serves the WebSocket feed of a tenant's live dashboard
@@ -73,6 +74,11 @@ func (s *Server) liveGate(next echo.HandlerFunc) echo.HandlerFunc {
 // serveLive hands the authenticated upgrade to the feed.
 func (s *Server) serveLive(c echo.Context) error {
 	tokenID, _ := c.Get(ctxTokenID).(int64)
+	if sess, ok := c.Get(ctxSession).(linkforge.Session); ok {
+		// The feed checks this id for revocation (people.FeedChecker):
+		// the session's, so that its end closes the socket.
+		tokenID = people.FeedID(sess.ID)
+	}
 	if err := s.live.ServeLive(c.Response(), c.Request(), tenantID(c), tokenID); err != nil {
 		var ra interface{ RetryAfter() time.Duration }
 		if errors.As(err, &ra) {

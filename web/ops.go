@@ -34,6 +34,22 @@ type readiness struct {
 	Status   string `json:"status"`   // ready or unavailable
 	Journal  string `json:"journal"`  // ok, unwritable, or none (clicks are not counted)
 	Database string `json:"database"` // ok or unavailable
+	// Bus is whether this node hears the other nodes (Config.PeerHealth):
+	// ok or unavailable; absent on a single node.
+	Bus string `json:"bus,omitempty"`
+	// TLS is shown with --tls auto or manual. It does not fail the
+	// probe: a node whose certificate is still being obtained serves
+	// HTTP, and the others serve HTTPS meanwhile.
+	TLS *TLSReadiness `json:"tls,omitempty"`
+}
+
+// TLSReadiness is the certificates' state on this node.
+type TLSReadiness struct {
+	Mode       string `json:"mode"`        // auto or manual
+	PublicHost string `json:"public_host"` // the public URL's host: pending, ready, failed or off
+	Ready      int    `json:"ready"`       // hosts with a certificate valid now
+	Pending    int    `json:"pending"`     // hosts whose certificate is being obtained
+	Failed     int    `json:"failed"`      // hosts whose last attempt failed, without a valid certificate
 }
 
 // healthz answers 200 as long as the process serves HTTP.
@@ -42,8 +58,8 @@ func (s *Server) healthz(c echo.Context) error {
 }
 
 // readyz answers 200 while this node can answer redirects and count clicks:
-// its click journal takes writes. The database's state is reported in the
-// body but does not fail it: the cached links keep redirecting through a
+// its click journal takes writes. The database's state (and on a cluster
+// the bus's) is reported in the body but does not fail it: the cached links keep redirecting through a
 // database outage (stale-if-error) and their clicks wait in the journal, and
 // failing every node's probe at once would take the whole cluster out of the
 // load balancer. The causes are logged, not shown.
@@ -59,6 +75,10 @@ func (s *Server) readyz(c echo.Context) error {
 			body.Status, body.Journal, status = "unavailable", "unwritable", http.StatusServiceUnavailable
 		}
 	}
+	if s.tls != nil {
+		t := s.tls()
+		body.TLS = &t
+	}
 	err := s.store.Ping(ctx)
 	if err != nil {
 		body.Database = "unavailable"
@@ -69,6 +89,15 @@ func (s *Server) readyz(c echo.Context) error {
 			s.logger.Warn("database unreachable; serving cached links", "error", err)
 		} else {
 			s.logger.Info("database reachable again")
+		}
+	}
+	// Reported, not failed on: the bus is best effort (its outage only
+	// shortens the link cache's TTLs), and failing every node's probe at
+	// once would take the whole cluster out of the load balancer.
+	if s.peerHealth != nil {
+		body.Bus = "ok"
+		if !s.peerHealth.Healthy() {
+			body.Bus = "unavailable"
 		}
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")

@@ -107,6 +107,30 @@ func TestReadinessWithClosedStore(t *testing.T) {
 	mustStatus(t, e.do(http.MethodGet, "/healthz", "", ""), http.StatusOK)
 }
 
+// TestReadinessReportsTheBus: on a cluster /readyz reports whether this
+// node hears the others (the bus's health), without failing on it: the
+// bus is best effort, and a bus outage would otherwise take every node out
+// of the load balancer at once. A single node has no bus to report.
+func TestReadinessReportsTheBus(t *testing.T) {
+	st := testdb.SQLite(t)
+	peers := &peerHealth{}
+	e := newEnv(t, st, func(c *web.Config) { c.Peers, c.PeerHealth = peers, peers })
+	for _, tt := range []struct {
+		healthy bool
+		want    string
+	}{
+		{true, `{"status":"ready","journal":"none","database":"ok","bus":"ok"}`},
+		{false, `{"status":"ready","journal":"none","database":"ok","bus":"unavailable"}`},
+	} {
+		peers.healthy.Store(tt.healthy)
+		r := e.do(http.MethodGet, "/readyz", "", "")
+		mustStatus(t, r, http.StatusOK)
+		if got := strings.TrimSpace(string(r.body)); got != tt.want {
+			t.Errorf("bus healthy %v: /readyz body = %s, want %s", tt.healthy, got, tt.want)
+		}
+	}
+}
+
 func TestMetrics(t *testing.T) {
 	st := testdb.SQLite(t)
 	reg := prometheus.NewRegistry()

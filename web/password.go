@@ -253,10 +253,20 @@ func (s *Server) unlock(c echo.Context) error {
 	}
 	s.guesses.Succeeded(key, now)
 	s.passwordMetrics.right.Inc()
+	var rt routed // routing.go: a link with routing fields
+	if e.routes != nil {
+		s.route(req, e, classify.LookupAgent(req.UserAgent()), req.UserAgent(), now, &rt)
+	}
 	if s.counter != nil {
 		// Before the 302, as on the plain redirect: the target leaves only
 		// once its click is durable.
-		if err := s.recordClick(req, l, now); err != nil {
+		record := s.recordClick
+		if e.routes != nil {
+			record = func(req *http.Request, l *linkforge.Link, now time.Time) error {
+				return s.recordRouted(req, l, now, &rt)
+			}
+		}
+		if err := record(req, l, now); err != nil {
 			if linkforge.ErrorCode(err) == linkforge.EGone {
 				return s.gone(c, e)
 			}
@@ -267,6 +277,12 @@ func (s *Server) unlock(c echo.Context) error {
 	w := c.Response()
 	h := w.Header()
 	h["Location"] = e.target(req.UserAgent())
+	if e.routes != nil {
+		// The routed target, but always as a 302: a 307 or 308 would
+		// have the browser send the password form on to the target, and
+		// a cached permanent answer would skip the password next time.
+		h["Location"] = rt.to.Location
+	}
 	h["Cache-Control"] = cacheControlPrivate
 	// 303 would say "now GET this" more exactly; API.md says 302, which
 	// every browser follows with a GET after a POST anyway.

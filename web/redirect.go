@@ -89,6 +89,11 @@ func (s *Server) redirect(c echo.Context) error {
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		return s.gone(c, e)
 	}
+	if e.routes.OG() != nil { // ogcard.go: the card for preview agents
+		if done, err := s.ogPreview(c, e); done {
+			return err
+		}
+	}
 	if e.protected() {
 		// Nothing but the form: no click, no target (password.go). HEAD
 		// gets the page that names no target. A link whose clicks are used
@@ -114,9 +119,13 @@ func (s *Server) redirect(c echo.Context) error {
 		ua = v[0]
 	}
 	var agent classify.Agent
-	looked := counted // agent holds ua's answers
+	looked := counted || e.routes != nil // agent holds ua's answers
 	if looked {
 		agent = classify.LookupAgent(ua)
+	}
+	var rt routed // routing.go: a link with routing fields
+	if e.routes != nil {
+		s.route(req, e, agent, ua, now, &rt)
 	}
 	if counted && agent.Preview {
 		// Redirected like any visitor, but an unfurler fetching a pasted
@@ -132,7 +141,13 @@ func (s *Server) redirect(c echo.Context) error {
 		if s.counter != nil {
 			// Before the 302: the redirect leaves only once its click is
 			// durable.
-			if err := s.recordAgentClick(req, l, now, agent); err != nil {
+			var err error
+			if e.routes != nil {
+				err = s.recordRouted(req, l, now, &rt)
+			} else {
+				err = s.recordAgentClick(req, l, now, agent)
+			}
+			if err != nil {
 				if linkforge.ErrorCode(err) == linkforge.EGone {
 					return s.gone(c, e)
 				}
@@ -150,6 +165,9 @@ func (s *Server) redirect(c echo.Context) error {
 			return s.gone(c, e)
 		}
 		return s.writePage(c, &pagePreview)
+	}
+	if e.routes != nil {
+		return writeRouted(c, &rt)
 	}
 	h := w.Header()
 	if looked {

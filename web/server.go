@@ -32,10 +32,13 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/access"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
+	"github.com/linkforge/linkforge/people"
+	"github.com/linkforge/linkforge/visitor"
 )
 
 // Defaults of Config's zero values.
@@ -70,10 +73,21 @@ type Config struct {
 	// nil: the answer says journal "none" and depends on nothing but the
 	// process.
 	Readiness ReadinessChecker
+	// TLS is the certificates' state /readyz shows; nil: --tls off, and
+	// /readyz shows none.
+	TLS func() TLSReadiness
+	// TLSHostState is the certificate state of a host ("off", "pending",
+	// "ready", "failed"), for the domains' tls field; nil: "off" (--tls
+	// off).
+	TLSHostState func(host string) string
 	// Classifier classifies each counted click (country, referrer, device,
 	// browser, OS, utm_source) for the counter; nil: clicks are counted
 	// under every dimension's default ("unknown", "direct", ...).
 	Classifier *classify.Classifier
+	// Visitors hashes visitors for the day, so that a link's A/B variant
+	// is sticky per visitor and day (package visitor); nil: every visitor
+	// hashes alike, and gets the same variant.
+	Visitors *visitor.Hasher
 	// PublicURL is the base of the short_url field; its host is a self host
 	// for the redirect-loop check of url and fallback_url.
 	PublicURL *url.URL
@@ -137,6 +151,9 @@ type Config struct {
 	// WebhookAllowPrivate accepts webhook URLs on loopback, private,
 	// link-local and unique-local addresses (--webhook-allow-private).
 	WebhookAllowPrivate bool
+	// SessionTTL ends a sign-in session unused that long (--session-ttl);
+	// 0: people.DefaultSessionTTL.
+	SessionTTL time.Duration
 	// WriteTimeout is the http.Server's WriteTimeout the Server runs
 	// behind; 0: none. Routes that may work longer than that (a bulk of
 	// password links) push the deadline forward as they progress.
@@ -182,6 +199,12 @@ type Server struct {
 	exhausted ExhaustionChecker // nil: HEAD does not ask
 	skipped   SkipRecorder      // nil: uncounted redirects are not told
 	readiness ReadinessChecker  // nil: /readyz reports no journal
+
+	// tls is /readyz's certificates' state; nil: none (--tls off).
+	tls func() TLSReadiness
+	// tlsHostState is Config.TLSHostState; nil: every host's is off.
+	tlsHostState func(host string) string
+
 	logger    *slog.Logger
 	now       func() time.Time
 	cache     *linkCache
@@ -204,6 +227,7 @@ type Server struct {
 	// classifier classifies counted clicks; nil: they carry the default
 	// dimensions.
 	classifier *classify.Classifier
+	visitors   *visitor.Hasher // Config.Visitors
 	// publicOrigin is PublicURL, the origin the live feed admits besides
 	// the request's own.
 	publicOrigin *url.URL
@@ -221,6 +245,9 @@ type Server struct {
 	getOnly map[string]bool
 	// dbDown is the database's state as /readyz last saw it.
 	dbDown atomic.Bool
+	// peerHealth is the cluster bus's health, for /readyz; nil: a single
+	// node.
+	peerHealth PeerHealth
 
 	// passwordParams hash new link passwords; passwordSlots bounds the
 	// hashes and verifications running at once (each holds Memory KiB);
@@ -248,6 +275,11 @@ type Server struct {
 	hosts *hostTable
 	// verifier fetches the domains' verification URLs (verify.go).
 	verifier *domain.Verifier
+
+	// people signs users in (signin.go, session.go); logins limits
+	// sign-in guesses per account and per client address.
+	people *people.Service
+	logins *password.Limiter
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -299,12 +331,16 @@ func New(cfg Config) (*Server, error) {
 		exhausted:           cfg.Exhaustion,
 		skipped:             cfg.Skips,
 		readiness:           cfg.Readiness,
+		peerHealth:          cfg.PeerHealth,
+		tls:                 cfg.TLS,
+		tlsHostState:        cfg.TLSHostState,
 		linkFeed:            cfg.LinkFeed,
 		announcer:           cfg.Announcer,
 
 		publicOrigin: cfg.PublicURL,
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
 		classifier:   cfg.Classifier,
+		visitors:     cfg.Visitors,
 		quota:        cfg.Quota,
 		writeTimeout: cfg.WriteTimeout,
 	}
@@ -341,6 +377,11 @@ func New(cfg Config) (*Server, error) {
 	if s.verifier, err = s.newVerifier(cfg); err != nil {
 		return nil, err
 	}
+	if s.people, err = people.New(people.Config{Store: cfg.Store, Hasher: hasherFunc(s.hashPassword),
+		PublicURL: s.shortBase, SessionTTL: cfg.SessionTTL, Now: s.now}); err != nil {
+		return nil, err
+	}
+	s.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -459,6 +500,14 @@ func (s *Server) routes() {
 	r.getHead(pathDashboardCSS, s.dashboardAsset)
 	r.getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
 	r.getHead(pathWebhooksJS, s.dashboardAsset)
+	// Sign-in (signin.go): small form bodies, read within their limit.
+	r.getHead(pathLogin, s.loginPage)
+	r.add(http.MethodPost, pathLogin, true, s.login)
+	r.add(http.MethodPost, pathLogout, false, s.logout) // no body: the cookie says who
+	for _, p := range []string{pathInvite, pathReset} {
+		r.getHead(p, s.ticketPage)
+		r.add(http.MethodPost, p, true, s.setPassword)
+	}
 	s.getOnly = getOnlyPaths(e.Routes())
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
@@ -483,6 +532,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodGet, pathLinkBreakdown, false, s.linkBreakdown, api(http.MethodGet, pathLinkBreakdown)...)
 	r.add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
 	r.add(http.MethodGet, pathTopLinks, false, s.topLinks, api(http.MethodGet, pathTopLinks)...)
+	r.add(http.MethodGet, pathStatsExport, false, s.statsExport, api(http.MethodGet, pathStatsExport)...)
 	r.add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	r.add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
 	r.add(http.MethodGet, pathExport, false, s.exportLinks, api(http.MethodGet, pathExport)...)
@@ -506,6 +556,19 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodPost, pathDomainVerify, false, s.verifyDomain, api(http.MethodPost, pathDomainVerify)...)
 	// Tenant quotas (tenant.go).
 	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
+	// Tokens and the caller (tokens.go).
+	r.add(http.MethodPost, pathTokens, true, s.createToken, withBody(http.MethodPost, pathTokens)...)
+	r.add(http.MethodGet, pathTokens, false, s.listTokens, api(http.MethodGet, pathTokens)...)
+	r.add(http.MethodDelete, pathToken, false, s.revokeToken, api(http.MethodDelete, pathToken)...)
+	r.add(http.MethodGet, pathMe, false, s.me, api(http.MethodGet, pathMe)...)
+	r.add(http.MethodGet, pathAudit, false, s.listAudit, api(http.MethodGet, pathAudit)...) // audit.go
+	r.add(http.MethodDelete, pathMySessions, false, s.endMySessions, api(http.MethodDelete, pathMySessions)...)
+	r.add(http.MethodGet, pathMySessions, false, s.mySessions, api(http.MethodGet, pathMySessions)...)
+	// Users (users.go).
+	r.add(http.MethodPost, pathUsers, true, s.inviteUser, withBody(http.MethodPost, pathUsers)...)
+	r.add(http.MethodGet, pathUsers, false, s.listUsers, api(http.MethodGet, pathUsers)...)
+	r.add(http.MethodPatch, pathUser, true, s.patchUser, withBody(http.MethodPatch, pathUser)...)
+	r.add(http.MethodDelete, pathUser, false, s.deleteUser, api(http.MethodDelete, pathUser)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 }
@@ -520,6 +583,13 @@ type router struct {
 // waiting for one (see instrument); takesBody marks the ones that read a
 // body.
 func (r *router) add(method, path string, takesBody bool, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	// Authorization, for every route in this one place: package access's
+	// table names the role each route needs (an unnamed one: owner). It
+	// wraps the handler itself, so that no middleware list can leave it
+	// out; authenticate, earlier in the list, has set the caller's role.
+	if need, _ := access.Of(method, path); !need.Public {
+		h = authorize(need.Role, h)
+	}
 	// Compose once: see the package comment.
 	for i := len(mw) - 1; i >= 0; i-- {
 		h = mw[i](h)
@@ -587,11 +657,13 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
 	http.MethodGet + " " + pathExport:          {"format"},
 	http.MethodPost + " " + pathImport:         {"format"},
+	http.MethodGet + " " + pathAudit:           {"limit", "cursor"},
 
 	// Analytics (web/analytics.go).
-	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "domain"},
-	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit"},
-	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit"},
+	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "traffic", "domain"},
+	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit", "traffic"},
+	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit", "traffic"},
+	http.MethodGet + " " + pathStatsExport:   {"from", "to", "traffic"},
 }
 
 // root answers GET / with a redirect to the configured root URL (by

@@ -24,11 +24,16 @@ type statsJSON struct {
 	From     time.Time    `json:"from"`
 	To       time.Time    `json:"to"`
 	Buckets  []bucketJSON `json:"buckets"`
+	// Human and Automated divide Total (API.md, "Honest counts").
+	Human     int64 `json:"human"`
+	Automated int64 `json:"automated"`
 }
 
 type bucketJSON struct {
-	Start time.Time `json:"start"`
-	Count int64     `json:"count"`
+	Start     time.Time `json:"start"`
+	Count     int64     `json:"count"`
+	Human     int64     `json:"human"`
+	Automated int64     `json:"automated"`
 }
 
 // statsRange is a parsed stats query: buckets start at From (aligned to the
@@ -112,6 +117,8 @@ func (r statsRange) dense(st linkforge.Stats) []bucketJSON {
 			continue // outside the range the store was asked for
 		}
 		out[i].Count += b.Count
+		out[i].Human += b.Human
+		out[i].Automated += b.Automated
 	}
 	return out
 }
@@ -145,10 +152,12 @@ func (s *Server) stats(c echo.Context, r statsRange, q linkforge.StatsQuery) err
 		return fmt.Errorf("stats: %w", err)
 	}
 	return c.JSON(http.StatusOK, statsJSON{
-		Total:    st.Total,
-		Interval: string(r.interval),
-		From:     r.from,
-		To:       r.to,
-		Buckets:  r.dense(st),
+		Total:     st.Total,
+		Interval:  string(r.interval),
+		From:      r.from,
+		To:        r.to,
+		Buckets:   r.dense(st),
+		Human:     st.Human,
+		Automated: st.Automated,
 	})
 }

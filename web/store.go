@@ -28,6 +28,15 @@ type Store interface {
 
 	// TokenByHash authenticates a request (auth.go).
 	TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error)
+	// The token API and GET /api/v1/me (tokens.go).
+	CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Token, error)
+	ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token, error)
+	RevokeTenantToken(ctx context.Context, tenantID, id int64) error
+	TenantByID(ctx context.Context, id int64) (linkforge.Tenant, error)
+	// Users and sessions (package people; session.go).
+	linkforge.UserStore
+	// The audit log (audit.go); its events are written by the writes.
+	ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]linkforge.AuditEvent, error)
 
 	// Stats and breakdowns (stats.go, analytics.go).
 	Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stats, error)

@@ -72,5 +72,5 @@ func (s *Server) verifyDomain(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, renderDomain(d))
+	return c.JSON(http.StatusOK, s.renderDomain(d))
 }

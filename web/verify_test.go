@@ -54,7 +54,7 @@ func TestDomainVerification(t *testing.T) {
 		e := newEnv(t, s, func(c *web.Config) { c.DomainDial = dns.dial })
 		tenant, tok := mustTenantToken(t, s, "acme")
 		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Write([]byte("someone else's answer\n"))
+			_, _ = w.Write([]byte("someone else's answer\n"))
 		}))
 		t.Cleanup(other.Close)
 

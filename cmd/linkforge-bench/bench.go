@@ -337,3 +337,32 @@ func randomID(n int) string {
 	}
 	return string(b)
 }
+
+// storedTraffic reads the tenant's clicks of the hours [from, to) by
+// traffic, from the traffic dimension's rows (not from the totals, of which
+// human is the rest): what the counting scenario checks against the 302s.
+func (in *instance) storedTraffic(ctx context.Context, from, to time.Time) (human, automated int64, err error) {
+	st, err := in.store(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	tenant, err := st.TenantByName(ctx, benchTenant)
+	if err != nil {
+		return 0, 0, fmt.Errorf("tenant %q: %w", benchTenant, err)
+	}
+	b, err := st.Breakdown(ctx, linkforge.BreakdownQuery{TenantID: tenant.ID, Dimension: linkforge.DimTraffic,
+		From: from.UTC().Truncate(time.Hour), To: to.UTC().Truncate(time.Hour).Add(time.Hour), Limit: 10})
+	if err != nil {
+		return 0, 0, fmt.Errorf("traffic breakdown: %w", err)
+	}
+	for _, v := range b.Values {
+		switch v.Value {
+		case linkforge.TrafficHuman:
+			human = v.Count
+		case linkforge.TrafficAutomated:
+			automated = v.Count
+		}
+	}
+	return human, automated, nil
+}

@@ -66,7 +66,8 @@ type config struct {
 }
 
 // The scenarios, in the order a full run executes them.
-var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "memory", "recovery", "stats"}
+var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "memory", "recovery", "stats",
+	"routing"}
 
 // defaultScenarios run when none is named: not memory and recovery (a
 // million links or clicks, several minutes each), nor stats, whose bulk
@@ -275,6 +276,10 @@ Scenarios (default: the first five, in this order):
                  bulk-loaded clicks, on SQLite and on PostgreSQL: p50/p99 of
                  /stats by hour and by day, each /stats/{dimension},
                  /stats/links and one link's breakdown (target ≤ 50 ms)
+  routing        (only when named) counted GETs of --links links without routing,
+                 with 5 rules and with 5 rules + a 50/50 test, in --rounds
+                 alternating with the reference: each × reference and × the
+                 plain link (aim: 5 rules within 5 %)
 
 Flags:
 `)

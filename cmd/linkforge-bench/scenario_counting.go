@@ -58,6 +58,7 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 	// No warm-up: every click counts, and every 302 is tallied per link.
 	bySlug := make(map[string]int64, len(links))
 	prefix := in.base + "/"
+	started := time.Now()
 	b.log.Info("counting: max rate", "target", target)
 	res := runAttack(ctx, attackSpec{
 		name: "counting", targeter: roundRobin(http.MethodGet, in.urls(links)),
@@ -72,6 +73,9 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 	var (
 		stored  map[string]int64
 		howRead string
+		// human and automated from the traffic dimension, read where the
+		// store can be (a stopped local instance): -1 otherwise.
+		human, automated int64 = -1, -1
 	)
 	if in.proc != nil {
 		took, err := in.stop()
@@ -82,6 +86,9 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: read rollup: "+firstLine(err.Error())), err
 		}
 		howRead = fmt.Sprintf("rollup read from the database after SIGTERM (stop took %s)", took.Round(time.Millisecond))
+		if human, automated, err = in.storedTraffic(ctx, started, time.Now()); err != nil {
+			return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, "FAILED: read traffic: "+firstLine(err.Error())), err
+		}
 	} else {
 		// A running server cannot be stopped from here: wait for its flush.
 		if stored, err = waitForClicks(ctx, in, links, bySlug, b.cfg.flushEvery+15*time.Second); err != nil {
@@ -100,10 +107,17 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 		}
 	}
 	verdict := fmt.Sprintf("302s received %d = rollup total %d: equal, per link too", sent, counted)
+	if human >= 0 {
+		verdict += fmt.Sprintf("; = human %d + automated %d", human, automated)
+	}
 	var err2 error
-	if len(differ) > 0 {
+	switch {
+	case len(differ) > 0:
 		verdict = fmt.Sprintf("MISMATCH: 302s received %d, rollup total %d; %d links differ, e.g. %s",
 			sent, counted, len(differ), differ[0])
+		err2 = errors.New(verdict)
+	case human >= 0 && human+automated != sent:
+		verdict = fmt.Sprintf("MISMATCH: 302s received %d, human %d + automated %d = %d", sent, human, automated, human+automated)
 		err2 = errors.New(verdict)
 	}
 	return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, verdict, howRead), err2

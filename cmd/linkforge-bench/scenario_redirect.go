@@ -33,6 +33,7 @@ var scenarios = map[string]func(context.Context, *bench) ([]row, error){
 	"memory":        runMemory,
 	"recovery":      runRecovery,
 	"stats":         runStats,
+	"routing":       runRouting,
 }
 
 // measureMax runs an attack at the maximum rate with the configured fixed

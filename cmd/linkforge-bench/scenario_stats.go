@@ -119,6 +119,9 @@ func runStatsOn(ctx context.Context, b *bench, backend string) ([]row, error) {
 		{"stats, defaults (last 60 min by minute)", "/api/v1/stats"},
 	}
 	for d := range linkforge.NumDimensions {
+		if !d.Public() {
+			continue
+		}
 		queries = append(queries, struct{ name, path string }{"stats/" + d.String() + ", " + days, "/api/v1/stats/" + d.String() + "?" + with()})
 	}
 	queries = append(queries,

@@ -31,6 +31,10 @@ var statsValues = func() [linkforge.NumDimensions][]string {
 		utm = append(utm, "campaign-"+itoa(i))
 	}
 	v[linkforge.DimUTMSource] = utm
+	v[linkforge.DimTraffic] = []string{linkforge.TrafficHuman, linkforge.TrafficAutomated}
+	// Not tied to the minutes here: the generated clicks are all human in
+	// the minute series, whatever DimTraffic drew.
+	v[linkforge.DimTrafficMinute] = []string{linkforge.TrafficHuman}
 	return v
 }()
 

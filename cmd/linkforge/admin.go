@@ -39,11 +39,11 @@ func (a *app) tokenCreate(inv invocation) int {
 		return a.fail("cannot create token", fmt.Errorf("ensure tenant %q: %w", inv.tenant, err))
 	}
 	secret, hash, display := linkforge.NewToken()
-	tok, err := st.CreateToken(a.ctx, linkforge.Token{TenantID: tenant.ID, Name: inv.name, Hash: hash, Display: display})
+	tok, err := st.CreateToken(a.ctx, linkforge.Token{TenantID: tenant.ID, Name: inv.name, Hash: hash, Display: display, Role: inv.role})
 	if err != nil {
 		return a.fail("cannot create token", fmt.Errorf("create token: %w", err))
 	}
-	a.log.Info("token created", "tenant", tenant.Name, "tenant_id", tenant.ID, "token_id", tok.ID, "display", tok.Display)
+	a.log.Info("token created", "tenant", tenant.Name, "tenant_id", tenant.ID, "token_id", tok.ID, "display", tok.Display, "role", string(tok.Role))
 	if _, err := fmt.Fprintln(a.stdout, secret); err != nil {
 		return a.fail("cannot print token", err)
 	}
@@ -68,7 +68,7 @@ func (a *app) tokenList(inv invocation) int {
 	}
 
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tNAME\tROLE\tPREFIX\tCREATED\tREVOKED")
 	for _, t := range tokens {
 		name, revoked := t.Name, "-"
 		if name == "" {
@@ -77,7 +77,7 @@ func (a *app) tokenList(inv invocation) int {
 		if t.RevokedAt != nil {
 			revoked = t.RevokedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", t.ID, name, t.Display, t.CreatedAt.UTC().Format(time.RFC3339), revoked)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, name, t.Role, t.Display, t.CreatedAt.UTC().Format(time.RFC3339), revoked)
 	}
 	if err := tw.Flush(); err != nil {
 		return a.fail("cannot print tokens", err)

@@ -123,6 +123,11 @@ func testAnalyticsEndToEnd(t *testing.T, n *node) {
 		for d, v := range values {
 			want[slug][d][v]++
 		}
+		// The dimensions a click's list leaves out (the variant of a link
+		// without variants) hold their defaults.
+		for d := linkforge.Dimension(len(values)); d < linkforge.NumDimensions; d++ { //nolint:gosec // G115: a click's list has fewer values than there are dimensions
+			want[slug][d][d.Default()]++
+		}
 		sent[slug]++
 	}
 	slugs := []string{"alpha", "beta", "spoof"}

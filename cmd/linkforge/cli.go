@@ -17,6 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/people"
 )
 
 func init() {
@@ -26,6 +29,7 @@ func init() {
 // groups are the command groups: a word that only names its actions.
 var groups = map[string]string{ //nolint:gosec // G101: "token" names a command group, not a credential
 	"token":  "create, list or revoke",
+	"user":   "add, list, remove or reset-password",
 	"link":   "create, list, get, update, delete or stats",
 	"tenant": "quota",
 	"domain": "add, list, verify or remove",
@@ -301,6 +305,17 @@ func resolveFlag(inv *invocation, f flagSpec, value func(flagSpec) (string, stri
 			return usagef("invalid %s %q: %v", source, v, err)
 		}
 		inv.name = v
+	case emailFlag.name:
+		if v == "" {
+			break // required by the commands themselves, with their own message
+		}
+		if inv.email, err = people.CheckEmail(v); err != nil {
+			return usagef("invalid %s %q: want an email address", source, v)
+		}
+	case roleFlag.name:
+		if inv.role = linkforge.Role(v); !inv.role.Valid() {
+			return usagef("invalid %s %q: want owner, editor or viewer", source, v)
+		}
 	case formatFlag.name:
 		inv.format, err = checkFormat(name, v, source)
 	case outFlag.name, forceFlag.name, fromFlag.name:
@@ -344,7 +359,7 @@ var flagValues = map[string][]string{
 	"log-format": {"json", "text"}, "log-level": {"debug", "info", "warn", "error"}, "journal-sync": {"full", "normal"},
 	"format": {"csv", "json", "yourls", "shlink", "bitly"}, "state": {"active", "expired", "all"},
 	"sort": {"-created", "created", "-clicks", "clicks", "slug"}, "interval": {"minute", "hour", "day"},
-	"by": dimensions, "clear": clearable,
+	"by": dimensions, "clear": clearable, "role": {"owner", "editor", "viewer"},
 }
 
 // completeValues registers flagValues with every command that has the flag.
@@ -377,7 +392,7 @@ func printUsage(w io.Writer) {
 		"--version prints the version and exits.\n\n")
 	printFlags(w, globalFlags)
 	fmt.Fprint(w, "\nToken, import and export flags:\n\n")
-	printFlags(w, []flagSpec{tenantFlag, nameFlag, formatFlag})
+	printFlags(w, []flagSpec{tenantFlag, nameFlag, roleFlag, emailFlag, formatFlag})
 	fmt.Fprint(w, "\nBackup and restore flags:\n\n")
 	printFlags(w, []flagSpec{outFlag, forceFlag, fromFlag})
 	fmt.Fprint(w, "\nTenant quota flags:\n\n")

@@ -51,6 +51,13 @@ type config struct {
 	WebhookAllowPrivate bool
 	// DomainVerify is how tenants' new domains are verified.
 	DomainVerify domain.VerifyMode
+	// Bus is how the nodes on one PostgreSQL tell each other of clicks,
+	// link writes and expiries: busPostgres, or a NATS URL.
+	Bus string
+	// TLS is --tls and its flags (tls.go).
+	TLS tlsConfig
+	// SessionTTL ends a dashboard sign-in session unused that long.
+	SessionTTL time.Duration
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -62,6 +69,8 @@ type invocation struct {
 	cfg    config
 	tenant string                // token create, token list, import, export
 	name   string                // token create
+	role   linkforge.Role        // token create, user add; empty: owner
+	email  string                // user commands
 	format string                // import, export
 	quota  linkforge.QuotaChange // tenant quota: the limits given
 	args   []string
@@ -122,11 +131,19 @@ var globalFlags = []flagSpec{
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
 	{"webhook-allow-private", "", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
 	{"domain-verify", "MODE", "http", "how tenants' domains are verified: http (the server fetches http://HOST/.well-known/linkforge-domain/ID and expects its own answer) or none (verified at once)"},
+	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/025-nats-bus.md); unused on SQLite"},
+	{"session-ttl", "DURATION", "168h", "a dashboard sign-in session ends after this long without use"},
 }
+
+// busPostgres is --bus's default: the cluster bus on the database's
+// LISTEN/NOTIFY.
+const busPostgres = "postgres"
 
 var (
 	tenantFlag = flagSpec{"tenant", "NAME", "", "the tenant (token create makes it if needed)"}
 	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
+	roleFlag   = flagSpec{"role", "ROLE", "owner", "token create, user add: the role in the tenant: owner, editor or viewer"}
+	emailFlag  = flagSpec{"email", "E", "", "user add, user remove, user reset-password: the user's email"}
 	// formatFlag is the file format of import and export (package porting).
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
 	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
@@ -155,11 +172,11 @@ type command struct {
 var commands = []*command{
 	{name: "serve", synopsis: "linkforge [serve]", summary: "run the server (the default command)"},
 	{name: "migrate", synopsis: "linkforge migrate", summary: "apply database migrations and exit"},
-	{name: "token create", synopsis: "linkforge token create --tenant NAME [--name LABEL]",
+	{name: "token create", synopsis: "linkforge token create --tenant NAME [--name LABEL] [--role owner|editor|viewer]",
 		summary: "create the tenant if needed, print a new API token on stdout (only the token, one line)",
-		flags:   []flagSpec{tenantFlag, nameFlag}},
+		flags:   []flagSpec{tenantFlag, nameFlag, roleFlag}},
 	{name: "token list", synopsis: "linkforge token list --tenant NAME",
-		summary: "list a tenant's tokens: id, name, display prefix, created, revoked",
+		summary: "list a tenant's tokens: id, name, role, display prefix, created, revoked",
 		flags:   []flagSpec{tenantFlag}},
 	{name: "token revoke", synopsis: "linkforge token revoke ID", summary: "revoke a token; the API refuses it at once", nargs: 1},
 	{name: "import", synopsis: "linkforge import --tenant NAME --format csv|json|yourls|shlink|bitly FILE",
@@ -196,6 +213,16 @@ var commands = []*command{
 	{name: "tenant quota", synopsis: "linkforge tenant quota --tenant NAME [--max-links N|none] [--max-clicks-per-month N|none]",
 		summary: "set the tenant's quotas (one given leaves the other), then print its usage as JSON (no limit flag: just print it)",
 		flags:   []flagSpec{tenantFlag, maxLinksFlag, maxClicksFlag}},
+	// Users (users.go): there is no mail server, the URLs are printed.
+	{name: "user add", synopsis: "linkforge user add --tenant NAME --email E [--role owner|editor|viewer]",
+		summary: "make the user a member of the tenant (both created if needed); prints the one-time URL that sets the password (24 h), or nothing for a user who has one",
+		flags:   []flagSpec{tenantFlag, emailFlag, roleFlag}},
+	{name: "user list", synopsis: "linkforge user list --tenant NAME",
+		summary: "list the tenant's users: id, email, role, last sign-in", flags: []flagSpec{tenantFlag}},
+	{name: "user remove", synopsis: "linkforge user remove --tenant NAME --email E",
+		summary: "take the user out of the tenant (not its last owner)", flags: []flagSpec{tenantFlag, emailFlag}},
+	{name: "user reset-password", synopsis: "linkforge user reset-password --email E",
+		summary: "print a one-time URL that sets the user's password (24 h); using it ends the user's sessions", flags: []flagSpec{emailFlag}},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
@@ -208,16 +235,20 @@ var commands = []*command{
 
 func init() {
 	runs := map[string]func(*app, invocation) int{
-		"serve":        (*app).serve,
-		"migrate":      (*app).migrate,
-		"token create": (*app).tokenCreate,
-		"token list":   (*app).tokenList,
-		"token revoke": (*app).tokenRevoke,
-		"import":       (*app).importLinks,
-		"export":       (*app).exportLinks,
-		"backup":       (*app).backup,
-		"restore":      (*app).restore,
-		"tenant quota": (*app).tenantQuota,
+		"serve":               (*app).serve,
+		"migrate":             (*app).migrate,
+		"token create":        (*app).tokenCreate,
+		"token list":          (*app).tokenList,
+		"token revoke":        (*app).tokenRevoke,
+		"import":              (*app).importLinks,
+		"export":              (*app).exportLinks,
+		"backup":              (*app).backup,
+		"restore":             (*app).restore,
+		"tenant quota":        (*app).tenantQuota,
+		"user add":            (*app).userAdd,
+		"user list":           (*app).userList,
+		"user remove":         (*app).userRemove,
+		"user reset-password": (*app).userResetPassword,
 		// domaincmd.go
 		"domain add":    (*app).domainAdd,
 		"domain list":   (*app).domainList,
@@ -393,6 +424,31 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	raw, source = get("domain-verify")
 	if cfg.DomainVerify, err = domain.ParseVerifyMode(raw); err != nil {
 		return usagef("invalid %s %q: want http or none", source, raw)
+	}
+	raw, source = get("session-ttl")
+	if cfg.SessionTTL, err = time.ParseDuration(raw); err != nil || cfg.SessionTTL <= 0 {
+		return usagef("invalid %s %q: a positive duration (examples: 168h, 30m)", source, raw)
+	}
+
+	cfg.Bus, source = get("bus")
+	if err := checkBus(cfg.Bus); err != nil {
+		// Not quoted: a NATS URL may carry a password.
+		return usagef("invalid %s: %v", source, err)
+	}
+	return buildTLSConfig(cfg, get)
+}
+
+// checkBus accepts --bus: postgres, or NATS server URLs (nats:// or
+// tls://, with a host), comma-separated as the NATS client takes them.
+func checkBus(raw string) error {
+	if raw == busPostgres {
+		return nil
+	}
+	for part := range strings.SplitSeq(raw, ",") {
+		u, err := url.Parse(strings.TrimSpace(part))
+		if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
+			return errors.New("want postgres, or a NATS URL nats://host:4222 (several: comma-separated)")
+		}
 	}
 	return nil
 }

@@ -136,6 +136,10 @@ func TestParseArgsErrors(t *testing.T) {
 		{name: "bad log format env", env: map[string]string{"LINKFORGE_LOG_FORMAT": "JSON"}, want: "LINKFORGE_LOG_FORMAT"},
 		{name: "bad journal sync flag", args: []string{"serve", "--journal-sync", "off"}, want: `invalid --journal-sync "off": want full or normal`},
 		{name: "bad journal sync env", env: map[string]string{"LINKFORGE_JOURNAL_SYNC": "FULL"}, want: "LINKFORGE_JOURNAL_SYNC"},
+		{name: "bad bus flag", args: []string{"serve", "--bus", "redis://u:p@r:6379"}, want: `invalid --bus: want postgres, or a NATS URL`},
+		{name: "bus url without host", args: []string{"serve", "--bus", "nats://"}, want: `invalid --bus: want postgres`},
+		{name: "bus url that does not parse", args: []string{"serve", "--bus", "nats://u:p@[::1"}, want: `invalid --bus: want postgres`},
+		{name: "bad bus env", env: map[string]string{"LINKFORGE_BUS": "nats://a:4222,kafka://b"}, want: "LINKFORGE_BUS"},
 		{name: "relative public url", args: []string{"--public-url", "sho.rt"}, want: "--public-url"},
 		{name: "public url with query", args: []string{"--public-url", "https://sho.rt/?a=b"}, want: "query"},
 		{name: "ftp public url", env: map[string]string{"LINKFORGE_PUBLIC_URL": "ftp://sho.rt"}, want: "LINKFORGE_PUBLIC_URL"},
@@ -212,6 +216,33 @@ func TestRunExitCodes(t *testing.T) {
 				if !strings.Contains(stderr.String(), s) {
 					t.Errorf("stderr lacks %q:\n%s", s, stderr.String())
 				}
+			}
+		})
+	}
+}
+
+// TestBusFlag: the cluster bus defaults to postgres; a NATS URL, or
+// several, comes from the flag or its variable, the flag winning.
+func TestBusFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"default", nil, nil, "postgres"},
+		{"env", nil, map[string]string{"LINKFORGE_BUS": "nats://nats:4222"}, "nats://nats:4222"},
+		{"cluster", []string{"serve", "--bus", "nats://a:4222,tls://b:4222"}, nil, "nats://a:4222,tls://b:4222"},
+		{"flag beats env", []string{"serve", "--bus", "postgres"}, map[string]string{"LINKFORGE_BUS": "nats://nats:4222"}, "postgres"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv, err := parseArgs(tt.args, func(k string) string { return tt.env[k] })
+			if err != nil {
+				t.Fatalf("parseArgs: %v", err)
+			}
+			if inv.cfg.Bus != tt.want {
+				t.Fatalf("Bus = %q, want %q", inv.cfg.Bus, tt.want)
 			}
 		})
 	}

@@ -65,7 +65,8 @@ var linkFieldFlags = []struct{ name, arg, usage string }{
 var clearable = []string{"title", "expires-at", "max-clicks", "fallback-url", "password", "tags", "device-urls"}
 
 // dimensions are the values of stats --by.
-var dimensions = []string{client.DimCountry, client.DimReferrer, client.DimDevice, client.DimBrowser, client.DimOS, client.DimUTMSource}
+var dimensions = []string{client.DimCountry, client.DimReferrer, client.DimDevice, client.DimBrowser, client.DimOS, client.DimUTMSource,
+	client.DimVariant}
 
 // linkListFlags and linkStatsFlags are the other flags of list and stats.
 var (

@@ -22,6 +22,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/linkforge/linkforge"
 )
 
 // Exit codes.
@@ -54,6 +56,9 @@ type app struct {
 	// plain: failures are one line for a person, "linkforge: what: why";
 	// serve logs them as records, for its log collector.
 	plain bool
+	// front is serve's HTTPS part (tls.go), built by startNode with the
+	// store it needs, served by serveUntilDone; nil with --tls off.
+	front *tlsFront
 }
 
 // run parses the command line and the environment and runs the command. It
@@ -78,6 +83,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if err := inv.absPaths(); err != nil {
 		fmt.Fprintf(stderr, "linkforge: %v\n", err)
 		return exitFailure
+	}
+	if cliWriters[inv.cmd.name] {
+		ctx = linkforge.WithActor(ctx, cliActor())
 	}
 	a := &app{ctx: ctx, cfg: inv.cfg, stdout: stdout, stderr: stderr, log: newLogger(inv.cfg.LogFormat, inv.cfg.LogLevel, stderr),
 		plain: inv.cmd.name != "serve"}

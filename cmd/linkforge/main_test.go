@@ -281,21 +281,21 @@ func mustDo(t *testing.T, method, url, token, body string) (*http.Response, []by
 }
 
 // tokenRow is one row of `token list`.
-type tokenRow struct{ id, name, prefix, created, revoked string }
+type tokenRow struct{ id, name, role, prefix, created, revoked string }
 
 func parseTokenList(t *testing.T, out string) []tokenRow {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID NAME PREFIX CREATED REVOKED" {
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID NAME ROLE PREFIX CREATED REVOKED" {
 		t.Fatalf("token list header = %q", lines[0])
 	}
 	var rows []tokenRow
 	for _, line := range lines[1:] {
 		f := strings.Fields(line)
-		if len(f) != 5 {
-			t.Fatalf("token list row %q: want 5 columns", line)
+		if len(f) != 6 {
+			t.Fatalf("token list row %q: want 6 columns", line)
 		}
-		rows = append(rows, tokenRow{f[0], f[1], f[2], f[3], f[4]})
+		rows = append(rows, tokenRow{f[0], f[1], f[2], f[3], f[4], f[5]})
 	}
 	return rows
 }

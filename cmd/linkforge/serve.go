@@ -23,8 +23,11 @@ import (
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
+	"github.com/linkforge/linkforge/natsbus"
+	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
+	"github.com/linkforge/linkforge/visitor"
 	"github.com/linkforge/linkforge/web"
 	"github.com/linkforge/linkforge/webhook"
 )
@@ -176,7 +179,11 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 	if err != nil {
 		return a.fail("cannot listen", err)
 	}
-	serveErr := a.serveHTTP(lc, ln, handler)
+	serveErr := a.serveHTTP(lc, ln, a.front.plainHandler(handler))
+	httpsErr, err := a.serveHTTPS(lc, a.front, handler)
+	if err != nil {
+		return a.fail("cannot listen (--https-addr)", err)
+	}
 	a.announce(ln.Addr().String(), id)
 
 	select {
@@ -188,6 +195,10 @@ func (a *app) serveUntilDone(lc *lifecycle) int {
 		// error back for the http stopper to report.
 		serveErr <- err
 		a.log.Error("server stopped unexpectedly", "error", err)
+		return exitFailure
+	case err := <-httpsErr:
+		httpsErr <- err
+		a.log.Error("HTTPS server stopped unexpectedly", "error", err)
 		return exitFailure
 	}
 }
@@ -234,7 +245,8 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	}
 	// The tenants' live dashboards: the counter hands them its live deltas,
 	// HTTP the WebSocket upgrades of /api/v1/live.
-	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: st})
+	// Tokens and sessions: a session's feed closes when the session ends.
+	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: people.FeedChecker{Store: st}})
 	if err != nil {
 		return "", nil, failed("cannot create live dashboards", err)
 	}
@@ -269,6 +281,9 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	}
 	quotas, err := a.startQuotas(lc, st, counter, registry)
 	if err != nil {
+		return "", nil, err
+	}
+	if a.front, err = a.newTLSFront(lc, st, id, registry); err != nil {
 		return "", nil, err
 	}
 	handler, err = a.newWebServer(st, counter, hub, sched, cl.bus, quotas, classifier, registry)
@@ -353,7 +368,16 @@ func (a *app) openJournal(lc *lifecycle) (*clicklog.Journal, string, error) {
 type clusterParts struct {
 	live  linkcounter.Subscriber
 	hooks []expiry.Hook
-	bus   *postgres.Bus
+	bus   clusterBus
+}
+
+// clusterBus is the bus a node of a cluster runs (--bus): *postgres.Bus
+// or *natsbus.Bus, which pass the same conformance suite.
+type clusterBus interface {
+	linkforge.Bus
+	Start(context.Context) error
+	Stop(context.Context) error
+	Healthy() bool
 }
 
 // newCluster joins the nodes that share a PostgreSQL store: the cluster
@@ -364,10 +388,23 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 	registry prometheus.Registerer) (clusterParts, error) {
 	pg, clustered := st.(*postgres.DB)
 	if !clustered {
+		if a.cfg.Bus != busPostgres {
+			a.log.Warn("--bus is unused on SQLite: one node, no cluster bus", "bus", a.cfg.Bus)
+		}
 		return clusterParts{live: hub}, nil
 	}
 	feed := clusterfeed.New(clusterfeed.Config{Hub: hub, Cache: srv, Links: srv, Logger: a.log})
-	bus, err := postgres.NewBus(pg, postgres.BusConfig{Node: id, Handler: feed, Logger: a.log, Registerer: registry})
+	var (
+		bus clusterBus
+		err error
+	)
+	kind := "postgres"
+	if a.cfg.Bus == busPostgres {
+		bus, err = postgres.NewBus(pg, postgres.BusConfig{Node: id, Handler: feed, Logger: a.log, Registerer: registry})
+	} else {
+		kind = "nats"
+		bus, err = natsbus.New(natsbus.Config{URL: a.cfg.Bus, Node: id, Handler: feed, Logger: a.log, Registerer: registry})
+	}
 	if err != nil {
 		return clusterParts{}, failed("cannot create cluster bus", err)
 	}
@@ -375,6 +412,7 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 	// stopped after the counter and the expiry alarms, whose last events
 	// it sends, and before the store whose connections it uses.
 	lc.add("bus", componentStopBudget, bus.Stop)
+	a.log.Info("cluster bus", "bus", kind, "node_id", id)
 	local := feed.Local(id, bus)
 	return clusterParts{live: local, hooks: []expiry.Hook{local.PublishExpired}, bus: bus}, nil
 }
@@ -450,9 +488,9 @@ func (a *app) startQuotas(lc *lifecycle, st store, counter *linkcounter.Counter,
 // newWebServer builds the HTTP handler: the redirects, the admin API and
 // the dashboards. bus is nil on SQLite.
 func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboard.Hub, sched *expiry.Scheduler,
-	bus *postgres.Bus, quotas *quota.Service, classifier *classify.Classifier,
+	bus clusterBus, quotas *quota.Service, classifier *classify.Classifier,
 	registry *prometheus.Registry) (*web.Server, error) {
-	// A nil *postgres.Bus must not become a non-nil interface.
+	// No bus (nil) must not become a non-nil interface of another type.
 	var (
 		peers      web.PeerInvalidator
 		announcer  web.LinkAnnouncer
@@ -467,31 +505,37 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		Exhaustion: counter,
 		Skips:      counter,
 		Readiness:  counter,
-		PublicURL:  a.cfg.PublicURL,
-		Logger:     a.log,
-		Registry:   registry,
-		Now:        time.Now,
-		Live:       hub,
-		LinkFeed:   hub,
-		Alarms:     sched,
-		Peers:      peers,
-		Announcer:  announcer,
-		PeerHealth: peerHealth,
-		Quota:      quotas,
-		RateLimit:  a.cfg.RateLimit,
-		RateBurst:  a.cfg.RateBurst,
+		TLS:        a.front.readiness(),
+		// The domains' tls field: off with --tls off (a nil front).
+		TLSHostState: func(host string) string { return string(a.front.HostState(host)) },
+		PublicURL:    a.cfg.PublicURL,
+		Logger:       a.log,
+		Registry:     registry,
+		Now:          time.Now,
+		Live:         hub,
+		LinkFeed:     hub,
+		Alarms:       sched,
+		Peers:        peers,
+		Announcer:    announcer,
+		PeerHealth:   peerHealth,
+		Quota:        quotas,
+		RateLimit:    a.cfg.RateLimit,
+		RateBurst:    a.cfg.RateBurst,
 
 		RootURL:     a.cfg.RootURL,
 		NotFoundURL: a.cfg.NotFoundURL,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,
+		SessionTTL:          a.cfg.SessionTTL,
 		// The bulk route pushes this deadline forward as it hashes.
 		WriteTimeout: defaultHTTPLimits.write,
 
 		// Built once: the User-Agent trie and the country table are
 		// loaded at start, not on the first click.
 		Classifier: classifier,
+		// A/B variants: sticky per visitor and day on every node.
+		Visitors: visitor.NewHasher(st, time.Now, a.log),
 	})
 }
 

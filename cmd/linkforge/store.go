@@ -11,6 +11,7 @@ import (
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/sqlite"
+	"github.com/linkforge/linkforge/visitor"
 )
 
 // sqliteFile is the name of the embedded database inside the data dir.
@@ -20,7 +21,10 @@ const sqliteFile = "linkforge.db"
 // *sqlite.DB and *postgres.DB are one.
 type store interface {
 	linkforge.Store
+	linkforge.TLSStore // --tls auto's certificates (tls.go)
 	Migrate(ctx context.Context) error
+	// The day keys of the visitor hash, shared by the nodes (ADR 024).
+	visitor.KeyStore
 }
 
 // openStore creates the data dir (the node journal lives there whatever the

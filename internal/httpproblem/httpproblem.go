@@ -40,7 +40,7 @@ func Status(code string) int {
 		return http.StatusUnauthorized
 	case linkforge.EGone:
 		return http.StatusGone
-	case linkforge.EQuotaExceeded:
+	case linkforge.EQuotaExceeded, linkforge.EForbidden:
 		return http.StatusForbidden
 	case linkforge.ETooLarge:
 		return http.StatusRequestEntityTooLarge

@@ -330,8 +330,10 @@ func TestClickLogCompaction(t *testing.T) {
 		bytes += fileSize(t, filepath.Join(j.dir, e.Name()))
 	}
 	t.Logf("after 12,000 commits: %d segments, %d snapshots, %d bytes on disk", len(segs), len(snaps), bytes)
-	if len(segs) != 1 || len(snaps) != 1 || bytes > 16<<10 {
-		t.Errorf("after compaction: segments %v, snapshots %v, %d bytes; want one of each, under 16 KiB", segs, snaps, bytes)
+	// 24 KiB: each retained (link, hour) holds 20 dimensions' cells since
+	// traffic and its shadows, 6 before: 17 KiB measured, 11 KiB before.
+	if len(segs) != 1 || len(snaps) != 1 || bytes > 24<<10 {
+		t.Errorf("after compaction: segments %v, snapshots %v, %d bytes; want one of each, under 24 KiB", segs, snaps, bytes)
 	}
 	if err := j.Close(); err != nil {
 		t.Fatal(err)

@@ -41,7 +41,9 @@ func (in *Increment) CountDims(dims *linkforge.ClickDims) {
 	}
 next:
 	for d := range linkforge.NumDimensions {
-		v := dims.Value(d)
+		// From the bucket the click is counted in, which may be later
+		// than its time (maxClickAge): traffic_minute and row agree.
+		v := dims.Counted(d, in.Bucket)
 		for i := range in.Dims {
 			if c := &in.Dims[i]; c.Dim == d && c.Value == v {
 				c.N++

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -245,14 +246,22 @@ func (db *DB) ListAlarms(ctx context.Context, tenantID int64, state linkforge.Al
 // nothing was replayed does a second query tell not found from not dead.
 func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.Time) (linkforge.Alarm, error) {
 	now = now.UTC().Truncate(time.Microsecond)
-	alarms, err := query(ctx, db.pool, alarmScan(true),
-		`WITH a AS (
-			UPDATE link_alarms SET state = 'scheduled', due_at = $3, attempt = 0, updated_at = $3
-			WHERE id = $1 AND tenant_id = $2 AND state = 'dead'
-			RETURNING *
-		)
-		SELECT `+alarmColumns+`, l.slug FROM a JOIN links l ON l.id = a.link_id`,
-		alarmID, tenantID, now)
+	var alarms []linkforge.Alarm
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var err error
+		alarms, err = query(ctx, tx, alarmScan(true),
+			`WITH a AS (
+				UPDATE link_alarms SET state = 'scheduled', due_at = $3, attempt = 0, updated_at = $3
+				WHERE id = $1 AND tenant_id = $2 AND state = 'dead'
+				RETURNING *
+			)
+			SELECT `+alarmColumns+`, l.slug FROM a JOIN links l ON l.id = a.link_id`,
+			alarmID, tenantID, now)
+		if err != nil || len(alarms) != 1 {
+			return err
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditAlarmRetry, strconv.FormatInt(alarmID, 10), now)
+	})
 	if err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("postgres: retry alarm: %w", err)
 	}

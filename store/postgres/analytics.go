@@ -32,7 +32,7 @@ const (
 			) r
 			WHERE EXISTS (SELECT 1 FROM links WHERE id = $1 AND tenant_id = $6)
 			GROUP BY value
-		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
+		) v WHERE n > 0 AND value <> $11 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
 	// $1 tenant, $2 dimension, $5 limit; whole days [$6, $7) from
 	// tenant_dims_daily, the hours [$3, $8) and [$9, $4) from
 	// tenant_dims_hourly (migration 00008).
@@ -48,7 +48,7 @@ const (
 				WHERE tenant_id = $1 AND dimension = $2 AND hour >= $9 AND hour < $4
 			) r
 			GROUP BY value
-		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
+		) v WHERE n > 0 AND value <> $10 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
 )
 
 // Breakdown sums one dimension's counts over q's hours: for one link
@@ -58,6 +58,10 @@ const (
 // at the ends.
 func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkforge.Breakdown, error) {
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
+		return linkforge.Breakdown{}, err
+	}
+	name, exclude, err := q.View()
+	if err != nil {
 		return linkforge.Breakdown{}, err
 	}
 	if q.LinkID != 0 {
@@ -71,13 +75,15 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 		}
 	}
 	sp := linkforge.SplitDays(q.From, q.To)
-	stmt, args := tenantBreakdownSQL, []any{q.TenantID, q.Dimension.String(), q.From, q.To, q.Limit,
-		sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom}
+	// The last argument is the value left out: a traffic shadow's
+	// placeholder, or nothing ("" is no value).
+	stmt, args := tenantBreakdownSQL, []any{q.TenantID, name, q.From, q.To, q.Limit,
+		sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom, exclude}
 	if q.LinkID != 0 {
 		// The EXISTS keeps the answer empty if the link was deleted
 		// between the check and the query.
-		stmt, args = linkBreakdownSQL, []any{q.LinkID, q.Dimension.String(), q.From, q.To, q.Limit, q.TenantID,
-			sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom}
+		stmt, args = linkBreakdownSQL, []any{q.LinkID, name, q.From, q.To, q.Limit, q.TenantID,
+			sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom, exclude}
 	}
 	rows, err := query(ctx, db.pool, scanBreakdownRow, stmt, args...)
 	if err != nil {
@@ -145,6 +151,9 @@ const topCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0
 func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforge.TopLinks, error) {
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
 		return linkforge.TopLinks{}, err
+	}
+	if q.Traffic != "" {
+		return db.topLinksByTraffic(ctx, q)
 	}
 	sp := linkforge.SplitDays(q.From, q.To)
 	n := linkforge.TopLinksCandidates(q.Limit)

@@ -36,7 +36,10 @@ func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.D
 		case foreignKeyViolation:
 			return &linkforge.Error{Code: linkforge.ENotFound, Message: "tenant not found", Err: err}
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, d.TenantID, linkforge.AuditDomainCreate, d.Host, d.CreatedAt)
 	})
 	if err != nil {
 		return linkforge.Domain{}, wrap("create domain", err)
@@ -108,7 +111,10 @@ func (db *DB) UpdateDomain(ctx context.Context, tenantID int64, host string, fn 
 			 verify_attempts = $6, verify_due_at = $7, verify_error = $8 WHERE id = $9`,
 			string(d.State), d.Default, d.RootURL, d.NotFoundURL, d.VerifiedAt,
 			d.VerifyAttempts, d.VerifyDueAt, d.VerifyError, d.ID)
-		return err
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditDomainUpdate, d.Host, now())
 	})
 	if err != nil {
 		return linkforge.Domain{}, wrap("update domain", err)
@@ -134,8 +140,10 @@ func (db *DB) DeleteDomain(ctx context.Context, tenantID int64, host string) (li
 		if used {
 			return linkforge.ErrDomainInUse(d.Host)
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM domains WHERE id = $1`, d.ID)
-		return err
+		if _, err = tx.Exec(ctx, `DELETE FROM domains WHERE id = $1`, d.ID); err != nil {
+			return err
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditDomainDelete, d.Host, now())
 	})
 	if err != nil {
 		return linkforge.Domain{}, wrap("delete domain", err)

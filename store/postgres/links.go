@@ -13,7 +13,8 @@ import (
 const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
-		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks, l.domain_id`
+		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
+		l.redirect_status, l.forward_query, l.routing, l.domain_id`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup trigger keeps in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -30,15 +31,15 @@ const (
 // insertLinkSQL inserts one link and returns its id.
 const insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks, fallback_url,
 	tags, created_at, updated_at, title, password_hash, device_ios, device_android, device_desktop, imported_clicks,
-	domain_id)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`
+	redirect_status, forward_query, routing, domain_id)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id`
 
-// insertLinkWithAlarmSQL also inserts the link's alarm ($18: its state), in
+// insertLinkWithAlarmSQL also inserts the link's alarm ($21: its state), in
 // the same statement, hence the same transaction.
 const insertLinkWithAlarmSQL = `WITH l AS (` + insertLinkSQL + `, tenant_id, expires_at),
 	a AS (
 		INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
-		SELECT id, tenant_id, expires_at, $18, $9, $9 FROM l
+		SELECT id, tenant_id, expires_at, $21, $9, $9 FROM l
 	)
 	SELECT id FROM l`
 
@@ -63,6 +64,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 		if err := tx.QueryRow(ctx, q, args...).Scan(&l.ID); err != nil {
 			return linkWriteError("create link", err)
 		}
+		if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt); err != nil {
+			return err
+		}
 		return ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt)
 	})
 	if err != nil {
@@ -76,7 +80,8 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 // importRow.
 var importColumns = []string{"tenant_id", "slug", "url", "expires_at", "expired_at", "max_clicks",
 	"fallback_url", "tags", "created_at", "updated_at",
-	"title", "password_hash", "device_ios", "device_android", "device_desktop", "imported_clicks", "domain_id"}
+	"title", "password_hash", "device_ios", "device_android", "device_desktop", "imported_clicks",
+	"redirect_status", "forward_query", "routing", "domain_id"}
 
 // ImportLinks inserts links with one COPY, the bulk loader of benchmarks and
 // imports: a million links load in seconds where single INSERTs would take
@@ -124,7 +129,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			return []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks,
 				l.FallbackURL, l.Tags, l.CreatedAt, l.UpdatedAt,
 				l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
-				l.ImportedClicks, l.DomainID}, nil
+				l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID}, nil
 		}))
 	if err != nil {
 		return linkWriteError("import links", err)
@@ -140,6 +145,10 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			expiring, ts, domains); err != nil {
 			return fmt.Errorf("postgres: import links: alarms: %w", err)
 		}
+	}
+	// One event per batch: an import of a million links is one write.
+	if err := audit(ctx, tx, links[0].TenantID, linkforge.AuditLinkImport, fmt.Sprintf("%d links", len(links)), ts); err != nil {
+		return fmt.Errorf("postgres: import links: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: import links: %w", err)
@@ -224,10 +233,11 @@ func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 	if _, err := tx.Exec(ctx,
 		`UPDATE links SET url = $1, expires_at = $2, expired_at = $3, max_clicks = $4, fallback_url = $5,
 		 tags = $6, updated_at = $7, title = $9, password_hash = $10, device_ios = $11,
-		 device_android = $12, device_desktop = $13, imported_clicks = $14 WHERE id = $8`,
+		 device_android = $12, device_desktop = $13, imported_clicks = $14,
+		 redirect_status = $15, forward_query = $16, routing = $17 WHERE id = $8`,
 		l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL, l.Tags, l.UpdatedAt, l.ID,
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
-		l.ImportedClicks); err != nil {
+		l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l)); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	switch up.Alarm {
@@ -243,6 +253,9 @@ func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 	}
 	var ob outbox
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
+		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
+	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -298,6 +311,9 @@ func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 		if err != nil {
 			return err
 		}
+		if err := audit(ctx, tx, tenantID, linkforge.AuditLinkDelete, l.Slug, ts); err != nil {
+			return err
+		}
 		return ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts)
 	})
 	if err != nil {
@@ -325,10 +341,15 @@ func linkWriteError(op string, err error) error {
 // scanLink reads the columns of linkColumns, then Clicks if withClicks.
 func scanLink(row pgx.Row, withClicks bool) (linkforge.Link, error) {
 	var l linkforge.Link
+	var (
+		status  int16
+		forward bool
+		routing string
+	)
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &l.ExpiresAt, &l.ExpiredAt, &l.MaxClicks,
 		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&l.DomainID}
+		&status, &forward, &routing, &l.DomainID}
 	if withClicks {
 		dest = append(dest, &l.Clicks)
 	}
@@ -342,6 +363,9 @@ func scanLink(row pgx.Row, withClicks bool) (linkforge.Link, error) {
 	l.UpdatedAt = l.UpdatedAt.UTC()
 	if l.Tags == nil {
 		l.Tags = []string{}
+	}
+	if err := linkforge.DecodeRouting(int(status), forward, routing, &l); err != nil {
+		return linkforge.Link{}, fmt.Errorf("link %d: %w", l.ID, err)
 	}
 	return l, nil
 }

@@ -220,6 +220,9 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, r.Link, ts); err != nil {
 				return nil, fmt.Errorf("postgres: create links: %w", err)
 			}
+			if err := audit(ctx, tx, r.Link.TenantID, linkforge.AuditLinkCreate, r.Link.Slug, ts); err != nil {
+				return nil, fmt.Errorf("postgres: create links: %w", err)
+			}
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -236,7 +239,7 @@ func insertLinkQuery(l linkforge.Link) (string, []any) {
 	args := []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
 		l.Tags, l.CreatedAt, l.UpdatedAt,
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
-		l.DomainID}
+		l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID}
 	if l.ExpiresAt == nil {
 		return insertLinkSQL, args
 	}

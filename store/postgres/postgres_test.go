@@ -310,7 +310,7 @@ func TestStatsIgnoreSessionTimeZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	bucket := func(start time.Time, n int64) linkforge.StatsBucket {
-		return linkforge.StatsBucket{Start: start, Count: n}
+		return linkforge.StatsBucket{Start: start, Count: n, Human: n} // unclassified clicks are human
 	}
 	at := func(h, m int) time.Time { return time.Date(2026, 6, 1, h, m, 0, 0, time.UTC) }
 	if err := db.UpsertRollup(t.Context(), "n", []linkforge.RollupRow{

@@ -150,17 +150,24 @@ func (db *DB) SetTenantQuota(ctx context.Context, tenantID int64, ch linkforge.Q
 	if err := ch.Check(); err != nil {
 		return linkforge.TenantUsage{}, err
 	}
-	tag, err := db.pool.Exec(ctx,
-		`UPDATE tenants SET
-		   max_links = CASE WHEN $1 THEN $2 ELSE max_links END,
-		   max_clicks_per_month = CASE WHEN $3 THEN $4 ELSE max_clicks_per_month END
-		 WHERE id = $5`,
-		ch.MaxLinks.Set, ch.MaxLinks.Value, ch.MaxClicksPerMonth.Set, ch.MaxClicksPerMonth.Value, tenantID)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var name string
+		err := tx.QueryRow(ctx,
+			`UPDATE tenants SET
+			   max_links = CASE WHEN $1 THEN $2 ELSE max_links END,
+			   max_clicks_per_month = CASE WHEN $3 THEN $4 ELSE max_clicks_per_month END
+			 WHERE id = $5 RETURNING name`,
+			ch.MaxLinks.Set, ch.MaxLinks.Value, ch.MaxClicksPerMonth.Set, ch.MaxClicksPerMonth.Value, tenantID).Scan(&name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("tenant")
+		}
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditTenantQuota, name, now())
+	})
 	if err != nil {
-		return linkforge.TenantUsage{}, fmt.Errorf("postgres: set tenant quota: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return linkforge.TenantUsage{}, notFound("tenant")
+		return linkforge.TenantUsage{}, wrap("set tenant quota", err)
 	}
 	return db.TenantUsage(ctx, tenantID, monthStart)
 }

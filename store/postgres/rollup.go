@@ -179,6 +179,9 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 	case q.LinkID != 0:
 		query, args = linkStatsSQL, []any{q.LinkID, q.TenantID, from, to, interval}
 	}
+	query, args = withTraffic(query, args, q.TenantID, q.LinkID, interval, from, to)
+	automated := map[int64]int64{}
+	var automatedTotal int64
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {
 		return linkforge.Stats{}, fmt.Errorf("postgres: stats: %w", err)
@@ -200,6 +203,10 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 			found = n > 0
 		case 1:
 			st.Total = n
+		case kindAutomatedTotal:
+			automatedTotal = n
+		case kindAutomated:
+			automated[start.Unix()] += n
 		default:
 			st.Buckets = append(st.Buckets, linkforge.StatsBucket{Start: start.UTC(), Count: n})
 		}
@@ -210,6 +217,7 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 	if !found {
 		return linkforge.Stats{}, notFound("link")
 	}
+	linkforge.AddTraffic(&st, automatedTotal, automated)
 	return st, nil
 }
 

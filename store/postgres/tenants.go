@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -55,18 +56,30 @@ func scanTenant(row pgx.Row) (linkforge.Tenant, error) {
 	return t, nil
 }
 
-const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at` //nolint:gosec // G101: column names, no credential
+const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at, role` //nolint:gosec // G101: column names, no credential
 
 // CreateToken stores t and returns it with its ID and CreatedAt. A hash
-// already stored answers EConflict; an unknown tenant ENotFound.
+// already stored answers EConflict; an unknown tenant ENotFound; a role
+// that is not one of linkforge.Roles EInvalid (empty: owner).
 func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Token, error) {
+	if t.Role == "" {
+		t.Role = linkforge.RoleOwner
+	}
+	if !t.Role.Valid() {
+		return linkforge.Token{}, linkforge.InvalidField("role", "want owner, editor or viewer")
+	}
 	t.CreatedAt = now()
 	t.RevokedAt = linkforge.NormalizeTime(t.RevokedAt)
-	err := db.pool.QueryRow(ctx,
-		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at)
-		 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-		t.TenantID, t.Name, t.Hash, t.Display, t.CreatedAt, t.RevokedAt,
-	).Scan(&t.ID)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx,
+			`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at, role)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+			t.TenantID, t.Name, t.Hash, t.Display, t.CreatedAt, t.RevokedAt, string(t.Role),
+		).Scan(&t.ID); err != nil {
+			return err
+		}
+		return audit(ctx, tx, t.TenantID, linkforge.AuditTokenCreate, strconv.FormatInt(t.ID, 10), t.CreatedAt)
+	})
 	switch pgCode(err) {
 	case "":
 	case uniqueViolation:
@@ -107,17 +120,7 @@ func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token
 // RevokeToken marks the token revoked. Revoking it again keeps the first
 // revocation time and succeeds; an unknown id answers ENotFound.
 func (db *DB) RevokeToken(ctx context.Context, id int64) error {
-	// The row counts as updated even when COALESCE keeps the old value, so
-	// zero rows means no such token, in one statement.
-	tag, err := db.pool.Exec(ctx,
-		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, now(), id)
-	if err != nil {
-		return fmt.Errorf("postgres: revoke token: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("token")
-	}
-	return nil
+	return db.revokeToken(ctx, `id = $2`, id)
 }
 
 // ActiveTokens returns those of ids that name an unrevoked token, in one
@@ -143,7 +146,7 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 
 func scanToken(row pgx.Row) (linkforge.Token, error) {
 	var t linkforge.Token
-	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt); err != nil {
+	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt, &t.Role); err != nil {
 		return linkforge.Token{}, err
 	}
 	t.CreatedAt = t.CreatedAt.UTC()

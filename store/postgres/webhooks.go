@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -125,6 +126,9 @@ func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, bucket
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
+	if err := variantHours(ctx, tx, crs, ids, buckets); err != nil {
+		return fmt.Errorf("click events: %w", err)
+	}
 	evs, err := linkforge.ClickEvents(crs, now)
 	if err != nil {
 		return err
@@ -159,7 +163,10 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 		_, err = tx.Exec(ctx,
 			`INSERT INTO webhooks (id, tenant_id, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 			w.ID, w.TenantID, w.URL, w.Events, w.Secret, w.CreatedAt)
-		return err
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, w.TenantID, linkforge.AuditWebhookCreate, w.ID, w.CreatedAt)
 	})
 	if err != nil {
 		return linkforge.Webhook{}, wrap("create webhook", err)
@@ -212,9 +219,11 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 		}
 		out = ws[0]
 		if state == linkforge.WebhookDisabled {
-			return stopDeliveries(ctx, tx, id, linkforge.StoppedDisabled, at)
+			if err := stopDeliveries(ctx, tx, id, linkforge.StoppedDisabled, at); err != nil {
+				return err
+			}
 		}
-		return nil
+		return audit(ctx, tx, tenantID, linkforge.AuditWebhookUpdate, id+" "+string(state), at)
 	})
 	if err != nil {
 		return linkforge.Webhook{}, wrap("set webhook state", err)
@@ -237,12 +246,18 @@ func stopDeliveries(ctx context.Context, tx execer, webhookID, why string, at ti
 
 // DeleteWebhook deletes the tenant's webhook; its deliveries go with it.
 func (db *DB) DeleteWebhook(ctx context.Context, tenantID int64, id string) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM webhooks WHERE id = $1 AND tenant_id = $2`, id, tenantID)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM webhooks WHERE id = $1 AND tenant_id = $2`, id, tenantID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return notFound("webhook")
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditWebhookDelete, id, now())
+	})
 	if err != nil {
-		return fmt.Errorf("postgres: delete webhook: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("webhook")
+		return wrap("delete webhook", err)
 	}
 	return nil
 }
@@ -292,7 +307,10 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 		out, err = oneDelivery(ctx, tx, `UPDATE webhook_deliveries d SET state = 'pending', attempts = 0,
 			next_attempt_at = $1, updated_at = $1 WHERE d.id = $2 RETURNING `+deliveryColumns,
 			now.UTC().Truncate(time.Microsecond), id)
-		return err
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditDeliveryRetry, strconv.FormatInt(id, 10), now)
 	})
 	if err != nil {
 		return linkforge.Delivery{}, wrap("retry delivery", err)
@@ -475,7 +493,10 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 				next_attempt_at, created_at, updated_at)
 			 VALUES ($1, $2, $3, $4, $5, $6, $6, $6) RETURNING `+deliveryColumns,
 			webhookID, tenantID, ev.ID, ev.Type, string(ev.Body), now.UTC().Truncate(time.Microsecond))
-		return err
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditWebhookTest, webhookID, now)
 	})
 	if err != nil {
 		return linkforge.Delivery{}, wrap("enqueue delivery", err)

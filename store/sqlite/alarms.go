@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -301,6 +302,9 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 	}
 	if len(alarms) != 1 {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm %d: read back %d rows", alarmID, len(alarms))
+	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditAlarmRetry, strconv.FormatInt(alarmID, 10), now); err != nil {
+		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)

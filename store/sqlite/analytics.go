@@ -21,6 +21,10 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
 		return linkforge.Breakdown{}, err
 	}
+	name, exclude, err := q.View()
+	if err != nil {
+		return linkforge.Breakdown{}, err
+	}
 	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
@@ -61,9 +65,9 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 	}
 	rows, err := query(ctx, tx, scanBreakdownRow, `SELECT value, n, SUM(n) OVER () FROM (
 			SELECT value, SUM(count) AS n FROM (`+source+`) GROUP BY value
-		) WHERE n > 0 ORDER BY n DESC, value LIMIT ?5`,
-		scope, q.Dimension.String(), q.From.Unix(), q.To.Unix(), q.Limit,
-		sp.DayFrom.Unix(), sp.DayTo.Unix(), sp.HeadTo.Unix(), sp.TailFrom.Unix())
+		) WHERE n > 0 AND value <> ?10 ORDER BY n DESC, value LIMIT ?5`,
+		scope, name, q.From.Unix(), q.To.Unix(), q.Limit,
+		sp.DayFrom.Unix(), sp.DayTo.Unix(), sp.HeadTo.Unix(), sp.TailFrom.Unix(), exclude)
 	if err != nil {
 		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
 	}
@@ -90,6 +94,9 @@ func scanBreakdownRow(r scanner) (linkforge.BreakdownRow, error) {
 func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforge.TopLinks, error) {
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
 		return linkforge.TopLinks{}, err
+	}
+	if q.Traffic != "" {
+		return db.topLinksByTraffic(ctx, q)
 	}
 	sp := linkforge.SplitDays(q.From, q.To)
 	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -222,6 +229,9 @@ func aggregateStats(ctx context.Context, tx *sql.Tx, tenantID, linkID, width, fr
 	}
 	if st.Buckets, err = scanBuckets(rows); err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
+	}
+	if err := addTraffic(ctx, tx, &st, tenantID, linkID, width, from, to); err != nil {
+		return linkforge.Stats{}, err
 	}
 	return st, nil
 }

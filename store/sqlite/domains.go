@@ -48,6 +48,9 @@ func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.D
 	case err != nil:
 		return linkforge.Domain{}, fmt.Errorf("sqlite: create domain: %w", err)
 	}
+	if err := audit(ctx, tx, d.TenantID, linkforge.AuditDomainCreate, d.Host, d.CreatedAt); err != nil {
+		return linkforge.Domain{}, fmt.Errorf("sqlite: create domain: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: create domain: %w", err)
 	}
@@ -119,6 +122,9 @@ func (db *DB) UpdateDomain(ctx context.Context, tenantID int64, host string, fn 
 		d.VerifyAttempts, nullMicros(d.VerifyDueAt), d.VerifyError, d.ID); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: update domain: %w", err)
 	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditDomainUpdate, d.Host, now()); err != nil {
+		return linkforge.Domain{}, fmt.Errorf("sqlite: update domain: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: update domain: %w", err)
 	}
@@ -147,6 +153,9 @@ func (db *DB) DeleteDomain(ctx context.Context, tenantID int64, host string) (li
 		return linkforge.Domain{}, linkforge.ErrDomainInUse(d.Host)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM domains WHERE id = ?`, d.ID); err != nil {
+		return linkforge.Domain{}, fmt.Errorf("sqlite: delete domain: %w", err)
+	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditDomainDelete, d.Host, now()); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: delete domain: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -15,7 +15,8 @@ import (
 const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
-		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks, l.domain_id`
+		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
+		l.redirect_status, l.forward_query, l.routing, l.domain_id`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup triggers keep in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -23,8 +24,9 @@ const (
 
 	insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks,
 		fallback_url, tags, created_at, updated_at,
-		title, password_hash, device_ios, device_android, device_desktop, imported_clicks, domain_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		title, password_hash, device_ios, device_android, device_desktop, imported_clicks,
+		redirect_status, forward_query, routing, domain_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // Page size bounds of ExportLinks. The callers choose the page size;
@@ -67,6 +69,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	}
 	var ob outbox
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
+	}
+	if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -162,6 +167,10 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			     (SELECT value ->> '$.d', value ->> '$.s' FROM json_each(?2))`, toMicros(ts), string(slugs)); err != nil {
 			return fmt.Errorf("sqlite: import links: alarms: %w", err)
 		}
+	}
+	// One event per batch: an import of a million links is one write.
+	if err := audit(ctx, tx, links[0].TenantID, linkforge.AuditLinkImport, fmt.Sprintf("%d links", len(links)), ts); err != nil {
+		return fmt.Errorf("sqlite: import links: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: import links: %w", err)
@@ -261,13 +270,15 @@ func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
+	routing := linkforge.EncodeRouting(&l)
 	if _, err := tx.ExecContext(ctx,
 		`UPDATE links SET url = ?, expires_at = ?, expired_at = ?, max_clicks = ?, fallback_url = ?,
 		 tags = ?, updated_at = ?, title = ?, password_hash = ?, device_ios = ?, device_android = ?,
-		 device_desktop = ?, imported_clicks = ? WHERE id = ?`,
+		 device_desktop = ?, imported_clicks = ?, redirect_status = ?, forward_query = ?, routing = ?
+		 WHERE id = ?`,
 		l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt), nullInt(l.MaxClicks), l.FallbackURL,
 		tags, toMicros(l.UpdatedAt), l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android,
-		l.DeviceURLs.Desktop, l.ImportedClicks, l.ID); err != nil {
+		l.DeviceURLs.Desktop, l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, routing, l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
@@ -275,6 +286,9 @@ func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 	}
 	var ob outbox
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
+	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -317,6 +331,9 @@ func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkDelete, l.Slug, ts); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
@@ -343,10 +360,11 @@ func insertArgs(l linkforge.Link) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	routing := linkforge.EncodeRouting(&l)
 	return []any{l.TenantID, l.Slug, l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt),
 		nullInt(l.MaxClicks), l.FallbackURL, tags, toMicros(l.CreatedAt), toMicros(l.UpdatedAt),
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
-		l.DomainID}, nil
+		l.RedirectCode(), l.Routes().ForwardQuery, routing, l.DomainID}, nil
 }
 
 func encodeTags(tags []string) (string, error) {
@@ -379,13 +397,15 @@ func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
 	var (
 		l                               linkforge.Link
 		expiresAt, expiredAt, maxClicks sql.NullInt64
-		tags                            string
+		tags, routing                   string
 		created, updated                int64
+		status                          int
+		forward                         bool
 	)
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &expiresAt, &expiredAt, &maxClicks,
 		&l.FallbackURL, &tags, &created, &updated,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&l.DomainID}
+		&status, &forward, &routing, &l.DomainID}
 	if withClicks {
 		dest = append(dest, &l.Clicks)
 	}
@@ -402,6 +422,9 @@ func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
 	}
 	if l.Tags == nil {
 		l.Tags = []string{}
+	}
+	if err := linkforge.DecodeRouting(status, forward, routing, &l); err != nil {
+		return linkforge.Link{}, fmt.Errorf("link %d: %w", l.ID, err)
 	}
 	return l, nil
 }

@@ -229,6 +229,9 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 		if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, ts); err != nil { // webhooks.go
 			return nil, fmt.Errorf("sqlite: create links: %w", err)
 		}
+		if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, ts); err != nil {
+			return nil, fmt.Errorf("sqlite: create links: %w", err)
+		}
 		results[i].Link = l
 	}
 	if err := tx.Commit(); err != nil {

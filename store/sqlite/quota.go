@@ -68,19 +68,24 @@ func (db *DB) SetTenantQuota(ctx context.Context, tenantID int64, ch linkforge.Q
 	if err := ch.Check(); err != nil {
 		return linkforge.TenantUsage{}, err
 	}
-	res, err := db.writer.ExecContext(ctx,
-		`UPDATE tenants SET
-		   max_links = CASE WHEN ?1 THEN ?2 ELSE max_links END,
-		   max_clicks_per_month = CASE WHEN ?3 THEN ?4 ELSE max_clicks_per_month END
-		 WHERE id = ?5`,
-		ch.MaxLinks.Set, nullInt(ch.MaxLinks.Value), ch.MaxClicksPerMonth.Set, nullInt(ch.MaxClicksPerMonth.Value), tenantID)
+	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		var name string
+		err := tx.QueryRowContext(ctx,
+			`UPDATE tenants SET
+			   max_links = CASE WHEN ?1 THEN ?2 ELSE max_links END,
+			   max_clicks_per_month = CASE WHEN ?3 THEN ?4 ELSE max_clicks_per_month END
+			 WHERE id = ?5 RETURNING name`,
+			ch.MaxLinks.Set, nullInt(ch.MaxLinks.Value), ch.MaxClicksPerMonth.Set, nullInt(ch.MaxClicksPerMonth.Value), tenantID).Scan(&name)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("tenant")
+		}
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditTenantQuota, name, now())
+	})
 	if err != nil {
-		return linkforge.TenantUsage{}, fmt.Errorf("sqlite: set tenant quota: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return linkforge.TenantUsage{}, fmt.Errorf("sqlite: set tenant quota: %w", err)
-	} else if n == 0 {
-		return linkforge.TenantUsage{}, notFound("tenant")
+		return linkforge.TenantUsage{}, wrapRead("set tenant quota", err)
 	}
 	return db.TenantUsage(ctx, tenantID, monthStart)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -62,21 +63,33 @@ func scanTenant(row scanner) (linkforge.Tenant, error) {
 	return t, nil
 }
 
-const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at` //nolint:gosec // G101: column names, no credential
+const tokenColumns = `id, tenant_id, name, hash, display, created_at, revoked_at, role` //nolint:gosec // G101: column names, no credential
 
 // CreateToken stores t and returns it with its ID and CreatedAt. A hash
-// already stored answers EConflict; an unknown tenant ENotFound.
+// already stored answers EConflict; an unknown tenant ENotFound; a role
+// that is not one of linkforge.Roles EInvalid (empty: owner).
 func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Token, error) {
+	if t.Role == "" {
+		t.Role = linkforge.RoleOwner
+	}
+	if !t.Role.Valid() {
+		return linkforge.Token{}, linkforge.InvalidField("role", "want owner, editor or viewer")
+	}
 	t.CreatedAt = now()
 	if t.RevokedAt != nil {
 		r := t.RevokedAt.UTC().Truncate(time.Microsecond)
 		t.RevokedAt = &r
 	}
-	err := db.writer.QueryRowContext(ctx,
-		`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at)
-		 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-		t.TenantID, t.Name, t.Hash, t.Display, toMicros(t.CreatedAt), nullMicros(t.RevokedAt),
-	).Scan(&t.ID)
+	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx,
+			`INSERT INTO tokens (tenant_id, name, hash, display, created_at, revoked_at, role)
+			 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			t.TenantID, t.Name, t.Hash, t.Display, toMicros(t.CreatedAt), nullMicros(t.RevokedAt), string(t.Role),
+		).Scan(&t.ID); err != nil {
+			return err
+		}
+		return audit(ctx, tx, t.TenantID, linkforge.AuditTokenCreate, strconv.FormatInt(t.ID, 10), t.CreatedAt)
+	})
 	switch {
 	case isUnique(err):
 		return linkforge.Token{}, &linkforge.Error{Code: linkforge.EConflict, Message: "token hash already in use", Err: err}
@@ -114,22 +127,7 @@ func (db *DB) ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token
 // RevokeToken marks the token revoked. Revoking it again keeps the first
 // revocation time and succeeds; an unknown id answers ENotFound.
 func (db *DB) RevokeToken(ctx context.Context, id int64) error {
-	// The row counts as changed even when COALESCE keeps the old value, so
-	// zero rows means no such token, in one statement.
-	res, err := db.writer.ExecContext(ctx,
-		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`,
-		toMicros(now()), id)
-	if err != nil {
-		return fmt.Errorf("sqlite: revoke token: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("sqlite: revoke token: %w", err)
-	}
-	if n == 0 {
-		return notFound("token")
-	}
-	return nil
+	return db.revokeToken(ctx, `id = ?`, id)
 }
 
 // ActiveTokens returns those of ids that name an unrevoked token, in one
@@ -164,7 +162,7 @@ func scanToken(row scanner) (linkforge.Token, error) {
 		created int64
 		revoked sql.NullInt64
 	)
-	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &created, &revoked); err != nil {
+	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &created, &revoked, &t.Role); err != nil {
 		return linkforge.Token{}, err
 	}
 	t.CreatedAt = fromMicros(created)

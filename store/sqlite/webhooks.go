@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -146,6 +147,9 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
+	if err := variantHours(ctx, tx, crs, string(js)); err != nil {
+		return fmt.Errorf("click events: %w", err)
+	}
 	evs, err := linkforge.ClickEvents(crs, now)
 	if err != nil {
 		return err
@@ -165,20 +169,26 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 	if err != nil {
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: create webhook: %w", err)
 	}
-	res, err := db.writer.ExecContext(ctx,
-		`INSERT INTO webhooks (id, tenant_id, url, events, secret, created_at)
-		 SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE (SELECT count(*) FROM webhooks WHERE tenant_id = ?2) < ?7`,
-		w.ID, w.TenantID, w.URL, string(ev), w.Secret, toMicros(w.CreatedAt), linkforge.MaxWebhooksPerTenant)
-	if err != nil {
-		if isForeignKey(err) {
-			return linkforge.Webhook{}, notFound("tenant")
+	err = db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO webhooks (id, tenant_id, url, events, secret, created_at)
+			 SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE (SELECT count(*) FROM webhooks WHERE tenant_id = ?2) < ?7`,
+			w.ID, w.TenantID, w.URL, string(ev), w.Secret, toMicros(w.CreatedAt), linkforge.MaxWebhooksPerTenant)
+		if err != nil {
+			if isForeignKey(err) {
+				return notFound("tenant")
+			}
+			return err
 		}
-		return linkforge.Webhook{}, fmt.Errorf("sqlite: create webhook: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return linkforge.Webhook{}, fmt.Errorf("sqlite: create webhook: %w", err)
-	} else if n == 0 {
-		return linkforge.Webhook{}, linkforge.WebhookQuotaExceeded()
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return linkforge.WebhookQuotaExceeded()
+		}
+		return audit(ctx, tx, w.TenantID, linkforge.AuditWebhookCreate, w.ID, w.CreatedAt)
+	})
+	if err != nil {
+		return linkforge.Webhook{}, wrapRead("create webhook", err)
 	}
 	return w, nil
 }
@@ -231,6 +241,9 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 			return linkforge.Webhook{}, err
 		}
 	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditWebhookUpdate, id+" "+string(state), at); err != nil {
+		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
 	}
@@ -252,16 +265,19 @@ func stopDeliveries(ctx context.Context, tx execer, webhookID, why string, at ti
 
 // DeleteWebhook deletes the tenant's webhook; its deliveries go with it.
 func (db *DB) DeleteWebhook(ctx context.Context, tenantID int64, id string) error {
-	res, err := db.writer.ExecContext(ctx, `DELETE FROM webhooks WHERE id = ? AND tenant_id = ?`, id, tenantID)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete webhook: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("sqlite: delete webhook: %w", err)
-	} else if n == 0 {
-		return notFound("webhook")
-	}
-	return nil
+	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM webhooks WHERE id = ? AND tenant_id = ?`, id, tenantID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return notFound("webhook")
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditWebhookDelete, id, now())
+	})
+	return wrapWrite("delete webhook", err)
 }
 
 const deliveryColumns = `id, webhook_id, tenant_id, event_id, event_type, body, state, attempts,
@@ -325,6 +341,9 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	ds, err := collect(rows, deliveryScan(false))
 	if err != nil || len(ds) != 1 {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery %d: %d rows: %w", id, len(ds), err)
+	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditDeliveryRetry, strconv.FormatInt(id, 10), now); err != nil {
+		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
@@ -511,6 +530,9 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 	}
 	if len(ds) != 1 {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: read back %d rows", len(ds))
+	}
+	if err := audit(ctx, tx, tenantID, linkforge.AuditWebhookTest, webhookID, now); err != nil {
+		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)

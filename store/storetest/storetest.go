@@ -23,6 +23,10 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Ping", testPing},
 		{"Tenants", testTenants},
 		{"Tokens", testTokens},
+		{"TokenRoles", testTokenRoles}, // people.go
+		{"TenantTokens", testTenantTokens},
+		{"Audit", testAudit}, // audit.go
+		{"Users", testUsers}, // users.go
 		{"Links", testLinks},
 		{"TenantIsolation", testTenantIsolation},
 		{"Pagination", testPagination},
@@ -57,6 +61,10 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"MaxLinks", testMaxLinks},
 		{"MaxLinksConcurrent", testMaxLinksConcurrent},
 		{"ClickGrants", testClickGrants},
+		// traffic.go
+		{"TrafficStats", testTrafficStats},
+		{"TrafficBreakdown", testTrafficBreakdown},
+		{"ExportDailyDims", testExportDailyDims},
 		// webhooks.go
 		{"WebhookOutbox", testWebhookOutbox},
 		{"ClickEventsOfOneFlush", testClickEventsOfOneFlush},

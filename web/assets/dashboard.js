@@ -1709,7 +1709,26 @@
 
   // ---------------------------------------------------------------- session
 
+  // showRole tells the page the token's role (GET /api/v1/me), so that a
+  // viewer is not offered the writes the server would refuse. A token's
+  // role never changes: it is asked once per token and tab.
+  async function showRole() {
+    const key = TOKEN_KEY + '.role';
+    let role = sessionStorage.getItem(key);
+    if (!role) {
+      try {
+        role = (await api('GET', '/api/v1/me')).role;
+        sessionStorage.setItem(key, role);
+      } catch (err) {
+        delete document.body.dataset.role; // an older server: show everything
+        return;
+      }
+    }
+    document.body.dataset.role = role;
+  }
+
   function start() {
+    showRole();
     $('signin').hidden = true;
     $('app').hidden = false;
     $('session').hidden = false;
@@ -1733,6 +1752,8 @@
 
   function signOut(message) {
     sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.removeItem(TOKEN_KEY + '.role');
+    delete document.body.dataset.role;
     state.token = null;
     state.wsGen++;
     state.loadGen++;

@@ -1,0 +1,84 @@
+package linkforge
+
+import (
+	"context"
+	"time"
+)
+
+// ActorType says who made a write: a signed-in user, an API token, or the
+// command line on the server's host.
+type ActorType string
+
+// The actor types of audit events (API.md, "People").
+const (
+	ActorUser  ActorType = "user"
+	ActorToken ActorType = "token"
+	ActorCLI   ActorType = "cli"
+)
+
+// Actor is who made a write. ID is the user's or the token's id (0 for the
+// CLI); Name its email, its label, or the CLI's operating-system user.
+type Actor struct {
+	Type ActorType
+	ID   int64
+	Name string
+}
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying the actor of the writes made with it.
+// The stores read it inside each write transaction and add the write's
+// audit event in that same transaction; a write whose context carries no
+// actor (the expiry alarms, the click flushes: the system's own) adds
+// none.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorFrom returns the actor WithActor put in ctx.
+func ActorFrom(ctx context.Context) (Actor, bool) {
+	a, ok := ctx.Value(actorKey{}).(Actor)
+	return a, ok
+}
+
+// Audit actions: "noun.verb", the noun the kind of Target.
+const (
+	AuditLinkCreate    = "link.create"    // target: the slug
+	AuditLinkUpdate    = "link.update"    // target: the slug
+	AuditLinkDelete    = "link.delete"    // target: the slug
+	AuditLinkImport    = "link.import"    // target: "N links" (one event per import batch)
+	AuditWebhookCreate = "webhook.create" // target: the webhook id
+	AuditWebhookUpdate = "webhook.update" // target: "ID state"
+	AuditWebhookDelete = "webhook.delete" // target: the webhook id
+	AuditWebhookTest   = "webhook.test"   // target: the webhook id
+	AuditDeliveryRetry = "delivery.retry" // target: the delivery id
+	AuditAlarmRetry    = "alarm.retry"    // target: the alarm id
+	AuditTokenCreate   = "token.create"   // target: the token id
+	AuditTokenRevoke   = "token.revoke"   // target: the token id
+	AuditTenantQuota   = "tenant.quota"   // target: the tenant name
+	AuditUserInvite    = "user.invite"    // target: the email
+	AuditUserRemove    = "user.remove"    // target: the email
+	AuditUserRole      = "user.role"      // target: "EMAIL ROLE"
+	AuditDomainCreate  = "domain.create"  // target: the host
+	AuditDomainUpdate  = "domain.update"  // target: the host
+	AuditDomainDelete  = "domain.delete"  // target: the host
+)
+
+// AuditEvent is one write, as the audit log keeps it.
+type AuditEvent struct {
+	ID       int64
+	TenantID int64
+	At       time.Time
+	Actor    Actor
+	Action   string
+	Target   string
+}
+
+// AuditStore reads the audit log. The events themselves are written by
+// the other stores' write methods, in their transactions (WithActor).
+type AuditStore interface {
+	// ListAudit returns the tenant's events newest first, at most limit
+	// (1..1000), those with an id below before when before > 0: the
+	// cursor is the last id of the previous page.
+	ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]AuditEvent, error)
+}

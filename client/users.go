@@ -1,0 +1,56 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// User is a member of the tenant. InviteURL is set only in the answer of
+// InviteUser, for a user without a password yet.
+type User struct {
+	ID              string     `json:"id"`
+	Email           string     `json:"email"`
+	Role            string     `json:"role"`
+	LastSignInAt    *time.Time `json:"last_sign_in_at"`
+	InviteURL       *string    `json:"invite_url,omitempty"`
+	InviteExpiresAt *time.Time `json:"invite_expires_at,omitempty"`
+}
+
+// InviteUser makes email a member of the tenant with role (POST
+// /api/v1/users; owners only) and returns the user with its one-time
+// invite URL, to pass on.
+func (c *Client) InviteUser(ctx context.Context, email, role string) (User, error) {
+	var out User
+	body := struct {
+		Email string `json:"email"`
+		Role  string `json:"role"`
+	}{email, role}
+	err := c.call(ctx, request{method: http.MethodPost, path: "/api/v1/users", body: body, want: http.StatusCreated}, &out)
+	return out, err
+}
+
+// Users lists the tenant's users (GET /api/v1/users).
+func (c *Client) Users(ctx context.Context) ([]User, error) {
+	var out struct {
+		Users []User `json:"users"`
+	}
+	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/users", want: http.StatusOK}, &out)
+	return out.Users, err
+}
+
+// SetUserRole changes a user's role (PATCH /api/v1/users/{id}); demoting
+// the last owner is a 409.
+func (c *Client) SetUserRole(ctx context.Context, id, role string) (User, error) {
+	var out User
+	body := struct {
+		Role string `json:"role"`
+	}{role}
+	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/users/" + seg(id), body: body, want: http.StatusOK}, &out)
+	return out, err
+}
+
+// RemoveUser takes a user out of the tenant (DELETE /api/v1/users/{id}).
+func (c *Client) RemoveUser(ctx context.Context, id string) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/users/" + seg(id), want: http.StatusNoContent}, nil)
+}

@@ -1,0 +1,389 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/linkforge/linkforge"
+)
+
+const userColumns = `u.id, u.email, u.password_hash, u.created_at, u.last_sign_in_at`
+
+func scanUser(row pgx.Row) (linkforge.User, error) {
+	var u linkforge.User
+	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.CreatedAt, &u.LastSignInAt); err != nil {
+		return linkforge.User{}, err
+	}
+	u.CreatedAt, u.LastSignInAt = u.CreatedAt.UTC(), linkforge.NormalizeTime(u.LastSignInAt)
+	return u, nil
+}
+
+// InviteUser makes email a member of the tenant (see linkforge.UserStore).
+func (db *DB) InviteUser(ctx context.Context, tenantID int64, email string, role linkforge.Role, t linkforge.UserTicket) (linkforge.User, bool, error) {
+	if !role.Valid() {
+		return linkforge.User{}, false, linkforge.InvalidField("role", "must be owner, editor or viewer")
+	}
+	email = strings.ToLower(email)
+	ts := now()
+	var (
+		u      linkforge.User
+		ticket bool
+	)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO users (email, created_at) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING`,
+			email, ts); err != nil {
+			return err
+		}
+		var err error
+		if u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE email = $1`, email)); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT DO NOTHING`, u.ID, tenantID, string(role), ts)
+		if pgCode(err) == foreignKeyViolation {
+			return notFound("tenant")
+		}
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return linkforge.Errorf(linkforge.EConflict, "%s is a member of this tenant already", email)
+		}
+		if u.PasswordHash == "" && t.Hash != nil {
+			ticket = true
+			if err := insertTicket(ctx, tx, u.ID, t, ts); err != nil {
+				return err
+			}
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditUserInvite, email, ts)
+	})
+	if err != nil {
+		return linkforge.User{}, false, wrap("invite user", err)
+	}
+	return u, ticket, nil
+}
+
+func insertTicket(ctx context.Context, tx execer, userID int64, t linkforge.UserTicket, ts time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO user_tickets (hash, user_id, kind, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+		t.Hash, userID, t.Kind, ts, t.ExpiresAt.UTC())
+	return err
+}
+
+// UserByEmail returns the user with that email (any case), or ENotFound.
+func (db *DB) UserByEmail(ctx context.Context, email string) (linkforge.User, error) {
+	return db.user(ctx, `u.email = $1`, strings.ToLower(email))
+}
+
+// UserByID returns the user with that id, or ENotFound.
+func (db *DB) UserByID(ctx context.Context, id int64) (linkforge.User, error) {
+	return db.user(ctx, `u.id = $1`, id)
+}
+
+func (db *DB) user(ctx context.Context, where string, arg any) (linkforge.User, error) {
+	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE `+where, arg))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return linkforge.User{}, notFound("user")
+	}
+	if err != nil {
+		return linkforge.User{}, fmt.Errorf("postgres: user: %w", err)
+	}
+	return u, nil
+}
+
+// Memberships returns the user's tenants, oldest tenant first.
+func (db *DB) Memberships(ctx context.Context, userID int64) ([]linkforge.Membership, error) {
+	rows, err := db.pool.Query(ctx, `SELECT t.id, t.name, m.role FROM memberships m JOIN tenants t ON t.id = m.tenant_id
+		WHERE m.user_id = $1 ORDER BY t.id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: memberships: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.Membership, error) {
+		var m linkforge.Membership
+		err := r.Scan(&m.TenantID, &m.TenantName, &m.Role)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: memberships: %w", err)
+	}
+	if out == nil {
+		out = []linkforge.Membership{}
+	}
+	return out, nil
+}
+
+// ListMembers returns the tenant's users, by id.
+func (db *DB) ListMembers(ctx context.Context, tenantID int64) ([]linkforge.Member, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+userColumns+`, m.role FROM memberships m JOIN users u ON u.id = m.user_id
+		WHERE m.tenant_id = $1 ORDER BY u.id`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list members: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.Member, error) {
+		var m linkforge.Member
+		err := r.Scan(&m.User.ID, &m.User.Email, &m.User.PasswordHash, &m.User.CreatedAt, &m.User.LastSignInAt, &m.Role)
+		m.User.CreatedAt, m.User.LastSignInAt = m.User.CreatedAt.UTC(), linkforge.NormalizeTime(m.User.LastSignInAt)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list members: %w", err)
+	}
+	if out == nil {
+		out = []linkforge.Member{}
+	}
+	return out, nil
+}
+
+// RemoveMember takes the user out of the tenant, unless they are its last
+// owner (EConflict). The tenant's owner rows are locked first, so two
+// owners removing each other at once cannot leave none.
+func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var owners int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM memberships WHERE tenant_id = $1 AND role = 'owner'
+			FOR UPDATE) o`, tenantID).Scan(&owners); err != nil {
+			return err
+		}
+		var role, email string
+		err := tx.QueryRow(ctx, `SELECT m.role, u.email FROM memberships m JOIN users u ON u.id = m.user_id
+			WHERE m.tenant_id = $1 AND m.user_id = $2 FOR UPDATE OF m`, tenantID, userID).Scan(&role, &email)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("user")
+		}
+		if err != nil {
+			return err
+		}
+		if role == string(linkforge.RoleOwner) && owners <= 1 {
+			return linkforge.Errorf(linkforge.EConflict, "%s is the tenant's last owner: make another owner first", email)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM memberships WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, endSessionsSQL, now(), userID); err != nil {
+			return err
+		}
+		return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
+	})
+	if err != nil {
+		return wrap("remove member", err)
+	}
+	return nil
+}
+
+// CreateTicket stores a ticket of its user.
+func (db *DB) CreateTicket(ctx context.Context, t linkforge.UserTicket) error {
+	err := insertTicket(ctx, db.pool, t.UserID, t, now())
+	if pgCode(err) == foreignKeyViolation {
+		return notFound("user")
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: create ticket: %w", err)
+	}
+	return nil
+}
+
+// TicketUser returns the user of a usable ticket.
+func (db *DB) TicketUser(ctx context.Context, hash []byte, at time.Time) (linkforge.User, error) {
+	u, err := ticketUser(ctx, db.pool, hash, at, "")
+	if err != nil {
+		return linkforge.User{}, wrap("ticket user", err)
+	}
+	return u, nil
+}
+
+func ticketUser(ctx context.Context, q execer, hash []byte, at time.Time, lock string) (linkforge.User, error) {
+	var (
+		expires time.Time
+		used    *time.Time
+		userID  int64
+	)
+	err := q.QueryRow(ctx, `SELECT user_id, expires_at, used_at FROM user_tickets WHERE hash = $1`+lock, hash).
+		Scan(&userID, &expires, &used)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return linkforge.User{}, notFound("ticket")
+	}
+	if err != nil {
+		return linkforge.User{}, err
+	}
+	if used != nil || !at.Before(expires) {
+		return linkforge.User{}, linkforge.Errorf(linkforge.EGone, "this link was used or has expired: ask for a new one")
+	}
+	return scanUser(q.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE id = $1`, userID))
+}
+
+// UseTicket sets the password of the ticket's user and uses the ticket up;
+// the ticket's row is locked, so two uses at once set it once.
+func (db *DB) UseTicket(ctx context.Context, hash []byte, at time.Time, passwordHash string) (linkforge.User, error) {
+	var u linkforge.User
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var err error
+		if u, err = ticketUser(ctx, tx, hash, at, ` FOR UPDATE`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE user_tickets SET used_at = $1 WHERE hash = $2`, at.UTC(), hash); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, passwordHash, u.ID)
+		u.PasswordHash = passwordHash
+		return err
+	})
+	if err != nil {
+		return linkforge.User{}, wrap("use ticket", err)
+	}
+	return u, nil
+}
+
+// CreateSession stores s and the user's sign-in time.
+func (db *DB) CreateSession(ctx context.Context, s linkforge.Session) (linkforge.Session, error) {
+	s.CreatedAt = now()
+	s.LastSeenAt = s.CreatedAt
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO sessions (hash, user_id, csrf_token, user_agent, created_at, last_seen_at)
+			VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`, s.Hash, s.UserID, s.CSRF, s.UserAgent, s.CreatedAt).Scan(&s.ID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE users SET last_sign_in_at = $1 WHERE id = $2`, s.CreatedAt, s.UserID)
+		return err
+	})
+	if err != nil {
+		return linkforge.Session{}, fmt.Errorf("postgres: create session: %w", err)
+	}
+	return s, nil
+}
+
+// SessionByHash returns a live session.
+func (db *DB) SessionByHash(ctx context.Context, hash []byte, idleSince time.Time) (linkforge.Session, error) {
+	var s linkforge.Session
+	err := db.pool.QueryRow(ctx, `SELECT id, hash, user_id, csrf_token, user_agent, created_at, last_seen_at
+		FROM sessions WHERE hash = $1 AND ended_at IS NULL AND last_seen_at >= $2`, hash, idleSince.UTC()).
+		Scan(&s.ID, &s.Hash, &s.UserID, &s.CSRF, &s.UserAgent, &s.CreatedAt, &s.LastSeenAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return linkforge.Session{}, notFound("session")
+	}
+	if err != nil {
+		return linkforge.Session{}, fmt.Errorf("postgres: session by hash: %w", err)
+	}
+	s.CreatedAt, s.LastSeenAt = s.CreatedAt.UTC(), s.LastSeenAt.UTC()
+	return s, nil
+}
+
+// TouchSession records a use of the session.
+func (db *DB) TouchSession(ctx context.Context, id int64, at time.Time) error {
+	if _, err := db.pool.Exec(ctx, `UPDATE sessions SET last_seen_at = $1 WHERE id = $2`, at.UTC(), id); err != nil {
+		return fmt.Errorf("postgres: touch session: %w", err)
+	}
+	return nil
+}
+
+// EndSession ends one session.
+func (db *DB) EndSession(ctx context.Context, id int64, at time.Time) error {
+	if _, err := db.pool.Exec(ctx, `UPDATE sessions SET ended_at = COALESCE(ended_at, $1) WHERE id = $2`, at.UTC(), id); err != nil {
+		return fmt.Errorf("postgres: end session: %w", err)
+	}
+	return nil
+}
+
+// EndUserSessions ends every open session of the user.
+func (db *DB) EndUserSessions(ctx context.Context, userID int64, at time.Time) (int, error) {
+	tag, err := db.pool.Exec(ctx, endSessionsSQL, at.UTC(), userID)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: end user sessions: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// SetMemberRole changes the user's role in the tenant, unless that demotes
+// its last owner (EConflict). The owner rows are locked first, as in
+// RemoveMember.
+func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role linkforge.Role) (linkforge.Member, error) {
+	if !role.Valid() {
+		return linkforge.Member{}, linkforge.InvalidField("role", "must be owner, editor or viewer")
+	}
+	var m linkforge.Member
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var owners int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM memberships WHERE tenant_id = $1 AND role = 'owner'
+			FOR UPDATE) o`, tenantID).Scan(&owners); err != nil {
+			return err
+		}
+		var old string
+		err := tx.QueryRow(ctx, `SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2 FOR UPDATE`,
+			tenantID, userID).Scan(&old)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("user")
+		}
+		if err != nil {
+			return err
+		}
+		if old == string(linkforge.RoleOwner) && role != linkforge.RoleOwner && owners <= 1 {
+			return linkforge.Errorf(linkforge.EConflict, "the tenant's last owner cannot be demoted: make another owner first")
+		}
+		if _, err := tx.Exec(ctx, `UPDATE memberships SET role = $1 WHERE tenant_id = $2 AND user_id = $3`,
+			string(role), tenantID, userID); err != nil {
+			return err
+		}
+		if old != string(role) {
+			if _, err := tx.Exec(ctx, endSessionsSQL, now(), userID); err != nil {
+				return err
+			}
+		}
+		if m.User, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE id = $1`, userID)); err != nil {
+			return err
+		}
+		m.Role = role
+		return audit(ctx, tx, tenantID, linkforge.AuditUserRole, m.User.Email+" "+string(role), now())
+	})
+	if err != nil {
+		return linkforge.Member{}, wrap("set member role", err)
+	}
+	return m, nil
+}
+
+// endSessionsSQL ends a user's open sessions ($1 the time, $2 the user).
+const endSessionsSQL = `UPDATE sessions SET ended_at = $1 WHERE user_id = $2 AND ended_at IS NULL`
+
+// ActiveSessions returns those of ids that name a session not ended, in
+// one statement with an array parameter.
+func (db *DB) ActiveSessions(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return []int64{}, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT id FROM sessions WHERE id = ANY($1) AND ended_at IS NULL`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: active sessions: %w", err)
+	}
+	active, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: active sessions: %w", err)
+	}
+	if active == nil {
+		active = []int64{}
+	}
+	return active, nil
+}
+
+// UserSessions returns the user's open sessions, newest first.
+func (db *DB) UserSessions(ctx context.Context, userID int64, idleSince time.Time) ([]linkforge.Session, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id, hash, user_id, csrf_token, user_agent, created_at, last_seen_at FROM sessions
+		WHERE user_id = $1 AND ended_at IS NULL AND last_seen_at >= $2 ORDER BY id DESC`, userID, idleSince.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: user sessions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.Session, error) {
+		var s linkforge.Session
+		err := r.Scan(&s.ID, &s.Hash, &s.UserID, &s.CSRF, &s.UserAgent, &s.CreatedAt, &s.LastSeenAt)
+		s.CreatedAt, s.LastSeenAt = s.CreatedAt.UTC(), s.LastSeenAt.UTC()
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: user sessions: %w", err)
+	}
+	if out == nil {
+		out = []linkforge.Session{}
+	}
+	return out, nil
+}

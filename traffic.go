@@ -1,0 +1,74 @@
+package linkforge
+
+import (
+	"context"
+	"time"
+)
+
+// AddTraffic divides st's counts by traffic: automatedTotal is the
+// automated part of Total, automated that of each bucket, by its start in
+// unix seconds. A store reads both in the snapshot it read st from, from
+// the traffic dimensions' rows (DimTraffic for all time, DimTrafficMinute
+// for buckets), and the rest of each count is human: clicks counted before
+// classification existed count as human, as in DimTraffic's default.
+func AddTraffic(st *Stats, automatedTotal int64, automated map[int64]int64) {
+	st.Automated = min(automatedTotal, st.Total)
+	st.Human = st.Total - st.Automated
+	for i := range st.Buckets {
+		b := &st.Buckets[i]
+		b.Automated = min(automated[b.Start.Unix()], b.Count)
+		b.Human = b.Count - b.Automated
+	}
+}
+
+// CheckTraffic answers EInvalid unless traffic is "" (both),
+// TrafficHuman or TrafficAutomated: the traffic= of a query.
+func CheckTraffic(traffic string) error {
+	if _, _, ok := DimTraffic.TrafficView(traffic); !ok {
+		return InvalidField("traffic", "must be human or automated")
+	}
+	return nil
+}
+
+// DailyDimRow is one link_dims_daily row as the stats export reads it: a
+// link's clicks of one UTC day under one value of one stored dimension
+// (summed over nodes).
+type DailyDimRow struct {
+	LinkID    int64
+	Slug      string
+	DomainID  int64  // the link's domain: PublicDomainID for the public host
+	Dimension string // the stored name: a public one, or a traffic shadow
+	Day       time.Time
+	Value     string
+	Count     int64
+}
+
+// DailyDimsExporter reads a tenant's daily dimension rows for the stats
+// export (GET /api/v1/stats/export), in pages: rows of the days [from, to)
+// whose dimension is in names, ordered by (link id, dimension, day, value)
+// in byte order, after the key of after (nil: from the start), at most
+// limit. Both stores implement it; it is apart from AnalyticsStore so that
+// a Store written elsewhere need not.
+type DailyDimsExporter interface {
+	ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, after *DailyDimRow, limit int) ([]DailyDimRow, error)
+}
+
+// ExportView is how the stats export under traffic ("", TrafficHuman or
+// TrafficAutomated) reads the stored rows: the stored names to read and, by
+// stored name, the public dimension it stands for and the value to leave
+// out ("" none). False for an unknown traffic.
+func ExportView(traffic string) (names []string, public, exclude map[string]string, ok bool) {
+	public, exclude = map[string]string{}, map[string]string{}
+	for d := range NumDimensions {
+		if !d.Public() {
+			continue
+		}
+		name, ex, ok := d.TrafficView(traffic)
+		if !ok {
+			return nil, nil, nil, false
+		}
+		names = append(names, name)
+		public[name], exclude[name] = d.String(), ex
+	}
+	return names, public, exclude, true
+}

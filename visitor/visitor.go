@@ -1,0 +1,266 @@
+package visitor
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// KeySize is the length of a day's key in bytes.
+const KeySize = 32
+
+// Key is one UTC day's hash key.
+type Key [KeySize]byte
+
+// KeyStore shares the day keys between the nodes of a deployment. A store
+// keeps a key only for as long as its day may still be hashed (see
+// DeleteKeysBefore).
+type KeyStore interface {
+	// DayKey returns day's key (day is a UTC midnight): the one stored,
+	// else candidate, which it stores first. Every node asking for the
+	// same day gets the same key, whichever candidate won.
+	DayKey(ctx context.Context, day time.Time, candidate Key) (Key, error)
+	// DeleteKeysBefore destroys the keys of the days before day.
+	DeleteKeysBefore(ctx context.Context, day time.Time) error
+}
+
+// MemoryKeys is a KeyStore for a single process: the keys live in its
+// memory only. The zero value is ready to use.
+type MemoryKeys struct {
+	mu   sync.Mutex
+	keys map[time.Time]Key
+}
+
+// DayKey implements KeyStore.
+func (m *MemoryKeys) DayKey(_ context.Context, day time.Time, candidate Key) (Key, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k, ok := m.keys[day]; ok {
+		return k, nil
+	}
+	if m.keys == nil {
+		m.keys = make(map[time.Time]Key)
+	}
+	m.keys[day] = candidate
+	return candidate, nil
+}
+
+// DeleteKeysBefore implements KeyStore.
+func (m *MemoryKeys) DeleteKeysBefore(_ context.Context, day time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for d := range m.keys {
+		if d.Before(day) {
+			delete(m.keys, d)
+		}
+	}
+	return nil
+}
+
+// Len returns how many day keys m holds (for tests of their destruction).
+func (m *MemoryKeys) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.keys)
+}
+
+// dayKey is the key in use and the day it belongs to.
+type dayKey struct {
+	day time.Time
+	key Key
+	// shared: the key came from the KeyStore. A node that could not reach
+	// the store hashes with a key of its own for a while (local), so that
+	// redirects do not wait for the database; its visitors are then sticky
+	// on that node only, until the store answers again.
+	shared  bool
+	retryAt time.Time
+}
+
+// retryAfter is how long a node keeps its local key before it asks the
+// store again.
+const retryAfter = time.Minute
+
+// storeTimeout bounds how long a request waits for the day's key.
+const storeTimeout = 2 * time.Second
+
+// Hasher hashes visitors with the current UTC day's key. It is safe for
+// concurrent use; a hash costs two SHA-256 blocks and allocates nothing
+// for agents up to maxInline bytes.
+type Hasher struct {
+	store  KeyStore
+	now    func() time.Time
+	rand   io.Reader
+	logger *slog.Logger
+
+	cur        atomic.Pointer[dayKey]
+	mu         sync.Mutex  // serializes key changes
+	refreshing atomic.Bool // a background refresh is running
+}
+
+// NewHasher returns a Hasher that takes its keys from store and the time
+// from now (time.Now when nil). logger may be nil.
+func NewHasher(store KeyStore, now func() time.Time, logger *slog.Logger) *Hasher {
+	if now == nil {
+		now = time.Now
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Hasher{store: store, now: now, rand: rand.Reader, logger: logger}
+}
+
+// Day returns the UTC day of t, as the key store names days.
+func Day(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// Hash returns the visitor hash of (addr, userAgent) for the current UTC
+// day. An invalid addr (no client address known) hashes as the zero
+// address.
+func (h *Hasher) Hash(ctx context.Context, addr netip.Addr, userAgent string) uint64 {
+	k := h.key(ctx)
+	return Sum(&k.key, addr, userAgent)
+}
+
+// key returns the key for the current day, fetching it when the day has
+// changed: the first request of a day waits for one store round trip.
+func (h *Hasher) key(ctx context.Context) *dayKey {
+	now := h.now()
+	day := Day(now)
+	k := h.cur.Load()
+	if k != nil && k.day.Equal(day) && (k.shared || now.Before(k.retryAt)) {
+		return k
+	}
+	if k != nil && k.day.Equal(day) {
+		// A node-local key whose retry is due: the store is asked in the
+		// background, so that no redirect waits on a database that was
+		// down a minute ago; this request keeps the local key.
+		if h.refreshing.CompareAndSwap(false, true) {
+			go h.refresh(ctx, day, k)
+		}
+		return k
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if k = h.cur.Load(); k != nil && k.day.Equal(day) && (k.shared || now.Before(k.retryAt)) {
+		return k
+	}
+	next, err := h.load(ctx, day, now, k)
+	if err != nil {
+		h.logger.Warn("visitor key: store unavailable, hashing with a node-local key", "error", err, "day", day)
+	}
+	h.cur.Store(next)
+	return next
+}
+
+// refresh asks the store again for day's key after a failure (old is the
+// node-local key in use), in the background.
+func (h *Hasher) refresh(ctx context.Context, day time.Time, old *dayKey) {
+	defer h.refreshing.Store(false)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cur.Load() != old {
+		return // the day changed, or another load won
+	}
+	next, err := h.load(ctx, day, h.now(), old)
+	if err != nil {
+		h.logger.Warn("visitor key: store still unavailable", "error", err, "day", day)
+	}
+	h.cur.Store(next)
+}
+
+// load asks the store for day's key. On failure it returns a node-local
+// key (old's when it is a local key of the same day, so that the node stays
+// consistent with itself) and the error.
+func (h *Hasher) load(ctx context.Context, day, now time.Time, old *dayKey) (*dayKey, error) {
+	var candidate Key
+	if _, err := io.ReadFull(h.rand, candidate[:]); err != nil {
+		// crypto/rand does not fail on supported platforms.
+		panic(fmt.Sprintf("visitor: reading random key: %v", err))
+	}
+	if old != nil && old.day.Equal(day) {
+		candidate = old.key
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	key, err := h.store.DayKey(ctx, day, candidate)
+	if err != nil {
+		return &dayKey{day: day, key: candidate, retryAt: now.Add(retryAfter)}, fmt.Errorf("visitor: day key: %w", err)
+	}
+	// The days before this one will not be hashed again: their keys go.
+	if err := h.store.DeleteKeysBefore(ctx, day); err != nil {
+		h.logger.Warn("visitor key: old keys not deleted yet", "error", err, "day", day)
+	}
+	return &dayKey{day: day, key: key, shared: true}, nil
+}
+
+// Forget destroys the keys of the days before the current one, in the store
+// and in memory. Hash does it at the first hash of each day; Forget is for
+// a daily alarm, so that a node without traffic also keeps no old key.
+func (h *Hasher) Forget(ctx context.Context) error {
+	day := Day(h.now())
+	h.mu.Lock()
+	if k := h.cur.Load(); k != nil && k.day.Before(day) {
+		h.cur.Store(nil)
+	}
+	h.mu.Unlock()
+	if err := h.store.DeleteKeysBefore(ctx, day); err != nil {
+		return fmt.Errorf("visitor: forget keys: %w", err)
+	}
+	return nil
+}
+
+// maxInline is the longest User-Agent hashed without allocating; a longer
+// one goes through crypto/hmac.
+const maxInline = 512
+
+// Sum is the visitor hash under key: the first 8 bytes of
+// HMAC-SHA256(key, addr as 16 bytes ‖ userAgent), big-endian. It is the
+// definition Hash uses, exported so that a test or a tool can check a value.
+func Sum(key *Key, addr netip.Addr, userAgent string) uint64 {
+	a := addr.As16()
+	if !addr.IsValid() {
+		a = [16]byte{}
+	}
+	if len(userAgent) > maxInline {
+		return sumLong(*key, a, userAgent)
+	}
+	// HMAC by hand over stack buffers (RFC 2104), so that the common case
+	// allocates nothing: crypto/hmac's state escapes to the heap.
+	const block = 64
+	var inner [block + 16 + maxInline]byte
+	var outer [block + sha256.Size]byte
+	for i := range block {
+		var k byte
+		if i < KeySize {
+			k = key[i]
+		}
+		inner[i] = k ^ 0x36
+		outer[i] = k ^ 0x5c
+	}
+	copy(inner[block:], a[:])
+	n := copy(inner[block+16:], userAgent)
+	ih := sha256.Sum256(inner[:block+16+n])
+	copy(outer[block:], ih[:])
+	oh := sha256.Sum256(outer[:])
+	return binary.BigEndian.Uint64(oh[:8])
+}
+
+// sumLong is Sum through crypto/hmac, for agents too long for its stack
+// buffer. Its arguments are copies, so that they escape here and not in Sum.
+func sumLong(key Key, a [16]byte, userAgent string) uint64 {
+	m := hmac.New(sha256.New, key[:])
+	m.Write(a[:])
+	_, _ = io.WriteString(m, userAgent) // a hash.Hash's Write never fails
+	return binary.BigEndian.Uint64(m.Sum(nil))
+}

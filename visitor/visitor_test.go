@@ -1,0 +1,186 @@
+package visitor
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// manualClock is an injected clock the tests move by hand.
+type manualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *manualClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *manualClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var (
+	addrA = netip.MustParseAddr("203.0.113.7")
+	addrB = netip.MustParseAddr("2001:db8::1")
+	uaA   = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Version/17.4 Mobile/15E148 Safari/604.1"
+)
+
+func TestSumIsHMACSHA256(t *testing.T) {
+	var key Key
+	for i := range key {
+		key[i] = byte(i * 7)
+	}
+	for _, tc := range []struct {
+		name string
+		addr netip.Addr
+		ua   string
+	}{
+		{"v4", addrA, uaA},
+		{"v6", addrB, uaA},
+		{"no address", netip.Addr{}, ""},
+		{"at inline bound", addrA, strings.Repeat("x", maxInline)},
+		{"longer than inline", addrA, strings.Repeat("y", maxInline+1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := hmac.New(sha256.New, key[:])
+			a := tc.addr.As16()
+			if !tc.addr.IsValid() {
+				a = [16]byte{}
+			}
+			m.Write(a[:])
+			m.Write([]byte(tc.ua))
+			want := binary.BigEndian.Uint64(m.Sum(nil))
+			if got := Sum(&key, tc.addr, tc.ua); got != want {
+				t.Fatalf("Sum = %x, want HMAC %x", got, want)
+			}
+		})
+	}
+}
+
+func TestHashStickyForTheDayAndChangesAfter(t *testing.T) {
+	clock := &manualClock{t: time.Date(2026, 3, 1, 0, 0, 1, 0, time.UTC)}
+	keys := &MemoryKeys{}
+	h := NewHasher(keys, clock.Now, nil)
+	ctx := context.Background()
+	first := h.Hash(ctx, addrA, uaA)
+	clock.Add(23*time.Hour + 59*time.Minute)
+	if got := h.Hash(ctx, addrA, uaA); got != first {
+		t.Fatalf("same visitor, same day: %x then %x", first, got)
+	}
+	if other := h.Hash(ctx, addrB, uaA); other == first {
+		t.Fatalf("another address hashed like the first: %x", other)
+	}
+	if other := h.Hash(ctx, addrA, uaA+"x"); other == first {
+		t.Fatalf("another agent hashed like the first: %x", other)
+	}
+	clock.Add(2 * time.Minute) // 2026-03-02 00:01
+	if got := h.Hash(ctx, addrA, uaA); got == first {
+		t.Fatalf("next day hashes like the day before: %x", got)
+	}
+	// The first day's key is destroyed once the next day is hashed.
+	if n := keys.Len(); n != 1 {
+		t.Fatalf("store holds %d day keys after the day changed, want 1", n)
+	}
+	if _, ok := keys.keys[time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)]; ok {
+		t.Fatal("the past day's key is still stored")
+	}
+}
+
+func TestHashAgreesAcrossNodes(t *testing.T) {
+	clock := &manualClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	keys := &MemoryKeys{}
+	n1 := NewHasher(keys, clock.Now, nil)
+	n2 := NewHasher(keys, clock.Now, nil)
+	ctx := context.Background()
+	if a, b := n1.Hash(ctx, addrA, uaA), n2.Hash(ctx, addrA, uaA); a != b {
+		t.Fatalf("two nodes sharing a store disagree: %x and %x", a, b)
+	}
+}
+
+// failingKeys fails while down is set.
+type failingKeys struct {
+	MemoryKeys
+	mu    sync.Mutex
+	down  bool
+	calls int
+}
+
+func (f *failingKeys) DayKey(ctx context.Context, day time.Time, c Key) (Key, error) {
+	f.mu.Lock()
+	f.calls++
+	down := f.down
+	f.mu.Unlock()
+	if down {
+		return Key{}, errors.New("database down")
+	}
+	return f.MemoryKeys.DayKey(ctx, day, c)
+}
+
+func TestHashWithStoreDownUsesLocalKeyThenShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &manualClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+		keys := &failingKeys{down: true}
+		h := NewHasher(keys, clock.Now, nil)
+		ctx := context.Background()
+		local := h.Hash(ctx, addrA, uaA)
+		if got := h.Hash(ctx, addrA, uaA); got != local {
+			t.Fatalf("node-local key not kept: %x then %x", local, got)
+		}
+		if keys.calls != 1 {
+			t.Fatalf("store asked %d times within the retry interval, want 1", keys.calls)
+		}
+		keys.mu.Lock()
+		keys.down = false
+		keys.mu.Unlock()
+		clock.Add(retryAfter)
+		// The retry runs in the background: this request keeps the
+		// local key rather than wait for the store.
+		if got := h.Hash(ctx, addrA, uaA); got != local {
+			t.Fatalf("the request that started the retry got %x, want the local %x", got, local)
+		}
+		synctest.Wait()
+		shared := h.Hash(ctx, addrA, uaA)
+		other := NewHasher(keys, clock.Now, nil)
+		if got := other.Hash(ctx, addrA, uaA); got != shared {
+			t.Fatalf("after the store is back the nodes disagree: %x and %x", shared, got)
+		}
+		if keys.calls != 3 {
+			t.Fatalf("store asked %d times, want 3 (the failure, the retry, the other node)", keys.calls)
+		}
+	})
+}
+
+func TestForgetDropsPastKeys(t *testing.T) {
+	clock := &manualClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	keys := &MemoryKeys{}
+	h := NewHasher(keys, clock.Now, nil)
+	ctx := context.Background()
+	h.Hash(ctx, addrA, uaA)
+	clock.Add(24 * time.Hour)
+	if err := h.Forget(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := keys.Len(); n != 0 {
+		t.Fatalf("%d keys kept after Forget on the next day, want 0", n)
+	}
+	if h.cur.Load() != nil {
+		t.Fatal("the past day's key is still held in memory")
+	}
+}
+
+func TestHashDoesNotAllocate(t *testing.T) {
+	h := NewHasher(&MemoryKeys{}, nil, nil)
+	ctx := context.Background()
+	h.Hash(ctx, addrA, uaA)
+	if n := testing.AllocsPerRun(100, func() { h.Hash(ctx, addrA, uaA) }); n != 0 {
+		t.Fatalf("Hash allocates %v times per call, want 0", n)
+	}
+}

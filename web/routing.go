@@ -1,0 +1,76 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/rules"
+)
+
+// The redirect path of a link with routing fields (package rules: rules,
+// variants, redirect_status, forward_query, og). The link's routes were
+// compiled when the cache loaded it; here the request is classified once,
+// and that one classification serves the rules, the device URLs, the
+// variant and the click's dimensions alike.
+
+// routed is one request's classification and where it goes.
+type routed struct {
+	click classify.Click
+	to    rules.Decision
+}
+
+// route classifies req (agent is its looked-up User-Agent) and decides
+// where it goes, into rt.
+func (s *Server) route(req *http.Request, e *cachedLink, agent classify.Agent, ua string, now time.Time, rt *routed) {
+	peer := classify.RemoteAddrPort(req)
+	if s.classifier != nil {
+		rt.click = s.classifier.ClassifyAgent(req, peer, agent)
+	} else {
+		rt.click = classify.Click{Country: classify.CountryUnknown, Device: agent.Device, Browser: agent.Browser, OS: agent.OS}
+	}
+	in := rules.Request{Device: rt.click.Device, OS: rt.click.OS, Browser: rt.click.Browser, Country: rt.click.Country,
+		RawQuery: req.URL.RawQuery, Now: now, Visitors: s.visitors, UserAgent: ua, Ctx: req.Context()}
+	if v := req.Header["Accept-Language"]; len(v) > 0 {
+		in.AcceptLanguage = v[0]
+	}
+	if e.routes.NeedsAddr() {
+		// The address the classifier found the country from; only ip
+		// conditions and variants need it.
+		in.Addr = peer.Addr()
+		if s.classifier != nil {
+			in.Addr = s.classifier.ClientAddr(req.Header, in.Addr)
+		}
+	}
+	rt.to = e.routes.Evaluate(&in)
+}
+
+// recordRouted counts one click of l with rt's classification, the one the
+// routing used.
+func (s *Server) recordRouted(req *http.Request, l *linkforge.Link, now time.Time, rt *routed) error {
+	dims := clickDims.Get().(*linkforge.ClickDims)
+	if s.classifier != nil {
+		*dims = rt.click.Dims()
+	}
+	// The variant served, in the same record as the click: counted in the
+	// same journal commit, so per-variant counts sum to the clicks.
+	dims[linkforge.DimVariant] = rt.to.Variant
+	err := s.counter.Record(req.Context(), l, now, dims)
+	*dims = linkforge.ClickDims{}
+	clickDims.Put(dims)
+	return err
+}
+
+// writeRouted answers the redirect rt decided: its code, its Location,
+// and the Cache-Control that code means (rules.Decision).
+func writeRouted(c echo.Context, rt *routed) error {
+	w := c.Response()
+	h := w.Header()
+	h["Location"] = rt.to.Location
+	h["Cache-Control"] = rt.to.CacheControl
+	w.WriteHeader(rt.to.Status)
+	return nil
+}

@@ -1,0 +1,245 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"html"
+	"mime"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/password"
+	"github.com/linkforge/linkforge/people"
+)
+
+// The dashboard's sign-in (API.md, "People"): GET/POST /login, POST
+// /logout, and the one-time URLs that set a password.
+const (
+	pathLogin  = "/login"
+	pathLogout = "/logout"
+	pathInvite = "/invite/:ticket"
+	pathReset  = "/reset/:ticket"
+	// sessionCookie holds a session's secret: HttpOnly, SameSite=Lax,
+	// Secure over HTTPS.
+	sessionCookie = "linkforge_session"
+)
+
+// peopleForm is a sign-in or set-password page; message (plain text) is
+// shown above the form.
+func peopleForm(status int, title, intro string, login bool, message string) page {
+	msg := ""
+	if message != "" {
+		msg = `<p role="alert" style="color:#b00020">` + html.EscapeString(message) + `</p>`
+	}
+	fields := `<label for="password">New password (at least 10 characters)</label>
+<input id="password" name="password" type="password" required autofocus autocomplete="new-password" minlength="10" maxlength="256">`
+	if login {
+		fields = `<label for="email">Email</label>
+<input id="email" name="email" type="email" required autofocus autocomplete="username" maxlength="254">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" required autocomplete="current-password" maxlength="256">`
+	}
+	body := []byte(`<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>` + title + ` · LinkForge</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}input,button{font:inherit;padding:.4rem .6rem}input{width:100%;box-sizing:border-box;margin:.5rem 0}</style>
+</head>
+<body><h1>` + title + `</h1><p>` + intro + `</p>` + msg + `
+<form method="post">` + fields + `
+<button type="submit">Continue</button></form>
+</body></html>
+`)
+	return page{status: status, body: body, length: []string{strconv.Itoa(len(body))}}
+}
+
+const (
+	loginTitle = "Sign in"
+	loginIntro = `Sign in with your email and password, or <a href="/dashboard">use an API token</a>.`
+	setTitle   = "Set your password"
+	setIntro   = "Choose the password you will sign in with."
+)
+
+var (
+	formLogin        = peopleForm(http.StatusOK, loginTitle, loginIntro, true, "")
+	formLoginWrong   = peopleForm(http.StatusUnauthorized, loginTitle, loginIntro, true, "Wrong email or password.")
+	formLoginTooMany = peopleForm(http.StatusTooManyRequests, loginTitle, loginIntro, true, "Too many failed sign-ins. Please wait a minute and try again.")
+	formSetPassword  = peopleForm(http.StatusOK, setTitle, setIntro, false, "")
+	pageTicketGone   = newPage(http.StatusGone, "Link used or expired", "This link was used already or has expired. Ask for a new one.")
+	pageTicketNone   = newPage(http.StatusNotFound, "Unknown link", "This link does not exist. Check that it was copied completely.")
+)
+
+// loginPage answers GET /login.
+func (s *Server) loginPage(c echo.Context) error { return s.writeForm(c, &formLogin) }
+
+// readForm reads an application/x-www-form-urlencoded body of at most
+// maxFormBytes.
+func readForm(c echo.Context) error {
+	req := c.Request()
+	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		dropUnreadBody(c)
+		return &linkforge.Error{Code: linkforge.EUnsupportedMediaType, Message: "send an application/x-www-form-urlencoded form"}
+	}
+	req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, maxFormBytes)
+	if err := req.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
+		}
+		return bodyError(err)
+	}
+	return nil
+}
+
+// login answers POST /login: 303 to the dashboard with a new session's
+// cookie, or 401 with the form again. Guessing is limited per account and
+// per client address (429 with Retry-After).
+func (s *Server) login(c echo.Context) error {
+	if err := readForm(c); err != nil {
+		return err
+	}
+	req := c.Request()
+	email, pw := req.PostForm.Get("email"), req.PostForm.Get("password")
+	now := s.now()
+	h := fnv.New64a()
+	h.Write([]byte(email))
+	// The account's key has no address; the client's no account (link 0).
+	keys := []password.Key{password.KeyFor(-int64(h.Sum64()>>1)-1, netip.Addr{}), password.KeyFor(0, s.passwordClient(req))}
+	for _, k := range keys {
+		if wait, ok := s.logins.Begin(k, now); !ok {
+			c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
+			return s.writeForm(c, &formLoginTooMany)
+		}
+	}
+	_, ns, err := s.people.SignIn(req.Context(), email, pw, req.UserAgent(), s.verifyPassword)
+	if linkforge.ErrorCode(err) == linkforge.EUnauthorized {
+		return s.writeForm(c, &formLoginWrong)
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		s.logins.Succeeded(k, now)
+	}
+	return s.signedIn(c, ns)
+}
+
+// signedIn sets the new session's cookie and sends the browser to the
+// dashboard.
+func (s *Server) signedIn(c echo.Context, ns people.NewSession) error {
+	c.SetCookie(s.cookie(c.Request(), ns.Secret, int(s.people.SessionTTL().Seconds())))
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.Redirect(http.StatusSeeOther, "/dashboard")
+}
+
+// cookie is the session cookie with value; maxAge < 0 deletes it.
+func (s *Server) cookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	//nolint:gosec // G124: Secure is set whenever the request or the public URL is HTTPS; over plain HTTP a Secure cookie would never come back
+	return &http.Cookie{Name: sessionCookie, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil || s.publicOrigin.Scheme == "https"}
+}
+
+// verifyPassword checks pw against hash in a password slot (people.Verifier).
+func (s *Server) verifyPassword(ctx context.Context, hash, pw string) (bool, error) {
+	var (
+		ok  bool
+		err error
+	)
+	if serr := s.withPasswordSlot(ctx, password.KindVerify, func() { ok, err = password.Verify(hash, pw) }); serr != nil {
+		return false, serr
+	}
+	return ok, err
+}
+
+// logout answers POST /logout: the session ends on every node, the cookie
+// is cleared, 303 to /login. A post a browser says is cross-site is
+// refused (403); one without Origin or Sec-Fetch-Site is no browser's
+// cross-site form.
+func (s *Server) logout(c echo.Context) error {
+	req := c.Request()
+	if site := req.Header.Get("Sec-Fetch-Site"); (site != "" && site != "same-origin" && site != "none") || !s.sameOrigin(req) {
+		return linkforge.Errorf(linkforge.EForbidden, "sign out from this server's own pages")
+	}
+	if ck, err := req.Cookie(sessionCookie); err == nil && ck.Value != "" {
+		sess, err := s.people.Session(req.Context(), ck.Value)
+		switch linkforge.ErrorCode(err) {
+		case "":
+			if err := s.store.EndSession(req.Context(), sess.ID, s.now()); err != nil {
+				return err
+			}
+		case linkforge.ENotFound: // ended already: signed out all the same
+		default:
+			return err
+		}
+	}
+	c.SetCookie(s.cookie(req, "", -1))
+	return c.Redirect(http.StatusSeeOther, pathLogin)
+}
+
+// sameSite admits a request that a browser says comes from this server's
+// own pages: Sec-Fetch-Site same-origin, or an Origin of this server.
+func (s *Server) sameSite(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return true
+	}
+	return r.Header.Get("Origin") != "" && s.sameOrigin(r)
+}
+
+// ticketPage answers GET on a one-time URL: the form, or 410 once used
+// or expired.
+func (s *Server) ticketPage(c echo.Context) error {
+	_, err := s.people.TicketUser(c.Request().Context(), c.Param("ticket"))
+	switch linkforge.ErrorCode(err) {
+	case "":
+		return s.writeForm(c, &formSetPassword)
+	case linkforge.EGone:
+		return s.writePage(c, &pageTicketGone)
+	case linkforge.ENotFound:
+		return s.writePage(c, &pageTicketNone)
+	}
+	return err
+}
+
+// setPassword answers POST on a one-time URL: the password is set, once,
+// and the user is signed in (303 to the dashboard).
+func (s *Server) setPassword(c echo.Context) error {
+	if err := readForm(c); err != nil {
+		return err
+	}
+	req := c.Request()
+	u, err := s.people.SetPassword(req.Context(), c.Param("ticket"), req.PostForm.Get("password"))
+	switch linkforge.ErrorCode(err) {
+	case "":
+	case linkforge.EGone:
+		return s.writePage(c, &pageTicketGone)
+	case linkforge.ENotFound:
+		return s.writePage(c, &pageTicketNone)
+	case linkforge.EInvalid:
+		p := peopleForm(http.StatusBadRequest, setTitle, setIntro, false, "The password "+fieldDetail(err)+".")
+		return s.writeForm(c, &p)
+	default:
+		return err
+	}
+	ns, err := s.people.StartSession(req.Context(), u.ID, req.UserAgent())
+	if err != nil {
+		return err
+	}
+	return s.signedIn(c, ns)
+}
+
+// fieldDetail is the detail of an EInvalid error's first field.
+func fieldDetail(err error) string {
+	var e *linkforge.Error
+	if errors.As(err, &e) && len(e.Fields) > 0 {
+		return e.Fields[0].Detail
+	}
+	return "is not accepted"
+}

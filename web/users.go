@@ -1,0 +1,149 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/access"
+)
+
+// The tenant's users (API.md, "People"): owners invite, list, change the
+// role of and remove them. There is no mail server: the invite URL is in
+// the answer.
+const (
+	pathUsers = apiPrefix + "/users"
+	pathUser  = pathUsers + "/:id"
+)
+
+type userJSON struct {
+	ID              string     `json:"id"`
+	Email           string     `json:"email"`
+	Role            string     `json:"role"`
+	LastSignInAt    *time.Time `json:"last_sign_in_at"`
+	InviteURL       *string    `json:"invite_url,omitempty"`
+	InviteExpiresAt *time.Time `json:"invite_expires_at,omitempty"`
+}
+
+func toUserJSON(m linkforge.Member) userJSON {
+	return userJSON{ID: strconv.FormatInt(m.User.ID, 10), Email: m.User.Email, Role: string(m.Role), LastSignInAt: m.User.LastSignInAt}
+}
+
+// readUserBody reads {"email","role"}; email only when withEmail.
+func readUserBody(c echo.Context, withEmail bool) (email string, role linkforge.Role, err error) {
+	members, err := readObject(c.Request().Body)
+	if err != nil {
+		return "", "", err
+	}
+	var fe fieldErrors
+	accepted := "role"
+	if withEmail {
+		accepted = "email, role"
+	}
+	for _, m := range members {
+		switch {
+		case m.name == "email" && withEmail:
+			fe.str(m, &email)
+		case m.name == "role":
+			var v string
+			if json.Unmarshal(m.value, &v) != nil || !linkforge.Role(v).Valid() {
+				fe.add("role", "must be owner, editor or viewer")
+				continue
+			}
+			role = linkforge.Role(v)
+		default:
+			fe.add(fieldName(m.name), "unknown field; accepted fields are "+accepted)
+		}
+	}
+	if withEmail && email == "" {
+		fe.add("email", "is required")
+	}
+	if role == "" {
+		fe.add("role", "is required")
+	}
+	return email, role, linkforge.InvalidFields(fe)
+}
+
+// inviteUser answers POST /api/v1/users: 201 with the one-time URL that
+// sets the new user's password (null for a user who has one already); a
+// member already is 409; a role above the caller's 403.
+func (s *Server) inviteUser(c echo.Context) error {
+	email, role, err := readUserBody(c, true)
+	if err != nil {
+		return err
+	}
+	if err := access.CanGrant(callerRole(c), role); err != nil {
+		return err
+	}
+	u, url, exp, err := s.people.Invite(c.Request().Context(), tenantID(c), email, role)
+	if err != nil {
+		return fmt.Errorf("invite user: %w", err)
+	}
+	out := toUserJSON(linkforge.Member{User: u, Role: role})
+	if url != "" {
+		out.InviteURL, out.InviteExpiresAt = &url, &exp
+	}
+	return c.JSON(http.StatusCreated, out)
+}
+
+// listUsers answers GET /api/v1/users.
+func (s *Server) listUsers(c echo.Context) error {
+	members, err := s.store.ListMembers(c.Request().Context(), tenantID(c))
+	if err != nil {
+		return fmt.Errorf("list users: %w", err)
+	}
+	out := make([]userJSON, 0, len(members))
+	for _, m := range members {
+		out = append(out, toUserJSON(m))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"users": out})
+}
+
+// userID parses the {id} of a user route; a bad one is no such user.
+func userID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, linkforge.Errorf(linkforge.ENotFound, "user not found")
+	}
+	return id, nil
+}
+
+// patchUser answers PATCH /api/v1/users/{id} {"role"}: demoting the last
+// owner is 409; a role above the caller's 403. The user's next request has
+// the new role on every node (each request reads the membership).
+func (s *Server) patchUser(c echo.Context) error {
+	id, err := userID(c)
+	if err != nil {
+		return err
+	}
+	_, role, err := readUserBody(c, false)
+	if err != nil {
+		return err
+	}
+	if err := access.CanGrant(callerRole(c), role); err != nil {
+		return err
+	}
+	m, err := s.store.SetMemberRole(c.Request().Context(), tenantID(c), id, role)
+	if err != nil {
+		return fmt.Errorf("set user role: %w", err)
+	}
+	return c.JSON(http.StatusOK, toUserJSON(m))
+}
+
+// deleteUser answers DELETE /api/v1/users/{id}: the user leaves this
+// tenant (their next request to it is refused); the last owner stays (409).
+func (s *Server) deleteUser(c echo.Context) error {
+	id, err := userID(c)
+	if err != nil {
+		return err
+	}
+	if err := s.store.RemoveMember(c.Request().Context(), tenantID(c), id); err != nil {
+		return fmt.Errorf("remove user: %w", err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
