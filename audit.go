@@ -59,6 +59,9 @@ const (
 	AuditUserInvite    = "user.invite"    // target: the email
 	AuditUserRemove    = "user.remove"    // target: the email
 	AuditUserRole      = "user.role"      // target: "EMAIL ROLE"
+	AuditDomainCreate  = "domain.create"  // target: the host
+	AuditDomainUpdate  = "domain.update"  // target: the host
+	AuditDomainDelete  = "domain.delete"  // target: the host
 )
 
 // AuditEvent is one write, as the audit log keeps it.

@@ -55,6 +55,18 @@ type BusHandler interface {
 	Resync()
 }
 
+// DomainBusHandler is a BusHandler that also hears of domains: a bus hands
+// these events to a handler that implements it, and the link
+// invalidations on a domain to PeerInvalidate otherwise (the slug on the
+// public host then, a harmless extra drop).
+type DomainBusHandler interface {
+	// PeerInvalidateOn drops slug on the domain host from the local link
+	// cache.
+	PeerInvalidateOn(host, slug string)
+	// PeerDomain is another node's write of the domain host.
+	PeerDomain(host string)
+}
+
 // ClusterCounts merges the live bucket counts of several nodes, so that a
 // dashboard on one node shows the clicks of all. Each node reports the
 // absolute count of a (link, bucket) as counted by itself; the cluster's

@@ -28,4 +28,7 @@ type LinkEvent struct {
 	// LinkID is 0 when the writer does not know it: an import's links.
 	LinkID int64
 	Slug   string
+	// DomainID is the domain of the link (PublicDomainID: the public
+	// host); the slug names the link on it.
+	DomainID int64
 }

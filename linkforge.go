@@ -69,6 +69,9 @@ type Link struct {
 	// import: part of Clicks, never invented as buckets.
 	ImportedClicks int64
 
+	// DomainID is the domain the link lives on; PublicDomainID (0): the
+	// public URL's host. A slug is unique per domain.
+	DomainID int64
 	// Routing holds the routing fields (routing.go); nil when none is set.
 	// A pointer, so that the links every cache entry holds stay small.
 	Routing *Routing
@@ -274,8 +277,9 @@ type Store interface {
 	QuotaStore      // tenant quotas (ADR 016)
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
-	AuditStore // the audit log (audit.go)
-	UserStore  // users, memberships, tickets, sessions (users.go)
+	DomainStore // a tenant's own hosts, and the links on them
+	AuditStore  // the audit log (audit.go)
+	UserStore   // users, memberships, tickets, sessions (users.go)
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

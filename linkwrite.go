@@ -78,7 +78,7 @@ const (
 // transaction read it, and returns the link to write back at now. fn gets
 // its own copies of the pointed-to values, so that it cannot change old
 // through them; its error is returned unchanged. The identity (ID, tenant,
-// slug, creation time) is old's whatever fn did; Clicks stays the rollup
+// domain, slug, creation time) is old's whatever fn did; Clicks stays the rollup
 // total plus ImportedClicks, which fn may change; an ExpiredAt that
 // recorded a moved expiry is cleared; and UpdatedAt only moves forward,
 // even if the clock steps back, two updates share a microsecond or two
@@ -94,6 +94,7 @@ func ApplyLinkUpdate(old Link, now time.Time, fn func(*Link) error) (LinkUpdate,
 	}
 	l = NormalizeLink(l)
 	l.ID, l.TenantID, l.Slug, l.CreatedAt = old.ID, old.TenantID, old.Slug, old.CreatedAt
+	l.DomainID = old.DomainID
 	l.Clicks = old.Clicks - old.ImportedClicks + l.ImportedClicks
 	change := AlarmKept
 	if !sameTime(l.ExpiresAt, old.ExpiresAt) {

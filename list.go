@@ -30,7 +30,7 @@ const (
 	SortCreated     ListSort = "created"
 	SortClicksDesc  ListSort = "-clicks" // Link.Clicks (rollup plus imported), then id, descending
 	SortClicks      ListSort = "clicks"
-	SortSlug        ListSort = "slug" // byte order of the slug (unique, so no tie)
+	SortSlug        ListSort = "slug" // byte order of the slug, then id (a slug repeats on other domains)
 )
 
 // Valid reports whether s is one of the known sorts.
@@ -59,6 +59,9 @@ type ListQuery struct {
 	// Tags keeps the links that carry every one of them; they must be
 	// normalized (NormalizeTag).
 	Tags []string
+	// Domain keeps the links on that domain (PublicDomainID: the public
+	// URL's host); nil: every domain.
+	Domain *int64
 	// State is judged at Now (zero: the store's clock); "" is StateAll.
 	State LinkState
 	Now   time.Time
@@ -115,6 +118,8 @@ type PortingStore interface {
 	// SlugTenants returns the tenant of each of slugs that is in use;
 	// unused slugs are absent.
 	SlugTenants(ctx context.Context, slugs []string) (map[string]int64, error)
+	// DomainSlugs returns which of slugs are in use on the domain.
+	DomainSlugs(ctx context.Context, domainID int64, slugs []string) (map[string]bool, error)
 	// ExportLinks returns up to limit of the tenant's links whose id is
 	// above afterID, by id ascending, with their Clicks: one keyset page.
 	ExportLinks(ctx context.Context, tenantID, afterID int64, limit int) ([]Link, error)

@@ -36,6 +36,7 @@ func CheckTraffic(traffic string) error {
 type DailyDimRow struct {
 	LinkID    int64
 	Slug      string
+	DomainID  int64  // the link's domain: PublicDomainID for the public host
 	Dimension string // the stored name: a public one, or a traffic shadow
 	Day       time.Time
 	Value     string

@@ -82,6 +82,8 @@ var table = map[string]Requirement{
 	"POST /api/v1/import":                      editor,
 	"GET /api/v1/tenant":                       viewer,
 	"GET /api/v1/live":                         viewer,
+	"GET /api/v1/domains":                      viewer,
+	"GET /api/v1/domains/:host":                viewer,
 
 	// The tenant's machinery: alarms, webhooks (whose secrets a viewer
 	// must not read), tokens, the audit log.
@@ -102,6 +104,10 @@ var table = map[string]Requirement{
 	"GET /api/v1/users":                          owner,
 	"PATCH /api/v1/users/:id":                    owner,
 	"DELETE /api/v1/users/:id":                   owner,
+	"POST /api/v1/domains":                       owner,
+	"PATCH /api/v1/domains/:host":                owner,
+	"DELETE /api/v1/domains/:host":               owner,
+	"POST /api/v1/domains/:host/verify":          owner,
 
 	// The caller itself.
 	"GET /api/v1/me":             viewer,
@@ -116,6 +122,10 @@ var table = map[string]Requirement{
 	"POST /invite/:ticket": public,
 	"GET /reset/:ticket":   public,
 	"POST /reset/:ticket":  public,
+
+	// A domain's verification answer: the token is not a secret, and the
+	// verifier fetching it holds no credential.
+	"GET /.well-known/linkforge-domain/:id": public,
 }
 
 // Of returns the requirement of the operation method path (an echo path

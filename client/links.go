@@ -15,6 +15,7 @@ type Link struct {
 	ID                string      `json:"id"`
 	ShortURL          string      `json:"short_url"`
 	Slug              string      `json:"slug"`
+	Domain            string      `json:"domain"` // the host the link lives on
 	URL               string      `json:"url"`
 	Title             *string     `json:"title"`
 	ExpiresAt         *time.Time  `json:"expires_at"`
@@ -52,6 +53,7 @@ type DeviceURLs struct {
 type NewLink struct {
 	URL         string      `json:"url"`
 	Slug        string      `json:"slug,omitempty"`
+	Domain      string      `json:"domain,omitempty"` // a verified domain's host; "": the tenant's default
 	Title       string      `json:"title,omitempty"`
 	ExpiresAt   *time.Time  `json:"expires_at,omitempty"`
 	MaxClicks   *int64      `json:"max_clicks,omitempty"`
@@ -143,6 +145,7 @@ type ListOptions struct {
 	Sort   string   // "-created", "created", "-clicks", "clicks", "slug"
 	Limit  int      // links per page
 	Cursor string   // from a previous page's NextCursor
+	Domain string   // the links on this domain (a host); "": every domain
 }
 
 func (o ListOptions) query() url.Values {
@@ -155,6 +158,7 @@ func (o ListOptions) query() url.Values {
 	strParam(q, "sort", o.Sort)
 	intParam(q, "limit", o.Limit)
 	strParam(q, "cursor", o.Cursor)
+	strParam(q, "domain", o.Domain)
 	return q
 }
 

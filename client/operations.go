@@ -40,6 +40,13 @@ var Operations = []Operation{
 	{"POST", "/api/v1/webhooks/deliveries/{id}/retry", "RetryDelivery"},
 	{"POST", "/api/v1/webhooks/{id}/test", "TestWebhook"},
 	{"GET", "/api/v1/tenant", "Tenant"},
+	// domains.go
+	{"POST", "/api/v1/domains", "CreateDomain"},
+	{"GET", "/api/v1/domains", "Domains"},
+	{"GET", "/api/v1/domains/{host}", "Domain"},
+	{"PATCH", "/api/v1/domains/{host}", "UpdateDomain"},
+	{"DELETE", "/api/v1/domains/{host}", "DeleteDomain"},
+	{"POST", "/api/v1/domains/{host}/verify", "VerifyDomain"},
 	{"POST", "/api/v1/tokens", "CreateToken"},
 	{"GET", "/api/v1/tokens", "Tokens"},
 	{"DELETE", "/api/v1/tokens/{id}", "RevokeToken"},

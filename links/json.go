@@ -13,9 +13,12 @@ import (
 // and an element of the JSON export. It lives here, not in web, because
 // the export (the API's and the CLI's) writes it too.
 type JSON struct {
-	ID          string     `json:"id"`
-	ShortURL    string     `json:"short_url"`
-	Slug        string     `json:"slug"`
+	ID       string `json:"id"`
+	ShortURL string `json:"short_url"`
+	Slug     string `json:"slug"`
+	// Domain is the host the link lives on: the public URL's, or one of
+	// the tenant's domains.
+	Domain      string     `json:"domain"`
 	URL         string     `json:"url"`
 	ExpiresAt   *time.Time `json:"expires_at"`
 	MaxClicks   *int64     `json:"max_clicks"`
@@ -43,13 +46,36 @@ type JSON struct {
 	OG             *linkforge.OG       `json:"og"`
 }
 
-// Render returns l's body; shortBase is the server's public URL without a
-// trailing slash, the base of short_url.
+// Render returns the body of l, a link on the public host; shortBase is
+// the server's public URL without a trailing slash, the base of short_url.
 func Render(l linkforge.Link, shortBase string) JSON {
+	return RenderAt(l, Base{URL: shortBase, Host: baseHost(shortBase)})
+}
+
+// Base is where a link's short URL starts: URL, without a trailing slash
+// (scheme and host, and for the public URL any port and path), and the
+// domain's Host.
+type Base struct {
+	URL  string
+	Host string
+}
+
+// baseHost is the host of a short base, without port.
+func baseHost(shortBase string) string {
+	u, err := url.Parse(shortBase)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+// RenderAt returns l's body, its short URL on base.
+func RenderAt(l linkforge.Link, base Base) JSON {
 	j := JSON{
 		ID:        strconv.FormatInt(l.ID, 10),
-		ShortURL:  shortBase + "/" + l.Slug,
+		ShortURL:  base.URL + "/" + l.Slug,
 		Slug:      l.Slug,
+		Domain:    base.Host,
 		URL:       l.URL,
 		ExpiresAt: utcPtr(l.ExpiresAt),
 		MaxClicks: l.MaxClicks,

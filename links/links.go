@@ -27,6 +27,8 @@ type Store interface {
 	CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error)
 	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
 	DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error)
+	UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
+	DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
 	CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkforge.BulkResult, error)
 	linkforge.PortingStore
 }
@@ -48,6 +50,19 @@ type Invalidator interface {
 // their link caches (linkforge.Bus). It must not block.
 type PeerInvalidator interface {
 	PublishInvalidate(slug string)
+}
+
+// DomainInvalidator is an Invalidator whose cache keys links by domain
+// too: a write of a link on a domain drops it through InvalidateLink. An
+// Invalidator without it is told the slug alone, on any domain.
+type DomainInvalidator interface {
+	InvalidateLink(domainID int64, slug string)
+}
+
+// DomainPeerInvalidator is a PeerInvalidator that tells the other nodes
+// of link writes on a domain; without it they are told the slug alone.
+type DomainPeerInvalidator interface {
+	PublishInvalidateLink(domainID int64, slug string)
 }
 
 // Publisher shows link writes on the dashboards, this node's and the
@@ -89,6 +104,13 @@ type Config struct {
 	// ShortBase is the server's public URL without a trailing slash, the
 	// base of the JSON export's short_url (ShortBase).
 	ShortBase string
+	// Domain resolves the host of an import line's domain ("" when it
+	// has none) to the tenant's domain id, as a create does; nil: every
+	// imported link goes on the public host.
+	Domain func(ctx context.Context, tenantID int64, host string) (int64, error)
+	// BaseOf is where the short URL of a link on a domain starts (the
+	// JSON export's short_url and domain); nil: every link on ShortBase.
+	BaseOf func(l linkforge.Link) Base
 }
 
 // Service writes links and runs the after-effects of each write.
@@ -101,6 +123,8 @@ type Service struct {
 	alarms    Rescheduler
 	selfHosts []string
 	shortBase string
+	baseOf    func(l linkforge.Link) Base
+	domain    func(ctx context.Context, tenantID int64, host string) (int64, error)
 }
 
 // New returns a Service on cfg.
@@ -109,7 +133,8 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("links: Config.Store is required")
 	}
 	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
-		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, shortBase: cfg.ShortBase}, nil
+		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, shortBase: cfg.ShortBase,
+		baseOf: cfg.BaseOf, domain: cfg.Domain}, nil
 }
 
 // NewLink is a link to create: validated already, with its tenant, and
@@ -179,6 +204,11 @@ type Patch struct {
 // validated inside the store's transaction: a partial update can never
 // leave an invalid combination behind.
 func (s *Service) Update(ctx context.Context, tenantID int64, slug string, p Patch) (linkforge.Link, error) {
+	return s.UpdateOn(ctx, tenantID, linkforge.PublicDomainID, slug, p)
+}
+
+// UpdateOn is Update of the link slug on a domain of the tenant.
+func (s *Service) UpdateOn(ctx context.Context, tenantID, domainID int64, slug string, p Patch) (linkforge.Link, error) {
 	var hash string
 	if p.SetPassword && p.Password != "" {
 		var err error
@@ -186,7 +216,7 @@ func (s *Service) Update(ctx context.Context, tenantID int64, slug string, p Pat
 			return linkforge.Link{}, fmt.Errorf("update link: %w", err)
 		}
 	}
-	l, err := s.store.UpdateLink(ctx, tenantID, slug, func(l *linkforge.Link) error {
+	l, err := s.store.UpdateLinkOn(ctx, tenantID, domainID, slug, func(l *linkforge.Link) error {
 		if p.Apply != nil {
 			p.Apply(l)
 		}
@@ -209,7 +239,12 @@ func (s *Service) Update(ctx context.Context, tenantID int64, slug string, p Pat
 // went with it, in the same transaction: nothing to tell the scheduler,
 // whose timer, if armed for it, finds nothing due.
 func (s *Service) Delete(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
-	deleted, err := s.store.DeleteLink(ctx, tenantID, slug)
+	return s.DeleteOn(ctx, tenantID, linkforge.PublicDomainID, slug)
+}
+
+// DeleteOn is Delete of the link slug on a domain of the tenant.
+func (s *Service) DeleteOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
+	deleted, err := s.store.DeleteLinkOn(ctx, tenantID, domainID, slug)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("delete link: %w", err)
 	}
@@ -227,7 +262,7 @@ func (s *Service) hash(ctx context.Context, pw string) (string, error) {
 // written runs the effects of one stored write of l, but the alarm's: the
 // caches everywhere, and the dashboards.
 func (s *Service) written(op linkforge.LinkOp, l linkforge.Link) {
-	s.invalidateEverywhere(l.Slug)
+	s.invalidateEverywhere(l.DomainID, l.Slug)
 	if s.publisher != nil {
 		s.publisher.PublishLink(op, l)
 	}
@@ -235,11 +270,29 @@ func (s *Service) written(op linkforge.LinkOp, l linkforge.Link) {
 
 // invalidateEverywhere drops slug from this node's cache at once and tells
 // the other nodes to drop it.
-func (s *Service) invalidateEverywhere(slug string) {
+func (s *Service) invalidateEverywhere(domainID int64, slug string) {
 	if s.cache != nil {
-		s.cache.Invalidate(slug)
+		s.invalidateHere(domainID, slug)
 	}
 	if s.peers != nil {
+		s.invalidatePeers(domainID, slug)
+	}
+}
+
+// invalidateHere drops the link from this node's cache; s.cache is set.
+func (s *Service) invalidateHere(domainID int64, slug string) {
+	if c, ok := s.cache.(DomainInvalidator); ok && domainID != linkforge.PublicDomainID {
+		c.InvalidateLink(domainID, slug)
+	} else {
+		s.cache.Invalidate(slug)
+	}
+}
+
+// invalidatePeers tells the other nodes; s.peers is set.
+func (s *Service) invalidatePeers(domainID int64, slug string) {
+	if p, ok := s.peers.(DomainPeerInvalidator); ok && domainID != linkforge.PublicDomainID {
+		p.PublishInvalidateLink(domainID, slug)
+	} else {
 		s.peers.PublishInvalidate(slug)
 	}
 }

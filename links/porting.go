@@ -37,7 +37,12 @@ type ImportOptions struct {
 // earliest expiry.
 func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, r io.Reader, o ImportOptions) (porting.Result, error) {
 	created := 0
+	var resolve func(string) (int64, error)
+	if s.domain != nil {
+		resolve = func(host string) (int64, error) { return s.domain(ctx, tenantID, host) }
+	}
 	return porting.Import(ctx, s.store, f, r, porting.Options{
+		Domain:        resolve,
 		TenantID:      tenantID,
 		SelfHosts:     s.selfHosts,
 		PasswordLimit: o.PasswordLimit,
@@ -45,11 +50,11 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 		Created: func(links []linkforge.Link) {
 			for i := range links {
 				if s.cache != nil {
-					s.cache.Invalidate(links[i].Slug)
+					s.invalidateHere(links[i].DomainID, links[i].Slug)
 				}
 				if created < peerAnnounceLimit {
 					if s.peers != nil {
-						s.peers.PublishInvalidate(links[i].Slug)
+						s.invalidatePeers(links[i].DomainID, links[i].Slug)
 					}
 					if s.publisher != nil {
 						s.publisher.PublishImported(ctx, links[i])
@@ -84,10 +89,13 @@ func (s *Service) Export(ctx context.Context, w io.Writer, tenantID int64, f por
 	)
 	switch f {
 	case porting.CSV:
-		cw := porting.NewCSVWriter(w)
+		cw := porting.NewCSVWriterWithDomains(w, s.domainHost)
 		write, end, out = cw.Write, cw.Close, cw.Flush
 	case porting.JSON:
 		jw := porting.NewJSONWriter(w, func(l *linkforge.Link) any {
+			if s.baseOf != nil && l.DomainID != linkforge.PublicDomainID {
+				return exportLinkJSON{RenderAt(*l, s.baseOf(*l)), l.PasswordHash}
+			}
 			return exportLinkJSON{Render(*l, s.shortBase), l.PasswordHash}
 		})
 		write, end, out = jw.Write, jw.Close, func() error { return nil }
@@ -120,6 +128,16 @@ func (s *Service) Export(ctx context.Context, w io.Writer, tenantID int64, f por
 		return flush()
 	}
 	return nil
+}
+
+// domainHost is the host of l's domain as the export writes it: the
+// public host's name too, so that an import of the file puts the link back
+// there rather than on the tenant's default domain.
+func (s *Service) domainHost(l *linkforge.Link) string {
+	if s.baseOf != nil && l.DomainID != linkforge.PublicDomainID {
+		return s.baseOf(*l).Host
+	}
+	return baseHost(s.shortBase)
 }
 
 // importJSON is the summary of an import.

@@ -13,7 +13,7 @@
 //
 // Subjects, under a prefix (Config.Subject, "linkforge"):
 //
-//	linkforge.cache          invalidations and expiries: every node needs them for its link cache
+//	linkforge.cache          invalidations, expiries and domain writes: every node needs them for its link cache and host table
 //	linkforge.live.<tenant>  live click counts and link writes: only for that tenant's dashboards
 //
 // Every node subscribes to both today (live.* for every tenant); the

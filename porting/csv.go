@@ -33,7 +33,9 @@ const (
 	// fPassword is a plaintext password: never taken, since an export
 	// never holds one and a file of them is a leak waiting to happen.
 	fPassword = "password"
-	fIgnored  = ""
+	// fDomain is the host of the link's domain (Shlink's domain column).
+	fDomain  = "domain"
+	fIgnored = ""
 )
 
 // linkFields maps the names the link's validation gives fields to the CSV
@@ -74,7 +76,7 @@ var specs = map[Format]*csvSpec{
 			"slug": fSlug, "url": fURL, "title": fTitle, "tags": fTags, "createdat": fCreatedAt,
 			"expiresat": fExpiresAt, "maxclicks": fMaxClicks, "clicks": fClicks,
 			"fallbackurl": fFallback, "deviceios": fIOS, "deviceandroid": fAndroid, "devicedesktop": fDesktop,
-			"passwordhash": fHash, "password": fPassword,
+			"passwordhash": fHash, "password": fPassword, "domain": fDomain,
 		},
 		required: []string{fURL},
 		tagSep:   "|",
@@ -103,7 +105,7 @@ var specs = map[Format]*csvSpec{
 			"createdat": fCreatedAt, "datecreated": fCreatedAt,
 			"visits": fClicks, "visitscount": fClicks,
 			"validuntil": fExpiresAt, "maxvisits": fMaxClicks,
-			"domain": fIgnored, "shorturl": fIgnored,
+			"domain": fDomain, "shorturl": fIgnored,
 		},
 		required: []string{fSlug, fURL},
 		tagSep:   "|",
@@ -303,6 +305,10 @@ func (p *csvParser) record(row []string, line int) Record {
 		}
 		if p.spec.format == CSV {
 			cell = unquoteFormula(cell)
+		}
+		if p.cols[i] == fDomain {
+			rec.Domain = strings.TrimSpace(cell)
+			continue
 		}
 		if detail := p.cell(&rec.Link, p.cols[i], cell); detail != "" {
 			fe = append(fe, linkforge.FieldError{Field: p.Column(p.cols[i]), Detail: detail})

@@ -62,7 +62,7 @@ func Links(ctx context.Context, st ExportStore, tenantID int64, pageSize int) it
 // round trip never weakens it: password_hash is the stored argon2id hash
 // (never the password), which the import takes back as it is.
 var CSVHeader = []string{"slug", "url", "title", "tags", "created_at", "expires_at", "max_clicks", "clicks",
-	"fallback_url", "device_ios", "device_android", "device_desktop", "password_hash"}
+	"fallback_url", "device_ios", "device_android", "device_desktop", "password_hash", "domain"}
 
 // CSVWriter writes the CSV export, one link per Write. Tags are joined by
 // "|"; times are RFC 3339 in UTC; empty cells are absent values. A cell
@@ -73,6 +73,16 @@ type CSVWriter struct {
 	w      *csv.Writer
 	row    []string
 	header bool
+	// domain names the host of a link's domain; nil: the cell is empty.
+	domain func(*linkforge.Link) string
+}
+
+// NewCSVWriterWithDomains is NewCSVWriter whose domain column is what
+// domain names for each link.
+func NewCSVWriterWithDomains(w io.Writer, domain func(*linkforge.Link) string) *CSVWriter {
+	cw := NewCSVWriter(w)
+	cw.domain = domain
+	return cw
 }
 
 // NewCSVWriter returns a CSVWriter on w.
@@ -98,7 +108,10 @@ func (cw *CSVWriter) Write(l *linkforge.Link) error {
 	}
 	r[7] = strconv.FormatInt(l.Clicks, 10)
 	r[8], r[9], r[10], r[11] = l.FallbackURL, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop
-	r[12] = l.PasswordHash
+	r[12], r[13] = l.PasswordHash, ""
+	if cw.domain != nil {
+		r[13] = cw.domain(l)
+	}
 	for i := range r {
 		r[i] = quoteFormula(r[i])
 	}

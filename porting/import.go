@@ -23,6 +23,9 @@ type Store interface {
 	// SlugTenants returns the tenant of each of slugs that is in use;
 	// unused slugs are absent.
 	SlugTenants(ctx context.Context, slugs []string) (map[string]int64, error)
+	// DomainSlugs returns which of slugs are in use on the domain (a
+	// tenant's own, so always that tenant's).
+	DomainSlugs(ctx context.Context, domainID int64, slugs []string) (map[string]bool, error)
 }
 
 // Defaults of Options.
@@ -60,6 +63,10 @@ type Options struct {
 	// its write deadline on, so that a long import is not cut while it
 	// makes progress.
 	Progress func()
+	// Domain resolves the host of a line's domain column or member (""
+	// when it has none) to the tenant's domain id, as a create does; its
+	// error fails the line. nil: every link goes on the public host.
+	Domain func(host string) (int64, error)
 }
 
 // Result sums up an import. Every line of the file is in exactly one of
@@ -94,9 +101,37 @@ type importer struct {
 	opt   Options
 	res   Result
 	batch []pending
-	slugs map[string]bool // the slugs of batch
+	slugs map[linkKey]bool // the links of batch
 	// column is the file's name for a link field.
 	column func(string) string
+	// domains caches Options.Domain's answers by host.
+	domains map[string]domainAnswer
+}
+
+// linkKey is a link's identity: a slug is unique per domain.
+type linkKey struct {
+	domain int64
+	slug   string
+}
+
+func keyOf(l linkforge.Link) linkKey { return linkKey{l.DomainID, l.Slug} }
+
+type domainAnswer struct {
+	id  int64
+	err error
+}
+
+// domainOf resolves a line's domain host, once per host of the file.
+func (im *importer) domainOf(host string) (int64, error) {
+	if im.opt.Domain == nil {
+		return linkforge.PublicDomainID, nil
+	}
+	a, ok := im.domains[host]
+	if !ok {
+		a.id, a.err = im.opt.Domain(host)
+		im.domains[host] = a
+	}
+	return a.id, a.err
 }
 
 // Import reads a file of format f from r and writes its links to the
@@ -125,7 +160,8 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 	if opt.PasswordLimit == (password.Params{}) {
 		opt.PasswordLimit = password.DefaultParams
 	}
-	im := &importer{ctx: ctx, st: st, opt: opt, slugs: map[string]bool{}, column: p.Column}
+	im := &importer{ctx: ctx, st: st, opt: opt, slugs: map[linkKey]bool{}, column: p.Column,
+		domains: map[string]domainAnswer{}}
 	im.res.Errors = []LineError{}
 	last := 0
 	for {
@@ -157,6 +193,13 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 		}
 		if rec.Err != nil {
 			im.fail(rec.Line, rec.Err)
+			continue
+		}
+		if rec.Link.DomainID, err = im.domainOf(rec.Domain); err != nil {
+			if linkforge.ErrorCode(err) != linkforge.EInvalid {
+				return im.res, fmt.Errorf("import: domain %q: %w", rec.Domain, err)
+			}
+			im.fail(rec.Line, linkforge.InvalidField(p.Column(fDomain), linkforge.ErrorMessage(err)))
 			continue
 		}
 		if err := im.add(rec); err != nil {
@@ -207,8 +250,8 @@ func (im *importer) add(rec Record) error {
 		p.generated = true
 		p.link.Slug = linkforge.NewSlug()
 	}
-	p.dup = im.slugs[p.link.Slug]
-	im.slugs[p.link.Slug] = true
+	p.dup = im.slugs[keyOf(p.link)]
+	im.slugs[keyOf(p.link)] = true
 	im.batch = append(im.batch, p)
 	if len(im.batch) >= im.opt.BatchSize {
 		return im.flush()
@@ -231,15 +274,9 @@ func (im *importer) flush() error {
 			im.opt.Progress()
 		}
 	}()
-	slugs := make([]string, 0, len(batch))
-	for _, p := range batch {
-		if !p.dup {
-			slugs = append(slugs, p.link.Slug)
-		}
-	}
-	owners, err := im.st.SlugTenants(im.ctx, slugs)
+	owners, err := im.takenSlugs(batch)
 	if err != nil {
-		return fmt.Errorf("import: look up slugs: %w", err)
+		return err
 	}
 	// outcome per record: 0 to insert, else skipped or failed already.
 	insert := make([]linkforge.Link, 0, len(batch))
@@ -251,11 +288,11 @@ func (im *importer) flush() error {
 	)
 	verdicts := make([]verdict, len(batch))
 	for i, p := range batch {
-		switch owner, taken := owners[p.link.Slug]; {
+		switch owner, taken := owners[keyOf(p.link)]; {
 		case p.dup:
 			// An earlier line of the batch creates it (or found it the
 			// tenant's, or another tenant's: the same verdict).
-			verdicts[i] = verdicts[firstWith(batch[:i], p.link.Slug)]
+			verdicts[i] = verdicts[firstWith(batch[:i], keyOf(p.link))]
 			if verdicts[i] == toInsert {
 				verdicts[i] = skip
 			}
@@ -295,9 +332,41 @@ func (im *importer) flush() error {
 	return nil
 }
 
-func firstWith(batch []pending, slug string) int {
+// takenSlugs returns the owner of each link of batch whose slug is in use
+// on its domain: one query for the public host, one per other domain.
+func (im *importer) takenSlugs(batch []pending) (map[linkKey]int64, error) {
+	byDomain := map[int64][]string{}
+	for _, p := range batch {
+		if !p.dup {
+			byDomain[p.link.DomainID] = append(byDomain[p.link.DomainID], p.link.Slug)
+		}
+	}
+	owners := map[linkKey]int64{}
+	for domain, slugs := range byDomain {
+		if domain == linkforge.PublicDomainID {
+			taken, err := im.st.SlugTenants(im.ctx, slugs)
+			if err != nil {
+				return nil, fmt.Errorf("import: look up slugs: %w", err)
+			}
+			for s, t := range taken {
+				owners[linkKey{domain, s}] = t
+			}
+			continue
+		}
+		taken, err := im.st.DomainSlugs(im.ctx, domain, slugs)
+		if err != nil {
+			return nil, fmt.Errorf("import: look up slugs: %w", err)
+		}
+		for s := range taken {
+			owners[linkKey{domain, s}] = im.opt.TenantID // the tenant's own domain
+		}
+	}
+	return owners, nil
+}
+
+func firstWith(batch []pending, k linkKey) int {
 	for i, p := range batch {
-		if p.link.Slug == slug {
+		if keyOf(p.link) == k {
 			return i
 		}
 	}
@@ -323,11 +392,11 @@ func (im *importer) oneByOne(batch []pending) error {
 			im.res.Created++
 			created = append(created, l)
 		case linkforge.EConflict:
-			owners, lerr := im.st.SlugTenants(im.ctx, []string{l.Slug})
+			owners, lerr := im.takenSlugs([]pending{{link: l}})
 			if lerr != nil {
-				return fmt.Errorf("import: look up slug: %w", lerr)
+				return lerr
 			}
-			if owner, ok := owners[l.Slug]; ok && owner == im.opt.TenantID && !p.generated {
+			if owner, ok := owners[keyOf(l)]; ok && owner == im.opt.TenantID && !p.generated {
 				im.res.Skipped++
 			} else {
 				im.fail(p.line, slugTaken(l.Slug, im.column(fSlug)))

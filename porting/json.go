@@ -73,7 +73,7 @@ func (p *jsonParser) Next() (Record, error) {
 	}
 	p.index++
 	rec := Record{Line: p.index}
-	rec.Link, rec.Err = decodeLink(raw)
+	rec.Link, rec.Domain, rec.Err = decodeLink(raw)
 	return rec, nil
 }
 
@@ -90,23 +90,23 @@ func (p *jsonParser) streamError(err error) error {
 // match exactly and at most once. Members the import cannot set (id,
 // short_url, updated_at's companions) and unknown ones are ignored, so that
 // the export of a later version still imports.
-func decodeLink(raw json.RawMessage) (linkforge.Link, error) {
+func decodeLink(raw json.RawMessage) (linkforge.Link, string, error) {
 	e := &element{l: linkforge.Link{Tags: []string{}}}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
-		return e.l, linkforge.InvalidField("element", "must be a link object")
+		return e.l, "", linkforge.InvalidField("element", "must be a link object")
 	}
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return e.l, linkforge.InvalidField("element", "is not valid JSON")
+			return e.l, "", linkforge.InvalidField("element", "is not valid JSON")
 		}
 		name, _ := tok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return e.l, linkforge.InvalidField("element", "is not valid JSON")
+			return e.l, "", linkforge.InvalidField("element", "is not valid JSON")
 		}
 		if seen[name] {
 			field := truncate(name, 64)
@@ -122,9 +122,10 @@ func decodeLink(raw json.RawMessage) (linkforge.Link, error) {
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return e.l, linkforge.InvalidField("element", "is not valid JSON")
+		return e.l, "", linkforge.InvalidField("element", "is not valid JSON")
 	}
-	return e.finish()
+	l, err := e.finish()
+	return l, e.domain, err
 }
 
 // element is a link object being decoded.
@@ -133,6 +134,7 @@ type element struct {
 	fe                   []linkforge.FieldError
 	updatedAt, expiredAt *time.Time
 	protected            bool
+	domain               string // the host of the domain member
 }
 
 func (e *element) add(field, detail string) {
@@ -224,6 +226,8 @@ func (e *element) member(name string, v json.RawMessage) {
 	case "password_hash":
 		// Checked by Import, against the server's cost limit.
 		str(&l.PasswordHash)
+	case "domain":
+		str(&e.domain)
 	case "password":
 		e.add(name, plaintextRefused)
 	default:

@@ -69,6 +69,9 @@ type Record struct {
 	// empty Slug means the file gave none: Import generates one.
 	// ImportedClicks holds the file's click count.
 	Link linkforge.Link
+	// Domain is the host of the link's domain as the file wrote it (a
+	// domain column or member); "": none given.
+	Domain string
 	// Err, when not nil, says why the line cannot be imported: an
 	// EInvalid *linkforge.Error naming the file's own column or member.
 	// Nothing of such a line is written.

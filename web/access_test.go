@@ -44,6 +44,9 @@ var wantRole = map[string]linkforge.Role{
 	"loginForm": "", "loginFormHead": "", "login": "", "logout": "",
 	"inviteForm": "", "inviteFormHead": "", "inviteSetPassword": "",
 	"resetForm": "", "resetFormHead": "", "resetSetPassword": "",
+	"domainVerificationAnswer": "", "domainVerificationAnswerHead": "",
+	"listDomains": "viewer", "getDomain": "viewer",
+	"createDomain": "owner", "updateDomain": "owner", "deleteDomain": "owner", "verifyDomain": "owner",
 }
 
 // operation is one operation of the served OpenAPI document.

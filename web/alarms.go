@@ -34,7 +34,7 @@ func (s *Server) rescheduleAlarm(due *time.Time) {
 // redirect path refuses an expired link from its cached copy anyway; this
 // keeps the copy's expired_at, and any later change, current.
 func (s *Server) OnLinkExpired(_ context.Context, l linkforge.Link) error {
-	s.Invalidate(l.Slug)
+	s.InvalidateLink(l.DomainID, l.Slug)
 	return nil
 }
 

@@ -145,10 +145,8 @@ func (s *Server) linkBreakdown(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	tenant := tenantID(c)
 	// Another tenant's slug is ENotFound here, before any count is read.
-	l, err := s.store.TenantLink(ctx, tenant, c.Param("slug"))
+	l, err := s.addressedLink(c)
 	if err != nil {
 		return fmt.Errorf("link breakdown: %w", err)
 	}

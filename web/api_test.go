@@ -39,7 +39,7 @@ func TestLinkLifecycle(t *testing.T) {
 		if err := json.Unmarshal(r.body, &raw); err != nil {
 			t.Fatal(err)
 		}
-		wantKeys := []string{"id", "short_url", "slug", "url", "expires_at", "max_clicks", "fallback_url",
+		wantKeys := []string{"id", "short_url", "slug", "domain", "url", "expires_at", "max_clicks", "fallback_url",
 			"tags", "created_at", "updated_at", "expired_at", "clicks",
 			"title", "password_protected", "device_urls", "imported_clicks",
 			"redirect_status", "forward_query", "rules", "variants", "og"}

@@ -54,6 +54,12 @@ func (s *Server) createLinks(c echo.Context) error {
 			continue
 		}
 		nl.link.TenantID = tenant
+		t, err := s.domains.Resolve(c.Request().Context(), tenant, "domain", nl.domain, true)
+		if err != nil {
+			results[i] = s.bulkError(c, err)
+			continue
+		}
+		nl.link.DomainID = t.ID
 		batch = append(batch, links.NewLink{Link: nl.link, Password: nl.password})
 		at = append(at, i)
 	}

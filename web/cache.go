@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,10 +57,30 @@ type PeerHealth interface {
 	Healthy() bool
 }
 
-// linkReader is what the cache reads of the store: a link by its slug,
-// whatever its tenant.
+// linkReader is what the cache reads of the store: a link by its domain
+// and slug, whatever its tenant.
 type linkReader interface {
 	LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error)
+	LinkOnDomain(ctx context.Context, domainID int64, slug string) (linkforge.Link, error)
+}
+
+// cacheKey is what the cache is keyed by: a link's domain id
+// (linkforge.PublicDomainID for the public host) and its slug. A struct of
+// an integer and a string: building one from a request's host table entry
+// and slug allocates nothing.
+type cacheKey struct {
+	domain int64
+	slug   string
+}
+
+// flightKey is k's singleflight key: the slug alone on the public host, so
+// that a public miss allocates no more than it did; a miss on a domain
+// builds one string.
+func flightKey(k cacheKey) string {
+	if k.domain == linkforge.PublicDomainID {
+		return k.slug
+	}
+	return strconv.FormatInt(k.domain, 10) + "/" + k.slug
 }
 
 // Sharding of the link cache. Every shard is an LRU of its own behind its
@@ -115,8 +136,8 @@ type cacheShard struct {
 	// put the old link back for a whole TTL. Hits take it for reading.
 	mu    sync.RWMutex
 	epoch uint64 // incremented by every invalidation in the shard
-	pos   *simplelru.LRU[string, *cachedLink]
-	neg   *simplelru.LRU[string, time.Time] // slug -> when the entry stops counting
+	pos   *simplelru.LRU[cacheKey, *cachedLink]
+	neg   *simplelru.LRU[cacheKey, time.Time] // key -> when the entry stops counting
 	// Keeps two shards' locks off one cache line.
 	_ [64]byte
 }
@@ -146,8 +167,6 @@ type cachedLink struct {
 	// routes is the link's compiled routing (package rules), nil for a
 	// link without routing fields: then the plain path above applies.
 	routes *rules.Routes
-	// protected: following the link asks for its password (password.go).
-	protected bool
 	// loaded and until (unix nanoseconds): when the entry was read from
 	// the store, and when it stops being fresh.
 	loaded, until int64
@@ -175,54 +194,61 @@ func newLinkCache(store linkReader, now func() time.Time, size int, reg promethe
 		shards: make([]cacheShard, n), shardSize: (size + n - 1) / n, lookups: lookups}
 	for i := range c.shards {
 		sh := &c.shards[i]
-		if sh.pos, err = simplelru.NewLRU[string, *cachedLink](c.shardSize, nil); err != nil {
+		if sh.pos, err = simplelru.NewLRU[cacheKey, *cachedLink](c.shardSize, nil); err != nil {
 			return nil, fmt.Errorf("web: link cache: %w", err)
 		}
-		if sh.neg, err = simplelru.NewLRU[string, time.Time](max(1, (size/10+n-1)/n), nil); err != nil {
+		if sh.neg, err = simplelru.NewLRU[cacheKey, time.Time](max(1, (size/10+n-1)/n), nil); err != nil {
 			return nil, fmt.Errorf("web: negative link cache: %w", err)
 		}
 	}
 	return c, nil
 }
 
-// shard returns slug's shard and its index.
-func (c *linkCache) shard(slug string) (*cacheShard, int) {
-	i := int(maphash.String(c.seed, slug) & uint64(len(c.shards)-1)) //nolint:gosec // G115: len(c.shards) is a power of two >= 1, and the masked value is below it
+// shard returns k's shard and its index. The domain id is mixed into the
+// slug's hash, so that one slug on many domains spreads over the shards.
+func (c *linkCache) shard(k cacheKey) (*cacheShard, int) {
+	h := maphash.String(c.seed, k.slug) ^ (uint64(k.domain) * 0x9e3779b97f4a7c15) //nolint:gosec // G115: a domain id is positive; only its bits are mixed
+	i := int(h & uint64(len(c.shards)-1))                                         //nolint:gosec // G115: len(c.shards) is a power of two >= 1, and the masked value is below it
 	return &c.shards[i], i
 }
 
-// get returns the link of slug, or nil if no link has it. now is the
-// request's time, already read by the caller.
+// get is getOn for slug on the public host.
 func (c *linkCache) get(ctx context.Context, slug string, now time.Time) (*cachedLink, error) {
-	sh, i := c.shard(slug)
+	return c.getOn(ctx, cacheKey{linkforge.PublicDomainID, slug}, now)
+}
+
+// getOn returns the link of k, or nil if no link has it. now is the
+// request's time, already read by the caller.
+func (c *linkCache) getOn(ctx context.Context, k cacheKey, now time.Time) (*cachedLink, error) {
+	sh, i := c.shard(k)
 	sh.mu.RLock()
-	e, ok := sh.pos.Peek(slug)
+	e, ok := sh.pos.Peek(k)
 	var until time.Time
 	var neg bool
 	if !ok {
-		until, neg = sh.neg.Peek(slug)
+		until, neg = sh.neg.Peek(k)
 	}
 	sh.mu.RUnlock()
 	if ok {
-		c.promote(sh, slug, e, now)
+		c.promote(sh, k, e, now)
 		if c.fresh(e, now) {
 			c.lookups.add(i, lookupHit)
 			return e, nil
 		}
-		return c.revalidate(ctx, slug, e, now)
+		return c.revalidate(ctx, k, e, now)
 	}
 	if neg && now.Before(until) {
 		c.lookups.add(i, lookupNegative)
 		return nil, nil
 	}
 	c.lookups.add(i, lookupMiss)
-	return c.load(ctx, slug)
+	return c.load(ctx, k)
 }
 
 // promote moves e to the front of its shard's LRU if it has not been moved
 // there for promoteEvery: once per second per entry at most, whatever its
 // click rate. One request wins the right to do it; the others go on.
-func (c *linkCache) promote(sh *cacheShard, slug string, e *cachedLink, now time.Time) {
+func (c *linkCache) promote(sh *cacheShard, k cacheKey, e *cachedLink, now time.Time) {
 	last := e.promoted.Load()
 	t := now.UnixNano()
 	if t-last < int64(promoteEvery) || !e.promoted.CompareAndSwap(last, t) {
@@ -232,8 +258,8 @@ func (c *linkCache) promote(sh *cacheShard, slug string, e *cachedLink, now time
 	// Only the entry that was read: an invalidation may have removed it
 	// meanwhile, and a fill replaced it with a newer one (itself at the
 	// front already).
-	if cur, ok := sh.pos.Peek(slug); ok && cur == e {
-		sh.pos.Get(slug)
+	if cur, ok := sh.pos.Peek(k); ok && cur == e {
+		sh.pos.Get(k)
 	}
 	sh.mu.Unlock()
 }
@@ -259,25 +285,25 @@ func (c *linkCache) fresh(e *cachedLink, now time.Time) bool {
 // has failed, requests no longer wait for one: they get e at once, and one
 // of them per staleRetry starts a refresh in the background. An entry that
 // an invalidation removed meanwhile is never served.
-func (c *linkCache) revalidate(ctx context.Context, slug string, e *cachedLink, now time.Time) (*cachedLink, error) {
-	sh, i := c.shard(slug)
+func (c *linkCache) revalidate(ctx context.Context, k cacheKey, e *cachedLink, now time.Time) (*cachedLink, error) {
+	sh, i := c.shard(k)
 	if retry := e.retryAt.Load(); retry != 0 {
 		if now.UnixNano() >= retry && e.retryAt.CompareAndSwap(retry, now.Add(staleRetry).UnixNano()) {
 			// The result lands in the cache; nobody waits for it. The
 			// channel is buffered, so the goroutine never blocks on it.
-			c.group.DoChan(slug, func() (any, error) { return c.fill(ctx, slug) })
+			c.group.DoChan(flightKey(k), func() (any, error) { return c.fill(ctx, k) })
 		}
 		c.lookups.add(i, lookupStale)
 		return e, nil
 	}
 	c.lookups.add(i, lookupMiss)
-	fresh, err := c.load(ctx, slug)
+	fresh, err := c.load(ctx, k)
 	if err == nil {
 		return fresh, nil
 	}
 	e.retryAt.CompareAndSwap(0, now.Add(staleRetry).UnixNano())
 	sh.mu.RLock()
-	cur, ok := sh.pos.Peek(slug)
+	cur, ok := sh.pos.Peek(k)
 	sh.mu.RUnlock()
 	if !ok || cur != e {
 		return nil, err // invalidated (or replaced) meanwhile
@@ -286,25 +312,34 @@ func (c *linkCache) revalidate(ctx context.Context, slug string, e *cachedLink, 
 	return e, nil
 }
 
-func (c *linkCache) load(ctx context.Context, slug string) (*cachedLink, error) {
-	v, err, _ := c.group.Do(slug, func() (any, error) { return c.fill(ctx, slug) })
+func (c *linkCache) load(ctx context.Context, k cacheKey) (*cachedLink, error) {
+	v, err, _ := c.group.Do(flightKey(k), func() (any, error) { return c.fill(ctx, k) })
 	if err != nil {
 		return nil, err
 	}
 	return v.(*cachedLink), nil
 }
 
-// fill reads slug from the store and caches the result, unless an
+// fill reads k from the store and caches the result, unless an
 // invalidation came meanwhile. It runs under the singleflight group.
-func (c *linkCache) fill(ctx context.Context, slug string) (any, error) {
-	sh, _ := c.shard(slug)
+func (c *linkCache) fill(ctx context.Context, k cacheKey) (any, error) {
+	slug := k.slug
+	sh, _ := c.shard(k)
 	sh.mu.RLock()
 	epoch := sh.epoch
 	sh.mu.RUnlock()
 
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 	defer cancel()
-	l, err := c.store.LinkBySlug(lctx, slug)
+	var (
+		l   linkforge.Link
+		err error
+	)
+	if k.domain == linkforge.PublicDomainID {
+		l, err = c.store.LinkBySlug(lctx, slug)
+	} else {
+		l, err = c.store.LinkOnDomain(lctx, k.domain, slug)
+	}
 	if err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
 		return nil, fmt.Errorf("load link %q: %w", slug, err)
 	}
@@ -314,17 +349,17 @@ func (c *linkCache) fill(ctx context.Context, slug string) (any, error) {
 	defer sh.mu.Unlock()
 	if err != nil { // not found
 		if sh.epoch == epoch {
-			sh.pos.Remove(slug) // an expired entry being refreshed
+			sh.pos.Remove(k) // an expired entry being refreshed
 			// A copy: slug may point into the request's memory.
-			sh.neg.Add(strings.Clone(slug), now.Add(negativeTTL))
+			sh.neg.Add(cacheKey{k.domain, strings.Clone(slug)}, now.Add(negativeTTL))
 		}
 		return (*cachedLink)(nil), nil
 	}
 	e := newCachedLink(slug, l, now, now.Add(positiveTTL))
 	e.promoted.Store(now.UnixNano())
 	if sh.epoch == epoch {
-		sh.pos.Add(e.key, e)
-		sh.neg.Remove(slug)
+		sh.pos.Add(e.cacheKey(), e)
+		sh.neg.Remove(k)
 	}
 	return e, nil
 }
@@ -398,7 +433,6 @@ func (e *cachedLink) init(key string, l *linkforge.Link, location, fallback, all
 		all = all[size:]
 		return s
 	}
-	e.protected = l.PasswordHash != ""
 	e.key = next(len(key))
 	e.loc[0] = next(len(location))
 	e.location = e.loc[:]
@@ -406,11 +440,20 @@ func (e *cachedLink) init(key string, l *linkforge.Link, location, fallback, all
 		e.fallback = []string{next(len(fallback))}
 	}
 	e.link = linkforge.Link{ID: l.ID, TenantID: l.TenantID, Slug: e.key, ExpiresAt: l.ExpiresAt,
-		MaxClicks: l.MaxClicks, PasswordHash: next(len(l.PasswordHash))}
+		MaxClicks: l.MaxClicks, PasswordHash: next(len(l.PasswordHash)), DomainID: l.DomainID}
 	if l.Slug != key {
 		e.link.Slug = next(len(l.Slug))
 	}
 }
+
+// cacheKey is the key e is cached under: its link's domain, and the slug
+// it was looked up by.
+func (e *cachedLink) cacheKey() cacheKey { return cacheKey{e.link.DomainID, e.key} }
+
+// protected reports whether following the link asks for its password
+// (password.go). A method, not a field: the entry stays in its size class
+// (384 bytes, ADR 007 "Memory") with the link's DomainID.
+func (e *cachedLink) protected() bool { return e.link.PasswordHash != "" }
 
 // fallbackOf returns e's fallback Location value, "" without one.
 func (e *cachedLink) fallbackOf() string {
@@ -505,19 +548,24 @@ func (e *cachedLink) agentTarget(agent classify.Agent) []string {
 	return e.location
 }
 
-// invalidate drops slug from both caches and makes fills that are in flight
-// discard their result.
+// invalidate is invalidateOn for slug on the public host.
 func (c *linkCache) invalidate(slug string) {
-	sh, _ := c.shard(slug)
+	c.invalidateOn(cacheKey{linkforge.PublicDomainID, slug})
+}
+
+// invalidateOn drops k from both caches and makes fills that are in
+// flight discard their result.
+func (c *linkCache) invalidateOn(k cacheKey) {
+	sh, _ := c.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.epoch++
-	sh.pos.Remove(slug)
-	sh.neg.Remove(slug)
+	sh.pos.Remove(k)
+	sh.neg.Remove(k)
 	// Requests arriving from now on start a fresh lookup instead of joining
 	// one that may have read the old row. Under the shard's lock, so that
 	// no fill of this shard can start between the epoch and the Forget.
-	c.group.Forget(slug)
+	c.group.Forget(flightKey(k))
 }
 
 // purge drops every entry and makes every fill in flight discard its
@@ -566,7 +614,7 @@ func (c *linkCache) compact(idleBefore time.Time) (kept, dropped int) {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
-		fresh, err := simplelru.NewLRU[string, *cachedLink](c.shardSize, nil)
+		fresh, err := simplelru.NewLRU[cacheKey, *cachedLink](c.shardSize, nil)
 		if err != nil { // only for a size below 1, refused by newLinkCache
 			sh.mu.Unlock()
 			panic(err)
@@ -579,7 +627,7 @@ func (c *linkCache) compact(idleBefore time.Time) (kept, dropped int) {
 			}
 		}
 		for _, e := range compactEntries(keep) {
-			fresh.Add(e.key, e)
+			fresh.Add(e.cacheKey(), e)
 		}
 		kept += len(keep)
 		dropped += len(all) - len(keep)

@@ -213,7 +213,7 @@ func TestCachePromotesOncePerSecond(t *testing.T) {
 	get("pd") // a miss fills pd and evicts the oldest, pb
 	sh := &c.shards[0]
 	for slug, want := range map[string]bool{"pa": true, "pb": false, "pc": true, "pd": true} {
-		if got := sh.pos.Contains(slug); got != want {
+		if got := sh.pos.Contains(cacheKey{slug: slug}); got != want {
 			t.Errorf("%s cached = %v, want %v", slug, got, want)
 		}
 	}

@@ -48,9 +48,9 @@ func TestCacheEntryHoldsOnlyItsOwnMemory(t *testing.T) {
 	want := linkforge.Link{ID: created.ID, TenantID: tenant.ID, Slug: "full", ExpiresAt: &exp,
 		MaxClicks: &maxClicks, PasswordHash: in.PasswordHash}
 	checkEntry(t, e, want, "https://example.com/target", "https://example.com/fallback", "https://example.com/ios")
-	sh, _ := c.shard(slug)
+	sh, _ := c.shard(cacheKey{slug: slug})
 	keys := sh.pos.Keys()
-	if len(keys) != 1 || unsafe.StringData(keys[0]) != unsafe.StringData(e.key) || unsafe.StringData(e.key) == unsafe.StringData(slug) {
+	if len(keys) != 1 || unsafe.StringData(keys[0].slug) != unsafe.StringData(e.key) || unsafe.StringData(e.key) == unsafe.StringData(slug) {
 		t.Error("the LRU's key is not the entry's copy of the slug: it keeps the request's memory")
 	}
 	// Every string of the entry lies in one allocation.
@@ -78,8 +78,8 @@ func checkEntry(t *testing.T, e *cachedLink, want linkforge.Link, location, fall
 	if l.URL != "" || l.Title != "" || l.Tags != nil || !l.CreatedAt.IsZero() {
 		t.Errorf("cached link keeps fields the redirect does not read: %+v", l)
 	}
-	if e.protected != (want.PasswordHash != "") {
-		t.Errorf("protected = %v", e.protected)
+	if e.protected() != (want.PasswordHash != "") {
+		t.Errorf("protected = %v", e.protected())
 	}
 	if len(e.location) != 1 || e.location[0] != location {
 		t.Errorf("location %q, want %q", e.location, location)
@@ -151,8 +151,8 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 	if _, err := c.get(ctx, "plain", clock.Add(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	order := func() [][]string {
-		var o [][]string
+	order := func() [][]cacheKey {
+		var o [][]cacheKey
 		for i := range c.shards {
 			o = append(o, c.shards[i].pos.Keys())
 		}
@@ -167,8 +167,8 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 		t.Errorf("LRU order after compact %v, want %v", after, before)
 	}
 	for _, l := range links {
-		sh, _ := c.shard(l.Slug)
-		e, ok := sh.pos.Peek(l.Slug)
+		sh, _ := c.shard(cacheKey{slug: l.Slug})
+		e, ok := sh.pos.Peek(cacheKey{slug: l.Slug})
 		if !ok {
 			t.Fatalf("%s not cached after compact", l.Slug)
 		}
@@ -214,8 +214,8 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 	cutoff := now.Add(20 * time.Second)
 	kept, dropped := c.compact(cutoff)
 	for i, l := range links {
-		sh, _ := c.shard(l.Slug)
-		_, ok := sh.pos.Peek(l.Slug)
+		sh, _ := c.shard(cacheKey{slug: l.Slug})
+		_, ok := sh.pos.Peek(cacheKey{slug: l.Slug})
 		want := l.Slug == "plain" || l.Slug == "limits" || i >= 20
 		if ok != want {
 			t.Errorf("%s (looked up at +%ds) kept %v after compact(+20s), want %v", l.Slug, i, ok, want)

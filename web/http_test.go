@@ -190,7 +190,7 @@ func TestUnknownQueryParameters(t *testing.T) {
 	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "qp", URL: "https://example.com/qp"})
 	for _, tt := range []struct{ method, path, field string }{
 		{http.MethodGet, "/api/v1/links?tags=launch", "tags"},
-		{http.MethodGet, "/api/v1/links?limit=5&q=sale&domain=x", "domain"},
+		{http.MethodGet, "/api/v1/links?limit=5&q=sale&region=x", "region"},
 		{http.MethodGet, "/api/v1/tags?sort=tag", "sort"},
 		{http.MethodPost, "/api/v1/bulk/links?atomic=1", "atomic"},
 		{http.MethodGet, "/api/v1/links?Limit=5", "Limit"},

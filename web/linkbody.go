@@ -107,13 +107,16 @@ func (fe *fieldErrors) deviceURLs(m member, selfHosts []string, validate bool) (
 	return d, ok
 }
 
-const createFields = "slug, url, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
+const createFields = "slug, url, domain, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
 
 // newLink is a decoded POST /api/v1/links body: the link, and the plain
 // password (empty: none) that the handler hashes into it.
 type newLink struct {
 	link     linkforge.Link
 	password string
+	// domain is the host the body names ("": the tenant's default); the
+	// handler resolves it to the link's DomainID.
+	domain string
 }
 
 // decodeCreateLink reads and validates the body of POST /api/v1/links. The
@@ -126,7 +129,7 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 	if err != nil {
 		return newLink{}, err
 	}
-	var pw string
+	var pw, host string
 	l := linkforge.Link{Tags: []string{}}
 	var (
 		fe     fieldErrors
@@ -177,6 +180,10 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 			pw, _ = fe.password(m)
 		case "device_urls":
 			l.DeviceURLs, _ = fe.deviceURLs(m, selfHosts, true)
+		case "domain":
+			if fe.str(m, &host) && host == "" {
+				fe.add("domain", "must be a host name; leave it out for the tenant's default domain")
+			}
 		default:
 			if !fe.routing(m, &l) {
 				fe.add(fieldName(m.name), "unknown field; accepted fields are "+createFields)
@@ -190,12 +197,12 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return newLink{}, err
 	}
-	return newLink{link: l, password: pw}, nil
+	return newLink{link: l, password: pw, domain: host}, nil
 }
 
 func isCreateField(name string) bool {
 	switch name {
-	case "slug", "url", "expires_at", "max_clicks", "fallback_url", "tags", "title", "password", "device_urls":
+	case "slug", "url", "domain", "expires_at", "max_clicks", "fallback_url", "tags", "title", "password", "device_urls":
 		return true
 	}
 	return rules.IsField(name)
@@ -290,7 +297,7 @@ func decodePatchLink(r io.Reader) (linkPatch, error) {
 				// Checked with the merged link, like url.
 				p.devices, p.setDevices = fe.deviceURLs(m, nil, false)
 			}
-		case "slug", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks",
+		case "slug", "domain", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks",
 			"password_protected", "imported_clicks":
 			fe.add(m.name, "cannot be changed; fields that can are "+patchFields)
 		default:

@@ -44,7 +44,7 @@ type deletedLinkJSON struct {
 func (s *Server) publishLink(op linkforge.LinkOp, l linkforge.Link) {
 	s.showLink(op, l)
 	if s.announcer != nil {
-		s.announcer.PublishLink(linkforge.LinkEvent{Op: op, TenantID: l.TenantID, LinkID: l.ID, Slug: l.Slug})
+		s.announcer.PublishLink(linkforge.LinkEvent{Op: op, TenantID: l.TenantID, LinkID: l.ID, Slug: l.Slug, DomainID: l.DomainID})
 	}
 }
 
@@ -71,7 +71,7 @@ func (s *Server) showLink(op linkforge.LinkOp, l linkforge.Link) {
 // (timestamps), so the link is read back for this node's viewers, if any,
 // and announced to the other nodes without its id (LinkEvent.LinkID 0).
 func (s *Server) publishImported(ctx context.Context, l linkforge.Link) {
-	e := linkforge.LinkEvent{Op: linkforge.LinkCreated, TenantID: l.TenantID, Slug: l.Slug}
+	e := linkforge.LinkEvent{Op: linkforge.LinkCreated, TenantID: l.TenantID, Slug: l.Slug, DomainID: l.DomainID}
 	if s.announcer != nil {
 		s.announcer.PublishLink(e)
 	}
@@ -99,7 +99,7 @@ func (s *Server) ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error 
 		s.showLink(e.Op, linkforge.Link{ID: e.LinkID, TenantID: e.TenantID, Slug: e.Slug})
 		return nil
 	}
-	l, err := s.store.TenantLink(ctx, e.TenantID, e.Slug)
+	l, err := s.store.TenantLinkOn(ctx, e.TenantID, e.DomainID, e.Slug)
 	switch {
 	case linkforge.ErrorCode(err) == linkforge.ENotFound:
 		return nil

@@ -14,7 +14,7 @@ import (
 // too).
 type linkJSON = links.JSON
 
-func (s *Server) linkJSON(l linkforge.Link) linkJSON { return links.Render(l, s.shortBase) }
+func (s *Server) linkJSON(l linkforge.Link) linkJSON { return links.RenderAt(l, s.linkBase(l)) }
 
 func (s *Server) createLink(c echo.Context) error {
 	nl, err := decodeCreateLink(c.Request().Body, s.selfHosts)
@@ -22,11 +22,16 @@ func (s *Server) createLink(c echo.Context) error {
 		return err
 	}
 	nl.link.TenantID = tenantID(c)
+	t, err := s.domains.Resolve(c.Request().Context(), nl.link.TenantID, "domain", nl.domain, true)
+	if err != nil {
+		return err
+	}
+	nl.link.DomainID = t.ID
 	created, err := s.links.Create(c.Request().Context(), links.NewLink{Link: nl.link, Password: nl.password})
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set(echo.HeaderLocation, pathLinks+"/"+created.Slug)
+	c.Response().Header().Set(echo.HeaderLocation, s.linkLocation(created))
 	return c.JSON(http.StatusCreated, s.linkJSON(created))
 }
 
@@ -45,6 +50,13 @@ func (s *Server) listLinks(c echo.Context) error {
 	}
 	q.TenantID = tenantID(c)
 	q.Now = s.now()
+	if c.QueryParams().Has("domain") {
+		t, err := s.linkDomain(c)
+		if err != nil {
+			return err
+		}
+		q.Domain = &t.ID
+	}
 	page, err := s.store.QueryLinks(c.Request().Context(), q)
 	if err != nil {
 		return fmt.Errorf("list links: %w", err)
@@ -57,7 +69,7 @@ func (s *Server) listLinks(c echo.Context) error {
 }
 
 func (s *Server) getLink(c echo.Context) error {
-	l, err := s.store.TenantLink(c.Request().Context(), tenantID(c), c.Param("slug"))
+	l, err := s.addressedLink(c)
 	if err != nil {
 		return fmt.Errorf("get link: %w", err)
 	}
@@ -69,7 +81,11 @@ func (s *Server) patchLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.links.Update(c.Request().Context(), tenantID(c), c.Param("slug"),
+	t, err := s.linkDomain(c)
+	if err != nil {
+		return err
+	}
+	l, err := s.links.UpdateOn(c.Request().Context(), tenantID(c), t.ID, c.Param("slug"),
 		links.Patch{Apply: p.apply, SetPassword: p.setPassword, Password: p.password})
 	if err != nil {
 		return err
@@ -78,7 +94,11 @@ func (s *Server) patchLink(c echo.Context) error {
 }
 
 func (s *Server) deleteLink(c echo.Context) error {
-	if _, err := s.links.Delete(c.Request().Context(), tenantID(c), c.Param("slug")); err != nil {
+	t, err := s.linkDomain(c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.links.DeleteOn(c.Request().Context(), tenantID(c), t.ID, c.Param("slug")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

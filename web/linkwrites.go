@@ -20,6 +20,28 @@ func (e linkEffects) HashPassword(ctx context.Context, pw string) (string, error
 
 func (e linkEffects) Invalidate(slug string) { e.s.Invalidate(slug) }
 
+func (e linkEffects) InvalidateLink(domainID int64, slug string) { e.s.InvalidateLink(domainID, slug) }
+
+// peerEffects tells the other nodes of link writes: through Config.Peers,
+// with the domain's host for a link on a domain when the bus carries it
+// (DomainPeers).
+type peerEffects struct{ s *Server }
+
+func (p peerEffects) PublishInvalidate(slug string) { p.s.peers.PublishInvalidate(slug) }
+
+func (p peerEffects) PublishInvalidateLink(domainID int64, slug string) {
+	dp, ok := p.s.peers.(DomainPeers)
+	if !ok {
+		p.s.peers.PublishInvalidate(slug)
+		return
+	}
+	host, ok := p.s.hostNames.lookup(context.Background(), domainID)
+	if !ok {
+		return // the domain is gone, and its links with it
+	}
+	dp.PublishInvalidateOn(host, slug)
+}
+
 func (e linkEffects) PublishLink(op linkforge.LinkOp, l linkforge.Link) { e.s.publishLink(op, l) }
 
 func (e linkEffects) PublishImported(ctx context.Context, l linkforge.Link) {
@@ -31,10 +53,10 @@ func (e linkEffects) PublishImported(ctx context.Context, l linkforge.Link) {
 func (s *Server) newLinkService(cfg Config) (*links.Service, error) {
 	fx := linkEffects{s}
 	c := links.Config{Store: cfg.Store, Hasher: fx, Cache: fx, Publisher: fx, SelfHosts: s.selfHosts,
-		ShortBase: s.shortBase}
+		ShortBase: s.shortBase, BaseOf: s.linkBase, Domain: s.importDomain}
 	// A nil interface of web's stays a nil one of links': nobody to tell.
 	if cfg.Peers != nil {
-		c.Peers = cfg.Peers
+		c.Peers = peerEffects{s}
 	}
 	if cfg.Alarms != nil {
 		c.Alarms = cfg.Alarms

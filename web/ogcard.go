@@ -70,7 +70,7 @@ func (s *Server) ogPreview(c echo.Context, e *cachedLink) (bool, error) {
 	card := ogCard{OG: og, ShortURL: s.shortBase + "/" + l.Slug}
 	// A password or a click limit is paid for before the target is seen:
 	// the card does not show it.
-	if !e.protected && l.MaxClicks == nil {
+	if !e.protected() && l.MaxClicks == nil {
 		card.Target = e.location[0]
 	}
 	var b bytes.Buffer

@@ -203,7 +203,12 @@ func (s *Server) unlock(c echo.Context) error {
 		return s.methodNotAllowed(c)
 	}
 	now := s.now()
-	e, err := s.cache.get(req.Context(), slug, now)
+	k, d, ok := s.linkKey(c, slug, now)
+	if !ok {
+		skipBody()
+		return s.notFound(c)
+	}
+	e, err := s.cache.getOn(req.Context(), k, now)
 	if err != nil {
 		s.logger.Error("password lookup failed", "error", err, "slug", slug)
 		skipBody()
@@ -211,14 +216,14 @@ func (s *Server) unlock(c echo.Context) error {
 	}
 	if e == nil {
 		skipBody()
-		return s.notFound(c)
+		return s.notFoundOn(c, d)
 	}
 	l := &e.link
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		skipBody()
 		return s.gone(c, e)
 	}
-	if !e.protected {
+	if !e.protected() {
 		// Only a protected link takes a post.
 		return s.methodNotAllowed(c)
 	}

@@ -60,10 +60,11 @@ func (s *Server) linkQR(c echo.Context) error {
 	slug := c.Param("slug")
 	// The link must be the tenant's: another tenant's slug is 404 like
 	// every other route of the admin API.
-	if _, err := s.store.TenantLink(c.Request().Context(), tenantID(c), slug); err != nil {
+	l, err := s.addressedLink(c)
+	if err != nil {
 		return fmt.Errorf("qr code: %w", err)
 	}
-	shortURL := s.shortBase + "/" + slug
+	shortURL := s.linkBase(l).URL + "/" + slug
 
 	// The image depends on these inputs only: the ETag is their hash, and a
 	// revalidation is answered without encoding anything.

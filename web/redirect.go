@@ -72,13 +72,17 @@ func (s *Server) redirect(c echo.Context) error {
 		return s.notFound(c)
 	}
 	now := s.now()
-	e, err := s.cache.get(req.Context(), slug, now)
+	k, d, ok := s.linkKey(c, slug, now)
+	if !ok {
+		return s.writePage(c, &pageNotFound) // a pending domain redirects nothing
+	}
+	e, err := s.cache.getOn(req.Context(), k, now)
 	if err != nil {
 		s.logger.Error("redirect lookup failed", "error", err, "slug", slug)
 		return s.writePage(c, &pageUnavailable)
 	}
 	if e == nil {
-		return s.notFound(c)
+		return s.notFoundOn(c, d)
 	}
 	l := &e.link
 	// Read-time checks: they hold whatever the expiry alarm has done.
@@ -90,7 +94,7 @@ func (s *Server) redirect(c echo.Context) error {
 			return err
 		}
 	}
-	if e.protected {
+	if e.protected() {
 		// Nothing but the form: no click, no target (password.go). HEAD
 		// gets the page that names no target. A link whose clicks are used
 		// up answers as a click would (410 or the fallback) rather than

@@ -34,6 +34,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/access"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
@@ -75,6 +76,10 @@ type Config struct {
 	// TLS is the certificates' state /readyz shows; nil: --tls off, and
 	// /readyz shows none.
 	TLS func() TLSReadiness
+	// TLSHostState is the certificate state of a host ("off", "pending",
+	// "ready", "failed"), for the domains' tls field; nil: "off" (--tls
+	// off).
+	TLSHostState func(host string) string
 	// Classifier classifies each counted click (country, referrer, device,
 	// browser, OS, utm_source) for the counter; nil: clicks are counted
 	// under every dimension's default ("unknown", "direct", ...).
@@ -153,6 +158,12 @@ type Config struct {
 	// behind; 0: none. Routes that may work longer than that (a bulk of
 	// password links) push the deadline forward as they progress.
 	WriteTimeout time.Duration
+	// DomainVerify is how tenants' new domains are verified
+	// (--domain-verify); "": domain.VerifyHTTP.
+	DomainVerify domain.VerifyMode
+	// DomainDial connects to a domain's host for its verification; nil:
+	// the system's resolver and dialer. Tests only.
+	DomainDial DomainDialer
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -191,6 +202,8 @@ type Server struct {
 
 	// tls is /readyz's certificates' state; nil: none (--tls off).
 	tls func() TLSReadiness
+	// tlsHostState is Config.TLSHostState; nil: every host's is off.
+	tlsHostState func(host string) string
 
 	logger    *slog.Logger
 	now       func() time.Time
@@ -254,6 +267,14 @@ type Server struct {
 
 	// links writes links and runs the writes' after-effects (linkwrites.go).
 	links *links.Service
+	// domains writes the tenants' domains and resolves a link request's
+	// domain; hostNames renders links on theirs (domains.go).
+	domains   *domain.Service
+	hostNames *hostNames
+	// hosts is the redirect path's table of domains by host (hosts.go).
+	hosts *hostTable
+	// verifier fetches the domains' verification URLs (verify.go).
+	verifier *domain.Verifier
 
 	// people signs users in (signin.go, session.go); logins limits
 	// sign-in guesses per account and per client address.
@@ -312,6 +333,7 @@ func New(cfg Config) (*Server, error) {
 		readiness:           cfg.Readiness,
 		peerHealth:          cfg.PeerHealth,
 		tls:                 cfg.TLS,
+		tlsHostState:        cfg.TLSHostState,
 		linkFeed:            cfg.LinkFeed,
 		announcer:           cfg.Announcer,
 
@@ -345,6 +367,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.links, err = s.newLinkService(cfg); err != nil {
+		return nil, err
+	}
+	s.hostNames = &hostNames{store: cfg.Store}
+	s.hosts = &hostTable{store: cfg.Store, now: s.now, logger: s.logger}
+	if s.domains, err = s.newDomainService(cfg); err != nil {
+		return nil, err
+	}
+	if s.verifier, err = s.newVerifier(cfg); err != nil {
 		return nil, err
 	}
 	if s.people, err = people.New(people.Config{Store: cfg.Store, Hasher: hasherFunc(s.hashPassword),
@@ -398,6 +428,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.echo.ServeHTTP(w, r)
 }
 
+// InvalidateLink drops slug on the domain domainID from this node's link
+// cache: a write or an expiry of that link.
+func (s *Server) InvalidateLink(domainID int64, slug string) {
+	s.cache.invalidateOn(cacheKey{domainID, slug})
+}
+
 // Invalidate drops slug from this node's link cache, positive or negative,
 // so that the next redirect reads the store. The admin API calls it after
 // every write; expiry and cross-node invalidation (another node's write)
@@ -447,6 +483,7 @@ func (s *Server) routes() {
 	r := &router{s: s, e: e}
 	r.getHead("/", s.root)
 	r.getHead("/favicon.ico", s.favicon)
+	r.getHead(pathVerificationAnswer, s.verificationAnswer) // verify.go
 	r.getHead("/:slug", s.redirect)
 	// The password form's post (password.go): a small form body, read
 	// within its own limit.
@@ -510,6 +547,13 @@ func (s *Server) apiRouteTable(r *router) {
 	// The import's body is a file of up to MaxImportBytes, in the format
 	// the query names: it has its own limit and no JSON requirement.
 	r.add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
+	// Domains (domains.go).
+	r.add(http.MethodPost, pathDomains, true, s.createDomain, withBody(http.MethodPost, pathDomains)...)
+	r.add(http.MethodGet, pathDomains, false, s.listDomains, api(http.MethodGet, pathDomains)...)
+	r.add(http.MethodGet, pathDomain, false, s.getDomain, api(http.MethodGet, pathDomain)...)
+	r.add(http.MethodPatch, pathDomain, true, s.patchDomain, withBody(http.MethodPatch, pathDomain)...)
+	r.add(http.MethodDelete, pathDomain, false, s.deleteDomain, api(http.MethodDelete, pathDomain)...)
+	r.add(http.MethodPost, pathDomainVerify, false, s.verifyDomain, api(http.MethodPost, pathDomainVerify)...)
 	// Tenant quotas (tenant.go).
 	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
 	// Tokens and the caller (tokens.go).
@@ -600,11 +644,15 @@ func getOnlyPaths(routes []*echo.Route) map[string]bool {
 // "METHOD path template"; a route not listed accepts none. A later feature
 // that adds a parameter adds it here.
 var apiQuery = map[string][]string{
-	http.MethodGet + " " + pathLinks:     {"q", "tag", "state", "sort", "limit", "cursor"},
-	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval"},
-	http.MethodGet + " " + pathLinkQR:    {"format", "size"},
-	http.MethodGet + " " + pathStats:     {"from", "to", "interval"},
-	http.MethodGet + " " + pathAlarms:    {"state", "limit"},
+	http.MethodGet + " " + pathLinks:     {"q", "tag", "state", "sort", "limit", "cursor", "domain"},
+	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval", "domain"},
+	http.MethodGet + " " + pathLinkQR:    {"format", "size", "domain"},
+	// A link on another domain than the tenant's default (domains.go).
+	http.MethodGet + " " + pathLink:    {"domain"},
+	http.MethodPatch + " " + pathLink:  {"domain"},
+	http.MethodDelete + " " + pathLink: {"domain"},
+	http.MethodGet + " " + pathStats:   {"from", "to", "interval"},
+	http.MethodGet + " " + pathAlarms:  {"state", "limit"},
 	// webhooks.go
 	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
 	http.MethodGet + " " + pathExport:          {"format"},
@@ -612,7 +660,7 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathAudit:           {"limit", "cursor"},
 
 	// Analytics (web/analytics.go).
-	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "traffic"},
+	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "traffic", "domain"},
 	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit", "traffic"},
 	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit", "traffic"},
 	http.MethodGet + " " + pathStatsExport:   {"from", "to", "traffic"},
@@ -624,6 +672,9 @@ var apiQuery = map[string][]string{
 func (s *Server) root(c echo.Context) error {
 	h := c.Response().Header()
 	h["Location"] = s.rootLocation
+	if d := s.requestDomain(c, s.now()); d != nil && d.verified && d.root != nil {
+		h["Location"] = d.root
+	}
 	h["Cache-Control"] = cacheControlPrivate
 	return c.NoContent(http.StatusFound)
 }
@@ -653,9 +704,14 @@ func (s *Server) notFound(c echo.Context) error {
 	if s.notFoundLocation == nil {
 		return s.writePage(c, &pageNotFound)
 	}
+	return s.redirectNotFound(c, s.notFoundLocation)
+}
+
+// redirectNotFound answers an unknown slug with a 302 to location.
+func (s *Server) redirectNotFound(c echo.Context, location []string) error {
 	w := c.Response()
 	h := w.Header()
-	h["Location"] = s.notFoundLocation
+	h["Location"] = location
 	// The slug may be created a moment later: never cached.
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)

@@ -128,10 +128,9 @@ func (s *Server) linkStats(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
 	tenant := tenantID(c)
 	// Another tenant's slug is ENotFound here, before any stats are read.
-	l, err := s.store.TenantLink(ctx, tenant, c.Param("slug"))
+	l, err := s.addressedLink(c)
 	if err != nil {
 		return fmt.Errorf("link stats: %w", err)
 	}

@@ -27,8 +27,8 @@ const (
 // (day,domain,slug,dimension,value,count), one page of rows at a time, so
 // that its memory does not grow with the tenant. from and to are rounded
 // down to the UTC day; the default is the last 30 days, today included.
-// traffic=human|automated keeps one traffic's clicks. domain is the public
-// URL's host, the one every short link is served under.
+// traffic=human|automated keeps one traffic's clicks. domain is the host
+// of the link's domain: the public URL's, or one of the tenant's own.
 func (s *Server) statsExport(c echo.Context) error {
 	from, to, traffic, err := s.parseExportRange(c)
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *Server) statsExport(c echo.Context) error {
 			if r.Value == exclude[r.Dimension] {
 				continue
 			}
-			if err = cw.Write([]string{r.Day.Format(time.DateOnly), s.selfHosts[0], r.Slug, public[r.Dimension],
+			if err = cw.Write([]string{r.Day.Format(time.DateOnly), s.linkBase(linkforge.Link{DomainID: r.DomainID}).Host, r.Slug, public[r.Dimension],
 				r.Value, strconv.FormatInt(r.Count, 10)}); err != nil {
 				break
 			}

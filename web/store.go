@@ -21,6 +21,8 @@ type Store interface {
 	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
 	DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error)
 	linkforge.LinkLister
+	// Domains and the links on them (domains.go).
+	linkforge.DomainStore
 	// Import and export (links.Service).
 	linkforge.PortingStore
 

@@ -232,3 +232,46 @@ func sumDims(rows []linkforge.DimRow) []linkforge.DimRow {
 	}
 	return out
 }
+
+// TestStatsExportDomain: the export's domain column is the host of each
+// link's domain: the public URL's for a link on it, the tenant's own for
+// a link on a domain.
+func TestStatsExportDomain(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s, verifyNone)
+		_, tok := mustTenantToken(t, s, "export-domain")
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`), http.StatusCreated)
+		pub := mustJSON[domainLink](t, e.do(http.MethodPost, "/api/v1/links", tok, `{"slug":"same","url":"https://example.com/p"}`))
+		dom := mustJSON[domainLink](t, e.do(http.MethodPost, "/api/v1/links", tok, `{"slug":"same","url":"https://example.com/d","domain":"go.acme.com"}`))
+		h := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+		var dims []linkforge.DimRow
+		var rollups []linkforge.RollupRow
+		for _, id := range []string{pub.ID, dom.ID} {
+			var link int64
+			if _, err := fmt.Sscan(id, &link); err != nil {
+				t.Fatal(err)
+			}
+			cd := linkforge.ClickDims{linkforge.DimCountry: "DE", linkforge.DimTraffic: linkforge.TrafficHuman}
+			for d := range linkforge.NumDimensions {
+				dims = append(dims, linkforge.DimRow{LinkID: link, Hour: h, Dim: d, Value: cd.Counted(d, h.Unix()), Count: 1})
+			}
+			rollups = append(rollups, linkforge.RollupRow{LinkID: link, Bucket: h, Count: 1})
+		}
+		if err := s.UpsertClicks(context.Background(), "node-1", rollups, sumDims(dims)); err != nil {
+			t.Fatal(err)
+		}
+		rng := "from=" + h.Format(time.RFC3339) + "&to=" + h.Add(24*time.Hour).Format(time.RFC3339)
+		r := e.do(http.MethodGet, "/api/v1/stats/export?"+rng, tok, "")
+		mustStatus(t, r, http.StatusOK)
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(string(r.body)), "\n")[1:] {
+			if f := strings.Split(line, ","); len(f) == 6 && f[3] == "country" {
+				got = append(got, f[1]+"/"+f[2]+"="+f[5])
+			}
+		}
+		if want := "lf.test/same=1 go.acme.com/same=1"; strings.Join(got, " ") != want {
+			t.Errorf("country rows %q, want %q", got, want)
+		}
+	})
+}

@@ -32,6 +32,7 @@ var groups = map[string]string{ //nolint:gosec // G101: "token" names a command 
 	"user":   "add, list, remove or reset-password",
 	"link":   "create, list, get, update, delete or stats",
 	"tenant": "quota",
+	"domain": "add, list, verify or remove",
 }
 
 // parseArgs turns the command line and the environment into an invocation.

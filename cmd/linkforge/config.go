@@ -20,6 +20,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/domain"
 )
 
 // config is the whole configuration of one linkforge process. It is built
@@ -48,6 +49,8 @@ type config struct {
 	GeoIPDB        string // MaxMind-format .mmdb for countries; empty: the embedded table
 	// WebhookAllowPrivate accepts webhook URLs on private addresses.
 	WebhookAllowPrivate bool
+	// DomainVerify is how tenants' new domains are verified.
+	DomainVerify domain.VerifyMode
 	// Bus is how the nodes on one PostgreSQL tell each other of clicks,
 	// link writes and expiries: busPostgres, or a NATS URL.
 	Bus string
@@ -127,6 +130,7 @@ var globalFlags = []flagSpec{
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
 	{"webhook-allow-private", "", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
+	{"domain-verify", "MODE", "http", "how tenants' domains are verified: http (the server fetches http://HOST/.well-known/linkforge-domain/ID and expects its own answer) or none (verified at once)"},
 	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/025-nats-bus.md); unused on SQLite"},
 	{"session-ttl", "DURATION", "168h", "a dashboard sign-in session ends after this long without use"},
 }
@@ -194,6 +198,18 @@ var commands = []*command{
 	{name: "link update", synopsis: "linkforge link update SLUG [field flags as create, but --slug] [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},
 	{name: "link delete", synopsis: "linkforge link delete SLUG", summary: "delete a link", flags: linkFlags, extra: linkExtra("delete"), nargs: 1},
 	{name: "link stats", synopsis: "linkforge link stats SLUG [--from T] [--to T] [--interval minute|hour|day [--empty] | --by DIMENSION [--limit N]] [--json]", summary: "print a link's clicks over time (the intervals with clicks; --empty: all), or by country, referrer, device, browser, os or utm_source", flags: linkFlags, extra: linkExtra("stats"), nargs: 1},
+	{name: "domain add", synopsis: "linkforge domain add --tenant NAME HOST",
+		summary: "add a domain of the tenant's own (go.acme.com); prints it as JSON; pending until verified (--domain-verify)",
+		flags:   []flagSpec{tenantFlag}, nargs: 1},
+	{name: "domain list", synopsis: "linkforge domain list --tenant NAME",
+		summary: "list the tenant's domains as JSON: state, default, verification URL",
+		flags:   []flagSpec{tenantFlag}},
+	{name: "domain verify", synopsis: "linkforge domain verify --tenant NAME HOST",
+		summary: "fetch the domain's verification URL now; prints it as JSON; exit 1 while it stays pending",
+		flags:   []flagSpec{tenantFlag}, nargs: 1},
+	{name: "domain remove", synopsis: "linkforge domain remove --tenant NAME HOST",
+		summary: "remove a domain; refused while links are on it",
+		flags:   []flagSpec{tenantFlag}, nargs: 1},
 	{name: "tenant quota", synopsis: "linkforge tenant quota --tenant NAME [--max-links N|none] [--max-clicks-per-month N|none]",
 		summary: "set the tenant's quotas (one given leaves the other), then print its usage as JSON (no limit flag: just print it)",
 		flags:   []flagSpec{tenantFlag, maxLinksFlag, maxClicksFlag}},
@@ -233,14 +249,19 @@ func init() {
 		"user list":           (*app).userList,
 		"user remove":         (*app).userRemove,
 		"user reset-password": (*app).userResetPassword,
-		"healthcheck":         (*app).healthcheck,
-		"link create":         (*app).linkCreate,
-		"link list":           (*app).linkList,
-		"link get":            (*app).linkGet,
-		"link update":         (*app).linkUpdate,
-		"link delete":         (*app).linkDelete,
-		"link stats":          (*app).linkStats,
-		"version":             (*app).version,
+		// domaincmd.go
+		"domain add":    (*app).domainAdd,
+		"domain list":   (*app).domainList,
+		"domain verify": (*app).domainVerify,
+		"domain remove": (*app).domainRemove,
+		"healthcheck":   (*app).healthcheck,
+		"link create":   (*app).linkCreate,
+		"link list":     (*app).linkList,
+		"link get":      (*app).linkGet,
+		"link update":   (*app).linkUpdate,
+		"link delete":   (*app).linkDelete,
+		"link stats":    (*app).linkStats,
+		"version":       (*app).version,
 	}
 	for _, c := range commands {
 		c.run = runs[c.name]
@@ -399,6 +420,10 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	raw, source = get("webhook-allow-private")
 	if cfg.WebhookAllowPrivate, err = strconv.ParseBool(raw); err != nil {
 		return usagef("invalid %s %q: want true or false", source, raw)
+	}
+	raw, source = get("domain-verify")
+	if cfg.DomainVerify, err = domain.ParseVerifyMode(raw); err != nil {
+		return usagef("invalid %s %q: want http or none", source, raw)
 	}
 	raw, source = get("session-ttl")
 	if cfg.SessionTTL, err = time.ParseDuration(raw); err != nil || cfg.SessionTTL <= 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/porting"
 )
@@ -131,6 +133,33 @@ func (a *app) exportLinks(inv invocation) int {
 // import's new slugs: one that looked a slug up a moment before answers
 // 404 for it until its negative cache entry expires (5 s).
 func (a *app) linkService(st store) (*links.Service, error) {
+	domains, err := domain.New(domain.Config{Store: st, PublicHost: a.cfg.PublicURL.Hostname()})
+	if err != nil {
+		return nil, err
+	}
+	resolve := func(ctx context.Context, tenantID int64, host string) (int64, error) {
+		t, err := domains.Resolve(ctx, tenantID, "domain", host, true)
+		return t.ID, err
+	}
 	return links.New(links.Config{Store: st, SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)},
-		ShortBase: links.ShortBase(a.cfg.PublicURL)})
+		ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: a.domainBases(st), Domain: resolve})
+}
+
+// domainBases renders the links on a domain on its host, with the public
+// URL's scheme, as the server does; the domains are read once, at the
+// first such link.
+func (a *app) domainBases(st store) func(linkforge.Link) links.Base {
+	var hosts map[int64]string
+	return func(l linkforge.Link) links.Base {
+		if hosts == nil {
+			hosts = map[int64]string{}
+			if ds, err := st.AllDomains(a.ctx); err == nil {
+				for _, d := range ds {
+					hosts[d.ID] = d.Host
+				}
+			}
+		}
+		host := hosts[l.DomainID]
+		return links.Base{URL: a.cfg.PublicURL.Scheme + "://" + host, Host: host}
+	}
 }

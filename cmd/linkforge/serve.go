@@ -275,7 +275,7 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	// the dashboards show it, and on a cluster the other nodes hear of it
 	// (the alarm runs on one node).
 	hooks := append([]expiry.Hook{srv.OnLinkExpired, hub.Expired}, cl.hooks...)
-	sched, stopSched, err := a.newScheduler(st, deliveriesDue, id, hooks, registry)
+	sched, stopSched, err := a.newScheduler(st, deliveriesDue, id, hooks, srv, registry)
 	if err != nil {
 		return "", nil, err
 	}
@@ -319,6 +319,23 @@ func (r *serverRef) OnLinkExpired(ctx context.Context, l linkforge.Link) error {
 }
 func (r *serverRef) Invalidate(slug string) { r.s.Invalidate(slug) }
 func (r *serverRef) InvalidateAll()         { r.s.InvalidateAll() }
+func (r *serverRef) InvalidateOn(host, slug string) {
+	r.s.InvalidateOn(host, slug)
+}
+func (r *serverRef) InvalidateLink(domainID int64, slug string) { r.s.InvalidateLink(domainID, slug) }
+func (r *serverRef) PeerDomain(host string)                     { r.s.PeerDomain(host) }
+
+// domainWork is the web server's domain verifications as the scheduler's
+// work; the scheduler starts once the server is built.
+type domainWork struct{ r *serverRef }
+
+func (w domainWork) Name() string { return "domain_verification" }
+func (w domainWork) NextDue(ctx context.Context) (time.Time, bool, error) {
+	return w.r.s.DomainWork().NextDue(ctx)
+}
+func (w domainWork) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+	return w.r.s.DomainWork().Claim(ctx, c)
+}
 func (r *serverRef) ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error {
 	return r.s.ShowPeerLink(ctx, e)
 }
@@ -427,7 +444,7 @@ func (a *app) startCounter(lc *lifecycle, st store, journal *clicklog.Journal, i
 // newScheduler builds the expiry scheduler, which runs the link expiry
 // alarms (hooks) and the webhook deliveries, its second kind of work; due
 // is the hook the store tells of the deliveries it adds. stop stops both.
-func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.Hook,
+func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.Hook, srv *serverRef,
 	registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
 	deliveries, err := webhook.New(webhook.Config{
 		Store:        st,
@@ -444,7 +461,7 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.H
 		Logger:    a.log,
 		Registry:  registry,
 		OnExpired: hooks,
-		Work:      []expiry.Work{deliveries},
+		Work:      []expiry.Work{deliveries, domainWork{srv}},
 		Wake:      due,
 	})
 	if err != nil {
@@ -489,24 +506,27 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		Skips:      counter,
 		Readiness:  counter,
 		TLS:        a.front.readiness(),
-		PublicURL:  a.cfg.PublicURL,
-		Logger:     a.log,
-		Registry:   registry,
-		Now:        time.Now,
-		Live:       hub,
-		LinkFeed:   hub,
-		Alarms:     sched,
-		Peers:      peers,
-		Announcer:  announcer,
-		PeerHealth: peerHealth,
-		Quota:      quotas,
-		RateLimit:  a.cfg.RateLimit,
-		RateBurst:  a.cfg.RateBurst,
+		// The domains' tls field: off with --tls off (a nil front).
+		TLSHostState: func(host string) string { return string(a.front.HostState(host)) },
+		PublicURL:    a.cfg.PublicURL,
+		Logger:       a.log,
+		Registry:     registry,
+		Now:          time.Now,
+		Live:         hub,
+		LinkFeed:     hub,
+		Alarms:       sched,
+		Peers:        peers,
+		Announcer:    announcer,
+		PeerHealth:   peerHealth,
+		Quota:        quotas,
+		RateLimit:    a.cfg.RateLimit,
+		RateBurst:    a.cfg.RateBurst,
 
 		RootURL:     a.cfg.RootURL,
 		NotFoundURL: a.cfg.NotFoundURL,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
+		DomainVerify:        a.cfg.DomainVerify,
 		SessionTTL:          a.cfg.SessionTTL,
 		// The bulk route pushes this deadline forward as it hashes.
 		WriteTimeout: defaultHTTPLimits.write,

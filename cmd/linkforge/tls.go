@@ -14,8 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/certs"
+	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -101,7 +101,7 @@ type tlsFront struct {
 
 // newTLSFront builds the certificates of --tls auto or manual (nil for
 // off), and registers their stop with lc: after both HTTP servers.
-func (a *app) newTLSFront(lc *lifecycle, st linkforge.TLSStore, id string, registry prometheus.Registerer) (*tlsFront, error) {
+func (a *app) newTLSFront(lc *lifecycle, st store, id string, registry prometheus.Registerer) (*tlsFront, error) {
 	t := a.cfg.TLS
 	if t.Mode == "off" {
 		return nil, nil
@@ -124,7 +124,7 @@ func (a *app) newTLSFront(lc *lifecycle, st linkforge.TLSStore, id string, regis
 	}
 	m, err := certs.New(certs.Config{
 		Store:      st,
-		Policy:     a.tlsPolicy(),
+		Policy:     a.tlsPolicy(st),
 		PublicHost: f.publicHost,
 		Directory:  t.ACMEDirectory,
 		Email:      t.ACMEEmail,
@@ -144,10 +144,9 @@ func (a *app) newTLSFront(lc *lifecycle, st linkforge.TLSStore, id string, regis
 }
 
 // tlsPolicy is the hosts --tls auto obtains certificates for: the public
-// URL's host. The verified domains join it where the domains are wired
-// (certs.AnyOf with their check).
-func (a *app) tlsPolicy() certs.Policy {
-	return certs.AllowHosts(a.cfg.PublicURL.Hostname())
+// URL's host, and the tenants' verified domains (never a pending one).
+func (a *app) tlsPolicy(domains domain.AllDomainsReader) certs.Policy {
+	return certs.AnyOf(certs.AllowHosts(a.cfg.PublicURL.Hostname()), domain.AllowVerified(domains))
 }
 
 // acmeRoots is the system's roots plus those of file (none: nil, the

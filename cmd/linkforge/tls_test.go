@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -71,7 +72,8 @@ func mustGet(t *testing.T, c *http.Client, url string) (*http.Response, string) 
 // certificate from the ACME directory on the first HTTPS request, answering
 // the HTTP-01 challenge on --addr, which redirects everything else to HTTPS
 // but the probes; /readyz and /metrics show the certificate; a handshake
-// for another host fails and orders nothing.
+// for another host fails and orders nothing. A tenant's verified domain
+// gets its certificate too; a pending one does not.
 func TestServeTLSAuto(t *testing.T) {
 	const host = "go.example.com"
 	httpPort, httpsPort := freePort(t), freePort(t)
@@ -84,6 +86,10 @@ func TestServeTLSAuto(t *testing.T) {
 	n.serveArgs = []string{"--addr", "127.0.0.1:" + httpPort, "--tls", "auto",
 		"--https-addr", "127.0.0.1:" + httpsPort, "--acme-directory", acme.Directory,
 		"--acme-ca", caFile, "--acme-email", "ops@example.com"}
+	const verified, pending = "go.acme.test", "new.acme.test"
+	token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))
+	n.mustRun("domain", "add", "--domain-verify", "none", "--tenant", "acme", verified)
+	n.mustRun("domain", "add", "--tenant", "acme", pending)
 	n.startServer("https://" + host)
 	httpsAddr := "127.0.0.1:" + httpsPort
 	c := httpsClient(httpsAddr, host, acme.Issued)
@@ -134,6 +140,34 @@ func TestServeTLSAuto(t *testing.T) {
 	}
 	if n := acme.Orders(stranger); n != 0 {
 		t.Errorf("%d orders for a host that is not ours, want 0", n)
+	}
+
+	resp, _ = mustGet(t, httpsClient(httpsAddr, verified, acme.Issued), "https://"+verified+"/healthz")
+	if resp.StatusCode != http.StatusOK || resp.TLS.PeerCertificates[0].DNSNames[0] != verified {
+		t.Errorf("GET https /healthz on the verified domain: %d", resp.StatusCode)
+	}
+	if _, err := httpsClient(httpsAddr, pending, acme.Issued).Get("https://" + pending + "/healthz"); err == nil {
+		t.Error("HTTPS for a pending domain succeeded")
+	}
+	if n := acme.Orders(pending); n != 0 {
+		t.Errorf("%d orders for a pending domain, want 0", n)
+	}
+	// The domains' tls field is the front's state of each.
+	req, _ = http.NewRequest(http.MethodGet, "https://"+host+"/api/v1/domains", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	r3, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r3.Body.Close()
+	var list struct {
+		Domains []struct{ Host, TLS string }
+	}
+	if err := json.NewDecoder(r3.Body).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(list.Domains), "[{"+verified+" ready} {"+pending+" off}]"; got != want {
+		t.Errorf("GET /api/v1/domains: %s, want %s", got, want)
 	}
 }
 

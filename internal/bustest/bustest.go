@@ -3,9 +3,10 @@
 // LISTEN/NOTIFY bus, the NATS bus), run by each from its own tests with a
 // Transport that starts its server. It checks what the rest of LinkForge
 // relies on (docs/adr/004-scale-out.md): every event kind reaches the other
-// nodes with its fields, a node never receives its own, the events of one
-// sender keep their order, queued events coalesce within a bound, Stop
-// sends what is queued, and an outage of the server shows in Healthy at
+// nodes with its fields (a link's domain and an invalidation's host
+// included), a node never receives its own, the events of one sender keep
+// their order, queued events coalesce within a bound, Stop sends what is
+// queued, and an outage of the server shows in Healthy at
 // once, never blocks a publisher, counts what it drops and ends with a
 // Resync.
 package bustest
@@ -64,6 +65,7 @@ func Run(t *testing.T, newTransport func(t *testing.T, outage bool) Transport) {
 		{"OrderPerSender", testOrderPerSender, false},
 		{"CoalescesAndBoundsTheQueue", testCoalescesAndBoundsTheQueue, false},
 		{"Stop", testStop, false},
+		{"CarriesDomains", testCarriesDomains, false},
 		{"Outage", testOutage, true},
 	}
 	for _, tt := range tests {

@@ -13,7 +13,14 @@
 //	  {"type":"clicks","tenant":1,"link":7,"slug":"abc","bucket":1764489660,"count":42,"total":1234},
 //	  {"type":"invalidate","slug":"abc"},
 //	  {"type":"expired","tenant":1,"link":7,"slug":"abc","expires_at":"...","expired_at":"..."},
-//	  {"type":"link","tenant":1,"link":7,"slug":"abc","op":"updated"}]}
+//	  {"type":"link","tenant":1,"link":7,"slug":"abc","op":"updated"},
+//	  {"type":"invalidate","slug":"abc","host":"go.example.com"},
+//	  {"type":"domain","slug":"go.example.com","host":"go.example.com"}]}
+//
+// An invalidation on a tenant's domain carries its host (absent: the
+// public host); an expiry and a link event carry the link's domain id
+// (absent: the public domain). A domain event's slug is its host, so that
+// older nodes skip it as an unknown type, not as a malformed event.
 //
 // It is the same as the PostgreSQL bus's payload.
 package buswire
@@ -38,6 +45,7 @@ const (
 	KindInvalidate = "invalidate"
 	KindExpired    = "expired"
 	KindLink       = "link"
+	KindDomain     = "domain"
 )
 
 // Key is what two queued events must share to be coalesced: the later
@@ -48,6 +56,7 @@ type Key struct {
 	Bucket int64
 	Slug   string
 	Op     linkforge.LinkOp
+	Domain int64
 }
 
 // Event is one encoded event, ready to be concatenated into a message.
@@ -70,6 +79,11 @@ type wireEvent struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	ExpiredAt *time.Time `json:"expired_at,omitempty"`
 	Op        string     `json:"op,omitempty"` // a link event's
+	// Host is the domain of an invalidation or a domain event; absent:
+	// the public host. Domain is the domain id of an expiry or a link
+	// event.
+	Host   string `json:"host,omitempty"`
+	Domain int64  `json:"domain,omitempty"`
 }
 
 type envelope struct {
@@ -98,10 +112,26 @@ func Invalidate(slug string) (Event, error) {
 	return encode(Key{Kind: KindInvalidate, Slug: slug}, wireEvent{Type: KindInvalidate, Slug: slug})
 }
 
+// InvalidateOn encodes an invalidation of slug on the domain host; ""
+// is the public host.
+func InvalidateOn(host, slug string) (Event, error) {
+	if host == "" {
+		return Invalidate(slug)
+	}
+	return encode(Key{Kind: KindInvalidate, Slug: host + "/" + slug}, wireEvent{Type: KindInvalidate, Slug: slug, Host: host})
+}
+
+// Domain encodes a write of the domain host: the receivers reload their
+// host tables.
+func Domain(host string) (Event, error) {
+	return encode(Key{Kind: KindDomain, Slug: host}, wireEvent{Type: KindDomain, Slug: host, Host: host})
+}
+
 // Expired encodes the expiry of l.
 func Expired(l linkforge.Link) (Event, error) {
 	return encode(Key{Kind: KindExpired, Link: l.ID}, wireEvent{Type: KindExpired, Tenant: l.TenantID,
-		Link: l.ID, Slug: l.Slug, ExpiresAt: linkforge.NormalizeTime(l.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(l.ExpiredAt)})
+		Link: l.ID, Slug: l.Slug, ExpiresAt: linkforge.NormalizeTime(l.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(l.ExpiredAt),
+		Domain: l.DomainID})
 }
 
 // LinkWrite encodes a link write. Two events of the same link and write
@@ -109,8 +139,8 @@ func Expired(l linkforge.Link) (Event, error) {
 // so two updates show the same. The slug is part of the key: an import's
 // events have no LinkID.
 func LinkWrite(e linkforge.LinkEvent) (Event, error) {
-	return encode(Key{Kind: KindLink, Link: e.LinkID, Slug: e.Slug, Op: e.Op}, wireEvent{Type: KindLink, Tenant: e.TenantID,
-		Link: e.LinkID, Slug: e.Slug, Op: string(e.Op)})
+	return encode(Key{Kind: KindLink, Link: e.LinkID, Slug: e.Slug, Op: e.Op, Domain: e.DomainID}, wireEvent{Type: KindLink,
+		Tenant: e.TenantID, Link: e.LinkID, Slug: e.Slug, Op: string(e.Op), Domain: e.DomainID})
 }
 
 func encode(k Key, e wireEvent) (Event, error) {

@@ -78,17 +78,25 @@ func (r *Receiver) dispatch(node string, e wireEvent) bool {
 		}
 		r.Handler.PeerClicks(node, c)
 	case KindInvalidate:
-		r.Handler.PeerInvalidate(e.Slug)
+		if dh, ok := r.Handler.(linkforge.DomainBusHandler); ok && e.Host != "" {
+			dh.PeerInvalidateOn(e.Host, e.Slug)
+		} else {
+			r.Handler.PeerInvalidate(e.Slug)
+		}
+	case KindDomain:
+		if dh, ok := r.Handler.(linkforge.DomainBusHandler); ok {
+			dh.PeerDomain(e.Host)
+		}
 	case KindExpired:
 		r.Handler.PeerExpired(linkforge.Link{ID: e.Link, TenantID: e.Tenant, Slug: e.Slug,
-			ExpiresAt: linkforge.NormalizeTime(e.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(e.ExpiredAt)})
+			ExpiresAt: linkforge.NormalizeTime(e.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(e.ExpiredAt), DomainID: e.Domain})
 	case KindLink:
 		op := linkforge.LinkOp(e.Op)
 		if !op.Valid() || e.Tenant == 0 {
 			r.Metrics.Dropped.WithLabelValues("malformed").Inc()
 			return false
 		}
-		r.Handler.PeerLink(linkforge.LinkEvent{Op: op, TenantID: e.Tenant, LinkID: e.Link, Slug: e.Slug})
+		r.Handler.PeerLink(linkforge.LinkEvent{Op: op, TenantID: e.Tenant, LinkID: e.Link, Slug: e.Slug, DomainID: e.Domain})
 	default:
 		r.Metrics.Dropped.WithLabelValues("unknown_type").Inc()
 		return false

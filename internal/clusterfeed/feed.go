@@ -37,6 +37,14 @@ type Cache interface {
 	InvalidateAll()
 }
 
+// DomainCache is a Cache that keys links by domain too (*web.Server): the
+// feed hands it the other nodes' domain events.
+type DomainCache interface {
+	InvalidateOn(host, slug string)
+	InvalidateLink(domainID int64, slug string)
+	PeerDomain(host string)
+}
+
 // LinkShower shows another node's link writes on this node's dashboards
 // (*web.Server, which renders links as its API does).
 type LinkShower interface {
@@ -112,9 +120,27 @@ func (f *Feed) show(node string, c linkforge.BucketCount) {
 // PeerInvalidate is another node's write of a link.
 func (f *Feed) PeerInvalidate(slug string) { f.cache.Invalidate(slug) }
 
+// PeerInvalidateOn is another node's write of a link on a domain.
+func (f *Feed) PeerInvalidateOn(host, slug string) {
+	if dc, ok := f.cache.(DomainCache); ok {
+		dc.InvalidateOn(host, slug)
+	}
+}
+
+// PeerDomain is another node's write of a domain.
+func (f *Feed) PeerDomain(host string) {
+	if dc, ok := f.cache.(DomainCache); ok {
+		dc.PeerDomain(host)
+	}
+}
+
 // PeerExpired is an expiry found by another node's alarm.
 func (f *Feed) PeerExpired(l linkforge.Link) {
-	f.cache.Invalidate(l.Slug)
+	if dc, ok := f.cache.(DomainCache); ok && l.DomainID != linkforge.PublicDomainID {
+		dc.InvalidateLink(l.DomainID, l.Slug)
+	} else {
+		f.cache.Invalidate(l.Slug)
+	}
 	if err := f.hub.Expired(context.Background(), l); err != nil {
 		f.log.Error("cluster: show another node's expiry", "link_id", l.ID, "tenant_id", l.TenantID, "error", err)
 	}

@@ -241,6 +241,13 @@ func (b *Bus) PublishClicks(c linkforge.BucketCount) { b.queue.Put(buswire.Click
 // PublishInvalidate queues an invalidation of slug.
 func (b *Bus) PublishInvalidate(slug string) { b.queue.Put(buswire.Invalidate(slug)) }
 
+// PublishInvalidateOn queues an invalidation of slug on the domain host.
+func (b *Bus) PublishInvalidateOn(host, slug string) { b.queue.Put(buswire.InvalidateOn(host, slug)) }
+
+// PublishDomain queues a write of the domain host: the other nodes reload
+// their host tables.
+func (b *Bus) PublishDomain(host string) { b.queue.Put(buswire.Domain(host)) }
+
 // PublishExpired queues the expiry of l.
 func (b *Bus) PublishExpired(l linkforge.Link) { b.queue.Put(buswire.Expired(l)) }
 

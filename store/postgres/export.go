@@ -26,14 +26,15 @@ func (db *DB) ExportLinks(ctx context.Context, tenantID, afterID int64, limit in
 	return links, nil
 }
 
-// SlugTenants returns the tenant of each of slugs in use, in one query:
+// SlugTenants returns the tenant of each of slugs in use on the public
+// host, in one query:
 // the import looks up a batch of slugs before writing it.
 func (db *DB) SlugTenants(ctx context.Context, slugs []string) (map[string]int64, error) {
 	owners := make(map[string]int64, len(slugs))
 	if len(slugs) == 0 {
 		return owners, nil
 	}
-	rows, err := db.pool.Query(ctx, `SELECT slug, tenant_id FROM links WHERE slug = ANY($1)`, slugs)
+	rows, err := db.pool.Query(ctx, `SELECT slug, tenant_id FROM links WHERE domain_id = 0 AND slug = ANY($1)`, slugs)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: slug tenants: %w", err)
 	}

@@ -14,7 +14,7 @@ const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
-		l.redirect_status, l.forward_query, l.routing`
+		l.redirect_status, l.forward_query, l.routing, l.domain_id`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup trigger keeps in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -31,15 +31,15 @@ const (
 // insertLinkSQL inserts one link and returns its id.
 const insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks, fallback_url,
 	tags, created_at, updated_at, title, password_hash, device_ios, device_android, device_desktop, imported_clicks,
-	redirect_status, forward_query, routing)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id`
+	redirect_status, forward_query, routing, domain_id)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id`
 
-// insertLinkWithAlarmSQL also inserts the link's alarm ($20: its state), in
+// insertLinkWithAlarmSQL also inserts the link's alarm ($21: its state), in
 // the same statement, hence the same transaction.
 const insertLinkWithAlarmSQL = `WITH l AS (` + insertLinkSQL + `, tenant_id, expires_at),
 	a AS (
 		INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
-		SELECT id, tenant_id, expires_at, $20, $9, $9 FROM l
+		SELECT id, tenant_id, expires_at, $21, $9, $9 FROM l
 	)
 	SELECT id FROM l`
 
@@ -58,6 +58,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	q, args := insertLinkQuery(l)
 	var ob outbox
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if err := linkDomainOf(ctx, tx, l); err != nil {
+			return err
+		}
 		if err := tx.QueryRow(ctx, q, args...).Scan(&l.ID); err != nil {
 			return linkWriteError("create link", err)
 		}
@@ -78,7 +81,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 var importColumns = []string{"tenant_id", "slug", "url", "expires_at", "expired_at", "max_clicks",
 	"fallback_url", "tags", "created_at", "updated_at",
 	"title", "password_hash", "device_ios", "device_android", "device_desktop", "imported_clicks",
-	"redirect_status", "forward_query", "routing"}
+	"redirect_status", "forward_query", "routing", "domain_id"}
 
 // ImportLinks inserts links with one COPY, the bulk loader of benchmarks and
 // imports: a million links load in seconds where single INSERTs would take
@@ -99,10 +102,14 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		}
 	}
 	ts := now()
-	var expiring []string
+	var (
+		expiring []string
+		domains  []int64
+	)
 	for _, l := range links {
 		if l.ExpiresAt != nil {
 			expiring = append(expiring, l.Slug)
+			domains = append(domains, l.DomainID)
 		}
 	}
 	tx, err := db.pool.Begin(ctx)
@@ -122,7 +129,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			return []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks,
 				l.FallbackURL, l.Tags, l.CreatedAt, l.UpdatedAt,
 				l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
-				l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l)}, nil
+				l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID}, nil
 		}))
 	if err != nil {
 		return linkWriteError("import links", err)
@@ -134,7 +141,8 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			 SELECT id, tenant_id, expires_at,
 			        CASE WHEN expired_at IS NOT NULL AND expired_at >= expires_at THEN 'done' ELSE 'scheduled' END,
 			        $2, $2
-			 FROM links WHERE slug = ANY($1)`, expiring, ts); err != nil {
+			 FROM links WHERE (domain_id, slug) IN (SELECT * FROM unnest($3::bigint[], $1::text[]))`,
+			expiring, ts, domains); err != nil {
 			return fmt.Errorf("postgres: import links: alarms: %w", err)
 		}
 	}
@@ -148,11 +156,18 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	return nil
 }
 
-// LinkBySlug returns the link with that slug, whatever its tenant, without
-// Clicks: the redirect path must not pay for a sum of rollups.
+// LinkBySlug returns the link with that slug on the public host, whatever
+// its tenant, without Clicks: the redirect path must not pay for a sum of
+// rollups.
 func (db *DB) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error) {
+	return db.LinkOnDomain(ctx, linkforge.PublicDomainID, slug)
+}
+
+// LinkOnDomain returns the link with that slug on the domain, whatever its
+// tenant, without Clicks.
+func (db *DB) LinkOnDomain(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLink(db.pool.QueryRow(ctx,
-		`SELECT `+linkColumns+` FROM links l WHERE l.slug = $1`, slug), false)
+		`SELECT `+linkColumns+` FROM links l WHERE l.domain_id = $1 AND l.slug = $2`, domainID, slug), false)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}
@@ -165,9 +180,14 @@ func (db *DB) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, erro
 // TenantLink returns the tenant's link with its Clicks; another tenant's
 // slug answers ENotFound.
 func (db *DB) TenantLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
+	return db.TenantLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug)
+}
+
+// TenantLinkOn is TenantLink on a domain.
+func (db *DB) TenantLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLink(db.pool.QueryRow(ctx,
-		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l WHERE l.slug = $1 AND l.tenant_id = $2`,
-		slug, tenantID), true)
+		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l WHERE l.slug = $1 AND l.tenant_id = $2 AND l.domain_id = $3`,
+		slug, tenantID, domainID), true)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}
@@ -184,6 +204,11 @@ func (db *DB) TenantLink(ctx context.Context, tenantID int64, slug string) (link
 // ExpiresAt moves or deletes the link's alarm in the same transaction (see
 // linkforge.LinkStore).
 func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
+	return db.UpdateLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug, fn)
+}
+
+// UpdateLinkOn is UpdateLink on a domain.
+func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
@@ -192,7 +217,7 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 
 	old, err := scanLink(tx.QueryRow(ctx,
 		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l
-		 WHERE l.slug = $1 AND l.tenant_id = $2 FOR UPDATE OF l`, slug, tenantID), true)
+		 WHERE l.slug = $1 AND l.tenant_id = $2 AND l.domain_id = $3 FOR UPDATE OF l`, slug, tenantID, domainID), true)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}
@@ -251,6 +276,11 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 // in, raw rows then the lock, so the two cannot deadlock. The link's alarm
 // goes by the foreign key's ON DELETE CASCADE.
 func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
+	return db.DeleteLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug)
+}
+
+// DeleteLinkOn is DeleteLink on a domain.
+func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	var (
 		l  linkforge.Link
 		ob outbox
@@ -262,14 +292,14 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 			clicks int64
 		)
 		if err := tx.QueryRow(ctx, `WITH t AS (
-				SELECT id FROM links WHERE slug = $1 AND tenant_id = $2 FOR UPDATE
+				SELECT id FROM links WHERE slug = $1 AND tenant_id = $2 AND domain_id = $3 FOR UPDATE
 			), r AS (
 				DELETE FROM click_rollup WHERE link_id IN (SELECT id FROM t) RETURNING count
 			), d AS (
 				DELETE FROM click_dims WHERE link_id IN (SELECT id FROM t)
 			)
 			SELECT (SELECT id FROM t), (SELECT COALESCE(SUM(count), 0)::bigint FROM r)`,
-			slug, tenantID).Scan(&id, &clicks); err != nil {
+			slug, tenantID, domainID).Scan(&id, &clicks); err != nil {
 			return err
 		}
 		if id == nil {
@@ -319,7 +349,7 @@ func scanLink(row pgx.Row, withClicks bool) (linkforge.Link, error) {
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &l.ExpiresAt, &l.ExpiredAt, &l.MaxClicks,
 		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&status, &forward, &routing}
+		&status, &forward, &routing, &l.DomainID}
 	if withClicks {
 		dest = append(dest, &l.Clicks)
 	}

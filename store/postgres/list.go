@@ -60,6 +60,9 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 			where = append(where, `(l.slug ILIKE `+p+` ESCAPE '\' OR l.url ILIKE `+p+` ESCAPE '\' OR l.title ILIKE `+p+` ESCAPE '\')`)
 		}
 	}
+	if q.Domain != nil {
+		where = append(where, "l.domain_id = "+arg(*q.Domain))
+	}
 	if len(q.Tags) > 0 {
 		where = append(where, "l.tags @> "+arg(q.Tags)+"::text[]")
 	}
@@ -86,15 +89,13 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	if q.Sort.Desc() {
 		cmp, dir = "<", "DESC"
 	}
+	// A slug repeats on a tenant's other domains, so every order ends with
+	// the id.
 	order := key + " " + dir + ", l.id " + dir
-	if q.Sort == linkforge.SortSlug {
-		// Slugs are unique: the slug alone is a position.
-		order = key + " " + dir
-	}
 	if q.Cursor != "" {
 		switch q.Sort {
 		case linkforge.SortSlug:
-			where = append(where, key+" "+cmp+" "+arg(cur.Slug))
+			where = append(where, "("+key+", l.id) "+cmp+" ("+arg(cur.Slug)+"::text COLLATE \"C\", "+arg(cur.ID)+"::bigint)")
 		case linkforge.SortClicks, linkforge.SortClicksDesc:
 			where = append(where, "("+key+", l.id) "+cmp+" ("+arg(cur.Clicks)+"::bigint, "+arg(cur.ID)+"::bigint)")
 		default:
@@ -133,7 +134,7 @@ func scanTagCount(r pgx.Row) (linkforge.TagCount, error) {
 }
 
 // CreateLinks stores links in one transaction and one round trip: a batch
-// of INSERT ... ON CONFLICT (slug) DO NOTHING RETURNING id, where a taken
+// of INSERT ... ON CONFLICT (domain_id, slug) DO NOTHING RETURNING id, where a taken
 // slug inserts nothing and answers no row (its EConflict) without
 // aborting the transaction, as a unique violation would. The alarms of the
 // created links with an ExpiresAt are inserted by the same statements.
@@ -175,12 +176,22 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 		return nil, fmt.Errorf("postgres: create links: %w", err)
 	}
 	defer rollback(ctx, tx)
+	owners, err := domainOwners(ctx, tx, prepared)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create links: %w", err)
+	}
 	// Quotas: the tenant's max_links admits a link at a time (quota.go).
-	err = withinLinkQuota(ctx, tx, prepared, results, func(idx []int) error {
+	err = withinLinkQuota(ctx, tx, prepared, results, func(round []int) error {
 		batch := &pgx.Batch{}
-		for _, i := range idx {
+		var idx []int
+		for _, i := range round {
+			if d := prepared[i].DomainID; d != linkforge.PublicDomainID && owners[d] != prepared[i].TenantID {
+				results[i].Err = notFound("domain")
+				continue
+			}
+			idx = append(idx, i)
 			q, args := insertLinkQuery(prepared[i])
-			batch.Queue(strings.Replace(q, ") RETURNING id", ") ON CONFLICT (slug) DO NOTHING RETURNING id", 1), args...)
+			batch.Queue(strings.Replace(q, ") RETURNING id", ") ON CONFLICT (domain_id, slug) DO NOTHING RETURNING id", 1), args...)
 		}
 		br := tx.SendBatch(ctx, batch)
 		for _, i := range idx {
@@ -228,7 +239,7 @@ func insertLinkQuery(l linkforge.Link) (string, []any) {
 	args := []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
 		l.Tags, l.CreatedAt, l.UpdatedAt,
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
-		l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l)}
+		l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID}
 	if l.ExpiresAt == nil {
 		return insertLinkSQL, args
 	}

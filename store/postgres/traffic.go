@@ -128,7 +128,7 @@ func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time
 	if after != nil {
 		k = *after
 	}
-	rows, err := db.pool.Query(ctx, `SELECT d.link_id, l.slug, d.dimension, d.day, d.value, d.count
+	rows, err := db.pool.Query(ctx, `SELECT d.link_id, l.slug, l.domain_id, d.dimension, d.day, d.value, d.count
 		FROM link_dims_daily d JOIN links l ON l.id = d.link_id
 		WHERE l.tenant_id = $1 AND d.day >= $2 AND d.day < $3 AND d.count > 0 AND d.dimension = ANY($9)
 		AND (d.link_id, d.dimension COLLATE "C", d.day, d.value COLLATE "C") > ($4, $5 COLLATE "C", $6, $7 COLLATE "C")
@@ -141,7 +141,7 @@ func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time
 	var out []linkforge.DailyDimRow
 	for rows.Next() {
 		var row linkforge.DailyDimRow
-		if err := rows.Scan(&row.LinkID, &row.Slug, &row.Dimension, &row.Day, &row.Value, &row.Count); err != nil {
+		if err := rows.Scan(&row.LinkID, &row.Slug, &row.DomainID, &row.Dimension, &row.Day, &row.Value, &row.Count); err != nil {
 			return nil, fmt.Errorf("postgres: export daily dims: %w", err)
 		}
 		row.Day = row.Day.UTC()

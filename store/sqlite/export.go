@@ -25,7 +25,8 @@ func (db *DB) ExportLinks(ctx context.Context, tenantID, afterID int64, limit in
 	return links, nil
 }
 
-// SlugTenants returns the tenant of each of slugs in use, in one query
+// SlugTenants returns the tenant of each of slugs in use on the public
+// host, in one query
 // (the slugs travel as one JSON array): the import looks up a batch of
 // slugs before writing it.
 func (db *DB) SlugTenants(ctx context.Context, slugs []string) (map[string]int64, error) {
@@ -38,7 +39,7 @@ func (db *DB) SlugTenants(ctx context.Context, slugs []string) (map[string]int64
 		return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
 	}
 	rows, err := db.reader.QueryContext(ctx,
-		`SELECT slug, tenant_id FROM links WHERE slug IN (SELECT value FROM json_each(?))`, string(list))
+		`SELECT slug, tenant_id FROM links WHERE domain_id = 0 AND slug IN (SELECT value FROM json_each(?))`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
 	}

@@ -16,7 +16,7 @@ const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
-		l.redirect_status, l.forward_query, l.routing`
+		l.redirect_status, l.forward_query, l.routing, l.domain_id`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup triggers keep in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -25,8 +25,8 @@ const (
 	insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks,
 		fallback_url, tags, created_at, updated_at,
 		title, password_hash, device_ios, device_android, device_desktop, imported_clicks,
-		redirect_status, forward_query, routing)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		redirect_status, forward_query, routing, domain_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // Page size bounds of ExportLinks. The callers choose the page size;
@@ -56,6 +56,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
 	defer tx.Rollback()
+	if err := linkDomainOf(ctx, tx, l); err != nil {
+		return linkforge.Link{}, wrapRead("create link", err)
+	}
 	if err := tx.QueryRowContext(ctx, insertLinkSQL+` RETURNING id`, args...).Scan(&l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("create link", err)
 	}
@@ -122,7 +125,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	// ctx every few thousand rows instead.
 	execCtx := context.WithoutCancel(ctx)
 	ts := now()
-	var expiring []string
+	var expiring []domainSlug
 	for n, i := range order {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -144,7 +147,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			return linkWriteError("import links", err)
 		}
 		if l.ExpiresAt != nil {
-			expiring = append(expiring, l.Slug)
+			expiring = append(expiring, domainSlug{l.DomainID, l.Slug})
 		}
 	}
 	if len(expiring) > 0 {
@@ -160,7 +163,8 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			 SELECT id, tenant_id, expires_at,
 			        CASE WHEN expired_at IS NOT NULL AND expired_at >= expires_at THEN 'done' ELSE 'scheduled' END,
 			        ?1, ?1
-			 FROM links WHERE slug IN (SELECT value FROM json_each(?2))`, toMicros(ts), string(slugs)); err != nil {
+			 FROM links WHERE (domain_id, slug) IN
+			     (SELECT value ->> '$.d', value ->> '$.s' FROM json_each(?2))`, toMicros(ts), string(slugs)); err != nil {
 			return fmt.Errorf("sqlite: import links: alarms: %w", err)
 		}
 	}
@@ -174,11 +178,18 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	return nil
 }
 
-// LinkBySlug returns the link with that slug, whatever its tenant, without
-// Clicks: the redirect path must not pay for a sum of rollups.
+// LinkBySlug returns the link with that slug on the public host, whatever
+// its tenant, without Clicks: the redirect path must not pay for a sum of
+// rollups.
 func (db *DB) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error) {
+	return db.LinkOnDomain(ctx, linkforge.PublicDomainID, slug)
+}
+
+// LinkOnDomain returns the link with that slug on the domain, whatever its
+// tenant, without Clicks.
+func (db *DB) LinkOnDomain(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLink(db.reader.QueryRowContext(ctx,
-		`SELECT `+linkColumns+` FROM links l WHERE l.slug = ?`, slug), false)
+		`SELECT `+linkColumns+` FROM links l WHERE l.domain_id = ? AND l.slug = ?`, domainID, slug), false)
 	if errors.Is(err, sql.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}
@@ -191,7 +202,12 @@ func (db *DB) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, erro
 // TenantLink returns the tenant's link with its Clicks; another tenant's
 // slug answers ENotFound.
 func (db *DB) TenantLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
-	l, err := tenantLink(ctx, db.reader, tenantID, slug)
+	return db.TenantLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug)
+}
+
+// TenantLinkOn is TenantLink on a domain.
+func (db *DB) TenantLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
+	l, err := tenantLink(ctx, db.reader, tenantID, domainID, slug)
 	if err != nil {
 		return linkforge.Link{}, wrapRead("tenant link", err)
 	}
@@ -203,10 +219,10 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func tenantLink(ctx context.Context, q querier, tenantID int64, slug string) (linkforge.Link, error) {
+func tenantLink(ctx context.Context, q querier, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLink(q.QueryRowContext(ctx,
-		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l WHERE l.slug = ? AND l.tenant_id = ?`,
-		slug, tenantID), true)
+		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l WHERE l.domain_id = ? AND l.slug = ? AND l.tenant_id = ?`,
+		domainID, slug, tenantID), true)
 	if errors.Is(err, sql.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}
@@ -229,13 +245,18 @@ func wrapRead(op string, err error) error {
 // and is returned unchanged. A changed ExpiresAt moves or deletes the
 // link's alarm in the same transaction (see linkforge.LinkStore).
 func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
+	return db.UpdateLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug, fn)
+}
+
+// UpdateLinkOn is UpdateLink on a domain.
+func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
 	defer tx.Rollback()
 
-	old, err := tenantLink(ctx, tx, tenantID, slug)
+	old, err := tenantLink(ctx, tx, tenantID, domainID, slug)
 	if err != nil {
 		return linkforge.Link{}, wrapRead("update link", err)
 	}
@@ -281,13 +302,18 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn fu
 // transaction and returns the link as it was. Its alarm goes with it, by
 // the foreign key's ON DELETE CASCADE, in the same transaction.
 func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
+	return db.DeleteLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug)
+}
+
+// DeleteLinkOn is DeleteLink on a domain.
+func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
 	defer tx.Rollback()
 
-	l, err := tenantLink(ctx, tx, tenantID, slug)
+	l, err := tenantLink(ctx, tx, tenantID, domainID, slug)
 	if err != nil {
 		return linkforge.Link{}, wrapRead("delete link", err)
 	}
@@ -338,7 +364,7 @@ func insertArgs(l linkforge.Link) ([]any, error) {
 	return []any{l.TenantID, l.Slug, l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt),
 		nullInt(l.MaxClicks), l.FallbackURL, tags, toMicros(l.CreatedAt), toMicros(l.UpdatedAt),
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
-		l.RedirectCode(), l.Routes().ForwardQuery, routing}, nil
+		l.RedirectCode(), l.Routes().ForwardQuery, routing, l.DomainID}, nil
 }
 
 func encodeTags(tags []string) (string, error) {
@@ -379,7 +405,7 @@ func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &expiresAt, &expiredAt, &maxClicks,
 		&l.FallbackURL, &tags, &created, &updated,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&status, &forward, &routing}
+		&status, &forward, &routing, &l.DomainID}
 	if withClicks {
 		dest = append(dest, &l.Clicks)
 	}

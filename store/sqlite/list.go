@@ -50,6 +50,10 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 			where, args = append(where, w), append(args, wa...)
 		}
 	}
+	if q.Domain != nil {
+		where = append(where, "l.domain_id = ?")
+		args = append(args, *q.Domain)
+	}
 	for _, t := range q.Tags {
 		where = append(where, `EXISTS (SELECT 1 FROM json_each(l.tags) WHERE value = ?)`)
 		args = append(args, t)
@@ -77,16 +81,14 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	if q.Sort.Desc() {
 		cmp, dir = "<", "DESC"
 	}
+	// A slug repeats on a tenant's other domains, so every order ends with
+	// the id; links_tenant_slug holds the rowid after the slug.
 	order := key + " " + dir + ", l.id " + dir
-	if q.Sort == linkforge.SortSlug {
-		// Slugs are unique: the slug alone is a position.
-		order = key + " " + dir
-	}
 	if q.Cursor != "" {
 		switch q.Sort {
 		case linkforge.SortSlug:
-			where = append(where, key+" "+cmp+" ?")
-			args = append(args, cur.Slug)
+			where = append(where, "("+key+", l.id) "+cmp+" (?, ?)")
+			args = append(args, cur.Slug, cur.ID)
 		case linkforge.SortClicks, linkforge.SortClicksDesc:
 			where = append(where, "("+key+", l.id) "+cmp+" (?, ?)")
 			args = append(args, cur.Clicks, cur.ID)
@@ -173,7 +175,7 @@ func scanTagCount(r scanner) (linkforge.TagCount, error) {
 }
 
 // CreateLinks stores links in one write transaction through one prepared
-// INSERT ... ON CONFLICT (slug) DO NOTHING: a taken slug inserts nothing
+// INSERT ... ON CONFLICT (domain_id, slug) DO NOTHING: a taken slug inserts nothing
 // and answers no id, which is its EConflict, and the others go on. The
 // alarms of the created links with an ExpiresAt are written in the same
 // transaction.
@@ -187,7 +189,7 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 		return nil, fmt.Errorf("sqlite: create links: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, insertLinkSQL+` ON CONFLICT (slug) DO NOTHING RETURNING id`)
+	stmt, err := tx.PrepareContext(ctx, insertLinkSQL+` ON CONFLICT (domain_id, slug) DO NOTHING RETURNING id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: create links: %w", err)
 	}
@@ -200,6 +202,13 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 		args, err := insertArgs(l)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: create links: slug %q: %w", l.Slug, err)
+		}
+		if err := linkDomainOf(ctx, tx, l); err != nil {
+			if linkforge.ErrorCode(err) != linkforge.ENotFound {
+				return nil, fmt.Errorf("sqlite: create links: %w", err)
+			}
+			results[i].Err = err
+			continue
 		}
 		err = stmt.QueryRowContext(ctx, args...).Scan(&l.ID)
 		switch {

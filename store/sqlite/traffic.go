@@ -143,7 +143,7 @@ func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time
 		args = append(args, n)
 	}
 	//nolint:gosec // G202: only numbered placeholders are joined in; the names are arguments
-	rows, err := db.reader.QueryContext(ctx, `SELECT d.link_id, l.slug, d.dimension, d.day, d.value, d.count
+	rows, err := db.reader.QueryContext(ctx, `SELECT d.link_id, l.slug, l.domain_id, d.dimension, d.day, d.value, d.count
 		FROM link_dims_daily d JOIN links l ON l.id = d.link_id
 		WHERE l.tenant_id = ?1 AND d.day >= ?2 AND d.day < ?3 AND d.count > 0
 		AND (d.link_id, d.dimension, d.day, d.value) > (?4, ?5, ?6, ?7)
@@ -158,7 +158,7 @@ func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time
 			row linkforge.DailyDimRow
 			day int64
 		)
-		if err := r.Scan(&row.LinkID, &row.Slug, &row.Dimension, &day, &row.Value, &row.Count); err != nil {
+		if err := r.Scan(&row.LinkID, &row.Slug, &row.DomainID, &row.Dimension, &day, &row.Value, &row.Count); err != nil {
 			return err
 		}
 		row.Day = time.Unix(day, 0).UTC()

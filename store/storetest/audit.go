@@ -80,12 +80,31 @@ func testAudit(t *testing.T, s linkforge.Store) {
 	_, err = s.SetTenantQuota(actx, ten.ID, linkforge.QuotaChange{MaxLinks: limitOf(100)}, linkforge.MonthStart(now))
 	must("SetTenantQuota", err)
 
+	_, err = s.CreateDomain(actx, linkforge.Domain{TenantID: ten.ID, Host: "go.audit.example"})
+	must("CreateDomain", err)
+	_, err = s.CreateDomain(actx, linkforge.Domain{TenantID: ten.ID, Host: "go.audit.example"})
+	refused("CreateDomain of a taken host", err)
+	_, err = s.UpdateDomain(actx, ten.ID, "go.audit.example", func(d *linkforge.Domain) error {
+		d.RootURL = "https://example.com/"
+		return nil
+	})
+	must("UpdateDomain", err)
+	_, err = s.UpdateDomain(actx, ten.ID, "go.audit.example", func(*linkforge.Domain) error {
+		return linkforge.Errorf(linkforge.EInvalid, "no")
+	})
+	refused("aborted UpdateDomain", err)
+	_, err = s.DeleteDomain(actx, ten.ID, "go.audit.example")
+	must("DeleteDomain", err)
+	_, err = s.DeleteDomain(actx, ten.ID, "go.audit.example")
+	refused("DeleteDomain of an unknown host", err)
+
 	tokID := fmt.Sprint(tok.ID)
 	want := []string{
 		"link.create a1", "link.update a1", "link.create b1", "link.import 2 links", "link.delete b1",
 		"webhook.create wh_audit", "webhook.update wh_audit disabled", "webhook.update wh_audit active",
 		"webhook.test wh_audit", "webhook.delete wh_audit",
 		"token.create " + tokID, "token.revoke " + tokID, "token.revoke " + tokID, "tenant.quota audit",
+		"domain.create go.audit.example", "domain.update go.audit.example", "domain.delete go.audit.example",
 	}
 	slices.Reverse(want) // newest first
 	events, err := s.ListAudit(ctx, ten.ID, 100, 0)

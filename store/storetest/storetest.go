@@ -73,6 +73,13 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"WebhookQuota", testWebhookQuota},
 		{"WebhookState", testWebhookState},
 		{"EnqueueDelivery", testEnqueueDelivery}, // webhooktest.go
+		// domains.go
+		{"Domains", testDomains},
+		{"DomainLinks", testDomainLinks},
+		{"DomainBulkAndList", testDomainBulkAndList},
+		{"DeleteDomain", testDeleteDomain},
+		{"ImportOnDomains", testImportOnDomains},
+		{"DomainVerifications", testDomainVerifications},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

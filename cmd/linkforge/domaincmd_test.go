@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDomainCommands: domain add, list and remove on a tenant, in
+// process, with the errors a newcomer meets (an IP address, a domain in
+// use is not tested here: the store's conformance suite is).
+func TestDomainCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	base := []string{"--data-dir", dir}
+	run := func(code int, args ...string) (string, string) {
+		t.Helper()
+		return mustRunInProcess(t, code, append(append([]string{}, args...), base...)...)
+	}
+	run(exitOK, "token", "create", "--tenant", "acme")
+	out, _ := run(exitOK, "domain", "add", "--tenant", "acme", "--domain-verify", "none", "Go.Acme.com")
+	var d struct{ Host, State string }
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Host != "go.acme.com" || d.State != "verified" {
+		t.Fatalf("domain add printed %q (%v)", out, err)
+	}
+	_, errOut := run(exitFailure, "domain", "add", "--tenant", "acme", "192.0.2.1")
+	if !strings.Contains(errOut, "IP address") {
+		t.Errorf("domain add of an IP address: stderr %q", errOut)
+	}
+	_, errOut = run(exitFailure, "domain", "add", "--tenant", "acme", "go.acme.com")
+	if !strings.Contains(errOut, "already registered") {
+		t.Errorf("domain add of a taken host: stderr %q", errOut)
+	}
+	out, _ = run(exitOK, "domain", "add", "--tenant", "acme", "acme.link")
+	if !strings.Contains(out, `"state":"pending"`) {
+		t.Errorf("domain add with --domain-verify http: %s, want pending", out)
+	}
+	out, _ = run(exitOK, "domain", "list", "--tenant", "acme")
+	var list struct{ Domains []struct{ Host string } }
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Domains) != 2 || list.Domains[0].Host != "acme.link" {
+		t.Errorf("domain list printed %q (%v)", out, err)
+	}
+	run(exitOK, "domain", "remove", "--tenant", "acme", "acme.link")
+	_, errOut = run(exitFailure, "domain", "remove", "--tenant", "acme", "acme.link")
+	if !strings.Contains(errOut, "not found") {
+		t.Errorf("domain remove of a removed host: stderr %q", errOut)
+	}
+	_, errOut = run(exitUsage, "domain", "add", "go.acme.com")
+	if !strings.Contains(errOut, "--tenant is required") {
+		t.Errorf("domain add without --tenant: stderr %q", errOut)
+	}
+}

@@ -1,0 +1,118 @@
+// Package domain holds the rules of a tenant's own domains (go.acme.com):
+// what a host may be, how it is written once stored, which domain a link
+// write or an API request means, and the writes of domains with their
+// after-effects (Service).
+//
+// The rules live here rather than in web because three callers need them
+// alike: the admin API, the CLI (`linkforge domain ...`), and the
+// redirect path's host table; web keeps only the transport (bodies,
+// problems, status codes). Certificates are not this package's concern.
+package domain
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"golang.org/x/net/idna"
+
+	"github.com/linkforge/linkforge"
+)
+
+// hostProfile maps a domain's host the way a client resolving it does
+// (UTS #46, non-transitional), and is stricter than the target URL rules
+// of linkforge.ValidateTargetURL: a domain must be a DNS host name a
+// certificate can be issued for, so '_' and leading or trailing hyphens
+// are refused, and lengths are checked.
+var hostProfile = idna.New(
+	idna.MapForLookup(),
+	idna.BidiRule(),
+	idna.Transitional(false),
+	idna.StrictDomainName(true),
+	idna.CheckHyphens(true),
+	idna.VerifyDNSLength(true),
+)
+
+// NormalizeHost returns raw as a domain's host is stored and matched:
+// lowercase ASCII (punycode for IDN labels), without a trailing dot. It
+// refuses, as an EInvalid error naming field, a port, an IP literal, a
+// name of one label, a last label that is a number, and invalid labels.
+// publicHost is the public URL's host, which is every tenant's already and
+// cannot be registered.
+func NormalizeHost(field, raw, publicHost string) (string, error) {
+	bad := func(detail string) (string, error) { return "", linkforge.InvalidField(field, detail) }
+	host := strings.TrimSpace(raw)
+	switch {
+	case host == "":
+		return bad("is required")
+	case strings.HasPrefix(host, "["):
+		return bad("must be a host name, not an IP address")
+	case strings.Contains(host, "://") || strings.ContainsAny(host, "/?#@"):
+		return bad("must be a host name alone, without a scheme, path or user")
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return bad("must be a host name, not an IP address")
+	}
+	if strings.Contains(host, ":") {
+		return bad("must not have a port: a domain is served on the server's ports")
+	}
+	host = strings.TrimSuffix(host, ".")
+	ascii, err := hostProfile.ToASCII(host)
+	if err != nil {
+		return bad(fmt.Sprintf("is not a valid host name: %s", strings.TrimPrefix(err.Error(), "idna: ")))
+	}
+	// UTS #46 is not idempotent for a few code points: refuse a host whose
+	// ASCII form would be read as another again.
+	if again, err := hostProfile.ToASCII(ascii); err != nil || again != ascii {
+		return bad("does not map to a stable ASCII form")
+	}
+	if _, err := netip.ParseAddr(ascii); err == nil {
+		return bad("must be a host name, not an IP address")
+	}
+	labels := strings.Split(ascii, ".")
+	if len(labels) < 2 {
+		return bad("must have at least two labels (go.example.com)")
+	}
+	if last := labels[len(labels)-1]; strings.Trim(last, "0123456789") == "" || strings.HasPrefix(last, "0x") {
+		return bad("must not end in a number: it would be read as an IP address")
+	}
+	if publicHost != "" && ascii == PublicHost(publicHost) {
+		return bad("is the server's public URL host, which every tenant has already")
+	}
+	return ascii, nil
+}
+
+// PublicHost returns a public URL's host (u.Hostname()) as NormalizeHost
+// writes hosts, for comparison; a host it cannot map is only lowercased.
+func PublicHost(hostname string) string {
+	h := strings.TrimSuffix(strings.ToLower(hostname), ".")
+	if ascii, err := hostProfile.ToASCII(h); err == nil {
+		return ascii
+	}
+	return h
+}
+
+// ValidateURLs checks a domain's root_url and not_found_url (empty: the
+// server's flags'): absolute http or https URLs, as a link's target, that
+// do not lead back to this server (selfHosts) or to the domain itself.
+func ValidateURLs(d linkforge.Domain, selfHosts []string) error {
+	hosts := append(append([]string{}, selfHosts...), d.Host)
+	var errs []linkforge.FieldError
+	for _, f := range []struct{ name, value string }{{"root_url", d.RootURL}, {"not_found_url", d.NotFoundURL}} {
+		if f.value == "" {
+			continue
+		}
+		if err := linkforge.ValidateTargetURL(f.name, f.value, hosts); err != nil {
+			var e *linkforge.Error
+			if !errors.As(err, &e) {
+				return err
+			}
+			errs = append(errs, e.Fields...)
+			if len(e.Fields) == 0 {
+				errs = append(errs, linkforge.FieldError{Field: f.name, Detail: e.Message})
+			}
+		}
+	}
+	return linkforge.InvalidFields(errs)
+}

@@ -1,0 +1,221 @@
+package domain
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/expiry"
+)
+
+// VerificationPath is where a domain's verification is fetched, followed
+// by its id; the server answers it with the domain's token.
+const VerificationPath = "/.well-known/linkforge-domain/"
+
+// VerificationURL is the URL --domain-verify http fetches for d.
+func VerificationURL(d linkforge.Domain) string {
+	return "http://" + d.Host + VerificationPath + strconv.FormatInt(d.ID, 10)
+}
+
+// NewToken returns a new verification token: 32 random bytes, hex.
+func NewToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// VerifyStore is what a Verifier needs of linkforge.Store.
+type VerifyStore interface {
+	NextDomainVerification(ctx context.Context) (time.Time, bool, error)
+	ClaimDomainVerifications(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]linkforge.Domain, error)
+	UpdateDomain(ctx context.Context, tenantID int64, host string, fn func(*linkforge.Domain) error) (linkforge.Domain, error)
+}
+
+// Verification bounds.
+const (
+	// VerifyWindow is how long a new domain's verification is retried;
+	// then it stays pending until someone asks again (POST .../verify).
+	VerifyWindow = 24 * time.Hour
+	// maxVerifyDelay caps the alarm backoff between two attempts, so that
+	// a DNS record added hours later is seen within the hour.
+	maxVerifyDelay = time.Hour
+	// verifyTimeout bounds one fetch.
+	verifyTimeout = 10 * time.Second
+	// maxAnswerBytes bounds what is read of an answer.
+	maxAnswerBytes = 1024
+)
+
+// VerifierConfig configures a Verifier; Store is required.
+type VerifierConfig struct {
+	Store VerifyStore
+	// Dial connects to the domain's host: nil is net.Dialer's, which
+	// resolves it through DNS. Tests dial a loopback receiver instead.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Changed is told of every domain a verification wrote (the host
+	// tables); nil: nobody.
+	Changed func(d linkforge.Domain)
+	Logger  *slog.Logger     // nil: discard
+	Now     func() time.Time // nil: time.Now
+}
+
+// Verifier fetches pending domains' verification URLs: now for POST
+// .../verify, and as due work of the node's one scheduler (expiry.Work)
+// otherwise, retried with the alarm backoff for VerifyWindow.
+type Verifier struct {
+	cfg    VerifierConfig
+	client *http.Client
+	wg     sync.WaitGroup
+}
+
+var _ expiry.Work = (*Verifier)(nil)
+
+// NewVerifier returns a Verifier on cfg.
+func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
+	if cfg.Store == nil {
+		return nil, fmt.Errorf("domain: VerifierConfig.Store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: verifyTimeout}).DialContext
+	}
+	client := &http.Client{
+		Timeout: verifyTimeout,
+		// Proxies from the environment would answer for the host
+		// themselves: the point is where the host's own DNS leads.
+		Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true, Proxy: nil},
+		// The answer must come from the host itself.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Verifier{cfg: cfg, client: client}, nil
+}
+
+// Name implements expiry.Work.
+func (v *Verifier) Name() string { return "domain_verification" }
+
+// NextDue implements expiry.Work.
+func (v *Verifier) NextDue(ctx context.Context) (time.Time, bool, error) {
+	return v.cfg.Store.NextDomainVerification(ctx)
+}
+
+// Claim implements expiry.Work: each claimed domain is fetched in the
+// background, and its outcome recorded.
+func (v *Verifier) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+	ds, err := v.cfg.Store.ClaimDomainVerifications(ctx, c.Now, c.Lease, c.Limit)
+	if err != nil {
+		return 0, fmt.Errorf("claim domain verifications: %w", err)
+	}
+	for _, d := range ds {
+		v.wg.Add(1)
+		go func() {
+			defer v.wg.Done()
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Lease/2)
+			defer cancel()
+			if _, err := v.attempt(actx, d, c.Backoff, c.Wake); err != nil {
+				v.cfg.Logger.Error("domain verification: record", "host", d.Host, "domain_id", d.ID, "error", err)
+			}
+		}()
+	}
+	return len(ds), nil
+}
+
+// Wait waits for the attempts in flight (a stop).
+func (v *Verifier) Wait() { v.wg.Wait() }
+
+// VerifyNow fetches d's verification URL at once and records the outcome;
+// a failure plans the next attempt with the alarm backoff.
+func (v *Verifier) VerifyNow(ctx context.Context, d linkforge.Domain, wake func(time.Time)) (linkforge.Domain, error) {
+	if d.State == linkforge.DomainVerified {
+		return d, nil
+	}
+	return v.attempt(ctx, d, expiry.JitteredBackoff, wake)
+}
+
+// attempt fetches d's verification URL and records the outcome: verified,
+// or the attempt counted and the next one planned (none past the window,
+// counted from the domain's creation).
+func (v *Verifier) attempt(ctx context.Context, d linkforge.Domain, backoff func(int) time.Duration, wake func(time.Time)) (linkforge.Domain, error) {
+	ferr := v.fetch(ctx, d)
+	now := v.cfg.Now()
+	var next *time.Time
+	out, err := v.cfg.Store.UpdateDomain(ctx, d.TenantID, d.Host, func(cur *linkforge.Domain) error {
+		if cur.ID != d.ID || cur.State == linkforge.DomainVerified {
+			return nil // re-created meanwhile, or verified by another attempt
+		}
+		cur.VerifyAttempts++
+		if ferr == nil {
+			cur.State, cur.VerifiedAt, cur.VerifyDueAt, cur.VerifyError = linkforge.DomainVerified, &now, nil, ""
+			return nil
+		}
+		cur.VerifyError = truncateError(ferr.Error())
+		cur.VerifyDueAt = nil
+		if at := now.Add(min(backoff(cur.VerifyAttempts), maxVerifyDelay)); at.Before(cur.CreatedAt.Add(VerifyWindow)) {
+			cur.VerifyDueAt, next = &at, &at
+		}
+		return nil
+	})
+	if err != nil {
+		return linkforge.Domain{}, fmt.Errorf("record verification of %s: %w", d.Host, err)
+	}
+	if ferr != nil {
+		v.cfg.Logger.Info("domain verification failed", "host", d.Host, "domain_id", d.ID,
+			"attempt", out.VerifyAttempts, "error", ferr.Error())
+	} else {
+		v.cfg.Logger.Info("domain verified", "host", d.Host, "domain_id", d.ID, "attempt", out.VerifyAttempts)
+	}
+	if next != nil && wake != nil {
+		wake(*next)
+	}
+	if v.cfg.Changed != nil {
+		v.cfg.Changed(out)
+	}
+	return out, nil
+}
+
+// fetch requests d's verification URL and checks that the answer is d's
+// token: proof that the host's DNS reaches this deployment.
+func (v *Verifier) fetch(ctx context.Context, d linkforge.Domain) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, VerificationURL(d), nil)
+	if err != nil {
+		return fmt.Errorf("verification request: %w", err)
+	}
+	req.Header.Set("User-Agent", "LinkForge-domain-verification")
+	resp, err := v.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("fetch %s: %w", VerificationURL(d), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", VerificationURL(d), err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %d, want 200 from this deployment: does the host's DNS point here?", VerificationURL(d), resp.StatusCode)
+	}
+	if d.VerifyToken == "" || strings.TrimSpace(string(body)) != d.VerifyToken {
+		return fmt.Errorf("%s answered, but not with this deployment's token: the host's DNS points to another server", VerificationURL(d))
+	}
+	return nil
+}
+
+func truncateError(s string) string {
+	if len(s) > 500 {
+		return s[:500]
+	}
+	return s
+}

@@ -1,0 +1,152 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/web"
+)
+
+// onHost sends GET path to e with the Host header host.
+func (e *env) onHost(host, path string) response {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.url+path, nil)
+	if err != nil {
+		e.t.Fatalf("new request: %v", err)
+	}
+	req.Host = host
+	return e.send(req)
+}
+
+// TestRedirectByHost: the request's Host (any case, with or without a
+// port) picks the domain; an unknown host is the public host; a domain's
+// root_url and not_found_url answer on its host only; a write of a link on
+// a domain reaches the redirect at once, and leaves the public link alone.
+func TestRedirectByHost(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s, verifyNone)
+		_, tok := mustTenantToken(t, s, "acme")
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok,
+			`{"host":"go.acme.com","root_url":"https://acme.com/","not_found_url":"https://acme.com/404"}`), http.StatusCreated)
+		e.mustCreate(tok, `{"slug":"launch","url":"https://example.com/pub"}`)
+		e.mustCreate(tok, `{"slug":"launch","url":"https://example.com/dom","domain":"go.acme.com"}`)
+		e.mustCreate(tok, `{"slug":"only-pub","url":"https://example.com/only"}`)
+
+		for _, host := range []string{"go.acme.com", "GO.Acme.COM:8080", "go.acme.com.", "go.acme.com:80"} {
+			mustRedirect(t, e.onHost(host, "/launch"), "https://example.com/dom")
+		}
+		for _, host := range []string{"lf.test:8080", "unknown.example", "127.0.0.1:8080", "[::1]:8080"} {
+			mustRedirect(t, e.onHost(host, "/launch"), "https://example.com/pub")
+		}
+		// The public host's links are not on the domain.
+		mustRedirect(t, e.onHost("go.acme.com", "/only-pub"), "https://acme.com/404")
+		mustRedirect(t, e.onHost("go.acme.com", "/"), "https://acme.com/")
+		mustHTML(t, e.onHost("lf.test:8080", "/nowhere"), http.StatusNotFound)
+		mustRedirect(t, e.onHost("lf.test:8080", "/"), web.DefaultRootURL)
+
+		mustStatus(t, e.do(http.MethodPatch, "/api/v1/links/launch?domain=go.acme.com", tok, `{"url":"https://example.com/dom2"}`), http.StatusOK)
+		mustRedirect(t, e.onHost("go.acme.com", "/launch"), "https://example.com/dom2")
+		mustRedirect(t, e.onHost("lf.test", "/launch"), "https://example.com/pub")
+		mustStatus(t, e.do(http.MethodDelete, "/api/v1/links/launch?domain=go.acme.com", tok, ""), http.StatusNoContent)
+		mustRedirect(t, e.onHost("go.acme.com", "/launch"), "https://acme.com/404")
+		mustRedirect(t, e.onHost("lf.test", "/launch"), "https://example.com/pub")
+
+		// A domain's URLs change at once on this node.
+		mustStatus(t, e.do(http.MethodPatch, "/api/v1/domains/go.acme.com", tok, `{"not_found_url":null}`), http.StatusOK)
+		mustHTML(t, e.onHost("go.acme.com", "/launch"), http.StatusNotFound)
+	})
+}
+
+// TestPendingDomainRedirectsNothing: until verified, a domain's host
+// answers 404 for every slug, its own links' and the public host's.
+func TestPendingDomainRedirectsNothing(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s)
+		tenant, tok := mustTenantToken(t, s, "acme")
+		d := mustJSON[domainBody](t, e.do(http.MethodPost, "/api/v1/domains", tok,
+			`{"host":"go.acme.com","not_found_url":"https://acme.com/404"}`))
+		if d.State != "pending" {
+			t.Fatalf("state %q, want pending", d.State)
+		}
+		dom, err := s.TenantDomain(context.Background(), tenant, "go.acme.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Written past the API, which refuses links on a pending domain.
+		mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "launch", URL: "https://example.com/dom", DomainID: dom.ID})
+		mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "pub", URL: "https://example.com/pub"})
+		mustHTML(t, e.onHost("go.acme.com", "/launch"), http.StatusNotFound)
+		mustHTML(t, e.onHost("go.acme.com", "/pub"), http.StatusNotFound)
+		mustRedirect(t, e.onHost("lf.test", "/pub"), "https://example.com/pub")
+	})
+}
+
+// TestWarmDomainRedirectDoesNotAllocate: the (domain, slug) key of a
+// link on a domain, its host given with a port, costs no allocation.
+func TestWarmDomainRedirectDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race")
+	}
+	st := testdb.SQLite(t)
+	tenant, _ := mustTenantToken(t, st, "acme")
+	d, err := st.CreateDomain(context.Background(), linkforge.Domain{TenantID: tenant, Host: "go.acme.com", State: linkforge.DomainVerified})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "alloc", URL: "https://example.com/a", DomainID: d.ID})
+	clk := newClock()
+	srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/alloc", nil)
+	req.Host = "go.acme.com:8080"
+	w := &benchWriter{h: http.Header{}}
+	srv.ServeHTTP(w, req) // warm
+	allocs := testing.AllocsPerRun(1000, func() {
+		srv.ServeHTTP(w, req)
+	})
+	if w.code != http.StatusFound || w.h.Get("Location") != "https://example.com/a" {
+		t.Fatalf("status %d, Location %q", w.code, w.h.Get("Location"))
+	}
+	if allocs > 0 {
+		t.Errorf("a warm redirect on a domain allocates %.1f times, want 0", allocs)
+	}
+}
+
+// relay is a bus between two servers: what one publishes, the other hears
+// at once.
+type relay struct{ to **web.Server }
+
+func (r relay) PublishInvalidate(slug string)         { (*r.to).Invalidate(slug) }
+func (r relay) PublishInvalidateOn(host, slug string) { (*r.to).InvalidateOn(host, slug) }
+func (r relay) PublishDomain(host string)             { (*r.to).PeerDomain(host) }
+
+// TestDomainWritesReachPeers: a domain written through one node, and a
+// link written on it, are seen by the other node's redirects at once
+// through the bus (the host travels with the invalidation), not after the
+// host table's or the negative cache's TTL.
+func TestDomainWritesReachPeers(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		var srvB *web.Server
+		a := newEnv(t, s, verifyNone, func(c *web.Config) { c.Peers = relay{&srvB} })
+		b := newEnv(t, s, verifyNone)
+		srvB = b.srv
+		_, tok := mustTenantToken(t, s, "acme")
+		mustHTML(t, b.onHost("go.acme.com", "/launch"), http.StatusNotFound) // loads b's host table
+		mustStatus(t, a.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com","not_found_url":"https://acme.com/404"}`), http.StatusCreated)
+		mustRedirect(t, b.onHost("go.acme.com", "/launch"), "https://acme.com/404") // caches "unknown" on b
+		a.mustCreate(tok, `{"slug":"launch","url":"https://example.com/dom","domain":"go.acme.com"}`)
+		mustRedirect(t, b.onHost("go.acme.com", "/launch"), "https://example.com/dom")
+		mustStatus(t, a.do(http.MethodPatch, "/api/v1/links/launch?domain=go.acme.com", tok, `{"url":"https://example.com/dom2"}`), http.StatusOK)
+		mustRedirect(t, b.onHost("go.acme.com", "/launch"), "https://example.com/dom2")
+		// b's clock never moved: no TTL explains what b saw.
+	})
+}

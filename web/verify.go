@@ -1,0 +1,76 @@
+package web
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/domain"
+	"github.com/linkforge/linkforge/expiry"
+)
+
+// Domain verification (--domain-verify http): this server answers its
+// domains' verification URLs, and fetches them (domain.Verifier) through
+// the node's scheduler and for POST /api/v1/domains/{host}/verify.
+
+const pathVerificationAnswer = "/.well-known/linkforge-domain/:id"
+
+// DomainDialer connects to a domain's host for its verification; tests
+// dial a loopback receiver whatever the host (never real DNS).
+type DomainDialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func (s *Server) newVerifier(cfg Config) (*domain.Verifier, error) {
+	return domain.NewVerifier(domain.VerifierConfig{Store: cfg.Store, Dial: cfg.DomainDial,
+		Changed: s.domainChanged, Logger: s.logger, Now: s.now})
+}
+
+// DomainWork is the domain verifications as due work of the node's
+// scheduler (expiry.Config.Work): one scheduler for every kind of retried
+// work (ADR 003, ADR 015).
+func (s *Server) DomainWork() expiry.Work { return s.verifier }
+
+// DomainChanged is domainChanged for a write made outside the API.
+func (s *Server) DomainChanged(d linkforge.Domain) { s.domainChanged(d) }
+
+// verificationAnswer answers GET /.well-known/linkforge-domain/{id} on the
+// domain's own host with its token: what the verifier expects from this
+// deployment. Any other id or host is 404.
+func (s *Server) verificationAnswer(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return s.writePage(c, &pageNotFound)
+	}
+	ds, err := s.store.AllDomains(c.Request().Context())
+	if err != nil {
+		s.logger.Error("domain verification answer", "error", err)
+		return s.writePage(c, &pageUnavailable)
+	}
+	host := requestHost(c.Request().Host)
+	for _, d := range ds {
+		if d.ID == id && d.Host == host && d.VerifyToken != "" {
+			c.Response().Header().Set("Cache-Control", "no-store")
+			return blob(c, "text/plain; charset=utf-8", []byte(d.VerifyToken+"\n"))
+		}
+	}
+	return s.writePage(c, &pageNotFound)
+}
+
+// verifyDomain answers POST /api/v1/domains/{host}/verify: the
+// verification runs now, and the domain is answered as it left it.
+func (s *Server) verifyDomain(c echo.Context) error {
+	ctx := c.Request().Context()
+	tenant := tenantID(c)
+	d, err := s.domains.Get(ctx, tenant, c.Param("host"))
+	if err != nil {
+		return err
+	}
+	d, err = s.verifier.VerifyNow(ctx, d, s.wakeScheduler)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.renderDomain(d))
+}
