@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -127,7 +128,12 @@ func TestRolesOfEveryOperation(t *testing.T) {
 		}
 		owner := tokens[linkforge.RoleOwner]
 		e.mustCreate(owner, `{"url":"https://example.com/","slug":"s1","tags":["a"]}`)
-		r := e.do(http.MethodPost, "/api/v1/webhooks", owner, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`)
+		// A loopback receiver (allowed by WebhookAllowPrivate): the walk's
+		// test delivery and link writes may queue deliveries to it, and
+		// nothing here may reach a public address.
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+		t.Cleanup(receiver.Close)
+		r := e.do(http.MethodPost, "/api/v1/webhooks", owner, `{"url":"`+receiver.URL+`/hook","events":["link.created"]}`)
 		mustStatus(t, r, http.StatusCreated)
 		hook := mustJSON[webhookBody](t, r).ID
 
