@@ -196,6 +196,12 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	if err != nil {
 		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
 	}
+	return scanTopLinks(rows)
+}
+
+// scanTopLinks reads the rows of a top-links query: kind 0 is the total,
+// kind 1 a ranked link.
+func scanTopLinks(rows pgx.Rows) (linkforge.TopLinks, error) {
 	defer rows.Close()
 	top := linkforge.TopLinks{Links: []linkforge.LinkCount{}}
 	for rows.Next() {

@@ -90,24 +90,9 @@ func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) 
 	if err != nil {
 		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
 	}
-	defer rows.Close()
-	top := linkforge.TopLinks{Links: []linkforge.LinkCount{}}
-	for rows.Next() {
-		var (
-			kind int
-			lc   linkforge.LinkCount
-		)
-		if err := rows.Scan(&kind, &lc.LinkID, &lc.Slug, &lc.Count); err != nil {
-			return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
-		}
-		if kind == 0 {
-			top.Total = lc.Count
-			continue
-		}
-		top.Links = append(top.Links, lc)
-	}
-	if err := rows.Err(); err != nil {
-		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
+	top, err := scanTopLinks(rows)
+	if err != nil {
+		return linkforge.TopLinks{}, err
 	}
 	// A UNION ALL keeps no order of its own: the ranking's, again.
 	slices.SortFunc(top.Links, func(a, b linkforge.LinkCount) int {
