@@ -658,6 +658,8 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathExport:          {"format"},
 	http.MethodPost + " " + pathImport:         {"format"},
 	http.MethodGet + " " + pathAudit:           {"limit", "cursor"},
+	// A session's tenant, where a browser cannot send the header (live.go).
+	http.MethodGet + " " + pathLive: {"tenant"},
 
 	// Analytics (web/analytics.go).
 	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "traffic", "domain"},
