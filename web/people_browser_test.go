@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -158,4 +159,107 @@ func (p *dashPage) waitRequests(n int, reqs ...string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestDashboardPeopleAndTenants: in real Chromium, signed in by password,
+// an owner of acme who is a viewer of beta: on the People page creates a
+// viewer token (its secret shown once, gone on reload) and revokes it
+// (refused at once), invites a user (the invite URL shown), changes their
+// role and removes them; switches the dashboard to beta, which shows
+// beta's links, live, without any write control or the People link (a
+// viewer there); and signs out everywhere, after which the cookie is 401.
+func TestDashboardPeopleAndTenants(t *testing.T) {
+	st := testdb.SQLite(t)
+	e, svc, acme, owner, _ := peopleEnv(t, st, linkforge.RoleOwner)
+	beta, _ := mustRoleToken(t, st, "beta", linkforge.RoleOwner)
+	if _, url, _, err := svc.Invite(t.Context(), beta, "ann@example.com", linkforge.RoleViewer); err != nil || url != "" {
+		t.Fatalf("add ann to beta: %q %v", url, err)
+	}
+	mustStoreLink(t, st, linkforge.Link{TenantID: acme, Slug: "docs", URL: "https://docs.example.com/"})
+	mustStoreLink(t, st, linkforge.Link{TenantID: beta, Slug: "beta-only", URL: "https://beta.example.com/"})
+	p := signInAt(t, e)
+	peopleLink := `getComputedStyle(document.querySelector('#nav a[href="/dashboard/people"]')).display !== 'none'`
+	p.wait("acme's dashboard, with the switcher and the People link", `document.body.dataset.auth === 'session' && `+
+		`document.querySelector('#links-body tr[data-slug="docs"]') !== null && document.body.dataset.role === 'owner' && `+
+		`Array.from(document.getElementById('tenant-pick').options).map(o => o.value).join() === 'acme,beta' && `+peopleLink)
+
+	// Tokens: created once, revoked.
+	p.run("open the People page", p.clickAction(`#nav a[href="/dashboard/people"]`))
+	p.wait("the People page", `location.pathname === '/dashboard/people' && document.querySelectorAll('#tokens tr').length === 1 && `+
+		`document.querySelectorAll('#users tr').length === 1`)
+	if got := p.eval(`Array.from(document.getElementById('tok-role').options).map(o => o.value).join()`); got != "viewer,editor,owner" {
+		t.Errorf("an owner is offered the roles %q", got)
+	}
+	p.run("create a token", p.typeAction("#tok-name", "ci"))
+	p.setValue("tok-role", "viewer")
+	p.run("submit the token", p.clickAction(`#token-create button[type="submit"]`))
+	p.wait("the new token, shown", `!document.getElementById('tok-secret-box').hidden && document.getElementById('tok-secret').textContent.startsWith('lf_') && `+
+		`document.querySelectorAll('#tokens tr').length === 2`)
+	secret := p.eval(`document.getElementById('tok-secret').textContent`)
+	if me := mustJSON[meBody](t, e.do(http.MethodGet, "/api/v1/me", secret, "")); me.Role != "viewer" || me.Tenant != "acme" {
+		t.Errorf("the token shown: %+v, want a viewer of acme", me)
+	}
+	p.run("reload the People page", chromedp.Reload())
+	p.wait("the People page again", `document.querySelectorAll('#tokens tr').length === 2`)
+	if got := p.eval(`String(document.getElementById('tok-secret-box').hidden && !document.body.innerText.includes(` + jsString(secret) + `))`); got != "true" {
+		t.Errorf("after a reload the secret is still shown")
+	}
+	ci := `Array.from(document.querySelectorAll('#tokens tr')).find(r => r.firstChild.textContent === 'ci')`
+	p.eval(`(() => { ` + ci + `.querySelector('.revoke').click(); return ''; })()`)
+	p.eval(`(() => { ` + ci + `.querySelector('.actions .btn-danger').click(); return ''; })()`)
+	p.wait("the token, revoked", ci+`.querySelector('.badge').textContent === 'revoked'`)
+	mustProblem(t, e.do(http.MethodGet, "/api/v1/links", secret, ""), http.StatusUnauthorized, "")
+
+	// Users: invite, role, remove.
+	p.run("invite bob", p.typeAction("#user-email", "bob@example.com"))
+	p.setValue("user-role", "editor")
+	p.run("submit the invite", p.clickAction(`#user-invite button[type="submit"]`))
+	p.wait("the invite URL", `!document.getElementById('invite-box').hidden && document.getElementById('invite-url').textContent.startsWith('`+publicURL+`/invite/') && `+
+		`document.querySelectorAll('#users tr').length === 2`)
+	bob := `Array.from(document.querySelectorAll('#users tr')).find(r => r.querySelector('.email').textContent === 'bob@example.com')`
+	p.eval(`(() => { const s = ` + bob + `.querySelector('select'); s.value = 'viewer'; s.dispatchEvent(new Event('change')); return ''; })()`)
+	p.wait("bob, a viewer", bob+`.querySelector('select').value === 'viewer' && !`+bob+`.querySelector('select').disabled`)
+	if role := memberRole(t, e, owner, "bob@example.com"); role != "viewer" {
+		t.Errorf("bob's role after the change: %q", role)
+	}
+	p.eval(`(() => { ` + bob + `.querySelector('.remove').click(); return ''; })()`)
+	p.eval(`(() => { ` + bob + `.querySelector('.actions .btn-danger').click(); return ''; })()`)
+	p.wait("bob, removed", `document.querySelectorAll('#users tr').length === 1`)
+
+	// The other tenant, as a viewer there.
+	p.run("back to the dashboard", chromedp.Navigate(e.url+"/dashboard"))
+	p.wait("acme's links", `document.querySelector('#links-body tr[data-slug="docs"]') !== null && document.getElementById('tenant-pick') !== null`)
+	p.setValue("tenant-pick", "beta")
+	p.wait("beta's dashboard", `document.body.dataset.role === 'viewer' && document.getElementById('tenant-pick').value === 'beta' && `+
+		`document.querySelector('#links-body tr[data-slug="beta-only"]') !== null && document.querySelector('#links-body tr[data-slug="docs"]') === null && `+
+		`document.getElementById('conn').dataset.state === 'live'`)
+	if got := p.eval(`[document.querySelector('.card.create'), document.querySelector('#nav a[href="/dashboard/people"]')].map(e => getComputedStyle(e).display === 'none' ? 'hidden' : 'shown').join()`); got != "hidden,hidden" {
+		t.Errorf("a viewer's create form and People link: %s, want hidden,hidden", got)
+	}
+
+	cookie := p.sessionOf()
+	p.run("sign out everywhere", p.clickAction("#signout-all"))
+	p.wait("the sign-in card", `document.getElementById('app').hidden && document.getElementById('token-error').textContent === 'Signed out on every device.'`)
+	mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/me", cookie, ""), http.StatusUnauthorized, "")
+}
+
+// memberRole is the role of the member email, as the users API answers
+// it to the token owner.
+func memberRole(t *testing.T, e *env, owner, email string) string {
+	t.Helper()
+	users := mustJSON[struct {
+		Users []struct{ Email, Role string }
+	}](t, e.do(http.MethodGet, "/api/v1/users", owner, ""))
+	for _, u := range users.Users {
+		if u.Email == email {
+			return u.Role
+		}
+	}
+	return ""
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
