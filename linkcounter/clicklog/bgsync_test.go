@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,5 +79,58 @@ func TestBackgroundSyncFailure(t *testing.T) {
 			t.Fatalf("commit after a failed background sync: %v, want the journal stopped", err)
 		}
 		fail.Store(false) // Close cuts and syncs only a journal that is not broken
+	})
+}
+
+// The power-loss window of --journal-sync normal, with the fault layer that
+// drops unsynced bytes at the cut: every click committed at least one
+// interval before the cut survives it, and what survives is a prefix of
+// the commits whose dimensions add up.
+func TestBackgroundSyncPowerLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 100 * time.Millisecond
+		dir := t.TempDir()
+		var files faultFiles
+		j, err := Open(context.Background(), dir, WithSync(SyncWriteOnly), WithBackgroundSync(interval),
+			files.option(), withoutCompaction())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		var at []time.Duration // when each commit was made
+		cum := []int64{0}
+		for i := range 60 {
+			n := commitClicks(t, j, 60*int64(i/20), []int64{1 + int64(i%5)}, "NL")
+			at = append(at, time.Since(start))
+			cum = append(cum, cum[len(cum)-1]+n)
+			time.Sleep(17 * time.Millisecond)
+		}
+		synctest.Wait()
+		cut := time.Since(start)
+		abandon(j)
+		if err := files.PowerCut(0); err != nil {
+			t.Fatal(err)
+		}
+		old := 0 // commits made one interval or more before the cut
+		for i, a := range at {
+			if cut-a >= interval {
+				old = i + 1
+			}
+		}
+		j2 := mustJournal(t, dir)
+		got, byDim := totals(j2)
+		k := slices.Index(cum, got)
+		if k < 0 {
+			t.Fatalf("%d clicks recovered: not a prefix of the commits", got)
+		}
+		if k < old {
+			t.Fatalf("%d of %d commits survive the cut, want at least the %d made %v or more before it", k, len(at), old, interval)
+		}
+		for d, n := range byDim {
+			if n != got {
+				t.Errorf("dimension %d sums to %d, want %d", d, n, got)
+			}
+		}
+		t.Logf("%d of %d commits survive (%d older than %v)", k, len(at), old, interval)
 	})
 }
