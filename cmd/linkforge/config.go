@@ -122,7 +122,7 @@ var globalFlags = []flagSpec{
 	{"node-id", "ID", "", "this node's id in the rollup (empty: generated once, kept in the journal)"},
 	{"log-format", "FORMAT", defaultLogFormat, "json or text"},
 	{"log-level", "LEVEL", defaultLogLevel, "debug, info, warn or error"},
-	{"journal-sync", "MODE", defaultJournalSync, "click log durability: full (fdatasync per group commit: an acknowledged click survives a power loss) or normal (write only: survives a process crash, not a power loss; docs/adr/014-click-log.md)"},
+	{"journal-sync", "MODE", defaultJournalSync, "click log durability: full (fdatasync per group commit: an acknowledged click survives a power loss) or normal (write, and fdatasync in the background every 100 ms: survives a process crash; a power loss costs at most the last 100 ms of clicks; docs/adr/014-click-log.md)"},
 	{"rate-limit", "RATE", defaultRateLimit, "admin API requests per token: N/s or N/m, optionally :BURST (default burst N); 0: no limit"},
 	{"root-url", "URL", "", "where GET / redirects: an absolute http(s) URL or a path (empty: /dashboard)"},
 	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},
