@@ -53,11 +53,18 @@ type Config struct {
 	// Every is the time from one run's start to the next.
 	Every time.Duration
 	Lease time.Duration
-	// Maintain runs after the pruning of each run, under the same lease
-	// (the PostgreSQL partitions made ahead); nil: nothing.
+	// Maintain runs after the pruning of each run, under the same lease;
+	// nil: the Store's EnsurePartitions if it is a Partitioner (the
+	// PostgreSQL partitions made ahead), else nothing.
 	Maintain func(ctx context.Context, now time.Time) error
 	Logger   *slog.Logger          // nil: discard
 	Registry prometheus.Registerer // nil: metrics are not registered
+}
+
+// Partitioner is a store whose time-partitioned tables need their
+// partitions made ahead (PostgreSQL, migration 00021).
+type Partitioner interface {
+	EnsurePartitions(ctx context.Context, now time.Time) error
 }
 
 // Job is the retention job: an expiry.Work whose one item is the day's run.
@@ -95,6 +102,9 @@ func New(cfg Config) (*Job, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if p, ok := cfg.Store.(Partitioner); ok && cfg.Maintain == nil {
+		cfg.Maintain = p.EnsurePartitions
 	}
 	j := &Job{
 		cfg: cfg,

@@ -41,12 +41,22 @@ const (
 
 // Prune implements linkforge.RetentionStore. Deleting raw rows lowers no
 // aggregate (migration 00020); the minute rows' clicks move into
-// click_rollup_pruned in the same statement.
+// click_rollup_pruned in the same statement. The first batch of minutes
+// or link hours drops the monthly partitions wholly before the bound
+// (migration 00021); the batches then delete the rows of the month the
+// bound falls in.
 func (db *DB) Prune(ctx context.Context, p linkforge.Prune) (linkforge.PruneResult, error) {
 	if p.Limit <= 0 {
 		return linkforge.PruneResult{}, fmt.Errorf("postgres: prune %s: limit %d is not positive", p.Kind, p.Limit)
 	}
-	var res linkforge.PruneResult
+	var dropped int64
+	if p.After == 0 {
+		var err error
+		if dropped, err = db.dropMonths(ctx, p.Kind, p.Before); err != nil {
+			return linkforge.PruneResult{}, fmt.Errorf("postgres: prune %s: %w", p.Kind, err)
+		}
+	}
+	res := linkforge.PruneResult{}
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		switch p.Kind {
 		case linkforge.PruneMinutes:
@@ -68,6 +78,7 @@ func (db *DB) Prune(ctx context.Context, p linkforge.Prune) (linkforge.PruneResu
 	if err != nil {
 		return linkforge.PruneResult{}, fmt.Errorf("postgres: prune %s: %w", p.Kind, err)
 	}
+	res.Removed += dropped
 	return res, nil
 }
 
