@@ -181,6 +181,20 @@ func TestDailyRetention(t *testing.T) {
 		if got := totals(); got != want {
 			t.Errorf("totals after the first run %v, want %v", got, want)
 		}
+		// On PostgreSQL the run also made this month's partitions and the
+		// next two.
+		if pg, ok := s.(*postgres.DB); ok {
+			parts, err := pg.Partitions(ctx, "click_rollup")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range postgres.PartitionsAhead + 1 {
+				m := time.Date(day0.Year(), day0.Month()+time.Month(k), 1, 0, 0, 0, 0, time.UTC)
+				if name := "click_rollup_" + m.Format("200601"); parts[name].IsZero() {
+					t.Errorf("no partition %s after the run: %v", name, parts)
+				}
+			}
+		}
 		due, err := s.NextJobDue(ctx, JobName)
 		if err != nil || due.Before(day0.Add(day)) || due.After(day0.Add(day+time.Minute)) {
 			t.Errorf("next run due %v (%v), want a day after %v", due, err, day0)
