@@ -3,9 +3,12 @@ package sqlite_test
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/migrations"
+	"github.com/linkforge/linkforge/store/sqlite"
 )
 
 // TestRetentionMigrationDown: migration 00020 goes down (the delete
@@ -41,5 +44,44 @@ func TestRetentionMigrationDown(t *testing.T) {
 	}
 	if tr, tb := count(); tr != 0 || tb != 2 {
 		t.Errorf("after Up: %d lowering triggers and %d tables, want 0 and 2", tr, tb)
+	}
+}
+
+// TestInspectCountsPrunedClicks: a backup's summary counts the clicks of
+// the minute rows retention removed.
+func TestInspectCountsPrunedClicks(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "linkforge.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ten, err := db.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := db.CreateLink(ctx, linkforge.Link{TenantID: ten.ID, Slug: "s", URL: "https://example.com/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, recent := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC), time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC)
+	if err := db.UpsertRollup(ctx, "n1", []linkforge.RollupRow{{LinkID: l.ID, Bucket: old, Count: 7}, {LinkID: l.ID, Bucket: recent, Count: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := db.Prune(ctx, linkforge.Prune{Kind: linkforge.PruneMinutes, Before: recent, Limit: 10}); err != nil || res.Removed != 1 {
+		t.Fatalf("Prune: %+v, %v; want one row removed", res, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := sqlite.Inspect(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Clicks != 12 {
+		t.Errorf("summary counts %d clicks, want 12", sum.Clicks)
 	}
 }
