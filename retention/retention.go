@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,6 +74,10 @@ type Job struct {
 	removed *prometheus.CounterVec
 	runs    *prometheus.CounterVec
 	wg      sync.WaitGroup
+	// running is set while this node runs the job: the scheduler wakes
+	// again when the lease it renews seems to end, and ClaimJob would let
+	// the owner have it again.
+	running atomic.Bool
 	// stopRuns cancels the run in flight (Close); its lease then lapses
 	// and another node, or this one restarted, runs the job.
 	runCtx   context.Context
@@ -141,16 +146,21 @@ func (j *Job) NextDue(ctx context.Context) (time.Time, bool, error) {
 // Claim implements expiry.Work: when this node gets the day's lease, the
 // run starts in the background.
 func (j *Job) Claim(ctx context.Context, c expiry.Claim) (int, error) {
-	ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease)
-	if err != nil {
-		return 0, fmt.Errorf("retention: claim: %w", err)
+	if !j.running.CompareAndSwap(false, true) {
+		return 0, nil
 	}
-	if !ok {
+	ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease)
+	if err != nil || !ok {
+		j.running.Store(false)
+		if err != nil {
+			return 0, fmt.Errorf("retention: claim: %w", err)
+		}
 		return 0, nil
 	}
 	j.wg.Add(1)
 	go func() {
 		defer j.wg.Done()
+		defer j.running.Store(false)
 		j.runClaimed(j.runCtx, c)
 	}()
 	return 1, nil

@@ -224,3 +224,53 @@ func TestDailyRetention(t *testing.T) {
 		}
 	})
 }
+
+// slowStore makes the first Prune of a run take longer than the job's
+// lease, and counts the runs started.
+type slowStore struct {
+	linkforge.Store
+	mu     sync.Mutex
+	starts int
+}
+
+func (s *slowStore) Prune(ctx context.Context, p linkforge.Prune) (linkforge.PruneResult, error) {
+	if p.Kind == linkforge.PruneMinutes && p.After == 0 {
+		s.mu.Lock()
+		s.starts++
+		s.mu.Unlock()
+		time.Sleep(3 * time.Minute)
+	}
+	return s.Store.Prune(ctx, p)
+}
+
+// TestLongRunStartsOnce: a run whose batch outlasts the lease is not
+// started a second time on its own node when the scheduler wakes at the
+// lease's end (its owner may renew the lease, so the store would let it).
+func TestLongRunStartsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &slowStore{Store: testdb.SQLite(t)}
+		j, err := New(Config{Store: s, Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sched, err := expiry.New(expiry.Config{Store: s, Owner: "n1", Work: []expiry.Work{j}, Backoff: expiry.Backoff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sched.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if err := sched.Stop(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		j.Close()
+		if s.starts != 1 {
+			t.Errorf("%d runs started in 10 minutes, want 1", s.starts)
+		}
+		if n := testutil.ToFloat64(j.runs.WithLabelValues("success")); n != 1 {
+			t.Errorf("%v successful runs, want 1", n)
+		}
+	})
+}
