@@ -58,6 +58,8 @@ type config struct {
 	TLS tlsConfig
 	// SessionTTL ends a dashboard sign-in session unused that long.
 	SessionTTL time.Duration
+	// Retention is the retention flags (retention.go).
+	Retention retentionConfig
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -434,6 +436,9 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	if err := checkBus(cfg.Bus); err != nil {
 		// Not quoted: a NATS URL may carry a password.
 		return usagef("invalid %s: %v", source, err)
+	}
+	if err := buildRetentionConfig(cfg, get); err != nil {
+		return err
 	}
 	return buildTLSConfig(cfg, get)
 }

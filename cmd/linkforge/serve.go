@@ -444,7 +444,8 @@ func (a *app) startCounter(lc *lifecycle, st store, journal *clicklog.Journal, i
 }
 
 // newScheduler builds the expiry scheduler, which runs the link expiry
-// alarms (hooks) and the webhook deliveries, its second kind of work; due
+// alarms (hooks) and the webhook deliveries, its second kind of work (and
+// the domain verifications and the daily retention job); due
 // is the hook the store tells of the deliveries it adds. stop stops both.
 func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.Hook, srv *serverRef,
 	registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
@@ -457,19 +458,27 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.H
 	if err != nil {
 		return nil, nil, failed("cannot create webhook dispatcher", err)
 	}
+	retain, err := a.retentionJob(st, registry)
+	if err != nil {
+		return nil, nil, err
+	}
 	sched, err := expiry.New(expiry.Config{
 		Store:     st,
 		Owner:     id,
 		Logger:    a.log,
 		Registry:  registry,
 		OnExpired: hooks,
-		Work:      []expiry.Work{deliveries, domainWork{srv}},
+		Work:      []expiry.Work{deliveries, domainWork{srv}, retain},
 		Wake:      due,
 	})
 	if err != nil {
 		return nil, nil, failed("cannot create expiry scheduler", err)
 	}
-	stop := func(ctx context.Context) error { return errors.Join(sched.Stop(ctx), deliveries.Close(ctx)) }
+	stop := func(ctx context.Context) error {
+		err := errors.Join(sched.Stop(ctx), deliveries.Close(ctx))
+		retain.Close()
+		return err
+	}
 	return sched, stop, nil
 }
 
