@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -163,4 +165,61 @@ func postgresCPU(pid int) (time.Duration, bool) {
 		}
 	}
 	return treeCPU(pid, stats), found
+}
+
+// statementCalls is pg_stat_statements' calls by statement text (the
+// normalized query, cut to topQueryLen), of the run's database.
+type statementCalls map[string]int64
+
+// topQueryLen bounds a statement's text in the report.
+const topQueryLen = 90
+
+// readStatementCalls reads statementCalls over conn; nil without
+// pg_stat_statements.
+func readStatementCalls(ctx context.Context, conn *pgx.Conn) statementCalls {
+	rows, err := conn.Query(ctx, `SELECT query, calls FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+		  AND query NOT ILIKE '%pg_stat%'`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	out := statementCalls{}
+	for rows.Next() {
+		var q string
+		var n int64
+		if rows.Scan(&q, &n) != nil {
+			return nil
+		}
+		q = strings.Join(strings.Fields(q), " ")
+		if len(q) > topQueryLen {
+			q = q[:topQueryLen]
+		}
+		out[q] += n
+	}
+	if rows.Err() != nil {
+		return nil
+	}
+	return out
+}
+
+// topStatement is one statement's calls over a run.
+type topStatement struct {
+	Query string `json:"query"`
+	Calls int64  `json:"calls"`
+}
+
+// topStatements returns the n statements called most between two
+// readings.
+func topStatements(before, after statementCalls, n int) []topStatement {
+	var out []topStatement
+	for q, calls := range after {
+		if d := calls - before[q]; d > 0 {
+			out = append(out, topStatement{Query: q, Calls: d})
+		}
+	}
+	slices.SortFunc(out, func(a, b topStatement) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Query, b.Query))
+	})
+	return out[:min(n, len(out))]
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -144,4 +145,53 @@ func TestReadDBStats(t *testing.T) {
 	if d.statements {
 		t.Error("statements counted on a server without pg_stat_statements")
 	}
+}
+
+func TestTopStatements(t *testing.T) {
+	before := statementCalls{"a": 10, "b": 5, "c": 1}
+	after := statementCalls{"a": 12, "b": 15, "c": 1, "d": 2}
+	got := topStatements(before, after, 2)
+	if fmt.Sprint(got) != "[{b 10} {a 2}]" {
+		t.Errorf("topStatements = %v, want b then a (ties by text), c left out", got)
+	}
+}
+
+// TestClusterScenario runs the cluster scenario at its smallest: two
+// nodes, a few seconds at 20 clicks/s. Every acknowledged click must be in
+// the rollup, the probes must reach the dashboard on the other node, and
+// the database's and the bus's figures must be there, in the row and in
+// the JSON.
+func TestClusterScenario(t *testing.T) {
+	if _, _, ok := findPostgres(); !ok && os.Getenv("LINKFORGE_REQUIRE_POSTGRES") == "" {
+		t.Skip("no PostgreSQL server binaries")
+	}
+	out := t.TempDir() + "/cluster.json"
+	b := scenarioBench(t, "--nodes", "2", "--cluster-rate", "20", "--cluster-duration", "4s",
+		"--cluster-flush-interval", "1s", "--cluster-links", "50", "--cluster-new-links", "2", "--cluster-json", out, "cluster")
+	rows, err := runCluster(t.Context(), b)
+	if err != nil {
+		t.Fatalf("%v\n%+v", err, rows)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	for _, want := range []string{"rollup rows ", "statements ", "NOTIFY ", "DB CPU ", "live node 1 → node 2: ", ": exact, per link too"} {
+		if !strings.Contains(rows[0].notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, rows[0].notes)
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []clusterRun
+	if err := json.Unmarshal(data, &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("--cluster-json: %v, %d runs\n%s", err, len(runs), data)
+	}
+	r := runs[0]
+	if !r.Exact || r.Clicks == 0 || r.Clicks != r.Counted || r.LiveReceived == 0 || r.LinksCreated == 0 ||
+		r.RollupRows <= 0 || r.Notifications <= 0 || r.Statements <= 0 || r.DBCPUSeconds < 0 || len(r.NodeRSSBytes) != 2 {
+		t.Errorf("run %+v", r)
+	}
+	t.Log(rows[0].notes)
 }

@@ -69,6 +69,9 @@ type clusterRun struct {
 	LiveP50ms    float64 `json:"live_p50_ms"`
 	LiveP99ms    float64 `json:"live_p99_ms"`
 
+	// TopStatements are the statements the run's database ran most.
+	TopStatements []topStatement `json:"top_statements,omitempty"`
+
 	Counted  int64  `json:"rollup_total"`
 	Exact    bool   `json:"exact"`
 	Mismatch string `json:"mismatch,omitempty"`
@@ -163,6 +166,7 @@ func clusterOnce(ctx context.Context, b *bench, db *clusterDB, n int) (clusterRu
 	if err != nil {
 		return failed(err)
 	}
+	callsBefore := readStatementCalls(ctx, conn)
 	cpuBefore, cpuOK := db.cpu()
 	ld, err := clusterLoad(ctx, b, nodes, links, live)
 	if err != nil {
@@ -176,11 +180,13 @@ func clusterOnce(ctx context.Context, b *bench, db *clusterDB, n int) (clusterRu
 		return failed(err)
 	}
 	cpuAfter, cpuOK2 := db.cpu()
+	top := topStatements(callsBefore, readStatementCalls(ctx, conn), 12)
 	stored, err := nodes[0].storedClicks(ctx, ld.all)
 	if err != nil {
 		return failed(err)
 	}
 	run := summarizeCluster(b, n, ld, nodes, dbAfter.sub(dbBefore), stored)
+	run.TopStatements = top
 	run.DBCPUSeconds = -1
 	if cpuOK && cpuOK2 {
 		run.DBCPUSeconds = (cpuAfter - cpuBefore).Seconds()
