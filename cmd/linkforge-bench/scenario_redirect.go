@@ -34,6 +34,7 @@ var scenarios = map[string]func(context.Context, *bench) ([]row, error){
 	"recovery":      runRecovery,
 	"stats":         runStats,
 	"routing":       runRouting,
+	"cluster":       runCluster,
 }
 
 // measureMax runs an attack at the maximum rate with the configured fixed

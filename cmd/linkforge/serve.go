@@ -231,9 +231,11 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	if err != nil {
 		return "", nil, failed("cannot open geoip database (--geoip-db)", err)
 	}
-	// The outbox writes of this node wake its scheduler at once, through
-	// the hook both are built with.
-	deliveriesDue := new(wake.Hook)
+	// The outbox writes of this node wake its scheduler at once, and on a
+	// cluster the other nodes' through the bus (webhook.Announce): the
+	// store tells deliveriesDue, the scheduler listens on schedDue, which
+	// the bus's handler tells of the other nodes' deliveries.
+	deliveriesDue, schedDue := new(wake.Hook), new(wake.Hook)
 	st, err := a.openStore(deliveriesDue)
 	if err != nil {
 		return "", nil, failed("cannot open store", err)
@@ -255,7 +257,7 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 		return "", nil, err
 	}
 	srv := new(serverRef)
-	cl, err := a.newCluster(lc, st, id, hub, srv, registry)
+	cl, err := a.newCluster(lc, st, id, hub, srv, registry, schedDue)
 	if err != nil {
 		return "", nil, err
 	}
@@ -275,10 +277,15 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	// the dashboards show it, and on a cluster the other nodes hear of it
 	// (the alarm runs on one node).
 	hooks := append([]expiry.Hook{srv.OnLinkExpired, hub.Expired}, cl.hooks...)
-	sched, stopSched, err := a.newScheduler(st, deliveriesDue, id, hooks, srv, registry)
+	sched, stopSched, err := a.newScheduler(st, schedDue, id, hooks, srv, registry)
 	if err != nil {
 		return "", nil, err
 	}
+	var announce linkforge.DeliveryPublisher
+	if p, ok := cl.bus.(linkforge.DeliveryPublisher); ok {
+		announce = p
+	}
+	deliveriesDue.Set(webhook.Announce(schedDue.Tell, announce))
 	quotas, err := a.startQuotas(lc, st, counter, registry)
 	if err != nil {
 		return "", nil, err
@@ -387,7 +394,7 @@ type clusterBus interface {
 // nodes (docs/adr/004-scale-out.md). On SQLite there is one node and
 // neither exists: the counter feeds hub directly.
 func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub, srv *serverRef,
-	registry prometheus.Registerer) (clusterParts, error) {
+	registry prometheus.Registerer, schedDue *wake.Hook) (clusterParts, error) {
 	pg, clustered := st.(*postgres.DB)
 	if !clustered {
 		if a.cfg.Bus != busPostgres {
@@ -395,7 +402,7 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 		}
 		return clusterParts{live: hub}, nil
 	}
-	feed := clusterfeed.New(clusterfeed.Config{Hub: hub, Cache: srv, Links: srv, Logger: a.log})
+	feed := clusterfeed.New(clusterfeed.Config{Hub: hub, Cache: srv, Links: srv, Deliveries: schedDue.Tell, Logger: a.log})
 	var (
 		bus clusterBus
 		err error
@@ -445,8 +452,9 @@ func (a *app) startCounter(lc *lifecycle, st store, journal *clicklog.Journal, i
 
 // newScheduler builds the expiry scheduler, which runs the link expiry
 // alarms (hooks) and the webhook deliveries, its second kind of work (and
-// the domain verifications and the daily retention job); due
-// is the hook the store tells of the deliveries it adds. stop stops both.
+// the domain verifications and the daily retention job); due is the hook
+// it listens on for due deliveries (this node's and, on a cluster, the
+// others'). stop stops both.
 func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.Hook, srv *serverRef,
 	registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
 	deliveries, err := webhook.New(webhook.Config{
