@@ -36,8 +36,8 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/links"
-	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/oidclogin"
+	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/visitor"
 )
@@ -514,7 +514,8 @@ func (s *Server) routes() {
 	r.getHead(pathLogin, s.loginPage)
 	r.add(http.MethodPost, pathLogin, true, s.login)
 	r.add(http.MethodPost, pathLogout, false, s.logout) // no body: the cookie says who
-	r.add(http.MethodGet, oidclogin.StartPath, false, s.ssoStart) // oidc.go
+	// Single sign-on (oidc.go).
+	r.add(http.MethodGet, oidclogin.StartPath, false, s.ssoStart)
 	r.add(http.MethodGet, oidclogin.CallbackPath, false, s.ssoCallback)
 	for _, p := range []string{pathInvite, pathReset} {
 		r.getHead(p, s.ticketPage)

@@ -77,7 +77,9 @@ var (
 )
 
 // loginPage answers GET /login.
-func (s *Server) loginPage(c echo.Context) error { return s.writeForm(c, s.loginForm(&formLogin, &formLoginSSO)) }
+func (s *Server) loginPage(c echo.Context) error {
+	return s.writeForm(c, s.loginForm(&formLogin, &formLoginSSO))
+}
 
 // readForm reads an application/x-www-form-urlencoded body of at most
 // maxFormBytes.
