@@ -287,6 +287,30 @@ type claims struct {
 	EmailVerified any    `json:"email_verified"`
 }
 
+// emailClaims returns the email claims of the ID token or, when it has
+// none (providers such as ZITADEL keep them at the userinfo endpoint
+// unless told otherwise), of the userinfo answer for the same subject.
+func (l *Login) emailClaims(ctx context.Context, p *oidc.Provider, tok *oauth2.Token, idt *oidc.IDToken) (claims, error) {
+	var c claims
+	if err := idt.Claims(&c); err != nil {
+		return claims{}, refuse("id_token", "The identity provider's answer could not be read.", err)
+	}
+	if c.Email != "" || c.EmailVerified != nil {
+		return c, nil
+	}
+	ui, err := p.UserInfo(ctx, oauth2.StaticTokenSource(tok))
+	if err != nil {
+		return claims{}, fmt.Errorf("oidc sign-in: userinfo: %w", err)
+	}
+	if ui.Subject != idt.Subject {
+		// OpenID Connect Core 5.3.2: a userinfo answer about another
+		// subject must not be used.
+		return claims{}, refuse("userinfo", "The identity provider's answer could not be verified. "+msgAgain,
+			fmt.Errorf("userinfo subject %q is not the ID token's %q", ui.Subject, idt.Subject))
+	}
+	return claims{Email: ui.Email, EmailVerified: ui.EmailVerified}, nil
+}
+
 // verifiedEmail exchanges the code and returns the ID token's verified
 // email, lowercased.
 func (l *Login) verifiedEmail(ctx context.Context, p *oidc.Provider, f flow, code string) (string, error) {
@@ -319,9 +343,9 @@ func (l *Login) verifiedEmail(ctx context.Context, p *oidc.Provider, f flow, cod
 		return "", refuse("nonce", "The identity provider's answer is not for this sign-in. "+msgAgain,
 			errors.New("the ID token's nonce does not match the flow's"))
 	}
-	var c claims
-	if err := idt.Claims(&c); err != nil {
-		return "", refuse("id_token", "The identity provider's answer could not be read.", err)
+	c, err := l.emailClaims(ctx, p, tok, idt)
+	if err != nil {
+		return "", err
 	}
 	if c.EmailVerified != true && c.EmailVerified != "true" {
 		return "", refuse("email_unverified", "Your identity provider has not verified your email address, so it cannot sign you in here.",
