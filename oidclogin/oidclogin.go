@@ -386,6 +386,11 @@ func (l *Login) user(ctx context.Context, email string) (linkforge.User, bool, e
 // (user.invite) names the joining user as its actor.
 func (l *Login) join(ctx context.Context, email string) (linkforge.User, bool, error) {
 	t, err := l.cfg.Store.TenantByName(ctx, l.cfg.AutoJoin.Tenant)
+	if linkforge.ErrorCode(err) == linkforge.ENotFound {
+		return linkforge.User{}, false, refuse("auto_join_tenant",
+			"Single sign-on is misconfigured here: the tenant new users join does not exist. Please tell the administrator.",
+			fmt.Errorf("no tenant %q (--oidc-auto-join)", l.cfg.AutoJoin.Tenant))
+	}
 	if err != nil {
 		return linkforge.User{}, false, fmt.Errorf("oidc sign-in: auto-join tenant %q: %w", l.cfg.AutoJoin.Tenant, err)
 	}

@@ -58,6 +58,8 @@ type config struct {
 	TLS tlsConfig
 	// SessionTTL ends a dashboard sign-in session unused that long.
 	SessionTTL time.Duration
+	// OIDC is single sign-on's flags (oidc.go).
+	OIDC oidcConfig
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -434,6 +436,9 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	if err := checkBus(cfg.Bus); err != nil {
 		// Not quoted: a NATS URL may carry a password.
 		return usagef("invalid %s: %v", source, err)
+	}
+	if err := buildOIDCConfig(cfg, get); err != nil {
+		return err
 	}
 	return buildTLSConfig(cfg, get)
 }
