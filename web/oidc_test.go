@@ -320,3 +320,60 @@ func TestSSORefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestSSOAcrossNodes: a sign-in begun on one node finishes on another
+// (the flow is in the browser's cookie, not in a node's memory), and a
+// code from another browser's sign-in is refused (PKCE).
+func TestSSOAcrossNodes(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		e := newSSOEnv(t, s, "")
+		other := newEnv(t, s, func(c *web.Config) {
+			c.OIDC = &oidclogin.Config{Issuer: e.op.URL, ClientID: oidctest.ClientID, ClientSecret: oidctest.ClientSecret,
+				Logger: slog.New(slog.NewJSONHandler(e.logs, nil))}
+		})
+		f := e.begin(t, "ann")
+		r := (&ssoEnv{env: other, op: e.op, logs: e.logs}).finish(t, f)
+		if r.status != http.StatusSeeOther {
+			t.Fatalf("finished on the other node: %s (log %s)", r, e.logs.take())
+		}
+		if email, _ := e.meOf(t, sessionCookie(t, r)); email != "ann@example.com" {
+			t.Errorf("the first node's /api/v1/me = %s", email)
+		}
+		if _, err := s.EndUserSessions(context.Background(), e.annID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		e.logs.take()
+		// Code injection: the victim's state and cookie with a code the
+		// attacker got in a sign-in of their own. The provider refuses
+		// it: the victim's PKCE verifier is not the one it was issued for.
+		victim, attacker := e.begin(t, "ann"), e.begin(t, "ann")
+		vq, _ := url.ParseQuery(strings.SplitN(victim.callback, "?", 2)[1])
+		aq, _ := url.ParseQuery(strings.SplitN(attacker.callback, "?", 2)[1])
+		vq.Set("code", aq.Get("code"))
+		e.mustRefuse(t, e.finish(t, ssoFlow{callback: oidclogin.CallbackPath + "?" + vq.Encode(), cookie: victim.cookie}),
+			"exchange", "invalid code_verifier")
+	})
+}
+
+// TestSSOMembership: a user who belongs to no tenant any more is refused
+// even with auto-join (it must not undo their removal), and an auto-join
+// tenant that does not exist is a refusal that says so.
+func TestSSOMembership(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		e := newSSOEnv(t, s, "acme:viewer")
+		ctx := context.Background()
+		// cara stays the owner the tenant must keep.
+		if _, err := s.SetMemberRole(ctx, e.acme, e.caraID, linkforge.RoleOwner); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RemoveMember(ctx, e.acme, e.annID); err != nil {
+			t.Fatal(err)
+		}
+		e.mustRefuse(t, e.finish(t, e.begin(t, "ann")), "no_tenant", "")
+		if ms, _ := s.Memberships(ctx, e.annID); len(ms) != 0 {
+			t.Errorf("refused ann rejoined: %+v", ms)
+		}
+	})
+	e := newSSOEnv(t, testdb.SQLite(t), "nosuch:viewer")
+	e.mustRefuse(t, e.finish(t, e.begin(t, "bob")), "auto_join_tenant", `no tenant \"nosuch\"`)
+}
