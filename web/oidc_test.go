@@ -116,25 +116,8 @@ func (e *ssoEnv) begin(t *testing.T, user string) ssoFlow {
 		q.Get("nonce") == "" || q.Get("redirect_uri") != publicURL+oidclogin.CallbackPath {
 		t.Fatalf("authorization request %v lacks PKCE S256, state, nonce or the redirect URL", q)
 	}
-	// The browser at the provider: follow its redirects until it sends
-	// the browser back to LinkForge's public URL.
 	pub, _ := url.Parse(publicURL)
-	var back *url.URL
-	browser := &http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-		if req.URL.Host == pub.Host {
-			back = req.URL
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}}
-	resp, err := browser.Get(auth.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if back == nil {
-		t.Fatalf("the provider answered %d, no redirect back", resp.StatusCode)
-	}
+	back := oidctest.Authorize(t, auth.String(), pub.Host)
 	return ssoFlow{callback: back.Path + "?" + back.RawQuery, cookie: flowCookie}
 }
 

@@ -17,6 +17,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -238,4 +239,29 @@ func resign(ctx context.Context, st *store, raw string, aud []string) (string, e
 		return "", err
 	}
 	return jws.CompactSerialize()
+}
+
+// Authorize is a browser at the provider: it follows the provider's
+// redirects from authURL (the relying party's redirect to the provider)
+// until the provider sends it to a URL on host, the relying party's
+// callback, which it returns without requesting it.
+func Authorize(t testing.TB, authURL, host string) *url.URL {
+	t.Helper()
+	var back *url.URL
+	browser := &http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		if req.URL.Host == host {
+			back = req.URL
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}}
+	resp, err := browser.Get(authURL)
+	if err != nil {
+		t.Fatalf("oidctest: %v", err)
+	}
+	resp.Body.Close()
+	if back == nil {
+		t.Fatalf("oidctest: the provider answered %d, no redirect to %s", resp.StatusCode, host)
+	}
+	return back
 }
