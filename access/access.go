@@ -123,6 +123,10 @@ var table = map[string]Requirement{
 	"GET /reset/:ticket":   public,
 	"POST /reset/:ticket":  public,
 
+	// Single sign-on: the identity provider's answer is the credential.
+	"GET /login/oidc":          public,
+	"GET /login/oidc/callback": public,
+
 	// A domain's verification answer: the token is not a secret, and the
 	// verifier fetching it holds no credential.
 	"GET /.well-known/linkforge-domain/:id": public,

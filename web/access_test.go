@@ -43,6 +43,7 @@ var wantRole = map[string]linkforge.Role{
 	"listAudit": "owner", "endMySessions": "viewer", "mySessions": "viewer",
 	"inviteUser": "owner", "listUsers": "owner", "updateUser": "owner", "removeUser": "owner",
 	"loginForm": "", "loginFormHead": "", "login": "", "logout": "",
+	"ssoStart": "", "ssoCallback": "",
 	"inviteForm": "", "inviteFormHead": "", "inviteSetPassword": "",
 	"resetForm": "", "resetFormHead": "", "resetSetPassword": "",
 	"domainVerificationAnswer": "", "domainVerificationAnswerHead": "",

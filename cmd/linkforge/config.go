@@ -60,6 +60,8 @@ type config struct {
 	SessionTTL time.Duration
 	// Retention is the retention flags (retention.go).
 	Retention retentionConfig
+	// OIDC is single sign-on's flags (oidc.go).
+	OIDC oidcConfig
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -438,6 +440,9 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 		return usagef("invalid %s: %v", source, err)
 	}
 	if err := buildRetentionConfig(cfg, get); err != nil {
+		return err
+	}
+	if err := buildOIDCConfig(cfg, get); err != nil {
 		return err
 	}
 	return buildTLSConfig(cfg, get)
