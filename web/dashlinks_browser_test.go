@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +85,131 @@ func TestDashboardDomains(t *testing.T) {
 	}](t, e.do(http.MethodGet, "/api/v1/domains/go.acme.com", token, ""))
 	if !got.Default || got.State != "verified" {
 		t.Errorf("the API's domain after the page's changes: %+v, want verified and default", got)
+	}
+}
+
+// TestDashboardLinkOptions: in a real browser, the create form's domain
+// picker offers the verified domain (not a pending one) and the link made
+// on it has that host in its short URL; the link's edit form names its
+// domain, shows the API's field error of a bad variant weight next to
+// it (nothing stored), and saves a redirect status, query forwarding,
+// rules (entered, reordered), variants and a social card exactly as
+// entered, which the API then answers; markup in the title and the card
+// is shown as text.
+func TestDashboardLinkOptions(t *testing.T) {
+	st := testdb.SQLite(t)
+	tenant, token := mustTenantToken(t, st, "acme")
+	e := newEnv(t, st, func(c *web.Config) { useHub(c, mustLiveHub(t)); c.Now = time.Now })
+	for _, h := range []string{"go.acme.com", "wait.acme.com"} {
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", token, `{"host":"`+h+`"}`), http.StatusCreated)
+	}
+	verifyDomain(t, st, tenant, "go.acme.com")
+
+	p := openDashboard(t, e, token, "/dashboard", 1280, 1000)
+	options := `Array.from(document.querySelectorAll('#create-domain option')).map(o => o.value).join(',')`
+	p.waitFor("the domain picker", `!document.getElementById('create-domain-row').hidden && `+options+` === ',go.acme.com'`)
+	p.setValue("create-url", "https://example.com/launch")
+	p.setValue("create-slug", "launch")
+	p.setValue("create-domain", "go.acme.com")
+	p.run("create on the domain", p.clickAction("#create-submit"))
+	p.waitFor("the created link", `document.getElementById('create-result').textContent.includes('http://go.acme.com/launch')`)
+	p.waitFor("its row with its short URL", `(() => { const a = document.querySelector('#links-body tr[data-slug="launch"] a.short'); return a !== null && a.textContent === 'http://go.acme.com/launch'; })()`)
+	type shortLink struct {
+		ShortURL string `json:"short_url"`
+		Domain   string
+	}
+	created := mustJSON[shortLink](t, e.do(http.MethodGet, "/api/v1/links/launch?domain=go.acme.com", token, ""))
+	if created.ShortURL != "http://go.acme.com/launch" || created.Domain != "go.acme.com" {
+		t.Fatalf("the API's link: %+v", created)
+	}
+
+	p.run("open the link", p.clickAction(`#links-body tr[data-slug="launch"] .slug`))
+	p.waitFor("its edit form", `!document.getElementById('manage').hidden && document.getElementById('edit-form').dataset.slug === 'launch' && `+
+		`document.getElementById('edit-domain').textContent === 'go.acme.com'`)
+	p.setValue("edit-redirect", "308")
+	p.waitFor("the caching warning", `!document.getElementById('edit-redirect-warning').hidden`)
+	p.run("forward the query", p.clickAction("#edit-forward"))
+
+	// Two rules, the second moved first; the first gets a second condition.
+	p.run("add two rules", p.clickAction("#rule-add"), p.clickAction("#rule-add"))
+	p.waitFor("two rules", `document.querySelectorAll('#rules-list > li').length === 2`)
+	p.run("a second condition", p.clickAction(`#rules-list > li:nth-child(1) [data-action="add-condition"]`))
+	p.waitFor("two conditions", `document.querySelectorAll('#rules-list > li:nth-child(1) .cond').length === 2`)
+	setNamed := func(name, v string) {
+		p.t.Helper()
+		p.eval(fmt.Sprintf(`(() => { const e = document.querySelector('[name=%q]'); e.value = %q; `+
+			`e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); return ''; })()`, name, v))
+	}
+	setNamed("rules[0].conditions[0].type", "country")
+	setNamed("rules[0].conditions[0].value", "DE")
+	setNamed("rules[0].conditions[1].type", "language")
+	setNamed("rules[0].conditions[1].value", "de")
+	setNamed("rules[0].url", "https://example.com/de")
+	setNamed("rules[1].conditions[0].type", "device")
+	setNamed("rules[1].conditions[0].value", "mobile")
+	setNamed("rules[1].url", "https://example.com/m")
+	p.run("move the second rule up", p.clickAction(`#rules-list > li:nth-child(2) [data-action="up"]`))
+	p.waitFor("the rules reordered", `document.querySelector('[name="rules[0].url"]').value === 'https://example.com/m'`)
+
+	p.run("add variants", p.clickAction("#variant-add"))
+	p.waitFor("two variants", `document.querySelectorAll('#variants-list > li').length === 2`)
+	setNamed("variants[0].url", "https://example.com/a")
+	setNamed("variants[0].weight", "500")
+	setNamed("variants[1].url", "https://example.com/b")
+	setNamed("variants[1].weight", "30")
+	const evil = `<img src=x onerror="window.__xss=1">`
+	p.setValue("edit-title", evil)
+	p.setValue("edit-og-title", evil)
+	p.setValue("edit-og-description", `</div><script>window.__xss=2</script>`)
+	p.setValue("edit-og-image", "https://img.example/card.png")
+
+	p.run("save with a bad weight", p.clickAction("#edit-submit"))
+	p.waitFor("the weight's error next to it", `(() => { const e = document.querySelector('.field-error[data-field="variants[0].weight"]'); `+
+		`return !e.hidden && e.textContent.includes('between 1 and 100') && document.querySelector('[name="variants[0].weight"]').getAttribute('aria-invalid') === 'true'; })()`)
+	if r := e.do(http.MethodGet, "/api/v1/links/launch?domain=go.acme.com", token, ""); !strings.Contains(r.String(), `"title":null`) ||
+		!strings.Contains(r.String(), `"variants":[],`) || !strings.Contains(r.String(), `"rules":[],`) || !strings.Contains(r.String(), `"redirect_status":302`) {
+		t.Fatalf("a refused edit changed the link: %s", r)
+	}
+
+	setNamed("variants[0].weight", "70")
+	p.run("save", p.clickAction("#edit-submit"))
+	p.waitFor("saved", `document.getElementById('edit-status').textContent === 'Saved.'`)
+	type stored struct {
+		Title          string
+		RedirectStatus int  `json:"redirect_status"`
+		ForwardQuery   bool `json:"forward_query"`
+		Rules          []linkforge.Rule
+		Variants       []linkforge.Variant
+		OG             *linkforge.OG
+	}
+	got := mustJSON[stored](t, e.do(http.MethodGet, "/api/v1/links/launch?domain=go.acme.com", token, ""))
+	want := stored{Title: evil, RedirectStatus: 308, ForwardQuery: true,
+		Rules: []linkforge.Rule{
+			{Conditions: []linkforge.Condition{{Type: "device", Value: "mobile"}}, URL: "https://example.com/m"},
+			{Conditions: []linkforge.Condition{{Type: "country", Value: "DE"}, {Type: "language", Value: "de"}}, URL: "https://example.com/de"},
+		},
+		Variants: []linkforge.Variant{{URL: "https://example.com/a", Weight: 70}, {URL: "https://example.com/b", Weight: 30}},
+		OG:       &linkforge.OG{Title: evil, Description: `</div><script>window.__xss=2</script>`, ImageURL: "https://img.example/card.png"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the API's link after the edit:\n got %+v\nwant %+v", got, want)
+	}
+
+	// Reloaded from the API, the form shows what was stored; the markup is
+	// text everywhere.
+	p.run("reload", chromedp.Reload())
+	p.waitFor("the form again", `document.getElementById('edit-form').dataset.slug === 'launch' && document.querySelectorAll('#rules-list > li').length === 2`)
+	if got := p.eval(`[document.querySelector('[name="rules[0].url"]').value, document.querySelector('[name="variants[0].weight"]').value, ` +
+		`document.getElementById('edit-redirect').value, String(document.getElementById('edit-forward').checked)].join('|')`); got != "https://example.com/m|70|308|true" {
+		t.Errorf("the form after a reload: %s", got)
+	}
+	if got := p.eval(`document.getElementById('og-preview-title').textContent`); got != evil {
+		t.Errorf("the card's title: %q, want the text %q", got, evil)
+	}
+	if got := p.eval(`document.getElementById('og-preview-img').getAttribute('src')`); got != "https://img.example/card.png" {
+		t.Errorf("the card's image: %q", got)
+	}
+	if got := p.eval(`JSON.stringify([typeof window.__xss, document.querySelectorAll('img[src="x"], #og-preview script, [onerror]').length])`); got != `["undefined",0]` {
+		t.Errorf("markup ran or became elements: %s", got)
 	}
 }
