@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/internal/browsertest"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/web"
@@ -211,5 +212,88 @@ func TestDashboardLinkOptions(t *testing.T) {
 	}
 	if got := p.eval(`JSON.stringify([typeof window.__xss, document.querySelectorAll('img[src="x"], #og-preview script, [onerror]').length])`); got != `["undefined",0]` {
 		t.Errorf("markup ran or became elements: %s", got)
+	}
+}
+
+// TestDashboardTrafficSwitch: clicks made through real redirects, three
+// by a browser and two by curl, flushed: the dashboard shows 5 under All,
+// 3 under People and 2 under Automated (the range's clicks, the all-time
+// total and the top links), on the overview and a link's view; the
+// link's variants show the counts the API has for them.
+func TestDashboardTrafficSwitch(t *testing.T) {
+	st := testdb.SQLite(t)
+	tenant, token := mustTenantToken(t, st, "acme")
+	ctr := mustCounter(t, st)
+	e := newEnv(t, st, func(c *web.Config) {
+		useCounter(c, ctr.Counter)
+		useHub(c, mustLiveHub(t))
+		c.Classifier = classify.New(classify.Config{})
+		c.Now = time.Now
+	})
+	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "ab", URL: "https://example.com/",
+		Routing: &linkforge.Routing{Variants: []linkforge.Variant{{URL: "https://example.com/a", Weight: 50}, {URL: "https://example.com/b", Weight: 50}}}})
+	click := func(ua, accept, lang string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, e.url+"/ab", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("User-Agent", ua)
+		req.Header.Set("Accept", accept)
+		if lang != "" {
+			req.Header.Set("Accept-Language", lang)
+		}
+		if r := e.send(req); r.status != http.StatusFound {
+			t.Fatalf("click as %s: %s", ua, r)
+		}
+	}
+	for range 3 {
+		click(uaDesktop, browserAccept, "en-US,en;q=0.9")
+	}
+	for range 2 {
+		click("curl/8.5.0", "*/*", "")
+	}
+	// Stopping the counter flushes every click: the stats have them all.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ctr.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	p := openDashboard(t, e, token, "/dashboard#range=24h", 1280, 1000)
+	// The range's clicks, the all-time total, the top links' and the
+	// devices' totals.
+	shown := `[document.getElementById('stat-range').textContent, document.getElementById('stat-total').textContent, ` +
+		`document.querySelector('#panel-links .panel-total').textContent, document.querySelector('#panel-device .panel-total').textContent].join('|')`
+	for _, c := range []struct{ button, want string }{
+		{"", "5|5|5 clicks|5 clicks"}, {"human", "3|3|3 clicks|3 clicks"}, {"automated", "2|2|2 clicks|2 clicks"}, {"", "5|5|5 clicks|5 clicks"},
+	} {
+		p.run("traffic "+c.button, p.clickAction(fmt.Sprintf(`#traffic-seg button[data-traffic=%q]`, c.button)))
+		p.waitFor("the numbers of traffic "+c.button, shown+` === '`+c.want+`'`)
+	}
+
+	p.run("traffic human", p.clickAction(`#traffic-seg button[data-traffic="human"]`))
+	p.eval(`(location.hash = '#link=ab&range=24h', '')`)
+	linkShown := `[document.getElementById('stat-range').textContent, document.getElementById('stat-total').textContent, ` +
+		`document.querySelector('#panel-device .panel-total').textContent].join('|')`
+	p.waitFor("the link's people", `document.getElementById('view-title').textContent === '/ab' && `+linkShown+` === '3|3|3 clicks'`)
+	type valueCount struct {
+		Value string
+		Count int64
+	}
+	variants := mustJSON[struct{ Values []valueCount }](t, e.do(http.MethodGet, "/api/v1/links/ab/stats/variant?from="+time.Now().Add(-2*time.Hour).UTC().Format(time.RFC3339), token, ""))
+	want := map[string]int64{}
+	var sum int64
+	for _, v := range variants.Values {
+		want[v.Value] = v.Count
+		sum += v.Count
+	}
+	if sum != 5 {
+		t.Fatalf("the API's variant counts: %+v, want 5 in all", variants)
+	}
+	p.waitFor("the variants' counts", `!document.getElementById('variants-counts').hidden`)
+	got := p.eval(`Array.from(document.querySelectorAll('#variants-list .variant-count')).map(e => e.textContent).join('|')`)
+	if exp := fmt.Sprintf("%d clicks|%d clicks", want["0"], want["1"]); got != exp {
+		t.Errorf("the variants' counts shown: %s, want %s", got, exp)
 	}
 }
