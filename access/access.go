@@ -63,6 +63,11 @@ var table = map[string]Requirement{
 	"GET /static/dashboard.css": public,
 	"GET /static/webhooks.js":   public,
 
+	// The domains page and the dashboard's link options (web/domainspage.go).
+	"GET /dashboard/domains":      public,
+	"GET /static/domains.js":      public,
+	"GET /static/link-options.js": public,
+
 	// Links, tags, QR codes, stats.
 	"GET /api/v1/links":                        viewer,
 	"POST /api/v1/links":                       editor,

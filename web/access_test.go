@@ -28,6 +28,8 @@ var wantRole = map[string]linkforge.Role{
 	"dashboard": "", "dashboardHead": "", "dashboardScript": "", "dashboardScriptHead": "",
 	"dashboardStyle": "", "dashboardStyleHead": "", "dashboardWebhooks": "",
 	"dashboardWebhooksHead": "", "dashboardScriptWebhooks": "", "dashboardScriptHeadWebhooks": "",
+	"dashboardDomains": "", "dashboardDomainsHead": "", "dashboardScriptDomains": "", "dashboardScriptHeadDomains": "",
+	"dashboardScriptLinkOptions": "", "dashboardScriptHeadLinkOptions": "",
 
 	"listLinks": "viewer", "getLink": "viewer", "linkStats": "viewer", "linkBreakdown": "viewer",
 	"tenantStats": "viewer", "topLinks": "viewer", "exportStats": "viewer", "tenantBreakdown": "viewer", "linkQR": "viewer",

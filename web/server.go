@@ -510,6 +510,9 @@ func (s *Server) routes() {
 	r.getHead(pathDashboardCSS, s.dashboardAsset)
 	r.getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
 	r.getHead(pathWebhooksJS, s.dashboardAsset)
+	r.getHead(pathDomainsPage, s.dashboardAsset) // domainspage.go
+	r.getHead(pathDomainsJS, s.dashboardAsset)
+	r.getHead(pathLinkOptionsJS, s.dashboardAsset)
 	// Sign-in (signin.go): small form bodies, read within their limit.
 	r.getHead(pathLogin, s.loginPage)
 	r.add(http.MethodPost, pathLogin, true, s.login)
