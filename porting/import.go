@@ -77,6 +77,10 @@ type Result struct {
 	Failed  int
 	// Errors are the first MaxErrors failed lines, in file order.
 	Errors []LineError
+	// Notes are the first MaxErrors created lines of which something was
+	// left out (Record.Notes), in the order their batches were written;
+	// Err is an EInvalid *linkforge.Error naming what.
+	Notes []LineError
 }
 
 // LineError is one line that was not imported. Err is a *linkforge.Error:
@@ -91,8 +95,9 @@ type LineError struct {
 type pending struct {
 	line      int
 	link      linkforge.Link
-	generated bool // the slug was generated, not the file's
-	dup       bool // an earlier record of the batch has the same slug
+	notes     []linkforge.FieldError // Record.Notes
+	generated bool                   // the slug was generated, not the file's
+	dup       bool                   // an earlier record of the batch has the same slug
 }
 
 type importer struct {
@@ -162,7 +167,7 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 	}
 	im := &importer{ctx: ctx, st: st, opt: opt, slugs: map[linkKey]bool{}, column: p.Column,
 		domains: map[string]domainAnswer{}}
-	im.res.Errors = []LineError{}
+	im.res.Errors, im.res.Notes = []LineError{}, []LineError{}
 	last := 0
 	for {
 		rec, err := p.Next()
@@ -243,8 +248,16 @@ func (im *importer) fail(line int, err error) {
 	}
 }
 
+// note reports what was left out of p, a line just created.
+func (im *importer) note(p pending) {
+	if len(p.notes) > 0 && len(im.res.Notes) < im.opt.MaxErrors {
+		im.res.Notes = append(im.res.Notes, LineError{Line: p.line, Err: &linkforge.Error{Code: linkforge.EInvalid,
+			Message: "imported without what LinkForge cannot express", Fields: p.notes}})
+	}
+}
+
 func (im *importer) add(rec Record) error {
-	p := pending{line: rec.Line, link: rec.Link}
+	p := pending{line: rec.Line, link: rec.Link, notes: rec.Notes}
 	p.link.TenantID = im.opt.TenantID
 	if p.link.Slug == "" {
 		p.generated = true
@@ -319,6 +332,8 @@ func (im *importer) flush() error {
 	}
 	for i, p := range batch {
 		switch verdicts[i] {
+		case toInsert:
+			im.note(p)
 		case skip:
 			im.res.Skipped++
 		case conflict:
@@ -391,6 +406,7 @@ func (im *importer) oneByOne(batch []pending) error {
 		case "":
 			im.res.Created++
 			created = append(created, l)
+			im.note(p)
 		case linkforge.EConflict:
 			owners, lerr := im.takenSlugs([]pending{{link: l}})
 			if lerr != nil {
