@@ -45,7 +45,7 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 	return porting.Import(ctx, s.store, f, r, porting.Options{
 		Domain:        resolve,
 		TenantID:      tenantID,
-		SelfHosts:     s.selfHosts,
+		SelfHosts:     s.self(ctx),
 		PasswordLimit: o.PasswordLimit,
 		Progress:      o.Progress,
 		Created: func(links []linkforge.Link) {
