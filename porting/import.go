@@ -322,9 +322,10 @@ func (im *importer) flush() error {
 		}
 	}
 	err = im.st.ImportLinks(im.ctx, insert)
-	if code := linkforge.ErrorCode(err); code == linkforge.EConflict || code == linkforge.EQuotaExceeded {
+	if code := linkforge.ErrorCode(err); code == linkforge.EConflict || code == linkforge.EQuotaExceeded || code == linkforge.ENotFound {
 		// One by one, the links within the tenant's max_links are
-		// created and the others are error lines.
+		// created and the others are error lines; so are the lines of
+		// a domain deleted since it was resolved (ENotFound).
 		return im.oneByOne(batch)
 	}
 	if err != nil {
@@ -379,6 +380,19 @@ func (im *importer) takenSlugs(batch []pending) (map[linkKey]int64, error) {
 	return owners, nil
 }
 
+// domainGone is the error of a line whose domain was deleted after the
+// import resolved it (the store found no such domain at the write); the
+// later lines of that domain get it without a write.
+func (im *importer) domainGone(id int64) error {
+	err := linkforge.InvalidField(im.column(fDomain), "names a domain that was deleted while the import ran")
+	for host, a := range im.domains {
+		if a.err == nil && a.id == id {
+			im.domains[host] = domainAnswer{err: err}
+		}
+	}
+	return err
+}
+
 func firstWith(batch []pending, k linkKey) int {
 	for i, p := range batch {
 		if keyOf(p.link) == k {
@@ -419,6 +433,11 @@ func (im *importer) oneByOne(batch []pending) error {
 			}
 		case linkforge.EQuotaExceeded:
 			im.fail(p.line, err)
+		case linkforge.ENotFound:
+			if l.DomainID == linkforge.PublicDomainID {
+				return fmt.Errorf("import: write link: %w", err)
+			}
+			im.fail(p.line, im.domainGone(l.DomainID))
 		default:
 			return fmt.Errorf("import: write link: %w", err)
 		}
