@@ -343,6 +343,24 @@ func (w domainWork) NextDue(ctx context.Context) (time.Time, bool, error) {
 func (w domainWork) Claim(ctx context.Context, c expiry.Claim) (int, error) {
 	return w.r.s.DomainWork().Claim(ctx, c)
 }
+
+// visitorWork is the daily destruction of the visitor hash's old keys
+// (visitor.Hasher), the web server's hasher, as the scheduler's work.
+type visitorWork struct{ r *serverRef }
+
+func (w visitorWork) Name() string { return "visitor_key_forget" }
+func (w visitorWork) NextDue(ctx context.Context) (time.Time, bool, error) {
+	if h := w.r.s.Visitors(); h != nil {
+		return h.NextDue(ctx)
+	}
+	return time.Time{}, false, nil
+}
+func (w visitorWork) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+	if h := w.r.s.Visitors(); h != nil {
+		return h.Claim(ctx, c)
+	}
+	return 0, nil
+}
 func (r *serverRef) ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error {
 	return r.s.ShowPeerLink(ctx, e)
 }
@@ -476,7 +494,7 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.H
 		Logger:    a.log,
 		Registry:  registry,
 		OnExpired: hooks,
-		Work:      []expiry.Work{deliveries, domainWork{srv}, retain},
+		Work:      []expiry.Work{deliveries, domainWork{srv}, visitorWork{srv}, retain},
 		Wake:      due,
 	})
 	if err != nil {

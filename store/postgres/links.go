@@ -117,6 +117,9 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		return fmt.Errorf("postgres: import links: %w", err)
 	}
 	defer rollback(ctx, tx)
+	if err := importDomainsOf(ctx, tx, links); err != nil {
+		return wrap("import links", err)
+	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"links"}, importColumns,
 		pgx.CopyFromSlice(len(links), func(i int) ([]any, error) {
 			l := linkforge.NormalizeLink(links[i])
