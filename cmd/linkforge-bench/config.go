@@ -75,7 +75,7 @@ type config struct {
 
 // The scenarios, in the order a full run executes them.
 var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "memory", "recovery", "stats",
-	"routing", "cluster"}
+	"routing", "cluster", "https"}
 
 // defaultScenarios run when none is named: not memory and recovery (a
 // million links or clicks, several minutes each), nor stats, whose bulk
@@ -310,6 +310,11 @@ Scenarios (default: the first five, in this order):
                  rollup rows and statements/s at the database, NOTIFYs/s and
                  bytes, database CPU per click, live-feed p99 from a click on
                  node 1 to a WebSocket on node N, and 302s = rollup total
+  https          (only when named) counted GETs of a link on the tenant's own
+                 domain (go.bench.test, a throwaway self-signed ECDSA
+                 certificate): over plain HTTP (Host header) × the public
+                 host, and over HTTPS with TLS resumption (--tls manual) ×
+                 the reference over HTTPS, in --rounds alternating targets
 
 Flags:
 `)

@@ -167,14 +167,9 @@ func startReferenceForCert(ctx context.Context, links []benchLink, cert *benchCe
 	return ref, urls, nil
 }
 
-// startReference starts the reference server as a child process of this
-// binary, serving routes over plain HTTP.
-func startReference(ctx context.Context, routes map[string]string) (*refProcess, error) {
-	return startReferenceCert(ctx, routes, nil)
-}
-
-// startReferenceCert is startReference over HTTPS with cert (nil: plain
-// HTTP); the base URL is then https://127.0.0.1:port.
+// startReferenceCert starts the reference server as a child process of
+// this binary, serving routes: over HTTPS with cert (its base URL then
+// https://127.0.0.1:port), or plain HTTP with nil.
 func startReferenceCert(ctx context.Context, routes map[string]string, cert *benchCert) (*refProcess, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -186,7 +181,7 @@ func startReferenceCert(ctx context.Context, routes map[string]string, cert *ben
 		args = append(args, "--tls-cert", cert.certFile, "--tls-key", cert.keyFile)
 		scheme = "https://"
 	}
-	cmd := exec.Command(self, args...) //nolint:gosec // G204: this binary, with the tool's own arguments
+	cmd := exec.Command(self, args...)
 	cmd.Stderr = os.Stderr
 	setChildAttrs(cmd)
 	stdin, err := cmd.StdinPipe()

@@ -143,7 +143,9 @@ func runHTTPS(ctx context.Context, b *bench) ([]row, error) {
 func httpsRows(b *bench, label string, t []*httpsTarget, refShakes, lfShakes *handshakeCount) []row {
 	ref, public, domain, refTLS, secure := t[0].results, t[1].results, t[2].results, t[3].results, t[4].results
 	maxLabel := maxRateLabel(b.cfg.workers)
-	x := func(a, base []attackResult, of string) string { return fmt.Sprintf("%s × %s", pairedRatios(a, base), of) }
+	x := func(a, base []attackResult, of string) string {
+		return fmt.Sprintf("%s × %s", pairedRatios(a, base), of)
+	}
 	return []row{
 		summarize(ref).row("https", "reference net/http (map)", maxLabel, "baseline"),
 		summarize(public).row("https", label+" GET, counted, public host", maxLabel, x(public, ref, "reference")),
