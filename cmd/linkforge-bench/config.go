@@ -104,7 +104,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.Uint64Var(&cfg.workers, "workers", 64, "concurrent requests of the max-throughput attacks")
 	fs.Uint64Var(&cfg.maxRequests, "max-requests", 2_000_000, "cap on the requests of any one attack")
 	fs.IntVar(&cfg.links, "links", 100, "links of the redirect and counting scenarios, clicked round robin")
-	fs.StringVar(&cfg.clickHeaders, "click-headers", "browser", "redirect: headers of each request, to the reference and LinkForge alike: browser (real User-Agent, Referer, X-Forwarded-For and sometimes ?utm_source, which LinkForge classifies) or none (Go's default User-Agent only, as before click analytics)")
+	fs.StringVar(&cfg.clickHeaders, "click-headers", "browser", "redirect, https: headers of each request, to the reference and LinkForge alike: browser (real User-Agent, Referer, X-Forwarded-For and sometimes ?utm_source, which LinkForge classifies) or none (Go's default User-Agent only, as before click analytics)")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "redirect: rounds of reference, GET, HEAD in turn, short ones so that a pair shares the machine's noise; the table shows medians")
 
 	fs.IntVar(&cfg.zipfLinks, "zipf-links", 100_000, "links of the zipf scenario")

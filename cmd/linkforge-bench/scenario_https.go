@@ -52,18 +52,20 @@ func countedTLSConfig(c benchCert, host string) (*tls.Config, *handshakeCount) {
 	}, n
 }
 
-// roundRobinHost is roundRobin of GETs carrying Host: host, which is how
-// a client reaches a domain that resolves to this machine.
-func roundRobinHost(urls []string, host string) vegeta.Targeter {
-	next := roundRobin(http.MethodGet, urls)
-	hdr := http.Header{"Host": {host}} // shared read-only: vegeta copies it
-	return func(t *vegeta.Target) error {
-		if err := next(t); err != nil {
-			return err
-		}
-		t.Header = hdr
-		return nil
+// withHost returns profiles each carrying Host: host, which is how a
+// client reaches a domain that resolves to this machine; nil profiles
+// become one with the Host header alone.
+func withHost(profiles []clickProfile, host string) []clickProfile {
+	if len(profiles) == 0 {
+		return []clickProfile{{header: http.Header{"Host": {host}}}}
 	}
+	out := make([]clickProfile, len(profiles))
+	for i, p := range profiles {
+		p.header = p.header.Clone()
+		p.header.Set("Host", host)
+		out[i] = p
+	}
+	return out
 }
 
 // httpsTarget is one of the https scenario's five attacks.
@@ -123,12 +125,18 @@ func runHTTPS(ctx context.Context, b *bench) ([]row, error) {
 	for i, l := range secureLinks {
 		secureURLs[i] = secure.httpsBase + "/" + l.slug
 	}
+	var profiles []clickProfile
+	if b.cfg.clickHeaders == "browser" {
+		profiles = browserClicks
+	}
+	hostProfiles := withHost(profiles, benchDomain)
+	get := http.MethodGet
 	targets := []*httpsTarget{
-		{name: "reference", tr: roundRobin(http.MethodGet, refURLs), pid: ref.pid()},
-		{name: "linkforge-public", tr: roundRobin(http.MethodGet, plain.urls(public)), pid: plain.pid()},
-		{name: "linkforge-domain", tr: roundRobinHost(plain.urls(onDomain), benchDomain), pid: plain.pid()},
-		{name: "reference-https", tr: roundRobin(http.MethodGet, refTLSURLs), pid: refTLS.pid(), tlsCfg: refCfg},
-		{name: "linkforge-https", tr: roundRobinHost(secureURLs, benchDomain), pid: secure.pid(), tlsCfg: lfCfg},
+		{name: "reference", tr: roundRobinClicks(get, refURLs, profiles), pid: ref.pid()},
+		{name: "linkforge-public", tr: roundRobinClicks(get, plain.urls(public), profiles), pid: plain.pid()},
+		{name: "linkforge-domain", tr: roundRobinClicks(get, plain.urls(onDomain), hostProfiles), pid: plain.pid()},
+		{name: "reference-https", tr: roundRobinClicks(get, refTLSURLs, profiles), pid: refTLS.pid(), tlsCfg: refCfg},
+		{name: "linkforge-https", tr: roundRobinClicks(get, secureURLs, hostProfiles), pid: secure.pid(), tlsCfg: lfCfg},
 	}
 	for r := range b.cfg.rounds {
 		b.log.Info("https: max rate", "round", r+1, "of", b.cfg.rounds)
@@ -143,11 +151,12 @@ func runHTTPS(ctx context.Context, b *bench) ([]row, error) {
 func httpsRows(b *bench, label string, t []*httpsTarget, refShakes, lfShakes *handshakeCount) []row {
 	ref, public, domain, refTLS, secure := t[0].results, t[1].results, t[2].results, t[3].results, t[4].results
 	maxLabel := maxRateLabel(b.cfg.workers)
+	baseline := "baseline; --click-headers " + b.cfg.clickHeaders
 	x := func(a, base []attackResult, of string) string {
 		return fmt.Sprintf("%s × %s", pairedRatios(a, base), of)
 	}
 	return []row{
-		summarize(ref).row("https", "reference net/http (map)", maxLabel, "baseline"),
+		summarize(ref).row("https", "reference net/http (map)", maxLabel, baseline),
 		summarize(public).row("https", label+" GET, counted, public host", maxLabel, x(public, ref, "reference")),
 		summarize(domain).row("https", label+" GET, counted, own domain (Host)", maxLabel,
 			x(domain, ref, "reference"), x(domain, public, "public host")),

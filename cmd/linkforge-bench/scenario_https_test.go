@@ -5,6 +5,27 @@ import (
 	"testing"
 )
 
+// TestWithHost: every profile gains the Host header, the shared browser
+// profiles stay as they were, and no profiles become one with Host alone.
+func TestWithHost(t *testing.T) {
+	got := withHost(browserClicks, benchDomain)
+	if len(got) != len(browserClicks) {
+		t.Fatalf("%d profiles, want %d", len(got), len(browserClicks))
+	}
+	for i, p := range got {
+		if p.header.Get("Host") != benchDomain || p.header.Get("User-Agent") != browserClicks[i].header.Get("User-Agent") ||
+			p.query != browserClicks[i].query {
+			t.Errorf("profile %d: %+v", i, p)
+		}
+		if browserClicks[i].header.Get("Host") != "" {
+			t.Errorf("browserClicks[%d] changed: %v", i, browserClicks[i].header)
+		}
+	}
+	if bare := withHost(nil, benchDomain); len(bare) != 1 || len(bare[0].header) != 1 || bare[0].header.Get("Host") != benchDomain {
+		t.Errorf("withHost(nil) = %+v, want one profile with Host only", bare)
+	}
+}
+
 // TestHTTPSScenario runs the https scenario for a moment: five rows, no
 // errors (every click on the own domain, over plain HTTP and over HTTPS,
 // answered 302), and HTTPS rows that say some handshakes resumed.
