@@ -336,8 +336,13 @@ func createDomains(ctx context.Context, st linkforge.Store, tenantID int64, link
 		if _, ok := ids[l.host]; ok {
 			continue
 		}
-		d, err := st.CreateDomain(ctx, linkforge.Domain{TenantID: tenantID, Host: l.host, State: linkforge.DomainVerified,
-			VerifiedAt: &now, VerifyToken: randomID(22)})
+		// A database shared by two servers of a run (--backend postgres)
+		// or by runs (--database-url) holds the domain already.
+		d, err := st.TenantDomain(ctx, tenantID, l.host)
+		if linkforge.ErrorCode(err) == linkforge.ENotFound {
+			d, err = st.CreateDomain(ctx, linkforge.Domain{TenantID: tenantID, Host: l.host, State: linkforge.DomainVerified,
+				VerifiedAt: &now, VerifyToken: randomID(22)})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("create domain %s: %w", l.host, err)
 		}
