@@ -75,7 +75,7 @@ type config struct {
 
 // The scenarios, in the order a full run executes them.
 var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "memory", "recovery", "stats",
-	"routing", "cluster"}
+	"routing", "cluster", "https"}
 
 // defaultScenarios run when none is named: not memory and recovery (a
 // million links or clicks, several minutes each), nor stats, whose bulk
@@ -104,7 +104,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.Uint64Var(&cfg.workers, "workers", 64, "concurrent requests of the max-throughput attacks")
 	fs.Uint64Var(&cfg.maxRequests, "max-requests", 2_000_000, "cap on the requests of any one attack")
 	fs.IntVar(&cfg.links, "links", 100, "links of the redirect and counting scenarios, clicked round robin")
-	fs.StringVar(&cfg.clickHeaders, "click-headers", "browser", "redirect: headers of each request, to the reference and LinkForge alike: browser (real User-Agent, Referer, X-Forwarded-For and sometimes ?utm_source, which LinkForge classifies) or none (Go's default User-Agent only, as before click analytics)")
+	fs.StringVar(&cfg.clickHeaders, "click-headers", "browser", "redirect, https: headers of each request, to the reference and LinkForge alike: browser (real User-Agent, Referer, X-Forwarded-For and sometimes ?utm_source, which LinkForge classifies) or none (Go's default User-Agent only, as before click analytics)")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "redirect: rounds of reference, GET, HEAD in turn, short ones so that a pair shares the machine's noise; the table shows medians")
 
 	fs.IntVar(&cfg.zipfLinks, "zipf-links", 100_000, "links of the zipf scenario")
@@ -310,6 +310,11 @@ Scenarios (default: the first five, in this order):
                  rollup rows and statements/s at the database, NOTIFYs/s and
                  bytes, database CPU per click, live-feed p99 from a click on
                  node 1 to a WebSocket on node N, and 302s = rollup total
+  https          (only when named) counted GETs of a link on the tenant's own
+                 domain (go.bench.test, a throwaway self-signed ECDSA
+                 certificate): over plain HTTP (Host header) × the public
+                 host, and over HTTPS with TLS resumption (--tls manual) ×
+                 the reference over HTTPS, in --rounds alternating targets
 
 Flags:
 `)
