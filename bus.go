@@ -187,3 +187,24 @@ func (m *ClusterCounts) prune(now time.Time) {
 		}
 	}
 }
+
+// DeliveryPublisher is a Bus that also tells the other nodes of webhook
+// deliveries this node queued: the node that claims one need not be the
+// one whose write queued it (a node at its concurrency cap claims no
+// more), and without a word the others would find it only at their
+// scheduler's periodic re-read.
+type DeliveryPublisher interface {
+	// PublishDeliveries tells the others that deliveries are due at due
+	// (at the latest: a bus may round it down, which only wakes them
+	// early).
+	PublishDeliveries(due time.Time)
+}
+
+// DeliveryBusHandler is a BusHandler that also hears of the deliveries
+// other nodes queued: a bus hands it these events, and a handler without
+// it never sees them (its node finds them at its periodic re-read).
+type DeliveryBusHandler interface {
+	// PeerDeliveries wakes this node's scheduler for deliveries due at
+	// due; the scheduler reads the exact schedule from the store.
+	PeerDeliveries(due time.Time)
+}

@@ -23,3 +23,19 @@ func TestDimensions(t *testing.T) {
 		t.Errorf("Value: %q %q", c.Value(DimBrowser), c.Value(DimCountry))
 	}
 }
+
+// TestCountedAll: CountedAll gives every dimension what Counted does, for
+// human, automated and unclassified clicks.
+func TestCountedAll(t *testing.T) {
+	bucket := int64(3600 + 7*60)
+	clicks := []*ClickDims{nil, {}, {DimCountry: "DE", DimBrowser: "Chrome", DimTraffic: TrafficAutomated}, {DimReferrer: "x.com", DimTraffic: TrafficHuman, DimVariant: "1"}}
+	for i, c := range clicks {
+		var all [NumDimensions]string
+		c.CountedAll(bucket, &all)
+		for d := range NumDimensions {
+			if want := c.Counted(d, bucket); all[d] != want {
+				t.Errorf("click %d, %s: CountedAll %q, Counted %q", i, d, all[d], want)
+			}
+		}
+	}
+}

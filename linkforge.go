@@ -280,6 +280,9 @@ type Store interface {
 	DomainStore // a tenant's own hosts, and the links on them
 	AuditStore  // the audit log (audit.go)
 	UserStore   // users, memberships, tickets, sessions (users.go)
+
+	// old analytics, deliveries and audit rows (retention.go)
+	RetentionStore
 	// Ping fails while the database is unreachable (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

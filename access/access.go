@@ -67,6 +67,11 @@ var table = map[string]Requirement{
 	"GET /static/people.css":    public,
 	"GET /static/session.js":    public,
 
+	// The domains page and the dashboard's link options (web/domainspage.go).
+	"GET /dashboard/domains":      public,
+	"GET /static/domains.js":      public,
+	"GET /static/link-options.js": public,
+
 	// Links, tags, QR codes, stats.
 	"GET /api/v1/links":                        viewer,
 	"POST /api/v1/links":                       editor,
@@ -126,6 +131,10 @@ var table = map[string]Requirement{
 	"POST /invite/:ticket": public,
 	"GET /reset/:ticket":   public,
 	"POST /reset/:ticket":  public,
+
+	// Single sign-on: the identity provider's answer is the credential.
+	"GET /login/oidc":          public,
+	"GET /login/oidc/callback": public,
 
 	// A domain's verification answer: the token is not a secret, and the
 	// verifier fetching it holds no credential.

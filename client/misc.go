@@ -78,6 +78,16 @@ type ImportResult struct {
 	Skipped int         `json:"skipped"`
 	Failed  int         `json:"failed"`
 	Errors  []LineError `json:"errors"`
+	// Notes name what the import left out of lines it created (a Shlink
+	// redirect rule LinkForge cannot express), one per field.
+	Notes []LineNote `json:"notes"`
+}
+
+// LineNote is one thing an import left out of a line it created.
+type LineNote struct {
+	Line   int    `json:"line"`
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
 }
 
 // LineError is the problem of one line of an imported file.

@@ -228,8 +228,8 @@ func (c *committer) recycle(b *commitBatch) {
 		if len(c.free) >= maxFree {
 			break
 		}
-		clear(in.Dims) // no value string outlives its batch here
-		*in = increment{Increment: clicklog.Increment{Dims: in.Dims[:0]}}
+		in.Increment.Reset() // no value string outlives its batch here
+		in.a = nil
 		c.free = append(c.free, in)
 	}
 	if len(b.incs) <= maxFree {

@@ -101,6 +101,10 @@ type Config struct {
 	// of linkforge.ValidateTargetURL on an update's merged link and an
 	// import's lines.
 	SelfHosts []string
+	// SelfHostsOf, when set, returns the own hosts at each write instead
+	// of SelfHosts: the public host and every verified domain, which
+	// change while the server runs.
+	SelfHostsOf func(ctx context.Context) []string
 	// ShortBase is the server's public URL without a trailing slash, the
 	// base of the JSON export's short_url (ShortBase).
 	ShortBase string
@@ -122,9 +126,18 @@ type Service struct {
 	publisher Publisher
 	alarms    Rescheduler
 	selfHosts []string
+	selfOf    func(ctx context.Context) []string
 	shortBase string
 	baseOf    func(l linkforge.Link) Base
 	domain    func(ctx context.Context, tenantID int64, host string) (int64, error)
+}
+
+// self returns the server's own hosts for the redirect-loop check.
+func (s *Service) self(ctx context.Context) []string {
+	if s.selfOf != nil {
+		return s.selfOf(ctx)
+	}
+	return s.selfHosts
 }
 
 // New returns a Service on cfg.
@@ -133,7 +146,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("links: Config.Store is required")
 	}
 	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
-		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, shortBase: cfg.ShortBase,
+		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, selfOf: cfg.SelfHostsOf, shortBase: cfg.ShortBase,
 		baseOf: cfg.BaseOf, domain: cfg.Domain}, nil
 }
 
@@ -156,7 +169,7 @@ func (s *Service) Create(ctx context.Context, nl NewLink) (linkforge.Link, error
 	l := nl.Link
 	// The entry points check the other fields as they read them; the
 	// routing fields are checked here, for every one of them.
-	if err := linkforge.InvalidFields(rules.ValidateRouting(&l, s.selfHosts)); err != nil {
+	if err := linkforge.InvalidFields(rules.ValidateRouting(&l, s.self(ctx))); err != nil {
 		return linkforge.Link{}, fmt.Errorf("create link: %w", err)
 	}
 	if nl.Password != "" {
@@ -216,6 +229,7 @@ func (s *Service) UpdateOn(ctx context.Context, tenantID, domainID int64, slug s
 			return linkforge.Link{}, fmt.Errorf("update link: %w", err)
 		}
 	}
+	self := s.self(ctx) // read before the transaction: it may load the host table
 	l, err := s.store.UpdateLinkOn(ctx, tenantID, domainID, slug, func(l *linkforge.Link) error {
 		if p.Apply != nil {
 			p.Apply(l)
@@ -223,7 +237,7 @@ func (s *Service) UpdateOn(ctx context.Context, tenantID, domainID int64, slug s
 		if p.SetPassword {
 			l.PasswordHash = hash
 		}
-		return rules.Validate(l, s.selfHosts)
+		return rules.Validate(l, self)
 	})
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("update link: %w", err)

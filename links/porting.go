@@ -2,6 +2,7 @@ package links
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -44,7 +45,7 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 	return porting.Import(ctx, s.store, f, r, porting.Options{
 		Domain:        resolve,
 		TenantID:      tenantID,
-		SelfHosts:     s.selfHosts,
+		SelfHosts:     s.self(ctx),
 		PasswordLimit: o.PasswordLimit,
 		Progress:      o.Progress,
 		Created: func(links []linkforge.Link) {
@@ -148,6 +149,15 @@ type importJSON struct {
 	// porting.DefaultMaxErrors of them.
 	Failed int             `json:"failed"`
 	Errors []lineErrorJSON `json:"errors"`
+	// Notes name, per created line, what the import left out of it (a
+	// Shlink redirect rule LinkForge cannot express).
+	Notes []lineNoteJSON `json:"notes"`
+}
+
+type lineNoteJSON struct {
+	Line   int    `json:"line"`
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
 }
 
 type lineErrorJSON struct {
@@ -162,6 +172,15 @@ func Report(res porting.Result) any {
 	out := importJSON{Created: res.Created, Skipped: res.Skipped, Failed: res.Failed, Errors: make([]lineErrorJSON, len(res.Errors))}
 	for i, e := range res.Errors {
 		out.Errors[i] = lineErrorJSON{Line: e.Line, Problem: httpproblem.Of(e.Err)}
+	}
+	out.Notes = []lineNoteJSON{}
+	for _, n := range res.Notes {
+		var ae *linkforge.Error
+		if errors.As(n.Err, &ae) {
+			for _, f := range ae.Fields {
+				out.Notes = append(out.Notes, lineNoteJSON{Line: n.Line, Field: f.Field, Detail: f.Detail})
+			}
+		}
 	}
 	return out
 }

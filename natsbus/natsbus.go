@@ -125,7 +125,10 @@ type Bus struct {
 	publishLog buswire.LogLimiter // publisher goroutine only
 }
 
-var _ linkforge.Bus = (*Bus)(nil)
+var (
+	_ linkforge.Bus               = (*Bus)(nil)
+	_ linkforge.DeliveryPublisher = (*Bus)(nil)
+)
 
 // New returns a bus for cfg. It connects to nothing.
 func New(cfg Config) (*Bus, error) {

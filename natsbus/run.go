@@ -70,6 +70,10 @@ func (b *Bus) PublishInvalidateOn(host, slug string) { b.queue.Put(buswire.Inval
 // their host tables.
 func (b *Bus) PublishDomain(host string) { b.queue.Put(buswire.Domain(host)) }
 
+// PublishDeliveries queues "webhook deliveries are due at due" for the
+// other nodes' schedulers; the events of one second coalesce.
+func (b *Bus) PublishDeliveries(due time.Time) { b.queue.Put(buswire.Deliveries(due)) }
+
 // PublishExpired queues the expiry of l.
 func (b *Bus) PublishExpired(l linkforge.Link) { b.queue.Put(buswire.Expired(l)) }
 

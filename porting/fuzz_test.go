@@ -19,11 +19,12 @@ import (
 // slug or none and a non-negative click count; a line error names a field.
 // The seeds are the sample files of testdata/import.
 
-func FuzzParseCSV(f *testing.F)    { fuzzParse(f, porting.CSV, "csv.csv") }
-func FuzzParseJSON(f *testing.F)   { fuzzParse(f, porting.JSON, "json.json") }
-func FuzzParseYOURLS(f *testing.F) { fuzzParse(f, porting.YOURLS, "yourls.csv") }
-func FuzzParseShlink(f *testing.F) { fuzzParse(f, porting.Shlink, "shlink.csv") }
-func FuzzParseBitly(f *testing.F)  { fuzzParse(f, porting.Bitly, "bitly.csv") }
+func FuzzParseCSV(f *testing.F)        { fuzzParse(f, porting.CSV, "csv.csv") }
+func FuzzParseJSON(f *testing.F)       { fuzzParse(f, porting.JSON, "json.json") }
+func FuzzParseYOURLS(f *testing.F)     { fuzzParse(f, porting.YOURLS, "yourls.csv") }
+func FuzzParseShlink(f *testing.F)     { fuzzParse(f, porting.Shlink, "shlink.csv") }
+func FuzzParseShlinkJSON(f *testing.F) { fuzzParse(f, porting.Shlink, "shlink-api.json") }
+func FuzzParseBitly(f *testing.F)      { fuzzParse(f, porting.Bitly, "bitly.csv") }
 
 func fuzzParse(f *testing.F, format porting.Format, seed string) {
 	f.Add(sample(f, seed))

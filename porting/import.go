@@ -77,6 +77,10 @@ type Result struct {
 	Failed  int
 	// Errors are the first MaxErrors failed lines, in file order.
 	Errors []LineError
+	// Notes are the first MaxErrors created lines of which something was
+	// left out (Record.Notes), in the order their batches were written;
+	// Err is an EInvalid *linkforge.Error naming what.
+	Notes []LineError
 }
 
 // LineError is one line that was not imported. Err is a *linkforge.Error:
@@ -91,8 +95,9 @@ type LineError struct {
 type pending struct {
 	line      int
 	link      linkforge.Link
-	generated bool // the slug was generated, not the file's
-	dup       bool // an earlier record of the batch has the same slug
+	notes     []linkforge.FieldError // Record.Notes
+	generated bool                   // the slug was generated, not the file's
+	dup       bool                   // an earlier record of the batch has the same slug
 }
 
 type importer struct {
@@ -162,7 +167,7 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 	}
 	im := &importer{ctx: ctx, st: st, opt: opt, slugs: map[linkKey]bool{}, column: p.Column,
 		domains: map[string]domainAnswer{}}
-	im.res.Errors = []LineError{}
+	im.res.Errors, im.res.Notes = []LineError{}, []LineError{}
 	last := 0
 	for {
 		rec, err := p.Next()
@@ -243,8 +248,16 @@ func (im *importer) fail(line int, err error) {
 	}
 }
 
+// note reports what was left out of p, a line just created.
+func (im *importer) note(p pending) {
+	if len(p.notes) > 0 && len(im.res.Notes) < im.opt.MaxErrors {
+		im.res.Notes = append(im.res.Notes, LineError{Line: p.line, Err: &linkforge.Error{Code: linkforge.EInvalid,
+			Message: "imported without what LinkForge cannot express", Fields: p.notes}})
+	}
+}
+
 func (im *importer) add(rec Record) error {
-	p := pending{line: rec.Line, link: rec.Link}
+	p := pending{line: rec.Line, link: rec.Link, notes: rec.Notes}
 	p.link.TenantID = im.opt.TenantID
 	if p.link.Slug == "" {
 		p.generated = true
@@ -309,9 +322,10 @@ func (im *importer) flush() error {
 		}
 	}
 	err = im.st.ImportLinks(im.ctx, insert)
-	if code := linkforge.ErrorCode(err); code == linkforge.EConflict || code == linkforge.EQuotaExceeded {
+	if code := linkforge.ErrorCode(err); code == linkforge.EConflict || code == linkforge.EQuotaExceeded || code == linkforge.ENotFound {
 		// One by one, the links within the tenant's max_links are
-		// created and the others are error lines.
+		// created and the others are error lines; so are the lines of
+		// a domain deleted since it was resolved (ENotFound).
 		return im.oneByOne(batch)
 	}
 	if err != nil {
@@ -319,6 +333,8 @@ func (im *importer) flush() error {
 	}
 	for i, p := range batch {
 		switch verdicts[i] {
+		case toInsert:
+			im.note(p)
 		case skip:
 			im.res.Skipped++
 		case conflict:
@@ -364,6 +380,19 @@ func (im *importer) takenSlugs(batch []pending) (map[linkKey]int64, error) {
 	return owners, nil
 }
 
+// domainGone is the error of a line whose domain was deleted after the
+// import resolved it (the store found no such domain at the write); the
+// later lines of that domain get it without a write.
+func (im *importer) domainGone(id int64) error {
+	err := linkforge.InvalidField(im.column(fDomain), "names a domain that was deleted while the import ran")
+	for host, a := range im.domains {
+		if a.err == nil && a.id == id {
+			im.domains[host] = domainAnswer{err: err}
+		}
+	}
+	return err
+}
+
 func firstWith(batch []pending, k linkKey) int {
 	for i, p := range batch {
 		if keyOf(p.link) == k {
@@ -391,6 +420,7 @@ func (im *importer) oneByOne(batch []pending) error {
 		case "":
 			im.res.Created++
 			created = append(created, l)
+			im.note(p)
 		case linkforge.EConflict:
 			owners, lerr := im.takenSlugs([]pending{{link: l}})
 			if lerr != nil {
@@ -403,6 +433,11 @@ func (im *importer) oneByOne(batch []pending) error {
 			}
 		case linkforge.EQuotaExceeded:
 			im.fail(p.line, err)
+		case linkforge.ENotFound:
+			if l.DomainID == linkforge.PublicDomainID {
+				return fmt.Errorf("import: write link: %w", err)
+			}
+			im.fail(p.line, im.domainGone(l.DomainID))
 		default:
 			return fmt.Errorf("import: write link: %w", err)
 		}

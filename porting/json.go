@@ -21,6 +21,13 @@ type jsonParser struct {
 	lim   *recordLimit // keeps each element within MaxRecordBytes
 	index int
 	done  bool
+	// decode reads one element (nil: decodeLink, LinkForge's own).
+	decode func(json.RawMessage) Record
+	// wrapped: the array is a member of an object (Shlink's API answer),
+	// whose rest after the array is not read.
+	wrapped bool
+	// columns are the file's names of the fields it renames.
+	columns map[string]string
 }
 
 func newJSONParser(r io.Reader) (*jsonParser, error) {
@@ -47,8 +54,13 @@ func isSyntax(err error) bool {
 	return errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// Column is the identity: the members have the API's names.
-func (p *jsonParser) Column(field string) string { return field }
+// Column is the file's name of field: the API's own for LinkForge's JSON.
+func (p *jsonParser) Column(field string) string {
+	if c, ok := p.columns[field]; ok {
+		return c
+	}
+	return field
+}
 
 func (p *jsonParser) Next() (Record, error) {
 	if p.done {
@@ -58,6 +70,10 @@ func (p *jsonParser) Next() (Record, error) {
 	if !p.dec.More() {
 		if _, err := p.dec.Token(); err != nil { // the closing bracket
 			return Record{}, p.streamError(err)
+		}
+		if p.wrapped {
+			p.done = true
+			return Record{}, io.EOF
 		}
 		if _, err := p.dec.Token(); !errors.Is(err, io.EOF) {
 			p.done = true
@@ -72,8 +88,13 @@ func (p *jsonParser) Next() (Record, error) {
 		return Record{}, p.streamError(err)
 	}
 	p.index++
-	rec := Record{Line: p.index}
-	rec.Link, rec.Domain, rec.Err = decodeLink(raw)
+	var rec Record
+	if p.decode != nil {
+		rec = p.decode(raw)
+	} else {
+		rec.Link, rec.Domain, rec.Err = decodeLink(raw)
+	}
+	rec.Line = p.index
 	return rec, nil
 }
 

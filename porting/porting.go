@@ -13,6 +13,7 @@
 package porting
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -76,6 +77,10 @@ type Record struct {
 	// EInvalid *linkforge.Error naming the file's own column or member.
 	// Nothing of such a line is written.
 	Err error
+	// Notes name what of the line the import leaves out, although the
+	// line is imported (a Shlink redirect rule LinkForge cannot express):
+	// Result.Notes reports them when the link is created.
+	Notes []linkforge.FieldError
 }
 
 // Parser reads a file one record at a time. Next returns io.EOF after the
@@ -96,7 +101,13 @@ func NewParser(f Format, r io.Reader) (Parser, error) {
 	switch f {
 	case JSON:
 		return newJSONParser(r)
-	case CSV, YOURLS, Shlink, Bitly:
+	case Shlink:
+		br := bufio.NewReader(r)
+		if shlinkIsJSON(br) {
+			return newShlinkJSONParser(br)
+		}
+		return newCSVParser(specs[f], br)
+	case CSV, YOURLS, Bitly:
 		return newCSVParser(specs[f], r)
 	}
 	return nil, linkforge.InvalidField("format", fmt.Sprintf("unknown format %q", truncate(string(f), 32)))

@@ -59,8 +59,9 @@ type cond struct {
 }
 
 type rule struct {
-	conds []cond
-	to    target
+	conds    []cond
+	to       target
+	language bool // some condition is a language one
 }
 
 type variant struct {
@@ -84,6 +85,9 @@ type Routes struct {
 	og           *linkforge.OG
 	// needsAddr: some condition or the variants read the client address.
 	needsAddr bool
+	// languageRules: some rule has a language condition, so the rules are
+	// tried per Accept-Language entry (language.go).
+	languageRules bool
 }
 
 // VariantValues are the values of the variant dimension, by index.
@@ -115,9 +119,11 @@ func Compile(l *linkforge.Link) *Routes {
 			if cc.kind == kindIP {
 				r.needsAddr = true
 			}
+			cr.language = cr.language || cc.kind == kindLanguage
 			cr.conds = append(cr.conds, cc)
 		}
 		if cr.conds != nil {
+			r.languageRules = r.languageRules || cr.language
 			r.rules = append(r.rules, cr)
 		}
 	}

@@ -66,10 +66,8 @@ func (r *Routes) choose(req *Request) (*target, string) {
 	if len(r.variants) > 0 {
 		none = VariantNone
 	}
-	for i := range r.rules {
-		if r.rules[i].matches(req) {
-			return &r.rules[i].to, none
-		}
+	if t := r.firstRule(req); t != nil {
+		return t, none
 	}
 	if r.devices != nil {
 		var t *target
@@ -104,16 +102,48 @@ func (r *Routes) choose(req *Request) (*target, string) {
 	return &r.url, none
 }
 
-func (ru *rule) matches(req *Request) bool {
+// firstRule returns the target of the first rule that holds, trying
+// them once per acceptable language when some rule has a language
+// condition (language.go); nil when none holds.
+func (r *Routes) firstRule(req *Request) *target {
+	if !r.languageRules {
+		for i := range r.rules {
+			if r.rules[i].matches(req, "") {
+				return &r.rules[i].to
+			}
+		}
+		return nil
+	}
+	var ls languages
+	ls.parse(req.AcceptLanguage)
+	for pass := 0; pass == 0 || pass < ls.n; pass++ {
+		lang := ""
+		if ls.n > 0 {
+			lang = ls.tags[pass]
+		}
+		for i := range r.rules {
+			// A rule without a language condition was decided in the
+			// first pass.
+			if (pass == 0 || r.rules[i].language) && r.rules[i].matches(req, lang) {
+				return &r.rules[i].to
+			}
+		}
+	}
+	return nil
+}
+
+// matches reports whether every condition of ru holds for req, its
+// language conditions for lang ("": none acceptable).
+func (ru *rule) matches(req *Request, lang string) bool {
 	for i := range ru.conds {
-		if !ru.conds[i].matches(req) {
+		if !ru.conds[i].matches(req, lang) {
 			return false
 		}
 	}
 	return true
 }
 
-func (c *cond) matches(req *Request) bool {
+func (c *cond) matches(req *Request, lang string) bool {
 	switch c.kind {
 	case kindDevice:
 		return req.Device == c.str
@@ -124,7 +154,7 @@ func (c *cond) matches(req *Request) bool {
 	case kindCountry:
 		return req.Country == c.str
 	case kindLanguage:
-		return acceptsLanguage(req.AcceptLanguage, c.str)
+		return lang != "" && languageMatches(lang, c.str)
 	case kindQuery:
 		return hasQuery(req.RawQuery, c.str, c.val, c.hasVal)
 	case kindIP:
@@ -133,46 +163,6 @@ func (c *cond) matches(req *Request) bool {
 		return req.Now.UnixNano() < c.at
 	case kindAfter:
 		return req.Now.UnixNano() >= c.at
-	}
-	return false
-}
-
-// acceptsLanguage reports whether the Accept-Language header lists tag
-// (lowercase), or a more specific tag of it ("de" matches "de-AT"), with a
-// weight above 0: "q=0" means "not this one". The order of the rules
-// decides between languages, so a link lists its rules in the order it
-// prefers them.
-func acceptsLanguage(header, tag string) bool {
-	for header != "" {
-		var item string
-		item, header, _ = strings.Cut(header, ",")
-		lang, params, _ := strings.Cut(item, ";")
-		lang = strings.TrimSpace(lang)
-		if len(lang) < len(tag) || !strings.EqualFold(lang[:len(tag)], tag) {
-			continue
-		}
-		if len(lang) > len(tag) && lang[len(tag)] != '-' {
-			continue
-		}
-		if !zeroWeight(params) {
-			return true
-		}
-	}
-	return false
-}
-
-// zeroWeight reports whether the parameters of an Accept-Language item set
-// q to 0 (q=0, q=0.0, q=0.000).
-func zeroWeight(params string) bool {
-	for params != "" {
-		var p string
-		p, params, _ = strings.Cut(params, ";")
-		p = strings.TrimSpace(p)
-		if len(p) < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=' {
-			continue
-		}
-		q := strings.TrimRight(strings.TrimSpace(p[2:]), "0")
-		return q == "" || q == "0."
 	}
 	return false
 }

@@ -104,6 +104,8 @@ type Hasher struct {
 	cur        atomic.Pointer[dayKey]
 	mu         sync.Mutex  // serializes key changes
 	refreshing atomic.Bool // a background refresh is running
+
+	forgetting forgetState // the daily Forget as the scheduler's work (forget.go)
 }
 
 // NewHasher returns a Hasher that takes its keys from store and the time

@@ -30,6 +30,8 @@ var wantRole = map[string]linkforge.Role{
 	"dashboardWebhooksHead": "", "dashboardScriptWebhooks": "", "dashboardScriptHeadWebhooks": "",
 	"dashboardPeople": "", "dashboardPeopleHead": "", "dashboardScriptPeople": "", "dashboardScriptPeopleHead": "",
 	"dashboardStylePeople": "", "dashboardStylePeopleHead": "", "dashboardScriptSession": "", "dashboardScriptSessionHead": "",
+	"dashboardDomains": "", "dashboardDomainsHead": "", "dashboardScriptDomains": "", "dashboardScriptHeadDomains": "",
+	"dashboardScriptLinkOptions": "", "dashboardScriptHeadLinkOptions": "",
 
 	"listLinks": "viewer", "getLink": "viewer", "linkStats": "viewer", "linkBreakdown": "viewer",
 	"tenantStats": "viewer", "topLinks": "viewer", "exportStats": "viewer", "tenantBreakdown": "viewer", "linkQR": "viewer",
@@ -45,6 +47,7 @@ var wantRole = map[string]linkforge.Role{
 	"listAudit": "owner", "endMySessions": "viewer", "mySessions": "viewer",
 	"inviteUser": "owner", "listUsers": "owner", "updateUser": "owner", "removeUser": "owner",
 	"loginForm": "", "loginFormHead": "", "login": "", "logout": "",
+	"ssoStart": "", "ssoCallback": "",
 	"inviteForm": "", "inviteFormHead": "", "inviteSetPassword": "",
 	"resetForm": "", "resetFormHead": "", "resetSetPassword": "",
 	"domainVerificationAnswer": "", "domainVerificationAnswerHead": "",

@@ -20,9 +20,11 @@ const (
 // to its own origin (the admin API and, CSP 3's 'self' covering ws: and
 // wss: of the same host, the live feed); nothing inline, nothing from
 // elsewhere, never framed. Images may be blob: URLs: the QR code is fetched
-// with the bearer token and shown from an object URL.
+// with the bearer token and shown from an object URL; and https: images,
+// for the social card's preview (its image is a URL of the tenant's
+// choice, on another host; no http:, which an https page would not show).
 var dashboardCSP = []string{"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
-	"img-src 'self' data: blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"}
+	"img-src 'self' data: blob: https:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"}
 
 // asset is an embedded file with its validator: browsers revalidate
 // (no-cache) and get a 304 while the binary is the same.

@@ -23,6 +23,7 @@ func TestGetOnlyPagesRefuseOtherMethods(t *testing.T) {
 		"/dashboard", "/dashboard/webhooks",
 		"/static/dashboard.js", "/static/dashboard.css", "/static/webhooks.js",
 		"/dashboard/people", "/static/people.js", "/static/people.css", "/static/session.js",
+		"/dashboard/domains", "/static/domains.js", "/static/link-options.js",
 		"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json",
 	}
 	methods := []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}

@@ -36,6 +36,7 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/links"
+	"github.com/linkforge/linkforge/oidclogin"
 	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/visitor"
@@ -164,6 +165,10 @@ type Config struct {
 	// DomainDial connects to a domain's host for its verification; nil:
 	// the system's resolver and dialer. Tests only.
 	DomainDial DomainDialer
+	// OIDC turns on single sign-on (--oidc-issuer and its flags): the
+	// issuer, client and auto-join; the Server fills in the store, the
+	// people, the redirect URL, the clock and the logger. nil: off.
+	OIDC *oidclogin.Config
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
@@ -280,6 +285,8 @@ type Server struct {
 	// sign-in guesses per account and per client address.
 	people *people.Service
 	logins *password.Limiter
+	// sso is the OpenID Connect sign-in (oidc.go); nil: not configured.
+	sso *oidclogin.Login
 }
 
 // apiRoute is one admin API route: its method and its path template split
@@ -379,6 +386,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.people, err = people.New(people.Config{Store: cfg.Store, Hasher: hasherFunc(s.hashPassword),
 		PublicURL: s.shortBase, SessionTTL: cfg.SessionTTL, Now: s.now}); err != nil {
+		return nil, err
+	}
+	if s.sso, err = s.newSSO(cfg.OIDC); err != nil {
 		return nil, err
 	}
 	s.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
@@ -503,10 +513,16 @@ func (s *Server) routes() {
 	for _, p := range []string{pathPeoplePage, pathPeopleJS, pathPeopleCSS, pathSessionJS} { // peoplepage.go
 		r.getHead(p, s.dashboardAsset)
 	}
+	r.getHead(pathDomainsPage, s.dashboardAsset) // domainspage.go
+	r.getHead(pathDomainsJS, s.dashboardAsset)
+	r.getHead(pathLinkOptionsJS, s.dashboardAsset)
 	// Sign-in (signin.go): small form bodies, read within their limit.
 	r.getHead(pathLogin, s.loginPage)
 	r.add(http.MethodPost, pathLogin, true, s.login)
 	r.add(http.MethodPost, pathLogout, false, s.logout) // no body: the cookie says who
+	// Single sign-on (oidc.go).
+	r.add(http.MethodGet, oidclogin.StartPath, false, s.ssoStart)
+	r.add(http.MethodGet, oidclogin.CallbackPath, false, s.ssoCallback)
 	for _, p := range []string{pathInvite, pathReset} {
 		r.getHead(p, s.ticketPage)
 		r.add(http.MethodPost, p, true, s.setPassword)

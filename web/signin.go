@@ -77,7 +77,9 @@ var (
 )
 
 // loginPage answers GET /login.
-func (s *Server) loginPage(c echo.Context) error { return s.writeForm(c, &formLogin) }
+func (s *Server) loginPage(c echo.Context) error {
+	return s.writeForm(c, s.loginForm(&formLogin, &formLoginSSO))
+}
 
 // readForm reads an application/x-www-form-urlencoded body of at most
 // maxFormBytes.
@@ -116,12 +118,12 @@ func (s *Server) login(c echo.Context) error {
 	for _, k := range keys {
 		if wait, ok := s.logins.Begin(k, now); !ok {
 			c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
-			return s.writeForm(c, &formLoginTooMany)
+			return s.writeForm(c, s.loginForm(&formLoginTooMany, &formLoginTooManySSO))
 		}
 	}
 	_, ns, err := s.people.SignIn(req.Context(), email, pw, req.UserAgent(), s.verifyPassword)
 	if linkforge.ErrorCode(err) == linkforge.EUnauthorized {
-		return s.writeForm(c, &formLoginWrong)
+		return s.writeForm(c, s.loginForm(&formLoginWrong, &formLoginWrongSSO))
 	}
 	if err != nil {
 		return err

@@ -35,6 +35,8 @@ type Store interface {
 	TenantByID(ctx context.Context, id int64) (linkforge.Tenant, error)
 	// Users and sessions (package people; session.go).
 	linkforge.UserStore
+	// The single sign-on's auto-join tenant (oidc.go).
+	TenantByName(ctx context.Context, name string) (linkforge.Tenant, error)
 	// The audit log (audit.go); its events are written by the writes.
 	ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]linkforge.AuditEvent, error)
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -29,6 +30,10 @@ type attackSpec struct {
 	// serverPID is the process under attack, whose CPU time is measured;
 	// 0: unknown.
 	serverPID int
+	// tlsConfig is the client's for https:// targets (nil: Go's default).
+	// A custom one leaves the transport on HTTP/1.1, as the plain attacks
+	// are, so the two compare like for like.
+	tlsConfig *tls.Config
 }
 
 // attackResult is what the scenarios report of an attack.
@@ -103,6 +108,7 @@ func newAttacker(s attackSpec) (*vegeta.Attacker, *http.Transport) {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: int(maxWorkers),
+		TLSClientConfig:     s.tlsConfig,
 	}
 	client := &http.Client{
 		Transport:     tr,

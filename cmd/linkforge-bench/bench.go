@@ -124,6 +124,19 @@ func (b *bench) postgresURL(ctx context.Context) (dbURL, skip string, err error)
 // benchLink is a link the tool creates.
 type benchLink struct {
 	slug, url string
+	// host is the tenant's domain the link lives on; empty: the public
+	// host. importLinks creates each such domain, verified.
+	host string
+}
+
+// onHost returns links moved to the domain host.
+func onHost(links []benchLink, host string) []benchLink {
+	out := make([]benchLink, len(links))
+	for i, l := range links {
+		l.host = host
+		out[i] = l
+	}
+	return out
 }
 
 // newLinks returns n links with slugs unique to this run and instance, so
@@ -143,13 +156,15 @@ func (b *bench) newLinks(n int) []benchLink {
 // instance is one LinkForge under test: started by the tool, or the
 // running server of --target.
 type instance struct {
-	b       *bench
-	base    string // http://127.0.0.1:port
-	token   string
-	backend string // sqlite or postgres; empty with --target
-	dataDir string
-	dbURL   string
-	proc    *lfProcess // nil with --target
+	b    *bench
+	base string // http://127.0.0.1:port
+	// httpsBase is https://127.0.0.1:port when started with --tls.
+	httpsBase string
+	token     string
+	backend   string // sqlite or postgres; empty with --target
+	dataDir   string
+	dbURL     string
+	proc      *lfProcess // nil with --target
 }
 
 // label names the instance in the table.
@@ -178,6 +193,15 @@ func (b *bench) start(ctx context.Context, backend string, links []benchLink) (*
 // startFlushing is start with a --flush-interval of its own for the
 // server (recovery wants clicks to stay unflushed).
 func (b *bench) startFlushing(ctx context.Context, backend string, links []benchLink, flush time.Duration) (*instance, error) {
+	return b.startWith(ctx, backend, links, flush)
+}
+
+// startWith is startFlushing with more flags of serve (extra); with
+// --target they are not the tool's to give, so it refuses them.
+func (b *bench) startWith(ctx context.Context, backend string, links []benchLink, flush time.Duration, extra ...string) (*instance, error) {
+	if b.cfg.target != "" && len(extra) > 0 {
+		return nil, fmt.Errorf("this scenario starts linkforge with %q: not with --target", extra)
+	}
 	if b.cfg.target != "" {
 		in := &instance{b: b, base: b.cfg.target, token: b.cfg.token}
 		if err := in.createLinks(ctx, links); err != nil {
@@ -208,10 +232,13 @@ func (b *bench) startFlushing(ctx context.Context, backend string, links []bench
 	if in.token, err = createToken(ctx, b.bin, in.dataDir, in.dbURL, benchTenant); err != nil {
 		return nil, err
 	}
-	if in.proc, err = startLinkForge(ctx, b.bin, in.dataDir, in.dbURL, flush, b.cfg.journalSync); err != nil {
+	if in.proc, err = startLinkForge(ctx, b.bin, in.dataDir, in.dbURL, flush, b.cfg.journalSync, extra...); err != nil {
 		return nil, err
 	}
 	in.base = "http://" + in.proc.addr
+	if in.proc.httpsAddr != "" {
+		in.httpsBase = "https://" + in.proc.httpsAddr
+	}
 	return in, nil
 }
 
@@ -282,9 +309,13 @@ func (in *instance) importLinks(ctx context.Context, links []benchLink) error {
 	if err != nil {
 		return fmt.Errorf("ensure tenant: %w", err)
 	}
+	domains, err := createDomains(ctx, st, tenant.ID, links)
+	if err != nil {
+		return err
+	}
 	batch := make([]linkforge.Link, 0, min(len(links), importBatch))
 	for i, l := range links {
-		batch = append(batch, linkforge.Link{TenantID: tenant.ID, Slug: l.slug, URL: l.url, Tags: []string{}})
+		batch = append(batch, linkforge.Link{TenantID: tenant.ID, DomainID: domains[l.host], Slug: l.slug, URL: l.url, Tags: []string{}})
 		if len(batch) == cap(batch) || i == len(links)-1 {
 			if err := imp.ImportLinks(ctx, batch); err != nil {
 				return fmt.Errorf("import links: %w", err)
@@ -293,6 +324,31 @@ func (in *instance) importLinks(ctx context.Context, links []benchLink) error {
 		}
 	}
 	return nil
+}
+
+// createDomains creates the links' domains for the tenant, verified (as
+// --domain-verify none would), and returns their ids by host; the public
+// host, "", is linkforge.PublicDomainID.
+func createDomains(ctx context.Context, st linkforge.Store, tenantID int64, links []benchLink) (map[string]int64, error) {
+	ids := map[string]int64{"": linkforge.PublicDomainID}
+	now := time.Now()
+	for _, l := range links {
+		if _, ok := ids[l.host]; ok {
+			continue
+		}
+		// A database shared by two servers of a run (--backend postgres)
+		// or by runs (--database-url) holds the domain already.
+		d, err := st.TenantDomain(ctx, tenantID, l.host)
+		if linkforge.ErrorCode(err) == linkforge.ENotFound {
+			d, err = st.CreateDomain(ctx, linkforge.Domain{TenantID: tenantID, Host: l.host, State: linkforge.DomainVerified,
+				VerifiedAt: &now, VerifyToken: randomID(22)})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create domain %s: %w", l.host, err)
+		}
+		ids[l.host] = d.ID
+	}
+	return ids, nil
 }
 
 // storedClicks reads each link's flushed total from the store: after a

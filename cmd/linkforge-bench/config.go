@@ -54,6 +54,14 @@ type config struct {
 	recoveryClicks int
 	recoveryWait   time.Duration
 
+	clusterNodes    string // comma-separated node counts
+	clusterRate     int
+	clusterDuration time.Duration
+	clusterFlush    time.Duration
+	clusterLinks    int
+	clusterNewLinks float64
+	clusterJSON     string
+
 	statsClicks   int64
 	statsLinks    int
 	statsDays     int
@@ -67,7 +75,7 @@ type config struct {
 
 // The scenarios, in the order a full run executes them.
 var scenarioNames = []string{"redirect", "counting", "zipf", "fanout", "amplification", "memory", "recovery", "stats",
-	"routing"}
+	"routing", "cluster", "https"}
 
 // defaultScenarios run when none is named: not memory and recovery (a
 // million links or clicks, several minutes each), nor stats, whose bulk
@@ -96,7 +104,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.Uint64Var(&cfg.workers, "workers", 64, "concurrent requests of the max-throughput attacks")
 	fs.Uint64Var(&cfg.maxRequests, "max-requests", 2_000_000, "cap on the requests of any one attack")
 	fs.IntVar(&cfg.links, "links", 100, "links of the redirect and counting scenarios, clicked round robin")
-	fs.StringVar(&cfg.clickHeaders, "click-headers", "browser", "redirect: headers of each request, to the reference and LinkForge alike: browser (real User-Agent, Referer, X-Forwarded-For and sometimes ?utm_source, which LinkForge classifies) or none (Go's default User-Agent only, as before click analytics)")
+	fs.StringVar(&cfg.clickHeaders, "click-headers", "browser", "redirect, https: headers of each request, to the reference and LinkForge alike: browser (real User-Agent, Referer, X-Forwarded-For and sometimes ?utm_source, which LinkForge classifies) or none (Go's default User-Agent only, as before click analytics)")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "redirect: rounds of reference, GET, HEAD in turn, short ones so that a pair shares the machine's noise; the table shows medians")
 
 	fs.IntVar(&cfg.zipfLinks, "zipf-links", 100_000, "links of the zipf scenario")
@@ -114,6 +122,14 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.memWait, "memory-wait", 6*time.Minute, "memory: bound of the clicks, and then of the wait for the link actors' eviction and the memory's return")
 	fs.IntVar(&cfg.recoveryClicks, "recovery-clicks", 1_000_000, "recovery: counted clicks (on --links links) left unflushed before the kill -9")
 	fs.DurationVar(&cfg.recoveryWait, "recovery-wait", 5*time.Minute, "recovery: bound of the clicks, of the restart's probes and of the flush after it")
+
+	fs.StringVar(&cfg.clusterNodes, "nodes", "1,2,4", "cluster: node counts to run, comma-separated, each a fresh database and N linkforge processes")
+	fs.IntVar(&cfg.clusterRate, "cluster-rate", 100, "cluster: clicks per second, the whole cluster's, spread round robin over the nodes")
+	fs.DurationVar(&cfg.clusterDuration, "cluster-duration", 40*time.Second, "cluster: length of the load per node count; several flush intervals")
+	fs.DurationVar(&cfg.clusterFlush, "cluster-flush-interval", 5*time.Second, "cluster: --flush-interval of the nodes, short so that a short run holds several flushes")
+	fs.IntVar(&cfg.clusterLinks, "cluster-links", 1000, "cluster: links bulk-loaded before the nodes start, clicked with a Zipf distribution (--zipf-s)")
+	fs.Float64Var(&cfg.clusterNewLinks, "cluster-new-links", 1, "cluster: links created per second through the nodes' API during the load (churn); each new link becomes the hottest")
+	fs.StringVar(&cfg.clusterJSON, "cluster-json", "", "cluster: also write the measurements as JSON to this file")
 
 	fs.Int64Var(&cfg.statsClicks, "stats-clicks", 10_000_000, "clicks the stats scenario bulk-loads (as rollup and click_dims rows) before it queries")
 	fs.IntVar(&cfg.statsLinks, "stats-links", 10_000, "links the stats scenario's clicks are spread over (Zipf)")
@@ -221,12 +237,20 @@ func (cfg *config) validate() error {
 		{"--memory-wait", cfg.memWait > 0},
 		{"--recovery-clicks", cfg.recoveryClicks > 0},
 		{"--recovery-wait", cfg.recoveryWait > 0},
+		{"--cluster-rate", cfg.clusterRate > 0},
+		{"--cluster-duration", cfg.clusterDuration > 0},
+		{"--cluster-flush-interval", cfg.clusterFlush > 0},
+		{"--cluster-links", cfg.clusterLinks > 1},
+		{"--cluster-new-links", cfg.clusterNewLinks >= 0},
 		{"--stats-clicks", cfg.statsClicks > 0},
 		{"--stats-links", cfg.statsLinks > 1},
 		{"--stats-days", cfg.statsDays > 0},
 		{"--stats-requests", cfg.statsRequests > 0},
 		{"--flush-interval", cfg.flushEvery > 0},
 		{"--timeout", cfg.timeout > 0},
+	}
+	if _, err := parseNodeCounts(cfg.clusterNodes); err != nil {
+		return fmt.Errorf("--nodes: %w", err)
 	}
 	if cfg.journalSync != "full" && cfg.journalSync != "normal" {
 		return fmt.Errorf("--journal-sync: want full or normal")
@@ -280,6 +304,17 @@ Scenarios (default: the first five, in this order):
                  with 5 rules and with 5 rules + a 50/50 test, in --rounds
                  alternating with the reference: each × reference and × the
                  plain link (aim: 5 rules within 5 %)
+  cluster        (only when named) for each of --nodes, N linkforge processes
+                 on one PostgreSQL the tool starts: --cluster-rate Zipf clicks
+                 spread over them while links are created; per node count,
+                 rollup rows and statements/s at the database, NOTIFYs/s and
+                 bytes, database CPU per click, live-feed p99 from a click on
+                 node 1 to a WebSocket on node N, and 302s = rollup total
+  https          (only when named) counted GETs of a link on the tenant's own
+                 domain (go.bench.test, a throwaway self-signed ECDSA
+                 certificate): over plain HTTP (Host header) × the public
+                 host, and over HTTPS with TLS resumption (--tls manual) ×
+                 the reference over HTTPS, in --rounds alternating targets
 
 Flags:
 `)

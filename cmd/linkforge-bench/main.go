@@ -67,7 +67,7 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == referenceCommand {
 		// The reference server, started by the tool as a child process.
-		if err := serveReference(ctx, stdin, stdout); err != nil {
+		if err := serveReferenceArgs(ctx, args[1:], stdin, stdout); err != nil {
 			fmt.Fprintf(stderr, "linkforge-bench %s: %v\n", referenceCommand, err)
 			return exitFailure
 		}

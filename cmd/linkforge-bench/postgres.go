@@ -66,8 +66,9 @@ type pgServer struct {
 
 // startPostgres initdb's a data directory in the system's temporary
 // directory (which the server user can reach, unlike a private --work-dir)
-// and starts postgres on it, then creates pgDatabase.
-func startPostgres(ctx context.Context) (_ *pgServer, err error) {
+// and starts postgres on it, then creates pgDatabase. settings are more
+// "name=value" server settings (-c).
+func startPostgres(ctx context.Context, settings ...string) (_ *pgServer, err error) {
 	initdb, postgres, ok := findPostgres()
 	if !ok {
 		return nil, errors.New("no PostgreSQL server binaries (initdb, postgres) on PATH or under " + pgVersionGlob)
@@ -105,14 +106,18 @@ func startPostgres(ctx context.Context) (_ *pgServer, err error) {
 	l.Close()
 
 	s := &pgServer{dir: dir, port: port, done: make(chan struct{}), log: &tailBuffer{max: 16 << 10}}
-	s.cmd = exec.Command(postgres, "-D", data, "-p", strconv.Itoa(port),
+	args := []string{"-D", data, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "unix_socket_directories=", // TCP only: no socket path to fit in sun_path
 		// Segments in the data dir rather than /dev/shm, so that a killed
 		// server leaves nothing behind once its directory is removed.
 		"-c", "dynamic_shared_memory_type=mmap",
 		"-c", "shared_buffers=256MB",
-	)
+	}
+	for _, kv := range settings {
+		args = append(args, "-c", kv)
+	}
+	s.cmd = exec.Command(postgres, args...)
 	s.cmd.Dir = dir
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	runAs(s.cmd, cred)

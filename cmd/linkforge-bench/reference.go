@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -59,6 +61,30 @@ func newReferenceServer(routes map[string]string) *http.Server {
 // stdout, and serves until stdin closes (the parent is done, or died) or
 // ctx ends.
 func serveReference(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	return serveReferenceTLS(ctx, "", "", stdin, stdout)
+}
+
+// serveReferenceArgs is serveReference with the child's command line: none
+// for plain HTTP, or --tls-cert FILE --tls-key FILE for HTTPS.
+func serveReferenceArgs(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet(referenceCommand, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	certFile := fs.String("tls-cert", "", "PEM certificate: serve HTTPS")
+	keyFile := fs.String("tls-key", "", "PEM private key of --tls-cert")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	if (*certFile == "") != (*keyFile == "") || fs.NArg() > 0 {
+		return fmt.Errorf("arguments %q: want none, or --tls-cert FILE --tls-key FILE", args)
+	}
+	return serveReferenceTLS(ctx, *certFile, *keyFile, stdin, stdout)
+}
+
+// serveReferenceTLS is serveReference over TLS when certFile is set. The
+// listener is wrapped as LinkForge wraps its own (cmd/linkforge/tls.go,
+// tls.NewListener, then Serve), with Go's default session tickets: a
+// client with a session cache resumes, as it does against LinkForge.
+func serveReferenceTLS(ctx context.Context, certFile, keyFile string, stdin io.Reader, stdout io.Writer) error {
 	var routes map[string]string
 	dec := json.NewDecoder(stdin)
 	if err := dec.Decode(&routes); err != nil {
@@ -67,6 +93,14 @@ func serveReference(ctx context.Context, stdin io.Reader, stdout io.Writer) erro
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("load certificate: %w", err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
 	srv := newReferenceServer(routes)
 	served := make(chan error, 1)
@@ -112,11 +146,17 @@ type refProcess struct {
 // LinkForge under test, and returns it with the URLs of those links on it,
 // in the order of links.
 func startReferenceFor(ctx context.Context, links []benchLink) (*refProcess, []string, error) {
+	return startReferenceForCert(ctx, links, nil)
+}
+
+// startReferenceForCert is startReferenceFor over HTTPS with cert (nil:
+// plain HTTP).
+func startReferenceForCert(ctx context.Context, links []benchLink, cert *benchCert) (*refProcess, []string, error) {
 	routes := make(map[string]string, len(links))
 	for _, l := range links {
 		routes[l.slug] = l.url
 	}
-	ref, err := startReference(ctx, routes)
+	ref, err := startReferenceCert(ctx, routes, cert)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,14 +167,21 @@ func startReferenceFor(ctx context.Context, links []benchLink) (*refProcess, []s
 	return ref, urls, nil
 }
 
-// startReference starts the reference server as a child process of this
-// binary, serving routes.
-func startReference(ctx context.Context, routes map[string]string) (*refProcess, error) {
+// startReferenceCert starts the reference server as a child process of
+// this binary, serving routes: over HTTPS with cert (its base URL then
+// https://127.0.0.1:port), or plain HTTP with nil.
+func startReferenceCert(ctx context.Context, routes map[string]string, cert *benchCert) (*refProcess, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start reference server: %w", err)
 	}
-	cmd := exec.Command(self, referenceCommand)
+	args := []string{referenceCommand}
+	scheme := "http://"
+	if cert != nil {
+		args = append(args, "--tls-cert", cert.certFile, "--tls-key", cert.keyFile)
+		scheme = "https://"
+	}
+	cmd := exec.Command(self, args...)
 	cmd.Stderr = os.Stderr
 	setChildAttrs(cmd)
 	stdin, err := cmd.StdinPipe()
@@ -172,7 +219,7 @@ func startReference(ctx context.Context, routes map[string]string) (*refProcess,
 			p.stop()
 			return nil, fmt.Errorf("start reference server: unexpected output %q", l)
 		}
-		p.base = "http://" + addr
+		p.base = scheme + addr
 		return p, nil
 	case <-time.After(30 * time.Second):
 		p.stop()

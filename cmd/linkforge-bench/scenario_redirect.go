@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"math"
 	"net/http"
@@ -34,17 +35,25 @@ var scenarios = map[string]func(context.Context, *bench) ([]row, error){
 	"recovery":      runRecovery,
 	"stats":         runStats,
 	"routing":       runRouting,
+	"cluster":       runCluster,
+	"https":         runHTTPS,
 }
 
 // measureMax runs an attack at the maximum rate with the configured fixed
 // number of workers, after an unreported warm-up if warm.
 func (b *bench) measureMax(ctx context.Context, name string, tr vegeta.Targeter, pid int, warm bool) attackResult {
+	return b.measureMaxTLS(ctx, name, tr, pid, warm, nil)
+}
+
+// measureMaxTLS is measureMax with the client's TLS configuration for
+// https:// targets.
+func (b *bench) measureMaxTLS(ctx context.Context, name string, tr vegeta.Targeter, pid int, warm bool, tlsCfg *tls.Config) attackResult {
 	if warm && b.cfg.warmup > 0 {
 		runAttack(ctx, attackSpec{name: name + "-warmup", targeter: tr, workers: b.cfg.workers,
-			duration: b.cfg.warmup, maxRequests: b.cfg.maxRequests})
+			duration: b.cfg.warmup, maxRequests: b.cfg.maxRequests, tlsConfig: tlsCfg})
 	}
 	return runAttack(ctx, attackSpec{name: name, targeter: tr, workers: b.cfg.workers,
-		duration: b.cfg.duration, maxRequests: b.cfg.maxRequests, serverPID: pid})
+		duration: b.cfg.duration, maxRequests: b.cfg.maxRequests, serverPID: pid, tlsConfig: tlsCfg})
 }
 
 // measureRate runs an attack at a constant rate, without warm-up (the

@@ -69,11 +69,14 @@ func createToken(ctx context.Context, bin, dataDir, dbURL, tenant string) (strin
 
 // lfProcess is a running `linkforge serve`.
 type lfProcess struct {
-	cmd    *exec.Cmd
-	addr   string // host:port
-	stderr *tailBuffer
-	exited chan struct{}
-	err    error // cmd.Wait's, once exited is closed
+	cmd  *exec.Cmd
+	addr string // host:port
+	// httpsAddr is the HTTPS listener's host:port, with --tls on; its log
+	// line comes before "listening", so it is set once addr is.
+	httpsAddr string
+	stderr    *tailBuffer
+	exited    chan struct{}
+	err       error // cmd.Wait's, once exited is closed
 }
 
 // startLinkForge starts `linkforge serve` on a free loopback port and waits
@@ -81,18 +84,22 @@ type lfProcess struct {
 // extra are more flags of serve.
 func startLinkForge(ctx context.Context, bin, dataDir, dbURL string, flushInterval time.Duration, journalSync string, extra ...string) (*lfProcess, error) {
 	listening := make(chan string, 1)
-	p := &lfProcess{
-		stderr: &tailBuffer{max: 64 << 10, onLine: func(line string) {
-			var rec struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
-				select {
-				case listening <- rec.Addr:
-				default:
-				}
+	p := &lfProcess{exited: make(chan struct{})}
+	p.stderr = &tailBuffer{max: 64 << 10, onLine: func(line string) {
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			return
+		}
+		switch rec.Msg {
+		case "listening for HTTPS":
+			p.httpsAddr = rec.Addr
+		case "listening":
+			select {
+			case listening <- rec.Addr:
+			default:
 			}
-		}},
-		exited: make(chan struct{}),
-	}
+		}
+	}}
 	// Not CommandContext: the process is stopped by stop, gracefully.
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "http://127.0.0.1",
 		"--flush-interval", flushInterval.String(), "--journal-sync", journalSync}, extra...)

@@ -58,6 +58,10 @@ type config struct {
 	TLS tlsConfig
 	// SessionTTL ends a dashboard sign-in session unused that long.
 	SessionTTL time.Duration
+	// Retention is the retention flags (retention.go).
+	Retention retentionConfig
+	// OIDC is single sign-on's flags (oidc.go).
+	OIDC oidcConfig
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -122,7 +126,7 @@ var globalFlags = []flagSpec{
 	{"node-id", "ID", "", "this node's id in the rollup (empty: generated once, kept in the journal)"},
 	{"log-format", "FORMAT", defaultLogFormat, "json or text"},
 	{"log-level", "LEVEL", defaultLogLevel, "debug, info, warn or error"},
-	{"journal-sync", "MODE", defaultJournalSync, "click log durability: full (fdatasync per group commit: an acknowledged click survives a power loss) or normal (write only: survives a process crash, not a power loss; docs/adr/014-click-log.md)"},
+	{"journal-sync", "MODE", defaultJournalSync, "click log durability: full (fdatasync per group commit: an acknowledged click survives a power loss) or normal (write, and fdatasync in the background every 100 ms: survives a process crash; a power loss costs at most the last 100 ms of clicks; docs/adr/014-click-log.md)"},
 	{"rate-limit", "RATE", defaultRateLimit, "admin API requests per token: N/s or N/m, optionally :BURST (default burst N); 0: no limit"},
 	{"root-url", "URL", "", "where GET / redirects: an absolute http(s) URL or a path (empty: /dashboard)"},
 	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},
@@ -192,7 +196,7 @@ var commands = []*command{
 		summary: "put a backup in place of the data dir's SQLite database (the server must be stopped); the old one is kept aside",
 		flags:   []flagSpec{fromFlag}},
 	// Link commands: clients of a running server's admin API (linkcmd.go).
-	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--title T] [--tag T]... [--expires-at TIME] [--max-clicks N] [--fallback-url URL] [--password P] [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
+	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--title T] [--tag T]... [--expires-at TIME] [--max-clicks N] [--fallback-url URL] [--password P] [routing flags] [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
 	{name: "link list", synopsis: "linkforge link list [--q TEXT] [--tag T]... [--state active|expired|all] [--sort -created|created|-clicks|clicks|slug] [--limit N] [--cursor C | --all] [--json]", summary: "list the tenant's links, newest first", flags: linkFlags, extra: linkExtra("list")},
 	{name: "link get", synopsis: "linkforge link get SLUG [--json]", summary: "print one link", flags: linkFlags, extra: linkExtra("get"), nargs: 1},
 	{name: "link update", synopsis: "linkforge link update SLUG [field flags as create, but --slug] [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},
@@ -434,6 +438,12 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	if err := checkBus(cfg.Bus); err != nil {
 		// Not quoted: a NATS URL may carry a password.
 		return usagef("invalid %s: %v", source, err)
+	}
+	if err := buildRetentionConfig(cfg, get); err != nil {
+		return err
+	}
+	if err := buildOIDCConfig(cfg, get); err != nil {
+		return err
 	}
 	return buildTLSConfig(cfg, get)
 }

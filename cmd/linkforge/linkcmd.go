@@ -62,7 +62,7 @@ var linkFieldFlags = []struct{ name, arg, usage string }{
 }
 
 // clearable are the fields update --clear removes.
-var clearable = []string{"title", "expires-at", "max-clicks", "fallback-url", "password", "tags", "device-urls"}
+var clearable = append([]string{"title", "expires-at", "max-clicks", "fallback-url", "password", "tags", "device-urls"}, routingClearable...)
 
 // dimensions are the values of stats --by.
 var dimensions = []string{client.DimCountry, client.DimReferrer, client.DimDevice, client.DimBrowser, client.DimOS, client.DimUTMSource,
@@ -89,8 +89,8 @@ var (
 // flagArgs are the placeholders of the flags without an environment
 // variable, for the help.
 var flagArgs = func() map[string]string {
-	m := map[string]string{"tag": "TAG", "clear": "FIELD"}
-	for _, l := range [][]struct{ name, arg, usage string }{linkFieldFlags, linkListFlags, linkStatsFlags} {
+	m := map[string]string{"tag": "TAG", "clear": "FIELD", "rule": "RULE", "variant": "URL=WEIGHT"}
+	for _, l := range [][]struct{ name, arg, usage string }{linkFieldFlags, linkListFlags, linkStatsFlags, routingFieldFlags} {
 		for _, f := range l {
 			m[f.name] = f.arg
 		}
@@ -106,6 +106,7 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 		str := map[string]*string{}
 		var tags, clear *[]string
 		var all, empty *bool
+		var routing *routingFlags
 		switch action {
 		case "create", "update":
 			for _, f := range linkFieldFlags {
@@ -115,6 +116,7 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 				str[f.name] = fs.String(f.name, "", f.usage)
 			}
 			tags = fs.StringArray("tag", nil, "a tag; repeat for several (update: replaces the tags)")
+			routing = addRoutingFlags(fs)
 			if action == "update" {
 				clear = fs.StringArray("clear", nil, "remove a field: "+strings.Join(clearable, ", ")+"; repeatable")
 			}
@@ -159,7 +161,10 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 			}
 			switch action {
 			case "create", "update":
-				return checkLinkFields(inv, action, get, list(tags), list(clear))
+				if err := checkLinkFields(inv, action, get, list(tags), list(clear)); err != nil {
+					return err
+				}
+				return checkRoutingFlags(inv, action, routing, list(clear))
 			case "list":
 				return checkListFlags(inv, get, list(tags))
 			case "stats":
@@ -316,11 +321,11 @@ func checkLinkFields(inv *invocation, action string, get func(string) string, ta
 		case "device-urls":
 			u.ClearDeviceURLs = true
 		default:
+			if slices.Contains(routingClearable, f) {
+				continue // checkRoutingFlags
+			}
 			return usagef("%s: invalid --clear %q: want one of %s", name, f, strings.Join(clearable, ", "))
 		}
-	}
-	if b, _ := json.Marshal(u); string(b) == "{}" {
-		return usagef("%s: nothing to change: give a field flag (--url, --tag, ...) or --clear FIELD", name)
 	}
 	return nil
 }
@@ -554,14 +559,14 @@ func (a *app) printLink(inv invocation, l client.Link) int {
 		password = "yes"
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	for _, row := range [][2]string{
+	for _, row := range append([][2]string{
 		{"slug", l.Slug}, {"short_url", l.ShortURL}, {"url", l.URL}, {"title", str(l.Title)},
 		{"tags", orDash(strings.Join(l.Tags, ","))}, {"expires_at", timeOrDash(l.ExpiresAt)},
 		{"max_clicks", num(l.MaxClicks)}, {"fallback_url", str(l.FallbackURL)}, {"device_urls", devices},
 		{"password", password}, {"clicks", strconv.FormatInt(l.Clicks, 10)},
 		{"created_at", l.CreatedAt.UTC().Format(time.RFC3339)}, {"updated_at", l.UpdatedAt.UTC().Format(time.RFC3339)},
 		{"expired_at", timeOrDash(l.ExpiredAt)},
-	} {
+	}, routingRows(l)...) {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
 	}
 	if err := tw.Flush(); err != nil {
@@ -613,8 +618,14 @@ func printLinkUsage(w io.Writer) {
 		}
 		fmt.Fprintf(tw, "  --%s %s\t%s\t%s\n", f.name, f.arg, used, f.usage)
 	}
+	for _, f := range routingFieldFlags {
+		fmt.Fprintf(tw, "  --%s %s\t%s\t%s\n", f.name, f.arg, "create, update", f.usage)
+	}
 	for _, r := range [][3]string{
 		{"--tag TAG", "create, update, list", "a tag, repeatable (update: replaces the tags; list: all must match)"},
+		{"--rule RULE", "create, update", "a rule, 'TYPE=VALUE[,TYPE=VALUE]... -> URL', repeatable, in order (update: replaces the rules)"},
+		{"--variant URL=WEIGHT", "create, update", "an A/B variant, weight 1..100, repeatable: 2 to 10 (update: replaces them)"},
+		{"--forward-query", "create, update", "add the request's query string to the target's; --forward-query=false stops it"},
 		{"--clear FIELD", "update", "remove a field: " + strings.Join(clearable, ", ") + "; repeatable"},
 		{"--q TEXT", "list", "substring of slug, url or title, case-insensitive"},
 		{"--state STATE", "list", "active, expired or all (default)"},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/linkforge/linkforge"
@@ -141,8 +142,27 @@ func (a *app) linkService(st store) (*links.Service, error) {
 		t, err := domains.Resolve(ctx, tenantID, "domain", host, true)
 		return t.ID, err
 	}
-	return links.New(links.Config{Store: st, SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)},
+	self := []string{links.SelfHost(a.cfg.PublicURL)}
+	return links.New(links.Config{Store: st, SelfHosts: self, SelfHostsOf: verifiedHosts(st, self),
 		ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: a.domainBases(st), Domain: resolve})
+}
+
+// verifiedHosts adds every verified domain to self, at each write: the
+// server serves them all, so a target on one is a redirect loop.
+func verifiedHosts(st store, self []string) func(context.Context) []string {
+	return func(ctx context.Context) []string {
+		ds, err := st.AllDomains(ctx)
+		if err != nil {
+			return self // the write's own store call reports the outage
+		}
+		out := slices.Clone(self)
+		for _, d := range ds {
+			if d.State == linkforge.DomainVerified {
+				out = append(out, d.Host)
+			}
+		}
+		return out
+	}
 }
 
 // domainBases renders the links on a domain on its host, with the public

@@ -231,9 +231,11 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	if err != nil {
 		return "", nil, failed("cannot open geoip database (--geoip-db)", err)
 	}
-	// The outbox writes of this node wake its scheduler at once, through
-	// the hook both are built with.
-	deliveriesDue := new(wake.Hook)
+	// The outbox writes of this node wake its scheduler at once, and on a
+	// cluster the other nodes' through the bus (webhook.Announce): the
+	// store tells deliveriesDue, the scheduler listens on schedDue, which
+	// the bus's handler tells of the other nodes' deliveries.
+	deliveriesDue, schedDue := new(wake.Hook), new(wake.Hook)
 	st, err := a.openStore(deliveriesDue)
 	if err != nil {
 		return "", nil, failed("cannot open store", err)
@@ -255,7 +257,7 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 		return "", nil, err
 	}
 	srv := new(serverRef)
-	cl, err := a.newCluster(lc, st, id, hub, srv, registry)
+	cl, err := a.newCluster(lc, st, id, hub, srv, registry, schedDue)
 	if err != nil {
 		return "", nil, err
 	}
@@ -275,10 +277,15 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	// the dashboards show it, and on a cluster the other nodes hear of it
 	// (the alarm runs on one node).
 	hooks := append([]expiry.Hook{srv.OnLinkExpired, hub.Expired}, cl.hooks...)
-	sched, stopSched, err := a.newScheduler(st, deliveriesDue, id, hooks, srv, registry)
+	sched, stopSched, err := a.newScheduler(st, schedDue, id, hooks, srv, registry)
 	if err != nil {
 		return "", nil, err
 	}
+	var announce linkforge.DeliveryPublisher
+	if p, ok := cl.bus.(linkforge.DeliveryPublisher); ok {
+		announce = p
+	}
+	deliveriesDue.Set(webhook.Announce(schedDue.Tell, announce))
 	quotas, err := a.startQuotas(lc, st, counter, registry)
 	if err != nil {
 		return "", nil, err
@@ -336,6 +343,24 @@ func (w domainWork) NextDue(ctx context.Context) (time.Time, bool, error) {
 func (w domainWork) Claim(ctx context.Context, c expiry.Claim) (int, error) {
 	return w.r.s.DomainWork().Claim(ctx, c)
 }
+
+// visitorWork is the daily destruction of the visitor hash's old keys
+// (visitor.Hasher), the web server's hasher, as the scheduler's work.
+type visitorWork struct{ r *serverRef }
+
+func (w visitorWork) Name() string { return "visitor_key_forget" }
+func (w visitorWork) NextDue(ctx context.Context) (time.Time, bool, error) {
+	if h := w.r.s.Visitors(); h != nil {
+		return h.NextDue(ctx)
+	}
+	return time.Time{}, false, nil
+}
+func (w visitorWork) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+	if h := w.r.s.Visitors(); h != nil {
+		return h.Claim(ctx, c)
+	}
+	return 0, nil
+}
 func (r *serverRef) ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error {
 	return r.s.ShowPeerLink(ctx, e)
 }
@@ -344,11 +369,13 @@ func (r *serverRef) ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) err
 // its 302 leaves, and resolves the node's id it keeps (--node-id wins):
 // the bus and the counter both need it.
 func (a *app) openJournal(lc *lifecycle) (*clicklog.Journal, string, error) {
-	sync := clicklog.SyncEveryCommit
+	opts := []clicklog.Option{clicklog.WithSync(clicklog.SyncEveryCommit), clicklog.WithLogger(a.log)}
 	if a.cfg.JournalSync == "normal" {
-		sync = clicklog.SyncWriteOnly
+		// Write only, and an fdatasync behind the commits every 100 ms:
+		// a power loss costs at most that much (API.md, "Scale").
+		opts = append(opts, clicklog.WithSync(clicklog.SyncWriteOnly), clicklog.WithBackgroundSync(clicklog.DefaultBackgroundSync))
 	}
-	journal, err := clicklog.Open(a.ctx, a.cfg.DataDir, clicklog.WithSync(sync), clicklog.WithLogger(a.log))
+	journal, err := clicklog.Open(a.ctx, a.cfg.DataDir, opts...)
 	if err != nil {
 		return nil, "", failed("cannot open click journal", err)
 	}
@@ -385,7 +412,7 @@ type clusterBus interface {
 // nodes (docs/adr/004-scale-out.md). On SQLite there is one node and
 // neither exists: the counter feeds hub directly.
 func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub, srv *serverRef,
-	registry prometheus.Registerer) (clusterParts, error) {
+	registry prometheus.Registerer, schedDue *wake.Hook) (clusterParts, error) {
 	pg, clustered := st.(*postgres.DB)
 	if !clustered {
 		if a.cfg.Bus != busPostgres {
@@ -393,7 +420,7 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 		}
 		return clusterParts{live: hub}, nil
 	}
-	feed := clusterfeed.New(clusterfeed.Config{Hub: hub, Cache: srv, Links: srv, Logger: a.log})
+	feed := clusterfeed.New(clusterfeed.Config{Hub: hub, Cache: srv, Links: srv, Deliveries: schedDue.Tell, Logger: a.log})
 	var (
 		bus clusterBus
 		err error
@@ -442,8 +469,10 @@ func (a *app) startCounter(lc *lifecycle, st store, journal *clicklog.Journal, i
 }
 
 // newScheduler builds the expiry scheduler, which runs the link expiry
-// alarms (hooks) and the webhook deliveries, its second kind of work; due
-// is the hook the store tells of the deliveries it adds. stop stops both.
+// alarms (hooks) and the webhook deliveries, its second kind of work (and
+// the domain verifications and the daily retention job); due is the hook
+// it listens on for due deliveries (this node's and, on a cluster, the
+// others'). stop stops both.
 func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.Hook, srv *serverRef,
 	registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
 	deliveries, err := webhook.New(webhook.Config{
@@ -455,19 +484,27 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.H
 	if err != nil {
 		return nil, nil, failed("cannot create webhook dispatcher", err)
 	}
+	retain, err := a.retentionJob(st, registry)
+	if err != nil {
+		return nil, nil, err
+	}
 	sched, err := expiry.New(expiry.Config{
 		Store:     st,
 		Owner:     id,
 		Logger:    a.log,
 		Registry:  registry,
 		OnExpired: hooks,
-		Work:      []expiry.Work{deliveries, domainWork{srv}},
+		Work:      []expiry.Work{deliveries, domainWork{srv}, visitorWork{srv}, retain},
 		Wake:      due,
 	})
 	if err != nil {
 		return nil, nil, failed("cannot create expiry scheduler", err)
 	}
-	stop := func(ctx context.Context) error { return errors.Join(sched.Stop(ctx), deliveries.Close(ctx)) }
+	stop := func(ctx context.Context) error {
+		err := errors.Join(sched.Stop(ctx), deliveries.Close(ctx))
+		retain.Close()
+		return err
+	}
 	return sched, stop, nil
 }
 
@@ -528,6 +565,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,
 		SessionTTL:          a.cfg.SessionTTL,
+		OIDC:                a.cfg.OIDC.login(),
 		// The bulk route pushes this deadline forward as it hashes.
 		WriteTimeout: defaultHTTPLimits.write,
 

@@ -66,6 +66,7 @@ func Run(t *testing.T, newTransport func(t *testing.T, outage bool) Transport) {
 		{"CoalescesAndBoundsTheQueue", testCoalescesAndBoundsTheQueue, false},
 		{"Stop", testStop, false},
 		{"CarriesDomains", testCarriesDomains, false},
+		{"CarriesDeliveries", testCarriesDeliveries, false},
 		{"Outage", testOutage, true},
 	}
 	for _, tt := range tests {

@@ -15,12 +15,17 @@
 //	  {"type":"expired","tenant":1,"link":7,"slug":"abc","expires_at":"...","expired_at":"..."},
 //	  {"type":"link","tenant":1,"link":7,"slug":"abc","op":"updated"},
 //	  {"type":"invalidate","slug":"abc","host":"go.example.com"},
-//	  {"type":"domain","slug":"go.example.com","host":"go.example.com"}]}
+//	  {"type":"domain","slug":"go.example.com","host":"go.example.com"},
+//	  {"type":"deliveries","slug":"webhook","due":1764489660}]}
 //
 // An invalidation on a tenant's domain carries its host (absent: the
 // public host); an expiry and a link event carry the link's domain id
 // (absent: the public domain). A domain event's slug is its host, so that
-// older nodes skip it as an unknown type, not as a malformed event.
+// older nodes skip it as an unknown type, not as a malformed event; a
+// deliveries event's slug is "webhook" for the same reason. Its due is in
+// unix seconds, rounded down: the receiver wakes at most a second early
+// and reads the exact schedule from the store, and the queue holds one
+// event per second however many deliveries a burst queues.
 //
 // It is the same as the PostgreSQL bus's payload.
 package buswire
@@ -46,6 +51,7 @@ const (
 	KindExpired    = "expired"
 	KindLink       = "link"
 	KindDomain     = "domain"
+	KindDeliveries = "deliveries"
 )
 
 // Key is what two queued events must share to be coalesced: the later
@@ -84,6 +90,9 @@ type wireEvent struct {
 	// event.
 	Host   string `json:"host,omitempty"`
 	Domain int64  `json:"domain,omitempty"`
+	// Due is when a deliveries event's deliveries are due, in unix
+	// seconds.
+	Due int64 `json:"due,omitempty"`
 }
 
 type envelope struct {
@@ -125,6 +134,17 @@ func InvalidateOn(host, slug string) (Event, error) {
 // host tables.
 func Domain(host string) (Event, error) {
 	return encode(Key{Kind: KindDomain, Slug: host}, wireEvent{Type: KindDomain, Slug: host, Host: host})
+}
+
+// deliveriesSlug is the slug of every deliveries event: see the package
+// comment.
+const deliveriesSlug = "webhook"
+
+// Deliveries encodes "webhook deliveries are due at due", rounded down to
+// the second; queued events of the same second coalesce.
+func Deliveries(due time.Time) (Event, error) {
+	sec := due.Unix()
+	return encode(Key{Kind: KindDeliveries, Bucket: sec}, wireEvent{Type: KindDeliveries, Slug: deliveriesSlug, Due: sec})
 }
 
 // Expired encodes the expiry of l.

@@ -87,6 +87,14 @@ func (r *Receiver) dispatch(node string, e wireEvent) bool {
 		if dh, ok := r.Handler.(linkforge.DomainBusHandler); ok {
 			dh.PeerDomain(e.Host)
 		}
+	case KindDeliveries:
+		if e.Due <= 0 {
+			r.Metrics.Dropped.WithLabelValues("malformed").Inc()
+			return false
+		}
+		if dh, ok := r.Handler.(linkforge.DeliveryBusHandler); ok {
+			dh.PeerDeliveries(time.Unix(e.Due, 0).UTC())
+		}
 	case KindExpired:
 		r.Handler.PeerExpired(linkforge.Link{ID: e.Link, TenantID: e.Tenant, Slug: e.Slug,
 			ExpiresAt: linkforge.NormalizeTime(e.ExpiresAt), ExpiredAt: linkforge.NormalizeTime(e.ExpiredAt), DomainID: e.Domain})

@@ -65,11 +65,15 @@ const (
 // Config configures a Feed. Hub, Cache and Links are required; none is
 // called before the bus starts.
 type Config struct {
-	Hub    Hub
-	Cache  Cache
-	Links  LinkShower
-	Logger *slog.Logger     // nil: discard
-	Now    func() time.Time // nil: time.Now
+	Hub   Hub
+	Cache Cache
+	Links LinkShower
+	// Deliveries wakes this node's scheduler (its Reschedule) for the
+	// webhook deliveries other nodes queued; nil: they are found at the
+	// scheduler's periodic re-read.
+	Deliveries func(due time.Time)
+	Logger     *slog.Logger     // nil: discard
+	Now        func() time.Time // nil: time.Now
 }
 
 // Feed is the bus's handler (linkforge.BusHandler) and the merge of every
@@ -81,6 +85,8 @@ type Feed struct {
 	cache Cache
 	links LinkShower
 	now   func() time.Time
+	// deliveries is Config.Deliveries.
+	deliveries func(due time.Time)
 	// linksPausedUntil is when other nodes' link writes are shown again
 	// after a failed read; the bus's listener goroutine owns it.
 	linksPausedUntil time.Time
@@ -93,12 +99,15 @@ type Feed struct {
 	counts *linkforge.ClusterCounts
 }
 
-var _ linkforge.BusHandler = (*Feed)(nil)
+var (
+	_ linkforge.BusHandler         = (*Feed)(nil)
+	_ linkforge.DeliveryBusHandler = (*Feed)(nil)
+)
 
 // New returns the Feed of cfg.
 func New(cfg Config) *Feed {
 	f := &Feed{log: cfg.Logger, hub: cfg.Hub, cache: cfg.Cache, links: cfg.Links, now: cfg.Now,
-		counts: linkforge.NewClusterCounts(0)}
+		deliveries: cfg.Deliveries, counts: linkforge.NewClusterCounts(0)}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
@@ -106,6 +115,14 @@ func New(cfg Config) *Feed {
 		f.now = time.Now
 	}
 	return f
+}
+
+// PeerDeliveries is another node's word that webhook deliveries are due
+// at due: this node's scheduler wakes, and may claim them.
+func (f *Feed) PeerDeliveries(due time.Time) {
+	if f.deliveries != nil {
+		f.deliveries(due)
+	}
 }
 
 // PeerClicks is another node's count of a bucket.

@@ -120,3 +120,18 @@ func TestClusterFeedPeerLinks(t *testing.T) {
 		t.Errorf("handed to the web server: %q, want %q", strings.Join(got, ", "), want)
 	}
 }
+
+// TestClusterFeedPeerDeliveries: another node's deliveries wake this
+// node's scheduler with their due time; without a scheduler nothing
+// happens.
+func TestClusterFeedPeerDeliveries(t *testing.T) {
+	rec := &feedRecorder{}
+	var woken []time.Time
+	f := New(Config{Hub: rec, Cache: rec, Links: rec, Deliveries: func(due time.Time) { woken = append(woken, due) }})
+	due := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	f.PeerDeliveries(due)
+	if len(woken) != 1 || !woken[0].Equal(due) {
+		t.Errorf("scheduler woken at %v, want [%v]", woken, due)
+	}
+	New(Config{Hub: rec, Cache: rec, Links: rec}).PeerDeliveries(due) // no scheduler: no panic
+}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -58,6 +59,7 @@ type options struct {
 	wrap        func(*os.File) File
 	// noCompact, in tests, keeps closed segments as they are.
 	noCompact bool
+	bgSync    time.Duration // WithBackgroundSync
 }
 
 // WithSync sets the durability of a commit (default SyncEveryCommit).
@@ -161,6 +163,13 @@ type Journal struct {
 	spareAsked bool // under wmu: asked since the last rotation
 	spareMu    sync.Mutex
 	spare      spare
+
+	// WithBackgroundSync: unsynced is set by a write the commit did not
+	// sync, and cleared by the syncer as it takes it.
+	unsynced atomic.Bool
+	bgSyncs  atomic.Int64
+	bgStop   chan struct{} // nil without a background syncer
+	bgDone   chan struct{}
 }
 
 // Open opens (creating if needed) the journal of the data dir dataDir:
@@ -205,6 +214,10 @@ func Open(ctx context.Context, dataDir string, opts ...Option) (*Journal, error)
 	}
 	go j.runCompactor()
 	go j.runSpares()
+	if o.bgSync > 0 && o.sync == SyncWriteOnly {
+		j.bgStop, j.bgDone = make(chan struct{}), make(chan struct{})
+		go j.runBackgroundSync(o.bgSync)
+	}
 	return j, nil
 }
 
@@ -314,6 +327,8 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 			j.broken = fmt.Errorf("click log %s: fdatasync failed, no further click is acknowledged until the node restarts: %w", j.dir, err)
 			return 0, j.broken
 		}
+	} else {
+		j.unsynced.Store(true)
 	}
 	j.size += int64(len(frame))
 	if cap(j.enc.buf) > maxKeptBuffer {
@@ -501,9 +516,15 @@ func (j *Journal) Close() error {
 	close(j.compact)
 	close(j.spareWant)
 	close(j.spareStop)
+	if j.bgStop != nil {
+		close(j.bgStop)
+	}
 	j.wmu.Unlock()
 	<-j.compactDone
 	<-j.spareDone
+	if j.bgDone != nil {
+		<-j.bgDone
+	}
 	if j.lock != nil {
 		errs = append(errs, unlockFile(j.lock))
 	}

@@ -26,9 +26,15 @@ func abandon(j *Journal) {
 	close(j.compact)
 	close(j.spareWant)
 	close(j.spareStop)
+	if j.bgStop != nil {
+		close(j.bgStop)
+	}
 	j.wmu.Unlock()
 	<-j.compactDone
 	<-j.spareDone
+	if j.bgDone != nil {
+		<-j.bgDone
+	}
 	unlockFile(j.lock) //nolint:errcheck // the lock of a journal the test abandons; its tests check the lock
 }
 

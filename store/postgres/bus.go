@@ -118,7 +118,10 @@ type Bus struct {
 	publishLog buswire.LogLimiter // publisher goroutine only
 }
 
-var _ linkforge.Bus = (*Bus)(nil)
+var (
+	_ linkforge.Bus               = (*Bus)(nil)
+	_ linkforge.DeliveryPublisher = (*Bus)(nil)
+)
 
 // NewBus returns a bus on db's database for cfg. It starts nothing.
 func NewBus(db *DB, cfg BusConfig) (*Bus, error) {
@@ -247,6 +250,10 @@ func (b *Bus) PublishInvalidateOn(host, slug string) { b.queue.Put(buswire.Inval
 // PublishDomain queues a write of the domain host: the other nodes reload
 // their host tables.
 func (b *Bus) PublishDomain(host string) { b.queue.Put(buswire.Domain(host)) }
+
+// PublishDeliveries queues "webhook deliveries are due at due" for the
+// other nodes' schedulers; the events of one second coalesce.
+func (b *Bus) PublishDeliveries(due time.Time) { b.queue.Put(buswire.Deliveries(due)) }
 
 // PublishExpired queues the expiry of l.
 func (b *Bus) PublishExpired(l linkforge.Link) { b.queue.Put(buswire.Expired(l)) }

@@ -219,6 +219,24 @@ func domainOwners(ctx context.Context, tx pgx.Tx, links []linkforge.Link) (map[i
 	return owners, err
 }
 
+// importDomainsOf checks, in an import's transaction, that every custom
+// domain of links is its tenant's, and holds each row FOR SHARE until the
+// commit: a DeleteDomain waits for the import and then sees its links, or
+// wins and the import answers ENotFound. Without it a domain deleted
+// between the import's resolve and its write would keep links.
+func importDomainsOf(ctx context.Context, tx pgx.Tx, links []linkforge.Link) error {
+	owners, err := domainOwners(ctx, tx, links)
+	if err != nil {
+		return err
+	}
+	for _, l := range links {
+		if l.DomainID != linkforge.PublicDomainID && owners[l.DomainID] != l.TenantID {
+			return notFound("domain")
+		}
+	}
+	return nil
+}
+
 func clearDefault(ctx context.Context, tx pgx.Tx, tenantID int64) error {
 	_, err := tx.Exec(ctx, `UPDATE domains SET is_default = false WHERE tenant_id = $1 AND is_default`, tenantID)
 	return err

@@ -117,6 +117,9 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		return fmt.Errorf("postgres: import links: %w", err)
 	}
 	defer rollback(ctx, tx)
+	if err := importDomainsOf(ctx, tx, links); err != nil {
+		return wrap("import links", err)
+	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"links"}, importColumns,
 		pgx.CopyFromSlice(len(links), func(i int) ([]any, error) {
 			l := linkforge.NormalizeLink(links[i])
@@ -287,19 +290,13 @@ func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 	)
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		var (
-			id     *int64
-			clicks int64
-		)
-		if err := tx.QueryRow(ctx, `WITH t AS (
-				SELECT id FROM links WHERE slug = $1 AND tenant_id = $2 AND domain_id = $3 FOR UPDATE
-			), r AS (
-				DELETE FROM click_rollup WHERE link_id IN (SELECT id FROM t) RETURNING count
-			), d AS (
-				DELETE FROM click_dims WHERE link_id IN (SELECT id FROM t)
-			)
-			SELECT (SELECT id FROM t), (SELECT COALESCE(SUM(count), 0)::bigint FROM r)`,
-			slug, tenantID, domainID).Scan(&id, &clicks); err != nil {
+		// The links delete trigger lowers the aggregates and removes the
+		// link's rollup and dimension rows (migration 00020); rollup_clicks
+		// is still whole then, as row deletes no longer lower it.
+		var id *int64
+		if err := tx.QueryRow(ctx,
+			`SELECT id FROM links WHERE slug = $1 AND tenant_id = $2 AND domain_id = $3 FOR UPDATE`,
+			slug, tenantID, domainID).Scan(&id); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
 		if id == nil {
@@ -307,7 +304,7 @@ func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 		}
 		var err error
 		l, err = scanLink(tx.QueryRow(ctx,
-			`DELETE FROM links l WHERE id = $1 RETURNING `+linkColumns+`, l.imported_clicks + $2::bigint`, *id, clicks), true)
+			`DELETE FROM links l WHERE id = $1 RETURNING `+linkColumns+`, l.imported_clicks + l.rollup_clicks`, *id), true)
 		if err != nil {
 			return err
 		}

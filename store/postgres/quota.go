@@ -208,7 +208,9 @@ func (db *DB) ReserveClicks(ctx context.Context, linkID int64, nodeID string, wa
 		`SELECT COALESCE(SUM(GREATEST(g.granted, r.n)), 0)::bigint,
 		        COALESCE(MAX(GREATEST(g.granted, r.n)) FILTER (WHERE node_id = $2), 0)::bigint
 		 FROM (SELECT node_id, granted FROM click_grants WHERE link_id = $1) g
-		 FULL JOIN (SELECT node_id, SUM(count)::bigint AS n FROM click_rollup WHERE link_id = $1 GROUP BY node_id) r
+		 FULL JOIN (SELECT node_id, SUM(count)::bigint AS n FROM (
+			SELECT node_id, count FROM click_rollup WHERE link_id = $1
+			UNION ALL SELECT node_id, count FROM click_rollup_pruned WHERE link_id = $1) u GROUP BY node_id) r
 		 USING (node_id)`, linkID, nodeID).Scan(&sum, &mine); err != nil {
 		return 0, 0, fmt.Errorf("postgres: reserve clicks: %w", err)
 	}
@@ -241,11 +243,13 @@ func (db *DB) ReleaseClicks(ctx context.Context, linkID int64, nodeID string, ke
 	return nil
 }
 
-// NodeClickTotal returns nodeID's rollup total of linkID.
+// NodeClickTotal returns nodeID's rollup total of linkID, the clicks of
+// the rows retention removed included.
 func (db *DB) NodeClickTotal(ctx context.Context, linkID int64, nodeID string) (int64, error) {
 	var n int64
 	if err := db.pool.QueryRow(ctx,
-		`SELECT COALESCE(SUM(count), 0)::bigint FROM click_rollup WHERE link_id = $1 AND node_id = $2`,
+		`SELECT (COALESCE((SELECT SUM(count) FROM click_rollup WHERE link_id = $1 AND node_id = $2), 0)
+			+ COALESCE((SELECT count FROM click_rollup_pruned WHERE link_id = $1 AND node_id = $2), 0))::bigint`,
 		linkID, nodeID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("postgres: node click total of link %d: %w", linkID, err)
 	}

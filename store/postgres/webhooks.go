@@ -97,7 +97,8 @@ const clickEventsSQL = `WITH f AS (
 		SELECT DISTINCT link_id, bucket FROM unnest($1::bigint[], $2::timestamptz[]) AS f (link_id, bucket)
 	), t AS MATERIALIZED (
 		SELECT l.id, l.tenant_id, l.slug, l.max_clicks,
-			(SELECT COALESCE(SUM(r.count), 0)::bigint FROM click_rollup r WHERE r.link_id = l.id) AS total
+			(SELECT COALESCE(SUM(r.count), 0)::bigint FROM click_rollup r WHERE r.link_id = l.id)
+			+ (SELECT COALESCE(SUM(p.count), 0)::bigint FROM click_rollup_pruned p WHERE p.link_id = l.id) AS total
 		FROM links l
 		WHERE l.id IN (SELECT link_id FROM f) AND EXISTS (SELECT 1 FROM webhooks w WHERE w.tenant_id = l.tenant_id
 			AND w.state = 'active' AND w.events && ARRAY['link.clicks', 'link.limit_reached'])

@@ -181,8 +181,14 @@ func Inspect(ctx context.Context, path string) (Summary, error) {
 		return Summary{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer tx.Rollback()
+	// From migration 00020 on, retention moves old minute rows' clicks
+	// into click_rollup_pruned.
+	clicks := `(SELECT COALESCE(SUM(count), 0) FROM click_rollup)`
+	if version >= 20 {
+		clicks += ` + (SELECT COALESCE(SUM(count), 0) FROM click_rollup_pruned)`
+	}
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM tenants), (SELECT count(*) FROM tokens),
-		(SELECT count(*) FROM links), (SELECT COALESCE(SUM(count), 0) FROM click_rollup)`).
+		(SELECT count(*) FROM links), `+clicks).
 		Scan(&s.Tenants, &s.Tokens, &s.Links, &s.Clicks); err != nil {
 		return Summary{}, fmt.Errorf("read %s: %w", path, err)
 	}

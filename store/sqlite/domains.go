@@ -205,6 +205,23 @@ func linkDomainOf(ctx context.Context, q querier, l linkforge.Link) error {
 	return err
 }
 
+// importDomainsOf checks, in an import's write transaction, that every
+// custom domain of links is its tenant's: SQLite's one writer then keeps
+// a DeleteDomain from passing between the check and the insert.
+func importDomainsOf(ctx context.Context, q querier, links []linkforge.Link) error {
+	seen := map[int64]bool{}
+	for _, l := range links {
+		if l.DomainID == linkforge.PublicDomainID || seen[l.DomainID] {
+			continue
+		}
+		seen[l.DomainID] = true
+		if err := linkDomainOf(ctx, q, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func clearDefault(ctx context.Context, tx execer, tenantID int64) error {
 	_, err := tx.ExecContext(ctx, `UPDATE domains SET is_default = 0 WHERE tenant_id = ? AND is_default = 1`, tenantID)
 	return err

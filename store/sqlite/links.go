@@ -114,6 +114,9 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		return fmt.Errorf("sqlite: import links: %w", err)
 	}
 	defer tx.Rollback()
+	if err := importDomainsOf(ctx, tx, links); err != nil {
+		return fmt.Errorf("sqlite: import links: %w", err)
+	}
 	stmt, err := tx.PrepareContext(ctx, insertLinkSQL)
 	if err != nil {
 		return fmt.Errorf("sqlite: import links: %w", err)

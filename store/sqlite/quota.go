@@ -125,7 +125,9 @@ func (db *DB) ReserveClicks(ctx context.Context, linkID int64, nodeID string, wa
 		`SELECT COALESCE(SUM(max(COALESCE(g.granted, 0), COALESCE(r.n, 0))), 0),
 		        COALESCE(MAX(CASE WHEN COALESCE(g.node_id, r.node_id) = ?2 THEN max(COALESCE(g.granted, 0), COALESCE(r.n, 0)) END), 0)
 		 FROM (SELECT node_id, granted FROM click_grants WHERE link_id = ?1) g
-		 FULL JOIN (SELECT node_id, SUM(count) AS n FROM click_rollup WHERE link_id = ?1 GROUP BY node_id) r
+		 FULL JOIN (SELECT node_id, SUM(count) AS n FROM (
+			SELECT node_id, count FROM click_rollup WHERE link_id = ?1
+			UNION ALL SELECT node_id, count FROM click_rollup_pruned WHERE link_id = ?1) GROUP BY node_id) r
 		 ON g.node_id = r.node_id`, linkID, nodeID).Scan(&sum, &mine); err != nil {
 		return 0, 0, fmt.Errorf("sqlite: reserve clicks: %w", err)
 	}
@@ -157,11 +159,13 @@ func (db *DB) ReleaseClicks(ctx context.Context, linkID int64, nodeID string, ke
 	return nil
 }
 
-// NodeClickTotal returns nodeID's rollup total of linkID.
+// NodeClickTotal returns nodeID's rollup total of linkID, the clicks of
+// the rows retention removed included.
 func (db *DB) NodeClickTotal(ctx context.Context, linkID int64, nodeID string) (int64, error) {
 	var n int64
 	if err := db.reader.QueryRowContext(ctx,
-		`SELECT COALESCE(SUM(count), 0) FROM click_rollup WHERE link_id = ? AND node_id = ?`, linkID, nodeID).Scan(&n); err != nil {
+		`SELECT COALESCE((SELECT SUM(count) FROM click_rollup WHERE link_id = ?1 AND node_id = ?2), 0)
+			+ COALESCE((SELECT count FROM click_rollup_pruned WHERE link_id = ?1 AND node_id = ?2), 0)`, linkID, nodeID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("sqlite: node click total of link %d: %w", linkID, err)
 	}
 	return n, nil

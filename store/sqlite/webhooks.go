@@ -89,7 +89,8 @@ const clickEventsSQL = `WITH f AS (
 		SELECT DISTINCT value ->> 0 AS link_id, value ->> 1 AS bucket FROM json_each(?1)
 	), t AS MATERIALIZED (
 		SELECT l.id, l.tenant_id, l.slug, l.max_clicks,
-			(SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r WHERE r.link_id = l.id) AS total
+			(SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r WHERE r.link_id = l.id)
+			+ (SELECT COALESCE(SUM(p.count), 0) FROM click_rollup_pruned p WHERE p.link_id = l.id) AS total
 		FROM links l
 		WHERE l.id IN (SELECT link_id FROM f) AND EXISTS (
 			SELECT 1 FROM webhooks w, json_each(w.events) e

@@ -80,6 +80,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"DeleteDomain", testDeleteDomain},
 		{"ImportOnDomains", testImportOnDomains},
 		{"DomainVerifications", testDomainVerifications},
+		// retention.go
+		{"Retention", testRetention},
+		{"RetentionDeliveriesAudit", testRetentionDeliveriesAudit},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

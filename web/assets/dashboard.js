@@ -84,6 +84,9 @@
   const dayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
   const localDayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
   const shortFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+  // The link options (link-options.js, loaded first): the domain picker,
+  // the People/Automated/All switch, the routing editor.
+  const ext = window.LinkForgeOptions || null;
   let regionNames = null;
   try { regionNames = new Intl.DisplayNames(undefined, { type: 'region' }); } catch (err) { /* names stay codes */ }
 
@@ -165,6 +168,28 @@
     return data;
   }
 
+  // domainParam is the query parameter that addresses the link of slug on
+  // its domain (links on other domains than the tenant's default need it),
+  // as '&domain=...'; '' while the page does not know the link.
+  function domainParam(slug) {
+    const l = slug ? state.links.get(slug) : null;
+    const d = l && l.domain ? l.domain : (slug && slug === state.view.slug ? state.view.domain : null);
+    return d ? '&domain=' + encodeURIComponent(d) : '';
+  }
+
+  // viewDomain is the domain a link's view names in its address: none for
+  // a link on the tenant's default domain (the API's default).
+  function viewDomain(slug) {
+    const l = state.links.get(slug);
+    return l && l.domain && ext && !ext.isDefaultDomain(l.domain) ? l.domain : null;
+  }
+
+  // linkURL is the API path of the link of slug, on its domain.
+  function linkURL(slug) {
+    const d = domainParam(slug);
+    return `/api/v1/links/${encodeURIComponent(slug)}` + (d ? '?' + d.slice(1) : '');
+  }
+
   // ---------------------------------------------------------------- ranges
 
   function floorTo(ms, width) { return Math.floor(ms / width) * width; }
@@ -214,20 +239,21 @@
   function bucketMap(stats) {
     const m = new Map();
     for (const b of stats.buckets || []) {
-      if (b.count) m.set(Date.parse(b.start), b.count);
+      const n = ext ? ext.count(b, 'count') : b.count;
+      if (n) m.set(Date.parse(b.start), n);
     }
     return m;
   }
 
   function viewKey(view = state.view) {
-    return [view.slug || '', view.range, view.from || '', view.to || ''].join('|');
+    return [view.slug || '', view.range, view.from || '', view.to || '', view.domain || ''].join('|');
   }
 
   // ---------------------------------------------------------------- hash
 
   function parseHash() {
     const p = new URLSearchParams(location.hash.replace(/^#/, ''));
-    const view = { slug: p.get('link') || null, range: p.get('range') || '1h', from: null, to: null };
+    const view = { slug: p.get('link') || null, range: p.get('range') || '1h', from: null, to: null, domain: (p.get('link') && p.get('domain')) || null };
     if (view.range === 'custom') {
       view.from = Date.parse(p.get('from') || '');
       view.to = Date.parse(p.get('to') || '');
@@ -244,6 +270,7 @@
   function hashOf(view) {
     const p = new URLSearchParams();
     if (view.slug) p.set('link', view.slug);
+    if (view.slug && view.domain) p.set('domain', view.domain);
     p.set('range', view.range);
     if (view.range === 'custom') {
       p.set('from', iso(view.from));
@@ -303,11 +330,12 @@
       // The tag filter and the usage card are the overview's.
       loadUsage();
       if (!state.tagsLoaded) loadTags();
+      if (ext) ext.overview();
     }
     let one = null;
     if (view.slug) {
       try {
-        one = await api('GET', `/api/v1/links/${encodeURIComponent(view.slug)}`);
+        one = await api('GET', linkURL(view.slug));
       } catch (err) {
         if (err.status !== 404) throw err;
         if (gen === state.loadGen) showMissing(view.slug, 'not found');
@@ -318,7 +346,7 @@
     const panels = loadPanels(view, r); // in parallel: they do not mix with the live counts
     let stats = null;
     try {
-      stats = await api('GET', (view.slug ? `/api/v1/links/${encodeURIComponent(view.slug)}/stats?` : '/api/v1/stats?') + q);
+      stats = await api('GET', (view.slug ? `/api/v1/links/${encodeURIComponent(view.slug)}/stats?` : '/api/v1/stats?') + q + domainParam(view.slug));
     } catch (err) {
       if (!(view.slug && err.status === 404)) throw err;
     }
@@ -335,7 +363,7 @@
       showMissing(view.slug, 'deleted'); // between the two reads
       return;
     }
-    state.snap = { key, buckets: bucketMap(stats), total: stats.total || 0 };
+    state.snap = { key, buckets: bucketMap(stats), total: ext ? ext.count(stats, 'total') : (stats.total || 0) };
     state.missingLink = null;
     render();
     await panels;
@@ -376,6 +404,8 @@
       tags: Array.isArray(j.tags) ? j.tags : [],
       password_protected: !!j.password_protected,
       device_urls: { ios: d.ios || '', android: d.android || '', desktop: d.desktop || '' },
+      domain: j.domain || '',
+      routing: { redirect_status: j.redirect_status || 302, forward_query: !!j.forward_query, rules: j.rules || [], variants: j.variants || [], og: j.og || null },
       base: prev && !snapshot ? prev.base : clicks,
       seen: Math.max(clicks, prev && !snapshot ? prev.seen : 0),
     };
@@ -576,7 +606,7 @@
   async function loadPanels(view, r) {
     const key = viewKey(view);
     const pr = panelRange(r);
-    const q = rangeQuery(pr.from, pr.to);
+    const q = rangeQuery(pr.from, pr.to) + (ext ? ext.trafficQuery() : '') + domainParam(view.slug);
     const base = view.slug ? `/api/v1/links/${encodeURIComponent(view.slug)}/stats/` : '/api/v1/stats/';
     const names = view.slug ? DIMENSIONS : ['links', ...DIMENSIONS];
     const results = await Promise.allSettled(names.map((d) => d === 'links'
@@ -792,6 +822,9 @@
   function viewSeries(r) {
     const s = state.snap;
     if (!s || s.key !== viewKey()) return null;
+    // The live feed does not tell people from automated clicks: a
+    // filtered chart shows the flushed snapshot alone.
+    if (ext && ext.traffic()) return series(r, s.buckets, []);
     const extras = [];
     if (state.view.slug) {
       extras.push(missing(state.view.slug, s.total));
@@ -823,12 +856,12 @@
     $('stat-range').textContent = sum === null ? '–' : fmt.format(sum);
     if (slug) {
       renderDetailHead(l);
-      $('stat-total').textContent = l ? fmt.format(linkTotal(l)) : (state.snap ? fmt.format(state.snap.total) : '–');
+      $('stat-total').textContent = l && !(ext && ext.traffic()) ? fmt.format(linkTotal(l)) : (state.snap ? fmt.format(state.snap.total) : '–');
       $('stat-third-label').textContent = 'Status';
       $('stat-links').textContent = l ? linkStatus(l).label : '–';
     } else {
       let total = state.snap ? state.snap.total : 0;
-      for (const x of state.links.values()) total += linkTotal(x) - x.base;
+      if (!(ext && ext.traffic())) for (const x of state.links.values()) total += linkTotal(x) - x.base;
       $('stat-total').textContent = state.snap ? fmt.format(total) : '–';
       $('stat-third-label').textContent = filtered() ? 'Matching links' : 'Links';
       $('stat-links').textContent = fmt.format(state.list.slugs.length) + (state.list.cursor ? '+' : '');
@@ -1018,7 +1051,7 @@
     tr.classList.add('bump');
   }
 
-  function openLink(slug) { navigate({ slug }); }
+  function openLink(slug) { navigate({ slug, domain: viewDomain(slug) }); }
 
   // syncControls shows the view's parts and marks its range.
   function syncControls() {
@@ -1180,7 +1213,7 @@
         let listed = 0;
         for (const x of d.links || []) {
           listed += x.count;
-          rows.push(barRow(x.slug, { icon: null, text: '/' + x.slug }, x.count, total, hashOf(Object.assign({}, state.view, { slug: x.slug }))));
+          rows.push(barRow(x.slug, { icon: null, text: '/' + x.slug }, x.count, total, hashOf(Object.assign({}, state.view, { slug: x.slug, domain: viewDomain(x.slug) }))));
         }
         if (total - listed > 0) rows.push(barRow('(rest)', { icon: null, text: 'All other links' }, total - listed, total));
       } else {
@@ -1406,6 +1439,7 @@
       if (v) devices[k] = v;
     }
     if (Object.keys(devices).length) body.device_urls = devices;
+    if (ext) ext.createBody(body);
     const button = $('create-submit');
     button.disabled = true;
     try {
@@ -1422,7 +1456,7 @@
       result.append(a);
       result.append(' · ');
       const open = el('a', '', 'open it');
-      open.href = hashOf(Object.assign({}, state.view, { slug: l.slug }));
+      open.href = hashOf(Object.assign({}, state.view, { slug: l.slug, domain: viewDomain(l.slug) }));
       result.append(open);
       result.hidden = false;
       loadUsage();
@@ -1479,6 +1513,7 @@
     $('edit-nopass-row').hidden = !l.password_protected;
     $('edit-password-label').textContent = l.password_protected ? 'New password' : 'Set a password';
     $('edit-password').placeholder = l.password_protected ? 'unchanged' : 'none';
+    if (ext) ext.fillEdit(l);
     state.editDirty = false;
   }
 
@@ -1508,6 +1543,7 @@
     }
     if ($('edit-nopass').checked) body.password = null;
     else if ($('edit-password').value) body.password = $('edit-password').value;
+    if (ext) ext.editPatch(l, body);
     return body;
   }
 
@@ -1530,7 +1566,7 @@
     button.disabled = true;
     status.textContent = 'Saving…';
     try {
-      const j = await api('PATCH', `/api/v1/links/${encodeURIComponent(slug)}`, body);
+      const j = await api('PATCH', linkURL(slug), body);
       const nl = toLink(j, state.links.get(slug));
       state.links.set(slug, nl);
       listLink(nl);
@@ -1566,7 +1602,7 @@
     const button = $('delete-yes');
     button.disabled = true;
     try {
-      await api('DELETE', `/api/v1/links/${encodeURIComponent(slug)}`);
+      await api('DELETE', linkURL(slug));
       state.links.delete(slug);
       unlistLink(slug);
       state.live.delete(slug);
@@ -1622,7 +1658,7 @@
   // qrBlob fetches the link's QR code: with the token, so not by an img
   // element's own request.
   async function qrBlob(slug, format, size) {
-    const resp = await fetch(`/api/v1/links/${encodeURIComponent(slug)}/qr?format=${format}&size=${size}`,
+    const resp = await fetch(`/api/v1/links/${encodeURIComponent(slug)}/qr?format=${format}&size=${size}${domainParam(slug)}`,
       { headers: auth.headers(state.token, 'GET'), cache: 'no-store' });
     if (!resp.ok) throw new APIError(resp.status, null);
     return resp.blob();
@@ -1783,6 +1819,7 @@
     clearTimeout(state.usageTimer);
     state.usageGen++;
     state.tagsLoaded = false;
+    if (ext) ext.reset();
     $('signin').hidden = false;
     const errEl = $('token-error');
     errEl.textContent = message || '';
@@ -1830,6 +1867,7 @@
     window.addEventListener('online', () => {
       if (state.token && !state.ws) connect();
     });
+    if (ext) ext.attach({ api, linkURL, domainParam, onTraffic: refresh, fields: (err) => (err instanceof APIError ? err.fields : []) });
     state.token = sessionStorage.getItem(TOKEN_KEY);
     if (state.token) start();
     else auth.probe().then((cred) => { if (cred) { state.token = cred; start(); } else signOut(); });

@@ -1,0 +1,267 @@
+// Package retention removes what LinkForge keeps only for a while: minute
+// rollup rows past --retention-minutes, hourly dimension rows past
+// --retention-hours, delivered webhook deliveries past
+// --delivery-retention and audit events past --audit-retention. Daily
+// aggregates and every total stay as they were (the store's migration
+// 00020 keeps the aggregates on insert and update only).
+//
+// The work is a daily job of the node's one scheduler (an expiry.Work):
+// claimed under a lease in the main store, so that one node runs it each
+// day, and done in bounded batches, each its own short transaction, with
+// the lease renewed between them. See docs/adr/027-retention.md.
+package retention
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/expiry"
+)
+
+// JobName is the job's row in the store's scheduled jobs.
+const JobName = "retention"
+
+// Defaults of Config's zero values (the serve flags' defaults).
+const (
+	DefaultMinutes    = 35 * 24 * time.Hour
+	DefaultHours      = 400 * 24 * time.Hour
+	DefaultDeliveries = 7 * 24 * time.Hour
+	DefaultAudit      = 400 * 24 * time.Hour
+	DefaultBatch      = 500
+	DefaultEvery      = 24 * time.Hour
+	// DefaultLease is the job's lease, renewed after every batch: a node
+	// that dies mid-run leaves the job to another this long after.
+	DefaultLease = 5 * time.Minute
+	// RetryDelay is when a failed run is tried again.
+	RetryDelay = 15 * time.Minute
+)
+
+// Config configures a Job; Store is required.
+type Config struct {
+	Store linkforge.RetentionStore
+	// The retention periods; 0: the defaults above.
+	Minutes, Hours, Deliveries, Audit time.Duration
+	// Batch bounds one transaction: links or tenants walked, or rows.
+	Batch int
+	// Every is the time from one run's start to the next.
+	Every time.Duration
+	Lease time.Duration
+	// Maintain runs after the pruning of each run, under the same lease;
+	// nil: the Store's EnsurePartitions if it is a Partitioner (the
+	// PostgreSQL partitions made ahead), else nothing.
+	Maintain func(ctx context.Context, now time.Time) error
+	Logger   *slog.Logger          // nil: discard
+	Registry prometheus.Registerer // nil: metrics are not registered
+}
+
+// Partitioner is a store whose time-partitioned tables need their
+// partitions made ahead (PostgreSQL, migration 00021).
+type Partitioner interface {
+	EnsurePartitions(ctx context.Context, now time.Time) error
+}
+
+// Job is the retention job: an expiry.Work whose one item is the day's run.
+type Job struct {
+	cfg     Config
+	removed *prometheus.CounterVec
+	runs    *prometheus.CounterVec
+	wg      sync.WaitGroup
+	// running is set while this node runs the job: the scheduler wakes
+	// again when the lease it renews seems to end, and ClaimJob would let
+	// the owner have it again.
+	running atomic.Bool
+	// stopRuns cancels the run in flight (Close); its lease then lapses
+	// and another node, or this one restarted, runs the job.
+	runCtx   context.Context
+	stopRuns context.CancelFunc
+}
+
+var _ expiry.Work = (*Job)(nil)
+
+// New returns a Job on cfg.
+func New(cfg Config) (*Job, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("retention: Config.Store is required")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&cfg.Minutes, DefaultMinutes)
+	def(&cfg.Hours, DefaultHours)
+	def(&cfg.Deliveries, DefaultDeliveries)
+	def(&cfg.Audit, DefaultAudit)
+	def(&cfg.Every, DefaultEvery)
+	def(&cfg.Lease, DefaultLease)
+	if cfg.Batch <= 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if p, ok := cfg.Store.(Partitioner); ok && cfg.Maintain == nil {
+		cfg.Maintain = p.EnsurePartitions
+	}
+	j := &Job{
+		cfg: cfg,
+		removed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "linkforge_retention_rows_removed_total",
+			Help: "Rows the daily retention job removed, by kind: minutes (click_rollup), link_hours (click_dims), tenant_hours (tenant_dims_hourly), deliveries (delivered webhook deliveries), audit (audit events).",
+		}, []string{"kind"}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "linkforge_retention_runs_total",
+			Help: "Runs of the daily retention job on this node, by result: success, failure (retried 15 minutes later), lost (another node took the lease over).",
+		}, []string{"result"}),
+	}
+	j.runCtx, j.stopRuns = context.WithCancel(context.Background())
+	if cfg.Registry != nil {
+		if err := errors.Join(cfg.Registry.Register(j.removed), cfg.Registry.Register(j.runs)); err != nil {
+			return nil, fmt.Errorf("retention: register metrics: %w", err)
+		}
+	}
+	return j, nil
+}
+
+// Name implements expiry.Work.
+func (j *Job) Name() string { return JobName }
+
+// NextDue implements expiry.Work.
+func (j *Job) NextDue(ctx context.Context) (time.Time, bool, error) {
+	due, err := j.cfg.Store.NextJobDue(ctx, JobName)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("retention: next due: %w", err)
+	}
+	return due, true, nil
+}
+
+// Claim implements expiry.Work: when this node gets the day's lease, the
+// run starts in the background.
+func (j *Job) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+	if !j.running.CompareAndSwap(false, true) {
+		return 0, nil
+	}
+	ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease)
+	if err != nil || !ok {
+		j.running.Store(false)
+		if err != nil {
+			return 0, fmt.Errorf("retention: claim: %w", err)
+		}
+		return 0, nil
+	}
+	j.wg.Add(1)
+	go func() {
+		defer j.wg.Done()
+		defer j.running.Store(false)
+		j.runClaimed(j.runCtx, c)
+	}()
+	return 1, nil
+}
+
+// Wait waits for a run in flight.
+func (j *Job) Wait() { j.wg.Wait() }
+
+// Close stops a run in flight between two batches and waits for it.
+func (j *Job) Close() {
+	j.stopRuns()
+	j.wg.Wait()
+}
+
+// runClaimed runs the day's work under c's lease and sets the next run:
+// Every after this one's start, or RetryDelay after a failure.
+func (j *Job) runClaimed(ctx context.Context, c expiry.Claim) {
+	start := time.Now()
+	renew := func() error {
+		ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease+time.Since(start))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errLost
+		}
+		return nil
+	}
+	removed, err := j.Run(ctx, c.Now, renew)
+	next, result := c.Now.Add(j.cfg.Every), "success"
+	switch {
+	case errors.Is(err, errLost):
+		result = "lost"
+	case err != nil:
+		next, result = c.Now.Add(RetryDelay), "failure"
+	}
+	j.runs.WithLabelValues(result).Inc()
+	attrs := []any{"owner", c.Owner, "result", result, "duration_ms", time.Since(start).Milliseconds(),
+		"next_run", next.UTC().Format(time.RFC3339)}
+	for _, k := range kinds {
+		attrs = append(attrs, "removed_"+string(k), removed[k])
+	}
+	if err != nil {
+		j.cfg.Logger.Error("retention run", append(attrs, "error", err.Error())...)
+	} else {
+		j.cfg.Logger.Info("retention run", attrs...)
+	}
+	if result == "lost" {
+		return
+	}
+	if ferr := j.cfg.Store.FinishJob(ctx, JobName, c.Owner, next); ferr != nil {
+		j.cfg.Logger.Error("retention: finish", "error", ferr.Error())
+	}
+	if c.Wake != nil {
+		c.Wake(next)
+	}
+}
+
+var errLost = errors.New("retention: the job's lease was taken over")
+
+// kinds is the order of a run.
+var kinds = []linkforge.PruneKind{linkforge.PruneMinutes, linkforge.PruneLinkHours, linkforge.PruneTenantHours,
+	linkforge.PruneDeliveries, linkforge.PruneAudit}
+
+// Run removes, as of now, every row past its retention, batch by batch;
+// renew (nil: none) is called after each batch and stops the run when it
+// fails. It returns the rows removed by kind, those of a failed run
+// included.
+func (j *Job) Run(ctx context.Context, now time.Time, renew func() error) (map[linkforge.PruneKind]int64, error) {
+	bound := map[linkforge.PruneKind]time.Duration{
+		linkforge.PruneMinutes: j.cfg.Minutes, linkforge.PruneLinkHours: j.cfg.Hours,
+		linkforge.PruneTenantHours: j.cfg.Hours, linkforge.PruneDeliveries: j.cfg.Deliveries,
+		linkforge.PruneAudit: j.cfg.Audit,
+	}
+	removed := map[linkforge.PruneKind]int64{}
+	for _, k := range kinds {
+		// Hour rows go by whole hours: an hour row is removed only when its
+		// whole hour is past the bound.
+		p := linkforge.Prune{Kind: k, Before: now.Add(-bound[k]).Truncate(time.Hour), Limit: j.cfg.Batch}
+		for {
+			res, err := j.cfg.Store.Prune(ctx, p)
+			if err != nil {
+				return removed, fmt.Errorf("retention: %w", err)
+			}
+			removed[k] += res.Removed
+			j.removed.WithLabelValues(string(k)).Add(float64(res.Removed))
+			if renew != nil {
+				if err := renew(); err != nil {
+					return removed, err
+				}
+			}
+			if res.Next == 0 {
+				break
+			}
+			p.After = res.Next
+		}
+	}
+	if j.cfg.Maintain != nil {
+		if err := j.cfg.Maintain(ctx, now); err != nil {
+			return removed, fmt.Errorf("retention: maintenance: %w", err)
+		}
+	}
+	return removed, nil
+}

@@ -1,0 +1,167 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/linkforge/linkforge"
+)
+
+// Prune implements linkforge.RetentionStore. The kinds that walk links or
+// tenants read each one's old rows through its primary key's prefix
+// (link_id, bucket / hour; tenant_id, dimension), so a run reads the
+// tables once, with no index on time for the flush to keep.
+func (db *DB) Prune(ctx context.Context, p linkforge.Prune) (linkforge.PruneResult, error) {
+	if p.Limit <= 0 {
+		return linkforge.PruneResult{}, fmt.Errorf("sqlite: prune %s: limit %d is not positive", p.Kind, p.Limit)
+	}
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return linkforge.PruneResult{}, fmt.Errorf("sqlite: prune %s: %w", p.Kind, err)
+	}
+	defer tx.Rollback()
+	var res linkforge.PruneResult
+	switch p.Kind {
+	case linkforge.PruneMinutes:
+		res, err = pruneWalk(ctx, tx, `SELECT id FROM links WHERE id > ? ORDER BY id LIMIT ?`, p, pruneMinutesOf)
+	case linkforge.PruneLinkHours:
+		res, err = pruneWalk(ctx, tx, `SELECT id FROM links WHERE id > ? ORDER BY id LIMIT ?`, p,
+			func(ctx context.Context, tx *sql.Tx, id int64, before time.Time) (sql.Result, error) {
+				return tx.ExecContext(ctx, `DELETE FROM click_dims WHERE link_id = ? AND hour < ?`, id, before.Unix())
+			})
+	case linkforge.PruneTenantHours:
+		res, err = pruneWalk(ctx, tx, `SELECT id FROM tenants WHERE id > ? ORDER BY id LIMIT ?`, p,
+			func(ctx context.Context, tx *sql.Tx, id int64, before time.Time) (sql.Result, error) {
+				return tx.ExecContext(ctx, `DELETE FROM tenant_dims_hourly WHERE tenant_id = ? AND hour < ?`, id, before.Unix())
+			})
+	case linkforge.PruneDeliveries:
+		res, err = pruneRows(ctx, tx, `DELETE FROM webhook_deliveries WHERE id IN (
+			SELECT id FROM webhook_deliveries WHERE state = 'delivered' AND event_key IS NULL AND updated_at < ? LIMIT ?)`,
+			toMicros(p.Before), p.Limit)
+	case linkforge.PruneAudit:
+		res, err = pruneRows(ctx, tx, `DELETE FROM audit_events WHERE id IN (
+			SELECT id FROM audit_events WHERE at < ? LIMIT ?)`, toMicros(p.Before), p.Limit)
+	default:
+		return linkforge.PruneResult{}, fmt.Errorf("sqlite: unknown prune kind %q", p.Kind)
+	}
+	if err != nil {
+		return linkforge.PruneResult{}, fmt.Errorf("sqlite: prune %s: %w", p.Kind, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return linkforge.PruneResult{}, fmt.Errorf("sqlite: prune %s: %w", p.Kind, err)
+	}
+	return res, nil
+}
+
+// pruneMinutesOf folds link id's minute rows before the bound into its
+// per-node pruned totals and deletes them: no trigger lowers anything on
+// the delete (migration 00020), and the totals stay whole.
+func pruneMinutesOf(ctx context.Context, tx *sql.Tx, id int64, before time.Time) (sql.Result, error) {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO click_rollup_pruned (link_id, node_id, count)
+		SELECT link_id, node_id, SUM(count) FROM click_rollup WHERE link_id = ?1 AND bucket < ?2 GROUP BY node_id
+		ON CONFLICT (link_id, node_id) DO UPDATE SET count = count + excluded.count`, id, before.Unix()); err != nil {
+		return nil, err
+	}
+	return tx.ExecContext(ctx, `DELETE FROM click_rollup WHERE link_id = ? AND bucket < ?`, id, before.Unix())
+}
+
+// pruneWalk runs del for the next p.Limit ids that list returns after
+// p.After.
+func pruneWalk(ctx context.Context, tx *sql.Tx, list string, p linkforge.Prune,
+	del func(ctx context.Context, tx *sql.Tx, id int64, before time.Time) (sql.Result, error)) (linkforge.PruneResult, error) {
+	ids, err := pruneIDs(ctx, tx, list, p)
+	if err != nil {
+		return linkforge.PruneResult{}, err
+	}
+	var res linkforge.PruneResult
+	for _, id := range ids {
+		r, err := del(ctx, tx, id, p.Before)
+		if err != nil {
+			return linkforge.PruneResult{}, err
+		}
+		n, _ := r.RowsAffected()
+		res.Removed += n
+	}
+	if len(ids) == p.Limit {
+		res.Next = ids[len(ids)-1]
+	}
+	return res, nil
+}
+
+// pruneIDs reads the next batch of ids of a walk.
+func pruneIDs(ctx context.Context, tx *sql.Tx, list string, p linkforge.Prune) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, list, p.After, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// pruneRows runs a bounded DELETE; the kind is done when it removed fewer
+// than the bound.
+func pruneRows(ctx context.Context, tx *sql.Tx, query string, before int64, limit int) (linkforge.PruneResult, error) {
+	r, err := tx.ExecContext(ctx, query, before, limit)
+	if err != nil {
+		return linkforge.PruneResult{}, err
+	}
+	n, _ := r.RowsAffected()
+	res := linkforge.PruneResult{Removed: n}
+	if n == int64(limit) {
+		res.Next = 1
+	}
+	return res, nil
+}
+
+// NextJobDue implements linkforge.RetentionStore: a leased job is due
+// again when its lease ends (its owner may have died).
+func (db *DB) NextJobDue(ctx context.Context, name string) (time.Time, error) {
+	var due int64
+	err := db.reader.QueryRowContext(ctx,
+		`SELECT max(due_at, COALESCE(lease_until, 0)) FROM scheduled_jobs WHERE name = ?`, name).Scan(&due)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Unix(0, 0).UTC(), nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("sqlite: next due of job %s: %w", name, err)
+	}
+	return fromMicros(due), nil
+}
+
+// ClaimJob implements linkforge.RetentionStore.
+func (db *DB) ClaimJob(ctx context.Context, name, owner string, now time.Time, lease time.Duration) (bool, error) {
+	var got string
+	err := db.writer.QueryRowContext(ctx, `INSERT INTO scheduled_jobs (name, due_at, lease_owner, lease_until)
+		VALUES (?1, ?3, ?2, ?4)
+		ON CONFLICT (name) DO UPDATE SET lease_owner = excluded.lease_owner, lease_until = excluded.lease_until
+		WHERE scheduled_jobs.due_at <= ?3
+		  AND (scheduled_jobs.lease_owner IS NULL OR scheduled_jobs.lease_until <= ?3 OR scheduled_jobs.lease_owner = ?2)
+		RETURNING name`, name, owner, toMicros(now), toMicros(now.Add(lease))).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqlite: claim job %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// FinishJob implements linkforge.RetentionStore.
+func (db *DB) FinishJob(ctx context.Context, name, owner string, next time.Time) error {
+	if _, err := db.writer.ExecContext(ctx, `UPDATE scheduled_jobs SET due_at = ?, lease_owner = NULL, lease_until = NULL
+		WHERE name = ? AND lease_owner = ?`, toMicros(next), name, owner); err != nil {
+		return fmt.Errorf("sqlite: finish job %s: %w", name, err)
+	}
+	return nil
+}

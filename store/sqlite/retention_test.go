@@ -1,0 +1,87 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
+	"github.com/linkforge/linkforge/store/sqlite"
+)
+
+// TestRetentionMigrationDown: migration 00020 goes down (the delete
+// triggers that lower the aggregates are back, its tables gone) and up
+// again (they are gone, the tables back).
+func TestRetentionMigrationDown(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "linkforge.db")
+	mustOpen(t, path)
+	raw, p := testdb.Schema(t, migrations.SQLite, path)
+	count := func() (triggers, tables int) {
+		t.Helper()
+		if err := raw.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ('click_rollup_agg_delete',
+				'click_rollup_links_delete', 'click_dims_agg_delete', 'click_dims_agg_daily_delete', 'links_agg_daily_delete')),
+			(SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('click_rollup_pruned', 'scheduled_jobs'))`).
+			Scan(&triggers, &tables); err != nil {
+			t.Fatal(err)
+		}
+		return triggers, tables
+	}
+	if tr, tb := count(); tr != 0 || tb != 2 {
+		t.Fatalf("migrated: %d lowering triggers and %d tables, want 0 and 2", tr, tb)
+	}
+	if _, err := p.DownTo(ctx, 18); err != nil {
+		t.Fatalf("migrate down to 00018: %v", err)
+	}
+	if tr, tb := count(); tr != 5 || tb != 0 {
+		t.Errorf("after Down: %d lowering triggers and %d tables, want 5 and 0", tr, tb)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("migrate up again: %v", err)
+	}
+	if tr, tb := count(); tr != 0 || tb != 2 {
+		t.Errorf("after Up: %d lowering triggers and %d tables, want 0 and 2", tr, tb)
+	}
+}
+
+// TestInspectCountsPrunedClicks: a backup's summary counts the clicks of
+// the minute rows retention removed.
+func TestInspectCountsPrunedClicks(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "linkforge.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ten, err := db.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := db.CreateLink(ctx, linkforge.Link{TenantID: ten.ID, Slug: "s", URL: "https://example.com/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, recent := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC), time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC)
+	if err := db.UpsertRollup(ctx, "n1", []linkforge.RollupRow{{LinkID: l.ID, Bucket: old, Count: 7}, {LinkID: l.ID, Bucket: recent, Count: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := db.Prune(ctx, linkforge.Prune{Kind: linkforge.PruneMinutes, Before: recent, Limit: 10}); err != nil || res.Removed != 1 {
+		t.Fatalf("Prune: %+v, %v; want one row removed", res, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := sqlite.Inspect(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Clicks != 12 {
+		t.Errorf("summary counts %d clicks, want 12", sum.Clicks)
+	}
+}

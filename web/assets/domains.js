@@ -1,0 +1,238 @@
+// The domains page: add a domain of the tenant's own, see whether it is
+// verified and whether its certificate is ready, run its verification now,
+// make it the default domain, remove it. It uses the admin API with the
+// token the dashboard keeps in this tab's session storage, or asks for
+// one. Everything from the server is written as text (textContent), never
+// as HTML.
+'use strict';
+(function () {
+  const TOKEN_KEY = 'linkforge.token';
+  const $ = (id) => document.getElementById(id);
+  let token = sessionStorage.getItem(TOKEN_KEY);
+
+  async function api(method, path, body) {
+    const headers = { Authorization: 'Bearer ' + token, Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const resp = await fetch(path, { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) });
+    if (resp.status === 204) return null;
+    const data = await resp.json().catch(() => ({}));
+    if (!resp.ok) {
+      const err = new Error(data.detail || data.title || ('HTTP ' + resp.status));
+      err.status = resp.status;
+      err.problem = data;
+      if (resp.status === 401) signOut('The server refused this token. It may have been revoked.');
+      throw err;
+    }
+    return data;
+  }
+
+  function problemText(err) {
+    const p = err.problem || {};
+    if (Array.isArray(p.errors) && p.errors.length) {
+      return p.errors.map((e) => e.field + ': ' + e.detail).join('; ');
+    }
+    return err.status ? err.message : 'The server cannot be reached. Check your connection and try again.';
+  }
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function button(label, onClick, action) {
+    const b = el('button', 'btn btn-ghost', label);
+    b.type = 'button';
+    b.dataset.action = action;
+    b.addEventListener('click', () => onClick(b));
+    return b;
+  }
+
+  // What each state means, for the badge's tooltip; the class is the
+  // dashboard's badge colour.
+  const STATES = {
+    verified: ['badge-active', 'DNS reaches this server: the domain redirects.'],
+    pending: ['badge-pending', 'Waiting for its verification URL to answer from this server; retried for a day. It redirects nothing yet.'],
+  };
+  const TLS = {
+    ready: ['badge-active', 'A certificate is ready: short URLs are https://.'],
+    pending: ['badge-pending', 'The certificate is issued on the first HTTPS request.'],
+    failed: ['badge-expired', 'The last issuance failed; it is tried again.'],
+    off: ['badge-expiring', 'No certificate: the server runs without --tls auto, or the domain is not verified. Short URLs are http://.'],
+  };
+
+  function badge(table, value) {
+    const [cls, title] = table[value] || ['badge-pending', ''];
+    const b = el('span', 'badge ' + cls, value);
+    if (title) b.title = title;
+    return b;
+  }
+
+  async function loadDomains() {
+    const data = await api('GET', '/api/v1/domains');
+    const body = $('domains');
+    body.textContent = '';
+    for (const d of data.domains) body.append(domainRow(d));
+    $('domains-empty').hidden = data.domains.length > 0;
+  }
+
+  function domainRow(d) {
+    const tr = el('tr');
+    tr.dataset.host = d.host;
+    tr.dataset.state = d.state;
+    tr.dataset.tls = d.tls;
+    const host = el('td', 'dom-host');
+    host.append(el('span', '', d.host));
+    if (d.root_url) host.append(el('div', 'muted small', 'root → ' + d.root_url));
+    if (d.not_found_url) host.append(el('div', 'muted small', 'not found → ' + d.not_found_url));
+    const verif = el('td');
+    verif.append(badge(STATES, d.state));
+    if (d.state !== 'verified' && d.verification_url) {
+      // Where the server looks: the first thing to check when it stays pending.
+      verif.append(el('div', 'dom-verify muted small', d.verification_url));
+    }
+    const tls = el('td');
+    tls.append(badge(TLS, d.tls));
+    const def = el('td', 'dom-default', d.default ? 'default' : '');
+    const actions = el('td', 'actions');
+    if (d.state !== 'verified') actions.append(button('Verify now', (b) => onVerify(d, b), 'verify'));
+    if (!d.default) actions.append(button('Make default', (b) => onDefault(d, b), 'default'));
+    actions.append(button('Remove', (b) => onRemove(d, b), 'remove'));
+    tr.append(host, verif, tls, def, actions);
+    return tr;
+  }
+
+  function showListError(err) {
+    $('domains-error').textContent = problemText(err);
+    $('domains-error').hidden = false;
+  }
+
+  // act runs one row action with its button disabled, then shows the list
+  // as the server has it.
+  async function act(btn, fn) {
+    $('domains-error').hidden = true;
+    btn.disabled = true;
+    try {
+      await fn();
+    } catch (err) {
+      showListError(err);
+    } finally {
+      btn.disabled = false;
+    }
+    await loadDomains().catch(showListError);
+  }
+
+  function hostPath(d) {
+    return '/api/v1/domains/' + encodeURIComponent(d.host);
+  }
+
+  function onVerify(d, btn) {
+    return act(btn, () => api('POST', hostPath(d) + '/verify'));
+  }
+
+  function onDefault(d, btn) {
+    return act(btn, () => api('PATCH', hostPath(d), { default: true }));
+  }
+
+  function onRemove(d, btn) {
+    if (!confirm('Remove ' + d.host + '? Its short URLs stop working. A domain with links cannot be removed.')) return undefined;
+    return act(btn, () => api('DELETE', hostPath(d)));
+  }
+
+  function clearFields(form) {
+    for (const i of form.querySelectorAll('[aria-invalid]')) i.removeAttribute('aria-invalid');
+    for (const p of form.querySelectorAll('.field-error')) { p.hidden = true; p.textContent = ''; }
+  }
+
+  // markFields writes each field error of the problem next to its input;
+  // it returns those the form has no place for.
+  function markFields(form, err) {
+    const left = [];
+    const errors = (err.problem && Array.isArray(err.problem.errors)) ? err.problem.errors : [];
+    for (const f of errors) {
+      const input = form.querySelector(`[name="${CSS.escape(f.field)}"]`);
+      const slot = form.querySelector(`.field-error[data-field="${CSS.escape(f.field)}"]`);
+      if (input) input.setAttribute('aria-invalid', 'true');
+      if (slot) {
+        slot.textContent = f.detail;
+        slot.hidden = false;
+      } else {
+        left.push(f.field + ': ' + f.detail);
+      }
+    }
+    return errors.length ? left : [problemText(err)];
+  }
+
+  async function onCreate(ev) {
+    ev.preventDefault();
+    const form = ev.target;
+    const errEl = $('domain-error');
+    errEl.hidden = true;
+    clearFields(form);
+    const body = { host: $('dom-host').value.trim() };
+    for (const [id, name] of [['dom-root', 'root_url'], ['dom-notfound', 'not_found_url']]) {
+      const v = $(id).value.trim();
+      if (v) body[name] = v;
+    }
+    $('domain-submit').disabled = true;
+    try {
+      await api('POST', '/api/v1/domains', body);
+      form.reset();
+      await loadDomains();
+    } catch (err) {
+      const left = markFields(form, err);
+      if (left.length) {
+        errEl.textContent = left.join('; ');
+        errEl.hidden = false;
+      }
+    } finally {
+      $('domain-submit').disabled = false;
+    }
+  }
+
+  async function start() {
+    try {
+      await loadDomains();
+    } catch (err) {
+      if (err.status === 401) return; // signed out, with the reason
+      $('token-error').textContent = problemText(err);
+      $('token-error').hidden = false;
+      $('signin').hidden = false;
+      return;
+    }
+    $('signin').hidden = true;
+    $('app').hidden = false;
+    $('nav').hidden = false;
+    $('session').hidden = false;
+  }
+
+  function signOut(message) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    token = null;
+    $('app').hidden = true;
+    $('nav').hidden = true;
+    $('session').hidden = true;
+    $('domains').textContent = '';
+    $('token-error').textContent = message || '';
+    $('token-error').hidden = !message;
+    $('signin').hidden = false;
+    $('token').focus();
+  }
+
+  function init() {
+    $('domain-form').addEventListener('submit', onCreate);
+    $('domains-refresh').addEventListener('click', () => loadDomains().catch(showListError));
+    $('signout').addEventListener('click', () => signOut());
+    $('token-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      token = $('token').value.trim();
+      if (!token) return;
+      $('token').value = '';
+      sessionStorage.setItem(TOKEN_KEY, token);
+      start();
+    });
+    if (token) start(); else $('signin').hidden = false;
+  }
+  init();
+})();

@@ -1,0 +1,111 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/internal/bustest"
+	"github.com/linkforge/linkforge/store/postgres"
+	"github.com/linkforge/linkforge/webhook"
+)
+
+// wakeHandler is a bus handler that hears only of deliveries: it wakes
+// its node's scheduler, as the cluster feed does.
+type wakeHandler struct {
+	*bustest.Recorder
+	wake func(time.Time)
+}
+
+func (h wakeHandler) PeerDeliveries(due time.Time) { h.wake(due) }
+
+// TestDeliveryQueuedOnOneNodeIsSentByAnother: two nodes on one PostgreSQL
+// and its bus, each allowed one attempt in flight per webhook, their
+// schedulers re-reading the store once an hour, an attempt timing out
+// after an hour (a transport without the guarded one's 10 s wait for an
+// answer). The receiver holds every
+// request. Two deliveries are queued through node A: A claims one, and
+// is at its cap for the other. That the second arrives while the first
+// is still held means the other node sent it, and the only thing that
+// can have woken it within the hour is node A's word on the bus.
+func TestDeliveryQueuedOnOneNodeIsSentByAnother(t *testing.T) {
+	url := migratedPostgres(t)
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	rcv := newReceiver(t, nil)
+	inner := rcv.Config.Handler
+	rcv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner.ServeHTTP(&heldWriter{ResponseWriter: w, release: release}, r)
+	})
+	regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
+	var (
+		stores []*postgres.DB
+		nodes  []*node
+	)
+	for i, reg := range regs {
+		db := openPostgres(t, url)
+		stores = append(stores, db)
+		n := startNode(t, db, expiry.Config{Owner: fmt.Sprintf("node-%d", i), Resolution: 5 * time.Millisecond,
+			PollInterval: time.Hour}, webhook.Config{AllowPrivate: true, PerWebhook: 1, Timeout: time.Hour,
+			Transport: http.DefaultTransport.(*http.Transport).Clone(), Registry: reg})
+		nodes = append(nodes, n)
+		bus, err := postgres.NewBus(db, postgres.BusConfig{Node: fmt.Sprintf("node-%d", i),
+			Handler: wakeHandler{Recorder: bustest.NewRecorder(), wake: n.sched.Reschedule}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bus.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := bus.Stop(context.Background()); err != nil {
+				t.Errorf("bus Stop: %v", err)
+			}
+		})
+		db.OnDeliveries(webhook.Announce(n.sched.Reschedule, bus))
+	}
+	// Last, so first at cleanup: a failed test must not leave the nodes'
+	// stops waiting on held requests.
+	t.Cleanup(free)
+	tn := mustTenant(t, stores[0], "acme")
+	wh := mustWebhook(t, stores[0], tn.ID, rcv, linkforge.EventLinkCreated)
+	for i := range 2 {
+		ev, err := linkforge.NewEvent(tn.ID, "webhook.test", map[string]int{"n": i}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stores[0].EnqueueDelivery(t.Context(), tn.ID, wh.ID, ev, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A hang guard, not a latency bound: without the bus the second
+	// delivery would wait an hour.
+	rcv.waitFor(t, 20*time.Second, "both deliveries in flight at once", func(r []request) bool { return len(r) >= 2 })
+	free()
+	for _, n := range nodes {
+		n.stop(t)
+	}
+	if a, b := delivered(t, regs[0]), delivered(t, regs[1]); a != 1 || b != 1 {
+		t.Errorf("nodes delivered %v and %v, want 1 each", a, b)
+	}
+}
+
+// heldWriter answers only once release is closed: the request stays in
+// flight on its sender.
+type heldWriter struct {
+	http.ResponseWriter
+	release <-chan struct{}
+}
+
+func (w *heldWriter) WriteHeader(code int) {
+	<-w.release
+	w.ResponseWriter.WriteHeader(code)
+}
