@@ -165,7 +165,7 @@ func (p *dashPage) waitRequests(n int, reqs ...string) {
 // an owner of acme who is a viewer of beta: on the People page creates a
 // viewer token (its secret shown once, gone on reload) and revokes it
 // (refused at once), invites a user (the invite URL shown), changes their
-// role and removes them; opens the webhooks page; switches the dashboard to beta, which shows
+// role and removes them; opens the webhooks and domains pages; switches the dashboard to beta, which shows
 // beta's links, live, without any write control or the People link (a
 // viewer there); and signs out everywhere, after which the cookie is 401.
 func TestDashboardPeopleAndTenants(t *testing.T) {
@@ -230,6 +230,9 @@ func TestDashboardPeopleAndTenants(t *testing.T) {
 	p.run("open the webhooks page", chromedp.Navigate(e.url+"/dashboard/webhooks"))
 	p.wait("the webhooks page, signed in by cookie", `!document.getElementById('app').hidden && document.body.dataset.auth === 'session' && `+
 		`document.getElementById('webhooks-empty').hidden === false`)
+
+	p.run("open the domains page", chromedp.Navigate(e.url+"/dashboard/domains"))
+	p.wait("the domains page, signed in by cookie", `!document.getElementById('app').hidden && document.body.dataset.auth === 'session'`)
 
 	// The other tenant, as a viewer there.
 	p.run("back to the dashboard", chromedp.Navigate(e.url+"/dashboard"))
