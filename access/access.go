@@ -62,6 +62,10 @@ var table = map[string]Requirement{
 	"GET /static/dashboard.js":  public,
 	"GET /static/dashboard.css": public,
 	"GET /static/webhooks.js":   public,
+	"GET /dashboard/people":     public,
+	"GET /static/people.js":     public,
+	"GET /static/people.css":    public,
+	"GET /static/session.js":    public,
 
 	// The domains page and the dashboard's link options (web/domainspage.go).
 	"GET /dashboard/domains":      public,

@@ -28,6 +28,8 @@ var wantRole = map[string]linkforge.Role{
 	"dashboard": "", "dashboardHead": "", "dashboardScript": "", "dashboardScriptHead": "",
 	"dashboardStyle": "", "dashboardStyleHead": "", "dashboardWebhooks": "",
 	"dashboardWebhooksHead": "", "dashboardScriptWebhooks": "", "dashboardScriptHeadWebhooks": "",
+	"dashboardPeople": "", "dashboardPeopleHead": "", "dashboardScriptPeople": "", "dashboardScriptPeopleHead": "",
+	"dashboardStylePeople": "", "dashboardStylePeopleHead": "", "dashboardScriptSession": "", "dashboardScriptSessionHead": "",
 	"dashboardDomains": "", "dashboardDomainsHead": "", "dashboardScriptDomains": "", "dashboardScriptHeadDomains": "",
 	"dashboardScriptLinkOptions": "", "dashboardScriptHeadLinkOptions": "",
 

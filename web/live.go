@@ -40,8 +40,8 @@ const (
 // liveGate refuses, before any upgrade and in this order: a server without
 // a feed (503), a cross-origin page (403), a request that is not a WebSocket
 // handshake (400). A browser's token, offered as a subprotocol, is moved to
-// the Authorization header, so that both ways go through the one
-// authenticate that follows.
+// the Authorization header, and its ?tenant= to X-LinkForge-Tenant, so
+// that both ways go through the one authenticate that follows.
 func (s *Server) liveGate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.live == nil {
@@ -66,6 +66,11 @@ func (s *Server) liveGate(next echo.HandlerFunc) echo.HandlerFunc {
 				}
 				r.Header.Set("Authorization", "Bearer "+token)
 			}
+		}
+		// Nor can it set X-LinkForge-Tenant: a user in several tenants
+		// names the feed's in the query instead.
+		if name := c.QueryParam("tenant"); name != "" && r.Header.Get(tenantHeader) == "" {
+			r.Header.Set(tenantHeader, name)
 		}
 		return next(c)
 	}

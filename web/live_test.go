@@ -280,7 +280,7 @@ func mustLiveCounter(t *testing.T, st linkforge.Store, sub linkcounter.Subscribe
 	return c
 }
 
-// TestDashboardAssets: the page and its two files, each with its type, a
+// TestDashboardAssets: the pages and their files, each with its type, a
 // validator that answers 304, and the page's policy admitting its own
 // script, style sheet and origin only.
 func TestDashboardAssets(t *testing.T) {
@@ -289,7 +289,11 @@ func TestDashboardAssets(t *testing.T) {
 		path, contentType, contains string
 	}{
 		{"/dashboard", "text/html; charset=utf-8", `<script src="/static/dashboard.js" defer></script>`},
-		{"/static/dashboard.js", "text/javascript; charset=utf-8", `'linkforge.v1', 'bearer.' + state.token`},
+		{"/static/dashboard.js", "text/javascript; charset=utf-8", `new WebSocket(auth.liveURL(state.token), auth.liveProtocols(state.token))`},
+		{"/static/session.js", "text/javascript; charset=utf-8", `['linkforge.v1', 'bearer.' + cred]`},
+		{"/dashboard/people", "text/html; charset=utf-8", `<script src="/static/people.js" defer></script>`},
+		{"/static/people.js", "text/javascript; charset=utf-8", `'/api/v1/tokens'`},
+		{"/static/people.css", "text/css; charset=utf-8", "@media (max-width: 560px)"},
 		{"/static/dashboard.css", "text/css; charset=utf-8", "@media (max-width: 560px)"},
 	}
 	for _, tt := range tests {

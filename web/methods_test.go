@@ -22,6 +22,7 @@ func TestGetOnlyPagesRefuseOtherMethods(t *testing.T) {
 		"/", "/favicon.ico",
 		"/dashboard", "/dashboard/webhooks",
 		"/static/dashboard.js", "/static/dashboard.css", "/static/webhooks.js",
+		"/dashboard/people", "/static/people.js", "/static/people.css", "/static/session.js",
 		"/dashboard/domains", "/static/domains.js", "/static/link-options.js",
 		"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json",
 	}

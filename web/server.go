@@ -510,6 +510,9 @@ func (s *Server) routes() {
 	r.getHead(pathDashboardCSS, s.dashboardAsset)
 	r.getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go
 	r.getHead(pathWebhooksJS, s.dashboardAsset)
+	for _, p := range []string{pathPeoplePage, pathPeopleJS, pathPeopleCSS, pathSessionJS} { // peoplepage.go
+		r.getHead(p, s.dashboardAsset)
+	}
 	r.getHead(pathDomainsPage, s.dashboardAsset) // domainspage.go
 	r.getHead(pathDomainsJS, s.dashboardAsset)
 	r.getHead(pathLinkOptionsJS, s.dashboardAsset)
@@ -674,6 +677,8 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathExport:          {"format"},
 	http.MethodPost + " " + pathImport:         {"format"},
 	http.MethodGet + " " + pathAudit:           {"limit", "cursor"},
+	// A session's tenant, where a browser cannot send the header (live.go).
+	http.MethodGet + " " + pathLive: {"tenant"},
 
 	// Analytics (web/analytics.go).
 	http.MethodGet + " " + pathLinkBreakdown: {"from", "to", "limit", "traffic", "domain"},

@@ -74,6 +74,9 @@
   const DIMENSIONS = ['country', 'referrer', 'device', 'browser', 'os', 'utm_source'];
 
   const $ = (id) => document.getElementById(id);
+  // The credential's headers, live feed and sign-out (session.js): a
+  // token, or auth.SESSION in state.token when signed in by cookie.
+  const auth = window.LinkForgeAuth;
   const fmt = new Intl.NumberFormat();
   const pctFmt = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 0 });
   const timeFmt = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' });
@@ -146,7 +149,7 @@
   }
 
   async function api(method, path, body) {
-    const headers = { Authorization: 'Bearer ' + state.token, Accept: 'application/json' };
+    const headers = Object.assign(auth.headers(state.token, method), { Accept: 'application/json' });
     const init = { method, headers, cache: 'no-store' };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';
@@ -159,7 +162,7 @@
       data = await resp.json().catch(() => null);
     }
     if (resp.status === 401 && state.token) {
-      signOut('The server refused this token. It may have been revoked.');
+      signOut(auth.ended(state.token, 'The server refused this token. It may have been revoked.'));
     }
     if (!resp.ok) throw new APIError(resp.status, data);
     return data;
@@ -644,12 +647,11 @@
     clearTimeout(state.reconnectTimer);
     clearInterval(state.countdownTimer);
     const gen = ++state.wsGen;
-    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     // A browser cannot set headers on a WebSocket: the token travels as a
     // subprotocol, next to the one the server selects (API.md).
     let ws;
     try {
-      ws = new WebSocket(`${proto}//${location.host}/api/v1/live`, ['linkforge.v1', 'bearer.' + state.token]);
+      ws = new WebSocket(auth.liveURL(state.token), auth.liveProtocols(state.token));
     } catch (err) {
       scheduleReconnect(false);
       return;
@@ -681,7 +683,7 @@
       // 4001: the server closed the feed because the token was revoked;
       // reconnecting with it would only be refused.
       if (ev.code === CLOSE_TOKEN_REVOKED) {
-        signOut('This token was revoked. Sign in with another one.');
+        signOut(auth.ended(state.token, 'This token was revoked. Sign in with another one.'));
         return;
       }
       scheduleReconnect(opened);
@@ -1657,7 +1659,7 @@
   // element's own request.
   async function qrBlob(slug, format, size) {
     const resp = await fetch(`/api/v1/links/${encodeURIComponent(slug)}/qr?format=${format}&size=${size}${domainParam(slug)}`,
-      { headers: { Authorization: 'Bearer ' + state.token }, cache: 'no-store' });
+      { headers: auth.headers(state.token, 'GET'), cache: 'no-store' });
     if (!resp.ok) throw new APIError(resp.status, null);
     return resp.blob();
   }
@@ -1765,6 +1767,7 @@
 
   function start() {
     showRole();
+    auth.mount(state.token, signOut);
     $('signin').hidden = true;
     $('app').hidden = false;
     $('session').hidden = false;
@@ -1790,6 +1793,7 @@
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(TOKEN_KEY + '.role');
     delete document.body.dataset.role;
+    auth.unmount();
     state.token = null;
     state.wsGen++;
     state.loadGen++;
@@ -1851,7 +1855,7 @@
     $('links-more').addEventListener('click', () => loadList(true));
     $('custom-range').addEventListener('submit', onCustomRange);
     $('range-seg').addEventListener('click', onRangeClick);
-    $('signout').addEventListener('click', () => signOut());
+    $('signout').addEventListener('click', () => auth.end(state.token, false).then(signOut));
     window.addEventListener('hashchange', onHashChange);
     if (window.ResizeObserver) {
       let last = 0;
@@ -1866,7 +1870,7 @@
     if (ext) ext.attach({ api, linkURL, domainParam, onTraffic: refresh, fields: (err) => (err instanceof APIError ? err.fields : []) });
     state.token = sessionStorage.getItem(TOKEN_KEY);
     if (state.token) start();
-    else signOut();
+    else auth.probe().then((cred) => { if (cred) { state.token = cred; start(); } else signOut(); });
   }
 
   init();

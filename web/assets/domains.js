@@ -8,10 +8,12 @@
 (function () {
   const TOKEN_KEY = 'linkforge.token';
   const $ = (id) => document.getElementById(id);
+  // A token, or auth.SESSION when signed in by cookie (session.js).
+  const auth = window.LinkForgeAuth;
   let token = sessionStorage.getItem(TOKEN_KEY);
 
   async function api(method, path, body) {
-    const headers = { Authorization: 'Bearer ' + token, Accept: 'application/json' };
+    const headers = Object.assign(auth.headers(token, method), { Accept: 'application/json' });
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const resp = await fetch(path, { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) });
     if (resp.status === 204) return null;
@@ -20,7 +22,7 @@
       const err = new Error(data.detail || data.title || ('HTTP ' + resp.status));
       err.status = resp.status;
       err.problem = data;
-      if (resp.status === 401) signOut('The server refused this token. It may have been revoked.');
+      if (resp.status === 401) signOut(auth.ended(token, 'The server refused this token. It may have been revoked.'));
       throw err;
     }
     return data;
@@ -205,10 +207,15 @@
     $('app').hidden = false;
     $('nav').hidden = false;
     $('session').hidden = false;
+    // The role the dashboard learnt for this tab (its People link is an owner's).
+    const role = sessionStorage.getItem(TOKEN_KEY + '.role');
+    if (role) document.body.dataset.role = role;
+    auth.mount(token, signOut);
   }
 
   function signOut(message) {
     sessionStorage.removeItem(TOKEN_KEY);
+    auth.unmount();
     token = null;
     $('app').hidden = true;
     $('nav').hidden = true;
@@ -223,7 +230,7 @@
   function init() {
     $('domain-form').addEventListener('submit', onCreate);
     $('domains-refresh').addEventListener('click', () => loadDomains().catch(showListError));
-    $('signout').addEventListener('click', () => signOut());
+    $('signout').addEventListener('click', () => auth.end(token, false).then(signOut));
     $('token-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       token = $('token').value.trim();
@@ -232,7 +239,8 @@
       sessionStorage.setItem(TOKEN_KEY, token);
       start();
     });
-    if (token) start(); else $('signin').hidden = false;
+    if (token) start();
+    else auth.probe().then((c) => { if (c) { token = c; start(); } else $('signin').hidden = false; });
   }
   init();
 })();

@@ -1,7 +1,7 @@
 // The webhooks page: create a webhook (its secret is shown once), list,
 // re-enable and delete them, send one a test event, and read a webhook's
 // delivery log, replaying dead deliveries. It uses the admin API with the token the dashboard
-// keeps in this tab's session storage, or asks for one. Everything from
+// keeps in this tab's session storage, or the session cookie, or asks for a token. Everything from
 // the server is written as text (textContent), never as HTML.
 'use strict';
 (function () {
@@ -9,12 +9,14 @@
   const EVENTS = ['link.created', 'link.updated', 'link.deleted', 'link.expired',
     'link.limit_reached', 'alarm.dead', 'link.clicks'];
   const $ = (id) => document.getElementById(id);
+  // A token, or auth.SESSION when signed in by cookie (session.js).
+  const auth = window.LinkForgeAuth;
   const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
   let token = sessionStorage.getItem(TOKEN_KEY);
   let current = null; // the webhook whose log is shown
 
   async function api(method, path, body) {
-    const headers = { Authorization: 'Bearer ' + token, Accept: 'application/json' };
+    const headers = Object.assign(auth.headers(token, method), { Accept: 'application/json' });
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const resp = await fetch(path, { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) });
     if (resp.status === 204) return null;
@@ -23,7 +25,7 @@
       const err = new Error(data.detail || data.title || ('HTTP ' + resp.status));
       err.status = resp.status;
       err.problem = data;
-      if (resp.status === 401) signOut('The server refused this token. It may have been revoked.');
+      if (resp.status === 401) signOut(auth.ended(token, 'The server refused this token. It may have been revoked.'));
       throw err;
     }
     return data;
@@ -257,10 +259,13 @@
     $('app').hidden = false;
     $('nav').hidden = false;
     $('session').hidden = false;
+    document.body.dataset.role = 'owner'; // only an owner reads the webhooks
+    auth.mount(token, signOut);
   }
 
   function signOut(message) {
     sessionStorage.removeItem(TOKEN_KEY);
+    auth.unmount();
     token = null;
     current = null;
     $('app').hidden = true;
@@ -291,7 +296,7 @@
     $('create-form').addEventListener('submit', onCreate);
     $('log-refresh').addEventListener('click', loadLog);
     $('copy-secret').addEventListener('click', onCopySecret);
-    $('signout').addEventListener('click', () => signOut());
+    $('signout').addEventListener('click', () => auth.end(token, false).then(signOut));
     $('token-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       token = $('token').value.trim();
@@ -300,7 +305,8 @@
       sessionStorage.setItem(TOKEN_KEY, token);
       start();
     });
-    if (token) start(); else $('signin').hidden = false;
+    if (token) start();
+    else auth.probe().then((c) => { if (c) { token = c; start(); } else $('signin').hidden = false; });
   }
   init();
 })();

@@ -1,0 +1,200 @@
+// LinkForge dashboard pages: how they authenticate, shared by every page.
+//
+// Two credentials. A pasted API token (kept in this tab's session storage,
+// sent as a bearer token), or the session cookie that /login sets. The
+// cookie is HttpOnly, so a page cannot see it: it asks GET /api/v1/me,
+// which answers a session with its user, tenants and the CSRF token that
+// every write by cookie must carry (X-CSRF-Token; the browser adds the
+// same-origin Origin itself). A page keeps SESSION where it keeps a token,
+// and asks headers() for what each request needs.
+//
+// A user in several tenants picks one in the header's switcher; the choice
+// is kept in this tab and sent as X-LinkForge-Tenant on every request (on
+// the live feed, where a browser cannot set headers, as ?tenant=). A
+// switch reloads the page: everything on it belongs to one tenant.
+//
+// Everything from the server is written as text, never as HTML.
+'use strict';
+window.LinkForgeAuth = (() => {
+  const TOKEN_KEY = 'linkforge.token';
+  const ROLE_KEY = TOKEN_KEY + '.role'; // where the dashboard keeps its role (showRole)
+  const TENANT_KEY = 'linkforge.tenant';
+  // SESSION stands for the cookie where a page keeps its token: no token
+  // looks like it (they start with lf_).
+  const SESSION = 'session-cookie';
+  const ROLES = ['viewer', 'editor', 'owner']; // lowest first
+  let me = null; // GET /api/v1/me of the session, or of the token once asked
+
+  const isSession = (cred) => cred === SESSION;
+  const tenant = () => sessionStorage.getItem(TENANT_KEY) || '';
+
+  // headers are the credential's headers for a request of method.
+  function headers(cred, method) {
+    if (!isSession(cred)) return { Authorization: 'Bearer ' + cred };
+    const h = {};
+    if (tenant()) h['X-LinkForge-Tenant'] = tenant();
+    if (method && method !== 'GET' && method !== 'HEAD' && me && me.csrf_token) h['X-CSRF-Token'] = me.csrf_token;
+    return h;
+  }
+
+  async function askMe(h) {
+    const resp = await fetch('/api/v1/me', { headers: Object.assign({ Accept: 'application/json' }, h), cache: 'no-store' });
+    return { status: resp.status, body: resp.ok ? await resp.json().catch(() => null) : null };
+  }
+
+  // probe resolves to SESSION when the browser holds a live session
+  // cookie, else null. A tenant this tab picked that the user has left is
+  // forgotten (the server refuses it with 403), and the first one taken.
+  async function probe() {
+    me = null;
+    let r;
+    try {
+      r = await askMe(headers(SESSION, 'GET'));
+      if (r.status === 403 && tenant()) {
+        sessionStorage.removeItem(TENANT_KEY);
+        r = await askMe({});
+      }
+    } catch (err) {
+      return null; // the server cannot be reached: the sign-in form says more
+    }
+    if (r.status !== 200 || !r.body || !r.body.user || !r.body.csrf_token) return null;
+    me = r.body;
+    sessionStorage.setItem(ROLE_KEY, me.role);
+    return SESSION;
+  }
+
+  // whoami resolves to GET /api/v1/me of cred (asked once per page).
+  async function whoami(cred) {
+    if (me) return me;
+    const r = await askMe(headers(cred, 'GET'));
+    if (r.status === 200 && r.body) me = r.body;
+    return me;
+  }
+
+  // liveURL and liveProtocols open the live feed with cred.
+  function liveURL(cred) {
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const q = isSession(cred) && tenant() ? '?tenant=' + encodeURIComponent(tenant()) : '';
+    return `${proto}//${location.host}/api/v1/live${q}`;
+  }
+  function liveProtocols(cred) {
+    return isSession(cred) ? ['linkforge.v1'] : ['linkforge.v1', 'bearer.' + cred];
+  }
+
+  // ended is what a page says when the server refuses cred: tokenMessage
+  // for a token.
+  function ended(cred, tokenMessage) {
+    if (!isSession(cred)) return tokenMessage;
+    me = null;
+    return 'Your session has ended (signed out, or your access was changed). Sign in again.';
+  }
+
+  // end signs out: a token is just forgotten; a session ends on the server
+  // (everywhere: every session of the user). Resolves to what to tell.
+  async function end(cred, everywhere) {
+    if (!isSession(cred)) return undefined;
+    const h = headers(cred, 'POST');
+    try {
+      const resp = everywhere
+        ? await fetch('/api/v1/me/sessions', { method: 'DELETE', headers: h, cache: 'no-store' })
+        : await fetch('/logout', { method: 'POST', headers: h, cache: 'no-store' });
+      if (!resp.ok && resp.status !== 401) return 'Signing out failed (HTTP ' + resp.status + '). Close the browser to be sure.';
+    } catch (err) {
+      return 'The server could not be reached: you may still be signed in.';
+    }
+    me = null;
+    return everywhere ? 'Signed out on every device.' : 'Signed out.';
+  }
+
+  // allowedRoles are the roles a caller of role may give (never above its own).
+  function allowedRoles(role) {
+    return ROLES.slice(0, ROLES.indexOf(role) + 1);
+  }
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // mount fills the page's header for cred: the People page's link
+  // (shown to owners: the body's data-role is the page's role), and,
+  // signed in by cookie, who is signed in, the tenant switcher and "Sign
+  // out everywhere". onSignOut(message) returns the page to its sign-in
+  // state.
+  function mount(cred, onSignOut) {
+    unmount();
+    document.body.dataset.auth = isSession(cred) ? 'session' : 'token';
+    const nav = document.getElementById('nav');
+    if (nav && !nav.querySelector('a[href="/dashboard/people"]')) {
+      const a = el('a', '', 'People');
+      a.href = '/dashboard/people';
+      a.dataset.needs = 'owner';
+      a.dataset.authControl = '';
+      nav.append(a);
+    }
+    const session = document.getElementById('session');
+    const signout = document.getElementById('signout');
+    const info = me;
+    if (!isSession(cred) || !info || !session || !signout) return;
+    const who = el('span', 'who muted small', info.user.email);
+    who.dataset.authControl = '';
+    session.insertBefore(who, signout);
+    if (info.tenants.length > 1) {
+      const label = el('label', 'sr-only', 'Tenant');
+      label.htmlFor = 'tenant-pick';
+      const pick = el('select', 'tenant-pick');
+      pick.id = 'tenant-pick';
+      for (const name of info.tenants) {
+        const o = el('option', '', name);
+        o.value = name;
+        pick.append(o);
+      }
+      pick.value = info.tenant;
+      pick.addEventListener('change', () => {
+        sessionStorage.setItem(TENANT_KEY, pick.value);
+        sessionStorage.removeItem(ROLE_KEY);
+        // The same page afresh, in the other tenant: a link's view would
+        // name a link of the old one.
+        history.replaceState(null, '', location.pathname);
+        location.reload();
+      });
+      label.dataset.authControl = '';
+      pick.dataset.authControl = '';
+      session.insertBefore(label, who);
+      session.insertBefore(pick, who);
+    }
+    const all = el('button', 'btn btn-ghost', 'Sign out everywhere');
+    all.type = 'button';
+    all.id = 'signout-all';
+    all.dataset.authControl = '';
+    all.addEventListener('click', async () => {
+      all.disabled = true;
+      onSignOut(await end(cred, true));
+    });
+    signout.after(all);
+  }
+
+  function unmount() {
+    delete document.body.dataset.auth;
+    for (const old of document.querySelectorAll('[data-auth-control]')) old.remove();
+  }
+
+  return {
+    SESSION,
+    TOKEN_KEY,
+    headers,
+    probe,
+    whoami,
+    liveURL,
+    liveProtocols,
+    ended,
+    end,
+    allowedRoles,
+    isSession,
+    mount,
+    // unmount forgets the session: the page is signed out.
+    unmount: () => { me = null; unmount(); },
+  };
+})();
