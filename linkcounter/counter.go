@@ -113,7 +113,7 @@ type Config struct {
 // Counter counts clicks. It implements linkforge.ClickCounter. Create it with
 // New, then Start; Stop flushes everything.
 type Counter struct {
-	store   Store
+	store Store
 	// uniques keeps the daily visitor sketches, when Store does
 	// (uniques.go); nil: visitor hashes are not kept.
 	uniques linkforge.UniqueStore

@@ -154,4 +154,3 @@ func TestUniqueVisitorsOnlyFromVisits(t *testing.T) {
 		t.Fatalf("clicks = %d, want 8", n)
 	}
 }
-
