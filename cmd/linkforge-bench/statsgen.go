@@ -35,6 +35,8 @@ var statsValues = func() [linkforge.NumDimensions][]string {
 	// Not tied to the minutes here: the generated clicks are all human in
 	// the minute series, whatever DimTraffic drew.
 	v[linkforge.DimTrafficMinute] = []string{linkforge.TrafficHuman}
+	// Links without an A/B test: every click is the variant default.
+	v[linkforge.DimVariant] = []string{linkforge.DimVariant.Default()}
 	return v
 }()
 
