@@ -17,3 +17,11 @@ type ClickCounter interface {
 	// click's commit, so a holder need not clone them.
 	Record(ctx context.Context, l *Link, at time.Time, dims *ClickDims) error
 }
+
+// VisitCounter is a ClickCounter that also counts unique visitors: the
+// web server calls RecordVisit instead of Record for a click that has a
+// visitor hash (package visitor's daily keyed hash; a private click has
+// none), with the same contract as Record.
+type VisitCounter interface {
+	RecordVisit(ctx context.Context, l *Link, at time.Time, dims *ClickDims, visit uint64) error
+}

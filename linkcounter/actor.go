@@ -69,6 +69,11 @@ type actor struct {
 
 	// lim: the clicks of a limited link this node may serve (limit.go).
 	lim limitState
+
+	// uniq: this node's visitor sketch of each UTC day (unix seconds of its
+	// midnight) the link was clicked in, nil until the first flush of a
+	// visit; read and changed by flushes only, under io (uniques.go).
+	uniq map[int64]*daySketch
 }
 
 // clean reports whether the actor holds nothing that is not in the journal

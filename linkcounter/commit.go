@@ -34,6 +34,7 @@ type commitBatch struct {
 	clicks      int64
 	marks       []clicklog.Row
 	dimMarks    []clicklog.DimRow
+	visitMarks  []clicklog.VisitMark
 	purgeBefore int64
 	// drops: links whose actors were evicted; the journal drops their rows
 	// from memory if every one is flushed when the record is applied.
@@ -51,7 +52,7 @@ func newCommitBatch() *commitBatch {
 }
 
 func (b *commitBatch) empty() bool {
-	return len(b.order) == 0 && len(b.marks) == 0 && len(b.dimMarks) == 0 && b.purgeBefore == 0 && len(b.drops) == 0 && !b.barrier
+	return len(b.order) == 0 && len(b.marks) == 0 && len(b.dimMarks) == 0 && len(b.visitMarks) == 0 && b.purgeBefore == 0 && len(b.drops) == 0 && !b.barrier
 }
 
 // committer owns the journal's writer: one goroutine commits batch after
@@ -99,8 +100,9 @@ func (c *committer) signal() {
 
 // add puts one click of a into the next commit, with its value in every
 // dimension counted in the bucket's hour (dims nil: the defaults), and
-// returns that commit.
-func (c *committer) add(a *actor, bucket int64, dims *linkforge.ClickDims) (*commitBatch, error) {
+// returns that commit. visit is the click's visitor hash when hasVisit
+// (journaled for the unique-visitor sketch).
+func (c *committer) add(a *actor, bucket int64, dims *linkforge.ClickDims, visit uint64, hasVisit bool) (*commitBatch, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -121,6 +123,9 @@ func (c *committer) add(a *actor, bucket int64, dims *linkforge.ClickDims) (*com
 		b.order = append(b.order, in)
 	}
 	in.Add++
+	if hasVisit {
+		in.Visits = append(in.Visits, visit)
+	}
 	b.clicks++
 	in.CountDims(dims)
 	c.signal()
@@ -130,6 +135,11 @@ func (c *committer) add(a *actor, bucket int64, dims *linkforge.ClickDims) (*com
 // submit puts flush marks (minute and dimension rows), a purge and/or the
 // drops of evicted links into the next commit.
 func (c *committer) submit(marks []clicklog.Row, dimMarks []clicklog.DimRow, purgeBefore int64, drops []int64) (*commitBatch, error) {
+	return c.submitVisits(marks, dimMarks, nil, purgeBefore, drops)
+}
+
+// submitVisits is submit with visit marks.
+func (c *committer) submitVisits(marks []clicklog.Row, dimMarks []clicklog.DimRow, visitMarks []clicklog.VisitMark, purgeBefore int64, drops []int64) (*commitBatch, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -138,6 +148,7 @@ func (c *committer) submit(marks []clicklog.Row, dimMarks []clicklog.DimRow, pur
 	b := c.cur
 	b.marks = append(b.marks, marks...)
 	b.dimMarks = append(b.dimMarks, dimMarks...)
+	b.visitMarks = append(b.visitMarks, visitMarks...)
 	b.drops = append(b.drops, drops...)
 	if purgeBefore > b.purgeBefore {
 		b.purgeBefore = purgeBefore
@@ -192,7 +203,7 @@ func (c *committer) run() {
 			// Not the callers' contexts: a click whose request went away may
 			// still be in this batch with others, and the commit is local.
 			start := time.Now()
-			b.purged, b.err = c.j.Commit(context.Background(), c.journalIncs(b), b.marks, b.dimMarks, b.purgeBefore, b.drops)
+			b.purged, b.err = c.j.CommitVisits(context.Background(), c.journalIncs(b), b.marks, b.dimMarks, b.visitMarks, b.purgeBefore, b.drops)
 			b.took = time.Since(start)
 			c.after(b)
 			close(b.done)
@@ -218,6 +229,9 @@ func (c *committer) journalIncs(b *commitBatch) []*clicklog.Increment {
 // links must not pin a million increments for the life of the process.
 const maxFree = 4096
 
+// maxKeptVisits bounds the visit list a recycled increment keeps.
+const maxKeptVisits = 64
+
 // recycle keeps b's increments and map for the next batches. The waiters
 // released by close(b.done) read only b.err: nothing else of b is read
 // once it is committed.
@@ -228,8 +242,12 @@ func (c *committer) recycle(b *commitBatch) {
 		if len(c.free) >= maxFree {
 			break
 		}
+		visits := in.Visits[:0]
+		if cap(visits) > maxKeptVisits {
+			visits = nil // one hot link's burst is not kept for every increment
+		}
 		in.Increment.Reset() // no value string outlives its batch here
-		in.a = nil
+		in.Visits, in.a = visits, nil
 		c.free = append(c.free, in)
 	}
 	if len(b.incs) <= maxFree {

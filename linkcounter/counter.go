@@ -113,7 +113,10 @@ type Config struct {
 // Counter counts clicks. It implements linkforge.ClickCounter. Create it with
 // New, then Start; Stop flushes everything.
 type Counter struct {
-	store   Store
+	store Store
+	// uniques keeps the daily visitor sketches, when Store does
+	// (uniques.go); nil: visitor hashes are not kept.
+	uniques linkforge.UniqueStore
 	journal *clicklog.Journal
 	nodeID  string
 	log     *slog.Logger
@@ -187,6 +190,7 @@ func New(ctx context.Context, cfg Config) (*Counter, error) {
 	}
 	c := &Counter{
 		store:          cfg.Store,
+		uniques:        uniqueStore(cfg.Store),
 		journal:        cfg.Journal,
 		nodeID:         nodeID,
 		log:            cfg.Logger,
@@ -375,6 +379,19 @@ func errUnavailable(msg string, err error) error {
 // when the store has none left to grant, EUnavailable when it cannot be
 // reached (docs/adr/016-quotas-and-click-reservations.md).
 func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims) error {
+	return c.record(ctx, l, at, dims, 0, false)
+}
+
+// RecordVisit is Record for a click whose visitor hash (package visitor's
+// daily keyed hash) counts towards the link's unique visitors of the day
+// (linkforge.VisitCounter). The hash is journaled with the click, so that
+// the day's sketch holds it after a crash too; without a store that keeps
+// sketches (linkforge.UniqueStore) it is not kept at all.
+func (c *Counter) RecordVisit(ctx context.Context, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims, visit uint64) error {
+	return c.record(ctx, l, at, dims, visit, c.uniques != nil)
+}
+
+func (c *Counter) record(ctx context.Context, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims, visit uint64, hasVisit bool) error {
 	for {
 		a := c.actorFor(l.ID)
 		if l.MaxClicks != nil {
@@ -386,7 +403,7 @@ func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time, d
 				return err
 			}
 		}
-		b, retry, err := c.reserve(a, l, at, dims)
+		b, retry, err := c.reserve(a, l, at, dims, visit, hasVisit)
 		if err != nil {
 			return err
 		}
@@ -409,7 +426,7 @@ func (c *Counter) Record(ctx context.Context, l *linkforge.Link, at time.Time, d
 
 // reserve is the serialized part of a click: the limit check, the
 // reservation, the alarm, and joining the next journal commit.
-func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims) (*commitBatch, bool, error) {
+func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims, visit uint64, hasVisit bool) (*commitBatch, bool, error) {
 	c.runMu.RLock()
 	defer c.runMu.RUnlock()
 	if !c.running {
@@ -430,7 +447,7 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkf
 	if l.MaxClicks != nil && !c.spendLocked(a) {
 		return nil, true, nil // the grant is spent: reserve more (ensureGrant)
 	}
-	b, err := c.commits.add(a, bucket, dims)
+	b, err := c.commits.add(a, bucket, dims, visit, hasVisit)
 	if err != nil {
 		if l.MaxClicks != nil {
 			a.lim.settle(1, true) // not served: back to the grant

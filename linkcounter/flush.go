@@ -201,6 +201,7 @@ func (c *Counter) flushActors(batch []*actor, retries []int, whole []bool, fired
 			// a failed flush before stays as ambiguous as it was, and the
 			// deferred hour's attempt keeps its place in the schedule.
 			c.pending.Add(-d)
+			pruneSketches(a, now)
 			young, isYoung := deferred[a.id]
 			switch {
 			case a.unflushed == 0:
@@ -332,14 +333,23 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map
 	for i, d := range dims {
 		outDims[i] = linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: d.Dim, Value: d.Value, Count: d.N}
 	}
+	// After the rows are read: every visit of a click read is in the
+	// journal's visits by now.
+	sketches, visitMarks, err := c.flushUniques(ctx, batch, ids)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := c.store.UpsertClicks(ctx, c.nodeID, out, outDims); err != nil {
 		return nil, nil, fmt.Errorf("flush %d rollup rows and %d dimension rows: %w", len(out), len(outDims), err)
+	}
+	if err := c.writeSketches(ctx, sketches); err != nil {
+		return nil, nil, err
 	}
 	c.m.rowsWritten.Add(float64(len(out)))
 	c.m.dimsWritten.Add(float64(len(outDims)))
 	// Mark the values that were written, not the current n, which may have
 	// grown since the read.
-	b, err := c.commits.submit(rows, dims, 0, nil)
+	b, err := c.commits.submitVisits(rows, dims, visitMarks, 0, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mark %d rows flushed: %w", len(rows), err)
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -206,13 +207,36 @@ func (s *Server) recordAgentClick(req *http.Request, l *linkforge.Link, now time
 		return s.counter.Record(req.Context(), l, now, nil)
 	}
 	dims := clickDims.Get().(*linkforge.ClickDims)
-	*dims = s.classifier.ClassifyAgent(req, classify.RemoteAddrPort(req), agent).Dims()
-	err := s.counter.Record(req.Context(), l, now, dims)
+	peer := classify.RemoteAddrPort(req)
+	*dims = s.classifier.ClassifyAgent(req, peer, agent).Dims()
+	err := s.countClick(req, l, now, dims, peer.Addr())
 	// Cleared, so that the pool holds no reference into this request's
 	// headers or URL (Referrer and UTMSource may share their memory).
 	*dims = linkforge.ClickDims{}
 	clickDims.Put(dims)
 	return err
+}
+
+// countClick counts one click of l with dims, as a visit when it adds to
+// the link's unique visitors: a click that is not private, on a server
+// that hashes visitors and a counter that counts them. peer is the
+// connection's address; the hash takes the client address the classifier
+// finds behind trusted proxies, and neither is kept.
+func (s *Server) countClick(req *http.Request, l *linkforge.Link, now time.Time, dims *linkforge.ClickDims, peer netip.Addr) error {
+	vc, ok := s.counter.(linkforge.VisitCounter)
+	if !ok || s.visitors == nil || classify.IsPrivate(req.Header) {
+		return s.counter.Record(req.Context(), l, now, dims)
+	}
+	addr := peer
+	if s.classifier != nil {
+		addr = s.classifier.ClientAddr(req.Header, peer)
+	}
+	var ua string
+	if v := req.Header["User-Agent"]; len(v) > 0 {
+		ua = v[0]
+	}
+	h := s.visitors.Hash(req.Context(), addr, ua)
+	return vc.RecordVisit(req.Context(), l, now, dims, h)
 }
 
 // gone answers an expired or exhausted link: its fallback, never its target.

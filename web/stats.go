@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/visitor"
 )
 
 // maxBuckets bounds one stats answer: 10,000 buckets are a week by minute
@@ -34,6 +36,8 @@ type bucketJSON struct {
 	Count     int64     `json:"count"`
 	Human     int64     `json:"human"`
 	Automated int64     `json:"automated"`
+	// Unique: day buckets only (estimateUniques).
+	Unique *int64 `json:"unique,omitempty"`
 }
 
 // statsRange is a parsed stats query: buckets start at From (aligned to the
@@ -151,13 +155,46 @@ func (s *Server) stats(c echo.Context, r statsRange, q linkforge.StatsQuery) err
 	if err != nil {
 		return fmt.Errorf("stats: %w", err)
 	}
+	buckets := r.dense(st)
+	if err := s.estimateUniques(c.Request().Context(), r, q, buckets); err != nil {
+		return fmt.Errorf("stats: %w", err)
+	}
 	return c.JSON(http.StatusOK, statsJSON{
 		Total:     st.Total,
 		Interval:  string(r.interval),
 		From:      r.from,
 		To:        r.to,
-		Buckets:   r.dense(st),
+		Buckets:   buckets,
 		Human:     st.Human,
 		Automated: st.Automated,
 	})
+}
+
+// estimateUniques sets the unique visitors of day buckets: per day, the
+// estimate of the union of every node's sketch of the link (of every link
+// of the tenant, for the tenant's stats: a visitor of two links that day
+// counts once). A range of days is never merged into one figure: a visitor
+// is only "the same" within a UTC day, so several days are the sum of the
+// daily uniques (docs/adr/026-unique-visitors.md).
+func (s *Server) estimateUniques(ctx context.Context, r statsRange, q linkforge.StatsQuery, buckets []bucketJSON) error {
+	us, ok := s.store.(linkforge.UniqueStore)
+	if r.interval != linkforge.Day || !ok {
+		return nil
+	}
+	rows, err := us.DailyUniques(ctx, q.TenantID, q.LinkID, r.from, r.to)
+	if err != nil {
+		return err
+	}
+	byDay := make(map[int64][][]byte)
+	for _, u := range rows {
+		byDay[u.Day.Unix()] = append(byDay[u.Day.Unix()], u.Sketch)
+	}
+	for i := range buckets {
+		n, err := visitor.UnionEstimate(byDay[buckets[i].Start.Unix()])
+		if err != nil {
+			return err
+		}
+		buckets[i].Unique = &n
+	}
+	return nil
 }

@@ -35,6 +35,8 @@ var statsValues = func() [linkforge.NumDimensions][]string {
 	// Not tied to the minutes here: the generated clicks are all human in
 	// the minute series, whatever DimTraffic drew.
 	v[linkforge.DimTrafficMinute] = []string{linkforge.TrafficHuman}
+	// Links without an A/B test: every click is the variant default.
+	v[linkforge.DimVariant] = []string{linkforge.DimVariant.Default()}
 	return v
 }()
 
@@ -67,7 +69,10 @@ func (g statsGen) run(minute func(link int, bucket time.Time, n int64) error,
 	linkZipf := rand.NewZipf(r, 1.4, 1, uint64(g.links-1)) //nolint:gosec // G115: g.links >= 1
 	var valueZipf [linkforge.NumDimensions]*rand.Zipf
 	for d := range linkforge.NumDimensions {
-		valueZipf[d] = rand.NewZipf(r, 2, 1, uint64(len(statsValues[d])-1)) //nolint:gosec // G115: every statsValues list is non-empty
+		if len(statsValues[d]) == 0 {
+			continue
+		}
+		valueZipf[d] = rand.NewZipf(r, 2, 1, uint64(len(statsValues[d])-1)) //nolint:gosec // G115: the list is non-empty
 	}
 	minutes := int64(g.days) * 24 * 60
 	type dimKey struct {
@@ -87,6 +92,9 @@ func (g statsGen) run(minute func(link int, bucket time.Time, n int64) error,
 			link := perm[linkZipf.Uint64()]
 			perMinute[link]++
 			for d := range linkforge.NumDimensions {
+				if len(statsValues[d]) == 0 {
+					continue // an internal per-traffic copy: not generated
+				}
 				perHour[dimKey{link, d, uint16(valueZipf[d].Uint64())}]++ //nolint:gosec // G115: below len(statsValues[d]), a few dozen
 			}
 		}

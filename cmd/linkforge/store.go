@@ -25,6 +25,9 @@ type store interface {
 	Migrate(ctx context.Context) error
 	// The day keys of the visitor hash, shared by the nodes (ADR 024).
 	visitor.KeyStore
+	// The daily unique-visitor sketches (ADR 026): the counter writes
+	// them, the stats read them.
+	linkforge.UniqueStore
 }
 
 // openStore creates the data dir (the node journal lives there whatever the

@@ -35,15 +35,23 @@ import (
 //	uvarint  hour marks: (link, hour, kind): kind 1 "dropped" (a click in
 //	         that hour starts rows to be seeded), 2 "to be seeded", 3
 //	         "seeded"
+//	[version 3 only]
+//	uvarint  visits: (link, day, hash as 8 bytes LE): visitor hashes
+//	uvarint  visit marks: (link, 0, seq): the first seq visits are stored
 //
 // A record is applied as one unit (logState.apply), in that order: reset,
 // meta, increments, dimension increments, marks, dimension marks, drops,
-// hour marks, purge. Version 1 records (written before the drops existed)
-// have no drops and no hour marks; this binary writes version 2.
+// hour marks, visit marks, visits, purge. Version 1 records (written before
+// the drops existed) have no drops and no hour marks; a record without
+// visits or visit marks is written as version 2, one with them as version
+// 3, so that a journal with no unique visitors stays readable by the
+// previous release.
 
 const (
 	frameHeader   = 8
 	formatVersion = 2
+	// formatV3 adds the visits and visit marks.
+	formatV3 = 3
 	// formatV1 is the first format: no drops, no hour marks.
 	formatV1 = 1
 	// maxRecord bounds a frame's length field: a larger one is a torn or
@@ -93,6 +101,14 @@ type logRecord struct {
 	drops []int64
 	// hourMarks: at is the hour, v the kind (hourDropped...).
 	hourMarks []recRow
+	// visits: visitor hashes; visitMarks: v is the link's stored seq.
+	visits     []recVisit
+	visitMarks []recRow
+}
+
+type recVisit struct {
+	link, day int64
+	hash      uint64
 }
 
 type recRow struct{ link, at, v int64 }
@@ -106,7 +122,7 @@ type recDim struct {
 
 func (r *logRecord) reuse() {
 	*r = logRecord{incs: r.incs[:0], dims: r.dims[:0], marks: r.marks[:0], dimMarks: r.dimMarks[:0],
-		drops: r.drops[:0], hourMarks: r.hourMarks[:0]}
+		drops: r.drops[:0], hourMarks: r.hourMarks[:0], visits: r.visits[:0], visitMarks: r.visitMarks[:0]}
 }
 
 // encoder appends records to a reusable buffer.
@@ -132,7 +148,12 @@ func (e *encoder) frame(r *logRecord) []byte {
 		}
 	}
 	b := append(e.buf[:0], make([]byte, frameHeader)...)
-	b = append(b, formatVersion)
+	v3 := len(r.visits) > 0 || len(r.visitMarks) > 0
+	if v3 {
+		b = append(b, formatV3)
+	} else {
+		b = append(b, formatVersion)
+	}
 	var flags uint64
 	if r.meta {
 		flags |= flagMeta
@@ -168,6 +189,17 @@ func (e *encoder) frame(r *logRecord) []byte {
 		link = l
 	}
 	b = appendRows(b, r.hourMarks)
+	if v3 {
+		b = binary.AppendUvarint(b, uint64(len(r.visits)))
+		var link, day int64
+		for _, v := range r.visits {
+			b = binary.AppendVarint(b, v.link-link)
+			b = binary.AppendVarint(b, v.day-day)
+			b = binary.LittleEndian.AppendUint64(b, v.hash)
+			link, day = v.link, v.day
+		}
+		b = appendRows(b, r.visitMarks)
+	}
 	payload := b[frameHeader:]
 	binary.LittleEndian.PutUint32(b[0:4], uint32(len(payload))) //nolint:gosec // G115: a record is one commit (a million distinct rows is a few MiB, maxRecord 256 MiB), far below 4 GiB
 	binary.LittleEndian.PutUint32(b[4:8], crc32.Checksum(payload, castagnoli))
@@ -293,8 +325,8 @@ func (d *decoder) decode(payload []byte, r *logRecord) error {
 	r.reuse()
 	d.p, d.err = payload, nil
 	v := d.byte1()
-	if v != formatVersion && v != formatV1 && d.err == nil {
-		return fmt.Errorf("%w: format version %d, this binary reads %d and %d", errBadRecord, v, formatV1, formatVersion)
+	if v != formatVersion && v != formatV1 && v != formatV3 && d.err == nil {
+		return fmt.Errorf("%w: format version %d, this binary reads %d to %d", errBadRecord, v, formatV1, formatV3)
 	}
 	flags := d.uvarint()
 	r.meta, r.reset, r.dropFlushed = flags&flagMeta != 0, flags&flagReset != 0, flags&flagDropFlushed != 0
@@ -326,6 +358,10 @@ func (d *decoder) decode(payload []byte, r *logRecord) error {
 			}
 		}
 	}
+	if v >= formatV3 {
+		r.visits = d.visits(r.visits)
+		r.visitMarks = d.rows(r.visitMarks)
+	}
 	if d.err == nil && len(d.p) != 0 {
 		d.fail()
 	}
@@ -339,6 +375,23 @@ func (d *decoder) rows(out []recRow) []recRow {
 		link += d.varint()
 		at += d.varint()
 		out = append(out, recRow{link: link, at: at, v: d.varint()})
+	}
+	return out
+}
+
+func (d *decoder) visits(out []recVisit) []recVisit {
+	n := d.count(10)
+	var link, day int64
+	for range n {
+		link += d.varint()
+		day += d.varint()
+		if len(d.p) < 8 {
+			d.fail()
+			return out
+		}
+		h := binary.LittleEndian.Uint64(d.p)
+		d.p = d.p[8:]
+		out = append(out, recVisit{link: link, day: day, hash: h})
 	}
 	return out
 }

@@ -721,6 +721,25 @@ func (j *Journal) Unflushed(_ context.Context, linkIDs []int64) ([]Row, []DimRow
 	return out, dout, nil
 }
 
+// Visits returns the unmarked visits of the given links that have any,
+// copied, by link id.
+func (j *Journal) Visits(linkIDs []int64) []LinkVisits {
+	ids := slices.Clone(linkIDs)
+	slices.Sort(ids)
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	var out []LinkVisits
+	for i, link := range ids {
+		if i > 0 && ids[i-1] == link {
+			continue
+		}
+		if v := j.st.visits[link]; v != nil && len(v.list) > 0 {
+			out = append(out, LinkVisits{LinkID: link, Seq: v.flushed + int64(len(v.list)), Visits: slices.Clone(v.list)})
+		}
+	}
+	return out
+}
+
 // Commit writes one group commit as one record: click increments (each
 // inc's N is set to the row's new absolute count) and their hours'
 // dimension increments, flush marks of both kinds (a mark's N is the count
@@ -731,13 +750,26 @@ func (j *Journal) Unflushed(_ context.Context, linkIDs []int64) ([]Row, []DimRow
 // parts are applied (docs/adr/014-click-log.md, "Memory"). It returns the
 // number of purged rows. A commit is durable when Commit returns (at
 // SyncCommit, fdatasynced).
-func (j *Journal) Commit(_ context.Context, incs []*Increment, marks []Row, dimMarks []DimRow, purgeBefore int64, drops []int64) (int64, error) {
+func (j *Journal) Commit(ctx context.Context, incs []*Increment, marks []Row, dimMarks []DimRow, purgeBefore int64, drops []int64) (int64, error) {
+	return j.CommitVisits(ctx, incs, marks, dimMarks, nil, purgeBefore, drops)
+}
+
+// CommitVisits is Commit with visit marks: the first Seq visits of each
+// mark's link are in stored sketches and leave the journal. The
+// increments' visits are journaled with their clicks, by Commit as well.
+func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row, dimMarks []DimRow, visitMarks []VisitMark, purgeBefore int64, drops []int64) (int64, error) {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	r := &j.rec
 	r.reuse()
 	for _, in := range incs {
 		r.incs = append(r.incs, recRow{link: in.LinkID, at: in.Bucket, v: in.Add})
+		for _, h := range in.Visits {
+			r.visits = append(r.visits, recVisit{link: in.LinkID, day: dayStart(in.Bucket), hash: h})
+		}
+	}
+	for _, m := range visitMarks {
+		r.visitMarks = append(r.visitMarks, recRow{link: m.LinkID, v: m.Seq})
 	}
 	j.boundDims(r, incs)
 	for _, m := range marks {
@@ -754,6 +786,9 @@ func (j *Journal) Commit(_ context.Context, incs []*Increment, marks []Row, dimM
 	purged, err := j.append(r)
 	if cap(r.drops) > maxKeptBuffer/8 {
 		r.drops = nil // as the encoder's buffer
+	}
+	if cap(r.visits) > maxKeptBuffer/24 {
+		r.visits = nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("journal commit: %w", err)

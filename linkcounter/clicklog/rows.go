@@ -32,6 +32,11 @@ type Increment struct {
 	// the committer's lock (docs/adr/009-click-dimensions.md, "Cost").
 	last [linkforge.NumDimensions]int32
 	prev []int32
+	// Visits are the visitor hashes of the increment's clicks that have
+	// one (a private click has none), in the UTC day of Bucket: journaled
+	// with the clicks, so that a sketch rebuilt after a crash holds them
+	// (docs/adr/026-unique-visitors.md).
+	Visits []uint64
 }
 
 // DimCount is an increment's clicks of one dimension value.
@@ -106,6 +111,37 @@ type DimRow struct {
 	Value   string
 	N       int64
 	Flushed int64
+}
+
+// Visit is one journaled visitor hash and the UTC day (unix seconds of its
+// midnight) of the click's bucket.
+type Visit struct {
+	Day  int64
+	Hash uint64
+}
+
+// LinkVisits are a link's journaled visits not yet marked as stored in a
+// sketch: the last len(Visits) of the Seq visits the journal took for it.
+type LinkVisits struct {
+	LinkID int64
+	Seq    int64
+	Visits []Visit
+}
+
+// VisitMark says that the first Seq visits of LinkID are in stored
+// sketches: they leave the journal.
+type VisitMark struct{ LinkID, Seq int64 }
+
+// DaySeconds is the length of a UTC day in seconds.
+const DaySeconds = 86400
+
+// dayStart returns the UTC midnight (unix seconds) of bucket's day.
+func dayStart(bucket int64) int64 {
+	d := bucket - bucket%DaySeconds
+	if bucket%DaySeconds < 0 {
+		d -= DaySeconds
+	}
+	return d
 }
 
 // PendingLink sums a link's unflushed journal rows.

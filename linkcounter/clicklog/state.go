@@ -33,10 +33,19 @@ type logState struct {
 	// the hour's list was last compacted: it is compacted once they are
 	// half of it, so a dropped link's entry costs memory only for a while.
 	stale map[int64]int
+	// visits holds, per link, the visitor hashes journaled and not yet
+	// marked as stored in a sketch (docs/adr/026-unique-visitors.md).
+	visits map[int64]*linkVisits
 	// peak is the most links held since links was last rebuilt: a Go map
 	// keeps its buckets after deletes, so purge rebuilds it once it has
 	// shrunk to a quarter.
 	peak int
+}
+
+// linkVisits are a link's unmarked visits: those numbered flushed+1 on.
+type linkVisits struct {
+	flushed int64
+	list    []Visit
 }
 
 type hourRows struct {
@@ -60,7 +69,8 @@ type dimCell struct {
 
 func newLogState() *logState {
 	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64),
-		dropped: make(map[int64][]int64), unsorted: make(map[int64]int), stale: make(map[int64]int)}
+		dropped: make(map[int64][]int64), unsorted: make(map[int64]int), stale: make(map[int64]int),
+		visits: make(map[int64]*linkVisits)}
 }
 
 // hourOf returns link's rows of hour, created if create.
@@ -183,6 +193,7 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 		clear(s.byHour)
 		clear(s.dropped)
 		clear(s.stale)
+		clear(s.visits)
 	}
 	if r.meta {
 		s.nodeID, s.seedPending = r.nodeID, r.seedPending
@@ -236,6 +247,7 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 			}
 		}
 	}
+	s.applyVisits(r)
 	for hour, from := range s.unsorted {
 		s.dropped[hour] = mergeSorted(s.dropped[hour], from)
 	}
@@ -263,6 +275,41 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 	}
 	s.shrink()
 	return purged
+}
+
+// applyVisits applies r's visit marks, then its visits. A mark raises a
+// link's stored seq and drops the visits it covers; a mark of a link
+// holding none sets where its next visits are numbered from (what a
+// snapshot restores), and an entry left empty goes.
+func (s *logState) applyVisits(r *logRecord) {
+	if len(r.visitMarks) == 0 && len(r.visits) == 0 {
+		return
+	}
+	for _, m := range r.visitMarks {
+		v := s.visits[m.link]
+		if v == nil {
+			s.visits[m.link] = &linkVisits{flushed: m.v}
+			continue
+		}
+		if m.v > v.flushed {
+			k := min(m.v-v.flushed, int64(len(v.list)))
+			v.list = v.list[k:]
+			v.flushed = m.v
+		}
+	}
+	for _, in := range r.visits {
+		v := s.visits[in.link]
+		if v == nil {
+			v = &linkVisits{}
+			s.visits[in.link] = v
+		}
+		v.list = append(v.list, Visit{Day: in.day, Hash: in.hash})
+	}
+	for _, m := range r.visitMarks {
+		if v := s.visits[m.link]; v != nil && len(v.list) == 0 {
+			delete(s.visits, m.link)
+		}
+	}
 }
 
 // drop removes link's rows from memory if every one is flushed, and
@@ -467,6 +514,22 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 				r.reuse()
 				rows = 0
 			}
+		}
+	}
+	// The visits last, each link's with the seq they are numbered from
+	// (applyVisits takes a record's marks before its visits).
+	for _, l := range slices.Sorted(maps.Keys(s.visits)) {
+		v := s.visits[l]
+		r.visitMarks = append(r.visitMarks, recRow{link: l, v: v.flushed})
+		for _, x := range v.list {
+			r.visits = append(r.visits, recVisit{link: l, day: x.Day, hash: x.Hash})
+		}
+		if rows += 1 + len(v.list); rows >= chunk {
+			if err := emit(r); err != nil {
+				return err
+			}
+			r.reuse()
+			rows = 0
 		}
 	}
 	if rows > 0 {

@@ -140,6 +140,30 @@ const topCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0
 		ORDER BY rollup_clicks + imported_clicks DESC, id DESC LIMIT $8
 	) c`
 
+// topRecentCandidatesSQL is topCandidatesSQL for a range [$2, $3) inside
+// the UTC days [$4, $5) (at most two: it holds no whole day, such as the
+// last 24 hours). The candidates are the $6 links with the most clicks in
+// those days (link_daily: one row per link and day), which bound their
+// clicks in the range far more tightly than their clicks of all time: a
+// link that leads today but not over its lifetime is a candidate, so the
+// first step settles the ranking instead of summing 24 hourly rows of
+// every link. The exact counts come from link_hourly through
+// link_hourly_link. The join with links comes before the limit, so a row
+// of a deleted link cannot take a candidate's place.
+const topRecentCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0::bigint AS bound,
+		COALESCE(SUM(count), 0)::bigint AS n
+	FROM tenant_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $3
+	UNION ALL
+	SELECT 1, c.id, c.slug, c.bound,
+		(SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = c.id AND hour >= $2 AND hour < $3)::bigint
+	FROM (
+		SELECT l.id, l.slug, SUM(d.count)::bigint AS bound
+		FROM link_daily d JOIN links l ON l.id = d.link_id AND l.tenant_id = $1
+		WHERE d.tenant_id = $1 AND d.day >= $4 AND d.day < $5
+		GROUP BY l.id, l.slug
+		ORDER BY bound DESC, l.id DESC LIMIT $6
+	) c`
+
 // TopLinks ranks the tenant's links by their clicks over q's hours.
 //
 // It first reads the exact clicks in the range of the few links with the
@@ -157,8 +181,18 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	}
 	sp := linkforge.SplitDays(q.From, q.To)
 	n := linkforge.TopLinksCandidates(q.Limit)
-	crows, err := db.pool.Query(ctx, topCandidatesSQL,
-		q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, n)
+	var (
+		crows pgx.Rows
+		err   error
+	)
+	if sp.DayFrom.Equal(sp.DayTo) {
+		// No whole day inside: the days the range touches bound it.
+		crows, err = db.pool.Query(ctx, topRecentCandidatesSQL,
+			q.TenantID, q.From, q.To, q.From.UTC().Truncate(24*time.Hour), dayCeil(q.To), n)
+	} else {
+		crows, err = db.pool.Query(ctx, topCandidatesSQL,
+			q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, n)
+	}
 	if err != nil {
 		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links candidates: %w", err)
 	}
@@ -191,6 +225,12 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	if ranked, ok := linkforge.RankCandidates(cands, q.Limit, n); ok {
 		return linkforge.TopLinks{Total: total, Links: ranked}, nil
 	}
+	return db.topLinksAll(ctx, q, sp)
+}
+
+// topLinksAll is TopLinks summing every link's clicks in the range
+// (topLinksSQL), the answer the candidates must agree with.
+func (db *DB) topLinksAll(ctx context.Context, q linkforge.TopLinksQuery, sp linkforge.HourDaySplit) (linkforge.TopLinks, error) {
 	rows, err := db.pool.Query(ctx, topLinksSQL,
 		q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, q.Limit)
 	if err != nil {

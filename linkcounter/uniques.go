@@ -1,0 +1,140 @@
+package linkcounter
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
+	"github.com/linkforge/linkforge/visitor"
+)
+
+// Daily unique visitors (docs/adr/026-unique-visitors.md). A click with a
+// visitor hash journals it with the click (committer.add); the actor keeps
+// this node's sketch of each UTC day its link was clicked in; a flush that
+// writes rows first inserts the journal's unmarked hashes into the sketches
+// (an insert is idempotent, so a hash inserted before a crash and again
+// from the replayed journal counts once), seeds a sketch the actor has not
+// read from the store yet with this node's stored one (after an eviction
+// or a restart), writes each changed sketch whole, and marks the hashes
+// stored in the same journal commit as the rows' flush marks. The store
+// then always holds a superset of what it held: overwriting is safe on a
+// retry and on a replay, as the rollup's absolute counts are.
+
+// daySketch is an actor's sketch of one UTC day.
+type daySketch struct {
+	sk *visitor.Sketch
+	// seeded: the node's stored sketch of the day is merged in.
+	seeded bool
+}
+
+// uniqueStore returns st as a UniqueStore, or nil when it keeps no
+// sketches (a test's fake store).
+func uniqueStore(st Store) linkforge.UniqueStore {
+	if u, ok := st.(linkforge.UniqueStore); ok {
+		return u
+	}
+	return nil
+}
+
+// flushUniques brings the sketches of batch's links up to date with the
+// journal's unmarked visits and returns the changed ones, to be written,
+// and the visit marks to commit once they are. a.io of every actor in
+// batch is held, which is what serializes their sketches.
+func (c *Counter) flushUniques(ctx context.Context, batch []*actor, ids []int64) ([]linkforge.UniqueSketch, []clicklog.VisitMark, error) {
+	if c.uniques == nil {
+		return nil, nil, nil
+	}
+	visits := c.journal.Visits(ids)
+	if len(visits) == 0 {
+		return nil, nil, nil
+	}
+	byID := make(map[int64]*actor, len(batch))
+	for _, a := range batch {
+		byID[a.id] = a
+	}
+	type key struct{ link, day int64 }
+	changed := make(map[key]*daySketch)
+	var order []key
+	marks := make([]clicklog.VisitMark, 0, len(visits))
+	for _, lv := range visits {
+		a := byID[lv.LinkID]
+		for _, v := range lv.Visits {
+			ds := a.uniq[v.Day]
+			if ds == nil {
+				if a.uniq == nil {
+					a.uniq = make(map[int64]*daySketch, 1)
+				}
+				ds = &daySketch{sk: visitor.NewSketch()}
+				a.uniq[v.Day] = ds
+			}
+			ds.sk.Insert(v.Hash)
+			if k := (key{lv.LinkID, v.Day}); changed[k] == nil {
+				changed[k] = ds
+				order = append(order, k)
+			}
+		}
+		marks = append(marks, clicklog.VisitMark{LinkID: lv.LinkID, Seq: lv.Seq})
+	}
+	var seed []linkforge.UniqueKey
+	for _, k := range order {
+		if !changed[k].seeded {
+			seed = append(seed, linkforge.UniqueKey{LinkID: k.link, Day: time.Unix(k.day, 0).UTC()})
+		}
+	}
+	if len(seed) > 0 {
+		stored, err := c.uniques.NodeUniques(ctx, c.nodeID, seed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the stored sketches of %d link days: %w", len(seed), err)
+		}
+		for _, u := range stored {
+			ds := changed[key{u.LinkID, u.Day.Unix()}]
+			if ds == nil {
+				continue
+			}
+			s, err := visitor.ParseSketch(u.Sketch)
+			if err != nil {
+				return nil, nil, fmt.Errorf("stored sketch of link %d: %w", u.LinkID, err)
+			}
+			if err := ds.sk.Merge(s); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, k := range seed {
+			changed[key{k.LinkID, k.Day.Unix()}].seeded = true
+		}
+	}
+	out := make([]linkforge.UniqueSketch, 0, len(order))
+	for _, k := range order {
+		b, err := changed[k].sk.MarshalBinary()
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, linkforge.UniqueSketch{LinkID: k.link, Day: time.Unix(k.day, 0).UTC(), Sketch: b})
+	}
+	return out, marks, nil
+}
+
+// pruneSketches drops a's sketches of the days before now's: no click is
+// counted in them any more but a late one, and a sketch made for that is
+// seeded from the store again. a.io must be held.
+func pruneSketches(a *actor, now time.Time) {
+	today := visitor.Day(now).Unix()
+	for day := range a.uniq {
+		if day < today {
+			delete(a.uniq, day)
+		}
+	}
+}
+
+// writeSketches writes a flush's changed sketches (none: no I/O).
+func (c *Counter) writeSketches(ctx context.Context, sketches []linkforge.UniqueSketch) error {
+	if len(sketches) == 0 {
+		return nil
+	}
+	if err := c.uniques.UpsertUniques(ctx, c.nodeID, sketches); err != nil {
+		return fmt.Errorf("flush %d visitor sketches: %w", len(sketches), err)
+	}
+	return nil
+}
