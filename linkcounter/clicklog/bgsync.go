@@ -27,8 +27,9 @@ func WithBackgroundSync(interval time.Duration) Option {
 }
 
 // runBackgroundSync is the goroutine of WithBackgroundSync. It syncs
-// outside wmu, so the commits go on meanwhile; a segment that rotate
-// closes in between was synced by rotate itself.
+// outside wmu, so the commits go on meanwhile, and under fileMu, so that
+// no segment is closed under it; a segment that rotate closed in between
+// was synced by rotate itself.
 func (j *Journal) runBackgroundSync(interval time.Duration) {
 	defer close(j.bgDone)
 	t := time.NewTicker(interval)
@@ -43,12 +44,17 @@ func (j *Journal) runBackgroundSync(interval time.Duration) {
 			continue
 		}
 		j.wmu.Lock()
-		f, done := j.file, j.closed || j.broken != nil
+		f, gen, done := j.file, j.fileGen, j.closed || j.broken != nil
 		j.wmu.Unlock()
 		if done || f == nil {
 			continue
 		}
-		err := f.Sync()
+		j.fileMu.Lock()
+		var err error
+		if j.fileGen == gen { // else rotate or Close synced and closed it
+			err = f.Sync()
+		}
+		j.fileMu.Unlock()
 		if err == nil || errors.Is(err, os.ErrClosed) {
 			j.bgSyncs.Add(1)
 			continue
@@ -65,3 +71,12 @@ func (j *Journal) runBackgroundSync(interval time.Duration) {
 // BackgroundSyncs reports how many background fdatasyncs have completed:
 // for tests and the metrics.
 func (j *Journal) BackgroundSyncs() int64 { return j.bgSyncs.Load() }
+
+// closeFile closes the open segment, after any background sync of it.
+// wmu must be held.
+func (j *Journal) closeFile() error {
+	j.fileMu.Lock()
+	defer j.fileMu.Unlock()
+	j.fileGen++
+	return j.file.Close()
+}

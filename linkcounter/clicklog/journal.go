@@ -168,8 +168,14 @@ type Journal struct {
 	// sync, and cleared by the syncer as it takes it.
 	unsynced atomic.Bool
 	bgSyncs  atomic.Int64
-	bgStop   chan struct{} // nil without a background syncer
-	bgDone   chan struct{}
+	// fileMu orders closing a segment (closeFile) with the background
+	// sync of it: an fdatasync must not race the close of its file, whose
+	// descriptor number the kernel may already have given to another.
+	// fileGen counts the closes, under wmu and fileMu both.
+	fileMu  sync.Mutex
+	fileGen uint64
+	bgStop  chan struct{} // nil without a background syncer
+	bgDone  chan struct{}
 }
 
 // Open opens (creating if needed) the journal of the data dir dataDir:
@@ -360,7 +366,7 @@ func (j *Journal) rotate() {
 		err = j.file.Sync()
 	}
 	if err == nil {
-		err = j.file.Close()
+		err = j.closeFile()
 	}
 	if err == nil {
 		err = j.openSegment(j.seq + 1)
@@ -511,7 +517,7 @@ func (j *Journal) Close() error {
 			// Cut to its records: the next Open finds the file exact.
 			errs = append(errs, j.file.Truncate(j.size), j.file.Sync())
 		}
-		errs = append(errs, j.file.Close())
+		errs = append(errs, j.closeFile())
 	}
 	close(j.compact)
 	close(j.spareWant)

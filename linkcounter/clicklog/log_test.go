@@ -22,7 +22,7 @@ import (
 func abandon(j *Journal) {
 	j.wmu.Lock()
 	j.closed = true
-	j.file.Close() // a fault layer's Close is its file's
+	j.closeFile() //nolint:errcheck // a fault layer's Close is its file's; the journal is abandoned
 	close(j.compact)
 	close(j.spareWant)
 	close(j.spareStop)
