@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -369,13 +368,19 @@ func TestCluster(t *testing.T) {
 		// outlasted it: then the race is only less tight.
 		// The read may come a moment after the bus listens: poll for it
 		// until the alarm is due (then a node may have run it already).
+		// The gauge is the earliest of all the scheduler's work (the
+		// visitor key's destruction, retention, verification too): the
+		// node knows the link's alarm once it is at or before it.
+		want := float64(expiresAt.UnixMicro()) / 1e6
 		next := metric(t, c.base(i), `linkforge_alarm_next_due_timestamp_seconds{alarm="link_expiry"}`)
-		for i > 0 && next == 0 && time.Now().Before(expiresAt) {
+		for i > 0 && (next == 0 || next > want+0.001) && time.Now().Before(expiresAt) {
 			time.Sleep(20 * time.Millisecond)
 			next = metric(t, c.base(i), `linkforge_alarm_next_due_timestamp_seconds{alarm="link_expiry"}`)
 		}
-		if i > 0 && next != 0 && math.Abs(next-float64(expiresAt.UnixMicro())/1e6) > 0.001 {
-			t.Errorf("%s's next alarm is due at %v, want the link's expires_at %v", nodeID(i), next, float64(expiresAt.UnixMicro())/1e6)
+		if i > 0 && next > want+0.001 {
+			// Past expires_at: another node may have run the alarm and the
+			// gauge moved on; the expiry itself is checked below.
+			t.Logf("%s's next alarm is due at %v, after the link's expires_at %v (read after it was due)", nodeID(i), next, want)
 		}
 	}
 
