@@ -1,11 +1,5 @@
 package web
 
-import (
-	"crypto/sha256"
-	"encoding/base64"
-	"fmt"
-)
-
 // The dashboard's domains page and the script of the dashboard's link
 // options (domain picker, traffic switch, routing editor, card preview),
 // served like the dashboard's own files (dashboard.go). The link options
@@ -17,17 +11,9 @@ const (
 )
 
 func init() {
-	for path, f := range map[string]struct{ name, contentType string }{
+	addDashboardAssets(map[string]struct{ name, contentType string }{
 		pathDomainsPage:   {"assets/domains.html", "text/html; charset=utf-8"},
 		pathDomainsJS:     {"assets/domains.js", "text/javascript; charset=utf-8"},
 		pathLinkOptionsJS: {"assets/link-options.js", "text/javascript; charset=utf-8"},
-	} {
-		body, err := assets.ReadFile(f.name)
-		if err != nil {
-			panic(fmt.Sprintf("web: embedded %s: %v", f.name, err)) // a broken build
-		}
-		sum := sha256.Sum256(body)
-		dashboardAssets[path] = asset{body: body, contentType: f.contentType,
-			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
-	}
+	})
 }

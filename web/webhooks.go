@@ -1,8 +1,6 @@
 package web
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -32,18 +30,10 @@ const (
 )
 
 func init() {
-	for path, f := range map[string]struct{ name, contentType string }{
+	addDashboardAssets(map[string]struct{ name, contentType string }{
 		pathWebhooksPage: {"assets/webhooks.html", "text/html; charset=utf-8"},
 		pathWebhooksJS:   {"assets/webhooks.js", "text/javascript; charset=utf-8"},
-	} {
-		body, err := assets.ReadFile(f.name)
-		if err != nil {
-			panic(fmt.Sprintf("web: embedded %s: %v", f.name, err)) // a broken build
-		}
-		sum := sha256.Sum256(body)
-		dashboardAssets[path] = asset{body: body, contentType: f.contentType,
-			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
-	}
+	})
 }
 
 // webhookJSON is a webhook as the API returns it; Secret only in the

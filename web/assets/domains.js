@@ -12,36 +12,9 @@
   const auth = window.LinkForgeAuth;
   let token = sessionStorage.getItem(TOKEN_KEY);
 
-  async function api(method, path, body) {
-    const headers = Object.assign(auth.headers(token, method), { Accept: 'application/json' });
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const resp = await fetch(path, { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) });
-    if (resp.status === 204) return null;
-    const data = await resp.json().catch(() => ({}));
-    if (!resp.ok) {
-      const err = new Error(data.detail || data.title || ('HTTP ' + resp.status));
-      err.status = resp.status;
-      err.problem = data;
-      if (resp.status === 401) signOut(auth.ended(token, 'The server refused this token. It may have been revoked.'));
-      throw err;
-    }
-    return data;
-  }
-
-  function problemText(err) {
-    const p = err.problem || {};
-    if (Array.isArray(p.errors) && p.errors.length) {
-      return p.errors.map((e) => e.field + ': ' + e.detail).join('; ');
-    }
-    return err.status ? err.message : 'The server cannot be reached. Check your connection and try again.';
-  }
-
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const api = auth.client(() => token, (message) => signOut(message));
+  const problemText = auth.problemText;
+  const el = auth.el;
 
   function button(label, onClick, action) {
     const b = el('button', 'btn btn-ghost', label);

@@ -181,10 +181,55 @@ window.LinkForgeAuth = (() => {
     for (const old of document.querySelectorAll('[data-auth-control]')) old.remove();
   }
 
+  // client returns the API call of a page: JSON in and out with the
+  // page's credential (getCred()) and its headers; a problem answer
+  // becomes an Error carrying status and problem, and a 401 calls
+  // onRefused with the page's sign-out message first. One copy for the
+  // webhooks, domains and people pages.
+  function client(getCred, onRefused) {
+    return async function api(method, path, body) {
+      const cred = getCred();
+      const hdrs = Object.assign(headers(cred, method), { Accept: 'application/json' });
+      if (body !== undefined) hdrs['Content-Type'] = 'application/json';
+      const resp = await fetch(path, { method, headers: hdrs, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) });
+      if (resp.status === 204) return null;
+      const data = await resp.json().catch(() => ({}));
+      if (!resp.ok) {
+        const err = new Error(data.detail || data.title || ('HTTP ' + resp.status));
+        err.status = resp.status;
+        err.problem = data;
+        if (resp.status === 401) onRefused(ended(cred, 'The server refused this token. It may have been revoked.'));
+        throw err;
+      }
+      return data;
+    };
+  }
+
+  // problemText is what a page says of a failed call: the field errors of
+  // a problem, its detail, or that the server cannot be reached.
+  function problemText(err) {
+    const p = err.problem || {};
+    if (Array.isArray(p.errors) && p.errors.length) {
+      return p.errors.map((e) => e.field + ': ' + e.detail).join('; ');
+    }
+    return err.status ? err.message : 'The server cannot be reached. Check your connection and try again.';
+  }
+
+  // el makes an element with a class and text: text, never HTML.
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
   return {
     SESSION,
     TOKEN_KEY,
     headers,
+    client,
+    problemText,
+    el,
     probe,
     whoami,
     liveURL,
