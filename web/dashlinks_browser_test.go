@@ -15,6 +15,7 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/internal/browsertest"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/visitor"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -228,6 +229,7 @@ func TestDashboardTrafficSwitch(t *testing.T) {
 		useCounter(c, ctr.Counter)
 		useHub(c, mustLiveHub(t))
 		c.Classifier = classify.New(classify.Config{})
+		c.Visitors = visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)
 		c.Now = time.Now
 	})
 	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "ab", URL: "https://example.com/",
@@ -295,5 +297,15 @@ func TestDashboardTrafficSwitch(t *testing.T) {
 	got := p.eval(`Array.from(document.querySelectorAll('#variants-list .variant-count')).map(e => e.textContent).join('|')`)
 	if exp := fmt.Sprintf("%d clicks|%d clicks", want["0"], want["1"]); got != exp {
 		t.Errorf("the variants' counts shown: %s, want %s", got, exp)
+	}
+
+	// The daily chart says how many distinct visitors: one address, two
+	// agents (the browser and curl) are two; and under All the line says
+	// what automated means.
+	p.run("traffic all", p.clickAction(`#traffic-seg button[data-traffic=""]`))
+	p.eval(`(location.hash = '#link=ab&range=7d', '')`)
+	p.waitFor("the link's unique visitors", `document.getElementById('chart-sub').textContent.endsWith(' · 2 unique visitors (sum of the daily counts)')`)
+	if got := p.eval(`document.getElementById('traffic-note').hidden ? '' : document.getElementById('traffic-note').textContent`); !strings.Contains(got, "Automated: crawlers") {
+		t.Errorf("the traffic note under All: %q, want what automated means", got)
 	}
 }

@@ -363,7 +363,11 @@
       showMissing(view.slug, 'deleted'); // between the two reads
       return;
     }
-    state.snap = { key, buckets: bucketMap(stats), total: ext ? ext.count(stats, 'total') : (stats.total || 0) };
+    // Day buckets carry unique visitors (API.md, "Honest counts"); over
+    // several days the figure is the sum of the daily ones.
+    let unique = null;
+    for (const b of stats.buckets || []) if (typeof b.unique === 'number') unique = (unique || 0) + b.unique;
+    state.snap = { key, buckets: bucketMap(stats), total: ext ? ext.count(stats, 'total') : (stats.total || 0), unique };
     state.missingLink = null;
     render();
     await panels;
@@ -868,7 +872,9 @@
     }
     const per = { minute: 'minute', hour: 'hour', day: 'day' }[r.interval];
     $('chart-title').textContent = 'Clicks per ' + per;
-    $('chart-sub').textContent = (slug ? '/' + slug : 'all links') + ' · ' + rangeName(r);
+    const uniq = r.interval === 'day' && state.snap && state.snap.unique !== null
+      ? ' · ' + fmt.format(state.snap.unique) + (r.n > 1 ? ' unique visitors (sum of the daily counts)' : ' unique visitors') : '';
+    $('chart-sub').textContent = (slug ? '/' + slug : 'all links') + ' · ' + rangeName(r) + uniq;
     $('chart').dataset.interval = r.interval;
     $('chart').setAttribute('aria-label', `Clicks per ${per} of ${slug ? '/' + slug : 'all links'}, ${rangeName(r)}`);
     renderLegend(r, per);

@@ -121,12 +121,15 @@ window.LinkForgeOptions = (() => {
     for (const b of $('traffic-seg').querySelectorAll('button')) {
       b.setAttribute('aria-pressed', String(b.dataset.traffic === traffic));
     }
+    // Always a line saying what "automated" means (link previews are not
+    // clicks at all), and for a filtered view that its counts are flushed.
     const note = $('traffic-note');
-    note.hidden = traffic === '';
-    note.textContent = traffic === 'human'
-      ? 'People only: automated clicks (crawlers, scripts, monitors, prefetches, email scanners) left out. Counts of flushed clicks: the newest appear within 30 s.'
-      : 'Automated clicks only: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners. Counts of flushed clicks: the newest appear within 30 s.';
-    if (traffic === '') note.textContent = '';
+    note.hidden = false;
+    note.textContent = {
+      '': 'All clicks, people and automated. Automated: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners; link previews are not counted at all.',
+      human: 'People only: automated clicks (crawlers, scripts, monitors, prefetches, email scanners) left out. Counts of flushed clicks: the newest appear within 30 s.',
+      automated: 'Automated clicks only: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners. Counts of flushed clicks: the newest appear within 30 s.',
+    }[traffic];
   }
 
   function onTrafficClick(ev) {
