@@ -20,7 +20,8 @@ type dbStats struct {
 	// updated in the run's database.
 	commits, inserted, updated int64
 	// From pg_stat_user_tables: the rollup's and the click dimensions'
-	// rows inserted plus updated (an upsert is one or the other).
+	// rows inserted plus updated (an upsert is one or the other), summed
+	// over their monthly partitions (migration 00021).
 	rollupRows, dimsRows int64
 	// From pg_stat_statements when it is loaded (statements false
 	// otherwise): every statement of the run's database but the tool's own
@@ -52,8 +53,8 @@ func readDBStats(ctx context.Context, conn *pgx.Conn) (dbStats, error) {
 		return s, fmt.Errorf("read pg_stat_database: %w", err)
 	}
 	err = conn.QueryRow(ctx, `SELECT
-		COALESCE(SUM(n_tup_ins + n_tup_upd) FILTER (WHERE relname = 'click_rollup'), 0)::bigint,
-		COALESCE(SUM(n_tup_ins + n_tup_upd) FILTER (WHERE relname = 'click_dims'), 0)::bigint
+		COALESCE(SUM(n_tup_ins + n_tup_upd) FILTER (WHERE relname ~ '^click_rollup(_([0-9]{6}|default))?$'), 0)::bigint,
+		COALESCE(SUM(n_tup_ins + n_tup_upd) FILTER (WHERE relname ~ '^click_dims(_([0-9]{6}|default))?$'), 0)::bigint
 		FROM pg_stat_user_tables`).Scan(&s.rollupRows, &s.dimsRows)
 	if err != nil {
 		return s, fmt.Errorf("read pg_stat_user_tables: %w", err)
