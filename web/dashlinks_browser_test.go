@@ -29,7 +29,9 @@ func (p *dashPage) waitFor(what, expr string) {
 	p.t.Helper()
 	if err := browsertest.WaitTrue(p.ctx, expr, pageGuard); err != nil {
 		dump, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify({hash: location.hash, `+
-			`errors: Array.from(document.querySelectorAll('.form-error:not([hidden]), .field-error:not([hidden])')).map(e => e.textContent)})`))
+			`errors: Array.from(document.querySelectorAll('.form-error:not([hidden]), .field-error:not([hidden])')).map(e => e.textContent), `+
+			`result: (document.getElementById('create-result') || {}).textContent, domain: (document.getElementById('create-domain') || {}).value, `+
+			`rows: Array.from(document.querySelectorAll('#links-body tr[data-slug]')).map(r => r.dataset.slug)})`))
 		p.t.Fatalf("wait for %s: %v (page: %s)", what, err, dump)
 	}
 }
