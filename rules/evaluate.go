@@ -37,6 +37,11 @@ type Decision struct {
 	// ...), or "" when the link runs no A/B test. A click of a link with
 	// variants that a rule or a device URL sent elsewhere is VariantNone.
 	Variant string
+	// Visitor is the visitor hash the variant was picked by, when Hashed:
+	// the caller counts the click's unique visitor with it rather than
+	// hashing the same (address, agent) a second time.
+	Visitor uint64
+	Hashed  bool
 }
 
 // VariantNone is the variant dimension's value of a click that no variant
@@ -51,7 +56,7 @@ const VariantNone = "none"
 // value.
 func (r *Routes) Evaluate(req *Request) Decision {
 	d := Decision{Status: r.status, CacheControl: r.cacheControl}
-	t, v := r.choose(req)
+	t, v := r.choose(req, &d)
 	d.Variant = v
 	if r.forward && req.RawQuery != "" {
 		d.Location = []string{forwardQuery(t.raw, req.RawQuery)}
@@ -61,7 +66,7 @@ func (r *Routes) Evaluate(req *Request) Decision {
 	return d
 }
 
-func (r *Routes) choose(req *Request) (*target, string) {
+func (r *Routes) choose(req *Request, d *Decision) (*target, string) {
 	none := ""
 	if len(r.variants) > 0 {
 		none = VariantNone
@@ -91,6 +96,7 @@ func (r *Routes) choose(req *Request) (*target, string) {
 				ctx = context.Background()
 			}
 			h = req.Visitors.Hash(ctx, req.Addr, req.UserAgent)
+			d.Visitor, d.Hashed = h, true
 		}
 		pos := mix(h^r.seed) % r.total
 		for i := range r.variants {

@@ -381,3 +381,23 @@ func TestValidateFields(t *testing.T) {
 		t.Fatalf("a valid link: %v", err)
 	}
 }
+
+// A variant picked by the visitor hash hands that hash to the caller
+// (Decision.Visitor), which counts the unique visitor with it instead of
+// hashing again: the same value Hasher.Hash gives. A decision that hashed
+// nothing says so.
+func TestDecisionCarriesTheVisitorHash(t *testing.T) {
+	h := visitor.NewHasher(&visitor.MemoryKeys{}, func() time.Time { return noon }, nil)
+	addr := netip.MustParseAddr("203.0.113.9")
+	withVariants := Compile(&linkforge.Link{ID: 42, URL: base, Routing: &linkforge.Routing{Variants: []linkforge.Variant{
+		{URL: "https://example.com/a", Weight: 50}, {URL: "https://example.com/b", Weight: 50}}}})
+	req := Request{Addr: addr, UserAgent: "agent", Visitors: h, Ctx: context.Background(), Now: noon}
+	d := withVariants.Evaluate(&req)
+	if want := h.Hash(context.Background(), addr, "agent"); !d.Hashed || d.Visitor != want {
+		t.Fatalf("variant decision: hashed %v visitor %x, want true and %x", d.Hashed, d.Visitor, want)
+	}
+	plain := Compile(&linkforge.Link{ID: 7, URL: base, Routing: &linkforge.Routing{RedirectStatus: 308}})
+	if d := plain.Evaluate(&req); d.Hashed || d.Visitor != 0 {
+		t.Fatalf("no variants: hashed %v visitor %x, want nothing", d.Hashed, d.Visitor)
+	}
+}

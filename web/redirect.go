@@ -209,7 +209,7 @@ func (s *Server) recordAgentClick(req *http.Request, l *linkforge.Link, now time
 	dims := clickDims.Get().(*linkforge.ClickDims)
 	peer := classify.RemoteAddrPort(req)
 	*dims = s.classifier.ClassifyAgent(req, peer, agent).Dims()
-	err := s.countClick(req, l, now, dims, peer.Addr())
+	err := s.countClick(req, l, now, dims, peer.Addr(), 0, false)
 	// Cleared, so that the pool holds no reference into this request's
 	// headers or URL (Referrer and UTMSource may share their memory).
 	*dims = linkforge.ClickDims{}
@@ -221,11 +221,17 @@ func (s *Server) recordAgentClick(req *http.Request, l *linkforge.Link, now time
 // the link's unique visitors: a click that is not private, on a server
 // that hashes visitors and a counter that counts them. peer is the
 // connection's address; the hash takes the client address the classifier
-// finds behind trusted proxies, and neither is kept.
-func (s *Server) countClick(req *http.Request, l *linkforge.Link, now time.Time, dims *linkforge.ClickDims, peer netip.Addr) error {
+// finds behind trusted proxies, and neither is kept. A routed click whose
+// variant was picked by the visitor hash passes it (hashed): the same
+// hash, not computed twice.
+func (s *Server) countClick(req *http.Request, l *linkforge.Link, now time.Time, dims *linkforge.ClickDims, peer netip.Addr,
+	visit uint64, hashed bool) error {
 	vc, ok := s.counter.(linkforge.VisitCounter)
 	if !ok || s.visitors == nil || classify.IsPrivate(req.Header) {
 		return s.counter.Record(req.Context(), l, now, dims)
+	}
+	if hashed {
+		return vc.RecordVisit(req.Context(), l, now, dims, visit)
 	}
 	addr := peer
 	if s.classifier != nil {

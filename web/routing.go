@@ -59,7 +59,7 @@ func (s *Server) recordRouted(req *http.Request, l *linkforge.Link, now time.Tim
 	// The variant served, in the same record as the click: counted in the
 	// same journal commit, so per-variant counts sum to the clicks.
 	dims[linkforge.DimVariant] = rt.to.Variant
-	err := s.countClick(req, l, now, dims, classify.RemoteAddrPort(req).Addr())
+	err := s.countClick(req, l, now, dims, classify.RemoteAddrPort(req).Addr(), rt.to.Visitor, rt.to.Hashed)
 	*dims = linkforge.ClickDims{}
 	clickDims.Put(dims)
 	return err

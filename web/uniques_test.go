@@ -67,3 +67,32 @@ func deref(p *int64) int64 {
 	}
 	return *p
 }
+
+// A link with variants counts its unique visitors with the hash its
+// variant was picked by (rules.Decision.Visitor): four visitors, one twice,
+// are four.
+func TestDailyUniqueVisitorsOfAVariantLink(t *testing.T) {
+	s := testdb.SQLite(t)
+	e, ctr, _, tok := routedEnv(t, s)
+	e.mustCreate(tok, `{"url":"https://example.com/u","slug":"ab","variants":[{"url":"https://example.com/a","weight":50},{"url":"https://example.com/b","weight":50}]}`)
+	visitors := []string{"85.214.132.117", "90.84.1.1", "85.214.132.118", "85.214.132.119"}
+	for _, a := range append(visitors, visitors[0]) {
+		if r := e.click(http.MethodGet, "/ab", netip.MustParseAddr(a), uaDesktop, ""); r.status != http.StatusFound {
+			t.Fatalf("click from %s: %d", a, r.status)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ctr.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := mustJSON[struct {
+		Buckets []struct {
+			Count  int64  `json:"count"`
+			Unique *int64 `json:"unique"`
+		} `json:"buckets"`
+	}](t, e.do(http.MethodGet, "/api/v1/links/ab/stats?interval=day", tok, ""))
+	if last := st.Buckets[len(st.Buckets)-1]; last.Count != 5 || last.Unique == nil || *last.Unique != 4 {
+		t.Fatalf("today's bucket count %d unique %d, want 5 clicks and 4 unique visitors", last.Count, deref(last.Unique))
+	}
+}
