@@ -69,7 +69,7 @@ func (j *Journal) runBackgroundSync(interval time.Duration) {
 }
 
 // BackgroundSyncs reports how many background fdatasyncs have completed:
-// for tests and the metrics.
+// what the tests check the syncer by (no metric exports it yet).
 func (j *Journal) BackgroundSyncs() int64 { return j.bgSyncs.Load() }
 
 // closeFile closes the open segment, after any background sync of it.
