@@ -191,24 +191,37 @@ type clickProfile struct {
 // desktops of the common browsers, from social, search and mail, with
 // client addresses of four countries (the tool's servers trust loopback as
 // their proxy, so the addresses are looked up). Long, real User-Agent
-// headers: their parsing is most of the classification's cost.
+// headers: their parsing is most of the classification's cost. Accept and
+// Accept-Language as a browser's navigation sends them: a click without
+// Accept is automated to LinkForge, since no browser omits it.
 var browserClicks = []clickProfile{
 	{"?utm_source=newsletter", http.Header{
 		"User-Agent":      {"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"},
+		"Accept":          {browserAccept},
+		"Accept-Language": {"en-GB,en;q=0.9"},
 		"Referer":         {"https://mail.example.com/"},
 		"X-Forwarded-For": {"81.2.69.142"}}},
 	{"", http.Header{
 		"User-Agent":      {"Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.6478.71 Mobile Safari/537.36"},
+		"Accept":          {browserAccept},
+		"Accept-Language": {"en-US,en;q=0.9"},
 		"Referer":         {"https://t.co/"},
 		"X-Forwarded-For": {"8.8.8.8"}}},
 	{"", http.Header{
 		"User-Agent":      {"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36 Edg/126.0.0.0"},
+		"Accept":          {browserAccept},
+		"Accept-Language": {"de-DE,de;q=0.9,en;q=0.8"},
 		"Referer":         {"https://www.google.com/"},
 		"X-Forwarded-For": {"193.0.6.139"}}},
 	{"?utm_source=twitter", http.Header{
 		"User-Agent":      {"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15"},
+		"Accept":          {browserAccept},
+		"Accept-Language": {"ja-JP,ja;q=0.9"},
 		"X-Forwarded-For": {"133.242.0.3"}}},
 }
+
+// browserAccept is the Accept of a browser's navigation.
+const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
 // resultRow turns an attack into a table row.
 func resultRow(scenario, target, rate string, r attackResult, notes ...string) row {

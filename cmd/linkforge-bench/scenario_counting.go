@@ -55,17 +55,21 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 	defer in.close()
 	target := in.label() + " GET"
 
-	// No warm-up: every click counts, and every 302 is tallied per link.
+	// No warm-up: every click counts, and every 302 is tallied per link
+	// and per traffic its profile is known to be.
 	bySlug := make(map[string]int64, len(links))
+	var sentTraffic [2]int64 // human, automated
 	prefix := in.base + "/"
 	started := time.Now()
 	b.log.Info("counting: max rate", "target", target)
 	res := runAttack(ctx, attackSpec{
-		name: "counting", targeter: roundRobin(http.MethodGet, in.urls(links)),
+		name: "counting", targeter: roundRobinClicks(http.MethodGet, in.urls(links), countingClicks),
 		workers: b.cfg.workers, duration: b.cfg.duration, maxRequests: b.cfg.maxRequests, serverPID: in.pid(),
 		onResult: func(r *vegeta.Result) {
 			if r.Code == http.StatusFound && r.Error == "" {
-				bySlug[strings.TrimPrefix(r.URL, prefix)]++
+				slug, automated := countingResult(strings.TrimPrefix(r.URL, prefix))
+				bySlug[slug]++
+				sentTraffic[automated]++
 			}
 		},
 	})
@@ -108,7 +112,7 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 	}
 	verdict := fmt.Sprintf("302s received %d = rollup total %d: equal, per link too", sent, counted)
 	if human >= 0 {
-		verdict += fmt.Sprintf("; = human %d + automated %d", human, automated)
+		verdict += fmt.Sprintf("; = human %d + automated %d, each as sent", human, automated)
 	}
 	var err2 error
 	switch {
@@ -116,8 +120,9 @@ func countOn(ctx context.Context, b *bench, backend string) (row, error) {
 		verdict = fmt.Sprintf("MISMATCH: 302s received %d, rollup total %d; %d links differ, e.g. %s",
 			sent, counted, len(differ), differ[0])
 		err2 = errors.New(verdict)
-	case human >= 0 && human+automated != sent:
-		verdict = fmt.Sprintf("MISMATCH: 302s received %d, human %d + automated %d = %d", sent, human, automated, human+automated)
+	case human >= 0 && (human != sentTraffic[0] || automated != sentTraffic[1]):
+		verdict = fmt.Sprintf("MISMATCH: 302s received %d (%d to browser profiles, %d to automated ones), stored human %d + automated %d = %d",
+			sent, sentTraffic[0], sentTraffic[1], human, automated, human+automated)
 		err2 = errors.New(verdict)
 	}
 	return resultRow("counting", target, maxRateLabel(b.cfg.workers), res, verdict, howRead), err2
@@ -148,4 +153,47 @@ func waitForClicks(ctx context.Context, in *instance, links []benchLink, want ma
 			return got, ctx.Err()
 		}
 	}
+}
+
+// countingClicks are the counting scenario's request profiles: the browser
+// ones, which LinkForge must count as human, and as many automated ones
+// (a command-line client, an HTTP library, a headless browser, a prefetch),
+// which it must count as automated. Each carries a bench= query parameter
+// (h or a) so that a 302 tells which kind it answered; a link without
+// forward_query ignores it, and it is no utm_ parameter.
+var countingClicks = countingProfiles()
+
+func countingProfiles() []clickProfile {
+	var out []clickProfile
+	for _, p := range browserClicks {
+		out = append(out, clickProfile{query: withQuery(p.query, "bench=h"), header: p.header})
+	}
+	automated := []http.Header{
+		{"User-Agent": {"curl/8.5.0"}, "Accept": {"*/*"}},
+		{"User-Agent": {"python-requests/2.31.0"}, "Accept": {"*/*"}},
+		{"User-Agent": {"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/126.0.0.0 Safari/537.36"}},
+		{"User-Agent": {browserClicks[1].header.Get("User-Agent")}, "Sec-Purpose": {"prefetch"}},
+	}
+	for _, h := range automated {
+		out = append(out, clickProfile{query: "?bench=a", header: h})
+	}
+	return out
+}
+
+func withQuery(query, param string) string {
+	if query == "" {
+		return "?" + param
+	}
+	return query + "&" + param
+}
+
+// countingResult splits a counting request's path (after the base URL's
+// "/") into its slug and whether its profile was automated: 1 for bench=a,
+// else 0.
+func countingResult(path string) (slug string, automated int) {
+	slug, query, _ := strings.Cut(path, "?")
+	if strings.Contains("&"+query+"&", "&bench=a&") {
+		return slug, 1
+	}
+	return slug, 0
 }

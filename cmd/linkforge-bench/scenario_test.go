@@ -4,11 +4,16 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/linkforge/linkforge/classify"
 )
 
 // The scenario tests run the real binary, built once for the package.
@@ -124,5 +129,33 @@ func TestCompareClicks(t *testing.T) {
 	v, err := compareClicks(links, map[string]int64{"a": 2, "b": 1}, map[string]int64{"a": 2, "b": 2})
 	if err == nil || !strings.Contains(v, "MISMATCH") || !strings.Contains(v, "b: 1 302s, 2 counted") {
 		t.Errorf("mismatch: %q, %v", v, err)
+	}
+}
+
+// TestCountingProfilesAreClassifiedAsTagged holds the counting scenario's
+// check to what the server does: its human-tagged profiles must be human to
+// LinkForge's classifier and its automated-tagged ones automated, or the
+// scenario's exact human/automated comparison would measure the profiles.
+func TestCountingProfilesAreClassifiedAsTagged(t *testing.T) {
+	var kinds [2]int
+	c := classify.New(classify.Config{})
+	for i, p := range countingClicks {
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/s"+p.query, nil)
+		r.Header = p.header.Clone()
+		slug, automated := countingResult("s" + p.query)
+		if slug != "s" {
+			t.Fatalf("profile %d: slug %q from %q", i, slug, p.query)
+		}
+		if got := c.Classify(r, netip.MustParseAddrPort("127.0.0.1:40000")).Traffic == classify.TrafficAutomated; got != (automated == 1) {
+			t.Errorf("profile %d (%q, query %q): classified automated=%v, tagged automated=%v",
+				i, p.header.Get("User-Agent"), p.query, got, automated == 1)
+		}
+		if classify.IsPreviewAgent(p.header.Get("User-Agent")) {
+			t.Errorf("profile %d is a link-preview agent: not counted at all", i)
+		}
+		kinds[automated]++
+	}
+	if kinds[0] == 0 || kinds[1] == 0 {
+		t.Fatalf("profiles: %d human, %d automated; want both", kinds[0], kinds[1])
 	}
 }
