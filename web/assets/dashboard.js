@@ -887,7 +887,8 @@
     }
     if (!s.minutes) return out;
     const counted = new Map();
-    for (const slug of state.view.slug ? [state.view.slug] : state.live.keys()) {
+    // The links the page knows: a link deleted meanwhile no longer counts.
+    for (const slug of state.view.slug ? [state.view.slug] : state.links.keys()) {
       const lv = state.live.get(slug);
       if (!lv) continue;
       for (const [k, sp] of lv.split) {
