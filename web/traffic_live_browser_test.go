@@ -87,6 +87,90 @@ func TestDashboardPeopleLive(t *testing.T) {
 	p.waitFor("the link's people again", shown+` === 'human|3|3'`)
 }
 
+// TestDashboardPeopleLiveOverFlushed: another node's flushed clicks of
+// the current minute are in the snapshot; this node's clicks of the same
+// minute, live, are added to them under People exactly (the per-link bound:
+// the link's total less what the snapshot holds), and an automated one
+// only under All and Automated.
+func TestDashboardPeopleLiveOverFlushed(t *testing.T) {
+	st := testdb.SQLite(t)
+	tenant, token := mustTenantToken(t, st, "acme")
+	hub := mustLiveHub(t)
+	ctr := mustUnflushedLiveCounter(t, st, hub)
+	e := newEnv(t, st, func(c *web.Config) {
+		useCounter(c, ctr)
+		useHub(c, hub)
+		c.Classifier = classify.New(classify.Config{})
+		c.Now = time.Now
+	})
+	l := mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "ab", URL: "https://example.com/"})
+	mustSeedTraffic(t, st, "other-node", l.ID, time.Now(), 5, 2)
+	click := func(ua, accept, lang string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, e.url+"/ab", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("User-Agent", ua)
+		req.Header.Set("Accept", accept)
+		if lang != "" {
+			req.Header.Set("Accept-Language", lang)
+		}
+		if r := e.send(req); r.status != http.StatusFound {
+			t.Fatalf("click as %s: %s", ua, r)
+		}
+	}
+	p := openDashboard(t, e, token, "/dashboard#range=1h", 1280, 1000)
+	shown := `[document.querySelector('#traffic-seg button[aria-pressed="true"]').dataset.traffic, ` +
+		`document.getElementById('stat-range').textContent, document.getElementById('stat-total').textContent].join('|')`
+	p.waitFor("the flushed people", `document.getElementById('conn').dataset.state === 'live' && `+shown+` === 'human|5|5'`)
+	click(uaDesktop, browserAccept, "en-US,en;q=0.9")
+	p.waitFor("a person's click over the flushed ones", shown+` === 'human|6|6'`)
+	click("curl/8.5.0", "*/*", "")
+	p.waitFor("the table's count of every click", `document.querySelector('tr[data-slug="ab"] .clicks').textContent === '9'`)
+	if got := p.eval(shown); got != "human|6|6" {
+		t.Errorf("People after an automated click: %s, want human|6|6", got)
+	}
+	for _, c := range []struct{ button, want string }{{"automated", "automated|3|3"}, {"", "|9|9"}, {"human", "human|6|6"}} {
+		p.run("traffic "+c.button, p.clickAction(`#traffic-seg button[data-traffic="`+c.button+`"]`))
+		p.waitFor("the numbers of traffic "+c.button, shown+` === '`+c.want+`'`)
+	}
+	p.eval(`(location.hash = '#link=ab&range=24h', '')`)
+	p.waitFor("the link's people on 24 h", `document.getElementById('view-title').textContent === '/ab' && `+shown+` === 'human|6|6'`)
+}
+
+// mustSeedTraffic stores, as node's flushed clicks of link in now's
+// minute, human clicks by people and automated ones, counted in every
+// dimension as the counter counts them.
+func mustSeedTraffic(t *testing.T, st linkforge.Store, node string, link int64, now time.Time, human, automated int) {
+	t.Helper()
+	minute := now.UTC().Truncate(time.Minute)
+	type key struct {
+		dim   linkforge.Dimension
+		value string
+	}
+	counts := map[key]int64{}
+	for i := range human + automated {
+		d := linkforge.ClickDims{linkforge.DimTraffic: linkforge.TrafficHuman}
+		if i >= human {
+			d[linkforge.DimTraffic] = linkforge.TrafficAutomated
+		}
+		var vs [linkforge.NumDimensions]string
+		d.CountedAll(minute.Unix(), &vs)
+		for dim, v := range vs {
+			counts[key{linkforge.Dimension(dim), v}]++
+		}
+	}
+	var dims []linkforge.DimRow
+	for k, n := range counts {
+		dims = append(dims, linkforge.DimRow{LinkID: link, Hour: minute.Truncate(time.Hour), Dim: k.dim, Value: k.value, Count: n})
+	}
+	rollup := []linkforge.RollupRow{{LinkID: link, Bucket: minute, Count: int64(human + automated)}}
+	if err := st.UpsertClicks(context.Background(), node, rollup, dims); err != nil {
+		t.Fatalf("UpsertClicks: %v", err)
+	}
+}
+
 // mustUnflushedLiveCounter starts a real LinkCounter on st that publishes
 // to sub and flushes hourly: within a test the stats API has none of its
 // clicks, only the feed does.
