@@ -70,8 +70,8 @@ type DomainBusHandler interface {
 // ClusterCounts merges the live bucket counts of several nodes, so that a
 // dashboard on one node shows the clicks of all. Each node reports the
 // absolute count of a (link, bucket) as counted by itself; the cluster's
-// count of that bucket is the sum over nodes of each node's latest count.
-// Counts of a bucket only grow, so the latest is the largest, and a report
+// count of that bucket is the sum over nodes of each node's latest count,
+// and its human count the sum of theirs. Counts of a bucket only grow, so the latest is the largest, and a report
 // that arrives late or twice changes nothing.
 //
 // Totals cannot be summed that way: each node's total is the rollup total it
@@ -105,8 +105,33 @@ type bucketKey struct {
 }
 
 type bucketNodes struct {
-	counts map[string]int64 // node -> its latest count
+	counts map[string]nodeCount // node -> its latest counts
 	seen   time.Time
+}
+
+// nodeCount is one node's latest report of a bucket: its count and, if
+// humanKnown, the human clicks of it.
+type nodeCount struct {
+	n, human   int64
+	humanKnown bool
+}
+
+// merge takes the report c into n: a larger count replaces n's, with its
+// human count if it has one (the human count of a smaller one stays, for
+// a report with it again); a report of the same count can add the human
+// count only. Human counts, bounded by their count, only grow too.
+func (n *nodeCount) merge(c BucketCount) {
+	switch {
+	case c.Count > n.n:
+		n.n, n.humanKnown = c.Count, c.HumanKnown
+	case c.Count < n.n || !c.HumanKnown:
+		return
+	default:
+		n.humanKnown = true
+	}
+	if c.HumanKnown {
+		n.human = max(n.human, min(max(c.Human, 0), c.Count))
+	}
 }
 
 type linkTotal struct {
@@ -129,26 +154,31 @@ func NewClusterCounts(retain time.Duration) *ClusterCounts {
 
 // Merge records node's report c, received at now, and returns the cluster's
 // view of the bucket: c with Count the sum over nodes of their latest
-// counts, and Total the largest total any node reported for the link
+// counts, Human that of their human counts (HumanKnown while every node's
+// latest report had one: a partial sum would not be the bucket's), and Total the largest total any node reported for the link
 // (TotalKnown if any did).
 func (m *ClusterCounts) Merge(node string, c BucketCount, now time.Time) BucketCount {
 	m.prune(now)
 	k := bucketKey{link: c.LinkID, bucket: c.Bucket.Unix()}
 	b := m.buckets[k]
 	if b == nil {
-		b = &bucketNodes{counts: make(map[string]int64, 2)}
+		b = &bucketNodes{counts: make(map[string]nodeCount, 2)}
 		m.buckets[k] = b
 	}
 	b.seen = now
-	if c.Count > b.counts[node] {
-		b.counts[node] = c.Count
-	}
-	var sum int64
-	for _, n := range b.counts {
-		sum += n
-	}
+	nc := b.counts[node]
+	nc.merge(c)
+	b.counts[node] = nc
 	out := c
-	out.Count = sum
+	out.Count, out.Human, out.HumanKnown = 0, 0, true
+	for _, n := range b.counts {
+		out.Count += n.n
+		out.Human += n.human
+		out.HumanKnown = out.HumanKnown && n.humanKnown
+	}
+	if !out.HumanKnown {
+		out.Human = 0
+	}
 
 	t := m.totals[c.LinkID]
 	if c.TotalKnown {

@@ -100,3 +100,64 @@ func TestClusterCountsForget(t *testing.T) {
 		t.Errorf("report after the bucket was forgotten: count %d total %d, want 3 3 (node b's own)", got.Count, got.Total)
 	}
 }
+
+// TestClusterCountsMergeHuman: the cluster's human clicks of a bucket are
+// the sum over nodes of each node's latest human count, as Count is; the
+// merged count says so only while every node's latest report did (a node
+// of an older release sends none): a client then keeps what it has
+// rather than take a partial sum for the bucket's.
+func TestClusterCountsMergeHuman(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
+	now := t0.Add(10 * time.Second)
+	bc := func(count, human int64, known bool) linkforge.BucketCount {
+		return linkforge.BucketCount{TenantID: 1, LinkID: 1, Slug: "s", Bucket: t0, Count: count, Human: human, HumanKnown: known}
+	}
+	type report struct {
+		node       string
+		c          linkforge.BucketCount
+		wantCount  int64
+		wantHuman  int64
+		wantKnown  bool
+		skipHumanN bool // wantHuman is not asserted (unknown)
+	}
+	tests := []struct {
+		name    string
+		reports []report
+	}{
+		{"nodes are summed", []report{
+			{"a", bc(3, 2, true), 3, 2, true, false},
+			{"b", bc(4, 1, true), 7, 3, true, false},
+			{"a", bc(6, 5, true), 10, 6, true, false},
+		}},
+		{"a late or repeated report changes nothing", []report{
+			{"a", bc(5, 4, true), 5, 4, true, false},
+			{"a", bc(4, 3, true), 5, 4, true, false},
+			{"a", bc(5, 4, true), 5, 4, true, false},
+		}},
+		{"an older node makes the bucket's human unknown", []report{
+			{"a", bc(3, 2, true), 3, 2, true, false},
+			{"old", bc(4, 0, false), 7, 0, false, true},
+			{"a", bc(5, 4, true), 9, 0, false, true},
+		}},
+		{"the older node upgraded", []report{
+			{"b", bc(4, 0, false), 4, 0, false, true},
+			{"a", bc(1, 1, true), 5, 0, false, true},
+			{"b", bc(5, 3, true), 6, 4, true, false},
+		}},
+		{"human never above count", []report{
+			{"a", bc(2, 9, true), 2, 2, true, false},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := linkforge.NewClusterCounts(0)
+			for i, r := range tt.reports {
+				got := m.Merge(r.node, r.c, now)
+				if got.Count != r.wantCount || got.HumanKnown != r.wantKnown || (!r.skipHumanN && got.Human != r.wantHuman) {
+					t.Fatalf("report %d (%s %+v): merged count %d human %d known %v, want %d %d %v",
+						i, r.node, r.c, got.Count, got.Human, got.HumanKnown, r.wantCount, r.wantHuman, r.wantKnown)
+				}
+			}
+		})
+	}
+}

@@ -41,6 +41,22 @@ func TestMessages(t *testing.T) {
 			want: `{"type":"clicks","link":"abc1234","bucket":"2026-11-30T08:01:00Z","count":42,"total":1234}`,
 		},
 		{
+			name: "clicks with their human part",
+			send: func(h *Hub) {
+				h.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 9, Slug: "abc1234", Bucket: bucket,
+					Count: 42, Human: 40, HumanKnown: true, Total: 1234, TotalKnown: true})
+			},
+			want: `{"type":"clicks","link":"abc1234","bucket":"2026-11-30T08:01:00Z","count":42,"human":40,"total":1234}`,
+		},
+		{
+			name: "clicks all automated",
+			send: func(h *Hub) {
+				h.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 9, Slug: "abc1234", Bucket: bucket,
+					Count: 2, HumanKnown: true})
+			},
+			want: `{"type":"clicks","link":"abc1234","bucket":"2026-11-30T08:01:00Z","count":2,"human":0}`,
+		},
+		{
 			name: "clicks with the total unknown",
 			send: func(h *Hub) {
 				h.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 9, Slug: "abc1234", Bucket: bucket, Count: 3})

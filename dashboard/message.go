@@ -16,10 +16,13 @@ const (
 
 // ClicksMessage is the feed's message for a live click count:
 //
-//	{"type":"clicks","link":"<slug>","bucket":"2026-11-30T08:01:00Z","count":42,"total":1234}
+//	{"type":"clicks","link":"<slug>","bucket":"2026-11-30T08:01:00Z","count":42,"human":40,"total":1234}
 //
 // Count is the absolute count of the minute bucket as far as the sending
-// node knows. Total is absent while the node cannot read the link's rollup
+// node knows, Human the absolute count of its human clicks (count - human
+// are automated; API.md, "Honest counts"). Human is absent while a node of
+// an older release counts clicks of the bucket: a client then keeps the
+// human count it has. Total is absent while the node cannot read the link's rollup
 // total (its store is unreachable): a client then keeps the total it has
 // rather than showing a wrong one.
 type ClicksMessage struct {
@@ -27,6 +30,7 @@ type ClicksMessage struct {
 	Link   string `json:"link"`
 	Bucket string `json:"bucket"`
 	Count  int64  `json:"count"`
+	Human  *int64 `json:"human,omitempty"`
 	Total  *int64 `json:"total,omitempty"`
 }
 
@@ -60,6 +64,9 @@ func encodeClicks(d linkforge.BucketCount) ([]byte, error) {
 		Link:   d.Slug,
 		Bucket: d.Bucket.UTC().Format(time.RFC3339),
 		Count:  d.Count,
+	}
+	if d.HumanKnown {
+		m.Human = &d.Human
 	}
 	if d.TotalKnown {
 		m.Total = &d.Total

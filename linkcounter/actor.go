@@ -64,7 +64,7 @@ type actor struct {
 	totalRetryAt time.Time
 	tenantID     int64
 	slug         string
-	live         map[int64]int64 // bucket (unix seconds) -> absolute count
+	live         map[int64]liveCount // bucket (unix seconds) -> absolute counts
 	liveQueued   bool
 
 	// lim: the clicks of a limited link this node may serve (limit.go).

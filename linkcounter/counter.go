@@ -532,9 +532,10 @@ func (c *Counter) afterCommit(b *commitBatch) {
 		queue := false
 		if c.sub != nil {
 			if a.live == nil {
-				a.live = make(map[int64]int64, 1)
+				a.live = make(map[int64]liveCount, 1)
 			}
-			a.live[in.Bucket] = in.N // commits are sequential: the latest n is the largest
+			// Commits are sequential: the latest counts are the largest.
+			a.live[in.Bucket] = liveCount{n: in.N, human: in.Human}
 			if !a.liveQueued {
 				a.liveQueued = true
 				queue = true

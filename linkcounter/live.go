@@ -13,7 +13,8 @@ import (
 const liveLoadBackoff = 10 * time.Second
 
 // Subscriber receives live deltas: this node's absolute count of each
-// changed (link, bucket), in the root's live-count type. ClicksChanged is called from one
+// changed (link, bucket), and of its human clicks, in the root's
+// live-count type. ClicksChanged is called from one
 // goroutine, at most once per link and bucket per live interval (250 ms),
 // with the latest absolute counts: deltas are coalesced, never queued per
 // click. It must not block for long: clicks never wait for it, but the next
@@ -21,6 +22,10 @@ const liveLoadBackoff = 10 * time.Second
 type Subscriber interface {
 	ClicksChanged(d linkforge.BucketCount)
 }
+
+// liveCount is an actor's latest absolute counts of one bucket, all clicks
+// and human ones, as the journal holds them after a commit.
+type liveCount struct{ n, human int64 }
 
 // liveQueue holds the actors with changes not yet handed to the subscriber.
 // Each actor is in it at most once (actor.liveQueued).
@@ -112,7 +117,8 @@ func (c *Counter) publish(loadTotals bool) {
 		a.mu.Unlock()
 		sort.Slice(buckets, func(i, j int) bool { return buckets[i] < buckets[j] })
 		for _, b := range buckets {
-			d.Bucket, d.Count = time.Unix(b, 0).UTC(), counts[b]
+			n := counts[b]
+			d.Bucket, d.Count, d.Human, d.HumanKnown = time.Unix(b, 0).UTC(), n.n, n.human, true
 			c.sub.ClicksChanged(d)
 		}
 	}

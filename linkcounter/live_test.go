@@ -9,6 +9,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/linkcounter/clicklog"
 )
 
 // deltaLog is a Subscriber that keeps what it receives; while gate is not
@@ -70,9 +71,9 @@ func TestLiveDeltas(t *testing.T) {
 			synctest.Wait()
 			want := map[int64]linkforge.BucketCount{
 				l.ID: {TenantID: l.TenantID, LinkID: l.ID, Slug: l.Slug, Bucket: start.Truncate(time.Minute).UTC(),
-					Count: 100, Total: 107, TotalKnown: true},
+					Count: 100, Human: 100, HumanKnown: true, Total: 107, TotalKnown: true},
 				other.ID: {TenantID: other.TenantID, LinkID: other.ID, Slug: other.Slug, Bucket: start.Truncate(time.Minute).UTC(),
-					Count: 1, Total: 1, TotalKnown: true},
+					Count: 1, Human: 1, HumanKnown: true, Total: 1, TotalKnown: true},
 			}
 			got := sub.take()
 			if len(got) != len(want) {
@@ -146,5 +147,63 @@ func TestLiveSlowSubscriber(t *testing.T) {
 			t.Errorf("deltas = %+v, want counts 1 then 501", got)
 		}
 		mustStop(t, c)
+	})
+}
+
+// A live delta carries the bucket's absolute count of human clicks beside
+// its count, private clicks classified like the others; after a kill -9
+// the journal's replay gives the next delta the same human count the
+// killed process had, plus the new clicks.
+func TestLiveDeltasCarryHuman(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := asTestStore(t, testdb.SQLite(t))
+		l := mustLink(t, st, -1)
+		dir := t.TempDir()
+		j, err := clicklog.Open(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeJ := sync.OnceFunc(func() { j.Close() })
+		t.Cleanup(closeJ)
+		sub := &deltaLog{}
+		c := mustStart(t, Config{Store: st, Journal: j, Subscriber: sub}, nil)
+		human := &linkforge.ClickDims{linkforge.DimTraffic: linkforge.TrafficHuman, linkforge.DimCountry: "NL"}
+		automated := &linkforge.ClickDims{linkforge.DimTraffic: linkforge.TrafficAutomated}
+		// A private click (GPC, DNT) keeps its traffic; its other
+		// dimensions say "private".
+		privateHuman := &linkforge.ClickDims{linkforge.DimTraffic: linkforge.TrafficHuman, linkforge.DimCountry: "private"}
+		privateBot := &linkforge.ClickDims{linkforge.DimTraffic: linkforge.TrafficAutomated, linkforge.DimCountry: "private"}
+		for _, d := range []*linkforge.ClickDims{human, automated, human, privateHuman, privateBot, nil} {
+			mustRecord2(t, c, &l, d) // nil: unclassified, counted as human
+		}
+		time.Sleep(c.liveInterval)
+		synctest.Wait()
+		bucket := time.Now().Truncate(time.Minute).UTC()
+		want := linkforge.BucketCount{TenantID: l.TenantID, LinkID: l.ID, Slug: l.Slug, Bucket: bucket,
+			Count: 6, Human: 4, HumanKnown: true, Total: 6, TotalKnown: true}
+		if got := sub.take(); len(got) != 1 || got[0] != want {
+			t.Fatalf("deltas = %+v, want %+v", got, want)
+		}
+
+		// Killed: nothing flushed, the journal's files closed as they are.
+		if err := c.shutdown(context.Background(), false); err != nil {
+			t.Fatal(err)
+		}
+		closeJ()
+		c2 := mustStart(t, Config{Store: st, Journal: mustJournal(t, dir), Subscriber: sub}, nil)
+		mustRecord2(t, c2, &l, automated)
+		time.Sleep(c2.liveInterval)
+		synctest.Wait()
+		got := sub.take()
+		if len(got) != 1 || got[0].Bucket != bucket || got[0].Count != 7 || got[0].Human != 4 || !got[0].HumanKnown {
+			t.Fatalf("deltas after the replay = %+v, want count 7, human 4 in %v", got, bucket)
+		}
+		mustRecord2(t, c2, &l, human)
+		time.Sleep(c2.liveInterval)
+		synctest.Wait()
+		if got := sub.take(); len(got) != 1 || got[0].Count != 8 || got[0].Human != 5 {
+			t.Fatalf("deltas after one more human click = %+v, want count 8, human 5", got)
+		}
+		mustStop(t, c2)
 	})
 }

@@ -14,7 +14,9 @@ import (
 
 // mustSeedBreakdowns gives link clicks in the current minute, and as many
 // in the current hour under several values of every dimension, as a busy
-// link has: the breakdown panels fill up.
+// link has: the breakdown panels fill up. The clicks are people's, counted
+// in every dimension as the counter counts them (the traffic shadows
+// included), so that the panels fill under People, the default, too.
 func mustSeedBreakdowns(t *testing.T, st linkforge.Store, link int64, now time.Time) int64 {
 	t.Helper()
 	values := map[linkforge.Dimension][]string{
@@ -29,21 +31,42 @@ func mustSeedBreakdowns(t *testing.T, st linkforge.Store, link int64, now time.T
 	for i := range 6 {
 		total += int64(10 - i)
 	}
-	hour := now.UTC().Truncate(time.Hour)
-	var dims []linkforge.DimRow
+	// Click c's value in each dimension: the i-th value for 10-i clicks,
+	// the last value for the rest.
+	clicks := make([]linkforge.ClickDims, total)
 	for d, vs := range values {
-		// The counts of each dimension sum to total, as the API keeps them.
-		left := total
+		c := 0
 		for i, v := range vs {
-			n := int64(10 - i)
+			n := 10 - i
 			if i == len(vs)-1 {
-				n = left
+				n = int(total) - c
 			}
-			left -= n
-			dims = append(dims, linkforge.DimRow{LinkID: link, Hour: hour, Dim: d, Value: v, Count: n})
+			for range n {
+				clicks[c][d] = v
+				c++
+			}
 		}
 	}
-	rollup := []linkforge.RollupRow{{LinkID: link, Bucket: now.UTC().Truncate(time.Minute), Count: total}}
+	minute := now.UTC().Truncate(time.Minute)
+	type key struct {
+		dim   linkforge.Dimension
+		value string
+	}
+	counts := map[key]int64{}
+	for i := range clicks {
+		clicks[i][linkforge.DimTraffic] = linkforge.TrafficHuman
+		var vs [linkforge.NumDimensions]string
+		clicks[i].CountedAll(minute.Unix(), &vs)
+		for d, v := range vs {
+			counts[key{linkforge.Dimension(d), v}]++
+		}
+	}
+	hour := now.UTC().Truncate(time.Hour)
+	var dims []linkforge.DimRow
+	for k, n := range counts {
+		dims = append(dims, linkforge.DimRow{LinkID: link, Hour: hour, Dim: k.dim, Value: k.value, Count: n})
+	}
+	rollup := []linkforge.RollupRow{{LinkID: link, Bucket: minute, Count: total}}
 	if err := st.UpsertClicks(context.Background(), "node-test", rollup, dims); err != nil {
 		t.Fatalf("UpsertClicks: %v", err)
 	}

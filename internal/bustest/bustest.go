@@ -67,6 +67,7 @@ func Run(t *testing.T, newTransport func(t *testing.T, outage bool) Transport) {
 		{"Stop", testStop, false},
 		{"CarriesDomains", testCarriesDomains, false},
 		{"CarriesDeliveries", testCarriesDeliveries, false},
+		{"CarriesHuman", testCarriesHuman, false},
 		{"Outage", testOutage, true},
 	}
 	for _, tt := range tests {

@@ -10,13 +10,18 @@
 // The wire format is compact JSON, one envelope per message:
 //
 //	{"v":1,"node":"n1","inst":"K3QF7A2B","ev":[
-//	  {"type":"clicks","tenant":1,"link":7,"slug":"abc","bucket":1764489660,"count":42,"total":1234},
+//	  {"type":"clicks","tenant":1,"link":7,"slug":"abc","bucket":1764489660,"count":42,"human":40,"total":1234},
 //	  {"type":"invalidate","slug":"abc"},
 //	  {"type":"expired","tenant":1,"link":7,"slug":"abc","expires_at":"...","expired_at":"..."},
 //	  {"type":"link","tenant":1,"link":7,"slug":"abc","op":"updated"},
 //	  {"type":"invalidate","slug":"abc","host":"go.example.com"},
 //	  {"type":"domain","slug":"go.example.com","host":"go.example.com"},
 //	  {"type":"deliveries","slug":"webhook","due":1764489660}]}
+//
+// A count's human is how many of its clicks were people's; a node of an
+// older release sends none, and the receiver then has the count with
+// HumanKnown false (not zero human clicks), as it has a total the sender
+// did not know.
 //
 // An invalidation on a tenant's domain carries its host (absent: the
 // public host); an expiry and a link event carry the link's domain id
@@ -81,6 +86,7 @@ type wireEvent struct {
 	Slug      string     `json:"slug"`
 	Bucket    int64      `json:"bucket,omitempty"` // unix seconds
 	Count     int64      `json:"count,omitempty"`
+	Human     *int64     `json:"human,omitempty"` // absent: a sender of an older release
 	Total     *int64     `json:"total,omitempty"` // absent: the sender does not know it
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	ExpiredAt *time.Time `json:"expired_at,omitempty"`
@@ -110,6 +116,9 @@ var Suffix = []byte("]}")
 func Clicks(c linkforge.BucketCount) (Event, error) {
 	e := wireEvent{Type: KindClicks, Tenant: c.TenantID, Link: c.LinkID, Slug: c.Slug,
 		Bucket: c.Bucket.Unix(), Count: c.Count}
+	if c.HumanKnown {
+		e.Human = &c.Human
+	}
 	if c.TotalKnown {
 		e.Total = &c.Total
 	}

@@ -73,6 +73,9 @@ func (r *Receiver) dispatch(node string, e wireEvent) bool {
 	case KindClicks:
 		c := linkforge.BucketCount{TenantID: e.Tenant, LinkID: e.Link, Slug: e.Slug,
 			Bucket: time.Unix(e.Bucket, 0).UTC(), Count: e.Count}
+		if e.Human != nil {
+			c.Human, c.HumanKnown = *e.Human, true
+		}
 		if e.Total != nil {
 			c.Total, c.TotalKnown = *e.Total, true
 		}

@@ -806,7 +806,12 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 			// purge cannot have dropped it.
 			if h := j.st.hourOf(in.LinkID, hourStart(in.Bucket), false); h != nil {
 				if m := h.min(in.Bucket, false); m != nil {
-					in.N = m.n
+					in.N, in.Human = m.n, m.n
+					// One more look-up of the hour's dimension cells, which
+					// boundDims already did once per value of the increment.
+					if auto := h.dim(linkforge.DimTrafficMinute, linkforge.TrafficMinuteValue(linkforge.TrafficAutomated, in.Bucket), false); auto != nil {
+						in.Human = max(0, m.n-auto.n)
+					}
 				}
 			}
 		}

@@ -17,8 +17,13 @@ type Increment struct {
 	LinkID int64
 	Bucket int64
 	Add    int64
-	// N is the row's absolute count once the commit is written.
-	N int64
+	// N is the row's absolute count once the commit is written, Human
+	// the human clicks of it: N less the minute's automated clicks, which
+	// the hour's traffic_minute row of the minute counts
+	// (linkforge.DimTrafficMinute), so that a replayed journal gives the
+	// same split as the process it replaces.
+	N     int64
+	Human int64
 	// Dims lists the increment's clicks by dimension and value, so that
 	// the record lists a (link, hour)'s dimension rows together.
 	Dims []DimCount

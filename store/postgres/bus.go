@@ -75,7 +75,7 @@ type BusConfig struct {
 // process, which tells two processes that share a node id apart:
 //
 //	{"v":1,"node":"n1","inst":"K3QF7A2B","ev":[
-//	  {"type":"clicks","tenant":1,"link":7,"slug":"abc","bucket":1764489660,"count":42,"total":1234},
+//	  {"type":"clicks","tenant":1,"link":7,"slug":"abc","bucket":1764489660,"count":42,"human":40,"total":1234},
 //	  {"type":"invalidate","slug":"abc"},
 //	  {"type":"expired","tenant":1,"link":7,"slug":"abc","expires_at":"...","expired_at":"..."},
 //	  {"type":"link","tenant":1,"link":7,"slug":"abc","op":"updated"}]}

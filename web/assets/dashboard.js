@@ -25,6 +25,21 @@
 // them. After a reconnect, and every 30 s on a live range, the snapshot is
 // taken again.
 //
+// People and Automated are live too: a feed message also carries the
+// minute's absolute count of human clicks (automated = count - human),
+// kept per link and minute beside the count. What a filtered view adds to
+// its snapshot, per minute, is the larger of two lower bounds of the
+// clicks of that traffic the snapshot lacks: (a) the view's live count of
+// the traffic in the minute (summed over its links) less the snapshot's
+// count of that minute, read at minute resolution (the 1 h chart itself,
+// else the last 10 minutes read after the chart), exact for every minute
+// the feed has followed whole; (b) per link, in each minute that the
+// missing clicks above reach, the traffic's clicks beyond those the
+// snapshot holds (all of them in a minute missing whole), exact for the
+// minute the page connected in, where (a) lacks the clicks that came before.
+// Neither counts a click twice, and the next snapshot settles what both
+// miss. The filtered all-time total is the snapshot's plus the same.
+//
 // Breakdowns. The API counts dimensions (country, referrer, device,
 // browser, OS, UTM source) per hour, and only once clicks are flushed: the
 // panels are reloaded with the snapshot (on a range or view change, every
@@ -59,6 +74,7 @@
   const PANEL_LIMIT = 6; // values listed per breakdown; the rest is summed
   const TOP_LINKS = 8;
   const REFRESH_EVERY = 30 * 1000; // catches flushed clicks, breakdowns and other nodes' clicks
+  const LIVE_MINUTES = 10; // minutes a filtered view reads by minute: those the feed's counts may still lack flushes of
   const BACKOFF_MIN = 1000;
   const BACKOFF_MAX = 30 * 1000;
   const CLOSE_TOKEN_REVOKED = 4001; // the feed's close code for a revoked token
@@ -109,11 +125,17 @@
     fetching: new Set(), // slugs being fetched after a feed message
     missingLink: null, // the detail view's slug when the server has no such link
     missingWhy: '', // 'not found', or 'deleted' when the page saw it go
-    // Live state per slug: {buckets: Map(minuteMs -> count), total}.
+    // Live state per slug: {buckets: Map(minuteMs -> count), split:
+    // Map(minuteMs -> {count, human}), total}. split comes from the
+    // messages that carry human (an older node's do not): its count is
+    // the one its human count is of.
     live: new Map(),
-    // Chart snapshot of the view: {key, buckets: Map(bucketMs -> count),
-    // total} where total is the all-time flushed total of the tenant or
-    // link and key names the view it was taken for.
+    // Chart snapshot of the view: {key, traffic, buckets: Map(bucketMs ->
+    // count), total, all, minutes, minFrom} where total is the all-time
+    // flushed total of the tenant or link under the traffic it was taken
+    // under (all: of every click), key names the view it was taken for,
+    // and minutes holds the traffic's counts by minute from minFrom (null:
+    // none read).
     snap: null,
     // Breakdowns of the view: {key, dims: {dimension|'links': {data} or
     // {error}}, from, to}.
@@ -354,7 +376,10 @@
     // (a refresh must not drop the pages loaded with "Load more").
     const listGen = ++state.list.gen;
     const limit = Math.min(MAX_PAGE, Math.max(PAGE, state.list.slugs.length));
+    const traffic = ext ? ext.traffic() : '';
+    const minutes = stats ? loadMinutes(view, r, stats, traffic) : null;
     const page = await api('GET', listPath(null, limit));
+    const mins = await minutes;
     if (gen !== state.loadGen) return; // a newer load won
     if (one) state.links.set(one.slug, toLink(one, state.links.get(one.slug), true));
     for (const j of page.links || []) state.links.set(j.slug, toLink(j, state.links.get(j.slug), true));
@@ -367,10 +392,31 @@
     // several days the figure is the sum of the daily ones.
     let unique = null;
     for (const b of stats.buckets || []) if (typeof b.unique === 'number') unique = (unique || 0) + b.unique;
-    state.snap = { key, buckets: bucketMap(stats), total: ext ? ext.count(stats, 'total') : (stats.total || 0), unique };
+    state.snap = { key, traffic, buckets: bucketMap(stats), total: ext ? ext.count(stats, 'total') : (stats.total || 0), all: stats.total || 0,
+      unique, minutes: mins ? mins.minutes : null, minFrom: mins ? mins.from : 0 };
     state.missingLink = null;
     render();
     await panels;
+  }
+
+  // loadMinutes returns the traffic's counts by minute that a filtered
+  // view compares the feed's with, and the minute they start at: the
+  // chart's own buckets when they are minutes, else the last 10 minutes,
+  // read after the chart so that a flush in between lowers what the feed
+  // adds rather than count a click twice. Null under All, or when the
+  // read fails (the feed then adds only what the per-link bound finds).
+  async function loadMinutes(view, r, stats, traffic) {
+    if (!traffic) return null;
+    if (r.interval === 'minute') return { minutes: bucketMap(stats), from: r.from };
+    const to = floorTo(Date.now(), MINUTE) + MINUTE;
+    const from = to - LIVE_MINUTES * MINUTE;
+    try {
+      const st = await api('GET', (view.slug ? `/api/v1/links/${encodeURIComponent(view.slug)}/stats?` : '/api/v1/stats?') +
+        rangeQuery(from, to) + '&interval=minute' + domainParam(view.slug));
+      return { minutes: bucketMap(st), from };
+    } catch (err) {
+      return null;
+    }
   }
 
   // showMissing shows the link's view as that of no link: deleted (the
@@ -732,11 +778,21 @@
     if (Number.isNaN(bucket)) return;
     let lv = state.live.get(m.link);
     if (!lv) {
-      lv = { buckets: new Map(), total: null };
+      lv = { buckets: new Map(), split: new Map(), total: null };
       state.live.set(m.link, lv);
     }
     // Absolute values: a late or repeated message must not lower them.
-    lv.buckets.set(bucket, Math.max(lv.buckets.get(bucket) || 0, m.count || 0));
+    const count = m.count || 0;
+    lv.buckets.set(bucket, Math.max(lv.buckets.get(bucket) || 0, count));
+    if (typeof m.human === 'number') {
+      // A larger count brings its human count; the same count can only
+      // raise it. Without human (an older node counts the minute too), the
+      // split stays as it was: the filtered views wait for the snapshot.
+      const human = Math.min(Math.max(m.human, 0), count);
+      const sp = lv.split.get(bucket);
+      if (!sp || count > sp.count) lv.split.set(bucket, { count, human: Math.max(human, sp ? sp.human : 0) });
+      else if (count === sp.count) sp.human = Math.max(sp.human, human);
+    }
     if (typeof m.total === 'number') lv.total = Math.max(lv.total || 0, m.total);
     if (!state.links.has(m.link)) learnLink(m.link);
     bump(m.link);
@@ -796,6 +852,74 @@
     return out;
   }
 
+  // splitValue is a minute's clicks under traffic ('human' or
+  // 'automated').
+  function splitValue(sp, traffic) {
+    return traffic === 'human' ? sp.human : sp.count - sp.human;
+  }
+
+  // trafficMissing returns, per minute, clicks of slug under traffic that
+  // a snapshot whose total of every click was base for the link does not
+  // hold (bound (b) above): of a minute the missing clicks reach, the
+  // traffic's clicks beyond those the snapshot can hold of the minute. A
+  // minute whose human count lags its count adds nothing.
+  function trafficMissing(slug, base, traffic, out) {
+    const lv = state.live.get(slug);
+    if (!lv) return;
+    for (const [k, n] of missing(slug, base)) {
+      const sp = lv.split.get(k);
+      if (!sp || sp.count !== lv.buckets.get(k)) continue;
+      const x = splitValue(sp, traffic) - (sp.count - n);
+      if (x > 0) out.set(k, (out.get(k) || 0) + x);
+    }
+  }
+
+  // trafficDeltas returns, per minute, what the view's snapshot under
+  // traffic lacks of the clicks the feed told: the larger of the bounds (a)
+  // and (b) above, each a number of clicks the snapshot cannot hold.
+  function trafficDeltas(traffic) {
+    const s = state.snap;
+    const out = new Map();
+    if (state.view.slug) {
+      trafficMissing(state.view.slug, s.all, traffic, out);
+    } else {
+      for (const l of state.links.values()) trafficMissing(l.slug, l.base, traffic, out);
+    }
+    if (!s.minutes) return out;
+    const counted = new Map();
+    // The links the page knows: a link deleted meanwhile no longer counts.
+    for (const slug of state.view.slug ? [state.view.slug] : state.links.keys()) {
+      const lv = state.live.get(slug);
+      if (!lv) continue;
+      for (const [k, sp] of lv.split) {
+        if (k >= s.minFrom) counted.set(k, (counted.get(k) || 0) + splitValue(sp, traffic));
+      }
+    }
+    for (const [k, n] of counted) {
+      const d = n - (s.minutes.get(k) || 0);
+      if (d > (out.get(k) || 0)) out.set(k, d);
+    }
+    return out;
+  }
+
+  // viewExtras returns the per-minute clicks the view's snapshot lacks
+  // (a list of maps, summed), or null before the snapshot.
+  function viewExtras() {
+    const s = state.snap;
+    if (!s || s.key !== viewKey()) return null;
+    const traffic = ext ? ext.traffic() : '';
+    // A snapshot of another traffic is replaced by the load under way.
+    if (traffic !== s.traffic) return [];
+    if (traffic) return [trafficDeltas(traffic)];
+    const extras = [];
+    if (state.view.slug) {
+      extras.push(missing(state.view.slug, s.total));
+    } else {
+      for (const l of state.links.values()) extras.push(missing(l.slug, l.base));
+    }
+    return extras;
+  }
+
   function linkTotal(l) {
     const lv = state.live.get(l.slug);
     const flushed = Math.max(l.base, l.seen || 0);
@@ -822,20 +946,20 @@
     return out;
   }
 
-  // viewSeries is the chart of the view, or null before its snapshot.
-  function viewSeries(r) {
+  // viewSeries is the chart of the view with extras (viewExtras), or
+  // null before its snapshot.
+  function viewSeries(r, extras) {
+    return extras ? series(r, state.snap.buckets, extras) : null;
+  }
+
+  // filteredTotal is the view's all-time total under a traffic: the
+  // snapshot's plus what the feed told since, or null under All.
+  function filteredTotal(extras) {
     const s = state.snap;
-    if (!s || s.key !== viewKey()) return null;
-    // The live feed does not tell people from automated clicks: a
-    // filtered chart shows the flushed snapshot alone.
-    if (ext && ext.traffic()) return series(r, s.buckets, []);
-    const extras = [];
-    if (state.view.slug) {
-      extras.push(missing(state.view.slug, s.total));
-    } else {
-      for (const l of state.links.values()) extras.push(missing(l.slug, l.base));
-    }
-    return series(r, s.buckets, extras);
+    if (!(ext && ext.traffic()) || !s || s.key !== viewKey()) return null;
+    let total = s.total;
+    for (const e of extras || []) for (const n of e.values()) total += n;
+    return total;
   }
 
   // ---------------------------------------------------------------- render
@@ -852,7 +976,9 @@
   function render() {
     if (!state.token) return;
     const r = currentRange();
-    const pts = viewSeries(r);
+    const extras = viewExtras();
+    const pts = viewSeries(r, extras);
+    const byTraffic = filteredTotal(extras);
     const sum = pts ? pts.reduce((s, p) => s + p.v, 0) : null;
     const slug = state.view.slug;
     const l = slug ? state.links.get(slug) : null;
@@ -860,12 +986,13 @@
     $('stat-range').textContent = sum === null ? '–' : fmt.format(sum);
     if (slug) {
       renderDetailHead(l);
-      $('stat-total').textContent = l && !(ext && ext.traffic()) ? fmt.format(linkTotal(l)) : (state.snap ? fmt.format(state.snap.total) : '–');
+      $('stat-total').textContent = byTraffic !== null ? fmt.format(byTraffic) : l && !(ext && ext.traffic()) ? fmt.format(linkTotal(l)) : (state.snap ? fmt.format(state.snap.total) : '–');
       $('stat-third-label').textContent = 'Status';
       $('stat-links').textContent = l ? linkStatus(l).label : '–';
     } else {
       let total = state.snap ? state.snap.total : 0;
       if (!(ext && ext.traffic())) for (const x of state.links.values()) total += linkTotal(x) - x.base;
+      if (byTraffic !== null) total = byTraffic;
       $('stat-total').textContent = state.snap ? fmt.format(total) : '–';
       $('stat-third-label').textContent = filtered() ? 'Matching links' : 'Links';
       $('stat-links').textContent = fmt.format(state.list.slugs.length) + (state.list.cursor ? '+' : '');

@@ -4,10 +4,10 @@
 // - the domain picker of the create form: the tenant's verified domains
 //   (GET /api/v1/domains, read when the overview shows) and the public
 //   host; the edit form names the link's domain (a link keeps it);
-// - the People / Automated / All switch: the chart and the all-time total
-//   take the stats' human or automated counts, the breakdowns and top
-//   links traffic=; the live feed does not classify clicks, so a filtered
-//   view shows flushed clicks only, and says so;
+// - the People / Automated / All switch, People by default: the chart and
+//   the all-time total take the stats' human or automated counts and the
+//   feed's (its messages carry each minute's human clicks; dashboard.js
+//   says how they are added), the breakdowns and top links traffic=;
 // - the edit form's routing: redirect status (with the warning about the
 //   caching of 301 and 308), query forwarding, an ordered rules editor,
 //   A/B variants with their counts (GET .../stats/variant) and the social
@@ -33,12 +33,13 @@ window.LinkForgeOptions = (() => {
   let dash = null; // the dashboard's api, linkURL, domainParam, onTraffic
   let domains = null; // the tenant's domains, once read
   let domainsGen = 0;
-  let traffic = '';
+  // People unless the browser kept another choice ('' is All).
+  let traffic = 'human';
   let variantsGen = 0;
   try {
-    const t = localStorage.getItem(TRAFFIC_KEY) || '';
-    if (t in TRAFFIC) traffic = t;
-  } catch (err) { /* no storage: All */ }
+    const t = localStorage.getItem(TRAFFIC_KEY);
+    if (t !== null && t in TRAFFIC) traffic = t;
+  } catch (err) { /* no storage: People */ }
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -122,13 +123,13 @@ window.LinkForgeOptions = (() => {
       b.setAttribute('aria-pressed', String(b.dataset.traffic === traffic));
     }
     // Always a line saying what "automated" means (link previews are not
-    // clicks at all), and for a filtered view that its counts are flushed.
+    // clicks at all).
     const note = $('traffic-note');
     note.hidden = false;
     note.textContent = {
       '': 'All clicks, people and automated. Automated: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners; link previews are not counted at all.',
-      human: 'People only: automated clicks (crawlers, scripts, monitors, prefetches, email scanners) left out. Counts of flushed clicks: the newest appear within 30 s.',
-      automated: 'Automated clicks only: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners. Counts of flushed clicks: the newest appear within 30 s.',
+      human: 'People only. Automated clicks are left out: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners; link previews are not counted at all.',
+      automated: 'Automated clicks only: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners; link previews are not counted at all.',
     }[traffic];
   }
 
