@@ -271,10 +271,12 @@ func scanTopLinks(rows pgx.Rows) (linkforge.TopLinks, error) {
 // first whole hour and after the last, when a bound is not on the hour, so
 // that a month by hour reads 720 rows rather than every minute row. A
 // link's all-time total is links.rollup_clicks (00007), the sum of its
-// rollup rows. Rows as in tenantStatsSQL and linkStatsSQL. The edge
+// rollup rows. Rows as in tenantStatsSQL and linkStatsSQL, and the whole
+// hours' automated clicks as kindAutomated rows; it returns the edges, the
+// minute ranges whose automated clicks withTraffic must add. The edge
 // branches are left out when empty: for a tenant each would otherwise probe
 // the rollup once per link.
-func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time) (string, []any) {
+func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time) (string, []any, []timeRange) {
 	hFrom := from.Truncate(time.Hour)
 	if hFrom.Before(from) {
 		hFrom = hFrom.Add(time.Hour)
@@ -309,10 +311,12 @@ func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time)
 		SELECT date_trunc($2, hour, 'UTC') AS start, count AS n FROM link_hourly
 		WHERE link_id = $5 AND hour >= $3 AND hour < $4 AND count <> 0`)
 	}
+	var edges []timeRange
 	edge := func(lo, hi time.Time) {
 		if !lo.Before(hi) {
 			return
 		}
+		edges = append(edges, timeRange{lo, hi})
 		args = append(args, lo, hi)
 		q.WriteString(`
 		UNION ALL
@@ -320,8 +324,19 @@ func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time)
 	}
 	edge(from, hFrom)
 	edge(hTo, to)
+	// The whole hours' automated clicks, kept beside their count
+	// (migration 00022), which retention leaves alone: the minute rows
+	// withTraffic reads are only the edges'.
+	hourly := `SELECT date_trunc($2, hour, 'UTC'), SUM(automated)::bigint FROM tenant_hourly
+		WHERE tenant_id = $1 AND hour >= $3 AND hour < $4 AND automated <> 0 GROUP BY 1`
+	if linkID != 0 {
+		hourly = `SELECT date_trunc($2, hour, 'UTC'), SUM(automated)::bigint FROM link_hourly
+		WHERE link_id = $5 AND hour >= $3 AND hour < $4 AND automated <> 0 GROUP BY 1`
+	}
 	q.WriteString(`
 	) b GROUP BY start
+	UNION ALL
+	SELECT ` + fmt.Sprint(kindAutomated) + `, * FROM (` + hourly + `) h
 	ORDER BY kind, start`)
-	return q.String(), args
+	return q.String(), args, edges
 }
