@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -77,5 +78,90 @@ func TestTopLinksWithinDaysMatchesFullSum(t *testing.T) {
 	}
 	if checked < 300 {
 		t.Fatalf("only %d ranges checked", checked)
+	}
+}
+
+// planRows sums, over the nodes of an EXPLAIN (ANALYZE, FORMAT JSON) plan
+// that scan each relation, the rows they returned (rows × loops).
+func planRows(t *testing.T, plan []byte) map[string]float64 {
+	t.Helper()
+	var root []struct{ Plan map[string]any }
+	if err := json.Unmarshal(plan, &root); err != nil || len(root) != 1 {
+		t.Fatalf("plan %s: %v", plan, err)
+	}
+	out := map[string]float64{}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if rel, ok := n["Relation Name"].(string); ok {
+			rows, _ := n["Actual Rows"].(float64)
+			loops, _ := n["Actual Loops"].(float64)
+			out[rel] += rows * loops
+		}
+		subs, _ := n["Plans"].([]any)
+		for _, sub := range subs {
+			if m, ok := sub.(map[string]any); ok {
+				walk(m)
+			}
+		}
+	}
+	walk(root[0].Plan)
+	return out
+}
+
+// TestTopLinksRecentReadsTheDaysLeaders: the last 24 hours' top links read
+// the leaders of the two days they touch, a few rows of link_daily and
+// links per candidate, not a row of every link that had clicks on those
+// days, and settle the ranking the full sum gives.
+func TestTopLinksRecentReadsTheDaysLeaders(t *testing.T) {
+	db := mustOpen(t)
+	ctx := t.Context()
+	ten, err := db.EnsureTenant(ctx, "recent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const links = 1500
+	day0 := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
+	var rows []linkforge.RollupRow
+	for i := range links {
+		l, err := db.CreateLink(ctx, linkforge.Link{TenantID: ten.ID, Slug: fmt.Sprintf("r%04d", i), URL: "https://example.com/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every link on both days, Zipf-like, with yesterday's leaders
+		// not today's.
+		for _, h := range []int{3, 15, 30, 40} {
+			rank := i
+			if h >= 24 {
+				rank = (i + 700) % links
+			}
+			rows = append(rows, linkforge.RollupRow{LinkID: l.ID, Bucket: day0.Add(time.Duration(h)*time.Hour + time.Minute),
+				Count: int64(1 + 30000/(rank+1))})
+		}
+	}
+	if err := db.UpsertClicks(ctx, "node-a", rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	q := linkforge.TopLinksQuery{TenantID: ten.ID, From: day0.Add(12 * time.Hour), To: day0.Add(36 * time.Hour), Limit: 10}
+	got, ok, err := db.TopLinksRecent(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := db.TopLinksAll(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok || !reflect.DeepEqual(got, want) {
+		t.Fatalf("settled %v:\n got %+v\nwant %+v", ok, got, want)
+	}
+	plan, err := db.ExplainTopLinksRecent(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(2 * linkforge.TopLinksCandidates(q.Limit))
+	read := planRows(t, plan)
+	for _, rel := range []string{"link_daily", "links"} {
+		if read[rel] > n {
+			t.Errorf("the candidates statement read %.0f rows of %s, want at most %.0f (two days' candidates): %v", read[rel], rel, n, read)
+		}
 	}
 }
