@@ -147,8 +147,11 @@ const topCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0
 // link_daily_top (migration 00022) rather than by summing every link's
 // days: a link in neither list had at most the $6-th count of each full
 // list on its day, so the kind 2 row, the sum of those, bounds the clicks
-// in the range of every link that is not a candidate. The exact counts
-// come from link_hourly through link_hourly_link. A candidate whose link
+// in the range of every link that is not a candidate. The exact count of
+// a candidate is its link_daily rows of the days [$7, $8) plus its
+// link_hourly rows (through link_hourly_link) of the hour ranges $9 to $16
+// inside the range, minus those outside it (topRecentCandidates). A
+// candidate whose link
 // was deleted has no slug (NULL) and is left out; its day rows still only
 // lower the bound's counts.
 const topRecentCandidatesSQL = `WITH d1 AS (
@@ -170,7 +173,10 @@ const topRecentCandidatesSQL = `WITH d1 AS (
 	-- The slug and the count by primary key and link_hourly_link for each
 	-- candidate alone: a join would read every link of the tenant.
 	SELECT 1, c.link_id, (SELECT slug FROM links WHERE id = c.link_id AND tenant_id = $1),
-		(SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = c.link_id AND hour >= $2 AND hour < $3)::bigint
+		(SELECT COALESCE(SUM(count), 0) FROM link_daily WHERE link_id = c.link_id AND day >= $7 AND day < $8)::bigint
+		+ (SELECT COALESCE(SUM(CASE WHEN hour >= $2 AND hour < $3 THEN count ELSE -count END), 0) FROM link_hourly
+			WHERE link_id = c.link_id AND (hour >= $9 AND hour < $10 OR hour >= $11 AND hour < $12
+				OR hour >= $13 AND hour < $14 OR hour >= $15 AND hour < $16))::bigint
 	FROM c`
 
 // TopLinks ranks the tenant's links by their clicks over q's hours.
@@ -288,10 +294,50 @@ func (db *DB) topLinksRecent(ctx context.Context, q linkforge.TopLinksQuery, n i
 }
 
 // topRecentCandidates is topRecentCandidatesSQL and its arguments for q
-// and n candidates a day: the days of q's first and last hour.
+// and n candidates a day: the days of q's first and last hour. A day whose
+// part of the range is more than half of it counts as its link_daily row
+// less the hours of the day outside the range (for the last 24 hours, the
+// second day's are still to come: none), so that each candidate reads at
+// most 24 hourly rows in all, often a few, instead of one per hour of the
+// range: link_daily is the sum of link_hourly's hours of the day, both
+// kept from the same rollup rows (migration 00006).
 func topRecentCandidates(q linkforge.TopLinksQuery, n int) (string, []any) {
-	return topRecentCandidatesSQL, []any{q.TenantID, q.From, q.To,
-		q.From.UTC().Truncate(24 * time.Hour), q.To.Add(-time.Hour).UTC().Truncate(24 * time.Hour), n}
+	const day = 24 * time.Hour
+	from, to := q.From.UTC(), q.To.UTC()
+	first, last := from.Truncate(day), to.Add(-time.Hour).Truncate(day)
+	dailyFrom, dailyTo := to, to // no day counted whole: empty
+	var hours []any              // [lo, hi) pairs, inside the range or outside it
+	for d := first; !d.After(last); d = d.Add(day) {
+		lo, hi := maxTime(from, d), minTime(to, d.Add(day))
+		if hi.Sub(lo) <= day/2 {
+			hours = append(hours, lo, hi)
+			continue
+		}
+		if dailyFrom.Equal(to) {
+			dailyFrom = d
+		}
+		dailyTo = d.Add(day)
+		hours = append(hours, d, lo, hi, d.Add(day))
+	}
+	for len(hours) < 8 {
+		hours = append(hours, to, to)
+	}
+	args := []any{q.TenantID, q.From, q.To, first, last, n, dailyFrom, dailyTo}
+	return topRecentCandidatesSQL, append(args, hours...)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // topLinksAll is TopLinks summing every link's clicks in the range
