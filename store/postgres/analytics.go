@@ -141,28 +141,43 @@ const topCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0
 	) c`
 
 // topRecentCandidatesSQL is topCandidatesSQL for a range [$2, $3) inside
-// the UTC days [$4, $5) (at most two: it holds no whole day, such as the
-// last 24 hours). The candidates are the $6 links with the most clicks in
-// those days (link_daily: one row per link and day), which bound their
-// clicks in the range far more tightly than their clicks of all time: a
-// link that leads today but not over its lifetime is a candidate, so the
-// first step settles the ranking instead of summing 24 hourly rows of
-// every link. The exact counts come from link_hourly through
-// link_hourly_link. The join with links comes before the limit, so a row
-// of a deleted link cannot take a candidate's place.
-const topRecentCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0::bigint AS bound,
-		COALESCE(SUM(count), 0)::bigint AS n
+// the UTC days $4 and $5 (at most two, $5 after $4 or equal to it: it holds
+// no whole day, such as the last 24 hours). The candidates are the union of
+// each day's $6 links with the most clicks that day, read from the top of
+// link_daily_top (migration 00022) rather than by summing every link's
+// days: a link in neither list had at most the $6-th count of each full
+// list on its day, so the kind 2 row, the sum of those, bounds the clicks
+// in the range of every link that is not a candidate. The exact count of
+// a candidate is its link_daily rows of the days [$7, $8) plus its
+// link_hourly rows (through link_hourly_link) of the hour ranges $9 to $16
+// inside the range, minus those outside it (topRecentCandidates). A
+// candidate whose link
+// was deleted has no slug (NULL) and is left out; its day rows still only
+// lower the bound's counts.
+const topRecentCandidatesSQL = `WITH d1 AS (
+		SELECT link_id, count FROM link_daily WHERE tenant_id = $1 AND day = $4
+		ORDER BY count DESC LIMIT $6
+	), d2 AS (
+		SELECT link_id, count FROM link_daily WHERE tenant_id = $1 AND day = $5 AND $5 > $4::timestamptz
+		ORDER BY count DESC LIMIT $6
+	), c AS (
+		SELECT link_id FROM d1 UNION SELECT link_id FROM d2
+	)
+	SELECT 0 AS kind, 0::bigint AS id, NULL::text AS slug, COALESCE(SUM(count), 0)::bigint AS n
 	FROM tenant_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $3
 	UNION ALL
-	SELECT 1, c.id, c.slug, c.bound,
-		(SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = c.id AND hour >= $2 AND hour < $3)::bigint
-	FROM (
-		SELECT l.id, l.slug, SUM(d.count)::bigint AS bound
-		FROM link_daily d JOIN links l ON l.id = d.link_id AND l.tenant_id = $1
-		WHERE d.tenant_id = $1 AND d.day >= $4 AND d.day < $5
-		GROUP BY l.id, l.slug
-		ORDER BY bound DESC, l.id DESC LIMIT $6
-	) c`
+	SELECT 2, 0, NULL,
+		(SELECT CASE WHEN count(*) >= $6 THEN MIN(count) ELSE 0 END FROM d1)::bigint
+		+ (SELECT CASE WHEN count(*) >= $6 THEN MIN(count) ELSE 0 END FROM d2)::bigint
+	UNION ALL
+	-- The slug and the count by primary key and link_hourly_link for each
+	-- candidate alone: a join would read every link of the tenant.
+	SELECT 1, c.link_id, (SELECT slug FROM links WHERE id = c.link_id AND tenant_id = $1),
+		(SELECT COALESCE(SUM(count), 0) FROM link_daily WHERE link_id = c.link_id AND day >= $7 AND day < $8)::bigint
+		+ (SELECT COALESCE(SUM(CASE WHEN hour >= $2 AND hour < $3 THEN count ELSE -count END), 0) FROM link_hourly
+			WHERE link_id = c.link_id AND (hour >= $9 AND hour < $10 OR hour >= $11 AND hour < $12
+				OR hour >= $13 AND hour < $14 OR hour >= $15 AND hour < $16))::bigint
+	FROM c`
 
 // TopLinks ranks the tenant's links by their clicks over q's hours.
 //
@@ -170,8 +185,9 @@ const topRecentCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS s
 // most clicks of all time (an upper bound of any range's clicks): if the
 // limit-th of them has more clicks in the range than the last candidate
 // has of all time, no other link can enter or tie, and the answer is
-// exact. Otherwise topLinksSQL sums every link's clicks in the range
-// (ADR 010). Each statement reads one snapshot, its total included.
+// exact. A range with no whole day reads each day's leaders instead
+// (topLinksRecent). Otherwise topLinksSQL sums every link's clicks in the
+// range (ADR 010). Each statement reads one snapshot, its total included.
 func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforge.TopLinks, error) {
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
 		return linkforge.TopLinks{}, err
@@ -181,18 +197,15 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	}
 	sp := linkforge.SplitDays(q.From, q.To)
 	n := linkforge.TopLinksCandidates(q.Limit)
-	var (
-		crows pgx.Rows
-		err   error
-	)
 	if sp.DayFrom.Equal(sp.DayTo) {
 		// No whole day inside: the days the range touches bound it.
-		crows, err = db.pool.Query(ctx, topRecentCandidatesSQL,
-			q.TenantID, q.From, q.To, q.From.UTC().Truncate(24*time.Hour), dayCeil(q.To), n)
-	} else {
-		crows, err = db.pool.Query(ctx, topCandidatesSQL,
-			q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, n)
+		if top, ok, err := db.topLinksRecent(ctx, q, n); err != nil || ok {
+			return top, err
+		}
+		return db.topLinksAll(ctx, q, sp)
 	}
+	crows, err := db.pool.Query(ctx, topCandidatesSQL,
+		q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, n)
 	if err != nil {
 		return linkforge.TopLinks{}, fmt.Errorf("postgres: top links candidates: %w", err)
 	}
@@ -226,6 +239,105 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 		return linkforge.TopLinks{Total: total, Links: ranked}, nil
 	}
 	return db.topLinksAll(ctx, q, sp)
+}
+
+// topLinksRecent answers TopLinks for a range that holds no whole UTC day
+// from topRecentCandidatesSQL's candidates, n of each day: ok is false when
+// they do not settle the ranking (a link outside them could enter or tie)
+// and every link's clicks must be summed.
+func (db *DB) topLinksRecent(ctx context.Context, q linkforge.TopLinksQuery, n int) (linkforge.TopLinks, bool, error) {
+	stmt, args := topRecentCandidates(q, n)
+	rows, err := db.pool.Query(ctx, stmt, args...)
+	if err != nil {
+		return linkforge.TopLinks{}, false, fmt.Errorf("postgres: top links candidates: %w", err)
+	}
+	defer rows.Close()
+	top := linkforge.TopLinks{Links: []linkforge.LinkCount{}}
+	var outside int64
+	for rows.Next() {
+		var (
+			kind int
+			lc   linkforge.LinkCount
+			slug *string
+		)
+		if err := rows.Scan(&kind, &lc.LinkID, &slug, &lc.Count); err != nil {
+			return linkforge.TopLinks{}, false, fmt.Errorf("postgres: top links candidates: %w", err)
+		}
+		switch {
+		case kind == 0:
+			top.Total = lc.Count
+		case kind == 2:
+			outside = lc.Count
+		case slug != nil && lc.Count > 0:
+			lc.Slug = *slug
+			top.Links = append(top.Links, lc)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return linkforge.TopLinks{}, false, fmt.Errorf("postgres: top links candidates: %w", err)
+	}
+	slices.SortFunc(top.Links, func(a, b linkforge.LinkCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Slug, b.Slug))
+	})
+	if len(top.Links) > q.Limit {
+		top.Links = top.Links[:q.Limit]
+	}
+	// A link outside the candidates has at most outside clicks in the
+	// range: it can neither enter nor tie once the last listed has more,
+	// and when no day's list was full (outside 0) every link with clicks
+	// in the range is a candidate.
+	need := int64(1)
+	if len(top.Links) == q.Limit {
+		need = top.Links[q.Limit-1].Count
+	}
+	return top, outside < need, nil
+}
+
+// topRecentCandidates is topRecentCandidatesSQL and its arguments for q
+// and n candidates a day: the days of q's first and last hour. A day whose
+// part of the range is more than half of it counts as its link_daily row
+// less the hours of the day outside the range (for the last 24 hours, the
+// second day's are still to come: none), so that each candidate reads at
+// most 24 hourly rows in all, often a few, instead of one per hour of the
+// range: link_daily is the sum of link_hourly's hours of the day, both
+// kept from the same rollup rows (migration 00006).
+func topRecentCandidates(q linkforge.TopLinksQuery, n int) (string, []any) {
+	const day = 24 * time.Hour
+	from, to := q.From.UTC(), q.To.UTC()
+	first, last := from.Truncate(day), to.Add(-time.Hour).Truncate(day)
+	dailyFrom, dailyTo := to, to // no day counted whole: empty
+	var hours []any              // [lo, hi) pairs, inside the range or outside it
+	for d := first; !d.After(last); d = d.Add(day) {
+		lo, hi := maxTime(from, d), minTime(to, d.Add(day))
+		if hi.Sub(lo) <= day/2 {
+			hours = append(hours, lo, hi)
+			continue
+		}
+		if dailyFrom.Equal(to) {
+			dailyFrom = d
+		}
+		dailyTo = d.Add(day)
+		hours = append(hours, d, lo, hi, d.Add(day))
+	}
+	for len(hours) < 8 {
+		hours = append(hours, to, to)
+	}
+	args := []any{q.TenantID, q.From, q.To, first, last, n, dailyFrom, dailyTo}
+	return topRecentCandidatesSQL, append(args, hours...)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // topLinksAll is TopLinks summing every link's clicks in the range
@@ -271,10 +383,12 @@ func scanTopLinks(rows pgx.Rows) (linkforge.TopLinks, error) {
 // first whole hour and after the last, when a bound is not on the hour, so
 // that a month by hour reads 720 rows rather than every minute row. A
 // link's all-time total is links.rollup_clicks (00007), the sum of its
-// rollup rows. Rows as in tenantStatsSQL and linkStatsSQL. The edge
+// rollup rows. Rows as in tenantStatsSQL and linkStatsSQL, and the whole
+// hours' automated clicks as kindAutomated rows; it returns the edges, the
+// minute ranges whose automated clicks withTraffic must add. The edge
 // branches are left out when empty: for a tenant each would otherwise probe
 // the rollup once per link.
-func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time) (string, []any) {
+func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time) (string, []any, []timeRange) {
 	hFrom := from.Truncate(time.Hour)
 	if hFrom.Before(from) {
 		hFrom = hFrom.Add(time.Hour)
@@ -309,10 +423,12 @@ func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time)
 		SELECT date_trunc($2, hour, 'UTC') AS start, count AS n FROM link_hourly
 		WHERE link_id = $5 AND hour >= $3 AND hour < $4 AND count <> 0`)
 	}
+	var edges []timeRange
 	edge := func(lo, hi time.Time) {
 		if !lo.Before(hi) {
 			return
 		}
+		edges = append(edges, timeRange{lo, hi})
 		args = append(args, lo, hi)
 		q.WriteString(`
 		UNION ALL
@@ -320,8 +436,19 @@ func aggregateStats(tenantID, linkID int64, interval string, from, to time.Time)
 	}
 	edge(from, hFrom)
 	edge(hTo, to)
+	// The whole hours' automated clicks, kept beside their count
+	// (migration 00022), which retention leaves alone: the minute rows
+	// withTraffic reads are only the edges'.
+	hourly := `SELECT date_trunc($2, hour, 'UTC'), SUM(automated)::bigint FROM tenant_hourly
+		WHERE tenant_id = $1 AND hour >= $3 AND hour < $4 AND automated <> 0 GROUP BY 1`
+	if linkID != 0 {
+		hourly = `SELECT date_trunc($2, hour, 'UTC'), SUM(automated)::bigint FROM link_hourly
+		WHERE link_id = $5 AND hour >= $3 AND hour < $4 AND automated <> 0 GROUP BY 1`
+	}
 	q.WriteString(`
 	) b GROUP BY start
+	UNION ALL
+	SELECT ` + fmt.Sprint(kindAutomated) + `, * FROM (` + hourly + `) h
 	ORDER BY kind, start`)
-	return q.String(), args
+	return q.String(), args, edges
 }

@@ -173,13 +173,14 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 	}
 	from, to, interval := ceilMicro(q.From), ceilMicro(q.To), string(q.Interval)
 	query, args := tenantStatsSQL, []any{q.TenantID, from, to, interval}
+	minutes := []timeRange{{from, to}}
 	switch {
 	case q.Interval != linkforge.Minute:
-		query, args = aggregateStats(q.TenantID, q.LinkID, interval, from, to)
+		query, args, minutes = aggregateStats(q.TenantID, q.LinkID, interval, from, to)
 	case q.LinkID != 0:
 		query, args = linkStatsSQL, []any{q.LinkID, q.TenantID, from, to, interval}
 	}
-	query, args = withTraffic(query, args, q.TenantID, q.LinkID, interval, from, to)
+	query, args = withTraffic(query, args, q.TenantID, q.LinkID, interval, minutes)
 	automated := map[int64]int64{}
 	var automatedTotal int64
 	rows, err := db.pool.Query(ctx, query, args...)

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -51,31 +52,137 @@ func TestTopLinksWithinDaysMatchesFullSum(t *testing.T) {
 	if err := db.UpsertClicks(ctx, "node-a", rows, nil); err != nil {
 		t.Fatal(err)
 	}
-	checked := 0
-	for from := day0.Add(-2 * time.Hour); from.Before(day0.Add(73 * time.Hour)); from = from.Add(time.Hour) {
-		for _, hours := range []int{1, 5, 23, 24, 30, 47} {
-			to := from.Add(time.Duration(hours) * time.Hour)
-			if sp := linkforge.SplitDays(from, to); !sp.DayFrom.Equal(sp.DayTo) {
-				continue // a whole day inside: not this path
-			}
-			for _, limit := range []int{1, 10, 100} {
-				q := linkforge.TopLinksQuery{TenantID: ten.ID, From: from, To: to, Limit: limit}
-				got, err := db.TopLinks(ctx, q)
-				if err != nil {
-					t.Fatal(err)
+	checked, settled := 0, 0
+	check := func() {
+		t.Helper()
+		for from := day0.Add(-2 * time.Hour); from.Before(day0.Add(73 * time.Hour)); from = from.Add(time.Hour) {
+			for _, hours := range []int{1, 5, 23, 24, 30, 47} {
+				to := from.Add(time.Duration(hours) * time.Hour)
+				if sp := linkforge.SplitDays(from, to); !sp.DayFrom.Equal(sp.DayTo) {
+					continue // a whole day inside: not this path
 				}
-				want, err := db.TopLinksAll(ctx, q)
-				if err != nil {
-					t.Fatal(err)
+				for _, limit := range []int{1, 10, 100} {
+					q := linkforge.TopLinksQuery{TenantID: ten.ID, From: from, To: to, Limit: limit}
+					got, err := db.TopLinks(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := db.TopLinksAll(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("top %d links of [%s, %s):\n got %+v\nwant %+v", limit, from, to, got, want)
+					}
+					if _, ok, err := db.TopLinksRecent(ctx, q); err != nil {
+						t.Fatal(err)
+					} else if ok {
+						settled++
+					}
+					checked++
 				}
-				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("top %d links of [%s, %s):\n got %+v\nwant %+v", limit, from, to, got, want)
-				}
-				checked++
 			}
 		}
 	}
-	if checked < 300 {
-		t.Fatalf("only %d ranges checked", checked)
+	check()
+	if checked < 300 || settled == 0 || settled == checked {
+		t.Fatalf("%d ranges checked, %d settled by the candidates: want both paths", checked, settled)
+	}
+	// Deleted leaders of each day: their day rows go with them, and the
+	// answers still agree.
+	for _, slug := range []string{"l000", "l001", "l149"} {
+		if _, err := db.DeleteLink(ctx, ten.ID, slug); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check()
+}
+
+// planRows sums, over the nodes of an EXPLAIN (ANALYZE, FORMAT JSON) plan
+// that scan each relation, the rows they returned (rows × loops).
+func planRows(t *testing.T, plan []byte) map[string]float64 {
+	t.Helper()
+	var root []struct{ Plan map[string]any }
+	if err := json.Unmarshal(plan, &root); err != nil || len(root) != 1 {
+		t.Fatalf("plan %s: %v", plan, err)
+	}
+	out := map[string]float64{}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if rel, ok := n["Relation Name"].(string); ok {
+			rows, _ := n["Actual Rows"].(float64)
+			loops, _ := n["Actual Loops"].(float64)
+			out[rel] += rows * loops
+		}
+		subs, _ := n["Plans"].([]any)
+		for _, sub := range subs {
+			if m, ok := sub.(map[string]any); ok {
+				walk(m)
+			}
+		}
+	}
+	walk(root[0].Plan)
+	return out
+}
+
+// TestTopLinksRecentReadsTheDaysLeaders: the last 24 hours' top links read
+// the leaders of the two days they touch and a row or two of link_daily and
+// links per candidate, not a row of every link that had clicks on those
+// days, and settle the ranking the full sum gives.
+func TestTopLinksRecentReadsTheDaysLeaders(t *testing.T) {
+	db := mustOpen(t)
+	ctx := t.Context()
+	ten, err := db.EnsureTenant(ctx, "recent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const links = 1500
+	day0 := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
+	var rows []linkforge.RollupRow
+	for i := range links {
+		l, err := db.CreateLink(ctx, linkforge.Link{TenantID: ten.ID, Slug: fmt.Sprintf("r%04d", i), URL: "https://example.com/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every link on both days, Zipf-like, with yesterday's leaders
+		// not today's.
+		for _, h := range []int{3, 15, 30, 40} {
+			rank := i
+			if h >= 24 {
+				rank = (i + 700) % links
+			}
+			rows = append(rows, linkforge.RollupRow{LinkID: l.ID, Bucket: day0.Add(time.Duration(h)*time.Hour + time.Minute),
+				Count: int64(1 + 30000/(rank+1))})
+		}
+	}
+	if err := db.UpsertClicks(ctx, "node-a", rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	// As the last 24 hours at 21:xx: two hours of the first day, 22 of
+	// the second, which count as its day row less the hours still to come.
+	q := linkforge.TopLinksQuery{TenantID: ten.ID, From: day0.Add(22 * time.Hour), To: day0.Add(46 * time.Hour), Limit: 10}
+	got, ok, err := db.TopLinksRecent(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := db.TopLinksAll(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok || !reflect.DeepEqual(got, want) {
+		t.Fatalf("settled %v:\n got %+v\nwant %+v", ok, got, want)
+	}
+	plan, err := db.ExplainTopLinksRecent(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each day's list, then per candidate (at most both lists) its slug
+	// and its one day row.
+	n := float64(2 * linkforge.TopLinksCandidates(q.Limit))
+	read := planRows(t, plan)
+	for rel, most := range map[string]float64{"link_daily": 2 * n, "links": n} {
+		if read[rel] > most {
+			t.Errorf("the candidates statement read %.0f rows of %s, want at most %.0f: %v", read[rel], rel, most, read)
+		}
 	}
 }

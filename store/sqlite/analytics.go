@@ -230,7 +230,15 @@ func aggregateStats(ctx context.Context, tx *sql.Tx, tenantID, linkID, width, fr
 	if st.Buckets, err = scanBuckets(rows); err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
 	}
-	if err := addTraffic(ctx, tx, &st, tenantID, linkID, width, from, to); err != nil {
+	// The edges' automated clicks from the minute rows, the whole
+	// hours' from the hourly aggregate.
+	var edges [][2]int64
+	for _, e := range [][2]int64{{from, hFrom}, {hTo, to}} {
+		if e[0] < e[1] {
+			edges = append(edges, e)
+		}
+	}
+	if err := addTraffic(ctx, tx, &st, tenantID, linkID, width, edges, hFrom, hTo); err != nil {
 		return linkforge.Stats{}, err
 	}
 	return st, nil

@@ -131,7 +131,7 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 	if st.Buckets, err = scanBuckets(rows); err != nil {
 		return linkforge.Stats{}, fmt.Errorf("sqlite: stats buckets: %w", err)
 	}
-	if err := addTraffic(ctx, tx, &st, q.TenantID, q.LinkID, width, from, to); err != nil {
+	if err := addTraffic(ctx, tx, &st, q.TenantID, q.LinkID, width, [][2]int64{{from, to}}, 0, 0); err != nil {
 		return linkforge.Stats{}, err
 	}
 	return st, nil

@@ -272,3 +272,85 @@ func testRetentionDeliveriesAudit(t *testing.T, s linkforge.Store) {
 		t.Errorf("audit events left: %d (%v), want none", len(evs), err)
 	}
 }
+
+// testRetentionTraffic: the human/automated split of every hour and day
+// bucket, for a tenant and for a link, is the same after a retention run
+// past both bounds as before it: the split of an hour whose dimension rows
+// are gone is still the clicks' own, and count = human + automated holds.
+// The clock is the bounds handed to Prune.
+func testRetentionTraffic(t *testing.T, s linkforge.Store) {
+	ten := mustTenant(t, s, "retention-traffic")
+	a := mustCreateLink(t, s, newLink(ten.ID, "rett-a"))
+	b := mustCreateLink(t, s, newLink(ten.ID, "rett-b"))
+	// Hours -1200 (past both bounds), -480 (past the minute bound) and 0;
+	// per minute the clicks and how many of them were automated.
+	for _, h := range []int{-1200, -480, 0} {
+		m := func(i int) time.Time { return ahour(h).Add(time.Duration(i) * time.Minute) }
+		for _, f := range []struct {
+			node    string
+			link    int64
+			minutes map[time.Time][2]int64
+		}{
+			{"n1", a.ID, map[time.Time][2]int64{m(5): {7, 3}, m(6): {2, 0}}},
+			{"n2", a.ID, map[time.Time][2]int64{m(5): {4, 4}, m(59): {5, 1}}},
+			{"n1", b.ID, map[time.Time][2]int64{m(7): {6, 6}}},
+		} {
+			rows, dims := trafficClicks(f.link, f.minutes)
+			mustUpsertClicks(t, s, f.node, rows, dims...)
+		}
+	}
+	from, to := ahour(-24*60).Truncate(24*time.Hour), ahour(48).Truncate(24*time.Hour)
+	queries := []linkforge.StatsQuery{
+		{TenantID: ten.ID, From: from, To: to, Interval: linkforge.Day},
+		{TenantID: ten.ID, From: from, To: to, Interval: linkforge.Hour},
+		{TenantID: ten.ID, LinkID: a.ID, From: from, To: to, Interval: linkforge.Day},
+		{TenantID: ten.ID, LinkID: a.ID, From: from, To: to, Interval: linkforge.Hour},
+		{TenantID: ten.ID, LinkID: b.ID, From: from, To: to, Interval: linkforge.Hour},
+	}
+	view := func() []linkforge.Stats {
+		var out []linkforge.Stats
+		for _, q := range queries {
+			out = append(out, mustStats(t, s, q))
+		}
+		return out
+	}
+	before := view()
+	// Each of the three hours (and days: h0 is 22:00, so each hour is
+	// its own day) holds a's 18 clicks, 8 automated, and b's 6, all
+	// automated.
+	wantAutomated := []int64{14, 14, 8, 8, 6}
+	for i, st := range before {
+		if len(st.Buckets) != 3 {
+			t.Fatalf("%+v before retention: %s, want 3 buckets", queries[i], fmtTraffic(st.Buckets))
+		}
+		for _, bk := range st.Buckets {
+			if bk.Automated != wantAutomated[i] || bk.Human+bk.Automated != bk.Count {
+				t.Fatalf("%+v before retention: %s, want %d automated in each", queries[i], fmtTraffic(st.Buckets), wantAutomated[i])
+			}
+		}
+	}
+
+	runPrune(t, s, linkforge.PruneMinutes, ahour(-240), 1)
+	runPrune(t, s, linkforge.PruneLinkHours, ahour(-960), 1)
+	runPrune(t, s, linkforge.PruneTenantHours, ahour(-960), 1)
+	for i, st := range view() {
+		if !reflect.DeepEqual(st, before[i]) {
+			t.Errorf("%+v after retention:\n %s total %d=%d+%d, want\n %s total %d=%d+%d", queries[i],
+				fmtTraffic(st.Buckets), st.Total, st.Human, st.Automated,
+				fmtTraffic(before[i].Buckets), before[i].Total, before[i].Human, before[i].Automated)
+		}
+	}
+
+	// A link deleted after the run takes its automated clicks out of the
+	// tenant's hours, pruned ones included: what remains is a's.
+	if _, err := s.DeleteLink(t.Context(), ten.ID, b.Slug); err != nil {
+		t.Fatal(err)
+	}
+	st := mustStats(t, s, queries[1])
+	for _, bk := range st.Buckets {
+		if bk.Count != 18 || bk.Automated != 8 {
+			t.Errorf("after deleting %s the tenant's hours are %s, want 18=10+8 each", b.Slug, fmtTraffic(st.Buckets))
+			break
+		}
+	}
+}

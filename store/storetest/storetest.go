@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"DomainVerifications", testDomainVerifications},
 		// retention.go
 		{"Retention", testRetention},
+		{"RetentionTraffic", testRetentionTraffic},
 		{"RetentionDeliveriesAudit", testRetentionDeliveriesAudit},
 	}
 	for _, c := range cases {

@@ -1,0 +1,26 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/linkforge/linkforge/migrations"
+	"github.com/linkforge/linkforge/store/storetest"
+)
+
+// TestTrafficHourlyMigration: migration 00022 goes down and up again, its
+// backfill restoring every bucket's human/automated split.
+func TestTrafficHourlyMigration(t *testing.T) {
+	pg := mustOpen(t)
+	db := stdlib.OpenDBFromPool(pg.Pool())
+	defer db.Close()
+	p, err := migrations.Provider(db, migrations.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.TrafficHourlyMigration(t, pg,
+		func(ctx context.Context) error { _, err := p.DownTo(ctx, 21); return err },
+		func(ctx context.Context) error { _, err := p.Up(ctx); return err })
+}
