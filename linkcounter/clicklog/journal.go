@@ -830,22 +830,12 @@ func (j *Journal) boundDims(r *logRecord, incs []*Increment) {
 	for _, in := range incs {
 		hour := hourStart(in.Bucket)
 		h := j.st.hourOf(in.LinkID, hour, false)
-		next := 0 // dimFrom's hint: the increment's values come in the hour's order, mostly
 		for _, c := range in.Dims {
 			d := recDim{link: in.LinkID, hour: hour, dim: c.Dim, value: c.Value, v: c.N}
-			if c.Value == linkforge.MoreValue {
-				r.dims = append(r.dims, d)
-				continue
-			}
-			var held *dimCell
-			if h != nil {
-				held, next = h.dimFrom(c.Dim, c.Value, next, false)
-			}
-			if held == nil {
+			if c.Value != linkforge.MoreValue && (h == nil || h.dim(c.Dim, c.Value, false) == nil) {
 				fresh = append(fresh, d)
 				continue
 			}
-			next++
 			r.dims = append(r.dims, d)
 		}
 	}

@@ -130,35 +130,6 @@ func (h *hourRows) dim(d linkforge.Dimension, value string, create bool) *dimCel
 	return &h.dims[len(h.dims)-1]
 }
 
-// dimFrom is dim, scanning from the cell at hint (wrapping around) rather
-// than from the first, and returning the cell's index too. A record lists
-// a (link, hour)'s dimension values in the order its clicks counted them,
-// which is mostly the order the hour's cells were made in: with next =
-// the index after the last cell found as the hint, a lookup usually hits
-// at once, where a scan from the start compared about half of an hour's
-// cells (23 per click with the traffic shadows) for each of them. The hint
-// changes only where the scan starts, never what it finds.
-func (h *hourRows) dimFrom(d linkforge.Dimension, value string, hint int, create bool) (*dimCell, int) {
-	n := len(h.dims)
-	if hint < 0 || hint >= n {
-		hint = 0
-	}
-	for k := range n {
-		i := hint + k
-		if i >= n {
-			i -= n
-		}
-		if c := &h.dims[i]; c.dim == d && c.value == value {
-			return c, i
-		}
-	}
-	if !create {
-		return nil, hint
-	}
-	h.dims = append(h.dims, dimCell{dim: d, value: value})
-	return &h.dims[n], n
-}
-
 // removeEmpty removes the dimension cell c points at if it counts nothing:
 // a seed moved its clicks to MoreValue (Journal.seedHours), and an empty
 // cell must not count towards MaxDimValues.
@@ -233,14 +204,12 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 	// A (link, hour)'s dimension rows come together (boundDims): look the
 	// hour up once for them.
 	var h *hourRows
-	next := 0 // dimFrom's hint
 	for i, d := range r.dims {
 		if i == 0 || d.link != r.dims[i-1].link || d.hour != r.dims[i-1].hour {
-			h, next = s.hourOf(d.link, d.hour, true), 0
+			h = s.hourOf(d.link, d.hour, true)
 		}
-		c, at := h.dimFrom(d.dim, d.value, next, true)
+		c := h.dim(d.dim, d.value, true)
 		c.n += d.v
-		next = at + 1
 		h.removeEmpty(c)
 	}
 	for _, m := range r.marks {
