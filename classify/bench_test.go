@@ -42,6 +42,21 @@ func BenchmarkClassify(b *testing.B) {
 	}
 }
 
+// BenchmarkClientAddr is the X-Forwarded-For walk of typicalRequest: what
+// a counted click with a visitor hash paid twice when the hash took the
+// address again after the classification (ClassifyClient returns it).
+func BenchmarkClientAddr(b *testing.B) {
+	c := New(Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	r, peer := typicalRequest()
+	if _, got := c.ClassifyClient(r, peer, LookupAgent(iPhoneSafari)); got != netip.MustParseAddr("81.2.69.142") {
+		b.Fatalf("ClassifyClient's address = %v", got)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c.ClientAddr(r.Header, peer.Addr())
+	}
+}
+
 // BenchmarkParseUserAgent measures github.com/medama-io/go-useragent plus
 // the mapping, alone.
 func BenchmarkParseUserAgent(b *testing.B) {

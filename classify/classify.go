@@ -144,6 +144,18 @@ func (c *Classifier) Classify(r *http.Request, peer netip.AddrPort) Click {
 // for its preview check): the agent's device, browser and OS are used as
 // they are, saving a second lookup.
 func (c *Classifier) ClassifyAgent(r *http.Request, peer netip.AddrPort, agent Agent) Click {
+	click, _ := c.ClassifyClient(r, peer, agent)
+	return click
+}
+
+// ClassifyClient is ClassifyAgent that also returns the client address
+// (ClientAddr of r's header and peer), the one the country is looked up
+// from, for a caller that needs it too (the visitor hash, a routing
+// rule's ip condition): the X-Forwarded-For walk is done once. For a
+// private click (IsPrivate) it is returned as well, and the classification
+// derives nothing from it.
+func (c *Classifier) ClassifyClient(r *http.Request, peer netip.AddrPort, agent Agent) (Click, netip.Addr) {
+	client := c.ClientAddr(r.Header, peer.Addr())
 	var click Click
 	click.Traffic = TrafficHuman
 	if agent.Automated || IsAutomatedRequest(r) {
@@ -154,13 +166,13 @@ func (c *Classifier) ClassifyAgent(r *http.Request, peer netip.AddrPort, agent A
 		// derived: not even the country lookup runs.
 		click.Country, click.Referrer, click.Device = Private, Private, Private
 		click.Browser, click.OS, click.UTMSource = Private, Private, Private
-		return click
+		return click, client
 	}
-	click.Country = c.Country(c.ClientAddr(r.Header, peer.Addr()))
+	click.Country = c.Country(client)
 	click.Device, click.Browser, click.OS = agent.Device, agent.Browser, agent.OS
 	click.Referrer = Referrer(headerValue(r.Header, "Referer"), r.Host)
 	click.UTMSource = UTMSource(r.URL.RawQuery)
-	return click
+	return click, client
 }
 
 // RemoteAddrPort parses r.RemoteAddr, which net/http sets to the TCP peer

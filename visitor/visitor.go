@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -83,6 +84,62 @@ type dayKey struct {
 	// on that node only, until the store answers again.
 	shared  bool
 	retryAt time.Time
+	// macs are HMAC states of key, reused from hash to hash: a fresh HMAC
+	// hashes the key's inner and outer pad blocks again for every click,
+	// two of the six SHA-256 blocks of a browser's hash, where a reused
+	// one restores them from its saved state. They go with the dayKey.
+	macs sync.Pool
+	// start and end bound day in unix seconds: a UTC day is 86,400 of
+	// them, so that "is now in day" is two comparisons, not a date.
+	start, end int64
+}
+
+const secondsPerDay = 24 * 60 * 60
+
+// holds reports whether now is in k's day.
+func (k *dayKey) holds(now time.Time) bool {
+	s := now.Unix()
+	return s >= k.start && s < k.end
+}
+
+// newDayKey returns the dayKey of day with key.
+func newDayKey(day time.Time, key Key, shared bool, retryAt time.Time) *dayKey {
+	start := day.Unix()
+	k := &dayKey{day: day, key: key, shared: shared, retryAt: retryAt, start: start, end: start + secondsPerDay}
+	k.macs.New = func() any { return &mac{h: hmac.New(sha256.New, k.key[:])} }
+	return k
+}
+
+// mac is one reusable HMAC state of a day's key, with the buffers a hash
+// writes through it (on the heap with it, so that a hash allocates
+// nothing).
+type mac struct {
+	h   hash.Hash
+	in  [16 + maxInline]byte
+	sum [sha256.Size]byte
+}
+
+// sum is Sum(&k.key, addr, userAgent), through one of k's HMAC states.
+func (k *dayKey) sum(addr netip.Addr, userAgent string) uint64 {
+	m := k.macs.Get().(*mac)
+	a := addr.As16()
+	if !addr.IsValid() {
+		a = [16]byte{}
+	}
+	m.h.Reset()
+	n := copy(m.in[:], a[:])
+	for {
+		c := copy(m.in[n:], userAgent)
+		m.h.Write(m.in[:n+c])
+		userAgent = userAgent[c:]
+		if len(userAgent) == 0 {
+			break
+		}
+		n = 0
+	}
+	v := binary.BigEndian.Uint64(m.h.Sum(m.sum[:0]))
+	k.macs.Put(m)
+	return v
 }
 
 // retryAfter is how long a node keeps its local key before it asks the
@@ -130,19 +187,18 @@ func Day(t time.Time) time.Time {
 // day. An invalid addr (no client address known) hashes as the zero
 // address.
 func (h *Hasher) Hash(ctx context.Context, addr netip.Addr, userAgent string) uint64 {
-	k := h.key(ctx)
-	return Sum(&k.key, addr, userAgent)
+	return h.key(ctx).sum(addr, userAgent)
 }
 
 // key returns the key for the current day, fetching it when the day has
 // changed: the first request of a day waits for one store round trip.
 func (h *Hasher) key(ctx context.Context) *dayKey {
 	now := h.now()
-	day := Day(now)
 	k := h.cur.Load()
-	if k != nil && k.day.Equal(day) && (k.shared || now.Before(k.retryAt)) {
+	if k != nil && k.holds(now) && (k.shared || now.Before(k.retryAt)) {
 		return k
 	}
+	day := Day(now)
 	if k != nil && k.day.Equal(day) {
 		// A node-local key whose retry is due: the store is asked in the
 		// background, so that no redirect waits on a database that was
@@ -197,13 +253,13 @@ func (h *Hasher) load(ctx context.Context, day, now time.Time, old *dayKey) (*da
 	defer cancel()
 	key, err := h.store.DayKey(ctx, day, candidate)
 	if err != nil {
-		return &dayKey{day: day, key: candidate, retryAt: now.Add(retryAfter)}, fmt.Errorf("visitor: day key: %w", err)
+		return newDayKey(day, candidate, false, now.Add(retryAfter)), fmt.Errorf("visitor: day key: %w", err)
 	}
 	// The days before this one will not be hashed again: their keys go.
 	if err := h.store.DeleteKeysBefore(ctx, day); err != nil {
 		h.logger.Warn("visitor key: old keys not deleted yet", "error", err, "day", day)
 	}
-	return &dayKey{day: day, key: key, shared: true}, nil
+	return newDayKey(day, key, true, time.Time{}), nil
 }
 
 // Forget destroys the keys of the days before the current one, in the store

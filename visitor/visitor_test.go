@@ -7,8 +7,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -180,8 +182,49 @@ func TestHashDoesNotAllocate(t *testing.T) {
 	h := NewHasher(&MemoryKeys{}, nil, nil)
 	ctx := context.Background()
 	h.Hash(ctx, addrA, uaA)
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race")
+	}
 	if n := testing.AllocsPerRun(100, func() { h.Hash(ctx, addrA, uaA) }); n != 0 {
 		t.Fatalf("Hash allocates %v times per call, want 0", n)
+	}
+}
+
+// TestHashIsSumOfTheDayKey: Hash, which reuses HMAC states of the day's
+// key, gives Sum's value for every kind of agent, including those longer
+// than its buffer (written through it in pieces), and allocates nothing
+// for them either: a long agent is as cheap per byte as a short one.
+func TestHashIsSumOfTheDayKey(t *testing.T) {
+	clock := &manualClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	keys := &MemoryKeys{}
+	h := NewHasher(keys, clock.Now, nil)
+	ctx := context.Background()
+	long := strings.Repeat("z", 3*maxInline+5)
+	cases := []struct {
+		addr netip.Addr
+		ua   string
+	}{
+		{addrA, uaA}, {addrB, uaA}, {netip.Addr{}, ""}, {addrA, strings.Repeat("x", maxInline-16)},
+		{addrA, strings.Repeat("x", maxInline)}, {addrB, strings.Repeat("y", maxInline+1)}, {addrA, long},
+	}
+	for round := range 2 { // the second round reuses the states
+		for _, tc := range cases {
+			got := h.Hash(ctx, tc.addr, tc.ua)
+			key, _ := keys.DayKey(ctx, Day(clock.Now()), Key{})
+			if want := Sum(&key, tc.addr, tc.ua); got != want {
+				t.Fatalf("round %d, agent of %d bytes: Hash = %x, Sum = %x", round, len(tc.ua), got, want)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { h.Hash(ctx, addrA, long) }); n != 0 && !raceEnabled {
+		t.Errorf("Hash of a %d-byte agent allocates %v times per call, want 0", len(long), n)
+	}
+	// The next day hashes with the next day's key.
+	clock.Add(12 * time.Hour)
+	got := h.Hash(ctx, addrA, uaA)
+	key, _ := keys.DayKey(ctx, Day(clock.Now()), Key{})
+	if want := Sum(&key, addrA, uaA); got != want {
+		t.Fatalf("next day: Hash = %x, Sum with its key = %x", got, want)
 	}
 }
 
@@ -233,3 +276,34 @@ func TestSketchErrorAt100k(t *testing.T) {
 	}
 	t.Logf("100,000 visitors: estimate %d (%.2f %%)", got, 100*float64(got-n)/n)
 }
+
+// BenchmarkHash is the redirect's visitor hash of a browser's click: the
+// cost a counted click pays for its unique visitor. cpu-ns/op is the
+// goroutine's own thread's CPU time, which the rest of a shared machine
+// disturbs less than wall time.
+func BenchmarkHash(b *testing.B) {
+	h := NewHasher(&MemoryKeys{}, nil, nil)
+	ctx := context.Background()
+	h.Hash(ctx, addrA, uaA)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	cpu0 := threadCPU()
+	for b.Loop() {
+		h.Hash(ctx, addrA, uaA)
+	}
+	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// threadCPU is the calling thread's user and system CPU time in
+// nanoseconds (0 where unknown).
+func threadCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// rusageThread is Linux's RUSAGE_THREAD.
+const rusageThread = 1

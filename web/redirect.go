@@ -207,9 +207,9 @@ func (s *Server) recordAgentClick(req *http.Request, l *linkforge.Link, now time
 		return s.counter.Record(req.Context(), l, now, nil)
 	}
 	dims := clickDims.Get().(*linkforge.ClickDims)
-	peer := classify.RemoteAddrPort(req)
-	*dims = s.classifier.ClassifyAgent(req, peer, agent).Dims()
-	err := s.countClick(req, l, now, dims, peer.Addr(), 0, false)
+	click, client := s.classifier.ClassifyClient(req, classify.RemoteAddrPort(req), agent)
+	*dims = click.Dims()
+	err := s.countClick(req, l, now, dims, client, 0, false)
 	// Cleared, so that the pool holds no reference into this request's
 	// headers or URL (Referrer and UTMSource may share their memory).
 	*dims = linkforge.ClickDims{}
@@ -219,12 +219,13 @@ func (s *Server) recordAgentClick(req *http.Request, l *linkforge.Link, now time
 
 // countClick counts one click of l with dims, as a visit when it adds to
 // the link's unique visitors: a click that is not private, on a server
-// that hashes visitors and a counter that counts them. peer is the
-// connection's address; the hash takes the client address the classifier
-// finds behind trusted proxies, and neither is kept. A routed click whose
-// variant was picked by the visitor hash passes it (hashed): the same
-// hash, not computed twice.
-func (s *Server) countClick(req *http.Request, l *linkforge.Link, now time.Time, dims *linkforge.ClickDims, peer netip.Addr,
+// that hashes visitors and a counter that counts them. client is the
+// client address the classifier found behind trusted proxies (the
+// connection's address without a classifier), as the classification
+// returned it, so that the header is walked once; the hash takes it, and
+// neither is kept. A routed click whose variant was picked by the visitor
+// hash passes it (hashed): the same hash, not computed twice.
+func (s *Server) countClick(req *http.Request, l *linkforge.Link, now time.Time, dims *linkforge.ClickDims, client netip.Addr,
 	visit uint64, hashed bool) error {
 	vc, ok := s.counter.(linkforge.VisitCounter)
 	if !ok || s.visitors == nil || classify.IsPrivate(req.Header) {
@@ -233,10 +234,7 @@ func (s *Server) countClick(req *http.Request, l *linkforge.Link, now time.Time,
 	if hashed {
 		return vc.RecordVisit(req.Context(), l, now, dims, visit)
 	}
-	addr := peer
-	if s.classifier != nil {
-		addr = s.classifier.ClientAddr(req.Header, peer)
-	}
+	addr := client
 	var ua string
 	if v := req.Header["User-Agent"]; len(v) > 0 {
 		ua = v[0]

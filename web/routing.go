@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -21,7 +22,10 @@ import (
 // routed is one request's classification and where it goes.
 type routed struct {
 	click classify.Click
-	to    rules.Decision
+	// client is the client address the classification found (the peer's
+	// without a classifier): the routing's and the visitor hash's.
+	client netip.Addr
+	to     rules.Decision
 }
 
 // route classifies req (agent is its looked-up User-Agent) and decides
@@ -29,9 +33,10 @@ type routed struct {
 func (s *Server) route(req *http.Request, e *cachedLink, agent classify.Agent, ua string, now time.Time, rt *routed) {
 	peer := classify.RemoteAddrPort(req)
 	if s.classifier != nil {
-		rt.click = s.classifier.ClassifyAgent(req, peer, agent)
+		rt.click, rt.client = s.classifier.ClassifyClient(req, peer, agent)
 	} else {
 		rt.click = classify.Click{Country: classify.CountryUnknown, Device: agent.Device, Browser: agent.Browser, OS: agent.OS}
+		rt.client = peer.Addr()
 	}
 	in := rules.Request{Device: rt.click.Device, OS: rt.click.OS, Browser: rt.click.Browser, Country: rt.click.Country,
 		RawQuery: req.URL.RawQuery, Now: now, Visitors: s.visitors, UserAgent: ua, Ctx: req.Context()}
@@ -41,10 +46,7 @@ func (s *Server) route(req *http.Request, e *cachedLink, agent classify.Agent, u
 	if e.routes.NeedsAddr() {
 		// The address the classifier found the country from; only ip
 		// conditions and variants need it.
-		in.Addr = peer.Addr()
-		if s.classifier != nil {
-			in.Addr = s.classifier.ClientAddr(req.Header, in.Addr)
-		}
+		in.Addr = rt.client
 	}
 	rt.to = e.routes.Evaluate(&in)
 }
@@ -59,7 +61,7 @@ func (s *Server) recordRouted(req *http.Request, l *linkforge.Link, now time.Tim
 	// The variant served, in the same record as the click: counted in the
 	// same journal commit, so per-variant counts sum to the clicks.
 	dims[linkforge.DimVariant] = rt.to.Variant
-	err := s.countClick(req, l, now, dims, classify.RemoteAddrPort(req).Addr(), rt.to.Visitor, rt.to.Hashed)
+	err := s.countClick(req, l, now, dims, rt.client, rt.to.Visitor, rt.to.Hashed)
 	*dims = linkforge.ClickDims{}
 	clickDims.Put(dims)
 	return err

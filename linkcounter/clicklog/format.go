@@ -130,6 +130,37 @@ type encoder struct {
 	buf     []byte
 	strs    map[string]uint64
 	strList []string
+	// idx holds the string index of each of a record's dimension
+	// increments, then of its dimension marks, as the dedup pass found
+	// them: the encoding reads them rather than hashing every value again.
+	idx []uint64
+	// last is, per dimension, the value the dedup pass met last and its
+	// index: neighbouring rows of a record mostly repeat a dimension's
+	// value (the traffic shadows' placeholders, "none", "human"), and a
+	// string compare of what is often the same memory is cheaper than a
+	// hash.
+	last [linkforge.NumDimensions]struct {
+		value string
+		i     uint64
+		ok    bool
+	}
+}
+
+// index returns the record's string index of value in dimension dim,
+// adding it to the record's strings the first time.
+func (e *encoder) index(dim linkforge.Dimension, value string) uint64 {
+	l := &e.last[dim]
+	if l.ok && l.value == value {
+		return l.i
+	}
+	i, ok := e.strs[value]
+	if !ok {
+		i = uint64(len(e.strList))
+		e.strs[value] = i
+		e.strList = append(e.strList, value)
+	}
+	l.value, l.i, l.ok = value, i, true
+	return i
 }
 
 // frame encodes r as one frame and returns it (valid until the next call).
@@ -139,12 +170,15 @@ func (e *encoder) frame(r *logRecord) []byte {
 	}
 	clear(e.strs)
 	e.strList = e.strList[:0]
+	e.idx = e.idx[:0]
+	e.last = [linkforge.NumDimensions]struct {
+		value string
+		i     uint64
+		ok    bool
+	}{}
 	for _, list := range [][]recDim{r.dims, r.dimMarks} {
 		for _, d := range list {
-			if _, ok := e.strs[d.value]; !ok {
-				e.strs[d.value] = uint64(len(e.strList))
-				e.strList = append(e.strList, d.value)
-			}
+			e.idx = append(e.idx, e.index(d.dim, d.value))
 		}
 	}
 	b := append(e.buf[:0], make([]byte, frameHeader)...)
@@ -179,9 +213,9 @@ func (e *encoder) frame(r *logRecord) []byte {
 		b = appendString(b, s)
 	}
 	b = appendRows(b, r.incs)
-	b = e.appendDims(b, r.dims)
+	b = appendDims(b, r.dims, e.idx[:len(r.dims)])
 	b = appendRows(b, r.marks)
-	b = e.appendDims(b, r.dimMarks)
+	b = appendDims(b, r.dimMarks, e.idx[len(r.dims):])
 	b = binary.AppendUvarint(b, uint64(len(r.drops)))
 	var link int64
 	for _, l := range r.drops {
@@ -224,14 +258,16 @@ func appendRows(b []byte, rows []recRow) []byte {
 	return b
 }
 
-func (e *encoder) appendDims(b []byte, dims []recDim) []byte {
+// appendDims appends dims, idx[i] being the string index of dims[i]'s
+// value.
+func appendDims(b []byte, dims []recDim, idx []uint64) []byte {
 	b = binary.AppendUvarint(b, uint64(len(dims)))
 	var link, hour int64
-	for _, d := range dims {
+	for i, d := range dims {
 		b = binary.AppendVarint(b, d.link-link)
 		b = binary.AppendVarint(b, d.hour-hour)
 		b = append(b, byte(d.dim))
-		b = binary.AppendUvarint(b, e.strs[d.value])
+		b = binary.AppendUvarint(b, idx[i])
 		b = binary.AppendVarint(b, d.v)
 		link, hour = d.link, d.hour
 	}

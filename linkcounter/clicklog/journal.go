@@ -342,6 +342,9 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 		// its buffer for the life of the process.
 		j.enc.buf = nil
 	}
+	if cap(j.enc.idx) > maxKeptBuffer/8 {
+		j.enc.idx = nil // as the buffer
+	}
 	j.mu.Lock()
 	purged := j.st.apply(r)
 	j.mu.Unlock()

@@ -1,0 +1,5 @@
+//go:build !race
+
+package visitor
+
+const raceEnabled = false
