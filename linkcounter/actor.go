@@ -45,9 +45,12 @@ type actor struct {
 	dirtySince time.Time
 	lastClick  time.Time
 
-	// alarm is the armed flush time (zero: none), retry its retry count.
-	alarm    time.Time
-	retry    int
+	// alarm is the armed flush time (zero: none).
+	alarm time.Time
+	// retry is the flush's retry count; int32 and next to the flags, so
+	// that they share one word (a one-off link's actor is most of the
+	// memory of a viral burst: docs/adr/033-one-off-link-memory.md).
+	retry    int32
 	flushing bool
 	// reconcile: the unflushed rows were found by start-up reconciliation;
 	// the next flush writes them all, whatever their bucket's age, instead of
@@ -58,22 +61,46 @@ type actor struct {
 	ambiguous bool
 
 	// Live deltas: the bucket counts changed since the last delta.
-	// loadRetryAt spaces out the live loop's total reads while they fail;
-	// totalRetryAt the clicks' (ensureTotal).
-	loadRetryAt  time.Time
-	totalRetryAt time.Time
+	// totalRetryAt: when the total's reads may be tried again after
+	// failing, nil until one fails (most links never see a failed read).
+	totalRetryAt *totalRetryTimes
 	tenantID     int64
 	slug         string
 	live         map[int64]int64 // bucket (unix seconds) -> absolute count
 	liveQueued   bool
 
-	// lim: the clicks of a limited link this node may serve (limit.go).
-	lim limitState
+	// lim: the clicks of a limited link this node may serve (limit.go),
+	// nil until the link's first limited click (limitLocked).
+	lim *limitState
 
-	// uniq: this node's visitor sketch of each UTC day (unix seconds of its
-	// midnight) the link was clicked in, nil until the first flush of a
-	// visit; read and changed by flushes only, under io (uniques.go).
-	uniq map[int64]*daySketch
+	// uniq: this node's visitor sketch of each UTC day the link was
+	// clicked in, nil until the first flush of a visit; read and changed
+	// by flushes only, under io (uniques.go).
+	uniq []daySketch
+}
+
+// totalRetryTimes space out the reads of a link's total while they fail:
+// live the live loop's, clicks the clicks' (ensureTotal).
+type totalRetryTimes struct{ live, clicks time.Time }
+
+// retryTimesLocked returns a's retry times, allocated on first use. a.mu
+// must be held.
+func (a *actor) retryTimesLocked() *totalRetryTimes {
+	if a.totalRetryAt == nil {
+		a.totalRetryAt = &totalRetryTimes{}
+	}
+	return a.totalRetryAt
+}
+
+// limitLocked returns a's limit state, allocated on first use: only a
+// limited link has one. a.mu must be held; once allocated it stays for the
+// actor's life, so a pointer read under a.mu may be used without it for
+// the state's own mutex.
+func (a *actor) limitLocked() *limitState {
+	if a.lim == nil {
+		a.lim = &limitState{}
+	}
+	return a.lim
 }
 
 // clean reports whether the actor holds nothing that is not in the journal

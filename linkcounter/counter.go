@@ -572,7 +572,10 @@ func (c *Counter) ensureTotal(ctx context.Context, a *actor) error {
 	}
 	now := c.clock.Now()
 	a.mu.Lock()
-	retryAt := a.totalRetryAt
+	var retryAt time.Time
+	if a.totalRetryAt != nil {
+		retryAt = a.totalRetryAt.clicks
+	}
 	a.mu.Unlock()
 	var err error
 	if now.Before(retryAt) {
@@ -602,8 +605,8 @@ func (c *Counter) ensureTotal(ctx context.Context, a *actor) error {
 		return nil
 	}
 	a.mu.Lock()
-	if !now.Before(a.totalRetryAt) {
-		a.totalRetryAt = now.Add(totalRetry)
+	if rt := a.retryTimesLocked(); !now.Before(rt.clicks) {
+		rt.clicks = now.Add(totalRetry)
 	}
 	a.mu.Unlock()
 	return errUnavailable("click total unavailable", fmt.Errorf("click total of link %d: %w", a.id, err))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -139,7 +140,7 @@ func (c *Counter) flushDue(now time.Time) {
 			a.alarm = time.Time{}
 			a.flushing = true
 			batch = append(batch, a)
-			retries = append(retries, a.retry)
+			retries = append(retries, int(a.retry))
 			// A retry writes every row, young ones too: the back-off
 			// schedule is kept (a young hour would put the attempt off to
 			// when it is due), and the retry writes all the failed
@@ -228,7 +229,7 @@ func (c *Counter) flushActors(batch []*actor, retries []int, whole []bool, fired
 			}
 		} else {
 			k := retries[i]
-			a.retry, a.ambiguous = k+1, true
+			a.retry, a.ambiguous = int32(min(k+1, math.MaxInt32)), true //nolint:gosec // G115: bounded by the min
 			c.armLocked(a, now.Add(c.backoff(k)))
 			if failedBy == nil {
 				failedBy = make(map[int]int)
@@ -617,7 +618,7 @@ func (c *Counter) collectUnflushed(seen map[*actor]bool) ([]*actor, []int) {
 			a.alarm = time.Time{}
 			a.flushing = true
 			batch = append(batch, a)
-			retries = append(retries, a.retry)
+			retries = append(retries, int(a.retry))
 			seen[a] = true
 		}
 		a.mu.Unlock()

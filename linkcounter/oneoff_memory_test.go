@@ -3,6 +3,7 @@ package linkcounter
 import (
 	"context"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 	"testing"
@@ -41,9 +42,9 @@ func TestOneOffLinkMemory(t *testing.T) {
 		st := asTestStore(t, testdb.SQLite(t))
 		j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
 		c := mustStart(t, Config{Store: st, Journal: j, Registerer: prometheus.NewRegistry()}, nil)
-		heapStart := heapInUse()
+		heapStart := heapStats()
 		recordOneOffs(t, c, links)
-		unflushed := perLinkAbove(heapStart, links)
+		unflushed := perLinkAbove(t, heapStart, links)
 		profileHeap(t, "unflushed")
 
 		time.Sleep(c.flushInterval)
@@ -54,7 +55,7 @@ func TestOneOffLinkMemory(t *testing.T) {
 		if n := c.actorCount(); n != links {
 			t.Fatalf("%d actors after the flush, want %d (not idle yet)", n, links)
 		}
-		flushed := perLinkAbove(heapStart, links)
+		flushed := perLinkAbove(t, heapStart, links)
 		profileHeap(t, "flushed")
 		t.Logf("%d one-off links: %.0f bytes of live heap per link unflushed, %.0f flushed and not evicted yet",
 			links, unflushed, flushed)
@@ -95,8 +96,23 @@ func recordOneOffs(t *testing.T, c *Counter, links int64) {
 	wg.Wait()
 }
 
-func perLinkAbove(start uint64, links int64) float64 {
-	return float64(int64(heapInUse())-int64(start)) / float64(links) //nolint:gosec // G115: heap sizes are far below 2^63
+// perLinkAbove returns the heap in use above start per link, and logs the
+// live objects' share of it (HeapAlloc: the spans in use hold some free
+// slots too).
+func perLinkAbove(t *testing.T, start runtime.MemStats, links int64) float64 {
+	t.Helper()
+	now := heapStats()
+	alloc := float64(int64(now.HeapAlloc)-int64(start.HeapAlloc)) / float64(links) //nolint:gosec // G115: heap sizes are far below 2^63
+	inuse := float64(int64(now.HeapInuse)-int64(start.HeapInuse)) / float64(links) //nolint:gosec // G115: as above
+	t.Logf("per link: %.0f bytes of heap in use, %.0f of live objects", inuse, alloc)
+	return inuse
+}
+
+func heapStats() runtime.MemStats {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
 }
 
 func profileHeap(t *testing.T, phase string) {
