@@ -1,6 +1,7 @@
 package clicklog
 
 import (
+	"math"
 	"slices"
 
 	"github.com/linkforge/linkforge"
@@ -11,11 +12,16 @@ import (
 // link clicked once holds that many cells, and a viral burst of one-off
 // links holds millions. A cell is the interned id of its (dimension, value)
 // (4 bytes, in hourRows.keys) and, only once the hour's cells differ, its
-// two counts (hourRows.counts): while every cell of the hour has the same
+// two counts (hourRows.wide): while every cell of the hour has the same
 // count and flushed count, as a link clicked once (or always with the same
 // values) has, the hour keeps those two numbers once (un, uf). The state is
 // the same either way; the form is chosen by the changes applied, which
 // replay applies again, and by nothing else.
+
+// wideCounts are the counts of an hour whose cells differ: cell i's count
+// and flushed count at 2*i and 2*i+1. Behind a pointer, so that the shared
+// form, the common one, pays 8 bytes for it rather than a slice's 24.
+type wideCounts struct{ c []int64 }
 
 // dimCell is one (dimension, value) cell of an hour, as read.
 type dimCell struct {
@@ -82,47 +88,51 @@ func (t *valueTable) reset() { *t = *newValueTable() }
 func (h *hourRows) ncells() int { return len(h.keys) }
 
 func (h *hourRows) cellN(i int) int64 {
-	if h.counts == nil {
-		return h.un
+	if h.wide == nil {
+		return int64(h.un)
 	}
-	return h.counts[2*i]
+	return h.wide.c[2*i]
 }
 
 func (h *hourRows) cellFlushed(i int) int64 {
-	if h.counts == nil {
-		return h.uf
+	if h.wide == nil {
+		return int64(h.uf)
 	}
-	return h.counts[2*i+1]
+	return h.wide.c[2*i+1]
 }
 
 // expand gives every cell of h its own counts.
 func (h *hourRows) expand() {
-	if h.counts != nil {
+	if h.wide != nil {
 		return
 	}
-	h.counts = make([]int64, 2*len(h.keys), 2*cap(h.keys))
+	c := make([]int64, 2*len(h.keys), 2*cap(h.keys))
 	for i := range h.keys {
-		h.counts[2*i], h.counts[2*i+1] = h.un, h.uf
+		c[2*i], c[2*i+1] = int64(h.un), int64(h.uf)
 	}
-	h.un, h.uf = 0, 0
+	h.wide, h.un, h.uf = &wideCounts{c: c}, 0, 0
 }
 
 // compact returns h to the shared form if its cells' counts are all equal.
 func (h *hourRows) compact() {
-	if h.counts == nil {
+	if h.wide == nil {
 		return
 	}
 	if len(h.keys) == 0 {
-		h.counts, h.un, h.uf = nil, 0, 0
+		h.wide, h.un, h.uf = nil, 0, 0
 		return
 	}
-	n, f := h.counts[0], h.counts[1]
+	c := h.wide.c
+	n, f := c[0], c[1]
+	if int64(int32(n)) != n || int64(int32(f)) != f { //nolint:gosec // G115: the conversion is the check
+		return // the shared counts are int32s
+	}
 	for i := 1; i < len(h.keys); i++ {
-		if h.counts[2*i] != n || h.counts[2*i+1] != f {
+		if c[2*i] != n || c[2*i+1] != f {
 			return
 		}
 	}
-	h.counts, h.un, h.uf = nil, n, f
+	h.wide, h.un, h.uf = nil, int32(n), int32(f) //nolint:gosec // G115: checked above
 }
 
 // cell returns cell i of h.
@@ -165,11 +175,11 @@ func (s *logState) hasDim(h *hourRows, d linkforge.Dimension, value string) bool
 func (s *logState) removeCell(h *hourRows, i int) {
 	s.values.release(h.keys[i])
 	h.keys = slices.Delete(h.keys, i, i+1)
-	if h.counts != nil {
-		h.counts = slices.Delete(h.counts, 2*i, 2*i+2)
+	if h.wide != nil {
+		h.wide.c = slices.Delete(h.wide.c, 2*i, 2*i+2)
 	}
 	if len(h.keys) == 0 {
-		h.keys, h.counts, h.un, h.uf = nil, nil, 0, 0
+		h.keys, h.wide, h.un, h.uf = nil, nil, 0, 0
 	}
 }
 
@@ -178,7 +188,7 @@ func (s *logState) releaseCells(h *hourRows) {
 	for _, id := range h.keys {
 		s.values.release(id)
 	}
-	h.keys, h.counts, h.un, h.uf = nil, nil, 0, 0
+	h.keys, h.wide, h.un, h.uf = nil, nil, 0, 0
 }
 
 // addDims applies one (link, hour)'s dimension increments of a record: each
@@ -194,11 +204,12 @@ func (s *logState) addDims(h *hourRows, group []recDim) {
 		i := s.findCell(h, d.dim, d.value)
 		if i < 0 {
 			h.keys = append(h.keys, s.values.acquire(d.dim, d.value))
-			h.counts = append(h.counts, 0, 0)
+			h.wide.c = append(h.wide.c, 0, 0)
 			i = len(h.keys) - 1
 		}
-		h.counts[2*i] += d.v
-		if h.counts[2*i] == 0 && h.counts[2*i+1] == 0 {
+		c := h.wide.c
+		c[2*i] += d.v
+		if c[2*i] == 0 && c[2*i+1] == 0 {
 			s.removeCell(h, i)
 		}
 	}
@@ -210,7 +221,7 @@ func (s *logState) addDims(h *hourRows, group []recDim) {
 // values) to an hour without cells, or one for each cell of the hour, all
 // of the same count. It reports whether it did.
 func (s *logState) addShared(h *hourRows, group []recDim) bool {
-	if h.counts != nil || len(group) == 0 || len(group) > 64 {
+	if h.wide != nil || len(group) == 0 || len(group) > 64 {
 		return false
 	}
 	v := group[0].v
@@ -219,8 +230,8 @@ func (s *logState) addShared(h *hourRows, group []recDim) bool {
 			return false
 		}
 	}
-	if v <= 0 {
-		return false
+	if v <= 0 || int64(h.un)+v > math.MaxInt32 {
+		return false // a count past int32 takes the wide form
 	}
 	if len(h.keys) == 0 {
 		keys := make([]uint32, len(group))
@@ -233,13 +244,13 @@ func (s *logState) addShared(h *hourRows, group []recDim) bool {
 				return false
 			}
 		}
-		h.keys, h.un, h.uf = keys, v, 0
+		h.keys, h.un, h.uf = keys, int32(v), 0 //nolint:gosec // G115: checked above
 		return true
 	}
 	if !s.coversAll(h, len(group), func(k int) (linkforge.Dimension, string) { return group[k].dim, group[k].value }) {
 		return false
 	}
-	h.un += v
+	h.un += int32(v) //nolint:gosec // G115: checked above
 	return true
 }
 
@@ -264,15 +275,15 @@ func (s *logState) coversAll(h *hourRows, n int, at func(int) (linkforge.Dimensi
 // markDims applies one (link, hour)'s dimension flush marks of a record:
 // each raises its cell's flushed count to v, never above its count.
 func (s *logState) markDims(h *hourRows, group []recDim) {
-	if h.counts == nil && len(group) > 0 {
+	if h.wide == nil && len(group) > 0 {
 		v := group[0].v
 		same := true
 		for _, d := range group {
 			same = same && d.v == v
 		}
 		if same && s.coversAll(h, len(group), func(k int) (linkforge.Dimension, string) { return group[k].dim, group[k].value }) {
-			if v > h.uf {
-				h.uf = min(v, h.un)
+			if v > int64(h.uf) {
+				h.uf = int32(min(v, int64(h.un))) //nolint:gosec // G115: at most un, an int32
 			}
 			return
 		}
@@ -283,7 +294,7 @@ func (s *logState) markDims(h *hourRows, group []recDim) {
 			continue
 		}
 		h.expand()
-		h.counts[2*i+1] = min(m.v, h.counts[2*i])
+		h.wide.c[2*i+1] = min(m.v, h.wide.c[2*i])
 	}
 	h.compact()
 }

@@ -106,3 +106,38 @@ func heapInUse() uint64 {
 func perLink(start uint64, links int) float64 {
 	return float64(int64(heapInUse())-int64(start)) / float64(links) //nolint:gosec // G115: heap sizes are far below 2^63
 }
+
+// An hour's shared counts are int32s; a count past that takes the wide
+// form and stays exact, through a flush mark and a replay.
+func TestCellCountsPastInt32(t *testing.T) {
+	dir := t.TempDir()
+	j := mustJournal(t, dir, WithSync(SyncWriteOnly))
+	const bucket, n = 1_700_000_040, int64(3_000_000_000)
+	in := &Increment{LinkID: 1, Bucket: bucket, Add: n,
+		Dims: []DimCount{{Dim: linkforge.DimCountry, Value: "GB", N: n}, {Dim: linkforge.DimDevice, Value: "mobile", N: n}}}
+	if _, err := j.Commit(context.Background(), []*Increment{in}, nil, nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	hour := hourStart(bucket)
+	mark := []DimRow{{LinkID: 1, Hour: hour, Dim: linkforge.DimCountry, Value: "GB", N: n},
+		{LinkID: 1, Hour: hour, Dim: linkforge.DimDevice, Value: "mobile", N: n}}
+	if _, err := j.Commit(context.Background(), nil, []Row{{LinkID: 1, Bucket: bucket, N: n}}, mark, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	in = &Increment{LinkID: 1, Bucket: bucket, Add: 1,
+		Dims: []DimCount{{Dim: linkforge.DimCountry, Value: "GB", N: 1}, {Dim: linkforge.DimDevice, Value: "mobile", N: 1}}}
+	if _, err := j.Commit(context.Background(), []*Increment{in}, nil, nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []DimRow{{LinkID: 1, Hour: hour, Dim: linkforge.DimCountry, Value: "GB", N: n + 1, Flushed: n},
+		{LinkID: 1, Hour: hour, Dim: linkforge.DimDevice, Value: "mobile", N: n + 1, Flushed: n}}
+	if got := j.DimRows(1); !slices.Equal(got, want) {
+		t.Fatalf("rows = %+v, want %+v", got, want)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJournal(t, dir, WithSync(SyncWriteOnly)).DimRows(1); !slices.Equal(got, want) {
+		t.Fatalf("rows after replay = %+v, want %+v", got, want)
+	}
+}

@@ -737,7 +737,7 @@ func (j *Journal) Visits(linkIDs []int64) []LinkVisits {
 		if i > 0 && ids[i-1] == link {
 			continue
 		}
-		if v := j.st.visits[link]; v != nil && len(v.list) > 0 {
+		if v := j.st.visits[link]; len(v.list) > 0 {
 			out = append(out, LinkVisits{LinkID: link, Seq: v.flushed + int64(len(v.list)), Visits: slices.Clone(v.list)})
 		}
 	}

@@ -35,13 +35,17 @@ type logState struct {
 	stale map[int64]int
 	// visits holds, per link, the visitor hashes journaled and not yet
 	// marked as stored in a sketch (docs/adr/026-unique-visitors.md).
-	visits map[int64]*linkVisits
+	// By value: a viral burst holds an entry per link, and a pointer
+	// would add an allocation to each.
+	visits map[int64]linkVisits
 	// values interns the (dimension, value)s of the hours' cells.
 	values *valueTable
 	// peak is the most links held since links was last rebuilt: a Go map
 	// keeps its buckets after deletes, so purge rebuilds it once it has
 	// shrunk to a quarter.
 	peak int
+	// visitsPeak is peak's counterpart for visits.
+	visitsPeak int
 }
 
 // linkVisits are a link's unmarked visits: those numbered flushed+1 on.
@@ -55,11 +59,12 @@ type hourRows struct {
 	mins []minCell // ascending bucket
 	// The hour's counts by dimension and value (cells.go): keys[i] is
 	// cell i's interned (dimension, value), in the order values arrived;
-	// counts its count and flushed count (2*i, 2*i+1), nil while every
-	// cell has the same two, un and uf.
+	// wide their counts, nil while every cell has the same two, un and
+	// uf (int32s: a count past that takes the wide form, so that the
+	// hour fits 80 bytes).
 	keys   []uint32
-	counts []int64
-	un, uf int64
+	wide   *wideCounts
+	un, uf int32
 	// seed: the hour's rows restarted after a drop; the rollup's counts of
 	// this node for the link and hour are added before their first flush
 	// (linkcounter's Counter.seedHours). Until then every row of the hour
@@ -72,7 +77,7 @@ type minCell struct{ bucket, n, flushed int64 }
 func newLogState() *logState {
 	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64),
 		dropped: make(map[int64][]int64), unsorted: make(map[int64]int), stale: make(map[int64]int),
-		visits: make(map[int64]*linkVisits), values: newValueTable()}
+		visits: make(map[int64]linkVisits), values: newValueTable()}
 }
 
 // hourOf returns link's rows of hour, created if create.
@@ -114,6 +119,11 @@ func (h *hourRows) min(bucket int64, create bool) *minCell {
 	}
 	if !create {
 		return nil
+	}
+	if h.mins == nil {
+		// Most hours of a burst count one minute: no room for more.
+		h.mins = []minCell{{bucket: bucket}}
+		return &h.mins[0]
 	}
 	h.mins = slices.Insert(h.mins, i, minCell{bucket: bucket})
 	return &h.mins[i]
@@ -249,27 +259,31 @@ func (s *logState) applyVisits(r *logRecord) {
 		return
 	}
 	for _, m := range r.visitMarks {
-		v := s.visits[m.link]
-		if v == nil {
-			s.visits[m.link] = &linkVisits{flushed: m.v}
+		v, ok := s.visits[m.link]
+		if !ok {
+			s.visits[m.link] = linkVisits{flushed: m.v}
 			continue
 		}
 		if m.v > v.flushed {
 			k := min(m.v-v.flushed, int64(len(v.list)))
 			v.list = v.list[k:]
 			v.flushed = m.v
+			s.visits[m.link] = v
 		}
 	}
 	for _, in := range r.visits {
 		v := s.visits[in.link]
-		if v == nil {
-			v = &linkVisits{}
-			s.visits[in.link] = v
+		if v.list == nil {
+			// Most links of a burst have one visit: no room for more.
+			v.list = []Visit{{Day: in.day, Hash: in.hash}}
+		} else {
+			v.list = append(v.list, Visit{Day: in.day, Hash: in.hash})
 		}
-		v.list = append(v.list, Visit{Day: in.day, Hash: in.hash})
+		s.visits[in.link] = v
 	}
+	s.visitsPeak = max(s.visitsPeak, len(s.visits))
 	for _, m := range r.visitMarks {
-		if v := s.visits[m.link]; v != nil && len(v.list) == 0 {
+		if v, ok := s.visits[m.link]; ok && len(v.list) == 0 {
 			delete(s.visits, m.link)
 		}
 	}
@@ -331,6 +345,12 @@ func mergeSorted(list []int64, from int) []int64 {
 // shrink rebuilds links once it holds a quarter of its peak: a Go map keeps
 // its buckets after deletes.
 func (s *logState) shrink() {
+	if len(s.visits) < s.visitsPeak/4 {
+		// The same for the visits, which leave at each flush.
+		visits := make(map[int64]linkVisits, len(s.visits))
+		maps.Copy(visits, s.visits)
+		s.visits, s.visitsPeak = visits, len(visits)
+	}
 	if len(s.links) < s.peak/4 {
 		// Not maps.Clone: it copies the buckets too.
 		links := make(map[int64][]*hourRows, len(s.links))
