@@ -33,17 +33,19 @@ type actor struct {
 	// is then base + unflushed: base is the rollup total as loaded, plus
 	// every flush of this node since.
 	totalKnown bool
-	base       int64
 	// limited: the link had a MaxClicks at its last click. Its total is
 	// re-read after each flush, to learn the other nodes' flushed clicks.
+	// (Beside the other flags: they share a word.)
 	limited bool
+	base    int64
 	// unflushed counts clicks reserved (committed, or in the commit under
 	// way) and not yet flushed; inflight those whose commit is under way.
 	unflushed int64
 	inflight  int64
-	// dirtySince is about when the oldest unflushed click arrived.
-	dirtySince time.Time
-	lastClick  time.Time
+	// dirtySince is about when the oldest unflushed click arrived; read
+	// by the oldest-unflushed gauge only. lastClick decides idleness.
+	dirtySince stamp
+	lastClick  stamp
 
 	// alarm is the armed flush time (zero: none).
 	alarm time.Time
@@ -75,8 +77,9 @@ type actor struct {
 
 	// uniq: this node's visitor sketch of each UTC day the link was
 	// clicked in, nil until the first flush of a visit; read and changed
-	// by flushes only, under io (uniques.go).
-	uniq []daySketch
+	// by flushes only, under io (uniques.go). Behind a pointer: most
+	// actors hold none (a flush that leaves nothing unflushed drops them).
+	uniq *[]daySketch
 }
 
 // totalRetryTimes space out the reads of a link's total while they fail:
@@ -111,14 +114,14 @@ func (a *actor) clean() bool {
 
 // actorFor returns the live actor of a link, creating it on first use.
 func (c *Counter) actorFor(linkID int64) *actor {
-	if v, ok := c.actors.Load(linkID); ok {
-		return v.(*actor)
+	if a, ok := c.actors.load(linkID); ok {
+		return a
 	}
-	v, loaded := c.actors.LoadOrStore(linkID, &actor{id: linkID})
+	a, loaded := c.actors.loadOrStore(linkID, &actor{id: linkID})
 	if !loaded {
 		c.nActors.Add(1)
 	}
-	return v.(*actor)
+	return a
 }
 
 // evictIdle drops the actors that are clean and have not been clicked for
@@ -127,16 +130,15 @@ func (c *Counter) actorFor(linkID int64) *actor {
 // It returns the evicted links, whose journal rows can then leave memory.
 func (c *Counter) evictIdle(now time.Time, idle time.Duration) []int64 {
 	var evicted []int64
-	c.actors.Range(func(k, v any) bool {
-		a := v.(*actor)
+	c.actors.rangeActors(func(id int64, a *actor) bool {
 		if !a.io.TryLock() {
 			return true // a flush or a load is under way: not idle
 		}
 		a.mu.Lock()
-		if a.clean() && now.Sub(a.lastClick) >= idle {
+		if a.clean() && now.Sub(a.lastClick.time()) >= idle {
 			c.rememberTotal(a)
 			a.evicted = true
-			c.actors.CompareAndDelete(k, a)
+			c.actors.compareAndDelete(id, a)
 			c.nActors.Add(-1)
 			evicted = append(evicted, a.id)
 		}
@@ -144,6 +146,9 @@ func (c *Counter) evictIdle(now time.Time, idle time.Duration) []int64 {
 		a.io.Unlock()
 		return true
 	})
+	if len(evicted) > 0 {
+		c.actors.shrink()
+	}
 	return evicted
 }
 
@@ -157,4 +162,25 @@ func (c *Counter) armLocked(a *actor, due time.Time) {
 	}
 	a.alarm = due
 	c.sched.push(a, due)
+}
+
+// stamp is a time as unix nanoseconds, 0 for none: 8 bytes where a
+// time.Time takes 24, for the actor's times that only measure idleness and
+// age, which the wall clock does well enough (a jump of the clock evicts
+// a clean actor early or late, which loses nothing).
+type stamp int64
+
+func stampOf(t time.Time) stamp {
+	if t.IsZero() {
+		return 0
+	}
+	return stamp(t.UnixNano())
+}
+
+// time returns s as a time.Time (the zero time for none).
+func (s stamp) time() time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(s))
 }

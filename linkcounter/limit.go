@@ -289,10 +289,9 @@ func (c *Counter) releaseGrant(ctx context.Context, a *actor) {
 // releaseGrants releases the unspent grants of the actors idle since
 // before idleBefore (all of them for a zero time).
 func (c *Counter) releaseGrants(ctx context.Context, idleBefore time.Time) {
-	c.actors.Range(func(_, v any) bool {
-		a := v.(*actor)
+	c.actors.rangeActors(func(_ int64, a *actor) bool {
 		a.mu.Lock()
-		due := a.lim != nil && a.lim.known && a.lim.granted > a.lim.spent && (idleBefore.IsZero() || a.lastClick.Before(idleBefore))
+		due := a.lim != nil && a.lim.known && a.lim.granted > a.lim.spent && (idleBefore.IsZero() || a.lastClick.time().Before(idleBefore))
 		a.mu.Unlock()
 		if due {
 			c.releaseGrant(ctx, a)

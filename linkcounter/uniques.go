@@ -36,9 +36,13 @@ type daySketch struct {
 
 // sketchOf returns a's sketch of day, nil if none. a.io must be held.
 func (a *actor) sketchOf(day int64) *daySketch {
-	for i := range a.uniq {
-		if a.uniq[i].day == day {
-			return &a.uniq[i]
+	if a.uniq == nil {
+		return nil
+	}
+	days := *a.uniq
+	for i := range days {
+		if days[i].day == day {
+			return &days[i]
 		}
 	}
 	return nil
@@ -140,7 +144,10 @@ func (c *Counter) flushUniques(ctx context.Context, batch []*actor, ids []int64)
 		if ds := w.a.sketchOf(k.day); ds != nil {
 			ds.enc, ds.seeded = b, w.seeded
 		} else {
-			w.a.uniq = append(w.a.uniq, daySketch{day: k.day, enc: b, seeded: w.seeded})
+			if w.a.uniq == nil {
+				w.a.uniq = new([]daySketch)
+			}
+			*w.a.uniq = append(*w.a.uniq, daySketch{day: k.day, enc: b, seeded: w.seeded})
 		}
 		out = append(out, linkforge.UniqueSketch{LinkID: k.link, Day: time.Unix(k.day, 0).UTC(), Sketch: b})
 	}
@@ -152,8 +159,11 @@ func (c *Counter) flushUniques(ctx context.Context, batch []*actor, ids []int64)
 // seeded from the store again. a.io must be held.
 func pruneSketches(a *actor, now time.Time) {
 	today := visitor.Day(now).Unix()
-	a.uniq = slices.DeleteFunc(a.uniq, func(ds daySketch) bool { return ds.day < today })
-	if len(a.uniq) == 0 {
+	if a.uniq == nil {
+		return
+	}
+	*a.uniq = slices.DeleteFunc(*a.uniq, func(ds daySketch) bool { return ds.day < today })
+	if len(*a.uniq) == 0 {
 		a.uniq = nil
 	}
 }
