@@ -33,21 +33,26 @@ type actor struct {
 	// is then base + unflushed: base is the rollup total as loaded, plus
 	// every flush of this node since.
 	totalKnown bool
-	base       int64
 	// limited: the link had a MaxClicks at its last click. Its total is
 	// re-read after each flush, to learn the other nodes' flushed clicks.
+	// (Beside the other flags: they share a word.)
 	limited bool
+	base    int64
 	// unflushed counts clicks reserved (committed, or in the commit under
 	// way) and not yet flushed; inflight those whose commit is under way.
 	unflushed int64
 	inflight  int64
-	// dirtySince is about when the oldest unflushed click arrived.
-	dirtySince time.Time
-	lastClick  time.Time
+	// dirtySince is about when the oldest unflushed click arrived; read
+	// by the oldest-unflushed gauge only. lastClick decides idleness.
+	dirtySince stamp
+	lastClick  stamp
 
-	// alarm is the armed flush time (zero: none), retry its retry count.
-	alarm    time.Time
-	retry    int
+	// alarm is the armed flush time (zero: none).
+	alarm time.Time
+	// retry is the flush's retry count; int32 and next to the flags, so
+	// that they share one word (a one-off link's actor is most of the
+	// memory of a viral burst: docs/adr/033-one-off-link-memory.md).
+	retry    int32
 	flushing bool
 	// reconcile: the unflushed rows were found by start-up reconciliation;
 	// the next flush writes them all, whatever their bucket's age, instead of
@@ -58,22 +63,47 @@ type actor struct {
 	ambiguous bool
 
 	// Live deltas: the bucket counts changed since the last delta.
-	// loadRetryAt spaces out the live loop's total reads while they fail;
-	// totalRetryAt the clicks' (ensureTotal).
-	loadRetryAt  time.Time
-	totalRetryAt time.Time
+	// totalRetryAt: when the total's reads may be tried again after
+	// failing, nil until one fails (most links never see a failed read).
+	totalRetryAt *totalRetryTimes
 	tenantID     int64
 	slug         string
 	live         map[int64]liveCount // bucket (unix seconds) -> absolute counts
 	liveQueued   bool
 
-	// lim: the clicks of a limited link this node may serve (limit.go).
-	lim limitState
+	// lim: the clicks of a limited link this node may serve (limit.go),
+	// nil until the link's first limited click (limitLocked).
+	lim *limitState
 
-	// uniq: this node's visitor sketch of each UTC day (unix seconds of its
-	// midnight) the link was clicked in, nil until the first flush of a
-	// visit; read and changed by flushes only, under io (uniques.go).
-	uniq map[int64]*daySketch
+	// uniq: this node's visitor sketch of each UTC day the link was
+	// clicked in, nil until the first flush of a visit; read and changed
+	// by flushes only, under io (uniques.go). Behind a pointer: most
+	// actors hold none (a flush that leaves nothing unflushed drops them).
+	uniq *[]daySketch
+}
+
+// totalRetryTimes space out the reads of a link's total while they fail:
+// live the live loop's, clicks the clicks' (ensureTotal).
+type totalRetryTimes struct{ live, clicks time.Time }
+
+// retryTimesLocked returns a's retry times, allocated on first use. a.mu
+// must be held.
+func (a *actor) retryTimesLocked() *totalRetryTimes {
+	if a.totalRetryAt == nil {
+		a.totalRetryAt = &totalRetryTimes{}
+	}
+	return a.totalRetryAt
+}
+
+// limitLocked returns a's limit state, allocated on first use: only a
+// limited link has one. a.mu must be held; once allocated it stays for the
+// actor's life, so a pointer read under a.mu may be used without it for
+// the state's own mutex.
+func (a *actor) limitLocked() *limitState {
+	if a.lim == nil {
+		a.lim = &limitState{}
+	}
+	return a.lim
 }
 
 // clean reports whether the actor holds nothing that is not in the journal
@@ -84,14 +114,14 @@ func (a *actor) clean() bool {
 
 // actorFor returns the live actor of a link, creating it on first use.
 func (c *Counter) actorFor(linkID int64) *actor {
-	if v, ok := c.actors.Load(linkID); ok {
-		return v.(*actor)
+	if a, ok := c.actors.load(linkID); ok {
+		return a
 	}
-	v, loaded := c.actors.LoadOrStore(linkID, &actor{id: linkID})
+	a, loaded := c.actors.loadOrStore(linkID, &actor{id: linkID})
 	if !loaded {
 		c.nActors.Add(1)
 	}
-	return v.(*actor)
+	return a
 }
 
 // evictIdle drops the actors that are clean and have not been clicked for
@@ -100,16 +130,15 @@ func (c *Counter) actorFor(linkID int64) *actor {
 // It returns the evicted links, whose journal rows can then leave memory.
 func (c *Counter) evictIdle(now time.Time, idle time.Duration) []int64 {
 	var evicted []int64
-	c.actors.Range(func(k, v any) bool {
-		a := v.(*actor)
+	c.actors.rangeActors(func(id int64, a *actor) bool {
 		if !a.io.TryLock() {
 			return true // a flush or a load is under way: not idle
 		}
 		a.mu.Lock()
-		if a.clean() && now.Sub(a.lastClick) >= idle {
+		if a.clean() && now.Sub(a.lastClick.time()) >= idle {
 			c.rememberTotal(a)
 			a.evicted = true
-			c.actors.CompareAndDelete(k, a)
+			c.actors.compareAndDelete(id, a)
 			c.nActors.Add(-1)
 			evicted = append(evicted, a.id)
 		}
@@ -117,6 +146,9 @@ func (c *Counter) evictIdle(now time.Time, idle time.Duration) []int64 {
 		a.io.Unlock()
 		return true
 	})
+	if len(evicted) > 0 {
+		c.actors.shrink()
+	}
 	return evicted
 }
 
@@ -130,4 +162,25 @@ func (c *Counter) armLocked(a *actor, due time.Time) {
 	}
 	a.alarm = due
 	c.sched.push(a, due)
+}
+
+// stamp is a time as unix nanoseconds, 0 for none: 8 bytes where a
+// time.Time takes 24, for the actor's times that only measure idleness and
+// age, which the wall clock does well enough (a jump of the clock evicts
+// a clean actor early or late, which loses nothing).
+type stamp int64
+
+func stampOf(t time.Time) stamp {
+	if t.IsZero() {
+		return 0
+	}
+	return stamp(t.UnixNano())
+}
+
+// time returns s as a time.Time (the zero time for none).
+func (s stamp) time() time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(s))
 }

@@ -149,7 +149,7 @@ type Counter struct {
 	// in a purged bucket whose rollup row holds more (see bucketOf).
 	clockHigh atomic.Int64
 
-	actors sync.Map // int64 -> *actor: the registry
+	actors registry // link id -> its live actor
 	// lastTotals holds the last known rollup total of limited links whose
 	// actor was evicted (see ensureTotal).
 	lastTotals *lru.Cache[int64, int64]
@@ -267,7 +267,7 @@ func (c *Counter) start(ctx context.Context) error {
 		a := c.actorFor(p.LinkID)
 		a.mu.Lock()
 		a.unflushed = p.Unflushed
-		a.dirtySince = p.Oldest // bucket start: never later than the click
+		a.dirtySince = stampOf(p.Oldest) // bucket start: never later than the click
 		a.reconcile = true
 		c.armLocked(a, now) // armed from stored state, only if there is any
 		a.mu.Unlock()
@@ -455,11 +455,11 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkf
 		return nil, false, errUnavailable("click counter is not running", err)
 	}
 	if a.unflushed == 0 {
-		a.dirtySince = now
+		a.dirtySince = stampOf(now)
 	}
 	a.unflushed++
 	a.inflight++
-	a.lastClick = now
+	a.lastClick = stampOf(now)
 	a.tenantID, a.slug, a.limited = l.TenantID, l.Slug, l.MaxClicks != nil
 	c.armLocked(a, now.Add(c.flushInterval))
 	return b, false, nil
@@ -508,7 +508,7 @@ func (c *Counter) afterCommit(b *commitBatch) {
 			a.inflight -= in.Add
 			a.lim.settle(in.Add, true) // not served: back to the grant
 			if a.unflushed == 0 {
-				a.dirtySince = time.Time{}
+				a.dirtySince = 0
 			}
 			a.mu.Unlock()
 		}
@@ -573,7 +573,10 @@ func (c *Counter) ensureTotal(ctx context.Context, a *actor) error {
 	}
 	now := c.clock.Now()
 	a.mu.Lock()
-	retryAt := a.totalRetryAt
+	var retryAt time.Time
+	if a.totalRetryAt != nil {
+		retryAt = a.totalRetryAt.clicks
+	}
 	a.mu.Unlock()
 	var err error
 	if now.Before(retryAt) {
@@ -603,8 +606,8 @@ func (c *Counter) ensureTotal(ctx context.Context, a *actor) error {
 		return nil
 	}
 	a.mu.Lock()
-	if !now.Before(a.totalRetryAt) {
-		a.totalRetryAt = now.Add(totalRetry)
+	if rt := a.retryTimesLocked(); !now.Before(rt.clicks) {
+		rt.clicks = now.Add(totalRetry)
 	}
 	a.mu.Unlock()
 	return errUnavailable("click total unavailable", fmt.Errorf("click total of link %d: %w", a.id, err))

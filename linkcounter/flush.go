@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -19,20 +20,24 @@ import (
 // is checked against its actor's alarm when it falls due: an alarm moved
 // earlier leaves a stale entry behind, which is then skipped.
 type scheduler struct {
-	mu   sync.Mutex
-	h    alarmHeap
+	mu sync.Mutex
+	h  alarmHeap
+	// base is the first time pushed: entries hold their due time as an
+	// offset from it, 8 bytes where a time.Time takes 24 (a viral burst
+	// arms an alarm per link), and still on the monotonic clock.
+	base time.Time
 	wake chan struct{} // capacity 1: an earlier alarm was armed
 }
 
 type alarmEntry struct {
-	due time.Time
+	due time.Duration // since scheduler.base
 	a   *actor
 }
 
 type alarmHeap []alarmEntry
 
 func (h alarmHeap) Len() int           { return len(h) }
-func (h alarmHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h alarmHeap) Less(i, j int) bool { return h[i].due < h[j].due }
 func (h alarmHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *alarmHeap) Push(x any)        { *h = append(*h, x.(alarmEntry)) }
 func (h *alarmHeap) Pop() any {
@@ -45,8 +50,12 @@ func (h *alarmHeap) Pop() any {
 
 func (s *scheduler) push(a *actor, due time.Time) {
 	s.mu.Lock()
-	earliest := len(s.h) == 0 || due.Before(s.h[0].due)
-	heap.Push(&s.h, alarmEntry{due: due, a: a})
+	if s.base.IsZero() {
+		s.base = due
+	}
+	d := due.Sub(s.base)
+	earliest := len(s.h) == 0 || d < s.h[0].due
+	heap.Push(&s.h, alarmEntry{due: d, a: a})
 	s.mu.Unlock()
 	if earliest {
 		select {
@@ -63,7 +72,7 @@ func (s *scheduler) next() (time.Time, bool) {
 	if len(s.h) == 0 {
 		return time.Time{}, false
 	}
-	return s.h[0].due, true
+	return s.base.Add(s.h[0].due), true
 }
 
 // popDue removes and returns up to max entries due at now.
@@ -71,7 +80,7 @@ func (s *scheduler) popDue(now time.Time, max int) []alarmEntry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []alarmEntry
-	for len(s.h) > 0 && len(out) < max && !s.h[0].due.After(now) {
+	for len(s.h) > 0 && len(out) < max && s.h[0].due <= now.Sub(s.base) {
 		out = append(out, heap.Pop(&s.h).(alarmEntry))
 	}
 	if len(s.h) == 0 && cap(s.h) > 1024 {
@@ -139,7 +148,7 @@ func (c *Counter) flushDue(now time.Time) {
 			a.alarm = time.Time{}
 			a.flushing = true
 			batch = append(batch, a)
-			retries = append(retries, a.retry)
+			retries = append(retries, int(a.retry))
 			// A retry writes every row, young ones too: the back-off
 			// schedule is kept (a young hour would put the attempt off to
 			// when it is due), and the retry writes all the failed
@@ -202,33 +211,40 @@ func (c *Counter) flushActors(batch []*actor, retries []int, whole []bool, fired
 			// deferred hour's attempt keeps its place in the schedule.
 			c.pending.Add(-d)
 			pruneSketches(a, now)
+			if a.unflushed == 0 {
+				// Every visit is in the stored sketches: a later one seeds
+				// its day's sketch from the store again (one read per
+				// flush batch), and a burst's one-off links keep none
+				// until their eviction (docs/adr/033-one-off-link-memory.md).
+				a.uniq = nil
+			}
 			young, isYoung := deferred[a.id]
 			switch {
 			case a.unflushed == 0:
-				a.dirtySince = time.Time{}
+				a.dirtySince = 0
 			case isYoung:
 				// Rows of a bucket younger than the flush interval wait
 				// until it is that old: at most first unflushed click +
 				// the interval, since no click of a bucket precedes its
 				// start. armLocked only moves an alarm that clicks during
 				// the flush armed earlier, never later.
-				a.dirtySince = young
+				a.dirtySince = stampOf(young)
 				if !a.alarm.IsZero() && a.alarm.Add(-c.flushInterval).Before(young) {
-					a.dirtySince = a.alarm.Add(-c.flushInterval)
+					a.dirtySince = stampOf(a.alarm.Add(-c.flushInterval))
 				}
 				c.armLocked(a, young.Add(c.flushInterval))
 			case !a.alarm.IsZero():
 				// Clicks during the flush armed the next alarm.
-				a.dirtySince = a.alarm.Add(-c.flushInterval)
+				a.dirtySince = stampOf(a.alarm.Add(-c.flushInterval))
 			default:
 				// Clicks whose commit was under way when the alarm fired
 				// did not arm one (it was armed then).
-				a.dirtySince = firedAt
+				a.dirtySince = stampOf(firedAt)
 				c.armLocked(a, firedAt.Add(c.flushInterval))
 			}
 		} else {
 			k := retries[i]
-			a.retry, a.ambiguous = k+1, true
+			a.retry, a.ambiguous = int32(min(k+1, math.MaxInt32)), true //nolint:gosec // G115: bounded by the min
 			c.armLocked(a, now.Add(c.backoff(k)))
 			if failedBy == nil {
 				failedBy = make(map[int]int)
@@ -607,8 +623,7 @@ func (c *Counter) leftUnflushed(cause error) error {
 func (c *Counter) collectUnflushed(seen map[*actor]bool) ([]*actor, []int) {
 	var batch []*actor
 	var retries []int
-	c.actors.Range(func(_, v any) bool {
-		a := v.(*actor)
+	c.actors.rangeActors(func(_ int64, a *actor) bool {
 		if seen[a] {
 			return true
 		}
@@ -617,7 +632,7 @@ func (c *Counter) collectUnflushed(seen map[*actor]bool) ([]*actor, []int) {
 			a.alarm = time.Time{}
 			a.flushing = true
 			batch = append(batch, a)
-			retries = append(retries, a.retry)
+			retries = append(retries, int(a.retry))
 			seen[a] = true
 		}
 		a.mu.Unlock()

@@ -104,18 +104,22 @@ func (m *limitMetrics) register(r prometheus.Registerer) error {
 // spendLocked takes one click of a's grant; false: none is left (or none
 // loaded), and the click must reserve first (ensureGrant). a.mu held.
 func (c *Counter) spendLocked(a *actor) bool {
-	if !a.lim.known || a.lim.granted <= a.lim.spent {
+	lim := a.limitLocked()
+	if !lim.known || lim.granted <= lim.spent {
 		return false
 	}
-	a.lim.spent++
-	a.lim.inflight++
+	lim.spent++
+	lim.inflight++
 	return true
 }
 
 // settle accounts for a journal commit that held n clicks of the actor:
 // failed, its limited clicks were not served and go back to the grant.
-// The actor's mu held.
+// The actor's mu held; nil (a link never limited): nothing to settle.
 func (l *limitState) settle(n int64, failed bool) {
+	if l == nil {
+		return
+	}
 	k := min(n, l.inflight)
 	l.inflight -= k
 	if failed {
@@ -127,7 +131,8 @@ func (l *limitState) settle(n int64, failed bool) {
 // to grant, a moment ago, and a holds none: a click would answer EGone
 // (Exhausted). a.mu held.
 func (c *Counter) grantGoneLocked(a *actor) bool {
-	return a.lim.granted <= a.lim.spent && !a.lim.goneUntil.IsZero() && c.clock.Now().Before(a.lim.goneUntil)
+	lim := a.lim
+	return lim != nil && lim.granted <= lim.spent && !lim.goneUntil.IsZero() && c.clock.Now().Before(lim.goneUntil)
 }
 
 // ensureGrant makes sure a holds at least one unspent click of l, reserving
@@ -137,8 +142,9 @@ func (c *Counter) grantGoneLocked(a *actor) bool {
 // only what it has reserved ("Outage" in docs/adr/006-journal.md).
 func (c *Counter) ensureGrant(ctx context.Context, a *actor, l *linkforge.Link) error {
 	a.mu.Lock()
-	ok := a.lim.known && a.lim.granted > a.lim.spent
-	goneUntil := a.lim.goneUntil
+	lim := a.limitLocked()
+	ok := lim.known && lim.granted > lim.spent
+	goneUntil := lim.goneUntil
 	a.mu.Unlock()
 	if ok {
 		return nil
@@ -147,11 +153,11 @@ func (c *Counter) ensureGrant(ctx context.Context, a *actor, l *linkforge.Link) 
 		c.m.refused.Inc()
 		return &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
 	}
-	a.lim.mu.Lock()
-	defer a.lim.mu.Unlock()
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
 	now := c.clock.Now()
 	a.mu.Lock()
-	known, has, retryAt, goneUntil := a.lim.known, a.lim.granted > a.lim.spent, a.lim.retryAt, a.lim.goneUntil
+	known, has, retryAt, goneUntil := lim.known, lim.granted > lim.spent, lim.retryAt, lim.goneUntil
 	a.mu.Unlock()
 	if has {
 		return nil // another click reserved meanwhile
@@ -179,12 +185,12 @@ func (c *Counter) ensureGrant(ctx context.Context, a *actor, l *linkforge.Link) 
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.lim.granted = max(a.lim.granted, granted)
-	a.lim.left, a.lim.reservedAt, a.lim.retryAt = left, now, time.Time{}
-	if a.lim.granted <= a.lim.spent {
+	lim.granted = max(lim.granted, granted)
+	lim.left, lim.reservedAt, lim.retryAt = left, now, time.Time{}
+	if lim.granted <= lim.spent {
 		// Every click is spent or held by other nodes, which give back
 		// what they do not spend when idle: ask again in a while.
-		a.lim.goneUntil = now.Add(goneRecheck)
+		lim.goneUntil = now.Add(goneRecheck)
 		c.lm.reservations.WithLabelValues("exhausted").Inc()
 		c.m.refused.Inc()
 		return &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
@@ -196,7 +202,7 @@ func (c *Counter) ensureGrant(ctx context.Context, a *actor, l *linkforge.Link) 
 func (c *Counter) grantFailed(a *actor, now time.Time, err error) error {
 	c.lm.reservations.WithLabelValues("failed").Inc()
 	a.mu.Lock()
-	a.lim.retryAt = now.Add(totalRetry)
+	a.limitLocked().retryAt = now.Add(totalRetry)
 	a.mu.Unlock()
 	return errUnavailable("click reservation unavailable", fmt.Errorf("reserve clicks of link %d: %w", a.id, err))
 }
@@ -220,7 +226,8 @@ func (c *Counter) loadSpent(ctx context.Context, a *actor) error {
 		return err
 	}
 	a.mu.Lock()
-	a.lim.spent, a.lim.known = n+a.unflushed, true
+	lim := a.limitLocked()
+	lim.spent, lim.known = n+a.unflushed, true
 	a.mu.Unlock()
 	return nil
 }
@@ -228,9 +235,10 @@ func (c *Counter) loadSpent(ctx context.Context, a *actor) error {
 // nextBlock returns the size of a's next reservation and adapts it to the
 // link's rate: the time the last block lasted. a.mu held.
 func (c *Counter) nextBlock(a *actor, now time.Time) int64 {
-	b := max(a.lim.block, 1)
-	if !a.lim.reservedAt.IsZero() {
-		switch lasted := now.Sub(a.lim.reservedAt); {
+	lim := a.limitLocked()
+	b := max(lim.block, 1)
+	if !lim.reservedAt.IsZero() {
+		switch lasted := now.Sub(lim.reservedAt); {
 		case lasted < blockFast:
 			b = min(b*2, maxBlock)
 		case lasted > blockSlow:
@@ -238,9 +246,9 @@ func (c *Counter) nextBlock(a *actor, now time.Time) int64 {
 		}
 		// Near the limit, take a quarter of what is left at most: the
 		// rest stays for the other nodes.
-		b = min(b, max(a.lim.left/4, 1))
+		b = min(b, max(lim.left/4, 1))
 	}
-	a.lim.block = b
+	lim.block = b
 	return b
 }
 
@@ -249,16 +257,22 @@ func (c *Counter) nextBlock(a *actor, now time.Time) int64 {
 // store cannot be reached, the grant stays in the database and the next
 // reservation of this node id recovers it.
 func (c *Counter) releaseGrant(ctx context.Context, a *actor) {
-	a.lim.mu.Lock()
-	defer a.lim.mu.Unlock()
 	a.mu.Lock()
-	if !a.lim.known || a.lim.granted <= a.lim.spent {
+	lim := a.lim
+	a.mu.Unlock()
+	if lim == nil {
+		return
+	}
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	a.mu.Lock()
+	if !lim.known || lim.granted <= lim.spent {
 		a.mu.Unlock()
 		return
 	}
-	unspent, keep := a.lim.granted-a.lim.spent, a.lim.spent
-	a.lim.granted = keep
-	a.lim.block = max(a.lim.block/2, 1)
+	unspent, keep := lim.granted-lim.spent, lim.spent
+	lim.granted = keep
+	lim.block = max(lim.block/2, 1)
 	a.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, c.flushTimeout)
 	err := c.store.ReleaseClicks(rctx, a.id, c.nodeID, keep)
@@ -275,10 +289,9 @@ func (c *Counter) releaseGrant(ctx context.Context, a *actor) {
 // releaseGrants releases the unspent grants of the actors idle since
 // before idleBefore (all of them for a zero time).
 func (c *Counter) releaseGrants(ctx context.Context, idleBefore time.Time) {
-	c.actors.Range(func(_, v any) bool {
-		a := v.(*actor)
+	c.actors.rangeActors(func(_ int64, a *actor) bool {
 		a.mu.Lock()
-		due := a.lim.known && a.lim.granted > a.lim.spent && (idleBefore.IsZero() || a.lastClick.Before(idleBefore))
+		due := a.lim != nil && a.lim.known && a.lim.granted > a.lim.spent && (idleBefore.IsZero() || a.lastClick.time().Before(idleBefore))
 		a.mu.Unlock()
 		if due {
 			c.releaseGrant(ctx, a)

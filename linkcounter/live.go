@@ -87,13 +87,13 @@ func (c *Counter) publish(loadTotals bool) {
 		if loadTotals {
 			now := c.clock.Now()
 			a.mu.Lock()
-			try := !a.totalKnown && !a.ambiguous && !now.Before(a.loadRetryAt)
+			try := !a.totalKnown && !a.ambiguous && (a.totalRetryAt == nil || !now.Before(a.totalRetryAt.live))
 			a.mu.Unlock()
 			if try && c.ensureTotal(c.bg, a) != nil {
 				// The delta goes out without a total; while the store is
 				// unreachable, do not stall every tick on it.
 				a.mu.Lock()
-				a.loadRetryAt = now.Add(liveLoadBackoff)
+				a.retryTimesLocked().live = now.Add(liveLoadBackoff)
 				a.mu.Unlock()
 			}
 		}

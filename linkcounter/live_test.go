@@ -96,11 +96,10 @@ func TestLiveDeltas(t *testing.T) {
 			// one-off links would keep one each), and its next click
 			// still gets a delta.
 			for _, id := range []int64{l.ID, other.ID} {
-				v, ok := c.actors.Load(id)
+				a, ok := c.actors.load(id)
 				if !ok {
 					t.Fatalf("no actor for link %d", id)
 				}
-				a := v.(*actor)
 				a.mu.Lock()
 				held := a.live
 				a.mu.Unlock()

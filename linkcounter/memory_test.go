@@ -76,9 +76,9 @@ func TestEvictionMemory(t *testing.T) {
 			wg.Wait()
 			actorsActive := c.actorCount()
 			var sample []weak.Pointer[actor]
-			c.actors.Range(func(k, v any) bool {
-				if k.(int64)%50 == 0 {
-					sample = append(sample, weak.Make(v.(*actor)))
+			c.actors.rangeActors(func(id int64, a *actor) bool {
+				if id%50 == 0 {
+					sample = append(sample, weak.Make(a))
 				}
 				return true
 			})

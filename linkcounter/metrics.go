@@ -98,11 +98,10 @@ func (m *metrics) register(r prometheus.Registerer) error {
 // actors: a scrape every few seconds can afford it, a click could not.
 func (c *Counter) oldestUnflushed(now time.Time) time.Duration {
 	var oldest time.Time
-	c.actors.Range(func(_, v any) bool {
-		a := v.(*actor)
+	c.actors.rangeActors(func(_ int64, a *actor) bool {
 		a.mu.Lock()
-		if a.unflushed > 0 && !a.dirtySince.IsZero() && (oldest.IsZero() || a.dirtySince.Before(oldest)) {
-			oldest = a.dirtySince
+		if since := a.dirtySince.time(); a.unflushed > 0 && !since.IsZero() && (oldest.IsZero() || since.Before(oldest)) {
+			oldest = since
 		}
 		a.mu.Unlock()
 		return true

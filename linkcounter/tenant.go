@@ -6,8 +6,7 @@ package linkcounter
 // and an actor with unflushed clicks is never evicted.
 func (c *Counter) UnflushedByTenant() map[int64]int64 {
 	out := make(map[int64]int64)
-	c.actors.Range(func(_, v any) bool {
-		a := v.(*actor)
+	c.actors.rangeActors(func(_ int64, a *actor) bool {
 		a.mu.Lock()
 		if n := a.unflushed - a.inflight; n > 0 {
 			out[a.tenantID] += n

@@ -3,6 +3,7 @@ package linkcounter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -22,11 +23,29 @@ import (
 // then always holds a superset of what it held: overwriting is safe on a
 // retry and on a replay, as the rollup's absolute counts are.
 
-// daySketch is an actor's sketch of one UTC day.
+// daySketch is an actor's sketch of one UTC day, kept encoded as last
+// written: a link clicked once holds a few bytes where a decoded sketch
+// costs some 150 (docs/adr/033-one-off-link-memory.md); a flush decodes it,
+// adds the day's new visits and encodes it again, which it writes anyway.
 type daySketch struct {
-	sk *visitor.Sketch
+	day int64 // unix seconds of its UTC midnight
+	enc []byte
 	// seeded: the node's stored sketch of the day is merged in.
 	seeded bool
+}
+
+// sketchOf returns a's sketch of day, nil if none. a.io must be held.
+func (a *actor) sketchOf(day int64) *daySketch {
+	if a.uniq == nil {
+		return nil
+	}
+	days := *a.uniq
+	for i := range days {
+		if days[i].day == day {
+			return &days[i]
+		}
+	}
+	return nil
 }
 
 // uniqueStore returns st as a UniqueStore, or nil when it keeps no
@@ -55,25 +74,32 @@ func (c *Counter) flushUniques(ctx context.Context, batch []*actor, ids []int64)
 		byID[a.id] = a
 	}
 	type key struct{ link, day int64 }
-	changed := make(map[key]*daySketch)
+	type work struct {
+		a      *actor
+		sk     *visitor.Sketch
+		seeded bool
+	}
+	changed := make(map[key]*work)
 	var order []key
 	marks := make([]clicklog.VisitMark, 0, len(visits))
 	for _, lv := range visits {
 		a := byID[lv.LinkID]
 		for _, v := range lv.Visits {
-			ds := a.uniq[v.Day]
-			if ds == nil {
-				if a.uniq == nil {
-					a.uniq = make(map[int64]*daySketch, 1)
+			k := key{lv.LinkID, v.Day}
+			w := changed[k]
+			if w == nil {
+				w = &work{a: a, sk: visitor.NewSketch()}
+				if ds := a.sketchOf(v.Day); ds != nil {
+					sk, err := visitor.ParseSketch(ds.enc)
+					if err != nil {
+						return nil, nil, fmt.Errorf("sketch of link %d kept in memory: %w", lv.LinkID, err)
+					}
+					w.sk, w.seeded = sk, ds.seeded
 				}
-				ds = &daySketch{sk: visitor.NewSketch()}
-				a.uniq[v.Day] = ds
-			}
-			ds.sk.Insert(v.Hash)
-			if k := (key{lv.LinkID, v.Day}); changed[k] == nil {
-				changed[k] = ds
+				changed[k] = w
 				order = append(order, k)
 			}
+			w.sk.Insert(v.Hash)
 		}
 		marks = append(marks, clicklog.VisitMark{LinkID: lv.LinkID, Seq: lv.Seq})
 	}
@@ -89,15 +115,15 @@ func (c *Counter) flushUniques(ctx context.Context, batch []*actor, ids []int64)
 			return nil, nil, fmt.Errorf("read the stored sketches of %d link days: %w", len(seed), err)
 		}
 		for _, u := range stored {
-			ds := changed[key{u.LinkID, u.Day.Unix()}]
-			if ds == nil {
+			w := changed[key{u.LinkID, u.Day.Unix()}]
+			if w == nil {
 				continue
 			}
 			s, err := visitor.ParseSketch(u.Sketch)
 			if err != nil {
 				return nil, nil, fmt.Errorf("stored sketch of link %d: %w", u.LinkID, err)
 			}
-			if err := ds.sk.Merge(s); err != nil {
+			if err := w.sk.Merge(s); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -107,9 +133,21 @@ func (c *Counter) flushUniques(ctx context.Context, batch []*actor, ids []int64)
 	}
 	out := make([]linkforge.UniqueSketch, 0, len(order))
 	for _, k := range order {
-		b, err := changed[k].sk.MarshalBinary()
+		w := changed[k]
+		b, err := w.sk.MarshalBinary()
 		if err != nil {
 			return nil, nil, err
+		}
+		// The actor keeps what is written, as it kept the sketch it wrote:
+		// a failed write is retried from the journal's unmarked visits,
+		// whose inserts change nothing twice.
+		if ds := w.a.sketchOf(k.day); ds != nil {
+			ds.enc, ds.seeded = b, w.seeded
+		} else {
+			if w.a.uniq == nil {
+				w.a.uniq = new([]daySketch)
+			}
+			*w.a.uniq = append(*w.a.uniq, daySketch{day: k.day, enc: b, seeded: w.seeded})
 		}
 		out = append(out, linkforge.UniqueSketch{LinkID: k.link, Day: time.Unix(k.day, 0).UTC(), Sketch: b})
 	}
@@ -121,10 +159,12 @@ func (c *Counter) flushUniques(ctx context.Context, batch []*actor, ids []int64)
 // seeded from the store again. a.io must be held.
 func pruneSketches(a *actor, now time.Time) {
 	today := visitor.Day(now).Unix()
-	for day := range a.uniq {
-		if day < today {
-			delete(a.uniq, day)
-		}
+	if a.uniq == nil {
+		return
+	}
+	*a.uniq = slices.DeleteFunc(*a.uniq, func(ds daySketch) bool { return ds.day < today })
+	if len(*a.uniq) == 0 {
+		a.uniq = nil
 	}
 }
 

@@ -16,7 +16,7 @@ func dropState(j *Journal, link, hour int64) (rows int, isDropped, toSeed bool) 
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	for _, h := range j.st.links[link] {
-		rows += len(h.mins) + len(h.dims)
+		rows += len(h.mins) + h.ncells()
 		if h.hour == hour && h.seed {
 			toSeed = true
 		}

@@ -33,8 +33,8 @@ func (j *Journal) HeldBy(linkID int64, d linkforge.Dimension) map[string]int64 {
 	defer j.mu.RUnlock()
 	out := map[string]int64{}
 	for _, h := range j.st.links[linkID] {
-		for _, c := range h.dims {
-			if c.dim == d {
+		for i := range h.ncells() {
+			if c := j.st.cell(h, i); c.dim == d {
 				out[c.value] += c.n
 			}
 		}
@@ -63,7 +63,8 @@ func (j *Journal) DimRows(linkID int64) []DimRow {
 	defer j.mu.RUnlock()
 	var out []DimRow
 	for _, h := range j.st.links[linkID] {
-		for _, d := range h.dims {
+		for i := range h.ncells() {
+			d := j.st.cell(h, i)
 			out = append(out, DimRow{LinkID: linkID, Hour: h.hour, Dim: d.dim, Value: d.value, N: d.n, Flushed: d.flushed})
 		}
 	}

@@ -654,10 +654,8 @@ func (j *Journal) Seed(ctx context.Context, rows []linkforge.RollupRow, dims []l
 	}
 	for k, n := range ds {
 		var flushed int64
-		if h := j.st.hourOf(k.linkID, k.hour, false); h != nil {
-			if c := h.dim(k.dim, k.value, false); c != nil {
-				flushed = c.flushed
-			}
+		if c, ok := j.st.dimOf(j.st.hourOf(k.linkID, k.hour, false), k.dim, k.value); ok {
+			flushed = c.flushed
 		}
 		r.dims = append(r.dims, recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: n})
 		r.dimMarks = append(r.dimMarks, recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: flushed + n})
@@ -717,8 +715,8 @@ func (j *Journal) Unflushed(_ context.Context, linkIDs []int64) ([]Row, []DimRow
 					out = append(out, Row{LinkID: link, Bucket: m.bucket, N: m.n, Flushed: m.flushed})
 				}
 			}
-			for _, d := range h.dims {
-				if d.n > d.flushed {
+			for i := range h.ncells() {
+				if d := j.st.cell(h, i); d.n > d.flushed {
 					dout = append(dout, DimRow{LinkID: link, Hour: h.hour, Dim: d.dim, Value: d.value, N: d.n, Flushed: d.flushed})
 				}
 			}
@@ -742,7 +740,7 @@ func (j *Journal) Visits(linkIDs []int64) []LinkVisits {
 		if i > 0 && ids[i-1] == link {
 			continue
 		}
-		if v := j.st.visits[link]; v != nil && len(v.list) > 0 {
+		if v := j.st.visits[link]; len(v.list) > 0 {
 			out = append(out, LinkVisits{LinkID: link, Seq: v.flushed + int64(len(v.list)), Visits: slices.Clone(v.list)})
 		}
 	}
@@ -837,7 +835,7 @@ func (j *Journal) boundDims(r *logRecord, incs []*Increment) {
 		h := j.st.hourOf(in.LinkID, hour, false)
 		for _, c := range in.Dims {
 			d := recDim{link: in.LinkID, hour: hour, dim: c.Dim, value: c.Value, v: c.N}
-			if c.Value != linkforge.MoreValue && (h == nil || h.dim(c.Dim, c.Value, false) == nil) {
+			if c.Value != linkforge.MoreValue && !j.st.hasDim(h, c.Dim, c.Value) {
 				fresh = append(fresh, d)
 				continue
 			}
@@ -859,7 +857,7 @@ func (j *Journal) boundDims(r *logRecord, incs []*Increment) {
 		case !sameGroup:
 			held = 0
 			if h := j.st.hourOf(d.link, d.hour, false); h != nil {
-				held = h.values(d.dim)
+				held = j.st.valuesOf(h, d.dim)
 			}
 		case d.value == fresh[i-1].value:
 			// The same new value from another minute of the hour: as
@@ -985,7 +983,7 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 		n := ds[k]
 		h := want[LinkHour{k.linkID, k.hour}]
 		var flushed int64
-		if c := h.dim(k.dim, k.value, false); c != nil {
+		if c, ok := j.st.dimOf(h, k.dim, k.value); ok {
 			flushed = c.flushed
 		}
 		r.dims = append(r.dims, recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: n})
@@ -1004,14 +1002,14 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 		h := want[k]
 		for d := range linkforge.NumDimensions {
 			seeded := held[group{k.LinkID, k.Hour, d}]
-			var fresh []*dimCell
-			for i := range h.dims {
-				c := &h.dims[i]
+			var fresh []dimCell
+			for i := range h.ncells() {
+				c := j.st.cell(h, i)
 				if c.dim == d && c.value != linkforge.MoreValue && !seeded[c.value] && c.flushed == 0 {
 					fresh = append(fresh, c)
 				}
 			}
-			slices.SortFunc(fresh, func(a, b *dimCell) int { return strings.Compare(a.value, b.value) })
+			slices.SortFunc(fresh, func(a, b dimCell) int { return strings.Compare(a.value, b.value) })
 			for i, c := range fresh {
 				if len(seeded)+i < MaxDimValues {
 					continue

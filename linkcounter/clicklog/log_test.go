@@ -54,7 +54,7 @@ func dumpState(j *Journal) string {
 			for _, m := range h.mins {
 				fmt.Fprintf(&b, "min %d %d n=%d f=%d\n", l, m.bucket, m.n, m.flushed)
 			}
-			dims := slices.Clone(h.dims)
+			dims := j.st.cellsOf(h)
 			slices.SortFunc(dims, func(a, b dimCell) int {
 				if a.dim != b.dim {
 					return int(a.dim) - int(b.dim)
@@ -84,7 +84,7 @@ func totals(j *Journal) (clicks int64, byDim [linkforge.NumDimensions]int64) {
 			for _, m := range h.mins {
 				clicks += m.n
 			}
-			for _, d := range h.dims {
+			for _, d := range j.st.cellsOf(h) {
 				byDim[d.dim] += d.n
 			}
 		}

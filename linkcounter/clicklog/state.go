@@ -10,8 +10,9 @@ import (
 // logState is the journal's state in memory: the truth while the process
 // runs, rebuilt from the click log at open. Per link, per hour it counted
 // in: the minutes' absolute counts and flushed counts, and the hour's counts
-// by dimension and value. A link clicked once costs one map entry and three
-// small allocations (docs/adr/014-click-log.md, "Memory").
+// by dimension and value. A link clicked once costs one map entry and four
+// small allocations, about 300 bytes (docs/adr/014-click-log.md, "Memory";
+// docs/adr/033-one-off-link-memory.md).
 type logState struct {
 	nodeID       string
 	seedPending  bool
@@ -35,11 +36,17 @@ type logState struct {
 	stale map[int64]int
 	// visits holds, per link, the visitor hashes journaled and not yet
 	// marked as stored in a sketch (docs/adr/026-unique-visitors.md).
-	visits map[int64]*linkVisits
+	// By value: a viral burst holds an entry per link, and a pointer
+	// would add an allocation to each.
+	visits map[int64]linkVisits
+	// values interns the (dimension, value)s of the hours' cells.
+	values *valueTable
 	// peak is the most links held since links was last rebuilt: a Go map
 	// keeps its buckets after deletes, so purge rebuilds it once it has
 	// shrunk to a quarter.
 	peak int
+	// visitsPeak is peak's counterpart for visits.
+	visitsPeak int
 }
 
 // linkVisits are a link's unmarked visits: those numbered flushed+1 on.
@@ -51,7 +58,14 @@ type linkVisits struct {
 type hourRows struct {
 	hour int64
 	mins []minCell // ascending bucket
-	dims []dimCell // in the order values arrived
+	// The hour's counts by dimension and value (cells.go): keys[i] is
+	// cell i's interned (dimension, value), in the order values arrived;
+	// wide their counts, nil while every cell has the same two, un and
+	// uf (int32s: a count past that takes the wide form, so that the
+	// hour fits 80 bytes).
+	keys   []uint32
+	wide   *wideCounts
+	un, uf int32
 	// seed: the hour's rows restarted after a drop; the rollup's counts of
 	// this node for the link and hour are added before their first flush
 	// (linkcounter's Counter.seedHours). Until then every row of the hour
@@ -61,16 +75,10 @@ type hourRows struct {
 
 type minCell struct{ bucket, n, flushed int64 }
 
-type dimCell struct {
-	value      string
-	dim        linkforge.Dimension
-	n, flushed int64
-}
-
 func newLogState() *logState {
 	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64),
 		dropped: make(map[int64][]int64), unsorted: make(map[int64]int), stale: make(map[int64]int),
-		visits: make(map[int64]*linkVisits)}
+		visits: make(map[int64]linkVisits), values: newValueTable()}
 }
 
 // hourOf returns link's rows of hour, created if create.
@@ -113,36 +121,13 @@ func (h *hourRows) min(bucket int64, create bool) *minCell {
 	if !create {
 		return nil
 	}
+	if h.mins == nil {
+		// Most hours of a burst count one minute: no room for more.
+		h.mins = []minCell{{bucket: bucket}}
+		return &h.mins[0]
+	}
 	h.mins = slices.Insert(h.mins, i, minCell{bucket: bucket})
 	return &h.mins[i]
-}
-
-func (h *hourRows) dim(d linkforge.Dimension, value string, create bool) *dimCell {
-	for i := range h.dims {
-		if c := &h.dims[i]; c.dim == d && c.value == value {
-			return c
-		}
-	}
-	if !create {
-		return nil
-	}
-	h.dims = append(h.dims, dimCell{dim: d, value: value})
-	return &h.dims[len(h.dims)-1]
-}
-
-// removeEmpty removes the dimension cell c points at if it counts nothing:
-// a seed moved its clicks to MoreValue (Journal.seedHours), and an empty
-// cell must not count towards MaxDimValues.
-func (h *hourRows) removeEmpty(c *dimCell) {
-	if c.n != 0 || c.flushed != 0 {
-		return
-	}
-	for i := range h.dims {
-		if &h.dims[i] == c {
-			h.dims = slices.Delete(h.dims, i, i+1)
-			return
-		}
-	}
 }
 
 // allFlushed reports whether the hour holds nothing the rollup lacks.
@@ -155,20 +140,15 @@ func (h *hourRows) allFlushed() bool {
 			return false
 		}
 	}
-	for _, d := range h.dims {
-		if d.n != d.flushed {
-			return false
-		}
-	}
-	return true
+	return h.dimsAllFlushed()
 }
 
-// values returns how many values other than MoreValue the hour holds for d:
+// valuesOf returns how many values other than MoreValue h holds for d:
 // what MaxDimValues bounds.
-func (h *hourRows) values(d linkforge.Dimension) int {
+func (s *logState) valuesOf(h *hourRows, d linkforge.Dimension) int {
 	n := 0
-	for i := range h.dims {
-		if h.dims[i].dim == d && h.dims[i].value != linkforge.MoreValue {
+	for _, id := range h.keys {
+		if v := s.values.vals[id]; v.dim == d && v.value != linkforge.MoreValue {
 			n++
 		}
 	}
@@ -194,6 +174,7 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 		clear(s.dropped)
 		clear(s.stale)
 		clear(s.visits)
+		s.values.reset()
 	}
 	if r.meta {
 		s.nodeID, s.seedPending = r.nodeID, r.seedPending
@@ -201,16 +182,11 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 	for _, in := range r.incs {
 		s.hourOf(in.link, hourStart(in.at), true).min(in.at, true).n += in.v
 	}
-	// A (link, hour)'s dimension rows come together (boundDims): look the
-	// hour up once for them.
-	var h *hourRows
-	for i, d := range r.dims {
-		if i == 0 || d.link != r.dims[i-1].link || d.hour != r.dims[i-1].hour {
-			h = s.hourOf(d.link, d.hour, true)
-		}
-		c := h.dim(d.dim, d.value, true)
-		c.n += d.v
-		h.removeEmpty(c)
+	// A (link, hour)'s dimension rows come together (boundDims): they are
+	// applied together, which keeps a one-off hour's cells in the shared
+	// form (cells.go).
+	for group := range hourGroups(r.dims) {
+		s.addDims(s.hourOf(group[0].link, group[0].hour, true), group)
 	}
 	for _, m := range r.marks {
 		if h := s.hourOf(m.link, hourStart(m.at), false); h != nil {
@@ -219,11 +195,9 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 			}
 		}
 	}
-	for _, m := range r.dimMarks {
-		if h := s.hourOf(m.link, m.hour, false); h != nil {
-			if c := h.dim(m.dim, m.value, false); c != nil && m.v > c.flushed {
-				c.flushed = min(m.v, c.n)
-			}
+	for group := range hourGroups(r.dimMarks) {
+		if h := s.hourOf(group[0].link, group[0].hour, false); h != nil {
+			s.markDims(h, group)
 		}
 	}
 	if r.dropFlushed || len(r.drops) > 0 {
@@ -286,27 +260,31 @@ func (s *logState) applyVisits(r *logRecord) {
 		return
 	}
 	for _, m := range r.visitMarks {
-		v := s.visits[m.link]
-		if v == nil {
-			s.visits[m.link] = &linkVisits{flushed: m.v}
+		v, ok := s.visits[m.link]
+		if !ok {
+			s.visits[m.link] = linkVisits{flushed: m.v}
 			continue
 		}
 		if m.v > v.flushed {
 			k := min(m.v-v.flushed, int64(len(v.list)))
 			v.list = v.list[k:]
 			v.flushed = m.v
+			s.visits[m.link] = v
 		}
 	}
 	for _, in := range r.visits {
 		v := s.visits[in.link]
-		if v == nil {
-			v = &linkVisits{}
-			s.visits[in.link] = v
+		if v.list == nil {
+			// Most links of a burst have one visit: no room for more.
+			v.list = []Visit{{Day: in.day, Hash: in.hash}}
+		} else {
+			v.list = append(v.list, Visit{Day: in.day, Hash: in.hash})
 		}
-		v.list = append(v.list, Visit{Day: in.day, Hash: in.hash})
+		s.visits[in.link] = v
 	}
+	s.visitsPeak = max(s.visitsPeak, len(s.visits))
 	for _, m := range r.visitMarks {
-		if v := s.visits[m.link]; v != nil && len(v.list) == 0 {
+		if v, ok := s.visits[m.link]; ok && len(v.list) == 0 {
 			delete(s.visits, m.link)
 		}
 	}
@@ -326,6 +304,7 @@ func (s *logState) drop(link int64) {
 	for _, h := range hs {
 		s.addDropped(h.hour, link)
 		s.stale[h.hour]++
+		s.releaseCells(h)
 	}
 	delete(s.links, link)
 }
@@ -367,6 +346,12 @@ func mergeSorted(list []int64, from int) []int64 {
 // shrink rebuilds links once it holds a quarter of its peak: a Go map keeps
 // its buckets after deletes.
 func (s *logState) shrink() {
+	if len(s.visits) < s.visitsPeak/4 {
+		// The same for the visits, which leave at each flush.
+		visits := make(map[int64]linkVisits, len(s.visits))
+		maps.Copy(visits, s.visits)
+		s.visits, s.visitsPeak = visits, len(visits)
+	}
 	if len(s.links) < s.peak/4 {
 		// Not maps.Clone: it copies the buckets too.
 		links := make(map[int64][]*hourRows, len(s.links))
@@ -412,18 +397,9 @@ func (s *logState) purge(horizon int64) int64 {
 			}
 			h.mins = mins
 			if h.hour+3600 <= horizon {
-				dims := h.dims[:0]
-				for _, d := range h.dims {
-					if d.n == d.flushed {
-						purged++
-						continue
-					}
-					dims = append(dims, d)
-				}
-				clear(h.dims[len(dims):])
-				h.dims = dims
+				purged += s.purgeDims(h)
 			}
-			if len(h.mins) > 0 || len(h.dims) > 0 {
+			if len(h.mins) > 0 || h.ncells() > 0 {
 				kept = append(kept, link)
 				continue
 			}
@@ -476,13 +452,14 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 					r.marks = append(r.marks, recRow{link: l, at: m.bucket, v: m.flushed})
 				}
 			}
-			for _, d := range h.dims {
+			for i := range h.ncells() {
+				d := s.cell(h, i)
 				r.dims = append(r.dims, recDim{link: l, hour: h.hour, dim: d.dim, value: d.value, v: d.n})
 				if d.flushed > 0 {
 					r.dimMarks = append(r.dimMarks, recDim{link: l, hour: h.hour, dim: d.dim, value: d.value, v: d.flushed})
 				}
 			}
-			rows += len(h.mins) + len(h.dims)
+			rows += len(h.mins) + h.ncells()
 		}
 		if rows >= chunk {
 			if err := emit(r); err != nil {

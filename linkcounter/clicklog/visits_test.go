@@ -52,7 +52,7 @@ func TestVisitsReplayAndMarks(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if v := snap.visits[7]; v == nil || v.flushed != 2 || len(v.list) != 2 || v.list[1].Hash != 14 {
+	if v, ok := snap.visits[7]; !ok || v.flushed != 2 || len(v.list) != 2 || v.list[1].Hash != 14 {
 		t.Fatalf("snapshot visits = %+v", v)
 	}
 

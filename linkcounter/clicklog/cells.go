@@ -1,0 +1,348 @@
+package clicklog
+
+import (
+	"math"
+	"slices"
+
+	"github.com/linkforge/linkforge"
+)
+
+// An hour's counts by dimension and value, packed (docs/adr/033-one-off-link-memory.md):
+// a click adds a value in each of linkforge.NumDimensions dimensions, so a
+// link clicked once holds that many cells, and a viral burst of one-off
+// links holds millions. A cell is the interned id of its (dimension, value)
+// (4 bytes, in hourRows.keys) and, only once the hour's cells differ, its
+// two counts (hourRows.wide): while every cell of the hour has the same
+// count and flushed count, as a link clicked once (or always with the same
+// values) has, the hour keeps those two numbers once (un, uf). The state is
+// the same either way; the form is chosen by the changes applied, which
+// replay applies again, and by nothing else.
+
+// wideCounts are the counts of an hour whose cells differ: cell i's count
+// and flushed count at 2*i and 2*i+1. Behind a pointer, so that the shared
+// form, the common one, pays 8 bytes for it rather than a slice's 24.
+type wideCounts struct{ c []int64 }
+
+// dimCell is one (dimension, value) cell of an hour, as read.
+type dimCell struct {
+	value      string
+	dim        linkforge.Dimension
+	n, flushed int64
+}
+
+// dimValue is an interned (dimension, value).
+type dimValue struct {
+	dim   linkforge.Dimension
+	value string
+}
+
+// valueTable interns the (dimension, value)s the cells hold, counting the
+// cells that hold each, so that a value no cell holds leaves it (referrer
+// hosts are not a closed set). Changed under the journal's write lock only.
+type valueTable struct {
+	ids  map[dimValue]uint32
+	vals []dimValue
+	refs []uint32
+	free []uint32
+}
+
+func newValueTable() *valueTable { return &valueTable{ids: make(map[dimValue]uint32)} }
+
+// lookup returns the id of (d, value), false if no cell holds it.
+func (t *valueTable) lookup(d linkforge.Dimension, value string) (uint32, bool) {
+	id, ok := t.ids[dimValue{d, value}]
+	return id, ok
+}
+
+// acquire returns the id of (d, value) for one more cell.
+func (t *valueTable) acquire(d linkforge.Dimension, value string) uint32 {
+	k := dimValue{d, value}
+	if id, ok := t.ids[k]; ok {
+		t.refs[id]++
+		return id
+	}
+	var id uint32
+	if n := len(t.free); n > 0 {
+		id, t.free = t.free[n-1], t.free[:n-1]
+		t.vals[id], t.refs[id] = k, 1
+	} else {
+		id = uint32(len(t.vals)) //nolint:gosec // G115: one id per distinct value held, far below 2^32
+		t.vals, t.refs = append(t.vals, k), append(t.refs, 1)
+	}
+	t.ids[k] = id
+	return id
+}
+
+// release gives back one cell's hold of id.
+func (t *valueTable) release(id uint32) {
+	if t.refs[id]--; t.refs[id] == 0 {
+		delete(t.ids, t.vals[id])
+		t.vals[id] = dimValue{}
+		t.free = append(t.free, id)
+	}
+}
+
+func (t *valueTable) reset() { *t = *newValueTable() }
+
+// ncells returns the number of cells of h.
+func (h *hourRows) ncells() int { return len(h.keys) }
+
+func (h *hourRows) cellN(i int) int64 {
+	if h.wide == nil {
+		return int64(h.un)
+	}
+	return h.wide.c[2*i]
+}
+
+func (h *hourRows) cellFlushed(i int) int64 {
+	if h.wide == nil {
+		return int64(h.uf)
+	}
+	return h.wide.c[2*i+1]
+}
+
+// expand gives every cell of h its own counts.
+func (h *hourRows) expand() {
+	if h.wide != nil {
+		return
+	}
+	c := make([]int64, 2*len(h.keys), 2*cap(h.keys))
+	for i := range h.keys {
+		c[2*i], c[2*i+1] = int64(h.un), int64(h.uf)
+	}
+	h.wide, h.un, h.uf = &wideCounts{c: c}, 0, 0
+}
+
+// compact returns h to the shared form if its cells' counts are all equal.
+func (h *hourRows) compact() {
+	if h.wide == nil {
+		return
+	}
+	if len(h.keys) == 0 {
+		h.wide, h.un, h.uf = nil, 0, 0
+		return
+	}
+	c := h.wide.c
+	n, f := c[0], c[1]
+	if int64(int32(n)) != n || int64(int32(f)) != f { //nolint:gosec // G115: the conversion is the check
+		return // the shared counts are int32s
+	}
+	for i := 1; i < len(h.keys); i++ {
+		if c[2*i] != n || c[2*i+1] != f {
+			return
+		}
+	}
+	h.wide, h.un, h.uf = nil, int32(n), int32(f) //nolint:gosec // G115: checked above
+}
+
+// cell returns cell i of h.
+func (s *logState) cell(h *hourRows, i int) dimCell {
+	v := s.values.vals[h.keys[i]]
+	return dimCell{dim: v.dim, value: v.value, n: h.cellN(i), flushed: h.cellFlushed(i)}
+}
+
+// findCell returns the index of h's cell of (d, value), -1 if none.
+func (s *logState) findCell(h *hourRows, d linkforge.Dimension, value string) int {
+	if len(h.keys) == 0 {
+		return -1
+	}
+	id, ok := s.values.lookup(d, value)
+	if !ok {
+		return -1
+	}
+	return slices.Index(h.keys, id)
+}
+
+// dimOf returns h's cell of (d, value); false if none (h may be nil).
+func (s *logState) dimOf(h *hourRows, d linkforge.Dimension, value string) (dimCell, bool) {
+	if h == nil {
+		return dimCell{}, false
+	}
+	if i := s.findCell(h, d, value); i >= 0 {
+		return s.cell(h, i), true
+	}
+	return dimCell{}, false
+}
+
+// hasDim reports whether h (nil: none) holds a cell of (d, value). It is
+// the committer's per-click lookup: a map read of the value, then a scan
+// of the hour's few ids, and no string compared.
+func (s *logState) hasDim(h *hourRows, d linkforge.Dimension, value string) bool {
+	return h != nil && s.findCell(h, d, value) >= 0
+}
+
+// removeCell removes cell i of h.
+func (s *logState) removeCell(h *hourRows, i int) {
+	s.values.release(h.keys[i])
+	h.keys = slices.Delete(h.keys, i, i+1)
+	if h.wide != nil {
+		h.wide.c = slices.Delete(h.wide.c, 2*i, 2*i+2)
+	}
+	if len(h.keys) == 0 {
+		h.keys, h.wide, h.un, h.uf = nil, nil, 0, 0
+	}
+}
+
+// releaseCells gives back the values of every cell of h, which goes.
+func (s *logState) releaseCells(h *hourRows) {
+	for _, id := range h.keys {
+		s.values.release(id)
+	}
+	h.keys, h.wide, h.un, h.uf = nil, nil, 0, 0
+}
+
+// addDims applies one (link, hour)'s dimension increments of a record: each
+// adds v to its cell, created if new; a cell left counting nothing goes (a
+// seed moved its clicks to MoreValue, and an empty cell must not count
+// towards MaxDimValues).
+func (s *logState) addDims(h *hourRows, group []recDim) {
+	if s.addShared(h, group) {
+		return
+	}
+	h.expand()
+	for _, d := range group {
+		i := s.findCell(h, d.dim, d.value)
+		if i < 0 {
+			h.keys = append(h.keys, s.values.acquire(d.dim, d.value))
+			h.wide.c = append(h.wide.c, 0, 0)
+			i = len(h.keys) - 1
+		}
+		c := h.wide.c
+		c[2*i] += d.v
+		if c[2*i] == 0 && c[2*i+1] == 0 {
+			s.removeCell(h, i)
+		}
+	}
+	h.compact()
+}
+
+// addShared applies group to h in the shared form if it keeps every cell's
+// counts equal: the increments of one click (or of clicks with the same
+// values) to an hour without cells, or one for each cell of the hour, all
+// of the same count. It reports whether it did.
+func (s *logState) addShared(h *hourRows, group []recDim) bool {
+	if h.wide != nil || len(group) == 0 || len(group) > 64 {
+		return false
+	}
+	v := group[0].v
+	for _, d := range group {
+		if d.v != v {
+			return false
+		}
+	}
+	if v <= 0 || int64(h.un)+v > math.MaxInt32 {
+		return false // a count past int32 takes the wide form
+	}
+	if len(h.keys) == 0 {
+		keys := make([]uint32, len(group))
+		for i, d := range group {
+			keys[i] = s.values.acquire(d.dim, d.value)
+			if slices.Contains(keys[:i], keys[i]) {
+				for _, id := range keys[:i+1] {
+					s.values.release(id)
+				}
+				return false
+			}
+		}
+		h.keys, h.un, h.uf = keys, int32(v), 0 //nolint:gosec // G115: checked above
+		return true
+	}
+	if !s.coversAll(h, len(group), func(k int) (linkforge.Dimension, string) { return group[k].dim, group[k].value }) {
+		return false
+	}
+	h.un += int32(v) //nolint:gosec // G115: checked above
+	return true
+}
+
+// coversAll reports whether the n (dimension, value)s at(0..n-1) are each
+// of a distinct cell of h, and every cell is one of them.
+func (s *logState) coversAll(h *hourRows, n int, at func(int) (linkforge.Dimension, string)) bool {
+	if n != len(h.keys) || n > 64 {
+		return false
+	}
+	var seen uint64
+	for k := range n {
+		d, v := at(k)
+		i := s.findCell(h, d, v)
+		if i < 0 || seen&(1<<i) != 0 {
+			return false
+		}
+		seen |= 1 << i
+	}
+	return true
+}
+
+// markDims applies one (link, hour)'s dimension flush marks of a record:
+// each raises its cell's flushed count to v, never above its count.
+func (s *logState) markDims(h *hourRows, group []recDim) {
+	if h.wide == nil && len(group) > 0 {
+		v := group[0].v
+		same := true
+		for _, d := range group {
+			same = same && d.v == v
+		}
+		if same && s.coversAll(h, len(group), func(k int) (linkforge.Dimension, string) { return group[k].dim, group[k].value }) {
+			if v > int64(h.uf) {
+				h.uf = int32(min(v, int64(h.un))) //nolint:gosec // G115: at most un, an int32
+			}
+			return
+		}
+	}
+	for _, m := range group {
+		i := s.findCell(h, m.dim, m.value)
+		if i < 0 || m.v <= h.cellFlushed(i) {
+			continue
+		}
+		h.expand()
+		h.wide.c[2*i+1] = min(m.v, h.wide.c[2*i])
+	}
+	h.compact()
+}
+
+// dimsAllFlushed reports whether every cell of h is flushed.
+func (h *hourRows) dimsAllFlushed() bool {
+	for i := range h.keys {
+		if h.cellN(i) != h.cellFlushed(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// purgeDims removes h's flushed cells and returns how many.
+func (s *logState) purgeDims(h *hourRows) int64 {
+	var purged int64
+	for i := len(h.keys) - 1; i >= 0; i-- {
+		if h.cellN(i) == h.cellFlushed(i) {
+			s.removeCell(h, i)
+			purged++
+		}
+	}
+	h.compact()
+	return purged
+}
+
+// hourGroups yields the runs of rows of the same (link, hour).
+func hourGroups(rows []recDim) func(yield func([]recDim) bool) {
+	return func(yield func([]recDim) bool) {
+		for start := 0; start < len(rows); {
+			end := start + 1
+			for end < len(rows) && rows[end].link == rows[start].link && rows[end].hour == rows[start].hour {
+				end++
+			}
+			if !yield(rows[start:end]) {
+				return
+			}
+			start = end
+		}
+	}
+}
+
+// cellsOf returns h's cells, in the order their values arrived.
+func (s *logState) cellsOf(h *hourRows) []dimCell {
+	out := make([]dimCell, h.ncells())
+	for i := range out {
+		out[i] = s.cell(h, i)
+	}
+	return out
+}

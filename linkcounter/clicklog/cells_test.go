@@ -1,0 +1,143 @@
+package clicklog
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/linkforge/linkforge"
+)
+
+// A link clicked once keeps its hour's cells in the shared form: its
+// linkforge.NumDimensions (dimension, value)s as interned ids, and their one
+// count and flushed count once for all (cells.go). Measured on the
+// journal's state alone: the rows of 50,000 one-off links (a browser's
+// dimensions), committed, flushed, then replayed from the log, each time
+// within oneOffHourBytes per link of heap in use, and the same rows
+// (DimRows) throughout. The old form, a 40-byte cell of each value in a
+// slice grown by append, measured 1,650 to 1,700 bytes per link.
+func TestOneOffHourRowsArePacked(t *testing.T) {
+	links := 50_000
+	if testing.Short() || raceEnabled {
+		links = 5_000
+	}
+	dir := t.TempDir()
+	// Without compaction, whose state (rebuilt from the closed segments
+	// while it writes a snapshot) would be measured too.
+	j := mustJournal(t, dir, WithSync(SyncWriteOnly), withoutCompaction())
+	const bucket = 1_700_000_040
+	dims := linkforge.ClickDims{linkforge.DimCountry: "GB", linkforge.DimReferrer: "mail.example.com",
+		linkforge.DimDevice: "mobile", linkforge.DimBrowser: "Safari", linkforge.DimOS: "iOS"}
+	start := heapInUse()
+	for from := 0; from < links; from += 1000 {
+		incs := make([]*Increment, 0, 1000)
+		for l := from; l < min(from+1000, links); l++ {
+			in := &Increment{LinkID: int64(l + 1), Bucket: bucket, Add: 1}
+			in.CountDims(&dims)
+			incs = append(incs, in)
+		}
+		if _, err := j.Commit(context.Background(), incs, nil, nil, 0, nil); err != nil {
+			t.Fatalf("commit: %v", err)
+		}
+	}
+	want := j.DimRows(int64(links / 2))
+	if len(want) != int(linkforge.NumDimensions) || want[0].N != 1 || want[0].Flushed != 0 {
+		t.Fatalf("rows of a one-off link: %+v, want %d of count 1, none flushed", want, linkforge.NumDimensions)
+	}
+	committed := perLink(start, links)
+
+	// Flushed as the counter flushes: a thousand links at a time.
+	for from := 0; from < links; from += 1000 {
+		ids := make([]int64, 0, 1000)
+		for l := from; l < min(from+1000, links); l++ {
+			ids = append(ids, int64(l+1))
+		}
+		rows, drows, err := j.Unflushed(context.Background(), ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Commit(context.Background(), nil, rows, drows, 0, nil); err != nil {
+			t.Fatalf("commit the flush marks: %v", err)
+		}
+	}
+	for i := range want {
+		want[i].Flushed = 1
+	}
+	if got := j.DimRows(int64(links / 2)); !slices.Equal(got, want) {
+		t.Fatalf("rows after the flush: %+v, want %+v", got, want)
+	}
+	flushed := perLink(start, links)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j = nil
+	start = heapInUse()
+	j2 := mustJournal(t, dir, WithSync(SyncWriteOnly), withoutCompaction())
+	if got := j2.DimRows(int64(links / 2)); !slices.Equal(got, want) {
+		t.Fatalf("rows after replay: %+v, want %+v", got, want)
+	}
+	replayed := perLink(start, links)
+	t.Logf("%d one-off links: journal heap in use per link %.0f bytes committed, %.0f flushed, %.0f replayed",
+		links, committed, flushed, replayed)
+	limit := float64(oneOffHourBytes)
+	if raceEnabled {
+		limit *= 4
+	}
+	for _, v := range []float64{committed, flushed, replayed} {
+		if v > limit {
+			t.Errorf("journal heap per one-off link %.0f bytes (committed %.0f, flushed %.0f, replayed %.0f), want at most %.0f",
+				v, committed, flushed, replayed, limit)
+		}
+	}
+}
+
+// oneOffHourBytes bounds a one-off link's rows in the journal: its minute,
+// its hour's cells and their entries in the indexes (measured 300 to 360).
+const oneOffHourBytes = 400
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+func perLink(start uint64, links int) float64 {
+	return float64(int64(heapInUse())-int64(start)) / float64(links) //nolint:gosec // G115: heap sizes are far below 2^63
+}
+
+// An hour's shared counts are int32s; a count past that takes the wide
+// form and stays exact, through a flush mark and a replay.
+func TestCellCountsPastInt32(t *testing.T) {
+	dir := t.TempDir()
+	j := mustJournal(t, dir, WithSync(SyncWriteOnly))
+	const bucket, n = 1_700_000_040, int64(3_000_000_000)
+	in := &Increment{LinkID: 1, Bucket: bucket, Add: n,
+		Dims: []DimCount{{Dim: linkforge.DimCountry, Value: "GB", N: n}, {Dim: linkforge.DimDevice, Value: "mobile", N: n}}}
+	if _, err := j.Commit(context.Background(), []*Increment{in}, nil, nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	hour := hourStart(bucket)
+	mark := []DimRow{{LinkID: 1, Hour: hour, Dim: linkforge.DimCountry, Value: "GB", N: n},
+		{LinkID: 1, Hour: hour, Dim: linkforge.DimDevice, Value: "mobile", N: n}}
+	if _, err := j.Commit(context.Background(), nil, []Row{{LinkID: 1, Bucket: bucket, N: n}}, mark, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	in = &Increment{LinkID: 1, Bucket: bucket, Add: 1,
+		Dims: []DimCount{{Dim: linkforge.DimCountry, Value: "GB", N: 1}, {Dim: linkforge.DimDevice, Value: "mobile", N: 1}}}
+	if _, err := j.Commit(context.Background(), []*Increment{in}, nil, nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []DimRow{{LinkID: 1, Hour: hour, Dim: linkforge.DimCountry, Value: "GB", N: n + 1, Flushed: n},
+		{LinkID: 1, Hour: hour, Dim: linkforge.DimDevice, Value: "mobile", N: n + 1, Flushed: n}}
+	if got := j.DimRows(1); !slices.Equal(got, want) {
+		t.Fatalf("rows = %+v, want %+v", got, want)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJournal(t, dir, WithSync(SyncWriteOnly)).DimRows(1); !slices.Equal(got, want) {
+		t.Fatalf("rows after replay = %+v, want %+v", got, want)
+	}
+}
