@@ -810,7 +810,7 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 					in.N, in.Human = m.n, m.n
 					// One more look-up of the hour's dimension cells, which
 					// boundDims already did once per value of the increment.
-					if auto := h.dim(linkforge.DimTrafficMinute, linkforge.TrafficMinuteValue(linkforge.TrafficAutomated, in.Bucket), false); auto != nil {
+					if auto, ok := j.st.dimOf(h, linkforge.DimTrafficMinute, linkforge.TrafficMinuteValue(linkforge.TrafficAutomated, in.Bucket)); ok {
 						in.Human = max(0, m.n-auto.n)
 					}
 				}
