@@ -10,11 +10,16 @@ package testdb
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/fileperm"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/sqlite"
@@ -24,12 +29,23 @@ import (
 const openTimeout = time.Minute
 
 // SQLite returns a migrated store in a new SQLite file under t.TempDir(),
-// closed when t ends.
+// closed when t ends. The file starts as a copy of a database migrated once
+// per test process (migratedSQLite), and Migrate then finds it at the latest
+// version: under the race detector, running every migration on the pure-Go
+// SQLite took seconds per store, and the web tests open hundreds of them.
 func SQLite(t testing.TB) linkforge.Store {
 	t.Helper()
+	image, err := migratedSQLite()
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "linkforge.db")
+	if err := os.WriteFile(path, image, fileperm.Private); err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "linkforge.db"))
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
@@ -40,6 +56,51 @@ func SQLite(t testing.TB) linkforge.Store {
 		t.Fatalf("testdb: %v", err)
 	}
 	return db
+}
+
+// sqliteImage is the file of a freshly migrated SQLite database, made once
+// per process and kept in memory, so that no template is left on disk.
+var sqliteImage struct {
+	once  sync.Once
+	bytes []byte
+	err   error
+}
+
+// migratedSQLite returns the bytes of a SQLite database that has run every
+// migration and holds no rows of its own. Close checkpoints the WAL into
+// the main file, so that file alone is the whole database.
+func migratedSQLite() ([]byte, error) {
+	sqliteImage.once.Do(func() {
+		sqliteImage.bytes, sqliteImage.err = makeSQLiteImage()
+	})
+	return sqliteImage.bytes, sqliteImage.err
+}
+
+func makeSQLiteImage() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "linkforge-testdb-")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	path := filepath.Join(dir, "linkforge.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: %w", err)
+	}
+	merr := db.Migrate(ctx)
+	if err := errors.Join(merr, db.Close()); err != nil {
+		return nil, fmt.Errorf("sqlite template: %w", err)
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return nil, fmt.Errorf("sqlite template: %s-wal holds %d bytes after close, want them checkpointed", path, fi.Size())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: %w", err)
+	}
+	return b, nil
 }
 
 // Postgres returns a migrated store on a fresh PostgreSQL database (see
