@@ -35,6 +35,13 @@ const openTimeout = time.Minute
 // SQLite took seconds per store, and the web tests open hundreds of them.
 func SQLite(t testing.TB) linkforge.Store {
 	t.Helper()
+	return SQLiteDB(t)
+}
+
+// SQLiteDB is SQLite with the concrete type, for tests that need the
+// store's own methods (its writer handle, ImportLinks).
+func SQLiteDB(t testing.TB) *sqlite.DB {
+	t.Helper()
 	image, err := migratedSQLite()
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
@@ -105,7 +112,9 @@ func makeSQLiteImage() ([]byte, error) {
 
 // Postgres returns a migrated store on a fresh PostgreSQL database (see
 // pgtest.New), closed when t ends. It skips t, or fails it under
-// LINKFORGE_REQUIRE_POSTGRES=1, when no PostgreSQL is available.
+// LINKFORGE_REQUIRE_POSTGRES=1, when no PostgreSQL is available. The
+// database is a copy of one migrated once per process
+// (pgtest.NewFromTemplate), for the reason SQLite's is.
 func Postgres(t testing.TB) linkforge.Store {
 	t.Helper()
 	return PostgresDB(t)
@@ -115,7 +124,7 @@ func Postgres(t testing.TB) linkforge.Store {
 // pool (LISTEN/NOTIFY) or ImportLinks.
 func PostgresDB(t testing.TB) *postgres.DB {
 	t.Helper()
-	url := pgtest.New(t)
+	url := pgtest.NewFromTemplate(t, "migrated", migratePostgres)
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	db, err := postgres.Open(ctx, url)
@@ -129,6 +138,17 @@ func PostgresDB(t testing.TB) *postgres.DB {
 		t.Fatalf("testdb: %v", err)
 	}
 	return db
+}
+
+// migratePostgres migrates the database at url and closes every
+// connection it opened, as a template must be left.
+func migratePostgres(ctx context.Context, url string) error {
+	db, err := postgres.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	merr := db.Migrate(ctx)
+	return errors.Join(merr, db.Close())
 }
 
 // Each runs fn as two subtests, "sqlite" and "postgres", each with its own

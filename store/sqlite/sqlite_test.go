@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/store/storetest"
@@ -39,9 +40,12 @@ func mustOpen(t testing.TB, path string) *sqlite.DB {
 	return db
 }
 
+// TestStore runs the conformance suite on stores copied from a database
+// migrated once (testdb.SQLiteDB): TestMigrationsUpDownUp and
+// TestOpenDoesNotMigrate are where migrating is tested.
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) linkforge.Store {
-		return poisonable{mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))}
+		return poisonable{testdb.SQLiteDB(t)}
 	})
 }
 
