@@ -46,6 +46,7 @@ type analyticsClick struct {
 // number of clicks sent and the total of /stats?interval=hour (issue 11,
 // "End to end with the real binary").
 func TestAnalyticsEndToEnd(t *testing.T) {
+	t.Parallel()
 	backends := []struct {
 		name  string
 		dbURL func(testing.TB) string

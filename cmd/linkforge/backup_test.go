@@ -49,6 +49,7 @@ func TestBackupUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a server under load; skipped with -short")
 	}
+	t.Parallel()
 	n := newNode(t, "")
 	// A short flush interval moves the rollup while the backup runs; no
 	// rate limit, so that the link creates are not throttled.

@@ -37,6 +37,7 @@ import (
 // survives the kill); with it, such a Record answers a 302 while held, which
 // fails every run.
 func TestCrashKeepsAcknowledgedClicks(t *testing.T) {
+	t.Parallel()
 	cycles := 20
 	if testing.Short() {
 		cycles = 2

@@ -238,6 +238,7 @@ func TestLinkCommands(t *testing.T) {
 // TestLinkCommandsBinary: the real binary, configured by LINKFORGE_SERVER
 // and LINKFORGE_TOKEN, against a real `linkforge serve`.
 func TestLinkCommandsBinary(t *testing.T) {
+	t.Parallel()
 	n := newNode(t, "")
 	srv := n.startServer("http://lf.test")
 	token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))

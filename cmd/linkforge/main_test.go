@@ -37,6 +37,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// The end-to-end tests that only drive child processes of their own (data
+// dir, database, loopback ports from the kernel) and assert no timings call
+// t.Parallel: they wait on those processes most of the time, and run beside
+// TestOutageKeepsRedirecting, which keeps its database cut off for three
+// minutes, instead of after it. Browser tests, tests of deadlines or
+// expiries, and tests that run the CLI in process (its io, its working
+// directory) stay sequential.
+
 // hangGuard bounds every wait on a child process. It is not a performance
 // assertion: a healthy run takes a fraction of it, and hitting it means the
 // process hangs.

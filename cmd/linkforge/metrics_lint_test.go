@@ -17,6 +17,7 @@ import (
 // metrics` runs: no problem is allowed, so that Prometheus users never
 // see a unit in a name, a counter without _total or a missing HELP.
 func TestMetricsExpositionLintClean(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			dbURL := ""

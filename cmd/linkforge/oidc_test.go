@@ -60,6 +60,7 @@ func TestOIDCFlagErrors(t *testing.T) {
 // offers SSO on its login page and signs in, with a session the API
 // honours, the user that `user add` invited.
 func TestServeSSO(t *testing.T) {
+	t.Parallel()
 	const public = "http://lf.test"
 	op := oidctest.Start(t, public+oidclogin.CallbackPath, oidctest.User{ID: "ann", Email: "ann@example.com", EmailVerified: true})
 	op.SignInAs("ann")

@@ -52,6 +52,7 @@ func TestClusterMaxLinks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three real linkforge processes")
 	}
+	t.Parallel()
 	c := newCluster(t, 3)
 	if got := mustUsageJSON(t, c.nodes[0].mustRun("tenant", "quota", "--tenant", "acme", "--max-links", "20")).String(); got != "acme links=0/20 clicks=0/null" {
 		t.Fatalf("tenant quota --max-links 20 = %s", got)
@@ -120,6 +121,7 @@ func TestClusterMaxClicksKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs, kills and restarts real linkforge processes")
 	}
+	t.Parallel()
 	const limit = 1000
 	c := newCluster(t, 3)
 	for i := range 3 {

@@ -18,6 +18,7 @@ func TestWebhookSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a 30 s lease")
 	}
+	t.Parallel()
 	var (
 		mu       sync.Mutex
 		ids      []string

@@ -142,8 +142,10 @@ func Shutdown() error {
 	defer shared.mu.Unlock()
 	shared.closed = true
 	if shared.server == nil {
-		return nil
+		// An external server keeps what is not dropped.
+		return closeTemplates(shared.adminURL, shared.adminURL != "")
 	}
+	_ = closeTemplates(shared.adminURL, false)
 	err := shared.server.close()
 	shared.server = nil
 	return err

@@ -10,11 +10,16 @@ package testdb
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/fileperm"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/sqlite"
@@ -24,12 +29,30 @@ import (
 const openTimeout = time.Minute
 
 // SQLite returns a migrated store in a new SQLite file under t.TempDir(),
-// closed when t ends.
+// closed when t ends. The file starts as a copy of a database migrated once
+// per test process (migratedSQLite), and Migrate then finds it at the latest
+// version: under the race detector, running every migration on the pure-Go
+// SQLite took seconds per store, and the web tests open hundreds of them.
 func SQLite(t testing.TB) linkforge.Store {
 	t.Helper()
+	return SQLiteDB(t)
+}
+
+// SQLiteDB is SQLite with the concrete type, for tests that need the
+// store's own methods (its writer handle, ImportLinks).
+func SQLiteDB(t testing.TB) *sqlite.DB {
+	t.Helper()
+	image, err := migratedSQLite()
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "linkforge.db")
+	if err := os.WriteFile(path, image, fileperm.Private); err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "linkforge.db"))
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
@@ -42,9 +65,56 @@ func SQLite(t testing.TB) linkforge.Store {
 	return db
 }
 
+// sqliteImage is the file of a freshly migrated SQLite database, made once
+// per process and kept in memory, so that no template is left on disk.
+var sqliteImage struct {
+	once  sync.Once
+	bytes []byte
+	err   error
+}
+
+// migratedSQLite returns the bytes of a SQLite database that has run every
+// migration and holds no rows of its own. Close checkpoints the WAL into
+// the main file, so that file alone is the whole database.
+func migratedSQLite() ([]byte, error) {
+	sqliteImage.once.Do(func() {
+		sqliteImage.bytes, sqliteImage.err = makeSQLiteImage()
+	})
+	return sqliteImage.bytes, sqliteImage.err
+}
+
+func makeSQLiteImage() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "linkforge-testdb-")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	path := filepath.Join(dir, "linkforge.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: %w", err)
+	}
+	merr := db.Migrate(ctx)
+	if err := errors.Join(merr, db.Close()); err != nil {
+		return nil, fmt.Errorf("sqlite template: %w", err)
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return nil, fmt.Errorf("sqlite template: %s-wal holds %d bytes after close, want them checkpointed", path, fi.Size())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: %w", err)
+	}
+	return b, nil
+}
+
 // Postgres returns a migrated store on a fresh PostgreSQL database (see
 // pgtest.New), closed when t ends. It skips t, or fails it under
-// LINKFORGE_REQUIRE_POSTGRES=1, when no PostgreSQL is available.
+// LINKFORGE_REQUIRE_POSTGRES=1, when no PostgreSQL is available. The
+// database is a copy of one migrated once per process
+// (pgtest.NewFromTemplate), for the reason SQLite's is.
 func Postgres(t testing.TB) linkforge.Store {
 	t.Helper()
 	return PostgresDB(t)
@@ -54,7 +124,7 @@ func Postgres(t testing.TB) linkforge.Store {
 // pool (LISTEN/NOTIFY) or ImportLinks.
 func PostgresDB(t testing.TB) *postgres.DB {
 	t.Helper()
-	url := pgtest.New(t)
+	url := pgtest.NewFromTemplate(t, "migrated", migratePostgres)
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	db, err := postgres.Open(ctx, url)
@@ -68,6 +138,17 @@ func PostgresDB(t testing.TB) *postgres.DB {
 		t.Fatalf("testdb: %v", err)
 	}
 	return db
+}
+
+// migratePostgres migrates the database at url and closes every
+// connection it opened, as a template must be left.
+func migratePostgres(ctx context.Context, url string) error {
+	db, err := postgres.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	merr := db.Migrate(ctx)
+	return errors.Join(merr, db.Close())
 }
 
 // Each runs fn as two subtests, "sqlite" and "postgres", each with its own

@@ -16,6 +16,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/storetest"
@@ -79,9 +80,12 @@ func mustTenant(t *testing.T, s linkforge.Store, name string) linkforge.Tenant {
 	return tn
 }
 
+// TestStore runs the conformance suite on databases copied from one
+// migrated once (testdb.PostgresDB); TestConcurrentMigrate and the
+// migration tests migrate their own.
 func TestStore(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) linkforge.Store { return poisonable{mustOpen(t)} })
+	storetest.Run(t, func(t *testing.T) linkforge.Store { return poisonable{testdb.PostgresDB(t)} })
 }
 
 // TestConcurrentMigrate starts four "nodes" on one fresh database at once:

@@ -6,12 +6,13 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
 func TestTLSStore(t *testing.T) {
-	storetest.RunTLS(t, func(t *testing.T) linkforge.TLSStore { return mustOpen(t) })
+	storetest.RunTLS(t, func(t *testing.T) linkforge.TLSStore { return testdb.PostgresDB(t) })
 }
 
 // TestTLSMigrationDown: migration 00014 goes down (its tables go) and up

@@ -89,6 +89,6 @@ func TestListingMigrationBackfills(t *testing.T) {
 func TestSearchManyMatches(t *testing.T) {
 	defer sqlite.SetSearchDriveLimit(0)()
 	storetest.RunSearch(t, func(t *testing.T) linkforge.Store {
-		return mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
+		return testdb.SQLiteDB(t)
 	})
 }

@@ -11,7 +11,7 @@ import (
 
 func TestRouting(t *testing.T) {
 	storetest.RunRouting(t, func(t *testing.T) storetest.RoutingStore {
-		return mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
+		return testdb.SQLiteDB(t)
 	})
 }
 

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
 func TestTLSStore(t *testing.T) {
 	storetest.RunTLS(t, func(t *testing.T) linkforge.TLSStore {
-		return mustOpen(t, filepath.Join(t.TempDir(), "tls.db"))
+		return testdb.SQLiteDB(t)
 	})
 }
 
