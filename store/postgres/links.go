@@ -282,8 +282,24 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (link
 	return db.DeleteLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug)
 }
 
-// DeleteLinkOn is DeleteLink on a domain.
+// DeleteLinkOn is DeleteLink on a domain. A transaction PostgreSQL aborts
+// to break a deadlock is tried again, a few times: the delete's triggers
+// lock the tenant's aggregate rows, which concurrent flushes of the
+// tenant's other links (other nodes') lock too, and an aborted delete has
+// changed nothing.
 func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
+	for attempt := 1; ; attempt++ {
+		l, err := db.deleteLinkOn(ctx, tenantID, domainID, slug)
+		if pgCode(err) != deadlockDetected || attempt == deleteLinkAttempts {
+			return l, err
+		}
+	}
+}
+
+// deleteLinkAttempts bounds DeleteLinkOn's retries after a deadlock.
+const deleteLinkAttempts = 3
+
+func (db *DB) deleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	var (
 		l  linkforge.Link
 		ob outbox
