@@ -273,7 +273,7 @@ func TestEvaluateDoesNotAllocate(t *testing.T) {
 				req.RawQuery = ""
 			}
 			r.Evaluate(&req)
-			if n := testing.AllocsPerRun(200, func() { r.Evaluate(&req) }); n != 0 {
+			if n := testing.AllocsPerRun(200, func() { r.Evaluate(&req) }); n != 0 && !(raceEnabled && tc.l.Routes().Variants != nil) {
 				t.Fatalf("Evaluate allocates %v times per request, want 0", n)
 			}
 		})
