@@ -141,3 +141,43 @@ func TestCellCountsPastInt32(t *testing.T) {
 		t.Fatalf("rows after replay = %+v, want %+v", got, want)
 	}
 }
+
+// findCellAt's guess only saves a lookup: for every guess, right, wrong or
+// past the end, and after cells went (a removal shifts the ones after it),
+// it answers what findCell answers.
+func TestFindCellAtAgreesWithFindCell(t *testing.T) {
+	s := newLogState()
+	h := s.hourOf(1, 0, true)
+	vals := []dimValue{{linkforge.DimCountry, "GB"}, {linkforge.DimDevice, "mobile"}, {linkforge.DimCountry, "DE"},
+		{linkforge.DimReferrer, "t.co"}, {linkforge.DimReferrer, "GB"}}
+	group := make([]recDim, len(vals))
+	for i, v := range vals {
+		group[i] = recDim{link: 1, dim: v.dim, value: v.value, v: int64(i + 1)} // counts differ: the wide form
+	}
+	s.addDims(h, group)
+	check := func(when string) {
+		t.Helper()
+		probes := append(slices.Clone(vals), dimValue{linkforge.DimOS, "iOS"}, dimValue{linkforge.DimDevice, "GB"})
+		for _, p := range probes {
+			want := s.findCell(h, p.dim, p.value)
+			for k := range len(h.keys) + 2 {
+				if got := s.findCellAt(h, k, p.dim, p.value); got != want {
+					t.Fatalf("%s: findCellAt(%d, %v) = %d, findCell = %d", when, k, p, got, want)
+				}
+			}
+		}
+	}
+	check("five cells")
+	if got := s.findCellAt(h, 3, linkforge.DimReferrer, "t.co"); got != 3 {
+		t.Fatalf("the guessed cell: %d, want 3", got)
+	}
+	// Take DE's count back to nothing: its cell goes, the later ones move up.
+	s.addDims(h, []recDim{{link: 1, dim: linkforge.DimCountry, value: "DE", v: -3}})
+	if h.ncells() != 4 {
+		t.Fatalf("cells after the removal: %d, want 4", h.ncells())
+	}
+	check("after a removal")
+	if got := s.findCellAt(h, 3, linkforge.DimReferrer, "t.co"); got != 2 {
+		t.Fatalf("t.co after the removal: %d, want 2", got)
+	}
+}

@@ -833,9 +833,9 @@ func (j *Journal) boundDims(r *logRecord, incs []*Increment) {
 	for _, in := range incs {
 		hour := hourStart(in.Bucket)
 		h := j.st.hourOf(in.LinkID, hour, false)
-		for _, c := range in.Dims {
+		for k, c := range in.Dims {
 			d := recDim{link: in.LinkID, hour: hour, dim: c.Dim, value: c.Value, v: c.N}
-			if c.Value != linkforge.MoreValue && !j.st.hasDim(h, c.Dim, c.Value) {
+			if c.Value != linkforge.MoreValue && !j.st.hasDimAt(h, k, c.Dim, c.Value) {
 				fresh = append(fresh, d)
 				continue
 			}
