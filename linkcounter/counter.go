@@ -392,6 +392,7 @@ func (c *Counter) RecordVisit(ctx context.Context, l *linkforge.Link, at time.Ti
 }
 
 func (c *Counter) record(ctx context.Context, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims, visit uint64, hasVisit bool) error {
+	start := time.Now() // the wall clock, not c.clock: a duration for the metric
 	for {
 		a := c.actorFor(l.ID)
 		if l.MaxClicks != nil {
@@ -415,6 +416,7 @@ func (c *Counter) record(ctx context.Context, l *linkforge.Link, at time.Time, d
 			if b.err != nil {
 				return errUnavailable("click journal unavailable", b.err)
 			}
+			c.m.recordTime.Observe(time.Since(start).Seconds())
 			return nil
 		case <-ctx.Done():
 			// The click stays in its batch; the committer settles the

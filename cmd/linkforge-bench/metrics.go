@@ -23,6 +23,7 @@ const (
 	metricSkipped      = "linkforge_clicks_skipped_total"
 	metricCommitBatch  = "linkforge_journal_commit_batch_size"
 	metricCommitTime   = "linkforge_journal_commit_duration_seconds"
+	metricRecordTime   = "linkforge_click_record_duration_seconds"
 	metricFlushSeconds = "linkforge_flush_duration_seconds"
 )
 

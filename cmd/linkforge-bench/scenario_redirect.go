@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,7 +135,7 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 // measured in the same round (the disk). Both are printed in the row.
 func (b *bench) halfLoad(ctx context.Context, in *instance, ref *refProcess, refURLs, lfURLs []string, profiles []clickProfile, target string, half int) []row {
 	var refRuns, getRuns []attackResult
-	var bars []time.Duration
+	var bars, waits []time.Duration
 	var commits []string
 	met := 0
 	for range max(b.cfg.rounds, 1) {
@@ -150,6 +151,14 @@ func (b *bench) halfLoad(ctx context.Context, in *instance, ref *refProcess, ref
 		}
 		bar := r.metrics.Latencies.P99 + commitP99
 		bars = append(bars, bar)
+		// The clicks' own wait on the journal, weighted by click where the
+		// commits' p99 is weighted by commit: it says how much of the
+		// request p99 the disk's slow commits make (0: an older server).
+		wait := time.Duration(0)
+		if ub, ok := quantileBound(before, after, metricRecordTime, 0.99); ok && !math.IsInf(ub, 1) {
+			wait = time.Duration(ub * float64(time.Second))
+		}
+		waits = append(waits, wait)
 		if g.metrics.Latencies.P99 <= bar {
 			met++
 		}
@@ -166,8 +175,21 @@ func (b *bench) halfLoad(ctx context.Context, in *instance, ref *refProcess, ref
 		getSum.row("redirect @50%", target, rate,
 			fmt.Sprintf("50%% of GET max; p99 bar = reference's p99 + journal commit p99 (median %s): %s, in %d of %d rounds (%s)",
 				bar.Round(10*time.Microsecond), metOrMissed(getSum.p99 <= bar), met, len(getRuns), strings.Join(perRound, " ")),
-			latencyRatioNote(getRuns[len(getRuns)/2], refRuns[len(refRuns)/2]), commits[len(commits)/2]),
+			latencyRatioNote(getRuns[len(getRuns)/2], refRuns[len(refRuns)/2]), commits[len(commits)/2], clickWaitNote(waits)),
 	}
+}
+
+// clickWaitNote reports the p99 of the clicks' wait on the journal per
+// round (bucket bounds), "" when the server has no such metric.
+func clickWaitNote(waits []time.Duration) string {
+	if slices.Max(waits) == 0 {
+		return ""
+	}
+	var s []string
+	for _, w := range waits {
+		s = append(s, w.Round(10*time.Microsecond).String())
+	}
+	return fmt.Sprintf("clicks' wait on the journal (take to durable ack) p99 ≤ %s (rounds %s)", median(waits).Round(10*time.Microsecond), strings.Join(s, " "))
 }
 
 // cpuRatioNote compares the server CPU per request with the reference's:

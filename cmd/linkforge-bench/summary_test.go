@@ -111,3 +111,16 @@ func TestLatencyRatioNote(t *testing.T) {
 		t.Errorf("without a reference p99: %q, want empty", got)
 	}
 }
+
+// The clicks' wait note: the median of the rounds and each round, nothing
+// for a server without the metric.
+func TestClickWaitNote(t *testing.T) {
+	if got := clickWaitNote([]time.Duration{0, 0, 0}); got != "" {
+		t.Errorf("without the metric: %q, want none", got)
+	}
+	got := clickWaitNote([]time.Duration{3200 * time.Microsecond, 12800 * time.Microsecond, 6400 * time.Microsecond})
+	want := "clicks' wait on the journal (take to durable ack) p99 ≤ 6.4ms (rounds 3.2ms 12.8ms 6.4ms)"
+	if got != want {
+		t.Errorf("note = %q, want %q", got, want)
+	}
+}
