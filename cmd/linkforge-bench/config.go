@@ -67,6 +67,7 @@ type config struct {
 	statsDays     int
 	statsRequests int
 	statsBackends string
+	statsDims     bool
 
 	seed    uint64
 	format  string
@@ -136,6 +137,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.statsDays, "stats-days", 30, "days the stats scenario's clicks are spread over, ending with the current hour; the range of its queries")
 	fs.IntVar(&cfg.statsRequests, "stats-requests", 50, "measured requests per query of the stats scenario, one at a time, after 3 unreported ones")
 	fs.StringVar(&cfg.statsBackends, "stats-backends", "sqlite,postgres", "stores the stats scenario loads and queries, comma-separated")
+	fs.BoolVar(&cfg.statsDims, "stats-dims", true, "stats: load the click_dims rows too; false loads the minute rows alone (and what their triggers aggregate), for the series and top links at volumes whose dimension rows would take hours to load, and skips the breakdown queries")
 
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the Zipf generator and the slugs' shuffle")
 	fs.StringVar(&cfg.format, "format", "text", "table format: text or markdown")

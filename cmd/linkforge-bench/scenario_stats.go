@@ -80,7 +80,7 @@ func runStatsOn(ctx context.Context, b *bench, backend string) ([]row, error) {
 	}
 	end := time.Now().UTC().Truncate(time.Hour).Add(time.Hour) // the end of the current hour
 	gen := statsGen{clicks: b.cfg.statsClicks, links: len(links), days: b.cfg.statsDays, seed: b.cfg.seed,
-		start: end.Add(-time.Duration(b.cfg.statsDays) * 24 * time.Hour)}
+		start: end.Add(-time.Duration(b.cfg.statsDays) * 24 * time.Hour), noDims: !b.cfg.statsDims}
 	b.log.Info("stats: loading clicks", "backend", backend, "clicks", gen.clicks, "links", gen.links, "days", gen.days)
 	start := time.Now()
 	loaded, err := in.loadClicks(ctx, links, gen)
@@ -119,7 +119,7 @@ func runStatsOn(ctx context.Context, b *bench, backend string) ([]row, error) {
 		{"stats, defaults (last 60 min by minute)", "/api/v1/stats"},
 	}
 	for d := range linkforge.NumDimensions {
-		if !d.Public() {
+		if !d.Public() || gen.noDims {
 			continue
 		}
 		queries = append(queries, struct{ name, path string }{"stats/" + d.String() + ", " + days, "/api/v1/stats/" + d.String() + "?" + with()})
@@ -127,18 +127,21 @@ func runStatsOn(ctx context.Context, b *bench, backend string) ([]row, error) {
 	queries = append(queries,
 		struct{ name, path string }{"stats/links, " + days, "/api/v1/stats/links?" + with()},
 		struct{ name, path string }{"stats/links, last 24 h", "/api/v1/stats/links"},
-		struct{ name, path string }{"hottest link's country, " + days, "/api/v1/links/" + links[loaded.hottest].slug + "/stats/country?" + with()},
 		struct{ name, path string }{"hottest link's stats?interval=hour, " + days,
 			"/api/v1/links/" + links[loaded.hottest].slug + "/stats?" + with("interval", "hour")},
 	)
+	if !gen.noDims {
+		queries = append(queries, struct{ name, path string }{"hottest link's country, " + days,
+			"/api/v1/links/" + links[loaded.hottest].slug + "/stats/country?" + with()})
+	}
 	if gen.days > 7 {
 		// A range inside the data, not aligned to days: top links cannot
 		// lean on the range holding every click of the leaders.
 		week := url.Values{"from": {end.Add(-7*24*time.Hour - 5*time.Hour).Format(time.RFC3339)}, "to": {end.Add(-5 * time.Hour).Format(time.RFC3339)}}
-		queries = append(queries,
-			struct{ name, path string }{"stats/links, 7 d ending 5 h ago", "/api/v1/stats/links?" + week.Encode()},
-			struct{ name, path string }{"stats/referrer, 7 d ending 5 h ago", "/api/v1/stats/referrer?" + week.Encode()},
-		)
+		queries = append(queries, struct{ name, path string }{"stats/links, 7 d ending 5 h ago", "/api/v1/stats/links?" + week.Encode()})
+		if !gen.noDims {
+			queries = append(queries, struct{ name, path string }{"stats/referrer, 7 d ending 5 h ago", "/api/v1/stats/referrer?" + week.Encode()})
+		}
 	}
 
 	// The answers must hold what was loaded: the measured queries are the
@@ -158,7 +161,12 @@ func runStatsOn(ctx context.Context, b *bench, backend string) ([]row, error) {
 	if st.Total < gen.clicks || inRange != gen.clicks {
 		check = fmt.Sprintf("MISMATCH: stats total %d, %d in range, %d loaded", st.Total, inRange, gen.clicks)
 	}
-	for _, d := range []string{"country", "utm_source"} {
+	breakdowns := []string{"country", "utm_source"}
+	if gen.noDims {
+		breakdowns = nil
+		check += "; no click_dims rows (--stats-dims=false): no breakdown queried"
+	}
+	for _, d := range breakdowns {
 		var bd struct{ Total int64 }
 		if err := in.api(ctx, http.MethodGet, "/api/v1/stats/"+d+"?"+with(), nil, &bd); err != nil {
 			return nil, err

@@ -58,6 +58,9 @@ type statsGen struct {
 	start  time.Time
 	days   int
 	seed   uint64
+	// noDims: no click_dims rows (--stats-dims=false). The values are
+	// still drawn, so the minute rows are those of the full load.
+	noDims bool
 }
 
 // run calls minute once per (link, minute) with clicks and dim once per
@@ -104,7 +107,7 @@ func (g statsGen) run(minute func(link int, bucket time.Time, n int64) error,
 				return err
 			}
 		}
-		if (m+1)%60 == 0 {
+		if (m+1)%60 == 0 && !g.noDims {
 			hour := bucket.Truncate(time.Hour)
 			for k, c := range perHour {
 				if err := dim(k.link, hour, k.d, statsValues[k.d][k.value], c); err != nil {
