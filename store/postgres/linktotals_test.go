@@ -33,7 +33,7 @@ func TestLinkTotalsOneUpdatePerLinkPerStatement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // committed below; a failed test's is dropped
+	defer tx.Rollback(ctx) // committed below; a failed test's is dropped
 	// 3 links × 200 minutes, in one statement, as a flush writes them.
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO click_rollup (link_id, bucket, node_id, count)
