@@ -5,17 +5,22 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/linkforge/linkforge"
 )
 
-// flushLegacyClicks writes clicks as a server from before click
-// classification did: a rollup row per (node, link, minute) and, per hour,
-// the rows of the public dimensions before traffic only (no traffic,
-// traffic_minute or shadow rows). The clicks' traffic is ignored.
-func flushLegacyClicks(t *testing.T, s linkforge.Store, clicks []trafficClick) {
+// flushWithLegacy writes clicks as a node that counted legacy before
+// click classification existed and classified after does: one absolute
+// row per (node, link, minute) and per (node, link, hour, dimension,
+// value), where a legacy click adds only to the public dimensions before
+// traffic (no traffic, traffic_minute or shadow rows, whatever its
+// traffic field says) and a classified one to every dimension, as
+// ClickDims.Counted gives it. An hour of one node can hold both: a node
+// that seeded an old hour and counted on in it.
+func flushWithLegacy(t *testing.T, s linkforge.Store, legacy, classified []trafficClick) {
 	t.Helper()
 	type mk struct {
 		node string
@@ -31,13 +36,17 @@ func flushLegacyClicks(t *testing.T, s linkforge.Store, clicks []trafficClick) {
 	}
 	mins, dims := map[mk]int64{}, map[dk]int64{}
 	var nodes []string
-	for _, c := range clicks {
+	for i, c := range slices.Concat(legacy, classified) {
 		if mins[mk{c.node, c.link, c.at}]++; !slices.Contains(nodes, c.node) {
 			nodes = append(nodes, c.node)
 		}
-		cd := linkforge.ClickDims{linkforge.DimCountry: c.country}
-		for d := range linkforge.DimTraffic {
-			dims[dk{c.node, c.link, c.at.Truncate(time.Hour), d, cd.Value(d)}]++
+		cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
+		last := linkforge.NumDimensions
+		if i < len(legacy) {
+			cd[linkforge.DimTraffic], last = "", linkforge.DimTraffic
+		}
+		for d := range last {
+			dims[dk{c.node, c.link, c.at.Truncate(time.Hour), d, cd.Counted(d, c.at.Unix())}]++
 		}
 	}
 	for _, node := range nodes {
@@ -96,8 +105,23 @@ func LegacyTrafficMigration(t *testing.T, s linkforge.Store, down, up func(conte
 	add(&legacy, a.ID, "n1", 2, 1, "NL", "", 4)
 	add(&classified, a.ID, "n2", 2, 30, "NL", h, 2)
 	add(&classified, a.ID, "n2", 2, 31, "US", au, 3)
-	flushLegacyClicks(t, s, legacy)
-	flushClicks(t, s, classified)
+	// Hour 4: legacy and classified clicks of one node.
+	add(&legacy, a.ID, "n1", 4, 2, "NL", "", 3)
+	add(&legacy, a.ID, "n1", 4, 2, "US", "", 1)
+	add(&classified, a.ID, "n1", 4, 40, "US", h, 2)
+	add(&classified, a.ID, "n1", 4, 41, "DE", au, 1)
+	flushWithLegacy(t, s, legacy, classified)
+	// A tenant of its own, one hour of one node whose split cannot be
+	// recovered: country's bound put the classified FR click under
+	// "(more)", its shadow did not.
+	other := mustTenant(t, s, "legacy-traffic-more")
+	c := mustCreateLink(t, s, newLink(other.ID, "legacy-more"))
+	humanCountry, _ := linkforge.ParseDimension("human:country")
+	automatedCountry, _ := linkforge.ParseDimension("automated:country")
+	mustUpsertClicks(t, s, "n1", []linkforge.RollupRow{{LinkID: c.ID, Bucket: ahour(0), Count: 5}},
+		dim(c.ID, 0, linkforge.DimCountry, linkforge.MoreValue, 5), dim(c.ID, 0, linkforge.DimTraffic, h, 2),
+		dim(c.ID, 0, humanCountry, "FR", 2),
+		dim(c.ID, 0, automatedCountry, "(HUMAN)", 2))
 	bound := ahour(-960)
 	runPrune(t, s, linkforge.PruneLinkHours, bound, 1)
 	runPrune(t, s, linkforge.PruneTenantHours, bound, 1)
@@ -138,6 +162,32 @@ func LegacyTrafficMigration(t *testing.T, s linkforge.Store, down, up func(conte
 				continue // its hour rows are gone: the day answers for it
 			}
 			checkLegacyBucket(t, s, q, bk, q.LinkID == b.ID)
+		}
+	}
+	bd := mustBreakdown(t, s, linkforge.BreakdownQuery{TenantID: other.ID, LinkID: c.ID, Dimension: linkforge.DimCountry,
+		From: ahour(0), To: ahour(1), Limit: linkforge.MaxAnalyticsLimit, Traffic: h})
+	if got := fmt.Sprint(bd.Values); bd.Total != 5 || got != "[{(more) 3} {FR 2}]" {
+		t.Errorf("link %s country under human: total %d, %s; want 5, [{(more) 3} {FR 2}]", c.Slug, bd.Total, got)
+	}
+	// The values of the mixed groups: the legacy part's own split, not
+	// "(more)", beside the classified clicks' human values.
+	day := ahour(-1200).Truncate(24 * time.Hour)
+	for _, c := range []struct {
+		from, to time.Time
+		want     string
+	}{
+		{ahour(4), ahour(5), "NL=3 US=3"},
+		{ahour(2), ahour(3), "NL=6"},
+		{day, day.Add(24 * time.Hour), "NL=5 US=2"},
+	} {
+		bd := mustBreakdown(t, s, linkforge.BreakdownQuery{TenantID: ten.ID, LinkID: a.ID, Dimension: linkforge.DimCountry,
+			From: c.from, To: c.to, Limit: linkforge.MaxAnalyticsLimit, Traffic: h})
+		var got []string
+		for _, v := range bd.Values {
+			got = append(got, fmt.Sprintf("%s=%d", v.Value, v.Count))
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("link %s country under human from %s: %s, want %s", a.Slug, c.from.Format("2006-01-02T15"), g, c.want)
 		}
 	}
 }
