@@ -27,141 +27,141 @@
 -- +goose Up
 -- 1. Each (link, hour, node) of click_dims. The triggers carry the new rows
 -- into tenant_dims_hourly, link_dims_daily and tenant_dims_daily.
-CREATE TEMP TABLE legacy_link_hours AS
-SELECT link_id, hour, node_id, SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) AS n
-FROM click_dims WHERE dimension IN ('country', 'traffic') GROUP BY link_id, hour, node_id
-HAVING SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) > 0;
-WITH names (dim) AS (VALUES ('country'), ('referrer'), ('device'), ('browser'), ('os'), ('utm_source'), ('variant')),
+WITH legacy AS (
+    SELECT link_id, hour, node_id, SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) AS n
+    FROM click_dims WHERE dimension IN ('country', 'traffic') GROUP BY link_id, hour, node_id
+    HAVING SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) > 0
+),
+names (dim) AS (VALUES ('country'), ('referrer'), ('device'), ('browser'), ('os'), ('utm_source'), ('variant')),
 per AS (
     SELECT c.link_id, c.hour, c.node_id, CASE WHEN c.dimension LIKE '%:%' THEN substr(c.dimension, instr(c.dimension, ':') + 1) ELSE c.dimension END AS dim, c.value,
         SUM(CASE WHEN c.dimension LIKE '%:%' THEN -c.count ELSE c.count END) AS n
-    FROM click_dims c JOIN legacy_link_hours p ON c.link_id = p.link_id AND c.hour = p.hour AND c.node_id = p.node_id
+    FROM click_dims c JOIN legacy p ON c.link_id = p.link_id AND c.hour = p.hour AND c.node_id = p.node_id
     WHERE c.dimension IN ('country', 'referrer', 'device', 'browser', 'os', 'utm_source', 'variant',
         'human:country', 'automated:country', 'human:referrer', 'automated:referrer', 'human:device', 'automated:device', 'human:browser', 'automated:browser', 'human:os', 'automated:os', 'human:utm_source', 'automated:utm_source', 'human:variant', 'automated:variant')
         AND c.value NOT IN ('(HUMAN)', '(AUTOMATED)')
     GROUP BY c.link_id, c.hour, c.node_id, 4, c.value
 ),
 fit AS (
-    SELECT c.link_id, c.hour, c.node_id, c.dim FROM per c JOIN legacy_link_hours p ON c.link_id = p.link_id AND c.hour = p.hour AND c.node_id = p.node_id
+    SELECT c.link_id, c.hour, c.node_id, c.dim FROM per c JOIN legacy p ON c.link_id = p.link_id AND c.hour = p.hour AND c.node_id = p.node_id
     GROUP BY c.link_id, c.hour, c.node_id, c.dim HAVING MIN(c.n) >= 0 AND SUM(c.n) = MAX(p.n)
 )
 INSERT INTO click_dims (link_id, hour, node_id, dimension, value, count)
 SELECT c.link_id, c.hour, c.node_id, 'human:' || c.dim, c.value, c.n FROM per c
 WHERE c.n > 0 AND EXISTS (SELECT 1 FROM fit f WHERE f.link_id = c.link_id AND f.hour = c.hour AND f.node_id = c.node_id AND f.dim = c.dim)
 UNION ALL
-SELECT p.link_id, p.hour, p.node_id, 'human:' || names.dim, '(more)', p.n FROM legacy_link_hours p CROSS JOIN names
+SELECT p.link_id, p.hour, p.node_id, 'human:' || names.dim, '(more)', p.n FROM legacy p CROSS JOIN names
 WHERE NOT EXISTS (SELECT 1 FROM fit f WHERE f.link_id = p.link_id AND f.hour = p.hour AND f.node_id = p.node_id AND f.dim = names.dim)
 UNION ALL
-SELECT p.link_id, p.hour, p.node_id, 'automated:' || names.dim, '(HUMAN)', p.n FROM legacy_link_hours p CROSS JOIN names WHERE true
+SELECT p.link_id, p.hour, p.node_id, 'automated:' || names.dim, '(HUMAN)', p.n FROM legacy p CROSS JOIN names WHERE true
 UNION ALL
-SELECT p.link_id, p.hour, p.node_id, 'traffic', 'human', p.n FROM legacy_link_hours p WHERE true
+SELECT p.link_id, p.hour, p.node_id, 'traffic', 'human', p.n FROM legacy p WHERE true
 UNION ALL
-SELECT p.link_id, p.hour, p.node_id, 'traffic_minute', 'human', p.n FROM legacy_link_hours p WHERE true
+SELECT p.link_id, p.hour, p.node_id, 'traffic_minute', 'human', p.n FROM legacy p WHERE true
 ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = count + excluded.count;
-DROP TABLE legacy_link_hours;
 
 -- 2. Tenant hours whose click_dims rows retention already removed (its
 -- bound for link hours can be shorter): what step 1 left of their legacy part.
-CREATE TEMP TABLE legacy_tenant_hours AS
-SELECT tenant_id, hour, SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) AS n
-FROM tenant_dims_hourly WHERE dimension IN ('country', 'traffic') GROUP BY tenant_id, hour
-HAVING SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) > 0;
-WITH names (dim) AS (VALUES ('country'), ('referrer'), ('device'), ('browser'), ('os'), ('utm_source'), ('variant')),
+WITH legacy AS (
+    SELECT tenant_id, hour, SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) AS n
+    FROM tenant_dims_hourly WHERE dimension IN ('country', 'traffic') GROUP BY tenant_id, hour
+    HAVING SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) > 0
+),
+names (dim) AS (VALUES ('country'), ('referrer'), ('device'), ('browser'), ('os'), ('utm_source'), ('variant')),
 per AS (
     SELECT c.tenant_id, c.hour, CASE WHEN c.dimension LIKE '%:%' THEN substr(c.dimension, instr(c.dimension, ':') + 1) ELSE c.dimension END AS dim, c.value,
         SUM(CASE WHEN c.dimension LIKE '%:%' THEN -c.count ELSE c.count END) AS n
-    FROM tenant_dims_hourly c JOIN legacy_tenant_hours p ON c.tenant_id = p.tenant_id AND c.hour = p.hour
+    FROM tenant_dims_hourly c JOIN legacy p ON c.tenant_id = p.tenant_id AND c.hour = p.hour
     WHERE c.dimension IN ('country', 'referrer', 'device', 'browser', 'os', 'utm_source', 'variant',
         'human:country', 'automated:country', 'human:referrer', 'automated:referrer', 'human:device', 'automated:device', 'human:browser', 'automated:browser', 'human:os', 'automated:os', 'human:utm_source', 'automated:utm_source', 'human:variant', 'automated:variant')
         AND c.value NOT IN ('(HUMAN)', '(AUTOMATED)')
     GROUP BY c.tenant_id, c.hour, 3, c.value
 ),
 fit AS (
-    SELECT c.tenant_id, c.hour, c.dim FROM per c JOIN legacy_tenant_hours p ON c.tenant_id = p.tenant_id AND c.hour = p.hour
+    SELECT c.tenant_id, c.hour, c.dim FROM per c JOIN legacy p ON c.tenant_id = p.tenant_id AND c.hour = p.hour
     GROUP BY c.tenant_id, c.hour, c.dim HAVING MIN(c.n) >= 0 AND SUM(c.n) = MAX(p.n)
 )
 INSERT INTO tenant_dims_hourly (tenant_id, hour, dimension, value, count)
 SELECT c.tenant_id, c.hour, 'human:' || c.dim, c.value, c.n FROM per c
 WHERE c.n > 0 AND EXISTS (SELECT 1 FROM fit f WHERE f.tenant_id = c.tenant_id AND f.hour = c.hour AND f.dim = c.dim)
 UNION ALL
-SELECT p.tenant_id, p.hour, 'human:' || names.dim, '(more)', p.n FROM legacy_tenant_hours p CROSS JOIN names
+SELECT p.tenant_id, p.hour, 'human:' || names.dim, '(more)', p.n FROM legacy p CROSS JOIN names
 WHERE NOT EXISTS (SELECT 1 FROM fit f WHERE f.tenant_id = p.tenant_id AND f.hour = p.hour AND f.dim = names.dim)
 UNION ALL
-SELECT p.tenant_id, p.hour, 'automated:' || names.dim, '(HUMAN)', p.n FROM legacy_tenant_hours p CROSS JOIN names WHERE true
+SELECT p.tenant_id, p.hour, 'automated:' || names.dim, '(HUMAN)', p.n FROM legacy p CROSS JOIN names WHERE true
 UNION ALL
-SELECT p.tenant_id, p.hour, 'traffic', 'human', p.n FROM legacy_tenant_hours p WHERE true
+SELECT p.tenant_id, p.hour, 'traffic', 'human', p.n FROM legacy p WHERE true
 UNION ALL
-SELECT p.tenant_id, p.hour, 'traffic_minute', 'human', p.n FROM legacy_tenant_hours p WHERE true
+SELECT p.tenant_id, p.hour, 'traffic_minute', 'human', p.n FROM legacy p WHERE true
 ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = count + excluded.count;
-DROP TABLE legacy_tenant_hours;
 
 -- 3. Link days: the legacy part of the hours retention already removed.
-CREATE TEMP TABLE legacy_link_days AS
-SELECT link_id, day, SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) AS n
-FROM link_dims_daily WHERE dimension IN ('country', 'traffic') GROUP BY link_id, day
-HAVING SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) > 0;
-WITH names (dim) AS (VALUES ('country'), ('referrer'), ('device'), ('browser'), ('os'), ('utm_source'), ('variant')),
+WITH legacy AS (
+    SELECT link_id, day, SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) AS n
+    FROM link_dims_daily WHERE dimension IN ('country', 'traffic') GROUP BY link_id, day
+    HAVING SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) > 0
+),
+names (dim) AS (VALUES ('country'), ('referrer'), ('device'), ('browser'), ('os'), ('utm_source'), ('variant')),
 per AS (
     SELECT c.link_id, c.day, CASE WHEN c.dimension LIKE '%:%' THEN substr(c.dimension, instr(c.dimension, ':') + 1) ELSE c.dimension END AS dim, c.value,
         SUM(CASE WHEN c.dimension LIKE '%:%' THEN -c.count ELSE c.count END) AS n
-    FROM link_dims_daily c JOIN legacy_link_days p ON c.link_id = p.link_id AND c.day = p.day
+    FROM link_dims_daily c JOIN legacy p ON c.link_id = p.link_id AND c.day = p.day
     WHERE c.dimension IN ('country', 'referrer', 'device', 'browser', 'os', 'utm_source', 'variant',
         'human:country', 'automated:country', 'human:referrer', 'automated:referrer', 'human:device', 'automated:device', 'human:browser', 'automated:browser', 'human:os', 'automated:os', 'human:utm_source', 'automated:utm_source', 'human:variant', 'automated:variant')
         AND c.value NOT IN ('(HUMAN)', '(AUTOMATED)')
     GROUP BY c.link_id, c.day, 3, c.value
 ),
 fit AS (
-    SELECT c.link_id, c.day, c.dim FROM per c JOIN legacy_link_days p ON c.link_id = p.link_id AND c.day = p.day
+    SELECT c.link_id, c.day, c.dim FROM per c JOIN legacy p ON c.link_id = p.link_id AND c.day = p.day
     GROUP BY c.link_id, c.day, c.dim HAVING MIN(c.n) >= 0 AND SUM(c.n) = MAX(p.n)
 )
 INSERT INTO link_dims_daily (link_id, day, dimension, value, count)
 SELECT c.link_id, c.day, 'human:' || c.dim, c.value, c.n FROM per c
 WHERE c.n > 0 AND EXISTS (SELECT 1 FROM fit f WHERE f.link_id = c.link_id AND f.day = c.day AND f.dim = c.dim)
 UNION ALL
-SELECT p.link_id, p.day, 'human:' || names.dim, '(more)', p.n FROM legacy_link_days p CROSS JOIN names
+SELECT p.link_id, p.day, 'human:' || names.dim, '(more)', p.n FROM legacy p CROSS JOIN names
 WHERE NOT EXISTS (SELECT 1 FROM fit f WHERE f.link_id = p.link_id AND f.day = p.day AND f.dim = names.dim)
 UNION ALL
-SELECT p.link_id, p.day, 'automated:' || names.dim, '(HUMAN)', p.n FROM legacy_link_days p CROSS JOIN names WHERE true
+SELECT p.link_id, p.day, 'automated:' || names.dim, '(HUMAN)', p.n FROM legacy p CROSS JOIN names WHERE true
 UNION ALL
-SELECT p.link_id, p.day, 'traffic', 'human', p.n FROM legacy_link_days p WHERE true
+SELECT p.link_id, p.day, 'traffic', 'human', p.n FROM legacy p WHERE true
 UNION ALL
-SELECT p.link_id, p.day, 'traffic_minute', 'human', p.n FROM legacy_link_days p WHERE true
+SELECT p.link_id, p.day, 'traffic_minute', 'human', p.n FROM legacy p WHERE true
 ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = count + excluded.count;
-DROP TABLE legacy_link_days;
 
 -- 4. Tenant days, the same.
-CREATE TEMP TABLE legacy_tenant_days AS
-SELECT tenant_id, day, SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) AS n
-FROM tenant_dims_daily WHERE dimension IN ('country', 'traffic') GROUP BY tenant_id, day
-HAVING SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) > 0;
-WITH names (dim) AS (VALUES ('country'), ('referrer'), ('device'), ('browser'), ('os'), ('utm_source'), ('variant')),
+WITH legacy AS (
+    SELECT tenant_id, day, SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) AS n
+    FROM tenant_dims_daily WHERE dimension IN ('country', 'traffic') GROUP BY tenant_id, day
+    HAVING SUM(CASE WHEN dimension = 'country' THEN count ELSE -count END) > 0
+),
+names (dim) AS (VALUES ('country'), ('referrer'), ('device'), ('browser'), ('os'), ('utm_source'), ('variant')),
 per AS (
     SELECT c.tenant_id, c.day, CASE WHEN c.dimension LIKE '%:%' THEN substr(c.dimension, instr(c.dimension, ':') + 1) ELSE c.dimension END AS dim, c.value,
         SUM(CASE WHEN c.dimension LIKE '%:%' THEN -c.count ELSE c.count END) AS n
-    FROM tenant_dims_daily c JOIN legacy_tenant_days p ON c.tenant_id = p.tenant_id AND c.day = p.day
+    FROM tenant_dims_daily c JOIN legacy p ON c.tenant_id = p.tenant_id AND c.day = p.day
     WHERE c.dimension IN ('country', 'referrer', 'device', 'browser', 'os', 'utm_source', 'variant',
         'human:country', 'automated:country', 'human:referrer', 'automated:referrer', 'human:device', 'automated:device', 'human:browser', 'automated:browser', 'human:os', 'automated:os', 'human:utm_source', 'automated:utm_source', 'human:variant', 'automated:variant')
         AND c.value NOT IN ('(HUMAN)', '(AUTOMATED)')
     GROUP BY c.tenant_id, c.day, 3, c.value
 ),
 fit AS (
-    SELECT c.tenant_id, c.day, c.dim FROM per c JOIN legacy_tenant_days p ON c.tenant_id = p.tenant_id AND c.day = p.day
+    SELECT c.tenant_id, c.day, c.dim FROM per c JOIN legacy p ON c.tenant_id = p.tenant_id AND c.day = p.day
     GROUP BY c.tenant_id, c.day, c.dim HAVING MIN(c.n) >= 0 AND SUM(c.n) = MAX(p.n)
 )
 INSERT INTO tenant_dims_daily (tenant_id, day, dimension, value, count)
 SELECT c.tenant_id, c.day, 'human:' || c.dim, c.value, c.n FROM per c
 WHERE c.n > 0 AND EXISTS (SELECT 1 FROM fit f WHERE f.tenant_id = c.tenant_id AND f.day = c.day AND f.dim = c.dim)
 UNION ALL
-SELECT p.tenant_id, p.day, 'human:' || names.dim, '(more)', p.n FROM legacy_tenant_days p CROSS JOIN names
+SELECT p.tenant_id, p.day, 'human:' || names.dim, '(more)', p.n FROM legacy p CROSS JOIN names
 WHERE NOT EXISTS (SELECT 1 FROM fit f WHERE f.tenant_id = p.tenant_id AND f.day = p.day AND f.dim = names.dim)
 UNION ALL
-SELECT p.tenant_id, p.day, 'automated:' || names.dim, '(HUMAN)', p.n FROM legacy_tenant_days p CROSS JOIN names WHERE true
+SELECT p.tenant_id, p.day, 'automated:' || names.dim, '(HUMAN)', p.n FROM legacy p CROSS JOIN names WHERE true
 UNION ALL
-SELECT p.tenant_id, p.day, 'traffic', 'human', p.n FROM legacy_tenant_days p WHERE true
+SELECT p.tenant_id, p.day, 'traffic', 'human', p.n FROM legacy p WHERE true
 UNION ALL
-SELECT p.tenant_id, p.day, 'traffic_minute', 'human', p.n FROM legacy_tenant_days p WHERE true
+SELECT p.tenant_id, p.day, 'traffic_minute', 'human', p.n FROM legacy p WHERE true
 ON CONFLICT (tenant_id, dimension, day, value) DO UPDATE SET count = count + excluded.count;
-DROP TABLE legacy_tenant_days;
 
 -- +goose Down
 -- Kept: the rows are what the counter writes for human clicks, which the
