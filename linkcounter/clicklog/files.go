@@ -101,6 +101,16 @@ var errCorrupt = errors.New("click log corrupt")
 // a warning, since a crash can leave half a record only at the end of the
 // newest segment. It returns the number of records applied.
 func replayFile(path string, s *logState, dec *decoder, rec *logRecord, tail bool, log *slog.Logger) (int, error) {
+	return replayFileOf(path, s, dec, rec, tail, 1, 0, log)
+}
+
+// replayPart is replayFile of a file that is not the log's tail, for the
+// links of part p of parts only (link id modulo parts): the compactor's.
+func replayPart(path string, s *logState, dec *decoder, rec *logRecord, parts, p int, log *slog.Logger) (int, error) {
+	return replayFileOf(path, s, dec, rec, false, parts, p, log)
+}
+
+func replayFileOf(path string, s *logState, dec *decoder, rec *logRecord, tail bool, parts, p int, log *slog.Logger) (int, error) {
 	data, err := os.ReadFile(path) //nolint:gosec // G304: a segment of the click log directory
 	if err != nil {
 		return 0, err
@@ -135,6 +145,9 @@ func replayFile(path string, s *logState, dec *decoder, rec *logRecord, tail boo
 			// The checksum holds: this is not a torn write.
 			return n, fmt.Errorf("%w: %s: record at offset %d: %w", errCorrupt, path, off, err)
 		}
+		if parts > 1 {
+			rec.keepPart(parts, p)
+		}
 		s.apply(rec)
 		n++
 		off += size
@@ -158,6 +171,14 @@ func truncateSync(path string, size int64) error {
 // temporary file, synced, renamed into place, the directory synced. A crash
 // leaves either no snapshot seq or a whole one.
 func writeSnapshot(dir string, seq uint64, s *logState) error {
+	return writeSnapshotParts(dir, seq, 1, func(int) (*logState, error) { return s, nil })
+}
+
+// writeSnapshotParts is writeSnapshot of a state given in parts of
+// disjoint links: part(p) for p from 0 to parts-1, each written before
+// the next is asked for, and the first part's meta record alone (the
+// node id, seed and purge horizon are the same in every part).
+func writeSnapshotParts(dir string, seq uint64, parts int, part func(p int) (*logState, error)) error {
 	final := filepath.Join(dir, snapshotName(seq))
 	tmp := final + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600) //nolint:gosec // G304: a snapshot in the click log directory
@@ -166,15 +187,27 @@ func writeSnapshot(dir string, seq uint64, s *logState) error {
 	}
 	var enc encoder
 	buf := make([]byte, 0, 1<<20)
-	err = s.records(snapshotChunk, func(r *logRecord) error {
-		buf = append(buf, enc.frame(r)...)
-		if len(buf) >= 1<<20 {
-			_, err := f.Write(buf)
-			buf = buf[:0]
-			return err
+	for p := 0; p < parts && err == nil; p++ {
+		var s *logState
+		if s, err = part(p); err != nil {
+			break
 		}
-		return nil
-	})
+		first := true
+		err = s.records(snapshotChunk, func(r *logRecord) error {
+			if first && p > 0 {
+				first = false // the meta record, written with part 0
+				return nil
+			}
+			first = false
+			buf = append(buf, enc.frame(r)...)
+			if len(buf) >= 1<<20 {
+				_, err := f.Write(buf)
+				buf = buf[:0]
+				return err
+			}
+			return nil
+		})
+	}
 	if err == nil {
 		_, err = f.Write(buf)
 	}
