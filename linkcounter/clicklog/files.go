@@ -1,6 +1,8 @@
 package clicklog
 
 import (
+	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -96,21 +98,58 @@ func syncDir(dir string) error {
 // errCorrupt marks damage that Open refuses to start with.
 var errCorrupt = errors.New("click log corrupt")
 
+// replayPart replays, into s, what a closed segment or a snapshot holds of
+// the links of part p of parts (link id modulo parts): the compactor's.
+// It reads the file a record at a time rather than whole, since it runs
+// beside the live state (a closed segment is up to 64 MiB, a snapshot as
+// large as the state's records), and does not cut the file: Open replayed
+// and cut it, and rotation closes a segment at its last record.
+func replayPart(path string, s *logState, dec *decoder, rec *logRecord, parts, p int) (int, error) {
+	f, err := os.Open(path) //nolint:gosec // G304: a file of the click log directory
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	var frame []byte
+	for n, off := 0, int64(0); ; n++ {
+		frame = slices.Grow(frame[:0], frameHeader)[:frameHeader]
+		if _, err := io.ReadFull(r, frame); err == io.EOF {
+			return n, nil
+		} else if err != nil {
+			return n, fmt.Errorf("%w: %s: record header at offset %d: %w", errCorrupt, path, off, err)
+		}
+		size := binary.LittleEndian.Uint32(frame[0:4])
+		if size == 0 || size > maxRecord {
+			if rest, err := io.ReadAll(r); err == nil && size == 0 && allZero(frame) && allZero(rest) {
+				return n, nil // a preallocated end
+			}
+			return n, fmt.Errorf("%w: %s: bad record at offset %d", errCorrupt, path, off)
+		}
+		frame = slices.Grow(frame, int(size))[:frameHeader+int(size)]
+		if _, err := io.ReadFull(r, frame[frameHeader:]); err != nil {
+			return n, fmt.Errorf("%w: %s: record at offset %d: %w", errCorrupt, path, off, err)
+		}
+		payload, _, ok := nextFrame(frame)
+		if !ok {
+			return n, fmt.Errorf("%w: %s: bad record at offset %d (checksum mismatch)", errCorrupt, path, off)
+		}
+		if err := dec.decode(payload, rec); err != nil {
+			return n, fmt.Errorf("%w: %s: record at offset %d: %w", errCorrupt, path, off, err)
+		}
+		if parts > 1 {
+			rec.keepPart(parts, p)
+		}
+		s.apply(rec)
+		off += int64(len(frame))
+	}
+}
+
 // replayFile applies every record of one file to s. A bad frame (torn or
 // checksum mismatch) is fatal unless tail: then the file is cut there, with
 // a warning, since a crash can leave half a record only at the end of the
 // newest segment. It returns the number of records applied.
 func replayFile(path string, s *logState, dec *decoder, rec *logRecord, tail bool, log *slog.Logger) (int, error) {
-	return replayFileOf(path, s, dec, rec, tail, 1, 0, log)
-}
-
-// replayPart is replayFile of a file that is not the log's tail, for the
-// links of part p of parts only (link id modulo parts): the compactor's.
-func replayPart(path string, s *logState, dec *decoder, rec *logRecord, parts, p int, log *slog.Logger) (int, error) {
-	return replayFileOf(path, s, dec, rec, false, parts, p, log)
-}
-
-func replayFileOf(path string, s *logState, dec *decoder, rec *logRecord, tail bool, parts, p int, log *slog.Logger) (int, error) {
 	data, err := os.ReadFile(path) //nolint:gosec // G304: a segment of the click log directory
 	if err != nil {
 		return 0, err
@@ -144,9 +183,6 @@ func replayFileOf(path string, s *logState, dec *decoder, rec *logRecord, tail b
 		if err := dec.decode(payload, rec); err != nil {
 			// The checksum holds: this is not a torn write.
 			return n, fmt.Errorf("%w: %s: record at offset %d: %w", errCorrupt, path, off, err)
-		}
-		if parts > 1 {
-			rec.keepPart(parts, p)
 		}
 		s.apply(rec)
 		n++

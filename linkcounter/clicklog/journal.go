@@ -492,7 +492,7 @@ func (j *Journal) compactOnce() error {
 		var dec decoder
 		var rec logRecord
 		for _, f := range files {
-			if _, err := replayPart(f, st, &dec, &rec, parts, p, j.log); err != nil {
+			if _, err := replayPart(f, st, &dec, &rec, parts, p); err != nil {
 				return nil, err
 			}
 		}
@@ -514,10 +514,10 @@ func (j *Journal) compactOnce() error {
 }
 
 // defaultCompactPartLinks is the most links the compactor rebuilds at once
-// (some 40 MB of state for one-off links); maxCompactParts bounds the reads
+// (some 20 MB of state for one-off links); maxCompactParts bounds the reads
 // of the files a compaction makes.
 const (
-	defaultCompactPartLinks = 100_000
+	defaultCompactPartLinks = 50_000
 	maxCompactParts         = 16
 )
 
