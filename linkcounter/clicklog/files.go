@@ -1,6 +1,8 @@
 package clicklog
 
 import (
+	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -96,6 +98,53 @@ func syncDir(dir string) error {
 // errCorrupt marks damage that Open refuses to start with.
 var errCorrupt = errors.New("click log corrupt")
 
+// replayPart replays, into s, what a closed segment or a snapshot holds of
+// the links of part p of parts (link id modulo parts): the compactor's.
+// It reads the file a record at a time rather than whole, since it runs
+// beside the live state (a closed segment is up to 64 MiB, a snapshot as
+// large as the state's records), and does not cut the file: Open replayed
+// and cut it, and rotation closes a segment at its last record.
+func replayPart(path string, s *logState, dec *decoder, rec *logRecord, parts, p int) (int, error) {
+	f, err := os.Open(path) //nolint:gosec // G304: a file of the click log directory
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	var frame []byte
+	for n, off := 0, int64(0); ; n++ {
+		frame = slices.Grow(frame[:0], frameHeader)[:frameHeader]
+		if _, err := io.ReadFull(r, frame); err == io.EOF {
+			return n, nil
+		} else if err != nil {
+			return n, fmt.Errorf("%w: %s: record header at offset %d: %w", errCorrupt, path, off, err)
+		}
+		size := binary.LittleEndian.Uint32(frame[0:4])
+		if size == 0 || size > maxRecord {
+			if rest, err := io.ReadAll(r); err == nil && size == 0 && allZero(frame) && allZero(rest) {
+				return n, nil // a preallocated end
+			}
+			return n, fmt.Errorf("%w: %s: bad record at offset %d", errCorrupt, path, off)
+		}
+		frame = slices.Grow(frame, int(size))[:frameHeader+int(size)]
+		if _, err := io.ReadFull(r, frame[frameHeader:]); err != nil {
+			return n, fmt.Errorf("%w: %s: record at offset %d: %w", errCorrupt, path, off, err)
+		}
+		payload, _, ok := nextFrame(frame)
+		if !ok {
+			return n, fmt.Errorf("%w: %s: bad record at offset %d (checksum mismatch)", errCorrupt, path, off)
+		}
+		if err := dec.decode(payload, rec); err != nil {
+			return n, fmt.Errorf("%w: %s: record at offset %d: %w", errCorrupt, path, off, err)
+		}
+		if parts > 1 {
+			rec.keepPart(parts, p)
+		}
+		s.apply(rec)
+		off += int64(len(frame))
+	}
+}
+
 // replayFile applies every record of one file to s. A bad frame (torn or
 // checksum mismatch) is fatal unless tail: then the file is cut there, with
 // a warning, since a crash can leave half a record only at the end of the
@@ -158,6 +207,14 @@ func truncateSync(path string, size int64) error {
 // temporary file, synced, renamed into place, the directory synced. A crash
 // leaves either no snapshot seq or a whole one.
 func writeSnapshot(dir string, seq uint64, s *logState) error {
+	return writeSnapshotParts(dir, seq, 1, func(int) (*logState, error) { return s, nil })
+}
+
+// writeSnapshotParts is writeSnapshot of a state given in parts of
+// disjoint links: part(p) for p from 0 to parts-1, each written before
+// the next is asked for, and the first part's meta record alone (the
+// node id, seed and purge horizon are the same in every part).
+func writeSnapshotParts(dir string, seq uint64, parts int, part func(p int) (*logState, error)) error {
 	final := filepath.Join(dir, snapshotName(seq))
 	tmp := final + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600) //nolint:gosec // G304: a snapshot in the click log directory
@@ -166,15 +223,27 @@ func writeSnapshot(dir string, seq uint64, s *logState) error {
 	}
 	var enc encoder
 	buf := make([]byte, 0, 1<<20)
-	err = s.records(snapshotChunk, func(r *logRecord) error {
-		buf = append(buf, enc.frame(r)...)
-		if len(buf) >= 1<<20 {
-			_, err := f.Write(buf)
-			buf = buf[:0]
-			return err
+	for p := 0; p < parts && err == nil; p++ {
+		var s *logState
+		if s, err = part(p); err != nil {
+			break
 		}
-		return nil
-	})
+		first := true
+		err = s.records(snapshotChunk, func(r *logRecord) error {
+			if first && p > 0 {
+				first = false // the meta record, written with part 0
+				return nil
+			}
+			first = false
+			buf = append(buf, enc.frame(r)...)
+			if len(buf) >= 1<<20 {
+				_, err := f.Write(buf)
+				buf = buf[:0]
+				return err
+			}
+			return nil
+		})
+	}
 	if err == nil {
 		_, err = f.Write(buf)
 	}

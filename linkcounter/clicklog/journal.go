@@ -155,6 +155,12 @@ type Journal struct {
 	compact     chan struct{} // capacity 1: "a segment was closed"
 	compactDone chan struct{}
 	compactMu   sync.Mutex // one compaction at a time
+	// compactHook, in tests, gets the links of each state the compactor
+	// has rebuilt, before it writes them.
+	compactHook func(links int)
+	// compactPartLinks bounds the links of the state the compactor rebuilds
+	// at once; 0: defaultCompactPartLinks. Tests set it smaller.
+	compactPartLinks int
 
 	// The next segment, zero-filled ahead of its rotation (prealloc.go).
 	spareWant  chan int64    // capacity 1: the size wanted
@@ -443,6 +449,13 @@ const minCompact = 1 << 20
 
 // compactOnce writes the snapshot of the open segment's sequence from the
 // last snapshot and every closed segment, then removes them.
+//
+// The state it rebuilds is as large as the live one, and a burst of one-off
+// links makes both large at once: so it rebuilds the links a part at a time
+// (link id modulo the parts), each part's state written and let go before
+// the next part is read, at the cost of reading the files once per part
+// (docs/adr/034-burst-peak.md). A link's records are its own: its part's
+// state holds exactly what the whole state holds of it.
 func (j *Journal) compactOnce() error {
 	j.compactMu.Lock()
 	defer j.compactMu.Unlock()
@@ -453,33 +466,42 @@ func (j *Journal) compactOnce() error {
 	if err != nil {
 		return err
 	}
-	st := newLogState()
-	var dec decoder
-	var rec logRecord
 	var base uint64
+	var files []string
 	if len(snaps) > 0 {
 		base = snaps[len(snaps)-1]
 		if base >= cur {
 			return nil
 		}
-		if _, err := replayFile(filepath.Join(j.dir, snapshotName(base)), st, &dec, &rec, false, j.log); err != nil {
-			return err
-		}
+		files = append(files, filepath.Join(j.dir, snapshotName(base)))
 	}
 	var done []uint64
 	for _, s := range segs {
 		if s < base || s >= cur {
 			continue
 		}
-		if _, err := replayFile(filepath.Join(j.dir, segmentName(s)), st, &dec, &rec, false, j.log); err != nil {
-			return err
-		}
+		files = append(files, filepath.Join(j.dir, segmentName(s)))
 		done = append(done, s)
 	}
 	if len(done) == 0 {
 		return nil
 	}
-	if err := writeSnapshot(j.dir, cur, st); err != nil {
+	parts := j.compactParts()
+	err = writeSnapshotParts(j.dir, cur, parts, func(p int) (*logState, error) {
+		st := newLogState()
+		var dec decoder
+		var rec logRecord
+		for _, f := range files {
+			if _, err := replayPart(f, st, &dec, &rec, parts, p); err != nil {
+				return nil, err
+			}
+		}
+		if j.compactHook != nil {
+			j.compactHook(len(st.links))
+		}
+		return st, nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, s := range done {
@@ -489,6 +511,27 @@ func (j *Journal) compactOnce() error {
 		os.Remove(filepath.Join(j.dir, snapshotName(s)))
 	}
 	return syncDir(j.dir)
+}
+
+// defaultCompactPartLinks is the most links the compactor rebuilds at once
+// (some 20 MB of state for one-off links); maxCompactParts bounds the reads
+// of the files a compaction makes.
+const (
+	defaultCompactPartLinks = 50_000
+	maxCompactParts         = 16
+)
+
+// compactParts is how many parts the compactor rebuilds the state in: from
+// the links the live state holds, which the rebuilt one holds too.
+func (j *Journal) compactParts() int {
+	j.mu.RLock()
+	links := max(len(j.st.links), len(j.st.visits))
+	j.mu.RUnlock()
+	per := j.compactPartLinks
+	if per <= 0 {
+		per = defaultCompactPartLinks
+	}
+	return min(max(1, (links+per-1)/per), maxCompactParts)
 }
 
 // Probe checks that the journal takes a write: an empty record, synced like

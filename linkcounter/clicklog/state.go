@@ -514,3 +514,20 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 	}
 	return nil
 }
+
+// keepPart drops from r what belongs to links outside part p of parts
+// (link id modulo parts), keeping what applies to every link (node id,
+// reset, purge horizon, drop of the flushed): applied to a state of part
+// p's links, the rest is what r changes of them. A (link, hour)'s
+// dimension rows stay together, as apply takes them.
+func (r *logRecord) keepPart(parts, p int) {
+	out := func(link int64) bool { return int(uint64(link)%uint64(parts)) != p } //nolint:gosec // G115: parts is small and positive
+	r.incs = slices.DeleteFunc(r.incs, func(x recRow) bool { return out(x.link) })
+	r.marks = slices.DeleteFunc(r.marks, func(x recRow) bool { return out(x.link) })
+	r.dims = slices.DeleteFunc(r.dims, func(x recDim) bool { return out(x.link) })
+	r.dimMarks = slices.DeleteFunc(r.dimMarks, func(x recDim) bool { return out(x.link) })
+	r.drops = slices.DeleteFunc(r.drops, out)
+	r.hourMarks = slices.DeleteFunc(r.hourMarks, func(x recRow) bool { return out(x.link) })
+	r.visits = slices.DeleteFunc(r.visits, func(x recVisit) bool { return out(x.link) })
+	r.visitMarks = slices.DeleteFunc(r.visitMarks, func(x recRow) bool { return out(x.link) })
+}
