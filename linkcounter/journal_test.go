@@ -246,14 +246,11 @@ func TestGroupCommit(t *testing.T) {
 			t.Errorf("%d commits for %d rounds of %d simultaneous clicks, want a few per round", commits, rounds, goroutines)
 		}
 		t.Logf("%d clicks in %d commits", int(clicks), commits)
-		// The per-click wait is observed once per acknowledged click, and
-		// a click waits at least as long as the mean commit it joined.
-		waits, waited := histogramCount(t, reg, "linkforge_click_record_duration_seconds")
-		if waits != goroutines*rounds {
+		// The per-click wait is observed once per acknowledged click. (Its
+		// durations are not checked here: inside the bubble no time passes
+		// during a commit's write and sync.)
+		if waits, _ := histogramCount(t, reg, "linkforge_click_record_duration_seconds"); waits != goroutines*rounds {
 			t.Errorf("%d click waits observed, want one per click (%d)", waits, goroutines*rounds)
-		}
-		if ncommit, commitTime := histogramCount(t, reg, "linkforge_journal_commit_duration_seconds"); ncommit > 0 && waited/float64(waits) < commitTime/float64(ncommit)/2 {
-			t.Errorf("mean click wait %.6fs, under half the mean commit %.6fs", waited/float64(waits), commitTime/float64(ncommit))
 		}
 		mustStop(t, c)
 	})
