@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"sync"
 	"time"
 
 	"github.com/linkforge/linkforge/client"
@@ -120,7 +121,10 @@ func ExampleClient_Subscribe() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clicks := make(chan struct{})
+	var stopVisitors sync.Once
+	visitorsDone := make(chan struct{})
 	go func() { // visitors
+		defer close(visitorsDone)
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -142,11 +146,15 @@ func ExampleClient_Subscribe() {
 		case ev.Type == client.LiveClicks && !seen:
 			seen = true
 			fmt.Println("clicks on", ev.Slug)
-			close(clicks)
+			stopVisitors.Do(func() { close(clicks) })
 			cancel()
 		}
 	})
 	fmt.Println(errors.Is(err, context.Canceled))
+	// A click may be in flight when the feed's first delta arrives: the
+	// server stops only after the visitors have.
+	stopVisitors.Do(func() { close(clicks) })
+	<-visitorsDone
 	// Output:
 	// connected
 	// clicks on live
