@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -462,7 +463,15 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkf
 	a.unflushed++
 	a.inflight++
 	a.lastClick = stampOf(now)
-	a.tenantID, a.slug, a.limited = l.TenantID, l.Slug, l.MaxClicks != nil
+	a.tenantID, a.limited = l.TenantID, l.MaxClicks != nil
+	if a.slug != l.Slug {
+		// A copy, made once per actor: l.Slug may share one allocation
+		// with the rest of a redirect cache entry (web's buildCachedLink),
+		// which the actor would otherwise keep alive after the cache let
+		// the entry go: some 80 B per one-off link of a burst instead of
+		// 16 (docs/adr/037-burst-headroom.md).
+		a.slug = strings.Clone(l.Slug)
+	}
 	c.armLocked(a, now.Add(c.flushInterval))
 	return b, false, nil
 }

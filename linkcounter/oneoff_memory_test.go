@@ -6,10 +6,12 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -147,5 +149,49 @@ func profileHeap(t *testing.T, phase string) {
 	defer f.Close()
 	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The actor keeps a copy of a link's slug, not the caller's string: the
+// redirect cache builds each entry's strings in one allocation (web's
+// buildCachedLink), and an actor holding the slug as given would keep that
+// whole block alive for every link of a burst after the cache let its
+// entry go. Here the slug is the tail of a large string; once the caller
+// drops it, the string must be collectable while the actor lives.
+func TestActorDoesNotKeepTheCallersSlug(t *testing.T) {
+	st := asTestStore(t, testdb.SQLite(t))
+	j := mustJournal(t, t.TempDir(), clicklog.WithSync(clicklog.SyncWriteOnly))
+	c := mustStart(t, Config{Store: st, Journal: j, Registerer: prometheus.NewRegistry(), FlushInterval: time.Hour}, nil)
+	defer mustStop(t, c)
+
+	collected := make(chan struct{})
+	func() {
+		block := strings.Repeat("x", 4096) + "viral-slug"
+		runtime.AddCleanup(unsafe.StringData(block), func(ch chan struct{}) { close(ch) }, collected)
+		l := linkforge.Link{ID: 7, TenantID: 1, Slug: block[4096:]}
+		if err := c.Record(context.Background(), &l, time.Now(), nil); err != nil {
+			t.Fatalf("record: %v", err)
+		}
+	}()
+	deadline := time.After(10 * time.Second)
+	for done := false; !done; {
+		runtime.GC()
+		select {
+		case <-collected:
+			done = true
+		case <-deadline:
+			t.Fatal("the caller's slug string is still reachable after the click: the actor keeps it")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	a, ok := c.actors.load(7)
+	if !ok {
+		t.Fatal("no actor for the clicked link")
+	}
+	a.mu.Lock()
+	slug := a.slug
+	a.mu.Unlock()
+	if slug != "viral-slug" {
+		t.Errorf("actor's slug = %q, want %q", slug, "viral-slug")
 	}
 }
