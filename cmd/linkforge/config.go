@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/pflag"
 	"golang.org/x/time/rate"
 
@@ -62,6 +63,9 @@ type config struct {
 	Retention retentionConfig
 	// OIDC is single sign-on's flags (oidc.go).
 	OIDC oidcConfig
+	// GCHeadroom is --gc-headroom in bytes; 0: the collector's own pacing
+	// (memory.go).
+	GCHeadroom uint64
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -137,6 +141,7 @@ var globalFlags = []flagSpec{
 	{"domain-verify", "MODE", "http", "how tenants' domains are verified: http (the server fetches http://HOST/.well-known/linkforge-domain/ID and expects its own answer) or none (verified at once)"},
 	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/025-nats-bus.md); unused on SQLite"},
 	{"session-ttl", "DURATION", "168h", "a dashboard sign-in session ends after this long without use"},
+	{"gc-headroom", "SIZE", defaultGCHeadroom, "once the live heap is larger than this, the Go collector runs when the heap has grown by about this much rather than doubled (a burst's memory for CPU; docs/adr/037-burst-headroom.md); 0: Go's default pacing; off when GOGC or GOMEMLIMIT is set"},
 }
 
 // busPostgres is --bus's default: the cluster bus on the database's
@@ -404,6 +409,11 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 			}
 		}
 		*f.dst = raw
+	}
+
+	raw, source = get("gc-headroom")
+	if cfg.GCHeadroom, err = humanize.ParseBytes(raw); err != nil {
+		return usagef("invalid %s %q: want a size such as 256MiB or 1GB, or 0", source, raw)
 	}
 
 	raw, source = get("max-connections")

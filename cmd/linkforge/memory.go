@@ -103,3 +103,105 @@ func newMemoryReturn(log *slog.Logger, compact func() (kept, dropped int)) *memo
 		return kept, dropped
 	}}
 }
+
+// Pacing the collector by headroom (docs/adr/037-burst-headroom.md). The
+// Go collector lets the heap grow to twice its live size before the next
+// cycle (GOGC=100), which is cheap and right for a small heap; but a burst
+// of one-off links is live state that only grows until its flush, and at
+// a live heap of 800 MB the doubling alone is another 800 MB of address
+// space the process touches. Once the live heap passes gcHeadroom, the
+// pacer lowers GOGC so that the heap grows by about gcHeadroom above the
+// live heap instead (never below minGCPercent), and puts it back once the
+// live heap is small again. The cost is more collections while the heap
+// is large, each marking the live heap: CPU during a burst, for memory.
+const (
+	// defaultGCHeadroom is --gc-headroom's default. Below it nothing
+	// changes (the redirect path's small heap keeps GOGC=100).
+	defaultGCHeadroom = "256MiB"
+	// minGCPercent bounds the collections' frequency: at worst one per
+	// quarter of the live heap allocated, whatever its size.
+	minGCPercent = 25
+	// gcPaceEvery is how often the pacer reads the live heap, which
+	// changes at each collection: a burst's collections are seconds apart.
+	gcPaceEvery = 500 * time.Millisecond
+)
+
+// gcPacer sets GOGC from the live heap: base while live*base/100 is at most
+// headroom, else headroom*100/live, at least minGCPercent.
+type gcPacer struct {
+	headroom uint64
+	base     int // GOGC when the heap is small: Go's default, 100
+	live     func() uint64
+	set      func(int) int // debug.SetGCPercent
+	log      *slog.Logger
+
+	cur int // the GOGC last set
+}
+
+// percent is the GOGC for a live heap of live bytes.
+func (p *gcPacer) percent(live uint64) int {
+	if live == 0 || live/100*uint64(p.base) <= p.headroom { //nolint:gosec // G115: base is a positive GOGC
+		return p.base
+	}
+	return max(minGCPercent, int(min(p.headroom*100/live, uint64(p.base)))) //nolint:gosec // G115: bounded by base
+}
+
+// check sets GOGC for the live heap now, if it moved by more than a tenth
+// (each change recomputes the heap goal; small moves are not worth one).
+// It reports whether it set it.
+func (p *gcPacer) check() bool {
+	live := p.live()
+	want := p.percent(live)
+	if want == p.cur || (want != p.base && p.cur != p.base && abs(want-p.cur)*10 < p.cur) {
+		return false
+	}
+	p.set(want)
+	p.log.Debug("collector paced by headroom", slog.String("event", "gc_paced"),
+		slog.Uint64("live_bytes", live), slog.Int("gogc", want), slog.Int("gogc_before", p.cur))
+	p.cur = want
+	return true
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// run checks every gcPaceEvery until ctx ends, then puts GOGC back.
+func (p *gcPacer) run(ctx context.Context) {
+	t := time.NewTicker(gcPaceEvery)
+	defer t.Stop()
+	defer func() {
+		if p.cur != p.base {
+			p.set(p.base)
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.check()
+		}
+	}
+}
+
+// newGCPacer returns the pacer of a server with --gc-headroom headroom
+// bytes, or nil when it must not run: headroom 0, or the operator set GOGC
+// or GOMEMLIMIT, whose choice this would override (env is os.Getenv's
+// view of those two).
+func newGCPacer(log *slog.Logger, headroom uint64, env func(string) string) *gcPacer {
+	if headroom == 0 {
+		return nil
+	}
+	for _, v := range []string{"GOGC", "GOMEMLIMIT"} {
+		if env(v) != "" {
+			log.Info("the collector is not paced by headroom: the environment sets "+v,
+				slog.String("event", "gc_pacing_off"), slog.String("variable", v))
+			return nil
+		}
+	}
+	return &gcPacer{headroom: headroom, base: 100, cur: 100, live: heapLive, set: debug.SetGCPercent, log: log}
+}

@@ -45,3 +45,67 @@ func TestMemoryReturnAfterBurst(t *testing.T) {
 		}
 	}
 }
+
+// TestGCPacerHeadroom: GOGC stays 100 while the live heap is below the
+// headroom, falls so that the heap goal is the live heap plus the
+// headroom once it is above (never below minGCPercent), moves only by more
+// than a tenth, and is back at 100 once the heap is small again.
+func TestGCPacerHeadroom(t *testing.T) {
+	const mb = 1 << 20
+	var live uint64
+	var set []int
+	p := &gcPacer{headroom: 256 * mb, base: 100, cur: 100, live: func() uint64 { return live },
+		set: func(v int) int { set = append(set, v); return 0 }, log: slog.New(slog.DiscardHandler)}
+	steps := []struct {
+		live uint64
+		want int // the GOGC set; 0: none set
+	}{
+		{40 * mb, 0},    // idle: Go's default
+		{256 * mb, 0},   // the goal is 512 MB = live + headroom: still the default
+		{400 * mb, 64},  // 400 + 256
+		{420 * mb, 0},   // 60 would be within a tenth of 64
+		{512 * mb, 50},  // 512 + 256
+		{800 * mb, 32},  // 800 + 256
+		{2048 * mb, 25}, // minGCPercent: 2048 + 512
+		{4096 * mb, 0},  // still minGCPercent
+		{300 * mb, 85},
+		{100 * mb, 100}, // the burst is over
+		{120 * mb, 0},
+	}
+	for _, s := range steps {
+		live = s.live
+		set = nil
+		p.check()
+		var got int
+		if len(set) == 1 {
+			got = set[0]
+		}
+		if len(set) > 1 || got != s.want {
+			t.Fatalf("live %d MiB: set %v, want %d (0: none)", s.live/mb, set, s.want)
+		}
+	}
+}
+
+// TestGCPacerDefersToTheOperator: GOGC or GOMEMLIMIT in the environment,
+// or --gc-headroom 0, turns the pacer off.
+func TestGCPacerDefersToTheOperator(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	none := func(string) string { return "" }
+	if newGCPacer(log, 0, none) != nil {
+		t.Error("--gc-headroom 0: a pacer")
+	}
+	for _, v := range []string{"GOGC", "GOMEMLIMIT"} {
+		env := func(k string) string {
+			if k == v {
+				return "50"
+			}
+			return ""
+		}
+		if newGCPacer(log, 256<<20, env) != nil {
+			t.Errorf("%s set: a pacer", v)
+		}
+	}
+	if p := newGCPacer(log, 256<<20, none); p == nil || p.headroom != 256<<20 || p.cur != 100 {
+		t.Errorf("default: pacer %+v", p)
+	}
+}

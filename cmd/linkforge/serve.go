@@ -300,6 +300,12 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	srv.s = handler
 	// Gives a burst's memory back once it is over (memory.go).
 	go newMemoryReturn(a.log, handler.CompactCache).run(a.ctx)
+	// Keeps a burst's heap goal near its live heap (memory.go). GOGC and
+	// GOMEMLIMIT are the Go runtime's own variables, read here only to
+	// leave an operator's setting of them alone.
+	if p := newGCPacer(a.log, a.cfg.GCHeadroom, os.Getenv); p != nil {
+		go p.run(a.ctx)
+	}
 	if cl.bus != nil {
 		// Listening once Start returns: every event another node sends
 		// from now on reaches this one.
