@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -108,74 +109,72 @@ func newMemoryReturn(log *slog.Logger, compact func() (kept, dropped int)) *memo
 // Go collector lets the heap grow to twice its live size before the next
 // cycle (GOGC=100), which is cheap and right for a small heap; but a burst
 // of one-off links is live state that only grows until its flush, and at
-// a live heap of 800 MB the doubling alone is another 800 MB of address
-// space the process touches. Once the live heap passes gcHeadroom, the
-// pacer lowers GOGC so that the heap grows by about gcHeadroom above the
-// live heap instead (never below minGCPercent), and puts it back once the
-// live heap is small again. The cost is more collections while the heap
-// is large, each marking the live heap: CPU during a burst, for memory.
+// a live heap of 800 MB the doubling alone is another 800 MB the process
+// touches. Once the live heap passes gcHeadroom, the pacer sets the
+// runtime's soft memory limit to the live heap plus gcHeadroom, so that
+// the collector runs when the process has grown by about that much, and
+// the scavenger gives back the pages a collection freed instead of keeping
+// them for the next doubling; it lifts the limit once the live heap is
+// small again. The cost is more collections while the heap is large, each
+// marking the live heap: CPU during a burst, for memory. The runtime's own
+// guard holds: the collector never takes more than about half the CPU to
+// stay under a limit, it lets the process grow past it instead.
 const (
 	// defaultGCHeadroom is --gc-headroom's default. Below it nothing
-	// changes (the redirect path's small heap keeps GOGC=100).
+	// changes (the redirect path's small heap keeps GOGC=100's pacing).
 	defaultGCHeadroom = "256MiB"
-	// minGCPercent bounds the collections' frequency: at worst one per
-	// quarter of the live heap allocated, whatever its size.
-	minGCPercent = 25
 	// gcPaceEvery is how often the pacer reads the live heap, which
-	// changes at each collection: a burst's collections are seconds apart.
+	// changes at each collection: a burst's collections are seconds apart,
+	// and the limit must follow a growing live heap before the heap
+	// reaches it, or the collector would run back to back.
 	gcPaceEvery = 500 * time.Millisecond
+	// noMemoryLimit is the runtime's "no limit" (debug.SetMemoryLimit).
+	noMemoryLimit = math.MaxInt64
 )
 
-// gcPacer sets GOGC from the live heap: base while live*base/100 is at most
-// headroom, else headroom*100/live, at least minGCPercent.
+// gcPacer sets the runtime's memory limit from the live heap: none while
+// the live heap is at most headroom, else live + headroom.
 type gcPacer struct {
 	headroom uint64
-	base     int // GOGC when the heap is small: Go's default, 100
 	live     func() uint64
-	set      func(int) int // debug.SetGCPercent
+	set      func(int64) int64 // debug.SetMemoryLimit
 	log      *slog.Logger
 
-	cur int // the GOGC last set
+	cur int64 // the limit last set; noMemoryLimit: none
 }
 
-// percent is the GOGC for a live heap of live bytes.
-func (p *gcPacer) percent(live uint64) int {
-	if live == 0 || live/100*uint64(p.base) <= p.headroom { //nolint:gosec // G115: base is a positive GOGC
-		return p.base
+// limit is the memory limit for a live heap of live bytes.
+func (p *gcPacer) limit(live uint64) int64 {
+	if live <= p.headroom {
+		return noMemoryLimit
 	}
-	return max(minGCPercent, int(min(p.headroom*100/live, uint64(p.base)))) //nolint:gosec // G115: bounded by base
+	return int64(min(live+p.headroom, math.MaxInt64/2)) //nolint:gosec // G115: bounded by the min
 }
 
-// check sets GOGC for the live heap now, if it moved by more than a tenth
-// (each change recomputes the heap goal; small moves are not worth one).
-// It reports whether it set it.
+// check sets the memory limit for the live heap now, unless it moved by
+// less than a sixteenth of the headroom (each change recomputes the heap
+// goal; small moves are not worth one). It reports whether it set it.
 func (p *gcPacer) check() bool {
 	live := p.live()
-	want := p.percent(live)
-	if want == p.cur || (want != p.base && p.cur != p.base && abs(want-p.cur)*10 < p.cur) {
+	want := p.limit(live)
+	if want == p.cur || (want != noMemoryLimit && p.cur != noMemoryLimit &&
+		uint64(max(want-p.cur, p.cur-want)) < p.headroom/16) { //nolint:gosec // G115: a positive difference
 		return false
 	}
 	p.set(want)
 	p.log.Debug("collector paced by headroom", slog.String("event", "gc_paced"),
-		slog.Uint64("live_bytes", live), slog.Int("gogc", want), slog.Int("gogc_before", p.cur))
+		slog.Uint64("live_bytes", live), slog.Int64("memory_limit_bytes", want))
 	p.cur = want
 	return true
 }
 
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
-// run checks every gcPaceEvery until ctx ends, then puts GOGC back.
+// run checks every gcPaceEvery until ctx ends, then lifts the limit.
 func (p *gcPacer) run(ctx context.Context) {
 	t := time.NewTicker(gcPaceEvery)
 	defer t.Stop()
 	defer func() {
-		if p.cur != p.base {
-			p.set(p.base)
+		if p.cur != noMemoryLimit {
+			p.set(noMemoryLimit)
 		}
 	}()
 	for {
@@ -203,5 +202,5 @@ func newGCPacer(log *slog.Logger, headroom uint64, env func(string) string) *gcP
 			return nil
 		}
 	}
-	return &gcPacer{headroom: headroom, base: 100, cur: 100, live: heapLive, set: debug.SetGCPercent, log: log}
+	return &gcPacer{headroom: headroom, cur: noMemoryLimit, live: heapLive, set: debug.SetMemoryLimit, log: log}
 }

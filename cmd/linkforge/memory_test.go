@@ -46,37 +46,36 @@ func TestMemoryReturnAfterBurst(t *testing.T) {
 	}
 }
 
-// TestGCPacerHeadroom: GOGC stays 100 while the live heap is below the
-// headroom, falls so that the heap goal is the live heap plus the
-// headroom once it is above (never below minGCPercent), moves only by more
-// than a tenth, and is back at 100 once the heap is small again.
+// TestGCPacerHeadroom: no memory limit while the live heap is at most the
+// headroom; the live heap plus the headroom once it is above, following it
+// as it grows by more than a sixteenth of the headroom; none again once
+// the heap is small.
 func TestGCPacerHeadroom(t *testing.T) {
 	const mb = 1 << 20
 	var live uint64
-	var set []int
-	p := &gcPacer{headroom: 256 * mb, base: 100, cur: 100, live: func() uint64 { return live },
-		set: func(v int) int { set = append(set, v); return 0 }, log: slog.New(slog.DiscardHandler)}
+	var set []int64
+	p := &gcPacer{headroom: 256 * mb, cur: noMemoryLimit, live: func() uint64 { return live },
+		set: func(v int64) int64 { set = append(set, v); return 0 }, log: slog.New(slog.DiscardHandler)}
 	steps := []struct {
 		live uint64
-		want int // the GOGC set; 0: none set
+		want int64 // the limit set; 0: none set
 	}{
-		{40 * mb, 0},    // idle: Go's default
-		{256 * mb, 0},   // the goal is 512 MB = live + headroom: still the default
-		{400 * mb, 64},  // 400 + 256
-		{420 * mb, 0},   // 60 would be within a tenth of 64
-		{512 * mb, 50},  // 512 + 256
-		{800 * mb, 32},  // 800 + 256
-		{2048 * mb, 25}, // minGCPercent: 2048 + 512
-		{4096 * mb, 0},  // still minGCPercent
-		{300 * mb, 85},
-		{100 * mb, 100}, // the burst is over
-		{120 * mb, 0},
+		{40 * mb, 0},                   // idle: no limit, as before
+		{256 * mb, 0},                  // GOGC=100's goal is live + headroom here: still none
+		{400 * mb, 656 * mb},           // a burst
+		{410 * mb, 0},                  // moved by less than 16 MB
+		{420 * mb, 676 * mb},           // by 20 MB: followed
+		{2048 * mb, 2304 * mb},         // far above
+		{300 * mb, 556 * mb},           // collected: lowered
+		{100 * mb, noMemoryLimit},      // the burst is over
+		{120 * mb, 0},                  // stays off
+		{4096 * mb, (4096 + 256) * mb}, // and on again
 	}
 	for _, s := range steps {
 		live = s.live
 		set = nil
 		p.check()
-		var got int
+		var got int64
 		if len(set) == 1 {
 			got = set[0]
 		}
@@ -105,7 +104,7 @@ func TestGCPacerDefersToTheOperator(t *testing.T) {
 			t.Errorf("%s set: a pacer", v)
 		}
 	}
-	if p := newGCPacer(log, 256<<20, none); p == nil || p.headroom != 256<<20 || p.cur != 100 {
+	if p := newGCPacer(log, 256<<20, none); p == nil || p.headroom != 256<<20 || p.cur != noMemoryLimit {
 		t.Errorf("default: pacer %+v", p)
 	}
 }
