@@ -148,7 +148,7 @@ func (p *gcPacer) limit(live uint64) int64 {
 	if live <= p.headroom {
 		return noMemoryLimit
 	}
-	return int64(min(live+p.headroom, math.MaxInt64/2)) //nolint:gosec // G115: bounded by the min
+	return int64(min(live+p.headroom, math.MaxInt64/2))
 }
 
 // check sets the memory limit for the live heap now, unless it moved by
