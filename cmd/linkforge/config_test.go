@@ -136,6 +136,8 @@ func TestParseArgsErrors(t *testing.T) {
 		{name: "bad log format env", env: map[string]string{"LINKFORGE_LOG_FORMAT": "JSON"}, want: "LINKFORGE_LOG_FORMAT"},
 		{name: "bad journal sync flag", args: []string{"serve", "--journal-sync", "off"}, want: `invalid --journal-sync "off": want full or normal`},
 		{name: "bad journal sync env", env: map[string]string{"LINKFORGE_JOURNAL_SYNC": "FULL"}, want: "LINKFORGE_JOURNAL_SYNC"},
+		{name: "bad gc headroom flag", args: []string{"serve", "--gc-headroom", "lots"}, want: `invalid --gc-headroom "lots": want a size such as 256MiB or 1GB, or 0`},
+		{name: "negative gc headroom env", env: map[string]string{"LINKFORGE_GC_HEADROOM": "-1MiB"}, want: "LINKFORGE_GC_HEADROOM"},
 		{name: "bad bus flag", args: []string{"serve", "--bus", "redis://u:p@r:6379"}, want: `invalid --bus: want postgres, or a NATS URL`},
 		{name: "bus url without host", args: []string{"serve", "--bus", "nats://"}, want: `invalid --bus: want postgres`},
 		{name: "bus url that does not parse", args: []string{"serve", "--bus", "nats://u:p@[::1"}, want: `invalid --bus: want postgres`},
@@ -271,5 +273,29 @@ func TestJournalSync(t *testing.T) {
 				t.Fatalf("JournalSync = %q, want %q", inv.cfg.JournalSync, tt.want)
 			}
 		})
+	}
+}
+
+// TestGCHeadroomFlag: --gc-headroom takes IEC and SI sizes and 0, from the
+// flag or its variable; the default is 256 MiB (ADR 037).
+func TestGCHeadroomFlag(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		env  map[string]string
+		want uint64
+	}{
+		{nil, nil, 256 << 20},
+		{[]string{"serve", "--gc-headroom", "1GiB"}, nil, 1 << 30},
+		{[]string{"serve", "--gc-headroom", "0"}, nil, 0},
+		{nil, map[string]string{"LINKFORGE_GC_HEADROOM": "500MB"}, 500_000_000},
+		{[]string{"serve", "--gc-headroom=64MiB"}, map[string]string{"LINKFORGE_GC_HEADROOM": "1GB"}, 64 << 20},
+	} {
+		inv, err := parseArgs(tt.args, envOf(tt.env))
+		if err != nil {
+			t.Fatalf("parseArgs(%q, %v): %v", tt.args, tt.env, err)
+		}
+		if inv.cfg.GCHeadroom != tt.want {
+			t.Errorf("parseArgs(%q, %v): GCHeadroom %d, want %d", tt.args, tt.env, inv.cfg.GCHeadroom, tt.want)
+		}
 	}
 }
