@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/wake"
@@ -56,11 +58,52 @@ func (a *app) openStore(deliveries ...*wake.Hook) (store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Migrate(a.ctx); err != nil {
+	done := make(chan struct{})
+	reported := make(chan struct{})
+	go func() { defer close(reported); reportSlowMigration(a.log, done, migrationNoticeAfter, migrationNoticeEvery) }()
+	err = s.Migrate(a.ctx)
+	close(done)
+	<-reported
+	if err != nil {
 		s.Close()
 		return nil, err // "sqlite: migrate ..." or "postgres: migrate ..."
 	}
 	return s, nil
+}
+
+// A migration that rewrites data (a backfill such as 00023's, a table
+// converted to partitions) can take minutes on a large database, and a
+// process that prints nothing meanwhile looks hung and gets restarted in
+// the middle of it. These say it is running.
+const (
+	migrationNoticeAfter = 2 * time.Second
+	migrationNoticeEvery = 30 * time.Second
+)
+
+// reportSlowMigration logs that the migration is running once it has run
+// for after, again every every, and how long it took once done is closed,
+// if it logged at all: a quick migration (every start, on an up-to-date
+// database) logs nothing here.
+func reportSlowMigration(log *slog.Logger, done <-chan struct{}, after, every time.Duration) {
+	start := time.Now()
+	t := time.NewTimer(after)
+	defer t.Stop()
+	slow := false
+	for {
+		select {
+		case <-done:
+			if slow {
+				log.Info("database migration finished", slog.String("event", "migration_finished"),
+					slog.Int64("took_ms", time.Since(start).Milliseconds()))
+			}
+			return
+		case <-t.C:
+			slow = true
+			log.Info("database migration running: it can take minutes on a large database; do not stop the process",
+				slog.String("event", "migration_running"), slog.Int64("elapsed_s", int64(time.Since(start).Seconds())))
+			t.Reset(every)
+		}
+	}
 }
 
 // openSQLite and openPostgres return a nil interface, not a typed nil
