@@ -60,7 +60,10 @@ func (a *app) openStore(deliveries ...*wake.Hook) (store, error) {
 	}
 	done := make(chan struct{})
 	reported := make(chan struct{})
-	go func() { defer close(reported); reportSlowMigration(a.log, done, migrationNoticeAfter, migrationNoticeEvery) }()
+	go func() {
+		defer close(reported)
+		reportSlowMigration(a.log, done, migrationNoticeAfter, migrationNoticeEvery)
+	}()
 	err = s.Migrate(a.ctx)
 	close(done)
 	<-reported
