@@ -43,3 +43,24 @@ func TestFormatMB(t *testing.T) {
 		t.Errorf("formatMB = %q", got)
 	}
 }
+
+// TestPeakNote: the 1.2 GB verdict is given at 1,000,000 links, met at
+// the target itself and missed a byte above; a run of another size gets
+// none.
+func TestPeakNote(t *testing.T) {
+	for _, tt := range []struct {
+		links int
+		hwm   int64
+		want  string
+	}{
+		{300_000, 900_000_000, ""},
+		{1_000_000, 1_056_000_000, "peak target ≤ 1200.0 MB at 1000000 links: met"},
+		{1_000_000, 1_200_000_000, "peak target ≤ 1200.0 MB at 1000000 links: met"},
+		{1_000_000, 1_200_000_001, "peak target ≤ 1200.0 MB at 1000000 links: MISSED"},
+		{2_000_000, 1_900_000_000, ""},
+	} {
+		if got := peakNote(tt.links, tt.hwm); got != tt.want {
+			t.Errorf("peakNote(%d, %d) = %q, want %q", tt.links, tt.hwm, got, tt.want)
+		}
+	}
+}
