@@ -153,19 +153,18 @@ func (p *gcPacer) limit(live uint64) int64 {
 
 // check sets the memory limit for the live heap now, unless it moved by
 // less than a sixteenth of the headroom (each change recomputes the heap
-// goal; small moves are not worth one). It reports whether it set it.
-func (p *gcPacer) check() bool {
+// goal; small moves are not worth one).
+func (p *gcPacer) check() {
 	live := p.live()
 	want := p.limit(live)
 	if want == p.cur || (want != noMemoryLimit && p.cur != noMemoryLimit &&
 		uint64(max(want-p.cur, p.cur-want)) < p.headroom/16) { //nolint:gosec // G115: a positive difference
-		return false
+		return
 	}
 	p.set(want)
 	p.log.Debug("collector paced by headroom", slog.String("event", "gc_paced"),
 		slog.Uint64("live_bytes", live), slog.Int64("memory_limit_bytes", want))
 	p.cur = want
-	return true
 }
 
 // run checks every gcPaceEvery until ctx ends, then lifts the limit.
