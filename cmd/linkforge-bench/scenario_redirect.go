@@ -135,11 +135,22 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 // measured in the same round (the disk). Both are printed in the row.
 func (b *bench) halfLoad(ctx context.Context, in *instance, ref *refProcess, refURLs, lfURLs []string, profiles []clickProfile, target string, half int) []row {
 	var refRuns, getRuns []attackResult
-	var bars, waits []time.Duration
+	var bars, waits, floorBars []time.Duration
+	var floors []floorResult
 	var commits []string
-	met := 0
+	met, floorMet := 0, 0
 	for range max(b.cfg.rounds, 1) {
 		r := b.measureRate(ctx, "reference-half", roundRobinClicks(http.MethodGet, refURLs, profiles), ref.pid(), half)
+		// The disk's own floor at this rate, between the two attacks, on
+		// the server's data dir (none with --target: its disk is not ours).
+		var fl floorResult
+		if in.dataDir != "" {
+			var err error
+			if fl, err = measureFloor(ctx, in.dataDir, half, b.cfg.duration, b.cfg.journalSync == "full"); err != nil {
+				b.log.Warn("redirect: disk floor not measured", "error", err.Error())
+			}
+		}
+		floors = append(floors, fl)
 		before, _ := scrapeMetrics(ctx, b.client, in.base)
 		g := b.measureRate(ctx, "linkforge-half", roundRobinClicks(http.MethodGet, lfURLs, profiles), in.pid(), half)
 		after, _ := scrapeMetrics(ctx, b.client, in.base)
@@ -162,6 +173,11 @@ func (b *bench) halfLoad(ctx context.Context, in *instance, ref *refProcess, ref
 		if g.metrics.Latencies.P99 <= bar {
 			met++
 		}
+		floorBar := r.metrics.Latencies.P99 + fl.clickP99
+		floorBars = append(floorBars, floorBar)
+		if fl.clicks > 0 && g.metrics.Latencies.P99 <= floorBar {
+			floorMet++
+		}
 	}
 	refSum, getSum := summarize(refRuns), summarize(getRuns)
 	rate := constRateLabel(half)
@@ -175,8 +191,33 @@ func (b *bench) halfLoad(ctx context.Context, in *instance, ref *refProcess, ref
 		getSum.row("redirect @50%", target, rate,
 			fmt.Sprintf("50%% of GET max; p99 bar = reference's p99 + journal commit p99 (median %s): %s, in %d of %d rounds (%s)",
 				bar.Round(10*time.Microsecond), metOrMissed(getSum.p99 <= bar), met, len(getRuns), strings.Join(perRound, " ")),
-			latencyRatioNote(getRuns[len(getRuns)/2], refRuns[len(refRuns)/2]), commits[len(commits)/2], clickWaitNote(waits)),
+			latencyRatioNote(getRuns[len(getRuns)/2], refRuns[len(refRuns)/2]), commits[len(commits)/2], clickWaitNote(waits),
+			floorNote(floors, floorBars, getRuns, getSum.p99, floorMet)),
 	}
+}
+
+// floorNote compares the counted GET's p99 with the reference's plus the
+// disk's floor (floor.go) per round: what any journal that acknowledges a
+// click only once it is durable adds to a redirect on this disk. "" when
+// no round measured the floor (--target).
+func floorNote(floors []floorResult, bars []time.Duration, getRuns []attackResult, p99 time.Duration, met int) string {
+	var clickP99s, commitP99s, measured []time.Duration
+	var perRound []string
+	for i, f := range floors {
+		if f.clicks == 0 {
+			continue
+		}
+		clickP99s, commitP99s, measured = append(clickP99s, f.clickP99), append(commitP99s, f.commitP99), append(measured, bars[i])
+		perRound = append(perRound, fmt.Sprintf("%s ≤ %s?", getRuns[i].metrics.Latencies.P99.Round(10*time.Microsecond), bars[i].Round(10*time.Microsecond)))
+	}
+	if len(measured) == 0 {
+		return ""
+	}
+	bar := median(measured)
+	return fmt.Sprintf("disk floor (a bare group commit at this rate on the data dir): clicks' wait p99 %s, its commits' p99 %s; "+
+		"p99 ≤ reference's + the floor's clicks' p99 (median %s): %s, in %d of %d rounds (%s)",
+		median(clickP99s).Round(10*time.Microsecond), median(commitP99s).Round(10*time.Microsecond),
+		bar.Round(10*time.Microsecond), metOrMissed(p99 <= bar), met, len(measured), strings.Join(perRound, " "))
 }
 
 // clickWaitNote reports the p99 of the clicks' wait on the journal per
