@@ -167,6 +167,9 @@ type Journal struct {
 	spareStop  chan struct{} // closed by Close: a fill under way stops
 	spareDone  chan struct{}
 	spareAsked bool // under wmu: asked since the last rotation
+	// spareHurry: the open segment is three quarters full, so a fill under
+	// way stops pausing between its chunks.
+	spareHurry atomic.Bool
 	spareMu    sync.Mutex
 	spare      spare
 
@@ -357,6 +360,9 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 	switch {
 	case j.size >= j.limit:
 		j.rotate()
+	case j.size >= j.limit/4*3:
+		j.askSpare()
+		j.hurrySpare()
 	case j.size >= j.limit/2:
 		j.askSpare()
 	}
