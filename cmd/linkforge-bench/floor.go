@@ -51,7 +51,7 @@ func measureFloor(ctx context.Context, dir string, rate int, d time.Duration, du
 		return floorResult{}, errors.New("floor: rate and duration must be positive")
 	}
 	path := filepath.Join(dir, "bench-floor.dat")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600) //nolint:gosec // G304: the tool's own data dir
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	if err != nil {
 		return floorResult{}, fmt.Errorf("floor: %w", err)
 	}

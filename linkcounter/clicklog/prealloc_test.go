@@ -1,6 +1,7 @@
 package clicklog
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -47,7 +48,7 @@ func TestZeroFillStops(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "spare.tmp")
 		time.AfterFunc(3*zeroPause/2, func() { close(stop) })
 		_, err := createZeroed(path, 64*zeroChunk, stop, nil)
-		if err != errStopped {
+		if !errors.Is(err, errStopped) {
 			t.Fatalf("fill with stop closed: %v, want errStopped", err)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
