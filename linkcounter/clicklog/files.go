@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The click log's files, in one directory (docs/adr/014-click-log.md):
@@ -207,14 +208,85 @@ func truncateSync(path string, size int64) error {
 // temporary file, synced, renamed into place, the directory synced. A crash
 // leaves either no snapshot seq or a whole one.
 func writeSnapshot(dir string, seq uint64, s *logState) error {
-	return writeSnapshotParts(dir, seq, 1, func(int) (*logState, error) { return s, nil })
+	return writeSnapshotParts(dir, seq, 1, nil, func(int) (*logState, error) { return s, nil })
+}
+
+// snapshotWriter writes a snapshot's frames. Unpaced (pace nil), it writes
+// them in 1 MiB writes and syncs once at the end. Paced, as the background
+// compactor writes, it syncs every zeroChunk and waits zeroPause between
+// chunks, as a spare's zero-fill does, until pace is closed: a snapshot
+// of tens of megabytes synced at once is a burst that every group
+// commit's fdatasync in the meantime waits behind, as the fill's was
+// (prealloc.go, zeroChunk; BenchmarkCommitBesideFill).
+type snapshotWriter struct {
+	f     *os.File
+	pace  <-chan struct{}
+	buf   []byte
+	timer *time.Timer
+}
+
+func newSnapshotWriter(f *os.File, pace <-chan struct{}) *snapshotWriter {
+	return &snapshotWriter{f: f, pace: pace, buf: make([]byte, 0, 1<<20)}
+}
+
+// write adds frame, writing out what is buffered past the write size.
+func (w *snapshotWriter) write(frame []byte) error {
+	w.buf = append(w.buf, frame...)
+	if w.pace == nil {
+		if len(w.buf) < 1<<20 {
+			return nil
+		}
+		_, err := w.f.Write(w.buf)
+		w.buf = w.buf[:0]
+		return err
+	}
+	for len(w.buf) >= zeroChunk {
+		if err := w.chunk(w.buf[:zeroChunk]); err != nil {
+			return err
+		}
+		w.buf = w.buf[:copy(w.buf, w.buf[zeroChunk:])]
+	}
+	return nil
+}
+
+// chunk writes and syncs one paced chunk, after the pause (none once
+// pace is closed).
+func (w *snapshotWriter) chunk(b []byte) error {
+	select {
+	case <-w.pace:
+	default:
+		if w.timer == nil {
+			w.timer = time.NewTimer(zeroPause)
+		} else {
+			w.timer.Reset(zeroPause)
+		}
+		select {
+		case <-w.pace:
+			w.timer.Stop()
+		case <-w.timer.C:
+		}
+	}
+	if _, err := w.f.Write(b); err != nil {
+		return err
+	}
+	return fdatasync(w.f)
+}
+
+// finish writes what is left and syncs the file.
+func (w *snapshotWriter) finish() error {
+	if _, err := w.f.Write(w.buf); err != nil {
+		return err
+	}
+	w.buf = w.buf[:0]
+	return w.f.Sync()
 }
 
 // writeSnapshotParts is writeSnapshot of a state given in parts of
 // disjoint links: part(p) for p from 0 to parts-1, each written before
 // the next is asked for, and the first part's meta record alone (the
-// node id, seed and purge horizon are the same in every part).
-func writeSnapshotParts(dir string, seq uint64, parts int, part func(p int) (*logState, error)) error {
+// node id, seed and purge horizon are the same in every part). With pace
+// non-nil the writes are paced until it is closed (snapshotWriter).
+func writeSnapshotParts(dir string, seq uint64, parts int, pace <-chan struct{}, part func(p int) (*logState, error)) error {
 	final := filepath.Join(dir, snapshotName(seq))
 	tmp := final + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600) //nolint:gosec // G304: a snapshot in the click log directory
@@ -222,7 +294,7 @@ func writeSnapshotParts(dir string, seq uint64, parts int, part func(p int) (*lo
 		return fmt.Errorf("write snapshot: %w", err)
 	}
 	var enc encoder
-	buf := make([]byte, 0, 1<<20)
+	w := newSnapshotWriter(f, pace)
 	for p := 0; p < parts && err == nil; p++ {
 		var s *logState
 		if s, err = part(p); err != nil {
@@ -235,20 +307,11 @@ func writeSnapshotParts(dir string, seq uint64, parts int, part func(p int) (*lo
 				return nil
 			}
 			first = false
-			buf = append(buf, enc.frame(r)...)
-			if len(buf) >= 1<<20 {
-				_, err := f.Write(buf)
-				buf = buf[:0]
-				return err
-			}
-			return nil
+			return w.write(enc.frame(r))
 		})
 	}
 	if err == nil {
-		_, err = f.Write(buf)
-	}
-	if err == nil {
-		err = f.Sync()
+		err = w.finish()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

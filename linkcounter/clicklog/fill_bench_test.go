@@ -18,36 +18,79 @@ import (
 //
 //	TMPDIR=/var/tmp go test -run '^$' -bench CommitBesideFill -benchtime 20000x ./linkcounter/clicklog/
 func BenchmarkCommitBesideFill(b *testing.B) {
-	for _, pace := range []struct {
-		name  string
-		chunk int64
-		every time.Duration
+	// fill zero-fills 64 MiB spares at a pace, one after another.
+	fill := func(chunk int64, every time.Duration) func(dir string, stop <-chan struct{}) {
+		return func(dir string, stop <-chan struct{}) {
+			for {
+				spare, err := os.Create(filepath.Join(dir, "spare"))
+				if err != nil {
+					return
+				}
+				err = zeroFillPaced(spare, 64<<20, chunk, every, stop, nil)
+				spare.Close()
+				os.Remove(spare.Name())
+				if err != nil {
+					return
+				}
+			}
+		}
+	}
+	// snapshot writes 16 MiB snapshots, one after another, as
+	// writeSnapshotParts does (paced or not).
+	snapshot := func(paced bool) func(dir string, stop <-chan struct{}) {
+		return func(dir string, stop <-chan struct{}) {
+			frames := make([]byte, 4096)
+			frames[0] = 1
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				f, err := os.Create(filepath.Join(dir, "snap.tmp"))
+				if err != nil {
+					return
+				}
+				w := newSnapshotWriter(f, nil)
+				if paced {
+					w = newSnapshotWriter(f, stop)
+				}
+				for n := 0; n < 16<<20 && err == nil; n += len(frames) {
+					err = w.write(frames)
+				}
+				if err == nil {
+					err = w.finish()
+				}
+				f.Close()
+				os.Remove(f.Name())
+				if err != nil {
+					return
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		beside func(dir string, stop <-chan struct{})
 	}{
-		{"no-fill", 0, 0},
-		{"256KiB-per-2ms(before-round-9)", 256 << 10, 2 * time.Millisecond},
-		{"32KiB-per-2ms", zeroChunk, zeroPause},
+		{"no-fill", nil},
+		{"256KiB-per-2ms(before-round-9)", fill(256<<10, 2*time.Millisecond)},
+		{"32KiB-per-2ms", fill(zeroChunk, zeroPause)},
+		{"snapshot-unpaced(before-round-9)", snapshot(false)},
+		{"snapshot-paced", snapshot(true)},
 	} {
-		b.Run(pace.name, func(b *testing.B) {
+		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
 			f, err := createZeroed(filepath.Join(dir, "segment"), 16<<20, nil, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			stop, filled := make(chan struct{}), make(chan struct{})
+			stop, done := make(chan struct{}), make(chan struct{})
 			go func() {
-				defer close(filled)
-				for pace.chunk > 0 {
-					spare, err := os.Create(filepath.Join(dir, "spare"))
-					if err != nil {
-						return
-					}
-					err = zeroFillPaced(spare, 64<<20, pace.chunk, pace.every, stop, nil)
-					spare.Close()
-					os.Remove(spare.Name())
-					if err != nil {
-						return
-					}
+				defer close(done)
+				if c.beside != nil {
+					c.beside(dir, stop)
 				}
 			}()
 			rec := make([]byte, 300)
@@ -71,7 +114,7 @@ func BenchmarkCommitBesideFill(b *testing.B) {
 			}
 			b.StopTimer()
 			close(stop)
-			<-filled
+			<-done
 			slices.Sort(took)
 			b.ReportMetric(float64(took[len(took)*99/100]), "p99-ns")
 			b.ReportMetric(float64(took[len(took)-1]), "max-ns")

@@ -164,7 +164,7 @@ type Journal struct {
 
 	// The next segment, zero-filled ahead of its rotation (prealloc.go).
 	spareWant  chan int64    // capacity 1: the size wanted
-	spareStop  chan struct{} // closed by Close: a fill under way stops
+	spareStop  chan struct{} // closed by Close: a fill under way stops, a snapshot stops pacing
 	spareDone  chan struct{}
 	spareAsked bool // under wmu: asked since the last rotation
 	// spareHurry: the open segment is three quarters full, so a fill under
@@ -493,7 +493,8 @@ func (j *Journal) compactOnce() error {
 		return nil
 	}
 	parts := j.compactParts()
-	err = writeSnapshotParts(j.dir, cur, parts, func(p int) (*logState, error) {
+	// Paced as a spare's fill is, until Close (spareStop) wants it done.
+	err = writeSnapshotParts(j.dir, cur, parts, j.spareStop, func(p int) (*logState, error) {
 		st := newLogState()
 		var dec decoder
 		var rec logRecord

@@ -89,3 +89,57 @@ func TestSpareHurriedAtThreeQuarters(t *testing.T) {
 		t.Fatalf("spare asked %v, hurried %v before the rotation: the records were too large to see both", sawAsked, sawHurried)
 	}
 }
+
+// TestSnapshotWriterPacing: a paced snapshot writes every byte given, in
+// order, waiting zeroPause before each whole chunk; once its pace channel
+// is closed it waits no more; unpaced it never waits.
+func TestSnapshotWriterPacing(t *testing.T) {
+	const frames = 40
+	frame := make([]byte, zeroChunk/4+7) // chunks do not end on frames
+	for _, mode := range []string{"paced", "closed", "unpaced"} {
+		synctest.Test(t, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "snap.tmp")
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			pace := make(chan struct{})
+			var w *snapshotWriter
+			switch mode {
+			case "paced":
+				w = newSnapshotWriter(f, pace)
+			case "closed":
+				close(pace)
+				w = newSnapshotWriter(f, pace)
+			default:
+				w = newSnapshotWriter(f, nil)
+			}
+			var want []byte
+			start := time.Now()
+			for i := range frames {
+				for k := range frame {
+					frame[k] = byte(i + k)
+				}
+				want = append(want, frame...)
+				if err := w.write(frame); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.finish(); err != nil {
+				t.Fatal(err)
+			}
+			wantTook := time.Duration(0)
+			if mode == "paced" {
+				wantTook = time.Duration(len(want)/zeroChunk) * zeroPause
+			}
+			if got := time.Since(start); got != wantTook {
+				t.Errorf("%s: took %v of the clock, want %v", mode, got, wantTook)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil || string(got) != string(want) {
+				t.Errorf("%s: the file holds %d bytes (want %d), equal %v, %v", mode, len(got), len(want), string(got) == string(want), err)
+			}
+		})
+	}
+}
