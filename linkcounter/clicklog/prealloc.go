@@ -140,11 +140,15 @@ func (s spare) drop() {
 	}
 }
 
-// removeSpares removes the spares a stopped process left behind.
+// removeSpares removes the spares a stopped process left behind, and the
+// snapshots it had not finished writing (a paced snapshot takes seconds:
+// a kill in between leaves its ".tmp", which no replay reads).
 func removeSpares(dir string) {
-	ms, _ := filepath.Glob(filepath.Join(dir, sparePrefix+"*.tmp"))
-	for _, m := range ms {
-		os.Remove(m)
+	for _, pattern := range []string{sparePrefix + "*.tmp", snapshotPrefix + "*.tmp"} {
+		ms, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, m := range ms {
+			os.Remove(m)
+		}
 	}
 }
 

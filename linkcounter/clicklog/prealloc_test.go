@@ -143,3 +143,29 @@ func TestSnapshotWriterPacing(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenRemovesUnfinishedFiles: a spare and a snapshot that a killed
+// process left half written are removed at Open, and not read.
+func TestOpenRemovesUnfinishedFiles(t *testing.T) {
+	dataDir := t.TempDir()
+	j := mustJournal(t, dataDir)
+	commitClicks(t, j, 60, []int64{1, 2, 3}, "NL")
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	left := []string{filepath.Join(j.dir, sparePrefix+"7.tmp"), filepath.Join(j.dir, snapshotName(9)+".tmp")}
+	for _, p := range left {
+		if err := os.WriteFile(p, []byte("half written"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j2 := mustJournal(t, dataDir)
+	for _, p := range left {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left after Open: %v", filepath.Base(p), err)
+		}
+	}
+	if got, _ := totals(j2); got != 3 {
+		t.Errorf("%d clicks after reopen, want 3", got)
+	}
+}
