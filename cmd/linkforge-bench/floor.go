@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -102,16 +101,7 @@ func measureFloor(ctx context.Context, dir string, rate int, d time.Duration, du
 	if err := ctx.Err(); err != nil {
 		return floorResult{}, err
 	}
-	return floorResult{clicks: len(waits), commits: len(commits), clickP99: p99(waits), commitP99: p99(commits)}, nil
-}
-
-// p99 is the 99th percentile of v (nearest rank), 0 for none.
-func p99(v []time.Duration) time.Duration {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	return v[(len(v)*99+99)/100-1]
+	return floorResult{clicks: len(waits), commits: len(commits), clickP99: percentile(waits, 0.99), commitP99: percentile(commits, 0.99)}, nil
 }
 
 // arrivals is the floor's open-loop click schedule: clicks are due every

@@ -41,22 +41,6 @@ func TestMeasureFloor(t *testing.T) {
 	}
 }
 
-func TestP99(t *testing.T) {
-	var v []time.Duration
-	for i := 1; i <= 200; i++ {
-		v = append(v, time.Duration(i))
-	}
-	if got := p99(v); got != 198 {
-		t.Errorf("p99 of 1..200 = %v, want 198", got)
-	}
-	if got := p99([]time.Duration{7}); got != 7 {
-		t.Errorf("p99 of one = %v", got)
-	}
-	if got := p99(nil); got != 0 {
-		t.Errorf("p99 of none = %v", got)
-	}
-}
-
 func TestFloorNote(t *testing.T) {
 	runs := make([]attackResult, 2)
 	runs[0].metrics.Latencies.P99 = 4 * time.Millisecond
@@ -71,5 +55,24 @@ func TestFloorNote(t *testing.T) {
 	}
 	if got := floorNote(make([]floorResult, 2), bars, runs, 0, 0); got != "" {
 		t.Errorf("no floor measured, note %q", got)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var v []time.Duration
+	for i := 200; i >= 1; i-- { // unsorted: percentile sorts a copy
+		v = append(v, time.Duration(i))
+	}
+	if got := percentile(v, 0.99); got != 198 {
+		t.Errorf("p99 of 1..200 = %v, want 198", got)
+	}
+	if v[0] != 200 {
+		t.Error("percentile sorted its argument")
+	}
+	if got := percentile([]time.Duration{7}, 0.99); got != 7 {
+		t.Errorf("p99 of one = %v", got)
+	}
+	if got := percentile(nil, 0.99); got != 0 {
+		t.Errorf("p99 of none = %v", got)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // The click log's files, in one directory (docs/adr/014-click-log.md):
@@ -219,10 +218,10 @@ func writeSnapshot(dir string, seq uint64, s *logState) error {
 // commit's fdatasync in the meantime waits behind, as the fill's was
 // (prealloc.go, zeroChunk; BenchmarkCommitBesideFill).
 type snapshotWriter struct {
-	f     *os.File
-	pace  <-chan struct{}
-	buf   []byte
-	timer *time.Timer
+	f    *os.File
+	pace <-chan struct{}
+	buf  []byte
+	p    pacer
 }
 
 func newSnapshotWriter(f *os.File, pace <-chan struct{}) *snapshotWriter {
@@ -240,36 +239,18 @@ func (w *snapshotWriter) write(frame []byte) error {
 		w.buf = w.buf[:0]
 		return err
 	}
-	for len(w.buf) >= zeroChunk {
-		if err := w.chunk(w.buf[:zeroChunk]); err != nil {
+	n := 0
+	for ; len(w.buf)-n >= zeroChunk; n += zeroChunk {
+		w.p.wait(zeroPause, w.pace) // at once once Close wants it done
+		if _, err := w.f.Write(w.buf[n : n+zeroChunk]); err != nil {
 			return err
 		}
-		w.buf = w.buf[:copy(w.buf, w.buf[zeroChunk:])]
+		if err := fdatasync(w.f); err != nil {
+			return err
+		}
 	}
+	w.buf = w.buf[:copy(w.buf, w.buf[n:])]
 	return nil
-}
-
-// chunk writes and syncs one paced chunk, after the pause (none once
-// pace is closed).
-func (w *snapshotWriter) chunk(b []byte) error {
-	select {
-	case <-w.pace:
-	default:
-		if w.timer == nil {
-			w.timer = time.NewTimer(zeroPause)
-		} else {
-			w.timer.Reset(zeroPause)
-		}
-		select {
-		case <-w.pace:
-			w.timer.Stop()
-		case <-w.timer.C:
-		}
-	}
-	if _, err := w.f.Write(b); err != nil {
-		return err
-	}
-	return fdatasync(w.f)
 }
 
 // finish writes what is left and syncs the file.

@@ -51,10 +51,11 @@ func BenchmarkCommitBesideFill(b *testing.B) {
 				if err != nil {
 					return
 				}
-				w := newSnapshotWriter(f, nil)
+				var pace <-chan struct{} // nil: unpaced
 				if paced {
-					w = newSnapshotWriter(f, stop)
+					pace = stop
 				}
+				w := newSnapshotWriter(f, pace)
 				for n := 0; n < 16<<20 && err == nil; n += len(frames) {
 					err = w.write(frames)
 				}

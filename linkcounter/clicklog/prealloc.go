@@ -92,27 +92,15 @@ func zeroFill(f *os.File, size int64, stop <-chan struct{}, hurry *atomic.Bool) 
 // zeroFillPaced is zeroFill with its pace as arguments, for
 // BenchmarkCommitBesideFill to compare paces (chunk at most len(zeroes)).
 func zeroFillPaced(f *os.File, size, chunk int64, every time.Duration, stop <-chan struct{}, hurry *atomic.Bool) error {
-	var pause *time.Timer
+	var p pacer
 	for off := int64(0); off < size; off += chunk {
 		if stop != nil && off > 0 {
+			d := every
 			if hurry != nil && hurry.Load() {
-				select {
-				case <-stop:
-					return errStopped
-				default:
-				}
-			} else {
-				if pause == nil {
-					pause = time.NewTimer(every)
-				} else {
-					pause.Reset(every)
-				}
-				select {
-				case <-stop:
-					pause.Stop()
-					return errStopped
-				case <-pause.C:
-				}
+				d = 0
+			}
+			if p.wait(d, stop) {
+				return errStopped
 			}
 		}
 		if _, err := f.WriteAt(zeroes[:min(chunk, size-off)], off); err != nil {
@@ -123,6 +111,34 @@ func zeroFillPaced(f *os.File, size, chunk int64, every time.Duration, stop <-ch
 		}
 	}
 	return nil
+}
+
+// pacer spaces the paced writes of a spare's fill and of a snapshot.
+type pacer struct{ timer *time.Timer }
+
+// wait waits d (0: not at all), or less if stop is closed, and reports
+// whether stop is closed.
+func (p *pacer) wait(d time.Duration, stop <-chan struct{}) bool {
+	if d <= 0 {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	if p.timer == nil {
+		p.timer = time.NewTimer(d)
+	} else {
+		p.timer.Reset(d)
+	}
+	select {
+	case <-stop:
+		p.timer.Stop()
+		return true
+	case <-p.timer.C:
+		return false
+	}
 }
 
 // spare is a zero-filled segment made ready ahead of a rotation.
