@@ -34,6 +34,7 @@ type config struct {
 	maxRequests uint64        // cap of each attack
 	links       int           // links of redirect and counting
 	rounds      int           // alternating rounds of the redirect scenario
+	halfRate    int           // redirect: fixed rate of the half-load rows; 0: half of the GET max
 	// clickHeaders: "browser" sends browserClicks' headers with the
 	// redirect scenario's requests, "none" only Go's default agent.
 	clickHeaders string
@@ -106,6 +107,7 @@ func flagSet(cfg *config) *flag.FlagSet {
 	fs.Uint64Var(&cfg.maxRequests, "max-requests", 2_000_000, "cap on the requests of any one attack")
 	fs.IntVar(&cfg.links, "links", 100, "links of the redirect and counting scenarios, clicked round robin")
 	fs.StringVar(&cfg.clickHeaders, "click-headers", "browser", "redirect, https: headers of each request, to the reference and LinkForge alike: browser (real User-Agent, Referer, X-Forwarded-For and sometimes ?utm_source, which LinkForge classifies) or none (Go's default User-Agent only, as before click analytics)")
+	fs.IntVar(&cfg.halfRate, "half-rate", 0, "redirect: requests/s of the half-load rows; 0: half of the counted GET's max measured in the same run. A fixed rate compares two builds at the same load, where each build's own max would give each its own rate")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "redirect: rounds of reference, GET, HEAD in turn, short ones so that a pair shares the machine's noise; the table shows medians")
 
 	fs.IntVar(&cfg.zipfLinks, "zipf-links", 100_000, "links of the zipf scenario")
@@ -227,6 +229,7 @@ func (cfg *config) validate() error {
 		{"--max-requests", cfg.maxRequests > 0},
 		{"--links", cfg.links > 0},
 		{"--rounds", cfg.rounds > 0},
+		{"--half-rate", cfg.halfRate >= 0},
 		{"--zipf-links", cfg.zipfLinks > 1},
 		{"--zipf-s", cfg.zipfS > 1},
 		{"--viewers", cfg.viewers > 0},

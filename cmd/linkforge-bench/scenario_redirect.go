@@ -118,6 +118,9 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 			cpuRatioNote(head, refSum)),
 	}
 	half := int(get.thr / 2)
+	if b.cfg.halfRate > 0 {
+		half = b.cfg.halfRate
+	}
 	if half < 1 {
 		return rows, fmt.Errorf("no throughput to halve (GET max %.0f req/s)", get.thr)
 	}
@@ -186,11 +189,15 @@ func (b *bench) halfLoad(ctx context.Context, in *instance, ref *refProcess, ref
 		perRound = append(perRound, fmt.Sprintf("%s ≤ %s?", getRuns[i].metrics.Latencies.P99.Round(10*time.Microsecond), bars[i].Round(10*time.Microsecond)))
 	}
 	bar := median(bars)
+	share := "50% of GET max"
+	if b.cfg.halfRate > 0 {
+		share = "--half-rate, fixed"
+	}
 	return []row{
 		refSum.row("redirect @50%", "reference net/http (map)", rate, "same rate: the floor of this machine and load generator"),
 		getSum.row("redirect @50%", target, rate,
-			fmt.Sprintf("50%% of GET max; p99 bar = reference's p99 + journal commit p99 (median %s): %s, in %d of %d rounds (%s)",
-				bar.Round(10*time.Microsecond), metOrMissed(getSum.p99 <= bar), met, len(getRuns), strings.Join(perRound, " ")),
+			fmt.Sprintf("%s; p99 bar = reference's p99 + journal commit p99 (median %s): %s, in %d of %d rounds (%s)",
+				share, bar.Round(10*time.Microsecond), metOrMissed(getSum.p99 <= bar), met, len(getRuns), strings.Join(perRound, " ")),
 			latencyRatioNote(getRuns[len(getRuns)/2], refRuns[len(refRuns)/2]), commits[len(commits)/2], clickWaitNote(waits),
 			floorNote(floors, floorBars, getRuns, getSum.p99, floorMet)),
 	}
