@@ -22,7 +22,7 @@ func TestParseArgs(t *testing.T) {
 			check: func(t *testing.T, cfg config) {
 				if cfg.duration != 6*time.Second || cfg.workers != 64 || cfg.viewers != 1000 ||
 					cfg.zipfLinks != 100_000 || cfg.zipfS != 1.1 || cfg.flushEvery != 30*time.Second ||
-					cfg.backend != "sqlite" || !cfg.startPG || cfg.format != "text" || cfg.rounds != 5 {
+					cfg.backend != "sqlite" || !cfg.startPG || cfg.format != "text" || cfg.rounds != 5 || cfg.halfRate != 0 {
 					t.Errorf("defaults %+v", cfg)
 				}
 			},
@@ -100,6 +100,7 @@ func TestParseArgsRefuses(t *testing.T) {
 		{"unknown click headers", []string{"--click-headers", "bots"}, `--click-headers "bots": want browser or none`},
 		{"zero duration", []string{"--duration", "0s"}, "--duration: out of range"},
 		{"zipf exponent at 1", []string{"--zipf-s", "1"}, "--zipf-s: out of range"},
+		{"negative half-load rate", []string{"--half-rate", "-1"}, "--half-rate: out of range"},
 		{"unknown flag", []string{"--nope"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {

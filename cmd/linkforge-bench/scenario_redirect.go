@@ -66,7 +66,8 @@ func (b *bench) measureRate(ctx context.Context, name string, tr vegeta.Targeter
 // runRedirect measures the maximum redirect throughput of LinkForge, GET
 // (counted) and HEAD (not counted), against the reference server, in the
 // same run and with the same attack; then the latency of both at half of
-// LinkForge's maximum.
+// LinkForge's maximum, or at --half-rate when it is set (the same load for
+// two builds compared run against run).
 func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 	links := b.newLinks(b.cfg.links)
 	in, err := b.start(ctx, b.cfg.backend, links)
