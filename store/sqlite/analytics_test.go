@@ -42,3 +42,11 @@ func TestStatsSpeedMigrationBackfills(t *testing.T) {
 func BenchmarkFlush(b *testing.B) {
 	storetest.BenchmarkFlush(b, testdb.SQLite(b))
 }
+
+// BenchmarkFlushOneOff measures one flush of 1,000 one-off links
+// (storetest.BenchmarkFlushOneOff):
+//
+//	go test -run '^$' -bench FlushOneOff -benchtime 30x ./store/sqlite/
+func BenchmarkFlushOneOff(b *testing.B) {
+	storetest.BenchmarkFlushOneOff(b, testdb.SQLite(b))
+}

@@ -13,3 +13,6 @@ func SetSearchDriveLimit(n int) (restore func()) {
 	searchDriveLimit = n
 	return func() { searchDriveLimit = old }
 }
+
+// Reader exposes the read pool to the package's external tests.
+func (db *DB) Reader() *sql.DB { return db.reader }

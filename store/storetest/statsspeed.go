@@ -94,3 +94,61 @@ func BenchmarkFlush(b *testing.B, s linkforge.Store) {
 	}
 	b.ReportMetric(float64(links+len(dims)), "rows/op")
 }
+
+// BenchmarkFlushOneOff measures the flush of a viral burst of distinct
+// links on the database side: one UpsertClicks of 1,000 links clicked once
+// each and never before, so that every row is an insert, each link's one
+// minute row and one row per dimension (linkforge.NumDimensions, the
+// shadows too), as a counter's flush of one-off links writes them. One op
+// is one flush; links are created before the timer starts, ops × 1,000.
+// The burst's flush rate in links per second is 1,000 / (s/op).
+func BenchmarkFlushOneOff(b *testing.B, s linkforge.Store) {
+	const links = 1000
+	imp, ok := s.(importer)
+	if !ok {
+		b.Skip("this store has no ImportLinks")
+	}
+	ctx := b.Context()
+	tn, err := s.EnsureTenant(ctx, "oneoff")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// b.N is known only inside the loop: create links a flush ahead.
+	var ids []int64
+	more := func(op int) {
+		batch := make([]linkforge.Link, links)
+		for i := range batch {
+			batch[i] = newLink(tn.ID, fmt.Sprintf("oneoff-%d-%d", op, i))
+		}
+		if err := imp.ImportLinks(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+		ids = ids[:0]
+		for _, l := range batch {
+			got, err := s.LinkBySlug(ctx, l.Slug)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids = append(ids, got.ID)
+		}
+	}
+	bucket := time.Date(2026, 11, 30, 12, 7, 0, 0, time.UTC)
+	rows := make([]linkforge.RollupRow, links)
+	dims := make([]linkforge.DimRow, 0, links*int(linkforge.NumDimensions))
+	for op := 0; b.Loop(); op++ {
+		b.StopTimer()
+		more(op)
+		dims = dims[:0]
+		for i, id := range ids {
+			rows[i] = linkforge.RollupRow{LinkID: id, Bucket: bucket, Count: 1}
+			for d := range linkforge.NumDimensions {
+				dims = append(dims, linkforge.DimRow{LinkID: id, Hour: bucket.Truncate(time.Hour), Dim: d, Value: "v", Count: 1})
+			}
+		}
+		b.StartTimer()
+		if err := s.UpsertClicks(ctx, "bench", rows, dims); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(links+len(dims)), "rows/op")
+}
