@@ -3,10 +3,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -18,31 +14,6 @@ import (
 // CPU on (the flush after a burst's clicks, say) without restarting the
 // server in the middle of it.
 func init() {
-	dir := os.Getenv("PPROF_CPU_DIR")
-	if dir == "" {
-		return
-	}
-	length := 30 * time.Second
-	if s := os.Getenv("PPROF_CPU_SECONDS"); s != "" {
-		if d, err := time.ParseDuration(s + "s"); err == nil && d > 0 {
-			length = d
-		}
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGUSR2)
-	go func() {
-		n := 0
-		for range sig {
-			n++
-			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("cpu-%d-%02d.pprof", os.Getpid(), n))) //nolint:gosec // G304: the directory the operator named for this diagnostic build
-			if err != nil {
-				continue
-			}
-			if pprof.StartCPUProfile(f) == nil {
-				time.Sleep(length)
-				pprof.StopCPUProfile()
-			}
-			_ = f.Close()
-		}
-	}()
+	recordOnSignal("PPROF_CPU", "cpu-%d-%02d.pprof", 30*time.Second, syscall.SIGUSR2,
+		pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
