@@ -1,8 +1,12 @@
 package sqlite_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge"
 
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/migrations"
@@ -49,4 +53,68 @@ func BenchmarkFlush(b *testing.B) {
 //	go test -run '^$' -bench FlushOneOff -benchtime 30x ./store/sqlite/
 func BenchmarkFlushOneOff(b *testing.B) {
 	storetest.BenchmarkFlushOneOff(b, testdb.SQLite(b))
+}
+
+// TestUpsertDimsInStatementsOfManyRows: a flush's dimension rows go in
+// statements of up to 200 rows (upsertDims); 450 rows, two whole
+// statements and a part, are all written, each with its own count, and a
+// second flush with some counts lower and some higher keeps the larger of
+// each, as one statement per row did.
+func TestUpsertDimsInStatementsOfManyRows(t *testing.T) {
+	ctx := t.Context()
+	db := mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
+	tn, err := db.EnsureTenant(ctx, "chunks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 3 {
+		l, err := db.CreateLink(ctx, linkforge.Link{TenantID: tn.ID, Slug: fmt.Sprintf("chunk-%d", i), URL: "https://example.com/c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	hour := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	const n = 450
+	flush := func(count func(i int) int64) {
+		t.Helper()
+		dims := make([]linkforge.DimRow, n)
+		for i := range dims {
+			dims[i] = linkforge.DimRow{LinkID: ids[i%3], Hour: hour, Dim: linkforge.DimReferrer,
+				Value: fmt.Sprintf("site-%03d.example", i), Count: count(i)}
+		}
+		if err := db.UpsertClicks(ctx, "n1", nil, dims); err != nil {
+			t.Fatalf("UpsertClicks of %d dimension rows: %v", n, err)
+		}
+	}
+	flush(func(i int) int64 { return int64(i + 1) })
+	// Even rows lower (stale: kept), odd rows higher (replace).
+	flush(func(i int) int64 {
+		if i%2 == 0 {
+			return 0
+		}
+		return int64(i + 1001)
+	})
+	got, err := db.NodeDims(ctx, "n1", hour)
+	if err != nil {
+		t.Fatalf("NodeDims: %v", err)
+	}
+	want := map[string]int64{}
+	for i := range n {
+		c := int64(i + 1)
+		if i%2 == 1 {
+			c = int64(i + 1001)
+		}
+		want[fmt.Sprintf("%d %s", ids[i%3], fmt.Sprintf("site-%03d.example", i))] = c
+	}
+	if len(got) != n {
+		t.Fatalf("NodeDims: %d rows, want %d", len(got), n)
+	}
+	for _, d := range got {
+		k := fmt.Sprintf("%d %s", d.LinkID, d.Value)
+		if d.Dim != linkforge.DimReferrer || want[k] != d.Count {
+			t.Errorf("row %s %s = %d, want %d", k, d.Dim, d.Count, want[k])
+		}
+	}
 }

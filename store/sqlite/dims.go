@@ -4,32 +4,73 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
 )
 
 // upsertDims writes dims of nodeID in tx, with click_rollup's monotonic
-// rule: a count replaces a smaller one, never a larger one.
+// rule: a count replaces a smaller one, never a larger one. Rows go in
+// statements of dimsPerStatement rows each: one statement's bind, step and
+// statement journal for many rows instead of one per row (a one-off
+// link's flush writes 23 dimension rows).
 func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge.DimRow) error {
 	if len(dims) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx,
-		`INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES (?, ?, ?, ?, ?, ?)
-		 ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = max(count, excluded.count)
-		 WHERE excluded.count > count`)
-	if err != nil {
-		return fmt.Errorf("sqlite: upsert click dimensions: %w", err)
-	}
-	defer stmt.Close()
-	for _, d := range dims {
-		if _, err := stmt.ExecContext(ctx, d.LinkID, d.Hour.Unix(), d.Dim.String(), d.Value, nodeID, d.Count); err != nil {
-			return fmt.Errorf("sqlite: upsert click dimensions: link %d hour %d %s=%q: %w",
-				d.LinkID, d.Hour.Unix(), d.Dim, d.Value, err)
+	var (
+		stmt *sql.Stmt
+		size int
+		args = make([]any, 0, 6*min(len(dims), dimsPerStatement))
+	)
+	defer func() {
+		if stmt != nil {
+			stmt.Close()
 		}
+	}()
+	for len(dims) > 0 {
+		n := min(len(dims), dimsPerStatement)
+		if n != size {
+			if stmt != nil {
+				stmt.Close()
+			}
+			var err error
+			if stmt, err = tx.PrepareContext(ctx, dimsUpsertSQL(n)); err != nil {
+				return fmt.Errorf("sqlite: upsert click dimensions: %w", err)
+			}
+			size = n
+		}
+		args = args[:0]
+		for _, d := range dims[:n] {
+			args = append(args, d.LinkID, d.Hour.Unix(), d.Dim.String(), d.Value, nodeID, d.Count)
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("sqlite: upsert click dimensions: %d rows from link %d hour %d: %w",
+				n, dims[0].LinkID, dims[0].Hour.Unix(), err)
+		}
+		dims = dims[n:]
 	}
 	return nil
+}
+
+// dimsPerStatement bounds one statement's rows (6 parameters each, under
+// SQLite's 32,766).
+const dimsPerStatement = 200
+
+// dimsUpsertSQL is the upsert of n dimension rows.
+func dimsUpsertSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?)")
+	}
+	b.WriteString(` ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = max(count, excluded.count)
+		 WHERE excluded.count > count`)
+	return b.String()
 }
 
 // NodeDims returns nodeID's click_dims rows whose hour is at or after from
