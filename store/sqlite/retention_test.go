@@ -139,3 +139,68 @@ func BenchmarkPruneWalk(b *testing.B) {
 		}
 	}
 }
+
+// TestPruneWalkPassesLinksWithNothingOld: the walk skips the deletes of a
+// link with no row past the bound but not the link: a full batch whose
+// links have nothing to remove still names where the next one starts, so
+// a link with old rows after it is reached. Batches of one over three
+// links, the middle one with old rows: three batches, its rows removed,
+// the others' kept.
+func TestPruneWalkPassesLinksWithNothingOld(t *testing.T) {
+	ctx := t.Context()
+	db := mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
+	tenant, err := db.EnsureTenant(ctx, "walk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 3 {
+		l, err := db.CreateLink(ctx, linkforge.Link{TenantID: tenant.ID, Slug: fmt.Sprintf("walk-%d", i), URL: "https://example.com/w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	bound := now.Add(-24 * time.Hour)
+	old, recent := bound.Add(-2*time.Hour), now.Add(-time.Hour)
+	rows := []linkforge.RollupRow{
+		{LinkID: ids[0], Bucket: recent, Count: 1},
+		{LinkID: ids[1], Bucket: old, Count: 2}, {LinkID: ids[1], Bucket: old.Add(time.Minute), Count: 3},
+		{LinkID: ids[1], Bucket: recent, Count: 4},
+		{LinkID: ids[2], Bucket: recent, Count: 5},
+	}
+	if err := db.UpsertClicks(ctx, "n1", rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := linkforge.Prune{Kind: linkforge.PruneMinutes, Before: bound, Limit: 1}
+	var batches, removed int64
+	for {
+		res, err := db.Prune(ctx, p)
+		if err != nil {
+			t.Fatalf("Prune after %d: %v", p.After, err)
+		}
+		batches++
+		removed += res.Removed
+		if res.Next == 0 || batches > 10 {
+			break
+		}
+		p.After = res.Next
+	}
+	// Three full batches of one, then an empty one that ends the walk.
+	if batches != 4 || removed != 2 {
+		t.Errorf("walk: %d batches removing %d rows, want 4 batches removing 2 (link %d's old minutes)", batches, removed, ids[1])
+	}
+	left, err := db.NodeRollup(ctx, "n1", time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 3 {
+		t.Errorf("rows left %v, want the three recent ones", left)
+	}
+	for _, r := range left {
+		if !r.Bucket.Equal(recent) {
+			t.Errorf("row left %+v, want only the recent minute", r)
+		}
+	}
+}
