@@ -3,6 +3,7 @@ package clicklog
 import (
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/linkforge/linkforge"
 )
@@ -17,6 +18,14 @@ import (
 // values) has, the hour keeps those two numbers once (un, uf). The state is
 // the same either way; the form is chosen by the changes applied, which
 // replay applies again, and by nothing else.
+//
+// In the shared form an hour's keys are interned too (keySets): the links
+// of a burst are clicked with a few thousand combinations of values at
+// most, so a million one-off hours hold a few thousand key lists rather
+// than a million 96-byte ones (docs/adr/039-burst-map-slots.md). An
+// interned list is never written; an hour that changes its keys takes a
+// copy of its own first, and that happens only in the wide form, which
+// does not intern.
 
 // wideCounts are the counts of an hour whose cells differ: cell i's count
 // and flushed count at 2*i and 2*i+1. Behind a pointer, so that the shared
@@ -44,9 +53,54 @@ type valueTable struct {
 	vals []dimValue
 	refs []uint32
 	free []uint32
+	// sets interns the key lists of hours in the shared form.
+	sets keySets
 }
 
-func newValueTable() *valueTable { return &valueTable{ids: make(map[dimValue]uint32)} }
+// keySets interns key lists (the ids of an hour's cells, in order),
+// counting the hours that hold each.
+type keySets struct {
+	m       map[string]*keySet // by the list's bytes
+	scratch []uint32
+}
+
+type keySet struct {
+	keys []uint32 // len == cap: an append copies
+	refs int
+}
+
+// intern returns the interned list equal to keys, for one more hour; keys
+// itself is not kept.
+func (t *keySets) intern(keys []uint32) []uint32 {
+	if e, ok := t.m[string(keyBytes(keys))]; ok {
+		e.refs++
+		return e.keys
+	}
+	own := slices.Clip(slices.Clone(keys))
+	t.m[string(keyBytes(own))] = &keySet{keys: own, refs: 1}
+	return own
+}
+
+// release gives back one hour's hold of the interned list keys.
+func (t *keySets) release(keys []uint32) {
+	k := keyBytes(keys)
+	e := t.m[string(k)]
+	if e.refs--; e.refs == 0 {
+		delete(t.m, string(k))
+	}
+}
+
+// keyBytes returns the bytes of keys (not a copy), a map key.
+func keyBytes(keys []uint32) []byte {
+	if len(keys) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&keys[0])), 4*len(keys))
+}
+
+func newValueTable() *valueTable {
+	return &valueTable{ids: make(map[dimValue]uint32), sets: keySets{m: make(map[string]*keySet)}}
+}
 
 // lookup returns the id of (d, value), false if no cell holds it.
 func (t *valueTable) lookup(d linkforge.Dimension, value string) (uint32, bool) {
@@ -101,25 +155,31 @@ func (h *hourRows) cellFlushed(i int) int64 {
 	return h.wide.c[2*i+1]
 }
 
-// expand gives every cell of h its own counts.
-func (h *hourRows) expand() {
+// expand gives every cell of h its own counts, and its own keys.
+func (s *logState) expand(h *hourRows) {
 	if h.wide != nil {
 		return
 	}
-	c := make([]int64, 2*len(h.keys), 2*cap(h.keys))
+	c := make([]int64, 2*len(h.keys), 2*len(h.keys)+2)
 	for i := range h.keys {
 		c[2*i], c[2*i+1] = int64(h.un), int64(h.uf)
+	}
+	if len(h.keys) > 0 {
+		own := make([]uint32, len(h.keys), len(h.keys)+1)
+		copy(own, h.keys)
+		s.values.sets.release(h.keys)
+		h.keys = own
 	}
 	h.wide, h.un, h.uf = &wideCounts{c: c}, 0, 0
 }
 
 // compact returns h to the shared form if its cells' counts are all equal.
-func (h *hourRows) compact() {
+func (s *logState) compact(h *hourRows) {
 	if h.wide == nil {
 		return
 	}
 	if len(h.keys) == 0 {
-		h.wide, h.un, h.uf = nil, 0, 0
+		h.keys, h.wide, h.un, h.uf = nil, nil, 0, 0
 		return
 	}
 	c := h.wide.c
@@ -133,6 +193,7 @@ func (h *hourRows) compact() {
 		}
 	}
 	h.wide, h.un, h.uf = nil, int32(n), int32(f) //nolint:gosec // G115: checked above
+	h.keys = s.values.sets.intern(h.keys)
 }
 
 // cell returns cell i of h.
@@ -187,7 +248,8 @@ func (s *logState) hasDimAt(h *hourRows, k int, d linkforge.Dimension, value str
 	return h != nil && s.findCellAt(h, k, d, value) >= 0
 }
 
-// removeCell removes cell i of h.
+// removeCell removes cell i of h, which is in the wide form (its keys
+// are its own).
 func (s *logState) removeCell(h *hourRows, i int) {
 	s.values.release(h.keys[i])
 	h.keys = slices.Delete(h.keys, i, i+1)
@@ -204,6 +266,9 @@ func (s *logState) releaseCells(h *hourRows) {
 	for _, id := range h.keys {
 		s.values.release(id)
 	}
+	if h.wide == nil && len(h.keys) > 0 {
+		s.values.sets.release(h.keys)
+	}
 	h.keys, h.wide, h.un, h.uf = nil, nil, 0, 0
 }
 
@@ -215,7 +280,7 @@ func (s *logState) addDims(h *hourRows, group []recDim) {
 	if s.addShared(h, group) {
 		return
 	}
-	h.expand()
+	s.expand(h)
 	for k, d := range group {
 		i := s.findCellAt(h, k, d.dim, d.value)
 		if i < 0 {
@@ -229,7 +294,7 @@ func (s *logState) addDims(h *hourRows, group []recDim) {
 			s.removeCell(h, i)
 		}
 	}
-	h.compact()
+	s.compact(h)
 }
 
 // addShared applies group to h in the shared form if it keeps every cell's
@@ -250,17 +315,21 @@ func (s *logState) addShared(h *hourRows, group []recDim) bool {
 		return false // a count past int32 takes the wide form
 	}
 	if len(h.keys) == 0 {
-		keys := make([]uint32, len(group))
-		for i, d := range group {
-			keys[i] = s.values.acquire(d.dim, d.value)
-			if slices.Contains(keys[:i], keys[i]) {
-				for _, id := range keys[:i+1] {
+		sets := &s.values.sets
+		keys := sets.scratch[:0]
+		for _, d := range group {
+			id := s.values.acquire(d.dim, d.value)
+			keys = append(keys, id)
+			if slices.Contains(keys[:len(keys)-1], id) {
+				for _, id := range keys {
 					s.values.release(id)
 				}
+				sets.scratch = keys
 				return false
 			}
 		}
-		h.keys, h.un, h.uf = keys, int32(v), 0 //nolint:gosec // G115: checked above
+		sets.scratch = keys
+		h.keys, h.un, h.uf = sets.intern(keys), int32(v), 0 //nolint:gosec // G115: checked above
 		return true
 	}
 	if !s.coversAll(h, len(group), func(k int) (linkforge.Dimension, string) { return group[k].dim, group[k].value }) {
@@ -309,10 +378,10 @@ func (s *logState) markDims(h *hourRows, group []recDim) {
 		if i < 0 || m.v <= h.cellFlushed(i) {
 			continue
 		}
-		h.expand()
+		s.expand(h)
 		h.wide.c[2*i+1] = min(m.v, h.wide.c[2*i])
 	}
-	h.compact()
+	s.compact(h)
 }
 
 // dimsAllFlushed reports whether every cell of h is flushed.
@@ -327,6 +396,15 @@ func (h *hourRows) dimsAllFlushed() bool {
 
 // purgeDims removes h's flushed cells and returns how many.
 func (s *logState) purgeDims(h *hourRows) int64 {
+	if h.wide == nil {
+		// Every cell has the hour's two counts: all go, or none.
+		n := int64(len(h.keys))
+		if n == 0 || h.un != h.uf {
+			return 0
+		}
+		s.releaseCells(h)
+		return n
+	}
 	var purged int64
 	for i := len(h.keys) - 1; i >= 0; i-- {
 		if h.cellN(i) == h.cellFlushed(i) {
@@ -334,7 +412,7 @@ func (s *logState) purgeDims(h *hourRows) int64 {
 			purged++
 		}
 	}
-	h.compact()
+	s.compact(h)
 	return purged
 }
 

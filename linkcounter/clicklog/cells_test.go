@@ -93,8 +93,76 @@ func TestOneOffHourRowsArePacked(t *testing.T) {
 }
 
 // oneOffHourBytes bounds a one-off link's rows in the journal: its minute,
-// its hour's cells and their entries in the indexes (measured 300 to 360).
-const oneOffHourBytes = 400
+// its hour's cells and their entries in the indexes (measured 300 to 360
+// before the key lists were interned, 175 to 192 since).
+const oneOffHourBytes = 250
+
+// Hours in the shared form with the same values hold one interned key
+// list; an hour whose cells come to differ takes a list of its own, and
+// one back in the shared form is interned again. Once every hour is gone,
+// so is every list and value: the tables follow the hours held.
+func TestSharedHoursInternTheirKeys(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	j := mustJournal(t, dir, WithSync(SyncWriteOnly), withoutCompaction())
+	const bucket = 1_700_000_040
+	gb := linkforge.ClickDims{linkforge.DimCountry: "GB", linkforge.DimBrowser: "Safari"}
+	fr := linkforge.ClickDims{linkforge.DimCountry: "FR", linkforge.DimBrowser: "Safari"}
+	click := func(link int64, dims *linkforge.ClickDims) {
+		t.Helper()
+		in := &Increment{LinkID: link, Bucket: bucket, Add: 1}
+		in.CountDims(dims)
+		if _, err := j.Commit(ctx, []*Increment{in}, nil, nil, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keysOf := func(link int64) *hourRows { return j.st.hourOf(link, hourStart(bucket), false) }
+	sets := func() int { return len(j.st.values.sets.m) }
+	for link := int64(1); link <= 3; link++ {
+		click(link, &gb)
+	}
+	h1, h3 := keysOf(1), keysOf(3)
+	if h1.wide != nil || &h1.keys[0] != &h3.keys[0] || sets() != 1 {
+		t.Fatalf("three links clicked with the same values: shared %v, one list %v, %d lists interned; want one list shared",
+			h1.wide == nil, &h1.keys[0] == &h3.keys[0], sets())
+	}
+
+	click(3, &fr) // link 3's cells now differ: GB 1, FR 1, Safari 2
+	if h3 = keysOf(3); h3.wide == nil || &h1.keys[0] == &h3.keys[0] || sets() != 1 {
+		t.Fatalf("after a second click with another country: wide %v, own list %v, %d lists; want wide, its own, 1",
+			h3.wide != nil, &h1.keys[0] != &h3.keys[0], sets())
+	}
+	before := slices.Clone(h1.keys)
+	click(3, &gb) // still differing: the shared list of links 1 and 2 is untouched
+	if !slices.Equal(keysOf(1).keys, before) || j.st.values.sets.m[string(keyBytes(before))].refs != 2 {
+		t.Fatalf("link 1's keys %v (want %v), the list's holds %d (want 2)",
+			keysOf(1).keys, before, j.st.values.sets.m[string(keyBytes(before))].refs)
+	}
+
+	// Replayed, the shared hours share one list again.
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j = mustJournal(t, dir, WithSync(SyncWriteOnly), withoutCompaction())
+	if h1, h2 := keysOf(1), keysOf(2); h1.wide != nil || &h1.keys[0] != &h2.keys[0] || len(h1.keys) != len(before) || sets() != 1 {
+		t.Fatalf("replayed: shared %v, one list %v, %d lists interned; want one list shared", h1.wide == nil, &h1.keys[0] == &h2.keys[0], sets())
+	}
+
+	// Each link flushed and dropped leaves nothing behind.
+	for _, link := range []int64{1, 2, 3} {
+		rows, drows, err := j.Unflushed(ctx, []int64{link})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Commit(ctx, nil, rows, drows, 0, []int64{link}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sets() != 0 || len(j.st.values.ids) != 0 || j.LinksHeld() != 0 {
+		t.Fatalf("after every link's drop: %d key lists, %d values, %d links held; want none",
+			sets(), len(j.st.values.ids), j.LinksHeld())
+	}
+}
 
 func heapInUse() uint64 {
 	runtime.GC()

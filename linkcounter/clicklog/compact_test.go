@@ -112,8 +112,11 @@ func dumpVisits(j *Journal) string {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	var b strings.Builder
-	for _, l := range slices.Sorted(maps.Keys(j.st.visits)) {
-		v := j.st.visits[l]
+	for _, l := range slices.Sorted(maps.Keys(j.st.links)) {
+		v := j.st.links[l].visits
+		if v == nil {
+			continue
+		}
 		fmt.Fprintf(&b, "visits %d from %d %v\n", l, v.flushed, v.list)
 	}
 	return b.String()

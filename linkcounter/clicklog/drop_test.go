@@ -15,7 +15,7 @@ import (
 func dropState(j *Journal, link, hour int64) (rows int, isDropped, toSeed bool) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
-	for _, h := range j.st.links[link] {
+	for _, h := range j.st.hoursOf(link) {
 		rows += len(h.mins) + h.ncells()
 		if h.hour == hour && h.seed {
 			toSeed = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"unsafe"
 
 	"github.com/linkforge/linkforge"
 )
@@ -123,6 +124,30 @@ type recDim struct {
 func (r *logRecord) reuse() {
 	*r = logRecord{incs: r.incs[:0], dims: r.dims[:0], marks: r.marks[:0], dimMarks: r.dimMarks[:0],
 		drops: r.drops[:0], hourMarks: r.hourMarks[:0], visits: r.visits[:0], visitMarks: r.visitMarks[:0]}
+}
+
+// dropLarge lets go of the record's buffers past maxKeptBuffer once it is
+// written: a burst's flush (a thousand links' dimension marks, a million
+// links dropped at once) must not pin its buffers, and the strings in
+// them, for the life of the process.
+func (r *logRecord) dropLarge() {
+	r.incs = bounded(r.incs)
+	r.dims = bounded(r.dims)
+	r.marks = bounded(r.marks)
+	r.dimMarks = bounded(r.dimMarks)
+	r.drops = bounded(r.drops)
+	r.hourMarks = bounded(r.hourMarks)
+	r.visits = bounded(r.visits)
+	r.visitMarks = bounded(r.visitMarks)
+}
+
+// bounded returns s, or nil if its array is larger than maxKeptBuffer.
+func bounded[T any](s []T) []T {
+	var zero T
+	if uintptr(cap(s))*unsafe.Sizeof(zero) > maxKeptBuffer {
+		return nil
+	}
+	return s
 }
 
 // encoder appends records to a reusable buffer.

@@ -47,8 +47,8 @@ func (j *Journal) importLegacy(ctx context.Context) error {
 			return err
 		}
 		var rows, unflushed int64
-		for _, hs := range st.links {
-			for _, h := range hs {
+		for _, e := range st.links {
+			for _, h := range e.hours {
 				for _, m := range h.mins {
 					rows++
 					unflushed += m.n - m.flushed

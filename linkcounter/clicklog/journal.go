@@ -357,6 +357,7 @@ func (j *Journal) append(r *logRecord) (int64, error) {
 	j.mu.Lock()
 	purged := j.st.apply(r)
 	j.mu.Unlock()
+	r.dropLarge()
 	switch {
 	case j.size >= j.limit:
 		j.rotate()
@@ -504,7 +505,7 @@ func (j *Journal) compactOnce() error {
 			}
 		}
 		if j.compactHook != nil {
-			j.compactHook(len(st.links))
+			j.compactHook(st.held)
 		}
 		return st, nil
 	})
@@ -532,7 +533,7 @@ const (
 // the links the live state holds, which the rebuilt one holds too.
 func (j *Journal) compactParts() int {
 	j.mu.RLock()
-	links := max(len(j.st.links), len(j.st.visits))
+	links := len(j.st.links)
 	j.mu.RUnlock()
 	per := j.compactPartLinks
 	if per <= 0 {
@@ -617,8 +618,8 @@ func (j *Journal) NodeID(ctx context.Context, override string) (id string, needs
 	case override != "" && override != stored:
 		if stored != "" {
 			var unflushed int64
-			for _, hs := range j.st.links {
-				for _, h := range hs {
+			for _, e := range j.st.links {
+				for _, h := range e.hours {
 					for _, m := range h.mins {
 						unflushed += m.n - m.flushed
 					}
@@ -660,8 +661,8 @@ func (j *Journal) MinBucket(context.Context) (int64, bool, error) {
 	defer j.mu.RUnlock()
 	var oldest int64
 	found := false
-	for _, hs := range j.st.links {
-		for _, h := range hs {
+	for _, e := range j.st.links {
+		for _, h := range e.hours {
 			if len(h.mins) > 0 && (!found || h.mins[0].bucket < oldest) {
 				oldest, found = h.mins[0].bucket, true
 			}
@@ -722,10 +723,10 @@ func (j *Journal) Pending(context.Context) ([]PendingLink, error) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	var out []PendingLink
-	for link, hs := range j.st.links {
+	for link, e := range j.st.links {
 		p := PendingLink{LinkID: link}
 		var oldest int64
-		for _, h := range hs {
+		for _, h := range e.hours {
 			for _, m := range h.mins {
 				if m.n > m.flushed {
 					if p.Unflushed == 0 || m.bucket < oldest {
@@ -759,7 +760,7 @@ func (j *Journal) Unflushed(_ context.Context, linkIDs []int64) ([]Row, []DimRow
 		if i > 0 && ids[i-1] == link {
 			continue
 		}
-		for _, h := range j.st.links[link] {
+		for _, h := range j.st.hoursOf(link) {
 			for _, m := range h.mins {
 				if m.n > m.flushed {
 					out = append(out, Row{LinkID: link, Bucket: m.bucket, N: m.n, Flushed: m.flushed})
@@ -790,7 +791,8 @@ func (j *Journal) Visits(linkIDs []int64) []LinkVisits {
 		if i > 0 && ids[i-1] == link {
 			continue
 		}
-		if v := j.st.visits[link]; len(v.list) > 0 {
+		if e := j.st.links[link]; e != nil && e.visits != nil && len(e.visits.list) > 0 {
+			v := e.visits
 			out = append(out, LinkVisits{LinkID: link, Seq: v.flushed + int64(len(v.list)), Visits: slices.Clone(v.list)})
 		}
 	}
@@ -841,12 +843,6 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 		slices.Sort(r.drops) // smaller deltas
 	}
 	purged, err := j.append(r)
-	if cap(r.drops) > maxKeptBuffer/8 {
-		r.drops = nil // as the encoder's buffer
-	}
-	if cap(r.visits) > maxKeptBuffer/24 {
-		r.visits = nil
-	}
 	if err != nil {
 		return 0, fmt.Errorf("journal commit: %w", err)
 	}
@@ -933,8 +929,8 @@ func (j *Journal) DropFlushed(context.Context) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	found := false
-	for _, hs := range j.st.links {
-		if !slices.ContainsFunc(hs, func(h *hourRows) bool { return !h.allFlushed() }) {
+	for _, e := range j.st.links {
+		if len(e.hours) > 0 && !slices.ContainsFunc(e.hours, func(h *hourRows) bool { return !h.allFlushed() }) {
 			found = true
 			break
 		}
@@ -958,7 +954,7 @@ func (j *Journal) ToSeed(linkIDs []int64) []LinkHour {
 	defer j.mu.RUnlock()
 	var out []LinkHour
 	for _, link := range linkIDs {
-		for _, h := range j.st.links[link] {
+		for _, h := range j.st.hoursOf(link) {
 			if h.seed {
 				out = append(out, LinkHour{link, h.hour})
 			}

@@ -44,13 +44,22 @@ func dumpState(j *Journal) string {
 	defer j.mu.RUnlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "node=%q seed=%v purged=%d\n", j.st.nodeID, j.st.seedPending, j.st.purgedBefore)
-	links := make([]int64, 0, len(j.st.links))
-	for l := range j.st.links {
-		links = append(links, l)
+	// The entries' bookkeeping: no entry holds nothing, and held counts
+	// those with hours.
+	held := 0
+	for l, e := range j.st.links {
+		if len(e.hours) > 0 {
+			held++
+		} else if e.visits == nil {
+			fmt.Fprintf(&b, "BAD: link %d's entry holds nothing\n", l)
+		}
 	}
-	slices.Sort(links)
+	if held != j.st.held {
+		fmt.Fprintf(&b, "BAD: held = %d, %d links hold hours\n", j.st.held, held)
+	}
+	links := slices.Sorted(maps.Keys(j.st.links))
 	for _, l := range links {
-		for _, h := range j.st.links[l] {
+		for _, h := range j.st.links[l].hours {
 			for _, m := range h.mins {
 				fmt.Fprintf(&b, "min %d %d n=%d f=%d\n", l, m.bucket, m.n, m.flushed)
 			}
@@ -79,8 +88,8 @@ func dumpState(j *Journal) string {
 func totals(j *Journal) (clicks int64, byDim [linkforge.NumDimensions]int64) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
-	for _, hs := range j.st.links {
-		for _, h := range hs {
+	for _, e := range j.st.links {
+		for _, h := range e.hours {
 			for _, m := range h.mins {
 				clicks += m.n
 			}

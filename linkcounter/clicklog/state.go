@@ -10,14 +10,23 @@ import (
 // logState is the journal's state in memory: the truth while the process
 // runs, rebuilt from the click log at open. Per link, per hour it counted
 // in: the minutes' absolute counts and flushed counts, and the hour's counts
-// by dimension and value. A link clicked once costs one map entry and four
-// small allocations, about 300 bytes (docs/adr/014-click-log.md, "Memory";
+// by dimension and value; and its visitor hashes not yet in a sketch. A
+// link clicked once costs one map entry and five small allocations, about
+// 300 bytes (docs/adr/014-click-log.md, "Memory";
 // docs/adr/033-one-off-link-memory.md).
 type logState struct {
 	nodeID       string
 	seedPending  bool
 	purgedBefore int64
-	links        map[int64][]*hourRows // hours in ascending order
+	// links holds each link's rows and visits in one entry, behind a
+	// pointer: a Go map's tables double when they fill, so its slots
+	// cost up to twice their size per entry (a 1,000,000-link burst sits
+	// just past a doubling), and one map of 16-byte slots wastes less of
+	// that than two maps of 32- and 40-byte ones did (ADR 039).
+	links map[int64]*linkRows
+	// held counts the links of links with hours (the rest hold visits
+	// only).
+	held int
 	// byHour lists, per hour, the links that hold rows of it: what purge
 	// visits.
 	byHour map[int64][]int64
@@ -34,25 +43,78 @@ type logState struct {
 	// the hour's list was last compacted: it is compacted once they are
 	// half of it, so a dropped link's entry costs memory only for a while.
 	stale map[int64]int
-	// visits holds, per link, the visitor hashes journaled and not yet
-	// marked as stored in a sketch (docs/adr/026-unique-visitors.md).
-	// By value: a viral burst holds an entry per link, and a pointer
-	// would add an allocation to each.
-	visits map[int64]linkVisits
 	// values interns the (dimension, value)s of the hours' cells.
 	values *valueTable
-	// peak is the most links held since links was last rebuilt: a Go map
-	// keeps its buckets after deletes, so purge rebuilds it once it has
-	// shrunk to a quarter.
+	// peak is the most entries of links since it was last rebuilt: a Go
+	// map keeps its buckets after deletes, so purge rebuilds it once it
+	// has shrunk to a quarter.
 	peak int
-	// visitsPeak is peak's counterpart for visits.
-	visitsPeak int
+}
+
+// linkRows is what the state holds of one link; an entry of logState.links
+// holds hours or visits or both, and leaves the map when it holds neither.
+type linkRows struct {
+	hours []*hourRows // ascending hour
+	// visits are the visitor hashes journaled and not yet marked as stored
+	// in a sketch (docs/adr/026-unique-visitors.md), nil when there are
+	// none: behind a pointer, since a flush marks them all and the link's
+	// hours stay until its actor is evicted.
+	visits *linkVisits
 }
 
 // linkVisits are a link's unmarked visits: those numbered flushed+1 on.
 type linkVisits struct {
 	flushed int64
 	list    []Visit
+}
+
+// visitsBlock is a link's first visits and their first one in one
+// allocation: one fewer per link of a burst, and of another size class
+// than linkRows, so that the spans its blocks fill are freed whole when a
+// flush marks them, not left half full between the entries that stay.
+type visitsBlock struct {
+	linkVisits
+	first [1]Visit
+}
+
+// hoursOf returns link's hours, ascending.
+func (s *logState) hoursOf(link int64) []*hourRows {
+	if e := s.links[link]; e != nil {
+		return e.hours
+	}
+	return nil
+}
+
+// entry returns link's entry, created if it has none.
+func (s *logState) entry(link int64) *linkRows {
+	e := s.links[link]
+	if e == nil {
+		e = &linkRows{}
+		s.links[link] = e
+		s.peak = max(s.peak, len(s.links))
+	}
+	return e
+}
+
+// setHours sets the hours of link's entry e, which leaves the map if it
+// then holds nothing.
+func (s *logState) setHours(link int64, e *linkRows, hs []*hourRows) {
+	switch {
+	case len(e.hours) == 0 && len(hs) > 0:
+		s.held++
+	case len(e.hours) > 0 && len(hs) == 0:
+		s.held--
+		hs = nil
+	}
+	e.hours = hs
+	s.tidy(link, e)
+}
+
+// tidy removes link's entry e from the map if it holds nothing.
+func (s *logState) tidy(link int64, e *linkRows) {
+	if len(e.hours) == 0 && e.visits == nil {
+		delete(s.links, link)
+	}
 }
 
 type hourRows struct {
@@ -76,14 +138,14 @@ type hourRows struct {
 type minCell struct{ bucket, n, flushed int64 }
 
 func newLogState() *logState {
-	return &logState{links: make(map[int64][]*hourRows), byHour: make(map[int64][]int64),
+	return &logState{links: make(map[int64]*linkRows), byHour: make(map[int64][]int64),
 		dropped: make(map[int64][]int64), unsorted: make(map[int64]int), stale: make(map[int64]int),
-		visits: make(map[int64]linkVisits), values: newValueTable()}
+		values: newValueTable()}
 }
 
 // hourOf returns link's rows of hour, created if create.
 func (s *logState) hourOf(link, hour int64, create bool) *hourRows {
-	hs := s.links[link]
+	hs := s.hoursOf(link)
 	i, found := slices.BinarySearchFunc(hs, hour, func(h *hourRows, t int64) int { return cmpInt(h.hour, t) })
 	if found {
 		return hs[i]
@@ -98,7 +160,8 @@ func (s *logState) hourOf(link, hour int64, create bool) *hourRows {
 		// keep the larger old count and lose the new clicks under it.
 		h.seed = true
 	}
-	s.links[link] = slices.Insert(hs, i, h)
+	e := s.entry(link)
+	s.setHours(link, e, slices.Insert(hs, i, h))
 	s.byHour[hour] = append(s.byHour[hour], link)
 	return h
 }
@@ -170,10 +233,10 @@ func hourStart(bucket int64) int64 {
 func (s *logState) apply(r *logRecord) (purged int64) {
 	if r.reset {
 		clear(s.links)
+		s.held = 0
 		clear(s.byHour)
 		clear(s.dropped)
 		clear(s.stale)
-		clear(s.visits)
 		s.values.reset()
 	}
 	if r.meta {
@@ -201,7 +264,6 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 		}
 	}
 	if r.dropFlushed || len(r.drops) > 0 {
-		s.peak = max(s.peak, len(s.links))
 		if r.dropFlushed {
 			for link := range s.links {
 				s.drop(link)
@@ -260,32 +322,37 @@ func (s *logState) applyVisits(r *logRecord) {
 		return
 	}
 	for _, m := range r.visitMarks {
-		v, ok := s.visits[m.link]
-		if !ok {
-			s.visits[m.link] = linkVisits{flushed: m.v}
+		e := s.entry(m.link)
+		if e.visits == nil {
+			// Marked with no visits held: the visits that follow are
+			// numbered from the mark.
+			e.visits = &linkVisits{flushed: m.v}
 			continue
 		}
-		if m.v > v.flushed {
+		if v := e.visits; m.v > v.flushed {
 			k := min(m.v-v.flushed, int64(len(v.list)))
 			v.list = v.list[k:]
 			v.flushed = m.v
-			s.visits[m.link] = v
 		}
 	}
 	for _, in := range r.visits {
-		v := s.visits[in.link]
-		if v.list == nil {
-			// Most links of a burst have one visit: no room for more.
-			v.list = []Visit{{Day: in.day, Hash: in.hash}}
+		e := s.entry(in.link)
+		if e.visits == nil {
+			// Most links of a burst have one visit: room for that one,
+			// in the same allocation.
+			b := &visitsBlock{first: [1]Visit{{Day: in.day, Hash: in.hash}}}
+			b.list = b.first[:]
+			e.visits = &b.linkVisits
 		} else {
-			v.list = append(v.list, Visit{Day: in.day, Hash: in.hash})
+			e.visits.list = append(e.visits.list, Visit{Day: in.day, Hash: in.hash})
 		}
-		s.visits[in.link] = v
 	}
-	s.visitsPeak = max(s.visitsPeak, len(s.visits))
 	for _, m := range r.visitMarks {
-		if v, ok := s.visits[m.link]; ok && len(v.list) == 0 {
-			delete(s.visits, m.link)
+		if e := s.links[m.link]; e != nil && e.visits != nil && len(e.visits.list) == 0 {
+			// All marked: a later visit is numbered from its own mark, as
+			// for a link never visited.
+			e.visits = nil
+			s.tidy(m.link, e)
 		}
 	}
 }
@@ -295,7 +362,11 @@ func (s *logState) applyVisits(r *logRecord) {
 // Its entries in byHour stay until purge visits their hour, which skips a
 // link without rows there.
 func (s *logState) drop(link int64) {
-	hs := s.links[link]
+	e := s.links[link]
+	if e == nil || len(e.hours) == 0 {
+		return
+	}
+	hs := e.hours
 	for _, h := range hs {
 		if !h.allFlushed() {
 			return // a click came after the eviction: its new actor has it
@@ -306,7 +377,7 @@ func (s *logState) drop(link int64) {
 		s.stale[h.hour]++
 		s.releaseCells(h)
 	}
-	delete(s.links, link)
+	s.setHours(link, e, nil)
 }
 
 // addDropped appends link to hour's dropped links; apply sorts the lists
@@ -346,15 +417,9 @@ func mergeSorted(list []int64, from int) []int64 {
 // shrink rebuilds links once it holds a quarter of its peak: a Go map keeps
 // its buckets after deletes.
 func (s *logState) shrink() {
-	if len(s.visits) < s.visitsPeak/4 {
-		// The same for the visits, which leave at each flush.
-		visits := make(map[int64]linkVisits, len(s.visits))
-		maps.Copy(visits, s.visits)
-		s.visits, s.visitsPeak = visits, len(visits)
-	}
 	if len(s.links) < s.peak/4 {
 		// Not maps.Clone: it copies the buckets too.
-		links := make(map[int64][]*hourRows, len(s.links))
+		links := make(map[int64]*linkRows, len(s.links))
 		maps.Copy(links, s.links)
 		s.links = links
 		s.peak = len(s.links)
@@ -371,7 +436,6 @@ func (s *logState) purge(horizon int64) int64 {
 		s.purgedBefore = horizon
 	}
 	var purged int64
-	s.peak = max(s.peak, len(s.links))
 	// Only the hours before the horizon are visited, through byHour: a
 	// purge costs the rows it can drop (and the unflushed ones it keeps),
 	// not every link held, since it runs on the commit path.
@@ -381,7 +445,11 @@ func (s *logState) purge(horizon int64) int64 {
 		}
 		kept := links[:0]
 		for _, link := range links {
-			hs := s.links[link]
+			e := s.links[link]
+			if e == nil {
+				continue
+			}
+			hs := e.hours
 			i, found := slices.BinarySearchFunc(hs, hour, func(h *hourRows, t int64) int { return cmpInt(h.hour, t) })
 			if !found {
 				continue
@@ -403,11 +471,7 @@ func (s *logState) purge(horizon int64) int64 {
 				kept = append(kept, link)
 				continue
 			}
-			if hs = slices.Delete(hs, i, i+1); len(hs) == 0 {
-				delete(s.links, link)
-			} else {
-				s.links[link] = hs
-			}
+			s.setHours(link, e, slices.Delete(hs, i, i+1))
 		}
 		delete(s.stale, hour)
 		if len(kept) == 0 {
@@ -439,13 +503,9 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 	}
 	r = &logRecord{}
 	rows := 0
-	links := make([]int64, 0, len(s.links))
-	for l := range s.links {
-		links = append(links, l)
-	}
-	slices.Sort(links) // smaller deltas, and a deterministic file
+	links := slices.Sorted(maps.Keys(s.links)) // smaller deltas, and a deterministic file
 	for _, l := range links {
-		for _, h := range s.links[l] {
+		for _, h := range s.links[l].hours {
 			for _, m := range h.mins {
 				r.incs = append(r.incs, recRow{link: l, at: m.bucket, v: m.n})
 				if m.flushed > 0 {
@@ -472,7 +532,7 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 	// Hour marks after every row, so that replaying the snapshot derives
 	// no seed mark from them: marks to be seeded are listed as they are.
 	for _, l := range links {
-		for _, h := range s.links[l] {
+		for _, h := range s.links[l].hours {
 			if h.seed {
 				r.hourMarks = append(r.hourMarks, recRow{link: l, at: h.hour, v: hourToSeed})
 				rows++
@@ -495,8 +555,11 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 	}
 	// The visits last, each link's with the seq they are numbered from
 	// (applyVisits takes a record's marks before its visits).
-	for _, l := range slices.Sorted(maps.Keys(s.visits)) {
-		v := s.visits[l]
+	for _, l := range links {
+		v := s.links[l].visits
+		if v == nil {
+			continue
+		}
 		r.visitMarks = append(r.visitMarks, recRow{link: l, v: v.flushed})
 		for _, x := range v.list {
 			r.visits = append(r.visits, recVisit{link: l, day: x.Day, hash: x.Hash})

@@ -52,7 +52,9 @@ func TestVisitsReplayAndMarks(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := snap.visits[7]; !ok || v.flushed != 2 || len(v.list) != 2 || v.list[1].Hash != 14 {
+	if e, ok := snap.links[7]; !ok {
+		t.Fatal("snapshot holds no entry of link 7")
+	} else if v := e.visits; v == nil || v.flushed != 2 || len(v.list) != 2 || v.list[1].Hash != 14 {
 		t.Fatalf("snapshot visits = %+v", v)
 	}
 
@@ -61,4 +63,67 @@ func TestVisitsReplayAndMarks(t *testing.T) {
 	}
 	want = nil
 	check("marked", j.Visits([]int64{7}))
+}
+
+// A link's entry holds its hours or its visits or both, and leaves the
+// state when it holds neither: hours dropped while visits wait for their
+// sketch keep the entry for the visits, and a replay rebuilds the same.
+func TestLinkEntriesFollowHoursAndVisits(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	j := mustJournal(t, dir, WithSync(SyncWriteOnly))
+	const bucket = 86400*3 + 120
+	if _, err := j.Commit(ctx, []*Increment{
+		{LinkID: 7, Bucket: bucket, Add: 1, Visits: []uint64{11}},
+		{LinkID: 8, Bucket: bucket, Add: 1},
+	}, nil, nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, j, "clicked", 2, 2)
+
+	// Link 7's minute flushed and its rows dropped, its visit not in a
+	// sketch yet: the entry stays for the visit.
+	if _, err := j.Commit(ctx, nil, []Row{{LinkID: 7, Bucket: bucket, N: 1}}, nil, 0, []int64{7}); err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, j, "hours of 7 dropped", 2, 1)
+	if got := j.Visits([]int64{7}); len(got) != 1 || got[0].Seq != 1 || got[0].Visits[0].Hash != 11 {
+		t.Fatalf("visits of 7 after its rows' drop = %+v, want its one visit", got)
+	}
+	want := dumpState(j) + dumpVisits(j)
+	j.Close()
+	j = mustJournal(t, dir, WithSync(SyncWriteOnly))
+	checkEntries(t, j, "replayed", 2, 1)
+	if got := dumpState(j) + dumpVisits(j); got != want {
+		t.Fatalf("replayed state:\n%s\nwant:\n%s", got, want)
+	}
+
+	if _, err := j.CommitVisits(ctx, nil, nil, nil, []VisitMark{{LinkID: 7, Seq: 1}}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, j, "visit of 7 marked", 1, 1)
+	if _, err := j.Commit(ctx, nil, []Row{{LinkID: 8, Bucket: bucket, N: 1}}, nil, 0, []int64{8}); err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, j, "8 dropped", 0, 0)
+}
+
+// checkEntries fails unless the state holds entries link entries, held of
+// them with hours, and none that holds nothing.
+func checkEntries(t *testing.T, j *Journal, what string, entries, held int) {
+	t.Helper()
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	withHours := 0
+	for l, e := range j.st.links {
+		if len(e.hours) > 0 {
+			withHours++
+		} else if e.visits == nil {
+			t.Errorf("%s: link %d's entry holds nothing", what, l)
+		}
+	}
+	if len(j.st.links) != entries || withHours != held || j.st.held != held {
+		t.Errorf("%s: %d entries, %d with hours, held = %d; want %d, %d, %d",
+			what, len(j.st.links), withHours, j.st.held, entries, held, held)
+	}
 }
