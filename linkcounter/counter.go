@@ -156,6 +156,9 @@ type Counter struct {
 	lastTotals *lru.Cache[int64, int64]
 	nActors    atomic.Int64
 	pending    atomic.Int64 // acknowledged clicks not flushed yet
+	// oldest caches the oldest-unflushed gauge's scan of a large registry
+	// (metrics.go).
+	oldest oldestScan
 	commits    *committer
 	sched      scheduler
 	live       liveQueue
