@@ -1,6 +1,7 @@
 package clicklog
 
 import (
+	"hash/maphash"
 	"math"
 	"slices"
 	"unsafe"
@@ -58,36 +59,78 @@ type valueTable struct {
 }
 
 // keySets interns key lists (the ids of an hour's cells, in order),
-// counting the hours that hold each.
+// counting the hours that hold each. By hash, with the lists of a hash
+// chained: a map keyed by the lists' bytes would hold each list twice,
+// which a burst whose lists are all distinct would pay per link.
 type keySets struct {
-	m       map[string]*keySet // by the list's bytes
+	seed    maphash.Seed
+	m       map[uint64]*keySet
 	scratch []uint32
 }
 
 type keySet struct {
 	keys []uint32 // len == cap: an append copies
 	refs int
+	next *keySet // of the same hash
 }
 
 // intern returns the interned list equal to keys, for one more hour; keys
 // itself is not kept.
 func (t *keySets) intern(keys []uint32) []uint32 {
-	if e, ok := t.m[string(keyBytes(keys))]; ok {
-		e.refs++
-		return e.keys
+	h := maphash.Bytes(t.seed, keyBytes(keys))
+	for e := t.m[h]; e != nil; e = e.next {
+		if slices.Equal(e.keys, keys) {
+			e.refs++
+			return e.keys
+		}
 	}
 	own := slices.Clip(slices.Clone(keys))
-	t.m[string(keyBytes(own))] = &keySet{keys: own, refs: 1}
+	t.m[h] = &keySet{keys: own, refs: 1, next: t.m[h]}
 	return own
 }
 
 // release gives back one hour's hold of the interned list keys.
 func (t *keySets) release(keys []uint32) {
-	k := keyBytes(keys)
-	e := t.m[string(k)]
-	if e.refs--; e.refs == 0 {
-		delete(t.m, string(k))
+	h := maphash.Bytes(t.seed, keyBytes(keys))
+	for p := t.m[h]; p != nil; p = p.next {
+		// Found by identity: keys is the interned list itself.
+		if e := p; &e.keys[0] == &keys[0] {
+			if e.refs--; e.refs == 0 {
+				t.unlink(h, e)
+			}
+			return
+		}
 	}
+	panic("clicklog: release of a key list not interned")
+}
+
+// unlink removes e from the chain of hash h.
+func (t *keySets) unlink(h uint64, e *keySet) {
+	if t.m[h] == e {
+		if e.next == nil {
+			delete(t.m, h)
+		} else {
+			t.m[h] = e.next
+		}
+		return
+	}
+	for p := t.m[h]; p.next != nil; p = p.next {
+		if p.next == e {
+			p.next = e.next
+			return
+		}
+	}
+}
+
+// len returns the number of lists interned.
+func (t *keySets) len() int {
+	n := 0
+	for _, e := range t.m {
+		for ; e != nil; e = e.next {
+			n++
+		}
+	}
+	return n
 }
 
 // keyBytes returns the bytes of keys (not a copy), a map key.
@@ -99,7 +142,7 @@ func keyBytes(keys []uint32) []byte {
 }
 
 func newValueTable() *valueTable {
-	return &valueTable{ids: make(map[dimValue]uint32), sets: keySets{m: make(map[string]*keySet)}}
+	return &valueTable{ids: make(map[dimValue]uint32), sets: keySets{seed: maphash.MakeSeed(), m: make(map[uint64]*keySet)}}
 }
 
 // lookup returns the id of (d, value), false if no cell holds it.

@@ -117,7 +117,7 @@ func TestSharedHoursInternTheirKeys(t *testing.T) {
 		}
 	}
 	keysOf := func(link int64) *hourRows { return j.st.hourOf(link, hourStart(bucket), false) }
-	sets := func() int { return len(j.st.values.sets.m) }
+	sets := func() int { return j.st.values.sets.len() }
 	for link := int64(1); link <= 3; link++ {
 		click(link, &gb)
 	}
@@ -134,9 +134,8 @@ func TestSharedHoursInternTheirKeys(t *testing.T) {
 	}
 	before := slices.Clone(h1.keys)
 	click(3, &gb) // still differing: the shared list of links 1 and 2 is untouched
-	if !slices.Equal(keysOf(1).keys, before) || j.st.values.sets.m[string(keyBytes(before))].refs != 2 {
-		t.Fatalf("link 1's keys %v (want %v), the list's holds %d (want 2)",
-			keysOf(1).keys, before, j.st.values.sets.m[string(keyBytes(before))].refs)
+	if h1 := keysOf(1); !slices.Equal(h1.keys, before) || &h1.keys[0] != &keysOf(2).keys[0] || sets() != 1 {
+		t.Fatalf("link 1's keys %v (want %v, shared with link 2), %d lists interned (want 1)", h1.keys, before, sets())
 	}
 
 	// Replayed, the shared hours share one list again.
@@ -247,5 +246,31 @@ func TestFindCellAtAgreesWithFindCell(t *testing.T) {
 	check("after a removal")
 	if got := s.findCellAt(h, 3, linkforge.DimReferrer, "t.co"); got != 2 {
 		t.Fatalf("t.co after the removal: %d, want 2", got)
+	}
+}
+
+// Lists of one hash are chained; unlinking one keeps the others, head or
+// not, and the last one takes the hash out of the map.
+func TestKeySetsUnlinkKeepsTheChain(t *testing.T) {
+	e1, e2, e3 := &keySet{keys: []uint32{1}}, &keySet{keys: []uint32{2}}, &keySet{keys: []uint32{3}}
+	e1.next, e2.next = e2, e3
+	ks := keySets{m: map[uint64]*keySet{7: e1}}
+	chain := func() (out []uint32) {
+		for e := ks.m[7]; e != nil; e = e.next {
+			out = append(out, e.keys[0])
+		}
+		return out
+	}
+	for _, step := range []struct {
+		e    *keySet
+		want []uint32
+	}{{e2, []uint32{1, 3}}, {e1, []uint32{3}}, {e3, nil}} {
+		ks.unlink(7, step.e)
+		if got := chain(); !slices.Equal(got, step.want) {
+			t.Fatalf("after unlinking %d: chain %v, want %v", step.e.keys[0], got, step.want)
+		}
+	}
+	if _, ok := ks.m[7]; ok || ks.len() != 0 {
+		t.Fatalf("the emptied chain's hash is still in the map (%d lists)", ks.len())
 	}
 }
