@@ -11,9 +11,10 @@ import (
 // runs, rebuilt from the click log at open. Per link, per hour it counted
 // in: the minutes' absolute counts and flushed counts, and the hour's counts
 // by dimension and value; and its visitor hashes not yet in a sketch. A
-// link clicked once costs one map entry and five small allocations, about
-// 300 bytes (docs/adr/014-click-log.md, "Memory";
-// docs/adr/033-one-off-link-memory.md).
+// link clicked once costs one map entry and five small allocations, its
+// key list shared with the links clicked with the same values, about 190
+// bytes (docs/adr/014-click-log.md, "Memory";
+// docs/adr/033-one-off-link-memory.md, docs/adr/039-burst-map-slots.md).
 type logState struct {
 	nodeID       string
 	seedPending  bool
@@ -24,8 +25,7 @@ type logState struct {
 	// just past a doubling), and one map of 16-byte slots wastes less of
 	// that than two maps of 32- and 40-byte ones did (ADR 039).
 	links map[int64]*linkRows
-	// held counts the links of links with hours (the rest hold visits
-	// only).
+	// held counts the entries with hours (the rest hold visits only).
 	held int
 	// byHour lists, per hour, the links that hold rows of it: what purge
 	// visits.
