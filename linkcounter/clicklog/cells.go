@@ -92,9 +92,9 @@ func (t *keySets) intern(keys []uint32) []uint32 {
 // release gives back one hour's hold of the interned list keys.
 func (t *keySets) release(keys []uint32) {
 	h := maphash.Bytes(t.seed, keyBytes(keys))
-	for p := t.m[h]; p != nil; p = p.next {
+	for e := t.m[h]; e != nil; e = e.next {
 		// Found by identity: keys is the interned list itself.
-		if e := p; &e.keys[0] == &keys[0] {
+		if &e.keys[0] == &keys[0] {
 			if e.refs--; e.refs == 0 {
 				t.unlink(h, e)
 			}
@@ -138,7 +138,9 @@ func keyBytes(keys []uint32) []byte {
 	if len(keys) == 0 {
 		return nil
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&keys[0])), 4*len(keys))
+	// Read only, to hash: the ids' bytes in memory order, which is all a
+	// hash within this process needs.
+	return unsafe.Slice((*byte)(unsafe.Pointer(&keys[0])), 4*len(keys)) //nolint:gosec // G103: a read-only view of a live slice, of its exact length
 }
 
 func newValueTable() *valueTable {
