@@ -158,10 +158,10 @@ type Counter struct {
 	pending    atomic.Int64 // acknowledged clicks not flushed yet
 	// oldest caches the oldest-unflushed gauge's scan of a large registry
 	// (metrics.go).
-	oldest oldestScan
-	commits    *committer
-	sched      scheduler
-	live       liveQueue
+	oldest  oldestScan
+	commits *committer
+	sched   scheduler
+	live    liveQueue
 
 	// Ready's last journal probe.
 	readyMu  sync.Mutex
