@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"MaxLinks", testMaxLinks},
 		{"MaxLinksConcurrent", testMaxLinksConcurrent},
 		{"ClickGrants", testClickGrants},
+		{"NodeUniques", testNodeUniques}, // uniques.go
 		// traffic.go
 		{"TrafficStats", testTrafficStats},
 		{"TrafficBreakdown", testTrafficBreakdown},
