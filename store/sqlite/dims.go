@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -60,17 +59,9 @@ const dimsPerStatement = 200
 
 // dimsUpsertSQL is the upsert of n dimension rows.
 func dimsUpsertSQL(n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?, ?, ?, ?, ?)")
-	}
-	b.WriteString(` ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = max(count, excluded.count)
-		 WHERE excluded.count > count`)
-	return b.String()
+	return `INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES ` + valuesList(n, 6) +
+		` ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = max(count, excluded.count)
+		 WHERE excluded.count > count`
 }
 
 // NodeDims returns nodeID's click_dims rows whose hour is at or after from

@@ -326,3 +326,10 @@ func isForeignKey(err error) bool { return isConstraint(err, sqlite3.SQLITE_CONS
 func notFound(what string) *linkforge.Error {
 	return linkforge.Errorf(linkforge.ENotFound, "%s not found", what)
 }
+
+// valuesList returns the placeholders of n rows of width parameters each,
+// "(?, ?), (?, ?)": a multi-row VALUES of one statement.
+func valuesList(n, width int) string {
+	row := "(?" + strings.Repeat(", ?", width-1) + ")"
+	return row + strings.Repeat(", "+row, n-1)
+}

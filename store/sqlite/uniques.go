@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -64,12 +63,6 @@ func (db *DB) NodeUniques(ctx context.Context, nodeID string, keys []linkforge.U
 // uniquesPerRead bounds NodeUniques' keys per statement (two parameters
 // each, under SQLite's 32,766).
 const uniquesPerRead = 500
-
-// valuesList returns n rows of width parameters, "(?, ?), (?, ?)".
-func valuesList(n, width int) string {
-	row := "(?" + strings.Repeat(", ?", width-1) + ")"
-	return row + strings.Repeat(", "+row, n-1)
-}
 
 // DailyUniques returns every node's sketches of the days in [from, to) of
 // one link of the tenant, or of all its links (linkID 0).
