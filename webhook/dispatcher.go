@@ -55,6 +55,14 @@ type Config struct {
 	// receiver holds at most that many slots and the others' deliveries
 	// go on. 0: DefaultPerWebhook.
 	PerWebhook int
+	// Released, if set, hears of the deliveries a claim gave back
+	// unattempted (past a cap of this node), due again at the time
+	// given: on a cluster it is the bus's PublishDeliveries, so that
+	// another node, which may have room, claims them at once. The word
+	// that they were queued may have reached that node while this one
+	// held them, and it would otherwise wait for its next re-read of the
+	// store (30 s). nil: nobody is told.
+	Released func(due time.Time)
 	// PerTenant bounds the attempts in flight for one tenant's webhooks,
 	// all of them together: a tenant whose receivers all hang holds at
 	// most that many of the node's slots, and the other tenants'
@@ -73,6 +81,7 @@ type Dispatcher struct {
 	maxFlight  int
 	perWebhook int
 	perTenant  int
+	released   func(due time.Time)
 	log        *slog.Logger
 	m          *metrics
 
@@ -162,6 +171,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		timeout:    cmp.Or(cfg.Timeout, DefaultTimeout),
 		maxFlight:  cmp.Or(cfg.MaxInFlight, DefaultMaxInFlight),
 		perWebhook: cmp.Or(cfg.PerWebhook, DefaultPerWebhook),
+		released:   cfg.Released,
 		log:        cfg.Logger,
 		busy:       map[string]int{},
 		tenants:    map[int64]int{},
@@ -241,6 +251,8 @@ func (d *Dispatcher) Claim(ctx context.Context, c expiry.Claim) (int, error) {
 			// They come back when their lease expires.
 			d.log.LogAttrs(ctx, slog.LevelWarn, "delivery release failed", slog.String("event", "webhook_store_error"),
 				slog.Int("delivery_count", len(release)), slog.String("error", err.Error()))
+		} else if d.released != nil {
+			d.released(c.Now)
 		}
 	}
 	return len(ds), nil

@@ -109,3 +109,78 @@ func (w *heldWriter) WriteHeader(code int) {
 	<-w.release
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// TestReleasedDeliveryReachesAnotherNode: a delivery a node claimed past
+// its cap and gave back must reach another node at once. Node B runs
+// first and finds nothing; two deliveries are then queued with no word on
+// the bus (as when that word reached B while A held them); node A starts,
+// claims both in one claim, keeps one (one in flight per webhook) and
+// gives the other back. Both in flight at once means B sent the second,
+// and only A's word at the release can have told it within the hour.
+func TestReleasedDeliveryReachesAnotherNode(t *testing.T) {
+	url := migratedPostgres(t)
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	rcv := newReceiver(t, nil)
+	inner := rcv.Config.Handler
+	rcv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner.ServeHTTP(&heldWriter{ResponseWriter: w, release: release}, r)
+	})
+	dcfg := func(reg prometheus.Registerer) webhook.Config {
+		return webhook.Config{AllowPrivate: true, PerWebhook: 1, Timeout: time.Hour,
+			Transport: http.DefaultTransport.(*http.Transport).Clone(), Registry: reg}
+	}
+	ecfg := func(owner string) expiry.Config {
+		return expiry.Config{Owner: owner, Resolution: 5 * time.Millisecond, PollInterval: time.Hour}
+	}
+	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
+	dbA, dbB := openPostgres(t, url), openPostgres(t, url)
+
+	b := startNode(t, dbB, ecfg("node-b"), dcfg(regB))
+	busB, err := postgres.NewBus(dbB, postgres.BusConfig{Node: "node-b",
+		Handler: wakeHandler{Recorder: bustest.NewRecorder(), wake: b.sched.Reschedule}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busA, err := postgres.NewBus(dbA, postgres.BusConfig{Node: "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bus := range []*postgres.Bus{busB, busA} {
+		if err := bus.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := bus.Stop(context.Background()); err != nil {
+				t.Errorf("bus Stop: %v", err)
+			}
+		})
+	}
+	t.Cleanup(free)
+
+	tn := mustTenant(t, dbA, "acme")
+	wh := mustWebhook(t, dbA, tn.ID, rcv, linkforge.EventLinkCreated)
+	for i := range 2 {
+		ev, err := linkforge.NewEvent(tn.ID, "webhook.test", map[string]int{"n": i}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dbA.EnqueueDelivery(t.Context(), tn.ID, wh.ID, ev, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgA := dcfg(regA)
+	cfgA.Released = busA.PublishDeliveries
+	a := startNode(t, dbA, ecfg("node-a"), cfgA)
+
+	// A hang guard, not a latency bound: without the word at the release
+	// the second delivery would wait an hour.
+	rcv.waitFor(t, 20*time.Second, "both deliveries in flight at once", func(r []request) bool { return len(r) >= 2 })
+	free()
+	a.stop(t)
+	b.stop(t)
+	if da, db := delivered(t, regA), delivered(t, regB); da != 1 || db != 1 {
+		t.Errorf("nodes delivered %v and %v, want 1 each", da, db)
+	}
+}

@@ -277,13 +277,13 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	// the dashboards show it, and on a cluster the other nodes hear of it
 	// (the alarm runs on one node).
 	hooks := append([]expiry.Hook{srv.OnLinkExpired, hub.Expired}, cl.hooks...)
-	sched, stopSched, err := a.newScheduler(st, schedDue, id, hooks, srv, registry)
-	if err != nil {
-		return "", nil, err
-	}
 	var announce linkforge.DeliveryPublisher
 	if p, ok := cl.bus.(linkforge.DeliveryPublisher); ok {
 		announce = p
+	}
+	sched, stopSched, err := a.newScheduler(st, schedDue, id, hooks, srv, announce, registry)
+	if err != nil {
+		return "", nil, err
 	}
 	deliveriesDue.Set(webhook.Announce(schedDue.Tell, announce))
 	quotas, err := a.startQuotas(lc, st, counter, registry)
@@ -478,15 +478,22 @@ func (a *app) startCounter(lc *lifecycle, st store, journal *clicklog.Journal, i
 // alarms (hooks) and the webhook deliveries, its second kind of work (and
 // the domain verifications and the daily retention job); due is the hook
 // it listens on for due deliveries (this node's and, on a cluster, the
-// others'). stop stops both.
+// others'); peers (nil on one node) hears of the deliveries given back
+// past this node's caps. stop stops both.
 func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.Hook, srv *serverRef,
-	registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
-	deliveries, err := webhook.New(webhook.Config{
+	peers linkforge.DeliveryPublisher, registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
+	cfg := webhook.Config{
 		Store:        st,
 		AllowPrivate: a.cfg.WebhookAllowPrivate,
 		Logger:       a.log,
 		Registry:     registry,
-	})
+	}
+	if peers != nil {
+		// Deliveries given back past this node's caps: another node may
+		// have room for them now.
+		cfg.Released = peers.PublishDeliveries
+	}
+	deliveries, err := webhook.New(cfg)
 	if err != nil {
 		return nil, nil, failed("cannot create webhook dispatcher", err)
 	}
