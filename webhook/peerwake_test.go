@@ -37,14 +37,7 @@ func (h wakeHandler) PeerDeliveries(due time.Time) { h.wake(due) }
 // can have woken it within the hour is node A's word on the bus.
 func TestDeliveryQueuedOnOneNodeIsSentByAnother(t *testing.T) {
 	url := migratedPostgres(t)
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	rcv := newReceiver(t, nil)
-	inner := rcv.Config.Handler
-	rcv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		inner.ServeHTTP(&heldWriter{ResponseWriter: w, release: release}, r)
-	})
+	rcv, free := newHeldReceiver(t)
 	regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
 	var (
 		stores []*postgres.DB
@@ -98,6 +91,19 @@ func TestDeliveryQueuedOnOneNodeIsSentByAnother(t *testing.T) {
 	}
 }
 
+// newHeldReceiver returns a receiver that holds every request until free
+// is called (free may be called more than once).
+func newHeldReceiver(t *testing.T) (rcv *receiver, free func()) {
+	release := make(chan struct{})
+	var once sync.Once
+	rcv = newReceiver(t, nil)
+	inner := rcv.Config.Handler
+	rcv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner.ServeHTTP(&heldWriter{ResponseWriter: w, release: release}, r)
+	})
+	return rcv, func() { once.Do(func() { close(release) }) }
+}
+
 // heldWriter answers only once release is closed: the request stays in
 // flight on its sender.
 type heldWriter struct {
@@ -119,14 +125,7 @@ func (w *heldWriter) WriteHeader(code int) {
 // and only A's word at the release can have told it within the hour.
 func TestReleasedDeliveryReachesAnotherNode(t *testing.T) {
 	url := migratedPostgres(t)
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	rcv := newReceiver(t, nil)
-	inner := rcv.Config.Handler
-	rcv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		inner.ServeHTTP(&heldWriter{ResponseWriter: w, release: release}, r)
-	})
+	rcv, free := newHeldReceiver(t)
 	dcfg := func(reg prometheus.Registerer) webhook.Config {
 		return webhook.Config{AllowPrivate: true, PerWebhook: 1, Timeout: time.Hour,
 			Transport: http.DefaultTransport.(*http.Transport).Clone(), Registry: reg}
