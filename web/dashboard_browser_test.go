@@ -195,8 +195,10 @@ func (p *dashPage) wait(what, expr string) {
 		dump, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify({hash: location.hash, `+
 			`title: (document.getElementById('view-title') || {}).textContent, sub: (document.getElementById('view-sub') || {}).textContent, `+
 			`rows: Array.from(document.querySelectorAll('#links-body tr')).map(r => r.dataset.slug + ':' + r.querySelector('.badge').textContent).join(','), `+
+			`createURL: (document.getElementById('create-url') || {}).value, `+
 			`createError: (document.getElementById('create-error') || {}).textContent, createResult: (document.getElementById('create-result') || {}).textContent})`))
-		p.t.Fatalf("wait for %s: %v (page: %s)", what, err, dump)
+		reqs := p.log.since(max(0, p.log.len()-8))
+		p.t.Fatalf("wait for %s: %v (page: %s; last requests: %q)", what, err, dump, reqs)
 	}
 }
 
@@ -316,8 +318,36 @@ func (p *dashPage) typeAction(sel, text string) chromedp.Action[chromedp.Void] {
 	return chromedp.SendKeys(chromedp.CSS(sel), text)
 }
 
+// clickAction clicks sel once it holds still: a click lands where the
+// element was measured, and a panel filling in above it moves it (the
+// press then hits something else and nothing happens).
 func (p *dashPage) clickAction(sel string) chromedp.Action[chromedp.Void] {
-	return chromedp.Click(chromedp.CSS(sel))
+	rect := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return ''; `+
+		`const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height].join(','); })()`, sel)
+	still := chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		last := ""
+		for {
+			now, err := chromedp.Evaluate[string](rect)(c, tg)
+			if err != nil {
+				return chromedp.Void{}, err
+			}
+			if now != "" && now == last {
+				return chromedp.Void{}, nil
+			}
+			last = now
+			select {
+			case <-c.Done():
+				return chromedp.Void{}, fmt.Errorf("%s did not hold still: %w", sel, c.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	})
+	return chromedp.Action[chromedp.Void](func(c context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		if _, err := still(c, tg); err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.Click(chromedp.CSS(sel))(c, tg)
+	})
 }
 
 // keepScreenshot saves the whole page as PNG into the directory

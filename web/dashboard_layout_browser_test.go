@@ -178,6 +178,11 @@ func TestDashboardUsage(t *testing.T) {
 		t.Errorf("the usage card is not shown")
 	}
 
+	// The click lands where the button is when it is measured: wait for
+	// the overview to settle first (a panel filling in later moves the
+	// form, and a click on the old spot submits nothing).
+	p.wait("the settled overview", `document.getElementById('conn').dataset.state === 'live' && `+
+		`document.querySelectorAll('.panel[data-state="ready"]').length === 7`)
 	p.run("create a link", p.typeAction("#create-url", "https://example.com/c"), p.clickAction("#create-submit"))
 	p.wait("the new link counted", fmt.Sprintf(`%s === '3 of 5 | %d of 100'`, usage, clicks))
 
