@@ -669,7 +669,6 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 	if err := db.UpsertRollup(ctx, "seed-node", rows); err != nil {
 		t.Fatalf("seed rollups: %v", err)
 	}
-	db.Close()
 	h.rows = rows
 
 	// The breakdowns: each hour's clicks shared among plausible values by
@@ -687,17 +686,9 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 		{linkforge.DimOS, []string{"Windows", "macOS", "iOS", "Android", "Linux", "other"}, []int{30, 24, 22, 16, 6, 2}},
 		{linkforge.DimUTMSource, []string{"none", "newsletter", "twitter", "producthunt", "linkedin"}, []int{55, 20, 10, 8, 7}},
 	}
-	sqldb := mustOpenSQL(t, "sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	tx, err := sqldb.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatalf("seed dimensions: %v", err)
-	}
-	defer tx.Rollback()
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES (?, ?, ?, ?, 'seed-node', ?)`)
-	if err != nil {
-		t.Fatalf("seed dimensions: %v", err)
-	}
-	defer ins.Close()
+	// Through the store, as a flush writes them: the aggregates of the
+	// breakdowns are the flush's to keep (migration 00025).
+	var dims []linkforge.DimRow
 	for lh, total := range perHour {
 		for i, d := range weights {
 			// Each click draws its value by the weights, from a source seeded
@@ -718,16 +709,13 @@ func mustSeedHistory(t *testing.T, n *node, tenant string) seededHistory {
 				counts[j]++
 			}
 			for j, c := range counts {
-				if c == 0 {
-					continue
-				}
-				if _, err := ins.ExecContext(ctx, lh.link, lh.hour.Unix(), d.dim.String(), d.values[j], c); err != nil {
-					t.Fatalf("seed dimensions: %v", err)
+				if c > 0 {
+					dims = append(dims, linkforge.DimRow{LinkID: lh.link, Hour: lh.hour, Dim: d.dim, Value: d.values[j], Count: c})
 				}
 			}
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := db.UpsertClicks(ctx, "seed-node", nil, dims); err != nil {
 		t.Fatalf("seed dimensions: %v", err)
 	}
 	return h

@@ -1,68 +1,324 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/linkforge/linkforge"
 )
 
 // upsertDims writes dims of nodeID in tx, with click_rollup's monotonic
-// rule: a count replaces a smaller one, never a larger one. Rows go in
-// statements of dimsPerStatement rows each: one statement's bind, step and
-// statement journal for many rows instead of one per row (a one-off
-// link's flush writes 23 dimension rows).
+// rule (a count replaces a smaller one, never a larger one), and adds what
+// each row grew by to the aggregates that sum click_dims: tenant_dims_hourly
+// and link_dims_daily (00006), tenant_dims_daily (00008) and the automated
+// part of link_hourly and tenant_hourly (00022).
+//
+// Row triggers kept those aggregates until migration 00025
+// (docs/adr/040-dims-aggregates-in-the-flush.md): three upserts per
+// dimension row, and a burst of one-off links writes 23 rows a link, so a
+// tenant's aggregate row was rewritten once per link of the flush and the
+// triggers were two thirds of its time. Here the rows' stored counts are
+// read first (one statement per 500 (link, hour) pairs), only the rows that
+// grow are written, and their growth is summed by aggregate key, so each
+// aggregate row is written once per flush. A stale replay writes nothing.
 func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge.DimRow) error {
 	if len(dims) == 0 {
 		return nil
 	}
+	stored, err := storedDims(ctx, tx, nodeID, dims)
+	if err != nil {
+		return err
+	}
+	grown := make([]linkforge.DimRow, 0, len(dims))
+	growth := make([]linkforge.DimRow, 0, len(dims))
+	for _, d := range dims {
+		k := dimKey{d.LinkID, d.Hour.Unix(), d.Dim.String(), d.Value}
+		old := stored[k]
+		if d.Count <= old {
+			continue
+		}
+		// A key twice in one flush grows from the first count to the second.
+		stored[k] = d.Count
+		grown = append(grown, d)
+		d.Count -= old
+		growth = append(growth, d)
+	}
+	if len(grown) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 6*len(grown))
+	for _, d := range grown {
+		args = append(args, d.LinkID, d.Hour.Unix(), d.Dim.String(), d.Value, nodeID, d.Count)
+	}
+	// The max() guard stays: the rows just read are this transaction's (one
+	// writer), so it never bites, but a count must not fall if it did.
+	if err := execRows(ctx, tx, `INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES `,
+		` ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = max(count, excluded.count)
+		 WHERE excluded.count > count`, 6, args); err != nil {
+		return fmt.Errorf("sqlite: upsert click dimensions: %d rows from link %d hour %d: %w",
+			len(grown), grown[0].LinkID, grown[0].Hour.Unix(), err)
+	}
+	if err := addDimGrowth(ctx, tx, growth); err != nil {
+		return fmt.Errorf("sqlite: click dimension aggregates: %w", err)
+	}
+	return nil
+}
+
+// dimKey is a click_dims row's key within one node's rows.
+type dimKey struct {
+	link  int64
+	hour  int64
+	dim   string
+	value string
+}
+
+// storedDims returns nodeID's stored counts of the (link, hour) pairs of
+// dims, by row key: 500 pairs to a statement, each found by its primary
+// key's (link_id, hour) prefix.
+func storedDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge.DimRow) (map[dimKey]int64, error) {
+	type linkHour struct{ link, hour int64 }
+	seen := make(map[linkHour]struct{}, len(dims)/8+1)
+	args := make([]any, 0, 1+2*min(len(dims), storedPerRead))
+	out := make(map[dimKey]int64, len(dims))
+	read := func() error {
+		//nolint:gosec // G202: only placeholders are joined in
+		rows, err := tx.QueryContext(ctx, `SELECT link_id, hour, dimension, value, count FROM click_dims
+			WHERE node_id = ? AND (link_id, hour) IN (VALUES `+valuesList((len(args)-1)/2, 2)+`)`, args...)
+		if err != nil {
+			return fmt.Errorf("sqlite: stored click dimensions: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				k dimKey
+				n int64
+			)
+			if err := rows.Scan(&k.link, &k.hour, &k.dim, &k.value, &n); err != nil {
+				return fmt.Errorf("sqlite: stored click dimensions: %w", err)
+			}
+			out[k] = n
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: stored click dimensions: %w", err)
+		}
+		args = append(args[:0], nodeID)
+		return nil
+	}
+	args = append(args, nodeID)
+	for _, d := range dims {
+		lh := linkHour{d.LinkID, d.Hour.Unix()}
+		if _, ok := seen[lh]; ok {
+			continue
+		}
+		seen[lh] = struct{}{}
+		args = append(args, lh.link, lh.hour)
+		if len(args) == 1+2*storedPerRead {
+			if err := read(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(args) > 1 {
+		if err := read(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// storedPerRead bounds storedDims' (link, hour) pairs per statement.
+const storedPerRead = 500
+
+// addDimGrowth adds growth (dimension rows whose Count is what the stored
+// row grew by) to the aggregates of the links that exist: a deleted link's
+// rows left them with its delete, and a late flush of its rows must not
+// bring them back (the triggers' join on links did the same).
+func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) error {
+	if len(growth) == 0 {
+		return nil
+	}
+	tenants, err := linkTenants(ctx, tx, growth)
+	if err != nil {
+		return err
+	}
+	type tenantKey struct {
+		tenant int64
+		dim    string
+		at     int64 // the hour, or the day
+		value  string
+	}
+	type linkKey struct {
+		link  int64
+		dim   string
+		day   int64
+		value string
+	}
+	type hourKey struct{ tenant, hour, link int64 }
+	var (
+		hourly     = map[tenantKey]int64{}
+		daily      = map[tenantKey]int64{}
+		linkDaily  = map[linkKey]int64{}
+		autoLink   = map[hourKey]int64{}
+		autoTenant = map[hourKey]int64{} // link 0
+		// The flush's rows come link by link: in the order first seen,
+		// link_dims_daily's keys are near its key order, and sorting them
+		// cost a tenth of this function.
+		linkOrder = make([]linkKey, 0, len(growth))
+	)
+	traffic := linkforge.DimTraffic.String()
+	for _, g := range growth {
+		tn, ok := tenants[g.LinkID]
+		if !ok {
+			continue
+		}
+		name, hour := g.Dim.String(), g.Hour.Unix()
+		day := hour / 86400 * 86400
+		hourly[tenantKey{tn, name, hour, g.Value}] += g.Count
+		daily[tenantKey{tn, name, day, g.Value}] += g.Count
+		lk := linkKey{g.LinkID, name, day, g.Value}
+		if _, ok := linkDaily[lk]; !ok {
+			linkOrder = append(linkOrder, lk)
+		}
+		linkDaily[lk] += g.Count
+		if name == traffic && g.Value == linkforge.TrafficAutomated {
+			autoLink[hourKey{tn, hour, g.LinkID}] += g.Count
+			autoTenant[hourKey{tn, hour, 0}] += g.Count
+		}
+	}
+	// The tenants' rows, few, in key order: neighbouring rows of one
+	// B-tree page go in together.
+	byTenant := func(a, b tenantKey) int {
+		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.dim, b.dim), cmp.Compare(a.at, b.at), cmp.Compare(a.value, b.value))
+	}
+	byHour := func(a, b hourKey) int {
+		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.hour, b.hour), cmp.Compare(a.link, b.link))
+	}
+	var args []any
+	tenantRows := func(m map[tenantKey]int64) []any {
+		args = args[:0]
+		for _, k := range slices.SortedFunc(maps.Keys(m), byTenant) {
+			args = append(args, k.tenant, k.dim, k.at, k.value, m[k])
+		}
+		return args
+	}
+	if err := execRows(ctx, tx, `INSERT INTO tenant_dims_hourly (tenant_id, dimension, hour, value, count) VALUES `,
+		` ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = count + excluded.count`, 5, tenantRows(hourly)); err != nil {
+		return err
+	}
+	if err := execRows(ctx, tx, `INSERT INTO tenant_dims_daily (tenant_id, dimension, day, value, count) VALUES `,
+		` ON CONFLICT (tenant_id, dimension, day, value) DO UPDATE SET count = count + excluded.count`, 5, tenantRows(daily)); err != nil {
+		return err
+	}
+	args = args[:0]
+	for _, k := range linkOrder {
+		args = append(args, k.link, k.dim, k.day, k.value, linkDaily[k])
+	}
+	if err := execRows(ctx, tx, `INSERT INTO link_dims_daily (link_id, dimension, day, value, count) VALUES `,
+		` ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = count + excluded.count`, 5, args); err != nil {
+		return err
+	}
+	args = args[:0]
+	for _, k := range slices.SortedFunc(maps.Keys(autoLink), byHour) {
+		args = append(args, k.tenant, k.hour, k.link, 0, autoLink[k])
+	}
+	if err := execRows(ctx, tx, `INSERT INTO link_hourly (tenant_id, hour, link_id, count, automated) VALUES `,
+		` ON CONFLICT (tenant_id, hour, link_id) DO UPDATE SET automated = automated + excluded.automated`, 5, args); err != nil {
+		return err
+	}
+	args = args[:0]
+	for _, k := range slices.SortedFunc(maps.Keys(autoTenant), byHour) {
+		args = append(args, k.tenant, k.hour, 0, autoTenant[k])
+	}
+	return execRows(ctx, tx, `INSERT INTO tenant_hourly (tenant_id, hour, count, automated) VALUES `,
+		` ON CONFLICT (tenant_id, hour) DO UPDATE SET automated = automated + excluded.automated`, 4, args)
+}
+
+// linkTenants returns the tenant of each link of rows that exists.
+func linkTenants(ctx context.Context, tx *sql.Tx, rows []linkforge.DimRow) (map[int64]int64, error) {
+	out := map[int64]int64{}
+	ids := make([]any, 0, min(len(rows), storedPerRead))
+	read := func() error {
+		//nolint:gosec // G202: only placeholders are joined in
+		rs, err := tx.QueryContext(ctx, `SELECT id, tenant_id FROM links WHERE id IN (VALUES `+valuesList(len(ids), 1)+`)`, ids...)
+		if err != nil {
+			return fmt.Errorf("tenants of links: %w", err)
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var id, tn int64
+			if err := rs.Scan(&id, &tn); err != nil {
+				return fmt.Errorf("tenants of links: %w", err)
+			}
+			out[id] = tn
+		}
+		if err := rs.Err(); err != nil {
+			return fmt.Errorf("tenants of links: %w", err)
+		}
+		ids = ids[:0]
+		return nil
+	}
+	asked := map[int64]struct{}{}
+	for _, r := range rows {
+		if _, ok := asked[r.LinkID]; ok {
+			continue
+		}
+		asked[r.LinkID] = struct{}{}
+		if ids = append(ids, r.LinkID); len(ids) == storedPerRead {
+			if err := read(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(ids) > 0 {
+		if err := read(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// execRows runs head + a VALUES list + tail over args, rows of width
+// parameters each, in statements of up to rowsPerStatement rows: one
+// statement's bind, step and statement journal for many rows instead of
+// one per row.
+func execRows(ctx context.Context, tx *sql.Tx, head, tail string, width int, args []any) error {
 	var (
 		stmt *sql.Stmt
 		size int
-		args = make([]any, 0, 6*min(len(dims), dimsPerStatement))
 	)
 	defer func() {
 		if stmt != nil {
 			stmt.Close()
 		}
 	}()
-	for len(dims) > 0 {
-		n := min(len(dims), dimsPerStatement)
+	for len(args) > 0 {
+		n := min(len(args)/width, rowsPerStatement)
 		if n != size {
 			if stmt != nil {
 				stmt.Close()
 			}
 			var err error
-			if stmt, err = tx.PrepareContext(ctx, dimsUpsertSQL(n)); err != nil {
-				return fmt.Errorf("sqlite: upsert click dimensions: %w", err)
+			if stmt, err = tx.PrepareContext(ctx, head+valuesList(n, width)+tail); err != nil {
+				return err
 			}
 			size = n
 		}
-		args = args[:0]
-		for _, d := range dims[:n] {
-			args = append(args, d.LinkID, d.Hour.Unix(), d.Dim.String(), d.Value, nodeID, d.Count)
+		if _, err := stmt.ExecContext(ctx, args[:n*width]...); err != nil {
+			return err
 		}
-		if _, err := stmt.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("sqlite: upsert click dimensions: %d rows from link %d hour %d: %w",
-				n, dims[0].LinkID, dims[0].Hour.Unix(), err)
-		}
-		dims = dims[n:]
+		args = args[n*width:]
 	}
 	return nil
 }
 
-// dimsPerStatement bounds one statement's rows (6 parameters each, under
-// SQLite's 32,766).
-const dimsPerStatement = 200
-
-// dimsUpsertSQL is the upsert of n dimension rows.
-func dimsUpsertSQL(n int) string {
-	return `INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES ` + valuesList(n, 6) +
-		` ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = max(count, excluded.count)
-		 WHERE excluded.count > count`
-}
+// rowsPerStatement bounds one statement's rows (6 parameters each at most,
+// under SQLite's 32,766).
+const rowsPerStatement = 200
 
 // NodeDims returns nodeID's click_dims rows whose hour is at or after from
 // (the hour index keeps it to those hours).
