@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/linkforge/linkforge/internal/testdb"
 )
 
 // backupSummary is what backup and restore print on stdout.
@@ -350,28 +351,7 @@ func allRows(t *testing.T, db *sql.DB, table string) [][]any {
 	if name, cols, ok := strings.Cut(table, " ("); ok {
 		query = "SELECT " + strings.TrimSuffix(cols, ")") + " FROM " + name
 	}
-	rows, err := db.QueryContext(context.Background(), query)
-	if err != nil {
-		t.Fatalf("read %s: %v", table, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, vals)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testdb.Rows(t, db, query)
 }
 
 // rollupCounts returns click_rollup's counts by link, bucket and node.

@@ -35,3 +35,34 @@ func Migrations(t testing.TB, dialect migrations.Dialect, db *sql.DB) *goose.Pro
 	}
 	return p
 }
+
+// Rows returns every row of query on db, each as its columns' values, for
+// tests that compare tables whole.
+func Rows(t testing.TB, db *sql.DB, query string, args ...any) [][]any {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return out
+}

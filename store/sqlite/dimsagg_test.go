@@ -167,29 +167,9 @@ func checkDimsAggregates(t *testing.T, db *sql.DB, step string) {
 // dumpRows returns the rows of q, one line each, sorted.
 func dumpRows(t *testing.T, db *sql.DB, q string) string {
 	t.Helper()
-	rows, err := db.QueryContext(t.Context(), q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, fmt.Sprint(vals...))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	for _, r := range testdb.Rows(t, db, q) {
+		lines = append(lines, fmt.Sprint(r...))
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
