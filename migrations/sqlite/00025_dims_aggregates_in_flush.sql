@@ -4,7 +4,7 @@
 -- tenant_dims_hourly, link_dims_daily, tenant_dims_daily and the automated
 -- part of link_hourly and tenant_hourly summed by key, once per aggregate
 -- row per flush. The row triggers below did it three upserts per dimension
--- row: two thirds of a burst of one-off links' flush. SQLite has no
+-- row: about half of a burst of one-off links' flush. SQLite has no
 -- statement triggers, so the sum by key can only be the writer's.
 --
 -- The invariant of 00006 and 00008 holds: each aggregate row is the sum of
