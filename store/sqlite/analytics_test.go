@@ -118,3 +118,73 @@ func TestUpsertDimsInStatementsOfManyRows(t *testing.T) {
 		}
 	}
 }
+
+// TestUpsertRollupInStatementsOfManyRows: a flush's minute rows go in
+// statements of up to 200 rows too; 450 minutes of three links are all
+// written, a second flush keeps the larger count of each, and each link's
+// all-time total (the row triggers of 00007) is the sum of its minutes.
+func TestUpsertRollupInStatementsOfManyRows(t *testing.T) {
+	ctx := t.Context()
+	db := mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
+	tn, err := db.EnsureTenant(ctx, "chunks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 3 {
+		l, err := db.CreateLink(ctx, linkforge.Link{TenantID: tn.ID, Slug: fmt.Sprintf("minutes-%d", i), URL: "https://example.com/m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	start := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	const n = 450
+	bucket := func(i int) time.Time { return start.Add(time.Duration(i/3) * time.Minute) }
+	flush := func(count func(i int) int64) {
+		t.Helper()
+		rows := make([]linkforge.RollupRow, n)
+		for i := range rows {
+			rows[i] = linkforge.RollupRow{LinkID: ids[i%3], Bucket: bucket(i), Count: count(i)}
+		}
+		if err := db.UpsertClicks(ctx, "n1", rows, nil); err != nil {
+			t.Fatalf("UpsertClicks of %d minute rows: %v", n, err)
+		}
+	}
+	flush(func(i int) int64 { return int64(i + 1) })
+	flush(func(i int) int64 {
+		if i%2 == 0 {
+			return 0 // stale: kept
+		}
+		return int64(i + 1001)
+	})
+	want := map[string]int64{}
+	totals := map[int64]int64{}
+	for i := range n {
+		c := int64(i + 1)
+		if i%2 == 1 {
+			c = int64(i + 1001)
+		}
+		want[fmt.Sprintf("%d %d", ids[i%3], bucket(i).Unix())] = c
+		totals[ids[i%3]] += c
+	}
+	got := 0
+	for _, id := range ids {
+		mins, _, err := db.NodeLinkClicks(ctx, "n1", id, start, start.Add(time.Hour*3))
+		if err != nil {
+			t.Fatalf("NodeLinkClicks: %v", err)
+		}
+		for _, r := range mins {
+			got++
+			if k := fmt.Sprintf("%d %d", r.LinkID, r.Bucket.Unix()); want[k] != r.Count {
+				t.Errorf("minute %s = %d, want %d", k, r.Count, want[k])
+			}
+		}
+		if total, err := db.ClickTotal(ctx, id); err != nil || total != totals[id] {
+			t.Errorf("link %d: total %d (%v), want %d", id, total, err, totals[id])
+		}
+	}
+	if got != n {
+		t.Errorf("%d minute rows, want %d", got, n)
+	}
+}

@@ -35,18 +35,17 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	}
 	defer tx.Rollback()
 	if len(rows) > 0 {
-		stmt, err := tx.PrepareContext(ctx,
-			`INSERT INTO click_rollup (link_id, bucket, node_id, count) VALUES (?, ?, ?, ?)
-			 ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = max(count, excluded.count)
-			 WHERE excluded.count > count`)
-		if err != nil {
-			return fmt.Errorf("sqlite: upsert rollup: %w", err)
-		}
-		defer stmt.Close()
+		// Many rows to a statement, as the dimensions (upsertDims); the
+		// row triggers of 00006 and 00007 still run per row.
+		args := make([]any, 0, 4*len(rows))
 		for _, r := range rows {
-			if _, err := stmt.ExecContext(ctx, r.LinkID, r.Bucket.Unix(), nodeID, r.Count); err != nil {
-				return fmt.Errorf("sqlite: upsert rollup: link %d bucket %d: %w", r.LinkID, r.Bucket.Unix(), err)
-			}
+			args = append(args, r.LinkID, r.Bucket.Unix(), nodeID, r.Count)
+		}
+		if err := execRows(ctx, tx, `INSERT INTO click_rollup (link_id, bucket, node_id, count) VALUES `,
+			` ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = max(count, excluded.count)
+			 WHERE excluded.count > count`, 4, args); err != nil {
+			return fmt.Errorf("sqlite: upsert rollup: %d rows from link %d bucket %d: %w",
+				len(rows), rows[0].LinkID, rows[0].Bucket.Unix(), err)
 		}
 	}
 	if err := upsertDims(ctx, tx, nodeID, dims); err != nil {
