@@ -152,23 +152,17 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 		at     int64 // the hour, or the day
 		value  string
 	}
-	type linkKey struct {
-		link  int64
-		dim   string
-		day   int64
-		value string
-	}
 	type hourKey struct{ tenant, hour, link int64 }
 	var (
 		hourly     = map[tenantKey]int64{}
 		daily      = map[tenantKey]int64{}
-		linkDaily  = map[linkKey]int64{}
+		// link_dims_daily's rows, one per growing row: its key is the
+		// link's, so few rows share one (a link's hours of one day), and
+		// SQLite's upsert adds a key twice in one statement as it would in
+		// two. The flush's rows come link by link, near the key's order.
+		linkDaily = make([]any, 0, 5*len(growth))
 		autoLink   = map[hourKey]int64{}
 		autoTenant = map[hourKey]int64{} // link 0
-		// The flush's rows come link by link: in the order first seen,
-		// link_dims_daily's keys are near its key order, and sorting them
-		// cost a tenth of this function.
-		linkOrder = make([]linkKey, 0, len(growth))
 	)
 	traffic := linkforge.DimTraffic.String()
 	for _, g := range growth {
@@ -180,11 +174,7 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 		day := hour / 86400 * 86400
 		hourly[tenantKey{tn, name, hour, g.Value}] += g.Count
 		daily[tenantKey{tn, name, day, g.Value}] += g.Count
-		lk := linkKey{g.LinkID, name, day, g.Value}
-		if _, ok := linkDaily[lk]; !ok {
-			linkOrder = append(linkOrder, lk)
-		}
-		linkDaily[lk] += g.Count
+		linkDaily = append(linkDaily, g.LinkID, name, day, g.Value, g.Count)
 		if name == traffic && g.Value == linkforge.TrafficAutomated {
 			autoLink[hourKey{tn, hour, g.LinkID}] += g.Count
 			autoTenant[hourKey{tn, hour, 0}] += g.Count
@@ -214,12 +204,8 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 		` ON CONFLICT (tenant_id, dimension, day, value) DO UPDATE SET count = count + excluded.count`, 5, tenantRows(daily)); err != nil {
 		return err
 	}
-	args = args[:0]
-	for _, k := range linkOrder {
-		args = append(args, k.link, k.dim, k.day, k.value, linkDaily[k])
-	}
 	if err := execRows(ctx, tx, `INSERT INTO link_dims_daily (link_id, dimension, day, value, count) VALUES `,
-		` ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = count + excluded.count`, 5, args); err != nil {
+		` ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = count + excluded.count`, 5, linkDaily); err != nil {
 		return err
 	}
 	args = args[:0]
