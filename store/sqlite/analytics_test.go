@@ -10,6 +10,7 @@ import (
 
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/migrations"
+	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
@@ -62,19 +63,7 @@ func BenchmarkFlushOneOff(b *testing.B) {
 // each, as one statement per row did.
 func TestUpsertDimsInStatementsOfManyRows(t *testing.T) {
 	ctx := t.Context()
-	db := mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
-	tn, err := db.EnsureTenant(ctx, "chunks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	for i := range 3 {
-		l, err := db.CreateLink(ctx, linkforge.Link{TenantID: tn.ID, Slug: fmt.Sprintf("chunk-%d", i), URL: "https://example.com/c"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, l.ID)
-	}
+	db, ids := threeLinks(t)
 	hour := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
 	const n = 450
 	flush := func(count func(i int) int64) {
@@ -125,19 +114,7 @@ func TestUpsertDimsInStatementsOfManyRows(t *testing.T) {
 // all-time total (the row triggers of 00007) is the sum of its minutes.
 func TestUpsertRollupInStatementsOfManyRows(t *testing.T) {
 	ctx := t.Context()
-	db := mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
-	tn, err := db.EnsureTenant(ctx, "chunks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	for i := range 3 {
-		l, err := db.CreateLink(ctx, linkforge.Link{TenantID: tn.ID, Slug: fmt.Sprintf("minutes-%d", i), URL: "https://example.com/m"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, l.ID)
-	}
+	db, ids := threeLinks(t)
 	start := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
 	const n = 450
 	bucket := func(i int) time.Time { return start.Add(time.Duration(i/3) * time.Minute) }
@@ -187,4 +164,23 @@ func TestUpsertRollupInStatementsOfManyRows(t *testing.T) {
 	if got != n {
 		t.Errorf("%d minute rows, want %d", got, n)
 	}
+}
+
+// threeLinks opens a fresh store with three links of one tenant.
+func threeLinks(t *testing.T) (*sqlite.DB, []int64) {
+	t.Helper()
+	db := mustOpen(t, filepath.Join(t.TempDir(), "linkforge.db"))
+	tn, err := db.EnsureTenant(t.Context(), "chunks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 3 {
+		l, err := db.CreateLink(t.Context(), linkforge.Link{TenantID: tn.ID, Slug: fmt.Sprintf("chunk-%d", i), URL: "https://example.com/c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	return db, ids
 }

@@ -154,13 +154,13 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 	}
 	type hourKey struct{ tenant, hour, link int64 }
 	var (
-		hourly     = map[tenantKey]int64{}
-		daily      = map[tenantKey]int64{}
+		hourly = map[tenantKey]int64{}
+		daily  = map[tenantKey]int64{}
 		// link_dims_daily's rows, one per growing row: its key is the
 		// link's, so few rows share one (a link's hours of one day), and
 		// SQLite's upsert adds a key twice in one statement as it would in
 		// two. The flush's rows come link by link, near the key's order.
-		linkDaily = make([]any, 0, 5*len(growth))
+		linkDaily  = make([]any, 0, 5*len(growth))
 		autoLink   = map[hourKey]int64{}
 		autoTenant = map[hourKey]int64{} // link 0
 	)
