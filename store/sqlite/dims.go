@@ -34,7 +34,8 @@ func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 	if err != nil {
 		return err
 	}
-	grown := make([]linkforge.DimRow, 0, len(dims))
+	// args: the rows that grow, at their new count; growth: what each grew by.
+	args := make([]any, 0, 6*len(dims))
 	growth := make([]linkforge.DimRow, 0, len(dims))
 	for _, d := range dims {
 		k := dimKey{d.LinkID, d.Hour.Unix(), d.Dim.String(), d.Value}
@@ -44,16 +45,12 @@ func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 		}
 		// A key twice in one flush grows from the first count to the second.
 		stored[k] = d.Count
-		grown = append(grown, d)
+		args = append(args, k.link, k.hour, k.dim, k.value, nodeID, d.Count)
 		d.Count -= old
 		growth = append(growth, d)
 	}
-	if len(grown) == 0 {
+	if len(growth) == 0 {
 		return nil
-	}
-	args := make([]any, 0, 6*len(grown))
-	for _, d := range grown {
-		args = append(args, d.LinkID, d.Hour.Unix(), d.Dim.String(), d.Value, nodeID, d.Count)
 	}
 	// The max() guard stays: the rows just read are this transaction's (one
 	// writer), so it never bites, but a count must not fall if it did.
@@ -61,7 +58,7 @@ func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 		` ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = max(count, excluded.count)
 		 WHERE excluded.count > count`, 6, args); err != nil {
 		return fmt.Errorf("sqlite: upsert click dimensions: %d rows from link %d hour %d: %w",
-			len(grown), grown[0].LinkID, grown[0].Hour.Unix(), err)
+			len(growth), growth[0].LinkID, growth[0].Hour.Unix(), err)
 	}
 	if err := addDimGrowth(ctx, tx, growth); err != nil {
 		return fmt.Errorf("sqlite: click dimension aggregates: %w", err)
@@ -85,26 +82,23 @@ func storedDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 	seen := make(map[linkHour]struct{}, len(dims)/8+1)
 	args := make([]any, 0, 1+2*min(len(dims), storedPerRead))
 	out := make(map[dimKey]int64, len(dims))
+	type storedRow struct {
+		k dimKey
+		n int64
+	}
+	scan := func(r scanner) (storedRow, error) {
+		var s storedRow
+		err := r.Scan(&s.k.link, &s.k.hour, &s.k.dim, &s.k.value, &s.n)
+		return s, err
+	}
 	read := func() error {
-		//nolint:gosec // G202: only placeholders are joined in
-		rows, err := tx.QueryContext(ctx, `SELECT link_id, hour, dimension, value, count FROM click_dims
+		rows, err := query(ctx, tx, scan, `SELECT link_id, hour, dimension, value, count FROM click_dims
 			WHERE node_id = ? AND (link_id, hour) IN (VALUES `+valuesList((len(args)-1)/2, 2)+`)`, args...)
 		if err != nil {
 			return fmt.Errorf("sqlite: stored click dimensions: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				k dimKey
-				n int64
-			)
-			if err := rows.Scan(&k.link, &k.hour, &k.dim, &k.value, &n); err != nil {
-				return fmt.Errorf("sqlite: stored click dimensions: %w", err)
-			}
-			out[k] = n
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite: stored click dimensions: %w", err)
+		for _, r := range rows {
+			out[r.k] = r.n
 		}
 		args = append(args[:0], nodeID)
 		return nil
@@ -228,22 +222,18 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 func linkTenants(ctx context.Context, tx *sql.Tx, rows []linkforge.DimRow) (map[int64]int64, error) {
 	out := map[int64]int64{}
 	ids := make([]any, 0, min(len(rows), storedPerRead))
+	scan := func(r scanner) ([2]int64, error) {
+		var p [2]int64
+		err := r.Scan(&p[0], &p[1])
+		return p, err
+	}
 	read := func() error {
-		//nolint:gosec // G202: only placeholders are joined in
-		rs, err := tx.QueryContext(ctx, `SELECT id, tenant_id FROM links WHERE id IN (VALUES `+valuesList(len(ids), 1)+`)`, ids...)
+		rows, err := query(ctx, tx, scan, `SELECT id, tenant_id FROM links WHERE id IN (VALUES `+valuesList(len(ids), 1)+`)`, ids...)
 		if err != nil {
 			return fmt.Errorf("tenants of links: %w", err)
 		}
-		defer rs.Close()
-		for rs.Next() {
-			var id, tn int64
-			if err := rs.Scan(&id, &tn); err != nil {
-				return fmt.Errorf("tenants of links: %w", err)
-			}
-			out[id] = tn
-		}
-		if err := rs.Err(); err != nil {
-			return fmt.Errorf("tenants of links: %w", err)
+		for _, p := range rows {
+			out[p[0]] = p[1]
 		}
 		ids = ids[:0]
 		return nil
