@@ -28,7 +28,8 @@ const (
 	// traffic's under a placeholder (ShadowPlaceholder). They make a
 	// breakdown under traffic=human or automated exact, bound included,
 	// with no change to how a dimension is counted: every dimension, shadows
-	// too, still sums to the hour's clicks.
+	// too, still sums to the hour's clicks in the journal. The stores keep
+	// no placeholder row, which nothing reads (Stored, StoredSum).
 	dimShadows
 	NumDimensions = dimShadows + 2*DimTraffic
 )
@@ -63,6 +64,67 @@ const (
 	placeholderHuman     = "(HUMAN)"
 	placeholderAutomated = "(AUTOMATED)"
 )
+
+// Bounded reports whether value counts towards d's bound of distinct
+// values in an hour (the journal's MaxDimValues): every value but MoreValue
+// and a traffic shadow's placeholder. The placeholder stands for the other
+// traffic's clicks: bounded, it would send them into the shadow's
+// MoreValue, which a breakdown under the shadow's traffic shows as that
+// traffic's clicks; it is one value per shadow, so a shadow holds at most
+// one more than the bound.
+func (d Dimension) Bounded(value string) bool {
+	return value != MoreValue && !d.placeholder(value)
+}
+
+// Stored reports whether a store keeps the row of d under value
+// (docs/adr/041-unread-rows-not-stored.md). Every row is counted in the
+// journal, where each dimension sums to the hour's clicks; the store keeps
+// what a read can show. A traffic shadow's placeholder and the human
+// clicks' DimTrafficMinute value ("human") are read by nothing: a
+// breakdown under one traffic reads its shadow without the placeholder
+// (TrafficView, ExportView), and the minute series' automated part reads
+// DimTrafficMinute without "human". For a one-off link they are 8 of its
+// 23 rows an hour (7 for an automated click).
+func (d Dimension) Stored(value string) bool {
+	if d == DimTrafficMinute {
+		return value != TrafficHuman
+	}
+	return !d.placeholder(value)
+}
+
+// StoredSum is what the rows a store keeps of d sum to in an hour (Stored):
+// all of the hour's clicks (""), or the clicks of one traffic
+// (TrafficHuman, TrafficAutomated) for a traffic shadow and for
+// DimTrafficMinute (automated), whose other traffic's rows are not kept.
+// It is the stored form of the journal's invariant that every dimension
+// sums to the hour's clicks.
+func (d Dimension) StoredSum() string {
+	switch {
+	case d == DimTrafficMinute:
+		return TrafficAutomated
+	case d < dimShadows || d >= NumDimensions:
+		return ""
+	case (d-dimShadows)%2 == 1:
+		return TrafficAutomated
+	default:
+		return TrafficHuman
+	}
+}
+
+// placeholder reports whether d is a traffic shadow and value its
+// placeholder.
+func (d Dimension) placeholder(value string) bool {
+	return d >= dimShadows && d < NumDimensions && value == shadowPlaceholder(d)
+}
+
+// shadowPlaceholder is the placeholder of the traffic shadow d: the
+// automated shadows count human clicks under placeholderHuman.
+func shadowPlaceholder(d Dimension) string {
+	if (d-dimShadows)%2 == 1 {
+		return placeholderHuman
+	}
+	return placeholderAutomated
+}
 
 // shadow returns d's traffic shadow (d before DimTraffic).
 func (d Dimension) shadow(automated bool) Dimension {

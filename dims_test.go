@@ -39,3 +39,69 @@ func TestCountedAll(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredRows: of a click's 23 dimension values, a store keeps 15 of a
+// person's and 16 of a program's (ADR 041); what it keeps of each
+// dimension sums to what StoredSum says (the clicks, or one traffic's), and
+// what it drops is never what a read shows (TrafficView's view of a shadow
+// without its placeholder; the minute series without "human"). A
+// placeholder is not a bounded value; (more) neither.
+func TestStoredRows(t *testing.T) {
+	bucket := int64(3600 + 7*60)
+	human := ClickDims{DimCountry: "DE", DimReferrer: "news.example", DimTraffic: TrafficHuman}
+	bot := ClickDims{DimCountry: "US", DimBrowser: "Chrome", DimTraffic: TrafficAutomated}
+	stored := func(c *ClickDims) (n int) {
+		for d := range NumDimensions {
+			if d.Stored(c.Counted(d, bucket)) {
+				n++
+			}
+		}
+		return n
+	}
+	if h, b := stored(&human), stored(&bot); h != 15 || b != 16 {
+		t.Errorf("rows stored of a person's click %d, of a program's %d; want 15 and 16", h, b)
+	}
+	// Two people and three programs: each dimension's stored rows sum to
+	// its StoredSum.
+	clicks := map[string]int64{"": 5, TrafficHuman: 2, TrafficAutomated: 3}
+	sums := make(map[Dimension]int64)
+	for i, c := range []*ClickDims{&human, &human, &bot, &bot, &bot} {
+		for d := range NumDimensions {
+			v := c.Counted(d, bucket)
+			if !d.Stored(v) {
+				// What is dropped is never what a read shows.
+				if d.Public() {
+					t.Fatalf("click %d: public dimension %s's %q not stored", i, d, v)
+				}
+				for _, traffic := range []string{TrafficHuman, TrafficAutomated} {
+					for base := range DimTrafficMinute {
+						if name, exclude, _ := base.TrafficView(traffic); name == d.String() && v != exclude {
+							t.Fatalf("click %d: %s=%q dropped, but the %s view of %s reads it", i, d, v, traffic, base)
+						}
+					}
+				}
+				if d == DimTrafficMinute && v != TrafficHuman {
+					t.Fatalf("click %d: the automated minute %q dropped", i, v)
+				}
+				continue
+			}
+			sums[d]++
+		}
+	}
+	for d := range NumDimensions {
+		if want := clicks[d.StoredSum()]; sums[d] != want {
+			t.Errorf("%s: stored rows sum to %d, StoredSum %q is %d", d, sums[d], d.StoredSum(), want)
+		}
+	}
+	for d := range NumDimensions {
+		if d.Bounded(MoreValue) {
+			t.Errorf("%s: (more) counted towards the bound", d)
+		}
+	}
+	shadow, exclude, _ := DimReferrer.TrafficView(TrafficAutomated)
+	d, _ := ParseDimension(shadow)
+	if d.Bounded(exclude) || !d.Bounded("news.example") || !DimReferrer.Bounded(exclude) {
+		t.Errorf("%s: placeholder %q bounded %v, a value bounded %v; referrer's %q bounded %v: want false, true, true",
+			shadow, exclude, d.Bounded(exclude), d.Bounded("news.example"), exclude, DimReferrer.Bounded(exclude))
+	}
+}

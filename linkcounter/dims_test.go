@@ -16,7 +16,9 @@ import (
 
 // dimsInvariant returns an error unless, in what the store holds of node,
 // every (link, hour) has each dimension's values summing to the hour's
-// minute rows, and no dimension row lies outside an hour with clicks. The
+// minute rows, or to one traffic's part of them for the dimensions whose
+// other traffic's rows are not stored (linkforge.Dimension.StoredSum), and
+// no dimension row lies outside an hour with clicks. The
 // two reads are one snapshot only when no flush runs between them: call it
 // from a flush's own write (invariantStore) or after Stop.
 func dimsInvariant(st Store, node string) error {
@@ -39,18 +41,32 @@ func dimsInvariant(st Store, node string) error {
 		totals[hk{r.LinkID, r.Bucket.Truncate(time.Hour).Unix()}] += r.Count
 	}
 	sums := make(map[dk]int64)
+	traffic := make(map[hk]map[string]int64)
 	for _, d := range dims {
 		k := hk{d.LinkID, d.Hour.Unix()}
 		if _, ok := totals[k]; !ok {
 			return fmt.Errorf("link %d hour %v: dimension %s has rows, the rollup none", k.link, d.Hour, d.Dim)
 		}
+		if !d.Dim.Stored(d.Value) {
+			return fmt.Errorf("link %d hour %v: dimension %s has a row of %q, which no store keeps", k.link, d.Hour, d.Dim, d.Value)
+		}
 		sums[dk{k, d.Dim}] += d.Count
+		if d.Dim == linkforge.DimTraffic {
+			if traffic[k] == nil {
+				traffic[k] = make(map[string]int64)
+			}
+			traffic[k][d.Value] += d.Count
+		}
 	}
 	for k, total := range totals {
 		for d := range linkforge.NumDimensions {
-			if got := sums[dk{k, d}]; got != total {
-				return fmt.Errorf("link %d hour %v: %s values sum to %d, the rollup's minutes to %d",
-					k.link, time.Unix(k.hour, 0).UTC(), d, got, total)
+			want, of := total, "the rollup's minutes"
+			if t := d.StoredSum(); t != "" {
+				want, of = traffic[k][t], "its "+t+" clicks"
+			}
+			if got := sums[dk{k, d}]; got != want {
+				return fmt.Errorf("link %d hour %v: %s values sum to %d, %s to %d",
+					k.link, time.Unix(k.hour, 0).UTC(), d, got, of, want)
 			}
 		}
 	}
@@ -156,7 +172,9 @@ func TestDimsSumToHourTotalDuringLoad(t *testing.T) {
 						if want[d] == nil {
 							want[d] = make(map[string]int64)
 						}
-						want[d][dims.Counted(d, 0)]++ // human: no minute
+						if v := dims.Counted(d, 0); d.Stored(v) { // human: no minute
+							want[d][v]++
+						}
 					}
 					mu.Unlock()
 				}

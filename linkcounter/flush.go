@@ -345,9 +345,15 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map
 	for i, r := range rows {
 		out[i] = linkforge.RollupRow{LinkID: r.LinkID, Bucket: time.Unix(r.Bucket, 0).UTC(), Count: r.N}
 	}
-	outDims := make([]linkforge.DimRow, len(dims))
-	for i, d := range dims {
-		outDims[i] = linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: d.Dim, Value: d.Value, Count: d.N}
+	// The rows no read shows (a traffic shadow's placeholder, the human
+	// clicks' minute) stay in the journal, where every dimension sums to
+	// the hour's clicks, and are marked flushed with the rest; the store
+	// does not keep them (linkforge.Dimension.Stored, ADR 041).
+	outDims := make([]linkforge.DimRow, 0, len(dims))
+	for _, d := range dims {
+		if d.Dim.Stored(d.Value) {
+			outDims = append(outDims, linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: d.Dim, Value: d.Value, Count: d.N})
+		}
 	}
 	// After the rows are read: every visit of a click read is in the
 	// journal's visits by now.

@@ -97,9 +97,10 @@ func runAmplification(ctx context.Context, b *bench) ([]row, error) {
 			st.from.Format("15:04"), st.to.Format("15:04"), verdict))
 		// The clicks carry no classification: one value per dimension, so
 		// this is the writes of each (link, hour, dimension, value) per
-		// minute (docs/adr/009: about 1, at most 2).
+		// minute (docs/adr/009: about 1, at most 2), of the rows a store
+		// keeps of a click about which nothing is known.
 		perValue := delta(st.before, st.after, metricDimsWritten) / float64(len(links)) /
-			float64(linkforge.NumDimensions) / st.to.Sub(st.from).Minutes()
+			float64(storedDims()) / st.to.Sub(st.from).Minutes()
 		notes = append(notes, fmt.Sprintf("steady state: %.2f click_dims writes per (link, hour, dimension, value) per minute", perValue))
 	}
 	notes = append(notes, fmt.Sprintf("target ≤ %.0f rows per bucket: %s", targetRowsPerBk, metOrMissed(verdict <= targetRowsPerBk)))
@@ -220,4 +221,18 @@ func (w *steadyWatch) result() steadyScrape {
 	st := <-w.done
 	w.cancel()
 	return st
+}
+
+// storedDims is how many dimension rows a store keeps of an hour of clicks
+// about which nothing is known (linkforge.Dimension.Stored): a human
+// click's, without the rows no read shows.
+func storedDims() int {
+	var none *linkforge.ClickDims
+	n := 0
+	for d := range linkforge.NumDimensions {
+		if d.Stored(none.Counted(d, 0)) {
+			n++
+		}
+	}
+	return n
 }

@@ -32,9 +32,9 @@ var statsValues = func() [linkforge.NumDimensions][]string {
 	}
 	v[linkforge.DimUTMSource] = utm
 	v[linkforge.DimTraffic] = []string{linkforge.TrafficHuman, linkforge.TrafficAutomated}
-	// Not tied to the minutes here: the generated clicks are all human in
-	// the minute series, whatever DimTraffic drew.
-	v[linkforge.DimTrafficMinute] = []string{linkforge.TrafficHuman}
+	// DimTrafficMinute: none. The generated clicks are all human in the
+	// minute series, whatever DimTraffic drew, and the human clicks' minute
+	// row is not stored (linkforge.Dimension.Stored).
 	// Links without an A/B test: every click is the variant default.
 	v[linkforge.DimVariant] = []string{linkforge.DimVariant.Default()}
 	return v

@@ -869,8 +869,9 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 
 // boundDims adds a commit's dimension increments to r, bounded by
 // MaxDimValues: a value the journal does not hold yet for its (link, hour,
-// dim) is kept only while fewer than MaxDimValues values other than
-// MoreValue are held; past that its clicks go to MoreValue. New values of
+// dim) is kept only while fewer than MaxDimValues values it bounds are held
+// (linkforge.Dimension.Bounded: not MoreValue, not a traffic shadow's
+// placeholder, which is always kept); past that its clicks go to MoreValue. New values of
 // one commit are taken in value order, so the outcome depends on the
 // journal and the clicks, not on map order. The record carries the decided
 // values: replay never decides again. wmu must be held.
@@ -881,7 +882,7 @@ func (j *Journal) boundDims(r *logRecord, incs []*Increment) {
 		h := j.st.hourOf(in.LinkID, hour, false)
 		for k, c := range in.Dims {
 			d := recDim{link: in.LinkID, hour: hour, dim: c.Dim, value: c.Value, v: c.N}
-			if c.Value != linkforge.MoreValue && !j.st.hasDimAt(h, k, c.Dim, c.Value) {
+			if c.Dim.Bounded(c.Value) && !j.st.hasDimAt(h, k, c.Dim, c.Value) {
 				fresh = append(fresh, d)
 				continue
 			}
@@ -1034,7 +1035,7 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 		}
 		r.dims = append(r.dims, recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: n})
 		r.dimMarks = append(r.dimMarks, recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: flushed + n})
-		if k.value != linkforge.MoreValue {
+		if k.dim.Bounded(k.value) {
 			g := group{k.linkID, k.hour, k.dim}
 			if held[g] == nil {
 				held[g] = make(map[string]bool)
@@ -1051,7 +1052,7 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 			var fresh []dimCell
 			for i := range h.ncells() {
 				c := j.st.cell(h, i)
-				if c.dim == d && c.value != linkforge.MoreValue && !seeded[c.value] && c.flushed == 0 {
+				if c.dim == d && d.Bounded(c.value) && !seeded[c.value] && c.flushed == 0 {
 					fresh = append(fresh, c)
 				}
 			}

@@ -206,12 +206,12 @@ func (h *hourRows) allFlushed() bool {
 	return h.dimsAllFlushed()
 }
 
-// valuesOf returns how many values other than MoreValue h holds for d:
-// what MaxDimValues bounds.
+// valuesOf returns how many values h holds for d that MaxDimValues bounds
+// (linkforge.Dimension.Bounded).
 func (s *logState) valuesOf(h *hourRows, d linkforge.Dimension) int {
 	n := 0
 	for _, id := range h.keys {
-		if v := s.values.vals[id]; v.dim == d && v.value != linkforge.MoreValue {
+		if v := s.values.vals[id]; v.dim == d && d.Bounded(v.value) {
 			n++
 		}
 	}
