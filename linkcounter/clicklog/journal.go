@@ -869,11 +869,11 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 
 // boundDims adds a commit's dimension increments to r, bounded by
 // MaxDimValues: a value the journal does not hold yet for its (link, hour,
-// dim) is kept only while fewer than MaxDimValues values it bounds are held
-// (linkforge.Dimension.Bounded: not MoreValue, not a traffic shadow's
-// placeholder, which is always kept); past that its clicks go to MoreValue. New values of
-// one commit are taken in value order, so the outcome depends on the
-// journal and the clicks, not on map order. The record carries the decided
+// dim) is kept only while fewer than MaxDimValues values it bounds are
+// held (linkforge.Dimension.Bounded: not MoreValue, not a traffic shadow's
+// placeholder, which is always kept); past that its clicks go to
+// MoreValue. New values of one commit are taken in value order, so the
+// outcome depends on the journal and the clicks, not on map order. The record carries the decided
 // values: replay never decides again. wmu must be held.
 func (j *Journal) boundDims(r *logRecord, incs []*Increment) {
 	var fresh []recDim
@@ -977,7 +977,9 @@ func (j *Journal) ToSeed(linkIDs []int64) []LinkHour {
 // are kept (the store holds them), then the hour's new values in value
 // order while fewer than MaxDimValues are held; the clicks of the others,
 // counted while the hour waited for its seed, move to MoreValue (their
-// rows are unflushed, so nothing the store holds changes).
+// rows are unflushed, so nothing the store holds changes). A traffic
+// shadow's placeholder is not bounded (linkforge.Dimension.Bounded) and
+// never moves: the store keeps no row of it to seed (ADR 041).
 func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
@@ -1017,7 +1019,8 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 			ds[k] += d.Count
 		}
 	}
-	// The rollup's values per (link, hour, dim), other than MoreValue.
+	// The rollup's values per (link, hour, dim) that the bound counts
+	// (linkforge.Dimension.Bounded).
 	type group struct {
 		linkID, hour int64
 		dim          linkforge.Dimension
