@@ -25,11 +25,12 @@ const (
 	// dimShadows is the first of the traffic shadows, internal too: two per
 	// dimension before DimTraffic, "human:<name>" and "automated:<name>",
 	// each counting its traffic's clicks under their value and the other
-	// traffic's under a placeholder (ShadowPlaceholder). They make a
-	// breakdown under traffic=human or automated exact, bound included,
-	// with no change to how a dimension is counted: every dimension, shadows
-	// too, still sums to the hour's clicks in the journal. The stores keep
-	// no placeholder row, which nothing reads (Stored, StoredSum).
+	// traffic's under a placeholder (placeholderHuman,
+	// placeholderAutomated). They make a breakdown under traffic=human or
+	// automated exact, bound included, with no change to how a dimension is
+	// counted: every dimension, shadows too, still sums to the hour's
+	// clicks in the journal. The stores keep no placeholder row, which
+	// nothing reads (Stored, StoredSum).
 	dimShadows
 	NumDimensions = dimShadows + 2*DimTraffic
 )
