@@ -105,7 +105,7 @@ func (d Dimension) StoredSum() string {
 		return TrafficAutomated
 	case d < dimShadows || d >= NumDimensions:
 		return ""
-	case (d-dimShadows)%2 == 1:
+	case d.automatedShadow():
 		return TrafficAutomated
 	default:
 		return TrafficHuman
@@ -113,19 +113,22 @@ func (d Dimension) StoredSum() string {
 }
 
 // placeholder reports whether d is a traffic shadow and value its
-// placeholder.
+// placeholder: an automated shadow counts human clicks under
+// placeholderHuman, a human one automated clicks under placeholderAutomated.
 func (d Dimension) placeholder(value string) bool {
-	return d >= dimShadows && d < NumDimensions && value == shadowPlaceholder(d)
+	switch {
+	case d < dimShadows || d >= NumDimensions:
+		return false
+	case d.automatedShadow():
+		return value == placeholderHuman
+	default:
+		return value == placeholderAutomated
+	}
 }
 
-// shadowPlaceholder is the placeholder of the traffic shadow d: the
-// automated shadows count human clicks under placeholderHuman.
-func shadowPlaceholder(d Dimension) string {
-	if (d-dimShadows)%2 == 1 {
-		return placeholderHuman
-	}
-	return placeholderAutomated
-}
+// automatedShadow reports whether the traffic shadow d is
+// "automated:<dim>" (shadow(true)); d must be a shadow.
+func (d Dimension) automatedShadow() bool { return (d-dimShadows)%2 == 1 }
 
 // shadow returns d's traffic shadow (d before DimTraffic).
 func (d Dimension) shadow(automated bool) Dimension {
@@ -175,7 +178,7 @@ func (c *ClickDims) Counted(d Dimension, bucket int64) string {
 	case d == DimTrafficMinute:
 		return TrafficMinuteValue(c.Value(DimTraffic), bucket)
 	}
-	base, automatedShadow := (d-dimShadows)/2, (d-dimShadows)%2 == 1
+	base, automatedShadow := (d-dimShadows)/2, d.automatedShadow()
 	switch automated := c.Value(DimTraffic) == TrafficAutomated; {
 	case automated == automatedShadow:
 		return c.Value(base)

@@ -18,9 +18,9 @@ import (
 // every (link, hour) has each dimension's values summing to the hour's
 // minute rows, or to one traffic's part of them for the dimensions whose
 // other traffic's rows are not stored (linkforge.Dimension.StoredSum), and
-// no dimension row lies outside an hour with clicks. The
-// two reads are one snapshot only when no flush runs between them: call it
-// from a flush's own write (invariantStore) or after Stop.
+// no dimension row lies outside an hour with clicks. The two reads are one
+// snapshot only when no flush runs between them: call it from a flush's
+// own write (invariantStore) or after Stop.
 func dimsInvariant(st Store, node string) error {
 	ctx := context.Background()
 	rows, err := st.NodeRollup(ctx, node, time.Unix(0, 0))

@@ -873,8 +873,9 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 // held (linkforge.Dimension.Bounded: not MoreValue, not a traffic shadow's
 // placeholder, which is always kept); past that its clicks go to
 // MoreValue. New values of one commit are taken in value order, so the
-// outcome depends on the journal and the clicks, not on map order. The record carries the decided
-// values: replay never decides again. wmu must be held.
+// outcome depends on the journal and the clicks, not on map order. The
+// record carries the decided values: replay never decides again. wmu must
+// be held.
 func (j *Journal) boundDims(r *logRecord, incs []*Increment) {
 	var fresh []recDim
 	for _, in := range incs {

@@ -22,10 +22,11 @@ import (
 // (docs/adr/040-dims-aggregates-in-the-flush.md): three upserts per
 // dimension row, and a burst of one-off links wrote 23 rows a link (15
 // since ADR 041), so a tenant's aggregate row was rewritten once per link
-// of the flush and the triggers were about half of its time. Here the rows' stored counts are
-// read first (one statement per 500 (link, hour) pairs), only the rows that
-// grow are written, and their growth is summed by aggregate key, so each
-// aggregate row is written once per flush. A stale replay writes nothing.
+// of the flush and the triggers were about half of its time. Here the
+// rows' stored counts are read first (one statement per 500 (link, hour)
+// pairs), only the rows that grow are written, and their growth is summed
+// by aggregate key, so each aggregate row is written once per flush. A
+// stale replay writes nothing.
 func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge.DimRow) error {
 	if len(dims) == 0 {
 		return nil
