@@ -59,9 +59,15 @@ const (
 	AuditUserInvite    = "user.invite"    // target: the email
 	AuditUserRemove    = "user.remove"    // target: the email
 	AuditUserRole      = "user.role"      // target: "EMAIL ROLE"
-	AuditDomainCreate  = "domain.create"  // target: the host
-	AuditDomainUpdate  = "domain.update"  // target: the host
-	AuditDomainDelete  = "domain.delete"  // target: the host
+	AuditUserAccept    = "user.accept"    // target: the email; an invitation accepted
+	AuditUserDecline   = "user.decline"   // target: the email; an invitation declined
+	// AuditUserPassword and AuditUserPasswordReset are recorded in every
+	// tenant the user belongs to: a password is the user's, not a tenant's.
+	AuditUserPassword      = "user.password"       // target: the email; a password set through a one-time URL
+	AuditUserPasswordReset = "user.password_reset" // target: the email; a reset URL made
+	AuditDomainCreate      = "domain.create"       // target: the host
+	AuditDomainUpdate      = "domain.update"       // target: the host
+	AuditDomainDelete      = "domain.delete"       // target: the host
 )
 
 // AuditEvent is one write, as the audit log keeps it.

@@ -122,6 +122,9 @@ var table = map[string]Requirement{
 	"GET /api/v1/me":             viewer,
 	"DELETE /api/v1/me/sessions": viewer,
 	"GET /api/v1/me/sessions":    viewer,
+	// A user's answer to their own invitation: any signed-in user.
+	"POST /api/v1/me/invitations/:tenant/accept":  viewer,
+	"POST /api/v1/me/invitations/:tenant/decline": viewer,
 
 	// Sign-in: the forms and one-time URLs check their own credentials.
 	"GET /login":           public,

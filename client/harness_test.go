@@ -19,6 +19,7 @@ import (
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
+	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/store/sqlite"
 	"github.com/linkforge/linkforge/web"
 )
@@ -97,7 +98,7 @@ func newServer(t harnessT, o serverOpts) *server {
 		RateLimit: 1e6, RateBurst: 1e6, Logger: slog.New(slog.DiscardHandler)}
 	var sub linkcounter.Subscriber
 	if o.live {
-		hc := dashboard.Config{Tokens: st, Logger: slog.New(slog.DiscardHandler)}
+		hc := dashboard.Config{Tokens: people.FeedChecker{Store: st}, Logger: slog.New(slog.DiscardHandler)}
 		if o.hub != nil {
 			o.hub(&hc)
 		}

@@ -71,10 +71,11 @@ const Subprotocol = "linkforge.v1"
 // that receives it must not reconnect with the same token.
 const CloseTokenRevoked = 4001
 
-// TokenChecker tells which tokens are still unrevoked;
-// linkforge.TokenStore implements it.
+// TokenChecker tells which of the open sockets' credentials are still
+// valid in their tenant (people.FeedChecker: a token not revoked, a
+// session not ended whose user is still a member of the tenant).
 type TokenChecker interface {
-	ActiveTokens(ctx context.Context, ids []int64) ([]int64, error)
+	ActiveTokens(ctx context.Context, creds []linkforge.FeedCredential) ([]linkforge.FeedCredential, error)
 }
 
 // Defaults of Config's zero values.
@@ -568,16 +569,17 @@ func (h *Hub) checkRevoked(gen uint64) {
 	// Counted with the clients, so that Stop does not return while a
 	// check is closing connections.
 	h.clients.Add(1)
-	seen := make(map[int64]struct{})
-	var ids []int64
+	seen := make(map[linkforge.FeedCredential]struct{})
+	var ids []linkforge.FeedCredential
 	dashboards := make([]*tenantDashboard, 0, len(h.tenants))
 	for _, td := range h.tenants {
 		dashboards = append(dashboards, td)
 		td.mu.Lock()
 		for c := range td.clients {
-			if _, ok := seen[c.tokenID]; !ok {
-				seen[c.tokenID] = struct{}{}
-				ids = append(ids, c.tokenID)
+			k := linkforge.FeedCredential{TenantID: td.tenantID, ID: c.tokenID}
+			if _, ok := seen[k]; !ok {
+				seen[k] = struct{}{}
+				ids = append(ids, k)
 			}
 		}
 		td.mu.Unlock()
@@ -673,12 +675,12 @@ func (td *tenantDashboard) broadcast(msg []byte) {
 
 // closeRevoked closes, with CloseTokenRevoked, the sockets of td whose
 // token is in revoked, and returns how many it closed.
-func (td *tenantDashboard) closeRevoked(revoked map[int64]struct{}) int {
+func (td *tenantDashboard) closeRevoked(revoked map[linkforge.FeedCredential]struct{}) int {
 	h := td.hub
 	n := 0
 	td.mu.Lock()
 	for c := range td.clients {
-		if _, ok := revoked[c.tokenID]; !ok {
+		if _, ok := revoked[linkforge.FeedCredential{TenantID: td.tenantID, ID: c.tokenID}]; !ok {
 			continue
 		}
 		// Through the writer, the connection's one writer: it drops what

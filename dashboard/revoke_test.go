@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/people"
 )
 
 // countingTokens is the real store, with a record of what the hub asked it.
@@ -22,13 +23,16 @@ type countingTokens struct {
 	calls [][]int64 // the ids of each ActiveTokens call, sorted
 }
 
-func (c *countingTokens) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
+func (c *countingTokens) ActiveTokens(ctx context.Context, creds []linkforge.FeedCredential) ([]linkforge.FeedCredential, error) {
 	c.mu.Lock()
-	s := slices.Clone(ids)
+	s := make([]int64, 0, len(creds))
+	for _, cr := range creds {
+		s = append(s, cr.ID)
+	}
 	slices.Sort(s)
 	c.calls = append(c.calls, s)
 	c.mu.Unlock()
-	return c.TokenChecker.ActiveTokens(ctx, ids)
+	return c.TokenChecker.ActiveTokens(ctx, creds)
 }
 
 func (c *countingTokens) queries() [][]int64 {
@@ -86,7 +90,7 @@ func TestRevokedTokenClosed(t *testing.T) {
 	tenantA, tokA := mustTokenOf(t, st, "acme")
 	_, tokB := mustTokenOf(t, st, "acme")
 	tenantC, tokC := mustTokenOf(t, st, "globex")
-	tokens := &countingTokens{TokenChecker: st}
+	tokens := &countingTokens{TokenChecker: people.FeedChecker{Store: st}}
 	th := mustHub(t, withFakeClock(), withTokens(tokens))
 
 	if n := th.clock.alarms(); n != 0 {
@@ -172,7 +176,7 @@ func sorted(ids ...int64) []int64 {
 func TestRevokeCheckOnlyWhileWatched(t *testing.T) {
 	st := mustStore(t)
 	tenant, tok := mustTokenOf(t, st, "acme")
-	tokens := &countingTokens{TokenChecker: st}
+	tokens := &countingTokens{TokenChecker: people.FeedChecker{Store: st}}
 	th := mustHub(t, withFakeClock(), withTokens(tokens))
 
 	th.clock.Advance(time.Minute)
@@ -211,7 +215,7 @@ func TestRevokeCheckOnlyWhileWatched(t *testing.T) {
 func TestRevokeCheckStoreDown(t *testing.T) {
 	st := mustStore(t)
 	tenant, tok := mustTokenOf(t, st, "acme")
-	th := mustHub(t, withFakeClock(), withTokens(st))
+	th := mustHub(t, withFakeClock(), withTokens(people.FeedChecker{Store: st}))
 	conn := th.mustDialToken(t, tenant, tok)
 	th.waitRegistered(t, 1)
 	done := readUntilClosed(conn)

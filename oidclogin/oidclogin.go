@@ -396,7 +396,9 @@ func (l *Login) join(ctx context.Context, email string) (linkforge.User, bool, e
 	}
 	actx := linkforge.WithActor(ctx, linkforge.Actor{Type: linkforge.ActorUser, Name: email})
 	// No ticket: the user signs in with the provider and sets no password.
-	u, _, err := l.cfg.Store.InviteUser(actx, t.ID, email, l.cfg.AutoJoin.Role, linkforge.UserTicket{})
+	// The user's own sign-in is their consent: they join at once.
+	res, err := l.cfg.Store.InviteUser(actx, linkforge.Invite{TenantID: t.ID, Email: email, Role: l.cfg.AutoJoin.Role})
+	u := res.User
 	if linkforge.ErrorCode(err) == linkforge.EConflict {
 		// A sign-in of the same person on another tab or node joined
 		// first: theirs is the membership.

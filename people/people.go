@@ -115,24 +115,41 @@ const (
 	ResetPath  = "/reset/"
 )
 
-// Invite makes email a member of the tenant with role and returns the
-// user and, when the user has no password yet, the one-time URL that sets
-// it (empty otherwise) and its expiry.
+// Invite makes email a member of the tenant with role at once (the
+// command line on the server's host) and returns the user and, when this
+// call created the user, the one-time URL that sets their password (empty
+// otherwise) and its expiry. An existing account never gets a URL here:
+// a password-setting URL for it comes only from ResetURL.
 func (s *Service) Invite(ctx context.Context, tenantID int64, email string, role linkforge.Role) (linkforge.User, string, time.Time, error) {
-	email, err := CheckEmail(email)
+	res, url, exp, err := s.invite(ctx, linkforge.Invite{TenantID: tenantID, Email: email, Role: role})
+	return res.User, url, exp, err
+}
+
+// InviteWithConsent is an invitation by a tenant's owner (the API): a new
+// email is made a member with a one-time URL, as Invite does; an existing
+// account gets a pending invitation that its user accepts or declines
+// while signed in, and the inviter learns nothing of the account.
+func (s *Service) InviteWithConsent(ctx context.Context, tenantID int64, email string, role linkforge.Role) (linkforge.InviteResult, string, time.Time, error) {
+	return s.invite(ctx, linkforge.Invite{TenantID: tenantID, Email: email, Role: role, Consent: true})
+}
+
+func (s *Service) invite(ctx context.Context, inv linkforge.Invite) (linkforge.InviteResult, string, time.Time, error) {
+	email, err := CheckEmail(inv.Email)
 	if err != nil {
-		return linkforge.User{}, "", time.Time{}, err
+		return linkforge.InviteResult{}, "", time.Time{}, err
 	}
 	sec, hash := secret()
 	exp := s.now().Add(TicketTTL).UTC().Truncate(time.Microsecond)
-	u, made, err := s.store.InviteUser(ctx, tenantID, email, role, linkforge.UserTicket{Hash: hash, Kind: linkforge.TicketInvite, ExpiresAt: exp})
+	inv.Email = email
+	inv.Ticket = linkforge.UserTicket{Hash: hash, Kind: linkforge.TicketInvite, ExpiresAt: exp}
+	res, err := s.store.InviteUser(ctx, inv)
 	if err != nil {
-		return linkforge.User{}, "", time.Time{}, fmt.Errorf("invite: %w", err)
+		return linkforge.InviteResult{}, "", time.Time{}, fmt.Errorf("invite: %w", err)
 	}
-	if !made {
-		return u, "", time.Time{}, nil
+	if !res.Created {
+		return res, "", time.Time{}, nil
 	}
-	return u, s.base + InvitePath + sec, exp, nil
+	return res, s.base + InvitePath + sec, exp, nil
 }
 
 // ResetURL returns a one-time URL that sets the user's password.
@@ -155,8 +172,9 @@ func (s *Service) TicketUser(ctx context.Context, ticket string) (linkforge.User
 	return s.store.TicketUser(ctx, linkforge.HashToken(ticket), s.now())
 }
 
-// SetPassword sets the password of the ticket's user, once, and ends the
-// user's sessions (a reset is what one does after a stolen password).
+// SetPassword sets the password of the ticket's user, once, ends the
+// user's other tickets and their sessions (a reset is what one does after
+// a stolen password).
 func (s *Service) SetPassword(ctx context.Context, ticket, pw string) (linkforge.User, error) {
 	if err := CheckPassword(pw); err != nil {
 		return linkforge.User{}, err
@@ -167,6 +185,13 @@ func (s *Service) SetPassword(ctx context.Context, ticket, pw string) (linkforge
 	h, err := s.hasher.HashPassword(ctx, pw)
 	if err != nil {
 		return linkforge.User{}, fmt.Errorf("set password: %w", err)
+	}
+	if _, ok := linkforge.ActorFrom(ctx); !ok {
+		// The URL's holder acts as its user: the audit event (user.password)
+		// names them, in each of their tenants.
+		if u, err := s.TicketUser(ctx, ticket); err == nil {
+			ctx = linkforge.WithActor(ctx, linkforge.Actor{Type: linkforge.ActorUser, ID: u.ID, Name: u.Email})
+		}
 	}
 	u, err := s.store.UseTicket(ctx, linkforge.HashToken(ticket), s.now(), h)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -86,7 +87,7 @@ func TestLiveRevokedToken(t *testing.T) {
 		tenant, revoked := mustTenantToken(t, st, "acme")
 		_, kept := mustTenantToken(t, st, "acme")
 		reg := prometheus.NewRegistry()
-		hub := mustLiveHubWith(t, dashboard.Config{Tokens: st, Registerer: reg})
+		hub := mustLiveHubWith(t, dashboard.Config{Tokens: people.FeedChecker{Store: st}, Registerer: reg})
 		e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); c.Registry = reg })
 
 		doomed := []*websocket.Conn{e.mustDialLive(t, revoked, false), e.mustDialLive(t, revoked, true)}

@@ -10,6 +10,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/browsertest"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -20,7 +21,7 @@ func TestDashboardRevokedToken(t *testing.T) {
 	b := browsertest.New(t, 1024, 800, chromedp.Flag("lang", "en-US"))
 	st := testdb.SQLite(t)
 	_, token := mustTenantToken(t, st, "acme")
-	hub := mustLiveHubWith(t, dashboard.Config{Tokens: st})
+	hub := mustLiveHubWith(t, dashboard.Config{Tokens: people.FeedChecker{Store: st}})
 	e := newEnv(t, st, func(c *web.Config) { useHub(c, hub); c.Now = time.Now })
 
 	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)

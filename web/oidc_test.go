@@ -72,15 +72,15 @@ func newSSOEnv(t *testing.T, s linkforge.Store, autoJoin string) *ssoEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ann, _, err := s.InviteUser(ctx, acme.ID, "ann@example.com", linkforge.RoleEditor, linkforge.UserTicket{})
+	ann, err := s.InviteUser(ctx, linkforge.Invite{TenantID: acme.ID, Email: "ann@example.com", Role: linkforge.RoleEditor})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cara, _, err := s.InviteUser(ctx, acme.ID, "cara@example.com", linkforge.RoleEditor, linkforge.UserTicket{})
+	cara, err := s.InviteUser(ctx, linkforge.Invite{TenantID: acme.ID, Email: "cara@example.com", Role: linkforge.RoleEditor})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ssoEnv{env: e, op: op, logs: logs, annID: ann.ID, caraID: cara.ID, acme: acme.ID}
+	return &ssoEnv{env: e, op: op, logs: logs, annID: ann.User.ID, caraID: cara.User.ID, acme: acme.ID}
 }
 
 // ssoFlow is a sign-in that went to the provider and is back at the

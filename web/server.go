@@ -588,6 +588,8 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodGet, pathUsers, false, s.listUsers, api(http.MethodGet, pathUsers)...)
 	r.add(http.MethodPatch, pathUser, true, s.patchUser, withBody(http.MethodPatch, pathUser)...)
 	r.add(http.MethodDelete, pathUser, false, s.deleteUser, api(http.MethodDelete, pathUser)...)
+	r.add(http.MethodPost, pathInvitationAccept, false, s.answerInvitation(true), api(http.MethodPost, pathInvitationAccept)...)
+	r.add(http.MethodPost, pathInvitationDecline, false, s.answerInvitation(false), api(http.MethodPost, pathInvitationDecline)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -51,8 +52,13 @@ func (s *Server) authenticateSession(c echo.Context, secret string, next echo.Ha
 		return fmt.Errorf("authenticate session: %w", err)
 	}
 	m, ok := pickTenant(ms, r.Header.Get(tenantHeader))
-	if !ok {
+	if !ok && (len(ms) > 0 || !strings.HasPrefix(c.Path(), pathMe)) {
 		return linkforge.Errorf(linkforge.EForbidden, "%s is not a member of that tenant", u.Email)
+	}
+	if !ok {
+		// A user of no tenant yet (invited only) reaches their own routes
+		// (/api/v1/me...) and nothing else: no tenant, the least role.
+		m = linkforge.Membership{Role: linkforge.RoleViewer}
 	}
 	if write := r.Method != http.MethodGet && r.Method != http.MethodHead; write {
 		if !people.CSRFMatches(sess, r.Header.Get("X-CSRF-Token")) || !s.sameSite(r) {

@@ -158,6 +158,16 @@ type meJSON struct {
 	Token     *tokenJSON  `json:"token"`
 	Tenants   []string    `json:"tenants"`
 	CSRFToken *string     `json:"csrf_token"`
+	// Invitations: a signed-in user's pending invitations (empty for a
+	// token, which has none).
+	Invitations []invitationJSON `json:"invitations"`
+}
+
+// invitationJSON is a pending invitation of the signed-in user.
+type invitationJSON struct {
+	Tenant    string    `json:"tenant"`
+	Role      string    `json:"role"`
+	InvitedAt time.Time `json:"invited_at"`
 }
 
 // meUserJSON is the signed-in user of GET /api/v1/me.
@@ -174,6 +184,18 @@ func (s *Server) meSession(c echo.Context, u linkforge.User) error {
 	ms, _ := c.Get(ctxTenants).([]linkforge.Membership)
 	out := meJSON{Role: string(callerRole(c)), Tenants: make([]string, 0, len(ms)), CSRFToken: &sess.CSRF,
 		User: &meUserJSON{ID: strconv.FormatInt(u.ID, 10), Email: u.Email, LastSignInAt: u.LastSignInAt}}
+	inv, err := s.store.Invitations(c.Request().Context(), u.ID)
+	if err != nil {
+		return fmt.Errorf("me: %w", err)
+	}
+	out.Invitations = make([]invitationJSON, 0, len(inv))
+	for _, i := range inv {
+		out.Invitations = append(out.Invitations, invitationJSON{Tenant: i.TenantName, Role: string(i.Role), InvitedAt: i.CreatedAt})
+	}
+	if len(ms) == 0 {
+		// A user who belongs to no tenant yet (only invited) has no role.
+		out.Role = ""
+	}
 	for _, m := range ms {
 		out.Tenants = append(out.Tenants, m.TenantName)
 		if m.TenantID == tenantID(c) {
@@ -194,7 +216,7 @@ func (s *Server) me(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("me: %w", err)
 	}
-	out := meJSON{Tenant: tenant.Name, Role: string(callerRole(c)), Tenants: []string{tenant.Name}}
+	out := meJSON{Tenant: tenant.Name, Role: string(callerRole(c)), Tenants: []string{tenant.Name}, Invitations: []invitationJSON{}}
 	// The token is read again here rather than kept in the context by
 	// authenticate: that would cost every other request an allocation.
 	tokens, err := s.store.ListTokens(ctx, tenant.ID)

@@ -17,21 +17,35 @@ import (
 // role of and remove them. There is no mail server: the invite URL is in
 // the answer.
 const (
-	pathUsers = apiPrefix + "/users"
-	pathUser  = pathUsers + "/:id"
+	pathUsers             = apiPrefix + "/users"
+	pathUser              = pathUsers + "/:id"
+	pathInvitationAccept  = pathMe + "/invitations/:tenant/accept"
+	pathInvitationDecline = pathMe + "/invitations/:tenant/decline"
 )
 
 type userJSON struct {
 	ID              string     `json:"id"`
 	Email           string     `json:"email"`
 	Role            string     `json:"role"`
+	Status          string     `json:"status"` // member, or pending: invited, waiting for the user's answer
 	LastSignInAt    *time.Time `json:"last_sign_in_at"`
 	InviteURL       *string    `json:"invite_url,omitempty"`
 	InviteExpiresAt *time.Time `json:"invite_expires_at,omitempty"`
 }
 
+// Statuses of a tenant's user.
+const (
+	userMember  = "member"
+	userPending = "pending"
+)
+
 func toUserJSON(m linkforge.Member) userJSON {
-	return userJSON{ID: strconv.FormatInt(m.User.ID, 10), Email: m.User.Email, Role: string(m.Role), LastSignInAt: m.User.LastSignInAt}
+	if m.Pending {
+		// Nothing of the account: it is not this tenant's yet.
+		return userJSON{ID: strconv.FormatInt(m.User.ID, 10), Email: m.User.Email, Role: string(m.Role), Status: userPending}
+	}
+	return userJSON{ID: strconv.FormatInt(m.User.ID, 10), Email: m.User.Email, Role: string(m.Role), Status: userMember,
+		LastSignInAt: m.User.LastSignInAt}
 }
 
 // readUserBody reads {"email","role"}; email only when withEmail.
@@ -69,9 +83,13 @@ func readUserBody(c echo.Context, withEmail bool) (email string, role linkforge.
 	return email, role, linkforge.InvalidFields(fe)
 }
 
-// inviteUser answers POST /api/v1/users: 201 with the one-time URL that
-// sets the new user's password (null for a user who has one already); a
-// member already is 409; a role above the caller's 403.
+// inviteUser answers POST /api/v1/users. A new email: 201, a member at
+// once, with the one-time URL that sets the new user's password. An email
+// that has an account already: 201 with status pending and no URL: the
+// user joins when they accept while signed in, and the answer tells the
+// inviter nothing of the account (its sign-ins, its password, its other
+// tenants). A member or pending invitee already is 409; a role above the
+// caller's 403; past 100 pending invitations 403 quota_exceeded.
 func (s *Server) inviteUser(c echo.Context) error {
 	email, role, err := readUserBody(c, true)
 	if err != nil {
@@ -80,15 +98,48 @@ func (s *Server) inviteUser(c echo.Context) error {
 	if err := access.CanGrant(callerRole(c), role); err != nil {
 		return err
 	}
-	u, url, exp, err := s.people.Invite(c.Request().Context(), tenantID(c), email, role)
+	res, url, exp, err := s.people.InviteWithConsent(c.Request().Context(), tenantID(c), email, role)
 	if err != nil {
 		return fmt.Errorf("invite user: %w", err)
 	}
-	out := toUserJSON(linkforge.Member{User: u, Role: role})
+	out := toUserJSON(linkforge.Member{User: res.User, Role: role, Pending: res.Pending})
+	out.LastSignInAt = nil // a new user has none; an existing one's is not the inviter's to see
 	if url != "" {
 		out.InviteURL, out.InviteExpiresAt = &url, &exp
 	}
 	return c.JSON(http.StatusCreated, out)
+}
+
+// answerInvitation answers POST /api/v1/me/invitations/{tenant}/accept
+// and .../decline: the signed-in user's own answer. Accepted: 200 with
+// the tenant and role the user now has; declined: 204. No such pending
+// invitation: 404.
+func (s *Server) answerInvitation(accept bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u, ok := c.Get(ctxUser).(linkforge.User)
+		if !ok {
+			return linkforge.Errorf(linkforge.EInvalid, "a token has no invitations: sign in as the invited user")
+		}
+		ctx := c.Request().Context()
+		t, err := s.store.TenantByName(ctx, c.Param("tenant"))
+		if linkforge.ErrorCode(err) == linkforge.ENotFound {
+			return linkforge.Errorf(linkforge.ENotFound, "no pending invitation to that tenant")
+		}
+		if err != nil {
+			return fmt.Errorf("answer invitation: %w", err)
+		}
+		m, err := s.store.AnswerInvitation(ctx, t.ID, u.ID, accept)
+		if linkforge.ErrorCode(err) == linkforge.ENotFound {
+			return linkforge.Errorf(linkforge.ENotFound, "no pending invitation to that tenant")
+		}
+		if err != nil {
+			return fmt.Errorf("answer invitation: %w", err)
+		}
+		if !accept {
+			return c.NoContent(http.StatusNoContent)
+		}
+		return c.JSON(http.StatusOK, map[string]string{"tenant": m.TenantName, "role": string(m.Role)})
+	}
 }
 
 // listUsers answers GET /api/v1/users.
@@ -115,7 +166,8 @@ func userID(c echo.Context) (int64, error) {
 
 // patchUser answers PATCH /api/v1/users/{id} {"role"}: demoting the last
 // owner is 409; a role above the caller's 403. The user's next request has
-// the new role on every node (each request reads the membership).
+// the new role on every node (each request reads the membership), without
+// being signed out.
 func (s *Server) patchUser(c echo.Context) error {
 	id, err := userID(c)
 	if err != nil {
@@ -136,7 +188,9 @@ func (s *Server) patchUser(c echo.Context) error {
 }
 
 // deleteUser answers DELETE /api/v1/users/{id}: the user leaves this
-// tenant (their next request to it is refused); the last owner stays (409).
+// tenant (their next request to it is refused, their sessions and other
+// tenants stay), or their pending invitation is withdrawn; the last owner
+// stays (409).
 func (s *Server) deleteUser(c echo.Context) error {
 	id, err := userID(c)
 	if err != nil {

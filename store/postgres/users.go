@@ -23,49 +23,154 @@ func scanUser(row pgx.Row) (linkforge.User, error) {
 	return u, nil
 }
 
-// InviteUser makes email a member of the tenant (see linkforge.UserStore).
-func (db *DB) InviteUser(ctx context.Context, tenantID int64, email string, role linkforge.Role, t linkforge.UserTicket) (linkforge.User, bool, error) {
-	if !role.Valid() {
-		return linkforge.User{}, false, linkforge.InvalidField("role", "must be owner, editor or viewer")
+// InviteUser invites a user to the tenant (see linkforge.UserStore). The
+// tenant's invitations are locked by a row lock on the tenant, so that
+// two invitations at once cannot pass its bound.
+func (db *DB) InviteUser(ctx context.Context, inv linkforge.Invite) (linkforge.InviteResult, error) {
+	if !inv.Role.Valid() {
+		return linkforge.InviteResult{}, linkforge.InvalidField("role", "must be owner, editor or viewer")
 	}
-	email = strings.ToLower(email)
+	email := strings.ToLower(inv.Email)
 	ts := now()
-	var (
-		u      linkforge.User
-		ticket bool
-	)
+	var out linkforge.InviteResult
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO users (email, created_at) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING`,
-			email, ts); err != nil {
-			return err
-		}
-		var err error
-		if u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE email = $1`, email)); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT DO NOTHING`, u.ID, tenantID, string(role), ts)
-		if pgCode(err) == foreignKeyViolation {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, inv.TenantID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("tenant")
 		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return linkforge.Errorf(linkforge.EConflict, "%s is a member of this tenant already", email)
+		tag, err := tx.Exec(ctx, `INSERT INTO users (email, created_at) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING`, email, ts)
+		if err != nil {
+			return err
 		}
-		if u.PasswordHash == "" && t.Hash != nil {
-			ticket = true
-			if err := insertTicket(ctx, tx, u.ID, t, ts); err != nil {
+		out.Created = tag.RowsAffected() == 1
+		if out.User, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE email = $1`, email)); err != nil {
+			return err
+		}
+		var member, invited bool
+		if err := tx.QueryRow(ctx, `SELECT
+			EXISTS (SELECT 1 FROM memberships WHERE user_id = $1 AND tenant_id = $2),
+			EXISTS (SELECT 1 FROM invitations WHERE user_id = $1 AND tenant_id = $2)`,
+			out.User.ID, inv.TenantID).Scan(&member, &invited); err != nil {
+			return err
+		}
+		switch {
+		case member:
+			return linkforge.Errorf(linkforge.EConflict, "%s is a member of this tenant already", email)
+		case invited:
+			return linkforge.Errorf(linkforge.EConflict, "%s has a pending invitation to this tenant already", email)
+		}
+		if inv.Consent && !out.Created {
+			var pending int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM invitations WHERE tenant_id = $1`, inv.TenantID).
+				Scan(&pending); err != nil {
+				return err
+			}
+			if pending >= linkforge.MaxPendingInvitations {
+				return linkforge.Errorf(linkforge.EQuotaExceeded,
+					"this tenant has %d invitations waiting for an answer: withdraw some (DELETE /api/v1/users/{id}) first",
+					pending)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO invitations (tenant_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)`,
+				inv.TenantID, out.User.ID, string(inv.Role), ts); err != nil {
+				return err
+			}
+			out.Pending = true
+		} else {
+			if _, err := tx.Exec(ctx, `INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES ($1, $2, $3, $4)`,
+				out.User.ID, inv.TenantID, string(inv.Role), ts); err != nil {
+				return err
+			}
+			if out.Created && inv.Ticket.Hash != nil {
+				if err := insertTicket(ctx, tx, out.User.ID, inv.Ticket, ts); err != nil {
+					return err
+				}
+			}
+		}
+		return audit(ctx, tx, inv.TenantID, linkforge.AuditUserInvite, email, ts)
+	})
+	if err != nil {
+		return linkforge.InviteResult{}, wrap("invite user", err)
+	}
+	out.Created = out.Created && !out.Pending
+	return out, nil
+}
+
+// Invitations returns the user's pending invitations, oldest first.
+func (db *DB) Invitations(ctx context.Context, userID int64) ([]linkforge.Invitation, error) {
+	rows, err := db.pool.Query(ctx, `SELECT t.id, t.name, i.role, i.created_at FROM invitations i
+		JOIN tenants t ON t.id = i.tenant_id WHERE i.user_id = $1 ORDER BY i.created_at, t.id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: invitations: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.Invitation, error) {
+		var i linkforge.Invitation
+		err := r.Scan(&i.TenantID, &i.TenantName, &i.Role, &i.CreatedAt)
+		i.CreatedAt = i.CreatedAt.UTC()
+		return i, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: invitations: %w", err)
+	}
+	if out == nil {
+		out = []linkforge.Invitation{}
+	}
+	return out, nil
+}
+
+// AnswerInvitation accepts or declines the user's invitation to the tenant.
+func (db *DB) AnswerInvitation(ctx context.Context, tenantID, userID int64, accept bool) (linkforge.Membership, error) {
+	var m linkforge.Membership
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var email string
+		err := tx.QueryRow(ctx, `DELETE FROM invitations i USING tenants t, users u
+			WHERE i.tenant_id = $1 AND i.user_id = $2 AND t.id = i.tenant_id AND u.id = i.user_id
+			RETURNING t.id, t.name, i.role, u.email`, tenantID, userID).Scan(&m.TenantID, &m.TenantName, &m.Role, &email)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("invitation")
+		}
+		if err != nil {
+			return err
+		}
+		action := linkforge.AuditUserDecline
+		if accept {
+			action = linkforge.AuditUserAccept
+			if _, err := tx.Exec(ctx, `INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES ($1, $2, $3, $4)
+				ON CONFLICT DO NOTHING`, userID, tenantID, string(m.Role), now()); err != nil {
 				return err
 			}
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditUserInvite, email, ts)
+		return auditUserTenants(ctx, tx, userID, tenantID, action, email, now())
 	})
 	if err != nil {
-		return linkforge.User{}, false, wrap("invite user", err)
+		return linkforge.Membership{}, wrap("answer invitation", err)
 	}
-	return u, ticket, nil
+	return m, nil
+}
+
+// auditUserTenants adds an event about a user to the audit log of every
+// tenant they belong to, and of also (0: none) if that is not one of
+// them: a user's own acts (an answer to an invitation, a password) are
+// every tenant's business where they hold a role.
+func auditUserTenants(ctx context.Context, tx pgx.Tx, userID, also int64, action, target string, at time.Time) error {
+	rows, err := tx.Query(ctx, `SELECT tenant_id FROM memberships WHERE user_id = $1
+		UNION SELECT $2::bigint WHERE $2::bigint <> 0 ORDER BY 1`, userID, also)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := audit(ctx, tx, id, action, target, at); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func insertTicket(ctx context.Context, tx execer, userID int64, t linkforge.UserTicket, ts time.Time) error {
@@ -116,17 +221,25 @@ func (db *DB) Memberships(ctx context.Context, userID int64) ([]linkforge.Member
 	return out, nil
 }
 
-// ListMembers returns the tenant's users, by id.
+// ListMembers returns the tenant's users, by id, then its pending
+// invitees (their id and email only).
 func (db *DB) ListMembers(ctx context.Context, tenantID int64) ([]linkforge.Member, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+userColumns+`, m.role FROM memberships m JOIN users u ON u.id = m.user_id
-		WHERE m.tenant_id = $1 ORDER BY u.id`, tenantID)
+	rows, err := db.pool.Query(ctx, `SELECT `+userColumns+`, m.role, false FROM memberships m JOIN users u ON u.id = m.user_id
+		WHERE m.tenant_id = $1
+		UNION ALL
+		SELECT u.id, u.email, '', u.created_at, NULL, i.role, true FROM invitations i JOIN users u ON u.id = i.user_id
+		WHERE i.tenant_id = $1
+		ORDER BY 7, 1`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list members: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.Member, error) {
 		var m linkforge.Member
-		err := r.Scan(&m.User.ID, &m.User.Email, &m.User.PasswordHash, &m.User.CreatedAt, &m.User.LastSignInAt, &m.Role)
+		err := r.Scan(&m.User.ID, &m.User.Email, &m.User.PasswordHash, &m.User.CreatedAt, &m.User.LastSignInAt, &m.Role, &m.Pending)
 		m.User.CreatedAt, m.User.LastSignInAt = m.User.CreatedAt.UTC(), linkforge.NormalizeTime(m.User.LastSignInAt)
+		if m.Pending {
+			m.User.CreatedAt = time.Time{}
+		}
 		return m, err
 	})
 	if err != nil {
@@ -138,9 +251,12 @@ func (db *DB) ListMembers(ctx context.Context, tenantID int64) ([]linkforge.Memb
 	return out, nil
 }
 
-// RemoveMember takes the user out of the tenant, unless they are its last
-// owner (EConflict). The tenant's owner rows are locked first, so two
-// owners removing each other at once cannot leave none.
+// RemoveMember takes the user out of the tenant, or withdraws their
+// pending invitation, unless they are its last owner (EConflict). The
+// tenant's owner rows are locked first, so two owners removing each other
+// at once cannot leave none. Their sessions stay: each request reads its
+// memberships, and the live feed's check (ActiveSessions) asks for the
+// membership of the feed's tenant.
 func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var owners int
@@ -152,7 +268,7 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 		err := tx.QueryRow(ctx, `SELECT m.role, u.email FROM memberships m JOIN users u ON u.id = m.user_id
 			WHERE m.tenant_id = $1 AND m.user_id = $2 FOR UPDATE OF m`, tenantID, userID).Scan(&role, &email)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("user")
+			return withdrawInvitation(ctx, tx, tenantID, userID)
 		}
 		if err != nil {
 			return err
@@ -163,9 +279,6 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM memberships WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, endSessionsSQL, now(), userID); err != nil {
-			return err
-		}
 		return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
 	})
 	if err != nil {
@@ -174,14 +287,40 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 	return nil
 }
 
-// CreateTicket stores a ticket of its user.
-func (db *DB) CreateTicket(ctx context.Context, t linkforge.UserTicket) error {
-	err := insertTicket(ctx, db.pool, t.UserID, t, now())
-	if pgCode(err) == foreignKeyViolation {
+// withdrawInvitation deletes a pending invitation (ENotFound if none).
+func withdrawInvitation(ctx context.Context, tx pgx.Tx, tenantID, userID int64) error {
+	var email string
+	err := tx.QueryRow(ctx, `DELETE FROM invitations i USING users u
+		WHERE i.tenant_id = $1 AND i.user_id = $2 AND u.id = i.user_id RETURNING u.email`, tenantID, userID).Scan(&email)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return notFound("user")
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: create ticket: %w", err)
+		return err
+	}
+	return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
+}
+
+// CreateTicket stores a ticket of its user and records the reset in
+// every tenant the user belongs to.
+func (db *DB) CreateTicket(ctx context.Context, t linkforge.UserTicket) error {
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		ts := now()
+		err := insertTicket(ctx, tx, t.UserID, t, ts)
+		if pgCode(err) == foreignKeyViolation {
+			return notFound("user")
+		}
+		if err != nil {
+			return err
+		}
+		var email string
+		if err := tx.QueryRow(ctx, `SELECT email FROM users WHERE id = $1`, t.UserID).Scan(&email); err != nil {
+			return err
+		}
+		return auditUserTenants(ctx, tx, t.UserID, 0, linkforge.AuditUserPasswordReset, email, ts)
+	})
+	if err != nil {
+		return wrap("create ticket", err)
 	}
 	return nil
 }
@@ -224,12 +363,17 @@ func (db *DB) UseTicket(ctx context.Context, hash []byte, at time.Time, password
 		if u, err = ticketUser(ctx, tx, hash, at, ` FOR UPDATE`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE user_tickets SET used_at = $1 WHERE hash = $2`, at.UTC(), hash); err != nil {
+		// This ticket and every other one of the user's still open: a
+		// password set ends the URLs that could set it again.
+		if _, err := tx.Exec(ctx, `UPDATE user_tickets SET used_at = $1 WHERE user_id = $2 AND used_at IS NULL`,
+			at.UTC(), u.ID); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, passwordHash, u.ID)
+		if _, err = tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, passwordHash, u.ID); err != nil {
+			return err
+		}
 		u.PasswordHash = passwordHash
-		return err
+		return auditUserTenants(ctx, tx, u.ID, 0, linkforge.AuditUserPassword, u.Email, at)
 	})
 	if err != nil {
 		return linkforge.User{}, wrap("use ticket", err)
@@ -289,7 +433,7 @@ func (db *DB) EndSession(ctx context.Context, id int64, at time.Time) error {
 
 // EndUserSessions ends every open session of the user.
 func (db *DB) EndUserSessions(ctx context.Context, userID int64, at time.Time) (int, error) {
-	tag, err := db.pool.Exec(ctx, endSessionsSQL, at.UTC(), userID)
+	tag, err := db.pool.Exec(ctx, `UPDATE sessions SET ended_at = $1 WHERE user_id = $2 AND ended_at IS NULL`, at.UTC(), userID)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: end user sessions: %w", err)
 	}
@@ -326,11 +470,6 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 			string(role), tenantID, userID); err != nil {
 			return err
 		}
-		if old != string(role) {
-			if _, err := tx.Exec(ctx, endSessionsSQL, now(), userID); err != nil {
-				return err
-			}
-		}
 		if m.User, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE id = $1`, userID)); err != nil {
 			return err
 		}
@@ -343,25 +482,34 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 	return m, nil
 }
 
-// endSessionsSQL ends a user's open sessions ($1 the time, $2 the user).
-const endSessionsSQL = `UPDATE sessions SET ended_at = $1 WHERE user_id = $2 AND ended_at IS NULL`
 
-// ActiveSessions returns those of ids that name a session not ended, in
-// one statement with an array parameter.
-func (db *DB) ActiveSessions(ctx context.Context, ids []int64) ([]int64, error) {
-	if len(ids) == 0 {
-		return []int64{}, nil
+// ActiveSessions returns those of creds whose session has not ended and
+// whose user is a member of the credential's tenant, in one statement
+// with two array parameters.
+func (db *DB) ActiveSessions(ctx context.Context, creds []linkforge.FeedCredential) ([]linkforge.FeedCredential, error) {
+	if len(creds) == 0 {
+		return []linkforge.FeedCredential{}, nil
 	}
-	rows, err := db.pool.Query(ctx, `SELECT id FROM sessions WHERE id = ANY($1) AND ended_at IS NULL`, ids)
+	sessions, tenants := make([]int64, len(creds)), make([]int64, len(creds))
+	for i, c := range creds {
+		sessions[i], tenants[i] = c.ID, c.TenantID
+	}
+	rows, err := db.pool.Query(ctx, `SELECT s.id, m.tenant_id FROM unnest($1::bigint[], $2::bigint[]) AS c (session_id, tenant_id)
+		JOIN sessions s ON s.id = c.session_id AND s.ended_at IS NULL
+		JOIN memberships m ON m.user_id = s.user_id AND m.tenant_id = c.tenant_id`, sessions, tenants)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: active sessions: %w", err)
 	}
-	active, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	active, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.FeedCredential, error) {
+		var c linkforge.FeedCredential
+		err := r.Scan(&c.ID, &c.TenantID)
+		return c, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: active sessions: %w", err)
 	}
 	if active == nil {
-		active = []int64{}
+		active = []linkforge.FeedCredential{}
 	}
 	return active, nil
 }

@@ -27,49 +27,155 @@ func scanUser(row scanner) (linkforge.User, error) {
 	return u, nil
 }
 
-// InviteUser makes email a member of the tenant (see linkforge.UserStore).
-func (db *DB) InviteUser(ctx context.Context, tenantID int64, email string, role linkforge.Role, t linkforge.UserTicket) (linkforge.User, bool, error) {
-	if !role.Valid() {
-		return linkforge.User{}, false, linkforge.InvalidField("role", "must be owner, editor or viewer")
+// InviteUser invites a user to the tenant (see linkforge.UserStore).
+func (db *DB) InviteUser(ctx context.Context, inv linkforge.Invite) (linkforge.InviteResult, error) {
+	if !inv.Role.Valid() {
+		return linkforge.InviteResult{}, linkforge.InvalidField("role", "must be owner, editor or viewer")
 	}
-	email = strings.ToLower(email)
+	email := strings.ToLower(inv.Email)
 	ts := now()
-	var (
-		u      linkforge.User
-		ticket bool
-	)
+	var out linkforge.InviteResult
 	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO users (email, created_at) VALUES (?, ?) ON CONFLICT (email) DO NOTHING`,
-			email, toMicros(ts)); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO users (email, created_at) VALUES (?, ?) ON CONFLICT (email) DO NOTHING`,
+			email, toMicros(ts))
+		if err != nil {
 			return err
 		}
-		var err error
-		if u, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE email = ?`, email)); err != nil {
+		created, _ := res.RowsAffected()
+		out.Created = created == 1
+		if out.User, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE email = ?`, email)); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT DO NOTHING`, u.ID, tenantID, string(role), toMicros(ts))
-		if isForeignKey(err) {
-			return notFound("tenant")
+		var member, invited bool
+		if err := tx.QueryRowContext(ctx, `SELECT
+			EXISTS (SELECT 1 FROM memberships WHERE user_id = ?1 AND tenant_id = ?2),
+			EXISTS (SELECT 1 FROM invitations WHERE user_id = ?1 AND tenant_id = ?2)`,
+			out.User.ID, inv.TenantID).Scan(&member, &invited); err != nil {
+			return err
+		}
+		switch {
+		case member:
+			return linkforge.Errorf(linkforge.EConflict, "%s is a member of this tenant already", email)
+		case invited:
+			return linkforge.Errorf(linkforge.EConflict, "%s has a pending invitation to this tenant already", email)
+		}
+		if inv.Consent && !out.Created {
+			var pending int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM invitations WHERE tenant_id = ?`, inv.TenantID).
+				Scan(&pending); err != nil {
+				return err
+			}
+			if pending >= linkforge.MaxPendingInvitations {
+				return linkforge.Errorf(linkforge.EQuotaExceeded,
+					"this tenant has %d invitations waiting for an answer: withdraw some (DELETE /api/v1/users/{id}) first",
+					pending)
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO invitations (tenant_id, user_id, role, created_at) VALUES (?, ?, ?, ?)`,
+				inv.TenantID, out.User.ID, string(inv.Role), toMicros(ts))
+			if isForeignKey(err) {
+				return notFound("tenant")
+			}
+			if err != nil {
+				return err
+			}
+			out.Pending = true
+		} else {
+			_, err := tx.ExecContext(ctx, `INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES (?, ?, ?, ?)`,
+				out.User.ID, inv.TenantID, string(inv.Role), toMicros(ts))
+			if isForeignKey(err) {
+				return notFound("tenant")
+			}
+			if err != nil {
+				return err
+			}
+			if out.Created && inv.Ticket.Hash != nil {
+				if err := insertTicket(ctx, tx, out.User.ID, inv.Ticket, ts); err != nil {
+					return err
+				}
+			}
+		}
+		return audit(ctx, tx, inv.TenantID, linkforge.AuditUserInvite, email, ts)
+	})
+	if err != nil {
+		return linkforge.InviteResult{}, wrapRead("invite user", err)
+	}
+	out.Created = out.Created && !out.Pending
+	return out, nil
+}
+
+// Invitations returns the user's pending invitations, oldest first.
+func (db *DB) Invitations(ctx context.Context, userID int64) ([]linkforge.Invitation, error) {
+	out, err := query(ctx, db.reader, func(r scanner) (linkforge.Invitation, error) {
+		var (
+			i       linkforge.Invitation
+			created int64
+		)
+		err := r.Scan(&i.TenantID, &i.TenantName, &i.Role, &created)
+		i.CreatedAt = fromMicros(created)
+		return i, err
+	}, `SELECT t.id, t.name, i.role, i.created_at FROM invitations i JOIN tenants t ON t.id = i.tenant_id
+		WHERE i.user_id = ? ORDER BY i.created_at, t.id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: invitations: %w", err)
+	}
+	if out == nil {
+		out = []linkforge.Invitation{}
+	}
+	return out, nil
+}
+
+// AnswerInvitation accepts or declines the user's invitation to the tenant.
+func (db *DB) AnswerInvitation(ctx context.Context, tenantID, userID int64, accept bool) (linkforge.Membership, error) {
+	var m linkforge.Membership
+	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		var email string
+		err := tx.QueryRowContext(ctx, `SELECT t.id, t.name, i.role, u.email FROM invitations i
+			JOIN tenants t ON t.id = i.tenant_id JOIN users u ON u.id = i.user_id
+			WHERE i.tenant_id = ? AND i.user_id = ?`, tenantID, userID).Scan(&m.TenantID, &m.TenantName, &m.Role, &email)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("invitation")
 		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return linkforge.Errorf(linkforge.EConflict, "%s is a member of this tenant already", email)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM invitations WHERE tenant_id = ? AND user_id = ?`, tenantID, userID); err != nil {
+			return err
 		}
-		if u.PasswordHash == "" && t.Hash != nil {
-			ticket = true
-			if err := insertTicket(ctx, tx, u.ID, t, ts); err != nil {
+		action := linkforge.AuditUserDecline
+		if accept {
+			action = linkforge.AuditUserAccept
+			if _, err := tx.ExecContext(ctx, `INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES (?, ?, ?, ?)`,
+				userID, tenantID, string(m.Role), toMicros(now())); err != nil {
 				return err
 			}
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditUserInvite, email, ts)
+		return auditUserTenants(ctx, tx, userID, tenantID, action, email, now())
 	})
 	if err != nil {
-		return linkforge.User{}, false, wrapRead("invite user", err)
+		return linkforge.Membership{}, wrapRead("answer invitation", err)
 	}
-	return u, ticket, nil
+	return m, nil
+}
+
+// auditUserTenants adds an event about a user to the audit log of every
+// tenant they belong to, and of also (0: none) if that is not one of
+// them: a user's own acts (an answer to an invitation, a password) are
+// every tenant's business where they hold a role.
+func auditUserTenants(ctx context.Context, tx *sql.Tx, userID, also int64, action, target string, at time.Time) error {
+	ids, err := query(ctx, tx, func(r scanner) (int64, error) {
+		var id int64
+		err := r.Scan(&id)
+		return id, err
+	}, `SELECT tenant_id FROM memberships WHERE user_id = ?1 UNION SELECT ?2 WHERE ?2 <> 0 ORDER BY 1`, userID, also)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := audit(ctx, tx, id, action, target, at); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func insertTicket(ctx context.Context, tx execer, userID int64, t linkforge.UserTicket, ts time.Time) error {
@@ -113,7 +219,8 @@ func (db *DB) Memberships(ctx context.Context, userID int64) ([]linkforge.Member
 	return out, nil
 }
 
-// ListMembers returns the tenant's users, by id.
+// ListMembers returns the tenant's users, by id, then its pending
+// invitees (their id and email only).
 func (db *DB) ListMembers(ctx context.Context, tenantID int64) ([]linkforge.Member, error) {
 	out, err := query(ctx, db.reader, func(r scanner) (linkforge.Member, error) {
 		var (
@@ -121,26 +228,34 @@ func (db *DB) ListMembers(ctx context.Context, tenantID int64) ([]linkforge.Memb
 			created int64
 			last    sql.NullInt64
 		)
-		err := r.Scan(&m.User.ID, &m.User.Email, &m.User.PasswordHash, &created, &last, &m.Role)
-		m.User.CreatedAt, m.User.LastSignInAt = fromMicros(created), timePtr(last)
+		err := r.Scan(&m.User.ID, &m.User.Email, &m.User.PasswordHash, &created, &last, &m.Role, &m.Pending)
+		if !m.Pending {
+			m.User.CreatedAt, m.User.LastSignInAt = fromMicros(created), timePtr(last)
+		}
 		return m, err
-	}, `SELECT `+userColumns+`, m.role FROM memberships m JOIN users u ON u.id = m.user_id
-		WHERE m.tenant_id = ? ORDER BY u.id`, tenantID)
+	}, `SELECT `+userColumns+`, m.role, false FROM memberships m JOIN users u ON u.id = m.user_id
+		WHERE m.tenant_id = ?1
+		UNION ALL
+		SELECT u.id, u.email, '', 0, NULL, i.role, true FROM invitations i JOIN users u ON u.id = i.user_id
+		WHERE i.tenant_id = ?1
+		ORDER BY 7, 1`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list members: %w", err)
 	}
 	return out, nil
 }
 
-// RemoveMember takes the user out of the tenant, unless they are its last
-// owner (EConflict).
+// RemoveMember takes the user out of the tenant, or withdraws their
+// pending invitation, unless they are its last owner (EConflict). Their
+// sessions stay: each request reads its memberships, and the live feed's
+// check (ActiveSessions) asks for the membership of the feed's tenant.
 func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
 		var role, email string
 		err := tx.QueryRowContext(ctx, `SELECT m.role, u.email FROM memberships m JOIN users u ON u.id = m.user_id
 			WHERE m.tenant_id = ? AND m.user_id = ?`, tenantID, userID).Scan(&role, &email)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("user")
+			return withdrawInvitation(ctx, tx, tenantID, userID)
 		}
 		if err != nil {
 			return err
@@ -158,23 +273,46 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM memberships WHERE tenant_id = ? AND user_id = ?`, tenantID, userID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, endSessionsSQL, toMicros(now()), userID); err != nil {
-			return err
-		}
 		return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
 	})
 	return wrapWrite("remove member", err)
 }
 
-// CreateTicket stores a ticket of its user.
-func (db *DB) CreateTicket(ctx context.Context, t linkforge.UserTicket) error {
-	if err := insertTicket(ctx, db.writer, t.UserID, t, now()); err != nil {
-		if isForeignKey(err) {
-			return notFound("user")
-		}
-		return fmt.Errorf("sqlite: create ticket: %w", err)
+// withdrawInvitation deletes a pending invitation (ENotFound if none).
+func withdrawInvitation(ctx context.Context, tx *sql.Tx, tenantID, userID int64) error {
+	var email string
+	err := tx.QueryRowContext(ctx, `SELECT u.email FROM invitations i JOIN users u ON u.id = i.user_id
+		WHERE i.tenant_id = ? AND i.user_id = ?`, tenantID, userID).Scan(&email)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("user")
 	}
-	return nil
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM invitations WHERE tenant_id = ? AND user_id = ?`, tenantID, userID); err != nil {
+		return err
+	}
+	return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
+}
+
+// CreateTicket stores a ticket of its user and records the reset in
+// every tenant the user belongs to.
+func (db *DB) CreateTicket(ctx context.Context, t linkforge.UserTicket) error {
+	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		ts := now()
+		if err := insertTicket(ctx, tx, t.UserID, t, ts); err != nil {
+			if isForeignKey(err) {
+				return notFound("user")
+			}
+			return err
+		}
+		var email string
+		if err := tx.QueryRowContext(ctx, `SELECT email FROM users WHERE id = ?`, t.UserID).Scan(&email); err != nil {
+			return err
+		}
+		return auditUserTenants(ctx, tx, t.UserID, 0, linkforge.AuditUserPasswordReset, email, ts)
+	})
+	return wrapWrite("create ticket", err)
 }
 
 // TicketUser returns the user of a usable ticket.
@@ -212,12 +350,17 @@ func (db *DB) UseTicket(ctx context.Context, hash []byte, at time.Time, password
 		if u, err = ticketUser(ctx, tx, hash, at); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE user_tickets SET used_at = ? WHERE hash = ?`, toMicros(at), hash); err != nil {
+		// This ticket and every other one of the user's still open: a
+		// password set ends the URLs that could set it again.
+		if _, err := tx.ExecContext(ctx, `UPDATE user_tickets SET used_at = ? WHERE user_id = ? AND used_at IS NULL`,
+			toMicros(at), u.ID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, passwordHash, u.ID)
+		if _, err = tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, passwordHash, u.ID); err != nil {
+			return err
+		}
 		u.PasswordHash = passwordHash
-		return err
+		return auditUserTenants(ctx, tx, u.ID, 0, linkforge.AuditUserPassword, u.Email, at)
 	})
 	if err != nil {
 		return linkforge.User{}, wrapRead("use ticket", err)
@@ -282,7 +425,8 @@ func (db *DB) EndSession(ctx context.Context, id int64, at time.Time) error {
 
 // EndUserSessions ends every open session of the user.
 func (db *DB) EndUserSessions(ctx context.Context, userID int64, at time.Time) (int, error) {
-	res, err := db.writer.ExecContext(ctx, endSessionsSQL, toMicros(at), userID)
+	res, err := db.writer.ExecContext(ctx, `UPDATE sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL`,
+		toMicros(at), userID)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: end user sessions: %w", err)
 	}
@@ -320,11 +464,6 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 			string(role), tenantID, userID); err != nil {
 			return err
 		}
-		if old != string(role) {
-			if _, err := tx.ExecContext(ctx, endSessionsSQL, toMicros(now()), userID); err != nil {
-				return err
-			}
-		}
 		if m.User, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE id = ?`, userID)); err != nil {
 			return err
 		}
@@ -337,29 +476,34 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 	return m, nil
 }
 
-// endSessionsSQL ends a user's open sessions (?1 the time, ?2 the user).
-const endSessionsSQL = `UPDATE sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL`
 
-// ActiveSessions returns those of ids that name a session not ended, in
-// one statement: the ids travel as one JSON array.
-func (db *DB) ActiveSessions(ctx context.Context, ids []int64) ([]int64, error) {
-	if len(ids) == 0 {
-		return []int64{}, nil
+// ActiveSessions returns those of creds whose session has not ended and
+// whose user is a member of the credential's tenant, in one statement:
+// the pairs travel as one JSON array of [session, tenant].
+func (db *DB) ActiveSessions(ctx context.Context, creds []linkforge.FeedCredential) ([]linkforge.FeedCredential, error) {
+	if len(creds) == 0 {
+		return []linkforge.FeedCredential{}, nil
 	}
-	list, err := json.Marshal(ids)
+	pairs := make([][2]int64, len(creds))
+	for i, c := range creds {
+		pairs[i] = [2]int64{c.ID, c.TenantID}
+	}
+	list, err := json.Marshal(pairs)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: active sessions: %w", err)
 	}
-	active, err := query(ctx, db.reader, func(r scanner) (int64, error) {
-		var id int64
-		err := r.Scan(&id)
-		return id, err
-	}, `SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?)) AND ended_at IS NULL`, string(list))
+	active, err := query(ctx, db.reader, func(r scanner) (linkforge.FeedCredential, error) {
+		var c linkforge.FeedCredential
+		err := r.Scan(&c.ID, &c.TenantID)
+		return c, err
+	}, `SELECT s.id, m.tenant_id FROM json_each(?) j
+		JOIN sessions s ON s.id = j.value ->> 0 AND s.ended_at IS NULL
+		JOIN memberships m ON m.user_id = s.user_id AND m.tenant_id = j.value ->> 1`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: active sessions: %w", err)
 	}
 	if active == nil {
-		active = []int64{}
+		active = []linkforge.FeedCredential{}
 	}
 	return active, nil
 }

@@ -25,8 +25,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Tokens", testTokens},
 		{"TokenRoles", testTokenRoles}, // people.go
 		{"TenantTokens", testTenantTokens},
-		{"Audit", testAudit}, // audit.go
-		{"Users", testUsers}, // users.go
+		{"Audit", testAudit},             // audit.go
+		{"Users", testUsers},             // users.go
+		{"Invitations", testInvitations}, // users.go
 		{"Links", testLinks},
 		{"TenantIsolation", testTenantIsolation},
 		{"Pagination", testPagination},
