@@ -25,6 +25,13 @@ const (
 	PruneDeliveries PruneKind = "deliveries"
 	// PruneAudit removes audit events older than Before.
 	PruneAudit PruneKind = "audit"
+	// PruneSessions removes sign-in sessions ended, last used or started
+	// before Before: the job hands a bound past both the idle expiry and
+	// the absolute lifetime, so that no live session is removed.
+	PruneSessions PruneKind = "sessions"
+	// PruneTickets removes one-time URLs (invites, resets) used or
+	// expired before Before.
+	PruneTickets PruneKind = "tickets"
 )
 
 // Prune is one bounded batch of a retention run.

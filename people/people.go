@@ -28,9 +28,14 @@ import (
 const (
 	TicketTTL         = 24 * time.Hour  // invites and resets
 	DefaultSessionTTL = 168 * time.Hour // idle expiry (--session-ttl)
-	MinPassword       = 10              // characters
-	maxPassword       = 256             // characters: argon2id hashes any length, a bound keeps bodies small
-	maxEmail          = 254
+	// DefaultSessionMaxAge is a session's absolute lifetime
+	// (--session-max-age): however often it is used, a session ends this
+	// long after its sign-in, so that a stolen cookie kept busy does not
+	// live for ever.
+	DefaultSessionMaxAge = 30 * 24 * time.Hour
+	MinPassword          = 10  // characters
+	maxPassword          = 256 // characters: argon2id hashes any length, a bound keeps bodies small
+	maxEmail             = 254
 	// touchEvery bounds the writes of session use: a session's last use
 	// is recorded at most once a minute, not on every request.
 	touchEvery = time.Minute
@@ -47,6 +52,7 @@ type Config struct {
 	Hasher     Hasher
 	PublicURL  string           // base of the one-time URLs, no trailing slash
 	SessionTTL time.Duration    // 0: DefaultSessionTTL
+	MaxAge     time.Duration    // 0: DefaultSessionMaxAge
 	Now        func() time.Time // nil: time.Now
 }
 
@@ -56,6 +62,7 @@ type Service struct {
 	hasher Hasher
 	base   string
 	ttl    time.Duration
+	maxAge time.Duration
 	now    func() time.Time
 }
 
@@ -64,9 +71,13 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Hasher == nil {
 		return nil, fmt.Errorf("people: Config.Store and Config.Hasher are required")
 	}
-	s := &Service{store: cfg.Store, hasher: cfg.Hasher, base: strings.TrimSuffix(cfg.PublicURL, "/"), ttl: cfg.SessionTTL, now: cfg.Now}
+	s := &Service{store: cfg.Store, hasher: cfg.Hasher, base: strings.TrimSuffix(cfg.PublicURL, "/"), ttl: cfg.SessionTTL,
+		maxAge: cfg.MaxAge, now: cfg.Now}
 	if s.ttl <= 0 {
 		s.ttl = DefaultSessionTTL
+	}
+	if s.maxAge <= 0 {
+		s.maxAge = DefaultSessionMaxAge
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -261,12 +272,16 @@ func (s *Service) SignIn(ctx context.Context, email, pw, userAgent string, verif
 }
 
 // Session returns the live session of a cookie's secret and records its
-// use (at most once a minute): ENotFound once it ended or idled out.
+// use (at most once a minute): ENotFound once it ended, idled out or
+// passed its absolute lifetime.
 func (s *Service) Session(ctx context.Context, cookie string) (linkforge.Session, error) {
 	now := s.now()
 	sess, err := s.store.SessionByHash(ctx, linkforge.HashToken(cookie), now.Add(-s.ttl))
 	if err != nil {
 		return linkforge.Session{}, err
+	}
+	if !now.Before(sess.CreatedAt.Add(s.maxAge)) {
+		return linkforge.Session{}, linkforge.Errorf(linkforge.ENotFound, "the session has passed its lifetime")
 	}
 	if now.Sub(sess.LastSeenAt) >= touchEvery {
 		if err := s.store.TouchSession(ctx, sess.ID, now); err != nil {

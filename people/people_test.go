@@ -123,3 +123,41 @@ func TestInviteSignIn(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionMaxAge: a session used more often than its idle expiry still
+// ends at its absolute lifetime after the sign-in (--session-max-age).
+func TestSessionMaxAge(t *testing.T) {
+	st := testdb.SQLite(t)
+	ctx := t.Context()
+	clk := &clock{t: time.Now().UTC().Truncate(time.Microsecond)}
+	svc, err := people.New(people.Config{Store: st, Hasher: hasher{}, SessionTTL: time.Hour, MaxAge: 3 * time.Hour, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ten, err := st.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url, _, err := svc.Invite(ctx, ten.ID, "ann@example.com", linkforge.RoleEditor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SetPassword(ctx, url[strings.LastIndex(url, "/")+1:], "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	_, ns, err := svc.SignIn(ctx, "ann@example.com", "correct horse battery", "ua", verify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Used every 50 minutes: never idle for an hour.
+	for i := 1; i <= 3; i++ {
+		clk.Add(50 * time.Minute)
+		if _, err := svc.Session(ctx, ns.Secret); err != nil {
+			t.Fatalf("Session after %v: %v", time.Duration(i)*50*time.Minute, err)
+		}
+	}
+	clk.Add(35 * time.Minute) // 3 h 05 min after the sign-in, 35 min after its last use
+	if _, err := svc.Session(ctx, ns.Secret); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("Session past its lifetime = %v, want not found", err)
+	}
+}

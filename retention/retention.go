@@ -1,7 +1,9 @@
 // Package retention removes what LinkForge keeps only for a while: minute
 // rollup rows past --retention-minutes, hourly dimension rows past
 // --retention-hours, delivered webhook deliveries past
-// --delivery-retention and audit events past --audit-retention. Daily
+// --delivery-retention, audit events past --audit-retention, and sign-in
+// sessions and one-time URLs that ended or expired (past the sessions'
+// idle expiry and absolute lifetime). Daily
 // aggregates and every total stay as they were (the store's migration
 // 00020 keeps the aggregates on insert and update only).
 //
@@ -35,8 +37,12 @@ const (
 	DefaultHours      = 400 * 24 * time.Hour
 	DefaultDeliveries = 7 * 24 * time.Hour
 	DefaultAudit      = 400 * 24 * time.Hour
-	DefaultBatch      = 500
-	DefaultEvery      = 24 * time.Hour
+	// DefaultSessions is how long ended or expired sessions and used or
+	// expired one-time URLs are kept: the default absolute lifetime of a
+	// session (--session-max-age), past its idle expiry.
+	DefaultSessions = 30 * 24 * time.Hour
+	DefaultBatch    = 500
+	DefaultEvery    = 24 * time.Hour
 	// DefaultLease is the job's lease, renewed after every batch: a node
 	// that dies mid-run leaves the job to another this long after.
 	DefaultLease = 5 * time.Minute
@@ -47,8 +53,10 @@ const (
 // Config configures a Job; Store is required.
 type Config struct {
 	Store linkforge.RetentionStore
-	// The retention periods; 0: the defaults above.
-	Minutes, Hours, Deliveries, Audit time.Duration
+	// The retention periods; 0: the defaults above. Sessions must be at
+	// least the sessions' idle expiry and absolute lifetime, so that no
+	// live session is removed.
+	Minutes, Hours, Deliveries, Audit, Sessions time.Duration
 	// Batch bounds one transaction: links or tenants walked, or rows.
 	Batch int
 	// Every is the time from one run's start to the next.
@@ -100,6 +108,7 @@ func New(cfg Config) (*Job, error) {
 	def(&cfg.Hours, DefaultHours)
 	def(&cfg.Deliveries, DefaultDeliveries)
 	def(&cfg.Audit, DefaultAudit)
+	def(&cfg.Sessions, DefaultSessions)
 	def(&cfg.Every, DefaultEvery)
 	def(&cfg.Lease, DefaultLease)
 	if cfg.Batch <= 0 {
@@ -223,7 +232,7 @@ var errLost = errors.New("retention: the job's lease was taken over")
 
 // kinds is the order of a run.
 var kinds = []linkforge.PruneKind{linkforge.PruneMinutes, linkforge.PruneLinkHours, linkforge.PruneTenantHours,
-	linkforge.PruneDeliveries, linkforge.PruneAudit}
+	linkforge.PruneDeliveries, linkforge.PruneAudit, linkforge.PruneSessions, linkforge.PruneTickets}
 
 // Run removes, as of now, every row past its retention, batch by batch;
 // renew (nil: none) is called after each batch and stops the run when it
@@ -233,7 +242,8 @@ func (j *Job) Run(ctx context.Context, now time.Time, renew func() error) (map[l
 	bound := map[linkforge.PruneKind]time.Duration{
 		linkforge.PruneMinutes: j.cfg.Minutes, linkforge.PruneLinkHours: j.cfg.Hours,
 		linkforge.PruneTenantHours: j.cfg.Hours, linkforge.PruneDeliveries: j.cfg.Deliveries,
-		linkforge.PruneAudit: j.cfg.Audit,
+		linkforge.PruneAudit: j.cfg.Audit, linkforge.PruneSessions: j.cfg.Sessions,
+		linkforge.PruneTickets: j.cfg.Sessions,
 	}
 	removed := map[linkforge.PruneKind]int64{}
 	for _, k := range kinds {

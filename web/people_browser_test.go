@@ -101,7 +101,8 @@ const signedOutJS = `document.getElementById('app').hidden && !document.getEleme
 // without any token, creates a link through its form (a cookie write: it
 // carries the session's CSRF token), and, when an owner removes the user
 // through the API, returns to its sign-in card within 5 s (the live
-// feed's 4001); the cookie is refused (401) from then on.
+// feed's 4001); the cookie is refused in that tenant (403: the session
+// itself stays, for the user's other tenants and invitations) from then on.
 func TestDashboardSignInByPassword(t *testing.T) {
 	st := testdb.SQLite(t)
 	e, _, acme, owner, annID := peopleEnv(t, st, linkforge.RoleEditor)
@@ -137,7 +138,7 @@ func TestDashboardSignInByPassword(t *testing.T) {
 			p.eval(`JSON.stringify({app: document.getElementById('app').hidden, conn: document.getElementById('conn').dataset.state, msg: document.getElementById('token-error').textContent, closes: window.feedCloses})`))
 	}
 	t.Logf("signed out %v after the removal", time.Since(removed).Round(time.Millisecond))
-	mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/links", cookie, ""), http.StatusUnauthorized, "")
+	mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/links", cookie, ""), http.StatusForbidden, "")
 }
 
 // waitRequests waits until the server has answered each of reqs since the

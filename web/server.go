@@ -155,6 +155,9 @@ type Config struct {
 	// SessionTTL ends a sign-in session unused that long (--session-ttl);
 	// 0: people.DefaultSessionTTL.
 	SessionTTL time.Duration
+	// SessionMaxAge ends a sign-in session that long after it began,
+	// however used (--session-max-age); 0: people.DefaultSessionMaxAge.
+	SessionMaxAge time.Duration
 	// WriteTimeout is the http.Server's WriteTimeout the Server runs
 	// behind; 0: none. Routes that may work longer than that (a bulk of
 	// password links) push the deadline forward as they progress.
@@ -385,7 +388,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.people, err = people.New(people.Config{Store: cfg.Store, Hasher: hasherFunc(s.hashPassword),
-		PublicURL: s.shortBase, SessionTTL: cfg.SessionTTL, Now: s.now}); err != nil {
+		PublicURL: s.shortBase, SessionTTL: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge, Now: s.now}); err != nil {
 		return nil, err
 	}
 	if s.sso, err = s.newSSO(cfg.OIDC); err != nil {

@@ -21,12 +21,16 @@ type tokenBody struct {
 }
 
 type meBody struct {
-	Tenant    string     `json:"tenant"`
-	Role      string     `json:"role"`
-	User      any        `json:"user"`
-	Token     *tokenBody `json:"token"`
-	Tenants   []string   `json:"tenants"`
-	CSRFToken *string    `json:"csrf_token"`
+	Tenant      string     `json:"tenant"`
+	Role        string     `json:"role"`
+	User        any        `json:"user"`
+	Token       *tokenBody `json:"token"`
+	Tenants     []string   `json:"tenants"`
+	CSRFToken   *string    `json:"csrf_token"`
+	Invitations []struct {
+		Tenant string `json:"tenant"`
+		Role   string `json:"role"`
+	} `json:"invitations"`
 }
 
 // TestTokenAPI: an owner makes a token of a role (shown once), lists the

@@ -15,6 +15,7 @@ type userBody struct {
 	ID              string     `json:"id"`
 	Email           string     `json:"email"`
 	Role            string     `json:"role"`
+	Status          string     `json:"status"`
 	LastSignInAt    *time.Time `json:"last_sign_in_at"`
 	InviteURL       *string    `json:"invite_url"`
 	InviteExpiresAt *time.Time `json:"invite_expires_at"`
@@ -75,17 +76,107 @@ func TestUsersAPI(t *testing.T) {
 		if got := mustJSON[userBody](t, r); got.Role != "viewer" {
 			t.Errorf("patched %+v", got)
 		}
-		// The role change ended Bob's sessions: he signs in again, a viewer.
-		mustProblem(t, write(), http.StatusUnauthorized, "")
-		bobCookie = sessionCookie(t, e.form("/login", "", url.Values{"email": {"bob@example.com"}, "password": {"correct horse battery"}}))
-		csrf = *mustJSON[meBody](t, e.withCookie(http.MethodGet, "/api/v1/me", bobCookie, "")).CSRFToken
+		// The role change takes effect at Bob's next request, which is
+		// refused as a viewer's write: he is not signed out.
 		mustProblem(t, write(), http.StatusForbidden, "")
+		if me := mustJSON[meBody](t, e.withCookie(http.MethodGet, "/api/v1/me", bobCookie, "")); me.Role != "viewer" {
+			t.Errorf("after the role change /api/v1/me says %q, want viewer", me.Role)
+		}
 		mustProblem(t, e.do(http.MethodPatch, "/api/v1/users/"+ann.ID, owner, `{"role":"editor"}`), http.StatusConflict, "")
 		mustProblem(t, e.do(http.MethodDelete, "/api/v1/users/"+ann.ID, owner, ""), http.StatusConflict, "")
 		mustProblem(t, e.do(http.MethodPatch, "/api/v1/users/999999", owner, `{"role":"editor"}`), http.StatusNotFound, "")
 
 		mustStatus(t, e.do(http.MethodDelete, "/api/v1/users/"+bob.ID, owner, ""), http.StatusNoContent)
-		mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/links", bobCookie, ""), http.StatusUnauthorized, "")
+		mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/links", bobCookie, ""), http.StatusForbidden, "")
 		mustProblem(t, e.do(http.MethodDelete, "/api/v1/users/"+bob.ID, owner, ""), http.StatusNotFound, "")
+	})
+}
+
+// TestInviteExistingAccountGivesNoCredential: an owner who invites the
+// email of an account that exists (a pending invitee of another tenant
+// without a password, a signed-in user) gets no URL that sets its password
+// and learns nothing of it; the user sees the invitation in
+// /api/v1/me and joins only by accepting it while signed in; the answer is
+// audited in each of the user's tenants. (Before, the answer carried an
+// invite_url that set the other tenant's user's password: a takeover.)
+func TestInviteExistingAccountGivesNoCredential(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		e := newEnv(t, s)
+		acmeID, acme := mustRoleToken(t, s, "acme", linkforge.RoleOwner)
+		evilID, evil := mustRoleToken(t, s, "evil", linkforge.RoleOwner)
+
+		r := e.do(http.MethodPost, "/api/v1/users", acme, `{"email":"vic@example.com","role":"editor"}`)
+		mustStatus(t, r, http.StatusCreated)
+		vic := mustJSON[userBody](t, r)
+		if vic.InviteURL == nil || vic.Status != "member" {
+			t.Fatalf("a new email's invite = %+v", vic)
+		}
+		// Vic has no password yet. Evil invites the same email.
+		r = e.do(http.MethodPost, "/api/v1/users", evil, `{"email":"Vic@example.com","role":"owner"}`)
+		mustStatus(t, r, http.StatusCreated)
+		got := mustJSON[userBody](t, r)
+		if got.InviteURL != nil || got.InviteExpiresAt != nil || got.Status != "pending" || got.LastSignInAt != nil {
+			t.Fatalf("evil's invite of an existing account = %+v; want pending with no URL", got)
+		}
+		if strings.Contains(r.String(), "invite") {
+			t.Errorf("evil's answer names an invite URL: %s", r)
+		}
+
+		// Vic sets her password through acme's URL and signs in; evil's
+		// answer for a signed-in account has the same shape.
+		vicCookie := sessionCookie(t, e.form(strings.TrimPrefix(*vic.InviteURL, publicURL), "", url.Values{"password": {"correct horse battery"}}))
+		_, evil2 := mustRoleToken(t, s, "evil2", linkforge.RoleOwner)
+		r = e.do(http.MethodPost, "/api/v1/users", evil2, `{"email":"vic@example.com","role":"viewer"}`)
+		if got := mustJSON[userBody](t, r); got.InviteURL != nil || got.Status != "pending" || got.LastSignInAt != nil {
+			t.Errorf("an invite of a signed-in account = %+v", got)
+		}
+
+		me := mustJSON[meBody](t, e.withCookie(http.MethodGet, "/api/v1/me", vicCookie, ""))
+		if me.Tenant != "acme" || len(me.Tenants) != 1 || len(me.Invitations) != 2 ||
+			me.Invitations[0].Tenant != "evil" || me.Invitations[0].Role != "owner" || me.Invitations[1].Tenant != "evil2" {
+			t.Fatalf("/api/v1/me = %+v; want acme, invited to evil and evil2", me)
+		}
+		// Not a member before the answer.
+		mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/links", vicCookie, "", "X-LinkForge-Tenant", "evil"), http.StatusForbidden, "")
+		list := mustJSON[struct{ Users []userBody }](t, e.do(http.MethodGet, "/api/v1/users", evil, ""))
+		if len(list.Users) != 1 || list.Users[0].Status != "pending" || list.Users[0].LastSignInAt != nil {
+			t.Errorf("evil's users = %+v; want Vic pending, no sign-in time", list.Users)
+		}
+
+		// The answer is a cookie write: CSRF token and same origin.
+		csrf := *me.CSRFToken
+		mustProblem(t, e.withCookie(http.MethodPost, "/api/v1/me/invitations/evil/accept", vicCookie, ""), http.StatusForbidden, "")
+		mustProblem(t, e.do(http.MethodPost, "/api/v1/me/invitations/evil/accept", evil, ""), http.StatusBadRequest, "")
+		r = e.withCookie(http.MethodPost, "/api/v1/me/invitations/evil/accept", vicCookie, "", "X-CSRF-Token", csrf, "Origin", e.url)
+		mustStatus(t, r, http.StatusOK)
+		mustStatus(t, e.withCookie(http.MethodPost, "/api/v1/me/invitations/evil2/decline", vicCookie, "", "X-CSRF-Token", csrf, "Origin", e.url),
+			http.StatusNoContent)
+		mustProblem(t, e.withCookie(http.MethodPost, "/api/v1/me/invitations/evil2/accept", vicCookie, "", "X-CSRF-Token", csrf, "Origin", e.url),
+			http.StatusNotFound, "")
+		mustStatus(t, e.withCookie(http.MethodGet, "/api/v1/links", vicCookie, "", "X-LinkForge-Tenant", "evil"), http.StatusOK)
+		if me := mustJSON[meBody](t, e.withCookie(http.MethodGet, "/api/v1/me", vicCookie, "")); len(me.Tenants) != 2 || len(me.Invitations) != 0 {
+			t.Errorf("/api/v1/me after the answers = %+v", me)
+		}
+
+		// Audited: the password in acme, the accept in acme and evil.
+		actions := func(tenant int64) map[string]int {
+			evs, err := s.ListAudit(t.Context(), tenant, 1000, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]int{}
+			for _, ev := range evs {
+				if ev.Target == "vic@example.com" {
+					m[ev.Action]++
+				}
+			}
+			return m
+		}
+		if a := actions(acmeID); a["user.invite"] != 1 || a["user.password"] != 1 || a["user.accept"] != 1 {
+			t.Errorf("acme's audit of vic = %v", a)
+		}
+		if a := actions(evilID); a["user.invite"] != 1 || a["user.accept"] != 1 || a["user.password"] != 0 {
+			t.Errorf("evil's audit of vic = %v", a)
+		}
 	})
 }

@@ -59,6 +59,9 @@ type config struct {
 	TLS tlsConfig
 	// SessionTTL ends a dashboard sign-in session unused that long.
 	SessionTTL time.Duration
+	// SessionMaxAge ends a dashboard sign-in session that long after it
+	// began, however used.
+	SessionMaxAge time.Duration
 	// Retention is the retention flags (retention.go).
 	Retention retentionConfig
 	// OIDC is single sign-on's flags (oidc.go).
@@ -141,6 +144,7 @@ var globalFlags = []flagSpec{
 	{"domain-verify", "MODE", "http", "how tenants' domains are verified: http (the server fetches http://HOST/.well-known/linkforge-domain/ID and expects its own answer) or none (verified at once)"},
 	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/025-nats-bus.md); unused on SQLite"},
 	{"session-ttl", "DURATION", "168h", "a dashboard sign-in session ends after this long without use"},
+	{"session-max-age", "DURATION", "720h", "a dashboard sign-in session ends this long after the sign-in, however used"},
 	{"gc-headroom", "SIZE", defaultGCHeadroom, "once the live heap is larger than this, the Go runtime's soft memory limit follows it at the live heap plus this much, so that the process grows by about this rather than doubling its heap (a burst's memory for GC CPU; docs/adr/037-burst-headroom.md); 0: Go's own pacing; off when GOGC or GOMEMLIMIT is set"},
 }
 
@@ -442,6 +446,10 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	raw, source = get("session-ttl")
 	if cfg.SessionTTL, err = time.ParseDuration(raw); err != nil || cfg.SessionTTL <= 0 {
 		return usagef("invalid %s %q: a positive duration (examples: 168h, 30m)", source, raw)
+	}
+	raw, source = get("session-max-age")
+	if cfg.SessionMaxAge, err = time.ParseDuration(raw); err != nil || cfg.SessionMaxAge <= 0 {
+		return usagef("invalid %s %q: a positive duration (examples: 720h, 24h)", source, raw)
 	}
 
 	cfg.Bus, source = get("bus")

@@ -80,8 +80,11 @@ func (a *app) retentionJob(st store, registry prometheus.Registerer) (*retention
 		Hours:      a.cfg.Retention.Hours,
 		Deliveries: a.cfg.Retention.Deliveries,
 		Audit:      a.cfg.Retention.Audit,
-		Logger:     a.log,
-		Registry:   registry,
+		// Sessions and one-time URLs go once past both of a session's
+		// ends: no live one is removed.
+		Sessions: max(a.cfg.SessionTTL, a.cfg.SessionMaxAge),
+		Logger:   a.log,
+		Registry: registry,
 	})
 	if err != nil {
 		return nil, failed("cannot create retention job", err)

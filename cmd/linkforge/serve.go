@@ -578,6 +578,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,
 		SessionTTL:          a.cfg.SessionTTL,
+		SessionMaxAge:       a.cfg.SessionMaxAge,
 		OIDC:                a.cfg.OIDC.login(),
 		// The bulk route pushes this deadline forward as it hashes.
 		WriteTimeout: defaultHTTPLimits.write,

@@ -72,6 +72,12 @@ func (db *DB) Prune(ctx context.Context, p linkforge.Prune) (linkforge.PruneResu
 		case linkforge.PruneAudit:
 			return pruneRows(ctx, tx, `DELETE FROM audit_events WHERE id IN (
 				SELECT id FROM audit_events WHERE at < $1 LIMIT $2)`, p, &res)
+		case linkforge.PruneSessions:
+			return pruneRows(ctx, tx, `DELETE FROM sessions WHERE id IN (
+				SELECT id FROM sessions WHERE ended_at < $1 OR last_seen_at < $1 OR created_at < $1 LIMIT $2)`, p, &res)
+		case linkforge.PruneTickets:
+			return pruneRows(ctx, tx, `DELETE FROM user_tickets WHERE hash IN (
+				SELECT hash FROM user_tickets WHERE used_at < $1 OR expires_at < $1 LIMIT $2)`, p, &res)
 		}
 		return fmt.Errorf("unknown prune kind %q", p.Kind)
 	})

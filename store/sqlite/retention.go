@@ -47,6 +47,13 @@ func (db *DB) Prune(ctx context.Context, p linkforge.Prune) (linkforge.PruneResu
 	case linkforge.PruneAudit:
 		res, err = pruneRows(ctx, tx, `DELETE FROM audit_events WHERE id IN (
 			SELECT id FROM audit_events WHERE at < ? LIMIT ?)`, toMicros(p.Before), p.Limit)
+	case linkforge.PruneSessions:
+		res, err = pruneRows(ctx, tx, `DELETE FROM sessions WHERE id IN (
+			SELECT id FROM sessions WHERE ended_at < ?1 OR last_seen_at < ?1 OR created_at < ?1 LIMIT ?2)`,
+			toMicros(p.Before), p.Limit)
+	case linkforge.PruneTickets:
+		res, err = pruneRows(ctx, tx, `DELETE FROM user_tickets WHERE hash IN (
+			SELECT hash FROM user_tickets WHERE used_at < ?1 OR expires_at < ?1 LIMIT ?2)`, toMicros(p.Before), p.Limit)
 	default:
 		return linkforge.PruneResult{}, fmt.Errorf("sqlite: unknown prune kind %q", p.Kind)
 	}

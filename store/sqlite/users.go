@@ -476,7 +476,6 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 	return m, nil
 }
 
-
 // ActiveSessions returns those of creds whose session has not ended and
 // whose user is a member of the credential's tenant, in one statement:
 // the pairs travel as one JSON array of [session, tenant].

@@ -354,3 +354,102 @@ func testRetentionTraffic(t *testing.T, s linkforge.Store) {
 		}
 	}
 }
+
+// testRetentionSessions: sessions ended, idle or started before the bound
+// and tickets used or expired before it are removed; a live session and an
+// open ticket stay.
+func testRetentionSessions(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	ten := mustTenant(t, s, "ret-sessions")
+	res, err := s.InviteUser(ctx, linkforge.Invite{TenantID: ten.ID, Email: "ret@example.com", Role: linkforge.RoleViewer,
+		Ticket: linkforge.UserTicket{Hash: linkforge.HashToken("ret-invite"), Kind: linkforge.TicketInvite, ExpiresAt: time.Now().Add(time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := res.User
+	mk := func(secret string) linkforge.Session {
+		x, err := s.CreateSession(ctx, linkforge.Session{Hash: linkforge.HashToken(secret), UserID: u.ID, CSRF: "c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	ended, live := mk("ret-ended"), mk("ret-live")
+	if err := s.EndSession(ctx, ended.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTicket(ctx, linkforge.UserTicket{Hash: linkforge.HashToken("ret-reset"), UserID: u.ID,
+		Kind: linkforge.TicketReset, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UseTicket(ctx, linkforge.HashToken("ret-invite"), time.Now(), "$argon2id$x"); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing is before an hour ago.
+	if n := runPrune(t, s, linkforge.PruneSessions, time.Now().Add(-time.Hour), 10); n != 0 {
+		t.Errorf("pruned %d sessions older than an hour, want 0", n)
+	}
+	if n := runPrune(t, s, linkforge.PruneTickets, time.Now().Add(-time.Hour), 10); n != 0 {
+		t.Errorf("pruned %d tickets older than an hour, want 0", n)
+	}
+	// A bound a minute ahead: the ended session goes, and so does the
+	// live one, though used an hour ahead, because it started before the
+	// bound (past the absolute lifetime, as the job's bound is); both
+	// tickets were used by the password.
+	if err := s.TouchSession(ctx, live.ID, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	bound := time.Now().Add(time.Minute)
+	if n := runPrune(t, s, linkforge.PruneSessions, bound, 1); n != 2 {
+		t.Errorf("pruned %d sessions, want 2", n)
+	}
+	if n := runPrune(t, s, linkforge.PruneTickets, bound, 1); n != 2 {
+		t.Errorf("pruned %d tickets, want 2 (both used)", n)
+	}
+	if got, _ := s.UserSessions(ctx, u.ID, time.Now().Add(-time.Hour)); len(got) != 0 {
+		t.Errorf("sessions left: %+v", got)
+	}
+}
+
+// testRetentionExactBound: a row exactly at its bound stays; one a
+// microsecond (a minute, an hour) before it goes. The bound is "older
+// than", on both dialects, for every kind a run prunes by time.
+func testRetentionExactBound(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	ten := mustTenant(t, s, "ret-exact")
+	l := mustCreateLink(t, s, newLink(ten.ID, "ret-exact"))
+	bound := ahour(-300)
+	mustUpsertClicks(t, s, "n1", []linkforge.RollupRow{
+		{LinkID: l.ID, Bucket: bound.Add(-time.Minute), Count: 1},
+		{LinkID: l.ID, Bucket: bound, Count: 2},
+	}, dim(l.ID, -301, linkforge.DimCountry, "DE", 1), dim(l.ID, -300, linkforge.DimCountry, "DE", 2))
+	if n := runPrune(t, s, linkforge.PruneMinutes, bound, 10); n != 1 {
+		t.Errorf("pruned %d minute rows at and before the bound, want 1 (the one before)", n)
+	}
+	if n := runPrune(t, s, linkforge.PruneLinkHours, bound, 10); n != 1 {
+		t.Errorf("pruned %d hour rows at and before the bound, want 1 (the one before)", n)
+	}
+	rows, dims, err := s.NodeLinkClicks(ctx, "n1", l.ID, bound.Add(-2*time.Hour), bound.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || !rows[0].Bucket.Equal(bound) || len(dims) != 1 || !dims[0].Hour.Equal(bound) {
+		t.Errorf("left %+v and %+v; want the minute and the hour at the bound", rows, dims)
+	}
+
+	actx := linkforge.WithActor(ctx, linkforge.Actor{Type: linkforge.ActorCLI})
+	if _, err := s.CreateLink(actx, newLink(ten.ID, "ret-exact-audit")); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.ListAudit(ctx, ten.ID, 10, 0)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("audit events: %d, %v", len(evs), err)
+	}
+	at := evs[0].At
+	if n := runPrune(t, s, linkforge.PruneAudit, at, 10); n != 0 {
+		t.Errorf("pruned %d audit events at the bound, want 0", n)
+	}
+	if n := runPrune(t, s, linkforge.PruneAudit, at.Add(time.Microsecond), 10); n != 1 {
+		t.Errorf("pruned %d audit events a microsecond before the bound, want 1", n)
+	}
+}

@@ -86,6 +86,8 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"Retention", testRetention},
 		{"RetentionTraffic", testRetentionTraffic},
 		{"RetentionDeliveriesAudit", testRetentionDeliveriesAudit},
+		{"RetentionSessions", testRetentionSessions},
+		{"RetentionExactBound", testRetentionExactBound},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -165,6 +165,7 @@ window.LinkForgeAuth = (() => {
       session.insertBefore(label, who);
       session.insertBefore(pick, who);
     }
+    showInvitations(info.invitations || []);
     const all = el('button', 'btn btn-ghost', 'Sign out everywhere');
     all.type = 'button';
     all.id = 'signout-all';
@@ -174,6 +175,53 @@ window.LinkForgeAuth = (() => {
       onSignOut(await end(cred, true));
     });
     signout.after(all);
+  }
+
+  // showInvitations shows the user's pending invitations under the page's
+  // header, each with Accept and Decline: another tenant's owner invited
+  // this account, and it joins only by the user's own answer. An accepted
+  // tenant becomes this tab's tenant.
+  function showInvitations(list) {
+    if (!list.length) return;
+    const box = el('section', 'invitations');
+    box.id = 'invitations';
+    box.setAttribute('aria-label', 'Invitations');
+    box.dataset.authControl = '';
+    for (const inv of list) {
+      const row = el('p', 'invitation');
+      row.append(el('span', '', `You are invited to ${inv.tenant} as ${inv.role}. `));
+      const answer = async (verb) => {
+        for (const b of row.querySelectorAll('button')) b.disabled = true;
+        try {
+          const resp = await fetch(`/api/v1/me/invitations/${encodeURIComponent(inv.tenant)}/${verb}`,
+            { method: 'POST', headers: headers(SESSION, 'POST'), cache: 'no-store' });
+          if (!resp.ok) throw new Error('HTTP ' + resp.status);
+        } catch (err) {
+          row.append(el('span', 'error', ' Answering failed (' + err.message + '): try again.'));
+          for (const b of row.querySelectorAll('button')) b.disabled = false;
+          return;
+        }
+        if (verb === 'accept') {
+          sessionStorage.setItem(TENANT_KEY, inv.tenant);
+          sessionStorage.removeItem(ROLE_KEY);
+          location.reload();
+          return;
+        }
+        row.remove();
+        if (!box.querySelector('.invitation')) box.remove();
+      };
+      const yes = el('button', 'btn', 'Accept');
+      yes.type = 'button';
+      yes.addEventListener('click', () => answer('accept'));
+      const no = el('button', 'btn btn-ghost', 'Decline');
+      no.type = 'button';
+      no.addEventListener('click', () => answer('decline'));
+      row.append(yes, ' ', no);
+      box.append(row);
+    }
+    const header = document.querySelector('header');
+    if (header) header.after(box);
+    else document.body.prepend(box);
   }
 
   function unmount() {
