@@ -13,7 +13,8 @@ import (
 // token's. serve is not here: the server's own writes (expiry, clicks)
 // have no actor, and the requests it serves carry theirs.
 var cliWriters = map[string]bool{"token create": true, "token revoke": true, "import": true, "tenant quota": true,
-	"user add": true, "user remove": true}
+	"user add": true, "user remove": true, "user reset-password": true,
+	"domain add": true, "domain verify": true, "domain remove": true}
 
 // cliActor is the actor of a CLI write.
 func cliActor() linkforge.Actor {

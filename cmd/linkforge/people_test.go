@@ -53,7 +53,8 @@ func TestTokenCreateRole(t *testing.T) {
 }
 
 // TestCLIAudit: the commands that write the store directly leave their
-// events in the audit log as the CLI's, with the operating-system user.
+// events in the audit log as the CLI's, with the operating-system user:
+// tokens, imports, quotas, domains, users and password resets.
 func TestCLIAudit(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "links.csv")
@@ -70,6 +71,10 @@ func TestCLIAudit(t *testing.T) {
 	run("tenant", "quota", "--tenant", "acme", "--max-links", "10")
 	rows := parseTokenList(t, run("token", "list", "--tenant", "acme"))
 	run("token", "revoke", rows[0].id)
+	run("domain", "add", "--tenant", "acme", "go.acme.test")
+	run("domain", "remove", "--tenant", "acme", "go.acme.test")
+	run("user", "add", "--tenant", "acme", "--email", "ann@example.com", "--role", "editor")
+	run("user", "reset-password", "--email", "ann@example.com")
 
 	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "linkforge.db"))
 	if err != nil {
@@ -91,7 +96,8 @@ func TestCLIAudit(t *testing.T) {
 			t.Errorf("event %+v: want the CLI's, with a name", e)
 		}
 	}
-	want := []string{"token.revoke " + rows[0].id, "tenant.quota acme", "link.import 1 links", "token.create " + rows[0].id}
+	want := []string{"user.password_reset ann@example.com", "user.invite ann@example.com", "domain.delete go.acme.test",
+		"domain.create go.acme.test", "token.revoke " + rows[0].id, "tenant.quota acme", "link.import 1 links", "token.create " + rows[0].id}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("audit = %q, want %q", got, want)
 	}
