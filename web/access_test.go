@@ -44,7 +44,7 @@ var wantRole = map[string]linkforge.Role{
 	"createWebhook": "owner", "listWebhooks": "owner", "updateWebhook": "owner", "deleteWebhook": "owner",
 	"listDeliveries": "owner", "retryDelivery": "owner", "testWebhook": "owner",
 	"createToken": "owner", "listTokens": "owner", "revokeToken": "owner", "me": "viewer",
-	"listAudit": "owner", "endMySessions": "viewer", "mySessions": "viewer",
+	"listAudit": "owner", "endMySessions": "viewer", "mySessions": "viewer", "acceptInvitation": "viewer", "declineInvitation": "viewer",
 	"inviteUser": "owner", "listUsers": "owner", "updateUser": "owner", "removeUser": "owner",
 	"loginForm": "", "loginFormHead": "", "login": "", "logout": "",
 	"ssoStart": "", "ssoCallback": "",
