@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -97,5 +98,72 @@ func TestEvaluationStopsWhenTheRequestEnds(t *testing.T) {
 		if got := d.Location[0]; got != base || !d.Stopped {
 			t.Fatalf("ended request: Location %s Stopped %v, want the link's url %s, stopped (no rule evaluated)", got, d.Stopped, base)
 		}
+	}
+}
+
+// referenceHas is the query condition as it was before the bounds (a scan
+// of the whole query, url.QueryUnescape on each piece, an invalid escape
+// compared as written): within the bounds the query set must agree.
+func referenceHas(raw, key, val string, hasVal bool) bool {
+	un := func(s string) string {
+		u, err := url.QueryUnescape(s)
+		if err != nil {
+			return s
+		}
+		return u
+	}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		k, v, _ := strings.Cut(pair, "=")
+		if un(k) == key && (!hasVal || un(v) == val) {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzQuerySet: for a query within the bounds, a query condition holds
+// exactly when it held before (the whole query scanned and unescaped per
+// condition).
+func FuzzQuerySet(f *testing.F) {
+	for _, s := range [][2]string{{"a=1&b=2", "b=2"}, {"a%20b=c+d", "a b=c d"}, {"x=%zz", "x=%zz"}, {"x=%41+", "x=A "},
+		{"&&k&", "k"}, {"k=", "k="}, {"k=1=2", "k=1=2"}, {"%3D=%26", "="}, {"a=%E4", "a=\xe4"}, {"+=+", " = "}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, raw, condition string) {
+		if len(raw) > maxQueryBytes || strings.Count(raw, "&") >= maxQueryPairs {
+			return
+		}
+		key, val, hasVal := strings.Cut(condition, "=")
+		if key == "" {
+			return
+		}
+		cc, ok := compileCond(c("query", condition))
+		if !ok {
+			t.Fatalf("condition %q does not compile", condition)
+		}
+		var q query
+		q.parse(raw)
+		if got, want := q.has(&cc), referenceHas(raw, key, val, hasVal); got != want {
+			t.Fatalf("query %q, condition %q: %v, want %v", raw, condition, got, want)
+		}
+	})
+}
+
+// TestForwardQueryAllocatesNothingPerKey: forwarding a query whose keys
+// are escaped, to a target with keys of its own, allocates as much for 150
+// keys as for one (the Location; linkforge.RedirectLocation parses it).
+func TestForwardQueryAllocatesNothingPerKey(t *testing.T) {
+	r := Compile(&linkforge.Link{URL: "https://example.com/p?next=%2Fhome&a%20b=1", Routing: &linkforge.Routing{ForwardQuery: true}})
+	req := Request{RawQuery: strings.Repeat("a+b=2&n%65xt=x&utm%5Fsource=mail&", 50)}
+	want := "https://example.com/p?next=%2Fhome&a%20b=1&" + strings.TrimSuffix(strings.Repeat("utm%5Fsource=mail&", 50), "&")
+	if got := r.Evaluate(&req).Location[0]; got != want {
+		t.Fatalf("Location %q, want %q", got, want)
+	}
+	many := testing.AllocsPerRun(100, func() { r.Evaluate(&req) })
+	req.RawQuery = "n%65xt=x"
+	if one := testing.AllocsPerRun(100, func() { r.Evaluate(&req) }); many != one {
+		t.Fatalf("forwarding 150 keys allocates %v times, one key %v", many, one)
 	}
 }
