@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"hash/maphash"
 	"net/netip"
 	"strings"
 	"time"
@@ -25,10 +26,19 @@ var (
 type target struct {
 	loc []string // the Location header value, built at compile time
 	raw string   // the URL as stored, for query forwarding
+	// keys are the unescaped keys of raw's query, when the link forwards
+	// the request's query (forward.go); nil when it has none.
+	keys map[string]struct{}
+	// keyMax is the length of the longest of keys.
+	keyMax int
 }
 
-func newTarget(raw string) target {
-	return target{loc: []string{linkforge.RedirectLocation(raw)}, raw: raw}
+func newTarget(raw string, forward bool) target {
+	t := target{loc: []string{linkforge.RedirectLocation(raw)}, raw: raw}
+	if forward {
+		t.keys, t.keyMax = targetKeys(raw)
+	}
+	return t
 }
 
 // condKind is a condition type, compiled.
@@ -48,20 +58,26 @@ const (
 
 // cond is a compiled condition: str is the canonical value (the analytics'
 // spelling of a device, OS or browser, a lowercase language, an uppercase
-// country, a query key), val and hasVal a query condition's value.
+// country, a query key), val and hasVal a query condition's value, keyHash
+// and valHash their hashes (query.go).
 type cond struct {
-	kind   condKind
-	str    string
-	val    string
-	hasVal bool
-	prefix netip.Prefix
-	at     int64 // unix nanoseconds of before and after
+	kind    condKind
+	str     string
+	val     string
+	hasVal  bool
+	keyHash uint64
+	valHash uint64
+	prefix  netip.Prefix
+	at      int64 // unix nanoseconds of before and after
 }
 
+// rule is a compiled rule: its language conditions apart (langs, the
+// lowercase tags), since only they change between the passes of the
+// visitor's languages (evaluate.go); conds are the others.
 type rule struct {
-	conds    []cond
-	to       target
-	language bool // some condition is a language one
+	conds []cond
+	langs []string
+	to    target
 }
 
 type variant struct {
@@ -88,6 +104,9 @@ type Routes struct {
 	// languageRules: some rule has a language condition, so the rules are
 	// tried per Accept-Language entry (language.go).
 	languageRules bool
+	// queryRules: some rule has a query condition, so the request's query
+	// is parsed (query.go).
+	queryRules bool
 }
 
 // VariantValues are the values of the variant dimension, by index.
@@ -103,29 +122,29 @@ func Compile(l *linkforge.Link) *Routes {
 		return nil
 	}
 	lr := l.Routes()
-	r := &Routes{status: l.RedirectCode(), forward: lr.ForwardQuery, url: newTarget(l.URL), seed: mix(uint64(l.ID))} //nolint:gosec // G115: the id's bits seed a hash; its sign does not matter
+	fwd := lr.ForwardQuery
+	r := &Routes{status: l.RedirectCode(), forward: fwd, url: newTarget(l.URL, fwd), seed: mix(uint64(l.ID))} //nolint:gosec // G115: the id's bits seed a hash; its sign does not matter
 	r.cacheControl = cacheTemporary
 	if linkforge.IsPermanentRedirect(r.status) {
 		r.cacheControl = cachePermanent
 	}
-	for _, rl := range lr.Rules {
-		cr := rule{to: newTarget(rl.URL), conds: make([]cond, 0, len(rl.Conditions))}
-		for _, c := range rl.Conditions {
-			cc, ok := compileCond(c)
-			if !ok {
-				cr.conds = nil // never matches: see above
-				break
-			}
-			if cc.kind == kindIP {
-				r.needsAddr = true
-			}
-			cr.language = cr.language || cc.kind == kindLanguage
-			cr.conds = append(cr.conds, cc)
+	// Past the limits Validate sets, rules never match: the work of one
+	// request rests on them (ADR 042), and evaluate.go keeps one flag per
+	// rule on the stack.
+	for _, rl := range lr.Rules[:min(len(lr.Rules), linkforge.MaxRules)] {
+		if len(rl.Conditions) > linkforge.MaxRuleConditions {
+			continue
 		}
-		if cr.conds != nil {
-			r.languageRules = r.languageRules || cr.language
-			r.rules = append(r.rules, cr)
+		cr, ok := compileRule(rl, fwd)
+		if !ok {
+			continue // never matches: see above
 		}
+		for _, cc := range cr.conds {
+			r.needsAddr = r.needsAddr || cc.kind == kindIP
+			r.queryRules = r.queryRules || cc.kind == kindQuery
+		}
+		r.languageRules = r.languageRules || len(cr.langs) > 0
+		r.rules = append(r.rules, cr)
 	}
 	if d := l.DeviceURLs; !d.IsZero() {
 		// An unset device URL falls through to the variants and url.
@@ -133,7 +152,7 @@ func Compile(l *linkforge.Link) *Routes {
 			if u == "" {
 				return nil
 			}
-			t := newTarget(u)
+			t := newTarget(u, fwd)
 			return &t
 		}
 		r.devices = &[3]*target{pick(d.IOS), pick(d.Android), pick(d.Desktop)}
@@ -141,7 +160,7 @@ func Compile(l *linkforge.Link) *Routes {
 	if len(lr.Variants) >= linkforge.MinVariants && len(lr.Variants) <= linkforge.MaxVariants {
 		for i, v := range lr.Variants {
 			r.total += uint64(max(v.Weight, 1))
-			r.variants = append(r.variants, variant{to: newTarget(v.URL), upTo: r.total, value: VariantValues[i]})
+			r.variants = append(r.variants, variant{to: newTarget(v.URL, fwd), upTo: r.total, value: VariantValues[i]})
 		}
 		r.needsAddr = true
 	}
@@ -150,6 +169,23 @@ func Compile(l *linkforge.Link) *Routes {
 		r.og = &og
 	}
 	return r
+}
+
+// compileRule compiles rl; ok is false when a condition no longer parses.
+func compileRule(rl linkforge.Rule, fwd bool) (cr rule, ok bool) {
+	cr.to = newTarget(rl.URL, fwd)
+	for _, c := range rl.Conditions {
+		cc, ok := compileCond(c)
+		if !ok {
+			return rule{}, false
+		}
+		if cc.kind == kindLanguage {
+			cr.langs = append(cr.langs, cc.str)
+			continue
+		}
+		cr.conds = append(cr.conds, cc)
+	}
+	return cr, true
 }
 
 func compileCond(c linkforge.Condition) (cond, bool) {
@@ -167,7 +203,8 @@ func compileCond(c linkforge.Condition) (cond, bool) {
 		return cond{kind: kindCountry, str: strings.ToUpper(v)}, len(v) == 2
 	case linkforge.CondQuery:
 		key, val, has := strings.Cut(v, "=")
-		return cond{kind: kindQuery, str: key, val: val, hasVal: has}, key != ""
+		return cond{kind: kindQuery, str: key, val: val, hasVal: has,
+			keyHash: maphash.String(querySeed, key), valHash: maphash.String(querySeed, val)}, key != ""
 	case linkforge.CondIP:
 		p, ok := parseIP(v)
 		return cond{kind: kindIP, prefix: p}, ok

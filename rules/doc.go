@@ -8,8 +8,11 @@
 // form, and every Location header value that does not depend on the request
 // is built then. Evaluate runs per request on the classification the click
 // already has (package classify), so nothing is classified twice; it does
-// not allocate unless the link forwards a query string or a query condition
-// has to unescape one.
+// not allocate unless the link forwards a query string, and its work is
+// bounded whatever the request sends (ADR 042): the query conditions see
+// the first 64 pairs within the query's first 4 KiB, parsed once; the
+// language conditions see the first 8 entries of Accept-Language; and the
+// rules stop when the request's context ends.
 //
 // The variant a visitor gets comes from the daily visitor hash (package
 // visitor), so the visitor keeps it for the UTC day on every node, and the

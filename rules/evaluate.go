@@ -3,10 +3,9 @@ package rules
 import (
 	"context"
 	"net/netip"
-	"net/url"
-	"strings"
 	"time"
 
+	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/visitor"
 )
@@ -25,7 +24,10 @@ type Request struct {
 	// built without one).
 	Visitors  *visitor.Hasher
 	UserAgent string
-	Ctx       context.Context // for the first hash of a day, which may read the key store
+	// Ctx is the request's: the rules stop being evaluated once it ends
+	// (the client hung up), and the first hash of a day may read the key
+	// store with it. nil is context.Background.
+	Ctx context.Context
 }
 
 // Decision is where a request goes and how.
@@ -42,6 +44,10 @@ type Decision struct {
 	// hashing the same (address, agent) a second time.
 	Visitor uint64
 	Hashed  bool
+	// Stopped: the request's context ended before a target was chosen;
+	// Location is the link's url, and the click is not to be counted
+	// (nobody is waiting for the answer).
+	Stopped bool
 }
 
 // VariantNone is the variant dimension's value of a click that no variant
@@ -52,14 +58,20 @@ const VariantNone = "none"
 // Evaluate decides where req goes: the first rule whose conditions all
 // hold, else the device URL for req's OS and device, else the visitor's
 // variant, else the link's url. It does not allocate unless the link
-// forwards a non-empty query, or a query condition meets an escaped key or
-// value.
+// forwards a non-empty query. Its work is bounded whatever the request
+// sends (ADR 042): the rules see a bounded set of the query's pairs
+// (query.go) and at most maxLanguages languages, and each rule's
+// conditions other than language ones are evaluated once.
 func (r *Routes) Evaluate(req *Request) Decision {
 	d := Decision{Status: r.status, CacheControl: r.cacheControl}
 	t, v := r.choose(req, &d)
+	if d.Stopped {
+		d.Location = r.url.loc
+		return d
+	}
 	d.Variant = v
 	if r.forward && req.RawQuery != "" {
-		d.Location = []string{forwardQuery(t.raw, req.RawQuery)}
+		d.Location = []string{forwardQuery(t, req.RawQuery)}
 	} else {
 		d.Location = t.loc
 	}
@@ -71,8 +83,13 @@ func (r *Routes) choose(req *Request, d *Decision) (*target, string) {
 	if len(r.variants) > 0 {
 		none = VariantNone
 	}
-	if t := r.firstRule(req); t != nil {
+	t, stopped := r.firstRule(req)
+	if t != nil {
 		return t, none
+	}
+	if stopped {
+		d.Stopped = true
+		return nil, ""
 	}
 	if r.devices != nil {
 		var t *target
@@ -110,46 +127,85 @@ func (r *Routes) choose(req *Request, d *Decision) (*target, string) {
 
 // firstRule returns the target of the first rule that holds, trying
 // them once per acceptable language when some rule has a language
-// condition (language.go); nil when none holds.
-func (r *Routes) firstRule(req *Request) *target {
+// condition (language.go); nil when none holds. stopped is true when the
+// request's context ended first.
+//
+// The conditions of a rule other than its language ones hold or fail
+// alike in every pass: they are evaluated in the first pass only, and the
+// later passes compare languages. The query is parsed once, before any
+// rule.
+func (r *Routes) firstRule(req *Request) (t *target, stopped bool) {
+	var q query
+	if r.queryRules {
+		q.parse(req.RawQuery)
+	}
+	ctx := req.Ctx
 	if !r.languageRules {
 		for i := range r.rules {
-			if r.rules[i].matches(req, "") {
-				return &r.rules[i].to
+			if ended(ctx) {
+				return nil, true
+			}
+			if r.rules[i].holds(req, &q) {
+				return &r.rules[i].to, false
 			}
 		}
-		return nil
+		return nil, false
 	}
 	var ls languages
 	ls.parse(req.AcceptLanguage)
+	var held [linkforge.MaxRules]bool // Compile keeps at most MaxRules
 	for pass := 0; pass == 0 || pass < ls.n; pass++ {
 		lang := ""
 		if ls.n > 0 {
 			lang = ls.tags[pass]
 		}
 		for i := range r.rules {
-			// A rule without a language condition was decided in the
-			// first pass.
-			if (pass == 0 || r.rules[i].language) && r.rules[i].matches(req, lang) {
-				return &r.rules[i].to
+			ru := &r.rules[i]
+			if pass == 0 {
+				if ended(ctx) {
+					return nil, true
+				}
+				held[i] = ru.holds(req, &q)
+			} else if len(ru.langs) == 0 {
+				continue // decided in the first pass
+			}
+			if held[i] && ru.speaks(lang) {
+				return &ru.to, false
 			}
 		}
+		if ended(ctx) {
+			return nil, true
+		}
 	}
-	return nil
+	return nil, false
 }
 
-// matches reports whether every condition of ru holds for req, its
-// language conditions for lang ("": none acceptable).
-func (ru *rule) matches(req *Request, lang string) bool {
+// ended reports whether ctx (nil: none) has ended.
+func ended(ctx context.Context) bool { return ctx != nil && ctx.Err() != nil }
+
+// holds reports whether every condition of ru other than its language ones
+// holds for req, whose query is q.
+func (ru *rule) holds(req *Request, q *query) bool {
 	for i := range ru.conds {
-		if !ru.conds[i].matches(req, lang) {
+		if !ru.conds[i].matches(req, q) {
 			return false
 		}
 	}
 	return true
 }
 
-func (c *cond) matches(req *Request, lang string) bool {
+// speaks reports whether every language condition of ru holds for lang
+// ("": none acceptable).
+func (ru *rule) speaks(lang string) bool {
+	for _, tag := range ru.langs {
+		if lang == "" || !languageMatches(lang, tag) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *cond) matches(req *Request, q *query) bool {
 	switch c.kind {
 	case kindDevice:
 		return req.Device == c.str
@@ -159,10 +215,8 @@ func (c *cond) matches(req *Request, lang string) bool {
 		return req.Browser == c.str
 	case kindCountry:
 		return req.Country == c.str
-	case kindLanguage:
-		return lang != "" && languageMatches(lang, c.str)
 	case kindQuery:
-		return hasQuery(req.RawQuery, c.str, c.val, c.hasVal)
+		return q.has(c)
 	case kindIP:
 		return req.Addr.IsValid() && c.prefix.Contains(req.Addr.Unmap())
 	case kindBefore:
@@ -170,35 +224,5 @@ func (c *cond) matches(req *Request, lang string) bool {
 	case kindAfter:
 		return req.Now.UnixNano() >= c.at
 	}
-	return false
-}
-
-// hasQuery reports whether the raw query holds key (with value val, when
-// hasVal), comparing the unescaped forms.
-func hasQuery(raw, key, val string, hasVal bool) bool {
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		k, v, _ := strings.Cut(pair, "=")
-		if unescape(k) != key {
-			continue
-		}
-		if !hasVal || unescape(v) == val {
-			return true
-		}
-	}
-	return false
-}
-
-// unescape is url.QueryUnescape, without allocating for the common text
-// that holds no escape; an invalid escape is compared as written.
-func unescape(s string) string {
-	if !strings.ContainsAny(s, "%+") {
-		return s
-	}
-	u, err := url.QueryUnescape(s)
-	if err != nil {
-		return s
-	}
-	return u
+	return false // kindLanguage is in rule.langs
 }

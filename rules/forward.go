@@ -6,17 +6,23 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// forwardQuery returns the Location value for target with the request's
-// query added: the target's own parameters come first, except those whose
-// key the request also sends (the request's value wins), then the
-// request's in its order. The target's fragment stays last. The result goes
-// through linkforge.RedirectLocation, so it is ASCII whatever the request
-// sent.
-func forwardQuery(target, reqQuery string) string {
-	base, frag, hasFrag := strings.Cut(target, "#")
+// forwardQuery returns the Location value for t with the request's query
+// added: the target's own parameters first, all of them as written, then
+// those of the request whose key the target does not have, in the
+// request's order. A key the target has keeps the target's value: a
+// visitor's ?next= must not replace the link's own next= (the link's
+// owner chose it; a visitor could otherwise steer a login link's return
+// address). The target's fragment stays last. The result goes through
+// linkforge.RedirectLocation, so it is ASCII whatever the request sent.
+//
+// The work is linear in the request's query: each of its keys is looked
+// up once in the target's keys (compiled with the target), without
+// allocating unless an escaped key is longer than keyBuf.
+func forwardQuery(t *target, reqQuery string) string {
+	base, frag, hasFrag := strings.Cut(t.raw, "#")
 	base, tq, _ := strings.Cut(base, "?")
 	var b strings.Builder
-	b.Grow(len(target) + len(reqQuery) + 2)
+	b.Grow(len(t.raw) + len(reqQuery) + 2)
 	b.WriteString(base)
 	sep := byte('?')
 	for tq != "" {
@@ -25,19 +31,22 @@ func forwardQuery(target, reqQuery string) string {
 		if pair == "" {
 			continue
 		}
-		k, _, _ := strings.Cut(pair, "=")
-		if hasQueryKey(reqQuery, unescape(k)) {
-			continue
-		}
 		b.WriteByte(sep)
 		b.WriteString(pair)
 		sep = '&'
 	}
+	var keyBuf [256]byte
 	for reqQuery != "" {
 		var pair string
 		pair, reqQuery, _ = strings.Cut(reqQuery, "&")
 		if pair == "" {
 			continue
+		}
+		if t.keys != nil {
+			k, _, _ := strings.Cut(pair, "=")
+			if t.hasKey(k, keyBuf[:0]) {
+				continue
+			}
 		}
 		b.WriteByte(sep)
 		// A '#' in a request's query can only arrive escaped; one written
@@ -52,4 +61,42 @@ func forwardQuery(target, reqQuery string) string {
 	return linkforge.RedirectLocation(b.String())
 }
 
-func hasQueryKey(raw, key string) bool { return hasQuery(raw, key, "", false) }
+// hasKey reports whether t's query has the key k (as the request wrote
+// it), compared unescaped; buf is room to unescape it in.
+func (t *target) hasKey(k string, buf []byte) bool {
+	if !escaped(k) {
+		_, ok := t.keys[k]
+		return ok
+	}
+	// An escape is at least one byte of its three: a key that cannot
+	// unescape to keyMax bytes or fewer is not one of them.
+	if len(k) > 3*t.keyMax {
+		return false
+	}
+	_, ok := t.keys[string(unescapeTo(buf, k))]
+	return ok
+}
+
+// targetKeys returns the unescaped keys of raw's query (nil: none) and the
+// length of the longest.
+func targetKeys(raw string) (map[string]struct{}, int) {
+	base, _, _ := strings.Cut(raw, "#")
+	_, tq, _ := strings.Cut(base, "?")
+	var keys map[string]struct{}
+	longest := 0
+	for tq != "" {
+		var pair string
+		pair, tq, _ = strings.Cut(tq, "&")
+		if pair == "" {
+			continue
+		}
+		k, _, _ := strings.Cut(pair, "=")
+		if keys == nil {
+			keys = map[string]struct{}{}
+		}
+		u := string(unescapeTo(nil, k))
+		keys[u] = struct{}{}
+		longest = max(longest, len(u))
+	}
+	return keys, longest
+}

@@ -12,10 +12,18 @@ import "strings"
 // first, which is what "by its q-order" promises; the list order still
 // decides between rules that hold for the same language.
 
-// maxLanguages bounds the entries ranked: a header of more is cut to its
-// best maxLanguages (no browser sends that many), so the ranking lives on
-// the stack and a long header cannot make a request do unbounded work.
-const maxLanguages = 16
+// maxLanguages bounds the entries read: the ranking reads the header's
+// first maxLanguages comma-separated entries and ignores the rest (a
+// browser sends them best first, and rarely more than a few), so the
+// ranking lives on the stack, and neither a long header nor many entries
+// make a request do more work: at most maxLanguages passes over the rules
+// (ADR 042).
+const maxLanguages = 8
+
+// maxLanguageBytes bounds the bytes of the header read, for the same
+// reason: an entry is at most a few dozen bytes, and one cut by the bound
+// is not read.
+const maxLanguageBytes = 1024
 
 // languages are the acceptable entries of an Accept-Language header,
 // best first. tags are pieces of the header: parsing allocates nothing.
@@ -25,12 +33,23 @@ type languages struct {
 	q    [maxLanguages]uint16 // the weight in thousandths, 1..1000
 }
 
-// parse reads header's entries with a weight above 0 (q=0 means "not this
-// one"), skipping "*" (no language in particular) and entries whose q is
-// not a qvalue (RFC 9110: 0 to 1, at most three decimals).
+// parse reads the entries with a weight above 0 (q=0 means "not this
+// one") of header's first maxLanguages, skipping "*" (no language in
+// particular) and entries whose q is not a qvalue (RFC 9110: 0 to 1, at
+// most three decimals). Every comma-separated piece counts towards the
+// bound, an empty or refused one too, so that the bytes read are bounded
+// as well.
 func (ls *languages) parse(header string) {
 	ls.n = 0
-	for header != "" {
+	if len(header) > maxLanguageBytes {
+		cut := header[:maxLanguageBytes]
+		if header[maxLanguageBytes] != ',' {
+			i := strings.LastIndexByte(cut, ',')
+			cut = cut[:max(i, 0)]
+		}
+		header = cut
+	}
+	for read := 0; header != "" && read < maxLanguages; read++ {
 		var item string
 		item, header, _ = strings.Cut(header, ",")
 		tag, params, _ := strings.Cut(item, ";")

@@ -54,6 +54,11 @@ func (s *Server) route(req *http.Request, e *cachedLink, agent classify.Agent, u
 // recordRouted counts one click of l with rt's classification, the one the
 // routing used.
 func (s *Server) recordRouted(req *http.Request, l *linkforge.Link, now time.Time, rt *routed) error {
+	if rt.to.Stopped {
+		// The request ended (the client hung up) before the rules chose a
+		// target: nobody gets the redirect, so there is no click to count.
+		return nil
+	}
 	dims := clickDims.Get().(*linkforge.ClickDims)
 	if s.classifier != nil {
 		*dims = rt.click.Dims()
