@@ -28,6 +28,10 @@ type ImportOptions struct {
 	PasswordLimit password.Params
 	// Progress, if set, is called after each batch (porting.Options).
 	Progress func()
+	// Tenant, with a tenantID of 0, makes the tenant at the first link
+	// written (porting.Options.Tenant): `linkforge import` into a new
+	// tenant creates none for a refused file.
+	Tenant func(context.Context) (int64, error)
 }
 
 // Import imports the file r, in format f, into the tenant (porting.Import:
@@ -40,11 +44,18 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 	created := 0
 	var resolve func(string) (int64, error)
 	if s.domain != nil {
+		// A tenant still to be made (tenantID 0) has no domains: the
+		// resolver finds none of its hosts, as it should.
 		resolve = func(host string) (int64, error) { return s.domain(ctx, tenantID, host) }
+	}
+	var tenant func() (int64, error)
+	if o.Tenant != nil {
+		tenant = func() (int64, error) { return o.Tenant(ctx) }
 	}
 	return porting.Import(ctx, s.store, f, r, porting.Options{
 		Domain:        resolve,
 		TenantID:      tenantID,
+		Tenant:        tenant,
 		SelfHosts:     s.self(ctx),
 		PasswordLimit: o.PasswordLimit,
 		Progress:      o.Progress,

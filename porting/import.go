@@ -46,6 +46,11 @@ const slugAttempts = 5
 // Options configure one Import.
 type Options struct {
 	TenantID int64
+	// Tenant, when TenantID is 0, makes the tenant the links go to (the
+	// CLI's import into a tenant it names for the first time). It is
+	// called once, just before the first link is written, so that a file
+	// refused whole, or whose every line fails, creates no tenant.
+	Tenant func() (int64, error)
 	// SelfHosts are the server's own hosts, for the redirect-loop check of
 	// linkforge.ValidateTargetURL.
 	SelfHosts []string
@@ -204,7 +209,7 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 			if linkforge.ErrorCode(err) != linkforge.EInvalid {
 				return im.res, fmt.Errorf("import: domain %q: %w", rec.Domain, err)
 			}
-			im.fail(rec.Line, linkforge.InvalidField(p.Column(fDomain), linkforge.ErrorMessage(err)))
+			im.fail(rec.Line, linkforge.InvalidField(p.Column(fDomain), fieldDetail(err)))
 			continue
 		}
 		if err := im.add(rec); err != nil {
@@ -215,6 +220,48 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 		return im.res, err
 	}
 	return im.res, nil
+}
+
+// fieldDetail is what err says of its first field (the domain resolver's
+// "domain x is not one of this tenant's"), without the "invalid FIELD: "
+// its message starts with: the line's error puts that prefix back with the
+// file's own column, once.
+func fieldDetail(err error) string {
+	var ae *linkforge.Error
+	if errors.As(err, &ae) && len(ae.Fields) > 0 {
+		return ae.Fields[0].Detail
+	}
+	return linkforge.ErrorMessage(err)
+}
+
+// tenant returns the tenant the links go to, making it (Options.Tenant) at
+// the first write.
+func (im *importer) tenant() (int64, error) {
+	if im.opt.TenantID != 0 || im.opt.Tenant == nil {
+		return im.opt.TenantID, nil
+	}
+	id, err := im.opt.Tenant()
+	if err != nil {
+		return 0, fmt.Errorf("import: make the tenant: %w", err)
+	}
+	im.opt.TenantID = id
+	return id, nil
+}
+
+// write inserts links, each set on the tenant (made now if it is the
+// first write of an import into a new tenant).
+func (im *importer) write(links []linkforge.Link) error {
+	if len(links) == 0 {
+		return nil
+	}
+	id, err := im.tenant()
+	if err != nil {
+		return err
+	}
+	for i := range links {
+		links[i].TenantID = id
+	}
+	return im.st.ImportLinks(im.ctx, links)
 }
 
 // validate normalizes and checks a parsed link as a create would (the slug
@@ -321,7 +368,7 @@ func (im *importer) flush() error {
 			insert = append(insert, p.link)
 		}
 	}
-	err = im.st.ImportLinks(im.ctx, insert)
+	err = im.write(insert)
 	if code := linkforge.ErrorCode(err); code == linkforge.EConflict || code == linkforge.EQuotaExceeded || code == linkforge.ENotFound {
 		// One by one, the links within the tenant's max_links are
 		// created and the others are error lines; so are the lines of
@@ -410,12 +457,13 @@ func (im *importer) oneByOne(batch []pending) error {
 		l := p.link
 		var err error
 		for attempt := 0; ; attempt++ {
-			err = im.st.ImportLinks(im.ctx, []linkforge.Link{l})
+			err = im.write([]linkforge.Link{l})
 			if !p.generated || linkforge.ErrorCode(err) != linkforge.EConflict || attempt == slugAttempts {
 				break
 			}
 			l.Slug = linkforge.NewSlug()
 		}
+		l.TenantID = im.opt.TenantID
 		switch linkforge.ErrorCode(err) {
 		case "":
 			im.res.Created++

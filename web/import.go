@@ -36,6 +36,19 @@ const (
 // MaxImportUploadTime bounds the whole upload of an import's body.
 const MaxImportUploadTime = 10 * time.Minute
 
+const (
+	// MinImportRate is the slowest average an import's upload may keep
+	// after its first ImportRateGrace, in bytes per second: the idle
+	// deadline alone let a byte every 9 s hold an import place for the
+	// whole MaxImportUploadTime, and four such tokens every place of a
+	// node. A real upload, even over a poor mobile link, is hundreds of
+	// times faster; a 64 MiB file needs 110 KiB/s to fit the time anyway.
+	MinImportRate = 1024
+	// ImportRateGrace is the start of an upload the rate is not checked
+	// on: a slow TLS handshake or a client that reads its file first.
+	ImportRateGrace = 30 * time.Second
+)
+
 // DefaultMaxConcurrentImports is Config.MaxConcurrentImports' default.
 const DefaultMaxConcurrentImports = 4
 
@@ -165,9 +178,18 @@ type importBody struct {
 	now     func() time.Time
 	begun   time.Time
 	wallEnd time.Time
+	// read counts the body's bytes so far, for MinImportRate.
+	read int64
+	// cut is the error that ended the upload, answered by every later
+	// read: a parser's buffer (bufio.Reader.Peek) drops an error it met
+	// and reads again, which would wait on the client once more.
+	cut error
 }
 
 func (b *importBody) Read(p []byte) (int, error) {
+	if b.cut != nil {
+		return 0, b.cut
+	}
 	// Moved at most once a second: a deadline is a system call.
 	if now := time.Now(); now.After(b.deadline.Add(-importReadIdle+time.Second)) && b.deadline.Before(b.wallEnd) {
 		b.deadline = now.Add(importReadIdle)
@@ -177,9 +199,24 @@ func (b *importBody) Read(p []byte) (int, error) {
 		_ = b.rc.SetReadDeadline(b.deadline)
 	}
 	n, err := b.r.Read(p)
+	b.read += int64(n)
 	// Checked after the read as well, since a read may wait long.
-	if b.now().Sub(b.begun) > MaxImportUploadTime {
-		return 0, uploadTooSlow(nil)
+	elapsed := b.now().Sub(b.begun)
+	if elapsed > MaxImportUploadTime {
+		b.cut = uploadTooSlow(nil)
+		return 0, b.cut
+	}
+	// The average since the start, not the last read's: a client cannot
+	// buy time with a burst, and the server's own work between reads
+	// (a batch written) is far too short to bring a real upload near the
+	// bound. Returning the error frees the import's place at once; the
+	// bytes of this read come with it, so the lines that arrived whole
+	// are imported whenever the server got to read them.
+	if elapsed > ImportRateGrace && !errors.Is(err, io.EOF) && float64(b.read) < elapsed.Seconds()*MinImportRate {
+		b.cut = &linkforge.Error{Code: linkforge.ERequestTimeout, Message: fmt.Sprintf(
+			"the upload averaged %.0f bytes/s after %d s, under the %d KiB/s an import needs; send the file over a faster connection or split it",
+			float64(b.read)/elapsed.Seconds(), int(elapsed/time.Second), MinImportRate/1024)}
+		return n, b.cut
 	}
 	var mbe *http.MaxBytesError
 	switch {

@@ -178,3 +178,73 @@ func TestImportHugeRecordOverHTTP(t *testing.T) {
 		t.Errorf("%d links, want 1", len(links))
 	}
 }
+
+// trickle sends s a byte per chunk, the server's clock moved on by gap
+// before each; write errors are ignored, since a server that cut the
+// upload stops reading.
+func (h *heldImport) trickle(clock *clock, s string, gap time.Duration) {
+	for i := range len(s) {
+		clock.Add(gap)
+		fmt.Fprintf(h.conn, "1\r\n%s\r\n", s[i:i+1])
+	}
+}
+
+// answerWithin reads the answer, failing the test if none comes within
+// guard: a hang guard, not a timing assertion (the cut answers at once;
+// without it the server waits on the body).
+func (h *heldImport) answerWithin(guard time.Duration) response {
+	h.t.Helper()
+	if err := h.conn.SetReadDeadline(time.Now().Add(guard)); err != nil {
+		h.t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(h.br, nil)
+	if err != nil {
+		h.t.Fatalf("no answer to the trickled upload: %v (the server is still reading it)", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// TestImportSlowUploadIsCut: an upload that averages under
+// web.MinImportRate after its first web.ImportRateGrace is cut with a 408
+// naming the rate, and its import place is free at once: a body trickled
+// at a byte per 9 s, each read within the idle deadline, held the place
+// for the whole 10 minutes, and four such tokens every place of a node.
+// Cut in the header, the answer is a problem; cut after some lines, those
+// are imported and the break is a 408 line. The server's clock is the
+// test's; nothing sleeps.
+func TestImportSlowUploadIsCut(t *testing.T) {
+	s := testdb.SQLite(t)
+	e := newEnv(t, s, func(c *web.Config) { c.MaxConcurrentImports = 1 })
+	tenant, tokA := mustTenantToken(t, s, "acme")
+	_, tokB := mustTenantToken(t, s, "beta")
+
+	h := e.startImport(tokA)
+	// 5 bytes in 45 s: cut at the first read past 30 s.
+	h.trickle(e.clock, "slug,", 9*time.Second)
+	r := h.answerWithin(10 * time.Second)
+	p := mustProblem(t, r, http.StatusRequestTimeout, "")
+	if p.Code != linkforge.ERequestTimeout || !strings.Contains(p.Detail, "KiB/s") {
+		t.Errorf("problem = %+v, want a request_timeout naming the rate", p)
+	}
+	// The place is free: the node's only one, taken by another token.
+	if res := e.mustImport(tokB, "csv", []byte("slug,url\nb1,https://example.com/b1\n")); res.Created != 1 {
+		t.Errorf("import after the cut = %+v", res)
+	}
+
+	// Lines that came in time are kept; the break is a 408 line.
+	h = e.startImport(tokA)
+	h.send("slug,url\na1,https://example.com/a1\n")
+	h.trickle(e.clock, "a2,https:", 9*time.Second)
+	r = h.answerWithin(10 * time.Second)
+	mustStatus(t, r, http.StatusOK)
+	res := mustJSON[importBody](t, r)
+	if res.Created != 1 || res.Failed != 1 || len(res.Errors) != 1 ||
+		res.Errors[0].Problem.Status != http.StatusRequestTimeout || !strings.Contains(res.Errors[0].Problem.Detail, "KiB/s") {
+		t.Fatalf("import cut after a line = %s", r.body)
+	}
+	if links := mustTenantLinks(t, s, tenant); len(links) != 1 || links[0].Slug != "a1" {
+		t.Errorf("links = %+v, want a1 alone", links)
+	}
+}

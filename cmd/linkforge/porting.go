@@ -38,8 +38,8 @@ func checkFormat(cmd, v, source string) (string, error) {
 }
 
 // importLinks imports FILE (- for stdin) into the tenant, creating the
-// tenant if needed (a fresh install is where links are moved to), directly
-// on the database. Stdout gets the summary, the JSON POST /api/v1/import
+// tenant if needed (a fresh install is where links are moved to) with the
+// first link written, directly on the database. Stdout gets the summary, the JSON POST /api/v1/import
 // answers; the exit code is 0 when every line was created or skipped, 1
 // when a line failed (the summary lists which) or the file could not be
 // read at all. Running it again after fixing the file is safe: the lines
@@ -60,15 +60,29 @@ func (a *app) importLinks(inv invocation) int {
 		return a.fail("cannot import", err)
 	}
 	defer st.Close()
-	tenant, err := st.EnsureTenant(a.ctx, inv.tenant)
+	// A new tenant is made only when the first link is written: a file
+	// refused whole, or whose every line fails, must leave no tenant
+	// behind (each mistyped attempt used to add one).
+	tenant, err := st.TenantByName(a.ctx, inv.tenant)
+	if err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
+		return a.fail("cannot import", fmt.Errorf("tenant %q: %w", inv.tenant, err))
+	}
+	opts := links.ImportOptions{}
 	if err != nil {
-		return a.fail("cannot import", fmt.Errorf("ensure tenant %q: %w", inv.tenant, err))
+		tenant = linkforge.Tenant{Name: inv.tenant}
+		opts.Tenant = func(ctx context.Context) (int64, error) {
+			t, err := st.EnsureTenant(ctx, inv.tenant)
+			if err != nil {
+				return 0, fmt.Errorf("ensure tenant %q: %w", inv.tenant, err)
+			}
+			return t.ID, nil
+		}
 	}
 	svc, err := a.linkService(st)
 	if err != nil {
 		return a.fail("cannot import", err)
 	}
-	res, err := svc.Import(a.ctx, tenant.ID, porting.Format(inv.format), in, links.ImportOptions{})
+	res, err := svc.Import(a.ctx, tenant.ID, porting.Format(inv.format), in, opts)
 	if linkforge.ErrorCode(err) == linkforge.EInvalid {
 		// The file as a whole: its header, or not a JSON array.
 		fmt.Fprintf(a.stderr, "linkforge: import: %s\n", fileProblem(err))
