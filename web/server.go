@@ -162,6 +162,9 @@ type Config struct {
 	// DomainVerify is how tenants' new domains are verified
 	// (--domain-verify); "": domain.VerifyHTTP.
 	DomainVerify domain.VerifyMode
+	// MaxDomainsPerTenant bounds a tenant's domains (--max-domains-per-tenant);
+	// 0: domain.DefaultMaxPerTenant.
+	MaxDomainsPerTenant int
 	// DomainDial connects to a domain's host for its verification; nil:
 	// the system's resolver and dialer. Tests only.
 	DomainDial DomainDialer

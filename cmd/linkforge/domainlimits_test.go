@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDomainAddQuota: domain add keeps a tenant within
+// --max-domains-per-tenant (20 by default), as the API does.
+func TestDomainAddQuota(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	run := func(code int, args ...string) (string, string) {
+		t.Helper()
+		return mustRunInProcess(t, code, append(append([]string{}, args...), "--data-dir", dir, "--domain-verify", "none")...)
+	}
+	run(exitOK, "token", "create", "--tenant", "acme")
+	run(exitOK, "token", "create", "--tenant", "other")
+	for i := range 20 {
+		run(exitOK, "domain", "add", "--tenant", "acme", fmt.Sprintf("d%d.acme.example", i))
+	}
+	_, errOut := run(exitFailure, "domain", "add", "--tenant", "acme", "over.acme.example")
+	if !strings.Contains(errOut, "20 domains") || !strings.Contains(errOut, "--max-domains-per-tenant") {
+		t.Errorf("the 21st domain add: stderr %q, want the quota named", errOut)
+	}
+	run(exitOK, "domain", "add", "--tenant", "other", "d.other.example")
+	run(exitOK, "domain", "add", "--tenant", "other", "--max-domains-per-tenant", "2", "e.other.example")
+	_, errOut = run(exitFailure, "domain", "add", "--tenant", "other", "--max-domains-per-tenant", "2", "f.other.example")
+	if !strings.Contains(errOut, "2 domains") {
+		t.Errorf("the 3rd domain add under --max-domains-per-tenant 2: stderr %q", errOut)
+	}
+	for _, bad := range []string{"0", "-1", "many"} {
+		_, errOut = run(exitUsage, "domain", "add", "--tenant", "other", "--max-domains-per-tenant", bad, "g.other.example")
+		if !strings.Contains(errOut, "max-domains-per-tenant") {
+			t.Errorf("--max-domains-per-tenant %s: stderr %q", bad, errOut)
+		}
+	}
+}
