@@ -37,3 +37,30 @@ func TestDomainAddQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestDomainLimitFlags: --admin-on-domains is a boolean flag (alone: true;
+// off by default) and --max-domains-per-tenant a number, both with their
+// environment variables.
+func TestDomainLimitFlags(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		env       map[string]string
+		admin     bool
+		maxDomain int
+	}{
+		{nil, nil, false, 20},
+		{[]string{"serve", "--admin-on-domains", "--max-domains-per-tenant", "50"}, nil, true, 50},
+		{[]string{"--admin-on-domains=false"}, map[string]string{"LINKFORGE_ADMIN_ON_DOMAINS": "true"}, false, 20},
+		{nil, map[string]string{"LINKFORGE_ADMIN_ON_DOMAINS": "true", "LINKFORGE_MAX_DOMAINS_PER_TENANT": "3"}, true, 3},
+	} {
+		inv, err := parseArgs(c.args, envOf(c.env))
+		if err != nil {
+			t.Errorf("%q %v: %v", c.args, c.env, err)
+			continue
+		}
+		if inv.cfg.AdminOnDomains != c.admin || inv.cfg.MaxDomainsPerTenant != c.maxDomain {
+			t.Errorf("%q %v: admin-on-domains %v, max-domains-per-tenant %d; want %v, %d", c.args, c.env,
+				inv.cfg.AdminOnDomains, inv.cfg.MaxDomainsPerTenant, c.admin, c.maxDomain)
+		}
+	}
+}

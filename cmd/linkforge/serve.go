@@ -578,6 +578,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,
 		MaxDomainsPerTenant: a.cfg.MaxDomainsPerTenant,
+		AdminOnDomains:      a.cfg.AdminOnDomains,
 		SessionTTL:          a.cfg.SessionTTL,
 		OIDC:                a.cfg.OIDC.login(),
 		// The bulk route pushes this deadline forward as it hashes.
