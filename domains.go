@@ -56,6 +56,15 @@ type DomainStore interface {
 	// tenant holds answers EConflict. A Default domain takes the default
 	// from the tenant's other domains in the same transaction.
 	CreateDomain(ctx context.Context, d Domain) (Domain, error)
+	// CreateDomainBounded is CreateDomain for a tenant that may have at
+	// most max domains (max > 0; 0: no bound): a create past it answers
+	// EQuotaExceeded and stores nothing. The count and the insert share a
+	// transaction that concurrent creates of the tenant, on any node, go
+	// through one at a time, so that the bound is exact.
+	CreateDomainBounded(ctx context.Context, d Domain, max int) (Domain, error)
+	// DomainByID returns the domain of that id, whatever its tenant, or
+	// ENotFound: a read by primary key (the verification answer's).
+	DomainByID(ctx context.Context, id int64) (Domain, error)
 	// TenantDomains returns a tenant's domains, by host.
 	TenantDomains(ctx context.Context, tenantID int64) ([]Domain, error)
 	// TenantDomain returns a tenant's domain by host, or ENotFound.
@@ -121,6 +130,11 @@ func ApplyDomainUpdate(old Domain, fn func(*Domain) error) (Domain, error) {
 		return Domain{}, Errorf(EInvalid, "domain state %q is not pending or verified", d.State)
 	}
 	return NormalizeDomain(d), nil
+}
+
+// DomainQuotaExceeded is CreateDomainBounded's answer past max domains.
+func DomainQuotaExceeded(max int) *Error {
+	return Errorf(EQuotaExceeded, "the tenant has %d domains, the most this deployment allows (--max-domains-per-tenant): remove one first", max)
 }
 
 // ErrDomainInUse is DeleteDomain's answer while links are on the domain.

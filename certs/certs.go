@@ -148,6 +148,8 @@ type Manager struct {
 
 	mu    sync.Mutex
 	hosts map[string]hostState
+	// failures are the hosts whose last order failed (backoff.go).
+	failures map[string]orderFailure
 
 	stop chan struct{}
 	done chan struct{}
@@ -165,7 +167,8 @@ func New(cfg Config) (*Manager, error) {
 		return nil, errors.New("certs: Store and Policy are required")
 	}
 	cfg = withDefaults(cfg)
-	m := &Manager{cfg: cfg, log: cfg.Logger.With("component", "certs"), hosts: map[string]hostState{}}
+	m := &Manager{cfg: cfg, log: cfg.Logger.With("component", "certs"), hosts: map[string]hostState{},
+		failures: map[string]orderFailure{}}
 	var err error
 	if m.metrics, err = newMetrics(cfg.Registerer, m); err != nil {
 		return nil, err
@@ -276,7 +279,9 @@ func (m *Manager) decide(ctx context.Context, name string) error {
 		m.log.Debug("certificate refused", "host", host, "error", err)
 		return fmt.Errorf("certs: %w", err)
 	}
-	return nil
+	// Asked at every handshake without a certificate: a failed order is
+	// not made again before its backoff ends.
+	return m.deferOrder(ctx, host)
 }
 
 // onEvent follows certmagic's obtain and renew events into the hosts'
@@ -294,6 +299,7 @@ func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any
 	case "cert_obtained":
 		m.metrics.obtained.WithLabelValues(strconv.FormatBool(renewal)).Inc()
 		m.log.Info("certificate obtained", "host", host, "renewal", renewal)
+		m.orderSucceeded(host)
 		if leaf, err := m.storedLeaf(ctx, host); err == nil {
 			m.setLeaf(host, leaf)
 		}
@@ -309,6 +315,7 @@ func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any
 	case "cert_failed":
 		m.metrics.failed.WithLabelValues(strconv.FormatBool(renewal)).Inc()
 		m.log.Warn("certificate not obtained", "host", host, "renewal", renewal, "error", fmt.Sprint(data["error"]))
+		m.orderFailed(host)
 		m.mu.Lock()
 		if s := m.hosts[host]; s.state != StateReady || !m.cfg.Now().Before(s.notAfter) {
 			m.hosts[host] = hostState{state: StateFailed}

@@ -234,13 +234,13 @@ func TestIssueOnFirstHandshake(t *testing.T) {
 	if strings.Join(suffixes, " ") != ".crt .json .key" {
 		t.Errorf("stored certificate keys %q, want its .crt, .json and .key", keys)
 	}
-	if got := expiryMetric(t, reg, host); got != float64(leaf.NotAfter.Unix()) {
+	if got := expiryMetric(t, reg, "public"); got != float64(leaf.NotAfter.Unix()) {
 		t.Errorf("expiry metric %v, want %d", got, leaf.NotAfter.Unix())
 	}
 }
 
-// expiryMetric reads linkforge_tls_certificate_expiry_timestamp_seconds
-// of host.
+// expiryMetric reads linkforge_tls_certificate_earliest_expiry_timestamp_seconds
+// of hosts ("public" or "domains").
 func expiryMetric(t *testing.T, reg prometheus.Gatherer, h string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
@@ -248,7 +248,7 @@ func expiryMetric(t *testing.T, reg prometheus.Gatherer, h string) float64 {
 		t.Fatal(err)
 	}
 	for _, f := range families {
-		if f.GetName() != "linkforge_tls_certificate_expiry_timestamp_seconds" {
+		if f.GetName() != "linkforge_tls_certificate_earliest_expiry_timestamp_seconds" {
 			continue
 		}
 		for _, m := range f.GetMetric() {

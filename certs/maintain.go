@@ -69,6 +69,9 @@ func (m *Manager) Maintain(ctx context.Context) error {
 				m.log.Info("certificate not renewed: host no longer allowed", "host", host, "error", err)
 				continue
 			}
+			if _, ok := m.backingOff(host); ok {
+				continue // its last renewal failed: not again before its backoff ends
+			}
 			if leaf, err = m.renew(ctx, host, leaf); err != nil {
 				errs = append(errs, err)
 				continue

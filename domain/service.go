@@ -10,7 +10,7 @@ import (
 
 // Store is what a Service needs of linkforge.Store.
 type Store interface {
-	CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.Domain, error)
+	CreateDomainBounded(ctx context.Context, d linkforge.Domain, max int) (linkforge.Domain, error)
 	TenantDomains(ctx context.Context, tenantID int64) ([]linkforge.Domain, error)
 	TenantDomain(ctx context.Context, tenantID int64, host string) (linkforge.Domain, error)
 	UpdateDomain(ctx context.Context, tenantID int64, host string, fn func(*linkforge.Domain) error) (linkforge.Domain, error)
@@ -38,6 +38,12 @@ func ParseVerifyMode(s string) (VerifyMode, error) {
 	return "", fmt.Errorf("domain verification %q: want http or none", s)
 }
 
+// DefaultMaxPerTenant is --max-domains-per-tenant's default. A domain
+// costs the deployment a host table entry, verification attempts and an
+// ACME order, on every node: one tenant must not spend the certificate
+// authority's rate limits of all of them (docs/adr/049-domain-limits.md).
+const DefaultMaxPerTenant = 20
+
 // Config is a Service's dependencies; Store and PublicHost are required.
 type Config struct {
 	Store Store
@@ -47,6 +53,9 @@ type Config struct {
 	// domains' root and not-found URLs.
 	SelfHosts []string
 	Verify    VerifyMode // "": VerifyHTTP
+	// MaxPerTenant bounds a tenant's domains: a create past it is
+	// EQuotaExceeded; 0: DefaultMaxPerTenant.
+	MaxPerTenant int
 	// Changed is told of every stored domain write, after it: the host
 	// tables of this node and the others. nil: nobody to tell.
 	Changed func(d linkforge.Domain)
@@ -74,6 +83,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.MaxPerTenant <= 0 {
+		cfg.MaxPerTenant = DefaultMaxPerTenant
+	}
 	return &Service{cfg: cfg, publicHost: PublicHost(cfg.PublicHost)}, nil
 }
 
@@ -90,7 +102,8 @@ type Input struct {
 
 // Create validates and stores a tenant's new domain. A host another
 // tenant (or this one) holds answers EConflict naming the field. With
-// VerifyNone the domain is verified at once.
+// VerifyNone the domain is verified at once. A tenant with MaxPerTenant
+// domains already gets EQuotaExceeded, whatever the host.
 func (s *Service) Create(ctx context.Context, tenantID int64, in Input) (linkforge.Domain, error) {
 	host, err := NormalizeHost("host", in.Host, s.publicHost)
 	if err != nil {
@@ -108,7 +121,7 @@ func (s *Service) Create(ctx context.Context, tenantID int64, in Input) (linkfor
 	} else {
 		d.VerifyDueAt = &now
 	}
-	created, err := s.cfg.Store.CreateDomain(ctx, d)
+	created, err := s.cfg.Store.CreateDomainBounded(ctx, d, s.cfg.MaxPerTenant)
 	if linkforge.ErrorCode(err) == linkforge.EConflict {
 		return linkforge.Domain{}, &linkforge.Error{Code: linkforge.EConflict,
 			Message: fmt.Sprintf("host %s is already registered", host),

@@ -304,6 +304,8 @@ func (s *Server) newDomainService(cfg Config) (*domain.Service, error) {
 		Changed:    s.domainChanged,
 		Now:        s.now,
 		Wake:       s.wakeScheduler,
+
+		MaxPerTenant: cfg.MaxDomainsPerTenant, // 0: domain.DefaultMaxPerTenant
 	})
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)

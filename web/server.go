@@ -165,6 +165,13 @@ type Config struct {
 	// DomainVerify is how tenants' new domains are verified
 	// (--domain-verify); "": domain.VerifyHTTP.
 	DomainVerify domain.VerifyMode
+	// AdminOnDomains answers the sign-in pages, the dashboard and the
+	// admin API on the tenants' domains too (--admin-on-domains); false:
+	// on the public host only, a domain answering them 404 (adminhost.go).
+	AdminOnDomains bool
+	// MaxDomainsPerTenant bounds a tenant's domains (--max-domains-per-tenant);
+	// 0: domain.DefaultMaxPerTenant.
+	MaxDomainsPerTenant int
 	// DomainDial connects to a domain's host for its verification; nil:
 	// the system's resolver and dialer. Tests only.
 	DomainDial DomainDialer
@@ -268,6 +275,8 @@ type Server struct {
 	hashHook func()
 	// writeTimeout: see Config.WriteTimeout.
 	writeTimeout time.Duration
+	// adminOnDomains: see Config.AdminOnDomains.
+	adminOnDomains bool
 
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
 
@@ -353,6 +362,8 @@ func New(cfg Config) (*Server, error) {
 		visitors:     cfg.Visitors,
 		quota:        cfg.Quota,
 		writeTimeout: cfg.WriteTimeout,
+
+		adminOnDomains: cfg.AdminOnDomains,
 	}
 	if cfg.NotFoundURL != "" {
 		s.notFoundLocation = []string{cfg.NotFoundURL}
@@ -621,6 +632,7 @@ func (r *router) add(method, path string, takesBody bool, h echo.HandlerFunc, mw
 	if !takesBody {
 		h = ignoreBody(h)
 	}
+	h = r.s.publicHostOnly(path, h) // adminhost.go
 	if strings.HasPrefix(path, apiPrefix+"/") {
 		r.s.apiRoutes = append(r.s.apiRoutes, apiRoute{method, strings.Split(path, "/")})
 	}

@@ -79,7 +79,7 @@ var valuedBools = map[string]bool{"--webhook-allow-private": true}
 // noValue are the flags that take no value (booleans): after any other
 // flag without "=", the next argument is its value, whatever it looks like
 // (--sort -created).
-var noValue = map[string]bool{"force": true, "webhook-allow-private": true, "json": true, "all": true,
+var noValue = map[string]bool{"force": true, "webhook-allow-private": true, "admin-on-domains": true, "json": true, "all": true,
 	"empty": true, versionFlag: true, "help": true}
 
 // longFlags rewrites -name to --name, up to "--": pflag reads -addr as the

@@ -52,6 +52,10 @@ type config struct {
 	WebhookAllowPrivate bool
 	// DomainVerify is how tenants' new domains are verified.
 	DomainVerify domain.VerifyMode
+	// AdminOnDomains answers the admin routes on the domains too.
+	AdminOnDomains bool
+	// MaxDomainsPerTenant bounds a tenant's domains (1 or more).
+	MaxDomainsPerTenant int
 	// Bus is how the nodes on one PostgreSQL tell each other of clicks,
 	// link writes and expiries: busPostgres, or a NATS URL.
 	Bus string
@@ -138,6 +142,8 @@ var globalFlags = []flagSpec{
 	{"root-url", "URL", "", "where GET / redirects: an absolute http(s) URL or a path (empty: /dashboard)"},
 	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},
 	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
+	{"admin-on-domains", "", "false", "answer the sign-in pages, the dashboard and the admin API on the tenants' domains too (by default on the public URL's host only; a domain serves its links, its root and not-found URLs and its verification)"},
+	{"max-domains-per-tenant", "N", strconv.Itoa(domain.DefaultMaxPerTenant), "domains a tenant may have at most (API and domain add answer quota_exceeded past it): each costs verification attempts and a certificate order"},
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
 	{"webhook-allow-private", "", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
@@ -427,6 +433,16 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	}
 	cfg.MaxConnections = n
 
+	raw, source = get("admin-on-domains")
+	if cfg.AdminOnDomains, err = strconv.ParseBool(raw); err != nil {
+		return usagef("invalid %s %q: want true or false", source, raw)
+	}
+	raw, source = get("max-domains-per-tenant")
+	if n, err = strconv.Atoi(raw); err != nil || n < 1 {
+		return usagef("invalid %s %q: want a number of domains, 1 or more", source, raw)
+	}
+	cfg.MaxDomainsPerTenant = n
+
 	raw, source = get("trusted-proxies")
 	if cfg.TrustedProxies, err = classify.ParseTrustedProxies(raw); err != nil {
 		return usagef("invalid %s %q: %v", source, raw, err)
@@ -499,7 +515,7 @@ func followAddr(addr, addrSource, def string) string {
 
 // boolFlags are the environment-backed flags that take no value: given
 // alone they mean true, --flag=false turns them off.
-var boolFlags = map[string]bool{forceFlag.name: true, "webhook-allow-private": true}
+var boolFlags = map[string]bool{forceFlag.name: true, "webhook-allow-private": true, "admin-on-domains": true}
 
 // rateLimitPattern is --rate-limit's syntax: N/s or N/m, then an optional
 // :BURST.

@@ -151,7 +151,7 @@ var notYetMerged = map[string]bool{}
 // exportedWithFlags are metrics a plain server does not export, with the
 // test that scrapes them from a server started with the flags they need.
 var exportedWithFlags = map[string]string{
-	"linkforge_tls_certificate_expiry_timestamp_seconds": "TestServeTLSAuto (--tls auto)",
+	"linkforge_tls_certificate_earliest_expiry_timestamp_seconds": "TestServeTLSAuto (--tls auto)",
 }
 
 // grafanaExprs returns every PromQL expression of the board's panels and

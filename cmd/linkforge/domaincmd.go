@@ -29,7 +29,8 @@ func (a *app) domainCommand(inv invocation, op string, fn func(svc *domain.Servi
 		return code
 	}
 	svc, err := domain.New(domain.Config{Store: st, PublicHost: a.cfg.PublicURL.Hostname(),
-		SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)}, Verify: a.cfg.DomainVerify})
+		SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)}, Verify: a.cfg.DomainVerify,
+		MaxPerTenant: a.cfg.MaxDomainsPerTenant})
 	if err != nil {
 		return a.fail("cannot "+op, err)
 	}

@@ -577,6 +577,8 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,
+		MaxDomainsPerTenant: a.cfg.MaxDomainsPerTenant,
+		AdminOnDomains:      a.cfg.AdminOnDomains,
 		SessionTTL:          a.cfg.SessionTTL,
 		SessionMaxAge:       a.cfg.SessionMaxAge,
 		OIDC:                a.cfg.OIDC.login(),

@@ -115,7 +115,7 @@ func TestServeTLSAuto(t *testing.T) {
 		t.Errorf("/readyz = %s (%v), want tls auto, public_host ready, 1 ready", body, err)
 	}
 	_, body = mustGet(t, c, "https://"+host+"/metrics")
-	if !strings.Contains(body, `linkforge_tls_certificate_expiry_timestamp_seconds{host="go.example.com"}`) {
+	if !strings.Contains(body, `linkforge_tls_certificate_earliest_expiry_timestamp_seconds{hosts="public"}`) || strings.Contains(body, host) {
 		t.Error("/metrics has no expiry of the certificate")
 	}
 

@@ -16,9 +16,36 @@ const domainColumns = `id, tenant_id, host, state, is_default, root_url, not_fou
 
 // CreateDomain stores d; a host in use by any tenant answers EConflict.
 func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.Domain, error) {
+	return db.CreateDomainBounded(ctx, d, 0)
+}
+
+// CreateDomainBounded is CreateDomain refused with EQuotaExceeded when the
+// tenant has max domains (max > 0). The tenant's row is locked first, so
+// that concurrent creates of one tenant (on any node) count one after the
+// other, as CreateWebhook's do.
+func (db *DB) CreateDomainBounded(ctx context.Context, d linkforge.Domain, max int) (linkforge.Domain, error) {
 	d = linkforge.NormalizeDomain(d)
 	d.CreatedAt = now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if max > 0 {
+			// The count is a statement of its own: under READ COMMITTED
+			// it then sees every create committed while this one waited
+			// for the lock.
+			var one, n int
+			err := tx.QueryRow(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, d.TenantID).Scan(&one)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return notFound("tenant")
+			}
+			if err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM domains WHERE tenant_id = $1`, d.TenantID).Scan(&n); err != nil {
+				return err
+			}
+			if n >= max {
+				return linkforge.DomainQuotaExceeded(max)
+			}
+		}
 		if d.Default {
 			if err := clearDefault(ctx, tx, d.TenantID); err != nil {
 				return err
@@ -65,6 +92,22 @@ func (db *DB) AllDomains(ctx context.Context) ([]linkforge.Domain, error) {
 	}
 	return ds, nil
 }
+
+// DomainByID returns the domain of that id, by primary key.
+func (db *DB) DomainByID(ctx context.Context, id int64) (linkforge.Domain, error) {
+	d, err := scanDomain(db.pool.QueryRow(ctx, domainByIDQuery, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return linkforge.Domain{}, notFound("domain")
+	}
+	if err != nil {
+		return linkforge.Domain{}, fmt.Errorf("postgres: domain by id: %w", err)
+	}
+	return d, nil
+}
+
+// domainByIDQuery reads one domain by its primary key (the test of its
+// plan runs it as it is).
+const domainByIDQuery = `SELECT ` + domainColumns + ` FROM domains WHERE id = $1`
 
 // TenantDomain returns the tenant's domain of that host.
 func (db *DB) TenantDomain(ctx context.Context, tenantID int64, host string) (linkforge.Domain, error) {

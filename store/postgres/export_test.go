@@ -30,3 +30,6 @@ func (db *DB) ExplainTopLinksRecent(ctx context.Context, q linkforge.TopLinksQue
 	err := db.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+stmt, args...).Scan(&plan)
 	return plan, err
 }
+
+// DomainByIDQuery is DomainByID's statement, for the test of its plan.
+const DomainByIDQuery = domainByIDQuery

@@ -22,6 +22,13 @@ type domainSlug struct {
 
 // CreateDomain stores d; a host in use by any tenant answers EConflict.
 func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.Domain, error) {
+	return db.CreateDomainBounded(ctx, d, 0)
+}
+
+// CreateDomainBounded is CreateDomain refused with EQuotaExceeded when the
+// tenant has max domains (max > 0). The count shares the insert's write
+// transaction, and SQLite has one writer: no other create comes between.
+func (db *DB) CreateDomainBounded(ctx context.Context, d linkforge.Domain, max int) (linkforge.Domain, error) {
 	d = linkforge.NormalizeDomain(d)
 	d.CreatedAt = now()
 	tx, err := db.writer.BeginTx(ctx, nil)
@@ -29,6 +36,15 @@ func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.D
 		return linkforge.Domain{}, fmt.Errorf("sqlite: create domain: %w", err)
 	}
 	defer tx.Rollback()
+	if max > 0 {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM domains WHERE tenant_id = ?`, d.TenantID).Scan(&n); err != nil {
+			return linkforge.Domain{}, fmt.Errorf("sqlite: create domain: %w", err)
+		}
+		if n >= max {
+			return linkforge.Domain{}, linkforge.DomainQuotaExceeded(max)
+		}
+	}
 	if d.Default {
 		if err := clearDefault(ctx, tx, d.TenantID); err != nil {
 			return linkforge.Domain{}, fmt.Errorf("sqlite: create domain: %w", err)
@@ -75,6 +91,22 @@ func (db *DB) AllDomains(ctx context.Context) ([]linkforge.Domain, error) {
 	}
 	return ds, nil
 }
+
+// DomainByID returns the domain of that id, by primary key.
+func (db *DB) DomainByID(ctx context.Context, id int64) (linkforge.Domain, error) {
+	d, err := scanDomain(db.reader.QueryRowContext(ctx, domainByIDQuery, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return linkforge.Domain{}, notFound("domain")
+	}
+	if err != nil {
+		return linkforge.Domain{}, fmt.Errorf("sqlite: domain by id: %w", err)
+	}
+	return d, nil
+}
+
+// domainByIDQuery reads one domain by its primary key (the test of its
+// plan runs it as it is).
+const domainByIDQuery = `SELECT ` + domainColumns + ` FROM domains WHERE id = ?`
 
 // TenantDomain returns the tenant's domain of that host.
 func (db *DB) TenantDomain(ctx context.Context, tenantID int64, host string) (linkforge.Domain, error) {

@@ -16,3 +16,6 @@ func SetSearchDriveLimit(n int) (restore func()) {
 
 // Reader exposes the read pool to the package's external tests.
 func (db *DB) Reader() *sql.DB { return db.reader }
+
+// DomainByIDQuery is DomainByID's statement, for the test of its plan.
+const DomainByIDQuery = domainByIDQuery

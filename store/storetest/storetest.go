@@ -82,6 +82,8 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"DeleteDomain", testDeleteDomain},
 		{"ImportOnDomains", testImportOnDomains},
 		{"DomainVerifications", testDomainVerifications},
+		{"DomainQuota", testDomainQuota}, // domainlimits.go
+		{"DomainByID", testDomainByID},
 		// retention.go
 		{"Retention", testRetention},
 		{"RetentionTraffic", testRetentionTraffic},
