@@ -272,3 +272,41 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestDashboardAcceptInvitation: in real Chromium, ann, a member of acme,
+// sees beta's invitation (made by beta's owner through the API, which got
+// no URL for her account) on the dashboard and accepts it: the dashboard
+// switches to beta, with beta's link and ann's invited role; the other
+// invitation, declined, is gone from the page and the API.
+func TestDashboardAcceptInvitation(t *testing.T) {
+	st := testdb.SQLite(t)
+	e, _, _, _, _ := peopleEnv(t, st, linkforge.RoleEditor)
+	beta, betaOwner := mustRoleToken(t, st, "beta", linkforge.RoleOwner)
+	_, gammaOwner := mustRoleToken(t, st, "gamma", linkforge.RoleOwner)
+	mustStoreLink(t, st, linkforge.Link{TenantID: beta, Slug: "beta-only", URL: "https://beta.example.com/"})
+	for _, owner := range []string{betaOwner, gammaOwner} {
+		r := e.do(http.MethodPost, "/api/v1/users", owner, `{"email":"ann@example.com","role":"viewer"}`)
+		if got := mustJSON[userBody](t, r); got.Status != "pending" || got.InviteURL != nil {
+			t.Fatalf("invite of ann = %+v", got)
+		}
+	}
+	p := signInAt(t, e)
+	p.wait("the invitations", `document.querySelectorAll('#invitations .invitation').length === 2`)
+	p.run("decline gamma's", p.clickAction(`#invitations button[data-tenant="gamma"][data-answer="decline"]`))
+	p.wait("gamma's gone", `document.querySelectorAll('#invitations .invitation').length === 1`)
+	p.run("accept beta's", p.clickAction(`#invitations button[data-tenant="beta"][data-answer="accept"]`))
+	p.wait("beta's dashboard", `sessionStorage.getItem('linkforge.tenant') === 'beta' && !document.getElementById('invitations') && `+
+		`document.querySelector('#links-body tr[data-slug="beta-only"]') !== null && document.body.dataset.role === 'viewer'`)
+	if ms, err := st.Invitations(t.Context(), mustUserID(t, st, "ann@example.com")); err != nil || len(ms) != 0 {
+		t.Errorf("invitations left: %+v, %v", ms, err)
+	}
+}
+
+func mustUserID(t *testing.T, st linkforge.Store, email string) int64 {
+	t.Helper()
+	u, err := st.UserByEmail(t.Context(), email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.ID
+}

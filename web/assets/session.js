@@ -212,9 +212,13 @@ window.LinkForgeAuth = (() => {
       };
       const yes = el('button', 'btn', 'Accept');
       yes.type = 'button';
+      yes.dataset.tenant = inv.tenant;
+      yes.dataset.answer = 'accept';
       yes.addEventListener('click', () => answer('accept'));
       const no = el('button', 'btn btn-ghost', 'Decline');
       no.type = 'button';
+      no.dataset.tenant = inv.tenant;
+      no.dataset.answer = 'decline';
       no.addEventListener('click', () => answer('decline'));
       row.append(yes, ' ', no);
       box.append(row);
