@@ -350,3 +350,89 @@ func TestDeviceURLs(t *testing.T) {
 		mustRedirect(t, get("apps", iPhoneUA), "https://example.com/web")
 	})
 }
+
+// TestUnlockCookie: the unlock cookie opens its own link only, while its
+// password is the link's and for ten minutes; a forged or altered one, a
+// HEAD, or a preview opens nothing; the 303 keeps the query string; the
+// cookie is Secure where the browser talks HTTPS.
+func TestUnlockCookie(t *testing.T) {
+	s := testdb.SQLite(t)
+	counter := mustCounter(t, s)
+	e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter) })
+	tenant, tok := mustTenantToken(t, s, "acme")
+	const target = "https://example.com/t?a=1&b=2"
+	e.mustCreate(tok, `{"slug":"locked","url":"`+target+`","password":"open sesame"}`)
+	l := mustTenantLink(t, s, tenant, "locked")
+	// A twin with the same stored hash (an import can make one): the
+	// cookie names its link, not only its password.
+	twin := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "twin", URL: "https://example.com/twin", PasswordHash: l.PasswordHash})
+
+	post := e.postPassword("locked?utm_source=news&x=%20y", "open sesame", "")
+	mustUnlockCookie(t, post, "/locked?utm_source=news&x=%20y")
+	cookie := unlockCookie(post)
+	withCookie := func(method, path, value, ua string) response {
+		t.Helper()
+		req, _ := http.NewRequest(method, e.url+path, nil)
+		req.AddCookie(&http.Cookie{Name: "linkforge_unlock", Value: value}) //nolint:gosec // G124: a request's cookie carries no attributes
+		if ua != "" {
+			req.Header.Set("User-Agent", ua)
+		}
+		return e.send(req)
+	}
+	mustForm := func(r response) {
+		t.Helper()
+		mustHTML(t, r, http.StatusOK)
+		if !strings.Contains(string(r.body), `name="password"`) {
+			t.Errorf("not the form: %s", r.body)
+		}
+		mustNoTarget(t, r, target, "https://example.com/twin")
+	}
+
+	// HEAD is no click, cookie or not; a GET with the cookie is one,
+	// whatever its agent says: someone typed the password.
+	head := withCookie(http.MethodHead, "/locked", cookie.Value, "")
+	mustHTML(t, head, http.StatusOK)
+	mustNoTarget(t, head, target)
+	mustContinue(t, withCookie(http.MethodGet, "/locked", cookie.Value, "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"), target)
+	mustForm(withCookie(http.MethodGet, "/twin", cookie.Value, ""))
+	exp, mac, _ := strings.Cut(cookie.Value, ".")
+	for name, forged := range map[string]string{
+		"later expiry":  "9" + exp + "." + mac,
+		"other MAC":     exp + "." + strings.Repeat("A", len(mac)),
+		"no MAC":        exp,
+		"empty":         "",
+		"not a number":  "x." + mac,
+		"MAC not b64":   exp + ".!!",
+		"truncated MAC": exp + "." + mac[:len(mac)-2],
+	} {
+		t.Run(name, func(t *testing.T) { mustForm(withCookie(http.MethodGet, "/locked", forged, "")) })
+	}
+	if n := counter.count(t, l.ID) + counter.count(t, twin.ID); n != 1 {
+		t.Fatalf("%d clicks, want 1 (the one valid GET)", n)
+	}
+
+	// Ten minutes: good until then, not at them.
+	e.clock.Add(10*time.Minute - time.Second)
+	mustContinue(t, withCookie(http.MethodGet, "/locked", cookie.Value, ""), target)
+	e.clock.Add(time.Second)
+	mustForm(withCookie(http.MethodGet, "/locked", cookie.Value, ""))
+
+	// A new password (even the same one: a new salt) ends the old cookies.
+	fresh := unlockCookie(e.postPassword("locked", "open sesame", ""))
+	mustContinue(t, withCookie(http.MethodGet, "/locked", fresh.Value, ""), target)
+	mustStatus(t, e.do(http.MethodPatch, "/api/v1/links/locked", tok, `{"password":"open sesame"}`), http.StatusOK)
+	mustForm(withCookie(http.MethodGet, "/locked", fresh.Value, ""))
+	if n := counter.count(t, l.ID); n != 3 {
+		t.Errorf("%d clicks, want 3 (one per valid GET)", n)
+	}
+
+	// Secure where the browser talks HTTPS: the public URL's host behind
+	// a TLS-terminating proxy.
+	es := newEnv(t, s, func(c *web.Config) { c.PublicURL = mustURL(t, "https://lf.test") })
+	req, _ := http.NewRequest(http.MethodPost, es.url+"/locked", strings.NewReader("password=open+sesame"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Host = "lf.test"
+	if c := unlockCookie(es.send(req)); c == nil || !c.Secure {
+		t.Errorf("on the HTTPS public host: cookie %+v, want Secure", c)
+	}
+}
