@@ -25,11 +25,14 @@ import (
 // GET /{slug} answers the form (200, not counted); the form posts back to
 // the same URL (no action attribute: the query string, utm_source
 // included, is kept), and POST /{slug} checks the password. The page and
-// its answers never name the target: only a correct password gets the 302.
+// its answers never name the target: a correct password gets the 303 to
+// the same GET with the unlock cookie (unlock.go), and only that GET names
+// the target.
 //
-// CSRF: the form carries only the password and the server sets no cookie,
-// so there is no session for another site to ride; a cross-site post can
-// do nothing a direct post could not. The page's CSP allows form posts to
+// CSRF: the form carries only the password and the server keeps no
+// session for another site to ride; the unlock cookie a right password
+// sets opens only what that password would, so a cross-site post can do
+// nothing a direct post could not. The page's CSP allows form posts to
 // 'self' only, and X-Frame-Options keeps it out of frames (clickjacking).
 
 // maxFormBytes bounds the form body: one password of at most

@@ -196,7 +196,7 @@ var clickDims = sync.Pool{New: func() any { return new(linkforge.ClickDims) }}
 
 // recordClick classifies req (when the server has a classifier) and counts
 // one click of l with those dimensions: the path of every counted click,
-// the redirect's and the password form's. The client's address and
+// the redirect's and the unlocked GET's. The client's address and
 // User-Agent go no further than the classifier: neither is passed on,
 // stored or logged.
 func (s *Server) recordClick(req *http.Request, l *linkforge.Link, now time.Time) error {
