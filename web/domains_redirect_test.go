@@ -4,10 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -84,6 +87,54 @@ func TestPendingDomainRedirectsNothing(t *testing.T) {
 		mustHTML(t, e.onHost("go.acme.com", "/launch"), http.StatusNotFound)
 		mustHTML(t, e.onHost("go.acme.com", "/pub"), http.StatusNotFound)
 		mustRedirect(t, e.onHost("lf.test", "/pub"), "https://example.com/pub")
+	})
+}
+
+// TestPendingDomainUnlocksNothing: until verified, a domain's host takes
+// no password either: the right password of its own protected link, or of
+// the public host's, posted with that Host, is the 404 page without an
+// unlock cookie, and names no target.
+func TestPendingDomainUnlocksNothing(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		counter := mustCounter(t, s)
+		e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter) })
+		tenant, tok := mustTenantToken(t, s, "acme")
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`), http.StatusCreated)
+		dom, err := s.TenantDomain(context.Background(), tenant, "go.acme.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dom.State != linkforge.DomainPending {
+			t.Fatalf("state %q, want pending", dom.State)
+		}
+		hash, err := password.Hash("open sesame", testPasswordParams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Written past the API, which refuses links on a pending domain.
+		onDomain := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "locked", URL: "https://example.com/dom", DomainID: dom.ID, PasswordHash: hash})
+		public := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "pub", URL: "https://example.com/pub", PasswordHash: hash})
+		for _, slug := range []string{"locked", "pub"} {
+			req, err := http.NewRequest(http.MethodPost, e.url+"/"+slug, strings.NewReader(url.Values{"password": {"open sesame"}}.Encode()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Host = "go.acme.com"
+			r := e.send(req)
+			mustHTML(t, r, http.StatusNotFound)
+			if c := unlockCookie(r); c != nil {
+				t.Errorf("POST /%s on the pending host sets the unlock cookie %+v", slug, c)
+			}
+			mustNoTarget(t, r, "https://example.com/dom", "https://example.com/pub")
+			mustHTML(t, e.onHost("go.acme.com", "/"+slug), http.StatusNotFound)
+		}
+		if n := counter.count(t, onDomain.ID) + counter.count(t, public.ID); n != 0 {
+			t.Errorf("%d clicks, want 0", n)
+		}
+		// The public host's link takes its password as ever.
+		mustUnlockCookie(t, e.postPassword("pub", "open sesame", ""), "/pub")
 	})
 }
 

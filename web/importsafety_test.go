@@ -55,11 +55,11 @@ func TestRoundTripKeepsPasswordAndTargets(t *testing.T) {
 				t.Errorf("%s: the imported link answers %s, not the password page", format, form)
 			}
 			mustNoTarget(t, form, target)
-			if r := e2.postPassword("locked", "wrong", ""); r.status == http.StatusFound {
-				t.Errorf("%s: a wrong password redirects", format)
+			if r := e2.postPassword("locked", "wrong", ""); r.status != http.StatusUnauthorized || unlockCookie(r) != nil {
+				t.Errorf("%s: a wrong password answers %d, %v; want 401 without the unlock cookie", format, r.status, r.header)
 			}
-			if r := e2.postPassword("locked", "open sesame", ""); r.status != http.StatusFound {
-				t.Errorf("%s: the right password answers %d, want 302", format, r.status)
+			if r := e2.postPassword("locked", "open sesame", ""); r.status != http.StatusSeeOther || unlockCookie(r) == nil {
+				t.Errorf("%s: the right password answers %d, %v; want 303 with the unlock cookie", format, r.status, r.header)
 			}
 		}
 	})

@@ -25,11 +25,14 @@ import (
 // GET /{slug} answers the form (200, not counted); the form posts back to
 // the same URL (no action attribute: the query string, utm_source
 // included, is kept), and POST /{slug} checks the password. The page and
-// its answers never name the target: only a correct password gets the 302.
+// its answers never name the target: a correct password gets the 303 to
+// the same GET with the unlock cookie (unlock.go), and only that GET names
+// the target.
 //
-// CSRF: the form carries only the password and the server sets no cookie,
-// so there is no session for another site to ride; a cross-site post can
-// do nothing a direct post could not. The page's CSP allows form posts to
+// CSRF: the form carries only the password and the server keeps no
+// session for another site to ride; the unlock cookie a right password
+// sets opens only what that password would, so a cross-site post can do
+// nothing a direct post could not. The page's CSP allows form posts to
 // 'self' only, and X-Frame-Options keeps it out of frames (clickjacking).
 
 // maxFormBytes bounds the form body: one password of at most
@@ -227,6 +230,13 @@ func (s *Server) unlock(c echo.Context) error {
 		// Only a protected link takes a post.
 		return s.methodNotAllowed(c)
 	}
+	if l.MaxClicks != nil && s.exhausted != nil && s.exhausted.Exhausted(l) {
+		// As the GET answers (redirect.go): the password would lead
+		// nowhere. The click itself is counted by the GET that follows a
+		// right password, which checks the limit again.
+		skipBody()
+		return s.gone(c, e)
+	}
 	pw, err := readPasswordForm(c)
 	if err != nil {
 		return err
@@ -253,40 +263,22 @@ func (s *Server) unlock(c echo.Context) error {
 	}
 	s.guesses.Succeeded(key, now)
 	s.passwordMetrics.right.Inc()
-	var rt routed // routing.go: a link with routing fields
-	if e.routes != nil {
-		s.route(req, e, classify.LookupAgent(req.UserAgent()), req.UserAgent(), now, &rt)
-	}
-	if s.counter != nil {
-		// Before the 302, as on the plain redirect: the target leaves only
-		// once its click is durable.
-		record := s.recordClick
-		if e.routes != nil {
-			record = func(req *http.Request, l *linkforge.Link, now time.Time) error {
-				return s.recordRouted(req, l, now, &rt)
-			}
-		}
-		if err := record(req, l, now); err != nil {
-			if linkforge.ErrorCode(err) == linkforge.EGone {
-				return s.gone(c, e)
-			}
-			s.logger.Error("record click", "error", err, "link_id", l.ID, "slug", slug)
-			return s.writePage(c, &pageUnavailable)
-		}
+	// Not the redirect to the target: the form page's CSP (form-action
+	// 'self') covers every redirect that follows its post, so a browser
+	// refuses one to another origin. The same-origin GET with the unlock
+	// cookie (unlock.go) counts the click and sends the browser on; this
+	// answer counts nothing, so the pair counts one.
+	path := "/" + slug
+	loc := path
+	if req.URL.RawQuery != "" {
+		loc += "?" + req.URL.RawQuery // utm_source and the routing's query rules
 	}
 	w := c.Response()
+	http.SetCookie(w, s.unlockCookie(req, l, path, now))
 	h := w.Header()
-	h["Location"] = e.target(req.UserAgent())
-	if e.routes != nil {
-		// The routed target, but always as a 302: a 307 or 308 would
-		// have the browser send the password form on to the target, and
-		// a cached permanent answer would skip the password next time.
-		h["Location"] = rt.to.Location
-	}
-	h["Cache-Control"] = cacheControlPrivate
-	// 303 would say "now GET this" more exactly; API.md says 302, which
-	// every browser follows with a GET after a POST anyway.
-	w.WriteHeader(http.StatusFound)
+	h["Location"] = []string{loc}
+	h["Cache-Control"] = cacheControlNo
+	w.WriteHeader(http.StatusSeeOther)
 	return nil
 }
 

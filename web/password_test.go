@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,6 +29,83 @@ func (e *env) postPassword(slug, pw, userAgent string) response {
 	return e.send(req)
 }
 
+// getUnlocked sends GET path (with its query) with the unlock cookie of
+// post, a right password's answer, as the browser following its 303 does.
+func (e *env) getUnlocked(post response, path, userAgent string) response {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.url+path, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, c := range (&http.Response{Header: post.header}).Cookies() {
+		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value}) //nolint:gosec // G124: a request's cookie carries no attributes
+	}
+	if userAgent != "" {
+		req.Header.Set("User-Agent", userAgent)
+	}
+	return e.send(req)
+}
+
+// unlock posts the right password pw of slug, checks the 303 to the same
+// path with the unlock cookie, and follows it as a browser does: the
+// GET's answer.
+func (e *env) unlock(slug, pw, userAgent string) response {
+	e.t.Helper()
+	post := e.postPassword(slug, pw, userAgent)
+	mustUnlockCookie(e.t, post, "/"+slug)
+	return e.getUnlocked(post, "/"+slug, userAgent)
+}
+
+// unlockCookie returns the unlock cookie r sets, nil if none.
+func unlockCookie(r response) *http.Cookie {
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == "linkforge_unlock" {
+			return c
+		}
+	}
+	return nil
+}
+
+// mustUnlockCookie fails unless r is the right password's answer: 303 to
+// location (same origin), counting nothing, naming no target, with an
+// unlock cookie scoped to the link's path.
+func mustUnlockCookie(t *testing.T, r response, location string) {
+	t.Helper()
+	mustStatus(t, r, http.StatusSeeOther)
+	if got := r.header.Get("Location"); got != location {
+		t.Errorf("303 Location = %q, want %q", got, location)
+	}
+	if got := r.header.Get("Cache-Control"); got != "no-store" {
+		t.Errorf("303 Cache-Control = %q, want no-store", got)
+	}
+	c := unlockCookie(r)
+	if c == nil {
+		t.Fatalf("303 without the unlock cookie: %v", r.header)
+	}
+	path, _, _ := strings.Cut(location, "?")
+	if c.Path != path || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.MaxAge != 600 || c.Secure || c.Value == "" {
+		t.Errorf("unlock cookie %+v, want Path=%s HttpOnly SameSite=Lax Max-Age=600, not Secure over plain HTTP", c, path)
+	}
+}
+
+// mustContinue fails unless r is the page that sends the browser on to
+// location (a meta refresh: a redirect would fall under the form's
+// form-action), deleting the unlock cookie.
+func mustContinue(t *testing.T, r response, location string) {
+	t.Helper()
+	mustHTML(t, r, http.StatusOK)
+	want := `<meta http-equiv="refresh" content="0; url=` + html.EscapeString(location) + `">`
+	if !strings.Contains(string(r.body), want) {
+		t.Errorf("not the page continuing to %s: %s", location, r.body)
+	}
+	if got := r.header.Get("Cache-Control"); got != "no-store" {
+		t.Errorf("Cache-Control = %q, want no-store", got)
+	}
+	if c := unlockCookie(r); c == nil || c.MaxAge >= 0 {
+		t.Errorf("the unlock cookie is not deleted: %v", r.header)
+	}
+}
+
 // mustNoTarget fails if r names any of targets in its body or headers.
 func mustNoTarget(t *testing.T, r response, targets ...string) {
 	t.Helper()
@@ -46,10 +124,11 @@ func mustNoTarget(t *testing.T, r response, targets ...string) {
 }
 
 // TestPasswordFlow: a protected link answers the form (not counted, no
-// target anywhere), a wrong password 401 with the form, the right one 302
-// counted once (in the journal before the answer), and the 11th failure
-// within a sliding minute 429, a right password included; HEAD and link
-// previews see nothing.
+// target anywhere), a wrong password 401 with the form, the right one 303
+// to itself with the unlock cookie, whose GET is counted once (in the
+// journal before the answer) and sends the browser on to the target, and
+// the 11th failure within a sliding minute 429, a right password included;
+// HEAD and link previews see nothing.
 func TestPasswordFlow(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
@@ -94,26 +173,36 @@ func TestPasswordFlow(t *testing.T) {
 		if !strings.Contains(string(wrong.body), "Wrong password") || !strings.Contains(string(wrong.body), `name="password"`) {
 			t.Errorf("401 body is not the form with a message: %s", wrong.body)
 		}
+		// The right password: 303 to the same path with the unlock
+		// cookie, counting nothing; its GET counts the click, once.
 		right := e.postPassword("locked", "open sesame", "")
-		mustRedirect(t, right, target)
+		mustUnlockCookie(t, right, "/locked")
+		mustNoTarget(t, right, target)
+		if n := counter.count(t, l.ID); n != 0 {
+			t.Fatalf("after the right password's post: %d clicks, want 0", n)
+		}
+		mustContinue(t, e.getUnlocked(right, "/locked", ""), target)
 		if n := counter.count(t, l.ID); n != 1 {
-			t.Fatalf("after the right password: %d clicks, want 1", n)
+			t.Fatalf("after the right password and its GET: %d clicks, want 1", n)
 		}
 		// The device URL rule holds behind the password too.
-		mustRedirect(t, e.postPassword("locked", "open sesame", iPhoneUA), "https://apps.example/ios-target")
+		mustContinue(t, e.unlock("locked", "open sesame", iPhoneUA), "https://apps.example/ios-target")
 
 		// 1 failure so far; 9 more fill the minute, the right password
 		// does not reset them, and the 11th post is refused, right or not.
 		for i := 2; i <= 10; i++ {
 			mustHTML(t, e.postPassword("locked", "guess", ""), http.StatusUnauthorized)
 			if i == 5 {
-				mustRedirect(t, e.postPassword("locked", "open sesame", ""), target)
+				mustContinue(t, e.unlock("locked", "open sesame", ""), target)
 			}
 		}
 		for _, pw := range []string{"guess", "open sesame"} {
 			r := e.postPassword("locked", pw, "")
 			mustHTML(t, r, http.StatusTooManyRequests)
 			mustNoTarget(t, r, target)
+			if c := unlockCookie(r); c != nil {
+				t.Errorf("429 sets the unlock cookie: %+v", c)
+			}
 			if ra := r.header.Get("Retry-After"); ra == "" || ra == "0" {
 				t.Errorf("429 Retry-After = %q", ra)
 			}
@@ -129,13 +218,13 @@ func TestPasswordFlow(t *testing.T) {
 		// The window slides: once the first failure is a minute old, one
 		// more post is taken.
 		e.clock.Add(61 * time.Second)
-		mustRedirect(t, e.postPassword("locked", "open sesame", ""), target)
+		mustContinue(t, e.unlock("locked", "open sesame", ""), target)
 
 		// A protected one-time link: after its click, the form is not
 		// shown any more, and the password leads nowhere.
 		e.mustCreate(tok, `{"slug":"once","url":"`+target+`","password":"pw","max_clicks":1}`)
 		mustHTML(t, e.do(http.MethodGet, "/once", "", ""), http.StatusOK)
-		mustRedirect(t, e.postPassword("once", "pw", ""), target)
+		mustContinue(t, e.unlock("once", "pw", ""), target)
 		mustHTML(t, e.do(http.MethodGet, "/once", "", ""), http.StatusGone)
 		mustHTML(t, e.do(http.MethodHead, "/once", "", ""), http.StatusGone)
 		gone := e.postPassword("once", "pw", "")
@@ -260,4 +349,90 @@ func TestDeviceURLs(t *testing.T) {
 		mustRedirect(t, get("apps", androidUA), "https://example.com/android2")
 		mustRedirect(t, get("apps", iPhoneUA), "https://example.com/web")
 	})
+}
+
+// TestUnlockCookie: the unlock cookie opens its own link only, while its
+// password is the link's and for ten minutes; a forged or altered one, a
+// HEAD, or a preview opens nothing; the 303 keeps the query string; the
+// cookie is Secure where the browser talks HTTPS.
+func TestUnlockCookie(t *testing.T) {
+	s := testdb.SQLite(t)
+	counter := mustCounter(t, s)
+	e := newEnv(t, s, func(c *web.Config) { useCounter(c, counter.Counter) })
+	tenant, tok := mustTenantToken(t, s, "acme")
+	const target = "https://example.com/t?a=1&b=2"
+	e.mustCreate(tok, `{"slug":"locked","url":"`+target+`","password":"open sesame"}`)
+	l := mustTenantLink(t, s, tenant, "locked")
+	// A twin with the same stored hash (an import can make one): the
+	// cookie names its link, not only its password.
+	twin := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "twin", URL: "https://example.com/twin", PasswordHash: l.PasswordHash})
+
+	post := e.postPassword("locked?utm_source=news&x=%20y", "open sesame", "")
+	mustUnlockCookie(t, post, "/locked?utm_source=news&x=%20y")
+	cookie := unlockCookie(post)
+	withCookie := func(method, path, value, ua string) response {
+		t.Helper()
+		req, _ := http.NewRequest(method, e.url+path, nil)
+		req.AddCookie(&http.Cookie{Name: "linkforge_unlock", Value: value}) //nolint:gosec // G124: a request's cookie carries no attributes
+		if ua != "" {
+			req.Header.Set("User-Agent", ua)
+		}
+		return e.send(req)
+	}
+	mustForm := func(r response) {
+		t.Helper()
+		mustHTML(t, r, http.StatusOK)
+		if !strings.Contains(string(r.body), `name="password"`) {
+			t.Errorf("not the form: %s", r.body)
+		}
+		mustNoTarget(t, r, target, "https://example.com/twin")
+	}
+
+	// HEAD is no click, cookie or not; a GET with the cookie is one,
+	// whatever its agent says: someone typed the password.
+	head := withCookie(http.MethodHead, "/locked", cookie.Value, "")
+	mustHTML(t, head, http.StatusOK)
+	mustNoTarget(t, head, target)
+	mustContinue(t, withCookie(http.MethodGet, "/locked", cookie.Value, "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"), target)
+	mustForm(withCookie(http.MethodGet, "/twin", cookie.Value, ""))
+	exp, mac, _ := strings.Cut(cookie.Value, ".")
+	for name, forged := range map[string]string{
+		"later expiry":  "9" + exp + "." + mac,
+		"other MAC":     exp + "." + strings.Repeat("A", len(mac)),
+		"no MAC":        exp,
+		"empty":         "",
+		"not a number":  "x." + mac,
+		"MAC not b64":   exp + ".!!",
+		"truncated MAC": exp + "." + mac[:len(mac)-2],
+	} {
+		t.Run(name, func(t *testing.T) { mustForm(withCookie(http.MethodGet, "/locked", forged, "")) })
+	}
+	if n := counter.count(t, l.ID) + counter.count(t, twin.ID); n != 1 {
+		t.Fatalf("%d clicks, want 1 (the one valid GET)", n)
+	}
+
+	// Ten minutes: good until then, not at them.
+	e.clock.Add(10*time.Minute - time.Second)
+	mustContinue(t, withCookie(http.MethodGet, "/locked", cookie.Value, ""), target)
+	e.clock.Add(time.Second)
+	mustForm(withCookie(http.MethodGet, "/locked", cookie.Value, ""))
+
+	// A new password (even the same one: a new salt) ends the old cookies.
+	fresh := unlockCookie(e.postPassword("locked", "open sesame", ""))
+	mustContinue(t, withCookie(http.MethodGet, "/locked", fresh.Value, ""), target)
+	mustStatus(t, e.do(http.MethodPatch, "/api/v1/links/locked", tok, `{"password":"open sesame"}`), http.StatusOK)
+	mustForm(withCookie(http.MethodGet, "/locked", fresh.Value, ""))
+	if n := counter.count(t, l.ID); n != 3 {
+		t.Errorf("%d clicks, want 3 (one per valid GET)", n)
+	}
+
+	// Secure where the browser talks HTTPS: the public URL's host behind
+	// a TLS-terminating proxy.
+	es := newEnv(t, s, func(c *web.Config) { c.PublicURL = mustURL(t, "https://lf.test") })
+	req, _ := http.NewRequest(http.MethodPost, es.url+"/locked", strings.NewReader("password=open+sesame"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Host = "lf.test"
+	if c := unlockCookie(es.send(req)); c == nil || !c.Secure {
+		t.Errorf("on the HTTPS public host: cookie %+v, want Secure", c)
+	}
 }

@@ -96,15 +96,21 @@ func (s *Server) redirect(c echo.Context) error {
 		}
 	}
 	if e.protected() {
-		// Nothing but the form: no click, no target (password.go). HEAD
-		// gets the page that names no target. A link whose clicks are used
-		// up answers as a click would (410 or the fallback) rather than
-		// ask for a password that can lead nowhere.
+		// Nothing but the form, unless the unlock cookie is valid: no
+		// click, no target (password.go). HEAD gets the page that names
+		// no target. A link whose clicks are used up answers as a click
+		// would (410 or the fallback) rather than ask for a password that
+		// can lead nowhere.
 		if l.MaxClicks != nil && s.exhausted != nil && s.exhausted.Exhausted(l) {
 			return s.gone(c, e)
 		}
 		if req.Method == http.MethodHead {
 			return s.writePage(c, &pagePreview)
+		}
+		if unlocked(req, l, now) {
+			// The GET that follows the right password's 303 (unlock.go):
+			// the click.
+			return s.followUnlocked(c, e, now)
 		}
 		return s.writeForm(c, &formAsk)
 	}
@@ -190,7 +196,7 @@ var clickDims = sync.Pool{New: func() any { return new(linkforge.ClickDims) }}
 
 // recordClick classifies req (when the server has a classifier) and counts
 // one click of l with those dimensions: the path of every counted click,
-// the redirect's and the password form's. The client's address and
+// the redirect's and the unlocked GET's. The client's address and
 // User-Agent go no further than the classifier: neither is passed on,
 // stored or logged.
 func (s *Server) recordClick(req *http.Request, l *linkforge.Link, now time.Time) error {

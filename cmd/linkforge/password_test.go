@@ -14,7 +14,7 @@ import (
 // TestPasswordEndToEnd: the password flow of a protected link through the
 // real binary, with the default argon2id parameters: the form (not
 // counted, no target), HEAD (no target), a wrong password 401, the right
-// one 302, the 11th failure in the minute 429 (a right password too), and
+// one 303 with the unlock cookie and its GET on to the target, the 11th failure in the minute 429 (a right password too), and
 // exactly one click in the rollup once SIGTERM has flushed.
 func TestPasswordEndToEnd(t *testing.T) {
 	backends := []struct {
@@ -105,9 +105,30 @@ func testPasswordEndToEnd(t *testing.T, n *node) {
 		t.Fatalf("wrong password: %d %s, want 401 with the form", resp.StatusCode, body)
 	}
 	noTarget("wrong password", resp, body)
-	resp, _ = send(http.MethodPost, secret)
-	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != target {
-		t.Fatalf("right password: %d Location %q, want 302 to %s", resp.StatusCode, resp.Header.Get("Location"), target)
+	resp, body = send(http.MethodPost, secret)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/locked" || len(resp.Cookies()) != 1 {
+		t.Fatalf("right password: %d Location %q cookies %v, want 303 to /locked with the unlock cookie",
+			resp.StatusCode, resp.Header.Get("Location"), resp.Cookies())
+	}
+	noTarget("right password", resp, body)
+	// The browser's GET with the cookie: the click, and the page that
+	// sends it on to the target.
+	req, err := http.NewRequest(http.MethodGet, base+"/locked", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(&http.Cookie{Name: resp.Cookies()[0].Name, Value: resp.Cookies()[0].Value}) //nolint:gosec // G124: a request's cookie carries no attributes
+	resp, err = noRedirects.Do(req)
+	if err != nil {
+		t.Fatalf("GET /locked unlocked: %v", err)
+	}
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("GET /locked unlocked: read: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `<meta http-equiv="refresh" content="0; url=`+target+`">`) {
+		t.Fatalf("unlocked GET: %d %s, want 200 continuing to %s", resp.StatusCode, body, target)
 	}
 
 	for i := 2; i <= 10; i++ {
