@@ -1,7 +1,9 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -320,4 +322,31 @@ func (d apiDoc) requestMedia(op operation) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// notReady is a ReadinessChecker whose journal cannot take writes.
+type notReady struct{}
+
+func (notReady) Ready(context.Context) error { return errors.New("journal unwritable") }
+
+// TestReadyzConformsToOpenAPI: /readyz's 503, which the battery's server
+// never gives, is the document's too, on GET and on HEAD.
+func TestReadyzConformsToOpenAPI(t *testing.T) {
+	for _, ready := range []bool{true, false} {
+		e := newEnv(t, testdb.SQLite(t), func(c *web.Config) {
+			if !ready {
+				c.Readiness = notReady{}
+			}
+		})
+		doc := servedDoc(t, e)
+		for _, m := range []string{http.MethodGet, http.MethodHead} {
+			r := e.do(m, "/readyz", "", "")
+			if want := map[bool]int{true: http.StatusOK, false: http.StatusServiceUnavailable}[ready]; r.status != want {
+				t.Fatalf("%s /readyz: %s, want %d", m, r, want)
+			}
+			for _, msg := range doc.checkResponse(m, "/readyz", r) {
+				t.Errorf("%s /readyz: %s", m, msg)
+			}
+		}
+	}
 }
