@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -348,5 +350,21 @@ func TestReadyzConformsToOpenAPI(t *testing.T) {
 				t.Errorf("%s /readyz: %s", m, msg)
 			}
 		}
+	}
+}
+
+// TestServedOpenAPIIsTheFile: the server serves web/openapi.json byte for
+// byte, so that .ci/run's linters, which read the file, lint the served
+// document.
+func TestServedOpenAPIIsTheFile(t *testing.T) {
+	e := newEnv(t, testdb.SQLite(t))
+	r := e.do(http.MethodGet, "/api/v1/openapi.json", "", "")
+	mustStatus(t, r, http.StatusOK)
+	raw, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(r.body, raw) {
+		t.Errorf("the served document (%d bytes) is not openapi.json (%d bytes)", len(r.body), len(raw))
 	}
 }
