@@ -3,14 +3,21 @@ package web_test
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/internal/httpproblem"
 	"github.com/linkforge/linkforge/internal/testdb"
 )
 
@@ -147,4 +154,64 @@ func strings_(s map[string]any) []string {
 		out = append(out, c)
 	}
 	return out
+}
+
+// TestProblemCodesAreTheServers: Problem.code's enum is exactly the
+// application error codes, every E* string constant of package linkforge
+// (read from its source, so that a new code cannot be missed), and each
+// code but internal has a status of its own in httpproblem.Status.
+func TestProblemCodesAreTheServers(t *testing.T) {
+	files, err := filepath.Glob("../*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, id := range vs.Names {
+					if len(id.Name) < 2 || id.Name[0] != 'E' || !unicode.IsUpper(rune(id.Name[1])) || i >= len(vs.Values) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						codes = append(codes, v)
+					}
+				}
+			}
+		}
+	}
+	if len(codes) < 10 {
+		t.Fatalf("only %d codes found in package linkforge: %q", len(codes), codes)
+	}
+	raw, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := parseDoc(t, raw)
+	problem := doc.root["components"].(map[string]any)["schemas"].(map[string]any)["Problem"].(map[string]any)
+	enum := strings_(problem["properties"].(map[string]any)["code"].(map[string]any))
+	slices.Sort(codes)
+	slices.Sort(enum)
+	if !slices.Equal(enum, codes) {
+		t.Errorf("Problem.code enum %q, want the server's codes %q", enum, codes)
+	}
+	for _, c := range codes {
+		if st := httpproblem.Status(c); st == http.StatusInternalServerError && c != linkforge.EInternal {
+			t.Errorf("httpproblem.Status(%q) = 500: the code has no status of its own", c)
+		}
+	}
 }
