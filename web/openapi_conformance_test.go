@@ -36,13 +36,26 @@ import (
 // describe.
 func TestResponsesConformToOpenAPI(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
-		e := newEnv(t, s, func(c *web.Config) { c.WebhookAllowPrivate = true })
+		// A real counter, as cmd wires it: click limits and /readyz's
+		// journal are part of the answers.
+		ctr := mustCounter(t, s)
+		e := newEnv(t, s, func(c *web.Config) {
+			c.WebhookAllowPrivate = true
+			useCounter(c, ctr.Counter)
+		})
 		tokens := map[linkforge.Role]string{}
 		for _, role := range linkforge.Roles {
 			_, tokens[role] = mustRoleToken(t, s, "acme", role)
 		}
 		owner := tokens[linkforge.RoleOwner]
 		e.mustCreate(owner, `{"url":"https://example.com/","slug":"s1","tags":["a"]}`)
+		// A password link and a used-up one, for the public routes'
+		// other answers (the form, 401 on a wrong password, 410).
+		e.mustCreate(owner, `{"url":"https://example.com/pw","slug":"pw","password":"right-password"}`)
+		e.mustCreate(owner, `{"url":"https://example.com/once","slug":"once","max_clicks":1}`)
+		if r := e.do(http.MethodGet, "/once", "", ""); r.status != http.StatusFound {
+			t.Fatalf("GET /once: %s, want 302", r)
+		}
 		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 		t.Cleanup(receiver.Close)
 		r := e.do(http.MethodPost, "/api/v1/webhooks", owner, `{"url":"`+receiver.URL+`/hook","events":["link.created"]}`)
@@ -211,7 +224,7 @@ func battery(doc apiDoc, op operation, hook string) []request {
 	defBody, defCT := plainBody(op.method), jsonIfBody(op.method)
 
 	if strings.Contains(op.path, "{") {
-		for _, v := range []string{"x", "999999", "0", "-1", "%C3%A9"} {
+		for _, v := range []string{"x", "999999", "0", "-1", "%C3%A9", "pw", "once"} {
 			if strings.HasPrefix(op.path, "/api/v1/tokens/") && v == "0" {
 				continue
 			}
@@ -248,6 +261,10 @@ func battery(doc apiDoc, op operation, hook string) []request {
 		}
 		for _, b := range bodies {
 			add(base, ct, b)
+			if strings.Contains(op.path, "{slug}") {
+				// The password link too: POST /{slug} unlocks it.
+				add(templateParam.ReplaceAllString(op.path, "pw"), ct, b)
+			}
 		}
 	}
 	if !slices.Contains(media, "text/plain") {
