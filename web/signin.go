@@ -90,6 +90,12 @@ func readForm(c echo.Context) error {
 		dropUnreadBody(c)
 		return &linkforge.Error{Code: linkforge.EUnsupportedMediaType, Message: "send an application/x-www-form-urlencoded form"}
 	}
+	// Refused on the announced length alone, as readPasswordForm does:
+	// reading would wait for a body that may never come.
+	if req.ContentLength > maxFormBytes {
+		dropUnreadBody(c)
+		return linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
+	}
 	req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, maxFormBytes)
 	if err := req.ParseForm(); err != nil {
 		var mbe *http.MaxBytesError

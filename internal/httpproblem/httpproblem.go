@@ -44,6 +44,8 @@ func Status(code string) int {
 		return http.StatusForbidden
 	case linkforge.ETooLarge:
 		return http.StatusRequestEntityTooLarge
+	case linkforge.EMethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	case linkforge.EUnsupportedMediaType:
 		return http.StatusUnsupportedMediaType
 	case linkforge.ERequestTimeout:
