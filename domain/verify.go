@@ -16,6 +16,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/webhook"
 )
 
 // VerificationPath is where a domain's verification is fetched, followed
@@ -58,9 +59,17 @@ const (
 // VerifierConfig configures a Verifier; Store is required.
 type VerifierConfig struct {
 	Store VerifyStore
-	// Dial connects to the domain's host: nil is net.Dialer's, which
-	// resolves it through DNS. Tests dial a loopback receiver instead.
+	// Dial connects to the domain's address once the address policy
+	// allowed it (with AllowPrivate, to its host:port unchecked); nil is
+	// net.Dialer's. Tests dial a loopback receiver instead.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Resolver resolves the domains' names; nil: the system's. Tests ask
+	// a DNS server of their own on loopback.
+	Resolver *net.Resolver
+	// AllowPrivate lets the fetch reach loopback, private, link-local and
+	// unique-local addresses (--webhook-allow-private); refused by
+	// default, as webhooks' are (webhook.Private).
+	AllowPrivate bool
 	// Changed is told of every domain a verification wrote (the host
 	// tables); nil: nobody.
 	Changed func(d linkforge.Domain)
@@ -90,15 +99,30 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	dial := cfg.Dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: verifyTimeout}).DialContext
+	var tr *http.Transport
+	if cfg.AllowPrivate {
+		dial := cfg.Dial
+		if dial == nil {
+			dial = (&net.Dialer{Timeout: verifyTimeout, Resolver: cfg.Resolver}).DialContext
+		}
+		tr = &http.Transport{DialContext: dial}
+	} else {
+		// The webhooks' address policy: the fetch is a request the server
+		// makes to a name a tenant chose, so it may reach only what a
+		// webhook may (public unicast, checked on the resolved addresses
+		// and again on the socket).
+		o := webhook.TransportOptions{Dial: cfg.Dial}
+		if cfg.Resolver != nil {
+			o.Resolver = cfg.Resolver
+		}
+		tr = webhook.NewGuardedTransport(o)
 	}
+	// Proxies from the environment would answer for the host themselves:
+	// the point is where the host's own DNS leads.
+	tr.Proxy, tr.DisableKeepAlives = nil, true
 	client := &http.Client{
-		Timeout: verifyTimeout,
-		// Proxies from the environment would answer for the host
-		// themselves: the point is where the host's own DNS leads.
-		Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true, Proxy: nil},
+		Timeout:   verifyTimeout,
+		Transport: tr,
 		// The answer must come from the host itself.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -162,9 +163,13 @@ type Config struct {
 	// DomainVerify is how tenants' new domains are verified
 	// (--domain-verify); "": domain.VerifyHTTP.
 	DomainVerify domain.VerifyMode
-	// DomainDial connects to a domain's host for its verification; nil:
-	// the system's resolver and dialer. Tests only.
+	// DomainDial connects to a domain's address for its verification,
+	// once the webhooks' address policy (WebhookAllowPrivate) allowed it;
+	// nil: the system's dialer. Tests only.
 	DomainDial DomainDialer
+	// DomainResolver resolves the domains' names for their verification;
+	// nil: the system's resolver. Tests only: a DNS server of their own.
+	DomainResolver *net.Resolver
 	// OIDC turns on single sign-on (--oidc-issuer and its flags): the
 	// issuer, client and auto-join; the Server fills in the store, the
 	// people, the redirect URL, the clock and the logger. nil: off.

@@ -25,7 +25,7 @@ type DomainDialer func(ctx context.Context, network, addr string) (net.Conn, err
 
 func (s *Server) newVerifier(cfg Config) (*domain.Verifier, error) {
 	return domain.NewVerifier(domain.VerifierConfig{Store: cfg.Store, Dial: cfg.DomainDial,
-		Changed: s.domainChanged, Logger: s.logger, Now: s.now})
+		Resolver: cfg.DomainResolver, AllowPrivate: cfg.WebhookAllowPrivate, Changed: s.domainChanged, Logger: s.logger, Now: s.now})
 }
 
 // DomainWork is the domain verifications as due work of the node's

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/internal/dnstest"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/web"
 )
@@ -51,7 +53,12 @@ func TestDomainVerification(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
 		dns := &loopbackDNS{}
-		e := newEnv(t, s, func(c *web.Config) { c.DomainDial = dns.dial })
+		// The deployment is on loopback: --webhook-allow-private lets the
+		// verifier reach it (TestDomainVerificationAddressPolicy: not
+		// without).
+		e := newEnv(t, s, func(c *web.Config) {
+			c.DomainVerify, c.DomainDial, c.WebhookAllowPrivate = domain.VerifyHTTP, dns.dial, true
+		})
 		tenant, tok := mustTenantToken(t, s, "acme")
 		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte("someone else's answer\n"))
@@ -121,4 +128,80 @@ func TestDomainVerification(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDomainVerificationAddressPolicy: the verifier connects only where a
+// webhook may (--webhook-allow-private). A domain whose DNS (a server of
+// the test's own) says 127.0.0.2 stays pending with the refusal recorded,
+// and nothing is dialed: the dial hook, which would connect to a listener
+// on 127.0.0.2, records no attempt, and the listener sees no connection.
+func TestDomainVerificationAddressPolicy(t *testing.T) {
+	st := testdb.SQLite(t)
+	ns := dnstest.Start(t)
+	ns.SetA("evil.example", netip.MustParseAddr("127.0.0.2"))
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	accepted := make(chan struct{}, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			_ = c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	var (
+		mu     sync.Mutex
+		dialed []string
+	)
+	// The hook connects where the address leads, on the listener's port:
+	// a name (the unguarded dialer's) is resolved as the system would.
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		dialed = append(dialed, addr)
+		mu.Unlock()
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		addrs, err := ns.Resolver().LookupNetIP(ctx, "ip4", host)
+		if err != nil {
+			return nil, err
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(addrs[0].String(), port))
+	}
+	e := newEnv(t, st, func(c *web.Config) {
+		c.DomainVerify = domain.VerifyHTTP
+		c.DomainResolver, c.DomainDial = ns.Resolver(), dial
+	})
+	tenant, tok := mustTenantToken(t, st, "acme")
+	mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"evil.example"}`), http.StatusCreated)
+	d := mustJSON[domainBody](t, e.do(http.MethodPost, "/api/v1/domains/evil.example/verify", tok, ""))
+	if d.State != "pending" {
+		t.Errorf("state %q, want pending", d.State)
+	}
+	stored, err := st.TenantDomain(context.Background(), tenant, "evil.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stored.VerifyError, "public unicast") {
+		t.Errorf("verify error %q, want the address refusal", stored.VerifyError)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(dialed) != 0 {
+		t.Errorf("the verifier dialed %q: a refused address must never be dialed", dialed)
+	}
+	select {
+	case <-accepted:
+		t.Error("the listener on 127.0.0.2 saw a connection")
+	default:
+	}
 }

@@ -93,7 +93,8 @@ func (a *app) domainVerify(inv invocation) int {
 		if err != nil {
 			return nil, exitFailure, err
 		}
-		v, err := domain.NewVerifier(domain.VerifierConfig{Store: st, Logger: a.log})
+		v, err := domain.NewVerifier(domain.VerifierConfig{Store: st, Logger: a.log,
+			AllowPrivate: a.cfg.WebhookAllowPrivate})
 		if err != nil {
 			return nil, exitFailure, err
 		}
