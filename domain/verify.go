@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,13 +41,12 @@ type VerifyStore interface {
 	NextDomainVerification(ctx context.Context) (time.Time, bool, error)
 	ClaimDomainVerifications(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]linkforge.Domain, error)
 	UpdateDomain(ctx context.Context, tenantID int64, host string, fn func(*linkforge.Domain) error) (linkforge.Domain, error)
+	TenantDomain(ctx context.Context, tenantID int64, host string) (linkforge.Domain, error)
+	DeleteDomain(ctx context.Context, tenantID int64, host string) (linkforge.Domain, error)
 }
 
 // Verification bounds.
 const (
-	// VerifyWindow is how long a new domain's verification is retried;
-	// then it stays pending until someone asks again (POST .../verify).
-	VerifyWindow = 24 * time.Hour
 	// maxVerifyDelay caps the alarm backoff between two attempts, so that
 	// a DNS record added hours later is seen within the hour.
 	maxVerifyDelay = time.Hour
@@ -59,6 +59,11 @@ const (
 // VerifierConfig configures a Verifier; Store is required.
 type VerifierConfig struct {
 	Store VerifyStore
+	// Mode is what proves a domain: VerifyDNS (the default) reads its TXT
+	// record; VerifyHTTP and VerifyNone (whose new domains are verified
+	// at once, so only older ones are pending) fetch its verification
+	// URL.
+	Mode VerifyMode
 	// Dial connects to the domain's address once the address policy
 	// allowed it (with AllowPrivate, to its host:port unchecked); nil is
 	// net.Dialer's. Tests dial a loopback receiver instead.
@@ -77,9 +82,12 @@ type VerifierConfig struct {
 	Now     func() time.Time // nil: time.Now
 }
 
-// Verifier fetches pending domains' verification URLs: now for POST
-// .../verify, and as due work of the node's one scheduler (expiry.Work)
-// otherwise, retried with the alarm backoff for VerifyWindow.
+// Verifier checks pending domains (their TXT record, or their
+// verification URL): now for POST .../verify, and as due work of the
+// node's one scheduler (expiry.Work) otherwise, retried with the alarm
+// backoff, at most an hour apart, until PendingTTL after the domain's
+// creation; then the scheduler's claim deletes the domain, which frees
+// its host.
 type Verifier struct {
 	cfg    VerifierConfig
 	client *http.Client
@@ -98,6 +106,9 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = VerifyDNS
 	}
 	var tr *http.Transport
 	if cfg.AllowPrivate {
@@ -150,7 +161,8 @@ func (v *Verifier) Claim(ctx context.Context, c expiry.Claim) (int, error) {
 			defer v.wg.Done()
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Lease/2)
 			defer cancel()
-			if _, err := v.attempt(actx, d, c.Backoff, c.Wake); err != nil {
+			// ENotFound: the domain expired here, or went meanwhile.
+			if _, err := v.attempt(actx, d, c.Backoff, c.Wake); err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
 				v.cfg.Logger.Error("domain verification: record", "host", d.Host, "domain_id", d.ID, "error", err)
 			}
 		}()
@@ -161,8 +173,9 @@ func (v *Verifier) Claim(ctx context.Context, c expiry.Claim) (int, error) {
 // Wait waits for the attempts in flight (a stop).
 func (v *Verifier) Wait() { v.wg.Wait() }
 
-// VerifyNow fetches d's verification URL at once and records the outcome;
-// a failure plans the next attempt with the alarm backoff.
+// VerifyNow checks d at once and records the outcome; a failure plans the
+// next attempt with the alarm backoff. A pending domain past PendingTTL
+// is deleted instead: ENotFound.
 func (v *Verifier) VerifyNow(ctx context.Context, d linkforge.Domain, wake func(time.Time)) (linkforge.Domain, error) {
 	if d.State == linkforge.DomainVerified {
 		return d, nil
@@ -170,11 +183,15 @@ func (v *Verifier) VerifyNow(ctx context.Context, d linkforge.Domain, wake func(
 	return v.attempt(ctx, d, expiry.JitteredBackoff, wake)
 }
 
-// attempt fetches d's verification URL and records the outcome: verified,
-// or the attempt counted and the next one planned (none past the window,
-// counted from the domain's creation).
+// attempt checks d and records the outcome: verified, or the attempt
+// counted and the next one planned, the last at the domain's expiry
+// (PendingTTL after its creation), when the attempt deletes it instead.
 func (v *Verifier) attempt(ctx context.Context, d linkforge.Domain, backoff func(int) time.Duration, wake func(time.Time)) (linkforge.Domain, error) {
-	ferr := v.fetch(ctx, d)
+	expires := d.CreatedAt.Add(PendingTTL)
+	if !v.cfg.Now().Before(expires) {
+		return linkforge.Domain{}, v.expire(ctx, d)
+	}
+	ferr := v.check(ctx, d)
 	now := v.cfg.Now()
 	var next *time.Time
 	out, err := v.cfg.Store.UpdateDomain(ctx, d.TenantID, d.Host, func(cur *linkforge.Domain) error {
@@ -187,10 +204,11 @@ func (v *Verifier) attempt(ctx context.Context, d linkforge.Domain, backoff func
 			return nil
 		}
 		cur.VerifyError = truncateError(ferr.Error())
-		cur.VerifyDueAt = nil
-		if at := now.Add(min(backoff(cur.VerifyAttempts), maxVerifyDelay)); at.Before(cur.CreatedAt.Add(VerifyWindow)) {
-			cur.VerifyDueAt, next = &at, &at
+		at := now.Add(min(backoff(cur.VerifyAttempts), maxVerifyDelay))
+		if at.After(expires) {
+			at = expires
 		}
+		cur.VerifyDueAt, next = &at, &at
 		return nil
 	})
 	if err != nil {
@@ -209,6 +227,68 @@ func (v *Verifier) attempt(ctx context.Context, d linkforge.Domain, backoff func
 		v.cfg.Changed(out)
 	}
 	return out, nil
+}
+
+// expire deletes d, a pending domain past PendingTTL, which frees its
+// host; ENotFound tells the caller it is gone. A domain verified or
+// re-created meanwhile is left alone.
+func (v *Verifier) expire(ctx context.Context, d linkforge.Domain) error {
+	cur, err := v.cfg.Store.TenantDomain(ctx, d.TenantID, d.Host)
+	if err != nil {
+		return fmt.Errorf("expire domain %s: %w", d.Host, err)
+	}
+	if cur.ID != d.ID || cur.State != linkforge.DomainPending {
+		return linkforge.Errorf(linkforge.ENotFound, "domain %s changed meanwhile", d.Host)
+	}
+	// A verification that lands between the read above and this delete
+	// is lost with the domain: it could only be one made in the same
+	// instant as the expiry, and the tenant adds the domain again.
+	gone, err := v.cfg.Store.DeleteDomain(ctx, d.TenantID, d.Host)
+	if err != nil {
+		return fmt.Errorf("expire domain %s: %w", d.Host, err)
+	}
+	v.cfg.Logger.Info("pending domain expired", "host", d.Host, "domain_id", d.ID, "tenant_id", d.TenantID,
+		"pending_for", PendingTTL.String())
+	if v.cfg.Changed != nil {
+		v.cfg.Changed(gone)
+	}
+	return linkforge.Errorf(linkforge.ENotFound, "domain %s was pending for %s and expired: add it again",
+		d.Host, PendingTTL)
+}
+
+// check proves d as the mode says: its TXT record, or its verification
+// URL.
+func (v *Verifier) check(ctx context.Context, d linkforge.Domain) error {
+	if v.cfg.Mode == VerifyDNS {
+		return v.lookupTXT(ctx, d)
+	}
+	return v.fetch(ctx, d)
+}
+
+// lookupTXT checks that the TXT record RecordName(d.Host) holds d's token:
+// proof that whoever added the domain controls its DNS.
+func (v *Verifier) lookupTXT(ctx context.Context, d linkforge.Domain) error {
+	name := RecordName(d.Host)
+	r := v.cfg.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
+	defer cancel()
+	txts, err := r.LookupTXT(ctx, name)
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return fmt.Errorf("no TXT record at %s: add one holding the domain's verification_token", name)
+	}
+	if err != nil {
+		return fmt.Errorf("look up the TXT record at %s: %w", name, err)
+	}
+	for _, t := range txts {
+		if d.VerifyToken != "" && strings.TrimSpace(t) == d.VerifyToken {
+			return nil
+		}
+	}
+	return fmt.Errorf("the TXT record at %s does not hold the domain's verification_token", name)
 }
 
 // fetch requests d's verification URL and checks that the answer is d's

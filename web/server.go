@@ -161,8 +161,11 @@ type Config struct {
 	// password links) push the deadline forward as they progress.
 	WriteTimeout time.Duration
 	// DomainVerify is how tenants' new domains are verified
-	// (--domain-verify); "": domain.VerifyHTTP.
+	// (--domain-verify); "": domain.VerifyDNS.
 	DomainVerify domain.VerifyMode
+	// AllowPublicSubdomains lets tenants add subdomains of the public
+	// URL's host (--allow-public-subdomains).
+	AllowPublicSubdomains bool
 	// DomainDial connects to a domain's address for its verification,
 	// once the webhooks' address policy (WebhookAllowPrivate) allowed it;
 	// nil: the system's dialer. Tests only.

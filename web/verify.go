@@ -24,7 +24,7 @@ const pathVerificationAnswer = "/.well-known/linkforge-domain/:id"
 type DomainDialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 func (s *Server) newVerifier(cfg Config) (*domain.Verifier, error) {
-	return domain.NewVerifier(domain.VerifierConfig{Store: cfg.Store, Dial: cfg.DomainDial,
+	return domain.NewVerifier(domain.VerifierConfig{Store: cfg.Store, Mode: cfg.DomainVerify, Dial: cfg.DomainDial,
 		Resolver: cfg.DomainResolver, AllowPrivate: cfg.WebhookAllowPrivate, Changed: s.domainChanged, Logger: s.logger, Now: s.now})
 }
 

@@ -205,3 +205,131 @@ func TestDomainVerificationAddressPolicy(t *testing.T) {
 	default:
 	}
 }
+
+// dnsDomainBody is a domain's answer with its DNS verification fields.
+type dnsDomainBody struct {
+	domainBody
+	VerificationRecord string `json:"verification_record"`
+	VerificationToken  string `json:"verification_token"`
+}
+
+// TestDomainVerificationDNS: --domain-verify dns, the default, proves the
+// tenant controls the domain: it stays pending until the TXT record
+// _linkforge.HOST (asked of a DNS server of the test's own) holds the
+// token the API shows; a record holding something else, or none, leaves
+// it pending with the reason. The scheduler's claim checks it too.
+func TestDomainVerificationDNS(t *testing.T) {
+	st := testdb.SQLite(t)
+	ns := dnstest.Start(t)
+	e := newEnv(t, st, func(c *web.Config) { c.DomainResolver = ns.Resolver() })
+	tenant, tok := mustTenantToken(t, st, "acme")
+	d := mustJSON[dnsDomainBody](t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`))
+	if d.State != "pending" || d.VerificationRecord != "_linkforge.go.acme.com" || len(d.VerificationToken) != 64 {
+		t.Fatalf("new domain: state %q, record %q, token %q; want pending, _linkforge.go.acme.com, 64 hex digits",
+			d.State, d.VerificationRecord, d.VerificationToken)
+	}
+	if got := mustJSON[dnsDomainBody](t, e.do(http.MethodGet, "/api/v1/domains/go.acme.com", tok, "")); got.VerificationToken != d.VerificationToken {
+		t.Errorf("GET shows token %q, want %q", got.VerificationToken, d.VerificationToken)
+	}
+
+	for _, txt := range [][]string{nil, {"someone else's token"}} {
+		ns.SetTXT("_linkforge.go.acme.com", txt...)
+		got := mustJSON[dnsDomainBody](t, e.do(http.MethodPost, "/api/v1/domains/go.acme.com/verify", tok, ""))
+		stored, _ := st.TenantDomain(context.Background(), tenant, "go.acme.com")
+		if got.State != "pending" || !strings.Contains(stored.VerifyError, "_linkforge.go.acme.com") || stored.VerifyDueAt == nil {
+			t.Errorf("TXT %q: state %q, error %q, next %v; want pending, a reason naming the record, a next attempt",
+				txt, got.State, stored.VerifyError, stored.VerifyDueAt)
+		}
+	}
+	ns.SetTXT("_linkforge.go.acme.com", "v=unrelated", d.VerificationToken)
+	if got := mustJSON[dnsDomainBody](t, e.do(http.MethodPost, "/api/v1/domains/go.acme.com/verify", tok, "")); got.State != "verified" {
+		t.Fatalf("state with the token in the TXT record: %q, want verified", got.State)
+	}
+
+	// The scheduler's path.
+	n := mustJSON[dnsDomainBody](t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"acme.link"}`))
+	ns.SetTXT("_linkforge.acme.link", n.VerificationToken)
+	due, ok, err := st.NextDomainVerification(context.Background())
+	if err != nil || !ok {
+		t.Fatalf("NextDomainVerification = %v, %v", ok, err)
+	}
+	work := e.srv.DomainWork()
+	if c, err := work.Claim(context.Background(), expiry.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
+		Backoff: expiry.Backoff, Wake: func(time.Time) {}}); err != nil || c != 1 {
+		t.Fatalf("Claim = %d, %v; want 1", c, err)
+	}
+	work.(*domain.Verifier).Wait()
+	if got, _ := st.TenantDomain(context.Background(), tenant, "acme.link"); got.State != linkforge.DomainVerified {
+		t.Errorf("acme.link after the scheduler's attempt: %q, want verified", got.State)
+	}
+}
+
+// TestPendingDomainExpires: a pending domain holds its host for 7 days
+// (another tenant's add is 409 meanwhile), retried by the scheduler all
+// along; then the scheduler deletes it and the host is free. The clock is
+// the server's injected one.
+func TestPendingDomainExpires(t *testing.T) {
+	st := testdb.SQLite(t)
+	ns := dnstest.Start(t)
+	e := newEnv(t, st, func(c *web.Config) { c.DomainResolver = ns.Resolver() })
+	acme, tok := mustTenantToken(t, st, "acme")
+	_, other := mustTenantToken(t, st, "other")
+	created := e.clock.Now()
+	mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`), http.StatusCreated)
+	work := e.srv.DomainWork()
+	claims, checked := 0, false
+	for {
+		due, ok, err := st.NextDomainVerification(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if due.After(created.Add(7*24*time.Hour + time.Minute)) {
+			t.Fatalf("next attempt at %v, past the expiry at %v", due, created.Add(7*24*time.Hour))
+		}
+		if !checked && due.After(created.Add(6*24*time.Hour)) {
+			checked = true
+			mustProblem(t, e.do(http.MethodPost, "/api/v1/domains", other, `{"host":"go.acme.com"}`), http.StatusConflict, "host")
+		}
+		e.clock.Set(due)
+		if _, err := work.Claim(context.Background(), expiry.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
+			Backoff: expiry.Backoff, Wake: func(time.Time) {}}); err != nil {
+			t.Fatal(err)
+		}
+		work.(*domain.Verifier).Wait()
+		if claims++; claims > 1000 {
+			t.Fatal("the scheduler never let the pending domain go")
+		}
+	}
+	if !checked {
+		t.Error("the domain was gone before its sixth day")
+	}
+	if now := e.clock.Now(); now.Before(created.Add(7 * 24 * time.Hour)) {
+		t.Errorf("the domain went at %v, before its 7 days", now.Sub(created))
+	}
+	if _, err := st.TenantDomain(context.Background(), acme, "go.acme.com"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("the expired domain: %v, want not found", err)
+	}
+	mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", other, `{"host":"go.acme.com"}`), http.StatusCreated)
+}
+
+// TestPublicSubdomainRefused: a subdomain of the public URL's host is
+// refused (400 naming host, nothing stored) unless the server allows it
+// (--allow-public-subdomains).
+func TestPublicSubdomainRefused(t *testing.T) {
+	st := testdb.SQLite(t)
+	e := newEnv(t, st, verifyNone)
+	acme, tok := mustTenantToken(t, st, "acme")
+	for _, h := range []string{"go.lf.test", "a.b.LF.test."} {
+		mustProblem(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"`+h+`"}`), http.StatusBadRequest, "host")
+	}
+	if ds, _ := st.TenantDomains(context.Background(), acme); len(ds) != 0 {
+		t.Errorf("domains after the refusals: %d, want 0", len(ds))
+	}
+	mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"lf.test.example"}`), http.StatusCreated)
+
+	allowed := newEnv(t, st, verifyNone, func(c *web.Config) { c.AllowPublicSubdomains = true })
+	mustStatus(t, allowed.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.lf.test"}`), http.StatusCreated)
+}
