@@ -91,7 +91,7 @@ func TestServeTLSAuto(t *testing.T) {
 	token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))
 	n.mustRun("domain", "add", "--domain-verify", "none", "--tenant", "acme", verified)
 	var pendingDomain struct{ ID string }
-	if err := json.Unmarshal([]byte(n.mustRun("domain", "add", "--tenant", "acme", pending)), &pendingDomain); err != nil {
+	if err := json.Unmarshal([]byte(n.mustRun("domain", "add", "--domain-verify", "http", "--tenant", "acme", pending)), &pendingDomain); err != nil {
 		t.Fatal(err)
 	}
 	n.startServer("https://" + host)
