@@ -43,6 +43,7 @@ type VerifyStore interface {
 	UpdateDomain(ctx context.Context, tenantID int64, host string, fn func(*linkforge.Domain) error) (linkforge.Domain, error)
 	TenantDomain(ctx context.Context, tenantID int64, host string) (linkforge.Domain, error)
 	DeleteDomain(ctx context.Context, tenantID int64, host string) (linkforge.Domain, error)
+	AllDomains(ctx context.Context) ([]linkforge.Domain, error)
 }
 
 // Verification bounds.
@@ -92,6 +93,9 @@ type Verifier struct {
 	cfg    VerifierConfig
 	client *http.Client
 	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	planned bool // planUnplanned ran to its end
 }
 
 var _ expiry.Work = (*Verifier)(nil)
@@ -145,7 +149,43 @@ func (v *Verifier) Name() string { return "domain_verification" }
 
 // NextDue implements expiry.Work.
 func (v *Verifier) NextDue(ctx context.Context) (time.Time, bool, error) {
+	if err := v.planUnplanned(ctx); err != nil {
+		return time.Time{}, false, err
+	}
 	return v.cfg.Store.NextDomainVerification(ctx)
+}
+
+// planUnplanned, once per process, makes an attempt due now for every
+// pending domain that has none planned: earlier versions stopped trying
+// a day after the domain was added, and such a domain would otherwise
+// hold its host for ever instead of expiring after PendingTTL.
+func (v *Verifier) planUnplanned(ctx context.Context) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.planned {
+		return nil
+	}
+	ds, err := v.cfg.Store.AllDomains(ctx)
+	if err != nil {
+		return fmt.Errorf("plan domain verifications: %w", err)
+	}
+	now := v.cfg.Now()
+	for _, d := range ds {
+		if d.State != linkforge.DomainPending || d.VerifyDueAt != nil {
+			continue
+		}
+		_, err := v.cfg.Store.UpdateDomain(ctx, d.TenantID, d.Host, func(cur *linkforge.Domain) error {
+			if cur.State == linkforge.DomainPending && cur.VerifyDueAt == nil {
+				cur.VerifyDueAt = &now
+			}
+			return nil
+		})
+		if err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
+			return fmt.Errorf("plan verification of %s: %w", d.Host, err)
+		}
+	}
+	v.planned = true
+	return nil
 }
 
 // Claim implements expiry.Work: each claimed domain is fetched in the

@@ -333,3 +333,32 @@ func TestPublicSubdomainRefused(t *testing.T) {
 	allowed := newEnv(t, st, verifyNone, func(c *web.Config) { c.AllowPublicSubdomains = true })
 	mustStatus(t, allowed.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.lf.test"}`), http.StatusCreated)
 }
+
+// TestUnplannedPendingDomainExpires: a pending domain with no attempt
+// planned (an earlier version stopped trying after a day) is planned by
+// the scheduler's first look, and then expires like any other.
+func TestUnplannedPendingDomainExpires(t *testing.T) {
+	st := testdb.SQLite(t)
+	ns := dnstest.Start(t)
+	e := newEnv(t, st, func(c *web.Config) { c.DomainResolver = ns.Resolver() })
+	acme, _ := mustTenantToken(t, st, "acme")
+	old, err := st.CreateDomain(context.Background(), linkforge.Domain{TenantID: acme, Host: "go.acme.com",
+		State: linkforge.DomainPending, VerifyToken: domain.NewToken(), VerifyAttempts: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Set(old.CreatedAt.Add(8 * 24 * time.Hour))
+	work := e.srv.DomainWork()
+	due, ok, err := work.NextDue(context.Background())
+	if err != nil || !ok {
+		t.Fatalf("NextDue = %v, %v, %v; want the unplanned domain due", due, ok, err)
+	}
+	if _, err := work.Claim(context.Background(), expiry.Claim{Owner: "test", Now: e.clock.Now(), Lease: time.Minute, Limit: 10,
+		Backoff: expiry.Backoff, Wake: func(time.Time) {}}); err != nil {
+		t.Fatal(err)
+	}
+	work.(*domain.Verifier).Wait()
+	if _, err := st.TenantDomain(context.Background(), acme, "go.acme.com"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("the domain pending 8 days: %v, want expired (not found)", err)
+	}
+}
