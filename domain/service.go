@@ -111,8 +111,9 @@ type Input struct {
 }
 
 // Create validates and stores a tenant's new domain. A host another
-// tenant (or this one) holds answers EConflict naming the field. With
-// VerifyNone the domain is verified at once.
+// tenant (or this one) holds answers EConflict naming the field; a
+// subdomain of the public host is EInvalid unless AllowPublicSubdomains.
+// With VerifyNone the domain is verified at once.
 func (s *Service) Create(ctx context.Context, tenantID int64, in Input) (linkforge.Domain, error) {
 	host, err := NormalizeHost("host", in.Host, s.publicHost)
 	if err != nil {

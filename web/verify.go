@@ -13,9 +13,11 @@ import (
 	"github.com/linkforge/linkforge/expiry"
 )
 
-// Domain verification (--domain-verify http): this server answers its
-// domains' verification URLs, and fetches them (domain.Verifier) through
-// the node's scheduler and for POST /api/v1/domains/{host}/verify.
+// Domain verification: domain.Verifier checks pending domains (their TXT
+// record with --domain-verify dns, their verification URL with http)
+// through the node's scheduler and for POST
+// /api/v1/domains/{host}/verify; this server answers the verification
+// URLs.
 
 const pathVerificationAnswer = "/.well-known/linkforge-domain/:id"
 

@@ -139,7 +139,7 @@ var globalFlags = []flagSpec{
 	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
-	{"webhook-allow-private", "", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
+	{"webhook-allow-private", "", "false", "allow webhook URLs, and --domain-verify http fetches, on loopback/private/link-local addresses (refused by default)"},
 	{"domain-verify", "MODE", "dns", "how tenants' domains are verified: dns (the TXT record _linkforge.HOST must hold the domain's verification_token: proof the tenant controls the domain), http (the server fetches http://HOST/.well-known/linkforge-domain/ID and expects its own answer: proof only that the DNS reaches this server, for single-team installs) or none (verified at once); a domain pending 7 days is deleted"},
 	{"allow-public-subdomains", "", "false", "let tenants add subdomains of the public URL's host (refused by default)"},
 	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/025-nats-bus.md); unused on SQLite"},
