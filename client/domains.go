@@ -18,6 +18,11 @@ type Domain struct {
 	NotFoundURL     *string   `json:"not_found_url"`
 	VerificationURL string    `json:"verification_url"`
 	CreatedAt       time.Time `json:"created_at"`
+
+	// With --domain-verify dns (the server's default): the TXT record
+	// the domain's DNS must have, holding VerificationToken.
+	VerificationRecord string `json:"verification_record,omitempty"`
+	VerificationToken  string `json:"verification_token,omitempty"`
 }
 
 // NewDomain is the body of CreateDomain; empty URLs are the server's.

@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -22,8 +23,14 @@ type VerifyMode string
 
 // The verification modes.
 const (
+	// VerifyDNS: the domain stays pending until the TXT record
+	// _linkforge.HOST holds its token: proof that the tenant controls the
+	// domain's DNS. The default.
+	VerifyDNS VerifyMode = "dns"
 	// VerifyHTTP: the domain stays pending until the server fetched its
-	// verification URL through the domain's DNS and got its own answer.
+	// verification URL through the domain's DNS and got its own answer:
+	// proof only that the DNS reaches this deployment, so the first
+	// tenant to add a host pointed here gets it (single-team installs).
 	VerifyHTTP VerifyMode = "http"
 	// VerifyNone: a domain is verified at once (single-team installs).
 	VerifyNone VerifyMode = "none"
@@ -32,10 +39,10 @@ const (
 // ParseVerifyMode reads --domain-verify.
 func ParseVerifyMode(s string) (VerifyMode, error) {
 	switch m := VerifyMode(s); m {
-	case VerifyHTTP, VerifyNone:
+	case VerifyDNS, VerifyHTTP, VerifyNone:
 		return m, nil
 	}
-	return "", fmt.Errorf("domain verification %q: want http or none", s)
+	return "", fmt.Errorf("domain verification %q: want dns, http or none", s)
 }
 
 // DefaultMaxPerTenant is --max-domains-per-tenant's default. A domain
@@ -43,6 +50,14 @@ func ParseVerifyMode(s string) (VerifyMode, error) {
 // ACME order, on every node: one tenant must not spend the certificate
 // authority's rate limits of all of them (docs/adr/049-domain-limits.md).
 const DefaultMaxPerTenant = 20
+
+// PendingTTL is how long a pending domain holds its host: then the
+// scheduler deletes it (Verifier), so that a claim nobody completes does
+// not keep the host from its owner.
+const PendingTTL = 7 * 24 * time.Hour
+
+// RecordName is the TXT record --domain-verify dns reads for host.
+func RecordName(host string) string { return "_linkforge." + host }
 
 // Config is a Service's dependencies; Store and PublicHost are required.
 type Config struct {
@@ -52,10 +67,14 @@ type Config struct {
 	// SelfHosts are the server's own hosts, for the loop check of the
 	// domains' root and not-found URLs.
 	SelfHosts []string
-	Verify    VerifyMode // "": VerifyHTTP
+	Verify    VerifyMode // "": VerifyDNS
 	// MaxPerTenant bounds a tenant's domains: a create past it is
 	// EQuotaExceeded; 0: DefaultMaxPerTenant.
 	MaxPerTenant int
+	// AllowPublicSubdomains lets a tenant add a subdomain of the public
+	// host (--allow-public-subdomains): refused by default, since the
+	// operator's zone is not the tenant's to prove.
+	AllowPublicSubdomains bool
 	// Changed is told of every stored domain write, after it: the host
 	// tables of this node and the others. nil: nobody to tell.
 	Changed func(d linkforge.Domain)
@@ -78,7 +97,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("domain: Config.Store and Config.PublicHost are required")
 	}
 	if cfg.Verify == "" {
-		cfg.Verify = VerifyHTTP
+		cfg.Verify = VerifyDNS
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -92,6 +111,9 @@ func New(cfg Config) (*Service, error) {
 // PublicHost is the public URL's host as hosts are stored.
 func (s *Service) PublicHost() string { return s.publicHost }
 
+// VerifyMode is how this service's new domains are verified.
+func (s *Service) VerifyMode() VerifyMode { return s.cfg.Verify }
+
 // Input is a domain to create: its host as the caller wrote it, and its
 // optional URLs.
 type Input struct {
@@ -101,13 +123,18 @@ type Input struct {
 }
 
 // Create validates and stores a tenant's new domain. A host another
-// tenant (or this one) holds answers EConflict naming the field. With
-// VerifyNone the domain is verified at once. A tenant with MaxPerTenant
-// domains already gets EQuotaExceeded, whatever the host.
+// tenant (or this one) holds answers EConflict naming the field; a
+// subdomain of the public host is EInvalid unless AllowPublicSubdomains.
+// With VerifyNone the domain is verified at once. A tenant with
+// MaxPerTenant domains already gets EQuotaExceeded, whatever the host.
 func (s *Service) Create(ctx context.Context, tenantID int64, in Input) (linkforge.Domain, error) {
 	host, err := NormalizeHost("host", in.Host, s.publicHost)
 	if err != nil {
 		return linkforge.Domain{}, err
+	}
+	if !s.cfg.AllowPublicSubdomains && strings.HasSuffix(host, "."+s.publicHost) {
+		return linkforge.Domain{}, linkforge.InvalidField("host", fmt.Sprintf(
+			"is a subdomain of the server's public host %s: the operator allows those with --allow-public-subdomains", s.publicHost))
 	}
 	d := linkforge.Domain{TenantID: tenantID, Host: host, State: linkforge.DomainPending,
 		RootURL: in.RootURL, NotFoundURL: in.NotFoundURL}

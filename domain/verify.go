@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/webhook"
 )
 
 // VerificationPath is where a domain's verification is fetched, followed
@@ -39,13 +41,13 @@ type VerifyStore interface {
 	NextDomainVerification(ctx context.Context) (time.Time, bool, error)
 	ClaimDomainVerifications(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]linkforge.Domain, error)
 	UpdateDomain(ctx context.Context, tenantID int64, host string, fn func(*linkforge.Domain) error) (linkforge.Domain, error)
+	TenantDomain(ctx context.Context, tenantID int64, host string) (linkforge.Domain, error)
+	DeleteDomain(ctx context.Context, tenantID int64, host string) (linkforge.Domain, error)
+	AllDomains(ctx context.Context) ([]linkforge.Domain, error)
 }
 
 // Verification bounds.
 const (
-	// VerifyWindow is how long a new domain's verification is retried;
-	// then it stays pending until someone asks again (POST .../verify).
-	VerifyWindow = 24 * time.Hour
 	// maxVerifyDelay caps the alarm backoff between two attempts, so that
 	// a DNS record added hours later is seen within the hour.
 	maxVerifyDelay = time.Hour
@@ -58,9 +60,22 @@ const (
 // VerifierConfig configures a Verifier; Store is required.
 type VerifierConfig struct {
 	Store VerifyStore
-	// Dial connects to the domain's host: nil is net.Dialer's, which
-	// resolves it through DNS. Tests dial a loopback receiver instead.
+	// Mode is what proves a domain: VerifyDNS (the default) reads its TXT
+	// record; VerifyHTTP and VerifyNone (whose new domains are verified
+	// at once, so only older ones are pending) fetch its verification
+	// URL.
+	Mode VerifyMode
+	// Dial connects to the domain's address once the address policy
+	// allowed it (with AllowPrivate, to its host:port unchecked); nil is
+	// net.Dialer's. Tests dial a loopback receiver instead.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Resolver resolves the domains' names; nil: the system's. Tests ask
+	// a DNS server of their own on loopback.
+	Resolver *net.Resolver
+	// AllowPrivate lets the fetch reach loopback, private, link-local and
+	// unique-local addresses (--webhook-allow-private); refused by
+	// default, as webhooks' are (webhook.Private).
+	AllowPrivate bool
 	// Changed is told of every domain a verification wrote (the host
 	// tables); nil: nobody.
 	Changed func(d linkforge.Domain)
@@ -68,13 +83,19 @@ type VerifierConfig struct {
 	Now     func() time.Time // nil: time.Now
 }
 
-// Verifier fetches pending domains' verification URLs: now for POST
-// .../verify, and as due work of the node's one scheduler (expiry.Work)
-// otherwise, retried with the alarm backoff for VerifyWindow.
+// Verifier checks pending domains (their TXT record, or their
+// verification URL): now for POST .../verify, and as due work of the
+// node's one scheduler (expiry.Work) otherwise, retried with the alarm
+// backoff, at most an hour apart, until PendingTTL after the domain's
+// creation; then the scheduler's claim deletes the domain, which frees
+// its host.
 type Verifier struct {
 	cfg    VerifierConfig
 	client *http.Client
 	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	planned bool // planUnplanned ran to its end
 }
 
 var _ expiry.Work = (*Verifier)(nil)
@@ -90,15 +111,33 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	dial := cfg.Dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: verifyTimeout}).DialContext
+	if cfg.Mode == "" {
+		cfg.Mode = VerifyDNS
 	}
+	var tr *http.Transport
+	if cfg.AllowPrivate {
+		dial := cfg.Dial
+		if dial == nil {
+			dial = (&net.Dialer{Timeout: verifyTimeout, Resolver: cfg.Resolver}).DialContext
+		}
+		tr = &http.Transport{DialContext: dial}
+	} else {
+		// The webhooks' address policy: the fetch is a request the server
+		// makes to a name a tenant chose, so it may reach only what a
+		// webhook may (public unicast, checked on the resolved addresses
+		// and again on the socket).
+		o := webhook.TransportOptions{Dial: cfg.Dial}
+		if cfg.Resolver != nil {
+			o.Resolver = cfg.Resolver
+		}
+		tr = webhook.NewGuardedTransport(o)
+	}
+	// Proxies from the environment would answer for the host themselves:
+	// the point is where the host's own DNS leads.
+	tr.Proxy, tr.DisableKeepAlives = nil, true
 	client := &http.Client{
-		Timeout: verifyTimeout,
-		// Proxies from the environment would answer for the host
-		// themselves: the point is where the host's own DNS leads.
-		Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true, Proxy: nil},
+		Timeout:   verifyTimeout,
+		Transport: tr,
 		// The answer must come from the host itself.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
@@ -110,7 +149,43 @@ func (v *Verifier) Name() string { return "domain_verification" }
 
 // NextDue implements expiry.Work.
 func (v *Verifier) NextDue(ctx context.Context) (time.Time, bool, error) {
+	if err := v.planUnplanned(ctx); err != nil {
+		return time.Time{}, false, err
+	}
 	return v.cfg.Store.NextDomainVerification(ctx)
+}
+
+// planUnplanned, once per process, makes an attempt due now for every
+// pending domain that has none planned: earlier versions stopped trying
+// a day after the domain was added, and such a domain would otherwise
+// hold its host for ever instead of expiring after PendingTTL.
+func (v *Verifier) planUnplanned(ctx context.Context) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.planned {
+		return nil
+	}
+	ds, err := v.cfg.Store.AllDomains(ctx)
+	if err != nil {
+		return fmt.Errorf("plan domain verifications: %w", err)
+	}
+	now := v.cfg.Now()
+	for _, d := range ds {
+		if d.State != linkforge.DomainPending || d.VerifyDueAt != nil {
+			continue
+		}
+		_, err := v.cfg.Store.UpdateDomain(ctx, d.TenantID, d.Host, func(cur *linkforge.Domain) error {
+			if cur.State == linkforge.DomainPending && cur.VerifyDueAt == nil {
+				cur.VerifyDueAt = &now
+			}
+			return nil
+		})
+		if err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
+			return fmt.Errorf("plan verification of %s: %w", d.Host, err)
+		}
+	}
+	v.planned = true
+	return nil
 }
 
 // Claim implements expiry.Work: each claimed domain is fetched in the
@@ -126,7 +201,8 @@ func (v *Verifier) Claim(ctx context.Context, c expiry.Claim) (int, error) {
 			defer v.wg.Done()
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Lease/2)
 			defer cancel()
-			if _, err := v.attempt(actx, d, c.Backoff, c.Wake); err != nil {
+			// ENotFound: the domain expired here, or went meanwhile.
+			if _, err := v.attempt(actx, d, c.Backoff, c.Wake); err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
 				v.cfg.Logger.Error("domain verification: record", "host", d.Host, "domain_id", d.ID, "error", err)
 			}
 		}()
@@ -137,8 +213,9 @@ func (v *Verifier) Claim(ctx context.Context, c expiry.Claim) (int, error) {
 // Wait waits for the attempts in flight (a stop).
 func (v *Verifier) Wait() { v.wg.Wait() }
 
-// VerifyNow fetches d's verification URL at once and records the outcome;
-// a failure plans the next attempt with the alarm backoff.
+// VerifyNow checks d at once and records the outcome; a failure plans the
+// next attempt with the alarm backoff. A pending domain past PendingTTL
+// is deleted instead: ENotFound.
 func (v *Verifier) VerifyNow(ctx context.Context, d linkforge.Domain, wake func(time.Time)) (linkforge.Domain, error) {
 	if d.State == linkforge.DomainVerified {
 		return d, nil
@@ -146,11 +223,15 @@ func (v *Verifier) VerifyNow(ctx context.Context, d linkforge.Domain, wake func(
 	return v.attempt(ctx, d, expiry.JitteredBackoff, wake)
 }
 
-// attempt fetches d's verification URL and records the outcome: verified,
-// or the attempt counted and the next one planned (none past the window,
-// counted from the domain's creation).
+// attempt checks d and records the outcome: verified, or the attempt
+// counted and the next one planned, the last at the domain's expiry
+// (PendingTTL after its creation), when the attempt deletes it instead.
 func (v *Verifier) attempt(ctx context.Context, d linkforge.Domain, backoff func(int) time.Duration, wake func(time.Time)) (linkforge.Domain, error) {
-	ferr := v.fetch(ctx, d)
+	expires := d.CreatedAt.Add(PendingTTL)
+	if !v.cfg.Now().Before(expires) {
+		return linkforge.Domain{}, v.expire(ctx, d)
+	}
+	ferr := v.check(ctx, d)
 	now := v.cfg.Now()
 	var next *time.Time
 	out, err := v.cfg.Store.UpdateDomain(ctx, d.TenantID, d.Host, func(cur *linkforge.Domain) error {
@@ -163,10 +244,11 @@ func (v *Verifier) attempt(ctx context.Context, d linkforge.Domain, backoff func
 			return nil
 		}
 		cur.VerifyError = truncateError(ferr.Error())
-		cur.VerifyDueAt = nil
-		if at := now.Add(min(backoff(cur.VerifyAttempts), maxVerifyDelay)); at.Before(cur.CreatedAt.Add(VerifyWindow)) {
-			cur.VerifyDueAt, next = &at, &at
+		at := now.Add(min(backoff(cur.VerifyAttempts), maxVerifyDelay))
+		if at.After(expires) {
+			at = expires
 		}
+		cur.VerifyDueAt, next = &at, &at
 		return nil
 	})
 	if err != nil {
@@ -185,6 +267,68 @@ func (v *Verifier) attempt(ctx context.Context, d linkforge.Domain, backoff func
 		v.cfg.Changed(out)
 	}
 	return out, nil
+}
+
+// expire deletes d, a pending domain past PendingTTL, which frees its
+// host; ENotFound tells the caller it is gone. A domain verified or
+// re-created meanwhile is left alone.
+func (v *Verifier) expire(ctx context.Context, d linkforge.Domain) error {
+	cur, err := v.cfg.Store.TenantDomain(ctx, d.TenantID, d.Host)
+	if err != nil {
+		return fmt.Errorf("expire domain %s: %w", d.Host, err)
+	}
+	if cur.ID != d.ID || cur.State != linkforge.DomainPending {
+		return linkforge.Errorf(linkforge.ENotFound, "domain %s changed meanwhile", d.Host)
+	}
+	// A verification that lands between the read above and this delete
+	// is lost with the domain: it could only be one made in the same
+	// instant as the expiry, and the tenant adds the domain again.
+	gone, err := v.cfg.Store.DeleteDomain(ctx, d.TenantID, d.Host)
+	if err != nil {
+		return fmt.Errorf("expire domain %s: %w", d.Host, err)
+	}
+	v.cfg.Logger.Info("pending domain expired", "host", d.Host, "domain_id", d.ID, "tenant_id", d.TenantID,
+		"pending_for", PendingTTL.String())
+	if v.cfg.Changed != nil {
+		v.cfg.Changed(gone)
+	}
+	return linkforge.Errorf(linkforge.ENotFound, "domain %s was pending for %s and expired: add it again",
+		d.Host, PendingTTL)
+}
+
+// check proves d as the mode says: its TXT record, or its verification
+// URL.
+func (v *Verifier) check(ctx context.Context, d linkforge.Domain) error {
+	if v.cfg.Mode == VerifyDNS {
+		return v.lookupTXT(ctx, d)
+	}
+	return v.fetch(ctx, d)
+}
+
+// lookupTXT checks that the TXT record RecordName(d.Host) holds d's token:
+// proof that whoever added the domain controls its DNS.
+func (v *Verifier) lookupTXT(ctx context.Context, d linkforge.Domain) error {
+	name := RecordName(d.Host)
+	r := v.cfg.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
+	defer cancel()
+	txts, err := r.LookupTXT(ctx, name)
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return fmt.Errorf("no TXT record at %s: add one holding the domain's verification_token", name)
+	}
+	if err != nil {
+		return fmt.Errorf("look up the TXT record at %s: %w", name, err)
+	}
+	for _, t := range txts {
+		if d.VerifyToken != "" && strings.TrimSpace(t) == d.VerifyToken {
+			return nil
+		}
+	}
+	return fmt.Errorf("the TXT record at %s does not hold the domain's verification_token", name)
 }
 
 // fetch requests d's verification URL and checks that the answer is d's

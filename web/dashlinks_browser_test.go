@@ -58,7 +58,7 @@ func verifyDomain(t *testing.T, st linkforge.Store, tenant int64, host string) {
 func TestDashboardDomains(t *testing.T) {
 	st := testdb.SQLite(t)
 	tenant, token := mustTenantToken(t, st, "acme")
-	e := newEnv(t, st, func(c *web.Config) { c.Now = time.Now })
+	e := newEnv(t, st, verifyHTTP, func(c *web.Config) { c.Now = time.Now })
 	p := openDashboard(t, e, token, "/dashboard/domains", 1280, 900)
 	p.waitFor("the empty list", `!document.getElementById('domains-empty').hidden`)
 
@@ -91,6 +91,23 @@ func TestDashboardDomains(t *testing.T) {
 	}](t, e.do(http.MethodGet, "/api/v1/domains/go.acme.com", token, ""))
 	if !got.Default || got.State != "verified" {
 		t.Errorf("the API's domain after the page's changes: %+v, want verified and default", got)
+	}
+}
+
+// TestDashboardDomainsDNS: with --domain-verify dns (the default), the
+// domains page shows a pending domain's TXT record and the token it must
+// hold, as the API gives them.
+func TestDashboardDomainsDNS(t *testing.T) {
+	st := testdb.SQLite(t)
+	_, token := mustTenantToken(t, st, "acme")
+	e := newEnv(t, st, func(c *web.Config) { c.Now = time.Now })
+	d := mustJSON[dnsDomainBody](t, e.do(http.MethodPost, "/api/v1/domains", token, `{"host":"go.acme.com"}`))
+	p := openDashboard(t, e, token, "/dashboard/domains", 1280, 900)
+	row := `document.querySelector('#domains tr[data-host="go.acme.com"]')`
+	p.waitFor("the domain, pending", row+` !== null && `+row+`.dataset.state === 'pending'`)
+	want := "TXT _linkforge.go.acme.com = " + d.VerificationToken
+	if got := p.eval(row + `.querySelector('.dom-txt').textContent`); got != want || len(d.VerificationToken) != 64 {
+		t.Errorf("the row shows %q, want %q", got, want)
 	}
 }
 

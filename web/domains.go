@@ -38,11 +38,18 @@ type domainJSON struct {
 	NotFoundURL     *string   `json:"not_found_url"`
 	VerificationURL string    `json:"verification_url"`
 	CreatedAt       time.Time `json:"created_at"`
+
+	// With --domain-verify dns: the TXT record to create and the token it
+	// must hold. Absent in the other modes, where the token is this
+	// deployment's own answer at verification_url, which whoever runs the
+	// host must not be able to give.
+	VerificationRecord string `json:"verification_record,omitempty"`
+	VerificationToken  string `json:"verification_token,omitempty"`
 }
 
-// DomainJSON is d as the API answers it (the CLI prints it too). The CLI
-// runs no TLS front: its tls is off.
-func DomainJSON(d linkforge.Domain) any { return renderDomain(d, "off") }
+// DomainJSON is d as the API answers it under the verification mode (the
+// CLI prints it too). The CLI runs no TLS front: its tls is off.
+func DomainJSON(d linkforge.Domain, mode domain.VerifyMode) any { return renderDomain(d, "off", mode) }
 
 // renderDomain renders d as the API answers it; this server's TLS front
 // tells the state of its certificate. A pending domain's is off: no
@@ -53,16 +60,19 @@ func (s *Server) renderDomain(d linkforge.Domain) domainJSON {
 	if s.tlsHostState != nil && d.State == linkforge.DomainVerified {
 		state = s.tlsHostState(d.Host)
 	}
-	return renderDomain(d, state)
+	return renderDomain(d, state, s.domains.VerifyMode())
 }
 
-func renderDomain(d linkforge.Domain, tls string) domainJSON {
+func renderDomain(d linkforge.Domain, tls string, mode domain.VerifyMode) domainJSON {
 	j := domainJSON{
 		ID: strconv.FormatInt(d.ID, 10), Host: d.Host, State: string(d.State), Default: d.Default,
 		// Certificates are the TLS layer's: it tells their state.
 		TLS:             tls,
 		VerificationURL: domain.VerificationURL(d),
 		CreatedAt:       d.CreatedAt.UTC(),
+	}
+	if mode == domain.VerifyDNS || mode == "" {
+		j.VerificationRecord, j.VerificationToken = domain.RecordName(d.Host), d.VerifyToken
 	}
 	if d.RootURL != "" {
 		j.RootURL = &d.RootURL
@@ -138,7 +148,7 @@ func decodePatchDomain(r io.Reader) (domain.Patch, error) {
 			if null || fe.boolean(m, &p.Default) {
 				p.SetDefault = true
 			}
-		case "host", "id", "state", "tls", "verification_url", "created_at":
+		case "host", "id", "state", "tls", "verification_url", "verification_record", "verification_token", "created_at":
 			fe.add(m.name, "cannot be changed; fields that can are "+domainPatchFields)
 		default:
 			fe.add(fieldName(m.name), "unknown field; fields that can be changed are "+domainPatchFields)
@@ -305,7 +315,8 @@ func (s *Server) newDomainService(cfg Config) (*domain.Service, error) {
 		Now:        s.now,
 		Wake:       s.wakeScheduler,
 
-		MaxPerTenant: cfg.MaxDomainsPerTenant, // 0: domain.DefaultMaxPerTenant
+		MaxPerTenant:          cfg.MaxDomainsPerTenant, // 0: domain.DefaultMaxPerTenant
+		AllowPublicSubdomains: cfg.AllowPublicSubdomains,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)

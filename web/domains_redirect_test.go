@@ -70,7 +70,7 @@ func TestRedirectByHost(t *testing.T) {
 func TestPendingDomainRedirectsNothing(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
-		e := newEnv(t, s)
+		e := newEnv(t, s, verifyHTTP)
 		tenant, tok := mustTenantToken(t, s, "acme")
 		d := mustJSON[domainBody](t, e.do(http.MethodPost, "/api/v1/domains", tok,
 			`{"host":"go.acme.com","not_found_url":"https://acme.com/404"}`))

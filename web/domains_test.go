@@ -35,6 +35,9 @@ type domainLink struct {
 
 func verifyNone(c *web.Config) { c.DomainVerify = domain.VerifyNone }
 
+// verifyHTTP runs --domain-verify http, the default before dns was.
+func verifyHTTP(c *web.Config) { c.DomainVerify = domain.VerifyHTTP }
+
 func (e *env) domainCount(tenantID int64) int {
 	e.t.Helper()
 	ds, err := e.store.TenantDomains(e.t.Context(), tenantID)
@@ -139,7 +142,7 @@ func TestDomainTLSState(t *testing.T) {
 		if strings.Join(got, " ") != "b.acme.com=pending go.acme.com=ready" {
 			t.Errorf("listed tls states %q", got)
 		}
-		e2 := newEnv(t, s, func(c *web.Config) { c.TLSHostState = func(string) string { return "ready" } })
+		e2 := newEnv(t, s, verifyHTTP, func(c *web.Config) { c.TLSHostState = func(string) string { return "ready" } })
 		_, tok2 := mustTenantToken(t, s, "acme2")
 		if d := mustJSON[domainBody](t, e2.do(http.MethodPost, "/api/v1/domains", tok2, `{"host":"c.acme.com"}`)); d.State != "pending" || d.TLS != "off" {
 			t.Errorf("pending domain: state %q, tls %q; want pending, off", d.State, d.TLS)
@@ -240,7 +243,7 @@ func TestLinksOnDomains(t *testing.T) {
 func TestPendingDomainTakesNoLinks(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
-		e := newEnv(t, s)
+		e := newEnv(t, s, verifyHTTP)
 		acme, tok := mustTenantToken(t, s, "acme")
 		d := mustJSON[domainBody](t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`))
 		if d.State != "pending" {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -163,7 +164,7 @@ type Config struct {
 	// password links) push the deadline forward as they progress.
 	WriteTimeout time.Duration
 	// DomainVerify is how tenants' new domains are verified
-	// (--domain-verify); "": domain.VerifyHTTP.
+	// (--domain-verify); "": domain.VerifyDNS.
 	DomainVerify domain.VerifyMode
 	// AdminOnDomains answers the sign-in pages, the dashboard and the
 	// admin API on the tenants' domains too (--admin-on-domains); false:
@@ -172,9 +173,16 @@ type Config struct {
 	// MaxDomainsPerTenant bounds a tenant's domains (--max-domains-per-tenant);
 	// 0: domain.DefaultMaxPerTenant.
 	MaxDomainsPerTenant int
-	// DomainDial connects to a domain's host for its verification; nil:
-	// the system's resolver and dialer. Tests only.
+	// AllowPublicSubdomains lets tenants add subdomains of the public
+	// URL's host (--allow-public-subdomains).
+	AllowPublicSubdomains bool
+	// DomainDial connects to a domain's address for its verification,
+	// once the webhooks' address policy (WebhookAllowPrivate) allowed it;
+	// nil: the system's dialer. Tests only.
 	DomainDial DomainDialer
+	// DomainResolver resolves the domains' names for their verification;
+	// nil: the system's resolver. Tests only: a DNS server of their own.
+	DomainResolver *net.Resolver
 	// OIDC turns on single sign-on (--oidc-issuer and its flags): the
 	// issuer, client and auto-join; the Server fills in the store, the
 	// people, the redirect URL, the clock and the logger. nil: off.

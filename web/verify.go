@@ -13,9 +13,11 @@ import (
 	"github.com/linkforge/linkforge/expiry"
 )
 
-// Domain verification (--domain-verify http): this server answers its
-// domains' verification URLs, and fetches them (domain.Verifier) through
-// the node's scheduler and for POST /api/v1/domains/{host}/verify.
+// Domain verification: domain.Verifier checks pending domains (their TXT
+// record with --domain-verify dns, their verification URL with http)
+// through the node's scheduler and for POST
+// /api/v1/domains/{host}/verify; this server answers the verification
+// URLs.
 
 const pathVerificationAnswer = "/.well-known/linkforge-domain/:id"
 
@@ -24,8 +26,8 @@ const pathVerificationAnswer = "/.well-known/linkforge-domain/:id"
 type DomainDialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 func (s *Server) newVerifier(cfg Config) (*domain.Verifier, error) {
-	return domain.NewVerifier(domain.VerifierConfig{Store: cfg.Store, Dial: cfg.DomainDial,
-		Changed: s.domainChanged, Logger: s.logger, Now: s.now})
+	return domain.NewVerifier(domain.VerifierConfig{Store: cfg.Store, Mode: cfg.DomainVerify, Dial: cfg.DomainDial,
+		Resolver: cfg.DomainResolver, AllowPrivate: cfg.WebhookAllowPrivate, Changed: s.domainChanged, Logger: s.logger, Now: s.now})
 }
 
 // DomainWork is the domain verifications as due work of the node's

@@ -80,7 +80,7 @@ var valuedBools = map[string]bool{"--webhook-allow-private": true}
 // flag without "=", the next argument is its value, whatever it looks like
 // (--sort -created).
 var noValue = map[string]bool{"force": true, "webhook-allow-private": true, "admin-on-domains": true, "json": true, "all": true,
-	"empty": true, versionFlag: true, "help": true}
+	"empty": true, versionFlag: true, "help": true, "allow-public-subdomains": true}
 
 // longFlags rewrites -name to --name, up to "--": pflag reads -addr as the
 // shorthands -a -d -d -r. A valuedBools flag followed by true or false

@@ -56,6 +56,8 @@ type config struct {
 	AdminOnDomains bool
 	// MaxDomainsPerTenant bounds a tenant's domains (1 or more).
 	MaxDomainsPerTenant int
+	// AllowPublicSubdomains lets tenants add subdomains of the public host.
+	AllowPublicSubdomains bool
 	// Bus is how the nodes on one PostgreSQL tell each other of clicks,
 	// link writes and expiries: busPostgres, or a NATS URL.
 	Bus string
@@ -146,8 +148,9 @@ var globalFlags = []flagSpec{
 	{"max-domains-per-tenant", "N", strconv.Itoa(domain.DefaultMaxPerTenant), "domains a tenant may have at most (API and domain add answer quota_exceeded past it): each costs verification attempts and a certificate order"},
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
-	{"webhook-allow-private", "", "false", "allow webhook URLs on loopback/private/link-local addresses (refused by default)"},
-	{"domain-verify", "MODE", "http", "how tenants' domains are verified: http (the server fetches http://HOST/.well-known/linkforge-domain/ID and expects its own answer) or none (verified at once)"},
+	{"webhook-allow-private", "", "false", "allow webhook URLs, and --domain-verify http fetches, on loopback/private/link-local addresses (refused by default)"},
+	{"domain-verify", "MODE", "dns", "how tenants' domains are verified: dns (the TXT record _linkforge.HOST must hold the domain's verification_token: proof the tenant controls the domain), http (the server fetches http://HOST/.well-known/linkforge-domain/ID and expects its own answer: proof only that the DNS reaches this server, for single-team installs) or none (verified at once); a domain pending 7 days is deleted"},
+	{"allow-public-subdomains", "", "false", "let tenants add subdomains of the public URL's host (refused by default)"},
 	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/025-nats-bus.md); unused on SQLite"},
 	{"session-ttl", "DURATION", "168h", "a dashboard sign-in session ends after this long without use"},
 	{"session-max-age", "DURATION", "720h", "a dashboard sign-in session ends this long after the sign-in, however used"},
@@ -457,7 +460,11 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	}
 	raw, source = get("domain-verify")
 	if cfg.DomainVerify, err = domain.ParseVerifyMode(raw); err != nil {
-		return usagef("invalid %s %q: want http or none", source, raw)
+		return usagef("invalid %s %q: want dns, http or none", source, raw)
+	}
+	raw, source = get("allow-public-subdomains")
+	if cfg.AllowPublicSubdomains, err = strconv.ParseBool(raw); err != nil {
+		return usagef("invalid %s %q: want true or false", source, raw)
 	}
 	raw, source = get("session-ttl")
 	if cfg.SessionTTL, err = time.ParseDuration(raw); err != nil || cfg.SessionTTL <= 0 {
@@ -515,7 +522,8 @@ func followAddr(addr, addrSource, def string) string {
 
 // boolFlags are the environment-backed flags that take no value: given
 // alone they mean true, --flag=false turns them off.
-var boolFlags = map[string]bool{forceFlag.name: true, "webhook-allow-private": true, "admin-on-domains": true}
+var boolFlags = map[string]bool{forceFlag.name: true, "webhook-allow-private": true, "admin-on-domains": true,
+	"allow-public-subdomains": true}
 
 // rateLimitPattern is --rate-limit's syntax: N/s or N/m, then an optional
 // :BURST.

@@ -30,7 +30,7 @@ func (a *app) domainCommand(inv invocation, op string, fn func(svc *domain.Servi
 	}
 	svc, err := domain.New(domain.Config{Store: st, PublicHost: a.cfg.PublicURL.Hostname(),
 		SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)}, Verify: a.cfg.DomainVerify,
-		MaxPerTenant: a.cfg.MaxDomainsPerTenant})
+		MaxPerTenant: a.cfg.MaxDomainsPerTenant, AllowPublicSubdomains: a.cfg.AllowPublicSubdomains})
 	if err != nil {
 		return a.fail("cannot "+op, err)
 	}
@@ -66,7 +66,7 @@ func (a *app) domainAdd(inv invocation) int {
 			return nil, exitFailure, err
 		}
 		a.log.Info("domain added", "tenant", t.Name, "host", d.Host, "state", string(d.State))
-		return web.DomainJSON(d), exitOK, nil
+		return web.DomainJSON(d, a.cfg.DomainVerify), exitOK, nil
 	})
 }
 
@@ -80,7 +80,7 @@ func (a *app) domainList(inv invocation) int {
 			Domains []any `json:"domains"`
 		}{Domains: []any{}}
 		for _, d := range ds {
-			out.Domains = append(out.Domains, web.DomainJSON(d))
+			out.Domains = append(out.Domains, web.DomainJSON(d, a.cfg.DomainVerify))
 		}
 		return out, exitOK, nil
 	})
@@ -94,7 +94,8 @@ func (a *app) domainVerify(inv invocation) int {
 		if err != nil {
 			return nil, exitFailure, err
 		}
-		v, err := domain.NewVerifier(domain.VerifierConfig{Store: st, Logger: a.log})
+		v, err := domain.NewVerifier(domain.VerifierConfig{Store: st, Mode: a.cfg.DomainVerify, Logger: a.log,
+			AllowPrivate: a.cfg.WebhookAllowPrivate})
 		if err != nil {
 			return nil, exitFailure, err
 		}
@@ -103,9 +104,9 @@ func (a *app) domainVerify(inv invocation) int {
 		}
 		if d.State != linkforge.DomainVerified {
 			fmt.Fprintf(a.stderr, "linkforge: %s is still pending: %s\n", d.Host, d.VerifyError)
-			return web.DomainJSON(d), exitFailure, nil
+			return web.DomainJSON(d, a.cfg.DomainVerify), exitFailure, nil
 		}
-		return web.DomainJSON(d), exitOK, nil
+		return web.DomainJSON(d, a.cfg.DomainVerify), exitOK, nil
 	})
 }
 

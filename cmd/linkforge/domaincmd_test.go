@@ -31,10 +31,22 @@ func TestDomainCommands(t *testing.T) {
 	if !strings.Contains(errOut, "already registered") {
 		t.Errorf("domain add of a taken host: stderr %q", errOut)
 	}
-	out, _ = run(exitOK, "domain", "add", "--tenant", "acme", "acme.link")
-	if !strings.Contains(out, `"state":"pending"`) {
-		t.Errorf("domain add with --domain-verify http: %s, want pending", out)
+	out, _ = run(exitOK, "domain", "add", "--tenant", "acme", "--domain-verify", "http", "acme.link")
+	if !strings.Contains(out, `"state":"pending"`) || strings.Contains(out, "verification_token") {
+		t.Errorf("domain add with --domain-verify http: %s, want pending, no token", out)
 	}
+	// dns, the default: the TXT record to create and its token.
+	out, _ = run(exitOK, "domain", "add", "--tenant", "acme", "txt.acme.com")
+	var pending struct {
+		State              string
+		VerificationRecord string `json:"verification_record"`
+		VerificationToken  string `json:"verification_token"`
+	}
+	if err := json.Unmarshal([]byte(out), &pending); err != nil || pending.State != "pending" ||
+		pending.VerificationRecord != "_linkforge.txt.acme.com" || len(pending.VerificationToken) != 64 {
+		t.Errorf("domain add (dns): %s (%v), want pending with the record and a token", out, err)
+	}
+	run(exitOK, "domain", "remove", "--tenant", "acme", "txt.acme.com")
 	out, _ = run(exitOK, "domain", "list", "--tenant", "acme")
 	var list struct{ Domains []struct{ Host string } }
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Domains) != 2 || list.Domains[0].Host != "acme.link" {

@@ -590,6 +590,8 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		Classifier: classifier,
 		// A/B variants: sticky per visitor and day on every node.
 		Visitors: visitor.NewHasher(st, time.Now, a.log),
+
+		AllowPublicSubdomains: a.cfg.AllowPublicSubdomains,
 	})
 }
 

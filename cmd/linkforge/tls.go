@@ -35,7 +35,7 @@ type tlsConfig struct {
 // globalFlags in init so that they keep their own file.
 var tlsFlags = []flagSpec{
 	{"tls", "MODE", "off", "off; auto: certificates by ACME for the public URL's host and the verified domains, stored in the database, renewed before expiry; manual: --tls-cert and --tls-key"},
-	{"https-addr", "ADDR", ":443", "HTTPS listen address when --tls is not off; --addr then answers ACME HTTP-01 challenges and redirects everything else to HTTPS"},
+	{"https-addr", "ADDR", ":443", "HTTPS listen address when --tls is not off; --addr then answers ACME HTTP-01 challenges and domain verification URLs and redirects everything else to HTTPS"},
 	{"acme-directory", "URL", certs.DefaultDirectory, "the ACME directory (--tls auto)"},
 	{"acme-email", "EMAIL", "", "ACME account contact (--tls auto): the authority's expiry warnings go there"},
 	{"acme-ca", "FILE", "", "PEM file of extra roots trusted for the ACME directory (--tls auto)"},
@@ -169,9 +169,14 @@ func acmeRoots(file string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// acmeChallengePath is where ACME HTTP-01 challenges are fetched (RFC
+// 8555, 8.3).
+const acmeChallengePath = "/.well-known/acme-challenge/"
+
 // plainHandler is --addr's handler: next itself with --tls off; else the
-// ACME challenges, the probes and metrics (which load balancers and
-// scrapers ask over plain HTTP), and a redirect to HTTPS for the rest.
+// ACME challenges, the domains' verification URLs, the probes and metrics
+// (which load balancers and scrapers ask over plain HTTP), and a redirect
+// to HTTPS for the rest.
 func (f *tlsFront) plainHandler(next http.Handler) http.Handler {
 	if f == nil {
 		return next
@@ -179,6 +184,14 @@ func (f *tlsFront) plainHandler(next http.Handler) http.Handler {
 	return f.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/healthz", "/readyz", "/metrics":
+			next.ServeHTTP(w, r)
+			return
+		}
+		// What must be fetched over plain HTTP: a domain's verification
+		// URL (--domain-verify http fetches http://HOST/...) and an ACME
+		// challenge the wrapper did not know. A pending domain has no
+		// certificate yet, so a redirect to HTTPS could never be answered.
+		if strings.HasPrefix(r.URL.Path, domain.VerificationPath) || strings.HasPrefix(r.URL.Path, acmeChallengePath) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -70,7 +70,8 @@ func mustGet(t *testing.T, c *http.Client, url string) (*http.Response, string) 
 
 // TestServeTLSAuto: `serve --tls auto` obtains the public host's
 // certificate from the ACME directory on the first HTTPS request, answering
-// the HTTP-01 challenge on --addr, which redirects everything else to HTTPS
+// the HTTP-01 challenge on --addr, which also answers a pending domain's
+// verification URL and redirects everything else to HTTPS
 // but the probes; /readyz and /metrics show the certificate; a handshake
 // for another host fails and orders nothing. A tenant's verified domain
 // gets its certificate too; a pending one does not.
@@ -89,7 +90,10 @@ func TestServeTLSAuto(t *testing.T) {
 	const verified, pending = "go.acme.test", "new.acme.test"
 	token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))
 	n.mustRun("domain", "add", "--domain-verify", "none", "--tenant", "acme", verified)
-	n.mustRun("domain", "add", "--tenant", "acme", pending)
+	var pendingDomain struct{ ID string }
+	if err := json.Unmarshal([]byte(n.mustRun("domain", "add", "--domain-verify", "http", "--tenant", "acme", pending)), &pendingDomain); err != nil {
+		t.Fatal(err)
+	}
 	n.startServer("https://" + host)
 	httpsAddr := "127.0.0.1:" + httpsPort
 	c := httpsClient(httpsAddr, host, acme.Issued)
@@ -132,6 +136,30 @@ func TestServeTLSAuto(t *testing.T) {
 	}
 	if resp, _ := mustGet(t, plain, "http://127.0.0.1:"+httpPort+"/healthz"); resp.StatusCode != http.StatusOK {
 		t.Errorf("plain GET /healthz: %d, want 200 (probes stay on --addr)", resp.StatusCode)
+	}
+	// A pending domain has no certificate: its verification URL and the
+	// ACME challenges are answered on --addr, never sent to HTTPS.
+	for _, tt := range []struct {
+		path   string
+		status int
+	}{
+		{"/.well-known/linkforge-domain/" + pendingDomain.ID, http.StatusOK},
+		{"/.well-known/acme-challenge/no-such-token", http.StatusNotFound},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+httpPort+tt.path, nil)
+		req.Host = pending
+		r, err := plain.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != tt.status {
+			t.Errorf("plain GET %s on %s: %d to %q, want %d", tt.path, pending, r.StatusCode, r.Header.Get("Location"), tt.status)
+		}
+		if tt.status == http.StatusOK && len(strings.TrimSpace(string(b))) != 64 {
+			t.Errorf("plain GET %s: %q, want the domain's token", tt.path, b)
+		}
 	}
 
 	const stranger = "stranger.example.org"

@@ -27,8 +27,8 @@
   // What each state means, for the badge's tooltip; the class is the
   // dashboard's badge colour.
   const STATES = {
-    verified: ['badge-active', 'DNS reaches this server: the domain redirects.'],
-    pending: ['badge-pending', 'Waiting for its verification URL to answer from this server; retried for a day. It redirects nothing yet.'],
+    verified: ['badge-active', 'Verified: the domain redirects.'],
+    pending: ['badge-pending', 'Waiting for its verification (the TXT record, or the verification URL), retried hourly; removed after 7 days pending. It redirects nothing yet.'],
   };
   const TLS = {
     ready: ['badge-active', 'A certificate is ready: short URLs are https://.'],
@@ -63,7 +63,12 @@
     if (d.not_found_url) host.append(el('div', 'muted small', 'not found → ' + d.not_found_url));
     const verif = el('td');
     verif.append(badge(STATES, d.state));
-    if (d.state !== 'verified' && d.verification_url) {
+    if (d.state !== 'verified' && d.verification_record) {
+      // --domain-verify dns: the record the tenant must create.
+      const rec = el('div', 'dom-verify dom-txt muted small', 'TXT ' + d.verification_record + ' = ');
+      rec.append(el('span', 'dom-token', d.verification_token));
+      verif.append(rec);
+    } else if (d.state !== 'verified' && d.verification_url) {
       // Where the server looks: the first thing to check when it stays pending.
       verif.append(el('div', 'dom-verify muted small', d.verification_url));
     }
