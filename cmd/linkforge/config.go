@@ -66,6 +66,10 @@ type config struct {
 	// GCHeadroom is --gc-headroom in bytes; 0: the collector's own pacing
 	// (memory.go).
 	GCHeadroom uint64
+	// given names, by flag, where each instance setting given to this
+	// process came from; the settings not in it are serve's, once the
+	// database is open (instance.go).
+	given map[string]string
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -391,6 +395,7 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	if err := buildServeConfig(&cfg, get); err != nil {
 		return config{}, err
 	}
+	cfg.given = givenInstanceFlags(get)
 	return cfg, nil
 }
 

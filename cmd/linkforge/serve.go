@@ -241,6 +241,11 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 		return "", nil, failed("cannot open store", err)
 	}
 	lc.add("store", 0, func(context.Context) error { return st.Close() })
+	// For the commands run beside this server (instance.go); on a
+	// cluster, the last node started says.
+	if err := st.SetInstanceSettings(a.ctx, a.instanceValues()); err != nil {
+		return "", nil, failed("cannot store the instance settings", err)
+	}
 	registry := prometheus.NewRegistry()
 	if err := registerBuildInfo(registry, readBuildInfo()); err != nil {
 		return "", nil, failed("cannot register metrics", err)
