@@ -55,6 +55,8 @@ type config struct {
 	// Bus is how the nodes on one PostgreSQL tell each other of clicks,
 	// link writes and expiries: busPostgres, or a NATS URL.
 	Bus string
+	// NATS is the NATS bus's credentials and TLS (busnats.go).
+	NATS natsAuthConfig
 	// TLS is --tls and its flags (tls.go).
 	TLS tlsConfig
 	// SessionTTL ends a dashboard sign-in session unused that long.
@@ -453,6 +455,9 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	if err := checkBus(cfg.Bus); err != nil {
 		// Not quoted: a NATS URL may carry a password.
 		return usagef("invalid %s: %v", source, err)
+	}
+	if err := buildNATSConfig(cfg, get); err != nil {
+		return err
 	}
 	if err := buildRetentionConfig(cfg, get); err != nil {
 		return err

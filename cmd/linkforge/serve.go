@@ -441,7 +441,9 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 		bus, err = postgres.NewBus(pg, postgres.BusConfig{Node: id, Handler: feed, Logger: a.log, Registerer: registry})
 	} else {
 		kind = "nats"
-		bus, err = natsbus.New(natsbus.Config{URL: a.cfg.Bus, Node: id, Handler: feed, Logger: a.log, Registerer: registry})
+		nc := a.cfg.NATS.busConfig(a.cfg.Bus)
+		nc.Node, nc.Handler, nc.Logger, nc.Registerer = id, feed, a.log, registry
+		bus, err = natsbus.New(nc)
 	}
 	if err != nil {
 		return clusterParts{}, failed("cannot create cluster bus", err)
