@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/store/sqlite"
 )
 
 // TestCommandsUseServerSettings: the commands run beside a server act
@@ -125,4 +126,34 @@ func cleanEnv() []string {
 		}
 	}
 	return append(env, "GORACE=halt_on_error=1 atexit_sleep_ms=100")
+}
+
+// TestInstanceSettingsWithoutServe: on a database no server ran on (made
+// by migrate) the commands keep their flags' defaults, without a warning;
+// a stored value this binary does not understand (another release's) is
+// reported and the default kept.
+func TestInstanceSettingsWithoutServe(t *testing.T) {
+	dir := t.TempDir()
+	mustMigrate(t, "--data-dir", dir)
+	out, stderr := mustRunInProcess(t, exitOK, "user", "add", "--tenant", "acme", "--email", "ann@example.com", "--data-dir", dir)
+	if !strings.HasPrefix(out, "http://localhost:8080/invite/") || strings.Contains(stderr, "warning") {
+		t.Errorf("user add before any serve: printed %q, stderr:\n%s", out, stderr)
+	}
+
+	db, err := sqlite.Open(t.Context(), filepath.Join(dir, sqliteFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.SetInstanceSettings(t.Context(), map[string]string{"domain-verify": "carrier-pigeon", "public-url": "https://sho.rt"})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr = mustRunInProcess(t, exitOK, "domain", "add", "--tenant", "acme", "go.acme.test", "--data-dir", dir)
+	if !strings.Contains(out, `"state":"pending"`) || !strings.Contains(stderr, `warning: the server's --domain-verify "carrier-pigeon" is not understood here`) {
+		t.Errorf("domain add with an unknown stored mode: printed %q, stderr:\n%s", out, stderr)
+	}
+	if strings.Contains(stderr, "public-url") {
+		t.Errorf("a public URL understood got a warning:\n%s", stderr)
+	}
 }
