@@ -19,8 +19,10 @@ require (
 	github.com/maxmind/mmdbwriter v1.2.0
 	github.com/medama-io/go-useragent v1.2.5
 	github.com/miekg/dns v1.1.73
+	github.com/nats-io/jwt/v2 v2.8.2
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
+	github.com/nats-io/nkeys v0.4.16
 	github.com/oschwald/maxminddb-golang/v2 v2.9.1
 	github.com/phuslu/iploc v1.0.20260915
 	github.com/piglig/go-qr v1.1.0
@@ -83,8 +85,6 @@ require (
 	github.com/muhlemmer/gu v0.3.1 // indirect
 	github.com/muhlemmer/httpforwarded v0.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/nats-io/jwt/v2 v2.8.2 // indirect
-	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/prometheus/procfs v0.23.0 // indirect

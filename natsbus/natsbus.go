@@ -95,6 +95,22 @@ type Config struct {
 	HealthWindow time.Duration         // DefaultHealthWindow; at least 2 ping intervals
 	Logger       *slog.Logger          // nil: discard
 	Registerer   prometheus.Registerer // nil: metrics are not registered
+
+	// How the bus authenticates to a server that requires it: at most one
+	// of CredsFile, a .creds file (the user's JWT and nkey seed, for a
+	// server in operator mode: nsc generates them), and NKeyFile, a file
+	// holding a user nkey seed (SU..., for a server that lists nkey
+	// users). Both are read again at each connection, so that a rotated
+	// file is used from the next reconnection on.
+	CredsFile string
+	NKeyFile  string
+	// TLS: CAFile, the PEM certificates that verify the server (the bus
+	// then requires TLS, as with a tls:// URL); CertFile and KeyFile,
+	// the client certificate and its key, both or neither, for a server
+	// that verifies its clients. Read at each connection, as above.
+	CAFile   string
+	CertFile string
+	KeyFile  string
 }
 
 // Bus is the cluster bus on NATS. Create it with New, then Start; Stop
@@ -144,6 +160,9 @@ func New(cfg Config) (*Bus, error) {
 		if _, err := url.Parse(strings.TrimSpace(part)); err != nil {
 			return nil, errors.New("natsbus: Config.URL: a URL in the list does not parse")
 		}
+	}
+	if err := checkAuth(cfg); err != nil {
+		return nil, err
 	}
 	applyDefaults(&cfg)
 	b := &Bus{
@@ -216,7 +235,11 @@ func (b *Bus) Start(ctx context.Context) error {
 }
 
 func (b *Bus) start(ctx context.Context) error {
-	nc, err := nats.Connect(b.cfg.URL, b.options()...)
+	opts, err := b.authOptions()
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(b.cfg.URL, append(b.options(), opts...)...)
 	if err != nil {
 		return fmt.Errorf("natsbus: connect to %s: %w", redacted(b.cfg.URL), err)
 	}

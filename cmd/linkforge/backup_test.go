@@ -451,6 +451,7 @@ func TestBackupFlags(t *testing.T) {
 // directory, as a quick-start user types them, for backup and restore.
 func TestRelativePaths(t *testing.T) {
 	t.Chdir(t.TempDir())
+	mustMigrate(t, "--data-dir", "data")
 	mustRunInProcess(t, exitOK, "token", "create", "--tenant", "acme", "--data-dir", "data")
 	mustRunInProcess(t, exitOK, "backup", "--data-dir", "data", "--out", "b.db")
 	out, stderr := mustRunInProcess(t, exitOK, "restore", "--data-dir", "data", "--from", "b.db")

@@ -61,6 +61,8 @@ type config struct {
 	// Bus is how the nodes on one PostgreSQL tell each other of clicks,
 	// link writes and expiries: busPostgres, or a NATS URL.
 	Bus string
+	// NATS is the NATS bus's credentials and TLS (busnats.go).
+	NATS natsAuthConfig
 	// TLS is --tls and its flags (tls.go).
 	TLS tlsConfig
 	// SessionTTL ends a dashboard sign-in session unused that long.
@@ -75,6 +77,10 @@ type config struct {
 	// GCHeadroom is --gc-headroom in bytes; 0: the collector's own pacing
 	// (memory.go).
 	GCHeadroom uint64
+	// given names, by flag, where each instance setting given to this
+	// process came from; the settings not in it are serve's, once the
+	// database is open (instance.go).
+	given map[string]string
 }
 
 // usesPostgres reports whether the main store is PostgreSQL.
@@ -404,6 +410,7 @@ func buildConfig(value func(flagSpec) (string, string)) (config, error) {
 	if err := buildServeConfig(&cfg, get); err != nil {
 		return config{}, err
 	}
+	cfg.given = givenInstanceFlags(get)
 	return cfg, nil
 }
 
@@ -479,6 +486,9 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	if err := checkBus(cfg.Bus); err != nil {
 		// Not quoted: a NATS URL may carry a password.
 		return usagef("invalid %s: %v", source, err)
+	}
+	if err := buildNATSConfig(cfg, get); err != nil {
+		return err
 	}
 	if err := buildRetentionConfig(cfg, get); err != nil {
 		return err

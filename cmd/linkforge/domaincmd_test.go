@@ -17,6 +17,7 @@ func TestDomainCommands(t *testing.T) {
 		t.Helper()
 		return mustRunInProcess(t, code, append(append([]string{}, args...), base...)...)
 	}
+	mustMigrate(t, base...)
 	run(exitOK, "token", "create", "--tenant", "acme")
 	out, _ := run(exitOK, "domain", "add", "--tenant", "acme", "--domain-verify", "none", "Go.Acme.com")
 	var d struct{ Host, State string }

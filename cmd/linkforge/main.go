@@ -56,6 +56,11 @@ type app struct {
 	// plain: failures are one line for a person, "linkforge: what: why";
 	// serve logs them as records, for its log collector.
 	plain bool
+	// cmd is the command's name ("serve", "token create").
+	cmd string
+	// dataDirArg is --data-dir as given, before it was made absolute: the
+	// path a person recognizes in a message.
+	dataDirArg string
 	// front is serve's HTTPS part (tls.go), built by startNode with the
 	// store it needs, served by serveUntilDone; nil with --tls off.
 	front *tlsFront
@@ -80,6 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "linkforge: %v\nRun 'linkforge --help' for usage.\n", err)
 		return exitUsage
 	}
+	dataDirArg := inv.cfg.DataDir
 	if err := inv.absPaths(); err != nil {
 		fmt.Fprintf(stderr, "linkforge: %v\n", err)
 		return exitFailure
@@ -88,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		ctx = linkforge.WithActor(ctx, cliActor())
 	}
 	a := &app{ctx: ctx, cfg: inv.cfg, stdout: stdout, stderr: stderr, log: newLogger(inv.cfg.LogFormat, inv.cfg.LogLevel, stderr),
-		plain: inv.cmd.name != "serve"}
+		plain: inv.cmd.name != "serve", cmd: inv.cmd.name, dataDirArg: dataDirArg}
 	return inv.cmd.run(a, inv)
 }
 

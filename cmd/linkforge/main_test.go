@@ -95,7 +95,19 @@ type node struct {
 	serveArgs []string
 }
 
+// newNode returns a node whose database exists, as after `linkforge
+// migrate` or a first `serve`: the other commands refuse to make one
+// (instance.go), and the tests run them before and beside serve.
 func newNode(t *testing.T, dbURL string) *node {
+	t.Helper()
+	n := newEmptyNode(t, dbURL)
+	n.mustRun("migrate")
+	return n
+}
+
+// newEmptyNode is newNode before any database: a fresh data dir, an
+// empty PostgreSQL database.
+func newEmptyNode(t *testing.T, dbURL string) *node {
 	t.Helper()
 	return &node{t: t, bin: mustBinary(t), dataDir: t.TempDir(), dbURL: dbURL}
 }
@@ -444,6 +456,14 @@ func mustRunInProcess(t *testing.T, wantCode int, args ...string) (stdout, stder
 	return out.String(), errOut.String()
 }
 
+// mustMigrate makes the database of the data dir (and, given, of the
+// database URL), as an install does before the other commands run: they
+// refuse to make one (instance.go).
+func mustMigrate(t *testing.T, args ...string) {
+	t.Helper()
+	mustRunInProcess(t, exitOK, append([]string{"migrate", "--log-format", "text"}, args...)...)
+}
+
 // TestMigrateTwice checks that `migrate` brings a fresh database to the
 // newest schema version and that a second run changes nothing.
 func TestMigrateTwice(t *testing.T) {
@@ -513,6 +533,7 @@ func mustSchemaState(t *testing.T, db *sql.DB, dialect migrations.Dialect) (vers
 // labels, several tokens per tenant, revocation and the error exits.
 func TestTokenCommands(t *testing.T) {
 	dir := t.TempDir()
+	mustMigrate(t, "--data-dir", dir)
 	tok := func(wantCode int, args ...string) (string, string) {
 		t.Helper()
 		return mustRunInProcess(t, wantCode, append(args, "--data-dir", dir)...)

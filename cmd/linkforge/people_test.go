@@ -16,6 +16,7 @@ import (
 // three is a usage error that creates nothing.
 func TestTokenCreateRole(t *testing.T) {
 	dir := t.TempDir()
+	mustMigrate(t, "--data-dir", dir)
 	tok := func(wantCode int, args ...string) (string, string) {
 		t.Helper()
 		return mustRunInProcess(t, wantCode, append(args, "--data-dir", dir)...)
@@ -57,6 +58,7 @@ func TestTokenCreateRole(t *testing.T) {
 // tokens, imports, quotas, domains, users and password resets.
 func TestCLIAudit(t *testing.T) {
 	dir := t.TempDir()
+	mustMigrate(t, "--data-dir", dir)
 	file := filepath.Join(dir, "links.csv")
 	if err := os.WriteFile(file, []byte("slug,url\nc1,https://example.com/\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -109,6 +111,7 @@ func TestCLIAudit(t *testing.T) {
 // URL; the events are the CLI's.
 func TestUserCommands(t *testing.T) {
 	dir := t.TempDir()
+	mustMigrate(t, "--data-dir", dir)
 	run := func(code int, args ...string) (string, string) {
 		t.Helper()
 		return mustRunInProcess(t, code, append(args, "--data-dir", dir, "--public-url", "https://go.example")...)

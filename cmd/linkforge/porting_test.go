@@ -134,15 +134,18 @@ func TestImportExportCommands(t *testing.T) {
 			}
 
 			for _, f := range []struct{ format, file string }{{"csv", csvOut}, {"json", jsonOut}} {
+				// Another database of the same deployment: no server ran on
+				// it, the public host is the flag's (the export names the
+				// links' host, that of the server's --public-url).
 				fresh := newNode(t, b.dbURL(t))
-				out, stderr, code := fresh.runStdin([]byte(f.file), "import", "--tenant", "acme", "--format", f.format, "-")
+				out, stderr, code := fresh.runStdin([]byte(f.file), "import", "--tenant", "acme", "--format", f.format, "--public-url", "http://lf.test", "-")
 				if code != 0 {
 					t.Fatalf("%s import from stdin: exit %d\n%s\n%s", f.format, code, out, stderr)
 				}
 				if s := mustSummary(t, out); s.Created != 5 || s.Failed != 0 {
 					t.Errorf("%s import into a fresh database = %+v", f.format, s)
 				}
-				if got := sortedRows(t, fresh.mustRun("export", "--tenant", "acme")); !slices.EqualFunc(got, rows, slices.Equal) {
+				if got := sortedRows(t, fresh.mustRun("export", "--tenant", "acme", "--public-url", "http://lf.test")); !slices.EqualFunc(got, rows, slices.Equal) {
 					t.Errorf("%s round trip: export of the new database\n%v\nwant\n%v", f.format, got, rows)
 				}
 			}

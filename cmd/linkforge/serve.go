@@ -241,6 +241,11 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 		return "", nil, failed("cannot open store", err)
 	}
 	lc.add("store", 0, func(context.Context) error { return st.Close() })
+	// For the commands run beside this server (instance.go); on a
+	// cluster, the last node started says.
+	if err := st.SetInstanceSettings(a.ctx, a.instanceValues()); err != nil {
+		return "", nil, failed("cannot store the instance settings", err)
+	}
 	registry := prometheus.NewRegistry()
 	if err := registerBuildInfo(registry, readBuildInfo()); err != nil {
 		return "", nil, failed("cannot register metrics", err)
@@ -436,7 +441,9 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 		bus, err = postgres.NewBus(pg, postgres.BusConfig{Node: id, Handler: feed, Logger: a.log, Registerer: registry})
 	} else {
 		kind = "nats"
-		bus, err = natsbus.New(natsbus.Config{URL: a.cfg.Bus, Node: id, Handler: feed, Logger: a.log, Registerer: registry})
+		nc := a.cfg.NATS.busConfig(a.cfg.Bus)
+		nc.Node, nc.Handler, nc.Logger, nc.Registerer = id, feed, a.log, registry
+		bus, err = natsbus.New(nc)
 	}
 	if err != nil {
 		return clusterParts{}, failed("cannot create cluster bus", err)

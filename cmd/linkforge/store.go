@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -30,17 +32,29 @@ type store interface {
 	// The daily unique-visitor sketches (ADR 026): the counter writes
 	// them, the stats read them.
 	linkforge.UniqueStore
+	// serve's settings for the other commands (instance.go).
+	linkforge.InstanceStore
 }
 
-// openStore creates the data dir (the node journal lives there whatever the
-// main store is), opens the main store the config names, and migrates it.
-// Every command migrates: `token create` on a fresh data dir must work
-// before the first `serve`, and goose makes a second run a no-op.
+// openStore opens the main store the config names and migrates it. serve
+// and migrate create the database (and the data dir, where the node
+// journal lives whatever the main store is) if needed; every other command
+// refuses a database that no migration ran on (errNoDatabase): a token
+// made in a new empty database is one the running server never sees. Those
+// commands then take serve's instance settings from it (instance.go).
 // A non-nil deliveries is told of the webhook deliveries this node's
 // writes add (the scheduler's Config.Wake).
 func (a *app) openStore(deliveries ...*wake.Hook) (store, error) {
-	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
+	creates := a.createsDatabase()
+	if creates {
+		if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+	} else if !a.cfg.usesPostgres() {
+		// Opening the file would create it.
+		if _, err := os.Stat(a.sqlitePath()); errors.Is(err, fs.ErrNotExist) {
+			return nil, a.noDatabase()
+		}
 	}
 	var (
 		s   store
@@ -58,6 +72,16 @@ func (a *app) openStore(deliveries ...*wake.Hook) (store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !creates {
+		ok, err := s.Initialized(a.ctx)
+		if err == nil && !ok {
+			err = a.noDatabase()
+		}
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	done := make(chan struct{})
 	reported := make(chan struct{})
 	go func() {
@@ -70,6 +94,12 @@ func (a *app) openStore(deliveries ...*wake.Hook) (store, error) {
 	if err != nil {
 		s.Close()
 		return nil, err // "sqlite: migrate ..." or "postgres: migrate ..."
+	}
+	if !creates {
+		if err := a.useInstanceSettings(s); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }

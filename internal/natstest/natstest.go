@@ -22,12 +22,20 @@ type Server struct {
 	mu   sync.Mutex
 	port int
 	srv  *server.Server // nil while stopped
+	// configure adjusts the options of each start (authentication,
+	// TLS); nil: none.
+	configure func(*server.Options)
 }
 
 // New starts a server for t, shut down when t ends.
-func New(t testing.TB) *Server {
+func New(t testing.TB) *Server { return NewWith(t, nil) }
+
+// NewWith is New with configure applied to the server's options before
+// each start: a server that requires credentials or TLS. The host and
+// port are New's.
+func NewWith(t testing.TB, configure func(*server.Options)) *Server {
 	t.Helper()
-	s := &Server{port: -1}
+	s := &Server{port: -1, configure: configure}
 	if err := s.start(); err != nil {
 		t.Fatalf("natstest: %v", err)
 	}
@@ -70,7 +78,11 @@ func (s *Server) start() error {
 	if s.srv != nil {
 		return nil
 	}
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: s.port, NoLog: true, NoSigs: true})
+	opts := &server.Options{Host: "127.0.0.1", Port: s.port, NoLog: true, NoSigs: true}
+	if s.configure != nil {
+		s.configure(opts)
+	}
+	srv, err := server.NewServer(opts)
 	if err != nil {
 		return fmt.Errorf("new server: %w", err)
 	}
