@@ -55,6 +55,22 @@ var instanceSettings = []instanceSetting{
 		}
 		return err
 	}},
+	// domain add: the server's bound on a tenant's domains, and whether
+	// subdomains of the public host are allowed.
+	{"max-domains-per-tenant", func(c config) string { return strconv.Itoa(c.MaxDomainsPerTenant) }, func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			c.MaxDomainsPerTenant = n
+		}
+		return err
+	}},
+	{"allow-public-subdomains", func(c config) string { return strconv.FormatBool(c.AllowPublicSubdomains) }, func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err == nil {
+			c.AllowPublicSubdomains = b
+		}
+		return err
+	}},
 }
 
 // givenInstanceFlags returns, by flag name, where each instance setting
