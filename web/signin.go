@@ -125,6 +125,9 @@ func parseFormBody(req *http.Request) error {
 // cookie, or 401 with the form again. Guessing is limited per account and
 // per client address (429 with Retry-After).
 func (s *Server) login(c echo.Context) error {
+	if err := s.ownFormPost(c); err != nil {
+		return err
+	}
 	if err := readForm(c); err != nil {
 		return err
 	}
@@ -215,6 +218,31 @@ func (s *Server) sameSite(r *http.Request) bool {
 	return r.Header.Get("Origin") != "" && s.sameOrigin(r)
 }
 
+// ownFormPost refuses (403, body unread) a post of the sign-in or
+// set-password form that a browser does not say comes from this server's
+// own pages: otherwise another site could sign its visitor in to an
+// account of the attacker's (login CSRF) or spend their invitation. A post
+// is admitted with Sec-Fetch-Site: same-origin (set by the browser, never
+// by a page's script) or an Origin of this server, and neither header may
+// say otherwise. The form pages' Referrer-Policy no-referrer makes
+// browsers send "Origin: null" on these posts, so null defers to
+// Sec-Fetch-Site. Unlike /logout, a post with neither header is refused:
+// every browser sends one of them on a form post, and these forms are for
+// browsers only.
+func (s *Server) ownFormPost(c echo.Context) error {
+	r := c.Request()
+	site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
+	ownOrigin := origin != "" && origin != "null" && s.sameOrigin(r)
+	switch {
+	case site != "" && site != "same-origin":
+	case origin != "" && origin != "null" && !ownOrigin:
+	case site == "same-origin" || ownOrigin:
+		return nil
+	}
+	dropUnreadBody(c)
+	return linkforge.Errorf(linkforge.EForbidden, "post this form from this server's own page")
+}
+
 // ticketPage answers GET on a one-time URL: the form, or 410 once used
 // or expired.
 func (s *Server) ticketPage(c echo.Context) error {
@@ -233,6 +261,9 @@ func (s *Server) ticketPage(c echo.Context) error {
 // setPassword answers POST on a one-time URL: the password is set, once,
 // and the user is signed in (303 to the dashboard).
 func (s *Server) setPassword(c echo.Context) error {
+	if err := s.ownFormPost(c); err != nil {
+		return err
+	}
 	if err := readForm(c); err != nil {
 		return err
 	}
