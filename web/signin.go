@@ -135,7 +135,8 @@ func (s *Server) login(c echo.Context) error {
 	email, pw := req.PostForm.Get("email"), req.PostForm.Get("password")
 	now := s.now()
 	h := fnv.New64a()
-	h.Write([]byte(email))
+	// The account as sign-in finds it: Ann@ and ann@ are one account.
+	h.Write([]byte(linkforge.FoldEmail(email)))
 	// The account's key has no address; the client's no account (link 0).
 	keys := []password.Key{password.KeyFor(-int64(h.Sum64()>>1)-1, netip.Addr{}), password.KeyFor(0, s.passwordClient(req))}
 	for _, k := range keys {

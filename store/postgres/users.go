@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,7 +27,7 @@ func (db *DB) InviteUser(ctx context.Context, tenantID int64, email string, role
 	if !role.Valid() {
 		return linkforge.User{}, false, linkforge.InvalidField("role", "must be owner, editor or viewer")
 	}
-	email = strings.ToLower(email)
+	email = linkforge.FoldEmail(email)
 	ts := now()
 	var (
 		u      linkforge.User
@@ -76,7 +75,7 @@ func insertTicket(ctx context.Context, tx execer, userID int64, t linkforge.User
 
 // UserByEmail returns the user with that email (any case), or ENotFound.
 func (db *DB) UserByEmail(ctx context.Context, email string) (linkforge.User, error) {
-	return db.user(ctx, `u.email = $1`, strings.ToLower(email))
+	return db.user(ctx, `u.email = $1`, linkforge.FoldEmail(email))
 }
 
 // UserByID returns the user with that id, or ENotFound.
