@@ -108,6 +108,17 @@ func TestFormRoutesMalformedQuery(t *testing.T) {
 		}
 	}
 
+	// The forms' pages too.
+	for _, path := range []string{"/pw1", "/login", invitePath, resetPath, "/invite/unknown-ticket"} {
+		for _, q := range malformedQueries {
+			for _, method := range []string{http.MethodGet, http.MethodHead} {
+				if r := e.do(method, path+"?"+q, "", ""); r.status >= 500 {
+					t.Errorf("%s %s?%s: %s", method, path, q, r)
+				}
+			}
+		}
+	}
+
 	// A malformed form body is the client's fault: 400, nothing set.
 	for _, rt := range routes[:len(routes)-1] {
 		mustProblem(t, e.browserForm(rt.path, nil, "password=50%&email=ann@example.com"), http.StatusBadRequest, "body")
