@@ -93,25 +93,22 @@ func readForm(c echo.Context) error {
 		return &linkforge.Error{Code: linkforge.EUnsupportedMediaType, Message: "send an application/x-www-form-urlencoded form"}
 	}
 	req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, maxFormBytes)
-	if err := parseFormBody(req); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
-		}
-		return bodyError(err)
-	}
-	return nil
+	return parseFormBody(req)
 }
 
 // parseFormBody sets req.PostForm (and req.Form) from the body alone. The
 // form routes take nothing from the query string, so it is not read:
 // http.Request.ParseForm fails on a malformed one ("?discount=50%",
 // "?a=1;b"), and a link shared with such a query must still unlock. A
-// malformed body is EInvalid naming the body.
+// malformed body is EInvalid naming the body, one over maxFormBytes (read
+// through http.MaxBytesReader) ETooLarge.
 func parseFormBody(req *http.Request) error {
 	b, err := io.ReadAll(req.Body)
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
+	}
 	if err != nil {
-		return err
+		return bodyError(err)
 	}
 	v, err := url.ParseQuery(string(b))
 	if err != nil {
