@@ -2,6 +2,7 @@ package linkforge
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -9,12 +10,26 @@ import (
 // one role in each tenant they belong to (Membership).
 type User struct {
 	ID    int64
-	Email string // lowercased
+	Email string // ASCII letters lowercased (FoldEmail)
 	// PasswordHash is an argon2id PHC string; empty until the user's
 	// invite is used.
 	PasswordHash string
 	CreatedAt    time.Time
 	LastSignInAt *time.Time
+}
+
+// FoldEmail is email as accounts compare it: ASCII letters lowercased and
+// nothing else changed. Unicode case folding would make distinct addresses
+// one account: strings.ToLower maps the Kelvin sign of
+// "\u212aelvin@example.com" to "k", so an identity provider that verified
+// that address would sign in as kelvin@example.com.
+func FoldEmail(email string) string {
+	return strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + ('a' - 'A')
+		}
+		return r
+	}, email)
 }
 
 // Membership is a user's role in one tenant.

@@ -88,13 +88,14 @@ func New(cfg Config) (*Service, error) {
 // SessionTTL is the idle time after which a session ends.
 func (s *Service) SessionTTL() time.Duration { return s.ttl }
 
-// CheckEmail returns email lowercased, or EInvalid naming the field email.
+// CheckEmail returns email as accounts compare it (linkforge.FoldEmail:
+// ASCII case only), or EInvalid naming the field email.
 func CheckEmail(email string) (string, error) {
 	a, err := mail.ParseAddress(email)
 	if err != nil || a.Address != email || len(email) > maxEmail || a.Name != "" {
 		return "", linkforge.InvalidField("email", "must be an email address such as ann@example.com")
 	}
-	return strings.ToLower(email), nil
+	return linkforge.FoldEmail(email), nil
 }
 
 // CheckPassword returns EInvalid naming the field password unless pw has

@@ -306,14 +306,10 @@ func readPasswordForm(c echo.Context) (string, error) {
 		return "", linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
 	}
 	req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, maxFormBytes)
-	// PostForm only: a password in the query string would end up in logs
-	// and browser history.
-	if err := req.ParseForm(); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return "", linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
-		}
-		return "", bodyError(err)
+	// The body only: a password in the query string would end up in logs
+	// and browser history, and a malformed query must not stop the unlock.
+	if err := parseFormBody(req); err != nil {
+		return "", err
 	}
 	return req.PostForm.Get("password"), nil
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"hash/fnv"
 	"html"
+	"io"
 	"mime"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -97,13 +99,28 @@ func readForm(c echo.Context) error {
 		return linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
 	}
 	req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, maxFormBytes)
-	if err := req.ParseForm(); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
-		}
+	return parseFormBody(req)
+}
+
+// parseFormBody sets req.PostForm (and req.Form) from the body alone. The
+// form routes take nothing from the query string, so it is not read:
+// http.Request.ParseForm fails on a malformed one ("?discount=50%",
+// "?a=1;b"), and a link shared with such a query must still unlock. A
+// malformed body is EInvalid naming the body, one over maxFormBytes (read
+// through http.MaxBytesReader) ETooLarge.
+func parseFormBody(req *http.Request) error {
+	b, err := io.ReadAll(req.Body)
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
+	}
+	if err != nil {
 		return bodyError(err)
 	}
+	v, err := url.ParseQuery(string(b))
+	if err != nil {
+		return linkforge.InvalidField("body", "is not a well-formed application/x-www-form-urlencoded form: "+err.Error())
+	}
+	req.PostForm, req.Form = v, v
 	return nil
 }
 
@@ -111,6 +128,9 @@ func readForm(c echo.Context) error {
 // cookie, or 401 with the form again. Guessing is limited per account and
 // per client address (429 with Retry-After).
 func (s *Server) login(c echo.Context) error {
+	if err := s.ownFormPost(c); err != nil {
+		return err
+	}
 	if err := readForm(c); err != nil {
 		return err
 	}
@@ -118,7 +138,8 @@ func (s *Server) login(c echo.Context) error {
 	email, pw := req.PostForm.Get("email"), req.PostForm.Get("password")
 	now := s.now()
 	h := fnv.New64a()
-	h.Write([]byte(email))
+	// The account as sign-in finds it: Ann@ and ann@ are one account.
+	h.Write([]byte(linkforge.FoldEmail(email)))
 	// The account's key has no address; the client's no account (link 0).
 	keys := []password.Key{password.KeyFor(-int64(h.Sum64()>>1)-1, netip.Addr{}), password.KeyFor(0, s.passwordClient(req))}
 	for _, k := range keys {
@@ -201,6 +222,31 @@ func (s *Server) sameSite(r *http.Request) bool {
 	return r.Header.Get("Origin") != "" && s.sameOrigin(r)
 }
 
+// ownFormPost refuses (403, body unread) a post of the sign-in or
+// set-password form that a browser does not say comes from this server's
+// own pages: otherwise another site could sign its visitor in to an
+// account of the attacker's (login CSRF) or spend their invitation. A post
+// is admitted with Sec-Fetch-Site: same-origin (set by the browser, never
+// by a page's script) or an Origin of this server, and neither header may
+// say otherwise. The form pages' Referrer-Policy no-referrer makes
+// browsers send "Origin: null" on these posts, so null defers to
+// Sec-Fetch-Site. Unlike /logout, a post with neither header is refused:
+// every browser sends one of them on a form post, and these forms are for
+// browsers only.
+func (s *Server) ownFormPost(c echo.Context) error {
+	r := c.Request()
+	site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
+	ownOrigin := origin != "" && origin != "null" && s.sameOrigin(r)
+	switch {
+	case site != "" && site != "same-origin":
+	case origin != "" && origin != "null" && !ownOrigin:
+	case site == "same-origin" || ownOrigin:
+		return nil
+	}
+	dropUnreadBody(c)
+	return linkforge.Errorf(linkforge.EForbidden, "post this form from this server's own page")
+}
+
 // ticketPage answers GET on a one-time URL: the form, or 410 once used
 // or expired.
 func (s *Server) ticketPage(c echo.Context) error {
@@ -219,6 +265,9 @@ func (s *Server) ticketPage(c echo.Context) error {
 // setPassword answers POST on a one-time URL: the password is set, once,
 // and the user is signed in (303 to the dashboard).
 func (s *Server) setPassword(c echo.Context) error {
+	if err := s.ownFormPost(c); err != nil {
+		return err
+	}
 	if err := readForm(c); err != nil {
 		return err
 	}

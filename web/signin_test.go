@@ -19,7 +19,9 @@ func (cheapHasher) HashPassword(_ context.Context, pw string) (string, error) {
 	return password.Hash(pw, testPasswordParams)
 }
 
-// form posts a form with the cookie (empty: none) and extra headers.
+// form posts a form with the cookie (empty: none) as a browser posts this
+// server's own form (Origin and Sec-Fetch-Site: same-origin), with extra
+// headers (pairs) replacing those; an empty value removes the header.
 func (e *env) form(path, cookie string, values url.Values, headers ...string) response {
 	e.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(values.Encode()))
@@ -30,7 +32,13 @@ func (e *env) form(path, cookie string, values url.Values, headers ...string) re
 	if cookie != "" {
 		req.AddCookie(&http.Cookie{Name: "linkforge_session", Value: cookie}) //nolint:gosec // G124: a request's cookie carries no attributes
 	}
+	req.Header.Set("Origin", e.url)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	return e.send(req)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,7 +29,7 @@ func (db *DB) InviteUser(ctx context.Context, inv linkforge.Invite) (linkforge.I
 	if !inv.Role.Valid() {
 		return linkforge.InviteResult{}, linkforge.InvalidField("role", "must be owner, editor or viewer")
 	}
-	email := strings.ToLower(inv.Email)
+	email := linkforge.FoldEmail(inv.Email)
 	ts := now()
 	var out linkforge.InviteResult
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
@@ -181,7 +180,7 @@ func insertTicket(ctx context.Context, tx execer, userID int64, t linkforge.User
 
 // UserByEmail returns the user with that email (any case), or ENotFound.
 func (db *DB) UserByEmail(ctx context.Context, email string) (linkforge.User, error) {
-	return db.user(ctx, `u.email = $1`, strings.ToLower(email))
+	return db.user(ctx, `u.email = $1`, linkforge.FoldEmail(email))
 }
 
 // UserByID returns the user with that id, or ENotFound.

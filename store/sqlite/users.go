@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -32,7 +31,7 @@ func (db *DB) InviteUser(ctx context.Context, inv linkforge.Invite) (linkforge.I
 	if !inv.Role.Valid() {
 		return linkforge.InviteResult{}, linkforge.InvalidField("role", "must be owner, editor or viewer")
 	}
-	email := strings.ToLower(inv.Email)
+	email := linkforge.FoldEmail(inv.Email)
 	ts := now()
 	var out linkforge.InviteResult
 	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
@@ -186,7 +185,7 @@ func insertTicket(ctx context.Context, tx execer, userID int64, t linkforge.User
 
 // UserByEmail returns the user with that email (any case), or ENotFound.
 func (db *DB) UserByEmail(ctx context.Context, email string) (linkforge.User, error) {
-	return db.user(ctx, `u.email = ?`, strings.ToLower(email))
+	return db.user(ctx, `u.email = ?`, linkforge.FoldEmail(email))
 }
 
 // UserByID returns the user with that id, or ENotFound.
