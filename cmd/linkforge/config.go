@@ -75,13 +75,15 @@ func (c config) usesPostgres() bool { return c.DatabaseURL != "" }
 type invocation struct {
 	cmd    *command
 	cfg    config
-	tenant string                // token create, token list, import, export
-	name   string                // token create
-	role   linkforge.Role        // token create, user add; empty: owner
-	email  string                // user commands
-	format string                // import, export
-	quota  linkforge.QuotaChange // tenant quota: the limits given
-	args   []string
+	tenant string         // token create, token list, import, export
+	name   string         // token create
+	role   linkforge.Role // token create, user add; empty: owner
+	email  string         // user commands
+	format string         // import, export
+	// domainMap is import's --domain-map (porting.ParseDomainMap).
+	domainMap map[string]string
+	quota     linkforge.QuotaChange // tenant quota: the limits given
+	args      []string
 	// backup and restore (backup.go)
 	out   string
 	force bool
@@ -190,7 +192,7 @@ var commands = []*command{
 	{name: "token revoke", synopsis: "linkforge token revoke ID", summary: "revoke a token; the API refuses it at once", nargs: 1},
 	{name: "import", synopsis: "linkforge import --tenant NAME --format csv|json|yourls|shlink|bitly FILE",
 		summary: "import links from FILE (- for stdin) into the tenant (created if needed); prints the summary as JSON; exit 1 if a line failed",
-		flags:   []flagSpec{tenantFlag, formatFlag}, nargs: 1},
+		flags:   []flagSpec{tenantFlag, formatFlag}, nargs: 1, extra: importExtra},
 	{name: "export", synopsis: "linkforge export --tenant NAME [--format csv|json]",
 		summary: "write every link of the tenant to stdout, as CSV (default) or JSON",
 		flags:   []flagSpec{tenantFlag, formatFlag}},
