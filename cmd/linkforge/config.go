@@ -75,20 +75,20 @@ func (c config) usesPostgres() bool { return c.DatabaseURL != "" }
 type invocation struct {
 	cmd    *command
 	cfg    config
-	tenant string         // token create, token list, import, export
-	name   string         // token create
-	role   linkforge.Role // token create, user add; empty: owner
-	email  string         // user commands
-	format string         // import, export
-	// domainMap is import's --domain-map (porting.ParseDomainMap).
-	domainMap map[string]string
-	quota     linkforge.QuotaChange // tenant quota: the limits given
-	args      []string
+	tenant string                // token create, token list, import, export
+	name   string                // token create
+	role   linkforge.Role        // token create, user add; empty: owner
+	email  string                // user commands
+	format string                // import, export
+	quota  linkforge.QuotaChange // tenant quota: the limits given
+	args   []string
 	// backup and restore (backup.go)
 	out   string
 	force bool
 	from  string
 	link  linkOptions // link commands (linkcmd.go)
+	// import's --domain-map (porting.ParseDomainMap)
+	domainMap map[string]string
 }
 
 // flagSpec describes one flag. Every flag has an environment variable,
