@@ -32,6 +32,10 @@ type ImportOptions struct {
 	// written (porting.Options.Tenant): `linkforge import` into a new
 	// tenant creates none for a refused file.
 	Tenant func(context.Context) (int64, error)
+	// DomainMap maps the file's hosts (porting.ParseDomainMap). Each
+	// TO is resolved before the file is read: a host the tenant lacks
+	// refuses the import whole, with nothing read.
+	DomainMap map[string]string
 }
 
 // Import imports the file r, in format f, into the tenant (porting.Import:
@@ -48,6 +52,20 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 		// resolver finds none of its hosts, as it should.
 		resolve = func(host string) (int64, error) { return s.domain(ctx, tenantID, host) }
 	}
+	if resolve != nil {
+		for _, to := range o.DomainMap {
+			if to == "" {
+				continue
+			}
+			if _, err := resolve(to); err != nil {
+				if linkforge.ErrorCode(err) == linkforge.EInvalid {
+					return porting.Result{Errors: []porting.LineError{}}, linkforge.InvalidField("domain_map", fmt.Sprintf(
+						"maps to %s, which is not a verified domain of this tenant (an empty TO is the public host)", to))
+				}
+				return porting.Result{Errors: []porting.LineError{}}, fmt.Errorf("import: domain map: %w", err)
+			}
+		}
+	}
 	var tenant func() (int64, error)
 	if o.Tenant != nil {
 		tenant = func() (int64, error) { return o.Tenant(ctx) }
@@ -56,6 +74,7 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 		Domain:        resolve,
 		TenantID:      tenantID,
 		Tenant:        tenant,
+		DomainMap:     o.DomainMap,
 		SelfHosts:     s.self(ctx),
 		PasswordLimit: o.PasswordLimit,
 		Progress:      o.Progress,
@@ -108,7 +127,9 @@ func (s *Service) Export(ctx context.Context, w io.Writer, tenantID int64, f por
 			if s.baseOf != nil && l.DomainID != linkforge.PublicDomainID {
 				return exportLinkJSON{RenderAt(*l, s.baseOf(*l)), l.PasswordHash}
 			}
-			return exportLinkJSON{Render(*l, s.shortBase), l.PasswordHash}
+			j := Render(*l, s.shortBase)
+			j.Domain = "" // the public host, whichever deployment imports it (domainHost)
+			return exportLinkJSON{j, l.PasswordHash}
 		})
 		write, end, out = jw.Write, jw.Close, func() error { return nil }
 	default:
@@ -142,14 +163,17 @@ func (s *Service) Export(ctx context.Context, w io.Writer, tenantID int64, f por
 	return nil
 }
 
-// domainHost is the host of l's domain as the export writes it: the
-// public host's name too, so that an import of the file puts the link back
-// there rather than on the tenant's default domain.
+// domainHost is the host of l's domain as the export writes it, and ""
+// for the public host: the import of LinkForge's own files puts an empty
+// domain on the public host of the deployment that reads it (not on the
+// tenant's default domain), where the source's public host name was
+// refused by every other deployment. An older export's public host is
+// mapped with domain_map.
 func (s *Service) domainHost(l *linkforge.Link) string {
 	if s.baseOf != nil && l.DomainID != linkforge.PublicDomainID {
 		return s.baseOf(*l).Host
 	}
-	return baseHost(s.shortBase)
+	return ""
 }
 
 // importJSON is the summary of an import.

@@ -3,13 +3,16 @@ package porting
 import (
 	"bufio"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/rules"
 )
 
 // The link fields a CSV column can fill, by the names of LinkForge's own
@@ -34,8 +37,19 @@ const (
 	// never holds one and a file of them is a leak waiting to happen.
 	fPassword = "password"
 	// fDomain is the host of the link's domain (Shlink's domain column).
-	fDomain  = "domain"
-	fIgnored = ""
+	fDomain = "domain"
+	// The JSON export's other members, columns of the CSV too: the times
+	// an import keeps when they are consistent, and the routing fields,
+	// read by rules.DecodeField from their JSON (a number, a boolean, the
+	// rules, variants and og as the API writes them).
+	fUpdatedAt      = "updated_at"
+	fExpiredAt      = "expired_at"
+	fRedirectStatus = "redirect_status"
+	fForwardQuery   = "forward_query"
+	fRules          = "rules"
+	fVariants       = "variants"
+	fOG             = "og"
+	fIgnored        = ""
 )
 
 // linkFields maps the names the link's validation gives fields to the CSV
@@ -77,6 +91,8 @@ var specs = map[Format]*csvSpec{
 			"expiresat": fExpiresAt, "maxclicks": fMaxClicks, "clicks": fClicks,
 			"fallbackurl": fFallback, "deviceios": fIOS, "deviceandroid": fAndroid, "devicedesktop": fDesktop,
 			"passwordhash": fHash, "password": fPassword, "domain": fDomain,
+			"updatedat": fUpdatedAt, "expiredat": fExpiredAt, "redirectstatus": fRedirectStatus,
+			"forwardquery": fForwardQuery, "rules": fRules, "variants": fVariants, "og": fOG,
 		},
 		required: []string{fURL},
 		tagSep:   "|",
@@ -314,6 +330,16 @@ func (p *csvParser) record(row []string, line int) Record {
 			fe = append(fe, linkforge.FieldError{Field: p.Column(p.cols[i]), Detail: detail})
 		}
 	}
+	// As the JSON import does: updated_at is kept when it is not before
+	// created_at, expired_at when it records the expiry the link has (its
+	// alarm is then stored as done, not run again).
+	l := &rec.Link
+	if l.CreatedAt.IsZero() || l.UpdatedAt.Before(l.CreatedAt) {
+		l.UpdatedAt = time.Time{}
+	}
+	if l.ExpiredAt != nil && (l.ExpiresAt == nil || l.ExpiredAt.Before(*l.ExpiresAt)) {
+		l.ExpiredAt = nil
+	}
 	rec.Err = linkforge.InvalidFields(fe)
 	return rec
 }
@@ -348,7 +374,7 @@ func (p *csvParser) cell(l *linkforge.Link, field, cell string) (detail string) 
 		}
 	case fTags:
 		l.Tags = splitTags(cell, p.spec.tagSep)
-	case fCreatedAt, fExpiresAt:
+	case fCreatedAt, fExpiresAt, fUpdatedAt, fExpiredAt:
 		if strings.TrimSpace(cell) == "" {
 			return ""
 		}
@@ -356,10 +382,22 @@ func (p *csvParser) cell(l *linkforge.Link, field, cell string) (detail string) 
 		if err != nil {
 			return err.Error()
 		}
-		if field == fCreatedAt {
+		switch field {
+		case fCreatedAt:
 			l.CreatedAt = t
-		} else {
+		case fExpiresAt:
 			l.ExpiresAt = &t
+		case fUpdatedAt:
+			l.UpdatedAt = t
+		default:
+			l.ExpiredAt = &t
+		}
+	case fRedirectStatus, fForwardQuery, fRules, fVariants, fOG:
+		if strings.TrimSpace(cell) == "" {
+			return "" // none: 302, false, no rules, variants or card
+		}
+		if fe := rules.DecodeField(field, json.RawMessage(cell), l); len(fe) > 0 {
+			return fe[0].Detail
 		}
 	case fMaxClicks:
 		if strings.TrimSpace(cell) == "" {

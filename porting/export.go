@@ -60,9 +60,13 @@ func Links(ctx context.Context, st ExportStore, tenantID int64, pageSize int) it
 // CSVHeader is the header of the CSV export (API.md). The columns after
 // clicks carry the rest of what makes the link behave as it does, so that a
 // round trip never weakens it: password_hash is the stored argon2id hash
-// (never the password), which the import takes back as it is.
+// (never the password), which the import takes back as it is; domain is
+// empty for the public host; the columns after it are the JSON export's
+// other members (rules, variants and og as their JSON), so that the CSV
+// carries every field the JSON does.
 var CSVHeader = []string{"slug", "url", "title", "tags", "created_at", "expires_at", "max_clicks", "clicks",
-	"fallback_url", "device_ios", "device_android", "device_desktop", "password_hash", "domain"}
+	"fallback_url", "device_ios", "device_android", "device_desktop", "password_hash", "domain",
+	"updated_at", "expired_at", "redirect_status", "forward_query", "rules", "variants", "og"}
 
 // CSVWriter writes the CSV export, one link per Write. Tags are joined by
 // "|"; times are RFC 3339 in UTC; empty cells are absent values. A cell
@@ -112,10 +116,39 @@ func (cw *CSVWriter) Write(l *linkforge.Link) error {
 	if cw.domain != nil {
 		r[13] = cw.domain(l)
 	}
+	r[14], r[15] = "", ""
+	if !l.UpdatedAt.IsZero() {
+		r[14] = l.UpdatedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if l.ExpiredAt != nil {
+		r[15] = l.ExpiredAt.UTC().Format(time.RFC3339Nano)
+	}
+	rt := l.Routes()
+	r[16], r[17] = strconv.Itoa(l.RedirectCode()), strconv.FormatBool(rt.ForwardQuery)
+	r[18], r[19], r[20] = jsonCell(rt.Rules), jsonCell(rt.Variants), ""
+	if !rt.OG.IsZero() {
+		r[20] = jsonCell(rt.OG)
+	}
 	for i := range r {
 		r[i] = quoteFormula(r[i])
 	}
 	return cw.w.Write(r)
+}
+
+// jsonCell is a routing value as a cell: its JSON, "" for none. HTML
+// characters stay as they are (a URL's & is not \u0026), for whoever
+// reads the cell. The types hold only strings and ints, which always
+// encode.
+func jsonCell(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	cell := strings.TrimSuffix(b.String(), "\n")
+	if cell == "null" || cell == "[]" {
+		return ""
+	}
+	return cell
 }
 
 func (cw *CSVWriter) writeHeader() error {

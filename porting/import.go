@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -72,6 +73,45 @@ type Options struct {
 	// when it has none) to the tenant's domain id, as a create does; its
 	// error fails the line. nil: every link goes on the public host.
 	Domain func(host string) (int64, error)
+	// DomainMap replaces the hosts of the file's domains before Domain
+	// resolves them (ParseDomainMap): the file of another deployment or
+	// shortener names hosts this tenant does not have (Shlink's own host,
+	// an older export's public host). A host mapped to "" goes on the
+	// public host.
+	DomainMap map[string]string
+}
+
+// MaxDomainMap bounds the pairs of a domain map: a file names a few hosts.
+const MaxDomainMap = 100
+
+// ParseDomainMap reads the FROM=TO pairs of a domain map (the API's
+// domain_map parameters, the CLI's --domain-map flags): FROM is a host of
+// the file ("" for its lines that name none), TO a domain of the tenant,
+// or "" for the public host. Hosts compare case-insensitively. The error
+// is EInvalid naming the field "domain_map".
+func ParseDomainMap(pairs []string) (map[string]string, error) {
+	if len(pairs) > MaxDomainMap {
+		return nil, linkforge.InvalidField("domain_map", fmt.Sprintf("has %d pairs; at most %d", len(pairs), MaxDomainMap))
+	}
+	m := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		from, to, ok := strings.Cut(p, "=")
+		if !ok {
+			return nil, linkforge.InvalidField("domain_map", fmt.Sprintf("%q is not FROM=TO (a host of the file, then a domain of the tenant or nothing for the public host)", truncate(p, 80)))
+		}
+		from, to = normHost(from), normHost(to)
+		if _, dup := m[from]; dup {
+			return nil, linkforge.InvalidField("domain_map", fmt.Sprintf("maps %q twice", truncate(from, 80)))
+		}
+		m[from] = to
+	}
+	return m, nil
+}
+
+// normHost is the form a domain map compares hosts in: a file's domain
+// cell and a map's FROM match whatever their case or a trailing dot.
+func normHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
 }
 
 // Result sums up an import. Every line of the file is in exactly one of
@@ -116,6 +156,10 @@ type importer struct {
 	column func(string) string
 	// domains caches Options.Domain's answers by host.
 	domains map[string]domainAnswer
+	// own: the file is LinkForge's own export, whose empty domain is the
+	// public host (not the tenant's default domain, as for a file of
+	// another shortener that names none).
+	own bool
 }
 
 // linkKey is a link's identity: a slug is unique per domain.
@@ -138,10 +182,30 @@ func (im *importer) domainOf(host string) (int64, error) {
 	}
 	a, ok := im.domains[host]
 	if !ok {
-		a.id, a.err = im.opt.Domain(host)
+		a.id, a.err = im.resolve(host)
 		im.domains[host] = a
 	}
 	return a.id, a.err
+}
+
+// resolve maps host (Options.DomainMap) and resolves it.
+func (im *importer) resolve(host string) (int64, error) {
+	to, mapped := im.opt.DomainMap[normHost(host)]
+	switch {
+	case mapped && to == "":
+		return linkforge.PublicDomainID, nil
+	case mapped:
+		return im.opt.Domain(to)
+	case host == "" && im.own:
+		return linkforge.PublicDomainID, nil
+	}
+	id, err := im.opt.Domain(host)
+	if linkforge.ErrorCode(err) == linkforge.EInvalid && host != "" {
+		// The file comes from elsewhere: say how to bring its host here.
+		return 0, linkforge.InvalidField(fDomain, detailOf(err)+
+			fmt.Sprintf("; map it with domain_map %s=TO (linkforge import: --domain-map), TO a domain of the tenant or empty for the public host", truncate(host, 80)))
+	}
+	return id, err
 }
 
 // Import reads a file of format f from r and writes its links to the
@@ -171,7 +235,7 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 		opt.PasswordLimit = password.DefaultParams
 	}
 	im := &importer{ctx: ctx, st: st, opt: opt, slugs: map[linkKey]bool{}, column: p.Column,
-		domains: map[string]domainAnswer{}}
+		domains: map[string]domainAnswer{}, own: f == CSV || f == JSON}
 	im.res.Errors, im.res.Notes = []LineError{}, []LineError{}
 	last := 0
 	for {
@@ -209,7 +273,7 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 			if linkforge.ErrorCode(err) != linkforge.EInvalid {
 				return im.res, fmt.Errorf("import: domain %q: %w", rec.Domain, err)
 			}
-			im.fail(rec.Line, linkforge.InvalidField(p.Column(fDomain), fieldDetail(err)))
+			im.fail(rec.Line, linkforge.InvalidField(p.Column(fDomain), detailOf(err)))
 			continue
 		}
 		if err := im.add(rec); err != nil {
@@ -220,18 +284,6 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 		return im.res, err
 	}
 	return im.res, nil
-}
-
-// fieldDetail is what err says of its first field (the domain resolver's
-// "domain x is not one of this tenant's"), without the "invalid FIELD: "
-// its message starts with: the line's error puts that prefix back with the
-// file's own column, once.
-func fieldDetail(err error) string {
-	var ae *linkforge.Error
-	if errors.As(err, &ae) && len(ae.Fields) > 0 {
-		return ae.Fields[0].Detail
-	}
-	return linkforge.ErrorMessage(err)
 }
 
 // tenant returns the tenant the links go to, making it (Options.Tenant) at

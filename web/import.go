@@ -98,7 +98,8 @@ func (g *importGate) enter(key importKey) (leave func(), err error) {
 	}, nil
 }
 
-// importLinks answers POST /api/v1/import?format=...: the body is the file,
+// importLinks answers POST /api/v1/import?format=...[&domain_map=FROM=TO]...:
+// the body is the file,
 // read as a stream and written in batches (porting.Import).
 func (s *Server) importLinks(c echo.Context) error {
 	req := c.Request()
@@ -117,6 +118,10 @@ func (s *Server) importLinks(c echo.Context) error {
 	}
 	if req.ContentLength > MaxImportBytes {
 		return importTooLarge()
+	}
+	domainMap, err := porting.ParseDomainMap(c.QueryParams()["domain_map"])
+	if err != nil {
+		return err
 	}
 	tenant := tenantID(c)
 	token, _ := c.Get(ctxTokenID).(int64)
@@ -137,6 +142,7 @@ func (s *Server) importLinks(c echo.Context) error {
 	// the dashboards, the scheduler).
 	res, err := s.links.Import(req.Context(), tenant, f, body, links.ImportOptions{
 		PasswordLimit: s.importPasswordLimit(),
+		DomainMap:     domainMap,
 		Progress:      func() { _ = rc.SetWriteDeadline(time.Now().Add(importWriteIdle)) },
 	})
 	if err != nil {

@@ -700,7 +700,7 @@ var apiQuery = map[string][]string{
 	// webhooks.go
 	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
 	http.MethodGet + " " + pathExport:          {"format"},
-	http.MethodPost + " " + pathImport:         {"format"},
+	http.MethodPost + " " + pathImport:         {"format", "domain_map"},
 	http.MethodGet + " " + pathAudit:           {"limit", "cursor"},
 	// A session's tenant, where a browser cannot send the header (live.go).
 	http.MethodGet + " " + pathLive: {"tenant"},

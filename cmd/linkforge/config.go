@@ -102,6 +102,8 @@ type invocation struct {
 	force bool
 	from  string
 	link  linkOptions // link commands (linkcmd.go)
+	// import's --domain-map (porting.ParseDomainMap)
+	domainMap map[string]string
 }
 
 // flagSpec describes one flag. Every flag has an environment variable,
@@ -209,7 +211,7 @@ var commands = []*command{
 	{name: "token revoke", synopsis: "linkforge token revoke ID", summary: "revoke a token; the API refuses it at once", nargs: 1},
 	{name: "import", synopsis: "linkforge import --tenant NAME --format csv|json|yourls|shlink|bitly FILE",
 		summary: "import links from FILE (- for stdin) into the tenant (created if needed); prints the summary as JSON; exit 1 if a line failed",
-		flags:   []flagSpec{tenantFlag, formatFlag}, nargs: 1},
+		flags:   []flagSpec{tenantFlag, formatFlag}, nargs: 1, extra: importExtra},
 	{name: "export", synopsis: "linkforge export --tenant NAME [--format csv|json]",
 		summary: "write every link of the tenant to stdout, as CSV (default) or JSON",
 		flags:   []flagSpec{tenantFlag, formatFlag}},

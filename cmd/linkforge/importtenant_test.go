@@ -59,3 +59,33 @@ func TestRefusedImportCreatesNoTenant(t *testing.T) {
 		t.Errorf("an import that created a link left %d tenants, want %d", got, before+1)
 	}
 }
+
+// TestImportDomainMapFlag: `linkforge import --domain-map` puts the lines
+// of a Shlink web-client CSV, which name the Shlink host, on the public
+// host (empty TO); without it each line fails naming the flag; a pair
+// without "=" is a usage error.
+func TestImportDomainMapFlag(t *testing.T) {
+	dataDir := t.TempDir()
+	base := []string{"--data-dir", dataDir, "--log-format", "text"}
+	mustRunInProcess(t, exitOK, append([]string{"migrate"}, base...)...)
+	file := filepath.Join(t.TempDir(), "shlink.csv")
+	body := "createdAt,domain,shortCode,shortUrl,longUrl,title,tags,visits\n" +
+		"2024-01-05T10:00:00+00:00,s.test,abc12,https://s.test/abc12,https://example.com/a,First,x|y,3\n" +
+		"2024-01-06T10:00:00+00:00,s.test,def34,https://s.test/def34,https://example.com/b,,,0\n"
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := func(extra ...string) []string {
+		return append(append([]string{"import", "--tenant", "acme", "--format", "shlink"}, extra...), append([]string{file}, base...)...)
+	}
+
+	out, _ := mustRunInProcess(t, exitFailure, args()...)
+	if s := mustSummary(t, out); s.Created != 0 || s.Failed != 2 || !strings.Contains(out, "--domain-map") {
+		t.Errorf("import without a map = %s", out)
+	}
+	mustRunInProcess(t, exitUsage, args("--domain-map", "s.test")...)
+	out, _ = mustRunInProcess(t, exitOK, args("--domain-map", "s.test=", "--domain-map", "other.test=")...)
+	if s := mustSummary(t, out); s.Created != 2 || s.Failed != 0 {
+		t.Errorf("import with --domain-map s.test= = %s", out)
+	}
+}

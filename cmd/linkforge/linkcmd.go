@@ -89,7 +89,7 @@ var (
 // flagArgs are the placeholders of the flags without an environment
 // variable, for the help.
 var flagArgs = func() map[string]string {
-	m := map[string]string{"tag": "TAG", "clear": "FIELD", "rule": "RULE", "variant": "URL=WEIGHT"}
+	m := map[string]string{"tag": "TAG", "clear": "FIELD", "rule": "RULE", "variant": "URL=WEIGHT", "domain-map": "FROM=TO"}
 	for _, l := range [][]struct{ name, arg, usage string }{linkFieldFlags, linkListFlags, linkStatsFlags, routingFieldFlags} {
 		for _, f := range l {
 			m[f.name] = f.arg

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/links"
@@ -35,6 +37,21 @@ func checkFormat(cmd, v, source string) (string, error) {
 		return "", usagef("invalid %s %q: want csv, json, yourls, shlink or bitly", source, v)
 	}
 	return v, nil
+}
+
+// importExtra registers import's repeatable --domain-map FROM=TO and
+// checks it into the invocation.
+func importExtra(fs *pflag.FlagSet) func(*invocation, func(flagSpec) (string, string)) error {
+	pairs := fs.StringArray("domain-map", nil, "put the file's domain FROM on the tenant's domain TO, or on the public host when TO is empty "+
+		"(a Shlink host, another deployment's public host); repeat for several")
+	return func(inv *invocation, _ func(flagSpec) (string, string)) error {
+		m, err := porting.ParseDomainMap(*pairs)
+		if err != nil {
+			return usagef("invalid --domain-map: %s", fileProblem(err))
+		}
+		inv.domainMap = m
+		return nil
+	}
 }
 
 // importLinks imports FILE (- for stdin) into the tenant, creating the
@@ -67,7 +84,7 @@ func (a *app) importLinks(inv invocation) int {
 	if err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
 		return a.fail("cannot import", fmt.Errorf("tenant %q: %w", inv.tenant, err))
 	}
-	opts := links.ImportOptions{}
+	opts := links.ImportOptions{DomainMap: inv.domainMap}
 	if err != nil {
 		tenant = linkforge.Tenant{Name: inv.tenant}
 		opts.Tenant = func(ctx context.Context) (int64, error) {
