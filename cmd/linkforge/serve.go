@@ -579,6 +579,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		DomainVerify:        a.cfg.DomainVerify,
 		MaxDomainsPerTenant: a.cfg.MaxDomainsPerTenant,
 		AdminOnDomains:      a.cfg.AdminOnDomains,
+		CacheBytes:          a.cfg.LinkCacheBytes,
 		SessionTTL:          a.cfg.SessionTTL,
 		OIDC:                a.cfg.OIDC.login(),
 		// The bulk route pushes this deadline forward as it hashes.
