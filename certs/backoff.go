@@ -69,18 +69,24 @@ func (m *Manager) backingOff(host string) (time.Time, bool) {
 	return f.retryAt, true
 }
 
-// deferOrder refuses a certificate for host while its backoff runs, unless
-// the storage holds one (another node obtained it meanwhile): certmagic
-// asks before it loads from the storage too, and loading costs no order.
+// deferOrder refuses a certificate for host while its backoff runs, so
+// that the handshake fails at once without an order. It allows the host
+// when the storage holds a valid certificate for it: certmagic asks
+// before it loads one from the storage, and before it renews a cached one
+// during a handshake, and refusing would drop a certificate that still
+// serves; the order itself is then stopped at cert_obtaining (onEvent).
 func (m *Manager) deferOrder(ctx context.Context, host string) error {
 	until, ok := m.backingOff(host)
 	if !ok {
 		return nil
 	}
 	if leaf, err := m.storedLeaf(ctx, host); err == nil && m.cfg.Now().Before(leaf.NotAfter) {
-		m.orderSucceeded(host)
 		return nil
 	}
 	m.metrics.deferred.Inc()
+	return backoffError(host, until)
+}
+
+func backoffError(host string, until time.Time) error {
 	return fmt.Errorf("certs: the last order for %s failed; the next is not before %s", host, until.UTC().Format(time.RFC3339))
 }

@@ -291,6 +291,14 @@ func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any
 	renewal, _ := data["renewal"].(bool)
 	switch event {
 	case "cert_obtaining":
+		// Emitted before an obtain or a renewal asks the authority
+		// anything: the one place every order passes, however it was
+		// started (a handshake, certmagic's maintenance, ours). An error
+		// aborts it, and is not counted as a failure.
+		if until, ok := m.backingOff(host); ok {
+			m.metrics.deferred.Inc()
+			return backoffError(host, until)
+		}
 		m.mu.Lock()
 		if s := m.hosts[host]; s.state != StateReady {
 			m.hosts[host] = hostState{state: StatePending}
@@ -310,6 +318,9 @@ func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any
 		for _, name := range sans {
 			if leaf, err := m.storedLeaf(ctx, name); err == nil {
 				m.setLeaf(name, leaf)
+				if !m.due(leaf) {
+					m.orderSucceeded(name) // a new one: no order is pending
+				}
 			}
 		}
 	case "cert_failed":

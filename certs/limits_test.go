@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,5 +128,62 @@ func TestMetricsNameNoHost(t *testing.T) {
 	}
 	if expiry["public"] != float64(public.NotAfter.Unix()) || expiry["domains"] != float64(domain.NotAfter.Unix()) || len(expiry) != 2 {
 		t.Errorf("earliest expiry by hosts = %v, want public %d and domains %d", expiry, public.NotAfter.Unix(), domain.NotAfter.Unix())
+	}
+}
+
+// TestFailedRenewalBacksOff: a renewal that failed is not tried again by
+// the renewal pass before its backoff ends (each pass would otherwise
+// make an order, every 10 minutes, for as long as the host's DNS points
+// elsewhere); the certificate keeps being served meanwhile.
+func TestFailedRenewalBacksOff(t *testing.T) {
+	ch := listenChallenges(t)
+	acme := acmetest.Start(t, ch.port)
+	st := openSQLite(t, filepath.Join(t.TempDir(), "linkforge.db"))
+	clk := newClock()
+	short := newManager(t, st, acme, ch, nodeOptions{profile: "shortlived", now: clk.Now})
+	m := newManager(t, st, acme, ch, nodeOptions{profile: "default", now: clk.Now})
+	var answer atomic.Bool
+	answer.Store(true)
+	srv := &http.Server{ReadHeaderTimeout: time.Minute, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !answer.Load() {
+			http.NotFound(w, r)
+			return
+		}
+		m.HTTPHandler(http.NotFoundHandler()).ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ch.ln) }()
+	t.Cleanup(func() { srv.Close() })
+
+	first, err := handshake(t.Context(), short, host, acme.Issued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer.Store(false)      // the host's DNS now leads elsewhere
+	clk.Add(110 * time.Hour) // in the renewal window (the last third of 160 h)
+	if err := m.Maintain(t.Context()); err == nil {
+		t.Fatal("a renewal whose challenge was not answered succeeded")
+	}
+	if n := acme.Orders(host); n != 2 {
+		t.Fatalf("%d orders after the failed renewal, want 2", n)
+	}
+	for range 3 {
+		clk.Add(10 * time.Minute) // the passes of the next half hour
+		if err := m.Maintain(t.Context()); err != nil {
+			t.Errorf("a pass within the backoff: %v, want nothing tried", err)
+		}
+	}
+	if n := acme.Orders(host); n != 2 {
+		t.Errorf("%d orders after passes within the backoff, want 2", n)
+	}
+	if got, err := handshake(t.Context(), m, host, acme.Issued); err != nil || got.SerialNumber.Cmp(first.SerialNumber) != 0 {
+		t.Errorf("handshake within the backoff: %v, %v; want the certificate still valid", got, err)
+	}
+	answer.Store(true)
+	clk.Add(30 * time.Minute) // an hour after the failure
+	if err := m.Maintain(t.Context()); err != nil {
+		t.Fatalf("the pass after the backoff: %v", err)
+	}
+	if n := acme.Orders(host); n != 3 {
+		t.Errorf("%d orders once the backoff ended, want 3", n)
 	}
 }

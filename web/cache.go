@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/prometheus/client_golang/prometheus"
@@ -119,13 +120,19 @@ type linkCache struct {
 	heard  PeerHealth
 	seed   maphash.Seed
 	shards []cacheShard // a power of two of them
-	// shardSize is the capacity of each shard's positive LRU.
-	shardSize int
-	group     singleflight.Group
+	// shardSize is the capacity of each shard's positive LRU, and
+	// shardBytes the bytes its entries may take (cachedLink.bytes): a
+	// link with much routing takes a few hundred kilobytes, so the bytes
+	// bound the memory where the count alone could not (ADR 049).
+	shardSize  int
+	shardBytes int
+	group      singleflight.Group
 
 	// Lookups by outcome, so operators can see the hit ratio and a flood
 	// of unknown slugs (cacheLookups).
 	lookups *cacheLookups
+	// bytesMetric is linkforge_link_cache_bytes.
+	bytesMetric prometheus.GaugeFunc
 }
 
 // cacheShard is one slice of the cache: the slugs whose hash lands here.
@@ -138,6 +145,9 @@ type cacheShard struct {
 	epoch uint64 // incremented by every invalidation in the shard
 	pos   *simplelru.LRU[cacheKey, *cachedLink]
 	neg   *simplelru.LRU[cacheKey, time.Time] // key -> when the entry stops counting
+	// bytes is what pos's entries take (cachedLink.bytes), kept by add
+	// and by pos's eviction callback, which every removal runs.
+	bytes int
 	// Keeps two shards' locks off one cache line.
 	_ [64]byte
 }
@@ -178,9 +188,9 @@ type cachedLink struct {
 	promoted atomic.Int64
 }
 
-// newLinkCache returns a cache of about size links reading store. heard
-// may be nil.
-func newLinkCache(store linkReader, now func() time.Time, size int, reg prometheus.Registerer, heard PeerHealth) (*linkCache, error) {
+// newLinkCache returns a cache of about size links and at most maxBytes
+// bytes of entries (cachedLink.bytes) reading store. heard may be nil.
+func newLinkCache(store linkReader, now func() time.Time, size, maxBytes int, reg prometheus.Registerer, heard PeerHealth) (*linkCache, error) {
 	lookups, err := register(reg, newCacheLookups())
 	if err != nil {
 		return nil, fmt.Errorf("web: link cache metrics: %w", err)
@@ -189,12 +199,19 @@ func newLinkCache(store linkReader, now func() time.Time, size int, reg promethe
 	for n > 1 && size/n < minShardSize {
 		n /= 2
 	}
-	// Rounded up: the shards together hold at least size links.
+	// Rounded up: the shards together hold at least size links. The
+	// bytes rounded down: together they take at most maxBytes.
 	c := &linkCache{store: store, now: now, heard: heard, seed: maphash.MakeSeed(),
-		shards: make([]cacheShard, n), shardSize: (size + n - 1) / n, lookups: lookups}
+		shards: make([]cacheShard, n), shardSize: (size + n - 1) / n, shardBytes: maxBytes / n, lookups: lookups}
+	if c.bytesMetric, err = register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "linkforge_link_cache_bytes",
+		Help: "Bytes the redirect-path link cache's entries take, as it accounts them (its bound is --link-cache-bytes).",
+	}, func() float64 { return float64(c.bytes()) })); err != nil {
+		return nil, fmt.Errorf("web: link cache metrics: %w", err)
+	}
 	for i := range c.shards {
 		sh := &c.shards[i]
-		if sh.pos, err = simplelru.NewLRU[cacheKey, *cachedLink](c.shardSize, nil); err != nil {
+		if sh.pos, err = newShardLRU(sh, c.shardSize); err != nil {
 			return nil, fmt.Errorf("web: link cache: %w", err)
 		}
 		if sh.neg, err = simplelru.NewLRU[cacheKey, time.Time](max(1, (size/10+n-1)/n), nil); err != nil {
@@ -202,6 +219,39 @@ func newLinkCache(store linkReader, now func() time.Time, size int, reg promethe
 		}
 	}
 	return c, nil
+}
+
+// newShardLRU returns an LRU of size entries for sh, whose evictions and
+// removals take their entries' bytes off sh.bytes.
+func newShardLRU(sh *cacheShard, size int) (*simplelru.LRU[cacheKey, *cachedLink], error) {
+	return simplelru.NewLRU(size, func(_ cacheKey, e *cachedLink) { sh.bytes -= e.bytes() })
+}
+
+// add caches e in sh, then evicts the least recently used entries while sh
+// takes more than maxBytes: all but e, at most (one link larger than a
+// shard's share is still cached alone). sh.mu is held for writing.
+func (sh *cacheShard) add(e *cachedLink, maxBytes int) {
+	k := e.cacheKey()
+	if old, ok := sh.pos.Peek(k); ok {
+		sh.bytes -= old.bytes() // replaced by Add without the eviction callback
+	}
+	sh.pos.Add(k, e)
+	sh.bytes += e.bytes()
+	for sh.bytes > maxBytes && sh.pos.Len() > 1 {
+		sh.pos.RemoveOldest()
+	}
+}
+
+// bytes is what the cache's entries take, as accounted.
+func (c *linkCache) bytes() int {
+	n := 0
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.RLock()
+		n += sh.bytes
+		sh.mu.RUnlock()
+	}
+	return n
 }
 
 // shard returns k's shard and its index. The domain id is mixed into the
@@ -358,7 +408,7 @@ func (c *linkCache) fill(ctx context.Context, k cacheKey) (any, error) {
 	e := newCachedLink(slug, l, now, now.Add(positiveTTL))
 	e.promoted.Store(now.UnixNano())
 	if sh.epoch == epoch {
-		sh.pos.Add(e.cacheKey(), e)
+		sh.add(e, c.shardBytes)
 		sh.neg.Remove(k)
 	}
 	return e, nil
@@ -444,6 +494,37 @@ func (e *cachedLink) init(key string, l *linkforge.Link, location, fallback, all
 	if l.Slug != key {
 		e.link.Slug = next(len(l.Slug))
 	}
+}
+
+// entryOverhead is what an entry costs beyond its own struct and what it
+// points to: its element in the LRU's list and its slot in the LRU's map.
+const entryOverhead = 160
+
+// bytes estimates the memory e keeps: itself, its strings, its device
+// targets and its compiled routing, with its place in the LRU. Computed,
+// not stored: the entry stays in its size class, and the same entry gives
+// the same answer when it is added and when it is evicted.
+func (e *cachedLink) bytes() int {
+	n := int(unsafe.Sizeof(*e)) + entryOverhead + stringsLen(e.key, &e.link, e.location[0], e.fallbackOf()) +
+		e.routes.Bytes()
+	if e.fallback != nil {
+		n += int(unsafe.Sizeof(""))
+	}
+	if e.link.ExpiresAt != nil {
+		n += int(unsafe.Sizeof(time.Time{}))
+	}
+	if e.link.MaxClicks != nil {
+		n += int(unsafe.Sizeof(int64(0)))
+	}
+	if d := e.devices; d != nil {
+		n += int(unsafe.Sizeof(*d))
+		for _, l := range [][]string{d.ios, d.android, d.desktop} {
+			if &l[0] != &e.location[0] {
+				n += int(unsafe.Sizeof("")) + len(l[0])
+			}
+		}
+	}
+	return n
 }
 
 // cacheKey is the key e is cached under: its link's domain, and the slug
@@ -614,7 +695,7 @@ func (c *linkCache) compact(idleBefore time.Time) (kept, dropped int) {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
-		fresh, err := simplelru.NewLRU[cacheKey, *cachedLink](c.shardSize, nil)
+		fresh, err := newShardLRU(sh, c.shardSize)
 		if err != nil { // only for a size below 1, refused by newLinkCache
 			sh.mu.Unlock()
 			panic(err)
@@ -626,8 +707,12 @@ func (c *linkCache) compact(idleBefore time.Time) (kept, dropped int) {
 				keep = append(keep, e)
 			}
 		}
+		// The old LRU is dropped without its callbacks: the bytes are
+		// those of the copies.
+		sh.bytes = 0
 		for _, e := range compactEntries(keep) {
 			fresh.Add(e.cacheKey(), e)
+			sh.bytes += e.bytes()
 		}
 		kept += len(keep)
 		dropped += len(all) - len(keep)

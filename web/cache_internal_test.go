@@ -34,7 +34,7 @@ func newBenchCache(tb testing.TB, n int) (*linkCache, []string) {
 		}
 	}
 	start := time.Now()
-	c, err := newLinkCache(st, func() time.Time { return start }, DefaultCacheSize, prometheus.NewRegistry(), nil)
+	c, err := newLinkCache(st, func() time.Time { return start }, DefaultCacheSize, DefaultCacheBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCacheHotLinkUnderInvalidations(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	c, err := newLinkCache(st, now, DefaultCacheSize, prometheus.NewRegistry(), nil)
+	c, err := newLinkCache(st, now, DefaultCacheSize, DefaultCacheBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestCachePromotesOncePerSecond(t *testing.T) {
 	}
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := t0
-	c, err := newLinkCache(st, func() time.Time { return clock }, 3, prometheus.NewRegistry(), nil)
+	c, err := newLinkCache(st, func() time.Time { return clock }, 3, DefaultCacheBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestCacheEntryHoldsOnlyItsOwnMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	c, err := newLinkCache(st, func() time.Time { return now }, 100, prometheus.NewRegistry(), nil)
+	c, err := newLinkCache(st, func() time.Time { return now }, 100, DefaultCacheBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := now
-	c, err := newLinkCache(st, func() time.Time { return clock }, 1000, prometheus.NewRegistry(), nil)
+	c, err := newLinkCache(st, func() time.Time { return clock }, 1000, DefaultCacheBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestCacheCompactFreesBurstSpans(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	// Twice n: the shards' LRUs (n/64 each) would each evict some.
-	c, err := newLinkCache(st, func() time.Time { return now }, 2*n, prometheus.NewRegistry(), nil)
+	c, err := newLinkCache(st, func() time.Time { return now }, 2*n, DefaultCacheBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

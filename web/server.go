@@ -48,6 +48,10 @@ const (
 	DefaultRateLimit = rate.Limit(20) // admin API requests per second per token
 	DefaultRateBurst = 40
 	DefaultCacheSize = 100_000 // links kept by the redirect cache
+	// DefaultCacheBytes bounds the bytes of the redirect cache's entries
+	// (--link-cache-bytes): a link with much routing takes a few hundred
+	// kilobytes of it, a plain one well under one.
+	DefaultCacheBytes = 256 << 20
 	// DefaultLiveRateLimit and DefaultLiveRateBurst limit the live feed's
 	// upgrades per token: 1,000 viewers sharing a token (re)connect at
 	// once, and then 200 more every second.
@@ -111,6 +115,9 @@ type Config struct {
 	// CacheSize bounds the redirect cache; 0: DefaultCacheSize. Unknown slugs
 	// are cached separately, in at most a tenth of that.
 	CacheSize int
+	// CacheBytes bounds the bytes the redirect cache's entries take
+	// (--link-cache-bytes); 0: DefaultCacheBytes.
+	CacheBytes int
 	// Live serves the live dashboard's WebSocket feed (GET /api/v1/live,
 	// package dashboard's Hub); nil: that route answers 503.
 	Live LiveFeed
@@ -392,7 +399,7 @@ func New(cfg Config) (*Server, error) {
 		size = DefaultCacheSize
 	}
 	var err error
-	if s.cache, err = newLinkCache(cfg.Store, s.now, size, s.registry, cfg.PeerHealth); err != nil {
+	if s.cache, err = newLinkCache(cfg.Store, s.now, size, cmp.Or(max(cfg.CacheBytes, 0), DefaultCacheBytes), s.registry, cfg.PeerHealth); err != nil {
 		return nil, err
 	}
 	if s.links, err = s.newLinkService(cfg); err != nil {

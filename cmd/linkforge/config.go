@@ -52,6 +52,8 @@ type config struct {
 	WebhookAllowPrivate bool
 	// DomainVerify is how tenants' new domains are verified.
 	DomainVerify domain.VerifyMode
+	// LinkCacheBytes bounds the bytes of the redirect cache's entries.
+	LinkCacheBytes int
 	// AdminOnDomains answers the admin routes on the domains too.
 	AdminOnDomains bool
 	// MaxDomainsPerTenant bounds a tenant's domains (1 or more).
@@ -153,6 +155,7 @@ var globalFlags = []flagSpec{
 	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},
 	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
 	{"admin-on-domains", "", "false", "answer the sign-in pages, the dashboard and the admin API on the tenants' domains too (by default on the public URL's host only; a domain serves its links, its root and not-found URLs and its verification)"},
+	{"link-cache-bytes", "SIZE", "256MiB", "memory the redirect cache's links may take (a link with many rules and variants takes a few hundred KB, a plain one under 1 KB); the least recently used go past it"},
 	{"max-domains-per-tenant", "N", strconv.Itoa(domain.DefaultMaxPerTenant), "domains a tenant may have at most (API and domain add answer quota_exceeded past it): each costs verification attempts and a certificate order"},
 	{"trusted-proxies", "CIDRS", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front; only from these peers is X-Forwarded-For taken as the client address (rightmost untrusted hop); empty: the peer is the client"},
 	{"geoip-db", "FILE", "", "MaxMind-format .mmdb (GeoLite2 or DB-IP, country or city) for the country of clicks; empty: the embedded IP2Location LITE table"},
@@ -445,6 +448,12 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	}
 	cfg.MaxConnections = n
 
+	raw, source = get("link-cache-bytes")
+	cacheBytes, err := humanize.ParseBytes(raw)
+	if err != nil || cacheBytes < 1<<20 || cacheBytes > math.MaxInt64 {
+		return usagef("invalid %s %q: want a size of 1MiB or more, such as 256MiB or 1GB", source, raw)
+	}
+	cfg.LinkCacheBytes = int(cacheBytes)
 	raw, source = get("admin-on-domains")
 	if cfg.AdminOnDomains, err = strconv.ParseBool(raw); err != nil {
 		return usagef("invalid %s %q: want true or false", source, raw)

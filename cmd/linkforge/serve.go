@@ -586,6 +586,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		DomainVerify:        a.cfg.DomainVerify,
 		MaxDomainsPerTenant: a.cfg.MaxDomainsPerTenant,
 		AdminOnDomains:      a.cfg.AdminOnDomains,
+		CacheBytes:          a.cfg.LinkCacheBytes,
 		SessionTTL:          a.cfg.SessionTTL,
 		SessionMaxAge:       a.cfg.SessionMaxAge,
 		OIDC:                a.cfg.OIDC.login(),
