@@ -54,6 +54,8 @@ var Operations = []Operation{
 	{"GET", "/api/v1/audit", "Audit"},
 	{"DELETE", "/api/v1/me/sessions", "EndMySessions"},
 	{"GET", "/api/v1/me/sessions", "MySessions"},
+	{"POST", "/api/v1/me/invitations/{tenant}/accept", "AcceptInvitation"},
+	{"POST", "/api/v1/me/invitations/{tenant}/decline", "DeclineInvitation"},
 	{"POST", "/api/v1/users", "InviteUser"},
 	{"GET", "/api/v1/users", "Users"},
 	{"PATCH", "/api/v1/users/{id}", "SetUserRole"},

@@ -65,6 +65,16 @@ type Me struct {
 	// Token is the client's token; nil for a session.
 	Token   *Token   `json:"token"`
 	Tenants []string `json:"tenants"`
+	// Invitations are a signed-in user's pending invitations.
+	Invitations []Invitation `json:"invitations"`
+}
+
+// Invitation is a tenant's invitation of the signed-in user, waiting for
+// their answer.
+type Invitation struct {
+	Tenant    string    `json:"tenant"`
+	Role      string    `json:"role"`
+	InvitedAt time.Time `json:"invited_at"`
 }
 
 // Me answers who the client's credential is: its tenant and role.
