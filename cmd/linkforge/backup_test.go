@@ -208,7 +208,7 @@ func TestBackupUnderLoad(t *testing.T) {
 	}
 
 	// Restore into a fresh data dir: the database is the backup's.
-	fresh := newNode(t, "")
+	fresh := newEmptyNode(t, "")
 	restored := parseSummary(t, fresh.mustRun("restore", "--from", out))
 	if restored.Links != backed.Links || restored.Clicks != backed.Clicks || restored.Tokens != backed.Tokens || restored.Previous != "" {
 		t.Errorf("restore summary %+v, backup summary %+v", restored, backed)

@@ -15,6 +15,7 @@ func TestDomainAddQuota(t *testing.T) {
 		t.Helper()
 		return mustRunInProcess(t, code, append(append([]string{}, args...), "--data-dir", dir, "--domain-verify", "none")...)
 	}
+	mustMigrate(t, "--data-dir", dir)
 	run(exitOK, "token", "create", "--tenant", "acme")
 	run(exitOK, "token", "create", "--tenant", "other")
 	for i := range 20 {
