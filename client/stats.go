@@ -23,16 +23,18 @@ func (o StatsOptions) query() url.Values {
 }
 
 // Stats is a click time series. Total counts all time, not only the
-// buckets.
+// buckets, the imported clicks included.
 type Stats struct {
 	Total    int64     `json:"total"`
 	Interval string    `json:"interval"`
 	From     time.Time `json:"from"`
 	To       time.Time `json:"to"`
 	Buckets  []Bucket  `json:"buckets"`
-	// Human and Automated divide Total: Total = Human + Automated.
+	// Human, Automated and Imported divide Total: Total = Human +
+	// Automated + Imported, the clicks imports brought (in no bucket).
 	Human     int64 `json:"human"`
 	Automated int64 `json:"automated"`
+	Imported  int64 `json:"imported"`
 }
 
 // Bucket is the clicks of one interval starting at Start.

@@ -33,6 +33,11 @@ func fuzzParse(f *testing.F, format porting.Format, seed string) {
 	f.Add([]byte("slug,url\n\"unterminated,https://example.com\n"))
 	f.Add([]byte("[{\"slug\":\"a\",\"slug\":\"b\"}]"))
 	f.Add([]byte("slug,url,title,tags,fallback_url,device_ios,password_hash\n'-a,https://example.com/,'=t,'+x|''=y,https://example.com/f,https://example.com/i,$argon2id$v=19$m=64$s$k\n"))
+	f.Add([]byte("slug,url,created_at,updated_at,expires_at,expired_at,redirect_status,forward_query,rules,variants,og\n" +
+		"r1,https://example.com/,2026-01-01T00:00:00Z,2026-01-02T00:00:00Z,2026-02-01T00:00:00Z,2026-02-01T00:00:01Z,308,true," +
+		"\"[{\"\"conditions\"\":[{\"\"type\"\":\"\"country\"\",\"\"value\"\":\"\"DE\"\"}],\"\"url\"\":\"\"https://example.com/de\"\"}]\"," +
+		"\"[{\"\"url\"\":\"\"https://example.com/a\"\",\"\"weight\"\":1},{\"\"url\"\":\"\"https://example.com/b\"\",\"\"weight\"\":2}]\"," +
+		"\"{\"\"title\"\":\"\"Card\"\"}\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs := parseAll(t, format, data)
 		if format != porting.CSV {
@@ -67,7 +72,9 @@ func fuzzParse(f *testing.F, format porting.Format, seed string) {
 			if r.Err != nil || a.Slug != b.Slug || a.URL != b.URL || a.Title != b.Title || !slices.Equal(a.Tags, b.Tags) ||
 				!a.CreatedAt.Equal(b.CreatedAt) || !equalTime(a.ExpiresAt, b.ExpiresAt) || !equalInt(a.MaxClicks, b.MaxClicks) ||
 				a.ImportedClicks != b.ImportedClicks || a.FallbackURL != b.FallbackURL || a.DeviceURLs != b.DeviceURLs ||
-				a.PasswordHash != b.PasswordHash {
+				a.PasswordHash != b.PasswordHash || !a.UpdatedAt.Equal(b.UpdatedAt) || !equalTime(a.ExpiredAt, b.ExpiredAt) ||
+				a.RedirectCode() != b.RedirectCode() || a.Routes().ForwardQuery != b.Routes().ForwardQuery ||
+				linkforge.EncodeRouting(&a) != linkforge.EncodeRouting(&b) {
 				t.Fatalf("link %d: wrote %+v, read %+v (%v)", i, a, b, r.Err)
 			}
 		}

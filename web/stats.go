@@ -21,6 +21,7 @@ const defaultStatsBuckets = 60
 
 // statsJSON is the body of both stats routes.
 type statsJSON struct {
+	// Total is all time: the counted clicks and the imported ones.
 	Total    int64        `json:"total"`
 	Interval string       `json:"interval"`
 	From     time.Time    `json:"from"`
@@ -29,6 +30,9 @@ type statsJSON struct {
 	// Human and Automated divide Total (API.md, "Honest counts").
 	Human     int64 `json:"human"`
 	Automated int64 `json:"automated"`
+	// Imported is the part of Total an import brought: counted by another
+	// shortener, so in no bucket and neither human nor automated.
+	Imported int64 `json:"imported"`
 }
 
 type bucketJSON struct {
@@ -138,7 +142,7 @@ func (s *Server) linkStats(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("link stats: %w", err)
 	}
-	return s.stats(c, r, linkforge.StatsQuery{TenantID: tenant, LinkID: l.ID})
+	return s.stats(c, r, linkforge.StatsQuery{TenantID: tenant, LinkID: l.ID}, l.ImportedClicks)
 }
 
 func (s *Server) tenantStats(c echo.Context) error {
@@ -146,10 +150,19 @@ func (s *Server) tenantStats(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.stats(c, r, linkforge.StatsQuery{TenantID: tenantID(c)})
+	var imported int64
+	if is, ok := s.store.(linkforge.ImportedClickStore); ok {
+		if imported, err = is.TenantImportedClicks(c.Request().Context(), tenantID(c)); err != nil {
+			return fmt.Errorf("tenant stats: %w", err)
+		}
+	}
+	return s.stats(c, r, linkforge.StatsQuery{TenantID: tenantID(c)}, imported)
 }
 
-func (s *Server) stats(c echo.Context, r statsRange, q linkforge.StatsQuery) error {
+// stats answers q; imported is the scope's imported clicks, which the
+// all-time total includes (the link's clicks, the export's clicks column
+// and the dashboard's totals do too) but no bucket holds.
+func (s *Server) stats(c echo.Context, r statsRange, q linkforge.StatsQuery, imported int64) error {
 	q.From, q.To, q.Interval = r.from, r.to, r.interval
 	st, err := s.store.Stats(c.Request().Context(), q)
 	if err != nil {
@@ -160,7 +173,8 @@ func (s *Server) stats(c echo.Context, r statsRange, q linkforge.StatsQuery) err
 		return fmt.Errorf("stats: %w", err)
 	}
 	return c.JSON(http.StatusOK, statsJSON{
-		Total:     st.Total,
+		Total:     st.Total + imported,
+		Imported:  imported,
 		Interval:  string(r.interval),
 		From:      r.from,
 		To:        r.to,

@@ -79,4 +79,19 @@ func testExportLinks(t *testing.T, s linkforge.Store) {
 	if owners, err := ex.SlugTenants(ctx, nil); err != nil || len(owners) != 0 {
 		t.Errorf("SlugTenants(nil) = %v, %v", owners, err)
 	}
+
+	// The imported clicks the stats totals include: the tenant's links
+	// only, a deleted link's gone with it.
+	is, ok := s.(linkforge.ImportedClickStore)
+	if !ok {
+		t.Fatalf("%T has no TenantImportedClicks", s)
+	}
+	if _, err := s.DeleteLink(ctx, a.ID, "e5"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ tenant, want int64 }{{a.ID, 0 + 10 + 20 + 30}, {b.ID, 0}, {-1, 0}} {
+		if n, err := is.TenantImportedClicks(ctx, c.tenant); err != nil || n != c.want {
+			t.Errorf("TenantImportedClicks(%d) = %d, %v; want %d", c.tenant, n, err, c.want)
+		}
+	}
 }

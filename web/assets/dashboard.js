@@ -458,6 +458,9 @@
       routing: { redirect_status: j.redirect_status || 302, forward_query: !!j.forward_query, rules: j.rules || [], variants: j.variants || [], og: j.og || null },
       base: prev && !snapshot ? prev.base : clicks,
       seen: Math.max(clicks, prev && !snapshot ? prev.seen : 0),
+      // Of clicks (and of the stats' totals), what an import brought: the
+      // feed's totals count only the clicks made here.
+      imported: j.imported_clicks || 0,
     };
   }
 
@@ -841,7 +844,7 @@
     const out = new Map();
     const lv = state.live.get(slug);
     if (!lv || lv.total === null) return out;
-    let left = lv.total - base;
+    let left = liveTotal(slug, lv) - base;
     const keys = [...lv.buckets.keys()].sort((a, b) => b - a);
     for (const k of keys) {
       if (left <= 0) break;
@@ -923,7 +926,15 @@
   function linkTotal(l) {
     const lv = state.live.get(l.slug);
     const flushed = Math.max(l.base, l.seen || 0);
-    return lv && lv.total !== null ? Math.max(lv.total, flushed) : flushed;
+    return lv && lv.total !== null ? Math.max(liveTotal(l.slug, lv), flushed) : flushed;
+  }
+
+  // liveTotal is the feed's total of slug (lv its live state, total not
+  // null) on the scale of the API's: the feed counts the clicks made here,
+  // the link's clicks and the stats' totals add the imported ones.
+  function liveTotal(slug, lv) {
+    const l = state.links.get(slug);
+    return lv.total + (l ? l.imported : 0);
   }
 
   // series returns the range's buckets: the snapshot's counts plus the
