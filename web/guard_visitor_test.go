@@ -17,10 +17,10 @@ import (
 
 // TestVisitorKeySharedByTwoNodes: two servers on one database, each with
 // its own counter and its own visitor hasher over the database's day keys
-// (as cmd wires them), are one deployment to a visitor: each of sixteen
+// (as cmd wires them), are one deployment to a visitor: each of twenty-four
 // visitors gets the same A/B variant from both, and the day's unique
-// visitors, merged from both nodes' sketches, are sixteen, not
-// thirty-two. It is the shared day key's second guard, beside
+// visitors, merged from both nodes' sketches, are twenty-four, not
+// forty-eight. It is the shared day key's second guard, beside
 // visitor.TestHashAgreesAcrossNodes (two hashers on one in-memory key
 // store): this one goes through the real stores, the redirect path and
 // the stats API.
@@ -50,7 +50,7 @@ func TestVisitorKeySharedByTwoNodes(t *testing.T) {
 		nodes[0].mustCreate(tok, `{"url":"https://example.com/u","slug":"ab","variants":[
 			{"url":"https://example.com/a","weight":50},{"url":"https://example.com/b","weight":50}]}`)
 
-		const visitors = 16
+		const visitors = 24
 		seen := map[string]int{}
 		for v := range visitors {
 			from := netip.AddrFrom4([4]byte{85, 214, 132, byte(v + 1)})

@@ -10,9 +10,9 @@ import (
 
 // TestClusterVisitorKeyShared: two real nodes on one PostgreSQL, as
 // docker-compose.yml runs them, hash a visitor alike (ADR 024: the day's
-// key is the database's, not the node's): each of sixteen visitors gets
+// key is the database's, not the node's): each of twenty-four visitors gets
 // the same A/B variant from both nodes, and the day's unique visitors,
-// merged from both nodes' sketches, are sixteen. Beside
+// merged from both nodes' sketches, are twenty-four. Beside
 // visitor.TestHashAgreesAcrossNodes (two hashers on one in-memory key
 // store) and web's TestVisitorKeySharedByTwoNodes (hashers the test
 // wires), this one also guards how serve wires the hasher: a node given a
@@ -29,7 +29,7 @@ func TestClusterVisitorKeyShared(t *testing.T) {
 
 	// The nodes trust no proxy: every visitor comes from the loopback
 	// address, and tells itself apart by its browser's version.
-	const visitors = 16
+	const visitors = 24
 	seen := map[string]int{}
 	for v := range visitors {
 		ua := fmt.Sprintf("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.%d.0 Safari/537.36", v)
