@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,6 +39,9 @@ type DB struct {
 	// notify is told when a committed write added webhook deliveries
 	// (webhooks.go): WithWake's hook, or one of its own.
 	notify *wake.Hook
+	// shortBase is how events name a link's domain and short URL
+	// (SetShortBase); nil until a server or command sets it.
+	shortBase atomic.Pointer[linkforge.ShortBase]
 }
 
 // Option configures Open and OpenConfig.

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite" // registers the "sqlite" driver
@@ -44,6 +45,9 @@ type DB struct {
 	// notify is told when a committed write added webhook deliveries
 	// (webhooks.go): WithWake's hook, or one of its own.
 	notify *wake.Hook
+	// shortBase is how events name a link's domain and short URL
+	// (SetShortBase); nil until a server or command sets it.
+	shortBase atomic.Pointer[linkforge.ShortBase]
 }
 
 // Option configures Open.
