@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,11 @@ type DB struct {
 	// shortBase is how events name a link's domain and short URL
 	// (SetShortBase); nil until a server or command sets it.
 	shortBase atomic.Pointer[linkforge.ShortBase]
+	// domainHosts caches the host of each domain id the events met: a
+	// domain's host never changes and its id is never reused
+	// (AUTOINCREMENT, IDENTITY), so an entry is never stale, and there is
+	// one per domain.
+	domainHosts sync.Map
 }
 
 // Option configures Open and OpenConfig.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,15 +36,13 @@ func (db *DB) SetShortBase(b linkforge.ShortBase) { db.shortBase.Store(&b) }
 type outbox struct {
 	added bool
 	base  linkforge.ShortBase
-	// hosts caches the domains' hosts this transaction read, so that a
-	// batch of links on one domain reads its host once.
-	hosts map[int64]string
+	hosts *sync.Map // the store's domainHosts
 }
 
 // outbox starts the outbox of a write transaction, with the short base
 // the store was given.
 func (db *DB) outbox() outbox {
-	var ob outbox
+	ob := outbox{hosts: &db.domainHosts}
 	if b := db.shortBase.Load(); b != nil {
 		ob.base = *b
 	}
@@ -51,21 +50,24 @@ func (db *DB) outbox() outbox {
 }
 
 // address is l's domain and short URL: a link on a tenant's domain reads
-// that domain's host by primary key, in tx.
+// that domain's host by primary key, in tx, the first time the store
+// meets that domain (domainHosts).
 func (o *outbox) address(ctx context.Context, tx execer, l linkforge.Link) (linkforge.LinkAddress, error) {
 	if l.DomainID == linkforge.PublicDomainID {
 		return o.base.Address(l.DomainID, "", l.Slug), nil
 	}
-	host, ok := o.hosts[l.DomainID]
-	if !ok {
-		if err := tx.QueryRow(ctx, `SELECT host FROM domains WHERE id = $1`, l.DomainID).Scan(&host); err != nil {
-			return linkforge.LinkAddress{}, fmt.Errorf("link event: host of domain %d: %w", l.DomainID, err)
-		}
-		if o.hosts == nil {
-			o.hosts = map[int64]string{}
-		}
-		o.hosts[l.DomainID] = host
+	if h, ok := o.hosts.Load(l.DomainID); ok {
+		return o.base.Address(l.DomainID, h.(string), l.Slug), nil
 	}
+	var host string
+	if err := tx.QueryRow(ctx, `SELECT host FROM domains WHERE id = $1`, l.DomainID).Scan(&host); errors.Is(err, pgx.ErrNoRows) {
+		// No such domain (it cannot have links: a write racing its
+		// delete): the event still goes, naming no domain.
+		return o.base.Address(l.DomainID, "", l.Slug), nil
+	} else if err != nil {
+		return linkforge.LinkAddress{}, fmt.Errorf("link event: host of domain %d: %w", l.DomainID, err)
+	}
+	o.hosts.Store(l.DomainID, host)
 	return o.base.Address(l.DomainID, host, l.Slug), nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,11 @@ type DB struct {
 	// shortBase is how events name a link's domain and short URL
 	// (SetShortBase); nil until a server or command sets it.
 	shortBase atomic.Pointer[linkforge.ShortBase]
+	// domainHosts caches the host of each domain id the events met: a
+	// domain's host never changes and its id is never reused
+	// (AUTOINCREMENT, IDENTITY), so an entry is never stale, and there is
+	// one per domain.
+	domainHosts sync.Map
 }
 
 // Option configures Open.
