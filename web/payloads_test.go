@@ -168,15 +168,11 @@ func TestTopLinksNameDomain(t *testing.T) {
 			ShortURL *string `json:"short_url"`
 			Count    int64   `json:"count"`
 		}
-		for _, q := range []string{"", "?limit=1", "?traffic=human"} {
+		check := func(q string, want []domainLink, counts []int64) {
+			t.Helper()
 			r := e.do(http.MethodGet, "/api/v1/stats/links"+q, tok, "")
 			mustStatus(t, r, http.StatusOK)
 			got := mustJSON[struct{ Links []entry }](t, r).Links
-			want := []domainLink{dom, pub}
-			counts := []int64{9, 4}
-			if q == "?limit=1" {
-				want = want[:1]
-			}
 			if len(got) != len(want) {
 				t.Fatalf("top links%s: %s, want %d entries", q, r.body, len(want))
 			}
@@ -187,5 +183,23 @@ func TestTopLinksNameDomain(t *testing.T) {
 				}
 			}
 		}
+		check("", []domainLink{dom, pub}, []int64{9, 4})
+		check("?limit=1", []domainLink{dom}, []int64{9})
+		check("?traffic=human", []domainLink{dom, pub}, []int64{9, 4})
+
+		// A tie: one slug with as many clicks on both domains ranks the
+		// public host (domain id 0) first, on every path.
+		pubLink := mustTenantLink(t, st, tenant, "launch")
+		if err := st.UpsertClicks(t.Context(), "node-2",
+			[]linkforge.RollupRow{{LinkID: pubLink.ID, Bucket: h.Add(6 * time.Minute), Count: 5}},
+			[]linkforge.DimRow{{LinkID: pubLink.ID, Hour: h, Dim: linkforge.DimTraffic, Value: linkforge.TrafficHuman, Count: 5}}); err != nil {
+			t.Fatal(err)
+		}
+		check("", []domainLink{pub, dom}, []int64{9, 9})
+		check("?limit=1", []domainLink{pub}, []int64{9})
+		// Three days: the whole-day queries (the candidates' on PostgreSQL).
+		check("?from="+h.Add(-72*time.Hour).Format(time.RFC3339)+"&to="+h.Add(time.Hour).Format(time.RFC3339),
+			[]domainLink{pub, dom}, []int64{9, 9})
+		check("?traffic=human", []domainLink{pub, dom}, []int64{9, 9})
 	})
 }
