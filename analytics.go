@@ -92,11 +92,14 @@ type TopLinksQuery struct {
 type LinkCount struct {
 	LinkID int64
 	Slug   string
-	Count  int64
+	// DomainID is the link's domain (PublicDomainID: the public host):
+	// one slug can rank twice, once per domain.
+	DomainID int64
+	Count    int64
 }
 
 // TopLinks is the answer to a TopLinksQuery: links by count, descending,
-// then by slug in byte order, links without clicks in the range left out;
+// then by slug in byte order and domain id, links without clicks in the range left out;
 // Total counts all the tenant's clicks in the range.
 type TopLinks struct {
 	Links []LinkCount // never nil
@@ -162,6 +165,7 @@ func SplitDays(from, to time.Time) HourDaySplit {
 type TopLinkCandidate struct {
 	LinkID       int64
 	Slug         string
+	DomainID     int64
 	Bound, Count int64
 }
 
@@ -172,7 +176,7 @@ type TopLinkCandidate struct {
 func TopLinksCandidates(limit int) int { return 4*limit + 32 }
 
 // RankCandidates returns the limit links with the most clicks among cands
-// (ties by slug in byte order, links without clicks left out), and whether
+// (ties by slug in byte order, then by domain id; links without clicks left out), and whether
 // that is the exact answer for every link of the tenant. cands are the
 // first n links in descending order of Bound, or all of them if fewer than
 // n. No link after them has more clicks in the range than the last
@@ -183,14 +187,14 @@ func RankCandidates(cands []TopLinkCandidate, limit, n int) ([]LinkCount, bool) 
 	ranked := make([]LinkCount, 0, len(cands))
 	for _, c := range cands {
 		if c.Count > 0 {
-			ranked = append(ranked, LinkCount{LinkID: c.LinkID, Slug: c.Slug, Count: c.Count})
+			ranked = append(ranked, LinkCount{LinkID: c.LinkID, Slug: c.Slug, DomainID: c.DomainID, Count: c.Count})
 		}
 	}
 	slices.SortFunc(ranked, func(a, b LinkCount) int {
 		if a.Count != b.Count {
 			return cmp.Compare(b.Count, a.Count)
 		}
-		return strings.Compare(a.Slug, b.Slug)
+		return cmp.Or(strings.Compare(a.Slug, b.Slug), cmp.Compare(a.DomainID, b.DomainID))
 	})
 	if len(ranked) > limit {
 		ranked = ranked[:limit]

@@ -19,9 +19,51 @@ type OutboxEvent struct {
 	Key string
 }
 
-// NewLinkEvent is the link.* event of type typ for l, at now.
-func NewLinkEvent(typ string, l Link, now time.Time) (Event, error) {
-	return NewEvent(l.TenantID, typ, NewEventLink(l), now)
+// ShortBase is what a store needs to name a link in its events as the
+// API's link body names it (docs/adr/051-event-link-address.md): the
+// deployment's public URL, which the store does not know by itself. The
+// server (web.New) and the command line (cmd/linkforge's openStore) hand it
+// to the store (SetShortBase) from the same --public-url the API renders
+// with.
+type ShortBase struct {
+	// URL is the public URL without a trailing slash: a public-host
+	// link's short_url is URL + "/" + slug.
+	URL string
+	// Host is the public URL's host as domains are stored (lowercased,
+	// IDNA-mapped, no port): a public-host link's domain.
+	Host string
+	// Scheme is the public URL's scheme: a link on a tenant's domain has
+	// short_url Scheme + "://" + host + "/" + slug.
+	Scheme string
+}
+
+// LinkAddress is where a link lives, as the API's link body says it.
+type LinkAddress struct {
+	Domain   string // the host: the public URL's, or the tenant domain's
+	ShortURL string
+}
+
+// Address is the LinkAddress of the link slug on domain domainID, whose
+// host is host (ignored for PublicDomainID). A zero ShortBase (a store no
+// one told the public URL: a store's own tests) gives an empty ShortURL,
+// and an empty Domain for the public host.
+func (b ShortBase) Address(domainID int64, host, slug string) LinkAddress {
+	if domainID == PublicDomainID {
+		if b.URL == "" {
+			return LinkAddress{Domain: b.Host}
+		}
+		return LinkAddress{Domain: b.Host, ShortURL: b.URL + "/" + slug}
+	}
+	if b.Scheme == "" || host == "" {
+		return LinkAddress{Domain: host}
+	}
+	return LinkAddress{Domain: host, ShortURL: b.Scheme + "://" + host + "/" + slug}
+}
+
+// NewLinkEvent is the link.* event of type typ for l, at its address at,
+// at now.
+func NewLinkEvent(typ string, l Link, at LinkAddress, now time.Time) (Event, error) {
+	return NewEvent(l.TenantID, typ, NewEventLink(l, at), now)
 }
 
 // LimitReachedKey is the dedupe key of a link's link.limit_reached event:
@@ -38,9 +80,13 @@ var ClickEventTypes = []string{EventLinkClicks, EventLinkLimitReached}
 // none) with the Count summed over nodes. The rows of one link are
 // adjacent, its minutes in order.
 type ClickRow struct {
-	LinkID    int64
-	TenantID  int64
-	Slug      string
+	LinkID   int64
+	TenantID int64
+	Slug     string
+	// DomainID is the link's domain, Host that domain's host ("" for
+	// PublicDomainID): joined by primary key in the flush's query.
+	DomainID  int64
+	Host      string
 	MaxClicks *int64
 	Total     int64
 	Bucket    *time.Time
@@ -53,12 +99,15 @@ type ClickRow struct {
 // ClickEvents are the events of a flush, from its ClickRows: per link, one
 // link.clicks with the absolute counts of the flushed minutes and the
 // link's total, and link.limit_reached (under LimitReachedKey) when the
-// total reached its MaxClicks.
-func ClickEvents(rows []ClickRow, now time.Time) ([]OutboxEvent, error) {
+// total reached its MaxClicks. Each names its link's domain and short URL
+// on base.
+func ClickEvents(rows []ClickRow, base ShortBase, now time.Time) ([]OutboxEvent, error) {
 	var out []OutboxEvent
 	for i := 0; i < len(rows); {
 		r := rows[i]
-		data := ClicksData{Link: r.Slug, Buckets: []ClicksBucket{}, Total: r.Total, Variants: r.Variants}
+		at := base.Address(r.DomainID, r.Host, r.Slug)
+		data := ClicksData{Link: r.Slug, Domain: at.Domain, ShortURL: at.ShortURL, Buckets: []ClicksBucket{},
+			Total: r.Total, Variants: r.Variants}
 		for ; i < len(rows) && rows[i].LinkID == r.LinkID; i++ {
 			if b := rows[i].Bucket; b != nil {
 				data.Buckets = append(data.Buckets, ClicksBucket{Start: b.UTC(), Count: rows[i].Count})
@@ -71,7 +120,7 @@ func ClickEvents(rows []ClickRow, now time.Time) ([]OutboxEvent, error) {
 		out = append(out, OutboxEvent{Event: ev})
 		if r.MaxClicks != nil && r.Total >= *r.MaxClicks {
 			ev, err := NewEvent(r.TenantID, EventLinkLimitReached,
-				LimitData{Link: r.Slug, MaxClicks: *r.MaxClicks, Total: r.Total}, now)
+				LimitData{Link: r.Slug, Domain: at.Domain, ShortURL: at.ShortURL, MaxClicks: *r.MaxClicks, Total: r.Total}, now)
 			if err != nil {
 				return nil, err
 			}
@@ -89,18 +138,25 @@ type FailedAlarm struct {
 	State    AlarmState // AlarmRetrying or AlarmDead
 	Attempts int
 	Slug     string // its link's
+	// DomainID is its link's domain, Host that domain's host ("" for
+	// PublicDomainID).
+	DomainID int64
+	Host     string
 }
 
 // AlarmDeadEvents are the alarm.dead events of the alarms that a
 // FailAlarms call left dead (of changed), at the time of its first
-// failure; each carries the error of its alarm's last failure in failures.
-func AlarmDeadEvents(changed []FailedAlarm, failures []AlarmFailure) ([]OutboxEvent, error) {
+// failure; each carries the error of its alarm's last failure in failures,
+// and its link's domain and short URL on base.
+func AlarmDeadEvents(changed []FailedAlarm, failures []AlarmFailure, base ShortBase) ([]OutboxEvent, error) {
 	var out []OutboxEvent
 	for _, a := range changed {
 		if a.State != AlarmDead {
 			continue
 		}
-		data := AlarmDeadData{AlarmID: a.ID, Alarm: "link_expiry", Link: a.Slug, Attempts: a.Attempts}
+		at := base.Address(a.DomainID, a.Host, a.Slug)
+		data := AlarmDeadData{AlarmID: a.ID, Alarm: "link_expiry", Link: a.Slug, Domain: at.Domain, ShortURL: at.ShortURL,
+			Attempts: a.Attempts}
 		for _, f := range failures {
 			if f.Lease.AlarmID == a.ID {
 				data.Error = f.Error

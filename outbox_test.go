@@ -7,6 +7,30 @@ import (
 	"time"
 )
 
+// testShortBase is a public URL with a port and a path: a public-host
+// link's short_url keeps both, a tenant domain's takes only the scheme.
+var testShortBase = ShortBase{URL: "https://lf.test:8443/base", Host: "lf.test", Scheme: "https"}
+
+// TestShortBaseAddress: the addresses of links on the public host and on a
+// tenant's domain, and what a store not told its public URL says.
+func TestShortBaseAddress(t *testing.T) {
+	for _, c := range []struct {
+		base       ShortBase
+		id         int64
+		host, want string
+	}{
+		{testShortBase, PublicDomainID, "", "lf.test https://lf.test:8443/base/s"},
+		{testShortBase, 5, "go.acme.com", "go.acme.com https://go.acme.com/s"},
+		{ShortBase{}, PublicDomainID, "", " "},
+		{ShortBase{}, 5, "go.acme.com", "go.acme.com "},
+	} {
+		a := c.base.Address(c.id, c.host, "s")
+		if got := a.Domain + " " + a.ShortURL; got != c.want {
+			t.Errorf("%+v.Address(%d, %q) = %q, want %q", c.base, c.id, c.host, got, c.want)
+		}
+	}
+}
+
 func TestAlarmDeadEvents(t *testing.T) {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	failures := []AlarmFailure{
@@ -14,10 +38,10 @@ func TestAlarmDeadEvents(t *testing.T) {
 		{Lease: AlarmLease{AlarmID: 8}, At: at.Add(time.Second), Error: "retry me", NextDue: at.Add(time.Minute)},
 	}
 	changed := []FailedAlarm{
-		{ID: 7, TenantID: 3, State: AlarmDead, Attempts: 7, Slug: "doomed"},
+		{ID: 7, TenantID: 3, State: AlarmDead, Attempts: 7, Slug: "doomed", DomainID: 5, Host: "go.acme.com"},
 		{ID: 8, TenantID: 3, State: AlarmRetrying, Attempts: 2, Slug: "later"},
 	}
-	evs, err := AlarmDeadEvents(changed, failures)
+	evs, err := AlarmDeadEvents(changed, failures, testShortBase)
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("AlarmDeadEvents: %d events, %v; want 1", len(evs), err)
 	}
@@ -29,7 +53,7 @@ func TestAlarmDeadEvents(t *testing.T) {
 	if err := json.Unmarshal(evs[0].Body, &body); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"alarm_id":7,"alarm":"link_expiry","link":"doomed","attempts":7,"error":"first"}`
+	want := `{"alarm_id":7,"alarm":"link_expiry","link":"doomed","domain":"go.acme.com","short_url":"https://go.acme.com/doomed","attempts":7,"error":"first"}`
 	if body.Type != EventAlarmDead || !body.CreatedAt.Equal(at) || string(body.Data) != want || evs[0].TenantID != 3 {
 		t.Errorf("alarm.dead event %s (tenant %d), want data %s at %v", evs[0].Body, evs[0].TenantID, want, at)
 	}
@@ -42,9 +66,9 @@ func TestClickEvents(t *testing.T) {
 	rows := []ClickRow{
 		{LinkID: 1, TenantID: 3, Slug: "x", MaxClicks: &four, Total: 6, Bucket: &m1, Count: 3},
 		{LinkID: 1, TenantID: 3, Slug: "x", MaxClicks: &four, Total: 6, Bucket: &m2, Count: 3},
-		{LinkID: 2, TenantID: 3, Slug: "y", Total: 0},
+		{LinkID: 2, TenantID: 3, Slug: "y", DomainID: 5, Host: "go.acme.com", Total: 0},
 	}
-	evs, err := ClickEvents(rows, now)
+	evs, err := ClickEvents(rows, testShortBase, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +81,9 @@ func TestClickEvents(t *testing.T) {
 		got = append(got, ev.Type+" "+ev.Key+" "+string(body.Data))
 	}
 	want := []string{
-		`link.clicks  {"link":"x","buckets":[{"start":"2026-12-01T09:58:00Z","count":3},{"start":"2026-12-01T09:59:00Z","count":3}],"total":6}`,
-		`link.limit_reached limit:1 {"link":"x","max_clicks":4,"total":6}`,
-		`link.clicks  {"link":"y","buckets":[],"total":0}`,
+		`link.clicks  {"link":"x","domain":"lf.test","short_url":"https://lf.test:8443/base/x","buckets":[{"start":"2026-12-01T09:58:00Z","count":3},{"start":"2026-12-01T09:59:00Z","count":3}],"total":6}`,
+		`link.limit_reached limit:1 {"link":"x","domain":"lf.test","short_url":"https://lf.test:8443/base/x","max_clicks":4,"total":6}`,
+		`link.clicks  {"link":"y","domain":"go.acme.com","short_url":"https://go.acme.com/y","buckets":[],"total":0}`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("ClickEvents:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -218,11 +218,20 @@ type WebhookStore interface {
 	// NextDeliveryDue returns the earliest instant a delivery becomes
 	// claimable; ok is false when there is none.
 	NextDeliveryDue(ctx context.Context) (due time.Time, ok bool, err error)
+	// SetShortBase sets how the events of later writes name their link's
+	// domain and short URL (ShortBase): the server and the command line
+	// set it from the public URL the API renders links with.
+	SetShortBase(b ShortBase)
 }
 
 // EventLink is the data of the link.* events: the link's public fields.
+// Domain and ShortURL say which link of that slug it is (one slug can live
+// on the public host and on a tenant's domains), as the API's link body
+// says them.
 type EventLink struct {
 	Slug      string     `json:"slug"`
+	Domain    string     `json:"domain"`
+	ShortURL  string     `json:"short_url"`
 	URL       string     `json:"url"`
 	Title     string     `json:"title,omitempty"`
 	Tags      []string   `json:"tags"`
@@ -233,13 +242,13 @@ type EventLink struct {
 	UpdatedAt time.Time  `json:"updated_at"`
 }
 
-// NewEventLink is the EventLink of l.
-func NewEventLink(l Link) EventLink {
+// NewEventLink is the EventLink of l, at its address.
+func NewEventLink(l Link, at LinkAddress) EventLink {
 	tags := l.Tags
 	if tags == nil {
 		tags = []string{}
 	}
-	return EventLink{Slug: l.Slug, URL: l.URL, Title: l.Title, Tags: tags, ExpiresAt: l.ExpiresAt,
+	return EventLink{Slug: l.Slug, Domain: at.Domain, ShortURL: at.ShortURL, URL: l.URL, Title: l.Title, Tags: tags, ExpiresAt: l.ExpiresAt,
 		ExpiredAt: l.ExpiredAt, MaxClicks: l.MaxClicks, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
 }
 
@@ -253,9 +262,11 @@ type ClicksBucket struct {
 // ClicksData is the data of a link.clicks event: absolute counts, so a
 // receiver upserts them and a replay changes nothing.
 type ClicksData struct {
-	Link    string         `json:"link"`
-	Buckets []ClicksBucket `json:"buckets"`
-	Total   int64          `json:"total"`
+	Link     string         `json:"link"` // the slug
+	Domain   string         `json:"domain"`
+	ShortURL string         `json:"short_url"`
+	Buckets  []ClicksBucket `json:"buckets"`
+	Total    int64          `json:"total"`
 	// Variants are the flushed hours' clicks per A/B variant, for a link
 	// with variants (VariantHour).
 	Variants []VariantHour `json:"variants,omitempty"`
@@ -263,7 +274,9 @@ type ClicksData struct {
 
 // LimitData is the data of a link.limit_reached event.
 type LimitData struct {
-	Link      string `json:"link"`
+	Link      string `json:"link"` // the slug
+	Domain    string `json:"domain"`
+	ShortURL  string `json:"short_url"`
 	MaxClicks int64  `json:"max_clicks"`
 	Total     int64  `json:"total"`
 }
@@ -273,6 +286,8 @@ type AlarmDeadData struct {
 	AlarmID  int64  `json:"alarm_id"`
 	Alarm    string `json:"alarm"` // "link_expiry"
 	Link     string `json:"link"`  // the slug of the alarm's link
+	Domain   string `json:"domain"`
+	ShortURL string `json:"short_url"`
 	Attempts int    `json:"attempts"`
 	Error    string `json:"error"` // of the last failure
 }

@@ -230,7 +230,9 @@ func TestClientStats(t *testing.T) {
 		t.Errorf("browsers = %+v, %v", b, err)
 	}
 	top, err := c.TopLinks(ctx, client.RangeOptions{})
-	if err != nil || top.Total != 4 || !slices.Equal(top.Links, []client.SlugCount{{"hot", 3}, {"cold", 1}}) {
+	if err != nil || top.Total != 4 || !slices.Equal(top.Links, []client.SlugCount{
+		{Slug: "hot", Domain: "lf.test", ShortURL: publicURL + "/hot", Count: 3},
+		{Slug: "cold", Domain: "lf.test", ShortURL: publicURL + "/cold", Count: 1}}) {
 		t.Errorf("TopLinks = %+v, %v", top, err)
 	}
 	_, err = c.LinkBreakdown(ctx, "hot", "shoe-size", client.RangeOptions{})

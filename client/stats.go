@@ -128,10 +128,14 @@ type TopLinks struct {
 	Total int64       `json:"total"`
 }
 
-// SlugCount is one link's clicks in a range.
+// SlugCount is one link's clicks in a range. One slug can be listed once
+// per domain: Domain and ShortURL (as the link's body says them) tell
+// those apart.
 type SlugCount struct {
-	Slug  string `json:"slug"`
-	Count int64  `json:"count"`
+	Slug     string `json:"slug"`
+	Domain   string `json:"domain"`
+	ShortURL string `json:"short_url"`
+	Count    int64  `json:"count"`
 }
 
 // TopLinks returns the links with the most clicks in the range (GET

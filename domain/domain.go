@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strings"
 
 	"golang.org/x/net/idna"
@@ -81,6 +82,14 @@ func NormalizeHost(field, raw, publicHost string) (string, error) {
 		return bad("is the server's public URL host, which every tenant has already")
 	}
 	return ascii, nil
+}
+
+// ShortBase is how a store's webhook events name a link's domain and short
+// URL on the deployment whose public URL is u: exactly as the API's link
+// body does (the public URL for the public host, its scheme on a tenant's
+// domain).
+func ShortBase(u *url.URL) linkforge.ShortBase {
+	return linkforge.ShortBase{URL: strings.TrimSuffix(u.String(), "/"), Host: PublicHost(u.Hostname()), Scheme: u.Scheme}
 }
 
 // PublicHost returns a public URL's host (u.Hostname()) as NormalizeHost

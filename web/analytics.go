@@ -42,9 +42,13 @@ type topLinksJSON struct {
 	Total int64           `json:"total"`
 }
 
+// linkCountJSON is one ranked link: domain and short_url as its link body
+// says them, since one slug can rank once per domain.
 type linkCountJSON struct {
-	Slug  string `json:"slug"`
-	Count int64  `json:"count"`
+	Slug     string `json:"slug"`
+	Domain   string `json:"domain"`
+	ShortURL string `json:"short_url"`
+	Count    int64  `json:"count"`
 }
 
 // defaultAnalyticsHours is the range of an analytics query without from:
@@ -196,7 +200,8 @@ func (s *Server) topLinks(c echo.Context) error {
 	}
 	out := topLinksJSON{Total: top.Total, Links: make([]linkCountJSON, len(top.Links))}
 	for i, l := range top.Links {
-		out.Links[i] = linkCountJSON{Slug: l.Slug, Count: l.Count}
+		base := s.linkBase(linkforge.Link{Slug: l.Slug, DomainID: l.DomainID})
+		out.Links[i] = linkCountJSON{Slug: l.Slug, Domain: base.Host, ShortURL: base.URL + "/" + l.Slug, Count: l.Count}
 	}
 	return c.JSON(http.StatusOK, out)
 }

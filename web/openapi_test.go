@@ -17,6 +17,9 @@ import (
 // calling it would panic on the nil interface.
 type unusedStore struct{ linkforge.Store }
 
+// SetShortBase is the one call New makes on its store.
+func (unusedStore) SetShortBase(linkforge.ShortBase) {}
+
 func mustRoutesServer(t *testing.T) *Server {
 	t.Helper()
 	pub, _ := url.Parse("http://localhost:8080")

@@ -410,6 +410,9 @@ func New(cfg Config) (*Server, error) {
 	if s.domains, err = s.newDomainService(cfg); err != nil {
 		return nil, err
 	}
+	// The store's webhook events name a link's domain and short URL as
+	// this server's link bodies do (linkBase): from the same public URL.
+	cfg.Store.SetShortBase(domain.ShortBase(cfg.PublicURL))
 	if s.verifier, err = s.newVerifier(cfg); err != nil {
 		return nil, err
 	}

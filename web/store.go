@@ -56,6 +56,9 @@ type Store interface {
 	ListDeliveries(ctx context.Context, tenantID int64, webhookID string, state linkforge.DeliveryState, limit int) ([]linkforge.Delivery, error)
 	RetryDelivery(ctx context.Context, tenantID, id int64, now time.Time) (linkforge.Delivery, error)
 	EnqueueDelivery(ctx context.Context, tenantID int64, webhookID string, ev linkforge.Event, now time.Time) (linkforge.Delivery, error) // webhooktest.go
+	// SetShortBase: the events name links as this server's bodies do
+	// (New).
+	SetShortBase(b linkforge.ShortBase)
 
 	// TenantUsage answers GET /api/v1/tenant without a Config.Quota
 	// (tenant.go).

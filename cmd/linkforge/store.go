@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/store/sqlite"
@@ -100,6 +101,11 @@ func (a *app) openStore(deliveries ...*wake.Hook) (store, error) {
 			s.Close()
 			return nil, err
 		}
+	}
+	// The webhook events this process's writes add name their links on
+	// the public URL, now the server's (ADR 051).
+	if a.cfg.PublicURL != nil {
+		s.SetShortBase(domain.ShortBase(a.cfg.PublicURL))
 	}
 	return s, nil
 }

@@ -86,7 +86,7 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	// An expired_at before expires_at recorded an earlier expiry that was
 	// moved since: it is replaced, not kept.
 	links := []linkforge.Link{}
-	var ob outbox
+	ob := db.outbox()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var err error
 		links, err = query(ctx, tx, linkScan(false),
@@ -168,7 +168,9 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 		 FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::text[],
 		             $8::timestamptz[]) AS f(id, owner, seq, state, next, at, error, at_ts)
 		 WHERE a.id = f.id AND a.state = 'running' AND a.lease_owner = f.owner AND a.lease_seq = f.seq
-		 RETURNING a.id, a.tenant_id, a.state, a.attempt, (SELECT slug FROM links l WHERE l.id = a.link_id)`,
+		 RETURNING a.id, a.tenant_id, a.state, a.attempt, (SELECT slug FROM links l WHERE l.id = a.link_id),
+			COALESCE((SELECT l.domain_id FROM links l WHERE l.id = a.link_id), 0),
+			COALESCE((SELECT d.host FROM links l JOIN domains d ON d.id = l.domain_id WHERE l.id = a.link_id), '')`,
 		ids, owners, seqs, states, nexts, ats, errs, atTimes)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
@@ -177,7 +179,7 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 		var a linkforge.FailedAlarm
 		var state string
 		var slug *string
-		err := row.Scan(&a.ID, &a.TenantID, &state, &a.Attempts, &slug)
+		err := row.Scan(&a.ID, &a.TenantID, &state, &a.Attempts, &slug, &a.DomainID, &a.Host)
 		a.State = linkforge.AlarmState(state)
 		if slug != nil {
 			a.Slug = *slug
@@ -187,11 +189,11 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
-	evs, err := linkforge.AlarmDeadEvents(changed, failures)
+	ob := db.outbox()
+	evs, err := linkforge.AlarmDeadEvents(changed, failures, ob.base)
 	if err != nil {
 		return nil, err
 	}
-	var ob outbox
 	at := failures[0].At
 	if err := ob.enqueueAll(ctx, tx, evs, at); err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)

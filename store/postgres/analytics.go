@@ -101,7 +101,8 @@ func scanBreakdownRow(r pgx.Row) (linkforge.BreakdownRow, error) {
 
 // topLinksSQL ranks a tenant's links over the hours [$2, $7): whole days
 // [$4, $5) from link_daily, the hours [$2, $3) and [$6, $7) at the ends
-// from link_hourly; ties by slug in byte order. The first row (kind 0)
+// from link_hourly; ties by slug in byte order, then by domain. The first
+// row (kind 0)
 // carries the tenant's total in the range, from tenant_hourly, so that both
 // come from one snapshot.
 const topLinksSQL = `WITH r AS (
@@ -113,30 +114,30 @@ const topLinksSQL = `WITH r AS (
 	), g AS (
 		SELECT link_id, SUM(count)::bigint AS n FROM r GROUP BY link_id
 	), top AS (
-		SELECT l.id, l.slug, g.n FROM g JOIN links l ON l.id = g.link_id
-		WHERE g.n > 0 ORDER BY g.n DESC, l.slug COLLATE "C" LIMIT $8
+		SELECT l.id, l.slug, l.domain_id, g.n FROM g JOIN links l ON l.id = g.link_id
+		WHERE g.n > 0 ORDER BY g.n DESC, l.slug COLLATE "C", l.domain_id LIMIT $8
 	)
-	SELECT kind, id, slug, n FROM (
-		SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, COALESCE(SUM(count), 0)::bigint AS n
+	SELECT kind, id, slug, domain_id, n FROM (
+		SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0::bigint AS domain_id, COALESCE(SUM(count), 0)::bigint AS n
 		FROM tenant_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $7
 		UNION ALL
-		SELECT 1, id, slug, n FROM top
-	) u ORDER BY kind, n DESC, slug COLLATE "C"`
+		SELECT 1, id, slug, domain_id, n FROM top
+	) u ORDER BY kind, n DESC, slug COLLATE "C", domain_id`
 
 // topCandidatesSQL reads the exact clicks over the hours [$2, $7) (split
 // as in topLinksSQL) of the $8 links with the most clicks of all time
 // (links_tenant_clicks), with those clicks as each one's bound. The first
 // row (kind 0) carries the tenant's total in the range.
-const topCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0::bigint AS bound,
+const topCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0::bigint AS domain_id, 0::bigint AS bound,
 		COALESCE(SUM(count), 0)::bigint AS n
 	FROM tenant_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $7
 	UNION ALL
-	SELECT 1, c.id, c.slug, c.bound,
+	SELECT 1, c.id, c.slug, c.domain_id, c.bound,
 		(SELECT COALESCE(SUM(count), 0) FROM link_daily WHERE link_id = c.id AND day >= $4 AND day < $5)::bigint
 		+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = c.id AND hour >= $2 AND hour < $3)::bigint
 		+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = c.id AND hour >= $6 AND hour < $7)::bigint
 	FROM (
-		SELECT id, slug, rollup_clicks + imported_clicks AS bound FROM links WHERE tenant_id = $1
+		SELECT id, slug, domain_id, rollup_clicks + imported_clicks AS bound FROM links WHERE tenant_id = $1
 		ORDER BY rollup_clicks + imported_clicks DESC, id DESC LIMIT $8
 	) c`
 
@@ -163,16 +164,17 @@ const topRecentCandidatesSQL = `WITH d1 AS (
 	), c AS (
 		SELECT link_id FROM d1 UNION SELECT link_id FROM d2
 	)
-	SELECT 0 AS kind, 0::bigint AS id, NULL::text AS slug, COALESCE(SUM(count), 0)::bigint AS n
+	SELECT 0 AS kind, 0::bigint AS id, NULL::text AS slug, 0::bigint AS domain_id, COALESCE(SUM(count), 0)::bigint AS n
 	FROM tenant_hourly WHERE tenant_id = $1 AND hour >= $2 AND hour < $3
 	UNION ALL
-	SELECT 2, 0, NULL,
+	SELECT 2, 0, NULL, 0,
 		(SELECT CASE WHEN count(*) >= $6 THEN MIN(count) ELSE 0 END FROM d1)::bigint
 		+ (SELECT CASE WHEN count(*) >= $6 THEN MIN(count) ELSE 0 END FROM d2)::bigint
 	UNION ALL
-	-- The slug and the count by primary key and link_hourly_link for each
-	-- candidate alone: a join would read every link of the tenant.
+	-- The slug, domain and count by primary key and link_hourly_link for
+	-- each candidate alone: a join would read every link of the tenant.
 	SELECT 1, c.link_id, (SELECT slug FROM links WHERE id = c.link_id AND tenant_id = $1),
+		COALESCE((SELECT domain_id FROM links WHERE id = c.link_id), 0),
 		(SELECT COALESCE(SUM(count), 0) FROM link_daily WHERE link_id = c.link_id AND day >= $7 AND day < $8)::bigint
 		+ (SELECT COALESCE(SUM(CASE WHEN hour >= $2 AND hour < $3 THEN count ELSE -count END), 0) FROM link_hourly
 			WHERE link_id = c.link_id AND (hour >= $9 AND hour < $10 OR hour >= $11 AND hour < $12
@@ -218,7 +220,7 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 			kind int
 			c    linkforge.TopLinkCandidate
 		)
-		if err := crows.Scan(&kind, &c.LinkID, &c.Slug, &c.Bound, &c.Count); err != nil {
+		if err := crows.Scan(&kind, &c.LinkID, &c.Slug, &c.DomainID, &c.Bound, &c.Count); err != nil {
 			crows.Close()
 			return linkforge.TopLinks{}, fmt.Errorf("postgres: top links candidates: %w", err)
 		}
@@ -260,7 +262,7 @@ func (db *DB) topLinksRecent(ctx context.Context, q linkforge.TopLinksQuery, n i
 			lc   linkforge.LinkCount
 			slug *string
 		)
-		if err := rows.Scan(&kind, &lc.LinkID, &slug, &lc.Count); err != nil {
+		if err := rows.Scan(&kind, &lc.LinkID, &slug, &lc.DomainID, &lc.Count); err != nil {
 			return linkforge.TopLinks{}, false, fmt.Errorf("postgres: top links candidates: %w", err)
 		}
 		switch {
@@ -277,7 +279,7 @@ func (db *DB) topLinksRecent(ctx context.Context, q linkforge.TopLinksQuery, n i
 		return linkforge.TopLinks{}, false, fmt.Errorf("postgres: top links candidates: %w", err)
 	}
 	slices.SortFunc(top.Links, func(a, b linkforge.LinkCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Slug, b.Slug))
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Slug, b.Slug), cmp.Compare(a.DomainID, b.DomainID))
 	})
 	if len(top.Links) > q.Limit {
 		top.Links = top.Links[:q.Limit]
@@ -361,7 +363,7 @@ func scanTopLinks(rows pgx.Rows) (linkforge.TopLinks, error) {
 			kind int
 			lc   linkforge.LinkCount
 		)
-		if err := rows.Scan(&kind, &lc.LinkID, &lc.Slug, &lc.Count); err != nil {
+		if err := rows.Scan(&kind, &lc.LinkID, &lc.Slug, &lc.DomainID, &lc.Count); err != nil {
 			return linkforge.TopLinks{}, fmt.Errorf("postgres: top links: %w", err)
 		}
 		if kind == 0 {

@@ -56,7 +56,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	l.UpdatedAt = l.CreatedAt
 	l.Clicks = l.ImportedClicks
 	q, args := insertLinkQuery(l)
-	var ob outbox
+	ob := db.outbox()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if err := linkDomainOf(ctx, tx, l); err != nil {
 			return err
@@ -254,7 +254,7 @@ func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 			return linkforge.Link{}, fmt.Errorf("postgres: update link: schedule alarm: %w", err)
 		}
 	}
-	var ob outbox
+	ob := db.outbox()
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
@@ -300,10 +300,8 @@ func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 const deleteLinkAttempts = 3
 
 func (db *DB) deleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
-	var (
-		l  linkforge.Link
-		ob outbox
-	)
+	var l linkforge.Link
+	ob := db.outbox()
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		// The links delete trigger lowers the aggregates and removes the

@@ -214,7 +214,7 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	if err != nil {
 		return nil, err
 	}
-	var ob outbox // webhooks.go: link.created of each created link
+	ob := db.outbox() // webhooks.go: link.created of each created link
 	for _, r := range results {
 		if r.Err == nil {
 			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, r.Link, ts); err != nil {

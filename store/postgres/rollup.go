@@ -108,7 +108,7 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 // upsertClicksWithEvents is the flush with its click events, in one
 // transaction.
 func (db *DB) upsertClicksWithEvents(ctx context.Context, nodeID string, ids []int64, buckets []time.Time, counts []int64, d dimColumns) error {
-	var ob outbox
+	ob := db.outbox()
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,

@@ -89,17 +89,17 @@ func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) 
 		), g AS (
 			SELECT link_id, SUM(count)::bigint AS n FROM r GROUP BY link_id
 		), ranked AS (
-			SELECT l.id, l.slug, g.n FROM g JOIN links l ON l.id = g.link_id
-			WHERE g.n > 0 ORDER BY g.n DESC, l.slug COLLATE "C" LIMIT $8
+			SELECT l.id, l.slug, l.domain_id, g.n FROM g JOIN links l ON l.id = g.link_id
+			WHERE g.n > 0 ORDER BY g.n DESC, l.slug COLLATE "C", l.domain_id LIMIT $8
 		)
-		SELECT 0 AS kind, 0::bigint, '', COALESCE(SUM(count), 0)::bigint FROM (
+		SELECT 0 AS kind, 0::bigint, '', 0::bigint, COALESCE(SUM(count), 0)::bigint FROM (
 			SELECT count FROM tenant_dims_daily WHERE tenant_id = $1 AND dimension = $9 AND value = $10 AND day >= $4 AND day < $5
 			UNION ALL
 			SELECT count FROM tenant_dims_hourly WHERE tenant_id = $1 AND dimension = $9 AND value = $10
 			AND ((hour >= $2 AND hour < $3) OR (hour >= $6 AND hour < $7))
 		) t
 		UNION ALL
-		(SELECT 1, id, slug, n FROM ranked ORDER BY n DESC, slug COLLATE "C")`,
+		(SELECT 1, id, slug, domain_id, n FROM ranked ORDER BY n DESC, slug COLLATE "C", domain_id)`,
 		q.TenantID, q.From, sp.HeadTo, sp.DayFrom, sp.DayTo, sp.TailFrom, q.To, q.Limit,
 		linkforge.DimTraffic.String(), q.Traffic)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,8 +28,48 @@ type execer interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// SetShortBase sets how the events of later writes name their link's
+// domain and short URL: the server's public URL (linkforge.ShortBase).
+func (db *DB) SetShortBase(b linkforge.ShortBase) { db.shortBase.Store(&b) }
+
 // outbox collects the events of one write transaction.
-type outbox struct{ added bool }
+type outbox struct {
+	added bool
+	base  linkforge.ShortBase
+	hosts *sync.Map // the store's domainHosts
+}
+
+// outbox starts the outbox of a write transaction, with the short base
+// the store was given.
+func (db *DB) outbox() outbox {
+	ob := outbox{hosts: &db.domainHosts}
+	if b := db.shortBase.Load(); b != nil {
+		ob.base = *b
+	}
+	return ob
+}
+
+// address is l's domain and short URL: a link on a tenant's domain reads
+// that domain's host by primary key, in tx, the first time the store
+// meets that domain (domainHosts).
+func (o *outbox) address(ctx context.Context, tx execer, l linkforge.Link) (linkforge.LinkAddress, error) {
+	if l.DomainID == linkforge.PublicDomainID {
+		return o.base.Address(l.DomainID, "", l.Slug), nil
+	}
+	if h, ok := o.hosts.Load(l.DomainID); ok {
+		return o.base.Address(l.DomainID, h.(string), l.Slug), nil
+	}
+	var host string
+	if err := tx.QueryRow(ctx, `SELECT host FROM domains WHERE id = $1`, l.DomainID).Scan(&host); errors.Is(err, pgx.ErrNoRows) {
+		// No such domain (it cannot have links: a write racing its
+		// delete): the event still goes, naming no domain.
+		return o.base.Address(l.DomainID, "", l.Slug), nil
+	} else if err != nil {
+		return linkforge.LinkAddress{}, fmt.Errorf("link event: host of domain %d: %w", l.DomainID, err)
+	}
+	o.hosts.Store(l.DomainID, host)
+	return o.base.Address(l.DomainID, host, l.Slug), nil
+}
 
 // enqueue writes one delivery of ev per webhook of its tenant subscribed to
 // its type, in tx: one statement, which inserts nothing (an index probe)
@@ -67,7 +108,11 @@ func (o *outbox) enqueueAll(ctx context.Context, tx execer, evs []linkforge.Outb
 
 // linkEvent enqueues a link.* event of l.
 func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkforge.Link, now time.Time) error {
-	ev, err := linkforge.NewLinkEvent(typ, l, now)
+	at, err := o.address(ctx, tx, l)
+	if err != nil {
+		return err
+	}
+	ev, err := linkforge.NewLinkEvent(typ, l, at, now)
 	if err != nil {
 		return err
 	}
@@ -96,7 +141,7 @@ func clickSubscribers(ctx context.Context, q execer) (bool, error) {
 const clickEventsSQL = `WITH f AS (
 		SELECT DISTINCT link_id, bucket FROM unnest($1::bigint[], $2::timestamptz[]) AS f (link_id, bucket)
 	), t AS MATERIALIZED (
-		SELECT l.id, l.tenant_id, l.slug, l.max_clicks,
+		SELECT l.id, l.tenant_id, l.slug, l.domain_id, (SELECT d.host FROM domains d WHERE d.id = l.domain_id) AS host, l.max_clicks,
 			(SELECT COALESCE(SUM(r.count), 0)::bigint FROM click_rollup r WHERE r.link_id = l.id)
 			+ (SELECT COALESCE(SUM(p.count), 0)::bigint FROM click_rollup_pruned p WHERE p.link_id = l.id) AS total
 		FROM links l
@@ -108,7 +153,7 @@ const clickEventsSQL = `WITH f AS (
 		WHERE r.link_id IN (SELECT id FROM t)
 		GROUP BY r.link_id, r.bucket
 	)
-	SELECT t.id, t.tenant_id, t.slug, t.max_clicks, t.total, b.bucket, COALESCE(b.count, 0)
+	SELECT t.id, t.tenant_id, t.slug, t.domain_id, COALESCE(t.host, ''), t.max_clicks, t.total, b.bucket, COALESCE(b.count, 0)
 	FROM t LEFT JOIN b ON b.link_id = t.id
 	ORDER BY t.id, b.bucket`
 
@@ -121,7 +166,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, bucket
 	}
 	crs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (linkforge.ClickRow, error) {
 		var r linkforge.ClickRow
-		err := row.Scan(&r.LinkID, &r.TenantID, &r.Slug, &r.MaxClicks, &r.Total, &r.Bucket, &r.Count)
+		err := row.Scan(&r.LinkID, &r.TenantID, &r.Slug, &r.DomainID, &r.Host, &r.MaxClicks, &r.Total, &r.Bucket, &r.Count)
 		return r, err
 	})
 	if err != nil {
@@ -130,7 +175,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, bucket
 	if err := variantHours(ctx, tx, crs, ids, buckets); err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	evs, err := linkforge.ClickEvents(crs, now)
+	evs, err := linkforge.ClickEvents(crs, o.base, now)
 	if err != nil {
 		return err
 	}

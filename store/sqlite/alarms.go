@@ -115,7 +115,7 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	slices.SortFunc(links, func(a, b linkforge.Link) int { return cmp.Compare(a.ID, b.ID) })
 	// link.expired for the links this call expired (expired_at is now),
 	// not again for a replayed run that kept an earlier expired_at.
-	var ob outbox
+	ob := db.outbox()
 	for _, l := range links {
 		if linkforge.JustExpired(l, now) {
 			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
@@ -201,24 +201,26 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 		              value ->> 4 AS next, value ->> 5 AS at, value ->> 6 AS error, value ->> 7 AS at_us
 		       FROM json_each(?)) AS f
 		 WHERE a.id = f.id AND a.state = 'running' AND a.lease_owner = f.owner AND a.lease_seq = f.seq
-		 RETURNING id, tenant_id, state, attempt, (SELECT slug FROM links l WHERE l.id = link_id)`,
+		 RETURNING id, tenant_id, state, attempt, (SELECT slug FROM links l WHERE l.id = link_id),
+			COALESCE((SELECT domain_id FROM links l WHERE l.id = link_id), 0),
+			COALESCE((SELECT d.host FROM links l JOIN domains d ON d.id = l.domain_id WHERE l.id = link_id), '')`,
 		string(js))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
 	changed, err := collect(res, func(res scanner) (linkforge.FailedAlarm, error) {
 		var a linkforge.FailedAlarm
-		err := res.Scan(&a.ID, &a.TenantID, &a.State, &a.Attempts, &a.Slug)
+		err := res.Scan(&a.ID, &a.TenantID, &a.State, &a.Attempts, &a.Slug, &a.DomainID, &a.Host)
 		return a, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	evs, err := linkforge.AlarmDeadEvents(changed, failures)
+	ob := db.outbox()
+	evs, err := linkforge.AlarmDeadEvents(changed, failures, ob.base)
 	if err != nil {
 		return nil, err
 	}
-	var ob outbox
 	at := failures[0].At
 	if err := ob.enqueueAll(ctx, tx, evs, at); err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)

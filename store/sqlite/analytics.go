@@ -82,7 +82,7 @@ func scanBreakdownRow(r scanner) (linkforge.BreakdownRow, error) {
 }
 
 // TopLinks ranks the tenant's links over q's hours; ties by slug in byte
-// order. Total is the tenant's clicks in the range, from tenant_hourly.
+// order, then by domain. Total is the tenant's clicks in the range, from tenant_hourly.
 //
 // It first reads the exact clicks in the range of the few links with the
 // most clicks of all time (links_tenant_clicks; an upper bound of any
@@ -113,7 +113,7 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	}
 	args := []any{q.TenantID, q.From.Unix(), sp.HeadTo.Unix(), sp.DayFrom.Unix(), sp.DayTo.Unix(),
 		sp.TailFrom.Unix(), q.To.Unix(), linkforge.TopLinksCandidates(q.Limit)}
-	cands, err := scanCandidates(tx.QueryContext(ctx, `SELECT l.id, l.slug, l.rollup_clicks + l.imported_clicks,
+	cands, err := scanCandidates(tx.QueryContext(ctx, `SELECT l.id, l.slug, l.domain_id, l.rollup_clicks + l.imported_clicks,
 			(SELECT COALESCE(SUM(count), 0) FROM link_daily WHERE link_id = l.id AND day >= ?4 AND day < ?5)
 			+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = l.id AND hour >= ?2 AND hour < ?3)
 			+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = l.id AND hour >= ?6 AND hour < ?7)
@@ -135,8 +135,8 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 		), g AS (
 			SELECT link_id, SUM(count) AS n FROM r GROUP BY link_id
 		)
-		SELECT l.id, l.slug, g.n FROM g JOIN links l ON l.id = g.link_id
-		WHERE g.n > 0 ORDER BY g.n DESC, l.slug LIMIT ?8`,
+		SELECT l.id, l.slug, l.domain_id, g.n FROM g JOIN links l ON l.id = g.link_id
+		WHERE g.n > 0 ORDER BY g.n DESC, l.slug, l.domain_id LIMIT ?8`,
 		q.TenantID, q.From.Unix(), sp.HeadTo.Unix(), sp.DayFrom.Unix(), sp.DayTo.Unix(),
 		sp.TailFrom.Unix(), q.To.Unix(), q.Limit)
 	if err != nil {
@@ -145,7 +145,7 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	defer rows.Close()
 	for rows.Next() {
 		var lc linkforge.LinkCount
-		if err := rows.Scan(&lc.LinkID, &lc.Slug, &lc.Count); err != nil {
+		if err := rows.Scan(&lc.LinkID, &lc.Slug, &lc.DomainID, &lc.Count); err != nil {
 			return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
 		}
 		top.Links = append(top.Links, lc)
@@ -156,7 +156,7 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 	return top, nil
 }
 
-// scanCandidates reads (id, slug, bound, count) rows of TopLinks'
+// scanCandidates reads (id, slug, domain id, bound, count) rows of TopLinks'
 // candidate query.
 func scanCandidates(rows *sql.Rows, err error) ([]linkforge.TopLinkCandidate, error) {
 	if err != nil {
@@ -166,7 +166,7 @@ func scanCandidates(rows *sql.Rows, err error) ([]linkforge.TopLinkCandidate, er
 	var cs []linkforge.TopLinkCandidate
 	for rows.Next() {
 		var c linkforge.TopLinkCandidate
-		if err := rows.Scan(&c.LinkID, &c.Slug, &c.Bound, &c.Count); err != nil {
+		if err := rows.Scan(&c.LinkID, &c.Slug, &c.DomainID, &c.Bound, &c.Count); err != nil {
 			return nil, err
 		}
 		cs = append(cs, c)

@@ -67,7 +67,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 			return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 		}
 	}
-	var ob outbox
+	ob := db.outbox()
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
@@ -287,7 +287,7 @@ func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
-	var ob outbox
+	ob := db.outbox()
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
@@ -329,7 +329,7 @@ func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 	if _, err := tx.ExecContext(ctx, `DELETE FROM click_dims WHERE link_id = ?`, l.ID); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link dimensions: %w", err)
 	}
-	var ob outbox
+	ob := db.outbox()
 	ts := now()
 	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)

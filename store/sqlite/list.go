@@ -195,7 +195,7 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	}
 	defer stmt.Close()
 	ts := now()
-	var ob outbox
+	ob := db.outbox()
 	for i, in := range links {
 		l := linkforge.NormalizeLink(in)
 		l.CreatedAt, l.UpdatedAt, l.Clicks = ts, ts, l.ImportedClicks

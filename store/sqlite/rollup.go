@@ -51,7 +51,7 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	if err := upsertDims(ctx, tx, nodeID, dims); err != nil {
 		return err
 	}
-	var ob outbox
+	ob := db.outbox()
 	ts := now()
 	if err := ob.clickEvents(ctx, tx, rows, ts); err != nil {
 		return fmt.Errorf("sqlite: upsert rollup: %w", err)

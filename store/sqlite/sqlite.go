@@ -25,6 +25,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite" // registers the "sqlite" driver
@@ -44,6 +46,14 @@ type DB struct {
 	// notify is told when a committed write added webhook deliveries
 	// (webhooks.go): WithWake's hook, or one of its own.
 	notify *wake.Hook
+	// shortBase is how events name a link's domain and short URL
+	// (SetShortBase); nil until a server or command sets it.
+	shortBase atomic.Pointer[linkforge.ShortBase]
+	// domainHosts caches the host of each domain id the events met: a
+	// domain's host never changes and its id is never reused
+	// (AUTOINCREMENT, IDENTITY), so an entry is never stale, and there is
+	// one per domain.
+	domainHosts sync.Map
 }
 
 // Option configures Open.

@@ -124,14 +124,14 @@ func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) 
 		), g AS (
 			SELECT link_id, SUM(count) AS n FROM r GROUP BY link_id
 		)
-		SELECT l.id, l.slug, g.n FROM g JOIN links l ON l.id = g.link_id
-		WHERE g.n > 0 ORDER BY g.n DESC, l.slug LIMIT ?8`, args...)
+		SELECT l.id, l.slug, l.domain_id, g.n FROM g JOIN links l ON l.id = g.link_id
+		WHERE g.n > 0 ORDER BY g.n DESC, l.slug, l.domain_id LIMIT ?8`, args...)
 	if err != nil {
 		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
 	}
 	err = collectInto(rows, func(r scanner) error {
 		var lc linkforge.LinkCount
-		if err := r.Scan(&lc.LinkID, &lc.Slug, &lc.Count); err != nil {
+		if err := r.Scan(&lc.LinkID, &lc.Slug, &lc.DomainID, &lc.Count); err != nil {
 			return err
 		}
 		top.Links = append(top.Links, lc)

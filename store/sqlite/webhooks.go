@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -19,9 +20,49 @@ import (
 // a server passes WithWake at Open and expiry.Config.Wake instead.
 func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.Set(f) }
 
+// SetShortBase sets how the events of later writes name their link's
+// domain and short URL: the server's public URL (linkforge.ShortBase).
+func (db *DB) SetShortBase(b linkforge.ShortBase) { db.shortBase.Store(&b) }
+
 // outbox collects the events of one write transaction; the caller tells
 // notify after the commit if any delivery was written.
-type outbox struct{ added bool }
+type outbox struct {
+	added bool
+	base  linkforge.ShortBase
+	hosts *sync.Map // the store's domainHosts
+}
+
+// outbox starts the outbox of a write transaction, with the short base
+// the store was given.
+func (db *DB) outbox() outbox {
+	ob := outbox{hosts: &db.domainHosts}
+	if b := db.shortBase.Load(); b != nil {
+		ob.base = *b
+	}
+	return ob
+}
+
+// address is l's domain and short URL: a link on a tenant's domain reads
+// that domain's host by primary key, in tx, the first time the store
+// meets that domain (domainHosts).
+func (o *outbox) address(ctx context.Context, tx txQuerier, l linkforge.Link) (linkforge.LinkAddress, error) {
+	if l.DomainID == linkforge.PublicDomainID {
+		return o.base.Address(l.DomainID, "", l.Slug), nil
+	}
+	if h, ok := o.hosts.Load(l.DomainID); ok {
+		return o.base.Address(l.DomainID, h.(string), l.Slug), nil
+	}
+	var host string
+	if err := tx.QueryRowContext(ctx, `SELECT host FROM domains WHERE id = ?`, l.DomainID).Scan(&host); errors.Is(err, sql.ErrNoRows) {
+		// No such domain (it cannot have links: a write racing its
+		// delete): the event still goes, naming no domain.
+		return o.base.Address(l.DomainID, "", l.Slug), nil
+	} else if err != nil {
+		return linkforge.LinkAddress{}, fmt.Errorf("link event: host of domain %d: %w", l.DomainID, err)
+	}
+	o.hosts.Store(l.DomainID, host)
+	return o.base.Address(l.DomainID, host, l.Slug), nil
+}
 
 // enqueue writes one delivery of ev per webhook of its tenant subscribed to
 // its type, in tx: one statement, which inserts nothing (and costs an index
@@ -60,8 +101,12 @@ func (o *outbox) enqueueAll(ctx context.Context, tx execer, evs []linkforge.Outb
 }
 
 // linkEvent enqueues a link.* event of l.
-func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkforge.Link, now time.Time) error {
-	ev, err := linkforge.NewLinkEvent(typ, l, now)
+func (o *outbox) linkEvent(ctx context.Context, tx txQuerier, typ string, l linkforge.Link, now time.Time) error {
+	at, err := o.address(ctx, tx, l)
+	if err != nil {
+		return err
+	}
+	ev, err := linkforge.NewLinkEvent(typ, l, at, now)
 	if err != nil {
 		return err
 	}
@@ -88,7 +133,7 @@ type txQuerier interface {
 const clickEventsSQL = `WITH f AS (
 		SELECT DISTINCT value ->> 0 AS link_id, value ->> 1 AS bucket FROM json_each(?1)
 	), t AS MATERIALIZED (
-		SELECT l.id, l.tenant_id, l.slug, l.max_clicks,
+		SELECT l.id, l.tenant_id, l.slug, l.domain_id, (SELECT d.host FROM domains d WHERE d.id = l.domain_id) AS host, l.max_clicks,
 			(SELECT COALESCE(SUM(r.count), 0) FROM click_rollup r WHERE r.link_id = l.id)
 			+ (SELECT COALESCE(SUM(p.count), 0) FROM click_rollup_pruned p WHERE p.link_id = l.id) AS total
 		FROM links l
@@ -101,7 +146,7 @@ const clickEventsSQL = `WITH f AS (
 		WHERE r.link_id IN (SELECT id FROM t)
 		GROUP BY r.link_id, r.bucket
 	)
-	SELECT t.id, t.tenant_id, t.slug, t.max_clicks, t.total, b.bucket, b.count
+	SELECT t.id, t.tenant_id, t.slug, t.domain_id, COALESCE(t.host, ''), t.max_clicks, t.total, b.bucket, b.count
 	FROM t LEFT JOIN b ON b.link_id = t.id
 	ORDER BY t.id, b.bucket`
 
@@ -135,7 +180,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 			r                  linkforge.ClickRow
 			max, bucket, count sql.NullInt64
 		)
-		if err := q.Scan(&r.LinkID, &r.TenantID, &r.Slug, &max, &r.Total, &bucket, &count); err != nil {
+		if err := q.Scan(&r.LinkID, &r.TenantID, &r.Slug, &r.DomainID, &r.Host, &max, &r.Total, &bucket, &count); err != nil {
 			return r, err
 		}
 		r.MaxClicks, r.Count = intPtr(max), count.Int64
@@ -151,7 +196,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	if err := variantHours(ctx, tx, crs, string(js)); err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	evs, err := linkforge.ClickEvents(crs, now)
+	evs, err := linkforge.ClickEvents(crs, o.base, now)
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"ClaimRoundRobin", testClaimRoundRobin},
 		{"WebhookQuota", testWebhookQuota},
 		{"WebhookState", testWebhookState},
+		{"EventsNameLinkAddress", testEventsNameLinkAddress},
 		{"EnqueueDelivery", testEnqueueDelivery}, // webhooktest.go
 		// domains.go
 		{"Domains", testDomains},

@@ -107,6 +107,7 @@ func testWebhookOutbox(t *testing.T, s linkforge.Store) {
 // for the link past its max_clicks; nothing for a tenant without a webhook.
 func testClickEventsOfOneFlush(t *testing.T, s linkforge.Store) {
 	ctx := t.Context()
+	s.SetShortBase(linkforge.ShortBase{URL: "http://lf.test", Host: "lf.test", Scheme: "http"})
 	a, b := mustTenant(t, s, "a"), mustTenant(t, s, "b")
 	wh := mustWebhookRow(t, s, "wh_clicks", a.ID, linkforge.EventLinkClicks, linkforge.EventLinkLimitReached)
 	limit := int64(4)
@@ -147,10 +148,11 @@ func testClickEventsOfOneFlush(t *testing.T, s linkforge.Store) {
 	}
 	bucket := func(i int) string { return minute(i).UTC().Format(time.RFC3339) }
 	want := map[string]string{
-		"link.clicks x": fmt.Sprintf(`{"link":"x","buckets":[{"start":%q,"count":3},{"start":%q,"count":3}],"total":6}`,
+		"link.clicks x": fmt.Sprintf(`{"link":"x","domain":"lf.test","short_url":"http://lf.test/x","buckets":[{"start":%q,"count":3},{"start":%q,"count":3}],"total":6}`,
 			bucket(1), bucket(2)),
-		"link.limit_reached x": `{"link":"x","max_clicks":4,"total":6}`,
-		"link.clicks y":        fmt.Sprintf(`{"link":"y","buckets":[{"start":%q,"count":1}],"total":1}`, bucket(2)),
+		"link.limit_reached x": `{"link":"x","domain":"lf.test","short_url":"http://lf.test/x","max_clicks":4,"total":6}`,
+		"link.clicks y": fmt.Sprintf(`{"link":"y","domain":"lf.test","short_url":"http://lf.test/y","buckets":[{"start":%q,"count":1}],"total":1}`,
+			bucket(2)),
 	}
 	if len(got) != len(want) || len(ds)-len(before) != len(want) {
 		t.Errorf("events of the flush: %v, want %v", got, want)
@@ -424,5 +426,69 @@ func testWebhookState(t *testing.T, s linkforge.Store) {
 	}
 	if p, _ := s.ListDeliveries(ctx, a.ID, w.ID, linkforge.DeliveryPending, 10); len(p) != 0 {
 		t.Errorf("after disabling, %d pending", len(p))
+	}
+}
+
+// testEventsNameLinkAddress (issue 39, item 23): one slug on the public
+// host and on a tenant's domain is two links; every event of either names
+// its domain and short URL on the store's ShortBase, beside the slug: the
+// link.* events, link.clicks, link.limit_reached and alarm.dead.
+func testEventsNameLinkAddress(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	s.SetShortBase(linkforge.ShortBase{URL: "https://lf.test:8443/go", Host: "lf.test", Scheme: "https"})
+	a := mustTenant(t, s, "a")
+	d := mustDomain(t, s, a.ID, "go.acme.com")
+	wh := mustWebhookRow(t, s, "wh_all", a.ID, linkforge.EventTypes...)
+	one := int64(1)
+	pub := mustCreateLink(t, s, linkforge.Link{TenantID: a.ID, Slug: "s", URL: "https://example.com/p", MaxClicks: &one})
+	dl := expiringLink(a.ID, "s", sec(0))
+	dl.DomainID, dl.MaxClicks = d.ID, &one
+	dom := mustCreateLink(t, s, dl)
+	if _, err := s.UpdateLinkOn(ctx, a.ID, d.ID, "s", func(l *linkforge.Link) error { l.Title = "T"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpsertRollup(ctx, "n1", []linkforge.RollupRow{
+		{LinkID: pub.ID, Bucket: minute(0), Count: 1}, {LinkID: dom.ID, Bucket: minute(0), Count: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	claim := mustClaim(t, s, "node-a", sec(0), 10)
+	if len(claim) != 1 || claim[0].LinkID != dom.ID {
+		t.Fatalf("claimed %+v, want the domain link's alarm", claim)
+	}
+	if !mustFail(t, s, claim[0].Lease(), linkforge.AlarmFailure{At: sec(1), Error: "boom", Dead: true}) {
+		t.Fatal("FailAlarms: lease lost")
+	}
+	if _, err := s.DeleteLinkOn(ctx, a.ID, d.ID, "s"); err != nil {
+		t.Fatal(err)
+	}
+
+	ds, err := s.ListDeliveries(ctx, a.ID, wh.ID, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"lf.test": "https://lf.test:8443/go/s", "go.acme.com": "https://go.acme.com/s"}
+	got := map[string]int{}
+	for _, del := range ds {
+		var ev struct {
+			Data struct {
+				Slug, Link, Domain string
+				ShortURL           string `json:"short_url"`
+			}
+		}
+		if err := json.Unmarshal(del.Body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if slug := ev.Data.Slug + ev.Data.Link; slug != "s" || want[ev.Data.Domain] == "" || ev.Data.ShortURL != want[ev.Data.Domain] {
+			t.Errorf("%s names slug %q, domain %q, short_url %q: %s", del.EventType, slug, ev.Data.Domain, ev.Data.ShortURL, del.Body)
+			continue
+		}
+		got[del.EventType+" "+ev.Data.Domain]++
+	}
+	for _, k := range []string{"link.created lf.test", "link.created go.acme.com", "link.updated go.acme.com",
+		"link.clicks lf.test", "link.clicks go.acme.com", "link.limit_reached lf.test", "link.limit_reached go.acme.com",
+		"alarm.dead go.acme.com", "link.deleted go.acme.com"} {
+		if got[k] != 1 {
+			t.Errorf("%s: %d deliveries, want 1 (all: %v)", k, got[k], got)
+		}
 	}
 }
