@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// Analytics query limits (API.md, "Analytics").
+// Analytics query limits (the limit parameter of operations linkBreakdown,
+// tenantBreakdown and topLinks in web/openapi.json).
 const (
 	DefaultAnalyticsLimit = 10  // values or links listed when limit is absent
 	MaxAnalyticsLimit     = 100 // the largest limit a query may ask for

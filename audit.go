@@ -9,7 +9,7 @@ import (
 // command line on the server's host.
 type ActorType string
 
-// The actor types of audit events (API.md, "People").
+// The actor types of audit events (schema AuditEvent in web/openapi.json).
 const (
 	ActorUser  ActorType = "user"
 	ActorToken ActorType = "token"

@@ -1,12 +1,12 @@
 package linkforge
 
-// Dimension is one of the ways a click is classified for analytics (API.md,
-// "Analytics"). The set is closed: every value a dimension can take is
-// bounded (see docs/adr/008-click-classification.md), so that per-link,
-// per-hour counts stay small whatever the traffic sends.
+// Dimension is one of the ways a click is classified for analytics (the
+// Dimension schema of web/openapi.json). The set is closed: every value a
+// dimension can take is bounded (see docs/adr/008-click-classification.md),
+// so that per-link, per-hour counts stay small whatever the traffic sends.
 type Dimension uint8
 
-// The click dimensions, in the order of their names in API.md.
+// The click dimensions, in the order of the Dimension schema's values.
 const (
 	DimCountry   Dimension = iota // ISO 3166-1 alpha-2, or "unknown"
 	DimReferrer                   // Referer host without "www.", or "direct"
@@ -15,7 +15,7 @@ const (
 	DimOS                         // Windows, macOS, iOS, Android, ..., other
 	DimUTMSource                  // utm_source, lowercased, or "none"
 	DimVariant                    // the A/B variant served: "0", "1", ..., or "none"
-	DimTraffic                    // human or automated (API.md, "Honest counts")
+	DimTraffic                    // human or automated (parameter analyticsTraffic)
 	// DimTrafficMinute is internal: the minute of the hour ("00" to "59") of
 	// an automated click, "human" for a person's. Counted like the others,
 	// it gives the minute series its automated part exactly (kill -9,

@@ -5,11 +5,11 @@ import (
 	"fmt"
 )
 
-// Application error codes: the code member of every problem answer
-// (API.md), and the one list of them. They are mapped to HTTP statuses in
-// exactly one place, the web server's error handler; package client keeps
-// a copy for programs that do not import the server (checked against this
-// list by its tests).
+// Application error codes: the code member of every problem answer (schema
+// Problem in web/openapi.json), and the one list of them. They are mapped to
+// HTTP statuses in exactly one place, the web server's error handler; package
+// client keeps a copy for programs that do not import the server (checked
+// against this list by its tests).
 const (
 	EConflict      = "conflict"       // 409: the slug is taken
 	EInternal      = "internal"       // 500: a bug or an outage; details are logged, not shown

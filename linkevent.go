@@ -1,7 +1,7 @@
 package linkforge
 
-// LinkOp is what a write through the admin API did to a link, in the words
-// of the live feed's link messages (API.md, "WebSocket feed additions").
+// LinkOp is what a write through the admin API did to a link, in the words of
+// the live feed's link messages (operation liveFeed in web/openapi.json).
 type LinkOp string
 
 // The writes a live dashboard hears of.

@@ -59,7 +59,7 @@ type Link struct {
 	// every redirect would defeat the cache and the counters.
 	Clicks int64
 
-	// The optional fields (API.md, "Links: new fields").
+	// The optional fields (schema Link in web/openapi.json).
 	Title string // plain text, at most 200 characters; empty: none
 	// PasswordHash is the slow hash (PHC string) of the link's password;
 	// empty: not protected. The password itself is never stored or returned.

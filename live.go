@@ -21,12 +21,13 @@ type BucketCount struct {
 	// Count is the absolute count of the bucket, as far as the reporting
 	// node knows.
 	Count int64
-	// Human is the absolute count of the bucket's human clicks (API.md,
-	// "Honest counts"), as far as the reporting node knows; Count - Human
-	// are automated. HumanKnown is false when the report did not say (a
-	// node of an older release on the bus), or, after ClusterCounts.Merge,
-	// when any node's latest report of the bucket did not: Human is then
-	// not the bucket's and a client keeps the human count it has.
+	// Human is the absolute count of the bucket's human clicks (the clicks
+	// message of operation liveFeed), as far as the reporting node knows;
+	// Count - Human are automated. HumanKnown is false when the report did
+	// not say (a node of an older release on the bus), or, after
+	// ClusterCounts.Merge, when any node's latest report of the bucket did
+	// not: Human is then not the bucket's and a client keeps the human count
+	// it has.
 	Human      int64
 	HumanKnown bool
 	// Total is the link's all-time count: the rollup total over all nodes

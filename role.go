@@ -5,7 +5,8 @@ package linkforge
 // table of which operation needs which role is package access's.
 type Role string
 
-// The roles (API.md, "People").
+// The roles (x-linkforge-role in web/openapi.json;
+// docs/adr/022-authorization.md).
 const (
 	RoleViewer Role = "viewer" // reads of links, tags, stats, QR, tenant, live feed
 	RoleEditor Role = "editor" // and the writes of links and tags

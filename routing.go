@@ -5,12 +5,13 @@ import (
 	"fmt"
 )
 
-// The routing fields of a link (API.md, "Routing, previews, A/B tests"):
-// which answer code its redirect uses, whether the request's query is passed
-// on, the rules and the A/B variants that pick another target than url, and
-// the Open Graph card shown to link-preview agents. They are plain data
-// here, as the stores and the API carry them; package rules validates them
-// (it knows the analytics' value sets) and compiles them for the redirect.
+// The routing fields of a link (schemas Rules, Variants and OG of
+// web/openapi.json): which answer code its redirect uses, whether the
+// request's query is passed on, the rules and the A/B variants that pick
+// another target than url, and the Open Graph card shown to link-preview
+// agents. They are plain data here, as the stores and the API carry them;
+// package rules validates them (it knows the analytics' value sets) and
+// compiles them for the redirect.
 
 // Limits of the routing fields (the public contract).
 const (

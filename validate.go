@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the link fields. They are part of the public contract (API.md,
-// the OpenAPI document), so they are exported for the web layer's docs and
+// Limits of the link fields. They are part of the public contract (the
+// OpenAPI document), so they are exported for the web layer's docs and
 // tests rather than repeated there.
 const (
 	MaxSlugLength = 64   // slug: [A-Za-z0-9_-]{1,64}

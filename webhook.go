@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The webhook event types (API.md "Webhooks").
+// The webhook event types (schema WebhookEvent in web/openapi.json).
 const (
 	EventLinkCreated      = "link.created"
 	EventLinkUpdated      = "link.updated"

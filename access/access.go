@@ -36,13 +36,13 @@ var (
 	owner  = Requirement{Role: linkforge.RoleOwner}
 )
 
-// table is every operation's requirement, by "METHOD path". HEAD follows
-// GET unless listed. The contract (API.md, "People") reads: an editor has
-// the links (create, update, delete, bulk, import, export), tags, QR,
-// stats and the live feed; a viewer every read of those and of the tenant;
-// an owner everything, including tokens, webhooks, alarms and the audit
-// log. What the contract does not give to an editor or a viewer is an
-// owner's.
+// table is every operation's requirement, by "METHOD path". HEAD follows GET
+// unless listed. The contract (each operation's x-linkforge-role in
+// web/openapi.json) reads: an editor has the links (create, update, delete,
+// bulk, import, export), tags, QR, stats and the live feed; a viewer every
+// read of those and of the tenant; an owner everything, including tokens,
+// webhooks, alarms and the audit log. What the contract does not give to an
+// editor or a viewer is an owner's.
 var table = map[string]Requirement{
 	// The redirect path and the link password form.
 	"GET /":            public,

@@ -29,15 +29,15 @@ func IsPrivate(h http.Header) bool {
 	return strings.TrimSpace(headerValue(h, "Sec-Gpc")) == "1" || strings.TrimSpace(headerValue(h, "Dnt")) == "1"
 }
 
-// Click is the classification of one request, one field per dimension in
-// the order of API.md (and of the root package's Dimension, which names the
-// dimensions for the counter and the API). Every field is set (never
-// empty). Country, Device, Browser and OS are constants of this package
-// (Country one of the 26×26 interned two-letter codes or CountryUnknown), so
-// they cost nothing to keep. Referrer and UTMSource may share memory with the
-// request's header and URL: a holder that keeps them longer than the request
-// (a counter's map key) should strings.Clone them once, so that a request
-// is not kept alive by a map.
+// Click is the classification of one request, one field per dimension in the
+// order of the Dimension schema of web/openapi.json (and of the root
+// package's Dimension, which names the dimensions for the counter and the
+// API). Every field is set (never empty). Country, Device, Browser and OS are
+// constants of this package (Country one of the 26×26 interned two-letter
+// codes or CountryUnknown), so they cost nothing to keep. Referrer and
+// UTMSource may share memory with the request's header and URL: a holder that
+// keeps them longer than the request (a counter's map key) should
+// strings.Clone them once, so that a request is not kept alive by a map.
 type Click struct {
 	Country   string // ISO 3166-1 alpha-2 (upper case) or CountryUnknown
 	Referrer  string // lowercased host without "www." and port, or ReferrerDirect
@@ -71,7 +71,7 @@ func (c Click) Dims() linkforge.ClickDims {
 // click: see the package function DeviceTarget.
 func (c Click) DeviceTarget() string { return DeviceTarget(c.OS, c.Device) }
 
-// Device-URL keys of a link (API.md, "Links: new fields").
+// Device-URL keys of a link (schema DeviceURLs in web/openapi.json).
 const (
 	TargetIOS     = "ios"
 	TargetAndroid = "android"

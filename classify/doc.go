@@ -1,8 +1,9 @@
 // Package classify turns one short-link request into the small, bounded
 // strings the click analytics count: country, referrer host, device class,
-// browser, operating system and utm_source (API.md, "Analytics"), and
-// whether the click was a person's or a program's (traffic: human or
-// automated, API.md "Honest counts").
+// browser, operating system and utm_source (the Dimension schema of
+// web/openapi.json), and whether the click was a person's or a program's
+// (traffic: human or automated, the human and automated members of schema
+// Stats).
 //
 // Automated traffic is recognized by isbot's maintained User-Agent patterns
 // (vendored in patterns/, translated from JavaScript to RE2 by

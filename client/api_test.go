@@ -159,8 +159,8 @@ func TestClientAlarms(t *testing.T) {
 	mustAPIError(t, err, http.StatusBadRequest, client.CodeInvalid)
 }
 
-// pendingOps are the operations of API.md whose routes are built on other
-// branches (webhooks, quotas): TestClientWebhooks and TestClientTenant
+// pendingOps are the operations of web/openapi.json whose routes are built on
+// other branches (webhooks, quotas): TestClientWebhooks and TestClientTenant
 // check them against the document, so that only those two tests fail until
 // the routes are merged.
 var pendingOps = map[string]string{
@@ -248,7 +248,8 @@ func mustDocument(t *testing.T, s *server, test string) {
 	}
 }
 
-// TestClientWebhooks runs the webhook methods against API.md's contract.
+// TestClientWebhooks runs the webhook methods against the webhooks
+// operations of web/openapi.json.
 // The routes are built on the webhooks branch: until it is merged this
 // test fails with 404s.
 func TestClientWebhooks(t *testing.T) {
@@ -313,7 +314,7 @@ func TestClientWebhooks(t *testing.T) {
 	mustAPIError(t, c.DeleteWebhook(ctx, w.ID), http.StatusNotFound, client.CodeNotFound)
 }
 
-// TestClientTenant runs Tenant against API.md's contract. The route is
+// TestClientTenant runs Tenant against operation getTenant. The route is
 // built on the quotas branch: until it is merged this test fails with a
 // 404.
 func TestClientTenant(t *testing.T) {

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Domain is one of the tenant's own hosts (API.md, "Domains").
+// Domain is one of the tenant's own hosts (schema Domain in
+// web/openapi.json; docs/domains.md).
 type Domain struct {
 	ID              string    `json:"id"`
 	Host            string    `json:"host"`

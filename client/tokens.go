@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Roles of a token (API.md, "People"): a viewer reads; an editor also
-// writes links; an owner may everything, tokens included.
+// Roles of a token (schema Token in web/openapi.json): a viewer reads; an
+// editor also writes links; an owner may everything, tokens included.
 const (
 	RoleOwner  = "owner"
 	RoleEditor = "editor"

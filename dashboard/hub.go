@@ -1,8 +1,8 @@
-// Package dashboard is the in-process form of the seeds' LiveDashboard
-// Durable Object: one live dashboard per tenant (`dashboard:{tenant}`) that
-// fans the tenant's live click counts and expiry events out to every browser
-// connected to it over WebSocket (GET /api/v1/live, see API.md), and the
-// writes of its links, so that an open dashboard's list stays current.
+// Package dashboard is the live dashboards' WebSocket hub: one live dashboard
+// per tenant (`dashboard:{tenant}`) that fans the tenant's live click counts
+// and expiry events out to every browser connected to it over WebSocket (GET
+// /api/v1/live, operation liveFeed), and the writes of its links, so that an
+// open dashboard's list stays current.
 //
 // A Hub is the registry of those dashboards. A tenant's dashboard is created
 // when its first viewer connects and forgotten when its last one leaves, so
@@ -81,7 +81,7 @@ type TokenChecker interface {
 // Defaults of Config's zero values.
 const (
 	// DefaultPongWait is how long a client may stay silent (no pong) before
-	// its read deadline expires and the prune alarm closes it: the seeds' 60 s.
+	// its read deadline expires and the prune alarm closes it.
 	DefaultPongWait = 60 * time.Second
 	// DefaultWriteWait bounds each write to a client.
 	DefaultWriteWait = 10 * time.Second

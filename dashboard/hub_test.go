@@ -21,8 +21,8 @@ import (
 	"github.com/linkforge/linkforge/internal/testenv"
 )
 
-// TestMessages: the feed's two messages, byte for byte as API.md writes
-// them, reach the tenant's clients and nobody else's.
+// TestMessages: the feed's two messages, byte for byte as operation liveFeed of
+// web/openapi.json writes them, reach the tenant's clients and nobody else's.
 func TestMessages(t *testing.T) {
 	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
 	expiresAt := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)

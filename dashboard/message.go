@@ -7,7 +7,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// Message types of the feed (API.md, "WebSocket feed").
+// Message types of the feed (operation liveFeed in web/openapi.json).
 const (
 	TypeClicks  = "clicks"
 	TypeExpired = "expired"
@@ -18,13 +18,13 @@ const (
 //
 //	{"type":"clicks","link":"<slug>","bucket":"2026-11-30T08:01:00Z","count":42,"human":40,"total":1234}
 //
-// Count is the absolute count of the minute bucket as far as the sending
-// node knows, Human the absolute count of its human clicks (count - human
-// are automated; API.md, "Honest counts"). Human is absent while a node of
-// an older release counts clicks of the bucket: a client then keeps the
-// human count it has. Total is absent while the node cannot read the link's rollup
-// total (its store is unreachable): a client then keeps the total it has
-// rather than showing a wrong one.
+// Count is the absolute count of the minute bucket as far as the sending node
+// knows, Human the absolute count of its human clicks (count - human are
+// automated; operation liveFeed). Human is absent while a node of an older
+// release counts clicks of the bucket: a client then keeps the human count it
+// has. Total is absent while the node cannot read the link's rollup total
+// (its store is unreachable): a client then keeps the total it has rather
+// than showing a wrong one.
 type ClicksMessage struct {
 	Type   string `json:"type"`
 	Link   string `json:"link"`

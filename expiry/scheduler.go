@@ -4,14 +4,14 @@
 // Every link with an expires_at has one alarm row in the main store, written
 // in the same transaction as the link (linkforge.AlarmStore). A Scheduler
 // keeps one timer per node, pointed at the earliest claimable alarm of the
-// whole store (NextAlarmDue): the Durable Object pattern of "many due times,
-// one alarm". When it fires, the Scheduler claims a bounded batch of due
-// alarms under a lease, re-reads their links (ExpireLinks: a link may have
-// been moved, cleared or deleted since), runs the OnExpired hooks of the
-// links that are still expired (cache invalidation, the dashboard's expired
-// event), and completes the alarms. A failed run is retried 2, 4, 8, 16, 32
-// and 64 s later; the seventh failure leaves the alarm dead, logged,
-// counted and listed, until an operator replays it.
+// whole store (NextAlarmDue): many due times behind one timer. When it fires,
+// the Scheduler claims a bounded batch of due alarms under a lease, re-reads
+// their links (ExpireLinks: a link may have been moved, cleared or deleted
+// since), runs the OnExpired hooks of the links that are still expired (cache
+// invalidation, the dashboard's expired event), and completes the alarms. A
+// failed run is retried 2, 4, 8, 16, 32 and 64 s later; the seventh failure
+// leaves the alarm dead, logged, counted and listed, until an operator
+// replays it.
 //
 // The Scheduler is the node's one scheduler of durable due work, not of
 // expiry alone: the same loop serves the other kinds (Config.Work: the

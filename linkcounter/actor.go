@@ -128,9 +128,10 @@ func (c *Counter) actorFor(linkID int64) *actor {
 }
 
 // evictIdle drops the actors that are clean and have not been clicked for
-// idle, so memory follows the set of active links (the seeds' hibernation).
-// A later click creates a fresh actor, which reloads the total if it needs it.
-// It returns the evicted links, whose journal rows can then leave memory.
+// idle, so memory follows the set of active links (an idle actor costs
+// nothing). A later click creates a fresh actor, which reloads the total if
+// it needs it. It returns the evicted links, whose journal rows can then
+// leave memory.
 func (c *Counter) evictIdle(now time.Time, idle time.Duration) []int64 {
 	var evicted []int64
 	c.actors.rangeActors(func(id int64, a *actor) bool {

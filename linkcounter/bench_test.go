@@ -113,11 +113,11 @@ func benchmarkRecord(b *testing.B, sync clicklog.SyncMode, links, inflight int) 
 	mustStop(b, c)
 }
 
-// BenchmarkWriteAmplification: 1,000,000 clicks on one link within one
-// minute of virtual time, with the 30 s flush, give at most 2 rollup writes
-// of that minute's bucket (the seeds' bound), however many clicks, and at
-// most 2 writes of each (hour, dimension, value), with 100 referrers
-// bounded to 64 + (more) (docs/adr/009-click-dimensions.md).
+// BenchmarkWriteAmplification: 1,000,000 clicks on one link within one minute
+// of virtual time, with the 30 s flush, give at most 2 rollup writes of that
+// minute's bucket, however many clicks, and at most 2 writes of each (hour,
+// dimension, value), with 100 referrers bounded to 64 + (more)
+// (docs/adr/009-click-dimensions.md).
 func BenchmarkWriteAmplification(b *testing.B) {
 	for b.Loop() {
 		st := asTestStore(b, testdb.SQLite(b))
@@ -192,11 +192,11 @@ func BenchmarkWriteAmplification(b *testing.B) {
 	}
 }
 
-// BenchmarkActorSerialization compares the two ways of serializing one
-// actor's read-modify-write that DESIGN.md leaves open, on one hot actor from
-// parallel goroutines: a mutex held across the step, and a goroutine owning
-// the state behind a mailbox (a request channel and a reply channel per
-// call). The counter uses the mutex (see actor).
+// BenchmarkActorSerialization compares two ways of serializing one actor's
+// read-modify-write, on one hot actor from parallel goroutines: a mutex held
+// across the step, and a goroutine owning the state behind a mailbox (a
+// request channel and a reply channel per call). The counter uses the mutex
+// (see actor).
 func BenchmarkActorSerialization(b *testing.B) {
 	b.Run("mutex", func(b *testing.B) {
 		var mu sync.Mutex

@@ -3,7 +3,7 @@
 // counts, with per-hour counts by dimension (country, referrer, ...) that
 // sum to them (docs/adr/009-click-dimensions.md).
 //
-// It is the in-process form of the seeds' LinkCounter Durable Object:
+// It is built of:
 //
 //   - one actor per link (`link:{id}`), created on its first click, its state
 //     serialized, evicted when idle with nothing unflushed;
@@ -83,8 +83,9 @@ type Store interface {
 }
 
 // DefaultFlushInterval is the time from a link's first unflushed click to its
-// flush (the seeds' 30 s: with one-minute buckets and flushes that write
-// only buckets at least this old, a bucket of a busy link is written twice).
+// flush (--flush-interval's default: with one-minute buckets and flushes that
+// write only buckets at least this old, a bucket of a busy link is written
+// twice).
 const DefaultFlushInterval = 30 * time.Second
 
 // MaxRetries is the number of retries of a failed flush on the exponential

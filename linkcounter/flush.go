@@ -546,10 +546,10 @@ func (c *Counter) seedHours(ctx context.Context, ids []int64) error {
 const seedChunk = 64
 
 // logFailure logs one alarm_failed record per retry count in the failed
-// batch, with the seeds' keys: retryCount counts from 0 (the first run), and
-// lastAttempt marks the end of the exponential schedule, the signal to alert
-// on. Nothing is dropped at that point: the rows stay in the journal and the
-// flush goes on at the capped interval.
+// batch, with the keys retryCount and lastAttempt: retryCount counts from 0
+// (the first run), and lastAttempt marks the end of the exponential schedule,
+// the signal to alert on. Nothing is dropped at that point: the rows stay in
+// the journal and the flush goes on at the capped interval.
 func (c *Counter) logFailure(failedBy map[int]int, err error) {
 	ks := make([]int, 0, len(failedBy))
 	for k := range failedBy {

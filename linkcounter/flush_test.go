@@ -137,7 +137,8 @@ func TestFlushAlignsToMinutes(t *testing.T) {
 
 // The retry schedule of a failing flush: attempts 2, 4, 8, 16, 32 and 64 s
 // apart, then every 64 s (the capped interval) until the store answers;
-// every failure is logged with the seeds' keys, and nothing is dropped.
+// every failure is logged with retryCount and lastAttempt, and nothing is
+// dropped.
 func TestRetrySchedule(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		synctest.Test(t, func(t *testing.T) {

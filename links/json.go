@@ -9,9 +9,9 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// JSON is the link body of API.md: what the admin API answers for a link,
-// and an element of the JSON export. It lives here, not in web, because
-// the export (the API's and the CLI's) writes it too.
+// JSON is the Link schema of web/openapi.json: what the admin API answers for
+// a link, and an element of the JSON export. It lives here, not in web,
+// because the export (the API's and the CLI's) writes it too.
 type JSON struct {
 	ID       string `json:"id"`
 	ShortURL string `json:"short_url"`
@@ -29,7 +29,7 @@ type JSON struct {
 	ExpiredAt   *time.Time `json:"expired_at"`
 	Clicks      int64      `json:"clicks"`
 
-	// The optional fields (API.md, "Links: new fields"). The password is
+	// The optional fields (docs/adr/011-link-fields.md). The password is
 	// never returned, not even hashed: only whether there is one.
 	Title             *string               `json:"title"`
 	PasswordProtected bool                  `json:"password_protected"`
@@ -37,8 +37,8 @@ type JSON struct {
 	// ImportedClicks is the part of Clicks brought by an import.
 	ImportedClicks int64 `json:"imported_clicks"`
 
-	// Routing (API.md, "Routing, previews, A/B tests"): always present,
-	// empty arrays and null when unset.
+	// Routing (schemas Rules, Variants and OG): always present, empty arrays
+	// and null when unset.
 	RedirectStatus int                 `json:"redirect_status"`
 	ForwardQuery   bool                `json:"forward_query"`
 	Rules          []linkforge.Rule    `json:"rules"`

@@ -56,8 +56,8 @@ type attempts struct {
 	at []int64
 }
 
-// Defaults of the guessing limit (API.md: 429 after 10 failures in a
-// sliding minute).
+// Defaults of the guessing limit (429 after 10 failures in a sliding
+// minute: operation unlockLink in web/openapi.json).
 const (
 	DefaultMaxFailures = 10
 	DefaultWindow      = time.Minute

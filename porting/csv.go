@@ -83,7 +83,7 @@ type csvSpec struct {
 
 // specs are the CSV dialects.
 var specs = map[Format]*csvSpec{
-	// LinkForge's export: the header of API.md.
+	// LinkForge's export: the header of operation exportLinks (CSVHeader).
 	CSV: {
 		format: CSV,
 		columns: map[string]string{

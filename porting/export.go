@@ -57,13 +57,13 @@ func Links(ctx context.Context, st ExportStore, tenantID int64, pageSize int) it
 	}
 }
 
-// CSVHeader is the header of the CSV export (API.md). The columns after
-// clicks carry the rest of what makes the link behave as it does, so that a
-// round trip never weakens it: password_hash is the stored argon2id hash
-// (never the password), which the import takes back as it is; domain is
-// empty for the public host; the columns after it are the JSON export's
-// other members (rules, variants and og as their JSON), so that the CSV
-// carries every field the JSON does.
+// CSVHeader is the header of the CSV export (operation exportLinks). The
+// columns after clicks carry the rest of what makes the link behave as it
+// does, so that a round trip never weakens it: password_hash is the stored
+// argon2id hash (never the password), which the import takes back as it is;
+// domain is empty for the public host; the columns after it are the JSON
+// export's other members (rules, variants and og as their JSON), so that the
+// CSV carries every field the JSON does.
 var CSVHeader = []string{"slug", "url", "title", "tags", "created_at", "expires_at", "max_clicks", "clicks",
 	"fallback_url", "device_ios", "device_android", "device_desktop", "password_hash", "domain",
 	"updated_at", "expired_at", "redirect_status", "forward_query", "rules", "variants", "og"}

@@ -1,7 +1,7 @@
 // Package rules decides where a short link's redirect goes: its routing
 // rules (first match wins), then its device URLs, then its A/B variants,
 // then its url, with the answer code and query forwarding the link asks for
-// (API.md, "Routing, previews, A/B tests").
+// (schemas Rules, Variants and OG of web/openapi.json).
 //
 // A link is compiled once, when the redirect cache loads it (Compile):
 // CIDRs and times are parsed, values lowercased or put in their canonical

@@ -17,7 +17,7 @@ import (
 )
 
 // wantRole is the contract's role of every operation of the OpenAPI
-// document, by operationId (API.md, "People"): "" for the public ones.
+// document, by operationId (x-linkforge-role): "" for the public ones.
 // It is written here again, not read from package access, so that the
 // test checks the table against the contract; an operation added to the
 // document without a line here fails TestRolesOfEveryOperation.

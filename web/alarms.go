@@ -86,7 +86,7 @@ const (
 )
 
 // listAlarms answers the tenant's alarms, earliest due first; state
-// filters (API.md's scheduled, retrying, dead, done, and running).
+// filters (schema AlarmState: scheduled, retrying, dead, done, and running).
 func (s *Server) listAlarms(c echo.Context) error {
 	state := linkforge.AlarmState(c.QueryParam("state"))
 	if state != "" && !state.Valid() {

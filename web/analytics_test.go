@@ -52,8 +52,8 @@ func (b topLinksBody) links() string {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// TestAnalyticsAPI: the three analytics routes of API.md, their defaults,
-// rounding, limits, problems and tenant isolation, on both stores.
+// TestAnalyticsAPI: linkBreakdown, tenantBreakdown and topLinks, their
+// defaults, rounding, limits, problems and tenant isolation, on both stores.
 func TestAnalyticsAPI(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()

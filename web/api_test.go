@@ -34,7 +34,7 @@ func TestLinkLifecycle(t *testing.T) {
 		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			t.Errorf("Content-Type = %q", ct)
 		}
-		// Every field of API.md, with its JSON type.
+		// Every field of schema Link, with its JSON type.
 		var raw map[string]any
 		if err := json.Unmarshal(r.body, &raw); err != nil {
 			t.Fatal(err)

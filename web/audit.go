@@ -11,7 +11,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// pathAudit is the tenant's audit log (API.md, "People").
+// pathAudit is the tenant's audit log (operation listAudit).
 const pathAudit = apiPrefix + "/audit"
 
 // Page sizes of GET /api/v1/audit.

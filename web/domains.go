@@ -18,8 +18,8 @@ import (
 	"github.com/linkforge/linkforge/links"
 )
 
-// The domains of a tenant (API.md, "Domains"): the transport of package
-// domain's Service, and the hosts links are rendered on.
+// The domains of a tenant (docs/domains.md; the domains operations): the
+// transport of package domain's Service, and the hosts links are rendered on.
 
 const (
 	pathDomains      = apiPrefix + "/domains"

@@ -14,8 +14,8 @@ import (
 // testPasswordParams make argon2id cheap in the web tests.
 var testPasswordParams = password.Params{Memory: 64, Time: 1, Threads: 1}
 
-// TestLinkFieldsJSON: title, password and device_urls go in through POST
-// and PATCH and come out as API.md says: the password never (not even its
+// TestLinkFieldsJSON: title, password and device_urls go in through POST and
+// PATCH and come out as schema Link says: the password never (not even its
 // hash), only password_protected; null on PATCH removes; device_urls is
 // replaced as a whole.
 func TestLinkFieldsJSON(t *testing.T) {

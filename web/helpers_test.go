@@ -184,7 +184,7 @@ func (e *env) send(req *http.Request) response {
 	return response{method: req.Method, status: resp.StatusCode, header: resp.Header, body: b}
 }
 
-// linkBody is the link JSON of API.md, decoded with its nulls visible.
+// linkBody is the Link schema's JSON, decoded with its nulls visible.
 type linkBody struct {
 	ID          string     `json:"id"`
 	ShortURL    string     `json:"short_url"`

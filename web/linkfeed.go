@@ -9,8 +9,8 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// LinkFeed shows the admin API's link writes on the tenant's open
-// dashboards (the feed's link messages, API.md). Package dashboard's Hub
+// LinkFeed shows the admin API's link writes on the tenant's open dashboards
+// (the feed's link messages, operation liveFeed). Package dashboard's Hub
 // implements it next to LiveFeed (Config.LinkFeed).
 type LinkFeed interface {
 	// Watched reports whether the tenant has a viewer on this node; the

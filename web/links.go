@@ -10,7 +10,7 @@ import (
 	"github.com/linkforge/linkforge/links"
 )
 
-// linkJSON is the link body of API.md (links.JSON: the export writes it
+// linkJSON is the Link schema's body (links.JSON: the export writes it
 // too).
 type linkJSON = links.JSON
 

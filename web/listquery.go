@@ -16,10 +16,10 @@ import (
 // titles, short enough that a search term cannot be a payload.
 const maxSearchLength = 200
 
-// parseListQuery reads the query of GET /api/v1/links (API.md, "Listing,
-// search, bulk, QR, export"). Unknown parameters were refused before
-// (apiQuery); here each known one is checked, and a bad value is EInvalid
-// naming its parameter. Every parameter but tag may appear once.
+// parseListQuery reads the query of GET /api/v1/links (operation listLinks).
+// Unknown parameters were refused before (apiQuery); here each known one is
+// checked, and a bad value is EInvalid naming its parameter. Every parameter
+// but tag may appear once.
 func parseListQuery(v url.Values) (linkforge.ListQuery, error) {
 	var (
 		q  linkforge.ListQuery

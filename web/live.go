@@ -29,8 +29,8 @@ type LiveFeed interface {
 	ServeLive(w http.ResponseWriter, r *http.Request, tenantID, tokenID int64) error
 }
 
-// Subprotocols of the live feed (API.md): a browser, which cannot set an
-// Authorization header on a WebSocket, offers ["linkforge.v1",
+// Subprotocols of the live feed (operation liveFeed): a browser, which cannot
+// set an Authorization header on a WebSocket, offers ["linkforge.v1",
 // "bearer.<token>"] and the server selects linkforge.v1.
 const (
 	liveSubprotocol = "linkforge.v1"

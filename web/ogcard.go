@@ -12,11 +12,11 @@ import (
 	"github.com/linkforge/linkforge/classify"
 )
 
-// The social card of a link with og (API.md, "Routing, previews, A/B
-// tests"): link-preview agents (classify.PreviewAgents, the unfurlers the
-// redirect already leaves uncounted) get an HTML page with Open Graph and
-// Twitter card tags instead of the redirect. Browsers never get it: they
-// are not preview agents. html/template escapes every value for its place.
+// The social card of a link with og (schema OG of web/openapi.json):
+// link-preview agents (classify.PreviewAgents, the unfurlers the redirect
+// already leaves uncounted) get an HTML page with Open Graph and Twitter card
+// tags instead of the redirect. Browsers never get it: they are not preview
+// agents. html/template escapes every value for its place.
 
 var ogCardTemplate = template.Must(template.New("og").Parse(`<!doctype html>
 <html lang="en">

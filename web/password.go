@@ -20,7 +20,8 @@ import (
 	"github.com/linkforge/linkforge/password"
 )
 
-// The password page of a protected link (API.md, "Links: new fields").
+// The password page of a protected link (operations followLink and
+// unlockLink).
 //
 // GET /{slug} answers the form (200, not counted); the form posts back to
 // the same URL (no action attribute: the query string, utm_source

@@ -312,9 +312,10 @@ const (
 	curlUA    = "curl/8.5.0"
 )
 
-// TestDeviceURLs: the device URL is chosen from the User-Agent as API.md
-// says (iOS and iPadOS → ios, Android → android, desktop → desktop, else
-// url), an unset key falls back to url, and a PATCH takes effect at once.
+// TestDeviceURLs: the device URL is chosen from the User-Agent as schema
+// DeviceURLs says (iOS and iPadOS → ios, Android → android, desktop →
+// desktop, else url), an unset key falls back to url, and a PATCH takes
+// effect at once.
 func TestDeviceURLs(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()

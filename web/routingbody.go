@@ -7,9 +7,9 @@ import (
 	"github.com/linkforge/linkforge/rules"
 )
 
-// The routing members of the link bodies (API.md, "Routing, previews, A/B
-// tests"), read by package rules so that the API and the JSON import take
-// the same documents.
+// The routing members of the link bodies (schemas Rules, Variants and OG),
+// read by package rules so that the API and the JSON import take the same
+// documents.
 
 // routingFields lists rules.Fields for the error messages (a constant,
 // so that the field lists stay constants; TestRoutingFieldsListed checks it).

@@ -20,8 +20,8 @@ import (
 	"github.com/linkforge/linkforge/people"
 )
 
-// The dashboard's sign-in (API.md, "People"): GET/POST /login, POST
-// /logout, and the one-time URLs that set a password.
+// The dashboard's sign-in (operations login, logout, inviteForm, resetForm):
+// GET/POST /login, POST /logout, and the one-time URLs that set a password.
 const (
 	pathLogin  = "/login"
 	pathLogout = "/logout"

@@ -27,7 +27,8 @@ type statsJSON struct {
 	From     time.Time    `json:"from"`
 	To       time.Time    `json:"to"`
 	Buckets  []bucketJSON `json:"buckets"`
-	// Human and Automated divide Total (API.md, "Honest counts").
+	// Human and Automated divide Total with Imported (schema Stats:
+	// total = human + automated + imported).
 	Human     int64 `json:"human"`
 	Automated int64 `json:"automated"`
 	// Imported is the part of Total an import brought: counted by another

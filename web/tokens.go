@@ -15,7 +15,8 @@ import (
 	"github.com/linkforge/linkforge/access"
 )
 
-// The token API (API.md, "People") and the caller's own view of itself.
+// The token API (createToken, listTokens, revokeToken) and the caller's own
+// view of itself.
 const (
 	pathTokens = apiPrefix + "/tokens"
 	pathToken  = pathTokens + "/:id"

@@ -13,9 +13,9 @@ import (
 	"github.com/linkforge/linkforge/access"
 )
 
-// The tenant's users (API.md, "People"): owners invite, list, change the
-// role of and remove them. There is no mail server: the invite URL is in
-// the answer.
+// The tenant's users (operations inviteUser, listUsers, updateUser,
+// removeUser): owners invite, list, change the role of and remove them. There
+// is no mail server: the invite URL is in the answer.
 const (
 	pathUsers             = apiPrefix + "/users"
 	pathUser              = pathUsers + "/:id"

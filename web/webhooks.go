@@ -13,7 +13,7 @@ import (
 	"github.com/linkforge/linkforge/webhook"
 )
 
-// The webhook routes (API.md "Webhooks"). The handlers only decode and
+// The webhook routes (docs/adr/015-webhooks.md). The handlers only decode and
 // answer: checks and secrets are package webhook's, rows the store's.
 const (
 	pathWebhooks        = apiPrefix + "/webhooks"

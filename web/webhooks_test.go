@@ -28,7 +28,7 @@ type deliveryBody struct {
 	NextAttemptAt *time.Time `json:"next_attempt_at"`
 }
 
-// TestWebhookAPI: the webhook routes of API.md on both backends: the
+// TestWebhookAPI: the webhook operations on both backends: the
 // secret once, lists without it, the delivery log, bad input as
 // problem+json naming the field (private URLs included), 404 across
 // tenants, 409 on replaying a delivery that is not dead, 204 on delete

@@ -9,7 +9,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// pathWebhookTest sends a webhook.test event (API.md "Webhooks").
+// pathWebhookTest sends a webhook.test event (operation testWebhook).
 const pathWebhookTest = pathWebhook + "/test"
 
 // testWebhook queues a webhook.test event for this webhook alone and

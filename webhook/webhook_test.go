@@ -114,8 +114,8 @@ func TestCreateChecksEvents(t *testing.T) {
 }
 
 // TestEveryEventDelivered: each event type reaches a subscribed receiver,
-// signed, with the payload API.md describes; another tenant's receiver
-// and an unsubscribed one get nothing.
+// signed, with the payload schema WebhookEvent describes; another tenant's
+// receiver and an unsubscribed one get nothing.
 func TestEveryEventDelivered(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		ctx := t.Context()

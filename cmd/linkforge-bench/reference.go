@@ -23,7 +23,8 @@ import (
 // competes with the load generator for the CPUs on the same terms.
 const referenceCommand = "reference-server"
 
-// redirectCacheControl is LinkForge's Cache-Control on a redirect (API.md).
+// redirectCacheControl is LinkForge's Cache-Control on a redirect
+// (operation followLink in web/openapi.json).
 var redirectCacheControl = []string{"private, max-age=0"}
 
 // referenceHandler is the yardstick of the redirect scenario: the least a

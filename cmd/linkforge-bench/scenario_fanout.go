@@ -16,7 +16,8 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// livePath is the tenant's live dashboard feed (API.md).
+// livePath is the tenant's live dashboard feed (operation liveFeed in
+// web/openapi.json).
 const livePath = "/api/v1/live"
 
 // fanout is the shared state of one fan-out measurement: which link each

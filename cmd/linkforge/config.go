@@ -110,7 +110,7 @@ type invocation struct {
 
 // flagSpec describes one flag. Every flag has an environment variable,
 // derived from its name, so that containers can be configured without a
-// command line (API.md).
+// command line (linkforge serve --help lists both).
 type flagSpec struct {
 	name  string // without the leading dashes
 	arg   string // placeholder in the help text
@@ -123,7 +123,7 @@ func (f flagSpec) env() string {
 	return "LINKFORGE_" + strings.ToUpper(strings.ReplaceAll(f.name, "-", "_"))
 }
 
-// The defaults of API.md.
+// The defaults of the flags, as linkforge serve --help shows them.
 const (
 	defaultAddr          = ":8080"
 	defaultDataDir       = "./linkforge-data"

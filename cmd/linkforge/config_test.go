@@ -58,7 +58,8 @@ func TestParseArgs(t *testing.T) {
 			name: "flag beats env",
 			args: []string{"serve", "--addr", ":7070", "--flush-interval=1m", "--log-format", "json"},
 			env:  map[string]string{"LINKFORGE_ADDR": ":9090", "LINKFORGE_FLUSH_INTERVAL": "5s", "LINKFORGE_LOG_FORMAT": "text"},
-			// The public URL follows the listen address (API.md, Command line conventions).
+			// The public URL follows the listen address (--addr without
+			// --public-url).
 			edit: func(w *want) { w.addr, w.flushInterval, w.publicURL = ":7070", time.Minute, "http://localhost:7070" },
 		},
 		{

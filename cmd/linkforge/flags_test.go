@@ -18,7 +18,7 @@ import (
 
 // TestRound2Flags: --rate-limit, --log-level, --root-url, --not-found-url
 // and --max-connections, from the flag or their variable, the flag winning
-// (API.md, Round 2 additions; issue 10, first-run polish).
+// (issue 10, first-run polish).
 func TestRound2Flags(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -174,7 +174,7 @@ func TestIsTerminal(t *testing.T) {
 }
 
 // TestClassifyFlags: --trusted-proxies and --geoip-db from the flag or
-// their variable, the flag winning (API.md, Round 2 additions, Flags).
+// their variable, the flag winning.
 func TestClassifyFlags(t *testing.T) {
 	tests := []struct {
 		name    string

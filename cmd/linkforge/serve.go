@@ -383,7 +383,7 @@ func (a *app) openJournal(lc *lifecycle) (*clicklog.Journal, string, error) {
 	opts := []clicklog.Option{clicklog.WithSync(clicklog.SyncEveryCommit), clicklog.WithLogger(a.log)}
 	if a.cfg.JournalSync == "normal" {
 		// Write only, and an fdatasync behind the commits every 100 ms:
-		// a power loss costs at most that much (API.md, "Scale").
+		// a power loss costs at most that much (--journal-sync).
 		opts = append(opts, clicklog.WithSync(clicklog.SyncWriteOnly), clicklog.WithBackgroundSync(clicklog.DefaultBackgroundSync))
 	}
 	journal, err := clicklog.Open(a.ctx, a.cfg.DataDir, opts...)

@@ -19,8 +19,8 @@ import (
 	"github.com/linkforge/linkforge/web"
 )
 
-// tlsConfig is the HTTPS part of the configuration (API.md, Domains, TLS
-// flags; docs/adr/021-tls.md).
+// tlsConfig is the HTTPS part of the configuration (the flags of tlsFlags:
+// --tls, --https-addr, --acme-*, --tls-cert, --tls-key; docs/adr/021-tls.md).
 type tlsConfig struct {
 	Mode          string // off, auto or manual
 	HTTPSAddr     string

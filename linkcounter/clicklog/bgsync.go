@@ -9,9 +9,9 @@ import (
 )
 
 // DefaultBackgroundSync is how often --journal-sync normal fdatasyncs the
-// click log behind the commits (API.md, "Scale"): a process crash loses
-// nothing, a power loss at most the clicks of the last interval (plus the
-// one fdatasync under way).
+// click log behind the commits (the --journal-sync flag): a process crash
+// loses nothing, a power loss at most the clicks of the last interval (plus
+// the one fdatasync under way).
 const DefaultBackgroundSync = 100 * time.Millisecond
 
 // WithBackgroundSync makes a SyncWriteOnly journal fdatasync its open

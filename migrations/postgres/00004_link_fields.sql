@@ -1,4 +1,4 @@
--- The link fields of Round 2 (API.md, "Links: new fields";
+-- The link fields of Round 2 (schema Link in web/openapi.json;
 -- docs/adr/011-link-fields.md). Device URLs are three plain columns rather
 -- than one JSONB value: there are exactly three keys, both backends store
 -- them the same way, and no query ever needs to look inside them.

@@ -1,4 +1,4 @@
--- Daily unique visitors (API.md, "Honest counts"): one HyperLogLog sketch
+-- Daily unique visitors (schema Stats, unique): one HyperLogLog sketch
 -- per (link, UTC day, node) of that day's keyed visitor hashes
 -- (docs/adr/026-unique-visitors.md). A node overwrites its own row with its
 -- whole sketch of the day, as its rollup counts are absolute; the stats

@@ -1,4 +1,4 @@
--- Routing fields of a link (API.md, "Routing, previews, A/B tests") and the
+-- Routing fields of a link (schemas Rules, Variants and OG) and the
 -- day keys of the visitor hash (docs/adr/024-visitor-hash.md).
 -- redirect_status and forward_query are columns of their own, so that the
 -- schema constrains them; rules, variants and og are one JSON document in

@@ -388,7 +388,7 @@
       showMissing(view.slug, 'deleted'); // between the two reads
       return;
     }
-    // Day buckets carry unique visitors (API.md, "Honest counts"); over
+    // Day buckets carry unique visitors (schema Stats, unique); over
     // several days the figure is the sum of the daily ones.
     let unique = null;
     for (const b of stats.buckets || []) if (typeof b.unique === 'number') unique = (unique || 0) + b.unique;
@@ -701,7 +701,7 @@
     clearInterval(state.countdownTimer);
     const gen = ++state.wsGen;
     // A browser cannot set headers on a WebSocket: the token travels as a
-    // subprotocol, next to the one the server selects (API.md).
+    // subprotocol, next to the one the server selects (operation liveFeed).
     let ws;
     try {
       ws = new WebSocket(auth.liveURL(state.token), auth.liveProtocols(state.token));
