@@ -26,7 +26,7 @@ const (
 	WebhookDisabled = "disabled"
 )
 
-// Webhook event types (README, "Webhooks").
+// Webhook event types (docs/webhooks.md).
 const (
 	EventLinkCreated      = "link.created"
 	EventLinkUpdated      = "link.updated"

@@ -41,7 +41,7 @@ const (
 	LiveLink      = "link"    // a link was created, updated or deleted
 )
 
-// LiveEvent is one message of the live feed (the README's "Live dashboard").
+// LiveEvent is one message of the live feed (docs/dashboard.md, "The live feed").
 type LiveEvent struct {
 	Type string
 	// Slug is the link of the event: "link" of clicks and expired

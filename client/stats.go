@@ -62,7 +62,7 @@ func (c *Client) TenantStats(ctx context.Context, o StatsOptions) (Stats, error)
 	return out, err
 }
 
-// Dimensions of the breakdowns (the README's "API").
+// Dimensions of the breakdowns (docs/api.md, "Stats and breakdowns").
 const (
 	DimCountry   = "country"
 	DimReferrer  = "referrer"

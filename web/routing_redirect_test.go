@@ -27,7 +27,7 @@ var (
 
 const uaDesktop = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
 
-// campaign is the README's worked example: a German page, an iOS page and
+// campaign is docs/routing.md's worked example: a German page, an iOS page and
 // a 50/50 test for everybody else.
 func campaign(tenant int64, slug string) linkforge.Link {
 	return linkforge.Link{TenantID: tenant, Slug: slug, URL: "https://example.com/spring", Routing: &linkforge.Routing{RedirectStatus: 307, ForwardQuery: true, Rules: []linkforge.Rule{

@@ -29,7 +29,7 @@ const pgBackupDocs = "https://www.postgresql.org/docs/current/backup-dump.html"
 func (a *app) backup(inv invocation) int {
 	if a.cfg.usesPostgres() {
 		return a.fail("cannot back up", fmt.Errorf("backup copies the embedded SQLite database; with --database-url the database is PostgreSQL: "+
-			"back it up with pg_dump (%s) and see the README's \"Backups\"", pgBackupDocs))
+			"back it up with pg_dump (%s) and see docs/production.md, \"Backups\"", pgBackupDocs))
 	}
 	// The copy is written beside --out first: a missing folder would be
 	// reported as the temporary file's.
@@ -55,7 +55,7 @@ func (a *app) backup(inv invocation) int {
 func (a *app) restore(inv invocation) int {
 	if a.cfg.usesPostgres() {
 		return a.fail("cannot restore", fmt.Errorf("restore replaces the embedded SQLite database; with --database-url the database is PostgreSQL: "+
-			"restore it with pg_restore or psql (%s) and see the README's \"Backups\"", pgBackupDocs))
+			"restore it with pg_restore or psql (%s) and see docs/production.md, \"Backups\"", pgBackupDocs))
 	}
 	unlock, err := lockDataDir(filepath.Join(a.cfg.DataDir, clicklog.LockName))
 	if err != nil {

@@ -33,7 +33,7 @@ import (
 // Screenshot outputs of TestBrowserDashboard. The tests never write into the
 // source tree unless asked: CI must not dirty it.
 const (
-	// envUpdateScreenshot=1 rewrites the README's docs/dashboard.png,
+	// envUpdateScreenshot=1 rewrites docs/dashboard.md's docs/dashboard.png,
 	// dashboard-phone.png and dashboard-link.png.
 	envUpdateScreenshot = "LINKFORGE_UPDATE_SCREENSHOT"
 	// envScreenshotDir names a directory to keep every screenshot in, to
@@ -304,7 +304,7 @@ func TestBrowserDashboard(t *testing.T) {
 		`document.getElementById('qr-img').complete && document.getElementById('qr-img').naturalWidth > 0`)
 	link := mustScreenshot(t, ctx, "dashboard-link.png")
 
-	// For the README: the overview of the last hour, and the same at phone
+	// For docs/dashboard.md: the overview of the last hour, and the same at phone
 	// width (one column, nothing wider than the screen).
 	// Clicked from script: a mouse click at the link's coordinates can miss
 	// it while the view's panels are still loading and moving the layout.

@@ -380,8 +380,9 @@ func completeValues(c *cobra.Command) {
 }
 
 // printUsage writes the main help text: the commands, then every flag
-// with its environment variable and default. Its Commands section is the
-// README's (TestREADMECommandsMatchHelp).
+// with its environment variable and default. Its Commands section is
+// docs/cli.md's, and its flag tables are that page's configuration
+// reference (TestDocsCLICommandsMatchHelp, TestDocsCLIFlagsMatchHelp).
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "LinkForge: a self-hosted link shortener.\n\nUsage:\n  linkforge [COMMAND] [FLAGS]\n\nCommands:\n")
 	printCommandList(w, commands)

@@ -14,11 +14,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", to inspect migrated databases
 
@@ -610,17 +612,13 @@ func TestServeStopsOnCancel(t *testing.T) {
 	}
 }
 
-// readmeBlock returns the first fenced block without a language (the
-// ```sh ones are commands to type) after the README heading.
-func readmeBlock(t *testing.T, heading string) []string {
+// docBlock returns the first fenced block without a language (the
+// ```sh ones are commands to type) after the heading in the Markdown file.
+func docBlock(t *testing.T, file, heading string) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	_, after, ok := strings.Cut(readDoc(t, file), "\n"+heading+"\n")
 	if !ok {
-		t.Fatalf("README has no %q", heading)
+		t.Fatalf("%s has no %q", file, heading)
 	}
 	var block []string
 	in, plain := false, false
@@ -637,14 +635,24 @@ func readmeBlock(t *testing.T, heading string) []string {
 			block = append(block, line)
 		}
 	}
-	t.Fatalf("README's %q has no plain fenced block", heading)
+	t.Fatalf("%s's %q has no plain fenced block", file, heading)
 	return nil
 }
 
-// TestREADMECommandsMatchHelp: the README's Commands section is the
+// readDoc reads a Markdown file named from the repository's root.
+func readDoc(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestDocsCLICommandsMatchHelp: the Commands section of docs/cli.md is the
 // command list of `linkforge --help`, line for line, so the two cannot
 // drift apart.
-func TestREADMECommandsMatchHelp(t *testing.T) {
+func TestDocsCLICommandsMatchHelp(t *testing.T) {
 	out, _ := mustRunInProcess(t, exitOK, "--help")
 	_, list, ok := strings.Cut(out, "\nCommands:\n")
 	if !ok {
@@ -655,44 +663,175 @@ func TestREADMECommandsMatchHelp(t *testing.T) {
 	for _, line := range strings.Split(list, "\n") {
 		help = append(help, strings.TrimPrefix(line, "  "))
 	}
-	readme := readmeBlock(t, "## Commands")
-	if strings.Join(readme, "\n") != strings.Join(help, "\n") {
-		t.Errorf("README's Commands block differs from linkforge --help; want:\n%s\n\ngot:\n%s", strings.Join(help, "\n"), strings.Join(readme, "\n"))
+	doc := docBlock(t, "docs/cli.md", "## Commands")
+	if strings.Join(doc, "\n") != strings.Join(help, "\n") {
+		t.Errorf("docs/cli.md's Commands block differs from linkforge --help; want:\n%s\n\ngot:\n%s", strings.Join(help, "\n"), strings.Join(doc, "\n"))
+	}
+}
+
+// flagDoc is one flag of a configuration table: its environment variable
+// and its default ("" for none).
+type flagDoc struct{ env, def string }
+
+// TestDocsCLIFlagsMatchHelp: the configuration tables of docs/cli.md name
+// the flags of `linkforge --help` (every table with an ENVIRONMENT column),
+// each with the same environment variable and default, and no other flag.
+func TestDocsCLIFlagsMatchHelp(t *testing.T) {
+	out, _ := mustRunInProcess(t, exitOK, "--help")
+	help := map[string]flagDoc{}
+	lines := strings.Split(out, "\n")
+	cols := regexp.MustCompile(`\s{2,}`)
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "  FLAG ") || !strings.Contains(lines[i], "ENVIRONMENT") {
+			continue
+		}
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
+			c := cols.Split(strings.TrimSpace(lines[i]), 4)
+			if len(c) != 4 {
+				t.Fatalf("--help flag row %q: want 4 columns", lines[i])
+			}
+			name, _, _ := strings.Cut(c[0], " ")
+			def := c[2]
+			if def == `""` {
+				def = ""
+			}
+			help[name] = flagDoc{c[1], def}
+		}
+	}
+	if len(help) < 40 {
+		t.Fatalf("read %d flags from --help, want the whole table:\n%s", len(help), out)
+	}
+	doc := map[string]flagDoc{}
+	row := regexp.MustCompile("^\\| `(--[a-z0-9-]+)` \\| `([A-Z0-9_]+)` \\| (?:`([^`]*)`)? ?\\|")
+	for _, line := range strings.Split(readDoc(t, "docs/cli.md"), "\n") {
+		if m := row.FindStringSubmatch(line); m != nil {
+			if _, dup := doc[m[1]]; dup {
+				t.Errorf("docs/cli.md lists %s twice", m[1])
+			}
+			doc[m[1]] = flagDoc{m[2], m[3]}
+		}
+	}
+	for name, h := range help {
+		d, ok := doc[name]
+		switch {
+		case !ok:
+			t.Errorf("docs/cli.md lacks %s (%s, default %q)", name, h.env, h.def)
+		case d != h:
+			t.Errorf("docs/cli.md: %s is %s, default %q; --help says %s, default %q", name, d.env, d.def, h.env, h.def)
+		}
+	}
+	for name := range doc {
+		if _, ok := help[name]; !ok {
+			t.Errorf("docs/cli.md lists %s, which --help does not have", name)
+		}
 	}
 }
 
 // TestREADMEFirstRun: the README says how to get the binary its commands
-// use, names only documents the repository has, and tells operators what
-// they must know before exposing and upgrading a server.
+// use and where the rest is, and the pages it points to tell operators
+// what they must know before exposing and upgrading a server.
 func TestREADMEFirstRun(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	for _, want := range []string{
-		"go install ./cmd/linkforge", "go build -o linkforge ./cmd/linkforge", // the binary
-		"/api/v1/openapi.json",         // the API reference that exists
-		"## Upgrading", "CHANGELOG.md", // upgrade notes
-		"`/metrics` is public",      // and how to restrict it
-		"10 wrong passwords",        // the password-guessing limit
-		"linkforge completion bash", // completions
+	for file, wants := range map[string][]string{
+		"README.md": {
+			"go install ./cmd/linkforge", "go build -o linkforge ./cmd/linkforge", // the binary
+			"docker build",         // and the image
+			"/api/v1/openapi.json", // the API reference that exists
+			"docs/production.md", "CHANGELOG.md",
+			"linkforge completion bash", // completions
+		},
+		"docs/production.md": {
+			"## Upgrading", "CHANGELOG.md", // upgrade notes
+			"`/metrics` is public", // and how to restrict it
+		},
+		"docs/routing.md": {"10 wrong passwords"}, // the password-guessing limit
+		"docs/cli.md":     {"linkforge completion bash"},
 	} {
-		if !strings.Contains(readme, want) {
-			t.Errorf("README lacks %q", want)
+		doc := readDoc(t, file)
+		for _, want := range wants {
+			if !strings.Contains(doc, want) {
+				t.Errorf("%s lacks %q", file, want)
+			}
 		}
 	}
-	for _, file := range []string{"../../README.md", "../../client/client.go"} {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, file := range []string{"README.md", "client/client.go"} {
 		missing := "API" + ".md" // in two parts, so that this file does not name it
-		if strings.Contains(string(b), missing) {
+		if strings.Contains(readDoc(t, file), missing) {
 			t.Errorf("%s names %s, which the repository does not have", file, missing)
 		}
 	}
 	if _, err := os.Stat("../../CHANGELOG.md"); err != nil {
 		t.Errorf("no CHANGELOG.md: %v", err)
 	}
+}
+
+// TestDocsLinksResolve: every relative link of the README and the pages in
+// docs/ (its decision records and benchmarks aside) names a file that
+// exists and, with a #fragment, a heading of that file, as GitHub makes
+// anchors of headings, so that moving a section cannot strand its links.
+func TestDocsLinksResolve(t *testing.T) {
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, "../../README.md")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, page := range pages {
+		if filepath.Base(page) == "benchmarks.md" {
+			continue
+		}
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), filepath.FromSlash(file))
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s links %s: %v", page, target, err)
+				continue
+			}
+			if frag != "" && !slices.Contains(headingAnchors(t, path), frag) {
+				t.Errorf("%s links %s: %s has no heading with that anchor", page, target, path)
+			}
+		}
+	}
+}
+
+// headingAnchors returns the anchors GitHub gives the Markdown file's
+// headings: lower case, punctuation but '-' and '_' dropped, spaces '-'.
+func headingAnchors(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var anchors []string
+	inFence := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		text := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var a strings.Builder
+		for _, r := range text {
+			switch {
+			case r == ' ':
+				a.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				a.WriteRune(r)
+			}
+		}
+		anchors = append(anchors, a.String())
+	}
+	return anchors
 }
