@@ -472,7 +472,7 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkf
 		// with the rest of a redirect cache entry (web's buildCachedLink),
 		// which the actor would otherwise keep alive after the cache let
 		// the entry go: some 80 B per one-off link of a burst instead of
-		// 16 (docs/adr/037-burst-headroom.md).
+		// 16 (docs/performance.md).
 		a.slug = strings.Clone(l.Slug)
 	}
 	c.armLocked(a, now.Add(c.flushInterval))

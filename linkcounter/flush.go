@@ -215,7 +215,7 @@ func (c *Counter) flushActors(batch []*actor, retries []int, whole []bool, fired
 				// Every visit is in the stored sketches: a later one seeds
 				// its day's sketch from the store again (one read per
 				// flush batch), and a burst's one-off links keep none
-				// until their eviction (docs/adr/033-one-off-link-memory.md).
+				// until their eviction (docs/performance.md).
 				a.uniq = nil
 			}
 			young, isYoung := deferred[a.id]
@@ -348,7 +348,7 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map
 	// The rows no read shows (a traffic shadow's placeholder, the human
 	// clicks' minute) stay in the journal, where every dimension sums to
 	// the hour's clicks, and are marked flushed with the rest; the store
-	// does not keep them (linkforge.Dimension.Stored, ADR 041).
+	// does not keep them (linkforge.Dimension.Stored, docs/performance.md).
 	outDims := make([]linkforge.DimRow, 0, len(dims))
 	for _, d := range dims {
 		if d.Dim.Stored(d.Value) {

@@ -165,7 +165,7 @@ var globalFlags = []flagSpec{
 	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/025-nats-bus.md); unused on SQLite"},
 	{"session-ttl", "DURATION", "168h", "a dashboard sign-in session ends after this long without use"},
 	{"session-max-age", "DURATION", "720h", "a dashboard sign-in session ends this long after the sign-in, however used"},
-	{"gc-headroom", "SIZE", defaultGCHeadroom, "once the live heap is larger than this, the Go runtime's soft memory limit follows it at the live heap plus this much, so that the process grows by about this rather than doubling its heap (a burst's memory for GC CPU; docs/adr/037-burst-headroom.md); 0: Go's own pacing; off when GOGC or GOMEMLIMIT is set"},
+	{"gc-headroom", "SIZE", defaultGCHeadroom, "once the live heap is larger than this, the Go runtime's soft memory limit follows it at the live heap plus this much, so that the process grows by about this rather than doubling its heap (a burst's memory for GC CPU; docs/performance.md); 0: Go's own pacing; off when GOGC or GOMEMLIMIT is set"},
 }
 
 // busPostgres is --bus's default: the cluster bus on the database's

@@ -461,7 +461,7 @@ const minCompact = 1 << 20
 // links makes both large at once: so it rebuilds the links a part at a time
 // (link id modulo the parts), each part's state written and let go before
 // the next part is read, at the cost of reading the files once per part
-// (docs/adr/034-burst-peak.md). A link's records are its own: its part's
+// (docs/performance.md). A link's records are its own: its part's
 // state holds exactly what the whole state holds of it.
 func (j *Journal) compactOnce() error {
 	j.compactMu.Lock()
@@ -980,7 +980,7 @@ func (j *Journal) ToSeed(linkIDs []int64) []LinkHour {
 // counted while the hour waited for its seed, move to MoreValue (their
 // rows are unflushed, so nothing the store holds changes). A traffic
 // shadow's placeholder is not bounded (linkforge.Dimension.Bounded) and
-// never moves: the store keeps no row of it to seed (ADR 041).
+// never moves: the store keeps no row of it to seed (docs/performance.md).
 func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
