@@ -303,7 +303,7 @@ func (c *Counter) refreshTotals(batch []*actor) {
 // :30 of each minute, and each bucket is written twice: once half-way, once
 // closed, and each (hour, dimension, value) at most once a minute. Writing
 // a young bucket at an arbitrary phase would make its minute three writes
-// (docs/adr/006-journal.md, "Flush"). No newer minute can start before an
+// (docs/adr/014-click-log.md, "Flush"). No newer minute can start before an
 // hour's newest is due while the interval is at most a minute; with a longer
 // interval an hour is due once its oldest minute is, which never makes more
 // than two writes of a minute either, as flushes are then more than a minute

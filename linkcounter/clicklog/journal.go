@@ -605,7 +605,7 @@ func (j *Journal) Close() error {
 // A journal that starts counting for an id it did not count for before (a
 // fresh journal with --node-id, or a changed id) does not know what that id
 // already has in the rollup: it is marked to be seeded from the rollup
-// before its first flush (Seed, and docs/adr/006-journal.md). A generated id
+// before its first flush (Seed, and docs/adr/014-click-log.md). A generated id
 // is new everywhere and needs no seed. needsSeed reports the mark, which
 // stays until the seed is committed.
 func (j *Journal) NodeID(ctx context.Context, override string) (id string, needsSeed bool, err error) {
