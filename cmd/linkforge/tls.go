@@ -20,7 +20,7 @@ import (
 )
 
 // tlsConfig is the HTTPS part of the configuration (API.md, Domains, TLS
-// flags; docs/adr/021-tls.md).
+// flags; docs/adr/020-domains.md).
 type tlsConfig struct {
 	Mode          string // off, auto or manual
 	HTTPSAddr     string
