@@ -11,7 +11,7 @@ import (
 	"github.com/linkforge/linkforge/visitor"
 )
 
-// Daily unique visitors (docs/adr/026-unique-visitors.md). A click with a
+// Daily unique visitors (docs/adr/024-visitor-hash.md). A click with a
 // visitor hash journals it with the click (committer.add); the actor keeps
 // this node's sketch of each UTC day its link was clicked in; a flush that
 // writes rows first inserts the journal's unmarked hashes into the sketches

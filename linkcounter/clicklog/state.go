@@ -56,7 +56,7 @@ type logState struct {
 type linkRows struct {
 	hours []*hourRows // ascending hour
 	// visits are the visitor hashes journaled and not yet marked as stored
-	// in a sketch (docs/adr/026-unique-visitors.md), nil when there are
+	// in a sketch (docs/adr/024-visitor-hash.md), nil when there are
 	// none: behind a pointer, since a flush marks them all and the link's
 	// hours stay until its actor is evicted.
 	visits *linkVisits
