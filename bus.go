@@ -35,7 +35,7 @@ type Bus interface {
 // BusHandler receives the events other nodes published; a node never
 // receives its own. Its methods are called from one goroutine, in the order
 // the events were sent (on NATS, the order of each subject's: cache events,
-// and each tenant's live events; docs/adr/025-nats-bus.md), and must not
+// and each tenant's live events; docs/adr/004-scale-out.md), and must not
 // block for long.
 type BusHandler interface {
 	// PeerClicks is node's latest count of a bucket.

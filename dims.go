@@ -78,7 +78,7 @@ func (d Dimension) Bounded(value string) bool {
 }
 
 // Stored reports whether a store keeps the row of d under value
-// (docs/adr/041-unread-rows-not-stored.md). Every row is counted in the
+// (docs/performance.md). Every row is counted in the
 // journal, where each dimension sums to the hour's clicks; the store keeps
 // what a read can show. A traffic shadow's placeholder and the human
 // clicks' DimTrafficMinute value ("human") are read by nothing: a

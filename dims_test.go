@@ -41,7 +41,7 @@ func TestCountedAll(t *testing.T) {
 }
 
 // TestStoredRows: of a click's 23 dimension values, a store keeps 15 of a
-// person's and 16 of a program's (ADR 041); what it keeps of each
+// person's and 16 of a program's (docs/performance.md); what it keeps of each
 // dimension sums to what StoredSum says (the clicks, or one traffic's), and
 // what it drops is never what a read shows (TrafficView's view of a shadow
 // without its placeholder; the minute series without "human"). A

@@ -5,7 +5,7 @@ import "context"
 // InstanceStore keeps the settings a running deployment serves with that
 // the other commands need (`linkforge user add` prints a URL on the public
 // URL, `domain add` verifies as the server does): serve writes them at each
-// start, the commands read them (docs/adr/047-instance-settings.md). Keys
+// start, the commands read them (docs/adr/019-command-line.md). Keys
 // are serve's flag names, values their canonical text. Both stores
 // implement it.
 type InstanceStore interface {

@@ -16,7 +16,7 @@ type TLSAsset struct {
 
 // TLSStore keeps the TLS assets and the cluster-wide issuance locks in the
 // main database, so that every node serves the certificates one of them
-// obtained (package certs; docs/adr/021-tls.md). Both stores implement it.
+// obtained (package certs; docs/adr/020-domains.md). Both stores implement it.
 type TLSStore interface {
 	// TLSAsset returns the asset at key, or an ENotFound error.
 	TLSAsset(ctx context.Context, key string) (TLSAsset, error)

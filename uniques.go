@@ -7,7 +7,7 @@ import (
 
 // UniqueSketch is one node's encoded sketch of the visitor hashes of a
 // link's UTC day (package visitor's Sketch): the daily unique visitors, as
-// stored (docs/adr/026-unique-visitors.md).
+// stored (docs/adr/024-visitor-hash.md).
 type UniqueSketch struct {
 	LinkID int64
 	Day    time.Time // UTC midnight

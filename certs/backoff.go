@@ -14,7 +14,7 @@ import (
 // deployment (Let's Encrypt allows 5 failed validations per host and
 // hour, and 300 new orders per account every 3 hours). After a failure
 // the host gets no order for firstBackoff, then twice as long after each
-// further failure, up to maxBackoff (docs/adr/049-domain-limits.md).
+// further failure, up to maxBackoff (docs/adr/020-domains.md).
 const (
 	firstBackoff = time.Hour
 	maxBackoff   = 24 * time.Hour

@@ -3,7 +3,7 @@
 // on the first handshake that needs one and renewed ahead of expiry; with
 // --tls manual, from a certificate and key file.
 //
-// The ACME work is caddyserver/certmagic's (docs/adr/021-tls.md). This
+// The ACME work is caddyserver/certmagic's (docs/adr/020-domains.md). This
 // package gives it what a LinkForge cluster needs:
 //
 //   - storage in the main database (linkforge.TLSStore), so that every

@@ -5,7 +5,7 @@
 // and the live feed.
 //
 // It is written by hand over one small request core (do) rather than
-// generated from web/openapi.json (docs/adr/017-client.md): a generator
+// generated from web/openapi.json (docs/adr/019-command-line.md): a generator
 // such as oapi-codegen would turn the tri-state PATCH body (absent, null,
 // value), the streamed import and export, the mixed bulk answers, the
 // Retry-After loop and the WebSocket feed into code we would wrap anyway,

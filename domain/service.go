@@ -48,7 +48,7 @@ func ParseVerifyMode(s string) (VerifyMode, error) {
 // DefaultMaxPerTenant is --max-domains-per-tenant's default. A domain
 // costs the deployment a host table entry, verification attempts and an
 // ACME order, on every node: one tenant must not spend the certificate
-// authority's rate limits of all of them (docs/adr/049-domain-limits.md).
+// authority's rate limits of all of them (docs/adr/020-domains.md).
 const DefaultMaxPerTenant = 20
 
 // PendingTTL is how long a pending domain holds its host: then the

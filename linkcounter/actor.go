@@ -55,7 +55,7 @@ type actor struct {
 	alarm time.Time
 	// retry is the flush's retry count; int32 and next to the flags, so
 	// that they share one word (a one-off link's actor is most of the
-	// memory of a viral burst: docs/adr/033-one-off-link-memory.md).
+	// memory of a viral burst: docs/performance.md).
 	retry    int32
 	flushing bool
 	// reconcile: the unflushed rows were found by start-up reconciliation;

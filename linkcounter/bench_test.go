@@ -62,7 +62,7 @@ func metricValue(tb testing.TB, reg *prometheus.Registry, name string) float64 {
 // BenchmarkRecord measures the cost of one click, group commit included, from
 // many goroutines: one hot link, and clicks spread over 10,000 links, with 32
 // and 128 clicks in flight (requests waiting for their 302). The journal's
-// synchronous setting is the variable of docs/adr/006-journal.md; the
+// synchronous setting is the variable of docs/adr/014-click-log.md; the
 // clicks/commit metric shows group commit at work.
 func BenchmarkRecord(b *testing.B) {
 	for _, sync := range []clicklog.SyncMode{clicklog.SyncEveryCommit, clicklog.SyncWriteOnly} {

@@ -38,7 +38,7 @@
 //	err = c.Stop(ctx)    // after the HTTP server has stopped: flushes everything
 //	err = j.Close()
 //
-// See docs/adr/006-journal.md for what survives a crash or a power loss and
+// See docs/adr/014-click-log.md for what survives a crash or a power loss and
 // what max_clicks guarantees, and docs/adr/016-quotas-and-click-reservations.md
 // for the reservations that make it exact across nodes (limit.go).
 package linkcounter
@@ -378,7 +378,7 @@ func errUnavailable(msg string, err error) error {
 // created reads the link's rollup total (one store round trip); links without
 // a limit never wait for the store. If the store cannot be read, a link whose
 // previous actor was evicted starts from the total that actor knew; one
-// never read answers EUnavailable (docs/adr/006-journal.md, "Outage").
+// never read answers EUnavailable (docs/adr/014-click-log.md, "Outage").
 // A click of a limited link also spends one click this node reserved from
 // the store, reserving a block first when none is left (limit.go): EGone
 // when the store has none left to grant, EUnavailable when it cannot be
@@ -473,7 +473,7 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkf
 		// with the rest of a redirect cache entry (web's buildCachedLink),
 		// which the actor would otherwise keep alive after the cache let
 		// the entry go: some 80 B per one-off link of a burst instead of
-		// 16 (docs/adr/037-burst-headroom.md).
+		// 16 (docs/performance.md).
 		a.slug = strings.Clone(l.Slug)
 	}
 	c.armLocked(a, now.Add(c.flushInterval))
@@ -613,7 +613,7 @@ func (c *Counter) ensureTotal(ctx context.Context, a *actor) error {
 	if last, ok := c.lastTotals.Get(a.id); ok {
 		// The store is unreachable, but this node knew the link's total
 		// when it evicted its previous actor: serve the headroom it still
-		// holds, as that actor would have (docs/adr/006-journal.md,
+		// holds, as that actor would have (docs/adr/014-click-log.md,
 		// "Outage").
 		a.mu.Lock()
 		a.base, a.totalKnown = last, true

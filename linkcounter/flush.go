@@ -215,7 +215,7 @@ func (c *Counter) flushActors(batch []*actor, retries []int, whole []bool, fired
 				// Every visit is in the stored sketches: a later one seeds
 				// its day's sketch from the store again (one read per
 				// flush batch), and a burst's one-off links keep none
-				// until their eviction (docs/adr/033-one-off-link-memory.md).
+				// until their eviction (docs/performance.md).
 				a.uniq = nil
 			}
 			young, isYoung := deferred[a.id]
@@ -303,7 +303,7 @@ func (c *Counter) refreshTotals(batch []*actor) {
 // :30 of each minute, and each bucket is written twice: once half-way, once
 // closed, and each (hour, dimension, value) at most once a minute. Writing
 // a young bucket at an arbitrary phase would make its minute three writes
-// (docs/adr/006-journal.md, "Flush"). No newer minute can start before an
+// (docs/adr/014-click-log.md, "Flush"). No newer minute can start before an
 // hour's newest is due while the interval is at most a minute; with a longer
 // interval an hour is due once its oldest minute is, which never makes more
 // than two writes of a minute either, as flushes are then more than a minute
@@ -348,7 +348,7 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map
 	// The rows no read shows (a traffic shadow's placeholder, the human
 	// clicks' minute) stay in the journal, where every dimension sums to
 	// the hour's clicks, and are marked flushed with the rest; the store
-	// does not keep them (linkforge.Dimension.Stored, ADR 041).
+	// does not keep them (linkforge.Dimension.Stored, docs/performance.md).
 	outDims := make([]linkforge.DimRow, 0, len(dims))
 	for _, d := range dims {
 		if d.Dim.Stored(d.Value) {

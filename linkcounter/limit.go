@@ -139,7 +139,7 @@ func (c *Counter) grantGoneLocked(a *actor) bool {
 // a block from the store if not. It answers EGone when the database has no
 // click left to grant (every click of the link is spent or held by other
 // nodes), and EUnavailable when the store cannot be reached: a node spends
-// only what it has reserved ("Outage" in docs/adr/006-journal.md).
+// only what it has reserved ("Outage" in docs/adr/014-click-log.md).
 func (c *Counter) ensureGrant(ctx context.Context, a *actor, l *linkforge.Link) error {
 	a.mu.Lock()
 	lim := a.limitLocked()

@@ -21,7 +21,7 @@ import (
 )
 
 // A viral burst of distinct links, each clicked once within one flush
-// window, must fit in memory (docs/adr/033-one-off-link-memory.md): the
+// window, must fit in memory (docs/performance.md): the
 // live heap a one-off link costs is bounded while its click is unflushed
 // (actor, registry entry, journal rows of its hour and their index, its
 // visitor hash) and after its flush, until its actor is evicted (its day's
@@ -42,7 +42,7 @@ func TestOneOffLinkMemory(t *testing.T) {
 		links, perLink = 5_000, 8*oneOffPerLink
 	}
 	// LINKFORGE_ONEOFF_LINKS sets the count for a measurement run (the
-	// figures of docs/adr/033-one-off-link-memory.md are at 100,000: four
+	// figures of docs/benchmarks.md are at 1,000,000; 100,000 take four
 	// minutes, most of them SQLite taking the flush's 2.3 million rows).
 	if v := os.Getenv("LINKFORGE_ONEOFF_LINKS"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -205,7 +205,7 @@ func TestActorDoesNotKeepTheCallersSlug(t *testing.T) {
 
 // The actor of a one-off link is most of a viral burst's memory: it must
 // stay within the 160-byte size class (a field added past it costs every
-// link of the burst 16 bytes more; docs/adr/039-burst-map-slots.md).
+// link of the burst 16 bytes more; docs/performance.md).
 func TestActorFitsItsSizeClass(t *testing.T) {
 	if got := unsafe.Sizeof(actor{}); got > 160 {
 		t.Errorf("actor is %d bytes, want at most 160 (pack the new field beside the flags, or behind a pointer)", got)

@@ -6,7 +6,7 @@ import "sync"
 // behind a read-write lock. A sync.Map costs some 100 bytes per entry (its
 // trie nodes and boxed keys), a map entry about 25, and a viral burst holds
 // an entry for each of a million one-off links at once
-// (docs/adr/033-one-off-link-memory.md); a click's lookup is one read lock
+// (docs/performance.md); a click's lookup is one read lock
 // of one of many shards, so clicks of different links rarely meet.
 type registry struct {
 	shards [registryShards]registryShard

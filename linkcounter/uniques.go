@@ -11,7 +11,7 @@ import (
 	"github.com/linkforge/linkforge/visitor"
 )
 
-// Daily unique visitors (docs/adr/026-unique-visitors.md). A click with a
+// Daily unique visitors (docs/adr/024-visitor-hash.md). A click with a
 // visitor hash journals it with the click (committer.add); the actor keeps
 // this node's sketch of each UTC day its link was clicked in; a flush that
 // writes rows first inserts the journal's unmarked hashes into the sketches
@@ -25,7 +25,7 @@ import (
 
 // daySketch is an actor's sketch of one UTC day, kept encoded as last
 // written: a link clicked once holds a few bytes where a decoded sketch
-// costs some 150 (docs/adr/033-one-off-link-memory.md); a flush decodes it,
+// costs some 150 (docs/performance.md); a flush decodes it,
 // adds the day's new visits and encodes it again, which it writes anyway.
 type daySketch struct {
 	day int64 // unix seconds of its UTC midnight

@@ -1,6 +1,6 @@
 // Package natsbus is the cluster bus (linkforge.Bus) on NATS core
 // publish/subscribe, for clusters whose bus outgrows PostgreSQL's
-// LISTEN/NOTIFY (`--bus nats://host:4222`; docs/adr/025-nats-bus.md).
+// LISTEN/NOTIFY (`--bus nats://host:4222`; docs/adr/004-scale-out.md).
 //
 // It keeps the semantics of the PostgreSQL bus (store/postgres, ADR 004):
 // publishing never blocks and never fails the caller; events are

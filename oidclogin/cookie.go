@@ -16,7 +16,7 @@ import (
 // flow is what a sign-in must remember between the redirect to the
 // provider and its callback. It travels in the browser, sealed, so that
 // whichever node the callback reaches can finish the sign-in without a
-// table of pending sign-ins (docs/adr/028-single-sign-on.md).
+// table of pending sign-ins (docs/adr/023-sessions.md).
 type flow struct {
 	State    string    `json:"s"`
 	Nonce    string    `json:"n"`

@@ -9,7 +9,7 @@
 // one is configured, and is refused otherwise. What the flow must remember
 // between the redirect and the callback travels in a sealed, short-lived
 // cookie, so that any node can finish a sign-in another node began
-// (docs/adr/028-single-sign-on.md).
+// (docs/adr/023-sessions.md).
 //
 // The package holds no routes: web serves Begin and Finish.
 package oidclogin

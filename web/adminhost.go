@@ -13,7 +13,7 @@ import (
 // which name no tenant. Anything else there answers 404, as an unknown
 // path would: a sign-in on a tenant's host would leave the session cookie
 // with whoever controls that host's DNS next, and a page of ours on it
-// would lend the tenant our origin (docs/adr/049-domain-limits.md).
+// would lend the tenant our origin (docs/adr/020-domains.md).
 // --admin-on-domains (Config.AdminOnDomains) answers them everywhere, as
 // before.
 

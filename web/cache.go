@@ -123,7 +123,7 @@ type linkCache struct {
 	// shardSize is the capacity of each shard's positive LRU, and
 	// shardBytes the bytes its entries may take (cachedLink.bytes): a
 	// link with much routing takes a few hundred kilobytes, so the bytes
-	// bound the memory where the count alone could not (ADR 049).
+	// bound the memory where the count alone could not (ADR 020).
 	shardSize  int
 	shardBytes int
 	group      singleflight.Group

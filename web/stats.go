@@ -190,7 +190,7 @@ func (s *Server) stats(c echo.Context, r statsRange, q linkforge.StatsQuery, imp
 // of the tenant, for the tenant's stats: a visitor of two links that day
 // counts once). A range of days is never merged into one figure: a visitor
 // is only "the same" within a UTC day, so several days are the sum of the
-// daily uniques (docs/adr/026-unique-visitors.md).
+// daily uniques (docs/adr/024-visitor-hash.md).
 func (s *Server) estimateUniques(ctx context.Context, r statsRange, q linkforge.StatsQuery, buckets []bucketJSON) error {
 	us, ok := s.store.(linkforge.UniqueStore)
 	if r.interval != linkforge.Day || !ok {

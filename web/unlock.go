@@ -17,7 +17,7 @@ import (
 	"github.com/linkforge/linkforge/classify"
 )
 
-// The unlock cookie of a protected link (ADR 044).
+// The unlock cookie of a protected link (ADR 011).
 //
 // The right password is not answered with the redirect to the target: the
 // form page's CSP (form-action 'self') covers every redirect that follows
@@ -156,7 +156,7 @@ func (s *Server) followUnlocked(c echo.Context, e *cachedLink, now time.Time) er
 // to: a 200 whose meta refresh starts a navigation of its own. A 302 would
 // not do: this GET is still part of the navigation the form's post began,
 // and Chromium checks the form page's form-action 'self' against every
-// redirect of it, this one's included (ADR 044). The page keeps the
+// redirect of it, this one's included (ADR 011). The page keeps the
 // other pages' CSP (no script, no form); a meta refresh is not a form
 // submission, and Referrer-Policy no-referrer keeps the short link out of
 // the target's Referer, as a redirect from the form did.

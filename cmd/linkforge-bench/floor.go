@@ -24,7 +24,7 @@ import (
 // during a slow commit waits for the rest of it and then for its own, so
 // the time the disk spends in its rare slow flushes (a shared VM's
 // write-back cache flushed whole) sets the clicks' p99, several times the
-// commits' (docs/benchmarks.md, "Round 9").
+// commits' (docs/benchmarks.md, "redirect").
 
 // floorResult is one run of measureFloor.
 type floorResult struct {

@@ -162,10 +162,10 @@ var globalFlags = []flagSpec{
 	{"webhook-allow-private", "", "false", "allow webhook URLs, and --domain-verify http fetches, on loopback/private/link-local addresses (refused by default)"},
 	{"domain-verify", "MODE", "dns", "how tenants' domains are verified: dns (the TXT record _linkforge.HOST must hold the domain's verification_token: proof the tenant controls the domain), http (the server fetches http://HOST/.well-known/linkforge-domain/ID and expects its own answer: proof only that the DNS reaches this server, for single-team installs) or none (verified at once); a domain pending 7 days is deleted"},
 	{"allow-public-subdomains", "", "false", "let tenants add subdomains of the public URL's host (refused by default)"},
-	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/025-nats-bus.md); unused on SQLite"},
+	{"bus", "BUS", busPostgres, "how the nodes on one PostgreSQL tell each other of clicks, link writes and expiries: postgres (LISTEN/NOTIFY) or a NATS URL nats://host:4222 (comma-separated for a NATS cluster; docs/adr/004-scale-out.md); unused on SQLite"},
 	{"session-ttl", "DURATION", "168h", "a dashboard sign-in session ends after this long without use"},
 	{"session-max-age", "DURATION", "720h", "a dashboard sign-in session ends this long after the sign-in, however used"},
-	{"gc-headroom", "SIZE", defaultGCHeadroom, "once the live heap is larger than this, the Go runtime's soft memory limit follows it at the live heap plus this much, so that the process grows by about this rather than doubling its heap (a burst's memory for GC CPU; docs/adr/037-burst-headroom.md); 0: Go's own pacing; off when GOGC or GOMEMLIMIT is set"},
+	{"gc-headroom", "SIZE", defaultGCHeadroom, "once the live heap is larger than this, the Go runtime's soft memory limit follows it at the live heap plus this much, so that the process grows by about this rather than doubling its heap (a burst's memory for GC CPU; docs/performance.md); 0: Go's own pacing; off when GOGC or GOMEMLIMIT is set"},
 }
 
 // busPostgres is --bus's default: the cluster bus on the database's

@@ -278,7 +278,7 @@ func TestJournalSync(t *testing.T) {
 }
 
 // TestGCHeadroomFlag: --gc-headroom takes IEC and SI sizes and 0, from the
-// flag or its variable; the default is 256 MiB (ADR 037).
+// flag or its variable; the default is 256 MiB (docs/performance.md).
 func TestGCHeadroomFlag(t *testing.T) {
 	for _, tt := range []struct {
 		args []string

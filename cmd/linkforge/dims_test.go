@@ -16,7 +16,7 @@ import (
 // has its click_dims values summing to the hour's click_rollup total
 // (docs/adr/009-click-dimensions.md), or to one traffic's part of it (the
 // hour's traffic rows) for the dimensions whose other traffic's rows are
-// not stored (linkforge.Dimension.StoredSum, ADR 041), and no click_dims
+// not stored (linkforge.Dimension.StoredSum, docs/performance.md), and no click_dims
 // hour lacks rollup rows. It returns the number of (link, hour) pairs
 // checked, so that a caller can tell the check from a vacuous one.
 func checkDimsInvariant(t *testing.T, n *node, dbURL string) int {

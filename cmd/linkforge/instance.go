@@ -9,7 +9,7 @@ import (
 	"github.com/linkforge/linkforge/domain"
 )
 
-// The instance settings (docs/adr/047-instance-settings.md): the serve
+// The instance settings (docs/adr/019-command-line.md): the serve
 // flags that other commands read. serve stores their values in the
 // database at each start; every other command that opens the database
 // takes them from there, so that `user add` prints an invite on the

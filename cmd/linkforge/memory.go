@@ -105,7 +105,7 @@ func newMemoryReturn(log *slog.Logger, compact func() (kept, dropped int)) *memo
 	}}
 }
 
-// Pacing the collector by headroom (docs/adr/037-burst-headroom.md). The
+// Pacing the collector by headroom (docs/performance.md). The
 // Go collector lets the heap grow to twice its live size before the next
 // cycle (GOGC=100), which is cheap and right for a small heap; but a burst
 // of one-off links is live state that only grows until its flush, and at

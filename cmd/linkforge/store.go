@@ -30,7 +30,7 @@ type store interface {
 	Migrate(ctx context.Context) error
 	// The day keys of the visitor hash, shared by the nodes (ADR 024).
 	visitor.KeyStore
-	// The daily unique-visitor sketches (ADR 026): the counter writes
+	// The daily unique-visitor sketches (ADR 024): the counter writes
 	// them, the stats read them.
 	linkforge.UniqueStore
 	// serve's settings for the other commands (instance.go).

@@ -20,7 +20,7 @@ import (
 )
 
 // tlsConfig is the HTTPS part of the configuration (the flags of tlsFlags:
-// --tls, --https-addr, --acme-*, --tls-cert, --tls-key; docs/adr/021-tls.md).
+// --tls, --https-addr, --acme-*, --tls-cert, --tls-key; docs/adr/020-domains.md).
 type tlsConfig struct {
 	Mode          string // off, auto or manual
 	HTTPSAddr     string

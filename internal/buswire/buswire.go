@@ -4,7 +4,7 @@
 // queued events into messages, the decoding of a message into calls of a
 // linkforge.BusHandler, and the bus metrics. The NATS bus (natsbus) is
 // built on it, so that a node's events mean the same on either transport;
-// docs/adr/004-scale-out.md and docs/adr/025-nats-bus.md say why each
+// docs/adr/004-scale-out.md says why each
 // piece is as it is.
 //
 // The wire format is compact JSON, one envelope per message:

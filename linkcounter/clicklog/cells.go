@@ -9,7 +9,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// An hour's counts by dimension and value, packed (docs/adr/033-one-off-link-memory.md):
+// An hour's counts by dimension and value, packed (docs/performance.md):
 // a click adds a value in each of linkforge.NumDimensions dimensions, so a
 // link clicked once holds that many cells, and a viral burst of one-off
 // links holds millions. A cell is the interned id of its (dimension, value)
@@ -23,7 +23,7 @@ import (
 // In the shared form an hour's keys are interned too (keySets): the links
 // of a burst are clicked with a few thousand combinations of values at
 // most, so a million one-off hours hold a few thousand key lists rather
-// than a million 96-byte ones (docs/adr/039-burst-map-slots.md). An
+// than a million 96-byte ones (docs/performance.md). An
 // interned list is never written; an hour that changes its keys takes a
 // copy of its own first, and that happens only in the wide form, which
 // does not intern.

@@ -21,7 +21,7 @@ var compactionLinks int64 = 40_000
 // The compactor rebuilds the state from the files to write a snapshot. A
 // burst of one-off links makes that state as large as the live one, and
 // holding both at once doubled the journal's share of the process's peak
-// heap (docs/adr/034-burst-peak.md). Rebuilt a part of the links at a
+// heap (docs/performance.md). Rebuilt a part of the links at a
 // time, it holds at most a part of it beside the live state, and the
 // snapshot still replays to exactly the live state.
 func TestCompactionHoldsAPartOfTheState(t *testing.T) {

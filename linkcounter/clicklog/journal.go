@@ -461,7 +461,7 @@ const minCompact = 1 << 20
 // links makes both large at once: so it rebuilds the links a part at a time
 // (link id modulo the parts), each part's state written and let go before
 // the next part is read, at the cost of reading the files once per part
-// (docs/adr/034-burst-peak.md). A link's records are its own: its part's
+// (docs/performance.md). A link's records are its own: its part's
 // state holds exactly what the whole state holds of it.
 func (j *Journal) compactOnce() error {
 	j.compactMu.Lock()
@@ -605,7 +605,7 @@ func (j *Journal) Close() error {
 // A journal that starts counting for an id it did not count for before (a
 // fresh journal with --node-id, or a changed id) does not know what that id
 // already has in the rollup: it is marked to be seeded from the rollup
-// before its first flush (Seed, and docs/adr/006-journal.md). A generated id
+// before its first flush (Seed, and docs/adr/014-click-log.md). A generated id
 // is new everywhere and needs no seed. needsSeed reports the mark, which
 // stays until the seed is committed.
 func (j *Journal) NodeID(ctx context.Context, override string) (id string, needsSeed bool, err error) {
@@ -980,7 +980,7 @@ func (j *Journal) ToSeed(linkIDs []int64) []LinkHour {
 // counted while the hour waited for its seed, move to MoreValue (their
 // rows are unflushed, so nothing the store holds changes). A traffic
 // shadow's placeholder is not bounded (linkforge.Dimension.Bounded) and
-// never moves: the store keeps no row of it to seed (ADR 041).
+// never moves: the store keeps no row of it to seed (docs/performance.md).
 func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()

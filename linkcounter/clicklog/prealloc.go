@@ -48,7 +48,7 @@ const (
 	// share sets the clicks' tail: a group commit's fdatasync flushes the
 	// whole device cache, the fill's pages with it. Measured on the
 	// benchmarks' VM, a bare group commit at 10,680 clicks/s beside a fill
-	// (docs/benchmarks.md, "Round 9"): click wait p99 0.6-1.1 ms alone;
+	// (docs/performance.md, "The counted redirect"): click wait p99 0.6-1.1 ms alone;
 	// 6.6-9.6 ms beside 256 KiB chunks 2 ms apart (about 100 MB/s, this
 	// constant until round 9); 0.8-1.1 ms beside 32 KiB chunks 2 ms apart;
 	// 1.3-4.4 ms beside 16 KiB chunks 0.5 ms apart. So the fill keeps to

@@ -40,7 +40,7 @@ type Increment struct {
 	// Visits are the visitor hashes of the increment's clicks that have
 	// one (a private click has none), in the UTC day of Bucket: journaled
 	// with the clicks, so that a sketch rebuilt after a crash holds them
-	// (docs/adr/026-unique-visitors.md).
+	// (docs/adr/024-visitor-hash.md).
 	Visits []uint64
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // What a one-off link holds in the state is sized to the allocator's size
-// classes (docs/adr/033-one-off-link-memory.md, docs/adr/039-burst-map-slots.md):
+// classes (docs/performance.md):
 // a field that pushes one past its class costs every link of a burst the
 // next class's bytes. visitsBlock is also kept out of linkRows' class, so
 // that the spans of a burst's visits are freed whole when a flush marks

@@ -14,7 +14,7 @@ import (
 // link clicked once costs one map entry and five small allocations, its
 // key list shared with the links clicked with the same values, about 190
 // bytes (docs/adr/014-click-log.md, "Memory";
-// docs/adr/033-one-off-link-memory.md, docs/adr/039-burst-map-slots.md).
+// docs/performance.md).
 type logState struct {
 	nodeID       string
 	seedPending  bool
@@ -23,7 +23,7 @@ type logState struct {
 	// pointer: a Go map's tables double when they fill, so its slots
 	// cost up to twice their size per entry (a 1,000,000-link burst sits
 	// just past a doubling), and one map of 16-byte slots wastes less of
-	// that than two maps of 32- and 40-byte ones did (ADR 039).
+	// that than two maps of 32- and 40-byte ones did (docs/performance.md).
 	links map[int64]*linkRows
 	// held counts the entries with hours (the rest hold visits only).
 	held int
@@ -56,7 +56,7 @@ type logState struct {
 type linkRows struct {
 	hours []*hourRows // ascending hour
 	// visits are the visitor hashes journaled and not yet marked as stored
-	// in a sketch (docs/adr/026-unique-visitors.md), nil when there are
+	// in a sketch (docs/adr/024-visitor-hash.md), nil when there are
 	// none: behind a pointer, since a flush marks them all and the link's
 	// hours stay until its actor is evicted.
 	visits *linkVisits

@@ -1,5 +1,5 @@
 -- Faster analytics over long ranges (issue 11's performance leftover,
--- docs/adr/010-analytics-queries.md, "Round 3"). day is the UTC start of
+-- docs/adr/010-analytics-queries.md). day is the UTC start of
 -- its day.
 --
 -- Same invariant and concurrency as 00006: each aggregate row is the sum of

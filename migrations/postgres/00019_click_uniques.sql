@@ -1,6 +1,6 @@
 -- Daily unique visitors (schema Stats, unique): one HyperLogLog sketch
 -- per (link, UTC day, node) of that day's keyed visitor hashes
--- (docs/adr/026-unique-visitors.md). A node overwrites its own row with its
+-- (docs/adr/024-visitor-hash.md). A node overwrites its own row with its
 -- whole sketch of the day, as its rollup counts are absolute; the stats
 -- read merges the nodes' sketches (a union). No foreign key to links, for
 -- the same reasons as click_rollup.

@@ -1,5 +1,5 @@
 -- SQLite's 00025 moves the click_dims aggregates from row triggers into
--- the flush (store/sqlite/dims.go, docs/adr/040-dims-aggregates-in-the-flush.md).
+-- the flush (store/sqlite/dims.go, docs/performance.md).
 -- PostgreSQL's triggers on click_dims already run once per statement over
 -- its transition tables (00006) and sum by aggregate key there, which is
 -- what SQLite's flush now does in Go; they stay. A version for both

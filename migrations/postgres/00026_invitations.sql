@@ -1,4 +1,4 @@
--- Invitations of existing users (docs/adr/050-invitations-need-consent.md):
+-- Invitations of existing users (docs/adr/023-sessions.md):
 -- a tenant's owner who invites an email that has an account already gets
 -- no credential for it; the membership waits here until that user accepts
 -- it while signed in, or declines it. A new email still gets a user, a

@@ -2,7 +2,7 @@
 -- need (the public URL its one-time URLs are on, how it verifies domains):
 -- `linkforge serve` writes them at each start, `linkforge user add` and
 -- the rest read them, so that a command run beside the server acts as the
--- server would (docs/adr/047-instance-settings.md). Keys are the serve
+-- server would (docs/adr/019-command-line.md). Keys are the serve
 -- flags' names, values their canonical text.
 
 -- +goose Up

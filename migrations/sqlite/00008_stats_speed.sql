@@ -1,5 +1,5 @@
 -- Faster analytics over long ranges (issue 11's performance leftover,
--- docs/adr/010-analytics-queries.md, "Round 3"). Times are INTEGER unix
+-- docs/adr/010-analytics-queries.md). Times are INTEGER unix
 -- seconds of the day start (UTC), as in 00006.
 --
 -- Same invariant as 00006: each aggregate row is the sum of the raw rows

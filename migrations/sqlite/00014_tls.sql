@@ -1,4 +1,4 @@
--- Certificates for --tls auto (docs/adr/021-tls.md): the certificates,
+-- Certificates for --tls auto (docs/adr/020-domains.md): the certificates,
 -- their keys and the ACME account live in the main database, so that every
 -- node serves what one node obtained. tls_assets is a key-value table with
 -- slash-separated keys (the layout the ACME library gives its storage);

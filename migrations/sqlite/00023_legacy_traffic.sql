@@ -1,5 +1,5 @@
 -- The traffic rows of clicks counted before click classification existed
--- (docs/adr/035-legacy-traffic.md). Such clicks have only the public
+-- (docs/adr/009-click-dimensions.md). Such clicks have only the public
 -- dimension rows (country ... variant): the series count them as human
 -- (automated is 0), but a breakdown under traffic=human reads the shadow
 -- rows "human:<dim>", which they lack, so it was empty where the series

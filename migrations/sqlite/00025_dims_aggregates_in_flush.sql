@@ -1,5 +1,5 @@
 -- The flush keeps click_dims' aggregates itself (store/sqlite/dims.go,
--- upsertDims; docs/adr/040-dims-aggregates-in-the-flush.md): it reads the
+-- upsertDims; docs/performance.md): it reads the
 -- rows' stored counts, writes the rows that grow, and adds their growth to
 -- tenant_dims_hourly, link_dims_daily, tenant_dims_daily and the automated
 -- part of link_hourly and tenant_hourly summed by key, once per aggregate

@@ -19,9 +19,9 @@ import (
 // part of link_hourly and tenant_hourly (00022).
 //
 // Row triggers kept those aggregates until migration 00025
-// (docs/adr/040-dims-aggregates-in-the-flush.md): three upserts per
+// (docs/performance.md): three upserts per
 // dimension row, and a burst of one-off links wrote 23 rows a link (15
-// since ADR 041), so a tenant's aggregate row was rewritten once per link
+// now), so a tenant's aggregate row was rewritten once per link
 // of the flush and the triggers were about half of its time. Here the
 // rows' stored counts are read first (one statement per 500 (link, hour)
 // pairs), only the rows that grow are written, and their growth is summed
