@@ -1,9 +1,12 @@
 package linkforge_test
 
 import (
+	"bytes"
 	"errors"
 	"go/build"
 	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,6 +89,71 @@ func TestImportDirection(t *testing.T) {
 			}
 			if broken != "" {
 				t.Errorf("%s imports %s: %s (docs/adr/005-layout.md)", pkg, imp, broken)
+			}
+		}
+	}
+}
+
+// outsideDocuments are names of documents that are not in the repository
+// (the design notes it was first written from). Each is spelled in two
+// parts so that this file does not name it.
+var outsideDocuments = []string{"API" + ".md", "DESIGN" + ".md", "STYLE" + ".md", "../" + "shared" + "/"}
+
+// repositoryFiles lists the files of the repository: git's tracked files,
+// or, outside a git checkout (a source archive), every file but .git and
+// node_modules.
+func repositoryFiles(t *testing.T) []string {
+	t.Helper()
+	if out, err := exec.Command("git", "ls-files", "-z").Output(); err == nil && len(out) > 0 {
+		return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	}
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || name == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestLayoutNoOutsideDocuments: no file of the repository cites a document
+// outside it. The contract a reader can follow is the OpenAPI document
+// (web/openapi.json), linkforge --help and the pages of docs/; a comment
+// names the operation, flag or page it means (issue 40).
+func TestLayoutNoOutsideDocuments(t *testing.T) {
+	files := repositoryFiles(t)
+	if len(files) < 100 {
+		t.Fatalf("found only %d files", len(files))
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // tracked but deleted in the work tree
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range outsideDocuments {
+			if !bytes.Contains(b, []byte(name)) {
+				continue
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				if strings.Contains(line, name) {
+					t.Errorf("%s:%d cites %s, which is not in the repository: name the operation (web/openapi.json), flag or docs/ page instead", file, i+1, name)
+				}
 			}
 		}
 	}
