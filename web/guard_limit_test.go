@@ -11,7 +11,7 @@ import (
 )
 
 // TestGuessLimitTenPerSlidingMinute pins the guessing limit's constants
-// (API.md: 429 after 10 failures in a sliding minute) on both routes that
+// (429 after 10 failures in a sliding minute: password.DefaultMaxFailures, DefaultWindow) on both routes that
 // use them, a protected link's POST /{slug} and POST /login per client,
 // with the server's clock: five failures, thirty seconds, five more; the
 // 11th attempt, the right password, is 429 with Retry-After 30, still 429
