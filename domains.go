@@ -81,15 +81,6 @@ type DomainStore interface {
 	// while links are on it, and then nothing changes.
 	DeleteDomain(ctx context.Context, tenantID int64, host string) (Domain, error)
 
-	// LinkOnDomain is LinkBySlug on a domain: the redirect path's lookup.
-	LinkOnDomain(ctx context.Context, domainID int64, slug string) (Link, error)
-	// TenantLinkOn is TenantLink on a domain.
-	TenantLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (Link, error)
-	// UpdateLinkOn is UpdateLink on a domain.
-	UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug string, fn func(*Link) error) (Link, error)
-	// DeleteLinkOn is DeleteLink on a domain.
-	DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (Link, error)
-
 	// NextDomainVerification returns the earliest VerifyDueAt of the
 	// pending domains; ok is false when none is planned.
 	NextDomainVerification(ctx context.Context) (due time.Time, ok bool, err error)

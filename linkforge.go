@@ -212,11 +212,13 @@ type LinkStore interface {
 	// returns it. A slug in use answers EConflict. A link with an ExpiresAt
 	// gets its expiry alarm in the same transaction (AlarmStore).
 	CreateLink(ctx context.Context, l Link) (Link, error)
-	// LinkBySlug is the redirect path's lookup, across tenants, without
-	// Clicks. ENotFound if no link has that slug.
-	LinkBySlug(ctx context.Context, slug string) (Link, error)
-	// TenantLink returns a tenant's link with its Clicks.
-	TenantLink(ctx context.Context, tenantID int64, slug string) (Link, error)
+	// LinkBySlug is the redirect path's lookup of the slug on the domain
+	// (PublicDomainID: the public host), across tenants, without Clicks.
+	// ENotFound if no link has that slug there.
+	LinkBySlug(ctx context.Context, domainID int64, slug string) (Link, error)
+	// TenantLink returns a tenant's link of the slug on the domain, with its
+	// Clicks.
+	TenantLink(ctx context.Context, tenantID, domainID int64, slug string) (Link, error)
 	// UpdateLink reads the link in a transaction, lets fn change it, and
 	// writes it back with a new UpdatedAt. fn's error aborts the update and
 	// is returned as is. ID, TenantID, Slug and CreatedAt cannot change.
@@ -224,10 +226,10 @@ type LinkStore interface {
 	// transaction (rescheduled at the new time, or deleted when cleared), and
 	// an ExpiredAt that fn left as it was is cleared: it recorded the old
 	// expiry. An unchanged ExpiresAt leaves the alarm alone.
-	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*Link) error) (Link, error)
+	UpdateLink(ctx context.Context, tenantID, domainID int64, slug string, fn func(*Link) error) (Link, error)
 	// DeleteLink deletes the link, its rollup and click_dims rows and its
 	// alarm in one transaction, and returns it.
-	DeleteLink(ctx context.Context, tenantID int64, slug string) (Link, error)
+	DeleteLink(ctx context.Context, tenantID, domainID int64, slug string) (Link, error)
 }
 
 // RollupStore keeps per-node, per-minute absolute click counts.

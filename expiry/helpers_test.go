@@ -127,7 +127,7 @@ func mustExpiringLink(t *testing.T, s linkforge.Store, tenantID int64, slug stri
 
 func mustLink(t *testing.T, s linkforge.Store, tenantID int64, slug string) linkforge.Link {
 	t.Helper()
-	l, err := s.TenantLink(t.Context(), tenantID, slug)
+	l, err := s.TenantLink(t.Context(), tenantID, linkforge.PublicDomainID, slug)
 	if err != nil {
 		t.Fatalf("TenantLink(%q): %v", slug, err)
 	}

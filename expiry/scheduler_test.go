@@ -332,7 +332,7 @@ func TestCancelRacesHandler(t *testing.T) {
 		during := mustExpiringLink(t, s, tenant.ID, "moved-during", t0.Add(10*time.Second))
 		newExpiry := t0.Add(time.Hour)
 		move := func(slug string) {
-			if _, err := s.UpdateLink(ctx, tenant.ID, slug, func(l *linkforge.Link) error {
+			if _, err := s.UpdateLink(ctx, tenant.ID, linkforge.PublicDomainID, slug, func(l *linkforge.Link) error {
 				l.ExpiresAt = &newExpiry
 				return nil
 			}); err != nil {
@@ -390,7 +390,7 @@ func TestDeleteLinkDeletesAlarm(t *testing.T) {
 		early := mustExpiringLink(t, s, tenant.ID, "deleted-early", t0.Add(10*time.Second))
 		racing := mustExpiringLink(t, s, tenant.ID, "deleted-racing", t0.Add(20*time.Second))
 		del := func(slug string) {
-			if _, err := s.DeleteLink(ctx, tenant.ID, slug); err != nil {
+			if _, err := s.DeleteLink(ctx, tenant.ID, linkforge.PublicDomainID, slug); err != nil {
 				t.Errorf("DeleteLink(%q): %v", slug, err)
 			}
 		}

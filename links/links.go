@@ -25,10 +25,8 @@ import (
 // Both stores implement it.
 type Store interface {
 	CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error)
-	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
-	DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error)
-	UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
-	DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
+	UpdateLink(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
+	DeleteLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
 	CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkforge.BulkResult, error)
 	linkforge.PortingStore
 }
@@ -213,15 +211,11 @@ type Patch struct {
 	Password    string
 }
 
-// Update applies p to the tenant's link slug. The merged link is
-// validated inside the store's transaction: a partial update can never
-// leave an invalid combination behind.
-func (s *Service) Update(ctx context.Context, tenantID int64, slug string, p Patch) (linkforge.Link, error) {
-	return s.UpdateOn(ctx, tenantID, linkforge.PublicDomainID, slug, p)
-}
-
-// UpdateOn is Update of the link slug on a domain of the tenant.
-func (s *Service) UpdateOn(ctx context.Context, tenantID, domainID int64, slug string, p Patch) (linkforge.Link, error) {
+// Update applies p to the tenant's link slug on the domain
+// (linkforge.PublicDomainID: the public host). The merged link is validated
+// inside the store's transaction: a partial update can never leave an
+// invalid combination behind.
+func (s *Service) Update(ctx context.Context, tenantID, domainID int64, slug string, p Patch) (linkforge.Link, error) {
 	var hash string
 	if p.SetPassword && p.Password != "" {
 		var err error
@@ -230,7 +224,7 @@ func (s *Service) UpdateOn(ctx context.Context, tenantID, domainID int64, slug s
 		}
 	}
 	self := s.self(ctx) // read before the transaction: it may load the host table
-	l, err := s.store.UpdateLinkOn(ctx, tenantID, domainID, slug, func(l *linkforge.Link) error {
+	l, err := s.store.UpdateLink(ctx, tenantID, domainID, slug, func(l *linkforge.Link) error {
 		if p.Apply != nil {
 			p.Apply(l)
 		}
@@ -249,16 +243,11 @@ func (s *Service) UpdateOn(ctx context.Context, tenantID, domainID int64, slug s
 	return l, nil
 }
 
-// Delete deletes the tenant's link slug and returns it. The link's alarm
-// went with it, in the same transaction: nothing to tell the scheduler,
-// whose timer, if armed for it, finds nothing due.
-func (s *Service) Delete(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
-	return s.DeleteOn(ctx, tenantID, linkforge.PublicDomainID, slug)
-}
-
-// DeleteOn is Delete of the link slug on a domain of the tenant.
-func (s *Service) DeleteOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
-	deleted, err := s.store.DeleteLinkOn(ctx, tenantID, domainID, slug)
+// Delete deletes the tenant's link slug on the domain and returns it. The
+// link's alarm went with it, in the same transaction: nothing to tell the
+// scheduler, whose timer, if armed for it, finds nothing due.
+func (s *Service) Delete(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
+	deleted, err := s.store.DeleteLink(ctx, tenantID, domainID, slug)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("delete link: %w", err)
 	}

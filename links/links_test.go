@@ -108,7 +108,7 @@ func TestLinkWriteEffects(t *testing.T) {
 	if l.PasswordHash != "hashed:terc3s" || f.h.calls != 1 {
 		t.Errorf("hash = %q after %d calls, want the hasher's, once", l.PasswordHash, f.h.calls)
 	}
-	stored, err := f.st.TenantLink(ctx, f.tenant, "docs")
+	stored, err := f.st.TenantLink(ctx, f.tenant, linkforge.PublicDomainID, "docs")
 	if err != nil || stored.PasswordHash != "hashed:terc3s" {
 		t.Fatalf("stored = %+v, %v", stored, err)
 	}
@@ -119,7 +119,7 @@ func TestLinkWriteEffects(t *testing.T) {
 		t.Errorf("rescheduled %v, want once at %v", f.fx.due, exp)
 	}
 
-	u, err := f.svc.Update(ctx, f.tenant, "docs", links.Patch{
+	u, err := f.svc.Update(ctx, f.tenant, linkforge.PublicDomainID, "docs", links.Patch{
 		Apply:       func(l *linkforge.Link) { l.URL = "https://example.org/" },
 		SetPassword: true, // removed
 	})
@@ -136,10 +136,10 @@ func TestLinkWriteEffects(t *testing.T) {
 		t.Errorf("rescheduled %d times, want 2 (an update keeps the expiry)", len(f.fx.due))
 	}
 
-	if _, err := f.svc.Delete(ctx, f.tenant, "docs"); err != nil {
+	if _, err := f.svc.Delete(ctx, f.tenant, linkforge.PublicDomainID, "docs"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.TenantLink(ctx, f.tenant, "docs"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+	if _, err := f.st.TenantLink(ctx, f.tenant, linkforge.PublicDomainID, "docs"); linkforge.ErrorCode(err) != linkforge.ENotFound {
 		t.Errorf("after delete: %v, want ENotFound", err)
 	}
 	eq(t, "local", f.fx.local, []string{"docs", "docs", "docs"})
@@ -162,11 +162,11 @@ func TestLinkWriteFailureHasNoEffects(t *testing.T) {
 	if linkforge.ErrorCode(err) != linkforge.EConflict || !strings.Contains(linkforge.ErrorMessage(err), `slug "a" is already taken`) {
 		t.Errorf("taken slug: %v, want EConflict naming it", err)
 	}
-	_, err = f.svc.Update(ctx, f.tenant, "a", links.Patch{Apply: func(l *linkforge.Link) { l.URL = "https://sho.rt/loop" }})
+	_, err = f.svc.Update(ctx, f.tenant, linkforge.PublicDomainID, "a", links.Patch{Apply: func(l *linkforge.Link) { l.URL = "https://sho.rt/loop" }})
 	if linkforge.ErrorCode(err) != linkforge.EInvalid {
 		t.Errorf("redirect loop: %v, want EInvalid", err)
 	}
-	if _, err := f.svc.Delete(ctx, f.tenant, "nope"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+	if _, err := f.svc.Delete(ctx, f.tenant, linkforge.PublicDomainID, "nope"); linkforge.ErrorCode(err) != linkforge.ENotFound {
 		t.Errorf("unknown slug: %v, want ENotFound", err)
 	}
 	eq(t, "local", f.fx.local, []string{"a"})

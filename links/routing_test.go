@@ -33,7 +33,7 @@ func TestRoutingExportImport(t *testing.T) {
 	if err != nil || res.Created != 1 {
 		t.Fatalf("import = %+v, %v", res, err)
 	}
-	got, err := dst.st.TenantLink(ctx, dst.tenant, "ab")
+	got, err := dst.st.TenantLink(ctx, dst.tenant, linkforge.PublicDomainID, "ab")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -232,7 +232,7 @@ func TestImportSampleFiles(t *testing.T) {
 				}
 				get := func(slug string) linkforge.Link {
 					t.Helper()
-					l, err := st.TenantLink(ctx, tenant.ID, slug)
+					l, err := st.TenantLink(ctx, tenant.ID, linkforge.PublicDomainID, slug)
 					if err != nil {
 						t.Fatalf("link %q: %v", slug, err)
 					}
@@ -283,7 +283,7 @@ func TestImportSkipsAndConflicts(t *testing.T) {
 		if res := imp(acme.ID, changed); res.Created != 0 || res.Skipped != 2 || res.Failed != 0 {
 			t.Errorf("second import = %+v, want 2 skipped", res)
 		}
-		if l, _ := st.TenantLink(ctx, acme.ID, "one"); l.URL != "https://example.com/1" {
+		if l, _ := st.TenantLink(ctx, acme.ID, linkforge.PublicDomainID, "one"); l.URL != "https://example.com/1" {
 			t.Errorf("skipped link's url = %q, want it unchanged", l.URL)
 		}
 		res := imp(other.ID, file)
@@ -333,7 +333,7 @@ func TestImportBadLinesWriteNothing(t *testing.T) {
 			t.Errorf("result %+v, errors %+v; want 2 created and %+v", res, got, want)
 		}
 		for _, slug := range []string{"bad1", "bad2", "bad3"} {
-			if _, err := st.LinkBySlug(ctx, slug); linkforge.ErrorCode(err) != linkforge.ENotFound {
+			if _, err := st.LinkBySlug(ctx, linkforge.PublicDomainID, slug); linkforge.ErrorCode(err) != linkforge.ENotFound {
 				t.Errorf("bad line's slug %s: %v, want not found", slug, err)
 			}
 		}

@@ -57,7 +57,7 @@ func TestImportShlinkAPIJSON(t *testing.T) {
 			t.Errorf("notes = %q, want %q", notes, want)
 		}
 
-		spring, err := st.TenantLink(ctx, tenant.ID, "spring")
+		spring, err := st.TenantLink(ctx, tenant.ID, linkforge.PublicDomainID, "spring")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestImportShlinkAPIJSON(t *testing.T) {
 			t.Errorf("spring = %+v", spring)
 		}
 
-		docs, err := st.TenantLink(ctx, tenant.ID, "docs")
+		docs, err := st.TenantLink(ctx, tenant.ID, linkforge.PublicDomainID, "docs")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestImportShlinkAPIJSON(t *testing.T) {
 			t.Errorf("docs = %+v, rules %+v", docs, d.Rules)
 		}
 		// Shlink 2's visitsCount, and forwardQuery absent: Shlink's default, on.
-		old, err := st.TenantLink(ctx, tenant.ID, "old")
+		old, err := st.TenantLink(ctx, tenant.ID, linkforge.PublicDomainID, "old")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestImportShlinkJSONShapes(t *testing.T) {
 	if err != nil || res.Created != 1 {
 		t.Fatalf("array: %+v, %v", res, err)
 	}
-	a, err := st.TenantLink(ctx, tenant.ID, "a1")
+	a, err := st.TenantLink(ctx, tenant.ID, linkforge.PublicDomainID, "a1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func TestDailyRetention(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.TenantLink(ctx, ten.ID, l.Slug)
+			got, err := s.TenantLink(ctx, ten.ID, linkforge.PublicDomainID, l.Slug)
 			if err != nil {
 				t.Fatal(err)
 			}

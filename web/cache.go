@@ -61,8 +61,7 @@ type PeerHealth interface {
 // linkReader is what the cache reads of the store: a link by its domain
 // and slug, whatever its tenant.
 type linkReader interface {
-	LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error)
-	LinkOnDomain(ctx context.Context, domainID int64, slug string) (linkforge.Link, error)
+	LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error)
 }
 
 // cacheKey is what the cache is keyed by: a link's domain id
@@ -381,15 +380,7 @@ func (c *linkCache) fill(ctx context.Context, k cacheKey) (any, error) {
 
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 	defer cancel()
-	var (
-		l   linkforge.Link
-		err error
-	)
-	if k.domain == linkforge.PublicDomainID {
-		l, err = c.store.LinkBySlug(lctx, slug)
-	} else {
-		l, err = c.store.LinkOnDomain(lctx, k.domain, slug)
-	}
+	l, err := c.store.LinkBySlug(lctx, k.domain, slug)
 	if err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
 		return nil, fmt.Errorf("load link %q: %w", slug, err)
 	}

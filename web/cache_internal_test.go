@@ -156,7 +156,7 @@ func TestCacheHotLinkUnderInvalidations(t *testing.T) {
 		})
 	}
 	for k := 1; k <= updates; k++ {
-		if _, err := st.UpdateLink(ctx, tenant.ID, "hot", func(l *linkforge.Link) error {
+		if _, err := st.UpdateLink(ctx, tenant.ID, linkforge.PublicDomainID, "hot", func(l *linkforge.Link) error {
 			l.URL = fmt.Sprintf("https://example.com/v%d", k)
 			return nil
 		}); err != nil {

@@ -99,11 +99,11 @@ type gatedStore struct {
 	gate    chan struct{} // closed to let calls proceed
 }
 
-func (g *gatedStore) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error) {
+func (g *gatedStore) LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
 	g.calls.Add(1)
 	g.entered <- struct{}{}
 	<-g.gate
-	return g.Store.LinkBySlug(ctx, slug)
+	return g.Store.LinkBySlug(ctx, domainID, slug)
 }
 
 // TestInvalidateDuringLookup: a lookup that read the link before an update
@@ -132,7 +132,7 @@ func TestInvalidateDuringLookup(t *testing.T) {
 	<-g.entered // the lookup is in flight
 	// The update commits while the lookup is held; the store is reached
 	// directly, because the lookup holds no lock the API would need.
-	if _, err := st.UpdateLink(t.Context(), tenant, "race", func(l *linkforge.Link) error {
+	if _, err := st.UpdateLink(t.Context(), tenant, linkforge.PublicDomainID, "race", func(l *linkforge.Link) error {
 		l.URL = "https://example.com/new"
 		return nil
 	}); err != nil {
@@ -163,7 +163,7 @@ func TestConcurrentMissesCollapse(t *testing.T) {
 	st := testdb.SQLite(t)
 	tenant, _ := mustTenantToken(t, st, "acme")
 	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "herd", URL: "https://example.com/herd"})
-	row, err := st.LinkBySlug(t.Context(), "herd")
+	row, err := st.LinkBySlug(t.Context(), linkforge.PublicDomainID, "herd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestConcurrentMissesCollapse(t *testing.T) {
 }
 
 // heldStore answers LinkBySlug with a row read beforehand, once its gate
-// opens.
+// opens. Its tests ask only of the public host: the domain is not looked at.
 type heldStore struct {
 	linkforge.Store
 	row   linkforge.Link
@@ -208,7 +208,7 @@ type heldStore struct {
 	gate  chan struct{}
 }
 
-func (h *heldStore) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error) {
+func (h *heldStore) LinkBySlug(_ context.Context, _ int64, slug string) (linkforge.Link, error) {
 	h.calls.Add(1)
 	<-h.gate
 	if slug != h.row.Slug {

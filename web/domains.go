@@ -230,10 +230,7 @@ func (s *Server) addressedLink(c echo.Context) (linkforge.Link, error) {
 	if err != nil {
 		return linkforge.Link{}, err
 	}
-	if t.ID == linkforge.PublicDomainID {
-		return s.store.TenantLink(c.Request().Context(), tenantID(c), c.Param("slug"))
-	}
-	return s.store.TenantLinkOn(c.Request().Context(), tenantID(c), t.ID, c.Param("slug"))
+	return s.store.TenantLink(c.Request().Context(), tenantID(c), t.ID, c.Param("slug"))
 }
 
 // hostNames keeps the host of each domain id, for rendering links: a

@@ -318,7 +318,7 @@ func TestImportCarriesDomain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.TenantLinkOn(context.Background(), acme, d.ID, "launch"); err != nil || got.URL != "https://example.com/dom" {
+		if got, err := s.TenantLink(context.Background(), acme, d.ID, "launch"); err != nil || got.URL != "https://example.com/dom" {
 			t.Errorf("the domain's launch = %+v, %v", got, err)
 		}
 		if got := mustTenantLink(t, s, acme, "launch"); got.URL != "https://example.com/pub" {
@@ -336,7 +336,7 @@ func TestImportCarriesDomain(t *testing.T) {
 			t.Fatalf("shlink import = %+v, want 2 created", r)
 		}
 		for _, slug := range []string{"sh1", "sh2"} {
-			if _, err := s.TenantLinkOn(context.Background(), acme, d.ID, slug); err != nil {
+			if _, err := s.TenantLink(context.Background(), acme, d.ID, slug); err != nil {
 				t.Errorf("%s on go.acme.com: %v", slug, err)
 			}
 		}

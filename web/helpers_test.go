@@ -323,7 +323,7 @@ func mustTenantLinks(t *testing.T, s linkforge.Store, tenantID int64) []linkforg
 
 func mustTenantLink(t *testing.T, s linkforge.Store, tenantID int64, slug string) linkforge.Link {
 	t.Helper()
-	l, err := s.TenantLink(context.Background(), tenantID, slug)
+	l, err := s.TenantLink(context.Background(), tenantID, linkforge.PublicDomainID, slug)
 	if err != nil {
 		t.Fatalf("TenantLink(%q): %v", slug, err)
 	}
@@ -336,9 +336,9 @@ type countingStore struct {
 	bySlug atomic.Int64
 }
 
-func (c *countingStore) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error) {
+func (c *countingStore) LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
 	c.bySlug.Add(1)
-	return c.Store.LinkBySlug(ctx, slug)
+	return c.Store.LinkBySlug(ctx, domainID, slug)
 }
 
 // mustHTML fails unless r is one of the redirect path's HTML pages.

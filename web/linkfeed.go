@@ -99,7 +99,7 @@ func (s *Server) ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error 
 		s.showLink(e.Op, linkforge.Link{ID: e.LinkID, TenantID: e.TenantID, Slug: e.Slug})
 		return nil
 	}
-	l, err := s.store.TenantLinkOn(ctx, e.TenantID, e.DomainID, e.Slug)
+	l, err := s.store.TenantLink(ctx, e.TenantID, e.DomainID, e.Slug)
 	switch {
 	case linkforge.ErrorCode(err) == linkforge.ENotFound:
 		return nil

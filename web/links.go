@@ -85,7 +85,7 @@ func (s *Server) patchLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.links.UpdateOn(c.Request().Context(), tenantID(c), t.ID, c.Param("slug"),
+	l, err := s.links.Update(c.Request().Context(), tenantID(c), t.ID, c.Param("slug"),
 		links.Patch{Apply: p.apply, SetPassword: p.setPassword, Password: p.password})
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func (s *Server) deleteLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.links.DeleteOn(c.Request().Context(), tenantID(c), t.ID, c.Param("slug")); err != nil {
+	if _, err := s.links.Delete(c.Request().Context(), tenantID(c), t.ID, c.Param("slug")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

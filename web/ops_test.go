@@ -220,7 +220,7 @@ func TestRateLimit(t *testing.T) {
 // with an error that is not a *linkforge.Error.
 type brokenStore struct{ linkforge.Store }
 
-func (brokenStore) TenantLink(context.Context, int64, string) (linkforge.Link, error) {
+func (brokenStore) TenantLink(context.Context, int64, int64, string) (linkforge.Link, error) {
 	return linkforge.Link{}, errors.New("pq: relation \"links\" secret internals")
 }
 

@@ -20,7 +20,8 @@ import (
 
 // outageStore answers LinkBySlug from rows read from the real store
 // beforehand, and fails it, like a database that cannot be reached, while
-// down. The rows are read before the synctest bubble because database I/O
+// down. Its tests ask only of the public host: the domain is not looked
+// at. The rows are read before the synctest bubble because database I/O
 // cannot run on a bubble's fake clock.
 type outageStore struct {
 	linkforge.Store
@@ -31,7 +32,7 @@ type outageStore struct {
 
 var errUnreachable = errors.New("dial tcp 10.0.0.1:5432: connect: connection refused")
 
-func (o *outageStore) LinkBySlug(_ context.Context, slug string) (linkforge.Link, error) {
+func (o *outageStore) LinkBySlug(_ context.Context, _ int64, slug string) (linkforge.Link, error) {
 	o.calls.Add(1)
 	if o.down.Load() {
 		return linkforge.Link{}, errUnreachable
@@ -51,7 +52,7 @@ func newOutageStore(t *testing.T, links ...linkforge.Link) *outageStore {
 	for _, l := range links {
 		l.TenantID = tenant
 		mustStoreLink(t, st, l)
-		row, err := st.LinkBySlug(t.Context(), l.Slug)
+		row, err := st.LinkBySlug(t.Context(), linkforge.PublicDomainID, l.Slug)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,7 @@ func TestPeerInvalidation(t *testing.T) {
 	// not see it.
 	update := func(slug, url string) {
 		t.Helper()
-		if _, err := st.UpdateLink(t.Context(), tenant, slug, func(l *linkforge.Link) error {
+		if _, err := st.UpdateLink(t.Context(), tenant, linkforge.PublicDomainID, slug, func(l *linkforge.Link) error {
 			l.URL = url
 			return nil
 		}); err != nil {

@@ -16,10 +16,10 @@ import (
 type Store interface {
 	// Links (links.go, bulk.go, listing; LinkBySlug: the redirect cache).
 	CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error)
-	LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error)
-	TenantLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error)
-	UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
-	DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error)
+	LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error)
+	TenantLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
+	UpdateLink(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
+	DeleteLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
 	linkforge.LinkLister
 	// Domains and the links on them (domains.go).
 	linkforge.DomainStore

@@ -76,7 +76,7 @@ func TestSlowReceiverIsolated(t *testing.T) {
 			t.Errorf("%d attempts in flight to one webhook, cap 2", most)
 		}
 		// The redirect path's read and an API write complete meanwhile.
-		if _, err := s.LinkBySlug(t.Context(), "a1"); err != nil {
+		if _, err := s.LinkBySlug(t.Context(), linkforge.PublicDomainID, "a1"); err != nil {
 			t.Errorf("LinkBySlug while deliveries are held: %v", err)
 		}
 		if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: b.ID, Slug: "late", URL: "https://example.com/"}); err != nil {

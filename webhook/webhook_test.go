@@ -147,7 +147,7 @@ func TestEveryEventDelivered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.UpdateLink(ctx, tn.ID, "spring", func(l *linkforge.Link) error { l.Title = "Spring"; return nil }); err != nil {
+		if _, err := s.UpdateLink(ctx, tn.ID, linkforge.PublicDomainID, "spring", func(l *linkforge.Link) error { l.Title = "Spring"; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		past := time.Now().Add(-time.Minute)
@@ -167,7 +167,7 @@ func TestEveryEventDelivered(t *testing.T) {
 		if _, err := s.CreateLink(ctx, linkforge.Link{TenantID: tn.ID, Slug: "gone", URL: "https://example.com/g"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.DeleteLink(ctx, tn.ID, "gone"); err != nil {
+		if _, err := s.DeleteLink(ctx, tn.ID, linkforge.PublicDomainID, "gone"); err != nil {
 			t.Fatal(err)
 		}
 		// A link of the other tenant: only its receiver hears of it.

@@ -66,7 +66,7 @@ func newAPIEnv(t *testing.T) *apiEnv {
 func (e *apiEnv) mustRollup(t *testing.T, slug string, buckets map[time.Time]int64) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := e.store.LinkBySlug(ctx, slug)
+	l, err := e.store.LinkBySlug(ctx, linkforge.PublicDomainID, slug)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -365,7 +365,7 @@ func (in *instance) storedClicks(ctx context.Context, links []benchLink) (map[st
 	}
 	clicks := make(map[string]int64, len(links))
 	for _, l := range links {
-		got, err := st.TenantLink(ctx, tenant.ID, l.slug)
+		got, err := st.TenantLink(ctx, tenant.ID, linkforge.PublicDomainID, l.slug)
 		if err != nil {
 			return nil, fmt.Errorf("link %s: %w", l.slug, err)
 		}

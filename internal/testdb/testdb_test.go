@@ -44,7 +44,7 @@ func TestEachRunsBothBackends(t *testing.T) {
 		if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: tn.ID, Slug: "x", URL: "https://example.com/"}); err != nil {
 			t.Fatal(err)
 		}
-		l, err := s.LinkBySlug(t.Context(), "x")
+		l, err := s.LinkBySlug(t.Context(), linkforge.PublicDomainID, "x")
 		if err != nil || l.URL != "https://example.com/" {
 			t.Fatalf("LinkBySlug = %+v, %v", l, err)
 		}

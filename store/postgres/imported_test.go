@@ -41,7 +41,7 @@ func TestImportedClicksMigrationCaps(t *testing.T) {
 	if err := db.UpsertRollup(ctx, "a", []linkforge.RollupRow{{LinkID: link, Bucket: bucket, Count: 3}}); err != nil {
 		t.Fatalf("flush after the migration: %v", err)
 	}
-	l, err := db.TenantLink(ctx, tenant, "huge")
+	l, err := db.TenantLink(ctx, tenant, linkforge.PublicDomainID, "huge")
 	if err != nil {
 		t.Fatalf("read after the migration: %v", err)
 	}
@@ -51,7 +51,7 @@ func TestImportedClicksMigrationCaps(t *testing.T) {
 	if _, err := db.Pool().Exec(ctx, `UPDATE links SET imported_clicks = 1000000000000001`); err == nil {
 		t.Error("the database took an imported count over the bound")
 	}
-	if _, err := db.DeleteLink(ctx, tenant, "huge"); err != nil {
+	if _, err := db.DeleteLink(ctx, tenant, linkforge.PublicDomainID, "huge"); err != nil {
 		t.Errorf("delete after the migration: %v", err)
 	}
 }

@@ -159,16 +159,10 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	return nil
 }
 
-// LinkBySlug returns the link with that slug on the public host, whatever
-// its tenant, without Clicks: the redirect path must not pay for a sum of
+// LinkBySlug returns the link with that slug on the domain, whatever its
+// tenant, without Clicks: the redirect path must not pay for a sum of
 // rollups.
-func (db *DB) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error) {
-	return db.LinkOnDomain(ctx, linkforge.PublicDomainID, slug)
-}
-
-// LinkOnDomain returns the link with that slug on the domain, whatever its
-// tenant, without Clicks.
-func (db *DB) LinkOnDomain(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
+func (db *DB) LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLink(db.pool.QueryRow(ctx,
 		`SELECT `+linkColumns+` FROM links l WHERE l.domain_id = $1 AND l.slug = $2`, domainID, slug), false)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -180,14 +174,9 @@ func (db *DB) LinkOnDomain(ctx context.Context, domainID int64, slug string) (li
 	return l, nil
 }
 
-// TenantLink returns the tenant's link with its Clicks; another tenant's
-// slug answers ENotFound.
-func (db *DB) TenantLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
-	return db.TenantLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug)
-}
-
-// TenantLinkOn is TenantLink on a domain.
-func (db *DB) TenantLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
+// TenantLink returns the tenant's link of the slug on the domain, with its
+// Clicks; another tenant's slug answers ENotFound.
+func (db *DB) TenantLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLink(db.pool.QueryRow(ctx,
 		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l WHERE l.slug = $1 AND l.tenant_id = $2 AND l.domain_id = $3`,
 		slug, tenantID, domainID), true)
@@ -206,12 +195,7 @@ func (db *DB) TenantLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 // other. fn's error aborts the update and is returned unchanged. A changed
 // ExpiresAt moves or deletes the link's alarm in the same transaction (see
 // linkforge.LinkStore).
-func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
-	return db.UpdateLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug, fn)
-}
-
-// UpdateLinkOn is UpdateLink on a domain.
-func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
+func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
@@ -277,29 +261,24 @@ func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 // neither. The link's row is locked first, then the raw rows, then (by the
 // triggers) the aggregates' advisory lock: the order a flush takes them
 // in, raw rows then the lock, so the two cannot deadlock. The link's alarm
-// goes by the foreign key's ON DELETE CASCADE.
-func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
-	return db.DeleteLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug)
-}
-
-// DeleteLinkOn is DeleteLink on a domain. A transaction PostgreSQL aborts
-// to break a deadlock is tried again, a few times: the delete's triggers
-// lock the tenant's aggregate rows, which concurrent flushes of the
+// goes by the foreign key's ON DELETE CASCADE. A transaction PostgreSQL
+// aborts to break a deadlock is tried again, a few times: the delete's
+// triggers lock the tenant's aggregate rows, which concurrent flushes of the
 // tenant's other links (other nodes') lock too, and an aborted delete has
 // changed nothing.
-func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
+func (db *DB) DeleteLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	for attempt := 1; ; attempt++ {
-		l, err := db.deleteLinkOn(ctx, tenantID, domainID, slug)
+		l, err := db.deleteLinkOnce(ctx, tenantID, domainID, slug)
 		if pgCode(err) != deadlockDetected || attempt == deleteLinkAttempts {
 			return l, err
 		}
 	}
 }
 
-// deleteLinkAttempts bounds DeleteLinkOn's retries after a deadlock.
+// deleteLinkAttempts bounds DeleteLink's retries after a deadlock.
 const deleteLinkAttempts = 3
 
-func (db *DB) deleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
+func (db *DB) deleteLinkOnce(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	var l linkforge.Link
 	ob := db.outbox()
 	ts := now()

@@ -96,7 +96,7 @@ func TestListingMigrationBackfills(t *testing.T) {
 	if err := db.Pool().QueryRow(ctx, `SELECT id FROM tenants`).Scan(&tenant); err != nil {
 		t.Fatal(err)
 	}
-	l, err := db.TenantLink(ctx, tenant, "old-one")
+	l, err := db.TenantLink(ctx, tenant, linkforge.PublicDomainID, "old-one")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -185,7 +185,7 @@ func TestImportLinks(t *testing.T) {
 	}
 
 	for _, i := range []int{0, 7, n / 2, n - 1} {
-		l, err := db.LinkBySlug(t.Context(), links[i].Slug)
+		l, err := db.LinkBySlug(t.Context(), linkforge.PublicDomainID, links[i].Slug)
 		if err != nil {
 			t.Fatalf("LinkBySlug(%q): %v", links[i].Slug, err)
 		}
@@ -194,7 +194,7 @@ func TestImportLinks(t *testing.T) {
 			t.Errorf("LinkBySlug(%q) = %+v", links[i].Slug, l)
 		}
 	}
-	l7, err := db.LinkBySlug(t.Context(), "imp-00007")
+	l7, err := db.LinkBySlug(t.Context(), linkforge.PublicDomainID, "imp-00007")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestTopLinksWithinDaysMatchesFullSum(t *testing.T) {
 	// Deleted leaders of each day: their day rows go with them, and the
 	// answers still agree.
 	for _, slug := range []string{"l000", "l001", "l149"} {
-		if _, err := db.DeleteLink(ctx, ten.ID, slug); err != nil {
+		if _, err := db.DeleteLink(ctx, ten.ID, linkforge.PublicDomainID, slug); err != nil {
 			t.Fatal(err)
 		}
 	}

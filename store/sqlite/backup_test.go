@@ -83,7 +83,7 @@ func TestBackupAndRestore(t *testing.T) {
 		t.Errorf("Restore summary %+v, want 2 links", got)
 	}
 	restored := mustOpen(t, dst)
-	if l, err := restored.LinkBySlug(ctx, "two"); err != nil || l.URL != "https://example.com/two" {
+	if l, err := restored.LinkBySlug(ctx, linkforge.PublicDomainID, "two"); err != nil || l.URL != "https://example.com/two" {
 		t.Errorf("restored link: %+v, %v", l, err)
 	}
 	old := mustOpen(t, aside)

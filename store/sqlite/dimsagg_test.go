@@ -120,7 +120,7 @@ func TestDimsAggregatesMigrationDownUp(t *testing.T) {
 		t.Fatalf("click_dims insert/update triggers after the Up: %v", got)
 	}
 	flush(dims(ids[0], h0, 12), dims(ids[2], h0.Add(time.Hour), 7))
-	if _, err := s.DeleteLink(ctx, tn.ID, "agg-1"); err != nil {
+	if _, err := s.DeleteLink(ctx, tn.ID, linkforge.PublicDomainID, "agg-1"); err != nil {
 		t.Fatal(err)
 	}
 	// A late flush of the deleted link's rows: raw rows, no aggregate.

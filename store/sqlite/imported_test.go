@@ -36,7 +36,7 @@ func TestImportedClicksMigrationCaps(t *testing.T) {
 	}
 
 	db := mustOpen(t, path)
-	l, err := db.TenantLink(ctx, 1, "huge")
+	l, err := db.TenantLink(ctx, 1, linkforge.PublicDomainID, "huge")
 	if err != nil {
 		t.Fatalf("read after the migration: %v", err)
 	}
@@ -46,7 +46,7 @@ func TestImportedClicksMigrationCaps(t *testing.T) {
 	if err := db.UpsertRollup(ctx, "a", []linkforge.RollupRow{{LinkID: 1, Bucket: time.Unix(120, 0).UTC(), Count: 2}}); err != nil {
 		t.Fatalf("flush after the migration: %v", err)
 	}
-	if _, err := db.DeleteLink(ctx, 1, "huge"); err != nil {
+	if _, err := db.DeleteLink(ctx, 1, linkforge.PublicDomainID, "huge"); err != nil {
 		t.Errorf("delete after the migration: %v", err)
 	}
 }

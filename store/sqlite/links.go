@@ -181,16 +181,10 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 	return nil
 }
 
-// LinkBySlug returns the link with that slug on the public host, whatever
-// its tenant, without Clicks: the redirect path must not pay for a sum of
+// LinkBySlug returns the link with that slug on the domain, whatever its
+// tenant, without Clicks: the redirect path must not pay for a sum of
 // rollups.
-func (db *DB) LinkBySlug(ctx context.Context, slug string) (linkforge.Link, error) {
-	return db.LinkOnDomain(ctx, linkforge.PublicDomainID, slug)
-}
-
-// LinkOnDomain returns the link with that slug on the domain, whatever its
-// tenant, without Clicks.
-func (db *DB) LinkOnDomain(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
+func (db *DB) LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLink(db.reader.QueryRowContext(ctx,
 		`SELECT `+linkColumns+` FROM links l WHERE l.domain_id = ? AND l.slug = ?`, domainID, slug), false)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -202,14 +196,9 @@ func (db *DB) LinkOnDomain(ctx context.Context, domainID int64, slug string) (li
 	return l, nil
 }
 
-// TenantLink returns the tenant's link with its Clicks; another tenant's
-// slug answers ENotFound.
-func (db *DB) TenantLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
-	return db.TenantLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug)
-}
-
-// TenantLinkOn is TenantLink on a domain.
-func (db *DB) TenantLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
+// TenantLink returns the tenant's link of the slug on the domain, with its
+// Clicks; another tenant's slug answers ENotFound.
+func (db *DB) TenantLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := tenantLink(ctx, db.reader, tenantID, domainID, slug)
 	if err != nil {
 		return linkforge.Link{}, wrapRead("tenant link", err)
@@ -247,12 +236,7 @@ func wrapRead(op string, err error) error {
 // serialize instead of overwriting each other. fn's error aborts the update
 // and is returned unchanged. A changed ExpiresAt moves or deletes the
 // link's alarm in the same transaction (see linkforge.LinkStore).
-func (db *DB) UpdateLink(ctx context.Context, tenantID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
-	return db.UpdateLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug, fn)
-}
-
-// UpdateLinkOn is UpdateLink on a domain.
-func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
+func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error) {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
@@ -304,12 +288,7 @@ func (db *DB) UpdateLinkOn(ctx context.Context, tenantID, domainID int64, slug s
 // DeleteLink deletes the tenant's link and its rollup rows in one
 // transaction and returns the link as it was. Its alarm goes with it, by
 // the foreign key's ON DELETE CASCADE, in the same transaction.
-func (db *DB) DeleteLink(ctx context.Context, tenantID int64, slug string) (linkforge.Link, error) {
-	return db.DeleteLinkOn(ctx, tenantID, linkforge.PublicDomainID, slug)
-}
-
-// DeleteLinkOn is DeleteLink on a domain.
-func (db *DB) DeleteLinkOn(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
+func (db *DB) DeleteLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)

@@ -48,7 +48,7 @@ func TestListingMigrationBackfills(t *testing.T) {
 	}
 
 	db := mustOpen(t, path)
-	l, err := db.TenantLink(ctx, 1, "old-one")
+	l, err := db.TenantLink(ctx, 1, linkforge.PublicDomainID, "old-one")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err != nil || gotTok.ID != tok.ID {
 		t.Errorf("TokenByHash after reopen = %+v, %v; want id %d", gotTok, err, tok.ID)
 	}
-	got, err := db.TenantLink(ctx, tenant.ID, "kept")
+	got, err := db.TenantLink(ctx, tenant.ID, linkforge.PublicDomainID, "kept")
 	if err != nil {
 		t.Fatalf("TenantLink after reopen: %v", err)
 	}
@@ -238,7 +238,7 @@ func TestImportLinks(t *testing.T) {
 	}
 
 	for _, i := range []int{0, 1, n/2 - 1, n - 1} {
-		got, err := db.LinkBySlug(ctx, links[i].Slug)
+		got, err := db.LinkBySlug(ctx, linkforge.PublicDomainID, links[i].Slug)
 		if err != nil {
 			t.Fatalf("LinkBySlug(%q): %v", links[i].Slug, err)
 		}
@@ -263,7 +263,7 @@ func TestImportLinks(t *testing.T) {
 		if code := linkforge.ErrorCode(err); code != linkforge.EConflict {
 			t.Fatalf("ImportLinks with a taken slug = %v (code %q), want %q", err, code, linkforge.EConflict)
 		}
-		if _, err := db.LinkBySlug(ctx, "imp-00000-new"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		if _, err := db.LinkBySlug(ctx, linkforge.PublicDomainID, "imp-00000-new"); linkforge.ErrorCode(err) != linkforge.ENotFound {
 			t.Errorf("LinkBySlug of the batch's first link = %v, want not found (one transaction)", err)
 		}
 	})

@@ -238,7 +238,7 @@ func testAlarmsFollowLinks(t *testing.T, s linkforge.Store) {
 			func(l *linkforge.Link) { l.Tags = []string{"x"} },
 			func(l *linkforge.Link) { l.ExpiresAt = ptr(sec(10)) }, // same instant, new pointer
 		} {
-			if _, err := s.UpdateLink(ctx, acme.ID, l.Slug, func(l *linkforge.Link) error { fn(l); return nil }); err != nil {
+			if _, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, l.Slug, func(l *linkforge.Link) error { fn(l); return nil }); err != nil {
 				t.Fatalf("UpdateLink: %v", err)
 			}
 		}
@@ -272,7 +272,7 @@ func testAlarmsFollowLinks(t *testing.T, s linkforge.Store) {
 		if _, err := s.ExpireLinks(ctx, []int64{l.ID}, sec(100)); err != nil {
 			t.Fatalf("ExpireLinks: %v", err)
 		}
-		moved, err := s.UpdateLink(ctx, acme.ID, l.Slug, func(l *linkforge.Link) error { l.ExpiresAt = ptr(sec(500)); return nil })
+		moved, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, l.Slug, func(l *linkforge.Link) error { l.ExpiresAt = ptr(sec(500)); return nil })
 		if err != nil {
 			t.Fatalf("UpdateLink: %v", err)
 		}
@@ -292,7 +292,7 @@ func testAlarmsFollowLinks(t *testing.T, s linkforge.Store) {
 
 	t.Run("explicit ExpiredAt is kept", func(t *testing.T) {
 		mustCreateLink(t, s, expiringLink(acme.ID, "al-explicit", sec(10)))
-		got, err := s.UpdateLink(ctx, acme.ID, "al-explicit", func(l *linkforge.Link) error {
+		got, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, "al-explicit", func(l *linkforge.Link) error {
 			l.ExpiresAt = ptr(sec(20))
 			l.ExpiredAt = ptr(sec(21))
 			return nil
@@ -311,7 +311,7 @@ func testAlarmsFollowLinks(t *testing.T, s linkforge.Store) {
 	t.Run("cleared expiry deletes", func(t *testing.T) {
 		l := mustCreateLink(t, s, expiringLink(acme.ID, "al-clear", sec(10)))
 		mustAlarmOf(t, s, l)
-		if _, err := s.UpdateLink(ctx, acme.ID, l.Slug, func(l *linkforge.Link) error { l.ExpiresAt = nil; return nil }); err != nil {
+		if _, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, l.Slug, func(l *linkforge.Link) error { l.ExpiresAt = nil; return nil }); err != nil {
 			t.Fatalf("UpdateLink: %v", err)
 		}
 		if a, ok := alarmOf(t, s, l); ok {
@@ -321,7 +321,7 @@ func testAlarmsFollowLinks(t *testing.T, s linkforge.Store) {
 
 	t.Run("set expiry creates", func(t *testing.T) {
 		l := mustCreateLink(t, s, newLink(acme.ID, "al-set"))
-		if _, err := s.UpdateLink(ctx, acme.ID, l.Slug, func(l *linkforge.Link) error { l.ExpiresAt = ptr(sec(30)); return nil }); err != nil {
+		if _, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, l.Slug, func(l *linkforge.Link) error { l.ExpiresAt = ptr(sec(30)); return nil }); err != nil {
 			t.Fatalf("UpdateLink: %v", err)
 		}
 		checkAlarm(t, "after setting the expiry", mustAlarmOf(t, s, l), alarmWant{link: l, due: sec(30), state: linkforge.AlarmScheduled})
@@ -329,7 +329,7 @@ func testAlarmsFollowLinks(t *testing.T, s linkforge.Store) {
 
 	t.Run("aborted update keeps the alarm", func(t *testing.T) {
 		l := mustCreateLink(t, s, expiringLink(acme.ID, "al-abort", sec(10)))
-		_, err := s.UpdateLink(ctx, acme.ID, l.Slug, func(l *linkforge.Link) error { l.ExpiresAt = nil; return errAbort })
+		_, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, l.Slug, func(l *linkforge.Link) error { l.ExpiresAt = nil; return errAbort })
 		if !errors.Is(err, errAbort) {
 			t.Fatalf("UpdateLink = %v, want fn's error", err)
 		}
@@ -340,7 +340,7 @@ func testAlarmsFollowLinks(t *testing.T, s linkforge.Store) {
 		other := mustTenant(t, s, "alarm-links-delete")
 		l := mustCreateLink(t, s, expiringLink(other.ID, "al-delete", sec(-1000)))
 		wantNextDue(t, s, sec(-1000), "before the delete")
-		if _, err := s.DeleteLink(ctx, other.ID, l.Slug); err != nil {
+		if _, err := s.DeleteLink(ctx, other.ID, linkforge.PublicDomainID, l.Slug); err != nil {
 			t.Fatalf("DeleteLink: %v", err)
 		}
 		if as := mustAlarms(t, s, other.ID, ""); len(as) != 0 {
@@ -581,7 +581,7 @@ func testExpireLinks(t *testing.T, s linkforge.Store) {
 	later := mustCreateLink(t, s, expiringLink(acme.ID, "ex-later", sec(3600)))
 	never := mustCreateLink(t, s, newLink(acme.ID, "ex-never"))
 	gone := mustCreateLink(t, s, expiringLink(acme.ID, "ex-gone", sec(0)))
-	if _, err := s.DeleteLink(ctx, acme.ID, gone.Slug); err != nil {
+	if _, err := s.DeleteLink(ctx, acme.ID, linkforge.PublicDomainID, gone.Slug); err != nil {
 		t.Fatalf("DeleteLink: %v", err)
 	}
 	ids := []int64{due.ID, later.ID, never.ID, gone.ID, due.ID + 1_000_000}
@@ -615,7 +615,7 @@ func testExpireLinks(t *testing.T, s linkforge.Store) {
 	}
 
 	// Moved later: no longer expired, and the old expired_at is gone.
-	moved, err := s.UpdateLink(ctx, acme.ID, due.Slug, func(l *linkforge.Link) error { l.ExpiresAt = ptr(sec(7200)); return nil })
+	moved, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, due.Slug, func(l *linkforge.Link) error { l.ExpiresAt = ptr(sec(7200)); return nil })
 	if err != nil {
 		t.Fatalf("UpdateLink: %v", err)
 	}
@@ -753,7 +753,7 @@ func testImportLinksSchedulesAlarms(t *testing.T, s linkforge.Store) {
 	}
 	states := map[string]linkforge.AlarmState{}
 	for _, a := range got {
-		l, err := s.LinkBySlug(ctx, a.Slug)
+		l, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, a.Slug)
 		if err != nil || l.ID != a.LinkID {
 			t.Errorf("alarm %+v: its slug names link %+v (%v), want link %d", a, l, err, a.LinkID)
 		}

@@ -132,7 +132,7 @@ func testBreakdown(t *testing.T, s linkforge.Store) {
 		[]linkforge.ValueCount{vc("DE", 9), vc("AT", 7), vc("US", 7), vc("(more)", 2), vc("de", 2)}, 0)
 
 	// A deleted link's clicks leave the tenant's answer.
-	if _, err := s.DeleteLink(ctx, a.ID, a2.Slug); err != nil {
+	if _, err := s.DeleteLink(ctx, a.ID, linkforge.PublicDomainID, a2.Slug); err != nil {
 		t.Fatalf("DeleteLink: %v", err)
 	}
 	checkBreakdown(t, "after a link delete", all(a.ID, 0, linkforge.DimCountry, 0, 3, 10), 18,
@@ -231,7 +231,7 @@ func testTopLinks(t *testing.T, s linkforge.Store) {
 	if got := top(2, 26, 1); !slices.Equal(got.Links, []linkforge.LinkCount{lc(alpha, 40)}) || got.Total != 68 {
 		t.Errorf("after an update: got %v total %d, want alpha 40, total 68", got.Links, got.Total)
 	}
-	if _, err := s.DeleteLink(ctx, a.ID, alpha.Slug); err != nil {
+	if _, err := s.DeleteLink(ctx, a.ID, linkforge.PublicDomainID, alpha.Slug); err != nil {
 		t.Fatalf("DeleteLink: %v", err)
 	}
 	mustUpsert(t, s, "n3", m(alpha, 3, 0, 500)) // a late flush of the deleted link
@@ -477,7 +477,7 @@ func testAggregatesAgree(t *testing.T, s linkforge.Store) {
 		}
 		if step == 5 || step == 9 {
 			victim := links[step%len(links)]
-			if _, err := s.DeleteLink(ctx, victim.TenantID, victim.Slug); err != nil {
+			if _, err := s.DeleteLink(ctx, victim.TenantID, linkforge.PublicDomainID, victim.Slug); err != nil {
 				t.Fatalf("DeleteLink: %v", err)
 			}
 			deleted[victim.ID] = true

@@ -38,9 +38,9 @@ func testAudit(t *testing.T, s linkforge.Store) {
 	must("CreateLink", err)
 	_, err = s.CreateLink(actx, newLink(ten.ID, "a1"))
 	refused("CreateLink of a taken slug", err)
-	_, err = s.UpdateLink(actx, ten.ID, "a1", func(l *linkforge.Link) error { l.Title = "t"; return nil })
+	_, err = s.UpdateLink(actx, ten.ID, linkforge.PublicDomainID, "a1", func(l *linkforge.Link) error { l.Title = "t"; return nil })
 	must("UpdateLink", err)
-	_, err = s.UpdateLink(actx, ten.ID, "a1", func(*linkforge.Link) error { return linkforge.Errorf(linkforge.EInvalid, "no") })
+	_, err = s.UpdateLink(actx, ten.ID, linkforge.PublicDomainID, "a1", func(*linkforge.Link) error { return linkforge.Errorf(linkforge.EInvalid, "no") })
 	refused("aborted UpdateLink", err)
 	res, err := s.CreateLinks(actx, []linkforge.Link{newLink(ten.ID, "b1"), newLink(ten.ID, "a1")})
 	must("CreateLinks", err)
@@ -48,9 +48,9 @@ func testAudit(t *testing.T, s linkforge.Store) {
 		t.Fatalf("CreateLinks = %+v, want b1 created and a1 refused", res)
 	}
 	must("ImportLinks", s.ImportLinks(actx, []linkforge.Link{newLink(ten.ID, "i1"), newLink(ten.ID, "i2")}))
-	_, err = s.DeleteLink(actx, ten.ID, "b1")
+	_, err = s.DeleteLink(actx, ten.ID, linkforge.PublicDomainID, "b1")
 	must("DeleteLink", err)
-	_, err = s.DeleteLink(actx, ten.ID, "b1")
+	_, err = s.DeleteLink(actx, ten.ID, linkforge.PublicDomainID, "b1")
 	refused("DeleteLink of an unknown slug", err)
 
 	w, err := s.CreateWebhook(actx, linkforge.Webhook{ID: "wh_audit", TenantID: ten.ID, URL: "https://example.com/hook",

@@ -63,7 +63,7 @@ func BenchmarkListing(b *testing.B, s linkforge.Store, n int) {
 	bucket := time.Now().UTC().Truncate(time.Minute)
 	rows := make([]linkforge.RollupRow, 0, 10_000)
 	for i := 0; i < n; i += 10 {
-		l, err := s.LinkBySlug(ctx, slugs[i])
+		l, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, slugs[i])
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -227,7 +227,7 @@ func testClickDims(t *testing.T, s linkforge.Store) {
 		keep := mustCreateLink(t, s, newLink(acme.ID, "dims-keep"))
 		upsert(t, "node-a", []linkforge.RollupRow{{LinkID: l.ID, Bucket: minute(0), Count: 2}},
 			dim(l, 0, linkforge.DimUTMSource, "news", 2), dim(keep, 0, linkforge.DimUTMSource, "news", 3))
-		if _, err := s.DeleteLink(ctx, acme.ID, l.Slug); err != nil {
+		if _, err := s.DeleteLink(ctx, acme.ID, linkforge.PublicDomainID, l.Slug); err != nil {
 			t.Fatalf("DeleteLink: %v", err)
 		}
 		if got := nodeDims(t, s, "node-a", l.ID); len(got) != 0 {

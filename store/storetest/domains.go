@@ -118,45 +118,42 @@ func testDomainLinks(t *testing.T, s linkforge.Store) {
 	for _, c := range []struct {
 		domain int64
 		want   linkforge.Link
-	}{{0, pub}, {d1.ID, l1}, {d2.ID, l2}} {
-		got, err := s.LinkOnDomain(ctx, c.domain, "launch")
+	}{{linkforge.PublicDomainID, pub}, {d1.ID, l1}, {d2.ID, l2}} {
+		got, err := s.LinkBySlug(ctx, c.domain, "launch")
 		if err != nil || got.ID != c.want.ID || got.URL != c.want.URL || got.DomainID != c.domain {
-			t.Errorf("LinkOnDomain(%d) = %+v, %v; want %+v", c.domain, got, err, c.want)
+			t.Errorf("LinkBySlug(%d) = %+v, %v; want %+v", c.domain, got, err, c.want)
 		}
-		got, err = s.TenantLinkOn(ctx, a.ID, c.domain, "launch")
+		got, err = s.TenantLink(ctx, a.ID, c.domain, "launch")
 		if err != nil || got.ID != c.want.ID {
-			t.Errorf("TenantLinkOn(%d) = %+v, %v; want link %d", c.domain, got, err, c.want.ID)
+			t.Errorf("TenantLink(%d) = %+v, %v; want link %d", c.domain, got, err, c.want.ID)
 		}
 	}
-	if got, err := s.LinkBySlug(ctx, "launch"); err != nil || got.ID != pub.ID {
-		t.Errorf("LinkBySlug = %+v, %v; want the public host's link %d", got, err, pub.ID)
-	}
-	_, err = s.LinkOnDomain(ctx, db.ID, "launch")
-	wantCode(t, err, linkforge.ENotFound, "LinkOnDomain of a domain without the slug")
-	_, err = s.TenantLinkOn(ctx, b.ID, d1.ID, "launch")
-	wantCode(t, err, linkforge.ENotFound, "TenantLinkOn of another tenant")
+	_, err = s.LinkBySlug(ctx, db.ID, "launch")
+	wantCode(t, err, linkforge.ENotFound, "LinkBySlug of a domain without the slug")
+	_, err = s.TenantLink(ctx, b.ID, d1.ID, "launch")
+	wantCode(t, err, linkforge.ENotFound, "TenantLink of another tenant")
 
-	up, err := s.UpdateLinkOn(ctx, a.ID, d1.ID, "launch", func(l *linkforge.Link) error {
+	up, err := s.UpdateLink(ctx, a.ID, d1.ID, "launch", func(l *linkforge.Link) error {
 		l.URL = "https://example.com/one-b"
 		l.DomainID = d2.ID // identity: ignored
 		return nil
 	})
 	if err != nil || up.ID != l1.ID || up.DomainID != d1.ID {
-		t.Fatalf("UpdateLinkOn = %+v, %v; want link %d on domain %d", up, err, l1.ID, d1.ID)
+		t.Fatalf("UpdateLink = %+v, %v; want link %d on domain %d", up, err, l1.ID, d1.ID)
 	}
-	if got, _ := s.TenantLinkOn(ctx, a.ID, d2.ID, "launch"); got.URL != l2.URL {
+	if got, _ := s.TenantLink(ctx, a.ID, d2.ID, "launch"); got.URL != l2.URL {
 		t.Errorf("the other domain's link after the update: url %q, want %q", got.URL, l2.URL)
 	}
-	if got, _ := s.TenantLink(ctx, a.ID, "launch"); got.URL != pub.URL {
+	if got, _ := s.TenantLink(ctx, a.ID, linkforge.PublicDomainID, "launch"); got.URL != pub.URL {
 		t.Errorf("the public link after the update: url %q, want %q", got.URL, pub.URL)
 	}
-	del, err := s.DeleteLinkOn(ctx, a.ID, d2.ID, "launch")
+	del, err := s.DeleteLink(ctx, a.ID, d2.ID, "launch")
 	if err != nil || del.ID != l2.ID {
-		t.Fatalf("DeleteLinkOn = %+v, %v; want link %d", del, err, l2.ID)
+		t.Fatalf("DeleteLink = %+v, %v; want link %d", del, err, l2.ID)
 	}
 	for _, id := range []int64{0, d1.ID} {
-		if _, err := s.LinkOnDomain(ctx, id, "launch"); err != nil {
-			t.Errorf("LinkOnDomain(%d) after deleting another domain's link: %v", id, err)
+		if _, err := s.LinkBySlug(ctx, id, "launch"); err != nil {
+			t.Errorf("LinkBySlug(%d) after deleting another domain's link: %v", id, err)
 		}
 	}
 }
@@ -243,8 +240,8 @@ func testDeleteDomain(t *testing.T, s linkforge.Store) {
 	}
 	_, err = s.DeleteDomain(ctx, b.ID, "go.acme.com")
 	wantCode(t, err, linkforge.ENotFound, "DeleteDomain of another tenant")
-	if _, err := s.DeleteLinkOn(ctx, a.ID, d.ID, "launch"); err != nil {
-		t.Fatalf("DeleteLinkOn: %v", err)
+	if _, err := s.DeleteLink(ctx, a.ID, d.ID, "launch"); err != nil {
+		t.Fatalf("DeleteLink: %v", err)
 	}
 	got, err := s.DeleteDomain(ctx, a.ID, "go.acme.com")
 	if err != nil || got.ID != d.ID {
@@ -275,9 +272,9 @@ func testImportOnDomains(t *testing.T, s linkforge.Store) {
 	}); err != nil {
 		t.Fatalf("ImportLinks of a slug taken on another domain: %v", err)
 	}
-	onDomain, err := s.LinkOnDomain(ctx, d.ID, "launch")
+	onDomain, err := s.LinkBySlug(ctx, d.ID, "launch")
 	if err != nil {
-		t.Fatalf("LinkOnDomain: %v", err)
+		t.Fatalf("LinkBySlug: %v", err)
 	}
 	alarms, err := s.ListAlarms(ctx, a.ID, "", 10)
 	if err != nil {
@@ -306,7 +303,7 @@ func CheckDomainsMigration(t *testing.T, s linkforge.Store, down, up func(), cou
 	kept.Tags = []string{"launch"}
 	kept = mustCreateLink(t, s, kept)
 	gone := mustCreateLink(t, s, newLink(a.ID, "gone"))
-	if _, err := s.DeleteLink(ctx, a.ID, "gone"); err != nil {
+	if _, err := s.DeleteLink(ctx, a.ID, linkforge.PublicDomainID, "gone"); err != nil {
 		t.Fatalf("DeleteLink: %v", err)
 	}
 	down()
@@ -317,7 +314,7 @@ func CheckDomainsMigration(t *testing.T, s linkforge.Store, down, up func(), cou
 		t.Errorf("alarms at 00012: %d rows, want 1", n)
 	}
 	up()
-	got, err := s.LinkBySlug(ctx, "kept")
+	got, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "kept")
 	if err != nil || got.ID != kept.ID || got.DomainID != linkforge.PublicDomainID {
 		t.Fatalf("LinkBySlug after down and up = %+v, %v; want link %d on the public host", got, err, kept.ID)
 	}
@@ -337,7 +334,7 @@ func CheckDomainsMigration(t *testing.T, s linkforge.Store, down, up func(), cou
 	if err != nil || len(tags) != 1 || tags[0].Links != 1 {
 		t.Errorf("tag counts after down and up = %+v, %v", tags, err)
 	}
-	if _, err := s.DeleteLink(ctx, a.ID, "kept"); err != nil {
+	if _, err := s.DeleteLink(ctx, a.ID, linkforge.PublicDomainID, "kept"); err != nil {
 		t.Errorf("DeleteLink after down and up (the triggers of links): %v", err)
 	}
 }

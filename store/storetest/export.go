@@ -86,7 +86,7 @@ func testExportLinks(t *testing.T, s linkforge.Store) {
 	if !ok {
 		t.Fatalf("%T has no TenantImportedClicks", s)
 	}
-	if _, err := s.DeleteLink(ctx, a.ID, "e5"); err != nil {
+	if _, err := s.DeleteLink(ctx, a.ID, linkforge.PublicDomainID, "e5"); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ tenant, want int64 }{{a.ID, 0 + 10 + 20 + 30}, {b.ID, 0}, {-1, 0}} {

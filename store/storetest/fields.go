@@ -27,7 +27,7 @@ func testLinkFields(t *testing.T, s linkforge.Store) {
 	want.ID, want.CreatedAt, want.UpdatedAt, want.Tags = created.ID, created.CreatedAt, created.UpdatedAt, []string{}
 	checkLink(t, "CreateLink", created, withClicks(want, 41))
 
-	bySlug, err := s.LinkBySlug(ctx, "fields")
+	bySlug, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "fields")
 	if err != nil {
 		t.Fatalf("LinkBySlug: %v", err)
 	}
@@ -48,7 +48,7 @@ func testLinkFields(t *testing.T, s linkforge.Store) {
 	}
 
 	// An update that changes every new field, one that removes them.
-	updated, err := s.UpdateLink(ctx, tn.ID, "fields", func(l *linkforge.Link) error {
+	updated, err := s.UpdateLink(ctx, tn.ID, linkforge.PublicDomainID, "fields", func(l *linkforge.Link) error {
 		if l.Title != want.Title || l.PasswordHash != want.PasswordHash || l.DeviceURLs != want.DeviceURLs || l.ImportedClicks != 41 {
 			t.Errorf("UpdateLink's fn got %+v, want the stored fields", l)
 		}
@@ -69,7 +69,7 @@ func testLinkFields(t *testing.T, s linkforge.Store) {
 	checkLink(t, "UpdateLink's result", updated, withClicks(want, 9))
 	checkLink(t, "TenantLink after UpdateLink", mustTenantLink(t, s, tn.ID, "fields"), withClicks(want, 9))
 
-	cleared, err := s.UpdateLink(ctx, tn.ID, "fields", func(l *linkforge.Link) error {
+	cleared, err := s.UpdateLink(ctx, tn.ID, linkforge.PublicDomainID, "fields", func(l *linkforge.Link) error {
 		l.Title, l.PasswordHash, l.DeviceURLs = "", "", linkforge.DeviceURLs{}
 		return nil
 	})
@@ -80,7 +80,7 @@ func testLinkFields(t *testing.T, s linkforge.Store) {
 	checkLink(t, "TenantLink after clearing", mustTenantLink(t, s, tn.ID, "fields"), withClicks(want, 9))
 
 	// The schema refuses negative imported clicks whoever writes them.
-	if _, err := s.UpdateLink(ctx, tn.ID, "fields", func(l *linkforge.Link) error {
+	if _, err := s.UpdateLink(ctx, tn.ID, linkforge.PublicDomainID, "fields", func(l *linkforge.Link) error {
 		l.ImportedClicks = -1
 		return nil
 	}); err == nil {
@@ -91,11 +91,11 @@ func testLinkFields(t *testing.T, s linkforge.Store) {
 	if _, err := s.CreateLink(ctx, neg); err == nil {
 		t.Error("CreateLink with ImportedClicks -5 succeeded, want the CHECK constraint's error")
 	}
-	if _, err := s.TenantLink(ctx, tn.ID, "negative"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+	if _, err := s.TenantLink(ctx, tn.ID, linkforge.PublicDomainID, "negative"); linkforge.ErrorCode(err) != linkforge.ENotFound {
 		t.Errorf("TenantLink of the refused link: %v, want ENotFound (nothing written)", err)
 	}
 
-	deleted, err := s.DeleteLink(ctx, tn.ID, "fields")
+	deleted, err := s.DeleteLink(ctx, tn.ID, linkforge.PublicDomainID, "fields")
 	if err != nil {
 		t.Fatalf("DeleteLink: %v", err)
 	}

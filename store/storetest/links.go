@@ -89,7 +89,7 @@ func testLinks(t *testing.T, s linkforge.Store) {
 
 			// Every read returns what CreateLink returned.
 			checkLink(t, "TenantLink", mustTenantLink(t, s, c.in.TenantID, c.in.Slug), want)
-			bySlug, err := s.LinkBySlug(ctx, c.in.Slug)
+			bySlug, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, c.in.Slug)
 			if err != nil {
 				t.Fatalf("LinkBySlug: %v", err)
 			}
@@ -125,20 +125,20 @@ func testLinks(t *testing.T, s linkforge.Store) {
 			t.Fatalf("CaseSlug and caseslug share id %d", upper.ID)
 		}
 		for _, want := range []linkforge.Link{upper, lower} {
-			got, err := s.LinkBySlug(ctx, want.Slug)
+			got, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, want.Slug)
 			if err != nil {
 				t.Fatalf("LinkBySlug(%q): %v", want.Slug, err)
 			}
 			checkLink(t, "LinkBySlug", got, want)
 		}
-		_, err := s.LinkBySlug(ctx, "CASESLUG")
+		_, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "CASESLUG")
 		wantCode(t, err, linkforge.ENotFound, "LinkBySlug(CASESLUG)")
 	})
 
 	t.Run("unknown slug", func(t *testing.T) {
-		_, err := s.LinkBySlug(ctx, "no-such-slug")
+		_, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "no-such-slug")
 		wantCode(t, err, linkforge.ENotFound, "LinkBySlug")
-		_, err = s.TenantLink(ctx, acme.ID, "no-such-slug")
+		_, err = s.TenantLink(ctx, acme.ID, linkforge.PublicDomainID, "no-such-slug")
 		wantCode(t, err, linkforge.ENotFound, "TenantLink")
 	})
 
@@ -150,7 +150,7 @@ func testLinks(t *testing.T, s linkforge.Store) {
 		want := withClicks(l, 12)
 		checkLink(t, "TenantLink", mustTenantLink(t, s, acme.ID, "counted"), want)
 		// The redirect path does not sum rollups.
-		bySlug, err := s.LinkBySlug(ctx, "counted")
+		bySlug, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "counted")
 		if err != nil {
 			t.Fatalf("LinkBySlug: %v", err)
 		}
@@ -180,12 +180,12 @@ func testTenantIsolation(t *testing.T, s linkforge.Store) {
 	wantA := withClicks(la, 7)
 
 	t.Run("get", func(t *testing.T) {
-		_, err := s.TenantLink(ctx, b.ID, la.Slug)
+		_, err := s.TenantLink(ctx, b.ID, linkforge.PublicDomainID, la.Slug)
 		wantCode(t, err, linkforge.ENotFound, "TenantLink of another tenant's link")
 	})
 	t.Run("update", func(t *testing.T) {
 		called := false
-		_, err := s.UpdateLink(ctx, b.ID, la.Slug, func(l *linkforge.Link) error {
+		_, err := s.UpdateLink(ctx, b.ID, linkforge.PublicDomainID, la.Slug, func(l *linkforge.Link) error {
 			called = true
 			l.URL = "https://evil.example/"
 			return nil
@@ -196,7 +196,7 @@ func testTenantIsolation(t *testing.T, s linkforge.Store) {
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
-		_, err := s.DeleteLink(ctx, b.ID, la.Slug)
+		_, err := s.DeleteLink(ctx, b.ID, linkforge.PublicDomainID, la.Slug)
 		wantCode(t, err, linkforge.ENotFound, "DeleteLink of another tenant's link")
 	})
 	t.Run("list", func(t *testing.T) {
@@ -347,7 +347,7 @@ func testPagination(t *testing.T, s linkforge.Store) {
 		// A link created after the first page does not shift the next one,
 		// and a deleted one leaves no gap nor repeat.
 		mustCreateLink(t, s, newLink(a.ID, "page-a-late"))
-		if _, err := s.DeleteLink(ctx, a.ID, newestFirst[10].Slug); err != nil {
+		if _, err := s.DeleteLink(ctx, a.ID, linkforge.PublicDomainID, newestFirst[10].Slug); err != nil {
 			t.Fatalf("DeleteLink: %v", err)
 		}
 		p2, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: a.ID, Cursor: p1.NextCursor, Limit: 10})
@@ -385,7 +385,7 @@ func testUpdateLink(t *testing.T, s linkforge.Store) {
 	}
 	update := func(slug string, fn func(*linkforge.Link) error) linkforge.Link {
 		t.Helper()
-		l, err := s.UpdateLink(ctx, acme.ID, slug, fn)
+		l, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, slug, fn)
 		if err != nil {
 			t.Fatalf("UpdateLink(%q): %v", slug, err)
 		}
@@ -466,16 +466,16 @@ func testUpdateLink(t *testing.T, s linkforge.Store) {
 		want.UpdatedAt = got.UpdatedAt
 		checkLink(t, "UpdateLink", got, want)
 		checkLink(t, "TenantLink", mustTenantLink(t, s, acme.ID, "upd-immutable"), want)
-		_, err := s.LinkBySlug(ctx, "upd-hijacked")
+		_, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "upd-hijacked")
 		wantCode(t, err, linkforge.ENotFound, "LinkBySlug of the slug fn tried to set")
-		_, err = s.TenantLink(ctx, other.ID, "upd-immutable")
+		_, err = s.TenantLink(ctx, other.ID, linkforge.PublicDomainID, "upd-immutable")
 		wantCode(t, err, linkforge.ENotFound, "TenantLink by the tenant fn tried to set")
 	})
 
 	t.Run("fn error aborts", func(t *testing.T) {
 		orig := create("upd-abort")
 		for _, fnErr := range []error{errAbort, linkforge.InvalidField("url", "not absolute")} {
-			_, err := s.UpdateLink(ctx, acme.ID, "upd-abort", func(l *linkforge.Link) error {
+			_, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, "upd-abort", func(l *linkforge.Link) error {
 				l.URL = "https://example.com/never"
 				l.ExpiresAt = nil
 				l.Tags = []string{"never"}
@@ -493,7 +493,7 @@ func testUpdateLink(t *testing.T, s linkforge.Store) {
 
 	t.Run("unknown slug", func(t *testing.T) {
 		called := false
-		_, err := s.UpdateLink(ctx, acme.ID, "upd-missing", func(*linkforge.Link) error { called = true; return nil })
+		_, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, "upd-missing", func(*linkforge.Link) error { called = true; return nil })
 		wantCode(t, err, linkforge.ENotFound, "UpdateLink of an unknown slug")
 		if called {
 			t.Errorf("fn called for an unknown slug")
@@ -518,20 +518,20 @@ func testDeleteLink(t *testing.T, s linkforge.Store) {
 		t.Fatalf("tenant total before delete = %d, want 19", st.Total)
 	}
 
-	deleted, err := s.DeleteLink(ctx, acme.ID, "del-me")
+	deleted, err := s.DeleteLink(ctx, acme.ID, linkforge.PublicDomainID, "del-me")
 	if err != nil {
 		t.Fatalf("DeleteLink: %v", err)
 	}
 	// Clicks of the returned link is not part of the contract.
 	checkLink(t, "DeleteLink", withClicks(deleted, 0), gone)
 
-	_, err = s.TenantLink(ctx, acme.ID, "del-me")
+	_, err = s.TenantLink(ctx, acme.ID, linkforge.PublicDomainID, "del-me")
 	wantCode(t, err, linkforge.ENotFound, "TenantLink after delete")
-	_, err = s.LinkBySlug(ctx, "del-me")
+	_, err = s.LinkBySlug(ctx, linkforge.PublicDomainID, "del-me")
 	wantCode(t, err, linkforge.ENotFound, "LinkBySlug after delete")
-	_, err = s.DeleteLink(ctx, acme.ID, "del-me")
+	_, err = s.DeleteLink(ctx, acme.ID, linkforge.PublicDomainID, "del-me")
 	wantCode(t, err, linkforge.ENotFound, "second DeleteLink")
-	_, err = s.UpdateLink(ctx, acme.ID, "del-me", func(*linkforge.Link) error { return nil })
+	_, err = s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, "del-me", func(*linkforge.Link) error { return nil })
 	wantCode(t, err, linkforge.ENotFound, "UpdateLink after delete")
 
 	if got := mustQueryAll(t, s, linkforge.ListQuery{TenantID: acme.ID}, 10); !slices.Equal(linkIDs(got), []int64{kept.ID}) {

@@ -258,7 +258,7 @@ func testQueryLinksFilters(t *testing.T, s linkforge.Store) {
 		}
 	}
 	// Edits are searchable at once.
-	if _, err := s.UpdateLink(ctx, acme.ID, "roomy", func(l *linkforge.Link) error {
+	if _, err := s.UpdateLink(ctx, acme.ID, linkforge.PublicDomainID, "roomy", func(l *linkforge.Link) error {
 		l.URL = "https://renamed.example/"
 		l.Tags = []string{"moved"}
 		return nil
@@ -274,7 +274,7 @@ func testQueryLinksFilters(t *testing.T, s linkforge.Store) {
 	if got := slugsOf(mustQueryAll(t, s, linkforge.ListQuery{TenantID: acme.ID, Tags: []string{"moved"}}, 10)); !slices.Equal(got, []string{"roomy"}) {
 		t.Errorf("after an update, tag=moved: %q, want [roomy]", got)
 	}
-	if _, err := s.DeleteLink(ctx, acme.ID, "docs"); err != nil {
+	if _, err := s.DeleteLink(ctx, acme.ID, linkforge.PublicDomainID, "docs"); err != nil {
 		t.Fatal(err)
 	}
 	if got := slugsOf(mustQueryAll(t, s, linkforge.ListQuery{TenantID: acme.ID, Q: "summer"}, 10)); len(got) != 0 {
@@ -301,19 +301,19 @@ func testTagCounts(t *testing.T, s linkforge.Store) {
 		t.Errorf("TagCounts(acme) = %v, want %v", got, want)
 	}
 	// Counts follow updates and deletes; a tag without links is gone.
-	if _, err := s.UpdateLink(t.Context(), acme.ID, "t0", func(l *linkforge.Link) error {
+	if _, err := s.UpdateLink(t.Context(), acme.ID, linkforge.PublicDomainID, "t0", func(l *linkforge.Link) error {
 		l.Tags = []string{"z"}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteLink(t.Context(), acme.ID, "t1"); err != nil {
+	if _, err := s.DeleteLink(t.Context(), acme.ID, linkforge.PublicDomainID, "t1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteLink(t.Context(), acme.ID, "t4"); err != nil {
+	if _, err := s.DeleteLink(t.Context(), acme.ID, linkforge.PublicDomainID, "t4"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateLink(t.Context(), acme.ID, "t2", func(l *linkforge.Link) error {
+	if _, err := s.UpdateLink(t.Context(), acme.ID, linkforge.PublicDomainID, "t2", func(l *linkforge.Link) error {
 		l.URL = "https://example.com/other" // tags unchanged
 		return nil
 	}); err != nil {
@@ -384,7 +384,7 @@ func testCreateLinks(t *testing.T, s linkforge.Store) {
 	if l := mustTenantLink(t, s, acme.ID, "mine"); l.URL != "https://example.com/mine" {
 		t.Errorf("mine was overwritten: %q", l.URL)
 	}
-	if l, err := s.LinkBySlug(ctx, "theirs"); err != nil || l.TenantID != other.ID || l.URL != "https://example.com/theirs" {
+	if l, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "theirs"); err != nil || l.TenantID != other.ID || l.URL != "https://example.com/theirs" {
 		t.Errorf("theirs: %+v, %v; want other's link unchanged", l, err)
 	}
 	if l := mustTenantLink(t, s, acme.ID, "b1"); l.URL != "https://example.com/1" {
@@ -407,7 +407,7 @@ func testCreateLinks(t *testing.T, s linkforge.Store) {
 	if err == nil {
 		t.Errorf("CreateLinks with an unknown tenant: no error")
 	}
-	if _, err := s.LinkBySlug(ctx, "ghost2"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+	if _, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "ghost2"); linkforge.ErrorCode(err) != linkforge.ENotFound {
 		t.Errorf("ghost2 after a failed call: %v, want ENotFound (nothing stored)", err)
 	}
 }

@@ -86,7 +86,7 @@ func testTenantQuota(t *testing.T, s linkforge.Store) {
 	if u.Links != 2 || u.ClicksThisMonth != 15 {
 		t.Fatalf("usage = %d links, %d clicks this month; want 2, 15", u.Links, u.ClicksThisMonth)
 	}
-	if _, err := s.DeleteLink(ctx, ten.ID, "qb"); err != nil {
+	if _, err := s.DeleteLink(ctx, ten.ID, linkforge.PublicDomainID, "qb"); err != nil {
 		t.Fatalf("DeleteLink: %v", err)
 	}
 	if u = mustUsage(t, s, ten.ID, month); u.Links != 1 {
@@ -118,7 +118,7 @@ func testMaxLinks(t *testing.T, s linkforge.Store) {
 			t.Fatalf("CreateLink %s past max_links: %v, want quota_exceeded", l.Slug, err)
 		}
 	}
-	if _, err := s.TenantLink(ctx, ten.ID, "m3"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+	if _, err := s.TenantLink(ctx, ten.ID, linkforge.PublicDomainID, "m3"); linkforge.ErrorCode(err) != linkforge.ENotFound {
 		t.Fatalf("refused link exists: %v", err)
 	}
 	mustCreateLink(t, s, newLink(other.ID, "o1")) // other tenants are not limited
@@ -130,7 +130,7 @@ func testMaxLinks(t *testing.T, s linkforge.Store) {
 		t.Fatalf("ImportLinks past max_links: %v, want quota_exceeded", err)
 	}
 
-	if _, err := s.DeleteLink(ctx, ten.ID, "m0"); err != nil {
+	if _, err := s.DeleteLink(ctx, ten.ID, linkforge.PublicDomainID, "m0"); err != nil {
 		t.Fatalf("DeleteLink: %v", err)
 	}
 	setQuota(t, s, ten.ID, linkforge.QuotaChange{MaxLinks: limitOf(5)}) // 2 links, room for 3

@@ -322,7 +322,7 @@ func testAggregatesRecompute(t *testing.T, s linkforge.Store) {
 		if round == 3 || round == 6 {
 			// An old leader and a later link go.
 			for _, i := range []int{round, 30 + round} {
-				if _, err := s.DeleteLink(ctx, links[i].TenantID, links[i].Slug); err != nil {
+				if _, err := s.DeleteLink(ctx, links[i].TenantID, linkforge.PublicDomainID, links[i].Slug); err != nil {
 					t.Fatalf("DeleteLink(%s): %v", links[i].Slug, err)
 				}
 				deleted[links[i].ID] = true

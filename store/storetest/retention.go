@@ -150,7 +150,7 @@ func testRetention(t *testing.T, s linkforge.Store) {
 
 	// A link deleted after a run leaves every aggregate, its pruned days
 	// included: what remains is b's alone.
-	if _, err := s.DeleteLink(ctx, ten.ID, a.Slug); err != nil {
+	if _, err := s.DeleteLink(ctx, ten.ID, linkforge.PublicDomainID, a.Slug); err != nil {
 		t.Fatal(err)
 	}
 	onlyB := viewRetention(t, s, ten.ID, []linkforge.Link{b}, from, to)
@@ -343,7 +343,7 @@ func testRetentionTraffic(t *testing.T, s linkforge.Store) {
 
 	// A link deleted after the run takes its automated clicks out of the
 	// tenant's hours, pruned ones included: what remains is a's.
-	if _, err := s.DeleteLink(t.Context(), ten.ID, b.Slug); err != nil {
+	if _, err := s.DeleteLink(t.Context(), ten.ID, linkforge.PublicDomainID, b.Slug); err != nil {
 		t.Fatal(err)
 	}
 	st := mustStats(t, s, queries[1])

@@ -399,7 +399,7 @@ func testConcurrency(t *testing.T, s linkforge.Store) {
 				}
 				rows = append(rows, linkforge.RollupRow{LinkID: l.ID, Bucket: minute(i), Count: int64(w + 1)})
 				// Reads interleave with other workers' writes.
-				if _, err := s.TenantLink(ctx, tn.ID, slug); err != nil {
+				if _, err := s.TenantLink(ctx, tn.ID, linkforge.PublicDomainID, slug); err != nil {
 					t.Errorf("worker %d: TenantLink(%q): %v", w, slug, err)
 				}
 			}

@@ -54,7 +54,7 @@ func testRoutingFields(t *testing.T, s RoutingStore) {
 	l.Routing.OG = &linkforge.OG{Title: "Spring <sale>", Description: "\"50 %\" off", ImageURL: "https://example.com/card.png"}
 	created := mustCreateLink(t, s, l)
 	checkRouting(t, "CreateLink", created, l)
-	bySlug, err := s.LinkBySlug(ctx, "routed")
+	bySlug, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "routed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func testRoutingFields(t *testing.T, s RoutingStore) {
 	}
 	checkRouting(t, "QueryLinks", list[0], l)
 
-	updated, err := s.UpdateLink(ctx, tn.ID, "routed", func(got *linkforge.Link) error {
+	updated, err := s.UpdateLink(ctx, tn.ID, linkforge.PublicDomainID, "routed", func(got *linkforge.Link) error {
 		checkRouting(t, "UpdateLink's fn", *got, l)
 		*got.EditRouting() = linkforge.Routing{RedirectStatus: 302}
 		return nil

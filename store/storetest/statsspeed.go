@@ -126,7 +126,7 @@ func BenchmarkFlushOneOff(b *testing.B, s linkforge.Store) {
 		}
 		ids = ids[:0]
 		for _, l := range batch {
-			got, err := s.LinkBySlug(ctx, l.Slug)
+			got, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, l.Slug)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -146,7 +146,7 @@ func mustCreateLink(t *testing.T, s linkforge.Store, l linkforge.Link) linkforge
 
 func mustTenantLink(t *testing.T, s linkforge.Store, tenantID int64, slug string) linkforge.Link {
 	t.Helper()
-	l, err := s.TenantLink(t.Context(), tenantID, slug)
+	l, err := s.TenantLink(t.Context(), tenantID, linkforge.PublicDomainID, slug)
 	if err != nil {
 		t.Fatalf("TenantLink(%d, %q): %v", tenantID, slug, err)
 	}

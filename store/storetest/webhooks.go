@@ -31,7 +31,7 @@ func testWebhookOutbox(t *testing.T, s linkforge.Store) {
 
 	limit := int64(5)
 	l := mustCreateLink(t, s, linkforge.Link{TenantID: a.ID, Slug: "w", URL: "https://example.com/", MaxClicks: &limit})
-	if _, err := s.UpdateLink(ctx, a.ID, "w", func(l *linkforge.Link) error { l.Title = "T"; return nil }); err != nil {
+	if _, err := s.UpdateLink(ctx, a.ID, linkforge.PublicDomainID, "w", func(l *linkforge.Link) error { l.Title = "T"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	flush := func(node string, count int64) {
@@ -44,7 +44,7 @@ func testWebhookOutbox(t *testing.T, s linkforge.Store) {
 	flush("n2", 2) // total 5: the limit
 	flush("n2", 2) // a replayed flush: the same counts, no second limit event
 	mustCreateLink(t, s, linkforge.Link{TenantID: b.ID, Slug: "bee", URL: "https://example.com/"})
-	if _, err := s.DeleteLink(ctx, a.ID, "w"); err != nil {
+	if _, err := s.DeleteLink(ctx, a.ID, linkforge.PublicDomainID, "w"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -444,7 +444,7 @@ func testEventsNameLinkAddress(t *testing.T, s linkforge.Store) {
 	dl := expiringLink(a.ID, "s", sec(0))
 	dl.DomainID, dl.MaxClicks = d.ID, &one
 	dom := mustCreateLink(t, s, dl)
-	if _, err := s.UpdateLinkOn(ctx, a.ID, d.ID, "s", func(l *linkforge.Link) error { l.Title = "T"; return nil }); err != nil {
+	if _, err := s.UpdateLink(ctx, a.ID, d.ID, "s", func(l *linkforge.Link) error { l.Title = "T"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.UpsertRollup(ctx, "n1", []linkforge.RollupRow{
@@ -458,7 +458,7 @@ func testEventsNameLinkAddress(t *testing.T, s linkforge.Store) {
 	if !mustFail(t, s, claim[0].Lease(), linkforge.AlarmFailure{At: sec(1), Error: "boom", Dead: true}) {
 		t.Fatal("FailAlarms: lease lost")
 	}
-	if _, err := s.DeleteLinkOn(ctx, a.ID, d.ID, "s"); err != nil {
+	if _, err := s.DeleteLink(ctx, a.ID, d.ID, "s"); err != nil {
 		t.Fatal(err)
 	}
 
