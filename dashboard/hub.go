@@ -634,13 +634,6 @@ func (h *Hub) checkRevoked(gen uint64) {
 	}
 }
 
-// tenantCount returns the number of live dashboards (for tests).
-func (h *Hub) tenantCount() int {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return len(h.tenants)
-}
-
 // tenantDashboard is one tenant's LiveDashboard actor. Its mutex serializes
 // every change of its client set: a broadcast, a registration, a departure
 // and a prune never interleave.
