@@ -67,13 +67,6 @@ func (m *MemoryKeys) DeleteKeysBefore(_ context.Context, day time.Time) error {
 	return nil
 }
 
-// Len returns how many day keys m holds (for tests of their destruction).
-func (m *MemoryKeys) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.keys)
-}
-
 // dayKey is the key in use and the day it belongs to.
 type dayKey struct {
 	day time.Time
