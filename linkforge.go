@@ -1,6 +1,8 @@
 // Package linkforge holds LinkForge's domain types (tenants, tokens, links,
 // click rollups), its application error type, and the storage interfaces that
-// every other package depends on.
+// every other package depends on. It is "the domain" of the design's words
+// (the domain model); a tenant's own hostnames (go.acme.com), also called
+// domains, are package domain's.
 //
 // The root package imports no driver: each storage technology lives in its own
 // package (store/sqlite, store/postgres) and is checked by one conformance

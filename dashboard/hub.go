@@ -1,8 +1,11 @@
-// Package dashboard is the live dashboards' WebSocket hub: one live dashboard
-// per tenant (`dashboard:{tenant}`) that fans the tenant's live click counts
-// and expiry events out to every browser connected to it over WebSocket (GET
-// /api/v1/live, operation liveFeed), and the writes of its links, so that an
-// open dashboard's list stays current.
+// Package dashboard is the LiveDashboard's WebSocket hub: the server side
+// of the dashboard's live updates. The dashboard page itself (its HTML,
+// script and style sheet) is package web's (web/dashboard.go,
+// web/assets/dashboard.*). The hub keeps one live dashboard per tenant
+// (`dashboard:{tenant}`) that fans the tenant's live click counts and
+// expiry events out to every browser connected to it over WebSocket (GET
+// /api/v1/live, operation liveFeed), and the writes of its links, so that
+// an open dashboard's list stays current.
 //
 // A Hub is the registry of those dashboards. A tenant's dashboard is created
 // when its first viewer connects and forgotten when its last one leaves, so
@@ -632,13 +635,6 @@ func (h *Hub) checkRevoked(gen uint64) {
 	if h.hooks.checked != nil {
 		h.hooks.checked(err)
 	}
-}
-
-// tenantCount returns the number of live dashboards (for tests).
-func (h *Hub) tenantCount() int {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return len(h.tenants)
 }
 
 // tenantDashboard is one tenant's LiveDashboard actor. Its mutex serializes

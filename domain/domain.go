@@ -1,7 +1,10 @@
-// Package domain holds the rules of a tenant's own domains (go.acme.com):
-// what a host may be, how it is written once stored, which domain a link
-// write or an API request means, and the writes of domains with their
-// after-effects (Service).
+// Package domain holds the rules of a tenant's own domains, the customer
+// hostnames its short links are served on (go.acme.com). It is not "the
+// domain" in the design's sense of the domain model: that is the root
+// package, linkforge (its types, errors and storage interfaces). This
+// package holds what a host may be, how it is written once stored, which
+// domain a link write or an API request means, and the writes of domains
+// with their after-effects (Service).
 //
 // The rules live here rather than in web because three callers need them
 // alike: the admin API, the CLI (`linkforge domain ...`), and the

@@ -100,12 +100,6 @@ type Info struct {
 
 type infoKey struct{}
 
-// InfoFrom returns the Info of the alarm run that called the hook with ctx.
-func InfoFrom(ctx context.Context) (Info, bool) {
-	i, ok := ctx.Value(infoKey{}).(Info)
-	return i, ok
-}
-
 // Defaults of Config's zero values.
 const (
 	DefaultLease        = 30 * time.Second

@@ -687,9 +687,6 @@ func (c *Counter) Skipped(reason string) {
 	c.m.skipped.WithLabelValues(reason).Inc()
 }
 
-// actorCount returns the number of live actors.
-func (c *Counter) actorCount() int64 { return c.nActors.Load() }
-
 // Exhausted reports, without counting a click, whether l's MaxClicks is
 // reached (web.ExhaustionChecker: a HEAD request must not show the target of
 // an exhausted link). It may read the link's rollup total once, like the

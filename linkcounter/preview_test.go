@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/internal/testdb"
 )
 
@@ -41,8 +42,8 @@ func TestIsPreviewAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := IsPreviewAgent(tt.ua); got != tt.want {
-				t.Errorf("IsPreviewAgent(%q) = %v, want %v", tt.ua, got, tt.want)
+			if got := classify.IsPreviewAgent(tt.ua); got != tt.want {
+				t.Errorf("classify.IsPreviewAgent(%q) = %v, want %v", tt.ua, got, tt.want)
 			}
 		})
 	}
@@ -58,13 +59,13 @@ func FuzzIsPreviewAgent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ua string) {
 		want := false
 		lower := asciiLower(ua)
-		for _, p := range previewAgents {
+		for _, p := range classify.PreviewAgents {
 			if strings.Contains(lower, p) {
 				want = true
 			}
 		}
-		if got := IsPreviewAgent(ua); got != want {
-			t.Errorf("IsPreviewAgent(%q) = %v, want %v", ua, got, want)
+		if got := classify.IsPreviewAgent(ua); got != want {
+			t.Errorf("classify.IsPreviewAgent(%q) = %v, want %v", ua, got, want)
 		}
 	})
 }
@@ -82,7 +83,7 @@ func asciiLower(s string) string {
 
 func TestIsPreviewAgentAllocates(t *testing.T) {
 	ua := "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
-	if n := testing.AllocsPerRun(100, func() { IsPreviewAgent(ua) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { classify.IsPreviewAgent(ua) }); n != 0 {
 		t.Errorf("IsPreviewAgent allocates %v times per call, want 0", n)
 	}
 }
@@ -132,7 +133,7 @@ func BenchmarkIsPreviewAgent(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				IsPreviewAgent(tc.ua)
+				classify.IsPreviewAgent(tc.ua)
 			}
 		})
 	}

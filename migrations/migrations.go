@@ -31,7 +31,7 @@ const (
 // Up applies every pending migration of dialect to db and returns the
 // versions it applied.
 func Up(ctx context.Context, db *sql.DB, dialect Dialect) ([]int64, error) {
-	p, err := provider(db, dialect)
+	p, err := Provider(db, dialect)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func Up(ctx context.Context, db *sql.DB, dialect Dialect) ([]int64, error) {
 // under an older schema and then lets Up migrate it, as a deployment would
 // be (the load tool's stats scenario).
 func UpTo(ctx context.Context, db *sql.DB, dialect Dialect, version int64) ([]int64, error) {
-	p, err := provider(db, dialect)
+	p, err := Provider(db, dialect)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func UpTo(ctx context.Context, db *sql.DB, dialect Dialect, version int64) ([]in
 
 // Version returns the schema version db is at.
 func Version(ctx context.Context, db *sql.DB, dialect Dialect) (int64, error) {
-	p, err := provider(db, dialect)
+	p, err := Provider(db, dialect)
 	if err != nil {
 		return 0, err
 	}
@@ -79,11 +79,10 @@ func Version(ctx context.Context, db *sql.DB, dialect Dialect) (int64, error) {
 	return v, nil
 }
 
-// Provider returns the goose provider of dialect's migrations over db: for
-// the tests that move a schema down and up by version.
-func Provider(db *sql.DB, dialect Dialect) (*goose.Provider, error) { return provider(db, dialect) }
-
-func provider(db *sql.DB, dialect Dialect) (*goose.Provider, error) {
+// Provider returns the goose provider of dialect's migrations over db: what
+// Up, UpTo and Version run, and what the tests that move a schema down and
+// up by version drive.
+func Provider(db *sql.DB, dialect Dialect) (*goose.Provider, error) {
 	sub, err := fs.Sub(files, string(dialect))
 	if err != nil {
 		return nil, fmt.Errorf("migrations for %s: %w", dialect, err)

@@ -204,10 +204,10 @@ func TestVariantStickyPerVisitorAndDay(t *testing.T) {
 func TestVariantWeights(t *testing.T) {
 	r := Compile(&linkforge.Link{ID: 3, URL: base, Routing: &linkforge.Routing{Variants: []linkforge.Variant{
 		{URL: "https://example.com/a", Weight: 1}, {URL: "https://example.com/b", Weight: 3}}}})
-	var key visitor.Key
+	hasher := visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)
 	counts := map[string]int{}
 	for i := range 4000 {
-		h := visitor.Sum(&key, netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), "x")
+		h := hasher.Hash(t.Context(), netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), "x")
 		pos := mix(h^r.seed) % r.total
 		for _, v := range r.variants {
 			if pos < v.upTo {

@@ -67,13 +67,6 @@ func (m *MemoryKeys) DeleteKeysBefore(_ context.Context, day time.Time) error {
 	return nil
 }
 
-// Len returns how many day keys m holds (for tests of their destruction).
-func (m *MemoryKeys) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.keys)
-}
-
 // dayKey is the key in use and the day it belongs to.
 type dayKey struct {
 	day time.Time
@@ -119,7 +112,9 @@ type mac struct {
 	sum [sha256.Size]byte
 }
 
-// sum is Sum(&k.key, addr, userAgent), through one of k's HMAC states.
+// sum is the visitor hash under k's key: the first 8 bytes of
+// HMAC-SHA256(key, addr as 16 bytes ‖ userAgent), big-endian, through one
+// of k's HMAC states.
 func (k *dayKey) sum(addr netip.Addr, userAgent string) uint64 {
 	m := k.macs.Get().(*mac)
 	a := addr.As16()
@@ -278,47 +273,6 @@ func (h *Hasher) Forget(ctx context.Context) error {
 	return nil
 }
 
-// maxInline is the longest User-Agent hashed without allocating; a longer
-// one goes through crypto/hmac.
+// maxInline is the part of a User-Agent a mac's buffer holds: a longer one
+// is written through it in pieces.
 const maxInline = 512
-
-// Sum is the visitor hash under key: the first 8 bytes of
-// HMAC-SHA256(key, addr as 16 bytes ‖ userAgent), big-endian. It is the
-// definition Hash uses, exported so that a test or a tool can check a value.
-func Sum(key *Key, addr netip.Addr, userAgent string) uint64 {
-	a := addr.As16()
-	if !addr.IsValid() {
-		a = [16]byte{}
-	}
-	if len(userAgent) > maxInline {
-		return sumLong(*key, a, userAgent)
-	}
-	// HMAC by hand over stack buffers (RFC 2104), so that the common case
-	// allocates nothing: crypto/hmac's state escapes to the heap.
-	const block = 64
-	var inner [block + 16 + maxInline]byte
-	var outer [block + sha256.Size]byte
-	for i := range block {
-		var k byte
-		if i < KeySize {
-			k = key[i]
-		}
-		inner[i] = k ^ 0x36
-		outer[i] = k ^ 0x5c
-	}
-	copy(inner[block:], a[:])
-	n := copy(inner[block+16:], userAgent)
-	ih := sha256.Sum256(inner[:block+16+n])
-	copy(outer[block:], ih[:])
-	oh := sha256.Sum256(outer[:])
-	return binary.BigEndian.Uint64(oh[:8])
-}
-
-// sumLong is Sum through crypto/hmac, for agents too long for its stack
-// buffer. Its arguments are copies, so that they escape here and not in Sum.
-func sumLong(key Key, a [16]byte, userAgent string) uint64 {
-	m := hmac.New(sha256.New, key[:])
-	m.Write(a[:])
-	_, _ = io.WriteString(m, userAgent) // a hash.Hash's Write never fails
-	return binary.BigEndian.Uint64(m.Sum(nil))
-}

@@ -2,8 +2,6 @@ package visitor
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"net/netip"
@@ -34,38 +32,6 @@ var (
 	addrB = netip.MustParseAddr("2001:db8::1")
 	uaA   = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Version/17.4 Mobile/15E148 Safari/604.1"
 )
-
-func TestSumIsHMACSHA256(t *testing.T) {
-	var key Key
-	for i := range key {
-		key[i] = byte(i * 7)
-	}
-	for _, tc := range []struct {
-		name string
-		addr netip.Addr
-		ua   string
-	}{
-		{"v4", addrA, uaA},
-		{"v6", addrB, uaA},
-		{"no address", netip.Addr{}, ""},
-		{"at inline bound", addrA, strings.Repeat("x", maxInline)},
-		{"longer than inline", addrA, strings.Repeat("y", maxInline+1)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := hmac.New(sha256.New, key[:])
-			a := tc.addr.As16()
-			if !tc.addr.IsValid() {
-				a = [16]byte{}
-			}
-			m.Write(a[:])
-			m.Write([]byte(tc.ua))
-			want := binary.BigEndian.Uint64(m.Sum(nil))
-			if got := Sum(&key, tc.addr, tc.ua); got != want {
-				t.Fatalf("Sum = %x, want HMAC %x", got, want)
-			}
-		})
-	}
-}
 
 func TestHashStickyForTheDayAndChangesAfter(t *testing.T) {
 	clock := &manualClock{t: time.Date(2026, 3, 1, 0, 0, 1, 0, time.UTC)}

@@ -261,11 +261,6 @@ func (c *linkCache) shard(k cacheKey) (*cacheShard, int) {
 	return &c.shards[i], i
 }
 
-// get is getOn for slug on the public host.
-func (c *linkCache) get(ctx context.Context, slug string, now time.Time) (*cachedLink, error) {
-	return c.getOn(ctx, cacheKey{linkforge.PublicDomainID, slug}, now)
-}
-
 // getOn returns the link of k, or nil if no link has it. now is the
 // request's time, already read by the caller.
 func (c *linkCache) getOn(ctx context.Context, k cacheKey, now time.Time) (*cachedLink, error) {

@@ -176,7 +176,9 @@ func (s *Server) passwordClient(r *http.Request) netip.Addr {
 	return s.classifier.ClientAddr(r.Header, peer)
 }
 
-// unlock answers POST /{slug}: the password form's post.
+// unlock answers POST /{slug}: the password form's post. It answers what
+// holds before the form is read (not a short link, not found, gone, not
+// protected, used up); checkPassword reads and checks the password.
 func (s *Server) unlock(c echo.Context) error {
 	slug := c.Param("slug")
 	req := c.Request()
@@ -238,6 +240,15 @@ func (s *Server) unlock(c echo.Context) error {
 		skipBody()
 		return s.gone(c, e)
 	}
+	return s.checkPassword(c, e, slug, now)
+}
+
+// checkPassword answers the form's post for the protected link e: within
+// the guess limit of the link and client, a right password unlocks it
+// (sendUnlocked), a wrong one gets the form again.
+func (s *Server) checkPassword(c echo.Context, e *cachedLink, slug string, now time.Time) error {
+	req := c.Request()
+	l := &e.link
 	pw, err := readPasswordForm(c)
 	if err != nil {
 		return err
@@ -264,6 +275,13 @@ func (s *Server) unlock(c echo.Context) error {
 	}
 	s.guesses.Succeeded(key, now)
 	s.passwordMetrics.right.Inc()
+	return s.sendUnlocked(c, l, slug, now)
+}
+
+// sendUnlocked answers a right password: the unlock cookie and a 303 back
+// to the short link.
+func (s *Server) sendUnlocked(c echo.Context, l *linkforge.Link, slug string, now time.Time) error {
+	req := c.Request()
 	// Not the redirect to the target: the form page's CSP (form-action
 	// 'self') covers every redirect that follows its post, so a browser
 	// refuses one to another origin. The same-origin GET with the unlock

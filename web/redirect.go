@@ -59,10 +59,10 @@ var (
 
 // redirect answers GET and HEAD /{slug}: the hot path. Once the link is in
 // the cache it makes no query, writes no log line and does not allocate.
+// It finds the link and answers what holds before any click (not found,
+// gone, the OG card, the password form); followLink answers the rest.
 func (s *Server) redirect(c echo.Context) error {
 	slug := c.Param("slug")
-	req := c.Request()
-	w := c.Response()
 	if !linkforge.IsSlugShape(slug) {
 		// Garbage never reaches the cache or the store. echo's router
 		// sends unknown paths of several segments here too: under /api/
@@ -77,7 +77,7 @@ func (s *Server) redirect(c echo.Context) error {
 	if !ok {
 		return s.writePage(c, &pageNotFound) // a pending domain redirects nothing
 	}
-	e, err := s.cache.getOn(req.Context(), k, now)
+	e, err := s.cache.getOn(c.Request().Context(), k, now)
 	if err != nil {
 		s.logger.Error("redirect lookup failed", "error", err, "slug", slug)
 		return s.writePage(c, &pageUnavailable)
@@ -96,24 +96,39 @@ func (s *Server) redirect(c echo.Context) error {
 		}
 	}
 	if e.protected() {
-		// Nothing but the form, unless the unlock cookie is valid: no
-		// click, no target (password.go). HEAD gets the page that names
-		// no target. A link whose clicks are used up answers as a click
-		// would (410 or the fallback) rather than ask for a password that
-		// can lead nowhere.
-		if l.MaxClicks != nil && s.exhausted != nil && s.exhausted.Exhausted(l) {
-			return s.gone(c, e)
-		}
-		if req.Method == http.MethodHead {
-			return s.writePage(c, &pagePreview)
-		}
-		if unlocked(req, l, now) {
-			// The GET that follows the right password's 303 (unlock.go):
-			// the click.
-			return s.followUnlocked(c, e, now)
-		}
-		return s.writeForm(c, &formAsk)
+		return s.redirectProtected(c, e, now)
 	}
+	return s.followLink(c, e, slug, now)
+}
+
+// redirectProtected answers a password-protected link: nothing but the
+// form, unless the unlock cookie is valid: no click, no target
+// (password.go). HEAD gets the page that names no target. A link whose
+// clicks are used up answers as a click would (410 or the fallback) rather
+// than ask for a password that can lead nowhere.
+func (s *Server) redirectProtected(c echo.Context, e *cachedLink, now time.Time) error {
+	req := c.Request()
+	l := &e.link
+	if l.MaxClicks != nil && s.exhausted != nil && s.exhausted.Exhausted(l) {
+		return s.gone(c, e)
+	}
+	if req.Method == http.MethodHead {
+		return s.writePage(c, &pagePreview)
+	}
+	if unlocked(req, l, now) {
+		// The GET that follows the right password's 303 (unlock.go):
+		// the click.
+		return s.followUnlocked(c, e, now)
+	}
+	return s.writeForm(c, &formAsk)
+}
+
+// followLink answers the GET or HEAD of a link that asks nothing first:
+// it counts a GET from anything but a preview agent, durably, before the
+// 302, and sends the visitor to the link's target (or its routed one).
+func (s *Server) followLink(c echo.Context, e *cachedLink, slug string, now time.Time) error {
+	req := c.Request()
+	l := &e.link
 	counted := req.Method == http.MethodGet
 	// Read once, straight from the map (req.UserAgent would first check the
 	// key's canonical form): the agent is wanted up to three times here (the
@@ -134,16 +149,7 @@ func (s *Server) redirect(c echo.Context) error {
 	if e.routes != nil {
 		s.route(req, e, agent, ua, now, &rt)
 	}
-	if counted && agent.Preview {
-		// Redirected like any visitor, but an unfurler fetching a pasted
-		// link is not a click.
-		counted = false
-		if s.skipped != nil {
-			s.skipped.Skipped(linkforge.SkipPreview)
-		}
-	} else if !counted && s.skipped != nil {
-		s.skipped.Skipped(linkforge.SkipHead)
-	}
+	counted = s.countsAsClick(counted, agent)
 	if counted {
 		if s.counter != nil {
 			// Before the 302: the redirect leaves only once its click is
@@ -155,11 +161,7 @@ func (s *Server) redirect(c echo.Context) error {
 				err = s.recordAgentClick(req, l, now, agent)
 			}
 			if err != nil {
-				if linkforge.ErrorCode(err) == linkforge.EGone {
-					return s.gone(c, e)
-				}
-				s.logger.Error("record click", "error", err, "link_id", l.ID, "slug", slug)
-				return s.writePage(c, &pageUnavailable)
+				return s.clickNotRecorded(c, e, slug, err)
 			}
 		}
 	} else if l.MaxClicks != nil {
@@ -176,15 +178,43 @@ func (s *Server) redirect(c echo.Context) error {
 	if e.routes != nil {
 		return writeRouted(c, &rt)
 	}
-	h := w.Header()
+	h := c.Response().Header()
 	if looked {
 		h["Location"] = e.agentTarget(agent)
 	} else {
 		h["Location"] = e.target(ua)
 	}
 	h["Cache-Control"] = cacheControlPrivate
-	w.WriteHeader(http.StatusFound)
+	c.Response().WriteHeader(http.StatusFound)
 	return nil
+}
+
+// countsAsClick reports whether a request that would be counted (a GET:
+// get) is a click, and counts the skip of one that is not: an unfurler
+// fetching a pasted link is redirected like any visitor, but is not a
+// click, and neither is a HEAD.
+func (s *Server) countsAsClick(get bool, agent classify.Agent) bool {
+	if get && agent.Preview {
+		if s.skipped != nil {
+			s.skipped.Skipped(linkforge.SkipPreview)
+		}
+		return false
+	}
+	if !get && s.skipped != nil {
+		s.skipped.Skipped(linkforge.SkipHead)
+	}
+	return get
+}
+
+// clickNotRecorded answers a click the counter refused: what a used-up
+// link answers when the limit was reached meanwhile (EGone), else 503
+// (the click is not durable, so the visitor is not sent on).
+func (s *Server) clickNotRecorded(c echo.Context, e *cachedLink, slug string, err error) error {
+	if linkforge.ErrorCode(err) == linkforge.EGone {
+		return s.gone(c, e)
+	}
+	s.logger.Error("record click", "error", err, "link_id", e.link.ID, "slug", slug)
+	return s.writePage(c, &pageUnavailable)
 }
 
 // clickDims recycles the ClickDims handed to the counter. Record is an

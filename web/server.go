@@ -349,6 +349,23 @@ func New(cfg Config) (*Server, error) {
 		(cfg.PublicURL.Scheme != "http" && cfg.PublicURL.Scheme != "https") {
 		return nil, fmt.Errorf("web: Config.PublicURL must be an absolute http(s) URL, got %v", cfg.PublicURL)
 	}
+	s := newServer(cfg)
+	if err := s.initServices(cfg); err != nil {
+		return nil, err
+	}
+	if err := s.initLimiters(cfg); err != nil {
+		return nil, err
+	}
+	if err := s.initMetrics(); err != nil {
+		return nil, err
+	}
+	s.routes()
+	return s, nil
+}
+
+// newServer returns the Server of cfg with its fields set from cfg or their
+// defaults, before its services, limiters, metrics and routes.
+func newServer(cfg Config) *Server {
 	s := &Server{
 		store:     cfg.Store,
 		counter:   cfg.Counter,
@@ -394,35 +411,47 @@ func New(cfg Config) (*Server, error) {
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}
+	return s
+}
+
+// initServices builds what the handlers call: the link cache, the link and
+// domain services, the host tables, the domain verifier, the people service
+// and sign-in.
+func (s *Server) initServices(cfg Config) error {
 	size := cfg.CacheSize
 	if size <= 0 {
 		size = DefaultCacheSize
 	}
 	var err error
 	if s.cache, err = newLinkCache(cfg.Store, s.now, size, cmp.Or(max(cfg.CacheBytes, 0), DefaultCacheBytes), s.registry, cfg.PeerHealth); err != nil {
-		return nil, err
+		return err
 	}
 	if s.links, err = s.newLinkService(cfg); err != nil {
-		return nil, err
+		return err
 	}
 	s.hostNames = &hostNames{store: cfg.Store}
 	s.hosts = &hostTable{store: cfg.Store, now: s.now, logger: s.logger}
 	if s.domains, err = s.newDomainService(cfg); err != nil {
-		return nil, err
+		return err
 	}
 	// The store's webhook events name a link's domain and short URL as
 	// this server's link bodies do (linkBase): from the same public URL.
 	cfg.Store.SetShortBase(domain.ShortBase(cfg.PublicURL))
 	if s.verifier, err = s.newVerifier(cfg); err != nil {
-		return nil, err
+		return err
 	}
 	if s.people, err = people.New(people.Config{Store: cfg.Store, Hasher: hasherFunc(s.hashPassword),
 		PublicURL: s.shortBase, SessionTTL: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge, Now: s.now}); err != nil {
-		return nil, err
+		return err
 	}
-	if s.sso, err = s.newSSO(cfg.OIDC); err != nil {
-		return nil, err
-	}
+	s.sso, err = s.newSSO(cfg.OIDC)
+	return err
+}
+
+// initLimiters builds the limits on clients: the sign-in failures, the API's
+// token bucket (cfg.RateLimit and RateBurst, or their defaults) and the live
+// feed's.
+func (s *Server) initLimiters(cfg Config) error {
 	s.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
@@ -435,17 +464,23 @@ func New(cfg Config) (*Server, error) {
 	if burst <= 0 {
 		burst = max(1, int(limit+0.999999))
 	}
+	var err error
 	if s.limiter, err = newTokenLimiter(limit, burst, s.now); err != nil {
-		return nil, err
+		return err
 	}
-	if s.liveLimiter, err = newLiveLimiter(cfg, s.now); err != nil {
-		return nil, err
-	}
+	s.liveLimiter, err = newLiveLimiter(cfg, s.now)
+	return err
+}
+
+// initMetrics registers the server's metrics on its registry, and Go's and
+// the process's unless they are there already.
+func (s *Server) initMetrics() error {
+	var err error
 	if s.metrics, err = newHTTPMetrics(s.registry); err != nil {
-		return nil, err
+		return err
 	}
 	if s.passwordMetrics, err = newPasswordMetrics(s.registry); err != nil {
-		return nil, err
+		return err
 	}
 	for _, c := range []prometheus.Collector{
 		collectors.NewGoCollector(),
@@ -454,11 +489,10 @@ func New(cfg Config) (*Server, error) {
 		// cmd or another Server may have registered them on a shared
 		// registry already; one copy is what we want.
 		if err := s.registry.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
-			return nil, fmt.Errorf("web: register collector: %w", err)
+			return fmt.Errorf("web: register collector: %w", err)
 		}
 	}
-	s.routes()
-	return s, nil
+	return nil
 }
 
 // selfHost returns u's host with its scheme's default port dropped, the form

@@ -117,12 +117,6 @@ type TransportOptions struct {
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
-// NewTransport returns the transport of deliveries: NewGuardedTransport
-// with the default resolver.
-func NewTransport(allowPrivate bool) *http.Transport {
-	return NewGuardedTransport(TransportOptions{AllowPrivate: allowPrivate})
-}
-
 // NewGuardedTransport returns the transport of deliveries: no proxy (it
 // would dial for us, past the check), answer headers bounded, and unless
 // AllowPrivate a dialer that resolves the host itself and connects only

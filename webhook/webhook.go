@@ -127,7 +127,7 @@ func checkEvents(events []string) ([]string, error) {
 	return out, nil
 }
 
-// CheckURL answers EInvalid (field "url") unless raw is an absolute http or
+// checkURL answers EInvalid (field "url") unless raw is an absolute http or
 // https URL whose host, or every address it resolves to now, is public
 // unicast (or p.AllowPrivate). The dialer checks again at delivery time:
 // the name may resolve elsewhere by then.
@@ -136,10 +136,6 @@ func checkEvents(events []string) ([]string, error) {
 // resolves to a refused address, and the answer never names the address:
 // creating webhooks must not map the server's internal DNS. The address
 // is logged instead.
-func CheckURL(ctx context.Context, raw string, p Policy) error {
-	return checkURL(ctx, raw, p)
-}
-
 func checkURL(ctx context.Context, raw string, p Policy, attrs ...slog.Attr) error {
 	bad := func(detail string) error { return linkforge.InvalidField("url", detail) }
 	if len(raw) > maxURLLen {

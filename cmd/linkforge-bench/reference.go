@@ -57,16 +57,11 @@ func newReferenceServer(routes map[string]string) *http.Server {
 	return &http.Server{Handler: referenceHandler(routes), ReadHeaderTimeout: 10 * time.Second}
 }
 
-// serveReference is the child process: it reads the routes as one JSON
+// serveReferenceArgs is the child process: it reads the routes as one JSON
 // object from stdin, listens on a loopback port, writes "listening ADDR" on
 // stdout, and serves until stdin closes (the parent is done, or died) or
-// ctx ends.
-func serveReference(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	return serveReferenceTLS(ctx, "", "", stdin, stdout)
-}
-
-// serveReferenceArgs is serveReference with the child's command line: none
-// for plain HTTP, or --tls-cert FILE --tls-key FILE for HTTPS.
+// ctx ends. Its command line is none for plain HTTP, or --tls-cert FILE
+// --tls-key FILE for HTTPS.
 func serveReferenceArgs(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet(referenceCommand, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -81,7 +76,7 @@ func serveReferenceArgs(ctx context.Context, args []string, stdin io.Reader, std
 	return serveReferenceTLS(ctx, *certFile, *keyFile, stdin, stdout)
 }
 
-// serveReferenceTLS is serveReference over TLS when certFile is set. The
+// serveReferenceTLS is serveReferenceArgs's server, over TLS when certFile is set. The
 // listener is wrapped as LinkForge wraps its own (cmd/linkforge/tls.go,
 // tls.NewListener, then Serve), with Go's default session tickets: a
 // client with a session cache resumes, as it does against LinkForge.

@@ -151,16 +151,10 @@ func runFanout(ctx context.Context, b *bench) ([]row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect the first viewer: %w", err)
 	}
-	tokens := []string{in.token}
-	if in.proc != nil {
-		for len(tokens)*viewersPerToken < b.cfg.viewers {
-			t, err := createToken(ctx, b.bin, in.dataDir, in.dbURL, benchTenant)
-			if err != nil {
-				first.Close()
-				return nil, err
-			}
-			tokens = append(tokens, t)
-		}
+	tokens, err := viewerTokens(ctx, b, in)
+	if err != nil {
+		first.Close()
+		return nil, err
 	}
 
 	f := newFanout(links)
@@ -223,13 +217,42 @@ func runFanout(ctx context.Context, b *bench) ([]row, error) {
 		"tokens", len(tokens), "took", connectTook.Round(time.Millisecond))
 
 	b.log.Info("fanout: clicking", "clicks", len(links))
-	for i, l := range links {
-		if ctx.Err() != nil {
-			break
+	if err := f.clickEach(ctx, b, in.base, links, viewers); err != nil {
+		return nil, err
+	}
+
+	connected := fmt.Sprintf("%d viewers connected in %s with %d tokens", viewers, connectTook.Round(time.Millisecond), len(tokens))
+	if failed.Load() > 0 {
+		connected += fmt.Sprintf("; %d failed to connect: %v", failed.Load(), firstErr)
+	}
+	return []row{f.report(target, rate, viewers, len(links), uint64(failed.Load()), connected)}, nil //nolint:gosec // G115: a counter, never negative
+}
+
+// viewerTokens returns the tokens the viewers connect with: in.token, and
+// with a process of its own as many more as keep each token's viewers
+// within viewersPerToken.
+func viewerTokens(ctx context.Context, b *bench, in *instance) ([]string, error) {
+	tokens := []string{in.token}
+	if in.proc != nil {
+		for len(tokens)*viewersPerToken < b.cfg.viewers {
+			t, err := createToken(ctx, b.bin, in.dataDir, in.dbURL, benchTenant)
+			if err != nil {
+				return nil, err
+			}
+			tokens = append(tokens, t)
 		}
+	}
+	return tokens, nil
+}
+
+// clickEach clicks each link (base/slug) one at a time, and after each
+// waits until all viewers have heard of it, or b.cfg.fanoutWait.
+func (f *fanout) clickEach(ctx context.Context, b *bench, base string, links []benchLink, viewers int64) error {
+	// Until ctx ends: what was measured by then is still reported.
+	for i := 0; i < len(links) && ctx.Err() == nil; i++ {
 		f.sent[i].Store(time.Now().UnixNano())
-		if err := click(ctx, b.client, in.base+"/"+l.slug); err != nil {
-			return nil, err
+		if err := click(ctx, b.client, base+"/"+links[i].slug); err != nil {
+			return err
 		}
 		deadline := time.After(b.cfg.fanoutWait)
 	wait:
@@ -243,19 +266,20 @@ func runFanout(ctx context.Context, b *bench) ([]row, error) {
 			}
 		}
 	}
+	return nil
+}
 
+// report is the scenario's row: the latencies f measured of clicks clicks
+// at viewers viewers, failed of which did not connect, as connected says.
+func (f *fanout) report(target, rate string, viewers int64, clicks int, failed uint64, connected string) row {
 	f.mu.Lock()
 	lat := slices.Clone(f.lat)
 	f.mu.Unlock()
-	expected := uint64(viewers) * uint64(len(links))
+	expected := uint64(viewers) * uint64(clicks) //nolint:gosec // G115: counts, never negative
 	lost := expected - uint64(len(lat))
 	r := row{scenario: "fanout", target: target, rate: rate, measured: true, thr: -1,
-		requests: expected, errors: lost + uint64(failed.Load())} //nolint:gosec // G115: a counter, never negative
-	notes := []string{fmt.Sprintf("%d viewers connected in %s with %d tokens", viewers, connectTook.Round(time.Millisecond), len(tokens))}
-	if failed.Load() > 0 {
-		notes = append(notes, fmt.Sprintf("%d failed to connect: %v", failed.Load(), firstErr))
-	}
-	notes = append(notes, fmt.Sprintf("%d of %d deliveries", len(lat), expected))
+		requests: expected, errors: lost + failed}
+	notes := []string{connected, fmt.Sprintf("%d of %d deliveries", len(lat), expected)}
 	if len(lat) > 0 {
 		slices.Sort(lat)
 		r.p50, r.p99 = quantile(lat, 0.50), quantile(lat, 0.99)
@@ -263,7 +287,7 @@ func runFanout(ctx context.Context, b *bench) ([]row, error) {
 			targetFanoutP99, metOrMissed(r.p99 <= targetFanoutP99 && lost == 0)))
 	}
 	r.notes = strings.Join(notes, "; ")
-	return []row{r}, nil
+	return r
 }
 
 // quantile returns the q-quantile of sorted (nearest rank).

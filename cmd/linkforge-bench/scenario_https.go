@@ -24,15 +24,10 @@ func (h *handshakeCount) note() string {
 	return fmt.Sprintf("TLS handshakes %d full, %d resumed", h.full.Load(), h.resumed.Load())
 }
 
-// benchTLSConfig is the client's TLS for host: the bench certificate as
+// countedTLSConfig is the client's TLS for host: the bench certificate as
 // the only root, SNI host, and a session cache of its own (resumption on;
-// one per server, as a ticket of one means nothing to the other).
-func benchTLSConfig(c benchCert, host string) *tls.Config {
-	cfg, _ := countedTLSConfig(c, host)
-	return cfg
-}
-
-// countedTLSConfig is benchTLSConfig counting its handshakes.
+// one per server, as a ticket of one means nothing to the other), counting
+// its handshakes.
 func countedTLSConfig(c benchCert, host string) (*tls.Config, *handshakeCount) {
 	n := &handshakeCount{}
 	return &tls.Config{

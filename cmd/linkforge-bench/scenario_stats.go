@@ -101,79 +101,10 @@ func runStatsOn(ctx context.Context, b *bench, backend string) ([]row, error) {
 	in.base = "http://" + in.proc.addr
 	defer in.close()
 
-	rng := url.Values{"from": {gen.start.Format(time.RFC3339)}, "to": {end.Format(time.RFC3339)}}
-	with := func(extra ...string) string {
-		q := url.Values{}
-		for k, v := range rng {
-			q[k] = v
-		}
-		for i := 0; i+1 < len(extra); i += 2 {
-			q.Set(extra[i], extra[i+1])
-		}
-		return q.Encode()
-	}
-	days := fmt.Sprintf("%d d", gen.days)
-	queries := []struct{ name, path string }{
-		{"stats?interval=hour, " + days, "/api/v1/stats?" + with("interval", "hour")},
-		{"stats?interval=day, " + days, "/api/v1/stats?" + with("interval", "day")},
-		{"stats, defaults (last 60 min by minute)", "/api/v1/stats"},
-	}
-	for d := range linkforge.NumDimensions {
-		if !d.Public() || gen.noDims {
-			continue
-		}
-		queries = append(queries, struct{ name, path string }{"stats/" + d.String() + ", " + days, "/api/v1/stats/" + d.String() + "?" + with()})
-	}
-	queries = append(queries,
-		struct{ name, path string }{"stats/links, " + days, "/api/v1/stats/links?" + with()},
-		struct{ name, path string }{"stats/links, last 24 h", "/api/v1/stats/links"},
-		struct{ name, path string }{"hottest link's stats?interval=hour, " + days,
-			"/api/v1/links/" + links[loaded.hottest].slug + "/stats?" + with("interval", "hour")},
-	)
-	if !gen.noDims {
-		queries = append(queries, struct{ name, path string }{"hottest link's country, " + days,
-			"/api/v1/links/" + links[loaded.hottest].slug + "/stats/country?" + with()})
-	}
-	if gen.days > 7 {
-		// A range inside the data, not aligned to days: top links cannot
-		// lean on the range holding every click of the leaders.
-		week := url.Values{"from": {end.Add(-7*24*time.Hour - 5*time.Hour).Format(time.RFC3339)}, "to": {end.Add(-5 * time.Hour).Format(time.RFC3339)}}
-		queries = append(queries, struct{ name, path string }{"stats/links, 7 d ending 5 h ago", "/api/v1/stats/links?" + week.Encode()})
-		if !gen.noDims {
-			queries = append(queries, struct{ name, path string }{"stats/referrer, 7 d ending 5 h ago", "/api/v1/stats/referrer?" + week.Encode()})
-		}
-	}
-
-	// The answers must hold what was loaded: the measured queries are the
-	// right ones, not fast failures.
-	var st struct {
-		Total   int64
-		Buckets []struct{ Count int64 }
-	}
-	if err := in.api(ctx, http.MethodGet, queries[0].path, nil, &st); err != nil {
+	queries, rangeQuery := statsQueries(gen, end, links[loaded.hottest].slug)
+	check, err := in.checkStats(ctx, gen, queries[0].path, rangeQuery)
+	if err != nil {
 		return nil, err
-	}
-	var inRange int64
-	for _, bk := range st.Buckets {
-		inRange += bk.Count
-	}
-	check := "answers hold every loaded click"
-	if st.Total < gen.clicks || inRange != gen.clicks {
-		check = fmt.Sprintf("MISMATCH: stats total %d, %d in range, %d loaded", st.Total, inRange, gen.clicks)
-	}
-	breakdowns := []string{"country", "utm_source"}
-	if gen.noDims {
-		breakdowns = nil
-		check += "; no click_dims rows (--stats-dims=false): no breakdown queried"
-	}
-	for _, d := range breakdowns {
-		var bd struct{ Total int64 }
-		if err := in.api(ctx, http.MethodGet, "/api/v1/stats/"+d+"?"+with(), nil, &bd); err != nil {
-			return nil, err
-		}
-		if bd.Total != gen.clicks {
-			check = fmt.Sprintf("MISMATCH: %s total %d, %d loaded", d, bd.Total, gen.clicks)
-		}
 	}
 
 	how := "through the aggregate triggers (COPY batches of 100,000 rows)"
@@ -196,6 +127,96 @@ func runStatsOn(ctx context.Context, b *bench, backend string) ([]row, error) {
 			notes: fmt.Sprintf("p99 target ≤ %s: %s", targetStatsP99, metOrMissed(p99 <= targetStatsP99 && errCount == 0))})
 	}
 	return rows, nil
+}
+
+// statsQuery is one measured query of the stats scenario: its name in the
+// report, and its path and query string.
+type statsQuery struct{ name, path string }
+
+// statsQueries returns the stats scenario's queries over the loaded range
+// (gen.start to end), hottest being the slug of the link with the most
+// clicks, and that range as a query string.
+func statsQueries(gen statsGen, end time.Time, hottest string) ([]statsQuery, string) {
+	rng := url.Values{"from": {gen.start.Format(time.RFC3339)}, "to": {end.Format(time.RFC3339)}}
+	with := func(extra ...string) string {
+		q := url.Values{}
+		for k, v := range rng {
+			q[k] = v
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			q.Set(extra[i], extra[i+1])
+		}
+		return q.Encode()
+	}
+	days := fmt.Sprintf("%d d", gen.days)
+	queries := []statsQuery{
+		{"stats?interval=hour, " + days, "/api/v1/stats?" + with("interval", "hour")},
+		{"stats?interval=day, " + days, "/api/v1/stats?" + with("interval", "day")},
+		{"stats, defaults (last 60 min by minute)", "/api/v1/stats"},
+	}
+	for d := range linkforge.NumDimensions {
+		if !d.Public() || gen.noDims {
+			continue
+		}
+		queries = append(queries, statsQuery{"stats/" + d.String() + ", " + days, "/api/v1/stats/" + d.String() + "?" + with()})
+	}
+	queries = append(queries,
+		statsQuery{"stats/links, " + days, "/api/v1/stats/links?" + with()},
+		statsQuery{"stats/links, last 24 h", "/api/v1/stats/links"},
+		statsQuery{"hottest link's stats?interval=hour, " + days,
+			"/api/v1/links/" + hottest + "/stats?" + with("interval", "hour")},
+	)
+	if !gen.noDims {
+		queries = append(queries, statsQuery{"hottest link's country, " + days,
+			"/api/v1/links/" + hottest + "/stats/country?" + with()})
+	}
+	if gen.days > 7 {
+		// A range inside the data, not aligned to days: top links cannot
+		// lean on the range holding every click of the leaders.
+		week := url.Values{"from": {end.Add(-7*24*time.Hour - 5*time.Hour).Format(time.RFC3339)}, "to": {end.Add(-5 * time.Hour).Format(time.RFC3339)}}
+		queries = append(queries, statsQuery{"stats/links, 7 d ending 5 h ago", "/api/v1/stats/links?" + week.Encode()})
+		if !gen.noDims {
+			queries = append(queries, statsQuery{"stats/referrer, 7 d ending 5 h ago", "/api/v1/stats/referrer?" + week.Encode()})
+		}
+	}
+	return queries, with()
+}
+
+// checkStats asks the first query (path) and the breakdowns over the loaded
+// range (the query string rangeQuery), and says whether the answers hold
+// every loaded click: the measured queries must be the right ones, not fast
+// failures.
+func (in *instance) checkStats(ctx context.Context, gen statsGen, path, rangeQuery string) (string, error) {
+	var st struct {
+		Total   int64
+		Buckets []struct{ Count int64 }
+	}
+	if err := in.api(ctx, http.MethodGet, path, nil, &st); err != nil {
+		return "", err
+	}
+	var inRange int64
+	for _, bk := range st.Buckets {
+		inRange += bk.Count
+	}
+	check := "answers hold every loaded click"
+	if st.Total < gen.clicks || inRange != gen.clicks {
+		check = fmt.Sprintf("MISMATCH: stats total %d, %d in range, %d loaded", st.Total, inRange, gen.clicks)
+	}
+	breakdowns := []string{"country", "utm_source"}
+	if gen.noDims {
+		breakdowns = nil
+		check += "; no click_dims rows (--stats-dims=false): no breakdown queried"
+	}
+	for _, d := range breakdowns {
+		var bd struct{ Total int64 }
+		if err := in.api(ctx, http.MethodGet, "/api/v1/stats/"+d+"?"+rangeQuery, nil, &bd); err != nil {
+			return "", err
+		}
+		if bd.Total != gen.clicks {
+			check = fmt.Sprintf("MISMATCH: %s total %d, %d loaded", d, bd.Total, gen.clicks)
+		}
+	}
+	return check, nil
 }
 
 // timeGets sends n GET requests to path one after the other, after 3
@@ -297,30 +318,8 @@ func (in *instance) loadClicksSQLite(ctx context.Context, links []benchLink, gen
 	if _, err := migrations.UpTo(ctx, db, migrations.SQLite, analyticsMigration-1); err != nil {
 		return loadResult{}, err
 	}
-	ids := make([]int64, len(links))
-	if err := func() error {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		now := time.Now().UnixMicro()
-		var tenant int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO tenants (name, created_at) VALUES (?, ?) RETURNING id`, benchTenant, now).Scan(&tenant); err != nil {
-			return fmt.Errorf("tenant: %w", err)
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO links (tenant_id, slug, url, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for i, l := range links {
-			if err := stmt.QueryRowContext(ctx, tenant, l.slug, l.url, now, now).Scan(&ids[i]); err != nil {
-				return fmt.Errorf("link %s: %w", l.slug, err)
-			}
-		}
-		return tx.Commit()
-	}(); err != nil {
+	ids, err := insertLinksSQLite(ctx, db, links)
+	if err != nil {
 		return loadResult{}, err
 	}
 
@@ -389,6 +388,36 @@ func (in *instance) loadClicksSQLite(ctx context.Context, links []benchLink, gen
 	res.migrate = time.Since(start)
 	res.hottest = hottest(perLink)
 	return res, nil
+}
+
+// insertLinksSQLite inserts the bench tenant and links into db, in one
+// transaction, and returns the links' ids.
+func insertLinksSQLite(ctx context.Context, db *sql.DB, links []benchLink) ([]int64, error) {
+	ids := make([]int64, len(links))
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	now := time.Now().UnixMicro()
+	var tenant int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO tenants (name, created_at) VALUES (?, ?) RETURNING id`, benchTenant, now).Scan(&tenant); err != nil {
+		return nil, fmt.Errorf("tenant: %w", err)
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO links (tenant_id, slug, url, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id`)
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	for i, l := range links {
+		if err := stmt.QueryRowContext(ctx, tenant, l.slug, l.url, now, now).Scan(&ids[i]); err != nil {
+			return nil, fmt.Errorf("link %s: %w", l.slug, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return ids, nil
 }
 
 func (in *instance) loadClicksPostgres(ctx context.Context, links []benchLink, gen statsGen) (loadResult, error) {

@@ -125,17 +125,6 @@ func (t *keySets) unlink(h uint64, e *keySet) {
 	}
 }
 
-// len returns the number of lists interned.
-func (t *keySets) len() int {
-	n := 0
-	for _, e := range t.m {
-		for ; e != nil; e = e.next {
-			n++
-		}
-	}
-	return n
-}
-
 // keyBytes returns the bytes of keys (not a copy), to hash.
 func keyBytes(keys []uint32) []byte {
 	if len(keys) == 0 {
@@ -478,13 +467,4 @@ func hourGroups(rows []recDim) func(yield func([]recDim) bool) {
 			start = end
 		}
 	}
-}
-
-// cellsOf returns h's cells, in the order their values arrived.
-func (s *logState) cellsOf(h *hourRows) []dimCell {
-	out := make([]dimCell, h.ncells())
-	for i := range out {
-		out[i] = s.cell(h, i)
-	}
-	return out
 }
