@@ -90,7 +90,8 @@ type Claim struct {
 	Wake func(due time.Time)
 }
 
-// Info describes the run a hook is called from; see InfoFrom.
+// Info describes the alarm run a hook is called from: the run puts it in
+// the hook's context (the tests read it back with InfoFrom).
 type Info struct {
 	AlarmID int64
 	// RetryCount is 0 on the first run, 6 on the last retry.
