@@ -191,7 +191,8 @@ func (s *Service) SetPassword(ctx context.Context, ticket, pw string) (linkforge
 	if err := CheckPassword(pw); err != nil {
 		return linkforge.User{}, err
 	}
-	if _, err := s.TicketUser(ctx, ticket); err != nil {
+	owner, err := s.TicketUser(ctx, ticket)
+	if err != nil {
 		return linkforge.User{}, err // before the hash: a replayed URL costs nothing
 	}
 	h, err := s.hasher.HashPassword(ctx, pw)
@@ -201,9 +202,7 @@ func (s *Service) SetPassword(ctx context.Context, ticket, pw string) (linkforge
 	if _, ok := linkforge.ActorFrom(ctx); !ok {
 		// The URL's holder acts as its user: the audit event (user.password)
 		// names them, in each of their tenants.
-		if u, err := s.TicketUser(ctx, ticket); err == nil {
-			ctx = linkforge.WithActor(ctx, linkforge.Actor{Type: linkforge.ActorUser, ID: u.ID, Name: u.Email})
-		}
+		ctx = linkforge.WithActor(ctx, linkforge.Actor{Type: linkforge.ActorUser, ID: owner.ID, Name: owner.Email})
 	}
 	u, err := s.store.UseTicket(ctx, linkforge.HashToken(ticket), s.now(), h)
 	if err != nil {

@@ -102,8 +102,8 @@ func (s *Server) inviteUser(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("invite user: %w", err)
 	}
+	// A new user has no sign-in yet, and a pending one's is not shown.
 	out := toUserJSON(linkforge.Member{User: res.User, Role: role, Pending: res.Pending})
-	out.LastSignInAt = nil // a new user has none; an existing one's is not the inviter's to see
 	if url != "" {
 		out.InviteURL, out.InviteExpiresAt = &url, &exp
 	}

@@ -98,7 +98,6 @@ func (db *DB) InviteUser(ctx context.Context, inv linkforge.Invite) (linkforge.I
 	if err != nil {
 		return linkforge.InviteResult{}, wrapRead("invite user", err)
 	}
-	out.Created = out.Created && !out.Pending
 	return out, nil
 }
 
