@@ -47,7 +47,7 @@ func (s *Server) createLinks(c echo.Context) error {
 		batch []links.NewLink
 		at    []int // batch[k] is the body's link at[k]
 	)
-	self := s.loopHosts(c.Request().Context())
+	self := s.cache.LoopHosts(c.Request().Context())
 	for i, raw := range raws {
 		nl, err := decodeCreateLink(bytes.NewReader(raw), self)
 		if err != nil {

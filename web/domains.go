@@ -282,7 +282,7 @@ func (s *Server) linkBase(l linkforge.Link) links.Base {
 	if l.DomainID == linkforge.PublicDomainID {
 		return links.Base{URL: s.shortBase, Host: s.domains.PublicHost()}
 	}
-	host, ok := s.hostNames.lookup(context.Background(), l.DomainID)
+	host, ok := s.cache.HostName(context.Background(), l.DomainID)
 	if !ok {
 		// A domain deleted under the link's feet (it cannot have links,
 		// so this is a write racing the delete): say which id it was.

@@ -1,10 +1,6 @@
 package web
 
 import (
-	"context"
-	"time"
-
-	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/password"
 )
@@ -21,8 +17,3 @@ func PasswordSlots(s *Server) *password.Slots { return s.passwordSlots }
 
 // BulkHashWorkers is how many hashes one bulk request runs at once.
 const BulkHashWorkers = links.BulkHashWorkers
-
-// get is getOn for slug on the public host.
-func (c *linkCache) get(ctx context.Context, slug string, now time.Time) (*cachedLink, error) {
-	return c.getOn(ctx, cacheKey{linkforge.PublicDomainID, slug}, now)
-}

@@ -17,7 +17,7 @@ type linkJSON = links.JSON
 func (s *Server) linkJSON(l linkforge.Link) linkJSON { return links.RenderAt(l, s.linkBase(l)) }
 
 func (s *Server) createLink(c echo.Context) error {
-	nl, err := decodeCreateLink(c.Request().Body, s.loopHosts(c.Request().Context()))
+	nl, err := decodeCreateLink(c.Request().Body, s.cache.LoopHosts(c.Request().Context()))
 	if err != nil {
 		return err
 	}

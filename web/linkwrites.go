@@ -35,7 +35,7 @@ func (p peerEffects) PublishInvalidateLink(domainID int64, slug string) {
 		p.s.peers.PublishInvalidate(slug)
 		return
 	}
-	host, ok := p.s.hostNames.lookup(context.Background(), domainID)
+	host, ok := p.s.cache.HostName(context.Background(), domainID)
 	if !ok {
 		return // the domain is gone, and its links with it
 	}
@@ -52,7 +52,7 @@ func (e linkEffects) PublishImported(ctx context.Context, l linkforge.Link) {
 // through (links.go, bulk.go, import.go).
 func (s *Server) newLinkService(cfg Config) (*links.Service, error) {
 	fx := linkEffects{s}
-	c := links.Config{Store: cfg.Store, Hasher: fx, Cache: fx, Publisher: fx, SelfHosts: s.selfHosts, SelfHostsOf: s.loopHosts,
+	c := links.Config{Store: cfg.Store, Hasher: fx, Cache: fx, Publisher: fx, SelfHosts: s.selfHosts, SelfHostsOf: s.cache.LoopHosts,
 		ShortBase: s.shortBase, BaseOf: s.linkBase, Domain: s.importDomain}
 	// A nil interface of web's stays a nil one of links': nobody to tell.
 	if cfg.Peers != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/linkcache"
 )
 
 // The social card of a link with og (schema OG of web/openapi.json):
@@ -50,8 +51,8 @@ type ogCard struct {
 // ogPreview answers a preview agent's request for a link with a card,
 // reporting whether it did. Nothing is counted: it is the preview the
 // redirect would have left uncounted anyway.
-func (s *Server) ogPreview(c echo.Context, e *cachedLink) (bool, error) {
-	og := e.routes.OG()
+func (s *Server) ogPreview(c echo.Context, e *linkcache.Entry) (bool, error) {
+	og := e.Routes().OG()
 	if og == nil {
 		return false, nil
 	}
@@ -66,12 +67,12 @@ func (s *Server) ogPreview(c echo.Context, e *cachedLink) (bool, error) {
 	if s.skipped != nil {
 		s.skipped.Skipped(linkforge.SkipPreview)
 	}
-	l := &e.link
+	l := e.Link()
 	card := ogCard{OG: og, ShortURL: s.shortBase + "/" + l.Slug}
 	// A password or a click limit is paid for before the target is seen:
 	// the card does not show it.
-	if !e.protected() && l.MaxClicks == nil {
-		card.Target = e.location[0]
+	if !e.Protected() && l.MaxClicks == nil {
+		card.Target = e.Location()[0]
 	}
 	var b bytes.Buffer
 	if err := ogCardTemplate.Execute(&b, card); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/linkcache"
 	"github.com/linkforge/linkforge/password"
 )
 
@@ -214,7 +215,7 @@ func (s *Server) unlock(c echo.Context) error {
 		skipBody()
 		return s.notFound(c)
 	}
-	e, err := s.cache.getOn(req.Context(), k, now)
+	e, err := s.cache.Get(req.Context(), k, now)
 	if err != nil {
 		s.logger.Error("password lookup failed", "error", err, "slug", slug)
 		skipBody()
@@ -224,12 +225,12 @@ func (s *Server) unlock(c echo.Context) error {
 		skipBody()
 		return s.notFoundOn(c, d)
 	}
-	l := &e.link
+	l := e.Link()
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		skipBody()
 		return s.gone(c, e)
 	}
-	if !e.protected() {
+	if !e.Protected() {
 		// Only a protected link takes a post.
 		return s.methodNotAllowed(c)
 	}
@@ -246,9 +247,9 @@ func (s *Server) unlock(c echo.Context) error {
 // checkPassword answers the form's post for the protected link e: within
 // the guess limit of the link and client, a right password unlocks it
 // (sendUnlocked), a wrong one gets the form again.
-func (s *Server) checkPassword(c echo.Context, e *cachedLink, slug string, now time.Time) error {
+func (s *Server) checkPassword(c echo.Context, e *linkcache.Entry, slug string, now time.Time) error {
 	req := c.Request()
-	l := &e.link
+	l := e.Link()
 	pw, err := readPasswordForm(c)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/linkcache"
 )
 
 // Header values of the redirect path, built once: assigning a shared slice
@@ -77,7 +78,7 @@ func (s *Server) redirect(c echo.Context) error {
 	if !ok {
 		return s.writePage(c, &pageNotFound) // a pending domain redirects nothing
 	}
-	e, err := s.cache.getOn(c.Request().Context(), k, now)
+	e, err := s.cache.Get(c.Request().Context(), k, now)
 	if err != nil {
 		s.logger.Error("redirect lookup failed", "error", err, "slug", slug)
 		return s.writePage(c, &pageUnavailable)
@@ -85,17 +86,17 @@ func (s *Server) redirect(c echo.Context) error {
 	if e == nil {
 		return s.notFoundOn(c, d)
 	}
-	l := &e.link
+	l := e.Link()
 	// Read-time checks: they hold whatever the expiry alarm has done.
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		return s.gone(c, e)
 	}
-	if e.routes.OG() != nil { // ogcard.go: the card for preview agents
+	if e.Routes().OG() != nil { // ogcard.go: the card for preview agents
 		if done, err := s.ogPreview(c, e); done {
 			return err
 		}
 	}
-	if e.protected() {
+	if e.Protected() {
 		return s.redirectProtected(c, e, now)
 	}
 	return s.followLink(c, e, slug, now)
@@ -106,9 +107,9 @@ func (s *Server) redirect(c echo.Context) error {
 // (password.go). HEAD gets the page that names no target. A link whose
 // clicks are used up answers as a click would (410 or the fallback) rather
 // than ask for a password that can lead nowhere.
-func (s *Server) redirectProtected(c echo.Context, e *cachedLink, now time.Time) error {
+func (s *Server) redirectProtected(c echo.Context, e *linkcache.Entry, now time.Time) error {
 	req := c.Request()
-	l := &e.link
+	l := e.Link()
 	if l.MaxClicks != nil && s.exhausted != nil && s.exhausted.Exhausted(l) {
 		return s.gone(c, e)
 	}
@@ -126,9 +127,9 @@ func (s *Server) redirectProtected(c echo.Context, e *cachedLink, now time.Time)
 // followLink answers the GET or HEAD of a link that asks nothing first:
 // it counts a GET from anything but a preview agent, durably, before the
 // 302, and sends the visitor to the link's target (or its routed one).
-func (s *Server) followLink(c echo.Context, e *cachedLink, slug string, now time.Time) error {
+func (s *Server) followLink(c echo.Context, e *linkcache.Entry, slug string, now time.Time) error {
 	req := c.Request()
-	l := &e.link
+	l := e.Link()
 	counted := req.Method == http.MethodGet
 	// Read once, straight from the map (req.UserAgent would first check the
 	// key's canonical form): the agent is wanted up to three times here (the
@@ -141,12 +142,12 @@ func (s *Server) followLink(c echo.Context, e *cachedLink, slug string, now time
 		ua = v[0]
 	}
 	var agent classify.Agent
-	looked := counted || e.routes != nil // agent holds ua's answers
+	looked := counted || e.Routes() != nil // agent holds ua's answers
 	if looked {
 		agent = classify.LookupAgent(ua)
 	}
 	var rt routed // routing.go: a link with routing fields
-	if e.routes != nil {
+	if e.Routes() != nil {
 		s.route(req, e, agent, ua, now, &rt)
 	}
 	counted = s.countsAsClick(counted, agent)
@@ -155,7 +156,7 @@ func (s *Server) followLink(c echo.Context, e *cachedLink, slug string, now time
 			// Before the 302: the redirect leaves only once its click is
 			// durable.
 			var err error
-			if e.routes != nil {
+			if e.Routes() != nil {
 				err = s.recordRouted(req, l, now, &rt)
 			} else {
 				err = s.recordAgentClick(req, l, now, agent)
@@ -175,14 +176,14 @@ func (s *Server) followLink(c echo.Context, e *cachedLink, slug string, now time
 		}
 		return s.writePage(c, &pagePreview)
 	}
-	if e.routes != nil {
+	if e.Routes() != nil {
 		return writeRouted(c, &rt)
 	}
 	h := c.Response().Header()
 	if looked {
-		h["Location"] = e.agentTarget(agent)
+		h["Location"] = e.AgentTarget(agent)
 	} else {
-		h["Location"] = e.target(ua)
+		h["Location"] = e.Target(ua)
 	}
 	h["Cache-Control"] = cacheControlPrivate
 	c.Response().WriteHeader(http.StatusFound)
@@ -209,11 +210,11 @@ func (s *Server) countsAsClick(get bool, agent classify.Agent) bool {
 // clickNotRecorded answers a click the counter refused: what a used-up
 // link answers when the limit was reached meanwhile (EGone), else 503
 // (the click is not durable, so the visitor is not sent on).
-func (s *Server) clickNotRecorded(c echo.Context, e *cachedLink, slug string, err error) error {
+func (s *Server) clickNotRecorded(c echo.Context, e *linkcache.Entry, slug string, err error) error {
 	if linkforge.ErrorCode(err) == linkforge.EGone {
 		return s.gone(c, e)
 	}
-	s.logger.Error("record click", "error", err, "link_id", e.link.ID, "slug", slug)
+	s.logger.Error("record click", "error", err, "link_id", e.Link().ID, "slug", slug)
 	return s.writePage(c, &pageUnavailable)
 }
 
@@ -280,13 +281,13 @@ func (s *Server) countClick(req *http.Request, l *linkforge.Link, now time.Time,
 }
 
 // gone answers an expired or exhausted link: its fallback, never its target.
-func (s *Server) gone(c echo.Context, e *cachedLink) error {
-	if e.fallback == nil {
+func (s *Server) gone(c echo.Context, e *linkcache.Entry) error {
+	if e.Fallback() == nil {
 		return s.writePage(c, &pageGone)
 	}
 	w := c.Response()
 	h := w.Header()
-	h["Location"] = e.fallback
+	h["Location"] = e.Fallback()
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/linkcache"
 	"github.com/linkforge/linkforge/rules"
 	"github.com/linkforge/linkforge/visitor"
 )
@@ -30,7 +31,7 @@ type routed struct {
 
 // route classifies req (agent is its looked-up User-Agent) and decides
 // where it goes, into rt.
-func (s *Server) route(req *http.Request, e *cachedLink, agent classify.Agent, ua string, now time.Time, rt *routed) {
+func (s *Server) route(req *http.Request, e *linkcache.Entry, agent classify.Agent, ua string, now time.Time, rt *routed) {
 	peer := classify.RemoteAddrPort(req)
 	if s.classifier != nil {
 		rt.click, rt.client = s.classifier.ClassifyClient(req, peer, agent)
@@ -43,12 +44,12 @@ func (s *Server) route(req *http.Request, e *cachedLink, agent classify.Agent, u
 	if v := req.Header["Accept-Language"]; len(v) > 0 {
 		in.AcceptLanguage = v[0]
 	}
-	if e.routes.NeedsAddr() {
+	if e.Routes().NeedsAddr() {
 		// The address the classifier found the country from; only ip
 		// conditions and variants need it.
 		in.Addr = rt.client
 	}
-	rt.to = e.routes.Evaluate(&in)
+	rt.to = e.Routes().Evaluate(&in)
 }
 
 // recordRouted counts one click of l with rt's classification, the one the

@@ -36,6 +36,7 @@ import (
 	"github.com/linkforge/linkforge/access"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/domain"
+	"github.com/linkforge/linkforge/linkcache"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/oidclogin"
 	"github.com/linkforge/linkforge/password"
@@ -112,6 +113,9 @@ type Config struct {
 	// the feed's (dashboard.Config.MaxClientsPerTenant).
 	LiveRateLimit rate.Limit
 	LiveRateBurst int
+	// Cache is the redirect path's link cache; nil: one of CacheSize
+	// links and CacheBytes built on Store.
+	Cache *linkcache.Cache
 	// CacheSize bounds the redirect cache; 0: DefaultCacheSize. Unknown slugs
 	// are cached separately, in at most a tenth of that.
 	CacheSize int
@@ -139,7 +143,7 @@ type Config struct {
 	// PeerHealth says whether this node hears the other nodes; while it
 	// does not, the link cache revalidates its entries sooner (the bus
 	// again); nil: always healthy, right for a single node.
-	PeerHealth PeerHealth
+	PeerHealth linkcache.PeerHealth
 	// RootURL is where GET / redirects (302): an absolute URL or a path;
 	// empty: DefaultRootURL.
 	RootURL string
@@ -237,7 +241,7 @@ type Server struct {
 
 	logger    *slog.Logger
 	now       func() time.Time
-	cache     *linkCache
+	cache     *linkcache.Cache
 	limiter   *tokenLimiter
 	metrics   *httpMetrics
 	registry  *prometheus.Registry
@@ -277,7 +281,7 @@ type Server struct {
 	dbDown atomic.Bool
 	// peerHealth is the cluster bus's health, for /readyz; nil: a single
 	// node.
-	peerHealth PeerHealth
+	peerHealth linkcache.PeerHealth
 
 	// passwordParams hash new link passwords; passwordSlots bounds the
 	// hashes and verifications running at once (each holds Memory KiB);
@@ -300,11 +304,8 @@ type Server struct {
 	// links writes links and runs the writes' after-effects (linkwrites.go).
 	links *links.Service
 	// domains writes the tenants' domains and resolves a link request's
-	// domain; hostNames renders links on theirs (domains.go).
-	domains   *domain.Service
-	hostNames *hostNames
-	// hosts is the redirect path's table of domains by host (hosts.go).
-	hosts *hostTable
+	// domain (domains.go).
+	domains *domain.Service
 	// verifier fetches the domains' verification URLs (verify.go).
 	verifier *domain.Verifier
 
@@ -418,19 +419,16 @@ func newServer(cfg Config) *Server {
 // domain services, the host tables, the domain verifier, the people service
 // and sign-in.
 func (s *Server) initServices(cfg Config) error {
-	size := cfg.CacheSize
-	if size <= 0 {
-		size = DefaultCacheSize
-	}
 	var err error
-	if s.cache, err = newLinkCache(cfg.Store, s.now, size, cmp.Or(max(cfg.CacheBytes, 0), DefaultCacheBytes), s.registry, cfg.PeerHealth); err != nil {
-		return err
+	if s.cache = cfg.Cache; s.cache == nil {
+		if s.cache, err = linkcache.New(linkcache.Config{Store: cfg.Store, Size: cfg.CacheSize, Bytes: cfg.CacheBytes,
+			SelfHosts: s.selfHosts, PeerHealth: cfg.PeerHealth, Registerer: s.registry, Logger: s.logger, Now: s.now}); err != nil {
+			return fmt.Errorf("web: %w", err)
+		}
 	}
 	if s.links, err = s.newLinkService(cfg); err != nil {
 		return err
 	}
-	s.hostNames = &hostNames{store: cfg.Store}
-	s.hosts = &hostTable{store: cfg.Store, now: s.now, logger: s.logger}
 	if s.domains, err = s.newDomainService(cfg); err != nil {
 		return err
 	}
@@ -507,7 +505,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // InvalidateLink drops slug on the domain domainID from this node's link
 // cache: a write or an expiry of that link.
 func (s *Server) InvalidateLink(domainID int64, slug string) {
-	s.cache.invalidateOn(cacheKey{domainID, slug})
+	s.cache.Invalidate(domainID, slug)
 }
 
 // Invalidate drops slug from this node's link cache, positive or negative,
@@ -515,7 +513,7 @@ func (s *Server) InvalidateLink(domainID int64, slug string) {
 // every write; expiry and cross-node invalidation (another node's write)
 // call it later.
 func (s *Server) Invalidate(slug string) {
-	s.cache.invalidate(slug)
+	s.cache.Invalidate(linkforge.PublicDomainID, slug)
 }
 
 // InvalidateAll empties this node's link cache. The cluster bus calls it
@@ -523,7 +521,7 @@ func (s *Server) Invalidate(slug string) {
 // invalidations sent meanwhile are lost, and emptying the cache costs one
 // lookup per hot link instead of up to a TTL of stale redirects.
 func (s *Server) InvalidateAll() {
-	s.cache.purge()
+	s.cache.InvalidateAll()
 }
 
 // API paths, also the templates the metrics and the OpenAPI test see.
@@ -762,8 +760,8 @@ var apiQuery = map[string][]string{
 func (s *Server) root(c echo.Context) error {
 	h := c.Response().Header()
 	h["Location"] = s.rootLocation
-	if d := s.requestDomain(c, s.now()); d != nil && d.verified && d.root != nil {
-		h["Location"] = d.root
+	if d := s.requestDomain(c, s.now()); d != nil && d.Verified && d.Root != nil {
+		h["Location"] = d.Root
 	}
 	h["Cache-Control"] = cacheControlPrivate
 	return c.NoContent(http.StatusFound)
@@ -814,4 +812,10 @@ func (s *Server) redirectNotFound(c echo.Context, location []string) error {
 func blob(c echo.Context, contentType string, body []byte) error {
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	return c.Blob(http.StatusOK, contentType, body)
+}
+
+// CompactCache compacts the link cache (linkcache.Cache.Compact) of the
+// entries idle for linkcache.CompactKeep.
+func (s *Server) CompactCache() (kept, dropped int) {
+	return s.cache.Compact(s.now().Add(-linkcache.CompactKeep))
 }

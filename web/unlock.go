@@ -15,6 +15,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/linkcache"
 )
 
 // The unlock cookie of a protected link (ADR 011).
@@ -120,16 +121,16 @@ func unlocked(r *http.Request, l *linkforge.Link, now time.Time) bool {
 // target, or to the routed or device target, deleting the cookie: one
 // unlock, one click. A routed link's redirect_status does not apply: no
 // cached permanent redirect can skip the password next time.
-func (s *Server) followUnlocked(c echo.Context, e *cachedLink, now time.Time) error {
+func (s *Server) followUnlocked(c echo.Context, e *linkcache.Entry, now time.Time) error {
 	req := c.Request()
-	l := &e.link
+	l := e.Link()
 	var rt routed // routing.go: a link with routing fields
-	if e.routes != nil {
+	if e.Routes() != nil {
 		s.route(req, e, classify.LookupAgent(req.UserAgent()), req.UserAgent(), now, &rt)
 	}
 	if s.counter != nil {
 		record := s.recordClick
-		if e.routes != nil {
+		if e.Routes() != nil {
 			record = func(req *http.Request, l *linkforge.Link, now time.Time) error {
 				return s.recordRouted(req, l, now, &rt)
 			}
@@ -143,8 +144,8 @@ func (s *Server) followUnlocked(c echo.Context, e *cachedLink, now time.Time) er
 			return s.writePage(c, &pageUnavailable)
 		}
 	}
-	to := e.target(req.UserAgent())[0]
-	if e.routes != nil {
+	to := e.Target(req.UserAgent())[0]
+	if e.Routes() != nil {
 		to = rt.to.Location[0]
 	}
 	w := c.Response()

@@ -11,6 +11,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/linkcache"
 )
 
 // Domain verification: domain.Verifier checks pending domains (their TXT
@@ -56,7 +57,7 @@ func (s *Server) verificationAnswer(c echo.Context) error {
 		s.logger.Error("domain verification answer", "error", err)
 		return s.writePage(c, &pageUnavailable)
 	}
-	if d.Host != requestHost(c.Request().Host) || d.VerifyToken == "" {
+	if d.Host != linkcache.RequestHost(c.Request().Host) || d.VerifyToken == "" {
 		return s.writePage(c, &pageNotFound)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")

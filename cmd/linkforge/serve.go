@@ -21,6 +21,7 @@ import (
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/clusterfeed"
 	"github.com/linkforge/linkforge/internal/wake"
+	"github.com/linkforge/linkforge/linkcache"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/natsbus"
@@ -551,7 +552,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 	var (
 		peers      web.PeerInvalidator
 		announcer  web.LinkAnnouncer
-		peerHealth web.PeerHealth
+		peerHealth linkcache.PeerHealth
 	)
 	if bus != nil {
 		peers, announcer, peerHealth = bus, bus, bus

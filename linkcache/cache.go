@@ -1,4 +1,11 @@
-package web
+// Package linkcache is the redirect path's memory of links and hosts: the
+// links by (domain, slug), the unknown slugs, and the table of the
+// tenants' domains by host, with their metrics. It has one invalidation
+// surface, whoever calls it (a write through this node's API, an expiry
+// alarm, another node's write heard on the bus): Invalidate for one link,
+// InvalidateHost for a domain, InvalidateAll after the bus lost events.
+// See docs/adr/007-link-cache.md.
+package linkcache
 
 import (
 	"context"
@@ -10,6 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"errors"
+	"log/slog"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,7 +60,7 @@ const (
 // PeerHealth is implemented by cluster buses (linkforge.Bus) that know
 // whether this node currently hears the other nodes: Healthy reports
 // whether its listener answered within the last few seconds. While it does
-// not, the link cache revalidates its entries after unheardTTL, since an
+// not, the cache revalidates its entries after unheardTTL, since an
 // invalidation sent by another node may be lost. Without one
 // (Config.PeerHealth nil) the peers are taken as always heard. Healthy is
 // called on the redirect path: it must be cheap and must not allocate.
@@ -58,29 +68,55 @@ type PeerHealth interface {
 	Healthy() bool
 }
 
-// linkReader is what the cache reads of the store: a link by its domain
-// and slug, whatever its tenant.
-type linkReader interface {
+// Store is what the cache reads: a link by its domain and slug, whatever
+// its tenant, and every domain for the host table.
+type Store interface {
 	LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error)
+	AllDomains(ctx context.Context) ([]linkforge.Domain, error)
 }
 
-// cacheKey is what the cache is keyed by: a link's domain id
+// Defaults of Config's zero values.
+const (
+	DefaultSize  = 100_000 // links kept
+	DefaultBytes = 256 << 20
+)
+
+// Config configures a Cache. Store is required.
+type Config struct {
+	Store Store
+	// Size bounds the links kept (unknown slugs are kept apart, in at
+	// most a tenth of that); 0: DefaultSize.
+	Size int
+	// Bytes bounds the bytes the entries take (Entry.bytes,
+	// --link-cache-bytes); 0: DefaultBytes.
+	Bytes int
+	// SelfHosts are the server's own hosts (the public URL's), the first
+	// of LoopHosts.
+	SelfHosts []string
+	// PeerHealth is the cluster bus's; nil: always healthy (one node).
+	PeerHealth PeerHealth
+	Registerer prometheus.Registerer // nil: none
+	Logger     *slog.Logger          // nil: discard
+	Now        func() time.Time      // nil: time.Now
+}
+
+// Key is what the cache is keyed by: a link's domain id
 // (linkforge.PublicDomainID for the public host) and its slug. A struct of
 // an integer and a string: building one from a request's host table entry
 // and slug allocates nothing.
-type cacheKey struct {
-	domain int64
-	slug   string
+type Key struct {
+	Domain int64
+	Slug   string
 }
 
 // flightKey is k's singleflight key: the slug alone on the public host, so
 // that a public miss allocates no more than it did; a miss on a domain
 // builds one string.
-func flightKey(k cacheKey) string {
-	if k.domain == linkforge.PublicDomainID {
-		return k.slug
+func flightKey(k Key) string {
+	if k.Domain == linkforge.PublicDomainID {
+		return k.Slug
 	}
-	return strconv.FormatInt(k.domain, 10) + "/" + k.slug
+	return strconv.FormatInt(k.Domain, 10) + "/" + k.Slug
 }
 
 // Sharding of the link cache. Every shard is an LRU of its own behind its
@@ -102,7 +138,7 @@ const (
 	promoteEvery = time.Second
 )
 
-// linkCache maps slugs to links for the redirect path, with a negative
+// Cache maps slugs to links for the redirect path, with a negative
 // cache for unknown slugs and singleflight for concurrent misses. It is
 // sharded by slug (cacheShard); see ADR 007.
 //
@@ -111,16 +147,17 @@ const (
 // starts a cleanup goroutine per cache that can never be stopped (a leak
 // per Server in tests and a ticker per cache forever) and reads the wall
 // clock, where entries here age by the Server's injected clock.
-type linkCache struct {
-	store linkReader
-	now   func() time.Time
+type Cache struct {
+	store  Store
+	now    func() time.Time
+	logger *slog.Logger
 	// heard is the bus's health; nil: always healthy (one node, or the
 	// bus cannot tell).
 	heard  PeerHealth
 	seed   maphash.Seed
 	shards []cacheShard // a power of two of them
 	// shardSize is the capacity of each shard's positive LRU, and
-	// shardBytes the bytes its entries may take (cachedLink.bytes): a
+	// shardBytes the bytes its entries may take (Entry.bytes): a
 	// link with much routing takes a few hundred kilobytes, so the bytes
 	// bound the memory where the count alone could not (ADR 020).
 	shardSize  int
@@ -132,6 +169,14 @@ type linkCache struct {
 	lookups *cacheLookups
 	// bytesMetric is linkforge_link_cache_bytes.
 	bytesMetric prometheus.GaugeFunc
+
+	// The host table (hosts.go): the current snapshot, the one background
+	// reload at a time, and the order of reloads (an older read never
+	// replaces a newer one).
+	hosts        atomic.Pointer[hostSnapshot]
+	hostsLoading atomic.Bool
+	hostsMu      sync.Mutex
+	selfHosts    []string
 }
 
 // cacheShard is one slice of the cache: the slugs whose hash lands here.
@@ -142,16 +187,16 @@ type cacheShard struct {
 	// put the old link back for a whole TTL. Hits take it for reading.
 	mu    sync.RWMutex
 	epoch uint64 // incremented by every invalidation in the shard
-	pos   *simplelru.LRU[cacheKey, *cachedLink]
-	neg   *simplelru.LRU[cacheKey, time.Time] // key -> when the entry stops counting
-	// bytes is what pos's entries take (cachedLink.bytes), kept by add
+	pos   *simplelru.LRU[Key, *Entry]
+	neg   *simplelru.LRU[Key, time.Time] // key -> when the entry stops counting
+	// bytes is what pos's entries take (Entry.bytes), kept by add
 	// and by pos's eviction callback, which every removal runs.
 	bytes int
 	// Keeps two shards' locks off one cache line.
 	_ [64]byte
 }
 
-// cachedLink is immutable once built, apart from retryAt and promoted, and
+// Entry is immutable once built, apart from retryAt and promoted, and
 // shared by every request for its slug. The header values are built once
 // so that a redirect sets them without allocating.
 //
@@ -161,7 +206,7 @@ type cacheShard struct {
 // Tags or the times, whose targets are in location, fallback and devices),
 // the entry's strings share one allocation (keyed below), and the Location
 // value of the target lives in the entry itself. See ADR 007, "Memory".
-type cachedLink struct {
+type Entry struct {
 	link linkforge.Link
 	// key is the slug the entry is cached under; its bytes start the
 	// allocation every string of the entry shares.
@@ -187,12 +232,42 @@ type cachedLink struct {
 	promoted atomic.Int64
 }
 
-// newLinkCache returns a cache of about size links and at most maxBytes
-// bytes of entries (cachedLink.bytes) reading store. heard may be nil.
-func newLinkCache(store linkReader, now func() time.Time, size, maxBytes int, reg prometheus.Registerer, heard PeerHealth) (*linkCache, error) {
+// New returns the cache of cfg.
+func New(cfg Config) (*Cache, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("linkcache: Config.Store is required")
+	}
+	size, maxBytes := cfg.Size, cfg.Bytes
+	if size <= 0 {
+		size = DefaultSize
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultBytes
+	}
+	now, logger, reg := cfg.Now, cfg.Logger, cfg.Registerer
+	if now == nil {
+		now = time.Now
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	c, err := newCache(cfg.Store, now, size, maxBytes, reg, cfg.PeerHealth)
+	if err != nil {
+		return nil, err
+	}
+	c.logger, c.selfHosts = logger, cfg.SelfHosts
+	return c, nil
+}
+
+// newCache returns a cache of about size links and at most maxBytes
+// bytes of entries (Entry.bytes) reading store. heard may be nil.
+func newCache(store Store, now func() time.Time, size, maxBytes int, reg prometheus.Registerer, heard PeerHealth) (*Cache, error) {
 	lookups, err := register(reg, newCacheLookups())
 	if err != nil {
-		return nil, fmt.Errorf("web: link cache metrics: %w", err)
+		return nil, fmt.Errorf("linkcache: metrics: %w", err)
 	}
 	n := maxShards
 	for n > 1 && size/n < minShardSize {
@@ -200,21 +275,21 @@ func newLinkCache(store linkReader, now func() time.Time, size, maxBytes int, re
 	}
 	// Rounded up: the shards together hold at least size links. The
 	// bytes rounded down: together they take at most maxBytes.
-	c := &linkCache{store: store, now: now, heard: heard, seed: maphash.MakeSeed(),
+	c := &Cache{store: store, now: now, heard: heard, seed: maphash.MakeSeed(),
 		shards: make([]cacheShard, n), shardSize: (size + n - 1) / n, shardBytes: maxBytes / n, lookups: lookups}
 	if c.bytesMetric, err = register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "linkforge_link_cache_bytes",
 		Help: "Bytes the redirect-path link cache's entries take, as it accounts them (its bound is --link-cache-bytes).",
 	}, func() float64 { return float64(c.bytes()) })); err != nil {
-		return nil, fmt.Errorf("web: link cache metrics: %w", err)
+		return nil, fmt.Errorf("linkcache: metrics: %w", err)
 	}
 	for i := range c.shards {
 		sh := &c.shards[i]
 		if sh.pos, err = newShardLRU(sh, c.shardSize); err != nil {
-			return nil, fmt.Errorf("web: link cache: %w", err)
+			return nil, fmt.Errorf("linkcache: %w", err)
 		}
-		if sh.neg, err = simplelru.NewLRU[cacheKey, time.Time](max(1, (size/10+n-1)/n), nil); err != nil {
-			return nil, fmt.Errorf("web: negative link cache: %w", err)
+		if sh.neg, err = simplelru.NewLRU[Key, time.Time](max(1, (size/10+n-1)/n), nil); err != nil {
+			return nil, fmt.Errorf("linkcache: negative cache: %w", err)
 		}
 	}
 	return c, nil
@@ -222,14 +297,14 @@ func newLinkCache(store linkReader, now func() time.Time, size, maxBytes int, re
 
 // newShardLRU returns an LRU of size entries for sh, whose evictions and
 // removals take their entries' bytes off sh.bytes.
-func newShardLRU(sh *cacheShard, size int) (*simplelru.LRU[cacheKey, *cachedLink], error) {
-	return simplelru.NewLRU(size, func(_ cacheKey, e *cachedLink) { sh.bytes -= e.bytes() })
+func newShardLRU(sh *cacheShard, size int) (*simplelru.LRU[Key, *Entry], error) {
+	return simplelru.NewLRU(size, func(_ Key, e *Entry) { sh.bytes -= e.bytes() })
 }
 
 // add caches e in sh, then evicts the least recently used entries while sh
 // takes more than maxBytes: all but e, at most (one link larger than a
 // shard's share is still cached alone). sh.mu is held for writing.
-func (sh *cacheShard) add(e *cachedLink, maxBytes int) {
+func (sh *cacheShard) add(e *Entry, maxBytes int) {
 	k := e.cacheKey()
 	if old, ok := sh.pos.Peek(k); ok {
 		sh.bytes -= old.bytes() // replaced by Add without the eviction callback
@@ -242,7 +317,7 @@ func (sh *cacheShard) add(e *cachedLink, maxBytes int) {
 }
 
 // bytes is what the cache's entries take, as accounted.
-func (c *linkCache) bytes() int {
+func (c *Cache) bytes() int {
 	n := 0
 	for i := range c.shards {
 		sh := &c.shards[i]
@@ -255,15 +330,16 @@ func (c *linkCache) bytes() int {
 
 // shard returns k's shard and its index. The domain id is mixed into the
 // slug's hash, so that one slug on many domains spreads over the shards.
-func (c *linkCache) shard(k cacheKey) (*cacheShard, int) {
-	h := maphash.String(c.seed, k.slug) ^ (uint64(k.domain) * 0x9e3779b97f4a7c15) //nolint:gosec // G115: a domain id is positive; only its bits are mixed
+func (c *Cache) shard(k Key) (*cacheShard, int) {
+	h := maphash.String(c.seed, k.Slug) ^ (uint64(k.Domain) * 0x9e3779b97f4a7c15) //nolint:gosec // G115: a domain id is positive; only its bits are mixed
 	i := int(h & uint64(len(c.shards)-1))                                         //nolint:gosec // G115: len(c.shards) is a power of two >= 1, and the masked value is below it
 	return &c.shards[i], i
 }
 
-// getOn returns the link of k, or nil if no link has it. now is the
-// request's time, already read by the caller.
-func (c *linkCache) getOn(ctx context.Context, k cacheKey, now time.Time) (*cachedLink, error) {
+// Get returns the link of k, or nil if no link has it. now is the
+// request's time, already read by the caller. The entry is shared by
+// every request for k: it must not be modified.
+func (c *Cache) Get(ctx context.Context, k Key, now time.Time) (*Entry, error) {
 	sh, i := c.shard(k)
 	sh.mu.RLock()
 	e, ok := sh.pos.Peek(k)
@@ -292,7 +368,7 @@ func (c *linkCache) getOn(ctx context.Context, k cacheKey, now time.Time) (*cach
 // promote moves e to the front of its shard's LRU if it has not been moved
 // there for promoteEvery: once per second per entry at most, whatever its
 // click rate. One request wins the right to do it; the others go on.
-func (c *linkCache) promote(sh *cacheShard, k cacheKey, e *cachedLink, now time.Time) {
+func (c *Cache) promote(sh *cacheShard, k Key, e *Entry, now time.Time) {
 	last := e.promoted.Load()
 	t := now.UnixNano()
 	if t-last < int64(promoteEvery) || !e.promoted.CompareAndSwap(last, t) {
@@ -311,7 +387,7 @@ func (c *linkCache) promote(sh *cacheShard, k cacheKey, e *cachedLink, now time.
 // fresh reports whether e may be served without asking the store: younger
 // than positiveTTL, and younger than unheardTTL unless this node hears the
 // other nodes' invalidations.
-func (c *linkCache) fresh(e *cachedLink, now time.Time) bool {
+func (c *Cache) fresh(e *Entry, now time.Time) bool {
 	t := now.UnixNano()
 	if t >= e.until {
 		return false
@@ -329,7 +405,7 @@ func (c *linkCache) fresh(e *cachedLink, now time.Time) bool {
 // has failed, requests no longer wait for one: they get e at once, and one
 // of them per staleRetry starts a refresh in the background. An entry that
 // an invalidation removed meanwhile is never served.
-func (c *linkCache) revalidate(ctx context.Context, k cacheKey, e *cachedLink, now time.Time) (*cachedLink, error) {
+func (c *Cache) revalidate(ctx context.Context, k Key, e *Entry, now time.Time) (*Entry, error) {
 	sh, i := c.shard(k)
 	if retry := e.retryAt.Load(); retry != 0 {
 		if now.UnixNano() >= retry && e.retryAt.CompareAndSwap(retry, now.Add(staleRetry).UnixNano()) {
@@ -356,18 +432,18 @@ func (c *linkCache) revalidate(ctx context.Context, k cacheKey, e *cachedLink, n
 	return e, nil
 }
 
-func (c *linkCache) load(ctx context.Context, k cacheKey) (*cachedLink, error) {
+func (c *Cache) load(ctx context.Context, k Key) (*Entry, error) {
 	v, err, _ := c.group.Do(flightKey(k), func() (any, error) { return c.fill(ctx, k) })
 	if err != nil {
 		return nil, err
 	}
-	return v.(*cachedLink), nil
+	return v.(*Entry), nil
 }
 
 // fill reads k from the store and caches the result, unless an
 // invalidation came meanwhile. It runs under the singleflight group.
-func (c *linkCache) fill(ctx context.Context, k cacheKey) (any, error) {
-	slug := k.slug
+func (c *Cache) fill(ctx context.Context, k Key) (any, error) {
+	slug := k.Slug
 	sh, _ := c.shard(k)
 	sh.mu.RLock()
 	epoch := sh.epoch
@@ -375,7 +451,7 @@ func (c *linkCache) fill(ctx context.Context, k cacheKey) (any, error) {
 
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 	defer cancel()
-	l, err := c.store.LinkBySlug(lctx, k.domain, slug)
+	l, err := c.store.LinkBySlug(lctx, k.Domain, slug)
 	if err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
 		return nil, fmt.Errorf("load link %q: %w", slug, err)
 	}
@@ -387,9 +463,9 @@ func (c *linkCache) fill(ctx context.Context, k cacheKey) (any, error) {
 		if sh.epoch == epoch {
 			sh.pos.Remove(k) // an expired entry being refreshed
 			// A copy: slug may point into the request's memory.
-			sh.neg.Add(cacheKey{k.domain, strings.Clone(slug)}, now.Add(negativeTTL))
+			sh.neg.Add(Key{k.Domain, strings.Clone(slug)}, now.Add(negativeTTL))
 		}
-		return (*cachedLink)(nil), nil
+		return (*Entry)(nil), nil
 	}
 	e := newCachedLink(slug, l, now, now.Add(positiveTTL))
 	e.promoted.Store(now.UnixNano())
@@ -402,7 +478,7 @@ func (c *linkCache) fill(ctx context.Context, k cacheKey) (any, error) {
 
 // newCachedLink builds the entry of l, cached under key (the slug it was
 // looked up by), read from the store at loaded and fresh until until.
-func newCachedLink(key string, l linkforge.Link, loaded, until time.Time) *cachedLink {
+func newCachedLink(key string, l linkforge.Link, loaded, until time.Time) *Entry {
 	var fallback string
 	if l.FallbackURL != "" {
 		fallback = linkforge.RedirectLocation(l.FallbackURL)
@@ -431,11 +507,11 @@ func newCachedLink(key string, l linkforge.Link, loaded, until time.Time) *cache
 // request that missed, not the store's row buffers) and costs two objects:
 // itself and its strings. The times, the devices and the atomics are left
 // to the caller.
-func buildCachedLink(key string, l linkforge.Link, location, fallback string) *cachedLink {
+func buildCachedLink(key string, l linkforge.Link, location, fallback string) *Entry {
 	var b strings.Builder
 	b.Grow(stringsLen(key, &l, location, fallback))
 	writeStrings(&b, key, &l, location, fallback)
-	e := &cachedLink{}
+	e := &Entry{}
 	e.init(key, &l, location, fallback, b.String())
 	return e
 }
@@ -463,7 +539,7 @@ func writeStrings(b *strings.Builder, key string, l *linkforge.Link, location, f
 
 // init sets e's strings and link from all, which holds what writeStrings
 // wrote for the same arguments (and maybe more after it).
-func (e *cachedLink) init(key string, l *linkforge.Link, location, fallback, all string) {
+func (e *Entry) init(key string, l *linkforge.Link, location, fallback, all string) {
 	next := func(size int) string {
 		s := all[:size]
 		all = all[size:]
@@ -490,7 +566,7 @@ const entryOverhead = 160
 // targets and its compiled routing, with its place in the LRU. Computed,
 // not stored: the entry stays in its size class, and the same entry gives
 // the same answer when it is added and when it is evicted.
-func (e *cachedLink) bytes() int {
+func (e *Entry) bytes() int {
 	n := int(unsafe.Sizeof(*e)) + entryOverhead + stringsLen(e.key, &e.link, e.location[0], e.fallbackOf()) +
 		e.routes.Bytes()
 	if e.fallback != nil {
@@ -513,30 +589,30 @@ func (e *cachedLink) bytes() int {
 	return n
 }
 
-// cacheKey is the key e is cached under: its link's domain, and the slug
+// Key is the key e is cached under: its link's domain, and the slug
 // it was looked up by.
-func (e *cachedLink) cacheKey() cacheKey { return cacheKey{e.link.DomainID, e.key} }
+func (e *Entry) cacheKey() Key { return Key{e.link.DomainID, e.key} }
 
 // protected reports whether following the link asks for its password
 // (password.go). A method, not a field: the entry stays in its size class
 // (384 bytes, ADR 007 "Memory") with the link's DomainID.
-func (e *cachedLink) protected() bool { return e.link.PasswordHash != "" }
+func (e *Entry) protected() bool { return e.link.PasswordHash != "" }
 
 // fallbackOf returns e's fallback Location value, "" without one.
-func (e *cachedLink) fallbackOf() string {
+func (e *Entry) fallbackOf() string {
 	if e.fallback == nil {
 		return ""
 	}
 	return e.fallback[0]
 }
 
-// compactEntries returns copies of entries (see linkCache.compact) in two
+// compactEntries returns copies of entries (see Cache.compact) in two
 // allocations, one for the entries and one for their strings, each made
 // for them alone: so the copies share no span with anything else, however
 // fragmented the heap is when they are made. The two stay allocated while
 // any of the copies is in use: at most the size of the cache at the time
 // of the copy, and less as its entries are refreshed or evicted.
-func compactEntries(entries []*cachedLink) []*cachedLink {
+func compactEntries(entries []*Entry) []*Entry {
 	n := 0
 	for _, e := range entries {
 		n += stringsLen(e.key, &e.link, e.location[0], e.fallbackOf())
@@ -547,8 +623,8 @@ func compactEntries(entries []*cachedLink) []*cachedLink {
 		writeStrings(&b, e.key, &e.link, e.location[0], e.fallbackOf())
 	}
 	all := b.String()
-	slab := make([]cachedLink, len(entries))
-	out := make([]*cachedLink, len(entries))
+	slab := make([]Entry, len(entries))
+	out := make([]*Entry, len(entries))
 	for i, e := range entries {
 		c := &slab[i]
 		fallback := e.fallbackOf()
@@ -592,7 +668,7 @@ type deviceLocations struct {
 // the device URL classify.DeviceTarget picks (the one rule the analytics
 // use too), else the link's url. It does not allocate. The agent is looked
 // up (classify.LookupAgent, memoized) only for a link with device URLs.
-func (e *cachedLink) target(userAgent string) []string {
+func (e *Entry) target(userAgent string) []string {
 	if e.devices == nil {
 		return e.location
 	}
@@ -600,7 +676,7 @@ func (e *cachedLink) target(userAgent string) []string {
 }
 
 // agentTarget is target for an agent the caller has looked up already.
-func (e *cachedLink) agentTarget(agent classify.Agent) []string {
+func (e *Entry) agentTarget(agent classify.Agent) []string {
 	if e.devices == nil {
 		return e.location
 	}
@@ -615,14 +691,12 @@ func (e *cachedLink) agentTarget(agent classify.Agent) []string {
 	return e.location
 }
 
-// invalidate is invalidateOn for slug on the public host.
-func (c *linkCache) invalidate(slug string) {
-	c.invalidateOn(cacheKey{linkforge.PublicDomainID, slug})
-}
-
-// invalidateOn drops k from both caches and makes fills that are in
-// flight discard their result.
-func (c *linkCache) invalidateOn(k cacheKey) {
+// Invalidate drops slug on the domain domainID (linkforge.PublicDomainID:
+// the public host) from the cache, as a link and as unknown, and makes
+// the lookups in flight discard their result: a write or an expiry of
+// that link, here or on another node.
+func (c *Cache) Invalidate(domainID int64, slug string) {
+	k := Key{domainID, slug}
 	sh, _ := c.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -635,10 +709,13 @@ func (c *linkCache) invalidateOn(k cacheKey) {
 	c.group.Forget(flightKey(k))
 }
 
-// purge drops every entry and makes every fill in flight discard its
-// result. Requests that join a lookup already in flight may still get its
-// result once; the next ones read the store.
-func (c *linkCache) purge() {
+// InvalidateAll drops every entry and makes every lookup in flight
+// discard its result: the cluster bus listens again after a lost
+// connection, and the other nodes' invalidations sent meanwhile are lost;
+// emptying the cache costs one lookup per hot link instead of up to a TTL
+// of stale redirects. Requests that join a lookup already in flight may
+// still get its result once; the next ones read the store.
+func (c *Cache) InvalidateAll() {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
@@ -655,9 +732,9 @@ func (c *linkCache) purge() {
 // against a database outage (stale-if-error), and a compaction happens only
 // after a burst (cmd/linkforge, memory.go), whose one-off links are what it
 // then drops. See ADR 007, "Memory".
-const compactKeep = 2 * positiveTTL
+const CompactKeep = 2 * positiveTTL
 
-// compact copies into new memory, in the same LRU order, the positive
+// Compact copies into new memory, in the same LRU order, the positive
 // entries looked up since idleBefore (or being served stale: their store is
 // down), drops the others, and returns how many it kept and dropped.
 //
@@ -676,13 +753,13 @@ const compactKeep = 2 * positiveTTL
 // A request holding an old entry keeps using it; one that loses a refresh
 // race against the copy sees its entry replaced and, the store being down,
 // answers 503 once instead of serving it stale (revalidate).
-func (c *linkCache) compact(idleBefore time.Time) (kept, dropped int) {
+func (c *Cache) Compact(idleBefore time.Time) (kept, dropped int) {
 	cutoff := idleBefore.UnixNano()
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
 		fresh, err := newShardLRU(sh, c.shardSize)
-		if err != nil { // only for a size below 1, refused by newLinkCache
+		if err != nil { // only for a size below 1, refused by newCache
 			sh.mu.Unlock()
 			panic(err)
 		}
@@ -756,11 +833,45 @@ func (l *cacheLookups) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// CompactCache copies the redirect cache's recently used entries into new
-// memory and drops the others, so that the spans its entries kept during a
-// burst can be returned to the kernel; it returns the entries kept and
-// dropped. See linkCache.compact: call it rarely, once a burst is over,
-// before runtime/debug.FreeOSMemory.
-func (s *Server) CompactCache() (kept, dropped int) {
-	return s.cache.compact(s.now().Add(-compactKeep))
+// register registers c with reg, or returns the collector registered
+// already under its name: a second cache on one registry (tests) shares
+// the first one's metrics.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing, nil
+			}
+		}
+		var zero C
+		return zero, fmt.Errorf("register metrics: %w", err)
+	}
+	return c, nil
 }
+
+// Link is the entry's link: only what the redirect path reads (see
+// Entry). It points into the entry: it must not be modified.
+func (e *Entry) Link() *linkforge.Link { return &e.link }
+
+// Routes is the link's compiled routing, nil for a link without routing
+// fields.
+func (e *Entry) Routes() *rules.Routes { return e.routes }
+
+// Protected reports whether following the link asks for its password.
+func (e *Entry) Protected() bool { return e.protected() }
+
+// Fallback is the Location value of the link's fallback URL, nil without
+// one.
+func (e *Entry) Fallback() []string { return e.fallback }
+
+// Target returns the Location value for a request with that User-Agent
+// (see target).
+func (e *Entry) Target(userAgent string) []string { return e.target(userAgent) }
+
+// AgentTarget is Target for an agent the caller has looked up already.
+func (e *Entry) AgentTarget(agent classify.Agent) []string { return e.agentTarget(agent) }
+
+// Location is the Location value of the link's own target (not the
+// device, routed or fallback ones).
+func (e *Entry) Location() []string { return e.location }

@@ -1,4 +1,4 @@
-package web
+package linkcache
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 // newBenchCache returns a link cache over a real SQLite store holding n
 // links (slugs cacheSlug(i)), every one of them already cached.
-func newBenchCache(tb testing.TB, n int) (*linkCache, []string) {
+func newBenchCache(tb testing.TB, n int) (*Cache, []string) {
 	tb.Helper()
 	st := testdb.SQLite(tb)
 	ctx := context.Background()
@@ -34,7 +34,7 @@ func newBenchCache(tb testing.TB, n int) (*linkCache, []string) {
 		}
 	}
 	start := time.Now()
-	c, err := newLinkCache(st, func() time.Time { return start }, DefaultCacheSize, DefaultCacheBytes, prometheus.NewRegistry(), nil)
+	c, err := newCache(st, func() time.Time { return start }, DefaultSize, DefaultBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -109,11 +109,11 @@ func TestCacheHotLinkUnderInvalidations(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	c, err := newLinkCache(st, now, DefaultCacheSize, DefaultCacheBytes, prometheus.NewRegistry(), nil)
+	c, err := newCache(st, now, DefaultSize, DefaultBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	version := func(e *cachedLink) int {
+	version := func(e *Entry) int {
 		var v int
 		if _, err := fmt.Sscanf(e.location[0], "https://example.com/v%d", &v); err != nil {
 			t.Errorf("url %q: %v", e.location[0], err)
@@ -162,7 +162,7 @@ func TestCacheHotLinkUnderInvalidations(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		c.invalidate("hot")
+		c.Invalidate(linkforge.PublicDomainID, "hot")
 		floor.Store(int64(k))
 		// 100 updates × 700 ms: the entries pass promoteEvery every time
 		// and positiveTTL once.
@@ -197,7 +197,7 @@ func TestCachePromotesOncePerSecond(t *testing.T) {
 	}
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := t0
-	c, err := newLinkCache(st, func() time.Time { return clock }, 3, DefaultCacheBytes, prometheus.NewRegistry(), nil)
+	c, err := newCache(st, func() time.Time { return clock }, 3, DefaultBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestCachePromotesOncePerSecond(t *testing.T) {
 	get("pd") // a miss fills pd and evicts the oldest, pb
 	sh := &c.shards[0]
 	for slug, want := range map[string]bool{"pa": true, "pb": false, "pc": true, "pd": true} {
-		if got := sh.pos.Contains(cacheKey{slug: slug}); got != want {
+		if got := sh.pos.Contains(Key{Slug: slug}); got != want {
 			t.Errorf("%s cached = %v, want %v", slug, got, want)
 		}
 	}

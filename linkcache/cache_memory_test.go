@@ -1,4 +1,4 @@
-package web
+package linkcache
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func TestCacheEntryHoldsOnlyItsOwnMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	c, err := newLinkCache(st, func() time.Time { return now }, 100, DefaultCacheBytes, prometheus.NewRegistry(), nil)
+	c, err := newCache(st, func() time.Time { return now }, 100, DefaultBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +48,9 @@ func TestCacheEntryHoldsOnlyItsOwnMemory(t *testing.T) {
 	want := linkforge.Link{ID: created.ID, TenantID: tenant.ID, Slug: "full", ExpiresAt: &exp,
 		MaxClicks: &maxClicks, PasswordHash: in.PasswordHash}
 	checkEntry(t, e, want, "https://example.com/target", "https://example.com/fallback", "https://example.com/ios")
-	sh, _ := c.shard(cacheKey{slug: slug})
+	sh, _ := c.shard(Key{Slug: slug})
 	keys := sh.pos.Keys()
-	if len(keys) != 1 || unsafe.StringData(keys[0].slug) != unsafe.StringData(e.key) || unsafe.StringData(e.key) == unsafe.StringData(slug) {
+	if len(keys) != 1 || unsafe.StringData(keys[0].Slug) != unsafe.StringData(e.key) || unsafe.StringData(e.key) == unsafe.StringData(slug) {
 		t.Error("the LRU's key is not the entry's copy of the slug: it keeps the request's memory")
 	}
 	// Every string of the entry lies in one allocation.
@@ -67,7 +67,7 @@ func TestCacheEntryHoldsOnlyItsOwnMemory(t *testing.T) {
 }
 
 // checkEntry compares what the redirect path reads of e with want.
-func checkEntry(t *testing.T, e *cachedLink, want linkforge.Link, location, fallback, ios string) {
+func checkEntry(t *testing.T, e *Entry, want linkforge.Link, location, fallback, ios string) {
 	t.Helper()
 	l := e.link
 	if l.ID != want.ID || l.TenantID != want.TenantID || l.Slug != want.Slug || l.PasswordHash != want.PasswordHash ||
@@ -133,11 +133,11 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := now
-	c, err := newLinkCache(st, func() time.Time { return clock }, 1000, DefaultCacheBytes, prometheus.NewRegistry(), nil)
+	c, err := newCache(st, func() time.Time { return clock }, 1000, DefaultBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := map[string]*cachedLink{}
+	old := map[string]*Entry{}
 	for i, l := range links {
 		clock = now.Add(time.Duration(i) * time.Second)
 		e, err := c.get(ctx, l.Slug, clock)
@@ -151,8 +151,8 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 	if _, err := c.get(ctx, "plain", clock.Add(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	order := func() [][]cacheKey {
-		var o [][]cacheKey
+	order := func() [][]Key {
+		var o [][]Key
 		for i := range c.shards {
 			o = append(o, c.shards[i].pos.Keys())
 		}
@@ -160,15 +160,15 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 	}
 	before := order()
 
-	if kept, dropped := c.compact(time.Time{}); kept != len(links) || dropped != 0 {
+	if kept, dropped := c.Compact(time.Time{}); kept != len(links) || dropped != 0 {
 		t.Fatalf("compact kept %d entries and dropped %d, want %d and 0", kept, dropped, len(links))
 	}
 	if after := order(); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("LRU order after compact %v, want %v", after, before)
 	}
 	for _, l := range links {
-		sh, _ := c.shard(cacheKey{slug: l.Slug})
-		e, ok := sh.pos.Peek(cacheKey{slug: l.Slug})
+		sh, _ := c.shard(Key{Slug: l.Slug})
+		e, ok := sh.pos.Peek(Key{Slug: l.Slug})
 		if !ok {
 			t.Fatalf("%s not cached after compact", l.Slug)
 		}
@@ -212,10 +212,10 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 	// at or after it: "plain" (looked up again last, at clock) and the
 	// entries looked up from cutoff on.
 	cutoff := now.Add(20 * time.Second)
-	kept, dropped := c.compact(cutoff)
+	kept, dropped := c.Compact(cutoff)
 	for i, l := range links {
-		sh, _ := c.shard(cacheKey{slug: l.Slug})
-		_, ok := sh.pos.Peek(cacheKey{slug: l.Slug})
+		sh, _ := c.shard(Key{Slug: l.Slug})
+		_, ok := sh.pos.Peek(Key{Slug: l.Slug})
 		want := l.Slug == "plain" || l.Slug == "limits" || i >= 20
 		if ok != want {
 			t.Errorf("%s (looked up at +%ds) kept %v after compact(+20s), want %v", l.Slug, i, ok, want)
@@ -262,7 +262,7 @@ func TestCacheCompactFreesBurstSpans(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	// Twice n: the shards' LRUs (n/64 each) would each evict some.
-	c, err := newLinkCache(st, func() time.Time { return now }, 2*n, DefaultCacheBytes, prometheus.NewRegistry(), nil)
+	c, err := newCache(st, func() time.Time { return now }, 2*n, DefaultBytes, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestCacheCompactFreesBurstSpans(t *testing.T) {
 	// without pointers in separate spans.
 	var others [][]*byte
 	for i := range n {
-		entry := int(unsafe.Sizeof(cachedLink{})) // in the entries' size class, whatever the entry's fields
+		entry := int(unsafe.Sizeof(Entry{})) // in the entries' size class, whatever the entry's fields
 		for _, size := range []int{16, 48, 80, 80, 96, entry, entry} {
 			others = append(others, make([]*byte, size/8))
 		}
@@ -285,7 +285,7 @@ func TestCacheCompactFreesBurstSpans(t *testing.T) {
 	heapBurst := heapInuse()
 	runtime.KeepAlive(others)
 	heapFilled := heapInuse()
-	if kept, _ := c.compact(now); kept != n {
+	if kept, _ := c.Compact(now); kept != n {
 		t.Fatalf("compact kept %d entries, want %d", kept, n)
 	}
 	heapCompacted := heapInuse()

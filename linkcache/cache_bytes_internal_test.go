@@ -1,4 +1,4 @@
-package web
+package linkcache
 
 import (
 	"fmt"
@@ -59,7 +59,7 @@ func TestCacheBoundedByBytes(t *testing.T) {
 	const bound = 8 << 20
 	reg := prometheus.NewPedanticRegistry()
 	// A count that would keep every link: the bytes must bind.
-	c, err := newLinkCache(st, func() time.Time { return now }, 10_000, bound, reg, nil)
+	c, err := newCache(st, func() time.Time { return now }, 10_000, bound, reg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +97,12 @@ func TestCacheBoundedByBytes(t *testing.T) {
 	}
 	// The most recent links are the ones kept.
 	last := slugs[len(slugs)-1]
-	if sh, _ := c.shard(cacheKey{slug: last}); !sh.pos.Contains(cacheKey{slug: last}) {
+	if sh, _ := c.shard(Key{Slug: last}); !sh.pos.Contains(Key{Slug: last}) {
 		t.Errorf("the last link filled was evicted")
 	}
 	// Invalidations, a compaction and a purge keep the account right.
-	c.invalidate(last)
-	c.compact(time.Time{})
+	c.Invalidate(linkforge.PublicDomainID, last)
+	c.Compact(time.Time{})
 	sum = 0
 	for i := range c.shards {
 		for _, e := range c.shards[i].pos.Values() {
@@ -112,7 +112,7 @@ func TestCacheBoundedByBytes(t *testing.T) {
 	if b := c.bytes(); b != sum {
 		t.Errorf("after an invalidation and a compaction: accounted %d bytes, entries sum to %d", b, sum)
 	}
-	c.purge()
+	c.InvalidateAll()
 	if b := c.bytes(); b != 0 {
 		t.Errorf("after a purge: accounted %d bytes, want 0", b)
 	}
@@ -127,7 +127,7 @@ func TestCacheEntrySizeIsTheHeap(t *testing.T) {
 	st := testdb.SQLite(t)
 	slugs := largeRoutedLinks(t, st, 40)
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	c, err := newLinkCache(st, func() time.Time { return now }, 10_000, 1<<30, prometheus.NewRegistry(), nil)
+	c, err := newCache(st, func() time.Time { return now }, 10_000, 1<<30, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
