@@ -303,3 +303,10 @@ func (s *Service) changed(d linkforge.Domain) {
 		s.cfg.Changed(d)
 	}
 }
+
+// ResolveID is Resolve for a write (an import line's domain, say) that
+// needs only the domain's id.
+func (s *Service) ResolveID(ctx context.Context, tenantID int64, host string) (int64, error) {
+	t, err := s.Resolve(ctx, tenantID, "domain", host, true)
+	return t.ID, err
+}

@@ -262,6 +262,12 @@ func New(cfg Config) (*Cache, error) {
 	return c, nil
 }
 
+// SetPeerHealth sets the cluster bus's health, which the cache reads on
+// every lookup of an entry older than unheardTTL. Called once, before the
+// node serves: the bus is built after the cache, which its handler
+// invalidates.
+func (c *Cache) SetPeerHealth(h PeerHealth) { c.heard = h }
+
 // newCache returns a cache of about size links and at most maxBytes
 // bytes of entries (Entry.bytes) reading store. heard may be nil.
 func newCache(store Store, now func() time.Time, size, maxBytes int, reg prometheus.Registerer, heard PeerHealth) (*Cache, error) {

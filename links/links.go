@@ -38,33 +38,24 @@ type Hasher interface {
 	HashPassword(ctx context.Context, pw string) (string, error)
 }
 
-// Invalidator drops a slug from this node's link cache, at once: a
-// redirect may have cached it a moment ago, as a link or as unknown.
+// Invalidator drops a link from a redirect cache at once: a redirect may
+// have cached it a moment ago, as a link or as unknown. This node's
+// *linkcache.Cache implements it; so does the cluster's side that tells
+// the other nodes (Peers).
 type Invalidator interface {
-	Invalidate(slug string)
+	Invalidate(domainID int64, slug string)
 }
 
-// PeerInvalidator tells the other nodes of a cluster to drop a slug from
-// their link caches (linkforge.Bus). It must not block.
-type PeerInvalidator interface {
-	PublishInvalidate(slug string)
+// Peers tells the other nodes of a cluster of link writes
+// (clusterfeed.Local): their caches drop the link, their dashboards show
+// the write. Its methods must not block.
+type Peers interface {
+	Invalidator
+	Publisher
 }
 
-// DomainInvalidator is an Invalidator whose cache keys links by domain
-// too: a write of a link on a domain drops it through InvalidateLink. An
-// Invalidator without it is told the slug alone, on any domain.
-type DomainInvalidator interface {
-	InvalidateLink(domainID int64, slug string)
-}
-
-// DomainPeerInvalidator is a PeerInvalidator that tells the other nodes
-// of link writes on a domain; without it they are told the slug alone.
-type DomainPeerInvalidator interface {
-	PublishInvalidateLink(domainID int64, slug string)
-}
-
-// Publisher shows link writes on the dashboards, this node's and the
-// other nodes'. It must not block and never fails a write.
+// Publisher shows link writes on dashboards: this node's (Feed), or the
+// other nodes' (Peers). It must not block and never fails a write.
 type Publisher interface {
 	// PublishLink tells of a link created, updated or deleted, as stored.
 	PublishLink(op linkforge.LinkOp, l linkforge.Link)
@@ -90,10 +81,12 @@ type Config struct {
 	Store Store
 	// Hasher hashes passwords; nil: a create or update with a password
 	// fails.
-	Hasher    Hasher
+	Hasher Hasher
+	// Cache is this node's link cache, Publisher its dashboards (a
+	// Feed); Peers the other nodes, nil on one node.
 	Cache     Invalidator
-	Peers     PeerInvalidator
 	Publisher Publisher
+	Peers     Peers
 	Alarms    Rescheduler
 	// SelfHosts are the server's own hosts, for the redirect-loop check
 	// of linkforge.ValidateTargetURL on an update's merged link and an
@@ -120,7 +113,7 @@ type Service struct {
 	store     Store
 	hasher    Hasher
 	cache     Invalidator
-	peers     PeerInvalidator
+	peers     Peers
 	publisher Publisher
 	alarms    Rescheduler
 	selfHosts []string
@@ -265,38 +258,15 @@ func (s *Service) hash(ctx context.Context, pw string) (string, error) {
 // written runs the effects of one stored write of l, but the alarm's: the
 // caches everywhere, and the dashboards.
 func (s *Service) written(op linkforge.LinkOp, l linkforge.Link) {
-	s.invalidateEverywhere(l.DomainID, l.Slug)
-	if s.publisher != nil {
-		s.publisher.PublishLink(op, l)
-	}
-}
-
-// invalidateEverywhere drops slug from this node's cache at once and tells
-// the other nodes to drop it.
-func (s *Service) invalidateEverywhere(domainID int64, slug string) {
 	if s.cache != nil {
-		s.invalidateHere(domainID, slug)
+		s.cache.Invalidate(l.DomainID, l.Slug)
 	}
 	if s.peers != nil {
-		s.invalidatePeers(domainID, slug)
+		s.peers.Invalidate(l.DomainID, l.Slug)
+		s.peers.PublishLink(op, l)
 	}
-}
-
-// invalidateHere drops the link from this node's cache; s.cache is set.
-func (s *Service) invalidateHere(domainID int64, slug string) {
-	if c, ok := s.cache.(DomainInvalidator); ok && domainID != linkforge.PublicDomainID {
-		c.InvalidateLink(domainID, slug)
-	} else {
-		s.cache.Invalidate(slug)
-	}
-}
-
-// invalidatePeers tells the other nodes; s.peers is set.
-func (s *Service) invalidatePeers(domainID int64, slug string) {
-	if p, ok := s.peers.(DomainPeerInvalidator); ok && domainID != linkforge.PublicDomainID {
-		p.PublishInvalidateLink(domainID, slug)
-	} else {
-		s.peers.PublishInvalidate(slug)
+	if s.publisher != nil {
+		s.publisher.PublishLink(op, l)
 	}
 }
 

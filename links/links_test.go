@@ -24,16 +24,24 @@ type effects struct {
 	due         []time.Time
 }
 
-func (e *effects) Invalidate(slug string) {
+func (e *effects) Invalidate(_ int64, slug string) {
 	e.mu.Lock()
 	e.local = append(e.local, slug)
 	e.mu.Unlock()
 }
-func (e *effects) PublishInvalidate(slug string) {
-	e.mu.Lock()
-	e.peer = append(e.peer, slug)
-	e.mu.Unlock()
+
+// peerEffects is the other nodes' side of effects: their invalidations
+// are recorded apart; what they are told to show is not (the dashboards'
+// side is recorded once, by effects).
+type peerEffects struct{ e *effects }
+
+func (p peerEffects) Invalidate(_ int64, slug string) {
+	p.e.mu.Lock()
+	p.e.peer = append(p.e.peer, slug)
+	p.e.mu.Unlock()
 }
+func (peerEffects) PublishLink(linkforge.LinkOp, linkforge.Link)    {}
+func (peerEffects) PublishImported(context.Context, linkforge.Link) {}
 
 func (e *effects) PublishLink(op linkforge.LinkOp, l linkforge.Link) {
 	e.mu.Lock()
@@ -77,7 +85,7 @@ func newFixture(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	fx, h := &effects{}, &hasher{}
-	svc, err := links.New(links.Config{Store: st, Hasher: h, Cache: fx, Peers: fx, Publisher: fx, Alarms: fx,
+	svc, err := links.New(links.Config{Store: st, Hasher: h, Cache: fx, Peers: peerEffects{fx}, Publisher: fx, Alarms: fx,
 		SelfHosts: []string{"sho.rt"}})
 	if err != nil {
 		t.Fatal(err)

@@ -81,11 +81,12 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 		Created: func(links []linkforge.Link) {
 			for i := range links {
 				if s.cache != nil {
-					s.invalidateHere(links[i].DomainID, links[i].Slug)
+					s.cache.Invalidate(links[i].DomainID, links[i].Slug)
 				}
 				if created < peerAnnounceLimit {
 					if s.peers != nil {
-						s.invalidatePeers(links[i].DomainID, links[i].Slug)
+						s.peers.Invalidate(links[i].DomainID, links[i].Slug)
+						s.peers.PublishImported(ctx, links[i])
 					}
 					if s.publisher != nil {
 						s.publisher.PublishImported(ctx, links[i])

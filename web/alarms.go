@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -27,15 +26,6 @@ func (s *Server) rescheduleAlarm(due *time.Time) {
 	if s.alarms != nil && due != nil {
 		s.alarms.Reschedule(*due)
 	}
-}
-
-// OnLinkExpired is the expiry alarm's hook for this server (an expiry.Hook):
-// the link's cached copy, which has no expired_at yet, is dropped. The
-// redirect path refuses an expired link from its cached copy anyway; this
-// keeps the copy's expired_at, and any later change, current.
-func (s *Server) OnLinkExpired(_ context.Context, l linkforge.Link) error {
-	s.InvalidateLink(l.DomainID, l.Slug)
-	return nil
 }
 
 // alarmJSON is an alarm of GET /api/v1/alarms. Failures give each failed

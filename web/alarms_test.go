@@ -183,27 +183,6 @@ func TestAlarmsAPI(t *testing.T) {
 	})
 }
 
-// TestOnLinkExpiredInvalidates: the alarm's hook drops the cached link, so
-// the next redirect reads the store (and sees expired_at).
-func TestOnLinkExpiredInvalidates(t *testing.T) {
-	cs := &countingStore{Store: testdb.SQLite(t)}
-	e := newEnv(t, cs)
-	acme, _ := mustTenantToken(t, cs, "acme")
-	l := mustStoreLink(t, cs, linkforge.Link{TenantID: acme, Slug: "cached", URL: "https://example.com/"})
-	mustRedirect(t, e.do(http.MethodGet, "/cached", "", ""), "https://example.com/")
-	mustRedirect(t, e.do(http.MethodGet, "/cached", "", ""), "https://example.com/")
-	if n := cs.bySlug.Load(); n != 1 {
-		t.Fatalf("%d store lookups for two redirects, want 1 (cached)", n)
-	}
-	if err := e.srv.OnLinkExpired(context.Background(), l); err != nil {
-		t.Fatalf("OnLinkExpired: %v", err)
-	}
-	mustRedirect(t, e.do(http.MethodGet, "/cached", "", ""), "https://example.com/")
-	if n := cs.bySlug.Load(); n != 2 {
-		t.Errorf("%d store lookups after OnLinkExpired, want 2 (the cache was dropped)", n)
-	}
-}
-
 func mustAlarmsOf(t *testing.T, s linkforge.Store, tenantID int64) []linkforge.Alarm {
 	t.Helper()
 	as, err := s.ListAlarms(context.Background(), tenantID, "", 1000)

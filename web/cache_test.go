@@ -138,7 +138,7 @@ func TestInvalidateDuringLookup(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.Invalidate("race")
+	web.Cache(e.srv).Invalidate(linkforge.PublicDomainID, "race")
 	// Let the held lookup read the new row or the old: it must not be
 	// cached either way, since it started before the invalidation.
 	close(g.gate)

@@ -1,14 +1,12 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -233,63 +231,8 @@ func (s *Server) addressedLink(c echo.Context) (linkforge.Link, error) {
 	return s.store.TenantLink(c.Request().Context(), tenantID(c), t.ID, c.Param("slug"))
 }
 
-// hostNames keeps the host of each domain id, for rendering links: a
-// domain's host never changes, so an entry is never stale; an id it does
-// not know (a domain created through another node) reloads the table.
-type hostNames struct {
-	store interface {
-		AllDomains(ctx context.Context) ([]linkforge.Domain, error)
-	}
-	mu    sync.RWMutex
-	hosts map[int64]string
-}
-
-func (h *hostNames) lookup(ctx context.Context, id int64) (string, bool) {
-	h.mu.RLock()
-	host, ok := h.hosts[id]
-	h.mu.RUnlock()
-	if ok {
-		return host, true
-	}
-	ds, err := h.store.AllDomains(ctx)
-	if err != nil {
-		return "", false
-	}
-	m := make(map[int64]string, len(ds))
-	for _, d := range ds {
-		m[d.ID] = d.Host
-	}
-	h.mu.Lock()
-	h.hosts = m
-	h.mu.Unlock()
-	host, ok = m[id]
-	return host, ok
-}
-
-// learn records a domain this node just wrote.
-func (h *hostNames) learn(d linkforge.Domain) {
-	h.mu.Lock()
-	if h.hosts == nil {
-		h.hosts = map[int64]string{}
-	}
-	h.hosts[d.ID] = d.Host
-	h.mu.Unlock()
-}
-
-// linkBase is where l's short URL starts: the public URL for the public
-// host, else the scheme of the public URL on the domain's host.
-func (s *Server) linkBase(l linkforge.Link) links.Base {
-	if l.DomainID == linkforge.PublicDomainID {
-		return links.Base{URL: s.shortBase, Host: s.domains.PublicHost()}
-	}
-	host, ok := s.cache.HostName(context.Background(), l.DomainID)
-	if !ok {
-		// A domain deleted under the link's feet (it cannot have links,
-		// so this is a write racing the delete): say which id it was.
-		host = "domain-" + strconv.FormatInt(l.DomainID, 10) + ".invalid"
-	}
-	return links.Base{URL: s.publicOrigin.Scheme + "://" + host, Host: host}
-}
+// linkBase is where l's short URL starts (links.Addresses).
+func (s *Server) linkBase(l linkforge.Link) links.Base { return s.addresses.Base(l) }
 
 // linkLocation is the Location of a created link: its API path, with the
 // domain when it is not the public host.
@@ -335,11 +278,4 @@ func (s *Server) wakeScheduler(due time.Time) {
 	if s.alarms != nil {
 		s.alarms.Reschedule(due)
 	}
-}
-
-// importDomain resolves an import line's domain as a create's: the
-// tenant's default without one, a verified domain of the tenant's.
-func (s *Server) importDomain(ctx context.Context, tenantID int64, host string) (int64, error) {
-	t, err := s.domains.Resolve(ctx, tenantID, "domain", host, true)
-	return t.ID, err
 }

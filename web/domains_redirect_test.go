@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"github.com/linkforge/linkforge/internal/clusterfeed"
+	"github.com/linkforge/linkforge/linkcache"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -173,11 +175,14 @@ func TestWarmDomainRedirectDoesNotAllocate(t *testing.T) {
 
 // relay is a bus between two servers: what one publishes, the other hears
 // at once.
-type relay struct{ to **web.Server }
+type relay struct{ to **clusterfeed.Feed }
 
-func (r relay) PublishInvalidate(slug string)         { (*r.to).Invalidate(slug) }
-func (r relay) PublishInvalidateOn(host, slug string) { (*r.to).InvalidateOn(host, slug) }
+func (r relay) PublishInvalidate(slug string)         { (*r.to).PeerInvalidate(slug) }
+func (r relay) PublishInvalidateOn(host, slug string) { (*r.to).PeerInvalidateOn(host, slug) }
 func (r relay) PublishDomain(host string)             { (*r.to).PeerDomain(host) }
+func (r relay) PublishClicks(linkforge.BucketCount)   {}
+func (r relay) PublishExpired(linkforge.Link)         {}
+func (r relay) PublishLink(linkforge.LinkEvent)       {}
 
 // TestDomainWritesReachPeers: a domain written through one node, and a
 // link written on it, are seen by the other node's redirects at once
@@ -186,10 +191,17 @@ func (r relay) PublishDomain(host string)             { (*r.to).PeerDomain(host)
 func TestDomainWritesReachPeers(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()
-		var srvB *web.Server
-		a := newEnv(t, s, verifyNone, func(c *web.Config) { c.Peers = relay{&srvB} })
+		// Node a's side of the cluster feed tells node b's feed, as the
+		// bus would.
+		var feedB *clusterfeed.Feed
+		cacheA, err := linkcache.New(linkcache.Config{Store: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedA := clusterfeed.New(clusterfeed.Config{Cache: cacheA})
+		a := newEnv(t, s, verifyNone, func(c *web.Config) { c.Cache, c.Peers = cacheA, feedA.Local("a", relay{&feedB}) })
 		b := newEnv(t, s, verifyNone)
-		srvB = b.srv
+		feedB = clusterfeed.New(clusterfeed.Config{Cache: web.Cache(b.srv)})
 		_, tok := mustTenantToken(t, s, "acme")
 		mustHTML(t, b.onHost("go.acme.com", "/launch"), http.StatusNotFound) // loads b's host table
 		mustStatus(t, a.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com","not_found_url":"https://acme.com/404"}`), http.StatusCreated)

@@ -14,6 +14,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -203,9 +204,12 @@ func TestShowPeerLink(t *testing.T) {
 		}
 		mustWatched(t, hub, tenant)
 		l := mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "peer", URL: "https://example.com/p", Title: "From node 2"})
+		// The feed as cmd builds it beside the server: the same hub, store
+		// and addresses.
+		feed := links.NewFeed(hub, st, links.Addresses{Public: mustURL(t, publicURL), Hosts: web.Cache(e.srv)}.Base, nil)
 		show := func(op linkforge.LinkOp, id int64, slug string) {
 			t.Helper()
-			if err := e.srv.ShowPeerLink(t.Context(), linkforge.LinkEvent{Op: op, TenantID: tenant, LinkID: id, Slug: slug}); err != nil {
+			if err := feed.ShowPeerLink(t.Context(), linkforge.LinkEvent{Op: op, TenantID: tenant, LinkID: id, Slug: slug}); err != nil {
 				t.Fatalf("ShowPeerLink %s %s: %v", op, slug, err)
 			}
 		}

@@ -103,3 +103,21 @@ func (s *Server) deleteLink(c echo.Context) error {
 	}
 	return c.NoContent(http.StatusNoContent)
 }
+
+// newLinkService returns the service every link write of the API goes
+// through (links.go, bulk.go, import.go), when Config.Links is nil: on
+// this Server's cache, passwords and domains, showing writes to
+// Config.LinkFeed.
+func (s *Server) newLinkService(cfg Config) (*links.Service, error) {
+	c := links.Config{Store: cfg.Store, Hasher: s.passwords, Cache: s.cache,
+		Publisher:   links.NewFeed(cfg.LinkFeed, cfg.Store, s.addresses.Base, s.logger),
+		SelfHostsOf: s.cache.LoopHosts, ShortBase: s.shortBase, BaseOf: s.addresses.Base, Domain: s.domains.ResolveID}
+	// A nil interface of web's stays a nil one of links': nobody to tell.
+	if cfg.Peers != nil {
+		c.Peers = cfg.Peers
+	}
+	if cfg.Alarms != nil {
+		c.Alarms = cfg.Alarms
+	}
+	return links.New(c)
+}

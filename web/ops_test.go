@@ -114,7 +114,7 @@ func TestReadinessWithClosedStore(t *testing.T) {
 func TestReadinessReportsTheBus(t *testing.T) {
 	st := testdb.SQLite(t)
 	peers := &peerHealth{}
-	e := newEnv(t, st, func(c *web.Config) { c.Peers, c.PeerHealth = peers, peers })
+	e := newEnv(t, st, func(c *web.Config) { c.PeerHealth = peers })
 	for _, tt := range []struct {
 		healthy bool
 		want    string

@@ -132,7 +132,7 @@ func TestStaleIfError(t *testing.T) {
 		}
 
 		// An invalidated entry is gone, outage or not.
-		srv.Invalidate("dropped")
+		web.Cache(srv).Invalidate(linkforge.PublicDomainID, "dropped")
 		if rec := serve(srv, http.MethodGet, "/dropped"); rec.Code != http.StatusServiceUnavailable {
 			t.Errorf("GET /dropped after its invalidation during the outage = %d, want 503", rec.Code)
 		}
@@ -162,8 +162,7 @@ func TestStaleIfError(t *testing.T) {
 // settable Healthy.
 type peerHealth struct{ healthy atomic.Bool }
 
-func (p *peerHealth) PublishInvalidate(string) {}
-func (p *peerHealth) Healthy() bool            { return p.healthy.Load() }
+func (p *peerHealth) Healthy() bool { return p.healthy.Load() }
 
 // TestUnheardPeersShortenTTL (issue 10, item 4): while this node's bus
 // listener is not known healthy, a cached link is revalidated once it is a
@@ -175,7 +174,7 @@ func TestUnheardPeersShortenTTL(t *testing.T) {
 		peers := &peerHealth{}
 		peers.healthy.Store(true)
 		clk := newClock()
-		srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Now: clk.Now, Peers: peers, PeerHealth: peers})
+		srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Now: clk.Now, PeerHealth: peers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +223,7 @@ func TestWarmRedirectWithPeersDoesNotAllocate(t *testing.T) {
 	peers := &peerHealth{}
 	peers.healthy.Store(true)
 	clk := newClock()
-	srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Now: clk.Now, Peers: peers, PeerHealth: peers})
+	srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Now: clk.Now, PeerHealth: peers})
 	if err != nil {
 		t.Fatal(err)
 	}

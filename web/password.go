@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -113,25 +112,16 @@ func newPasswordMetrics(reg prometheus.Registerer) (passwordMetrics, error) {
 		limited: v.WithLabelValues("limited")}, nil
 }
 
-// initPasswords sets up hashing with params (zero: password.DefaultParams),
-// the password slots and the guessing limit.
-func (s *Server) initPasswords(params password.Params) {
-	s.passwordParams = params
-	if s.passwordParams == (password.Params{}) {
-		s.passwordParams = password.DefaultParams
+// initPasswords sets up hashing (cfg.Passwords, or a hasher of
+// cfg.PasswordParams), the password slots it shares with the unlocks, and
+// the guessing limit.
+func (s *Server) initPasswords(cfg Config) {
+	if s.passwords = cfg.Passwords; s.passwords == nil {
+		s.passwords = password.NewHasher(cfg.PasswordParams)
 	}
-	s.passwordSlots = newPasswordSlots()
+	s.passwordParams = s.passwords.Params
+	s.passwordSlots = s.passwords.Slots
 	s.guesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
-}
-
-// newPasswordSlots bounds the argon2id computations running at once: each
-// holds PasswordParams.Memory (19 MiB by default) for its duration, so a
-// burst of form posts or creates must queue rather than grow the heap
-// without bound. Hashes may use one slot per core; the one more slot is
-// the unlocks' alone (password.Slots), so a visitor never waits behind
-// a bulk create's hashes: 3 × 19 MiB at most on two cores.
-func newPasswordSlots() *password.Slots {
-	return password.NewSlots(runtime.GOMAXPROCS(0) + 1)
 }
 
 // withPasswordSlot runs fn once a slot for kind is free, or fails with ctx.
@@ -145,22 +135,10 @@ func (s *Server) withPasswordSlot(ctx context.Context, kind password.Kind, fn fu
 	return nil
 }
 
-// hashPassword hashes a new link password. The password is never logged.
-// It is links.Hasher's HashPassword (linkEffects).
+// hashPassword hashes a new password (an account's, or a link's when the
+// links.Service is this Server's own) in the node's hash slots.
 func (s *Server) hashPassword(ctx context.Context, pw string) (string, error) {
-	var (
-		h   string
-		err error
-	)
-	if serr := s.withPasswordSlot(ctx, password.KindHash, func() {
-		if s.hashHook != nil {
-			s.hashHook()
-		}
-		h, err = password.Hash(pw, s.passwordParams)
-	}); serr != nil {
-		return "", serr
-	}
-	return h, err
+	return s.passwords.HashPassword(ctx, pw)
 }
 
 // passwordClient is the client address the guessing limit counts per: the

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,11 +18,15 @@ type peerLog struct {
 	slugs []string
 }
 
-func (p *peerLog) PublishInvalidate(slug string) {
+func (p *peerLog) Invalidate(_ int64, slug string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.slugs = append(p.slugs, slug)
 }
+
+func (p *peerLog) InvalidateHost(string)                           {}
+func (p *peerLog) PublishLink(linkforge.LinkOp, linkforge.Link)    {}
+func (p *peerLog) PublishImported(context.Context, linkforge.Link) {}
 
 func (p *peerLog) String() string {
 	p.mu.Lock()
@@ -96,12 +101,12 @@ func TestPeerInvalidation(t *testing.T) {
 	mustRedirect(t, e.do(http.MethodGet, "/a", "", ""), "https://example.com/a1")
 	mustHTML(t, e.do(http.MethodGet, "/c", "", ""), http.StatusNotFound)
 
-	e.srv.Invalidate("a")
+	web.Cache(e.srv).Invalidate(linkforge.PublicDomainID, "a")
 	mustRedirect(t, e.do(http.MethodGet, "/a", "", ""), "https://example.com/a2")
 	mustRedirect(t, e.do(http.MethodGet, "/b", "", ""), "https://example.com/b1") // untouched
 
 	before := s.bySlug.Load()
-	e.srv.InvalidateAll()
+	web.Cache(e.srv).InvalidateAll()
 	mustRedirect(t, e.do(http.MethodGet, "/a", "", ""), "https://example.com/a2")
 	mustRedirect(t, e.do(http.MethodGet, "/b", "", ""), "https://example.com/b2")
 	mustRedirect(t, e.do(http.MethodGet, "/c", "", ""), "https://example.com/c1")

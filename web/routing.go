@@ -11,7 +11,6 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/linkcache"
 	"github.com/linkforge/linkforge/rules"
-	"github.com/linkforge/linkforge/visitor"
 )
 
 // The redirect path of a link with routing fields (package rules: rules,
@@ -83,8 +82,3 @@ func writeRouted(c echo.Context, rt *routed) error {
 	w.WriteHeader(rt.to.Status)
 	return nil
 }
-
-// Visitors returns the visitor hasher of Config.Visitors (nil when none):
-// the scheduler runs its daily destruction of old keys (visitor.Hasher is
-// an expiry.Work).
-func (s *Server) Visitors() *visitor.Hasher { return s.visitors }

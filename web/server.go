@@ -125,21 +125,24 @@ type Config struct {
 	// Live serves the live dashboard's WebSocket feed (GET /api/v1/live,
 	// package dashboard's Hub); nil: that route answers 503.
 	Live LiveFeed
-	// LinkFeed is told of every link the API writes, for this node's open
-	// dashboards (the Hub again, as cmd wires it); nil: they learn of
-	// writes only from the clicks.
-	LinkFeed LinkFeed
 	// Alarms is told about every alarm a link write or a replay stores
-	// (*expiry.Scheduler); nil: the scheduler finds them by its periodic
-	// re-read only.
+	// (the node's scheduler); nil: the scheduler finds them by its
+	// periodic re-read only.
 	Alarms AlarmScheduler
-	// Peers is told the slug of every link this node creates, updates or
-	// deletes, so that the other nodes sharing the store drop it from
-	// their caches (a linkforge.Bus); nil: a single node.
-	Peers PeerInvalidator
-	// Announcer tells the other nodes of the link writes, for their
-	// dashboards (the bus again); nil: no other node to tell.
-	Announcer LinkAnnouncer
+	// Peers are the other nodes of a cluster (clusterfeed.Local), told of
+	// this node's link and domain writes; nil: a single node.
+	Peers Peers
+	// Links writes links and runs their after-effects (package links, as
+	// cmd builds it for the node); nil: one built here on Store, Cache,
+	// Passwords, Peers, Alarms and LinkFeed.
+	Links *links.Service
+	// LinkFeed is this node's dashboards, shown the link writes of the
+	// Links built here (when Links is nil).
+	LinkFeed links.Viewers
+	// Domains writes the tenants' domains, Verifier verifies them (as due
+	// work of the scheduler); nil: built here.
+	Domains  *domain.Service
+	Verifier *domain.Verifier
 	// PeerHealth says whether this node hears the other nodes; while it
 	// does not, the link cache revalidates its entries sooner (the bus
 	// again); nil: always healthy, right for a single node.
@@ -150,6 +153,9 @@ type Config struct {
 	// NotFoundURL is where an unknown slug redirects (302) instead of the
 	// 404 page; empty: the 404 page.
 	NotFoundURL string
+	// Passwords hashes new passwords in the node's password slots, which
+	// the unlocks share; nil: a hasher of PasswordParams.
+	Passwords *password.Hasher
 	// PasswordParams are the argon2id costs of new link passwords; zero:
 	// password.DefaultParams. Verification uses whatever a hash names, so
 	// changing them never locks out existing links.
@@ -203,11 +209,12 @@ type Config struct {
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
 const DefaultRootURL = "/dashboard"
 
-// PeerInvalidator tells the other nodes of a cluster to drop a slug from
-// their link caches. linkforge.Bus implements it. It must not block: it is
-// called on the request path, after the write.
-type PeerInvalidator interface {
-	PublishInvalidate(slug string)
+// Peers are the other nodes of a cluster: told of this node's link writes
+// (links.Peers) and domain writes (InvalidateHost). clusterfeed.Local
+// implements it. Its methods must not block.
+type Peers interface {
+	links.Peers
+	InvalidateHost(host string)
 }
 
 // ExhaustionChecker tells, without counting a click, whether a link's
@@ -252,12 +259,8 @@ type Server struct {
 	alarms AlarmScheduler
 	// webhookAllowPrivate: see Config.WebhookAllowPrivate.
 	webhookAllowPrivate bool
-	// peers is told about the link writes; nil: a single node.
-	peers PeerInvalidator
-	// linkFeed shows the link writes on this node's dashboards, announcer
-	// on the other nodes'; nil: nobody to tell (linkfeed.go).
-	linkFeed  LinkFeed
-	announcer LinkAnnouncer
+	// peers is told about the domain writes; nil: a single node.
+	peers Peers
 	// classifier classifies counted clicks; nil: they carry the default
 	// dimensions.
 	classifier *classify.Classifier
@@ -290,8 +293,8 @@ type Server struct {
 	passwordSlots   *password.Slots
 	guesses         *password.Limiter
 	passwordMetrics passwordMetrics
-	// hashHook, set by tests only, runs inside each hash's slot.
-	hashHook func()
+	// passwords hashes new passwords in passwordSlots (password.go).
+	passwords *password.Hasher
 	// writeTimeout: see Config.WriteTimeout.
 	writeTimeout time.Duration
 	// adminOnDomains: see Config.AdminOnDomains.
@@ -304,8 +307,9 @@ type Server struct {
 	// links writes links and runs the writes' after-effects (linkwrites.go).
 	links *links.Service
 	// domains writes the tenants' domains and resolves a link request's
-	// domain (domains.go).
-	domains *domain.Service
+	// domain (domains.go); addresses renders short URLs.
+	domains   *domain.Service
+	addresses links.Addresses
 	// verifier fetches the domains' verification URLs (verify.go).
 	verifier *domain.Verifier
 
@@ -386,8 +390,6 @@ func newServer(cfg Config) *Server {
 		peerHealth:          cfg.PeerHealth,
 		tls:                 cfg.TLS,
 		tlsHostState:        cfg.TLSHostState,
-		linkFeed:            cfg.LinkFeed,
-		announcer:           cfg.Announcer,
 
 		publicOrigin: cfg.PublicURL,
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
@@ -404,7 +406,7 @@ func newServer(cfg Config) *Server {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.initPasswords(cfg.PasswordParams)
+	s.initPasswords(cfg)
 	s.imports = newImportGate(cfg.MaxConcurrentImports)
 	if s.now == nil {
 		s.now = time.Now
@@ -426,17 +428,24 @@ func (s *Server) initServices(cfg Config) error {
 			return fmt.Errorf("web: %w", err)
 		}
 	}
-	if s.links, err = s.newLinkService(cfg); err != nil {
-		return err
+	s.addresses = links.Addresses{Public: cfg.PublicURL, Hosts: s.cache}
+	if s.domains = cfg.Domains; s.domains == nil {
+		if s.domains, err = s.newDomainService(cfg); err != nil {
+			return err
+		}
 	}
-	if s.domains, err = s.newDomainService(cfg); err != nil {
-		return err
+	if s.links = cfg.Links; s.links == nil {
+		if s.links, err = s.newLinkService(cfg); err != nil {
+			return err
+		}
 	}
 	// The store's webhook events name a link's domain and short URL as
 	// this server's link bodies do (linkBase): from the same public URL.
 	cfg.Store.SetShortBase(domain.ShortBase(cfg.PublicURL))
-	if s.verifier, err = s.newVerifier(cfg); err != nil {
-		return err
+	if s.verifier = cfg.Verifier; s.verifier == nil {
+		if s.verifier, err = s.newVerifier(cfg); err != nil {
+			return err
+		}
 	}
 	if s.people, err = people.New(people.Config{Store: cfg.Store, Hasher: hasherFunc(s.hashPassword),
 		PublicURL: s.shortBase, SessionTTL: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge, Now: s.now}); err != nil {
@@ -500,28 +509,6 @@ func selfHost(u *url.URL) string { return links.SelfHost(u) }
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.echo.ServeHTTP(w, r)
-}
-
-// InvalidateLink drops slug on the domain domainID from this node's link
-// cache: a write or an expiry of that link.
-func (s *Server) InvalidateLink(domainID int64, slug string) {
-	s.cache.Invalidate(domainID, slug)
-}
-
-// Invalidate drops slug from this node's link cache, positive or negative,
-// so that the next redirect reads the store. The admin API calls it after
-// every write; expiry and cross-node invalidation (another node's write)
-// call it later.
-func (s *Server) Invalidate(slug string) {
-	s.cache.Invalidate(linkforge.PublicDomainID, slug)
-}
-
-// InvalidateAll empties this node's link cache. The cluster bus calls it
-// when it starts listening again after a lost connection: the other nodes'
-// invalidations sent meanwhile are lost, and emptying the cache costs one
-// lookup per hot link instead of up to a TTL of stale redirects.
-func (s *Server) InvalidateAll() {
-	s.cache.InvalidateAll()
 }
 
 // API paths, also the templates the metrics and the OpenAPI test see.
@@ -812,10 +799,4 @@ func (s *Server) redirectNotFound(c echo.Context, location []string) error {
 func blob(c echo.Context, contentType string, body []byte) error {
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	return c.Blob(http.StatusOK, contentType, body)
-}
-
-// CompactCache compacts the link cache (linkcache.Cache.Compact) of the
-// entries idle for linkcache.CompactKeep.
-func (s *Server) CompactCache() (kept, dropped int) {
-	return s.cache.Compact(s.now().Add(-linkcache.CompactKeep))
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/domain"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/linkcache"
 )
 
@@ -30,14 +29,6 @@ func (s *Server) newVerifier(cfg Config) (*domain.Verifier, error) {
 	return domain.NewVerifier(domain.VerifierConfig{Store: cfg.Store, Mode: cfg.DomainVerify, Dial: cfg.DomainDial,
 		Resolver: cfg.DomainResolver, AllowPrivate: cfg.WebhookAllowPrivate, Changed: s.domainChanged, Logger: s.logger, Now: s.now})
 }
-
-// DomainWork is the domain verifications as due work of the node's
-// scheduler (expiry.Config.Work): one scheduler for every kind of retried
-// work (ADR 003, ADR 015).
-func (s *Server) DomainWork() expiry.Work { return s.verifier }
-
-// DomainChanged is domainChanged for a write made outside the API.
-func (s *Server) DomainChanged(d linkforge.Domain) { s.domainChanged(d) }
 
 // verificationAnswer answers GET /.well-known/linkforge-domain/{id} on the
 // domain's own host with its token: what the verifier expects from this

@@ -110,13 +110,13 @@ func TestDomainVerification(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("NextDomainVerification = %v, %v", ok, err)
 		}
-		work := e.srv.DomainWork()
+		work := web.Verifier(e.srv)
 		n, err := work.Claim(context.Background(), expiry.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
 			Backoff: expiry.Backoff, Wake: func(time.Time) {}})
 		if err != nil || n != 1 {
 			t.Fatalf("Claim = %d, %v; want 1", n, err)
 		}
-		work.(*domain.Verifier).Wait()
+		work.Wait()
 		if got, _ := s.TenantDomain(context.Background(), tenant, "acme.link"); got.State != linkforge.DomainVerified {
 			t.Errorf("acme.link after the scheduler's attempt: %q, want verified", got.State)
 		}
@@ -253,12 +253,12 @@ func TestDomainVerificationDNS(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("NextDomainVerification = %v, %v", ok, err)
 	}
-	work := e.srv.DomainWork()
+	work := web.Verifier(e.srv)
 	if c, err := work.Claim(context.Background(), expiry.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
 		Backoff: expiry.Backoff, Wake: func(time.Time) {}}); err != nil || c != 1 {
 		t.Fatalf("Claim = %d, %v; want 1", c, err)
 	}
-	work.(*domain.Verifier).Wait()
+	work.Wait()
 	if got, _ := st.TenantDomain(context.Background(), tenant, "acme.link"); got.State != linkforge.DomainVerified {
 		t.Errorf("acme.link after the scheduler's attempt: %q, want verified", got.State)
 	}
@@ -276,7 +276,7 @@ func TestPendingDomainExpires(t *testing.T) {
 	_, other := mustTenantToken(t, st, "other")
 	created := e.clock.Now()
 	mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`), http.StatusCreated)
-	work := e.srv.DomainWork()
+	work := web.Verifier(e.srv)
 	claims, checked := 0, false
 	for {
 		due, ok, err := st.NextDomainVerification(context.Background())
@@ -298,7 +298,7 @@ func TestPendingDomainExpires(t *testing.T) {
 			Backoff: expiry.Backoff, Wake: func(time.Time) {}}); err != nil {
 			t.Fatal(err)
 		}
-		work.(*domain.Verifier).Wait()
+		work.Wait()
 		if claims++; claims > 1000 {
 			t.Fatal("the scheduler never let the pending domain go")
 		}
@@ -348,7 +348,7 @@ func TestUnplannedPendingDomainExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Set(old.CreatedAt.Add(8 * 24 * time.Hour))
-	work := e.srv.DomainWork()
+	work := web.Verifier(e.srv)
 	due, ok, err := work.NextDue(context.Background())
 	if err != nil || !ok {
 		t.Fatalf("NextDue = %v, %v, %v; want the unplanned domain due", due, ok, err)
@@ -357,7 +357,7 @@ func TestUnplannedPendingDomainExpires(t *testing.T) {
 		Backoff: expiry.Backoff, Wake: func(time.Time) {}}); err != nil {
 		t.Fatal(err)
 	}
-	work.(*domain.Verifier).Wait()
+	work.Wait()
 	if _, err := st.TenantDomain(context.Background(), acme, "go.acme.com"); linkforge.ErrorCode(err) != linkforge.ENotFound {
 		t.Errorf("the domain pending 8 days: %v, want expired (not found)", err)
 	}

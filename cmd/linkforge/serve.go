@@ -18,13 +18,16 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/dashboard"
+	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/clusterfeed"
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/linkcache"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
+	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/natsbus"
+	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/quota"
 	"github.com/linkforge/linkforge/store/postgres"
@@ -219,12 +222,10 @@ func failed(msg string, err error) error { return &startError{msg: msg, err: err
 // startNode builds the node's parts in the order they depend on each
 // other, starts those that run, and registers each stop with lc. Its order
 // of registration is the reverse of the graceful stop's (see lifecycle).
-//
-// One dependency runs against that order: the web server calls the expiry
-// scheduler and the cluster bus, and both call it back once they run (the
-// scheduler's expiry hook and the bus's cache invalidations). Those two
-// reach it through srv, a reference set as soon as it is built, before
-// either starts.
+// The parts every other one shares (the link cache, the password hasher,
+// the dashboards' feed of link writes) come first; each later part is
+// handed what it calls, so that nothing needs the web server, which comes
+// last.
 func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err error) {
 	// First, so that a wrong --geoip-db stops the start before anything
 	// else is opened; closed last, after HTTP.
@@ -237,33 +238,19 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	// store tells deliveriesDue, the scheduler listens on schedDue, which
 	// the bus's handler tells of the other nodes' deliveries.
 	deliveriesDue, schedDue := new(wake.Hook), new(wake.Hook)
-	st, err := a.openStore(deliveriesDue)
+	st, registry, hub, err := a.openNodeStore(lc, deliveriesDue)
 	if err != nil {
-		return "", nil, failed("cannot open store", err)
-	}
-	lc.add("store", 0, func(context.Context) error { return st.Close() })
-	// For the commands run beside this server (instance.go); on a
-	// cluster, the last node started says.
-	if err := st.SetInstanceSettings(a.ctx, a.instanceValues()); err != nil {
-		return "", nil, failed("cannot store the instance settings", err)
-	}
-	registry := prometheus.NewRegistry()
-	if err := registerBuildInfo(registry, readBuildInfo()); err != nil {
-		return "", nil, failed("cannot register metrics", err)
-	}
-	// The tenants' live dashboards: the counter hands them its live deltas,
-	// HTTP the WebSocket upgrades of /api/v1/live.
-	// Tokens and sessions: a session's feed closes when the session ends.
-	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: people.FeedChecker{Store: st}})
-	if err != nil {
-		return "", nil, failed("cannot create live dashboards", err)
+		return "", nil, err
 	}
 	journal, id, err := a.openJournal(lc)
 	if err != nil {
 		return "", nil, err
 	}
-	srv := new(serverRef)
-	cl, err := a.newCluster(lc, st, id, hub, srv, registry, schedDue)
+	shared, err := a.newShared(st, hub, registry)
+	if err != nil {
+		return "", nil, err
+	}
+	cl, err := a.newCluster(lc, st, id, hub, shared, registry, schedDue)
 	if err != nil {
 		return "", nil, err
 	}
@@ -278,20 +265,11 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	// connections alone, and before the counter: its last deltas then
 	// reach nobody, which is fine.
 	lc.add("dashboard", componentStopBudget, hub.Stop)
-
-	// Link expiry alarms: the web server drops the link from its cache,
-	// the dashboards show it, and on a cluster the other nodes hear of it
-	// (the alarm runs on one node).
-	hooks := append([]expiry.Hook{srv.OnLinkExpired, hub.Expired}, cl.hooks...)
-	var announce linkforge.DeliveryPublisher
-	if p, ok := cl.bus.(linkforge.DeliveryPublisher); ok {
-		announce = p
-	}
-	sched, stopSched, err := a.newScheduler(st, schedDue, id, hooks, srv, announce, registry)
+	sched, stopSched, err := a.newScheduler(st, schedDue, id, hub, shared, cl, registry)
 	if err != nil {
 		return "", nil, err
 	}
-	deliveriesDue.Set(webhook.Announce(schedDue.Tell, announce))
+	deliveriesDue.Set(webhook.Announce(schedDue.Tell, cl.deliveries()))
 	quotas, err := a.startQuotas(lc, st, counter, registry)
 	if err != nil {
 		return "", nil, err
@@ -299,82 +277,111 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	if a.front, err = a.newTLSFront(lc, st, id, registry); err != nil {
 		return "", nil, err
 	}
-	handler, err = a.newWebServer(st, counter, hub, sched, cl.bus, quotas, classifier, registry)
-	if err != nil {
+	if handler, err = a.newWebServer(st, counter, hub, sched, cl, shared, quotas, classifier, registry); err != nil {
 		return "", nil, failed("cannot build web server", err)
 	}
-	srv.s = handler
+	a.startBackground(shared)
+	if err := a.startRunning(lc, cl, sched, stopSched); err != nil {
+		return "", nil, err
+	}
+	return id, handler, nil
+}
+
+// openNodeStore opens the store (stopped last), records the instance settings
+// the commands read, and makes the metrics registry and the live
+// dashboards' hub: the tenants' live dashboards, to which the counter
+// hands its live deltas and HTTP the WebSocket upgrades of /api/v1/live;
+// a session's feed closes when the session ends.
+func (a *app) openNodeStore(lc *lifecycle, deliveriesDue *wake.Hook) (store, *prometheus.Registry, *dashboard.Hub, error) {
+	st, err := a.openStore(deliveriesDue)
+	if err != nil {
+		return nil, nil, nil, failed("cannot open store", err)
+	}
+	lc.add("store", 0, func(context.Context) error { return st.Close() })
+	// For the commands run beside this server (instance.go); on a
+	// cluster, the last node started says.
+	if err := st.SetInstanceSettings(a.ctx, a.instanceValues()); err != nil {
+		return nil, nil, nil, failed("cannot store the instance settings", err)
+	}
+	registry := prometheus.NewRegistry()
+	if err := registerBuildInfo(registry, readBuildInfo()); err != nil {
+		return nil, nil, nil, failed("cannot register metrics", err)
+	}
+	hub, err := dashboard.New(dashboard.Config{Logger: a.log, Registerer: registry, Tokens: people.FeedChecker{Store: st}})
+	if err != nil {
+		return nil, nil, nil, failed("cannot create live dashboards", err)
+	}
+	return st, registry, hub, nil
+}
+
+// shared are the parts the others are built on: the redirect path's link
+// cache (which the writers, the expiry alarms and the bus invalidate), the
+// password hasher and its slots (link creates and unlocks), the
+// dashboards' feed of link writes, and the visitor hasher (A/B variants,
+// and its daily key job).
+type shared struct {
+	cache     *linkcache.Cache
+	passwords *password.Hasher
+	feed      *links.Feed
+	addresses links.Addresses
+	visitors  *visitor.Hasher
+	// verifier is the domains' verification, built with the scheduler
+	// whose work it is.
+	verifier *domain.Verifier
+}
+
+// expired is the expiry alarms' hook of this node's cache: the link's
+// cached copy, which has no expired_at yet, is dropped. The redirect path
+// refuses an expired link from its cached copy anyway; this keeps the
+// copy's expired_at, and any later change, current.
+func (sh *shared) expired(_ context.Context, l linkforge.Link) error {
+	sh.cache.Invalidate(l.DomainID, l.Slug)
+	return nil
+}
+
+func (a *app) newShared(st store, hub *dashboard.Hub, registry prometheus.Registerer) (*shared, error) {
+	cache, err := linkcache.New(linkcache.Config{Store: st, Bytes: a.cfg.LinkCacheBytes,
+		SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)}, Registerer: registry, Logger: a.log})
+	if err != nil {
+		return nil, failed("cannot create link cache", err)
+	}
+	addresses := links.Addresses{Public: a.cfg.PublicURL, Hosts: cache}
+	return &shared{cache: cache, passwords: password.NewHasher(password.Params{}), addresses: addresses,
+		feed: links.NewFeed(hub, st, addresses.Base, a.log), visitors: visitor.NewHasher(st, time.Now, a.log)}, nil
+}
+
+// startBackground starts what keeps the process's memory in shape.
+func (a *app) startBackground(sh *shared) {
 	// Gives a burst's memory back once it is over (memory.go).
-	go newMemoryReturn(a.log, handler.CompactCache).run(a.ctx)
+	go newMemoryReturn(a.log, func() (kept, dropped int) {
+		return sh.cache.Compact(time.Now().Add(-linkcache.CompactKeep))
+	}).run(a.ctx)
 	// Keeps a burst's heap goal near its live heap (memory.go). GOGC and
 	// GOMEMLIMIT are the Go runtime's own variables, read here only to
 	// leave an operator's setting of them alone.
 	if p := newGCPacer(a.log, a.cfg.GCHeadroom, os.Getenv); p != nil {
 		go p.run(a.ctx)
 	}
+}
+
+// startRunning starts the cluster bus and the scheduler, once every part
+// they call exists.
+func (a *app) startRunning(lc *lifecycle, cl clusterParts, sched *expiry.Scheduler, stopSched func(context.Context) error) error {
 	if cl.bus != nil {
 		// Listening once Start returns: every event another node sends
 		// from now on reaches this one.
 		if err := cl.bus.Start(a.ctx); err != nil {
-			return "", nil, failed("cannot start cluster bus", err)
+			return failed("cannot start cluster bus", err)
 		}
 	}
 	if err := sched.Start(a.ctx); err != nil {
-		return "", nil, failed("cannot start expiry scheduler", err)
+		return failed("cannot start expiry scheduler", err)
 	}
 	// Stopped after HTTP and before the store its alarms live in.
 	// The deliveries in flight share its budget; those cut are taken over
 	// when their lease expires.
 	lc.add("expiry", expiryStopBudget, stopSched)
-	return id, handler, nil
-}
-
-// serverRef is the web server for the parts built before it that call it
-// only once they run (see startNode).
-type serverRef struct{ s *web.Server }
-
-func (r *serverRef) OnLinkExpired(ctx context.Context, l linkforge.Link) error {
-	return r.s.OnLinkExpired(ctx, l)
-}
-func (r *serverRef) Invalidate(slug string) { r.s.Invalidate(slug) }
-func (r *serverRef) InvalidateAll()         { r.s.InvalidateAll() }
-func (r *serverRef) InvalidateOn(host, slug string) {
-	r.s.InvalidateOn(host, slug)
-}
-func (r *serverRef) InvalidateLink(domainID int64, slug string) { r.s.InvalidateLink(domainID, slug) }
-func (r *serverRef) PeerDomain(host string)                     { r.s.PeerDomain(host) }
-
-// domainWork is the web server's domain verifications as the scheduler's
-// work; the scheduler starts once the server is built.
-type domainWork struct{ r *serverRef }
-
-func (w domainWork) Name() string { return "domain_verification" }
-func (w domainWork) NextDue(ctx context.Context) (time.Time, bool, error) {
-	return w.r.s.DomainWork().NextDue(ctx)
-}
-func (w domainWork) Claim(ctx context.Context, c expiry.Claim) (int, error) {
-	return w.r.s.DomainWork().Claim(ctx, c)
-}
-
-// visitorWork is the daily destruction of the visitor hash's old keys
-// (visitor.Hasher), the web server's hasher, as the scheduler's work.
-type visitorWork struct{ r *serverRef }
-
-func (w visitorWork) Name() string { return "visitor_key_forget" }
-func (w visitorWork) NextDue(ctx context.Context) (time.Time, bool, error) {
-	if h := w.r.s.Visitors(); h != nil {
-		return h.NextDue(ctx)
-	}
-	return time.Time{}, false, nil
-}
-func (w visitorWork) Claim(ctx context.Context, c expiry.Claim) (int, error) {
-	if h := w.r.s.Visitors(); h != nil {
-		return h.Claim(ctx, c)
-	}
-	return 0, nil
-}
-func (r *serverRef) ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error {
-	return r.s.ShowPeerLink(ctx, e)
+	return nil
 }
 
 // openJournal opens the node journal, where every click is durable before
@@ -408,12 +415,44 @@ type clusterParts struct {
 	live  linkcounter.Subscriber
 	hooks []expiry.Hook
 	bus   clusterBus
+	// peers is this node's side of the cluster feed: it tells the other
+	// nodes of link and domain writes; nil on SQLite.
+	peers *clusterfeed.Local
+}
+
+// deliveries is what tells the other nodes of webhook deliveries; nil on
+// one node.
+func (c clusterParts) deliveries() linkforge.DeliveryPublisher {
+	if c.bus == nil {
+		return nil
+	}
+	return c.bus
+}
+
+// webPeers is peers as web's (nil stays a nil interface).
+func (c clusterParts) webPeers() web.Peers {
+	if c.peers == nil {
+		return nil
+	}
+	return c.peers
+}
+
+// invalidateHost drops a domain's host from this node's table and tells
+// the other nodes: a domain was written (a verification).
+func (c clusterParts) invalidateHost(cache *linkcache.Cache) func(linkforge.Domain) {
+	return func(d linkforge.Domain) {
+		cache.InvalidateHost(d.Host)
+		if c.peers != nil {
+			c.peers.InvalidateHost(d.Host)
+		}
+	}
 }
 
 // clusterBus is the bus a node of a cluster runs (--bus): *postgres.Bus
 // or *natsbus.Bus, which pass the same conformance suite.
 type clusterBus interface {
-	linkforge.Bus
+	clusterfeed.Bus
+	linkforge.DeliveryPublisher
 	Start(context.Context) error
 	Stop(context.Context) error
 	Healthy() bool
@@ -423,7 +462,7 @@ type clusterBus interface {
 // feed sits between the counter and the dashboards, and the bus joins the
 // nodes (docs/adr/004-scale-out.md). On SQLite there is one node and
 // neither exists: the counter feeds hub directly.
-func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub, srv *serverRef,
+func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub, sh *shared,
 	registry prometheus.Registerer, schedDue *wake.Hook) (clusterParts, error) {
 	pg, clustered := st.(*postgres.DB)
 	if !clustered {
@@ -432,7 +471,7 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 		}
 		return clusterParts{live: hub}, nil
 	}
-	feed := clusterfeed.New(clusterfeed.Config{Hub: hub, Cache: srv, Links: srv, Deliveries: schedDue.Tell, Logger: a.log})
+	feed := clusterfeed.New(clusterfeed.Config{Hub: hub, Cache: sh.cache, Links: sh.feed, Deliveries: schedDue.Tell, Logger: a.log})
 	var (
 		bus clusterBus
 		err error
@@ -454,8 +493,11 @@ func (a *app) newCluster(lc *lifecycle, st store, id string, hub *dashboard.Hub,
 	// it sends, and before the store whose connections it uses.
 	lc.add("bus", componentStopBudget, bus.Stop)
 	a.log.Info("cluster bus", "bus", kind, "node_id", id)
+	// The cache revalidates sooner while this node does not hear the
+	// others.
+	sh.cache.SetPeerHealth(bus)
 	local := feed.Local(id, bus)
-	return clusterParts{live: local, hooks: []expiry.Hook{local.PublishExpired}, bus: bus}, nil
+	return clusterParts{live: local, hooks: []expiry.Hook{local.PublishExpired}, bus: bus, peers: local}, nil
 }
 
 // startCounter starts the click counter, which feeds live.
@@ -482,14 +524,17 @@ func (a *app) startCounter(lc *lifecycle, st store, journal *clicklog.Journal, i
 	return counter, nil
 }
 
-// newScheduler builds the expiry scheduler, which runs the link expiry
-// alarms (hooks) and the webhook deliveries, its second kind of work (and
-// the domain verifications and the daily retention job); due is the hook
-// it listens on for due deliveries (this node's and, on a cluster, the
-// others'); peers (nil on one node) hears of the deliveries given back
-// past this node's caps. stop stops both.
-func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.Hook, srv *serverRef,
-	peers linkforge.DeliveryPublisher, registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
+// newScheduler builds the node's scheduler of due work: the link expiry
+// alarms (this node's cache drops the link, the dashboards show it, and on
+// a cluster the other nodes hear of it: the alarm runs on one node), the
+// webhook deliveries, the domain verifications, the visitor keys' daily
+// job and retention. due is the hook it listens on for due deliveries
+// (this node's and, on a cluster, the others'); the deliveries given back
+// past this node's caps are told to the other nodes. stop stops it and
+// the deliveries.
+func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.Hub, sh *shared, cl clusterParts,
+	registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
+	peers := cl.deliveries()
 	cfg := webhook.Config{
 		Store:        st,
 		AllowPrivate: a.cfg.WebhookAllowPrivate,
@@ -509,13 +554,19 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.H
 	if err != nil {
 		return nil, nil, err
 	}
+	verifier, err := domain.NewVerifier(domain.VerifierConfig{Store: st, Mode: a.cfg.DomainVerify,
+		AllowPrivate: a.cfg.WebhookAllowPrivate, Changed: cl.invalidateHost(sh.cache), Logger: a.log, Now: time.Now})
+	if err != nil {
+		return nil, nil, failed("cannot create domain verifier", err)
+	}
+	sh.verifier = verifier
 	sched, err := expiry.New(expiry.Config{
 		Store:     st,
 		Owner:     id,
 		Logger:    a.log,
 		Registry:  registry,
-		OnExpired: hooks,
-		Work:      []expiry.Work{deliveries, domainWork{srv}, visitorWork{srv}, retain},
+		OnExpired: append([]expiry.Hook{sh.expired, hub.Expired}, cl.hooks...),
+		Work:      []expiry.Work{deliveries, verifier, sh.visitors, retain},
 		Wake:      due,
 	})
 	if err != nil {
@@ -544,18 +595,31 @@ func (a *app) startQuotas(lc *lifecycle, st store, counter *linkcounter.Counter,
 }
 
 // newWebServer builds the HTTP handler: the redirects, the admin API and
-// the dashboards. bus is nil on SQLite.
+// the dashboards, on the domain and link services built here.
 func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboard.Hub, sched *expiry.Scheduler,
-	bus clusterBus, quotas *quota.Service, classifier *classify.Classifier,
+	cl clusterParts, sh *shared, quotas *quota.Service, classifier *classify.Classifier,
 	registry *prometheus.Registry) (*web.Server, error) {
 	// No bus (nil) must not become a non-nil interface of another type.
-	var (
-		peers      web.PeerInvalidator
-		announcer  web.LinkAnnouncer
-		peerHealth linkcache.PeerHealth
-	)
-	if bus != nil {
-		peers, announcer, peerHealth = bus, bus, bus
+	var peerHealth linkcache.PeerHealth
+	if cl.bus != nil {
+		peerHealth = cl.bus
+	}
+	domains, err := domain.New(domain.Config{Store: st, PublicHost: a.cfg.PublicURL.Hostname(),
+		SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)}, Verify: a.cfg.DomainVerify, Changed: cl.invalidateHost(sh.cache),
+		Now: time.Now, Wake: sched.Reschedule, MaxPerTenant: a.cfg.MaxDomainsPerTenant,
+		AllowPublicSubdomains: a.cfg.AllowPublicSubdomains})
+	if err != nil {
+		return nil, fmt.Errorf("domains: %w", err)
+	}
+	lc := links.Config{Store: st, Hasher: sh.passwords, Cache: sh.cache, Publisher: sh.feed, Alarms: sched,
+		SelfHostsOf: sh.cache.LoopHosts, ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: sh.addresses.Base,
+		Domain: domains.ResolveID}
+	if cl.peers != nil {
+		lc.Peers = cl.peers
+	}
+	linkService, err := links.New(lc)
+	if err != nil {
+		return nil, err
 	}
 	return web.New(web.Config{
 		Store:      st,
@@ -571,11 +635,14 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		Registry:     registry,
 		Now:          time.Now,
 		Live:         hub,
-		LinkFeed:     hub,
 		Alarms:       sched,
-		Peers:        peers,
-		Announcer:    announcer,
+		Peers:        cl.webPeers(),
 		PeerHealth:   peerHealth,
+		Cache:        sh.cache,
+		Passwords:    sh.passwords,
+		Links:        linkService,
+		Domains:      domains,
+		Verifier:     sh.verifier,
 		Quota:        quotas,
 		RateLimit:    a.cfg.RateLimit,
 		RateBurst:    a.cfg.RateBurst,
@@ -587,7 +654,6 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		DomainVerify:        a.cfg.DomainVerify,
 		MaxDomainsPerTenant: a.cfg.MaxDomainsPerTenant,
 		AdminOnDomains:      a.cfg.AdminOnDomains,
-		CacheBytes:          a.cfg.LinkCacheBytes,
 		SessionTTL:          a.cfg.SessionTTL,
 		SessionMaxAge:       a.cfg.SessionMaxAge,
 		OIDC:                a.cfg.OIDC.login(),
@@ -598,7 +664,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		// loaded at start, not on the first click.
 		Classifier: classifier,
 		// A/B variants: sticky per visitor and day on every node.
-		Visitors: visitor.NewHasher(st, time.Now, a.log),
+		Visitors: sh.visitors,
 
 		AllowPublicSubdomains: a.cfg.AllowPublicSubdomains,
 	})

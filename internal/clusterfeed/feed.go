@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/linkcache"
 )
 
 // Hub is what the feed hands events to: the tenants' live dashboards
@@ -31,22 +32,17 @@ type Hub interface {
 	Expired(context.Context, linkforge.Link) error
 }
 
-// Cache is this node's redirect cache (*web.Server).
-type Cache interface {
-	Invalidate(slug string)
-	InvalidateAll()
-}
-
-// DomainCache is a Cache that keys links by domain too (*web.Server): the
-// feed hands it the other nodes' domain events.
-type DomainCache interface {
-	InvalidateOn(host, slug string)
-	InvalidateLink(domainID int64, slug string)
-	PeerDomain(host string)
+// Bus is the cluster bus a Local speaks on: both buses (store/postgres,
+// natsbus) tell of link writes on a domain with its host, and of domain
+// writes.
+type Bus interface {
+	linkforge.Bus
+	PublishInvalidateOn(host, slug string)
+	PublishDomain(host string)
 }
 
 // LinkShower shows another node's link writes on this node's dashboards
-// (*web.Server, which renders links as its API does).
+// (*links.Feed, which renders links as the API does).
 type LinkShower interface {
 	ShowPeerLink(ctx context.Context, e linkforge.LinkEvent) error
 }
@@ -66,7 +62,7 @@ const (
 // called before the bus starts.
 type Config struct {
 	Hub   Hub
-	Cache Cache
+	Cache *linkcache.Cache
 	Links LinkShower
 	// Deliveries wakes this node's scheduler (its Reschedule) for the
 	// webhook deliveries other nodes queued; nil: they are found at the
@@ -82,7 +78,7 @@ type Config struct {
 type Feed struct {
 	log   *slog.Logger
 	hub   Hub
-	cache Cache
+	cache *linkcache.Cache
 	links LinkShower
 	now   func() time.Time
 	// deliveries is Config.Deliveries.
@@ -101,6 +97,7 @@ type Feed struct {
 
 var (
 	_ linkforge.BusHandler         = (*Feed)(nil)
+	_ linkforge.DomainBusHandler   = (*Feed)(nil)
 	_ linkforge.DeliveryBusHandler = (*Feed)(nil)
 )
 
@@ -134,30 +131,27 @@ func (f *Feed) show(node string, c linkforge.BucketCount) {
 	f.hub.ClicksChanged(f.counts.Merge(node, c, f.now()))
 }
 
-// PeerInvalidate is another node's write of a link.
-func (f *Feed) PeerInvalidate(slug string) { f.cache.Invalidate(slug) }
+// PeerInvalidate is another node's write of a link on the public host.
+func (f *Feed) PeerInvalidate(slug string) { f.cache.Invalidate(linkforge.PublicDomainID, slug) }
 
-// PeerInvalidateOn is another node's write of a link on a domain.
+// PeerInvalidateOn is another node's write of a link on a domain. A host
+// this node does not know yet has nothing cached under it.
 func (f *Feed) PeerInvalidateOn(host, slug string) {
-	if dc, ok := f.cache.(DomainCache); ok {
-		dc.InvalidateOn(host, slug)
+	if host == "" {
+		f.PeerInvalidate(slug)
+		return
+	}
+	if d := f.cache.Host(context.Background(), host, f.now()); d != nil {
+		f.cache.Invalidate(d.ID, slug)
 	}
 }
 
 // PeerDomain is another node's write of a domain.
-func (f *Feed) PeerDomain(host string) {
-	if dc, ok := f.cache.(DomainCache); ok {
-		dc.PeerDomain(host)
-	}
-}
+func (f *Feed) PeerDomain(host string) { f.cache.InvalidateHost(host) }
 
 // PeerExpired is an expiry found by another node's alarm.
 func (f *Feed) PeerExpired(l linkforge.Link) {
-	if dc, ok := f.cache.(DomainCache); ok && l.DomainID != linkforge.PublicDomainID {
-		dc.InvalidateLink(l.DomainID, l.Slug)
-	} else {
-		f.cache.Invalidate(l.Slug)
-	}
+	f.cache.Invalidate(l.DomainID, l.Slug)
 	if err := f.hub.Expired(context.Background(), l); err != nil {
 		f.log.Error("cluster: show another node's expiry", "link_id", l.ID, "tenant_id", l.TenantID, "error", err)
 	}
@@ -189,16 +183,48 @@ func (f *Feed) Resync() { f.cache.InvalidateAll() }
 
 // Local returns this node's side of f: what it tells the other nodes
 // through bus, under its id node.
-func (f *Feed) Local(node string, bus linkforge.Bus) *Local {
+func (f *Feed) Local(node string, bus Bus) *Local {
 	return &Local{feed: f, node: node, bus: bus}
 }
 
-// Local is this node's side of a Feed: the counter's live subscriber
-// (a linkcounter.Subscriber) and an expiry hook (an expiry.Hook).
+// Local is this node's side of a Feed, what it tells the other nodes: the
+// counter's live subscriber (a linkcounter.Subscriber), an expiry hook
+// (PublishExpired), and the other nodes' side of link and domain writes
+// (links.Peers, linkcache.Invalidator): it never touches this node's
+// cache, which the writers invalidate themselves.
 type Local struct {
 	feed *Feed
 	node string
-	bus  linkforge.Bus
+	bus  Bus
+}
+
+// Invalidate tells the other nodes to drop a link: by slug on the public
+// host, by host and slug on a domain (the id is this deployment's, the
+// host the bus's word for it).
+func (l *Local) Invalidate(domainID int64, slug string) {
+	if domainID == linkforge.PublicDomainID {
+		l.bus.PublishInvalidate(slug)
+		return
+	}
+	host, ok := l.feed.cache.HostName(context.Background(), domainID)
+	if !ok {
+		return // the domain is gone, and its links with it
+	}
+	l.bus.PublishInvalidateOn(host, slug)
+}
+
+// InvalidateHost tells the other nodes of a write of the domain host.
+func (l *Local) InvalidateHost(host string) { l.bus.PublishDomain(host) }
+
+// PublishLink tells the other nodes' dashboards of a link written here.
+func (l *Local) PublishLink(op linkforge.LinkOp, link linkforge.Link) {
+	l.bus.PublishLink(linkforge.LinkEvent{Op: op, TenantID: link.TenantID, LinkID: link.ID, Slug: link.Slug, DomainID: link.DomainID})
+}
+
+// PublishImported tells them of a link an import created, without its id,
+// which the importer does not learn (LinkEvent.LinkID 0).
+func (l *Local) PublishImported(_ context.Context, link linkforge.Link) {
+	l.bus.PublishLink(linkforge.LinkEvent{Op: linkforge.LinkCreated, TenantID: link.TenantID, Slug: link.Slug, DomainID: link.DomainID})
 }
 
 // ClicksChanged is this node's live delta: published as this node's count,
