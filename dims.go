@@ -83,8 +83,8 @@ func (d Dimension) Bounded(value string) bool {
 // what a read can show. A traffic shadow's placeholder and the human
 // clicks' DimTrafficMinute value ("human") are read by nothing: a
 // breakdown under one traffic reads its shadow without the placeholder
-// (TrafficView, ExportView), and the minute series' automated part reads
-// DimTrafficMinute without "human". For a one-off link they are 8 of its
+// (TrafficView, and web's stats export), and the minute series' automated
+// part reads DimTrafficMinute without "human". For a one-off link they are 8 of its
 // 23 rows an hour (7 for an automated click).
 func (d Dimension) Stored(value string) bool {
 	if d == DimTrafficMinute {

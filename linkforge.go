@@ -8,6 +8,12 @@
 // package (store/sqlite, store/postgres) and is checked by one conformance
 // suite (store/storetest), so the web server, the counters and the alarms can
 // be written and tested against interfaces. See docs/adr/005-layout.md.
+//
+// Beside the model it holds what both stores must do alike, named for the
+// Store method that calls it (NormalizeLink, CheckClaim, ClickEvents and
+// the event payloads of outbox.go, ...), and the validation of the model's
+// fields. Code that one other package alone needs lives in that package,
+// unless its doc says why not.
 package linkforge
 
 import (

@@ -11,7 +11,8 @@ import "time"
 //
 // Counts are absolute, never increments, so that a lost or repeated report
 // is repaired by the next one. From one node's counter, Count and Total are
-// that node's view; after ClusterCounts.Merge, the cluster's.
+// that node's view; after the cluster feed's merge (internal/clusterfeed),
+// the cluster's.
 type BucketCount struct {
 	TenantID int64
 	LinkID   int64
@@ -24,8 +25,8 @@ type BucketCount struct {
 	// Human is the absolute count of the bucket's human clicks (the clicks
 	// message of operation liveFeed), as far as the reporting node knows;
 	// Count - Human are automated. HumanKnown is false when the report did
-	// not say (a node of an older release on the bus), or, after
-	// ClusterCounts.Merge, when any node's latest report of the bucket did
+	// not say (a node of an older release on the bus), or, after the
+	// cluster feed's merge, when any node's latest report of the bucket did
 	// not: Human is then not the bucket's and a client keeps the human count
 	// it has.
 	Human      int64

@@ -18,6 +18,9 @@ import (
 //     ASCII percent-encoded as UTF-8, as a browser does when it sends the
 //     request (/straße → /stra%C3%9Fe).
 //
+// It is shared by rules (routed targets) and web (url and fallback_url),
+// and lives beside ValidateTargetURL, whose host parser it uses.
+//
 // target should have passed ValidateTargetURL. A stored URL that no longer
 // does (one accepted before a rule was added) keeps its host as written,
 // with the same escaping applied to the whole string: the header stays ASCII

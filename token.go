@@ -27,7 +27,9 @@ func HashToken(secret string) []byte {
 }
 
 // LooksLikeToken reports whether s has the shape of a token, so that garbage
-// is refused before it costs a database query.
+// is refused before it costs a database query. web alone calls it; it is
+// here because it checks the shape NewToken makes, and the two change
+// together.
 func LooksLikeToken(s string) bool {
 	rest, ok := strings.CutPrefix(s, TokenPrefix)
 	if !ok || len(rest) != 43 {

@@ -52,23 +52,3 @@ type DailyDimRow struct {
 type DailyDimsExporter interface {
 	ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, after *DailyDimRow, limit int) ([]DailyDimRow, error)
 }
-
-// ExportView is how the stats export under traffic ("", TrafficHuman or
-// TrafficAutomated) reads the stored rows: the stored names to read and, by
-// stored name, the public dimension it stands for and the value to leave
-// out ("" none). False for an unknown traffic.
-func ExportView(traffic string) (names []string, public, exclude map[string]string, ok bool) {
-	public, exclude = map[string]string{}, map[string]string{}
-	for d := range NumDimensions {
-		if !d.Public() {
-			continue
-		}
-		name, ex, ok := d.TrafficView(traffic)
-		if !ok {
-			return nil, nil, nil, false
-		}
-		names = append(names, name)
-		public[name], exclude[name] = d.String(), ex
-	}
-	return names, public, exclude, true
-}

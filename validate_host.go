@@ -11,6 +11,12 @@ import (
 	"golang.org/x/net/idna"
 )
 
+// The host rules of a target URL, read as a browser reads them. They serve
+// ValidateTargetURL, which every package that takes a URL calls (links,
+// porting, rules, domain, web), and RedirectLocation, which must read a host
+// exactly as the check did. A tenant's own hostnames follow package
+// domain's stricter rules.
+
 // hostProfile maps a URL host the way a browser does before it connects
 // (UTS #46 as the WHATWG URL standard uses it): Unicode case, width and
 // compatibility mapping, then punycode. Two options differ from idna.Lookup,

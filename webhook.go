@@ -3,7 +3,6 @@ package linkforge
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -222,92 +221,6 @@ type WebhookStore interface {
 	// domain and short URL (ShortBase): the server and the command line
 	// set it from the public URL the API renders links with.
 	SetShortBase(b ShortBase)
-}
-
-// EventLink is the data of the link.* events: the link's public fields.
-// Domain and ShortURL say which link of that slug it is (one slug can live
-// on the public host and on a tenant's domains), as the API's link body
-// says them.
-type EventLink struct {
-	Slug      string     `json:"slug"`
-	Domain    string     `json:"domain"`
-	ShortURL  string     `json:"short_url"`
-	URL       string     `json:"url"`
-	Title     string     `json:"title,omitempty"`
-	Tags      []string   `json:"tags"`
-	ExpiresAt *time.Time `json:"expires_at"`
-	ExpiredAt *time.Time `json:"expired_at,omitempty"`
-	MaxClicks *int64     `json:"max_clicks"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt time.Time  `json:"updated_at"`
-}
-
-// NewEventLink is the EventLink of l, at its address.
-func NewEventLink(l Link, at LinkAddress) EventLink {
-	tags := l.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	return EventLink{Slug: l.Slug, Domain: at.Domain, ShortURL: at.ShortURL, URL: l.URL, Title: l.Title, Tags: tags, ExpiresAt: l.ExpiresAt,
-		ExpiredAt: l.ExpiredAt, MaxClicks: l.MaxClicks, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
-}
-
-// ClicksBucket is one minute of a link.clicks event: the absolute count
-// of the minute, summed over nodes.
-type ClicksBucket struct {
-	Start time.Time `json:"start"`
-	Count int64     `json:"count"`
-}
-
-// ClicksData is the data of a link.clicks event: absolute counts, so a
-// receiver upserts them and a replay changes nothing.
-type ClicksData struct {
-	Link     string         `json:"link"` // the slug
-	Domain   string         `json:"domain"`
-	ShortURL string         `json:"short_url"`
-	Buckets  []ClicksBucket `json:"buckets"`
-	Total    int64          `json:"total"`
-	// Variants are the flushed hours' clicks per A/B variant, for a link
-	// with variants (VariantHour).
-	Variants []VariantHour `json:"variants,omitempty"`
-}
-
-// LimitData is the data of a link.limit_reached event.
-type LimitData struct {
-	Link      string `json:"link"` // the slug
-	Domain    string `json:"domain"`
-	ShortURL  string `json:"short_url"`
-	MaxClicks int64  `json:"max_clicks"`
-	Total     int64  `json:"total"`
-}
-
-// AlarmDeadData is the data of an alarm.dead event (AlarmDeadEvents).
-type AlarmDeadData struct {
-	AlarmID  int64  `json:"alarm_id"`
-	Alarm    string `json:"alarm"` // "link_expiry"
-	Link     string `json:"link"`  // the slug of the alarm's link
-	Domain   string `json:"domain"`
-	ShortURL string `json:"short_url"`
-	Attempts int    `json:"attempts"`
-	Error    string `json:"error"` // of the last failure
-}
-
-// NewEvent builds the event of type typ with data, at now: a fresh evt_ id
-// and the body that every delivery of it sends.
-func NewEvent(tenantID int64, typ string, data any, now time.Time) (Event, error) {
-	var b [16]byte
-	rand.Read(b[:])
-	id := fmt.Sprintf("evt_%x", b)
-	body, err := json.Marshal(struct {
-		ID        string    `json:"id"`
-		Type      string    `json:"type"`
-		CreatedAt time.Time `json:"created_at"`
-		Data      any       `json:"data"`
-	}{id, typ, now.UTC().Truncate(time.Microsecond), data})
-	if err != nil {
-		return Event{}, fmt.Errorf("event %s: %w", typ, err)
-	}
-	return Event{ID: id, TenantID: tenantID, Type: typ, Body: body}, nil
 }
 
 // ForCreate is w as CreateWebhook stores it at now: active, created at now

@@ -18,6 +18,8 @@ type WebhookTestData struct {
 // NewWebhookTestEvent builds the webhook.test event for the tenant's
 // webhook webhookID, at now: an ordinary event (fresh evt_ id, the
 // envelope and signature of every other), delivered and retried like one.
+// Shared: web's test operation sends it, and store/storetest, which cannot
+// import web, enqueues it to check EnqueueDelivery.
 func NewWebhookTestEvent(tenantID int64, webhookID string, now time.Time) (Event, error) {
 	return NewEvent(tenantID, EventWebhookTest, WebhookTestData{WebhookID: webhookID,
 		Message: "a test event sent from LinkForge"}, now)

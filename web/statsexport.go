@@ -34,7 +34,7 @@ func (s *Server) statsExport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	names, public, exclude, ok := linkforge.ExportView(traffic)
+	names, public, exclude, ok := exportView(traffic)
 	if !ok {
 		return linkforge.InvalidField("traffic", "must be human or automated")
 	}
@@ -128,4 +128,24 @@ func (s *Server) parseExportRange(c echo.Context) (from, to time.Time, traffic s
 		return time.Time{}, time.Time{}, "", linkforge.InvalidField("to", "must be after from; both are rounded down to the day")
 	}
 	return from, to, traffic, nil
+}
+
+// exportView is how the stats export under traffic ("", TrafficHuman or
+// TrafficAutomated) reads the stored rows: the stored names to read and, by
+// stored name, the public dimension it stands for and the value to leave
+// out ("" none). False for an unknown traffic.
+func exportView(traffic string) (names []string, public, exclude map[string]string, ok bool) {
+	public, exclude = map[string]string{}, map[string]string{}
+	for d := range linkforge.NumDimensions {
+		if !d.Public() {
+			continue
+		}
+		name, ex, ok := d.TrafficView(traffic)
+		if !ok {
+			return nil, nil, nil, false
+		}
+		names = append(names, name)
+		public[name], exclude[name] = d.String(), ex
+	}
+	return names, public, exclude, true
 }

@@ -2,7 +2,7 @@
 // store, through the cluster bus (a linkforge.Bus; docs/adr/004-scale-out.md).
 //
 // A Feed is the bus's handler: it merges the other nodes' live counts with
-// this node's (linkforge.ClusterCounts) for the tenants' dashboards, drops
+// this node's (clusterCounts, counts.go) for the tenants' dashboards, drops
 // the links they wrote from this node's redirect cache, and shows their
 // expiries and link writes on the dashboards. Its Local side is this node's
 // voice: the counter's live subscriber, which publishes this node's bucket
@@ -92,7 +92,7 @@ type Feed struct {
 	// bucket's counts out of order (a count going back on screen). The hub
 	// never blocks, so neither does anyone waiting here for long.
 	mu     sync.Mutex
-	counts *linkforge.ClusterCounts
+	counts *clusterCounts
 }
 
 var (
@@ -104,7 +104,7 @@ var (
 // New returns the Feed of cfg.
 func New(cfg Config) *Feed {
 	f := &Feed{log: cfg.Logger, hub: cfg.Hub, cache: cfg.Cache, links: cfg.Links, now: cfg.Now,
-		deliveries: cfg.Deliveries, counts: linkforge.NewClusterCounts(0)}
+		deliveries: cfg.Deliveries, counts: newClusterCounts(0)}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}

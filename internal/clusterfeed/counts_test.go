@@ -1,4 +1,4 @@
-package linkforge_test
+package clusterfeed
 
 import (
 	"testing"
@@ -58,7 +58,7 @@ func TestClusterCountsMerge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := linkforge.NewClusterCounts(0)
+			m := newClusterCounts(0)
 			for i, r := range tt.reports {
 				got := m.Merge(r.node, r.c, now)
 				if got.Count != r.wantCount || got.Total != r.wantTotal || got.TotalKnown != r.wantKnown {
@@ -78,7 +78,7 @@ func TestClusterCountsMerge(t *testing.T) {
 // report after the drop starts from its own node's count.
 func TestClusterCountsForget(t *testing.T) {
 	const retain = time.Minute
-	m := linkforge.NewClusterCounts(retain)
+	m := newClusterCounts(retain)
 	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 	c := func(link, count int64) linkforge.BucketCount {
 		return linkforge.BucketCount{LinkID: link, Bucket: t0, Count: count, Total: count, TotalKnown: true}
@@ -86,13 +86,13 @@ func TestClusterCountsForget(t *testing.T) {
 	m.Merge("a", c(1, 5), t0)
 	m.Merge("b", c(1, 2), t0)
 	m.Merge("a", c(2, 1), t0)
-	if b, tot := m.Len(); b != 2 || tot != 2 {
+	if b, tot := m.len(); b != 2 || tot != 2 {
 		t.Fatalf("Len = %d buckets, %d totals; want 2, 2", b, tot)
 	}
 	// Link 2 stays active; link 1 goes quiet past the retention.
 	m.Merge("a", c(2, 2), t0.Add(40*time.Second))
 	m.Merge("a", c(2, 3), t0.Add(80*time.Second))
-	if b, tot := m.Len(); b != 1 || tot != 1 {
+	if b, tot := m.len(); b != 1 || tot != 1 {
 		t.Fatalf("after link 1 went quiet: Len = %d buckets, %d totals; want 1, 1", b, tot)
 	}
 	got := m.Merge("b", c(1, 3), t0.Add(81*time.Second))
@@ -150,7 +150,7 @@ func TestClusterCountsMergeHuman(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := linkforge.NewClusterCounts(0)
+			m := newClusterCounts(0)
 			for i, r := range tt.reports {
 				got := m.Merge(r.node, r.c, now)
 				if got.Count != r.wantCount || got.HumanKnown != r.wantKnown || (!r.skipHumanN && got.Human != r.wantHuman) {
@@ -161,3 +161,6 @@ func TestClusterCountsMergeHuman(t *testing.T) {
 		})
 	}
 }
+
+// len returns the number of buckets and link totals m holds.
+func (m *clusterCounts) len() (buckets, totals int) { return len(m.buckets), len(m.totals) }
