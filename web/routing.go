@@ -85,5 +85,5 @@ func writeRouted(c echo.Context, rt *routed) error {
 
 // Visitors returns the visitor hasher of Config.Visitors (nil when none):
 // the scheduler runs its daily destruction of old keys (visitor.Hasher is
-// an expiry.Work).
+// a schedule.Work).
 func (s *Server) Visitors() *visitor.Hasher { return s.visitors }

@@ -126,7 +126,7 @@ type Config struct {
 	// writes only from the clicks.
 	LinkFeed LinkFeed
 	// Alarms is told about every alarm a link write or a replay stores
-	// (*expiry.Scheduler); nil: the scheduler finds them by its periodic
+	// (*schedule.Scheduler); nil: the scheduler finds them by its periodic
 	// re-read only.
 	Alarms AlarmScheduler
 	// Peers is told the slug of every link this node creates, updates or

@@ -10,7 +10,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/domain"
-	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/schedule"
 )
 
 // Domain verification: domain.Verifier checks pending domains (their TXT
@@ -31,9 +31,9 @@ func (s *Server) newVerifier(cfg Config) (*domain.Verifier, error) {
 }
 
 // DomainWork is the domain verifications as due work of the node's
-// scheduler (expiry.Config.Work): one scheduler for every kind of retried
+// scheduler (schedule.Config.Work): one scheduler for every kind of retried
 // work (ADR 003, ADR 015).
-func (s *Server) DomainWork() expiry.Work { return s.verifier }
+func (s *Server) DomainWork() schedule.Work { return s.verifier }
 
 // DomainChanged is domainChanged for a write made outside the API.
 func (s *Server) DomainChanged(d linkforge.Domain) { s.domainChanged(d) }

@@ -26,6 +26,7 @@ import (
 	"github.com/linkforge/linkforge/natsbus"
 	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/quota"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/visitor"
 	"github.com/linkforge/linkforge/web"
@@ -45,7 +46,7 @@ const (
 	// counterFlushBudget is the final flush of every counter's clicks.
 	counterFlushBudget = 15 * time.Second
 	// componentStopBudget is each of the other components' stop: the
-	// expiry scheduler, the dashboards, the cluster bus.
+	// dashboards, the cluster bus.
 	componentStopBudget = time.Second
 	// expiryStopBudget lets a running alarm's hook finish.
 	expiryStopBudget = 2 * time.Second
@@ -319,7 +320,7 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 		}
 	}
 	if err := sched.Start(a.ctx); err != nil {
-		return "", nil, failed("cannot start expiry scheduler", err)
+		return "", nil, failed("cannot start scheduler", err)
 	}
 	// Stopped after HTTP and before the store its alarms live in.
 	// The deliveries in flight share its budget; those cut are taken over
@@ -351,7 +352,7 @@ func (w domainWork) Name() string { return "domain_verification" }
 func (w domainWork) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return w.r.s.DomainWork().NextDue(ctx)
 }
-func (w domainWork) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+func (w domainWork) Claim(ctx context.Context, c schedule.Claim) (int, error) {
 	return w.r.s.DomainWork().Claim(ctx, c)
 }
 
@@ -366,7 +367,7 @@ func (w visitorWork) NextDue(ctx context.Context) (time.Time, bool, error) {
 	}
 	return time.Time{}, false, nil
 }
-func (w visitorWork) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+func (w visitorWork) Claim(ctx context.Context, c schedule.Claim) (int, error) {
 	if h := w.r.s.Visitors(); h != nil {
 		return h.Claim(ctx, c)
 	}
@@ -481,14 +482,14 @@ func (a *app) startCounter(lc *lifecycle, st store, journal *clicklog.Journal, i
 	return counter, nil
 }
 
-// newScheduler builds the expiry scheduler, which runs the link expiry
-// alarms (hooks) and the webhook deliveries, its second kind of work (and
-// the domain verifications and the daily retention job); due is the hook
+// newScheduler builds the node's scheduler, which runs the link expiry
+// alarms (hooks), the webhook deliveries, the domain verifications, the
+// visitor keys' forget job and the daily retention job; due is the hook
 // it listens on for due deliveries (this node's and, on a cluster, the
 // others'); peers (nil on one node) hears of the deliveries given back
 // past this node's caps. stop stops both.
 func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.Hook, srv *serverRef,
-	peers linkforge.DeliveryPublisher, registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
+	peers linkforge.DeliveryPublisher, registry prometheus.Registerer) (*schedule.Scheduler, func(context.Context) error, error) {
 	cfg := webhook.Config{
 		Store:        st,
 		AllowPrivate: a.cfg.WebhookAllowPrivate,
@@ -508,17 +509,20 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hooks []expiry.H
 	if err != nil {
 		return nil, nil, err
 	}
-	sched, err := expiry.New(expiry.Config{
-		Store:     st,
-		Owner:     id,
-		Logger:    a.log,
-		Registry:  registry,
-		OnExpired: hooks,
-		Work:      []expiry.Work{deliveries, domainWork{srv}, visitorWork{srv}, retain},
-		Wake:      due,
+	alarms, err := expiry.New(expiry.Config{Store: st, OnExpired: hooks, Logger: a.log, Registry: registry})
+	if err != nil {
+		return nil, nil, failed("cannot create expiry alarms", err)
+	}
+	sched, err := schedule.New(schedule.Config{
+		Owner:    id,
+		Logger:   a.log,
+		Registry: registry,
+		// The alarms first: their claim comes first, their run last.
+		Work: []schedule.Work{alarms, deliveries, domainWork{srv}, visitorWork{srv}, retain},
+		Wake: due,
 	})
 	if err != nil {
-		return nil, nil, failed("cannot create expiry scheduler", err)
+		return nil, nil, failed("cannot create scheduler", err)
 	}
 	stop := func(ctx context.Context) error {
 		err := errors.Join(sched.Stop(ctx), deliveries.Close(ctx))
@@ -544,7 +548,7 @@ func (a *app) startQuotas(lc *lifecycle, st store, counter *linkcounter.Counter,
 
 // newWebServer builds the HTTP handler: the redirects, the admin API and
 // the dashboards. bus is nil on SQLite.
-func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboard.Hub, sched *expiry.Scheduler,
+func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboard.Hub, sched *schedule.Scheduler,
 	bus clusterBus, quotas *quota.Service, classifier *classify.Classifier,
 	registry *prometheus.Registry) (*web.Server, error) {
 	// No bus (nil) must not become a non-nil interface of another type.
