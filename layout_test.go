@@ -71,7 +71,8 @@ func TestImportDirection(t *testing.T) {
 	drivers := []string{module + "/store/sqlite", module + "/store/postgres"}
 	harnesses := []string{module + "/internal/testdb", module + "/internal/pgtest",
 		module + "/internal/browsertest", module + "/internal/testenv", module + "/internal/testlog",
-		module + "/internal/natstest", module + "/internal/bustest"}
+		module + "/internal/natstest", module + "/internal/bustest",
+		module + "/visitor/visitortest", module + "/linkcounter/clicklog/clicklogtest"}
 	isCmd := func(p string) bool { return strings.HasPrefix(p, module+"/cmd/") }
 	for pkg, imports := range modulePackages(t) {
 		for _, imp := range imports {
