@@ -65,12 +65,14 @@ func modulePackages(t *testing.T) map[string][]string {
 // "Consequences", on the non-test imports of every package: the root
 // imports nothing of the module; only cmd and internal/testdb import a
 // storage driver; client imports nothing of the module; only cmd imports
-// web; no production package imports a test harness.
+// web; schedule imports only internal plumbing (the kinds of work import
+// it, not the reverse); no production package imports a test harness.
 func TestImportDirection(t *testing.T) {
 	drivers := []string{module + "/store/sqlite", module + "/store/postgres"}
 	harnesses := []string{module + "/internal/testdb", module + "/internal/pgtest",
 		module + "/internal/browsertest", module + "/internal/testenv", module + "/internal/testlog",
-		module + "/internal/natstest", module + "/internal/bustest"}
+		module + "/internal/natstest", module + "/internal/bustest",
+		module + "/visitor/visitortest", module + "/linkcounter/clicklog/clicklogtest"}
 	isCmd := func(p string) bool { return strings.HasPrefix(p, module+"/cmd/") }
 	for pkg, imports := range modulePackages(t) {
 		for _, imp := range imports {
@@ -84,6 +86,8 @@ func TestImportDirection(t *testing.T) {
 				broken = "only cmd and internal/testdb import a storage driver"
 			case imp == module+"/web" && !isCmd(pkg):
 				broken = "only cmd imports web"
+			case pkg == module+"/schedule" && !strings.HasPrefix(imp, module+"/internal/"):
+				broken = "schedule imports only internal plumbing: the kinds of work import it"
 			case slices.Contains(harnesses, imp) && !slices.Contains(harnesses, pkg):
 				broken = "test harnesses are imported by tests only"
 			}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/webhook"
 )
 
@@ -85,7 +85,7 @@ type VerifierConfig struct {
 
 // Verifier checks pending domains (their TXT record, or their
 // verification URL): now for POST .../verify, and as due work of the
-// node's one scheduler (expiry.Work) otherwise, retried with the alarm
+// node's one scheduler (schedule.Work) otherwise, retried with the alarm
 // backoff, at most an hour apart, until PendingTTL after the domain's
 // creation; then the scheduler's claim deletes the domain, which frees
 // its host.
@@ -98,7 +98,7 @@ type Verifier struct {
 	planned bool // planUnplanned ran to its end
 }
 
-var _ expiry.Work = (*Verifier)(nil)
+var _ schedule.Work = (*Verifier)(nil)
 
 // NewVerifier returns a Verifier on cfg.
 func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
@@ -144,10 +144,10 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	return &Verifier{cfg: cfg, client: client}, nil
 }
 
-// Name implements expiry.Work.
+// Name implements schedule.Work.
 func (v *Verifier) Name() string { return "domain_verification" }
 
-// NextDue implements expiry.Work.
+// NextDue implements schedule.Work.
 func (v *Verifier) NextDue(ctx context.Context) (time.Time, bool, error) {
 	if err := v.planUnplanned(ctx); err != nil {
 		return time.Time{}, false, err
@@ -188,9 +188,9 @@ func (v *Verifier) planUnplanned(ctx context.Context) error {
 	return nil
 }
 
-// Claim implements expiry.Work: each claimed domain is fetched in the
+// Claim implements schedule.Work: each claimed domain is fetched in the
 // background, and its outcome recorded.
-func (v *Verifier) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+func (v *Verifier) Claim(ctx context.Context, c schedule.Claim) (int, error) {
 	ds, err := v.cfg.Store.ClaimDomainVerifications(ctx, c.Now, c.Lease, c.Limit)
 	if err != nil {
 		return 0, fmt.Errorf("claim domain verifications: %w", err)
@@ -220,7 +220,7 @@ func (v *Verifier) VerifyNow(ctx context.Context, d linkforge.Domain, wake func(
 	if d.State == linkforge.DomainVerified {
 		return d, nil
 	}
-	return v.attempt(ctx, d, expiry.JitteredBackoff, wake)
+	return v.attempt(ctx, d, schedule.JitteredBackoff, wake)
 }
 
 // attempt checks d and records the outcome: verified, or the attempt

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/store/postgres"
 )
 
@@ -74,20 +76,34 @@ func openPostgres(t *testing.T, url string) *postgres.DB {
 	return db
 }
 
+// node is one node's scheduler with the expiry alarms as its one work:
+// the fields of schedule.Config and expiry.Config the tests set.
+type node struct {
+	Store                           linkforge.AlarmStore
+	Owner                           string
+	OnExpired                       []expiry.Hook
+	Logger                          *slog.Logger
+	Registry                        prometheus.Registerer
+	Lease, PollInterval, Resolution time.Duration
+	BatchSize                       int
+}
+
 // mustStart returns a started scheduler, stopped when t ends (a no-op if
-// the test stopped it). Unset Backoff means no jitter; unset Logger, Owner
-// and PollInterval get test values.
-func mustStart(t *testing.T, cfg expiry.Config) *expiry.Scheduler {
+// the test stopped it). No jitter; unset Owner gets a test value.
+func mustStart(t *testing.T, n node) *schedule.Scheduler {
 	t.Helper()
-	if cfg.Backoff == nil {
-		cfg.Backoff = expiry.Backoff
+	if n.Owner == "" {
+		n.Owner = "node-test"
 	}
-	if cfg.Owner == "" {
-		cfg.Owner = "node-test"
-	}
-	s, err := expiry.New(cfg)
+	alarms, err := expiry.New(expiry.Config{Store: n.Store, OnExpired: n.OnExpired, Logger: n.Logger, Registry: n.Registry})
 	if err != nil {
 		t.Fatalf("expiry.New: %v", err)
+	}
+	s, err := schedule.New(schedule.Config{Owner: n.Owner, Work: []schedule.Work{alarms}, Logger: n.Logger,
+		Registry: n.Registry, Lease: n.Lease, PollInterval: n.PollInterval, Resolution: n.Resolution,
+		BatchSize: n.BatchSize, Backoff: schedule.Backoff})
+	if err != nil {
+		t.Fatalf("schedule.New: %v", err)
 	}
 	if err := s.Start(t.Context()); err != nil {
 		t.Fatalf("Start: %v", err)
@@ -96,7 +112,7 @@ func mustStart(t *testing.T, cfg expiry.Config) *expiry.Scheduler {
 	return s
 }
 
-func mustStop(t *testing.T, s *expiry.Scheduler) {
+func mustStop(t *testing.T, s *schedule.Scheduler) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

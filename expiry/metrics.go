@@ -6,16 +6,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the Scheduler's Prometheus collectors. The alert on dead
-// alarms is linkforge_alarms_dead_total increasing; a growing
-// linkforge_alarm_lag_seconds, or a linkforge_alarm_next_due_timestamp_seconds
-// far in the past, means alarms are due but not running.
+// metrics are the alarms' Prometheus collectors (the Scheduler has the
+// store errors and the next due time). The alert on dead alarms is
+// linkforge_alarms_dead_total increasing; a growing
+// linkforge_alarm_lag_seconds means alarms are due but not running.
 type metrics struct {
-	runs        *prometheus.CounterVec
-	dead        prometheus.Counter
-	storeErrors prometheus.Counter
-	lag         prometheus.Histogram
-	nextDue     prometheus.Gauge
+	runs *prometheus.CounterVec
+	dead prometheus.Counter
+	lag  prometheus.Histogram
 }
 
 func newMetrics() *metrics {
@@ -30,28 +28,18 @@ func newMetrics() *metrics {
 			Help:        "Alarms that failed their last retry and are now dead: listed by GET /api/v1/alarms?state=dead, replayable. Alert on any increase.",
 			ConstLabels: prometheus.Labels{"alarm": "link_expiry"},
 		}),
-		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name:        "linkforge_alarm_store_errors_total",
-			Help:        "Failed alarm reads and writes of the main store (each is retried).",
-			ConstLabels: prometheus.Labels{"alarm": "link_expiry"},
-		}),
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:        "linkforge_alarm_lag_seconds",
 			Help:        "Time from an alarm's due time to its claim (retries included).",
 			ConstLabels: prometheus.Labels{"alarm": "link_expiry"},
 			Buckets:     []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300},
 		}),
-		nextDue: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name:        "linkforge_alarm_next_due_timestamp_seconds",
-			Help:        "Unix time of the earliest claimable alarm as last read by this node; 0: none.",
-			ConstLabels: prometheus.Labels{"alarm": "link_expiry"},
-		}),
 	}
 }
 
 func (m *metrics) register(r prometheus.Registerer) error {
 	var errs []error
-	for _, c := range []prometheus.Collector{m.runs, m.dead, m.storeErrors, m.lag, m.nextDue} {
+	for _, c := range []prometheus.Collector{m.runs, m.dead, m.lag} {
 		errs = append(errs, r.Register(c))
 	}
 	return errors.Join(errs...)

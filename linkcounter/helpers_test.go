@@ -12,6 +12,7 @@ import (
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
+	"github.com/linkforge/linkforge/linkcounter/clicklog/clicklogtest"
 	"github.com/linkforge/linkforge/linkcounter/internal/faultfile"
 	"github.com/linkforge/linkforge/store/postgres"
 )
@@ -238,5 +239,5 @@ func mustOpenPostgres(t *testing.T, url string) testStore {
 type faultFiles struct{ faultfile.Files }
 
 func (ff *faultFiles) option() clicklog.Option {
-	return clicklog.WithFileLayer(func(f *os.File) clicklog.File { return ff.Wrap(f) })
+	return clicklogtest.WithFileLayer(func(f *os.File) clicklog.File { return ff.Wrap(f) })
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/internal/testlog"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
+	"github.com/linkforge/linkforge/linkcounter/clicklog/clicklogtest"
 )
 
 // The node id is generated once and kept in the journal; an explicit one
@@ -264,7 +265,7 @@ func TestPowerLossKeepsAcknowledgedClicks(t *testing.T) {
 	st := asTestStore(t, testdb.SQLite(t))
 	dir := t.TempDir()
 	var files faultFiles
-	j, err := clicklog.Open(context.Background(), dir, files.option(), clicklog.WithSegmentSize(32<<10))
+	j, err := clicklog.Open(context.Background(), dir, files.option(), clicklogtest.WithSegmentSize(32<<10))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 //
 // A link write is more than its row: the redirect caches (this node's and
 // the other nodes') may hold the slug, as a link or as unknown; the open
-// dashboards show the tenant's links; the expiry scheduler's timer may
+// dashboards show the tenant's links; the scheduler's timer may
 // need to move earlier for the write's alarm. Every way links are written
 // (the admin API's create, update, delete, bulk create and import, and the
 // CLI's import) goes through a Service, so that each write has its
@@ -65,7 +65,7 @@ type Publisher interface {
 	PublishImported(ctx context.Context, l linkforge.Link)
 }
 
-// Rescheduler is the expiry alarms' scheduler (*expiry.Scheduler): told
+// Rescheduler is the expiry alarms' scheduler (*schedule.Scheduler): told
 // that a write stored an alarm due at due, so that its timer moves
 // earlier if needed. Writes it is not told of are found by its periodic
 // re-read of the store.

@@ -7,7 +7,7 @@
 // aggregates and every total stay as they were (the store's migration
 // 00020 keeps the aggregates on insert and update only).
 //
-// The work is a daily job of the node's one scheduler (an expiry.Work):
+// The work is a daily job of the node's one scheduler (a schedule.Work):
 // claimed under a lease in the main store, so that one node runs it each
 // day, and done in bounded batches, each its own short transaction, with
 // the lease renewed between them. See docs/adr/027-retention.md.
@@ -25,7 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/schedule"
 )
 
 // JobName is the job's row in the store's scheduled jobs.
@@ -76,7 +76,7 @@ type Partitioner interface {
 	EnsurePartitions(ctx context.Context, now time.Time) error
 }
 
-// Job is the retention job: an expiry.Work whose one item is the day's run.
+// Job is the retention job: a schedule.Work whose one item is the day's run.
 type Job struct {
 	cfg     Config
 	removed *prometheus.CounterVec
@@ -92,7 +92,7 @@ type Job struct {
 	stopRuns context.CancelFunc
 }
 
-var _ expiry.Work = (*Job)(nil)
+var _ schedule.Work = (*Job)(nil)
 
 // New returns a Job on cfg.
 func New(cfg Config) (*Job, error) {
@@ -140,10 +140,10 @@ func New(cfg Config) (*Job, error) {
 	return j, nil
 }
 
-// Name implements expiry.Work.
+// Name implements schedule.Work.
 func (j *Job) Name() string { return JobName }
 
-// NextDue implements expiry.Work.
+// NextDue implements schedule.Work.
 func (j *Job) NextDue(ctx context.Context) (time.Time, bool, error) {
 	due, err := j.cfg.Store.NextJobDue(ctx, JobName)
 	if err != nil {
@@ -152,9 +152,9 @@ func (j *Job) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return due, true, nil
 }
 
-// Claim implements expiry.Work: when this node gets the day's lease, the
+// Claim implements schedule.Work: when this node gets the day's lease, the
 // run starts in the background.
-func (j *Job) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+func (j *Job) Claim(ctx context.Context, c schedule.Claim) (int, error) {
 	if !j.running.CompareAndSwap(false, true) {
 		return 0, nil
 	}
@@ -186,7 +186,7 @@ func (j *Job) Close() {
 
 // runClaimed runs the day's work under c's lease and sets the next run:
 // Every after this one's start, or RetryDelay after a failure.
-func (j *Job) runClaimed(ctx context.Context, c expiry.Claim) {
+func (j *Job) runClaimed(ctx context.Context, c schedule.Claim) {
 	start := time.Now()
 	renew := func() error {
 		ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease+time.Since(start))

@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/store/postgres"
 )
 
@@ -145,8 +145,8 @@ func TestDailyRetention(t *testing.T) {
 				t.Fatal(err)
 			}
 			jobs = append(jobs, j)
-			sched, err := expiry.New(expiry.Config{Store: s, Owner: owner, Work: []expiry.Work{j},
-				PollInterval: time.Hour, Backoff: expiry.Backoff})
+			sched, err := schedule.New(schedule.Config{Owner: owner, Work: []schedule.Work{j},
+				PollInterval: time.Hour, Backoff: schedule.Backoff})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +253,7 @@ func TestLongRunStartsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sched, err := expiry.New(expiry.Config{Store: s, Owner: "n1", Work: []expiry.Work{j}, Backoff: expiry.Backoff})
+		sched, err := schedule.New(schedule.Config{Owner: "n1", Work: []schedule.Work{j}, Backoff: schedule.Backoff})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/visitor"
+	"github.com/linkforge/linkforge/visitor/visitortest"
 )
 
 // worstCase is the link and request that make Evaluate do the most work
@@ -51,7 +52,7 @@ func worstCase(queryBytes int) (*Routes, Request) {
 	req := iPhoneDE()
 	req.RawQuery = q
 	req.AcceptLanguage = strings.Join(langs, ", ")
-	req.Visitors = visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)
+	req.Visitors = visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, nil, nil)
 	req.UserAgent = "Mozilla/5.0"
 	return Compile(l), req
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/visitor"
+	"github.com/linkforge/linkforge/visitor/visitortest"
 )
 
 const (
@@ -165,7 +166,7 @@ func TestOrderRulesThenDevicesThenVariantsThenURL(t *testing.T) {
 
 func TestVariantStickyPerVisitorAndDay(t *testing.T) {
 	now := noon
-	h := visitor.NewHasher(&visitor.MemoryKeys{}, func() time.Time { return now }, nil)
+	h := visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, func() time.Time { return now }, nil)
 	l := &linkforge.Link{ID: 42, URL: base, Routing: &linkforge.Routing{Variants: []linkforge.Variant{
 		{URL: "https://example.com/a", Weight: 50}, {URL: "https://example.com/b", Weight: 50}}}}
 	r := Compile(l)
@@ -204,7 +205,7 @@ func TestVariantStickyPerVisitorAndDay(t *testing.T) {
 func TestVariantWeights(t *testing.T) {
 	r := Compile(&linkforge.Link{ID: 3, URL: base, Routing: &linkforge.Routing{Variants: []linkforge.Variant{
 		{URL: "https://example.com/a", Weight: 1}, {URL: "https://example.com/b", Weight: 3}}}})
-	hasher := visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)
+	hasher := visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, nil, nil)
 	counts := map[string]int{}
 	for i := range 4000 {
 		h := hasher.Hash(t.Context(), netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), "x")
@@ -248,7 +249,7 @@ func TestStatusAndCacheControl(t *testing.T) {
 }
 
 func TestEvaluateDoesNotAllocate(t *testing.T) {
-	h := visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)
+	h := visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, nil, nil)
 	five := &linkforge.Link{ID: 9, URL: base, Routing: &linkforge.Routing{Rules: []linkforge.Rule{
 		{Conditions: []linkforge.Condition{c("country", "FR")}, URL: match},
 		{Conditions: []linkforge.Condition{c("language", "fr")}, URL: match},
@@ -391,7 +392,7 @@ func TestValidateFields(t *testing.T) {
 // hashing again: the same value Hasher.Hash gives. A decision that hashed
 // nothing says so.
 func TestDecisionCarriesTheVisitorHash(t *testing.T) {
-	h := visitor.NewHasher(&visitor.MemoryKeys{}, func() time.Time { return noon }, nil)
+	h := visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, func() time.Time { return noon }, nil)
 	addr := netip.MustParseAddr("203.0.113.9")
 	withVariants := Compile(&linkforge.Link{ID: 42, URL: base, Routing: &linkforge.Routing{Variants: []linkforge.Variant{
 		{URL: "https://example.com/a", Weight: 50}, {URL: "https://example.com/b", Weight: 50}}}})

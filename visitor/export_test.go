@@ -21,11 +21,3 @@ func Sum(key *Key, addr netip.Addr, userAgent string) uint64 {
 	_, _ = io.WriteString(m, userAgent) // a hash.Hash's Write never fails
 	return binary.BigEndian.Uint64(m.Sum(nil))
 }
-
-// Len returns how many day keys m holds, for the tests of their
-// destruction.
-func (m *MemoryKeys) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.keys)
-}

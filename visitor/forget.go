@@ -5,18 +5,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/schedule"
 )
 
 // A Hasher is also a kind of due work of the node's one scheduler
-// (expiry.Work): the destruction of the previous days' keys, due at every
+// (schedule.Work): the destruction of the previous days' keys, due at every
 // UTC midnight. Hash destroys them at the first hash of a day too, but a
 // deployment without clicks would then keep yesterday's key, which could
 // still link yesterday's hashes to their visitors, for as long as nobody
 // clicks. Every node runs it; DeleteKeysBefore is idempotent, so the first
 // node past midnight does the work and the others find nothing.
 
-var _ expiry.Work = (*Hasher)(nil)
+var _ schedule.Work = (*Hasher)(nil)
 
 // forgetState is when the keys were last destroyed, and the retry of a
 // failed attempt.
@@ -27,10 +27,10 @@ type forgetState struct {
 	retryAt time.Time // on the Hasher's clock; zero: no failure pending
 }
 
-// Name implements expiry.Work.
+// Name implements schedule.Work.
 func (h *Hasher) Name() string { return "visitor_key_forget" }
 
-// NextDue implements expiry.Work: now when the keys before today have not
+// NextDue implements schedule.Work: now when the keys before today have not
 // been destroyed yet (the node started, or the day changed), else the next
 // UTC midnight; a failed attempt waits for its backoff. The scheduler's
 // timeline is the wall clock and the Hasher's may be a test's, so the due
@@ -51,11 +51,11 @@ func (h *Hasher) NextDue(context.Context) (time.Time, bool, error) {
 	return time.Now().Add(wait), true, nil
 }
 
-// Claim implements expiry.Work: when due, it destroys the keys before the
+// Claim implements schedule.Work: when due, it destroys the keys before the
 // current UTC day (one DELETE: done before it returns). A failure is
 // retried with the scheduler's backoff, without end: a key must not
 // outlive its day because the database was down once.
-func (h *Hasher) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+func (h *Hasher) Claim(ctx context.Context, c schedule.Claim) (int, error) {
 	now := h.now()
 	today := Day(now)
 	f := &h.forgetting

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/rules"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/visitor"
 )
 
@@ -85,7 +85,7 @@ func TestForgetRunsFromTheScheduler(t *testing.T) {
 			t.Fatalf("day 1's key is not stored (%v)", err)
 		}
 
-		sched, err := expiry.New(expiry.Config{Store: s.(linkforge.AlarmStore), Owner: "node-1", Work: []expiry.Work{h},
+		sched, err := schedule.New(schedule.Config{Owner: "node-1", Work: []schedule.Work{h},
 			PollInterval: 20 * time.Millisecond, Resolution: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)

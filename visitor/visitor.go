@@ -34,39 +34,6 @@ type KeyStore interface {
 	DeleteKeysBefore(ctx context.Context, day time.Time) error
 }
 
-// MemoryKeys is a KeyStore for a single process: the keys live in its
-// memory only. The zero value is ready to use.
-type MemoryKeys struct {
-	mu   sync.Mutex
-	keys map[time.Time]Key
-}
-
-// DayKey implements KeyStore.
-func (m *MemoryKeys) DayKey(_ context.Context, day time.Time, candidate Key) (Key, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if k, ok := m.keys[day]; ok {
-		return k, nil
-	}
-	if m.keys == nil {
-		m.keys = make(map[time.Time]Key)
-	}
-	m.keys[day] = candidate
-	return candidate, nil
-}
-
-// DeleteKeysBefore implements KeyStore.
-func (m *MemoryKeys) DeleteKeysBefore(_ context.Context, day time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for d := range m.keys {
-		if d.Before(day) {
-			delete(m.keys, d)
-		}
-	}
-	return nil
-}
-
 // dayKey is the key in use and the day it belongs to.
 type dayKey struct {
 	day time.Time

@@ -12,7 +12,12 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/linkforge/linkforge/visitor/visitortest"
 )
+
+// MemoryKeys is the tests' key store.
+type MemoryKeys = visitortest.MemoryKeys[Key]
 
 // manualClock is an injected clock the tests move by hand.
 type manualClock struct {
@@ -57,7 +62,7 @@ func TestHashStickyForTheDayAndChangesAfter(t *testing.T) {
 	if n := keys.Len(); n != 1 {
 		t.Fatalf("store holds %d day keys after the day changed, want 1", n)
 	}
-	if _, ok := keys.keys[time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)]; ok {
+	if keys.Has(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Fatal("the past day's key is still stored")
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // AlarmScheduler is what the API tells the expiry alarms' scheduler
-// (*expiry.Scheduler): that a link write just stored an alarm due at due,
+// (*schedule.Scheduler): that a link write just stored an alarm due at due,
 // so that its timer moves earlier if needed. Writes it is not told about
 // are found by its periodic re-read of the store, later.
 type AlarmScheduler interface {

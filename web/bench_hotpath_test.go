@@ -12,6 +12,7 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/visitor"
+	"github.com/linkforge/linkforge/visitor/visitortest"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkRedirectCountedLinks(b *testing.B) {
 				Classifier: classify.New(classify.Config{TrustedProxies: benchProxy})}
 			useCounter(&cfg, mustCounter(b, st).Counter)
 			if uniques {
-				cfg.Visitors = visitor.NewHasher(&visitor.MemoryKeys{}, time.Now, nil)
+				cfg.Visitors = visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, time.Now, nil)
 			}
 			srv, err := web.New(cfg)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/linkforge/linkforge/internal/browsertest"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/visitor"
+	"github.com/linkforge/linkforge/visitor/visitortest"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -254,7 +255,7 @@ func TestDashboardTrafficSwitch(t *testing.T) {
 		useCounter(c, ctr.Counter)
 		useHub(c, mustLiveHub(t))
 		c.Classifier = classify.New(classify.Config{})
-		c.Visitors = visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)
+		c.Visitors = visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, nil, nil)
 		c.Now = time.Now
 	})
 	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "ab", URL: "https://example.com/",

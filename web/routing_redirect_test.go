@@ -12,6 +12,7 @@ import (
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/visitor"
+	"github.com/linkforge/linkforge/visitor/visitortest"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -43,7 +44,7 @@ func routedEnv(t *testing.T, s linkforge.Store) (*env, *counter, int64, string) 
 		useCounter(c, ctr.Counter)
 		c.Classifier = classify.New(classify.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 			Countries: fakeCountries{addrDE: "DE", addrFR: "FR"}})
-		c.Visitors = visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)
+		c.Visitors = visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, nil, nil)
 	})
 	tenant, tok := mustTenantToken(t, s, "acme")
 	return e, ctr, tenant, tok
@@ -156,7 +157,7 @@ func TestWarmRoutedRedirectDoesNotAllocate(t *testing.T) {
 	dc := &discardCounter{}
 	srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(t, publicURL), Counter: dc,
 		Classifier: classify.New(classify.Config{TrustedProxies: benchProxy}),
-		Visitors:   visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)})
+		Visitors:   visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func BenchmarkRedirectRouting(b *testing.B) {
 			}
 			srv, err := web.New(web.Config{Store: st, PublicURL: mustURL(b, publicURL), Counter: &discardCounter{},
 				Classifier: classify.New(classify.Config{TrustedProxies: benchProxy}),
-				Visitors:   visitor.NewHasher(&visitor.MemoryKeys{}, nil, nil)})
+				Visitors:   visitor.NewHasher(&visitortest.MemoryKeys[visitor.Key]{}, nil, nil)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/domain"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/dnstest"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -111,8 +111,8 @@ func TestDomainVerification(t *testing.T) {
 			t.Fatalf("NextDomainVerification = %v, %v", ok, err)
 		}
 		work := web.Verifier(e.srv)
-		n, err := work.Claim(context.Background(), expiry.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
-			Backoff: expiry.Backoff, Wake: func(time.Time) {}})
+		n, err := work.Claim(context.Background(), schedule.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
+			Backoff: schedule.Backoff, Wake: func(time.Time) {}})
 		if err != nil || n != 1 {
 			t.Fatalf("Claim = %d, %v; want 1", n, err)
 		}
@@ -254,8 +254,8 @@ func TestDomainVerificationDNS(t *testing.T) {
 		t.Fatalf("NextDomainVerification = %v, %v", ok, err)
 	}
 	work := web.Verifier(e.srv)
-	if c, err := work.Claim(context.Background(), expiry.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
-		Backoff: expiry.Backoff, Wake: func(time.Time) {}}); err != nil || c != 1 {
+	if c, err := work.Claim(context.Background(), schedule.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
+		Backoff: schedule.Backoff, Wake: func(time.Time) {}}); err != nil || c != 1 {
 		t.Fatalf("Claim = %d, %v; want 1", c, err)
 	}
 	work.Wait()
@@ -294,8 +294,8 @@ func TestPendingDomainExpires(t *testing.T) {
 			mustProblem(t, e.do(http.MethodPost, "/api/v1/domains", other, `{"host":"go.acme.com"}`), http.StatusConflict, "host")
 		}
 		e.clock.Set(due)
-		if _, err := work.Claim(context.Background(), expiry.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
-			Backoff: expiry.Backoff, Wake: func(time.Time) {}}); err != nil {
+		if _, err := work.Claim(context.Background(), schedule.Claim{Owner: "test", Now: due, Lease: time.Minute, Limit: 10,
+			Backoff: schedule.Backoff, Wake: func(time.Time) {}}); err != nil {
 			t.Fatal(err)
 		}
 		work.Wait()
@@ -353,8 +353,8 @@ func TestUnplannedPendingDomainExpires(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("NextDue = %v, %v, %v; want the unplanned domain due", due, ok, err)
 	}
-	if _, err := work.Claim(context.Background(), expiry.Claim{Owner: "test", Now: e.clock.Now(), Lease: time.Minute, Limit: 10,
-		Backoff: expiry.Backoff, Wake: func(time.Time) {}}); err != nil {
+	if _, err := work.Claim(context.Background(), schedule.Claim{Owner: "test", Now: e.clock.Now(), Lease: time.Minute, Limit: 10,
+		Backoff: schedule.Backoff, Wake: func(time.Time) {}}); err != nil {
 		t.Fatal(err)
 	}
 	work.Wait()

@@ -11,9 +11,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/browsertest"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/web"
 	"github.com/linkforge/linkforge/webhook"
 )
@@ -37,8 +37,8 @@ func TestDashboardWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched, err := expiry.New(expiry.Config{Store: st, Owner: "node-test", Work: []expiry.Work{disp},
-		Resolution: 10 * time.Millisecond, Backoff: expiry.Backoff})
+	sched, err := schedule.New(schedule.Config{Owner: "node-test", Work: []schedule.Work{disp},
+		Resolution: 10 * time.Millisecond, Backoff: schedule.Backoff})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/web"
 	"github.com/linkforge/linkforge/webhook"
 )
@@ -43,8 +43,8 @@ func TestRedirectsWhileReceiverHangs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sched, err := expiry.New(expiry.Config{Store: st, Owner: "node-test", Work: []expiry.Work{disp},
-			Resolution: 10 * time.Millisecond, Backoff: expiry.Backoff})
+		sched, err := schedule.New(schedule.Config{Owner: "node-test", Work: []schedule.Work{disp},
+			Resolution: 10 * time.Millisecond, Backoff: schedule.Backoff})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/internal/testlog"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/web"
 	"github.com/linkforge/linkforge/webhook"
 )
@@ -116,7 +116,7 @@ func TestWebhookGoneDisables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sched, err := expiry.New(expiry.Config{Store: st, Owner: "node-test", Work: []expiry.Work{disp},
+		sched, err := schedule.New(schedule.Config{Owner: "node-test", Work: []schedule.Work{disp},
 			Resolution: 10 * time.Millisecond, Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
 		if err != nil {
 			t.Fatal(err)

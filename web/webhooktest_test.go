@@ -12,8 +12,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/web"
 	"github.com/linkforge/linkforge/webhook"
 )
@@ -42,7 +42,7 @@ func startDeliveries(t *testing.T, st linkforge.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched, err := expiry.New(expiry.Config{Store: st, Owner: "node-test", Work: []expiry.Work{disp},
+	sched, err := schedule.New(schedule.Config{Owner: "node-test", Work: []schedule.Work{disp},
 		PollInterval: time.Hour, Resolution: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/webhook"
 )
 
@@ -67,7 +67,7 @@ func TestHugeAnswerHeadersFail(t *testing.T) {
 		t.Cleanup(srv.Close)
 		tn := mustTenant(t, s, "acme")
 		w := rawWebhook(t, s, tn.ID, srv.URL)
-		startNode(t, s, expiry.Config{Resolution: 10 * time.Millisecond, MaxRetries: 1,
+		startNode(t, s, schedule.Config{Resolution: 10 * time.Millisecond, MaxRetries: 1,
 			Backoff: func(int) time.Duration { return 10 * time.Millisecond }}, webhook.Config{AllowPrivate: true})
 		if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: tn.ID, Slug: "x", URL: "https://example.com/"}); err != nil {
 			t.Fatal(err)
@@ -100,7 +100,7 @@ func TestEndlessAnswerBodyBounded(t *testing.T) {
 		t.Cleanup(srv.Close)
 		tn := mustTenant(t, s, "acme")
 		w := rawWebhook(t, s, tn.ID, srv.URL)
-		startNode(t, s, expiry.Config{Resolution: 10 * time.Millisecond},
+		startNode(t, s, schedule.Config{Resolution: 10 * time.Millisecond},
 			webhook.Config{AllowPrivate: true, Timeout: 25 * time.Second})
 		if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: tn.ID, Slug: "x", URL: "https://example.com/"}); err != nil {
 			t.Fatal(err)

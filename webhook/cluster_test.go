@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/webhook"
 )
 
@@ -45,7 +45,7 @@ func TestTwoNodesSendEachOnce(t *testing.T) {
 	regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
 	var nodes []*node
 	for i, s := range []linkforge.Store{s1, s2} {
-		nodes = append(nodes, startNode(t, s, expiry.Config{Owner: fmt.Sprintf("node-%d", i), Resolution: 5 * time.Millisecond, BatchSize: 10},
+		nodes = append(nodes, startNode(t, s, schedule.Config{Owner: fmt.Sprintf("node-%d", i), Resolution: 5 * time.Millisecond, BatchSize: 10},
 			webhook.Config{AllowPrivate: true, PerWebhook: 8, Registry: regs[i]}))
 	}
 	const events = 200

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/schedule"
 )
 
 // Defaults of Config's zero values.
@@ -73,7 +73,7 @@ type Config struct {
 	Registry  prometheus.Registerer // nil: not registered
 }
 
-// Dispatcher delivers webhooks: it is the expiry.Work of deliveries.
+// Dispatcher delivers webhooks: it is the schedule.Work of deliveries.
 type Dispatcher struct {
 	store      linkforge.WebhookStore
 	client     *http.Client
@@ -95,7 +95,7 @@ type Dispatcher struct {
 	cancel   context.CancelFunc
 }
 
-var _ expiry.Work = (*Dispatcher)(nil)
+var _ schedule.Work = (*Dispatcher)(nil)
 
 // maxAnswerHeader bounds the header block of a receiver's answer (Go's
 // default is 10 MB): with MaxInFlight attempts per node, a receiver could
@@ -145,7 +145,7 @@ func NewGuardedTransport(o TransportOptions) *http.Transport {
 	}
 }
 
-// New returns a Dispatcher; pass it in expiry.Config.Work.
+// New returns a Dispatcher; pass it in schedule.Config.Work.
 func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("webhook: Config.Store is required")
@@ -187,18 +187,18 @@ func New(cfg Config) (*Dispatcher, error) {
 	return d, nil
 }
 
-// Name implements expiry.Work.
+// Name implements schedule.Work.
 func (d *Dispatcher) Name() string { return "webhook_delivery" }
 
-// NextDue implements expiry.Work.
+// NextDue implements schedule.Work.
 func (d *Dispatcher) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return d.store.NextDeliveryDue(ctx)
 }
 
-// Claim implements expiry.Work: it claims no more deliveries than it has
+// Claim implements schedule.Work: it claims no more deliveries than it has
 // free slots, skipping the webhooks and tenants at their cap, and starts
 // each in its own goroutine.
-func (d *Dispatcher) Claim(ctx context.Context, c expiry.Claim) (int, error) {
+func (d *Dispatcher) Claim(ctx context.Context, c schedule.Claim) (int, error) {
 	d.mu.Lock()
 	free := d.maxFlight - d.inFlight
 	var skipW []string
@@ -284,7 +284,7 @@ func (d *Dispatcher) TenantInFlight(tenantID int64) int {
 	return d.tenants[tenantID]
 }
 
-func (d *Dispatcher) deliver(dl linkforge.Delivery, c expiry.Claim) {
+func (d *Dispatcher) deliver(dl linkforge.Delivery, c schedule.Claim) {
 	defer d.wg.Done()
 	status, err := 0, errWebhookDisabled
 	if !dl.WebhookDisabled {

@@ -19,6 +19,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/webhook"
 )
@@ -141,31 +142,34 @@ func (r *receiver) waitFor(t *testing.T, d time.Duration, what string, cond func
 
 // node is one node's scheduler and dispatcher.
 type node struct {
-	sched *expiry.Scheduler
+	sched *schedule.Scheduler
 	disp  *webhook.Dispatcher
 }
 
-// startNode starts a scheduler with a Dispatcher on s; cfg and dcfg fill
-// in the rest (Store is set here). The dispatcher reaches 127.0.0.1
-// receivers unless dcfg says otherwise.
-func startNode(t *testing.T, s linkforge.Store, cfg expiry.Config, dcfg webhook.Config) *node {
+// startNode starts a scheduler with the expiry alarms (running onExpired)
+// and a Dispatcher on s; cfg and dcfg fill in the rest. The dispatcher
+// reaches 127.0.0.1 receivers unless dcfg says otherwise.
+func startNode(t *testing.T, s linkforge.Store, cfg schedule.Config, dcfg webhook.Config, onExpired ...expiry.Hook) *node {
 	t.Helper()
 	dcfg.Store = s
 	d, err := webhook.New(dcfg)
 	if err != nil {
 		t.Fatalf("webhook.New: %v", err)
 	}
-	cfg.Store = s
-	cfg.Work = []expiry.Work{d}
+	alarms, err := expiry.New(expiry.Config{Store: s, OnExpired: onExpired})
+	if err != nil {
+		t.Fatalf("expiry.New: %v", err)
+	}
+	cfg.Work = []schedule.Work{alarms, d}
 	if cfg.Owner == "" {
 		cfg.Owner = "node-test"
 	}
 	if cfg.Backoff == nil {
-		cfg.Backoff = expiry.Backoff
+		cfg.Backoff = schedule.Backoff
 	}
-	sched, err := expiry.New(cfg)
+	sched, err := schedule.New(cfg)
 	if err != nil {
-		t.Fatalf("expiry.New: %v", err)
+		t.Fatalf("schedule.New: %v", err)
 	}
 	if n, ok := s.(interface{ OnDeliveries(func(time.Time)) }); ok {
 		n.OnDeliveries(sched.Reschedule)

@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/webhook"
 )
 
@@ -54,7 +54,7 @@ func TestSlowReceiverIsolated(t *testing.T) {
 		}
 		// Started after the backlog: its first claim takes 8 of the slow
 		// webhook's deliveries at once, and must start only 2.
-		startNode(t, s, expiry.Config{Resolution: 10 * time.Millisecond},
+		startNode(t, s, schedule.Config{Resolution: 10 * time.Millisecond},
 			webhook.Config{AllowPrivate: true, PerWebhook: 2, MaxInFlight: 8, Registry: prometheus.NewRegistry()})
 		slow.waitFor(t, 5*time.Second, "the slow receiver's first requests", func(r []request) bool { return len(r) >= 1 })
 		for i := range events {
@@ -124,7 +124,7 @@ func TestTenantFairness(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		n := startNode(t, s, expiry.Config{Resolution: 10 * time.Millisecond},
+		n := startNode(t, s, schedule.Config{Resolution: 10 * time.Millisecond},
 			webhook.Config{AllowPrivate: true, MaxInFlight: 8, PerWebhook: 2, Timeout: time.Minute, Registry: prometheus.NewRegistry()})
 		hang.waitFor(t, 10*time.Second, "the hanging receivers' first requests", func(r []request) bool { return len(r) >= 2 })
 		if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: other.ID, Slug: "o", URL: "https://example.com/"}); err != nil {

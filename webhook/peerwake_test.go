@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/bustest"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/webhook"
 )
@@ -46,7 +46,7 @@ func TestDeliveryQueuedOnOneNodeIsSentByAnother(t *testing.T) {
 	for i, reg := range regs {
 		db := openPostgres(t, url)
 		stores = append(stores, db)
-		n := startNode(t, db, expiry.Config{Owner: fmt.Sprintf("node-%d", i), Resolution: 5 * time.Millisecond,
+		n := startNode(t, db, schedule.Config{Owner: fmt.Sprintf("node-%d", i), Resolution: 5 * time.Millisecond,
 			PollInterval: time.Hour}, webhook.Config{AllowPrivate: true, PerWebhook: 1, Timeout: time.Hour,
 			Transport: http.DefaultTransport.(*http.Transport).Clone(), Registry: reg})
 		nodes = append(nodes, n)
@@ -130,8 +130,8 @@ func TestReleasedDeliveryReachesAnotherNode(t *testing.T) {
 		return webhook.Config{AllowPrivate: true, PerWebhook: 1, Timeout: time.Hour,
 			Transport: http.DefaultTransport.(*http.Transport).Clone(), Registry: reg}
 	}
-	ecfg := func(owner string) expiry.Config {
-		return expiry.Config{Owner: owner, Resolution: 5 * time.Millisecond, PollInterval: time.Hour}
+	ecfg := func(owner string) schedule.Config {
+		return schedule.Config{Owner: owner, Resolution: 5 * time.Millisecond, PollInterval: time.Hour}
 	}
 	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
 	dbA, dbB := openPostgres(t, url), openPostgres(t, url)

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/webhook"
 )
 
@@ -52,7 +52,7 @@ func TestRetrySchedule(t *testing.T) {
 		// bubble from ever being idle, and its clock from advancing.
 		tr := webhook.NewTransport(true)
 		tr.DisableKeepAlives = true
-		startNode(t, s, expiry.Config{}, webhook.Config{Transport: tr, Registry: reg})
+		startNode(t, s, schedule.Config{}, webhook.Config{Transport: tr, Registry: reg})
 		if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: tn.ID, Slug: "x", URL: "https://example.com/"}); err != nil {
 			t.Fatal(err)
 		}

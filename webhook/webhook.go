@@ -9,7 +9,7 @@
 // same transaction as the change that causes them (the outbox; see
 // linkforge.WebhookStore). This package creates webhooks (secret and URL
 // checks), and its Dispatcher is the delivery kind of work of the one
-// expiry.Scheduler per node: the scheduler's timer, claim loop, lease and
+// schedule.Scheduler per node: the scheduler's timer, claim loop, lease and
 // backoff serve alarms and deliveries alike (docs/adr/015-webhooks.md).
 // The Dispatcher POSTs each claimed delivery with a 10 s timeout, follows
 // no redirect, reads at most a few KiB of the answer, connects only to

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/webhook"
 )
 
@@ -131,16 +131,15 @@ func TestEveryEventDelivered(t *testing.T) {
 		// The doomed link's expiry hook always fails: its alarm dies
 		// after two runs (MaxRetries 1, 10 ms backoff).
 		doom := errors.New("hook failed on purpose")
-		startNode(t, s, expiry.Config{
+		startNode(t, s, schedule.Config{
 			Resolution: 10 * time.Millisecond, MaxRetries: 1,
 			Backoff: func(int) time.Duration { return 10 * time.Millisecond },
-			OnExpired: []expiry.Hook{func(_ context.Context, l linkforge.Link) error {
-				if l.Slug == "doomed" {
-					return doom
-				}
-				return nil
-			}},
-		}, webhook.Config{AllowPrivate: true})
+		}, webhook.Config{AllowPrivate: true}, func(_ context.Context, l linkforge.Link) error {
+			if l.Slug == "doomed" {
+				return doom
+			}
+			return nil
+		})
 
 		limit := int64(3)
 		l, err := s.CreateLink(ctx, linkforge.Link{TenantID: tn.ID, Slug: "spring", URL: "https://example.com/a", MaxClicks: &limit})
@@ -293,7 +292,7 @@ func TestDialTimeRefusesPrivate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		startNode(t, s, expiry.Config{Resolution: 10 * time.Millisecond, MaxRetries: 1,
+		startNode(t, s, schedule.Config{Resolution: 10 * time.Millisecond, MaxRetries: 1,
 			Backoff: func(int) time.Duration { return 10 * time.Millisecond }}, webhook.Config{})
 		if _, err := s.CreateLink(t.Context(), linkforge.Link{TenantID: tn.ID, Slug: "x", URL: "https://example.com/"}); err != nil {
 			t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/quota"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/visitor"
 	"github.com/linkforge/linkforge/web"
@@ -49,7 +50,7 @@ const (
 	// counterFlushBudget is the final flush of every counter's clicks.
 	counterFlushBudget = 15 * time.Second
 	// componentStopBudget is each of the other components' stop: the
-	// expiry scheduler, the dashboards, the cluster bus.
+	// dashboards, the cluster bus.
 	componentStopBudget = time.Second
 	// expiryStopBudget lets a running alarm's hook finish.
 	expiryStopBudget = 2 * time.Second
@@ -366,7 +367,7 @@ func (a *app) startBackground(sh *shared) {
 
 // startRunning starts the cluster bus and the scheduler, once every part
 // they call exists.
-func (a *app) startRunning(lc *lifecycle, cl clusterParts, sched *expiry.Scheduler, stopSched func(context.Context) error) error {
+func (a *app) startRunning(lc *lifecycle, cl clusterParts, sched *schedule.Scheduler, stopSched func(context.Context) error) error {
 	if cl.bus != nil {
 		// Listening once Start returns: every event another node sends
 		// from now on reaches this one.
@@ -375,7 +376,7 @@ func (a *app) startRunning(lc *lifecycle, cl clusterParts, sched *expiry.Schedul
 		}
 	}
 	if err := sched.Start(a.ctx); err != nil {
-		return failed("cannot start expiry scheduler", err)
+		return failed("cannot start scheduler", err)
 	}
 	// Stopped after HTTP and before the store its alarms live in.
 	// The deliveries in flight share its budget; those cut are taken over
@@ -533,7 +534,7 @@ func (a *app) startCounter(lc *lifecycle, st store, journal *clicklog.Journal, i
 // past this node's caps are told to the other nodes. stop stops it and
 // the deliveries.
 func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.Hub, sh *shared, cl clusterParts,
-	registry prometheus.Registerer) (*expiry.Scheduler, func(context.Context) error, error) {
+	registry prometheus.Registerer) (*schedule.Scheduler, func(context.Context) error, error) {
 	peers := cl.deliveries()
 	cfg := webhook.Config{
 		Store:        st,
@@ -560,17 +561,21 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.H
 		return nil, nil, failed("cannot create domain verifier", err)
 	}
 	sh.verifier = verifier
-	sched, err := expiry.New(expiry.Config{
-		Store:     st,
-		Owner:     id,
-		Logger:    a.log,
-		Registry:  registry,
-		OnExpired: append([]expiry.Hook{sh.expired, hub.Expired}, cl.hooks...),
-		Work:      []expiry.Work{deliveries, verifier, sh.visitors, retain},
-		Wake:      due,
+	alarms, err := expiry.New(expiry.Config{Store: st, OnExpired: append([]expiry.Hook{sh.expired, hub.Expired}, cl.hooks...),
+		Logger: a.log, Registry: registry})
+	if err != nil {
+		return nil, nil, failed("cannot create expiry alarms", err)
+	}
+	sched, err := schedule.New(schedule.Config{
+		Owner:    id,
+		Logger:   a.log,
+		Registry: registry,
+		// The alarms first: their claim comes first, their run last.
+		Work: []schedule.Work{alarms, deliveries, verifier, sh.visitors, retain},
+		Wake: due,
 	})
 	if err != nil {
-		return nil, nil, failed("cannot create expiry scheduler", err)
+		return nil, nil, failed("cannot create scheduler", err)
 	}
 	stop := func(ctx context.Context) error {
 		err := errors.Join(sched.Stop(ctx), deliveries.Close(ctx))
@@ -596,7 +601,7 @@ func (a *app) startQuotas(lc *lifecycle, st store, counter *linkcounter.Counter,
 
 // newWebServer builds the HTTP handler: the redirects, the admin API and
 // the dashboards, on the domain and link services built here.
-func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboard.Hub, sched *expiry.Scheduler,
+func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboard.Hub, sched *schedule.Scheduler,
 	cl clusterParts, sh *shared, quotas *quota.Service, classifier *classify.Classifier,
 	registry *prometheus.Registry) (*web.Server, error) {
 	// No bus (nil) must not become a non-nil interface of another type.

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/linkforge/linkforge/linkcounter/clicklog/internal/journalopt"
 )
 
 // DefaultBackgroundSync is how often --journal-sync normal fdatasyncs the
@@ -23,7 +25,7 @@ const DefaultBackgroundSync = 100 * time.Millisecond
 // dropped the pages, so what the file holds is no longer known.
 // It changes nothing at SyncEveryCommit, and interval <= 0 turns it off.
 func WithBackgroundSync(interval time.Duration) Option {
-	return func(o *options) { o.bgSync = interval }
+	return func(o *journalopt.Options) { o.BackgroundSync = interval }
 }
 
 // runBackgroundSync is the goroutine of WithBackgroundSync. It syncs

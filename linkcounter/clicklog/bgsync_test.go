@@ -140,7 +140,7 @@ func TestBackgroundSyncPowerLoss(t *testing.T) {
 // Small segments and a 1 ms interval make the two meet often.
 func TestBackgroundSyncDuringRotation(t *testing.T) {
 	j := mustJournal(t, t.TempDir(), WithSync(SyncWriteOnly), WithBackgroundSync(time.Millisecond),
-		WithSegmentSize(4096), withoutCompaction())
+		withSegmentSize(4096), withoutCompaction())
 	seq := j.seq
 	for i := range 3000 {
 		if _, err := j.Commit(context.Background(), []*Increment{{LinkID: int64(1 + i%50), Bucket: 60 * int64(i/100), Add: 1}}, nil, nil, 0, nil); err != nil {

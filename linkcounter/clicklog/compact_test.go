@@ -29,7 +29,7 @@ func TestCompactionHoldsAPartOfTheState(t *testing.T) {
 		compactionLinks = 8_000
 	}
 	dir := t.TempDir()
-	j := mustJournal(t, dir, WithSegmentSize(256<<10), WithSync(SyncWriteOnly), withoutCompaction())
+	j := mustJournal(t, dir, withSegmentSize(256<<10), WithSync(SyncWriteOnly), withoutCompaction())
 	ctx := context.Background()
 	runtime.GC()
 	empty := heapLive()

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/linkforge/linkforge/linkcounter/clicklog/internal/journalopt"
 )
 
 // The click log's files, in one directory (docs/adr/014-click-log.md):
@@ -35,14 +37,8 @@ const (
 
 // File is what the journal needs of a segment open for appending (at its
 // logical end: the file is preallocated). The power-loss tests wrap the
-// real file to drop what was not synced (WithFileLayer).
-type File interface {
-	io.WriterAt
-	// Sync makes the written bytes durable (fdatasync).
-	Sync() error
-	Truncate(size int64) error
-	Close() error
-}
+// real file to drop what was not synced (clicklogtest.WithFileLayer).
+type File = journalopt.File
 
 // osFile is a segment on disk.
 type osFile struct{ *os.File }

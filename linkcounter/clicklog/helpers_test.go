@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/linkcounter/clicklog/internal/journalopt"
 	"github.com/linkforge/linkforge/linkcounter/internal/faultfile"
 )
 
@@ -27,11 +28,18 @@ func mustJournal(t testing.TB, dir string, opts ...Option) *Journal {
 type faultFiles struct{ faultfile.Files }
 
 func (ff *faultFiles) option() Option {
-	return WithFileLayer(func(f *os.File) File { return ff.Wrap(f) })
+	return func(o *journalopt.Options) { o.Wrap = func(f *os.File) File { return ff.Wrap(f) } }
 }
 
 func withoutCompaction() Option {
-	return func(o *options) { o.noCompact = true }
+	return func(o *journalopt.Options) { o.NoCompact = true }
+}
+
+// withSegmentSize is clicklogtest.WithSegmentSize, which this package's
+// tests cannot import: a small segment reaches rotation and compaction
+// with a few clicks.
+func withSegmentSize(n int64) Option {
+	return func(o *journalopt.Options) { o.SegmentSize = n }
 }
 
 // journalRows returns the journal's rows of a link, by bucket.

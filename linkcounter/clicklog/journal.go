@@ -19,6 +19,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/fileperm"
+	"github.com/linkforge/linkforge/linkcounter/clicklog/internal/journalopt"
 )
 
 // SyncMode decides what a power loss (not a process crash) can cost: see
@@ -49,43 +50,19 @@ func (m SyncMode) String() string {
 	return fmt.Sprintf("SyncMode(%d)", int(m))
 }
 
-// Option configures Open.
-type Option func(*options)
-
-type options struct {
-	sync        SyncMode
-	log         *slog.Logger
-	segmentSize int64
-	wrap        func(*os.File) File
-	// noCompact, in tests, keeps closed segments as they are.
-	noCompact bool
-	bgSync    time.Duration // WithBackgroundSync
-}
+// Option configures Open. The options only tests set (a smaller segment,
+// a fault layer under the files) are package clicklogtest's.
+type Option func(*journalopt.Options)
 
 // WithSync sets the durability of a commit (default SyncEveryCommit).
 func WithSync(m SyncMode) Option {
-	return func(o *options) { o.sync = m }
-}
-
-// WithSegmentSize sets the size past which a segment is closed and a new
-// one started (default 64 MiB). Tests use small ones to reach rotation and
-// compaction with a few clicks.
-func WithSegmentSize(n int64) Option {
-	return func(o *options) { o.segmentSize = n }
-}
-
-// WithFileLayer puts a layer between the journal and its segment files:
-// wrap gets each segment as it is opened for appending, and the journal
-// writes through what it returns. Tests of the journal and of its callers
-// use it to fail writes and to simulate a power loss below the journal.
-func WithFileLayer(wrap func(*os.File) File) Option {
-	return func(o *options) { o.wrap = wrap }
+	return func(o *journalopt.Options) { o.Sync = int(m) }
 }
 
 // WithLogger sets the logger of Open's recovery and of the compactor
 // (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) { o.log = l }
+	return func(o *journalopt.Options) { o.Logger = l }
 }
 
 // MaxDimValues bounds the distinct values a node's journal keeps per link,
@@ -193,18 +170,19 @@ type Journal struct {
 // ("journal.db") is imported on first open, then renamed
 // "journal.db.migrated".
 func Open(ctx context.Context, dataDir string, opts ...Option) (*Journal, error) {
-	o := options{sync: SyncEveryCommit, segmentSize: defaultSegmentSize}
+	o := journalopt.Options{Sync: int(SyncEveryCommit), SegmentSize: defaultSegmentSize}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.sync != SyncEveryCommit && o.sync != SyncWriteOnly {
-		return nil, fmt.Errorf("open journal %s: unknown sync mode %v", dataDir, o.sync)
+	mode := SyncMode(o.Sync)
+	if mode != SyncEveryCommit && mode != SyncWriteOnly {
+		return nil, fmt.Errorf("open journal %s: unknown sync mode %v", dataDir, mode)
 	}
 	if dataDir == "" {
 		return nil, errors.New("open journal: empty data dir")
 	}
-	if o.log == nil {
-		o.log = slog.Default()
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
@@ -215,8 +193,8 @@ func Open(ctx context.Context, dataDir string, opts ...Option) (*Journal, error)
 		return nil, fmt.Errorf("open journal %s: %w", dataDir, err)
 	}
 	j := &Journal{
-		dataDir: dataDir, dir: filepath.Join(dataDir, logDirName), sync: o.sync, log: o.log,
-		lock: lock, wrap: o.wrap, segmentSize: o.segmentSize, noCompact: o.noCompact,
+		dataDir: dataDir, dir: filepath.Join(dataDir, logDirName), sync: mode, log: o.Logger,
+		lock: lock, wrap: o.Wrap, segmentSize: o.SegmentSize, noCompact: o.NoCompact,
 		compact: make(chan struct{}, 1), compactDone: make(chan struct{}),
 		spareWant: make(chan int64, 1), spareStop: make(chan struct{}), spareDone: make(chan struct{}),
 	}
@@ -229,9 +207,9 @@ func Open(ctx context.Context, dataDir string, opts ...Option) (*Journal, error)
 	}
 	go j.runCompactor()
 	go j.runSpares()
-	if o.bgSync > 0 && o.sync == SyncWriteOnly {
+	if o.BackgroundSync > 0 && mode == SyncWriteOnly {
 		j.bgStop, j.bgDone = make(chan struct{}), make(chan struct{})
-		go j.runBackgroundSync(o.bgSync)
+		go j.runBackgroundSync(o.BackgroundSync)
 	}
 	return j, nil
 }

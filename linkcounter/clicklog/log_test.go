@@ -276,7 +276,7 @@ func TestClickLogTornTail(t *testing.T) {
 // not a torn write: Open refuses to start and says what to do.
 func TestClickLogCorruptionRefusesStart(t *testing.T) {
 	dir := t.TempDir()
-	j, err := Open(context.Background(), dir, WithSegmentSize(256), withoutCompaction(), WithSync(SyncWriteOnly))
+	j, err := Open(context.Background(), dir, withSegmentSize(256), withoutCompaction(), WithSync(SyncWriteOnly))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestClickLogCorruptionRefusesStart(t *testing.T) {
 // and a reopen rebuilds exactly the same state.
 func TestClickLogCompaction(t *testing.T) {
 	dir := t.TempDir()
-	j, err := Open(context.Background(), dir, WithSegmentSize(4096), WithSync(SyncWriteOnly))
+	j, err := Open(context.Background(), dir, withSegmentSize(4096), WithSync(SyncWriteOnly))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestClickLogPowerLoss(t *testing.T) {
 				dir := t.TempDir()
 				var files faultFiles
 				j, err := Open(context.Background(), dir, WithSync(sync),
-					files.option(), WithSegmentSize(2048), withoutCompaction())
+					files.option(), withSegmentSize(2048), withoutCompaction())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -533,7 +533,7 @@ func TestClickLogPreallocatedTail(t *testing.T) {
 // to its records; the clicks survive a reopen.
 func TestClickLogSegmentsRampUp(t *testing.T) {
 	dir := t.TempDir()
-	j, err := Open(context.Background(), dir, WithSegmentSize(1<<20), withoutCompaction(), WithSync(SyncWriteOnly))
+	j, err := Open(context.Background(), dir, withSegmentSize(1<<20), withoutCompaction(), WithSync(SyncWriteOnly))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -618,7 +618,7 @@ func waitSpare(t *testing.T, j *Journal) {
 // rotations do not each rewrite a large state.
 func TestCompactionWaitsForTheLogToOutgrowTheSnapshot(t *testing.T) {
 	dir := t.TempDir()
-	j, err := Open(context.Background(), dir, WithSegmentSize(4096), withoutCompaction(), WithSync(SyncWriteOnly))
+	j, err := Open(context.Background(), dir, withSegmentSize(4096), withoutCompaction(), WithSync(SyncWriteOnly))
 	if err != nil {
 		t.Fatal(err)
 	}

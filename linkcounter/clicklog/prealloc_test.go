@@ -60,7 +60,7 @@ func TestZeroFillStops(t *testing.T) {
 // TestSpareHurriedAtThreeQuarters: the spare is asked for at half the open
 // segment and hurried at three quarters; the rotation clears the hurry.
 func TestSpareHurriedAtThreeQuarters(t *testing.T) {
-	j := mustJournal(t, t.TempDir(), WithSegmentSize(64<<10), withoutCompaction(), WithSync(SyncWriteOnly))
+	j := mustJournal(t, t.TempDir(), withSegmentSize(64<<10), withoutCompaction(), WithSync(SyncWriteOnly))
 	state := func() (size, limit int64, seq uint64, asked, hurried bool) {
 		j.wmu.Lock()
 		defer j.wmu.Unlock()

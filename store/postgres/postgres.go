@@ -54,7 +54,7 @@ type DB struct {
 type Option func(*DB)
 
 // WithWake makes h the hook told, after each commit that added webhook
-// deliveries, of their due time: the node's scheduler (expiry.Config.Wake)
+// deliveries, of their due time: the node's scheduler (schedule.Config.Wake)
 // runs them at once instead of at its next re-read; other nodes find them
 // at theirs.
 func WithWake(h *wake.Hook) Option { return func(db *DB) { db.notify = h } }

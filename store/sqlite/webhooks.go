@@ -17,7 +17,7 @@ import (
 // OnDeliveries sets the function the store's hook tells after a committed
 // write added webhook deliveries, with their due time. It is for a caller
 // that builds its scheduler after the store without a shared hook (tests);
-// a server passes WithWake at Open and expiry.Config.Wake instead.
+// a server passes WithWake at Open and schedule.Config.Wake instead.
 func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.Set(f) }
 
 // SetShortBase sets how the events of later writes name their link's

@@ -1,5 +1,5 @@
 // Package faultfile is a layer under the click log's segment files for the
-// tests of package clicklog and of its callers (clicklog.WithFileLayer): it
+// tests of package clicklog and of its callers (clicklogtest.WithFileLayer): it
 // counts syncs, can fail writes (as a full disk does), can stop every
 // write (as a killed process does), and simulates a power cut, which drops
 // every byte written since the last sync of each file. The files are real;

@@ -1,4 +1,4 @@
-package expiry_test
+package schedule_test
 
 import (
 	"context"
@@ -7,9 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/linkforge/linkforge/expiry"
-	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/internal/wake"
+	"github.com/linkforge/linkforge/schedule"
 )
 
 // lateWork is a kind of due work that becomes due when add is called, as
@@ -34,7 +33,7 @@ func (w *lateWork) NextDue(context.Context) (time.Time, bool, error) {
 	return w.due, !w.due.IsZero(), nil
 }
 
-func (w *lateWork) Claim(_ context.Context, c expiry.Claim) (int, error) {
+func (w *lateWork) Claim(_ context.Context, c schedule.Claim) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.due.IsZero() || w.due.After(c.Now) {
@@ -52,7 +51,7 @@ func TestWakeHook(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := new(wake.Hook)
 		w := &lateWork{}
-		mustStart(t, expiry.Config{Store: testdb.SQLite(t), Work: []expiry.Work{w}, Wake: h, PollInterval: time.Hour})
+		mustStart(t, schedule.Config{Work: []schedule.Work{w}, Wake: h, PollInterval: time.Hour})
 		synctest.Wait()
 		now := time.Now()
 		w.add(now)

@@ -17,6 +17,7 @@ import (
 	"github.com/linkforge/linkforge/expiry"
 	"github.com/linkforge/linkforge/internal/testdb"
 	"github.com/linkforge/linkforge/internal/testlog"
+	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/store/sqlite"
 )
 
@@ -39,7 +40,7 @@ func TestRetrySchedule(t *testing.T) {
 		}}
 		logs := &testlog.Buffer{}
 		reg := prometheus.NewRegistry()
-		sch := mustStart(t, expiry.Config{Store: s, Owner: "node-a", OnExpired: []expiry.Hook{rec.hook},
+		sch := mustStart(t, node{Store: s, Owner: "node-a", OnExpired: []expiry.Hook{rec.hook},
 			Logger: logs.Logger(), Registry: reg})
 
 		time.Sleep(10*time.Second + 200*time.Second)
@@ -151,7 +152,7 @@ func TestManyAlarmsWithRestarts(t *testing.T) {
 		// On SQLite under -race the 10,000 alarms took minutes: a quarter
 		// of them with a quarter of the batch keeps the alarms per batch,
 		// and so the full batches and the claims per second, the same.
-		n, batch := 10_000, expiry.DefaultBatchSize
+		n, batch := 10_000, schedule.DefaultBatchSize
 		if _, ok := s.(*sqlite.DB); ok && raceEnabled {
 			n, batch = n/4, batch/4
 		}
@@ -198,7 +199,7 @@ func TestManyAlarmsWithRestarts(t *testing.T) {
 		type pause struct{ from, to time.Time }
 		var pauses []pause
 		for round := 0; time.Since(start) < 90*time.Second; round++ {
-			sch := mustStart(t, expiry.Config{Store: s, Owner: fmt.Sprintf("node-%d", round),
+			sch := mustStart(t, node{Store: s, Owner: fmt.Sprintf("node-%d", round),
 				OnExpired: []expiry.Hook{rec.hook}, Resolution: resolution, BatchSize: batch})
 			time.Sleep(time.Duration(2000+rng.IntN(8000)) * time.Millisecond)
 			mustStop(t, sch)
@@ -209,7 +210,7 @@ func TestManyAlarmsWithRestarts(t *testing.T) {
 				pauses = append(pauses, p)
 			}
 		}
-		final := mustStart(t, expiry.Config{Store: s, Owner: "node-final", OnExpired: []expiry.Hook{rec.hook}, Resolution: resolution,
+		final := mustStart(t, node{Store: s, Owner: "node-final", OnExpired: []expiry.Hook{rec.hook}, Resolution: resolution,
 			BatchSize: batch})
 		time.Sleep(time.Minute)
 		synctest.Wait()
@@ -285,7 +286,7 @@ func TestEarlierAlarmFiresOnTime(t *testing.T) {
 		t0 := time.Now()
 		late := mustExpiringLink(t, s, tenant.ID, "late", t0.Add(60*time.Second))
 		rec := &recorder{}
-		sch := mustStart(t, expiry.Config{Store: s, OnExpired: []expiry.Hook{rec.hook}, PollInterval: 20 * time.Second})
+		sch := mustStart(t, node{Store: s, OnExpired: []expiry.Hook{rec.hook}, PollInterval: 20 * time.Second})
 		synctest.Wait() // armed at 60 s
 
 		time.Sleep(time.Second)
@@ -342,7 +343,7 @@ func TestCancelRacesHandler(t *testing.T) {
 		rs := &raceStore{Store: s, before: func() { move(during.Slug) }}
 		rec := &recorder{}
 		reg := prometheus.NewRegistry()
-		sch := mustStart(t, expiry.Config{Store: rs, OnExpired: []expiry.Hook{rec.hook}, Registry: reg})
+		sch := mustStart(t, node{Store: rs, OnExpired: []expiry.Hook{rec.hook}, Registry: reg})
 
 		time.Sleep(10*time.Second - time.Millisecond)
 		move(before.Slug)
@@ -397,7 +398,7 @@ func TestDeleteLinkDeletesAlarm(t *testing.T) {
 		rs := &raceStore{Store: s, before: func() { del(racing.Slug) }}
 		rec := &recorder{}
 		logs := &testlog.Buffer{}
-		mustStart(t, expiry.Config{Store: rs, OnExpired: []expiry.Hook{rec.hook}, Logger: logs.Logger()})
+		mustStart(t, node{Store: rs, OnExpired: []expiry.Hook{rec.hook}, Logger: logs.Logger()})
 
 		time.Sleep(5 * time.Second)
 		del(early.Slug)
@@ -431,7 +432,7 @@ func TestRestartFiresOverdue(t *testing.T) {
 		time.Sleep(30 * time.Second) // the node is down
 		rec := &recorder{}
 		startAt := time.Now()
-		mustStart(t, expiry.Config{Store: s, OnExpired: []expiry.Hook{rec.hook}})
+		mustStart(t, node{Store: s, OnExpired: []expiry.Hook{rec.hook}})
 		time.Sleep(time.Second)
 		synctest.Wait()
 		for _, l := range []linkforge.Link{overdue1, overdue2} {
@@ -471,7 +472,7 @@ func TestLeaseTakeover(t *testing.T) {
 		leaseEnd := time.Now().Add(lease)
 
 		rec := &recorder{}
-		mustStart(t, expiry.Config{Store: s, Owner: "node-b", OnExpired: []expiry.Hook{rec.hook}, Lease: lease})
+		mustStart(t, node{Store: s, Owner: "node-b", OnExpired: []expiry.Hook{rec.hook}, Lease: lease})
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		for _, l := range links {
@@ -521,12 +522,12 @@ func TestTwoNodesOnPostgres(t *testing.T) {
 
 		byNode := map[string]*recorder{"node-a": {}, "node-b": {}}
 		all := &recorder{}
-		var nodes []*expiry.Scheduler
+		var nodes []*schedule.Scheduler
 		for owner, st := range map[string]linkforge.Store{"node-a": a, "node-b": b} {
 			rec := byNode[owner]
 			// A small batch: a due second's alarms take several claims,
 			// which the two nodes race for.
-			nodes = append(nodes, mustStart(t, expiry.Config{Store: st, Owner: owner, BatchSize: 7,
+			nodes = append(nodes, mustStart(t, node{Store: st, Owner: owner, BatchSize: 7,
 				OnExpired: []expiry.Hook{rec.hook, all.hook}}))
 		}
 		time.Sleep(time.Minute)
@@ -554,7 +555,7 @@ func TestTwoNodesOnPostgres(t *testing.T) {
 			doomed = append(doomed, mustExpiringLink(t, a, tenant.ID, fmt.Sprintf("doomed-%d", i), t1.Add(5*time.Second)))
 		}
 		hanging := make(chan struct{}, len(doomed))
-		dying := mustStart(t, expiry.Config{Store: b, Owner: "node-b", Lease: lease,
+		dying := mustStart(t, node{Store: b, Owner: "node-b", Lease: lease,
 			OnExpired: []expiry.Hook{func(ctx context.Context, l linkforge.Link) error {
 				hanging <- struct{}{}
 				<-ctx.Done()
@@ -576,7 +577,7 @@ func TestTwoNodesOnPostgres(t *testing.T) {
 		}
 
 		heir := &recorder{}
-		mustStart(t, expiry.Config{Store: a, Owner: "node-a", Lease: lease, OnExpired: []expiry.Hook{heir.hook}})
+		mustStart(t, node{Store: a, Owner: "node-a", Lease: lease, OnExpired: []expiry.Hook{heir.hook}})
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		leaseEnd := t1.Add(5*time.Second + lease)
@@ -611,7 +612,7 @@ func TestStoreOutage(t *testing.T) {
 		l := mustExpiringLink(t, s, tenant.ID, "outage", due)
 		rec := &recorder{}
 		reg := prometheus.NewRegistry()
-		mustStart(t, expiry.Config{Store: &flakyStore{Store: s, n: 3}, OnExpired: []expiry.Hook{rec.hook}, Registry: reg})
+		mustStart(t, node{Store: &flakyStore{Store: s, n: 3}, OnExpired: []expiry.Hook{rec.hook}, Registry: reg})
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		// Claims at 10 s, then 1, 2 and 4 s after each failure.
@@ -651,7 +652,7 @@ func TestHookFailures(t *testing.T) {
 		rec := &recorder{}
 		logs := &testlog.Buffer{}
 		const lease = 30 * time.Second
-		mustStart(t, expiry.Config{Store: s, OnExpired: []expiry.Hook{first, rec.hook}, Lease: lease, Logger: logs.Logger()})
+		mustStart(t, node{Store: s, OnExpired: []expiry.Hook{first, rec.hook}, Lease: lease, Logger: logs.Logger()})
 		time.Sleep(time.Minute)
 		synctest.Wait()
 
@@ -686,76 +687,23 @@ func TestHookFailures(t *testing.T) {
 	})
 }
 
-// TestLifecycle checks Start and Stop in every order.
-func TestLifecycle(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := testdb.SQLite(t)
-		ctx := t.Context()
-
-		never, err := expiry.New(expiry.Config{Store: s})
-		if err != nil {
-			t.Fatalf("New: %v", err)
+// TestNewChecksConfig: the Alarms need a store and no nil hook, and
+// register their metrics once per registry.
+func TestNewChecksConfig(t *testing.T) {
+	s := testdb.SQLite(t)
+	for name, cfg := range map[string]expiry.Config{
+		"no store": {},
+		"nil hook": {Store: s, OnExpired: []expiry.Hook{nil}},
+	} {
+		if _, err := expiry.New(cfg); err == nil {
+			t.Errorf("New(%s) succeeded", name)
 		}
-		if err := never.Stop(ctx); err != nil {
-			t.Errorf("Stop before Start: %v", err)
-		}
-		if err := never.Stop(ctx); err != nil {
-			t.Errorf("second Stop before Start: %v", err)
-		}
-		if err := never.Start(ctx); err == nil {
-			t.Errorf("Start after Stop succeeded")
-		}
-		never.Reschedule(time.Now()) // harmless after Stop
-
-		sch, err := expiry.New(expiry.Config{Store: s})
-		if err != nil {
-			t.Fatalf("New: %v", err)
-		}
-		if err := sch.Start(ctx); err != nil {
-			t.Fatalf("Start: %v", err)
-		}
-		if err := sch.Start(ctx); err == nil {
-			t.Errorf("second Start succeeded")
-		}
-		if err := sch.Stop(ctx); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-		if err := sch.Stop(ctx); err != nil {
-			t.Errorf("second Stop: %v", err)
-		}
-		if sch.Owner() == "" {
-			t.Errorf("default Owner is empty")
-		}
-
-		for name, cfg := range map[string]expiry.Config{
-			"no store":       {},
-			"negative lease": {Store: s, Lease: -time.Second},
-			"nil hook":       {Store: s, OnExpired: []expiry.Hook{nil}},
-		} {
-			if _, err := expiry.New(cfg); err == nil {
-				t.Errorf("New(%s) succeeded", name)
-			}
-		}
-		reg := prometheus.NewRegistry()
-		if _, err := expiry.New(expiry.Config{Store: s, Registry: reg}); err != nil {
-			t.Fatalf("New with a registry: %v", err)
-		}
-		if _, err := expiry.New(expiry.Config{Store: s, Registry: reg}); err == nil {
-			t.Errorf("second New on the same registry succeeded: duplicate metrics went unnoticed")
-		}
-	})
-}
-
-func TestBackoff(t *testing.T) {
-	for retry, want := range map[int]time.Duration{1: 2 * time.Second, 2: 4 * time.Second, 3: 8 * time.Second,
-		4: 16 * time.Second, 5: 32 * time.Second, 6: 64 * time.Second} {
-		if got := expiry.Backoff(retry); got != want {
-			t.Errorf("Backoff(%d) = %v, want %v", retry, got, want)
-		}
-		for range 100 {
-			if got := expiry.JitteredBackoff(retry); got < want*9/10 || got > want*11/10 {
-				t.Errorf("JitteredBackoff(%d) = %v, want within 10 %% of %v", retry, got, want)
-			}
-		}
+	}
+	reg := prometheus.NewRegistry()
+	if _, err := expiry.New(expiry.Config{Store: s, Registry: reg}); err != nil {
+		t.Fatalf("New with a registry: %v", err)
+	}
+	if _, err := expiry.New(expiry.Config{Store: s, Registry: reg}); err == nil {
+		t.Errorf("second New on the same registry succeeded: duplicate metrics went unnoticed")
 	}
 }
