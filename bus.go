@@ -21,9 +21,13 @@ import (
 type Bus interface {
 	// PublishClicks tells the others this node's latest count of a bucket.
 	PublishClicks(c BucketCount)
-	// PublishInvalidate tells the others to drop slug from their link
-	// caches, after a create, an update or a delete through this node.
-	PublishInvalidate(slug string)
+	// PublishInvalidate tells the others to drop slug on the domain host
+	// ("": the public host) from their link caches, after a create, an
+	// update or a delete through this node.
+	PublishInvalidate(host, slug string)
+	// PublishDomain tells the others of a write of the domain host: they
+	// read their host tables again.
+	PublishDomain(host string)
 	// PublishExpired tells the others' dashboards that l has expired (and
 	// their caches to drop it). The expiry alarm runs on one node only.
 	PublishExpired(l Link)
@@ -40,8 +44,11 @@ type Bus interface {
 type BusHandler interface {
 	// PeerClicks is node's latest count of a bucket.
 	PeerClicks(node string, c BucketCount)
-	// PeerInvalidate drops slug from the local link cache.
-	PeerInvalidate(slug string)
+	// PeerInvalidate drops slug on the domain host ("": the public host)
+	// from the local link cache.
+	PeerInvalidate(host, slug string)
+	// PeerDomain is another node's write of the domain host.
+	PeerDomain(host string)
 	// PeerExpired reports that l has expired. l carries TenantID, ID, Slug,
 	// ExpiresAt and ExpiredAt only.
 	PeerExpired(l Link)
@@ -53,18 +60,6 @@ type BusHandler interface {
 	// are lost, so the handler drops what they could have changed (the
 	// whole link cache).
 	Resync()
-}
-
-// DomainBusHandler is a BusHandler that also hears of domains: a bus hands
-// these events to a handler that implements it, and the link
-// invalidations on a domain to PeerInvalidate otherwise (the slug on the
-// public host then, a harmless extra drop).
-type DomainBusHandler interface {
-	// PeerInvalidateOn drops slug on the domain host from the local link
-	// cache.
-	PeerInvalidateOn(host, slug string)
-	// PeerDomain is another node's write of the domain host.
-	PeerDomain(host string)
 }
 
 // DeliveryPublisher is a Bus that also tells the other nodes of webhook

@@ -76,7 +76,7 @@ func mustCarry(t *testing.T, url string, auth natsbus.Config) {
 	send.URL, send.Node = url, "sender"
 	sender := mustBus(t, send)
 	bustest.StartNode(t, sender)
-	sender.PublishInvalidate("a")
+	sender.PublishInvalidate("", "a")
 	rec.MustWaitEvents(t, 1)
 }
 

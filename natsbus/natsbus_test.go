@@ -111,7 +111,7 @@ func TestSubjects(t *testing.T) {
 
 	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
 	pub.PublishClicks(linkforge.BucketCount{TenantID: 3, LinkID: 7, Slug: "a", Bucket: bucket, Count: 1})
-	pub.PublishInvalidate("a")
+	pub.PublishInvalidate("", "a")
 	pub.PublishClicks(linkforge.BucketCount{TenantID: 4, LinkID: 8, Slug: "b", Bucket: bucket, Count: 2})
 	pub.PublishLink(linkforge.LinkEvent{Op: linkforge.LinkCreated, TenantID: 3, LinkID: 9, Slug: "c"})
 	pub.PublishExpired(linkforge.Link{ID: 7, TenantID: 3, Slug: "a"})
@@ -205,7 +205,7 @@ func TestStartsWithoutTheServer(t *testing.T) {
 	if b.Healthy() {
 		t.Error("healthy without a server")
 	}
-	b.PublishInvalidate("unsent")
+	b.PublishInvalidate("", "unsent")
 	deadline := time.Now().Add(bustest.Wait)
 	for bustest.Metric(t, reg, "linkforge_bus_events_dropped_total", "reason", "publish_failed") != 1 {
 		if time.Now().After(deadline) {
@@ -221,7 +221,7 @@ func TestStartsWithoutTheServer(t *testing.T) {
 	}
 	pub := mustBus(t, natsbus.Config{URL: srv.URL(), Node: "late"})
 	bustest.StartNode(t, pub)
-	pub.PublishInvalidate("after")
+	pub.PublishInvalidate("", "after")
 	rec.MustWaitEvents(t, 1)
 	if rec.Resynced() {
 		t.Error("a second Resync for the first connection")
@@ -277,7 +277,7 @@ func TestHealthOnASilentConnection(t *testing.T) {
 	rec.MustWaitResync(t)
 	pub := mustBus(t, natsbus.Config{URL: srv.URL(), Node: "publisher", Window: time.Millisecond})
 	bustest.StartNode(t, pub)
-	pub.PublishInvalidate("after")
+	pub.PublishInvalidate("", "after")
 	rec.MustWaitEvents(t, 1)
 	if !b.Healthy() {
 		t.Error("not healthy after hearing again")

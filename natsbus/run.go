@@ -60,11 +60,9 @@ func (b *Bus) heard() { b.heardAt.Store(time.Now().UnixNano()) }
 // PublishClicks queues this node's count of a bucket.
 func (b *Bus) PublishClicks(c linkforge.BucketCount) { b.queue.Put(buswire.Clicks(c)) }
 
-// PublishInvalidate queues an invalidation of slug.
-func (b *Bus) PublishInvalidate(slug string) { b.queue.Put(buswire.Invalidate(slug)) }
-
-// PublishInvalidateOn queues an invalidation of slug on the domain host.
-func (b *Bus) PublishInvalidateOn(host, slug string) { b.queue.Put(buswire.InvalidateOn(host, slug)) }
+// PublishInvalidate queues an invalidation of slug on the domain host
+// ("": the public host).
+func (b *Bus) PublishInvalidate(host, slug string) { b.queue.Put(buswire.Invalidate(host, slug)) }
 
 // PublishDomain queues a write of the domain host: the other nodes reload
 // their host tables.

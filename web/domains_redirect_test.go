@@ -177,12 +177,11 @@ func TestWarmDomainRedirectDoesNotAllocate(t *testing.T) {
 // at once.
 type relay struct{ to **clusterfeed.Feed }
 
-func (r relay) PublishInvalidate(slug string)         { (*r.to).PeerInvalidate(slug) }
-func (r relay) PublishInvalidateOn(host, slug string) { (*r.to).PeerInvalidateOn(host, slug) }
-func (r relay) PublishDomain(host string)             { (*r.to).PeerDomain(host) }
-func (r relay) PublishClicks(linkforge.BucketCount)   {}
-func (r relay) PublishExpired(linkforge.Link)         {}
-func (r relay) PublishLink(linkforge.LinkEvent)       {}
+func (r relay) PublishInvalidate(host, slug string) { (*r.to).PeerInvalidate(host, slug) }
+func (r relay) PublishDomain(host string)           { (*r.to).PeerDomain(host) }
+func (r relay) PublishClicks(linkforge.BucketCount) {}
+func (r relay) PublishExpired(linkforge.Link)       {}
+func (r relay) PublishLink(linkforge.LinkEvent)     {}
 
 // TestDomainWritesReachPeers: a domain written through one node, and a
 // link written on it, are seen by the other node's redirects at once

@@ -452,7 +452,7 @@ func (c clusterParts) invalidateHost(cache *linkcache.Cache) func(linkforge.Doma
 // clusterBus is the bus a node of a cluster runs (--bus): *postgres.Bus
 // or *natsbus.Bus, which pass the same conformance suite.
 type clusterBus interface {
-	clusterfeed.Bus
+	linkforge.Bus
 	linkforge.DeliveryPublisher
 	Start(context.Context) error
 	Stop(context.Context) error

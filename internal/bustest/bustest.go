@@ -122,7 +122,7 @@ func testDeliversEveryKind(t *testing.T, tr Transport) {
 		ExpiresAt: &expiresAt, ExpiredAt: &expiredAt}
 	a.PublishClicks(withTotal)
 	a.PublishClicks(noTotal)
-	a.PublishInvalidate("abc")
+	a.PublishInvalidate("", "abc")
 	a.PublishExpired(expired)
 	// Link writes: the second update of the same link within the window
 	// is coalesced with the first; writes that differ keep their order.
@@ -137,7 +137,7 @@ func testDeliversEveryKind(t *testing.T, tr Transport) {
 
 	// a's own events would have reached a before b's, which b sends only
 	// once it has a's: once a has b's event, it has had its chance.
-	b.PublishInvalidate("from-b")
+	b.PublishInvalidate("", "from-b")
 	recA.MustWaitEvents(t, 1)
 
 	recB.Lock()
@@ -179,7 +179,7 @@ func testOrderPerSender(t *testing.T, tr Transport) {
 	for i := range n {
 		slug := fmt.Sprint("s-", i)
 		wantSlugs = append(wantSlugs, slug)
-		pub.PublishInvalidate(slug)
+		pub.PublishInvalidate("", slug)
 		pub.PublishClicks(linkforge.BucketCount{TenantID: 3, LinkID: 1, Slug: "hot", Bucket: bucket.Add(time.Duration(i) * time.Minute), Count: int64(i + 1)})
 		op := []linkforge.LinkOp{linkforge.LinkCreated, linkforge.LinkUpdated, linkforge.LinkDeleted}[i%3]
 		e := linkforge.LinkEvent{Op: op, TenantID: 3, LinkID: int64(100 + i/3), Slug: fmt.Sprint("l-", i/3)}
@@ -213,17 +213,17 @@ func testCoalescesAndBoundsTheQueue(t *testing.T, tr Transport) {
 	bucket := time.Date(2026, 11, 30, 8, 1, 0, 0, time.UTC)
 	for n := int64(1); n <= 100; n++ {
 		pub.PublishClicks(linkforge.BucketCount{TenantID: 1, LinkID: 1, Slug: "hot", Bucket: bucket, Count: n, Total: 1000 + n, TotalKnown: true})
-		pub.PublishInvalidate("same")
+		pub.PublishInvalidate("", "same")
 	}
 	// 2 keys queued so far; 3 more fit, the last 2 do not.
 	pub.PublishClicks(linkforge.BucketCount{TenantID: 1, LinkID: 1, Slug: "hot", Bucket: bucket.Add(time.Minute), Count: 1})
 	for i := range 4 {
-		pub.PublishInvalidate(fmt.Sprint("other-", i))
+		pub.PublishInvalidate("", fmt.Sprint("other-", i))
 	}
 	StartNode(t, pub)
 	rec.MustWaitEvents(t, 5)
 	// A last event proves nothing more was on its way before it.
-	pub.PublishInvalidate("last")
+	pub.PublishInvalidate("", "last")
 	rec.MustWaitEvents(t, 6)
 	if err := pub.Stop(t.Context()); err != nil {
 		t.Fatal(err)
@@ -252,14 +252,14 @@ func testStop(t *testing.T, tr Transport) {
 	reg := prometheus.NewRegistry()
 	pub := tr.NewNode(t, NodeConfig{Node: "sender", Window: time.Hour, Registerer: reg})
 	StartNode(t, pub)
-	pub.PublishInvalidate("before-stop")
+	pub.PublishInvalidate("", "before-stop")
 	for i := range 2 {
 		if err := pub.Stop(t.Context()); err != nil {
 			t.Fatalf("Stop %d: %v", i+1, err)
 		}
 	}
 	rec.MustWaitEvents(t, 1)
-	pub.PublishInvalidate("after-stop")
+	pub.PublishInvalidate("", "after-stop")
 	if d := Metric(t, reg, "linkforge_bus_events_dropped_total", "reason", "stopped"); d != 1 {
 		t.Errorf("dropped (stopped) = %v, want 1", d)
 	}
@@ -302,7 +302,7 @@ func testOutage(t *testing.T, tr Transport) {
 	if pub.Healthy() {
 		t.Error("a node that does not listen reports healthy")
 	}
-	b.PublishInvalidate("before")
+	b.PublishInvalidate("", "before")
 	recA.MustWaitEvents(t, 1)
 	if recA.Resynced() {
 		t.Error("node a resynced twice for one start")
@@ -316,7 +316,7 @@ func testOutage(t *testing.T, tr Transport) {
 	// Publishing never blocks: these return at once, and what cannot be
 	// sent is counted.
 	for i := range 1000 {
-		b.PublishInvalidate(fmt.Sprint("during-", i))
+		b.PublishInvalidate("", fmt.Sprint("during-", i))
 	}
 	waitFor(t, "node b counts the events it could not send", func() bool {
 		return Metric(t, regB, "linkforge_bus_events_dropped_total", "reason", "publish_failed") > 0
@@ -330,7 +330,7 @@ func testOutage(t *testing.T, tr Transport) {
 		t.Errorf("reconnects = %v, want 1", got)
 	}
 	waitFor(t, "node b's invalidations reach node a again", func() bool {
-		b.PublishInvalidate("after")
+		b.PublishInvalidate("", "after")
 		time.Sleep(20 * time.Millisecond)
 		recA.Lock()
 		defer recA.Unlock()

@@ -52,7 +52,7 @@ func testCarriesDeliveries(t *testing.T, tr Transport) {
 	a.PublishDeliveries(second.Add(1200 * time.Millisecond))
 	StartNode(t, node)
 	// The last event proves nothing more was on its way before it.
-	node.PublishInvalidate("last")
+	node.PublishInvalidate("", "last")
 	recB.MustWaitEvents(t, 3)
 	recC.MustWaitEvents(t, 1)
 	// Stopped before its counter is read: a publisher counts a send once

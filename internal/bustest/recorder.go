@@ -20,7 +20,9 @@ const Wait = 30 * time.Second
 type Recorder struct {
 	mu      sync.Mutex
 	Clicks  []PeerClicks
-	Invalid []string
+	Invalid []string // the slugs of PeerInvalidate ("" for one on a domain)
+	On      []string // host/slug of each PeerInvalidate on a domain
+	Domains []string
 	Expired []linkforge.Link
 	Links   []linkforge.LinkEvent
 	changed chan struct{} // capacity 1: something arrived
@@ -41,8 +43,18 @@ func NewRecorder() *Recorder {
 func (r *Recorder) PeerClicks(node string, c linkforge.BucketCount) {
 	r.record(func() { r.Clicks = append(r.Clicks, PeerClicks{node, c}) })
 }
-func (r *Recorder) PeerInvalidate(slug string) {
-	r.record(func() { r.Invalid = append(r.Invalid, slug) })
+func (r *Recorder) PeerInvalidate(host, slug string) {
+	r.record(func() {
+		if host != "" {
+			// Counted among Invalid too, so that MustWaitEvents counts it.
+			r.On = append(r.On, host+"/"+slug)
+			slug = ""
+		}
+		r.Invalid = append(r.Invalid, slug)
+	})
+}
+func (r *Recorder) PeerDomain(host string) {
+	r.record(func() { r.Domains = append(r.Domains, host); r.Invalid = append(r.Invalid, "") })
 }
 func (r *Recorder) PeerExpired(l linkforge.Link) {
 	r.record(func() { r.Expired = append(r.Expired, l) })
@@ -171,7 +183,7 @@ func PublishLargest(b linkforge.Bus) {
 			Bucket: bucket, Count: 1<<40 + int64(i), Total: 1 << 50, TotalKnown: true})
 	}
 	for i := range LargestInvalidations {
-		b.PublishInvalidate(largestSlug(i))
+		b.PublishInvalidate("", largestSlug(i))
 	}
 }
 

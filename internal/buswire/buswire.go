@@ -125,16 +125,11 @@ func Clicks(c linkforge.BucketCount) (Event, error) {
 	return encode(Key{Kind: KindClicks, Link: c.LinkID, Bucket: e.Bucket}, e)
 }
 
-// Invalidate encodes an invalidation of slug.
-func Invalidate(slug string) (Event, error) {
-	return encode(Key{Kind: KindInvalidate, Slug: slug}, wireEvent{Type: KindInvalidate, Slug: slug})
-}
-
-// InvalidateOn encodes an invalidation of slug on the domain host; ""
-// is the public host.
-func InvalidateOn(host, slug string) (Event, error) {
+// Invalidate encodes an invalidation of slug on the domain host; "" is
+// the public host (the slug alone on the wire, as before domains).
+func Invalidate(host, slug string) (Event, error) {
 	if host == "" {
-		return Invalidate(slug)
+		return encode(Key{Kind: KindInvalidate, Slug: slug}, wireEvent{Type: KindInvalidate, Slug: slug})
 	}
 	return encode(Key{Kind: KindInvalidate, Slug: host + "/" + slug}, wireEvent{Type: KindInvalidate, Slug: slug, Host: host})
 }

@@ -81,15 +81,9 @@ func (r *Receiver) dispatch(node string, e wireEvent) bool {
 		}
 		r.Handler.PeerClicks(node, c)
 	case KindInvalidate:
-		if dh, ok := r.Handler.(linkforge.DomainBusHandler); ok && e.Host != "" {
-			dh.PeerInvalidateOn(e.Host, e.Slug)
-		} else {
-			r.Handler.PeerInvalidate(e.Slug)
-		}
+		r.Handler.PeerInvalidate(e.Host, e.Slug)
 	case KindDomain:
-		if dh, ok := r.Handler.(linkforge.DomainBusHandler); ok {
-			dh.PeerDomain(e.Host)
-		}
+		r.Handler.PeerDomain(e.Host)
 	case KindDeliveries:
 		if e.Due <= 0 {
 			r.Metrics.Dropped.WithLabelValues("malformed").Inc()

@@ -32,15 +32,6 @@ type Hub interface {
 	Expired(context.Context, linkforge.Link) error
 }
 
-// Bus is the cluster bus a Local speaks on: both buses (store/postgres,
-// natsbus) tell of link writes on a domain with its host, and of domain
-// writes.
-type Bus interface {
-	linkforge.Bus
-	PublishInvalidateOn(host, slug string)
-	PublishDomain(host string)
-}
-
 // LinkShower shows another node's link writes on this node's dashboards
 // (*links.Feed, which renders links as the API does).
 type LinkShower interface {
@@ -97,7 +88,6 @@ type Feed struct {
 
 var (
 	_ linkforge.BusHandler         = (*Feed)(nil)
-	_ linkforge.DomainBusHandler   = (*Feed)(nil)
 	_ linkforge.DeliveryBusHandler = (*Feed)(nil)
 )
 
@@ -131,14 +121,12 @@ func (f *Feed) show(node string, c linkforge.BucketCount) {
 	f.hub.ClicksChanged(f.counts.Merge(node, c, f.now()))
 }
 
-// PeerInvalidate is another node's write of a link on the public host.
-func (f *Feed) PeerInvalidate(slug string) { f.cache.Invalidate(linkforge.PublicDomainID, slug) }
-
-// PeerInvalidateOn is another node's write of a link on a domain. A host
-// this node does not know yet has nothing cached under it.
-func (f *Feed) PeerInvalidateOn(host, slug string) {
+// PeerInvalidate is another node's write of a link, on the domain host
+// ("": the public host). A host this node does not know yet has nothing
+// cached under it.
+func (f *Feed) PeerInvalidate(host, slug string) {
 	if host == "" {
-		f.PeerInvalidate(slug)
+		f.cache.Invalidate(linkforge.PublicDomainID, slug)
 		return
 	}
 	if d := f.cache.Host(context.Background(), host, f.now()); d != nil {
@@ -183,7 +171,7 @@ func (f *Feed) Resync() { f.cache.InvalidateAll() }
 
 // Local returns this node's side of f: what it tells the other nodes
 // through bus, under its id node.
-func (f *Feed) Local(node string, bus Bus) *Local {
+func (f *Feed) Local(node string, bus linkforge.Bus) *Local {
 	return &Local{feed: f, node: node, bus: bus}
 }
 
@@ -195,22 +183,21 @@ func (f *Feed) Local(node string, bus Bus) *Local {
 type Local struct {
 	feed *Feed
 	node string
-	bus  Bus
+	bus  linkforge.Bus
 }
 
 // Invalidate tells the other nodes to drop a link: by slug on the public
 // host, by host and slug on a domain (the id is this deployment's, the
 // host the bus's word for it).
 func (l *Local) Invalidate(domainID int64, slug string) {
-	if domainID == linkforge.PublicDomainID {
-		l.bus.PublishInvalidate(slug)
-		return
+	host := ""
+	if domainID != linkforge.PublicDomainID {
+		var ok bool
+		if host, ok = l.feed.cache.HostName(context.Background(), domainID); !ok {
+			return // the domain is gone, and its links with it
+		}
 	}
-	host, ok := l.feed.cache.HostName(context.Background(), domainID)
-	if !ok {
-		return // the domain is gone, and its links with it
-	}
-	l.bus.PublishInvalidateOn(host, slug)
+	l.bus.PublishInvalidate(host, slug)
 }
 
 // InvalidateHost tells the other nodes of a write of the domain host.

@@ -33,12 +33,11 @@ func (r *feedRecorder) Expired(_ context.Context, l linkforge.Link) error {
 	return nil
 }
 func (r *feedRecorder) PublishClicks(c linkforge.BucketCount) { r.published = append(r.published, c) }
-func (r *feedRecorder) PublishInvalidate(slug string)         { r.invalidated = append(r.invalidated, slug) }
-func (r *feedRecorder) PublishExpired(l linkforge.Link)       { r.pubExpired = append(r.pubExpired, l.Slug) }
-func (r *feedRecorder) PublishInvalidateOn(host, slug string) {
+func (r *feedRecorder) PublishInvalidate(host, slug string) {
 	r.invalidated = append(r.invalidated, host+"/"+slug)
 }
-func (r *feedRecorder) PublishDomain(host string) { r.invalidated = append(r.invalidated, host) }
+func (r *feedRecorder) PublishExpired(l linkforge.Link) { r.pubExpired = append(r.pubExpired, l.Slug) }
+func (r *feedRecorder) PublishDomain(host string)       { r.invalidated = append(r.invalidated, host) }
 func (r *feedRecorder) PublishLink(linkforge.LinkEvent) {
 	panic("the feed never publishes link writes")
 }
@@ -102,7 +101,7 @@ func TestClusterFeed(t *testing.T) {
 	local.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 3, Total: 10, TotalKnown: true})
 	f.PeerClicks("other", linkforge.BucketCount{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 4, Total: 12, TotalKnown: true})
 	local.ClicksChanged(linkforge.BucketCount{TenantID: 1, LinkID: 7, Slug: "abc", Bucket: bucket, Count: 5, Total: 12, TotalKnown: true})
-	f.PeerInvalidate("moved")
+	f.PeerInvalidate("", "moved")
 	f.PeerExpired(linkforge.Link{ID: 8, TenantID: 1, Slug: "gone"})
 	peerSeen := target(t, cache, "moved") + " " + target(t, cache, "gone")
 	unheard := target(t, cache, "later")
@@ -129,7 +128,7 @@ func TestClusterFeed(t *testing.T) {
 		{"peers' invalidations reach the cache", peerSeen, "https://example.com/new https://example.com/new"},
 		{"an unheard write is not seen", stale + " " + unheard, "https://example.com/old https://example.com/old"},
 		{"a resync empties the cache", target(t, cache, "later"), "https://example.com/new"},
-		{"this node's invalidations told the others", fmt.Sprint(rec.invalidated), "[mine]"},
+		{"this node's invalidations told the others", fmt.Sprint(rec.invalidated), "[/mine]"},
 		{"expiries shown", fmt.Sprint(rec.expired), "[gone]"},
 		{"expiries published", fmt.Sprint(rec.pubExpired), "[mine]"},
 	}

@@ -184,7 +184,7 @@ func TestBusListenerResumesAfterRestart(t *testing.T) {
 		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond}, true)
 	rec.MustWaitResync(t)
 	pub := mustBus(t, db, postgres.BusConfig{Node: "publisher"}, true)
-	pub.PublishInvalidate("before")
+	pub.PublishInvalidate("", "before")
 	rec.MustWaitEvents(t, 1)
 
 	srv.Stop()
@@ -196,7 +196,7 @@ func TestBusListenerResumesAfterRestart(t *testing.T) {
 	if got := bustest.Metric(t, reg, "linkforge_bus_listening"); got != 1 {
 		t.Errorf("listening = %v after the reconnection, want 1", got)
 	}
-	pub.PublishInvalidate("after")
+	pub.PublishInvalidate("", "after")
 	rec.MustWaitEvents(t, 2)
 	rec.Lock()
 	defer rec.Unlock()
@@ -228,7 +228,8 @@ func TestNewBusRefusesBadConfig(t *testing.T) {
 type countingHandler struct{ n atomic.Int64 }
 
 func (h *countingHandler) PeerClicks(string, linkforge.BucketCount) { h.n.Add(1) }
-func (h *countingHandler) PeerInvalidate(string)                    { h.n.Add(1) }
+func (h *countingHandler) PeerInvalidate(string, string)            { h.n.Add(1) }
+func (h *countingHandler) PeerDomain(string)                        { h.n.Add(1) }
 func (h *countingHandler) PeerExpired(linkforge.Link)               { h.n.Add(1) }
 func (h *countingHandler) PeerLink(linkforge.LinkEvent)             { h.n.Add(1) }
 func (h *countingHandler) Resync()                                  {}
@@ -391,7 +392,7 @@ func TestBusPingsAQuietConnection(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	pub := mustBus(t, db, postgres.BusConfig{Node: "publisher"}, true)
-	pub.PublishInvalidate("after-pings")
+	pub.PublishInvalidate("", "after-pings")
 	rec.MustWaitEvents(t, 1)
 	if got := bustest.Metric(t, reg, "linkforge_bus_listener_reconnects_total"); got != 0 {
 		t.Errorf("reconnects = %v after pings, want 0", got)
