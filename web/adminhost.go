@@ -38,13 +38,13 @@ func (s *Server) publicHostOnly(path string, h echo.HandlerFunc) echo.HandlerFun
 	}
 	api := strings.HasPrefix(path, apiPrefix+"/")
 	return func(c echo.Context) error {
-		d := s.requestDomain(c, s.now())
+		d := s.redirects.RequestDomain(c, s.now())
 		if d == nil {
 			return h(c)
 		}
 		if api {
 			return echo.ErrNotFound
 		}
-		return s.notFoundOn(c, d)
+		return s.redirects.NotFoundOn(c, d)
 	}
 }

@@ -12,7 +12,6 @@
 package web
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +40,7 @@ import (
 	"github.com/linkforge/linkforge/oidclogin"
 	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
+	"github.com/linkforge/linkforge/redirect"
 	"github.com/linkforge/linkforge/visitor"
 )
 
@@ -201,7 +201,7 @@ type Config struct {
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
-const DefaultRootURL = "/dashboard"
+const DefaultRootURL = redirect.DefaultRootURL
 
 // PeerInvalidator tells the other nodes of a cluster to drop a slug from
 // their link caches. linkforge.Bus implements it. It must not block: it is
@@ -210,29 +210,21 @@ type PeerInvalidator interface {
 	PublishInvalidate(slug string)
 }
 
-// ExhaustionChecker tells, without counting a click, whether a link's
-// MaxClicks is reached (*linkcounter.Counter does). The redirect
-// handler asks it on HEAD, so that a link preview never shows the target of
-// an exhausted link.
-type ExhaustionChecker interface {
-	Exhausted(l *linkforge.Link) bool
-}
-
-// SkipRecorder keeps a metric of the redirects that are not counted
-// (*linkcounter.Counter does) (HEAD requests, link previews and
-// crawlers), so that operators can see the traffic that is not clicks.
-type SkipRecorder interface {
-	Skipped(reason string)
-}
+// ExhaustionChecker and SkipRecorder are the redirect handler's
+// (package redirect), for Config.
+type (
+	ExhaustionChecker = redirect.ExhaustionChecker
+	SkipRecorder      = redirect.SkipRecorder
+)
 
 // Server serves LinkForge's HTTP interface. It is an http.Handler.
 type Server struct {
-	echo      *echo.Echo
-	store     Store
-	counter   linkforge.ClickCounter
-	exhausted ExhaustionChecker // nil: HEAD does not ask
-	skipped   SkipRecorder      // nil: uncounted redirects are not told
-	readiness ReadinessChecker  // nil: /readyz reports no journal
+	echo  *echo.Echo
+	store Store
+	// redirects answers the short links, GET / and the password form
+	// (package redirect).
+	redirects *redirect.Handler
+	readiness ReadinessChecker // nil: /readyz reports no journal
 
 	// tls is /readyz's certificates' state; nil: none (--tls off).
 	tls func() TLSReadiness
@@ -258,24 +250,18 @@ type Server struct {
 	// on the other nodes'; nil: nobody to tell (linkfeed.go).
 	linkFeed  LinkFeed
 	announcer LinkAnnouncer
-	// classifier classifies counted clicks; nil: they carry the default
-	// dimensions.
-	classifier *classify.Classifier
-	visitors   *visitor.Hasher // Config.Visitors
 	// publicOrigin is PublicURL, the origin the live feed admits besides
 	// the request's own.
 	publicOrigin *url.URL
 
 	// liveLimiter limits the live feed's upgrades, apart from limiter.
 	liveLimiter *tokenLimiter
-	// rootLocation is the Location of GET /; notFoundLocation that of an
-	// unknown slug, nil for the 404 page. Built once: see redirect.go.
-	rootLocation, notFoundLocation []string
 	// apiRoutes are the admin API's routes, for apiNotFound.
 	apiRoutes []apiRoute
 	// getOnly are the paths without parameters that answer only GET and
 	// HEAD (the favicon, the dashboard's pages and assets): a POST to one
-	// reaches unlock through echo's /:slug fallback, which answers it 405.
+	// reaches the unlock through echo's /:slug fallback, which answers it
+	// 405 (redirect.Config.GetOnly).
 	getOnly map[string]bool
 	// dbDown is the database's state as /readyz last saw it.
 	dbDown atomic.Bool
@@ -284,12 +270,10 @@ type Server struct {
 	peerHealth linkcache.PeerHealth
 
 	// passwordParams hash new link passwords; passwordSlots bounds the
-	// hashes and verifications running at once (each holds Memory KiB);
-	// guesses limits wrong passwords per link and client (password.go).
-	passwordParams  password.Params
-	passwordSlots   *password.Slots
-	guesses         *password.Limiter
-	passwordMetrics passwordMetrics
+	// hashes and the unlocks' verifications running at once (each holds
+	// Memory KiB; password.go).
+	passwordParams password.Params
+	passwordSlots  *password.Slots
 	// hashHook, set by tests only, runs inside each hash's slot.
 	hashHook func()
 	// writeTimeout: see Config.WriteTimeout.
@@ -369,7 +353,6 @@ func New(cfg Config) (*Server, error) {
 func newServer(cfg Config) *Server {
 	s := &Server{
 		store:     cfg.Store,
-		counter:   cfg.Counter,
 		logger:    cfg.Logger,
 		now:       cfg.Now,
 		registry:  cfg.Registry,
@@ -380,8 +363,6 @@ func newServer(cfg Config) *Server {
 		// webhooks (webhooks.go)
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		peers:               cfg.Peers,
-		exhausted:           cfg.Exhaustion,
-		skipped:             cfg.Skips,
 		readiness:           cfg.Readiness,
 		peerHealth:          cfg.PeerHealth,
 		tls:                 cfg.TLS,
@@ -390,16 +371,10 @@ func newServer(cfg Config) *Server {
 		announcer:           cfg.Announcer,
 
 		publicOrigin: cfg.PublicURL,
-		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
-		classifier:   cfg.Classifier,
-		visitors:     cfg.Visitors,
 		quota:        cfg.Quota,
 		writeTimeout: cfg.WriteTimeout,
 
 		adminOnDomains: cfg.AdminOnDomains,
-	}
-	if cfg.NotFoundURL != "" {
-		s.notFoundLocation = []string{cfg.NotFoundURL}
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -425,6 +400,13 @@ func (s *Server) initServices(cfg Config) error {
 			SelfHosts: s.selfHosts, PeerHealth: cfg.PeerHealth, Registerer: s.registry, Logger: s.logger, Now: s.now}); err != nil {
 			return fmt.Errorf("web: %w", err)
 		}
+	}
+	if s.redirects, err = redirect.New(redirect.Config{Cache: s.cache, Counter: cfg.Counter, Exhaustion: cfg.Exhaustion,
+		Skips: cfg.Skips, Classifier: cfg.Classifier, Visitors: cfg.Visitors, Slots: s.passwordSlots,
+		PublicURL: cfg.PublicURL, RootURL: cfg.RootURL, NotFoundURL: cfg.NotFoundURL,
+		APINotFound: s.apiNotFound, GetOnly: func(path string) bool { return s.getOnly[path] },
+		Logger: s.logger, Registerer: s.registry, Now: s.now}); err != nil {
+		return fmt.Errorf("web: %w", err)
 	}
 	if s.links, err = s.newLinkService(cfg); err != nil {
 		return err
@@ -475,9 +457,6 @@ func (s *Server) initLimiters(cfg Config) error {
 func (s *Server) initMetrics() error {
 	var err error
 	if s.metrics, err = newHTTPMetrics(s.registry); err != nil {
-		return err
-	}
-	if s.passwordMetrics, err = newPasswordMetrics(s.registry); err != nil {
 		return err
 	}
 	for _, c := range []prometheus.Collector{
@@ -555,13 +534,13 @@ func (s *Server) routes() {
 	s.echo = e
 
 	r := &router{s: s, e: e}
-	r.getHead("/", s.root)
+	r.getHead("/", s.redirects.Root)
 	r.getHead("/favicon.ico", s.favicon)
 	r.getHead(pathVerificationAnswer, s.verificationAnswer) // verify.go
-	r.getHead("/:slug", s.redirect)
-	// The password form's post (password.go): a small form body, read
-	// within its own limit.
-	r.add(http.MethodPost, "/:slug", true, s.unlock)
+	r.getHead("/:slug", s.redirects.Redirect)
+	// The password form's post (redirect/password.go): a small form body,
+	// read within its own limit.
+	r.add(http.MethodPost, "/:slug", true, s.redirects.Unlock)
 	s.apiRouteTable(r)
 	r.getHead(pathOpenAPI, s.openAPI)
 	r.getHead("/healthz", s.healthz)
@@ -754,19 +733,6 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathStatsExport:   {"from", "to", "traffic"},
 }
 
-// root answers GET / with a redirect to the configured root URL (by
-// default the dashboard), so that a newcomer opening the server's address
-// lands somewhere useful.
-func (s *Server) root(c echo.Context) error {
-	h := c.Response().Header()
-	h["Location"] = s.rootLocation
-	if d := s.requestDomain(c, s.now()); d != nil && d.Verified && d.Root != nil {
-		h["Location"] = d.Root
-	}
-	h["Cache-Control"] = cacheControlPrivate
-	return c.NoContent(http.StatusFound)
-}
-
 // apiNotFound answers a GET or HEAD under /api/ that echo's router handed
 // to the redirect handler: echo prefers its /:slug fallback to a 405, so a
 // path that exists for other methods (GET /api/v1/alarms/1/retry) is told
@@ -786,26 +752,6 @@ func (s *Server) apiNotFound(c echo.Context) error {
 	return echo.ErrMethodNotAllowed
 }
 
-// notFound answers an unknown slug: a redirect to the configured not-found
-// URL, or the 404 page.
-func (s *Server) notFound(c echo.Context) error {
-	if s.notFoundLocation == nil {
-		return s.writePage(c, &pageNotFound)
-	}
-	return s.redirectNotFound(c, s.notFoundLocation)
-}
-
-// redirectNotFound answers an unknown slug with a 302 to location.
-func (s *Server) redirectNotFound(c echo.Context, location []string) error {
-	w := c.Response()
-	h := w.Header()
-	h["Location"] = location
-	// The slug may be created a moment later: never cached.
-	h["Cache-Control"] = cacheControlPrivate
-	w.WriteHeader(http.StatusFound)
-	return nil
-}
-
 // blob answers 200 with body and its Content-Length, so that a HEAD answer,
 // which has no body, still tells the size: net/http computes it by itself
 // only for bodies that fit its 2 KiB buffer.
@@ -819,3 +765,8 @@ func blob(c echo.Context, contentType string, body []byte) error {
 func (s *Server) CompactCache() (kept, dropped int) {
 	return s.cache.Compact(s.now().Add(-linkcache.CompactKeep))
 }
+
+// Visitors returns the visitor hasher of Config.Visitors (nil when none):
+// the scheduler runs its daily destruction of old keys (visitor.Hasher is
+// an expiry.Work).
+func (s *Server) Visitors() *visitor.Hasher { return s.redirects.Visitors() }
