@@ -22,7 +22,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -224,19 +223,13 @@ type Server struct {
 	// redirects answers the short links, GET / and the password form
 	// (package redirect).
 	redirects *redirect.Handler
-	readiness ReadinessChecker // nil: /readyz reports no journal
-
-	// tls is /readyz's certificates' state; nil: none (--tls off).
-	tls func() TLSReadiness
-	// tlsHostState is Config.TLSHostState; nil: every host's is off.
-	tlsHostState func(host string) string
+	// ready is what /readyz reports (ops.go).
+	ready readyState
 
 	logger    *slog.Logger
 	now       func() time.Time
 	cache     *linkcache.Cache
-	limiter   *tokenLimiter
 	metrics   *httpMetrics
-	registry  *prometheus.Registry
 	shortBase string   // PublicURL without a trailing slash; short_url = shortBase + "/" + slug
 	selfHosts []string // PublicURL's host, for the redirect-loop check
 	live      LiveFeed // nil: GET /api/v1/live answers 503
@@ -254,20 +247,11 @@ type Server struct {
 	// the request's own.
 	publicOrigin *url.URL
 
-	// liveLimiter limits the live feed's upgrades, apart from limiter.
-	liveLimiter *tokenLimiter
-	// apiRoutes are the admin API's routes, for apiNotFound.
-	apiRoutes []apiRoute
-	// getOnly are the paths without parameters that answer only GET and
-	// HEAD (the favicon, the dashboard's pages and assets): a POST to one
-	// reaches the unlock through echo's /:slug fallback, which answers it
-	// 405 (redirect.Config.GetOnly).
-	getOnly map[string]bool
-	// dbDown is the database's state as /readyz last saw it.
-	dbDown atomic.Bool
-	// peerHealth is the cluster bus's health, for /readyz; nil: a single
-	// node.
-	peerHealth linkcache.PeerHealth
+	// limits are the limits on clients: the admin API's and the live
+	// feed's per token, the sign-in guesses'.
+	limits clientLimits
+	// table is what the route table tells the handlers.
+	table routeTable
 
 	// passwordParams hash new link passwords; passwordSlots bounds the
 	// hashes and the unlocks' verifications running at once (each holds
@@ -278,8 +262,6 @@ type Server struct {
 	hashHook func()
 	// writeTimeout: see Config.WriteTimeout.
 	writeTimeout time.Duration
-	// adminOnDomains: see Config.AdminOnDomains.
-	adminOnDomains bool
 
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
 
@@ -293,10 +275,8 @@ type Server struct {
 	// verifier fetches the domains' verification URLs (verify.go).
 	verifier *domain.Verifier
 
-	// people signs users in (signin.go, session.go); logins limits
-	// sign-in guesses per account and per client address.
+	// people signs users in (signin.go, session.go).
 	people *people.Service
-	logins *password.Limiter
 	// sso is the OpenID Connect sign-in (oidc.go); nil: not configured.
 	sso *oidclogin.Login
 }
@@ -334,6 +314,9 @@ func New(cfg Config) (*Server, error) {
 		(cfg.PublicURL.Scheme != "http" && cfg.PublicURL.Scheme != "https") {
 		return nil, fmt.Errorf("web: Config.PublicURL must be an absolute http(s) URL, got %v", cfg.PublicURL)
 	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
 	s := newServer(cfg)
 	if err := s.initServices(cfg); err != nil {
 		return nil, err
@@ -341,10 +324,10 @@ func New(cfg Config) (*Server, error) {
 	if err := s.initLimiters(cfg); err != nil {
 		return nil, err
 	}
-	if err := s.initMetrics(); err != nil {
+	if err := s.initMetrics(cfg.Registry); err != nil {
 		return nil, err
 	}
-	s.routes()
+	s.routes(cfg)
 	return s, nil
 }
 
@@ -355,7 +338,6 @@ func newServer(cfg Config) *Server {
 		store:     cfg.Store,
 		logger:    cfg.Logger,
 		now:       cfg.Now,
-		registry:  cfg.Registry,
 		shortBase: strings.TrimSuffix(cfg.PublicURL.String(), "/"),
 		selfHosts: []string{selfHost(cfg.PublicURL)},
 		live:      cfg.Live,
@@ -363,18 +345,14 @@ func newServer(cfg Config) *Server {
 		// webhooks (webhooks.go)
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		peers:               cfg.Peers,
-		readiness:           cfg.Readiness,
-		peerHealth:          cfg.PeerHealth,
-		tls:                 cfg.TLS,
-		tlsHostState:        cfg.TLSHostState,
-		linkFeed:            cfg.LinkFeed,
-		announcer:           cfg.Announcer,
+		ready: readyState{journal: cfg.Readiness, bus: cfg.PeerHealth, tls: cfg.TLS,
+			tlsHost: cfg.TLSHostState},
+		linkFeed:  cfg.LinkFeed,
+		announcer: cfg.Announcer,
 
 		publicOrigin: cfg.PublicURL,
 		quota:        cfg.Quota,
 		writeTimeout: cfg.WriteTimeout,
-
-		adminOnDomains: cfg.AdminOnDomains,
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -383,9 +361,6 @@ func newServer(cfg Config) *Server {
 	s.imports = newImportGate(cfg.MaxConcurrentImports)
 	if s.now == nil {
 		s.now = time.Now
-	}
-	if s.registry == nil {
-		s.registry = prometheus.NewRegistry()
 	}
 	return s
 }
@@ -397,15 +372,15 @@ func (s *Server) initServices(cfg Config) error {
 	var err error
 	if s.cache = cfg.Cache; s.cache == nil {
 		if s.cache, err = linkcache.New(linkcache.Config{Store: cfg.Store, Size: cfg.CacheSize, Bytes: cfg.CacheBytes,
-			SelfHosts: s.selfHosts, PeerHealth: cfg.PeerHealth, Registerer: s.registry, Logger: s.logger, Now: s.now}); err != nil {
+			SelfHosts: s.selfHosts, PeerHealth: cfg.PeerHealth, Registerer: cfg.Registry, Logger: s.logger, Now: s.now}); err != nil {
 			return fmt.Errorf("web: %w", err)
 		}
 	}
 	if s.redirects, err = redirect.New(redirect.Config{Cache: s.cache, Counter: cfg.Counter, Exhaustion: cfg.Exhaustion,
 		Skips: cfg.Skips, Classifier: cfg.Classifier, Visitors: cfg.Visitors, Slots: s.passwordSlots,
 		PublicURL: cfg.PublicURL, RootURL: cfg.RootURL, NotFoundURL: cfg.NotFoundURL,
-		APINotFound: s.apiNotFound, GetOnly: func(path string) bool { return s.getOnly[path] },
-		Logger: s.logger, Registerer: s.registry, Now: s.now}); err != nil {
+		APINotFound: s.apiNotFound, GetOnly: func(path string) bool { return s.table.getOnly[path] },
+		Logger: s.logger, Registerer: cfg.Registry, Now: s.now}); err != nil {
 		return fmt.Errorf("web: %w", err)
 	}
 	if s.links, err = s.newLinkService(cfg); err != nil {
@@ -432,7 +407,7 @@ func (s *Server) initServices(cfg Config) error {
 // token bucket (cfg.RateLimit and RateBurst, or their defaults) and the live
 // feed's.
 func (s *Server) initLimiters(cfg Config) error {
-	s.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
+	s.limits.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -445,18 +420,18 @@ func (s *Server) initLimiters(cfg Config) error {
 		burst = max(1, int(limit+0.999999))
 	}
 	var err error
-	if s.limiter, err = newTokenLimiter(limit, burst, s.now); err != nil {
+	if s.limits.api, err = newTokenLimiter(limit, burst, s.now); err != nil {
 		return err
 	}
-	s.liveLimiter, err = newLiveLimiter(cfg, s.now)
+	s.limits.live, err = newLiveLimiter(cfg, s.now)
 	return err
 }
 
 // initMetrics registers the server's metrics on its registry, and Go's and
 // the process's unless they are there already.
-func (s *Server) initMetrics() error {
+func (s *Server) initMetrics(reg *prometheus.Registry) error {
 	var err error
-	if s.metrics, err = newHTTPMetrics(s.registry); err != nil {
+	if s.metrics, err = newHTTPMetrics(reg); err != nil {
 		return err
 	}
 	for _, c := range []prometheus.Collector{
@@ -465,7 +440,7 @@ func (s *Server) initMetrics() error {
 	} {
 		// cmd or another Server may have registered them on a shared
 		// registry already; one copy is what we want.
-		if err := s.registry.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+		if err := reg.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 			return fmt.Errorf("web: register collector: %w", err)
 		}
 	}
@@ -521,7 +496,7 @@ const (
 	pathImport    = apiPrefix + "/import"
 )
 
-func (s *Server) routes() {
+func (s *Server) routes(cfg Config) {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -533,7 +508,7 @@ func (s *Server) routes() {
 	e.HTTPErrorHandler = s.routerError
 	s.echo = e
 
-	r := &router{s: s, e: e}
+	r := &router{s: s, e: e, adminOnDomains: cfg.AdminOnDomains}
 	r.getHead("/", s.redirects.Root)
 	r.getHead("/favicon.ico", s.favicon)
 	r.getHead(pathVerificationAnswer, s.verificationAnswer) // verify.go
@@ -545,7 +520,7 @@ func (s *Server) routes() {
 	r.getHead(pathOpenAPI, s.openAPI)
 	r.getHead("/healthz", s.healthz)
 	r.getHead("/readyz", s.readyz)
-	r.getHead("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
+	r.getHead("/metrics", echo.WrapHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	})))
 	r.getHead("/dashboard", s.dashboardAsset)
@@ -570,7 +545,7 @@ func (s *Server) routes() {
 		r.getHead(p, s.ticketPage)
 		r.add(http.MethodPost, p, true, s.setPassword)
 	}
-	s.getOnly = getOnlyPaths(e.Routes())
+	s.table.getOnly = getOnlyPaths(e.Routes())
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
 	// reach the redirect handler anyway (echo's router falls back to
@@ -641,6 +616,29 @@ func (s *Server) apiRouteTable(r *router) {
 type router struct {
 	s *Server
 	e *echo.Echo
+	// adminOnDomains: see Config.AdminOnDomains (adminhost.go).
+	adminOnDomains bool
+}
+
+// routeTable is what the route table tells the handlers once registered.
+type routeTable struct {
+	// api are the admin API's routes, for apiNotFound.
+	api []apiRoute
+	// getOnly are the paths without parameters that answer only GET and
+	// HEAD (the favicon, the dashboard's pages and assets): a POST to one
+	// reaches the unlock through echo's /:slug fallback, which answers it
+	// 405 (redirect.Config.GetOnly).
+	getOnly map[string]bool
+}
+
+// clientLimits are the Server's limits on clients.
+type clientLimits struct {
+	// api is the admin API's per token, live the live feed's upgrades'
+	// (auth.go).
+	api, live *tokenLimiter
+	// logins limits sign-in guesses per account and per client address
+	// (signin.go).
+	logins *password.Limiter
 }
 
 // add registers one route. Routes that take no body answer without
@@ -661,9 +659,9 @@ func (r *router) add(method, path string, takesBody bool, h echo.HandlerFunc, mw
 	if !takesBody {
 		h = ignoreBody(h)
 	}
-	h = r.s.publicHostOnly(path, h) // adminhost.go
+	h = r.s.publicHostOnly(path, r.adminOnDomains, h) // adminhost.go
 	if strings.HasPrefix(path, apiPrefix+"/") {
-		r.s.apiRoutes = append(r.s.apiRoutes, apiRoute{method, strings.Split(path, "/")})
+		r.s.table.api = append(r.s.table.api, apiRoute{method, strings.Split(path, "/")})
 	}
 	r.e.Add(method, path, r.s.instrument(h))
 }
@@ -740,7 +738,7 @@ var apiQuery = map[string][]string{
 func (s *Server) apiNotFound(c echo.Context) error {
 	path := strings.Split(c.Request().URL.Path, "/")
 	var allow []string
-	for _, r := range s.apiRoutes {
+	for _, r := range s.table.api {
 		if r.matches(path) && !slices.Contains(allow, r.method) {
 			allow = append(allow, r.method)
 		}

@@ -106,7 +106,7 @@ func (s *Server) login(c echo.Context) error {
 	// The account's key has no address; the client's no account (link 0).
 	keys := []password.Key{password.KeyFor(-int64(h.Sum64()>>1)-1, netip.Addr{}), password.KeyFor(0, s.redirects.ClientAddr(req))}
 	for _, k := range keys {
-		if wait, ok := s.logins.Begin(k, now); !ok {
+		if wait, ok := s.limits.logins.Begin(k, now); !ok {
 			c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
 			return redirect.WriteForm(c, s.loginForm(&formLoginTooMany, &formLoginTooManySSO))
 		}
@@ -119,7 +119,7 @@ func (s *Server) login(c echo.Context) error {
 		return err
 	}
 	for _, k := range keys {
-		s.logins.Succeeded(k, now)
+		s.limits.logins.Succeeded(k, now)
 	}
 	return s.signedIn(c, ns)
 }
