@@ -101,7 +101,7 @@ func (rd *Handler) Unlock(c echo.Context) error {
 	slug := c.Param("slug")
 	req := c.Request()
 	// Every answer before the form is read does not need it: like the
-	// routes without a body (ignoreBody), it is given at once, on a
+	// routes without a body (web's ignoreBody), it is given at once, on a
 	// connection closed afterwards.
 	skipBody := func() {
 		if req.ContentLength != 0 {

@@ -113,10 +113,11 @@ type Handler struct {
 	guesses *password.Limiter
 	metrics passwordMetrics
 	// shortBase is PublicURL without a trailing slash (ogcard.go);
-	// httpsHost its host when it is https, else "" (unlock.go).
+	// httpsPublic its host when it is https, else "" (unlock.go).
 	shortBase, httpsPublic string
 	// rootLocation is the Location of GET /; notFoundLocation that of an
-	// unknown slug, nil for the 404 page. Built once: see WritePage.
+	// unknown slug, nil for the 404 page. Built once: see the header values
+	// in pages.go.
 	rootLocation, notFoundLocation []string
 	apiNotFound                    echo.HandlerFunc
 	getOnly                        func(path string) bool

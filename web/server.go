@@ -1,9 +1,10 @@
-// Package web is LinkForge's HTTP server: the redirect handler on the hot
-// path (GET/HEAD /{slug}, served from an in-process link cache), the admin
-// API under /api/v1 (bearer tokens, one tenant per token, JSON in and
-// application/problem+json errors out), and the operational endpoints
-// (/healthz, /readyz, /metrics, /api/v1/openapi.json) and the live dashboard
-// (/dashboard and its WebSocket feed, /api/v1/live).
+// Package web is LinkForge's HTTP server: its route table, which mounts
+// the hot path's handlers (package redirect: GET/HEAD /{slug} and GET /,
+// served from the link cache), the admin API under /api/v1 (bearer
+// tokens, one tenant per token, JSON in and application/problem+json
+// errors out), the operational endpoints (/healthz, /readyz, /metrics,
+// /api/v1/openapi.json), sign-in and the live dashboard (/dashboard and
+// its WebSocket feed, /api/v1/live).
 //
 // The server is an echo instance, but its middleware is composed once when
 // routes are registered rather than by echo's per-request chain: echo v4
