@@ -600,7 +600,7 @@ func (e *Entry) bytes() int {
 func (e *Entry) cacheKey() Key { return Key{e.link.DomainID, e.key} }
 
 // protected reports whether following the link asks for its password
-// (password.go). A method, not a field: the entry stays in its size class
+// (redirect/password.go). A method, not a field: the entry stays in its size class
 // (384 bytes, ADR 007 "Memory") with the link's DomainID.
 func (e *Entry) protected() bool { return e.link.PasswordHash != "" }
 

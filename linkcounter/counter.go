@@ -688,7 +688,7 @@ func (c *Counter) Skipped(reason string) {
 }
 
 // Exhausted reports, without counting a click, whether l's MaxClicks is
-// reached (web.ExhaustionChecker: a HEAD request must not show the target of
+// reached (redirect.ExhaustionChecker: a HEAD request must not show the target of
 // an exhausted link). It may read the link's rollup total once, like the
 // first click would; if that read fails it answers false, since a HEAD
 // request of a link under its limit shows the target anyway.

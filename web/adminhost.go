@@ -32,19 +32,19 @@ var onDomains = map[string]bool{
 // (or --admin-on-domains): on a tenant's domain, verified or pending, it
 // answers 404 without running h. Any other host is the public host's, as
 // for the redirects.
-func (s *Server) publicHostOnly(path string, h echo.HandlerFunc) echo.HandlerFunc {
-	if onDomains[path] || s.adminOnDomains {
+func (s *Server) publicHostOnly(path string, adminOnDomains bool, h echo.HandlerFunc) echo.HandlerFunc {
+	if onDomains[path] || adminOnDomains {
 		return h
 	}
 	api := strings.HasPrefix(path, apiPrefix+"/")
 	return func(c echo.Context) error {
-		d := s.requestDomain(c, s.now())
+		d := s.redirects.RequestDomain(c, s.now())
 		if d == nil {
 			return h(c)
 		}
 		if api {
 			return echo.ErrNotFound
 		}
-		return s.notFoundOn(c, d)
+		return s.redirects.NotFoundOn(c, d)
 	}
 }

@@ -166,7 +166,7 @@ func (t *tokenLimiter) allow(tokenID int64) (bool, time.Duration) {
 // API rate. It runs after authenticate, so the bucket is the token's, not
 // the client address's.
 func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	return limitWith(s.limiter, "too many requests for this token", next)
+	return limitWith(s.limits.api, "too many requests for this token", next)
 }
 
 // liveRateLimit is rateLimit for the live feed's upgrades, with buckets of
@@ -175,7 +175,7 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 // burst would refuse all but a few of them. Upgrades take nothing from the
 // API's buckets, and the other way round.
 func (s *Server) liveRateLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	return limitWith(s.liveLimiter, "too many live feed connections opened with this token", next)
+	return limitWith(s.limits.live, "too many live feed connections opened with this token", next)
 }
 
 func limitWith(l *tokenLimiter, what string, next echo.HandlerFunc) echo.HandlerFunc {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/linkforge/linkforge/redirect"
 )
 
 // The browser dashboard: one HTML page and its script and style sheet,
@@ -62,7 +63,7 @@ func (s *Server) dashboardAsset(c echo.Context) error {
 	}
 	h := c.Response().Header()
 	if a.contentType == "text/html; charset=utf-8" {
-		setHTMLHeaders(h)
+		redirect.SetHTMLHeaders(h)
 		h["Content-Security-Policy"] = dashboardCSP
 	}
 	h.Set("Cache-Control", "no-cache")

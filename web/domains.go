@@ -55,8 +55,8 @@ func DomainJSON(d linkforge.Domain, mode domain.VerifyMode) any { return renderD
 // only), whatever the front would say of a host it never saw.
 func (s *Server) renderDomain(d linkforge.Domain) domainJSON {
 	state := "off"
-	if s.tlsHostState != nil && d.State == linkforge.DomainVerified {
-		state = s.tlsHostState(d.Host)
+	if s.ready.tlsHost != nil && d.State == linkforge.DomainVerified {
+		state = s.ready.tlsHost(d.Host)
 	}
 	return renderDomain(d, state, s.domains.VerifyMode())
 }

@@ -12,10 +12,10 @@ import (
 func SetHashHook(s *Server, hook func()) { s.passwords.Hook = hook }
 
 // HashSlots returns how many hashes may run at once.
-func HashSlots(s *Server) int { return s.passwordSlots.HashSlots() }
+func HashSlots(s *Server) int { return s.passwords.Slots.HashSlots() }
 
 // PasswordSlots returns the password slots of s, to watch their counts.
-func PasswordSlots(s *Server) *password.Slots { return s.passwordSlots }
+func PasswordSlots(s *Server) *password.Slots { return s.passwords.Slots }
 
 // BulkHashWorkers is how many hashes one bulk request runs at once.
 const BulkHashWorkers = links.BulkHashWorkers

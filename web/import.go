@@ -161,7 +161,7 @@ func (s *Server) importLinks(c echo.Context) error {
 // the server's own parameters, or the default ones if those are cheaper
 // (a test server), so that the exports of a default server import.
 func (s *Server) importPasswordLimit() password.Params {
-	p, d := s.passwordParams, password.DefaultParams
+	p, d := s.passwords.Params, password.DefaultParams
 	return password.Params{Memory: max(p.Memory, d.Memory), Time: max(p.Time, d.Time), Threads: max(p.Threads, d.Threads)}
 }
 

@@ -8,13 +8,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/linkforge/linkforge/oidclogin"
+	"github.com/linkforge/linkforge/redirect"
 )
 
 // Single sign-on (package oidclogin): GET /login/oidc sends the browser
 // to the provider, GET /login/oidc/callback signs it in. Both are public,
 // like /login: the provider's answer is their credential.
 
-var pageSSOOff = newPage(http.StatusNotFound, "Single sign-on is off",
+var pageSSOOff = redirect.NewPage(http.StatusNotFound, "Single sign-on is off",
 	`This server has no single sign-on configured. <a href="/login">Sign in with your email and password</a>.`)
 
 // newSSO returns the OpenID Connect sign-in of cfg; nil when off.
@@ -42,15 +43,15 @@ func (s *Server) secureCookies(r *http.Request) bool {
 // cookie.
 func (s *Server) ssoStart(c echo.Context) error {
 	if s.sso == nil {
-		return s.writePage(c, &pageSSOOff)
+		return redirect.WritePage(c, &pageSSOOff)
 	}
 	req := c.Request()
 	to, ck, err := s.sso.Begin(req.Context(), s.secureCookies(req))
 	if err != nil {
 		s.logger.Error("single sign-on unavailable", "error", err.Error())
-		p := newPage(http.StatusBadGateway, "Single sign-on unavailable",
+		p := redirect.NewPage(http.StatusBadGateway, "Single sign-on unavailable",
 			`The identity provider cannot be reached just now. Try again in a moment, or <a href="/login">sign in with your email and password</a>.`)
-		return s.writePage(c, &p)
+		return redirect.WritePage(c, &p)
 	}
 	c.SetCookie(ck)
 	c.Response().Header().Set("Cache-Control", "no-store")
@@ -62,16 +63,16 @@ func (s *Server) ssoStart(c echo.Context) error {
 // cookie is cleared either way.
 func (s *Server) ssoCallback(c echo.Context) error {
 	if s.sso == nil {
-		return s.writePage(c, &pageSSOOff)
+		return redirect.WritePage(c, &pageSSOOff)
 	}
 	req := c.Request()
 	c.SetCookie(s.sso.ClearCookie(s.secureCookies(req)))
 	res, err := s.sso.Finish(req.Context(), req)
 	var rf *oidclogin.Refusal
 	if errors.As(err, &rf) {
-		p := newPage(http.StatusForbidden, "Sign-in refused",
+		p := redirect.NewPage(http.StatusForbidden, "Sign-in refused",
 			html.EscapeString(rf.Message)+` <a href="/login">Back to sign-in</a>.`)
-		return s.writePage(c, &p)
+		return redirect.WritePage(c, &p)
 	}
 	if err != nil {
 		return err
@@ -88,7 +89,7 @@ var (
 )
 
 // loginForm is plain, or sso when single sign-on is on.
-func (s *Server) loginForm(plain, sso *page) *page {
+func (s *Server) loginForm(plain, sso *redirect.Page) *redirect.Page {
 	if s.sso != nil {
 		return sso
 	}

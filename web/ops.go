@@ -4,9 +4,11 @@ import (
 	"context"
 	"embed"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/linkforge/linkforge/linkcache"
 )
 
 // openAPIDoc is the OpenAPI 3.1 description of every route, kept in the
@@ -27,6 +29,20 @@ const readyTimeout = 2 * time.Second
 // they cannot.
 type ReadinessChecker interface {
 	Ready(ctx context.Context) error
+}
+
+// readyState is what /readyz reports besides the database, and the
+// domains' tls field (domains.go).
+type readyState struct {
+	journal ReadinessChecker // nil: /readyz reports no journal
+	// tls is the certificates' state; nil: none (--tls off). tlsHost is
+	// Config.TLSHostState; nil: every host's is off.
+	tls     func() TLSReadiness
+	tlsHost func(host string) string
+	// bus is the cluster bus's health; nil: a single node.
+	bus linkcache.PeerHealth
+	// dbDown is the database's state as /readyz last saw it.
+	dbDown atomic.Bool
 }
 
 // readiness is the body of /readyz.
@@ -68,15 +84,15 @@ func (s *Server) readyz(c echo.Context) error {
 	defer cancel()
 	body := readiness{Status: "ready", Journal: "none", Database: "ok"}
 	status := http.StatusOK
-	if s.readiness != nil {
+	if s.ready.journal != nil {
 		body.Journal = "ok"
-		if err := s.readiness.Ready(ctx); err != nil {
+		if err := s.ready.journal.Ready(ctx); err != nil {
 			s.logger.Warn("readiness check failed: clicks cannot be counted", "error", err)
 			body.Status, body.Journal, status = "unavailable", "unwritable", http.StatusServiceUnavailable
 		}
 	}
-	if s.tls != nil {
-		t := s.tls()
+	if s.ready.tls != nil {
+		t := s.ready.tls()
 		body.TLS = &t
 	}
 	err := s.store.Ping(ctx)
@@ -84,7 +100,7 @@ func (s *Server) readyz(c echo.Context) error {
 		body.Database = "unavailable"
 	}
 	// Logged when the state changes, not on every probe of an outage.
-	if down := err != nil; s.dbDown.Swap(down) != down {
+	if down := err != nil; s.ready.dbDown.Swap(down) != down {
 		if down {
 			s.logger.Warn("database unreachable; serving cached links", "error", err)
 		} else {
@@ -94,9 +110,9 @@ func (s *Server) readyz(c echo.Context) error {
 	// Reported, not failed on: the bus is best effort (its outage only
 	// shortens the link cache's TTLs), and failing every node's probe at
 	// once would take the whole cluster out of the load balancer.
-	if s.peerHealth != nil {
+	if s.ready.bus != nil {
 		body.Bus = "ok"
-		if !s.peerHealth.Healthy() {
+		if !s.ready.bus.Healthy() {
 			body.Bus = "unavailable"
 		}
 	}

@@ -1,9 +1,10 @@
-// Package web is LinkForge's HTTP server: the redirect handler on the hot
-// path (GET/HEAD /{slug}, served from an in-process link cache), the admin
-// API under /api/v1 (bearer tokens, one tenant per token, JSON in and
-// application/problem+json errors out), and the operational endpoints
-// (/healthz, /readyz, /metrics, /api/v1/openapi.json) and the live dashboard
-// (/dashboard and its WebSocket feed, /api/v1/live).
+// Package web is LinkForge's HTTP server: its route table, which mounts
+// the hot path's handlers (package redirect: GET/HEAD /{slug} and GET /,
+// served from the link cache), the admin API under /api/v1 (bearer
+// tokens, one tenant per token, JSON in and application/problem+json
+// errors out), the operational endpoints (/healthz, /readyz, /metrics,
+// /api/v1/openapi.json), sign-in and the live dashboard (/dashboard and
+// its WebSocket feed, /api/v1/live).
 //
 // The server is an echo instance, but its middleware is composed once when
 // routes are registered rather than by echo's per-request chain: echo v4
@@ -12,7 +13,6 @@
 package web
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +23,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -41,6 +40,7 @@ import (
 	"github.com/linkforge/linkforge/oidclogin"
 	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
+	"github.com/linkforge/linkforge/redirect"
 	"github.com/linkforge/linkforge/visitor"
 )
 
@@ -207,7 +207,7 @@ type Config struct {
 }
 
 // DefaultRootURL is where GET / redirects when Config.RootURL is empty.
-const DefaultRootURL = "/dashboard"
+const DefaultRootURL = redirect.DefaultRootURL
 
 // Peers are the other nodes of a cluster: told of this node's link writes
 // (links.Peers) and domain writes (InvalidateHost). clusterfeed.Local
@@ -217,41 +217,27 @@ type Peers interface {
 	InvalidateHost(host string)
 }
 
-// ExhaustionChecker tells, without counting a click, whether a link's
-// MaxClicks is reached (*linkcounter.Counter does). The redirect
-// handler asks it on HEAD, so that a link preview never shows the target of
-// an exhausted link.
-type ExhaustionChecker interface {
-	Exhausted(l *linkforge.Link) bool
-}
-
-// SkipRecorder keeps a metric of the redirects that are not counted
-// (*linkcounter.Counter does) (HEAD requests, link previews and
-// crawlers), so that operators can see the traffic that is not clicks.
-type SkipRecorder interface {
-	Skipped(reason string)
-}
+// ExhaustionChecker and SkipRecorder are the redirect handler's
+// (package redirect), for Config.
+type (
+	ExhaustionChecker = redirect.ExhaustionChecker
+	SkipRecorder      = redirect.SkipRecorder
+)
 
 // Server serves LinkForge's HTTP interface. It is an http.Handler.
 type Server struct {
-	echo      *echo.Echo
-	store     Store
-	counter   linkforge.ClickCounter
-	exhausted ExhaustionChecker // nil: HEAD does not ask
-	skipped   SkipRecorder      // nil: uncounted redirects are not told
-	readiness ReadinessChecker  // nil: /readyz reports no journal
-
-	// tls is /readyz's certificates' state; nil: none (--tls off).
-	tls func() TLSReadiness
-	// tlsHostState is Config.TLSHostState; nil: every host's is off.
-	tlsHostState func(host string) string
+	echo  *echo.Echo
+	store Store
+	// redirects answers the short links, GET / and the password form
+	// (package redirect).
+	redirects *redirect.Handler
+	// ready is what /readyz reports (ops.go).
+	ready readyState
 
 	logger    *slog.Logger
 	now       func() time.Time
 	cache     *linkcache.Cache
-	limiter   *tokenLimiter
 	metrics   *httpMetrics
-	registry  *prometheus.Registry
 	shortBase string   // PublicURL without a trailing slash; short_url = shortBase + "/" + slug
 	selfHosts []string // PublicURL's host, for the redirect-loop check
 	live      LiveFeed // nil: GET /api/v1/live answers 503
@@ -261,44 +247,23 @@ type Server struct {
 	webhookAllowPrivate bool
 	// peers is told about the domain writes; nil: a single node.
 	peers Peers
-	// classifier classifies counted clicks; nil: they carry the default
-	// dimensions.
-	classifier *classify.Classifier
-	visitors   *visitor.Hasher // Config.Visitors
 	// publicOrigin is PublicURL, the origin the live feed admits besides
 	// the request's own.
 	publicOrigin *url.URL
 
-	// liveLimiter limits the live feed's upgrades, apart from limiter.
-	liveLimiter *tokenLimiter
-	// rootLocation is the Location of GET /; notFoundLocation that of an
-	// unknown slug, nil for the 404 page. Built once: see redirect.go.
-	rootLocation, notFoundLocation []string
-	// apiRoutes are the admin API's routes, for apiNotFound.
-	apiRoutes []apiRoute
-	// getOnly are the paths without parameters that answer only GET and
-	// HEAD (the favicon, the dashboard's pages and assets): a POST to one
-	// reaches unlock through echo's /:slug fallback, which answers it 405.
-	getOnly map[string]bool
-	// dbDown is the database's state as /readyz last saw it.
-	dbDown atomic.Bool
-	// peerHealth is the cluster bus's health, for /readyz; nil: a single
-	// node.
-	peerHealth linkcache.PeerHealth
+	// limits are the limits on clients: the admin API's and the live
+	// feed's per token, the sign-in guesses'.
+	limits clientLimits
+	// table is what the route table tells the handlers.
+	table routeTable
 
 	// passwordParams hash new link passwords; passwordSlots bounds the
-	// hashes and verifications running at once (each holds Memory KiB);
-	// guesses limits wrong passwords per link and client (password.go).
-	passwordParams  password.Params
-	passwordSlots   *password.Slots
-	guesses         *password.Limiter
-	passwordMetrics passwordMetrics
-	// passwords hashes new passwords in passwordSlots (password.go).
+	// passwords hashes new passwords in the password slots, which bound
+	// the hashes and the unlocks' verifications running at once (each
+	// holds Memory KiB; password.go).
 	passwords *password.Hasher
 	// writeTimeout: see Config.WriteTimeout.
 	writeTimeout time.Duration
-	// adminOnDomains: see Config.AdminOnDomains.
-	adminOnDomains bool
 
 	quota QuotaUsage // nil: the store's usage alone (tenant.go)
 
@@ -313,10 +278,8 @@ type Server struct {
 	// verifier fetches the domains' verification URLs (verify.go).
 	verifier *domain.Verifier
 
-	// people signs users in (signin.go, session.go); logins limits
-	// sign-in guesses per account and per client address.
+	// people signs users in (signin.go, session.go).
 	people *people.Service
-	logins *password.Limiter
 	// sso is the OpenID Connect sign-in (oidc.go); nil: not configured.
 	sso *oidclogin.Login
 }
@@ -354,6 +317,9 @@ func New(cfg Config) (*Server, error) {
 		(cfg.PublicURL.Scheme != "http" && cfg.PublicURL.Scheme != "https") {
 		return nil, fmt.Errorf("web: Config.PublicURL must be an absolute http(s) URL, got %v", cfg.PublicURL)
 	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
 	s := newServer(cfg)
 	if err := s.initServices(cfg); err != nil {
 		return nil, err
@@ -361,10 +327,10 @@ func New(cfg Config) (*Server, error) {
 	if err := s.initLimiters(cfg); err != nil {
 		return nil, err
 	}
-	if err := s.initMetrics(); err != nil {
+	if err := s.initMetrics(cfg.Registry); err != nil {
 		return nil, err
 	}
-	s.routes()
+	s.routes(cfg)
 	return s, nil
 }
 
@@ -373,10 +339,8 @@ func New(cfg Config) (*Server, error) {
 func newServer(cfg Config) *Server {
 	s := &Server{
 		store:     cfg.Store,
-		counter:   cfg.Counter,
 		logger:    cfg.Logger,
 		now:       cfg.Now,
-		registry:  cfg.Registry,
 		shortBase: strings.TrimSuffix(cfg.PublicURL.String(), "/"),
 		selfHosts: []string{selfHost(cfg.PublicURL)},
 		live:      cfg.Live,
@@ -384,24 +348,12 @@ func newServer(cfg Config) *Server {
 		// webhooks (webhooks.go)
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		peers:               cfg.Peers,
-		exhausted:           cfg.Exhaustion,
-		skipped:             cfg.Skips,
-		readiness:           cfg.Readiness,
-		peerHealth:          cfg.PeerHealth,
-		tls:                 cfg.TLS,
-		tlsHostState:        cfg.TLSHostState,
+		ready: readyState{journal: cfg.Readiness, bus: cfg.PeerHealth, tls: cfg.TLS,
+			tlsHost: cfg.TLSHostState},
 
 		publicOrigin: cfg.PublicURL,
-		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
-		classifier:   cfg.Classifier,
-		visitors:     cfg.Visitors,
 		quota:        cfg.Quota,
 		writeTimeout: cfg.WriteTimeout,
-
-		adminOnDomains: cfg.AdminOnDomains,
-	}
-	if cfg.NotFoundURL != "" {
-		s.notFoundLocation = []string{cfg.NotFoundURL}
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -410,9 +362,6 @@ func newServer(cfg Config) *Server {
 	s.imports = newImportGate(cfg.MaxConcurrentImports)
 	if s.now == nil {
 		s.now = time.Now
-	}
-	if s.registry == nil {
-		s.registry = prometheus.NewRegistry()
 	}
 	return s
 }
@@ -424,9 +373,16 @@ func (s *Server) initServices(cfg Config) error {
 	var err error
 	if s.cache = cfg.Cache; s.cache == nil {
 		if s.cache, err = linkcache.New(linkcache.Config{Store: cfg.Store, Size: cfg.CacheSize, Bytes: cfg.CacheBytes,
-			SelfHosts: s.selfHosts, PeerHealth: cfg.PeerHealth, Registerer: s.registry, Logger: s.logger, Now: s.now}); err != nil {
+			SelfHosts: s.selfHosts, PeerHealth: cfg.PeerHealth, Registerer: cfg.Registry, Logger: s.logger, Now: s.now}); err != nil {
 			return fmt.Errorf("web: %w", err)
 		}
+	}
+	if s.redirects, err = redirect.New(redirect.Config{Cache: s.cache, Counter: cfg.Counter, Exhaustion: cfg.Exhaustion,
+		Skips: cfg.Skips, Classifier: cfg.Classifier, Visitors: cfg.Visitors, Slots: s.passwords.Slots,
+		PublicURL: cfg.PublicURL, RootURL: cfg.RootURL, NotFoundURL: cfg.NotFoundURL,
+		APINotFound: s.apiNotFound, GetOnly: func(path string) bool { return s.table.getOnly[path] },
+		Logger: s.logger, Registerer: cfg.Registry, Now: s.now}); err != nil {
+		return fmt.Errorf("web: %w", err)
 	}
 	s.addresses = links.Addresses{Public: cfg.PublicURL, Hosts: s.cache}
 	if s.domains = cfg.Domains; s.domains == nil {
@@ -459,7 +415,7 @@ func (s *Server) initServices(cfg Config) error {
 // token bucket (cfg.RateLimit and RateBurst, or their defaults) and the live
 // feed's.
 func (s *Server) initLimiters(cfg Config) error {
-	s.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
+	s.limits.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -472,21 +428,18 @@ func (s *Server) initLimiters(cfg Config) error {
 		burst = max(1, int(limit+0.999999))
 	}
 	var err error
-	if s.limiter, err = newTokenLimiter(limit, burst, s.now); err != nil {
+	if s.limits.api, err = newTokenLimiter(limit, burst, s.now); err != nil {
 		return err
 	}
-	s.liveLimiter, err = newLiveLimiter(cfg, s.now)
+	s.limits.live, err = newLiveLimiter(cfg, s.now)
 	return err
 }
 
 // initMetrics registers the server's metrics on its registry, and Go's and
 // the process's unless they are there already.
-func (s *Server) initMetrics() error {
+func (s *Server) initMetrics(reg *prometheus.Registry) error {
 	var err error
-	if s.metrics, err = newHTTPMetrics(s.registry); err != nil {
-		return err
-	}
-	if s.passwordMetrics, err = newPasswordMetrics(s.registry); err != nil {
+	if s.metrics, err = newHTTPMetrics(reg); err != nil {
 		return err
 	}
 	for _, c := range []prometheus.Collector{
@@ -495,7 +448,7 @@ func (s *Server) initMetrics() error {
 	} {
 		// cmd or another Server may have registered them on a shared
 		// registry already; one copy is what we want.
-		if err := s.registry.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+		if err := reg.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 			return fmt.Errorf("web: register collector: %w", err)
 		}
 	}
@@ -529,7 +482,7 @@ const (
 	pathImport    = apiPrefix + "/import"
 )
 
-func (s *Server) routes() {
+func (s *Server) routes(cfg Config) {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -541,19 +494,19 @@ func (s *Server) routes() {
 	e.HTTPErrorHandler = s.routerError
 	s.echo = e
 
-	r := &router{s: s, e: e}
-	r.getHead("/", s.root)
+	r := &router{s: s, e: e, adminOnDomains: cfg.AdminOnDomains}
+	r.getHead("/", s.redirects.Root)
 	r.getHead("/favicon.ico", s.favicon)
 	r.getHead(pathVerificationAnswer, s.verificationAnswer) // verify.go
-	r.getHead("/:slug", s.redirect)
-	// The password form's post (password.go): a small form body, read
-	// within its own limit.
-	r.add(http.MethodPost, "/:slug", true, s.unlock)
+	r.getHead("/:slug", s.redirects.Redirect)
+	// The password form's post (redirect/password.go): a small form body,
+	// read within its own limit.
+	r.add(http.MethodPost, "/:slug", true, s.redirects.Unlock)
 	s.apiRouteTable(r)
 	r.getHead(pathOpenAPI, s.openAPI)
 	r.getHead("/healthz", s.healthz)
 	r.getHead("/readyz", s.readyz)
-	r.getHead("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
+	r.getHead("/metrics", echo.WrapHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	})))
 	r.getHead("/dashboard", s.dashboardAsset)
@@ -578,7 +531,7 @@ func (s *Server) routes() {
 		r.getHead(p, s.ticketPage)
 		r.add(http.MethodPost, p, true, s.setPassword)
 	}
-	s.getOnly = getOnlyPaths(e.Routes())
+	s.table.getOnly = getOnlyPaths(e.Routes())
 	// No RouteNotFound: echo gives a user 404 handler priority over its 405,
 	// and would answer 404 to PUT /api/v1/links. Paths of several segments
 	// reach the redirect handler anyway (echo's router falls back to
@@ -649,6 +602,29 @@ func (s *Server) apiRouteTable(r *router) {
 type router struct {
 	s *Server
 	e *echo.Echo
+	// adminOnDomains: see Config.AdminOnDomains (adminhost.go).
+	adminOnDomains bool
+}
+
+// routeTable is what the route table tells the handlers once registered.
+type routeTable struct {
+	// api are the admin API's routes, for apiNotFound.
+	api []apiRoute
+	// getOnly are the paths without parameters that answer only GET and
+	// HEAD (the favicon, the dashboard's pages and assets): a POST to one
+	// reaches the unlock through echo's /:slug fallback, which answers it
+	// 405 (redirect.Config.GetOnly).
+	getOnly map[string]bool
+}
+
+// clientLimits are the Server's limits on clients.
+type clientLimits struct {
+	// api is the admin API's per token, live the live feed's upgrades'
+	// (auth.go).
+	api, live *tokenLimiter
+	// logins limits sign-in guesses per account and per client address
+	// (signin.go).
+	logins *password.Limiter
 }
 
 // add registers one route. Routes that take no body answer without
@@ -669,9 +645,9 @@ func (r *router) add(method, path string, takesBody bool, h echo.HandlerFunc, mw
 	if !takesBody {
 		h = ignoreBody(h)
 	}
-	h = r.s.publicHostOnly(path, h) // adminhost.go
+	h = r.s.publicHostOnly(path, r.adminOnDomains, h) // adminhost.go
 	if strings.HasPrefix(path, apiPrefix+"/") {
-		r.s.apiRoutes = append(r.s.apiRoutes, apiRoute{method, strings.Split(path, "/")})
+		r.s.table.api = append(r.s.table.api, apiRoute{method, strings.Split(path, "/")})
 	}
 	r.e.Add(method, path, r.s.instrument(h))
 }
@@ -741,19 +717,6 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathStatsExport:   {"from", "to", "traffic"},
 }
 
-// root answers GET / with a redirect to the configured root URL (by
-// default the dashboard), so that a newcomer opening the server's address
-// lands somewhere useful.
-func (s *Server) root(c echo.Context) error {
-	h := c.Response().Header()
-	h["Location"] = s.rootLocation
-	if d := s.requestDomain(c, s.now()); d != nil && d.Verified && d.Root != nil {
-		h["Location"] = d.Root
-	}
-	h["Cache-Control"] = cacheControlPrivate
-	return c.NoContent(http.StatusFound)
-}
-
 // apiNotFound answers a GET or HEAD under /api/ that echo's router handed
 // to the redirect handler: echo prefers its /:slug fallback to a 405, so a
 // path that exists for other methods (GET /api/v1/alarms/1/retry) is told
@@ -761,7 +724,7 @@ func (s *Server) root(c echo.Context) error {
 func (s *Server) apiNotFound(c echo.Context) error {
 	path := strings.Split(c.Request().URL.Path, "/")
 	var allow []string
-	for _, r := range s.apiRoutes {
+	for _, r := range s.table.api {
 		if r.matches(path) && !slices.Contains(allow, r.method) {
 			allow = append(allow, r.method)
 		}
@@ -771,26 +734,6 @@ func (s *Server) apiNotFound(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderAllow, strings.Join(allow, ", "))
 	return echo.ErrMethodNotAllowed
-}
-
-// notFound answers an unknown slug: a redirect to the configured not-found
-// URL, or the 404 page.
-func (s *Server) notFound(c echo.Context) error {
-	if s.notFoundLocation == nil {
-		return s.writePage(c, &pageNotFound)
-	}
-	return s.redirectNotFound(c, s.notFoundLocation)
-}
-
-// redirectNotFound answers an unknown slug with a 302 to location.
-func (s *Server) redirectNotFound(c echo.Context, location []string) error {
-	w := c.Response()
-	h := w.Header()
-	h["Location"] = location
-	// The slug may be created a moment later: never cached.
-	h["Cache-Control"] = cacheControlPrivate
-	w.WriteHeader(http.StatusFound)
-	return nil
 }
 
 // blob answers 200 with body and its Content-Length, so that a HEAD answer,

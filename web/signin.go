@@ -5,11 +5,8 @@ import (
 	"errors"
 	"hash/fnv"
 	"html"
-	"io"
-	"mime"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
+	"github.com/linkforge/linkforge/redirect"
 )
 
 // The dashboard's sign-in (operations login, logout, inviteForm, resetForm):
@@ -34,7 +32,7 @@ const (
 
 // peopleForm is a sign-in or set-password page; message (plain text) is
 // shown above the form.
-func peopleForm(status int, title, intro string, login bool, message string) page {
+func peopleForm(status int, title, intro string, login bool, message string) redirect.Page {
 	msg := ""
 	if message != "" {
 		msg = `<p role="alert" style="color:#b00020">` + html.EscapeString(message) + `</p>`
@@ -59,7 +57,7 @@ func peopleForm(status int, title, intro string, login bool, message string) pag
 <button type="submit">Continue</button></form>
 </body></html>
 `)
-	return page{status: status, body: body, length: []string{strconv.Itoa(len(body))}}
+	return redirect.PageOf(status, body)
 }
 
 const (
@@ -74,54 +72,19 @@ var (
 	formLoginWrong   = peopleForm(http.StatusUnauthorized, loginTitle, loginIntro, true, "Wrong email or password.")
 	formLoginTooMany = peopleForm(http.StatusTooManyRequests, loginTitle, loginIntro, true, "Too many failed sign-ins. Please wait a minute and try again.")
 	formSetPassword  = peopleForm(http.StatusOK, setTitle, setIntro, false, "")
-	pageTicketGone   = newPage(http.StatusGone, "Link used or expired", "This link was used already or has expired. Ask for a new one.")
-	pageTicketNone   = newPage(http.StatusNotFound, "Unknown link", "This link does not exist. Check that it was copied completely.")
+	pageTicketGone   = redirect.NewPage(http.StatusGone, "Link used or expired", "This link was used already or has expired. Ask for a new one.")
+	pageTicketNone   = redirect.NewPage(http.StatusNotFound, "Unknown link", "This link does not exist. Check that it was copied completely.")
 )
 
 // loginPage answers GET /login.
 func (s *Server) loginPage(c echo.Context) error {
-	return s.writeForm(c, s.loginForm(&formLogin, &formLoginSSO))
+	return redirect.WriteForm(c, s.loginForm(&formLogin, &formLoginSSO))
 }
 
 // readForm reads an application/x-www-form-urlencoded body of at most
-// maxFormBytes.
+// 4 KiB, as the password form's is read (redirect.ReadForm).
 func readForm(c echo.Context) error {
-	req := c.Request()
-	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-	if err != nil || mt != "application/x-www-form-urlencoded" {
-		dropUnreadBody(c)
-		return &linkforge.Error{Code: linkforge.EUnsupportedMediaType, Message: "send an application/x-www-form-urlencoded form"}
-	}
-	// Refused on the announced length alone, as readPasswordForm does:
-	// reading would wait for a body that may never come.
-	if req.ContentLength > maxFormBytes {
-		dropUnreadBody(c)
-		return linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
-	}
-	req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, maxFormBytes)
-	return parseFormBody(req)
-}
-
-// parseFormBody sets req.PostForm (and req.Form) from the body alone. The
-// form routes take nothing from the query string, so it is not read:
-// http.Request.ParseForm fails on a malformed one ("?discount=50%",
-// "?a=1;b"), and a link shared with such a query must still unlock. A
-// malformed body is EInvalid naming the body, one over maxFormBytes (read
-// through http.MaxBytesReader) ETooLarge.
-func parseFormBody(req *http.Request) error {
-	b, err := io.ReadAll(req.Body)
-	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-		return linkforge.Errorf(linkforge.ETooLarge, "the form exceeds %d KiB", maxFormBytes>>10)
-	}
-	if err != nil {
-		return bodyError(err)
-	}
-	v, err := url.ParseQuery(string(b))
-	if err != nil {
-		return linkforge.InvalidField("body", "is not a well-formed application/x-www-form-urlencoded form: "+err.Error())
-	}
-	req.PostForm, req.Form = v, v
-	return nil
+	return redirect.ReadForm(c, "send an application/x-www-form-urlencoded form")
 }
 
 // login answers POST /login: 303 to the dashboard with a new session's
@@ -141,22 +104,22 @@ func (s *Server) login(c echo.Context) error {
 	// The account as sign-in finds it: Ann@ and ann@ are one account.
 	h.Write([]byte(linkforge.FoldEmail(email)))
 	// The account's key has no address; the client's no account (link 0).
-	keys := []password.Key{password.KeyFor(-int64(h.Sum64()>>1)-1, netip.Addr{}), password.KeyFor(0, s.passwordClient(req))}
+	keys := []password.Key{password.KeyFor(-int64(h.Sum64()>>1)-1, netip.Addr{}), password.KeyFor(0, s.redirects.ClientAddr(req))}
 	for _, k := range keys {
-		if wait, ok := s.logins.Begin(k, now); !ok {
+		if wait, ok := s.limits.logins.Begin(k, now); !ok {
 			c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
-			return s.writeForm(c, s.loginForm(&formLoginTooMany, &formLoginTooManySSO))
+			return redirect.WriteForm(c, s.loginForm(&formLoginTooMany, &formLoginTooManySSO))
 		}
 	}
 	_, ns, err := s.people.SignIn(req.Context(), email, pw, req.UserAgent(), s.verifyPassword)
 	if linkforge.ErrorCode(err) == linkforge.EUnauthorized {
-		return s.writeForm(c, s.loginForm(&formLoginWrong, &formLoginWrongSSO))
+		return redirect.WriteForm(c, s.loginForm(&formLoginWrong, &formLoginWrongSSO))
 	}
 	if err != nil {
 		return err
 	}
 	for _, k := range keys {
-		s.logins.Succeeded(k, now)
+		s.limits.logins.Succeeded(k, now)
 	}
 	return s.signedIn(c, ns)
 }
@@ -253,11 +216,11 @@ func (s *Server) ticketPage(c echo.Context) error {
 	_, err := s.people.TicketUser(c.Request().Context(), c.Param("ticket"))
 	switch linkforge.ErrorCode(err) {
 	case "":
-		return s.writeForm(c, &formSetPassword)
+		return redirect.WriteForm(c, &formSetPassword)
 	case linkforge.EGone:
-		return s.writePage(c, &pageTicketGone)
+		return redirect.WritePage(c, &pageTicketGone)
 	case linkforge.ENotFound:
-		return s.writePage(c, &pageTicketNone)
+		return redirect.WritePage(c, &pageTicketNone)
 	}
 	return err
 }
@@ -276,12 +239,12 @@ func (s *Server) setPassword(c echo.Context) error {
 	switch linkforge.ErrorCode(err) {
 	case "":
 	case linkforge.EGone:
-		return s.writePage(c, &pageTicketGone)
+		return redirect.WritePage(c, &pageTicketGone)
 	case linkforge.ENotFound:
-		return s.writePage(c, &pageTicketNone)
+		return redirect.WritePage(c, &pageTicketNone)
 	case linkforge.EInvalid:
 		p := peopleForm(http.StatusBadRequest, setTitle, setIntro, false, "The password "+fieldDetail(err)+".")
-		return s.writeForm(c, &p)
+		return redirect.WriteForm(c, &p)
 	default:
 		return err
 	}

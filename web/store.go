@@ -5,26 +5,34 @@ import (
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/domain"
+	"github.com/linkforge/linkforge/linkcache"
+	"github.com/linkforge/linkforge/links"
+	"github.com/linkforge/linkforge/oidclogin"
 )
 
-// Store is what the server reads and writes: the links of the API and the
-// redirect, tokens, stats and analytics, alarms, webhooks and a tenant's
-// usage. It is the part of linkforge.Store the HTTP interface needs, so
-// that what the server can touch (not the rollup writes, the claims of due
-// work or token management, which belong to the counter, the scheduler
-// and the CLI) shows in its type. Both stores implement it.
+// Store is what the server reads and writes: the part of linkforge.Store
+// the HTTP interface needs, so that what the server can touch (not the
+// rollup writes, the claims of alarms and deliveries or token management,
+// which belong to the counter, the scheduler and the CLI) shows in its
+// type. Both
+// stores implement it.
 type Store interface {
-	// Links (links.go, bulk.go, listing; LinkBySlug: the redirect cache).
-	CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link, error)
-	LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error)
+	// What the parts the server builds on it need: the link writes,
+	// import and export (links.Service, linkwrites.go), the link cache and
+	// its host table (linkcache), the domains' writes and verification
+	// (domain.Service, domain.Verifier), users and sessions with the single
+	// sign-on's auto-join tenant (people, oidclogin).
+	links.Store
+	linkcache.Store
+	domain.Store
+	domain.VerifyStore
+	oidclogin.Store
+
+	// The rest the handlers call themselves. Links (links.go, listing).
 	TenantLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
-	UpdateLink(ctx context.Context, tenantID, domainID int64, slug string, fn func(*linkforge.Link) error) (linkforge.Link, error)
-	DeleteLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
 	linkforge.LinkLister
-	// Domains and the links on them (domains.go).
-	linkforge.DomainStore
-	// Import and export (links.Service).
-	linkforge.PortingStore
+	DomainByID(ctx context.Context, id int64) (linkforge.Domain, error) // domains.go
 
 	// TokenByHash authenticates a request (auth.go).
 	TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error)
@@ -33,10 +41,6 @@ type Store interface {
 	ListTokens(ctx context.Context, tenantID int64) ([]linkforge.Token, error)
 	RevokeTenantToken(ctx context.Context, tenantID, id int64) error
 	TenantByID(ctx context.Context, id int64) (linkforge.Tenant, error)
-	// Users and sessions (package people; session.go).
-	linkforge.UserStore
-	// The single sign-on's auto-join tenant (oidc.go).
-	TenantByName(ctx context.Context, name string) (linkforge.Tenant, error)
 	// The audit log (audit.go); its events are written by the writes.
 	ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]linkforge.AuditEvent, error)
 

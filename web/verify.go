@@ -11,6 +11,7 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/linkcache"
+	"github.com/linkforge/linkforge/redirect"
 )
 
 // Domain verification: domain.Verifier checks pending domains (their TXT
@@ -38,18 +39,18 @@ func (s *Server) newVerifier(cfg Config) (*domain.Verifier, error) {
 func (s *Server) verificationAnswer(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return s.writePage(c, &pageNotFound)
+		return redirect.WritePage(c, &redirect.PageNotFound)
 	}
 	d, err := s.store.DomainByID(c.Request().Context(), id)
 	if linkforge.ErrorCode(err) == linkforge.ENotFound {
-		return s.writePage(c, &pageNotFound)
+		return redirect.WritePage(c, &redirect.PageNotFound)
 	}
 	if err != nil {
 		s.logger.Error("domain verification answer", "error", err)
-		return s.writePage(c, &pageUnavailable)
+		return redirect.WritePage(c, &redirect.PageUnavailable)
 	}
 	if d.Host != linkcache.RequestHost(c.Request().Host) || d.VerifyToken == "" {
-		return s.writePage(c, &pageNotFound)
+		return redirect.WritePage(c, &redirect.PageNotFound)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return blob(c, "text/plain; charset=utf-8", []byte(d.VerifyToken+"\n"))

@@ -1,4 +1,4 @@
-package web
+package redirect
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ type ogCard struct {
 // ogPreview answers a preview agent's request for a link with a card,
 // reporting whether it did. Nothing is counted: it is the preview the
 // redirect would have left uncounted anyway.
-func (s *Server) ogPreview(c echo.Context, e *linkcache.Entry) (bool, error) {
+func (rd *Handler) ogPreview(c echo.Context, e *linkcache.Entry) (bool, error) {
 	og := e.Routes().OG()
 	if og == nil {
 		return false, nil
@@ -64,11 +64,11 @@ func (s *Server) ogPreview(c echo.Context, e *linkcache.Entry) (bool, error) {
 	if !classify.LookupAgent(ua).Preview {
 		return false, nil
 	}
-	if s.skipped != nil {
-		s.skipped.Skipped(linkforge.SkipPreview)
+	if rd.skipped != nil {
+		rd.skipped.Skipped(linkforge.SkipPreview)
 	}
 	l := e.Link()
-	card := ogCard{OG: og, ShortURL: s.shortBase + "/" + l.Slug}
+	card := ogCard{OG: og, ShortURL: rd.shortBase + "/" + l.Slug}
 	// A password or a click limit is paid for before the target is seen:
 	// the card does not show it.
 	if !e.Protected() && l.MaxClicks == nil {
@@ -80,7 +80,7 @@ func (s *Server) ogPreview(c echo.Context, e *linkcache.Entry) (bool, error) {
 	}
 	w := c.Response()
 	h := w.Header()
-	setHTMLHeaders(h)
+	SetHTMLHeaders(h)
 	h["Cache-Control"] = cacheControlPrivate
 	h["Content-Length"] = []string{strconv.Itoa(b.Len())}
 	w.WriteHeader(http.StatusOK)

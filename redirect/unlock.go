@@ -1,4 +1,4 @@
-package web
+package redirect
 
 import (
 	"crypto/hmac"
@@ -62,19 +62,19 @@ func unlockMAC(l *linkforge.Link, exp int64) []byte {
 // unlockCookie is the cookie POST /{slug} sets for l after the right
 // password: HttpOnly, SameSite=Lax, scoped to the link's path, Secure over
 // HTTPS.
-func (s *Server) unlockCookie(r *http.Request, l *linkforge.Link, path string, now time.Time) *http.Cookie {
+func (rd *Handler) unlockCookie(r *http.Request, l *linkforge.Link, path string, now time.Time) *http.Cookie {
 	exp := now.Add(unlockTTL).Unix()
 	value := strconv.FormatInt(exp, 10) + "." + base64.RawURLEncoding.EncodeToString(unlockMAC(l, exp))
 	//nolint:gosec // G124: Secure is set whenever the browser talks HTTPS to this host; over plain HTTP a Secure cookie would never come back
 	return &http.Cookie{Name: unlockCookieName, Value: value, Path: path, MaxAge: int(unlockTTL / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.httpsHost(r)}
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: rd.httpsHost(r)}
 }
 
 // clearUnlockCookie deletes the unlock cookie of path.
-func (s *Server) clearUnlockCookie(r *http.Request, path string) *http.Cookie {
+func (rd *Handler) clearUnlockCookie(r *http.Request, path string) *http.Cookie {
 	//nolint:gosec // G124: as unlockCookie
 	return &http.Cookie{Name: unlockCookieName, Value: "", Path: path, MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.httpsHost(r)}
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: rd.httpsHost(r)}
 }
 
 // httpsHost says whether the browser talks HTTPS to r's host: the
@@ -82,12 +82,25 @@ func (s *Server) clearUnlockCookie(r *http.Request, path string) *http.Cookie {
 // TLS-terminating proxy in front). A domain's host behind such a proxy is
 // not known to be HTTPS, and gets a cookie without Secure rather than one
 // a plain-HTTP browser would never send back.
-func (s *Server) httpsHost(r *http.Request) bool {
+func (rd *Handler) httpsHost(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
-	pub := s.publicOrigin
-	return pub != nil && pub.Scheme == "https" && strings.EqualFold(selfHost(pub), selfHost(&url.URL{Scheme: pub.Scheme, Host: r.Host}))
+	return rd.httpsPublic != "" && strings.EqualFold(rd.httpsPublic, selfHost(&url.URL{Scheme: "https", Host: r.Host}))
+}
+
+// selfHost returns u's host with its scheme's default port dropped, as
+// links.SelfHost does (not imported: the write service is no part of a
+// click).
+func selfHost(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == "" || (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		return host
+	}
+	return host + ":" + port
 }
 
 // unlocked says whether r carries a valid unlock cookie of l at now: one
@@ -121,27 +134,27 @@ func unlocked(r *http.Request, l *linkforge.Link, now time.Time) bool {
 // target, or to the routed or device target, deleting the cookie: one
 // unlock, one click. A routed link's redirect_status does not apply: no
 // cached permanent redirect can skip the password next time.
-func (s *Server) followUnlocked(c echo.Context, e *linkcache.Entry, now time.Time) error {
+func (rd *Handler) followUnlocked(c echo.Context, e *linkcache.Entry, now time.Time) error {
 	req := c.Request()
 	l := e.Link()
 	var rt routed // routing.go: a link with routing fields
 	if e.Routes() != nil {
-		s.route(req, e, classify.LookupAgent(req.UserAgent()), req.UserAgent(), now, &rt)
+		rd.route(req, e, classify.LookupAgent(req.UserAgent()), req.UserAgent(), now, &rt)
 	}
-	if s.counter != nil {
-		record := s.recordClick
+	if rd.counter != nil {
+		record := rd.recordClick
 		if e.Routes() != nil {
 			record = func(req *http.Request, l *linkforge.Link, now time.Time) error {
-				return s.recordRouted(req, l, now, &rt)
+				return rd.recordRouted(req, l, now, &rt)
 			}
 		}
 		if err := record(req, l, now); err != nil {
 			if linkforge.ErrorCode(err) == linkforge.EGone {
-				return s.gone(c, e)
+				return rd.gone(c, e)
 			}
 			// The cookie stays: a reload within its lifetime tries again.
-			s.logger.Error("record click", "error", err, "link_id", l.ID, "slug", l.Slug)
-			return s.writePage(c, &pageUnavailable)
+			rd.logger.Error("record click", "error", err, "link_id", l.ID, "slug", l.Slug)
+			return WritePage(c, &PageUnavailable)
 		}
 	}
 	to := e.Target(req.UserAgent())[0]
@@ -149,7 +162,7 @@ func (s *Server) followUnlocked(c echo.Context, e *linkcache.Entry, now time.Tim
 		to = rt.to.Location[0]
 	}
 	w := c.Response()
-	http.SetCookie(w, s.clearUnlockCookie(req, "/"+l.Slug))
+	http.SetCookie(w, rd.clearUnlockCookie(req, "/"+l.Slug))
 	return writeContinue(c, to)
 }
 
@@ -176,7 +189,7 @@ func writeContinue(c echo.Context, to string) error {
 `)
 	w := c.Response()
 	h := w.Header()
-	setHTMLHeaders(h)
+	SetHTMLHeaders(h)
 	// It names the target of this one unlock: never stored.
 	h["Cache-Control"] = cacheControlNo
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}

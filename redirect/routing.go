@@ -1,4 +1,4 @@
-package web
+package redirect
 
 import (
 	"net/http"
@@ -30,16 +30,16 @@ type routed struct {
 
 // route classifies req (agent is its looked-up User-Agent) and decides
 // where it goes, into rt.
-func (s *Server) route(req *http.Request, e *linkcache.Entry, agent classify.Agent, ua string, now time.Time, rt *routed) {
+func (rd *Handler) route(req *http.Request, e *linkcache.Entry, agent classify.Agent, ua string, now time.Time, rt *routed) {
 	peer := classify.RemoteAddrPort(req)
-	if s.classifier != nil {
-		rt.click, rt.client = s.classifier.ClassifyClient(req, peer, agent)
+	if rd.classifier != nil {
+		rt.click, rt.client = rd.classifier.ClassifyClient(req, peer, agent)
 	} else {
 		rt.click = classify.Click{Country: classify.CountryUnknown, Device: agent.Device, Browser: agent.Browser, OS: agent.OS}
 		rt.client = peer.Addr()
 	}
 	in := rules.Request{Device: rt.click.Device, OS: rt.click.OS, Browser: rt.click.Browser, Country: rt.click.Country,
-		RawQuery: req.URL.RawQuery, Now: now, Visitors: s.visitors, UserAgent: ua, Ctx: req.Context()}
+		RawQuery: req.URL.RawQuery, Now: now, Visitors: rd.visitors, UserAgent: ua, Ctx: req.Context()}
 	if v := req.Header["Accept-Language"]; len(v) > 0 {
 		in.AcceptLanguage = v[0]
 	}
@@ -53,20 +53,20 @@ func (s *Server) route(req *http.Request, e *linkcache.Entry, agent classify.Age
 
 // recordRouted counts one click of l with rt's classification, the one the
 // routing used.
-func (s *Server) recordRouted(req *http.Request, l *linkforge.Link, now time.Time, rt *routed) error {
+func (rd *Handler) recordRouted(req *http.Request, l *linkforge.Link, now time.Time, rt *routed) error {
 	if rt.to.Stopped {
 		// The request ended (the client hung up) before the rules chose a
 		// target: nobody gets the redirect, so there is no click to count.
 		return nil
 	}
 	dims := clickDims.Get().(*linkforge.ClickDims)
-	if s.classifier != nil {
+	if rd.classifier != nil {
 		*dims = rt.click.Dims()
 	}
 	// The variant served, in the same record as the click: counted in the
 	// same journal commit, so per-variant counts sum to the clicks.
 	dims[linkforge.DimVariant] = rt.to.Variant
-	err := s.countClick(req, l, now, dims, rt.client, rt.to.Visitor, rt.to.Hashed)
+	err := rd.countClick(req, l, now, dims, rt.client, rt.to.Visitor, rt.to.Hashed)
 	*dims = linkforge.ClickDims{}
 	clickDims.Put(dims)
 	return err
