@@ -56,7 +56,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	l.UpdatedAt = l.CreatedAt
 	l.Clicks = l.ImportedClicks
 	q, args := insertLinkQuery(l)
-	ob := db.outbox()
+	w := db.writes.Begin()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if err := linkDomainOf(ctx, tx, l); err != nil {
 			return err
@@ -67,12 +67,12 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 		if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt); err != nil {
 			return err
 		}
-		return ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt)
+		return w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkCreated, l, l.CreatedAt)
 	})
 	if err != nil {
 		return linkforge.Link{}, wrap("create link", err)
 	}
-	ob.done(db, l.CreatedAt)
+	w.Committed()
 	return l, nil
 }
 
@@ -238,8 +238,8 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 			return linkforge.Link{}, fmt.Errorf("postgres: update link: schedule alarm: %w", err)
 		}
 	}
-	ob := db.outbox()
-	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
+	w := db.writes.Begin()
+	if err := w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
 	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt); err != nil {
@@ -248,7 +248,7 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 	if err := tx.Commit(ctx); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
-	ob.done(db, l.UpdatedAt)
+	w.Committed()
 	return l, nil
 }
 
@@ -280,7 +280,7 @@ const deleteLinkAttempts = 3
 
 func (db *DB) deleteLinkOnce(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	var l linkforge.Link
-	ob := db.outbox()
+	w := db.writes.Begin()
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		// The links delete trigger lowers the aggregates and removes the
@@ -304,12 +304,12 @@ func (db *DB) deleteLinkOnce(ctx context.Context, tenantID, domainID int64, slug
 		if err := audit(ctx, tx, tenantID, linkforge.AuditLinkDelete, l.Slug, ts); err != nil {
 			return err
 		}
-		return ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts)
+		return w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkDeleted, l, ts)
 	})
 	if err != nil {
 		return linkforge.Link{}, wrap("delete link", err)
 	}
-	ob.done(db, ts)
+	w.Committed()
 	return l, nil
 }
 

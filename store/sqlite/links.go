@@ -67,8 +67,8 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 			return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 		}
 	}
-	ob := db.outbox()
-	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt); err != nil {
+	w := db.writes.Begin()
+	if err := w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkCreated, l, l.CreatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
 	if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt); err != nil {
@@ -77,7 +77,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
-	ob.done(db, l.CreatedAt)
+	w.Committed()
 	return l, nil
 }
 
@@ -271,8 +271,8 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
-	ob := db.outbox()
-	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
+	w := db.writes.Begin()
+	if err := w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
 	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt); err != nil {
@@ -281,7 +281,7 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
-	ob.done(db, l.UpdatedAt)
+	w.Committed()
 	return l, nil
 }
 
@@ -308,9 +308,9 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID, domainID int64, slug str
 	if _, err := tx.ExecContext(ctx, `DELETE FROM click_dims WHERE link_id = ?`, l.ID); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link dimensions: %w", err)
 	}
-	ob := db.outbox()
+	w := db.writes.Begin()
 	ts := now()
-	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts); err != nil {
+	if err := w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkDeleted, l, ts); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
 	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkDelete, l.Slug, ts); err != nil {
@@ -319,7 +319,7 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID, domainID int64, slug str
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
-	ob.done(db, ts)
+	w.Committed()
 	return l, nil
 }
 

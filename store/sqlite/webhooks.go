@@ -8,73 +8,42 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/store/internal/writes"
 )
 
 // OnDeliveries sets the function the store's hook tells after a committed
 // write added webhook deliveries, with their due time. It is for a caller
 // that builds its scheduler after the store without a shared hook (tests);
 // a server passes WithWake at Open and schedule.Config.Wake instead.
-func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.Set(f) }
+func (db *DB) OnDeliveries(f func(due time.Time)) { db.writes.OnDeliveries(f) }
 
 // SetShortBase sets how the events of later writes name their link's
 // domain and short URL: the server's public URL (linkforge.ShortBase).
-func (db *DB) SetShortBase(b linkforge.ShortBase) { db.shortBase.Store(&b) }
+func (db *DB) SetShortBase(b linkforge.ShortBase) { db.writes.SetShortBase(b) }
 
-// outbox collects the events of one write transaction; the caller tells
-// notify after the commit if any delivery was written.
-type outbox struct {
-	added bool
-	base  linkforge.ShortBase
-	hosts *sync.Map // the store's domainHosts
-}
+// writeTx is the SQL of a write's orchestration (store/internal/writes),
+// in the write's transaction.
+type writeTx struct{ tx txQuerier }
 
-// outbox starts the outbox of a write transaction, with the short base
-// the store was given.
-func (db *DB) outbox() outbox {
-	ob := outbox{hosts: &db.domainHosts}
-	if b := db.shortBase.Load(); b != nil {
-		ob.base = *b
-	}
-	return ob
-}
-
-// address is l's domain and short URL: a link on a tenant's domain reads
-// that domain's host by primary key, in tx, the first time the store
-// meets that domain (domainHosts).
-func (o *outbox) address(ctx context.Context, tx txQuerier, l linkforge.Link) (linkforge.LinkAddress, error) {
-	if l.DomainID == linkforge.PublicDomainID {
-		return o.base.Address(l.DomainID, "", l.Slug), nil
-	}
-	if h, ok := o.hosts.Load(l.DomainID); ok {
-		return o.base.Address(l.DomainID, h.(string), l.Slug), nil
-	}
+func (t writeTx) DomainHost(ctx context.Context, id int64) (string, bool, error) {
 	var host string
-	if err := tx.QueryRowContext(ctx, `SELECT host FROM domains WHERE id = ?`, l.DomainID).Scan(&host); errors.Is(err, sql.ErrNoRows) {
-		// No such domain (it cannot have links: a write racing its
-		// delete): the event still goes, naming no domain.
-		return o.base.Address(l.DomainID, "", l.Slug), nil
-	} else if err != nil {
-		return linkforge.LinkAddress{}, fmt.Errorf("link event: host of domain %d: %w", l.DomainID, err)
+	err := t.tx.QueryRowContext(ctx, `SELECT host FROM domains WHERE id = ?`, id).Scan(&host)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
 	}
-	o.hosts.Store(l.DomainID, host)
-	return o.base.Address(l.DomainID, host, l.Slug), nil
+	return host, err == nil, err
 }
 
-// enqueue writes one delivery of ev per webhook of its tenant subscribed to
-// its type, in tx: one statement, which inserts nothing (and costs an index
-// probe) when the tenant has no such webhook. key, when set, makes the
-// event once per webhook (ON CONFLICT DO NOTHING on (webhook_id, event_key)).
-func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now time.Time, key string) error {
+func (t writeTx) InsertDeliveries(ctx context.Context, ev linkforge.Event, key string, now time.Time) (int64, error) {
 	ts := toMicros(now)
 	var k any
 	if key != "" {
 		k = key
 	}
-	res, err := tx.ExecContext(ctx,
+	res, err := t.tx.ExecContext(ctx,
 		`INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_type, event_key, body,
 			next_attempt_at, created_at, updated_at)
 		 SELECT w.id, w.tenant_id, ?1, ?2, ?3, ?4, ?5, ?5, ?5 FROM webhooks w
@@ -82,41 +51,9 @@ func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now
 		 ON CONFLICT DO NOTHING`,
 		ev.ID, ev.Type, k, string(ev.Body), ts, ev.TenantID)
 	if err != nil {
-		return fmt.Errorf("enqueue %s: %w", ev.Type, err)
+		return 0, err
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		o.added = true
-	}
-	return nil
-}
-
-// enqueueAll enqueues evs, each under its key.
-func (o *outbox) enqueueAll(ctx context.Context, tx execer, evs []linkforge.OutboxEvent, now time.Time) error {
-	for _, ev := range evs {
-		if err := o.enqueue(ctx, tx, ev.Event, now, ev.Key); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// linkEvent enqueues a link.* event of l.
-func (o *outbox) linkEvent(ctx context.Context, tx txQuerier, typ string, l linkforge.Link, now time.Time) error {
-	at, err := o.address(ctx, tx, l)
-	if err != nil {
-		return err
-	}
-	ev, err := linkforge.NewLinkEvent(typ, l, at, now)
-	if err != nil {
-		return err
-	}
-	return o.enqueue(ctx, tx, ev, now, "")
-}
-
-func (o *outbox) done(db *DB, now time.Time) {
-	if o.added {
-		db.notify.Tell(now)
-	}
+	return res.RowsAffected()
 }
 
 // txQuerier is what the click events need of a *sql.Tx.
@@ -151,9 +88,9 @@ const clickEventsSQL = `WITH f AS (
 	ORDER BY t.id, b.bucket`
 
 // clickEvents enqueues, in the flush's transaction, the events of the
-// flushed rows (linkforge.ClickEvents). Without any webhook for these
-// events it costs one probe of the (small) webhooks table.
-func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge.RollupRow, now time.Time) error {
+// flushed rows (writes.ClickEvents). Without any webhook for these events
+// it costs one probe of the (small) webhooks table.
+func clickEvents(ctx context.Context, tx txQuerier, w *writes.Write, rows []linkforge.RollupRow, now time.Time) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -196,11 +133,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	if err := variantHours(ctx, tx, crs, string(js)); err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	evs, err := linkforge.ClickEvents(crs, o.base, now)
-	if err != nil {
-		return err
-	}
-	return o.enqueueAll(ctx, tx, evs, now)
+	return w.ClickEvents(ctx, writeTx{tx}, crs, now)
 }
 
 const webhookColumns = `id, tenant_id, url, events, state, created_at`
@@ -391,10 +324,12 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	if err := audit(ctx, tx, tenantID, linkforge.AuditDeliveryRetry, strconv.FormatInt(id, 10), now); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
+	w := db.writes.Begin()
+	w.Delivered(now)
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
-	db.notify.Tell(now)
+	w.Committed()
 	return ds[0], nil
 }
 
@@ -580,9 +515,11 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 	if err := audit(ctx, tx, tenantID, linkforge.AuditWebhookTest, webhookID, now); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
 	}
+	w := db.writes.Begin()
+	w.Delivered(now)
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
 	}
-	db.notify.Tell(now)
+	w.Committed()
 	return ds[0], nil
 }
