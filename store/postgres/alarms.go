@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -248,7 +247,7 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 		if err != nil || len(alarms) != 1 {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditAlarmRetry, strconv.FormatInt(alarmID, 10), now)
+		return db.writes.Begin().AlarmRetried(ctx, writeTx{tx}, tenantID, alarmID, now)
 	})
 	if err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("postgres: retry alarm: %w", err)

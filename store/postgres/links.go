@@ -64,10 +64,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 		if err := tx.QueryRow(ctx, q, args...).Scan(&l.ID); err != nil {
 			return linkWriteError("create link", err)
 		}
-		if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt); err != nil {
-			return err
-		}
-		return w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkCreated, l, l.CreatedAt)
+		return w.LinkCreated(ctx, writeTx{tx}, l)
 	})
 	if err != nil {
 		return linkforge.Link{}, wrap("create link", err)
@@ -150,7 +147,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		}
 	}
 	// One event per batch: an import of a million links is one write.
-	if err := audit(ctx, tx, links[0].TenantID, linkforge.AuditLinkImport, fmt.Sprintf("%d links", len(links)), ts); err != nil {
+	if err := db.writes.Begin().LinksImported(ctx, writeTx{tx}, links[0].TenantID, len(links), ts); err != nil {
 		return fmt.Errorf("postgres: import links: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -239,10 +236,7 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 		}
 	}
 	w := db.writes.Begin()
-	if err := w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
-		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
-	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt); err != nil {
+	if err := w.LinkUpdated(ctx, writeTx{tx}, l); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -301,10 +295,7 @@ func (db *DB) deleteLinkOnce(ctx context.Context, tenantID, domainID int64, slug
 		if err != nil {
 			return err
 		}
-		if err := audit(ctx, tx, tenantID, linkforge.AuditLinkDelete, l.Slug, ts); err != nil {
-			return err
-		}
-		return w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkDeleted, l, ts)
+		return w.LinkDeleted(ctx, writeTx{tx}, l, ts)
 	})
 	if err != nil {
 		return linkforge.Link{}, wrap("delete link", err)

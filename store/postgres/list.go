@@ -217,10 +217,7 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	w := db.writes.Begin()
 	for _, r := range results {
 		if r.Err == nil {
-			if err := w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkCreated, r.Link, ts); err != nil {
-				return nil, fmt.Errorf("postgres: create links: %w", err)
-			}
-			if err := audit(ctx, tx, r.Link.TenantID, linkforge.AuditLinkCreate, r.Link.Slug, ts); err != nil {
+			if err := w.LinkCreated(ctx, writeTx{tx}, r.Link); err != nil {
 				return nil, fmt.Errorf("postgres: create links: %w", err)
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,34 +30,6 @@ type execer interface {
 // SetShortBase sets how the events of later writes name their link's
 // domain and short URL: the server's public URL (linkforge.ShortBase).
 func (db *DB) SetShortBase(b linkforge.ShortBase) { db.writes.SetShortBase(b) }
-
-// writeTx is the SQL of a write's orchestration (store/internal/writes),
-// in the write's transaction.
-type writeTx struct{ tx execer }
-
-func (t writeTx) DomainHost(ctx context.Context, id int64) (string, bool, error) {
-	var host string
-	err := t.tx.QueryRow(ctx, `SELECT host FROM domains WHERE id = $1`, id).Scan(&host)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", false, nil
-	}
-	return host, err == nil, err
-}
-
-func (t writeTx) InsertDeliveries(ctx context.Context, ev linkforge.Event, key string, now time.Time) (int64, error) {
-	var k *string
-	if key != "" {
-		k = &key
-	}
-	tag, err := t.tx.Exec(ctx,
-		`INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_type, event_key, body,
-			next_attempt_at, created_at, updated_at)
-		 SELECT w.id, w.tenant_id, $1, $2, $3, $4, $5, $5, $5 FROM webhooks w
-		 WHERE w.tenant_id = $6 AND w.state = 'active' AND $2 = ANY(w.events)
-		 ON CONFLICT DO NOTHING`,
-		ev.ID, ev.Type, k, string(ev.Body), now.UTC().Truncate(time.Microsecond), ev.TenantID)
-	return tag.RowsAffected(), err
-}
 
 // clickSubscribers reports whether any webhook takes link.clicks or
 // link.limit_reached: without one, a flush stays the one statement it was.
@@ -143,7 +114,7 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, w.TenantID, linkforge.AuditWebhookCreate, w.ID, w.CreatedAt)
+		return db.writes.Begin().WebhookCreated(ctx, writeTx{tx}, w)
 	})
 	if err != nil {
 		return linkforge.Webhook{}, wrap("create webhook", err)
@@ -200,7 +171,7 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 				return err
 			}
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditWebhookUpdate, id+" "+string(state), at)
+		return db.writes.Begin().WebhookStateSet(ctx, writeTx{tx}, tenantID, id, state, at)
 	})
 	if err != nil {
 		return linkforge.Webhook{}, wrap("set webhook state", err)
@@ -231,7 +202,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, tenantID int64, id string) erro
 		if tag.RowsAffected() == 0 {
 			return notFound("webhook")
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditWebhookDelete, id, now())
+		return db.writes.Begin().WebhookDeleted(ctx, writeTx{tx}, tenantID, id, now())
 	})
 	if err != nil {
 		return wrap("delete webhook", err)
@@ -288,8 +259,7 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 		if err != nil {
 			return err
 		}
-		w.Delivered(now)
-		return audit(ctx, tx, tenantID, linkforge.AuditDeliveryRetry, strconv.FormatInt(id, 10), now)
+		return w.DeliveryRetried(ctx, writeTx{tx}, tenantID, id, now)
 	})
 	if err != nil {
 		return linkforge.Delivery{}, wrap("retry delivery", err)
@@ -476,8 +446,7 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 		if err != nil {
 			return err
 		}
-		w.Delivered(now)
-		return audit(ctx, tx, tenantID, linkforge.AuditWebhookTest, webhookID, now)
+		return w.WebhookTested(ctx, writeTx{tx}, tenantID, webhookID, now)
 	})
 	if err != nil {
 		return linkforge.Delivery{}, wrap("enqueue delivery", err)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -294,7 +293,7 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 	if len(alarms) != 1 {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm %d: read back %d rows", alarmID, len(alarms))
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditAlarmRetry, strconv.FormatInt(alarmID, 10), now); err != nil {
+	if err := db.writes.Begin().AlarmRetried(ctx, writeTx{tx}, tenantID, alarmID, now); err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

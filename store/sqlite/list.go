@@ -226,10 +226,7 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 				return nil, fmt.Errorf("sqlite: create links: %w", err)
 			}
 		}
-		if err := w.LinkEvent(ctx, writeTx{tx}, linkforge.EventLinkCreated, l, ts); err != nil {
-			return nil, fmt.Errorf("sqlite: create links: %w", err)
-		}
-		if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, ts); err != nil {
+		if err := w.LinkCreated(ctx, writeTx{tx}, l); err != nil {
 			return nil, fmt.Errorf("sqlite: create links: %w", err)
 		}
 		results[i].Link = l

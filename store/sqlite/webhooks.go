@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -23,38 +22,6 @@ func (db *DB) OnDeliveries(f func(due time.Time)) { db.writes.OnDeliveries(f) }
 // SetShortBase sets how the events of later writes name their link's
 // domain and short URL: the server's public URL (linkforge.ShortBase).
 func (db *DB) SetShortBase(b linkforge.ShortBase) { db.writes.SetShortBase(b) }
-
-// writeTx is the SQL of a write's orchestration (store/internal/writes),
-// in the write's transaction.
-type writeTx struct{ tx txQuerier }
-
-func (t writeTx) DomainHost(ctx context.Context, id int64) (string, bool, error) {
-	var host string
-	err := t.tx.QueryRowContext(ctx, `SELECT host FROM domains WHERE id = ?`, id).Scan(&host)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	return host, err == nil, err
-}
-
-func (t writeTx) InsertDeliveries(ctx context.Context, ev linkforge.Event, key string, now time.Time) (int64, error) {
-	ts := toMicros(now)
-	var k any
-	if key != "" {
-		k = key
-	}
-	res, err := t.tx.ExecContext(ctx,
-		`INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_type, event_key, body,
-			next_attempt_at, created_at, updated_at)
-		 SELECT w.id, w.tenant_id, ?1, ?2, ?3, ?4, ?5, ?5, ?5 FROM webhooks w
-		 WHERE w.tenant_id = ?6 AND w.state = 'active' AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = ?2)
-		 ON CONFLICT DO NOTHING`,
-		ev.ID, ev.Type, k, string(ev.Body), ts, ev.TenantID)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
 
 // txQuerier is what the click events need of a *sql.Tx.
 type txQuerier interface {
@@ -164,7 +131,7 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 		} else if n == 0 {
 			return linkforge.WebhookQuotaExceeded()
 		}
-		return audit(ctx, tx, w.TenantID, linkforge.AuditWebhookCreate, w.ID, w.CreatedAt)
+		return db.writes.Begin().WebhookCreated(ctx, writeTx{tx}, w)
 	})
 	if err != nil {
 		return linkforge.Webhook{}, wrapRead("create webhook", err)
@@ -220,7 +187,7 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 			return linkforge.Webhook{}, err
 		}
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditWebhookUpdate, id+" "+string(state), at); err != nil {
+	if err := db.writes.Begin().WebhookStateSet(ctx, writeTx{tx}, tenantID, id, state, at); err != nil {
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -254,7 +221,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, tenantID int64, id string) erro
 		} else if n == 0 {
 			return notFound("webhook")
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditWebhookDelete, id, now())
+		return db.writes.Begin().WebhookDeleted(ctx, writeTx{tx}, tenantID, id, now())
 	})
 	return wrapWrite("delete webhook", err)
 }
@@ -321,11 +288,10 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	if err != nil || len(ds) != 1 {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery %d: %d rows: %w", id, len(ds), err)
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditDeliveryRetry, strconv.FormatInt(id, 10), now); err != nil {
+	w := db.writes.Begin()
+	if err := w.DeliveryRetried(ctx, writeTx{tx}, tenantID, id, now); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
-	w := db.writes.Begin()
-	w.Delivered(now)
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
@@ -512,11 +478,10 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 	if len(ds) != 1 {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: read back %d rows", len(ds))
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditWebhookTest, webhookID, now); err != nil {
+	w := db.writes.Begin()
+	if err := w.WebhookTested(ctx, writeTx{tx}, tenantID, webhookID, now); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
 	}
-	w := db.writes.Begin()
-	w.Delivered(now)
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
 	}

@@ -6,8 +6,9 @@
 // in the write's own transaction; store/sqlite and store/postgres then keep
 // SQL only, and store/storetest holds both to the same behaviour.
 //
-// A write runs: begin; its SQL; the Write's steps (LinkEvent, Enqueue, …)
-// on its transaction's Driver; commit; Committed.
+// A write runs: begin; its SQL; its step (LinkCreated, WebhookDeleted, …,
+// audit.go) on its transaction's Driver; commit; Committed, which wakes
+// the scheduler when the write added deliveries.
 package writes
 
 import (
@@ -34,6 +35,11 @@ type Driver interface {
 	// DO NOTHING on (webhook_id, event_key)). It returns how many it
 	// inserted.
 	InsertDeliveries(ctx context.Context, ev linkforge.Event, key string, now time.Time) (int64, error)
+	// InsertAudit writes one audit event of a, in the tenant's log.
+	InsertAudit(ctx context.Context, tenantID int64, a linkforge.Actor, action, target string, at time.Time) error
+	// UserTenants reads the ids of the tenants the user belongs to, and
+	// also (0: none) if that is not one of them, in ascending order.
+	UserTenants(ctx context.Context, userID, also int64) ([]int64, error)
 }
 
 // Orchestrator is a store's part that outlives its writes: the wake-up
@@ -88,11 +94,9 @@ type Write struct {
 	due   time.Time // the earliest of their due times
 }
 
-// Base is the short base the write's events name links with.
-func (w *Write) Base() linkforge.ShortBase { return w.base }
-
 // Committed tells the wake-up hook, after the commit, when the write added
-// deliveries. A write that failed or rolled back does not call it.
+// deliveries. A write that failed or rolled back does not call it; one
+// whose steps only audit (most in audit.go) need not.
 func (w *Write) Committed() {
 	if w.added {
 		w.o.wake().Tell(w.due)
@@ -129,22 +133,22 @@ func (w *Write) enqueue(ctx context.Context, tx Driver, ev linkforge.Event, key 
 		return fmt.Errorf("enqueue %s: %w", ev.Type, err)
 	}
 	if n > 0 {
-		w.Delivered(now)
+		w.delivered(now)
 	}
 	return nil
 }
 
-// Delivered notes a delivery the store wrote itself (a retried one, a
+// delivered notes a delivery the store wrote itself (a retried one, a
 // test event), due at due, for Committed.
-func (w *Write) Delivered(due time.Time) {
+func (w *Write) delivered(due time.Time) {
 	if !w.added || due.Before(w.due) {
 		w.due = due
 	}
 	w.added = true
 }
 
-// Enqueue writes the deliveries of evs, each under its key, due at now.
-func (w *Write) Enqueue(ctx context.Context, tx Driver, evs []linkforge.OutboxEvent, now time.Time) error {
+// enqueueAll writes the deliveries of evs, each under its key, due at now.
+func (w *Write) enqueueAll(ctx context.Context, tx Driver, evs []linkforge.OutboxEvent, now time.Time) error {
 	for _, ev := range evs {
 		if err := w.enqueue(ctx, tx, ev.Event, ev.Key, now); err != nil {
 			return err
@@ -153,8 +157,8 @@ func (w *Write) Enqueue(ctx context.Context, tx Driver, evs []linkforge.OutboxEv
 	return nil
 }
 
-// LinkEvent writes the deliveries of the link.* event typ of l, at now.
-func (w *Write) LinkEvent(ctx context.Context, tx Driver, typ string, l linkforge.Link, now time.Time) error {
+// linkEvent writes the deliveries of the link.* event typ of l, at now.
+func (w *Write) linkEvent(ctx context.Context, tx Driver, typ string, l linkforge.Link, now time.Time) error {
 	at, err := w.address(ctx, tx, l)
 	if err != nil {
 		return err
@@ -173,7 +177,7 @@ func (w *Write) ClickEvents(ctx context.Context, tx Driver, rs []linkforge.Click
 	if err != nil {
 		return err
 	}
-	return w.Enqueue(ctx, tx, evs, now)
+	return w.enqueueAll(ctx, tx, evs, now)
 }
 
 // AlarmsFailed writes the alarm.dead deliveries of the alarms that failed
@@ -184,7 +188,7 @@ func (w *Write) AlarmsFailed(ctx context.Context, tx Driver, changed []linkforge
 	if err != nil {
 		return err
 	}
-	return w.Enqueue(ctx, tx, evs, failures[0].At)
+	return w.enqueueAll(ctx, tx, evs, failures[0].At)
 }
 
 // LinksExpired writes the link.expired deliveries of the links this run
@@ -193,7 +197,7 @@ func (w *Write) AlarmsFailed(ctx context.Context, tx Driver, changed []linkforge
 func (w *Write) LinksExpired(ctx context.Context, tx Driver, links []linkforge.Link, now time.Time) error {
 	for _, l := range links {
 		if linkforge.JustExpired(l, now) {
-			if err := w.LinkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
+			if err := w.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
 				return err
 			}
 		}
