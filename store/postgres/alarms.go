@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,7 +85,7 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 	// An expired_at before expires_at recorded an earlier expiry that was
 	// moved since: it is replaced, not kept.
 	links := []linkforge.Link{}
-	ob := db.outbox()
+	w := db.writes.Begin()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var err error
 		links, err = query(ctx, tx, linkScan(false),
@@ -98,21 +97,12 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 		if err != nil {
 			return err
 		}
-		// link.expired for the links this call expired (expired_at is
-		// now), not again for a replayed run that kept an earlier one.
-		for _, l := range links {
-			if linkforge.JustExpired(l, now) {
-				if err := ob.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return w.LinksExpired(ctx, writeTx{tx}, links, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: expire links: %w", err)
 	}
-	ob.done(db, now)
+	w.Committed()
 	slices.SortFunc(links, func(a, b linkforge.Link) int { return cmp.Compare(a.ID, b.ID) })
 	return links, nil
 }
@@ -189,19 +179,14 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
-	ob := db.outbox()
-	evs, err := linkforge.AlarmDeadEvents(changed, failures, ob.base)
-	if err != nil {
-		return nil, err
-	}
-	at := failures[0].At
-	if err := ob.enqueueAll(ctx, tx, evs, at); err != nil {
+	w := db.writes.Begin()
+	if err := w.AlarmsFailed(ctx, writeTx{tx}, changed, failures); err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: fail alarms: %w", err)
 	}
-	ob.done(db, at)
+	w.Committed()
 	return linkforge.FailedAlarmIDs(changed), nil
 }
 
@@ -262,7 +247,7 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 		if err != nil || len(alarms) != 1 {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditAlarmRetry, strconv.FormatInt(alarmID, 10), now)
+		return db.writes.Begin().AlarmRetried(ctx, writeTx{tx}, tenantID, alarmID, now)
 	})
 	if err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("postgres: retry alarm: %w", err)

@@ -3,34 +3,11 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/linkforge/linkforge"
 )
-
-// audit adds the audit event of a write to its transaction tx, when ctx
-// carries an actor (linkforge.WithActor); the system's own writes carry
-// none and add nothing. Its error fails the write: a change without its
-// event must not commit.
-func audit(ctx context.Context, tx execer, tenantID int64, action, target string, at time.Time) error {
-	a, ok := linkforge.ActorFrom(ctx)
-	if !ok {
-		return nil
-	}
-	var id *int64
-	if a.ID != 0 {
-		id = &a.ID
-	}
-	if _, err := tx.Exec(ctx,
-		`INSERT INTO audit_events (tenant_id, at, actor_type, actor_id, actor_name, action, target)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		tenantID, at, string(a.Type), id, a.Name, action, target); err != nil {
-		return fmt.Errorf("audit %s: %w", action, err)
-	}
-	return nil
-}
 
 // ListAudit returns the tenant's events newest first (see
 // linkforge.AuditStore).

@@ -66,7 +66,7 @@ func (db *DB) CreateDomainBounded(ctx context.Context, d linkforge.Domain, max i
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, d.TenantID, linkforge.AuditDomainCreate, d.Host, d.CreatedAt)
+		return db.writes.Begin().DomainCreated(ctx, writeTx{tx}, d)
 	})
 	if err != nil {
 		return linkforge.Domain{}, wrap("create domain", err)
@@ -157,7 +157,7 @@ func (db *DB) UpdateDomain(ctx context.Context, tenantID int64, host string, fn 
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditDomainUpdate, d.Host, now())
+		return db.writes.Begin().DomainUpdated(ctx, writeTx{tx}, tenantID, d.Host, now())
 	})
 	if err != nil {
 		return linkforge.Domain{}, wrap("update domain", err)
@@ -186,7 +186,7 @@ func (db *DB) DeleteDomain(ctx context.Context, tenantID int64, host string) (li
 		if _, err = tx.Exec(ctx, `DELETE FROM domains WHERE id = $1`, d.ID); err != nil {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditDomainDelete, d.Host, now())
+		return db.writes.Begin().DomainDeleted(ctx, writeTx{tx}, tenantID, d.Host, now())
 	})
 	if err != nil {
 		return linkforge.Domain{}, wrap("delete domain", err)

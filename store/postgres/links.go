@@ -56,7 +56,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 	l.UpdatedAt = l.CreatedAt
 	l.Clicks = l.ImportedClicks
 	q, args := insertLinkQuery(l)
-	ob := db.outbox()
+	w := db.writes.Begin()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if err := linkDomainOf(ctx, tx, l); err != nil {
 			return err
@@ -64,15 +64,12 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 		if err := tx.QueryRow(ctx, q, args...).Scan(&l.ID); err != nil {
 			return linkWriteError("create link", err)
 		}
-		if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt); err != nil {
-			return err
-		}
-		return ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt)
+		return w.LinkCreated(ctx, writeTx{tx}, l)
 	})
 	if err != nil {
 		return linkforge.Link{}, wrap("create link", err)
 	}
-	ob.done(db, l.CreatedAt)
+	w.Committed()
 	return l, nil
 }
 
@@ -150,7 +147,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		}
 	}
 	// One event per batch: an import of a million links is one write.
-	if err := audit(ctx, tx, links[0].TenantID, linkforge.AuditLinkImport, fmt.Sprintf("%d links", len(links)), ts); err != nil {
+	if err := db.writes.Begin().LinksImported(ctx, writeTx{tx}, links[0].TenantID, len(links), ts); err != nil {
 		return fmt.Errorf("postgres: import links: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -238,17 +235,14 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 			return linkforge.Link{}, fmt.Errorf("postgres: update link: schedule alarm: %w", err)
 		}
 	}
-	ob := db.outbox()
-	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
-		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
-	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt); err != nil {
+	w := db.writes.Begin()
+	if err := w.LinkUpdated(ctx, writeTx{tx}, l); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
-	ob.done(db, l.UpdatedAt)
+	w.Committed()
 	return l, nil
 }
 
@@ -280,7 +274,7 @@ const deleteLinkAttempts = 3
 
 func (db *DB) deleteLinkOnce(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	var l linkforge.Link
-	ob := db.outbox()
+	w := db.writes.Begin()
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		// The links delete trigger lowers the aggregates and removes the
@@ -301,15 +295,12 @@ func (db *DB) deleteLinkOnce(ctx context.Context, tenantID, domainID int64, slug
 		if err != nil {
 			return err
 		}
-		if err := audit(ctx, tx, tenantID, linkforge.AuditLinkDelete, l.Slug, ts); err != nil {
-			return err
-		}
-		return ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts)
+		return w.LinkDeleted(ctx, writeTx{tx}, l, ts)
 	})
 	if err != nil {
 		return linkforge.Link{}, wrap("delete link", err)
 	}
-	ob.done(db, ts)
+	w.Committed()
 	return l, nil
 }
 

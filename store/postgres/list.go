@@ -214,13 +214,10 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	if err != nil {
 		return nil, err
 	}
-	ob := db.outbox() // webhooks.go: link.created of each created link
+	w := db.writes.Begin()
 	for _, r := range results {
 		if r.Err == nil {
-			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, r.Link, ts); err != nil {
-				return nil, fmt.Errorf("postgres: create links: %w", err)
-			}
-			if err := audit(ctx, tx, r.Link.TenantID, linkforge.AuditLinkCreate, r.Link.Slug, ts); err != nil {
+			if err := w.LinkCreated(ctx, writeTx{tx}, r.Link); err != nil {
 				return nil, fmt.Errorf("postgres: create links: %w", err)
 			}
 		}
@@ -228,7 +225,7 @@ func (db *DB) createLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: create links: %w", err)
 	}
-	ob.done(db, ts)
+	w.Committed()
 	return results, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -46,7 +45,7 @@ func (db *DB) revokeToken(ctx context.Context, where string, args ...any) error 
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditTokenRevoke, strconv.FormatInt(id, 10), ts)
+		return db.writes.Begin().TokenRevoked(ctx, writeTx{tx}, tenantID, id, ts)
 	})
 	if err != nil {
 		return wrap("revoke token", err)

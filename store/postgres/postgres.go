@@ -19,8 +19,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,23 +29,16 @@ import (
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/migrations"
+	"github.com/linkforge/linkforge/store/internal/writes"
 )
 
 // DB is a LinkForge store on a PostgreSQL database. It is safe for
 // concurrent use.
 type DB struct {
 	pool *pgxpool.Pool
-	// notify is told when a committed write added webhook deliveries
-	// (webhooks.go): WithWake's hook, or one of its own.
-	notify *wake.Hook
-	// shortBase is how events name a link's domain and short URL
-	// (SetShortBase); nil until a server or command sets it.
-	shortBase atomic.Pointer[linkforge.ShortBase]
-	// domainHosts caches the host of each domain id the events met: a
-	// domain's host never changes and its id is never reused
-	// (AUTOINCREMENT, IDENTITY), so an entry is never stale, and there is
-	// one per domain.
-	domainHosts sync.Map
+	// writes is what a write does besides its SQL: events, audit,
+	// wake-up (store/internal/writes).
+	writes writes.Orchestrator
 }
 
 // Option configures Open and OpenConfig.
@@ -57,7 +48,7 @@ type Option func(*DB)
 // deliveries, of their due time: the node's scheduler (schedule.Config.Wake)
 // runs them at once instead of at its next re-read; other nodes find them
 // at theirs.
-func WithWake(h *wake.Hook) Option { return func(db *DB) { db.notify = h } }
+func WithWake(h *wake.Hook) Option { return func(db *DB) { db.writes.WakeWith(h) } }
 
 var _ linkforge.Store = (*DB)(nil)
 
@@ -93,7 +84,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts ...Option) (*DB, 
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	db := &DB{pool: pool, notify: new(wake.Hook)}
+	db := &DB{pool: pool}
 	for _, o := range opts {
 		o(db)
 	}

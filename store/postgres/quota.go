@@ -164,7 +164,7 @@ func (db *DB) SetTenantQuota(ctx context.Context, tenantID int64, ch linkforge.Q
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditTenantQuota, name, now())
+		return db.writes.Begin().QuotaSet(ctx, writeTx{tx}, tenantID, name, now())
 	})
 	if err != nil {
 		return linkforge.TenantUsage{}, wrap("set tenant quota", err)

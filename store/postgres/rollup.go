@@ -108,19 +108,19 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 // upsertClicksWithEvents is the flush with its click events, in one
 // transaction.
 func (db *DB) upsertClicksWithEvents(ctx context.Context, nodeID string, ids []int64, buckets []time.Time, counts []int64, d dimColumns) error {
-	ob := db.outbox()
+	w := db.writes.Begin()
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
 			d.ids, d.hours, d.dims, d.values, d.counts); err != nil {
 			return err
 		}
-		return ob.clickEvents(ctx, tx, ids, buckets, ts)
+		return clickEvents(ctx, tx, w, ids, buckets, ts)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(ids), len(d.ids), err)
 	}
-	ob.done(db, ts)
+	w.Committed()
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -78,7 +77,7 @@ func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Tok
 		).Scan(&t.ID); err != nil {
 			return err
 		}
-		return audit(ctx, tx, t.TenantID, linkforge.AuditTokenCreate, strconv.FormatInt(t.ID, 10), t.CreatedAt)
+		return db.writes.Begin().TokenCreated(ctx, writeTx{tx}, t.TenantID, t.ID, t.CreatedAt)
 	})
 	switch pgCode(err) {
 	case "":

@@ -89,7 +89,7 @@ func (db *DB) InviteUser(ctx context.Context, inv linkforge.Invite) (linkforge.I
 				}
 			}
 		}
-		return audit(ctx, tx, inv.TenantID, linkforge.AuditUserInvite, email, ts)
+		return db.writes.Begin().UserInvited(ctx, writeTx{tx}, inv.TenantID, email, ts)
 	})
 	if err != nil {
 		return linkforge.InviteResult{}, wrap("invite user", err)
@@ -133,42 +133,18 @@ func (db *DB) AnswerInvitation(ctx context.Context, tenantID, userID int64, acce
 		if err != nil {
 			return err
 		}
-		action := linkforge.AuditUserDecline
 		if accept {
-			action = linkforge.AuditUserAccept
 			if _, err := tx.Exec(ctx, `INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES ($1, $2, $3, $4)
 				ON CONFLICT DO NOTHING`, userID, tenantID, string(m.Role), now()); err != nil {
 				return err
 			}
 		}
-		return auditUserTenants(ctx, tx, userID, tenantID, action, email, now())
+		return db.writes.Begin().InvitationAnswered(ctx, writeTx{tx}, userID, tenantID, accept, email, now())
 	})
 	if err != nil {
 		return linkforge.Membership{}, wrap("answer invitation", err)
 	}
 	return m, nil
-}
-
-// auditUserTenants adds an event about a user to the audit log of every
-// tenant they belong to, and of also (0: none) if that is not one of
-// them: a user's own acts (an answer to an invitation, a password) are
-// every tenant's business where they hold a role.
-func auditUserTenants(ctx context.Context, tx pgx.Tx, userID, also int64, action, target string, at time.Time) error {
-	rows, err := tx.Query(ctx, `SELECT tenant_id FROM memberships WHERE user_id = $1
-		UNION SELECT $2::bigint WHERE $2::bigint <> 0 ORDER BY 1`, userID, also)
-	if err != nil {
-		return err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := audit(ctx, tx, id, action, target, at); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func insertTicket(ctx context.Context, tx execer, userID int64, t linkforge.UserTicket, ts time.Time) error {
@@ -266,7 +242,7 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 		err := tx.QueryRow(ctx, `SELECT m.role, u.email FROM memberships m JOIN users u ON u.id = m.user_id
 			WHERE m.tenant_id = $1 AND m.user_id = $2 FOR UPDATE OF m`, tenantID, userID).Scan(&role, &email)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return withdrawInvitation(ctx, tx, tenantID, userID)
+			return db.withdrawInvitation(ctx, tx, tenantID, userID)
 		}
 		if err != nil {
 			return err
@@ -277,7 +253,7 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM memberships WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
+		return db.writes.Begin().MemberRemoved(ctx, writeTx{tx}, tenantID, email, now())
 	})
 	if err != nil {
 		return wrap("remove member", err)
@@ -286,7 +262,7 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 }
 
 // withdrawInvitation deletes a pending invitation (ENotFound if none).
-func withdrawInvitation(ctx context.Context, tx pgx.Tx, tenantID, userID int64) error {
+func (db *DB) withdrawInvitation(ctx context.Context, tx pgx.Tx, tenantID, userID int64) error {
 	var email string
 	err := tx.QueryRow(ctx, `DELETE FROM invitations i USING users u
 		WHERE i.tenant_id = $1 AND i.user_id = $2 AND u.id = i.user_id RETURNING u.email`, tenantID, userID).Scan(&email)
@@ -296,7 +272,7 @@ func withdrawInvitation(ctx context.Context, tx pgx.Tx, tenantID, userID int64) 
 	if err != nil {
 		return err
 	}
-	return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
+	return db.writes.Begin().MemberRemoved(ctx, writeTx{tx}, tenantID, email, now())
 }
 
 // CreateTicket stores a ticket of its user and records the reset in
@@ -315,7 +291,7 @@ func (db *DB) CreateTicket(ctx context.Context, t linkforge.UserTicket) error {
 		if err := tx.QueryRow(ctx, `SELECT email FROM users WHERE id = $1`, t.UserID).Scan(&email); err != nil {
 			return err
 		}
-		return auditUserTenants(ctx, tx, t.UserID, 0, linkforge.AuditUserPasswordReset, email, ts)
+		return db.writes.Begin().PasswordResetAsked(ctx, writeTx{tx}, t.UserID, email, ts)
 	})
 	if err != nil {
 		return wrap("create ticket", err)
@@ -371,7 +347,7 @@ func (db *DB) UseTicket(ctx context.Context, hash []byte, at time.Time, password
 			return err
 		}
 		u.PasswordHash = passwordHash
-		return auditUserTenants(ctx, tx, u.ID, 0, linkforge.AuditUserPassword, u.Email, at)
+		return db.writes.Begin().PasswordSet(ctx, writeTx{tx}, u.ID, u.Email, at)
 	})
 	if err != nil {
 		return linkforge.User{}, wrap("use ticket", err)
@@ -472,7 +448,7 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 			return err
 		}
 		m.Role = role
-		return audit(ctx, tx, tenantID, linkforge.AuditUserRole, m.User.Email+" "+string(role), now())
+		return db.writes.Begin().MemberRoleSet(ctx, writeTx{tx}, tenantID, m.User.Email, role, now())
 	})
 	if err != nil {
 		return linkforge.Member{}, wrap("set member role", err)

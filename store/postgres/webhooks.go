@@ -5,23 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/store/internal/writes"
 )
 
 // OnDeliveries sets the function the store's hook tells after a committed
 // write added webhook deliveries, with their due time. It is for a caller
 // that builds its scheduler after the store without a shared hook (tests);
 // a server passes WithWake at Open and schedule.Config.Wake instead.
-func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.Set(f) }
+func (db *DB) OnDeliveries(f func(due time.Time)) { db.writes.OnDeliveries(f) }
 
-// execer is what the outbox needs of a pgx.Tx.
+// execer is what a write's orchestration needs of a pgx.Tx.
 type execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
@@ -30,100 +29,7 @@ type execer interface {
 
 // SetShortBase sets how the events of later writes name their link's
 // domain and short URL: the server's public URL (linkforge.ShortBase).
-func (db *DB) SetShortBase(b linkforge.ShortBase) { db.shortBase.Store(&b) }
-
-// outbox collects the events of one write transaction.
-type outbox struct {
-	added bool
-	base  linkforge.ShortBase
-	hosts *sync.Map // the store's domainHosts
-}
-
-// outbox starts the outbox of a write transaction, with the short base
-// the store was given.
-func (db *DB) outbox() outbox {
-	ob := outbox{hosts: &db.domainHosts}
-	if b := db.shortBase.Load(); b != nil {
-		ob.base = *b
-	}
-	return ob
-}
-
-// address is l's domain and short URL: a link on a tenant's domain reads
-// that domain's host by primary key, in tx, the first time the store
-// meets that domain (domainHosts).
-func (o *outbox) address(ctx context.Context, tx execer, l linkforge.Link) (linkforge.LinkAddress, error) {
-	if l.DomainID == linkforge.PublicDomainID {
-		return o.base.Address(l.DomainID, "", l.Slug), nil
-	}
-	if h, ok := o.hosts.Load(l.DomainID); ok {
-		return o.base.Address(l.DomainID, h.(string), l.Slug), nil
-	}
-	var host string
-	if err := tx.QueryRow(ctx, `SELECT host FROM domains WHERE id = $1`, l.DomainID).Scan(&host); errors.Is(err, pgx.ErrNoRows) {
-		// No such domain (it cannot have links: a write racing its
-		// delete): the event still goes, naming no domain.
-		return o.base.Address(l.DomainID, "", l.Slug), nil
-	} else if err != nil {
-		return linkforge.LinkAddress{}, fmt.Errorf("link event: host of domain %d: %w", l.DomainID, err)
-	}
-	o.hosts.Store(l.DomainID, host)
-	return o.base.Address(l.DomainID, host, l.Slug), nil
-}
-
-// enqueue writes one delivery of ev per webhook of its tenant subscribed to
-// its type, in tx: one statement, which inserts nothing (an index probe)
-// when the tenant has no such webhook. key, when set, makes the event once
-// per webhook.
-func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now time.Time, key string) error {
-	var k *string
-	if key != "" {
-		k = &key
-	}
-	tag, err := tx.Exec(ctx,
-		`INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_type, event_key, body,
-			next_attempt_at, created_at, updated_at)
-		 SELECT w.id, w.tenant_id, $1, $2, $3, $4, $5, $5, $5 FROM webhooks w
-		 WHERE w.tenant_id = $6 AND w.state = 'active' AND $2 = ANY(w.events)
-		 ON CONFLICT DO NOTHING`,
-		ev.ID, ev.Type, k, string(ev.Body), now.UTC().Truncate(time.Microsecond), ev.TenantID)
-	if err != nil {
-		return fmt.Errorf("enqueue %s: %w", ev.Type, err)
-	}
-	if tag.RowsAffected() > 0 {
-		o.added = true
-	}
-	return nil
-}
-
-// enqueueAll enqueues evs, each under its key.
-func (o *outbox) enqueueAll(ctx context.Context, tx execer, evs []linkforge.OutboxEvent, now time.Time) error {
-	for _, ev := range evs {
-		if err := o.enqueue(ctx, tx, ev.Event, now, ev.Key); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// linkEvent enqueues a link.* event of l.
-func (o *outbox) linkEvent(ctx context.Context, tx execer, typ string, l linkforge.Link, now time.Time) error {
-	at, err := o.address(ctx, tx, l)
-	if err != nil {
-		return err
-	}
-	ev, err := linkforge.NewLinkEvent(typ, l, at, now)
-	if err != nil {
-		return err
-	}
-	return o.enqueue(ctx, tx, ev, now, "")
-}
-
-func (o *outbox) done(db *DB, now time.Time) {
-	if o.added {
-		db.notify.Tell(now)
-	}
-}
+func (db *DB) SetShortBase(b linkforge.ShortBase) { db.writes.SetShortBase(b) }
 
 // clickSubscribers reports whether any webhook takes link.clicks or
 // link.limit_reached: without one, a flush stays the one statement it was.
@@ -158,8 +64,8 @@ const clickEventsSQL = `WITH f AS (
 	ORDER BY t.id, b.bucket`
 
 // clickEvents enqueues, in the flush's transaction, the events of the
-// flushed (link, minute) pairs (linkforge.ClickEvents).
-func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, buckets []time.Time, now time.Time) error {
+// flushed (link, minute) pairs (writes.ClickEvents).
+func clickEvents(ctx context.Context, tx execer, w *writes.Write, ids []int64, buckets []time.Time, now time.Time) error {
 	rows, err := tx.Query(ctx, clickEventsSQL, ids, buckets)
 	if err != nil {
 		return fmt.Errorf("click events: %w", err)
@@ -175,11 +81,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx execer, ids []int64, bucket
 	if err := variantHours(ctx, tx, crs, ids, buckets); err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	evs, err := linkforge.ClickEvents(crs, o.base, now)
-	if err != nil {
-		return err
-	}
-	return o.enqueueAll(ctx, tx, evs, now)
+	return w.ClickEvents(ctx, writeTx{tx}, crs, now)
 }
 
 // CreateWebhook stores w (its ID and Secret chosen by the caller), unless
@@ -212,7 +114,7 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, w.TenantID, linkforge.AuditWebhookCreate, w.ID, w.CreatedAt)
+		return db.writes.Begin().WebhookCreated(ctx, writeTx{tx}, w)
 	})
 	if err != nil {
 		return linkforge.Webhook{}, wrap("create webhook", err)
@@ -269,7 +171,7 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 				return err
 			}
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditWebhookUpdate, id+" "+string(state), at)
+		return db.writes.Begin().WebhookStateSet(ctx, writeTx{tx}, tenantID, id, state, at)
 	})
 	if err != nil {
 		return linkforge.Webhook{}, wrap("set webhook state", err)
@@ -300,7 +202,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, tenantID int64, id string) erro
 		if tag.RowsAffected() == 0 {
 			return notFound("webhook")
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditWebhookDelete, id, now())
+		return db.writes.Begin().WebhookDeleted(ctx, writeTx{tx}, tenantID, id, now())
 	})
 	if err != nil {
 		return wrap("delete webhook", err)
@@ -337,6 +239,7 @@ func (db *DB) ListDeliveries(ctx context.Context, tenantID int64, webhookID stri
 // RetryDelivery replays the tenant's dead delivery.
 func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Time) (linkforge.Delivery, error) {
 	var out linkforge.Delivery
+	w := db.writes.Begin()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var state, whState string
 		err := tx.QueryRow(ctx, `SELECT d.state, w.state FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -356,12 +259,12 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditDeliveryRetry, strconv.FormatInt(id, 10), now)
+		return w.DeliveryRetried(ctx, writeTx{tx}, tenantID, id, now)
 	})
 	if err != nil {
 		return linkforge.Delivery{}, wrap("retry delivery", err)
 	}
-	db.notify.Tell(now)
+	w.Committed()
 	return out, nil
 }
 
@@ -522,6 +425,7 @@ func deliveryScan(withWebhook bool) func(pgx.Row) (linkforge.Delivery, error) {
 // answers the conflict.
 func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID string, ev linkforge.Event, now time.Time) (linkforge.Delivery, error) {
 	var out linkforge.Delivery
+	w := db.writes.Begin()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var state string
 		err := tx.QueryRow(ctx, `SELECT state FROM webhooks WHERE id = $1 AND tenant_id = $2 FOR SHARE`,
@@ -542,12 +446,12 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditWebhookTest, webhookID, now)
+		return w.WebhookTested(ctx, writeTx{tx}, tenantID, webhookID, now)
 	})
 	if err != nil {
 		return linkforge.Delivery{}, wrap("enqueue delivery", err)
 	}
-	db.notify.Tell(now)
+	w.Committed()
 	return out, nil
 }
 

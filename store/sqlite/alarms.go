@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -113,20 +112,14 @@ func (db *DB) ExpireLinks(ctx context.Context, linkIDs []int64, now time.Time) (
 		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
 	slices.SortFunc(links, func(a, b linkforge.Link) int { return cmp.Compare(a.ID, b.ID) })
-	// link.expired for the links this call expired (expired_at is now),
-	// not again for a replayed run that kept an earlier expired_at.
-	ob := db.outbox()
-	for _, l := range links {
-		if linkforge.JustExpired(l, now) {
-			if err := ob.linkEvent(ctx, tx, linkforge.EventLinkExpired, l, now); err != nil {
-				return nil, fmt.Errorf("sqlite: expire links: %w", err)
-			}
-		}
+	w := db.writes.Begin()
+	if err := w.LinksExpired(ctx, writeTx{tx}, links, now); err != nil {
+		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite: expire links: %w", err)
 	}
-	ob.done(db, now)
+	w.Committed()
 	return links, nil
 }
 
@@ -216,19 +209,14 @@ func (db *DB) FailAlarms(ctx context.Context, failures []linkforge.AlarmFailure)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	ob := db.outbox()
-	evs, err := linkforge.AlarmDeadEvents(changed, failures, ob.base)
-	if err != nil {
-		return nil, err
-	}
-	at := failures[0].At
-	if err := ob.enqueueAll(ctx, tx, evs, at); err != nil {
+	w := db.writes.Begin()
+	if err := w.AlarmsFailed(ctx, writeTx{tx}, changed, failures); err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite: fail alarms: %w", err)
 	}
-	ob.done(db, at)
+	w.Committed()
 	return linkforge.FailedAlarmIDs(changed), nil
 }
 
@@ -305,7 +293,7 @@ func (db *DB) RetryAlarm(ctx context.Context, tenantID, alarmID int64, now time.
 	if len(alarms) != 1 {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm %d: read back %d rows", alarmID, len(alarms))
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditAlarmRetry, strconv.FormatInt(alarmID, 10), now); err != nil {
+	if err := db.writes.Begin().AlarmRetried(ctx, writeTx{tx}, tenantID, alarmID, now); err != nil {
 		return linkforge.Alarm{}, fmt.Errorf("sqlite: retry alarm: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

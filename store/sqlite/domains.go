@@ -64,7 +64,7 @@ func (db *DB) CreateDomainBounded(ctx context.Context, d linkforge.Domain, max i
 	case err != nil:
 		return linkforge.Domain{}, fmt.Errorf("sqlite: create domain: %w", err)
 	}
-	if err := audit(ctx, tx, d.TenantID, linkforge.AuditDomainCreate, d.Host, d.CreatedAt); err != nil {
+	if err := db.writes.Begin().DomainCreated(ctx, writeTx{tx}, d); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: create domain: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -154,7 +154,7 @@ func (db *DB) UpdateDomain(ctx context.Context, tenantID int64, host string, fn 
 		d.VerifyAttempts, nullMicros(d.VerifyDueAt), d.VerifyError, d.ID); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: update domain: %w", err)
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditDomainUpdate, d.Host, now()); err != nil {
+	if err := db.writes.Begin().DomainUpdated(ctx, writeTx{tx}, tenantID, d.Host, now()); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: update domain: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -187,7 +187,7 @@ func (db *DB) DeleteDomain(ctx context.Context, tenantID int64, host string) (li
 	if _, err := tx.ExecContext(ctx, `DELETE FROM domains WHERE id = ?`, d.ID); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: delete domain: %w", err)
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditDomainDelete, d.Host, now()); err != nil {
+	if err := db.writes.Begin().DomainDeleted(ctx, writeTx{tx}, tenantID, d.Host, now()); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: delete domain: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

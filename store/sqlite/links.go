@@ -67,17 +67,14 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 			return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 		}
 	}
-	ob := db.outbox()
-	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, l.CreatedAt); err != nil {
-		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
-	}
-	if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt); err != nil {
+	w := db.writes.Begin()
+	if err := w.LinkCreated(ctx, writeTx{tx}, l); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: create link: %w", err)
 	}
-	ob.done(db, l.CreatedAt)
+	w.Committed()
 	return l, nil
 }
 
@@ -172,7 +169,7 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 		}
 	}
 	// One event per batch: an import of a million links is one write.
-	if err := audit(ctx, tx, links[0].TenantID, linkforge.AuditLinkImport, fmt.Sprintf("%d links", len(links)), ts); err != nil {
+	if err := db.writes.Begin().LinksImported(ctx, writeTx{tx}, links[0].TenantID, len(links), ts); err != nil {
 		return fmt.Errorf("sqlite: import links: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -271,17 +268,14 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
-	ob := db.outbox()
-	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
-		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
-	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt); err != nil {
+	w := db.writes.Begin()
+	if err := w.LinkUpdated(ctx, writeTx{tx}, l); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
-	ob.done(db, l.UpdatedAt)
+	w.Committed()
 	return l, nil
 }
 
@@ -308,18 +302,15 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID, domainID int64, slug str
 	if _, err := tx.ExecContext(ctx, `DELETE FROM click_dims WHERE link_id = ?`, l.ID); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link dimensions: %w", err)
 	}
-	ob := db.outbox()
+	w := db.writes.Begin()
 	ts := now()
-	if err := ob.linkEvent(ctx, tx, linkforge.EventLinkDeleted, l, ts); err != nil {
-		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
-	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditLinkDelete, l.Slug, ts); err != nil {
+	if err := w.LinkDeleted(ctx, writeTx{tx}, l, ts); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
-	ob.done(db, ts)
+	w.Committed()
 	return l, nil
 }
 

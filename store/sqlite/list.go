@@ -195,7 +195,7 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	}
 	defer stmt.Close()
 	ts := now()
-	ob := db.outbox()
+	w := db.writes.Begin()
 	for i, in := range links {
 		l := linkforge.NormalizeLink(in)
 		l.CreatedAt, l.UpdatedAt, l.Clicks = ts, ts, l.ImportedClicks
@@ -226,10 +226,7 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 				return nil, fmt.Errorf("sqlite: create links: %w", err)
 			}
 		}
-		if err := ob.linkEvent(ctx, tx, linkforge.EventLinkCreated, l, ts); err != nil { // webhooks.go
-			return nil, fmt.Errorf("sqlite: create links: %w", err)
-		}
-		if err := audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, ts); err != nil {
+		if err := w.LinkCreated(ctx, writeTx{tx}, l); err != nil {
 			return nil, fmt.Errorf("sqlite: create links: %w", err)
 		}
 		results[i].Link = l
@@ -237,7 +234,7 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite: create links: %w", err)
 	}
-	ob.done(db, ts)
+	w.Committed()
 	return results, nil
 }
 

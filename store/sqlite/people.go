@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/linkforge/linkforge"
 )
@@ -45,7 +44,7 @@ func (db *DB) revokeToken(ctx context.Context, where string, args ...any) error 
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditTokenRevoke, strconv.FormatInt(id, 10), ts)
+		return db.writes.Begin().TokenRevoked(ctx, writeTx{tx}, tenantID, id, ts)
 	})
 	return wrapWrite("revoke token", err)
 }

@@ -51,15 +51,15 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	if err := upsertDims(ctx, tx, nodeID, dims); err != nil {
 		return err
 	}
-	ob := db.outbox()
+	w := db.writes.Begin()
 	ts := now()
-	if err := ob.clickEvents(ctx, tx, rows, ts); err != nil {
+	if err := clickEvents(ctx, tx, w, rows, ts); err != nil {
 		return fmt.Errorf("sqlite: upsert rollup: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: upsert rollup: %w", err)
 	}
-	ob.done(db, ts)
+	w.Committed()
 	return nil
 }
 

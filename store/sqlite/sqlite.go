@@ -25,8 +25,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite" // registers the "sqlite" driver
@@ -36,6 +34,7 @@ import (
 	"github.com/linkforge/linkforge/internal/fileperm"
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/migrations"
+	"github.com/linkforge/linkforge/store/internal/writes"
 )
 
 // DB is a LinkForge store in one SQLite file. It is safe for concurrent use.
@@ -43,17 +42,9 @@ type DB struct {
 	path   string
 	writer *sql.DB // one connection, BEGIN IMMEDIATE
 	reader *sql.DB // several read-only connections
-	// notify is told when a committed write added webhook deliveries
-	// (webhooks.go): WithWake's hook, or one of its own.
-	notify *wake.Hook
-	// shortBase is how events name a link's domain and short URL
-	// (SetShortBase); nil until a server or command sets it.
-	shortBase atomic.Pointer[linkforge.ShortBase]
-	// domainHosts caches the host of each domain id the events met: a
-	// domain's host never changes and its id is never reused
-	// (AUTOINCREMENT, IDENTITY), so an entry is never stale, and there is
-	// one per domain.
-	domainHosts sync.Map
+	// writes is what a write does besides its SQL: events, audit,
+	// wake-up (store/internal/writes).
+	writes writes.Orchestrator
 }
 
 // Option configures Open.
@@ -62,7 +53,7 @@ type Option func(*DB)
 // WithWake makes h the hook told, after each commit that added webhook
 // deliveries, of their due time: the node's scheduler (schedule.Config.Wake)
 // runs them at once instead of at its next re-read.
-func WithWake(h *wake.Hook) Option { return func(db *DB) { db.notify = h } }
+func WithWake(h *wake.Hook) Option { return func(db *DB) { db.writes.WakeWith(h) } }
 
 var _ linkforge.Store = (*DB)(nil)
 
@@ -130,7 +121,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		writer.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	db := &DB{path: abs, writer: writer, reader: reader, notify: new(wake.Hook)}
+	db := &DB{path: abs, writer: writer, reader: reader}
 	for _, o := range opts {
 		o(db)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -88,7 +87,7 @@ func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Tok
 		).Scan(&t.ID); err != nil {
 			return err
 		}
-		return audit(ctx, tx, t.TenantID, linkforge.AuditTokenCreate, strconv.FormatInt(t.ID, 10), t.CreatedAt)
+		return db.writes.Begin().TokenCreated(ctx, writeTx{tx}, t.TenantID, t.ID, t.CreatedAt)
 	})
 	switch {
 	case isUnique(err):

@@ -93,7 +93,7 @@ func (db *DB) InviteUser(ctx context.Context, inv linkforge.Invite) (linkforge.I
 				}
 			}
 		}
-		return audit(ctx, tx, inv.TenantID, linkforge.AuditUserInvite, email, ts)
+		return db.writes.Begin().UserInvited(ctx, writeTx{tx}, inv.TenantID, email, ts)
 	})
 	if err != nil {
 		return linkforge.InviteResult{}, wrapRead("invite user", err)
@@ -139,41 +139,18 @@ func (db *DB) AnswerInvitation(ctx context.Context, tenantID, userID int64, acce
 		if _, err := tx.ExecContext(ctx, `DELETE FROM invitations WHERE tenant_id = ? AND user_id = ?`, tenantID, userID); err != nil {
 			return err
 		}
-		action := linkforge.AuditUserDecline
 		if accept {
-			action = linkforge.AuditUserAccept
 			if _, err := tx.ExecContext(ctx, `INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES (?, ?, ?, ?)`,
 				userID, tenantID, string(m.Role), toMicros(now())); err != nil {
 				return err
 			}
 		}
-		return auditUserTenants(ctx, tx, userID, tenantID, action, email, now())
+		return db.writes.Begin().InvitationAnswered(ctx, writeTx{tx}, userID, tenantID, accept, email, now())
 	})
 	if err != nil {
 		return linkforge.Membership{}, wrapRead("answer invitation", err)
 	}
 	return m, nil
-}
-
-// auditUserTenants adds an event about a user to the audit log of every
-// tenant they belong to, and of also (0: none) if that is not one of
-// them: a user's own acts (an answer to an invitation, a password) are
-// every tenant's business where they hold a role.
-func auditUserTenants(ctx context.Context, tx *sql.Tx, userID, also int64, action, target string, at time.Time) error {
-	ids, err := query(ctx, tx, func(r scanner) (int64, error) {
-		var id int64
-		err := r.Scan(&id)
-		return id, err
-	}, `SELECT tenant_id FROM memberships WHERE user_id = ?1 UNION SELECT ?2 WHERE ?2 <> 0 ORDER BY 1`, userID, also)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := audit(ctx, tx, id, action, target, at); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func insertTicket(ctx context.Context, tx execer, userID int64, t linkforge.UserTicket, ts time.Time) error {
@@ -253,7 +230,7 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 		err := tx.QueryRowContext(ctx, `SELECT m.role, u.email FROM memberships m JOIN users u ON u.id = m.user_id
 			WHERE m.tenant_id = ? AND m.user_id = ?`, tenantID, userID).Scan(&role, &email)
 		if errors.Is(err, sql.ErrNoRows) {
-			return withdrawInvitation(ctx, tx, tenantID, userID)
+			return db.withdrawInvitation(ctx, tx, tenantID, userID)
 		}
 		if err != nil {
 			return err
@@ -271,13 +248,13 @@ func (db *DB) RemoveMember(ctx context.Context, tenantID, userID int64) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM memberships WHERE tenant_id = ? AND user_id = ?`, tenantID, userID); err != nil {
 			return err
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
+		return db.writes.Begin().MemberRemoved(ctx, writeTx{tx}, tenantID, email, now())
 	})
 	return wrapWrite("remove member", err)
 }
 
 // withdrawInvitation deletes a pending invitation (ENotFound if none).
-func withdrawInvitation(ctx context.Context, tx *sql.Tx, tenantID, userID int64) error {
+func (db *DB) withdrawInvitation(ctx context.Context, tx *sql.Tx, tenantID, userID int64) error {
 	var email string
 	err := tx.QueryRowContext(ctx, `SELECT u.email FROM invitations i JOIN users u ON u.id = i.user_id
 		WHERE i.tenant_id = ? AND i.user_id = ?`, tenantID, userID).Scan(&email)
@@ -290,7 +267,7 @@ func withdrawInvitation(ctx context.Context, tx *sql.Tx, tenantID, userID int64)
 	if _, err := tx.ExecContext(ctx, `DELETE FROM invitations WHERE tenant_id = ? AND user_id = ?`, tenantID, userID); err != nil {
 		return err
 	}
-	return audit(ctx, tx, tenantID, linkforge.AuditUserRemove, email, now())
+	return db.writes.Begin().MemberRemoved(ctx, writeTx{tx}, tenantID, email, now())
 }
 
 // CreateTicket stores a ticket of its user and records the reset in
@@ -308,7 +285,7 @@ func (db *DB) CreateTicket(ctx context.Context, t linkforge.UserTicket) error {
 		if err := tx.QueryRowContext(ctx, `SELECT email FROM users WHERE id = ?`, t.UserID).Scan(&email); err != nil {
 			return err
 		}
-		return auditUserTenants(ctx, tx, t.UserID, 0, linkforge.AuditUserPasswordReset, email, ts)
+		return db.writes.Begin().PasswordResetAsked(ctx, writeTx{tx}, t.UserID, email, ts)
 	})
 	return wrapWrite("create ticket", err)
 }
@@ -358,7 +335,7 @@ func (db *DB) UseTicket(ctx context.Context, hash []byte, at time.Time, password
 			return err
 		}
 		u.PasswordHash = passwordHash
-		return auditUserTenants(ctx, tx, u.ID, 0, linkforge.AuditUserPassword, u.Email, at)
+		return db.writes.Begin().PasswordSet(ctx, writeTx{tx}, u.ID, u.Email, at)
 	})
 	if err != nil {
 		return linkforge.User{}, wrapRead("use ticket", err)
@@ -466,7 +443,7 @@ func (db *DB) SetMemberRole(ctx context.Context, tenantID, userID int64, role li
 			return err
 		}
 		m.Role = role
-		return audit(ctx, tx, tenantID, linkforge.AuditUserRole, m.User.Email+" "+string(role), now())
+		return db.writes.Begin().MemberRoleSet(ctx, writeTx{tx}, tenantID, m.User.Email, role, now())
 	})
 	if err != nil {
 		return linkforge.Member{}, wrapRead("set member role", err)

@@ -7,117 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/store/internal/writes"
 )
 
 // OnDeliveries sets the function the store's hook tells after a committed
 // write added webhook deliveries, with their due time. It is for a caller
 // that builds its scheduler after the store without a shared hook (tests);
 // a server passes WithWake at Open and schedule.Config.Wake instead.
-func (db *DB) OnDeliveries(f func(due time.Time)) { db.notify.Set(f) }
+func (db *DB) OnDeliveries(f func(due time.Time)) { db.writes.OnDeliveries(f) }
 
 // SetShortBase sets how the events of later writes name their link's
 // domain and short URL: the server's public URL (linkforge.ShortBase).
-func (db *DB) SetShortBase(b linkforge.ShortBase) { db.shortBase.Store(&b) }
-
-// outbox collects the events of one write transaction; the caller tells
-// notify after the commit if any delivery was written.
-type outbox struct {
-	added bool
-	base  linkforge.ShortBase
-	hosts *sync.Map // the store's domainHosts
-}
-
-// outbox starts the outbox of a write transaction, with the short base
-// the store was given.
-func (db *DB) outbox() outbox {
-	ob := outbox{hosts: &db.domainHosts}
-	if b := db.shortBase.Load(); b != nil {
-		ob.base = *b
-	}
-	return ob
-}
-
-// address is l's domain and short URL: a link on a tenant's domain reads
-// that domain's host by primary key, in tx, the first time the store
-// meets that domain (domainHosts).
-func (o *outbox) address(ctx context.Context, tx txQuerier, l linkforge.Link) (linkforge.LinkAddress, error) {
-	if l.DomainID == linkforge.PublicDomainID {
-		return o.base.Address(l.DomainID, "", l.Slug), nil
-	}
-	if h, ok := o.hosts.Load(l.DomainID); ok {
-		return o.base.Address(l.DomainID, h.(string), l.Slug), nil
-	}
-	var host string
-	if err := tx.QueryRowContext(ctx, `SELECT host FROM domains WHERE id = ?`, l.DomainID).Scan(&host); errors.Is(err, sql.ErrNoRows) {
-		// No such domain (it cannot have links: a write racing its
-		// delete): the event still goes, naming no domain.
-		return o.base.Address(l.DomainID, "", l.Slug), nil
-	} else if err != nil {
-		return linkforge.LinkAddress{}, fmt.Errorf("link event: host of domain %d: %w", l.DomainID, err)
-	}
-	o.hosts.Store(l.DomainID, host)
-	return o.base.Address(l.DomainID, host, l.Slug), nil
-}
-
-// enqueue writes one delivery of ev per webhook of its tenant subscribed to
-// its type, in tx: one statement, which inserts nothing (and costs an index
-// probe) when the tenant has no such webhook. key, when set, makes the
-// event once per webhook (ON CONFLICT DO NOTHING on (webhook_id, event_key)).
-func (o *outbox) enqueue(ctx context.Context, tx execer, ev linkforge.Event, now time.Time, key string) error {
-	ts := toMicros(now)
-	var k any
-	if key != "" {
-		k = key
-	}
-	res, err := tx.ExecContext(ctx,
-		`INSERT INTO webhook_deliveries (webhook_id, tenant_id, event_id, event_type, event_key, body,
-			next_attempt_at, created_at, updated_at)
-		 SELECT w.id, w.tenant_id, ?1, ?2, ?3, ?4, ?5, ?5, ?5 FROM webhooks w
-		 WHERE w.tenant_id = ?6 AND w.state = 'active' AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = ?2)
-		 ON CONFLICT DO NOTHING`,
-		ev.ID, ev.Type, k, string(ev.Body), ts, ev.TenantID)
-	if err != nil {
-		return fmt.Errorf("enqueue %s: %w", ev.Type, err)
-	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		o.added = true
-	}
-	return nil
-}
-
-// enqueueAll enqueues evs, each under its key.
-func (o *outbox) enqueueAll(ctx context.Context, tx execer, evs []linkforge.OutboxEvent, now time.Time) error {
-	for _, ev := range evs {
-		if err := o.enqueue(ctx, tx, ev.Event, now, ev.Key); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// linkEvent enqueues a link.* event of l.
-func (o *outbox) linkEvent(ctx context.Context, tx txQuerier, typ string, l linkforge.Link, now time.Time) error {
-	at, err := o.address(ctx, tx, l)
-	if err != nil {
-		return err
-	}
-	ev, err := linkforge.NewLinkEvent(typ, l, at, now)
-	if err != nil {
-		return err
-	}
-	return o.enqueue(ctx, tx, ev, now, "")
-}
-
-func (o *outbox) done(db *DB, now time.Time) {
-	if o.added {
-		db.notify.Tell(now)
-	}
-}
+func (db *DB) SetShortBase(b linkforge.ShortBase) { db.writes.SetShortBase(b) }
 
 // txQuerier is what the click events need of a *sql.Tx.
 type txQuerier interface {
@@ -151,9 +55,9 @@ const clickEventsSQL = `WITH f AS (
 	ORDER BY t.id, b.bucket`
 
 // clickEvents enqueues, in the flush's transaction, the events of the
-// flushed rows (linkforge.ClickEvents). Without any webhook for these
-// events it costs one probe of the (small) webhooks table.
-func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge.RollupRow, now time.Time) error {
+// flushed rows (writes.ClickEvents). Without any webhook for these events
+// it costs one probe of the (small) webhooks table.
+func clickEvents(ctx context.Context, tx txQuerier, w *writes.Write, rows []linkforge.RollupRow, now time.Time) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -196,11 +100,7 @@ func (o *outbox) clickEvents(ctx context.Context, tx txQuerier, rows []linkforge
 	if err := variantHours(ctx, tx, crs, string(js)); err != nil {
 		return fmt.Errorf("click events: %w", err)
 	}
-	evs, err := linkforge.ClickEvents(crs, o.base, now)
-	if err != nil {
-		return err
-	}
-	return o.enqueueAll(ctx, tx, evs, now)
+	return w.ClickEvents(ctx, writeTx{tx}, crs, now)
 }
 
 const webhookColumns = `id, tenant_id, url, events, state, created_at`
@@ -231,7 +131,7 @@ func (db *DB) CreateWebhook(ctx context.Context, w linkforge.Webhook) (linkforge
 		} else if n == 0 {
 			return linkforge.WebhookQuotaExceeded()
 		}
-		return audit(ctx, tx, w.TenantID, linkforge.AuditWebhookCreate, w.ID, w.CreatedAt)
+		return db.writes.Begin().WebhookCreated(ctx, writeTx{tx}, w)
 	})
 	if err != nil {
 		return linkforge.Webhook{}, wrapRead("create webhook", err)
@@ -287,7 +187,7 @@ func (db *DB) SetWebhookState(ctx context.Context, tenantID int64, id string, st
 			return linkforge.Webhook{}, err
 		}
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditWebhookUpdate, id+" "+string(state), at); err != nil {
+	if err := db.writes.Begin().WebhookStateSet(ctx, writeTx{tx}, tenantID, id, state, at); err != nil {
 		return linkforge.Webhook{}, fmt.Errorf("sqlite: set webhook state: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -321,7 +221,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, tenantID int64, id string) erro
 		} else if n == 0 {
 			return notFound("webhook")
 		}
-		return audit(ctx, tx, tenantID, linkforge.AuditWebhookDelete, id, now())
+		return db.writes.Begin().WebhookDeleted(ctx, writeTx{tx}, tenantID, id, now())
 	})
 	return wrapWrite("delete webhook", err)
 }
@@ -388,13 +288,14 @@ func (db *DB) RetryDelivery(ctx context.Context, tenantID, id int64, now time.Ti
 	if err != nil || len(ds) != 1 {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery %d: %d rows: %w", id, len(ds), err)
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditDeliveryRetry, strconv.FormatInt(id, 10), now); err != nil {
+	w := db.writes.Begin()
+	if err := w.DeliveryRetried(ctx, writeTx{tx}, tenantID, id, now); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: retry delivery: %w", err)
 	}
-	db.notify.Tell(now)
+	w.Committed()
 	return ds[0], nil
 }
 
@@ -577,12 +478,13 @@ func (db *DB) EnqueueDelivery(ctx context.Context, tenantID int64, webhookID str
 	if len(ds) != 1 {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: read back %d rows", len(ds))
 	}
-	if err := audit(ctx, tx, tenantID, linkforge.AuditWebhookTest, webhookID, now); err != nil {
+	w := db.writes.Begin()
+	if err := w.WebhookTested(ctx, writeTx{tx}, tenantID, webhookID, now); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Delivery{}, fmt.Errorf("sqlite: enqueue delivery: %w", err)
 	}
-	db.notify.Tell(now)
+	w.Committed()
 	return ds[0], nil
 }
