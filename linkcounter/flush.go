@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -342,8 +343,10 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map
 		return nil, deferred, nil
 	}
 	out := make([]linkforge.RollupRow, len(rows))
+	automated := minuteAutomated(dims)
 	for i, r := range rows {
-		out[i] = linkforge.RollupRow{LinkID: r.LinkID, Bucket: time.Unix(r.Bucket, 0).UTC(), Count: r.N}
+		out[i] = linkforge.RollupRow{LinkID: r.LinkID, Bucket: time.Unix(r.Bucket, 0).UTC(), Count: r.N,
+			Automated: min(r.N, automated[minuteKey{r.LinkID, r.Bucket}])}
 	}
 	// The rows no read shows (a traffic shadow's placeholder, the human
 	// clicks' minute) stay in the journal, where every dimension sums to
@@ -444,6 +447,28 @@ func (c *Counter) dueRows(read []clicklog.Row, readDims []clicklog.DimRow, cutof
 		}
 	}
 	return rows, dims, deferred
+}
+
+// minuteKey is a (link, minute) of a flush.
+type minuteKey struct{ link, bucket int64 }
+
+// minuteAutomated returns the automated clicks of each minute whose
+// DimTrafficMinute row is among dims, a flush's due rows. A minute's
+// automated count changes only with an automated click in it, which
+// leaves that row unflushed in the same hour as the minute's, so the two
+// are due together; a minute not listed sends 0, which leaves the stored
+// part as it is (linkforge.RollupRow).
+func minuteAutomated(dims []clicklog.DimRow) map[minuteKey]int64 {
+	out := make(map[minuteKey]int64)
+	for _, d := range dims {
+		if d.Dim != linkforge.DimTrafficMinute || d.Value == linkforge.TrafficHuman {
+			continue
+		}
+		if m, err := strconv.Atoi(d.Value); err == nil && m >= 0 && m < 60 {
+			out[minuteKey{d.LinkID, d.Hour + int64(m)*60}] = d.N
+		}
+	}
+	return out
 }
 
 // seedFromRollup adds to a journal that starts a fresh count for this node
