@@ -471,6 +471,26 @@ func minuteAutomated(dims []clicklog.DimRow) map[minuteKey]int64 {
 	return out
 }
 
+// minuteDims returns dims, read from the store to seed the journal, with
+// the DimTrafficMinute rows made from the minute rows' automated parts
+// (rows), which hold them since migration 00028; rows of DimTrafficMinute
+// a store kept before are left out, so that none counts twice.
+func minuteDims(rows []linkforge.RollupRow, dims []linkforge.DimRow) []linkforge.DimRow {
+	out := make([]linkforge.DimRow, 0, len(dims)+len(rows))
+	for _, d := range dims {
+		if d.Dim != linkforge.DimTrafficMinute {
+			out = append(out, d)
+		}
+	}
+	for _, r := range rows {
+		if r.Automated > 0 {
+			out = append(out, linkforge.DimRow{LinkID: r.LinkID, Hour: r.Bucket.Truncate(time.Hour), Dim: linkforge.DimTrafficMinute,
+				Value: linkforge.TrafficMinuteValue(linkforge.TrafficAutomated, r.Bucket.Unix()), Count: r.Automated})
+		}
+	}
+	return out
+}
+
 // seedFromRollup adds to a journal that starts a fresh count for this node
 // id what the rollup already holds of that id, before anything of the
 // fresh count is flushed (it runs at the start of a flush). Without it the
@@ -503,6 +523,7 @@ func (c *Counter) seedFromRollup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("seed journal: read the dimensions of node %q: %w", c.nodeID, err)
 	}
+	dims = minuteDims(rows, dims)
 	if err := c.journal.Seed(ctx, rows, dims); err != nil {
 		return fmt.Errorf("seed journal: %w", err)
 	}
@@ -553,7 +574,7 @@ func (c *Counter) seedHours(ctx context.Context, ids []int64) error {
 		if err != nil {
 			return fmt.Errorf("seed link %d from the rollup of node %q: %w", keys[i].LinkID, c.nodeID, err)
 		}
-		rows, dims = append(rows, r...), append(dims, d...)
+		rows, dims = append(rows, r...), append(dims, minuteDims(r, d)...)
 		i = j
 		if links++; links == seedChunk {
 			if err := commit(i); err != nil {
