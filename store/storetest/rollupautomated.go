@@ -44,10 +44,12 @@ func testRollupAutomated(t *testing.T, s linkforge.Store) {
 
 // RollupAutomatedMigration checks migration 00028 with data, on a store
 // migrated to the latest version: clicks flushed as the counter writes
-// them (the minutes' automated part and the traffic_minute rows), then
-// down (to 00027, which drops the column) and up again, which rebuilds every minute's automated
-// part from the traffic_minute rows: the minute series of links and the
-// tenant read as before, human + automated = count in every bucket.
+// them (the minutes' automated part, no traffic_minute rows), then down
+// (to 00027, which writes the traffic_minute rows back from the column
+// and drops it: down may check them, 13 automated clicks) and up again,
+// which rebuilds every minute's automated part from those rows: the
+// minute series of links and the tenant read as before, human + automated
+// = count in every bucket.
 func RollupAutomatedMigration(t *testing.T, s linkforge.Store, down, up func(context.Context) error) {
 	t.Helper()
 	ten := mustTenant(t, s, "rollup-automated-migration")
@@ -67,8 +69,8 @@ func RollupAutomatedMigration(t *testing.T, s linkforge.Store, down, up func(con
 	add(a.ID, "n1", 59, au, 1)
 	add(a.ID, "n2", 61, h, 5) // 23:01
 	add(b.ID, "n1", 7, au, 6)
-	add(b.ID, "n1", 125, h, 1) // 00:05 the next day
-	flushClicks(t, s, clicks)
+	add(b.ID, "n1", 125, h, 1)                              // 00:05 the next day
+	flushClicksOf(t, s, clicks, linkforge.Dimension.Stored) // as the flush: no traffic_minute rows
 	var queries []linkforge.StatsQuery
 	for _, link := range []int64{0, a.ID, b.ID} {
 		queries = append(queries, linkforge.StatsQuery{TenantID: ten.ID, LinkID: link, From: h0, To: h0.Add(3 * time.Hour), Interval: linkforge.Minute},

@@ -136,6 +136,12 @@ type trafficClick struct {
 // minute and shadows included).
 func flushClicks(t *testing.T, s linkforge.Store, clicks []trafficClick) {
 	t.Helper()
+	flushClicksOf(t, s, clicks, func(linkforge.Dimension, string) bool { return true })
+}
+
+// flushClicksOf is flushClicks of the dimension rows keep says.
+func flushClicksOf(t *testing.T, s linkforge.Store, clicks []trafficClick, keep func(linkforge.Dimension, string) bool) {
+	t.Helper()
 	type mk struct {
 		node string
 		link int64
@@ -156,7 +162,9 @@ func flushClicks(t *testing.T, s linkforge.Store, clicks []trafficClick) {
 		}
 		cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
 		for d := range linkforge.NumDimensions {
-			dims[dk{c.node, c.link, c.at.Truncate(time.Hour), d, cd.Counted(d, c.at.Unix())}]++
+			if v := cd.Counted(d, c.at.Unix()); keep(d, v) {
+				dims[dk{c.node, c.link, c.at.Truncate(time.Hour), d, v}]++
+			}
 		}
 	}
 	for _, node := range []string{"n1", "n2"} {
