@@ -80,25 +80,23 @@ func (d Dimension) Bounded(value string) bool {
 // Stored reports whether a store keeps the row of d under value
 // (docs/performance.md). Every row is counted in the
 // journal, where each dimension sums to the hour's clicks; the store keeps
-// what a read can show. A traffic shadow's placeholder and the human
-// clicks' DimTrafficMinute value ("human") are read by nothing: a
-// breakdown under one traffic reads its shadow without the placeholder
-// (TrafficView, and web's stats export), and the minute series' automated
-// part reads DimTrafficMinute without "human". For a one-off link they are 8 of its
-// 23 rows an hour (7 for an automated click).
+// what a read can show. A traffic shadow's placeholder is read by nothing
+// (a breakdown under one traffic reads its shadow without it: TrafficView,
+// and web's stats export), and DimTrafficMinute by nothing either: the
+// minute row carries its automated part (RollupRow.Automated, migration
+// 00028), which the flush takes from it. For a one-off link they are 8 of
+// its 23 rows an hour.
 func (d Dimension) Stored(value string) bool {
-	if d == DimTrafficMinute {
-		return value != TrafficHuman
-	}
-	return !d.placeholder(value)
+	return d != DimTrafficMinute && !d.placeholder(value)
 }
 
 // StoredSum is what the rows a store keeps of d sum to in an hour (Stored):
 // all of the hour's clicks (""), or the clicks of one traffic
-// (TrafficHuman, TrafficAutomated) for a traffic shadow and for
-// DimTrafficMinute (automated), whose other traffic's rows are not kept.
-// It is the stored form of the journal's invariant that every dimension
-// sums to the hour's clicks.
+// (TrafficHuman, TrafficAutomated) for a traffic shadow, whose other
+// traffic's rows are not kept, and for DimTrafficMinute (automated), which
+// the hour's minute rows' automated parts keep in place of rows. It is the
+// stored form of the journal's invariant that every dimension sums to the
+// hour's clicks.
 func (d Dimension) StoredSum() string {
 	switch {
 	case d == DimTrafficMinute:

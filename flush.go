@@ -9,7 +9,7 @@ import (
 // anything to write, and refuses one that a caller bug made, before a store
 // writes any of it: an empty node id, a bucket that is not the start of a
 // minute, an hour that is not the start of an hour, an unknown dimension,
-// an empty value or a negative count. An empty flush is no error, whatever
+// an empty value, a negative count or an automated part larger than its count. An empty flush is no error, whatever
 // its node id.
 func CheckFlush(nodeID string, rows []RollupRow, dims []DimRow) (bool, error) {
 	if len(rows) == 0 && len(dims) == 0 {
@@ -24,6 +24,9 @@ func CheckFlush(nodeID string, rows []RollupRow, dims []DimRow) (bool, error) {
 		}
 		if r.Count < 0 {
 			return false, InvalidField("count", fmt.Sprintf("negative count %d", r.Count))
+		}
+		if r.Automated < 0 || r.Automated > r.Count {
+			return false, InvalidField("automated", fmt.Sprintf("automated %d of count %d", r.Automated, r.Count))
 		}
 	}
 	for _, d := range dims {

@@ -116,6 +116,11 @@ type RollupRow struct {
 	LinkID int64
 	Bucket time.Time // start of the UTC minute
 	Count  int64
+	// Automated is the part of Count a program made (DimTraffic), kept
+	// with the minute so that the minute series splits by traffic from
+	// its own rows. Like Count it only grows: a flush that does not know
+	// it (0) leaves the stored part as it is.
+	Automated int64
 }
 
 // DimRow is the absolute click count of one link in one hour under one

@@ -37,10 +37,13 @@ func dimsInvariant(st Store, node string) error {
 		dim linkforge.Dimension
 	}
 	totals := make(map[hk]int64)
-	for _, r := range rows {
-		totals[hk{r.LinkID, r.Bucket.Truncate(time.Hour).Unix()}] += r.Count
-	}
 	sums := make(map[dk]int64)
+	for _, r := range rows {
+		k := hk{r.LinkID, r.Bucket.Truncate(time.Hour).Unix()}
+		totals[k] += r.Count
+		// The minute's automated part: DimTrafficMinute's, kept in the row.
+		sums[dk{k, linkforge.DimTrafficMinute}] += r.Automated
+	}
 	traffic := make(map[hk]map[string]int64)
 	for _, d := range dims {
 		k := hk{d.LinkID, d.Hour.Unix()}

@@ -29,7 +29,7 @@ func TestStatsTraffic(t *testing.T) {
 		}
 		// 8:07 5 clicks, 2 automated; 8:09 1 click, human.
 		if err := s.UpsertClicks(context.Background(), "node-1",
-			[]linkforge.RollupRow{{LinkID: l.ID, Bucket: h.Add(7 * time.Minute), Count: 5}, {LinkID: l.ID, Bucket: h.Add(9 * time.Minute), Count: 1}},
+			[]linkforge.RollupRow{{LinkID: l.ID, Bucket: h.Add(7 * time.Minute), Count: 5, Automated: 2}, {LinkID: l.ID, Bucket: h.Add(9 * time.Minute), Count: 1}},
 			[]linkforge.DimRow{dim(linkforge.DimTraffic, "human", 4), dim(linkforge.DimTraffic, "automated", 2),
 				dim(linkforge.DimTrafficMinute, "human", 4), dim(linkforge.DimTrafficMinute, "07", 2)}); err != nil {
 			t.Fatal(err)

@@ -82,7 +82,7 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 	}
 	defer tx.Rollback(ctx)
 	mins, err := query(ctx, tx, scanRollupRow,
-		`SELECT link_id, bucket, count FROM click_rollup WHERE link_id = $1 AND bucket >= $2 AND bucket < $3 AND node_id = $4`,
+		`SELECT link_id, bucket, count, automated FROM click_rollup WHERE link_id = $1 AND bucket >= $2 AND bucket < $3 AND node_id = $4`,
 		linkID, ceilMicro(from), ceilMicro(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)

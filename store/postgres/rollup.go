@@ -22,15 +22,17 @@ import (
 // absolute and never shrinks, so a smaller value is always a stale one (a
 // timed-out statement that commits after its retry, a journal that restarted
 // below what the rollup holds) and must not replace a larger one. The same
-// holds for a (link, hour, dimension, value, node) count. Rows whose count
+// holds for a (link, hour, dimension, value, node) count, and for a
+// minute's automated part: a flush that does not know it (0) leaves it. Rows whose count
 // would not grow are not rewritten, so a replayed flush leaves no dead
 // tuples behind.
 const upsertClicksSQL = `WITH minutes AS (
-		INSERT INTO click_rollup (link_id, bucket, node_id, count)
-		SELECT u.link_id, u.bucket, $4, u.count
-		FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) AS u (link_id, bucket, count)
-		ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = GREATEST(click_rollup.count, excluded.count)
-		WHERE click_rollup.count < excluded.count
+		INSERT INTO click_rollup (link_id, bucket, node_id, count, automated)
+		SELECT u.link_id, u.bucket, $4, u.count, u.automated
+		FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $10::bigint[]) AS u (link_id, bucket, count, automated)
+		ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = GREATEST(click_rollup.count, excluded.count),
+		automated = GREATEST(click_rollup.automated, excluded.automated)
+		WHERE click_rollup.count < excluded.count OR click_rollup.automated < excluded.automated
 	)
 	INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count)
 	SELECT d.link_id, d.hour, d.dimension, d.value, $4, d.count
@@ -60,18 +62,19 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 		link   int64
 		bucket int64
 	}
-	latest := make(map[key]int, len(rows)) // index in rows of the largest count of each key
-	for i, r := range rows {
+	latest := make(map[key]linkforge.RollupRow, len(rows)) // the largest count and automated part of each key
+	for _, r := range rows {
 		// PostgreSQL refuses to update one row twice in a statement
 		// (21000), so duplicates are resolved here.
 		k := key{r.LinkID, r.Bucket.Unix()}
-		if j, ok := latest[k]; !ok || rows[j].Count <= r.Count {
-			latest[k] = i
+		if l, ok := latest[k]; ok {
+			r.Count, r.Automated = max(r.Count, l.Count), max(r.Automated, l.Automated)
 		}
+		latest[k] = r
 	}
 	batch := make([]linkforge.RollupRow, 0, len(latest))
-	for _, i := range latest {
-		batch = append(batch, rows[i])
+	for _, r := range latest {
+		batch = append(batch, r)
 	}
 	// A fixed order of row locks: two flushes of one node sharing keys (a
 	// retry overlapping a late original) wait for each other rather than
@@ -82,8 +85,9 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	ids := make([]int64, len(batch))
 	buckets := make([]time.Time, len(batch))
 	counts := make([]int64, len(batch))
+	automated := make([]int64, len(batch))
 	for i, r := range batch {
-		ids[i], buckets[i], counts[i] = r.LinkID, r.Bucket, r.Count
+		ids[i], buckets[i], counts[i], automated[i] = r.LinkID, r.Bucket, r.Count, r.Automated
 	}
 	d := dimArrays(dims)
 	// Without a webhook for the click events (a probe of the small webhooks
@@ -95,11 +99,11 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 			return fmt.Errorf("postgres: upsert rollup: %w", err)
 		}
 		if subscribed {
-			return db.upsertClicksWithEvents(ctx, nodeID, ids, buckets, counts, d)
+			return db.upsertClicksWithEvents(ctx, nodeID, ids, buckets, counts, automated, d)
 		}
 	}
 	if _, err := db.pool.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
-		d.ids, d.hours, d.dims, d.values, d.counts); err != nil {
+		d.ids, d.hours, d.dims, d.values, d.counts, automated); err != nil {
 		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(batch), len(d.ids), err)
 	}
 	return nil
@@ -107,12 +111,12 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 
 // upsertClicksWithEvents is the flush with its click events, in one
 // transaction.
-func (db *DB) upsertClicksWithEvents(ctx context.Context, nodeID string, ids []int64, buckets []time.Time, counts []int64, d dimColumns) error {
+func (db *DB) upsertClicksWithEvents(ctx context.Context, nodeID string, ids []int64, buckets []time.Time, counts, automated []int64, d dimColumns) error {
 	w := db.writes.Begin()
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
-			d.ids, d.hours, d.dims, d.values, d.counts); err != nil {
+			d.ids, d.hours, d.dims, d.values, d.counts, automated); err != nil {
 			return err
 		}
 		return clickEvents(ctx, tx, w, ids, buckets, ts)
@@ -238,7 +242,7 @@ func ceilMicro(t time.Time) time.Time {
 // (the bucket index keeps it to those minutes).
 func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error) {
 	out, err := query(ctx, db.pool, scanRollupRow,
-		`SELECT link_id, bucket, count FROM click_rollup WHERE bucket >= $1 AND node_id = $2`,
+		`SELECT link_id, bucket, count, automated FROM click_rollup WHERE bucket >= $1 AND node_id = $2`,
 		ceilMicro(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: node rollup of %q: %w", nodeID, err)
@@ -246,10 +250,10 @@ func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]
 	return out, nil
 }
 
-// scanRollupRow reads (link_id, bucket, count).
+// scanRollupRow reads (link_id, bucket, count, automated).
 func scanRollupRow(row pgx.Row) (linkforge.RollupRow, error) {
 	var r linkforge.RollupRow
-	err := row.Scan(&r.LinkID, &r.Bucket, &r.Count)
+	err := row.Scan(&r.LinkID, &r.Bucket, &r.Count, &r.Automated)
 	r.Bucket = r.Bucket.UTC()
 	return r, err
 }

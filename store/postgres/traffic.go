@@ -25,23 +25,23 @@ type timeRange struct{ from, to time.Time }
 // statement and so the same snapshot: the all-time total from the traffic
 // dimension's daily aggregate, and those of the minute ranges (the whole
 // range by minute, the edges by hour or day, whose whole hours
-// aggregateStats reads from the hourly aggregate) from the traffic_minute
-// rows (the minute of each automated click) of the hours that meet them.
-// For a tenant (linkID 0) from tenant_dims_daily and tenant_dims_hourly,
-// for a link from link_dims_daily and click_dims (through
-// click_dims_link_dimension). The minute's value is cast only where it is
-// one, so no plan order can cast "human".
+// aggregateStats reads from the hourly aggregate) from the minute rows'
+// own automated column (migration 00028). For a tenant (linkID 0) from
+// tenant_dims_daily and its links' click_rollup rows, for a link from
+// link_dims_daily and click_rollup.
 func withTraffic(query string, args []any, tenantID, linkID int64, interval string, minutes []timeRange) (string, []any) {
 	n := len(args)
-	scope, totalTable, hourTable, scopeCol := tenantID, "tenant_dims_daily", "tenant_dims_hourly", "tenant_id"
+	scope, totalTable, scopeCol := tenantID, "tenant_dims_daily", "tenant_id"
+	minuteFrom := `click_rollup r JOIN links l ON l.id = r.link_id WHERE l.tenant_id`
 	if linkID != 0 {
-		scope, totalTable, hourTable, scopeCol = linkID, "link_dims_daily", "click_dims", "link_id"
+		scope, totalTable, scopeCol = linkID, "link_dims_daily", "link_id"
+		minuteFrom = `click_rollup r WHERE r.link_id`
 	}
 	args = append(args, scope, linkforge.DimTraffic.String(), linkforge.TrafficAutomated)
 	p := func(i int) string { return fmt.Sprintf("$%d", i) }
 	if len(minutes) > 0 {
 		// Only then: a parameter no clause uses has no type.
-		args = append(args, interval, linkforge.DimTrafficMinute.String())
+		args = append(args, interval)
 	}
 	var q strings.Builder
 	q.WriteString(`WITH base AS (` + query + `
@@ -51,15 +51,13 @@ func withTraffic(query string, args []any, tenantID, linkID int64, interval stri
 	SELECT ` + fmt.Sprint(kindAutomatedTotal) + `, NULL, COALESCE(SUM(count), 0)::bigint FROM ` + totalTable + `
 	WHERE ` + scopeCol + ` = ` + p(n+1) + ` AND dimension = ` + p(n+2) + ` AND value = ` + p(n+3))
 	for _, r := range minutes {
-		args = append(args, r.from.Truncate(time.Hour), r.from, r.to)
-		lo, from, to := p(len(args)-2), p(len(args)-1), p(len(args))
+		args = append(args, r.from, r.to)
+		from, to := p(len(args)-1), p(len(args))
 		q.WriteString(`
 	UNION ALL
-	SELECT ` + fmt.Sprint(kindAutomated) + `, date_trunc(` + p(n+4) + `, m, 'UTC'), SUM(count)::bigint FROM (
-		SELECT hour + (CASE WHEN value ~ '^[0-5][0-9]$' THEN value::int END) * interval '1 minute' AS m, count
-		FROM ` + hourTable + ` WHERE ` + scopeCol + ` = ` + p(n+1) + ` AND dimension = ` + p(n+5) + `
-		AND value ~ '^[0-5][0-9]$' AND hour >= ` + lo + ` AND hour < ` + to + `
-	) mm WHERE m >= ` + from + ` AND m < ` + to + ` GROUP BY 2`)
+	SELECT ` + fmt.Sprint(kindAutomated) + `, date_trunc(` + p(n+4) + `, r.bucket, 'UTC'), SUM(r.automated)::bigint
+	FROM ` + minuteFrom + ` = ` + p(n+1) + `
+	AND r.bucket >= ` + from + ` AND r.bucket < ` + to + ` AND r.automated <> 0 GROUP BY 2`)
 	}
 	q.WriteString(`
 	ORDER BY 1, 2`)

@@ -320,7 +320,7 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 	}
 	defer tx.Rollback()
 	mins, err := query(ctx, tx, scanRollupRow,
-		`SELECT link_id, bucket, count FROM click_rollup WHERE link_id = ? AND bucket >= ? AND bucket < ? AND node_id = ?`,
+		`SELECT link_id, bucket, count, automated FROM click_rollup WHERE link_id = ? AND bucket >= ? AND bucket < ? AND node_id = ?`,
 		linkID, ceilUnix(from), ceilUnix(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)

@@ -37,13 +37,16 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	if len(rows) > 0 {
 		// Many rows to a statement, as the dimensions (upsertDims); the
 		// row triggers of 00006 and 00007 still run per row.
-		args := make([]any, 0, 4*len(rows))
+		// The automated part grows by the same rule as count: a flush
+		// that does not know it (0) leaves the stored one.
+		args := make([]any, 0, 5*len(rows))
 		for _, r := range rows {
-			args = append(args, r.LinkID, r.Bucket.Unix(), nodeID, r.Count)
+			args = append(args, r.LinkID, r.Bucket.Unix(), nodeID, r.Count, r.Automated)
 		}
-		if err := execRows(ctx, tx, `INSERT INTO click_rollup (link_id, bucket, node_id, count) VALUES `,
-			` ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = max(count, excluded.count)
-			 WHERE excluded.count > count`, 4, args); err != nil {
+		if err := execRows(ctx, tx, `INSERT INTO click_rollup (link_id, bucket, node_id, count, automated) VALUES `,
+			` ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = max(count, excluded.count),
+			 automated = max(automated, excluded.automated)
+			 WHERE excluded.count > count OR excluded.automated > automated`, 5, args); err != nil {
 			return fmt.Errorf("sqlite: upsert rollup: %d rows from link %d bucket %d: %w",
 				len(rows), rows[0].LinkID, rows[0].Bucket.Unix(), err)
 		}
@@ -152,7 +155,7 @@ func ceilUnix(t time.Time) int64 {
 // (the bucket index keeps it to those minutes).
 func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]linkforge.RollupRow, error) {
 	out, err := query(ctx, db.reader, scanRollupRow,
-		`SELECT link_id, bucket, count FROM click_rollup WHERE bucket >= ? AND node_id = ?`,
+		`SELECT link_id, bucket, count, automated FROM click_rollup WHERE bucket >= ? AND node_id = ?`,
 		ceilUnix(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: node rollup of %q: %w", nodeID, err)
@@ -160,13 +163,13 @@ func (db *DB) NodeRollup(ctx context.Context, nodeID string, from time.Time) ([]
 	return out, nil
 }
 
-// scanRollupRow reads (link_id, bucket, count).
+// scanRollupRow reads (link_id, bucket, count, automated).
 func scanRollupRow(row scanner) (linkforge.RollupRow, error) {
 	var (
 		r      linkforge.RollupRow
 		bucket int64
 	)
-	err := row.Scan(&r.LinkID, &bucket, &r.Count)
+	err := row.Scan(&r.LinkID, &bucket, &r.Count, &r.Automated)
 	r.Bucket = time.Unix(bucket, 0).UTC()
 	return r, err
 }

@@ -16,19 +16,18 @@ import (
 // those of the whole hours [hFrom, hTo) from the hourly aggregate's
 // automated column (migration 00022), which retention keeps, and those of
 // each minute range (unix seconds; by minute the whole range, by hour or
-// day the edges) from the traffic_minute rows (the minute of each
-// automated click) of the hours that meet it. For a tenant (linkID 0) from
-// tenant_dims_daily, tenant_hourly and tenant_dims_hourly, for a link from
-// link_dims_daily, link_hourly and click_dims (through
-// click_dims_link_dimension).
+// day the edges) from the minute rows' own automated column (00028). For
+// a tenant (linkID 0) from tenant_dims_daily, tenant_hourly and its links'
+// click_rollup rows, for a link from link_dims_daily, link_hourly and
+// click_rollup.
 func addTraffic(ctx context.Context, tx *sql.Tx, st *linkforge.Stats, tenantID, linkID, width int64, minutes [][2]int64, hFrom, hTo int64) error {
 	totalSQL := `SELECT COALESCE(SUM(count), 0) FROM tenant_dims_daily
 		WHERE tenant_id = ?1 AND dimension = ?2 AND value = ?3`
 	hoursSQL := `SELECT hour / ?1 * ?1 AS start, SUM(automated) FROM tenant_hourly
 		WHERE tenant_id = ?2 AND hour >= ?3 AND hour < ?4 AND automated <> 0 GROUP BY start`
-	minutesSQL := `SELECT (hour + CAST(value AS INTEGER) * 60) / ?1 * ?1 AS start, SUM(count) FROM tenant_dims_hourly
-		WHERE tenant_id = ?2 AND dimension = ?3 AND value <> ?4 AND hour >= ?5 AND hour < ?6
-		AND hour + CAST(value AS INTEGER) * 60 >= ?7 AND hour + CAST(value AS INTEGER) * 60 < ?6 GROUP BY start`
+	minutesSQL := `SELECT r.bucket / ?1 * ?1 AS start, SUM(r.automated) FROM click_rollup r
+		JOIN links l ON l.id = r.link_id
+		WHERE l.tenant_id = ?2 AND r.bucket >= ?3 AND r.bucket < ?4 AND r.automated <> 0 GROUP BY start`
 	scope := tenantID
 	if linkID != 0 {
 		scope = linkID
@@ -36,9 +35,8 @@ func addTraffic(ctx context.Context, tx *sql.Tx, st *linkforge.Stats, tenantID, 
 			WHERE link_id = ?1 AND dimension = ?2 AND value = ?3`
 		hoursSQL = `SELECT hour / ?1 * ?1 AS start, SUM(automated) FROM link_hourly
 			WHERE link_id = ?2 AND hour >= ?3 AND hour < ?4 AND automated <> 0 GROUP BY start`
-		minutesSQL = `SELECT (hour + CAST(value AS INTEGER) * 60) / ?1 * ?1 AS start, SUM(count) FROM click_dims
-			WHERE link_id = ?2 AND dimension = ?3 AND value <> ?4 AND hour >= ?5 AND hour < ?6
-			AND hour + CAST(value AS INTEGER) * 60 >= ?7 AND hour + CAST(value AS INTEGER) * 60 < ?6 GROUP BY start`
+		minutesSQL = `SELECT bucket / ?1 * ?1 AS start, SUM(automated) FROM click_rollup
+			WHERE link_id = ?2 AND bucket >= ?3 AND bucket < ?4 AND automated <> 0 GROUP BY start`
 	}
 	var total int64
 	if err := tx.QueryRowContext(ctx, totalSQL, scope, linkforge.DimTraffic.String(), linkforge.TrafficAutomated).Scan(&total); err != nil {
@@ -63,8 +61,7 @@ func addTraffic(ctx context.Context, tx *sql.Tx, st *linkforge.Stats, tenantID, 
 		}
 	}
 	for _, m := range minutes {
-		rows, err := tx.QueryContext(ctx, minutesSQL, width, scope, linkforge.DimTrafficMinute.String(), linkforge.TrafficHuman,
-			m[0]/3600*3600, m[1], m[0])
+		rows, err := tx.QueryContext(ctx, minutesSQL, width, scope, m[0], m[1])
 		if err == nil {
 			err = collectInto(rows, add)
 		}

@@ -34,11 +34,14 @@ func flushWithLegacy(t *testing.T, s linkforge.Store, legacy, classified []traff
 		dim   linkforge.Dimension
 		value string
 	}
-	mins, dims := map[mk]int64{}, map[dk]int64{}
+	mins, auto, dims := map[mk]int64{}, map[mk]int64{}, map[dk]int64{}
 	var nodes []string
 	for i, c := range slices.Concat(legacy, classified) {
 		if mins[mk{c.node, c.link, c.at}]++; !slices.Contains(nodes, c.node) {
 			nodes = append(nodes, c.node)
+		}
+		if i >= len(legacy) && c.traffic == linkforge.TrafficAutomated {
+			auto[mk{c.node, c.link, c.at}]++
 		}
 		cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
 		last := linkforge.NumDimensions
@@ -54,7 +57,7 @@ func flushWithLegacy(t *testing.T, s linkforge.Store, legacy, classified []traff
 		var drows []linkforge.DimRow
 		for k, n := range mins {
 			if k.node == node {
-				rows = append(rows, linkforge.RollupRow{LinkID: k.link, Bucket: k.at, Count: n})
+				rows = append(rows, linkforge.RollupRow{LinkID: k.link, Bucket: k.at, Count: n, Automated: auto[k]})
 			}
 		}
 		for k, n := range dims {

@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		// traffic.go
 		{"TrafficStats", testTrafficStats},
 		{"TrafficBreakdown", testTrafficBreakdown},
+		{"RollupAutomated", testRollupAutomated},
 		{"ExportDailyDims", testExportDailyDims},
 		// webhooks.go
 		{"WebhookOutbox", testWebhookOutbox},

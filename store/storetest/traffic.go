@@ -12,7 +12,8 @@ import (
 
 // trafficClicks is what one node flushes for one link: per minute the
 // clicks and how many of them were automated, as the counter writes them:
-// a rollup row per minute and, per hour, the traffic and traffic_minute
+// a rollup row per minute with its automated part and, per hour, the
+// traffic and traffic_minute
 // dimension rows of those clicks.
 func trafficClicks(linkID int64, minutes map[time.Time][2]int64) ([]linkforge.RollupRow, []linkforge.DimRow) {
 	var rows []linkforge.RollupRow
@@ -30,7 +31,7 @@ func trafficClicks(linkID int64, minutes map[time.Time][2]int64) ([]linkforge.Ro
 		}
 	}, func(a, b time.Time) int { return a.Compare(b) }) {
 		n, auto := minutes[m][0], minutes[m][1]
-		rows = append(rows, linkforge.RollupRow{LinkID: linkID, Bucket: m, Count: n})
+		rows = append(rows, linkforge.RollupRow{LinkID: linkID, Bucket: m, Count: n, Automated: auto})
 		h := m.Truncate(time.Hour)
 		dims[hourKey{h, linkforge.DimTraffic, linkforge.TrafficHuman}] += n - auto
 		dims[hourKey{h, linkforge.DimTrafficMinute, linkforge.TrafficHuman}] += n - auto
@@ -135,6 +136,12 @@ type trafficClick struct {
 // minute and shadows included).
 func flushClicks(t *testing.T, s linkforge.Store, clicks []trafficClick) {
 	t.Helper()
+	flushClicksOf(t, s, clicks, func(linkforge.Dimension, string) bool { return true })
+}
+
+// flushClicksOf is flushClicks of the dimension rows keep says.
+func flushClicksOf(t *testing.T, s linkforge.Store, clicks []trafficClick, keep func(linkforge.Dimension, string) bool) {
+	t.Helper()
 	type mk struct {
 		node string
 		link int64
@@ -147,12 +154,17 @@ func flushClicks(t *testing.T, s linkforge.Store, clicks []trafficClick) {
 		dim   linkforge.Dimension
 		value string
 	}
-	mins, dims := map[mk]int64{}, map[dk]int64{}
+	mins, auto, dims := map[mk]int64{}, map[mk]int64{}, map[dk]int64{}
 	for _, c := range clicks {
 		mins[mk{c.node, c.link, c.at}]++
+		if c.traffic == linkforge.TrafficAutomated {
+			auto[mk{c.node, c.link, c.at}]++
+		}
 		cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
 		for d := range linkforge.NumDimensions {
-			dims[dk{c.node, c.link, c.at.Truncate(time.Hour), d, cd.Counted(d, c.at.Unix())}]++
+			if v := cd.Counted(d, c.at.Unix()); keep(d, v) {
+				dims[dk{c.node, c.link, c.at.Truncate(time.Hour), d, v}]++
+			}
 		}
 	}
 	for _, node := range []string{"n1", "n2"} {
@@ -160,7 +172,7 @@ func flushClicks(t *testing.T, s linkforge.Store, clicks []trafficClick) {
 		var drows []linkforge.DimRow
 		for k, n := range mins {
 			if k.node == node {
-				rows = append(rows, linkforge.RollupRow{LinkID: k.link, Bucket: k.at, Count: n})
+				rows = append(rows, linkforge.RollupRow{LinkID: k.link, Bucket: k.at, Count: n, Automated: auto[k]})
 			}
 		}
 		for k, n := range dims {
