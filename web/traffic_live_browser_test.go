@@ -165,7 +165,7 @@ func mustSeedTraffic(t *testing.T, st linkforge.Store, node string, link int64, 
 	for k, n := range counts {
 		dims = append(dims, linkforge.DimRow{LinkID: link, Hour: minute.Truncate(time.Hour), Dim: k.dim, Value: k.value, Count: n})
 	}
-	rollup := []linkforge.RollupRow{{LinkID: link, Bucket: minute, Count: int64(human + automated)}}
+	rollup := []linkforge.RollupRow{{LinkID: link, Bucket: minute, Count: int64(human + automated), Automated: int64(automated)}}
 	if err := st.UpsertClicks(context.Background(), node, rollup, dims); err != nil {
 		t.Fatalf("UpsertClicks: %v", err)
 	}
