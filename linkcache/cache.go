@@ -27,6 +27,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
+	"github.com/linkforge/linkforge/internal/promreg"
 	"github.com/linkforge/linkforge/rules"
 )
 
@@ -271,7 +272,7 @@ func (c *Cache) SetPeerHealth(h PeerHealth) { c.heard = h }
 // newCache returns a cache of about size links and at most maxBytes
 // bytes of entries (Entry.bytes) reading store. heard may be nil.
 func newCache(store Store, now func() time.Time, size, maxBytes int, reg prometheus.Registerer, heard PeerHealth) (*Cache, error) {
-	lookups, err := register(reg, newCacheLookups())
+	lookups, err := promreg.Register(reg, newCacheLookups())
 	if err != nil {
 		return nil, fmt.Errorf("linkcache: metrics: %w", err)
 	}
@@ -283,7 +284,7 @@ func newCache(store Store, now func() time.Time, size, maxBytes int, reg prometh
 	// bytes rounded down: together they take at most maxBytes.
 	c := &Cache{store: store, now: now, heard: heard, seed: maphash.MakeSeed(),
 		shards: make([]cacheShard, n), shardSize: (size + n - 1) / n, shardBytes: maxBytes / n, lookups: lookups}
-	if c.bytesMetric, err = register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	if c.bytesMetric, err = promreg.Register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "linkforge_link_cache_bytes",
 		Help: "Bytes the redirect-path link cache's entries take, as it accounts them (its bound is --link-cache-bytes).",
 	}, func() float64 { return float64(c.bytes()) })); err != nil {
@@ -837,23 +838,6 @@ func (l *cacheLookups) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(l.desc, prometheus.CounterValue, float64(sum), label)
 	}
-}
-
-// register registers c with reg, or returns the collector registered
-// already under its name: a second cache on one registry (tests) shares
-// the first one's metrics.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		var zero C
-		return zero, fmt.Errorf("register metrics: %w", err)
-	}
-	return c, nil
 }
 
 // Link is the entry's link: only what the redirect path reads (see

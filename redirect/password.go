@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/promreg"
 	"github.com/linkforge/linkforge/linkcache"
 	"github.com/linkforge/linkforge/password"
 )
@@ -71,7 +72,7 @@ type passwordMetrics struct {
 }
 
 func newPasswordMetrics(reg prometheus.Registerer) (passwordMetrics, error) {
-	v, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+	v, err := promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "linkforge_password_attempts_total",
 		Help: "Password posts to protected links, by result: right, wrong, or limited (refused with 429 before any check).",
 	}, []string{"result"}))

@@ -14,7 +14,6 @@ package redirect
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -219,23 +218,6 @@ func redirectNotFound(c echo.Context, location []string) error {
 	h["Cache-Control"] = cacheControlPrivate
 	w.WriteHeader(http.StatusFound)
 	return nil
-}
-
-// register registers c, or returns the collector already registered under
-// its name, so that several Handlers (tests, or a restart inside cmd) can
-// share one registry.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		var zero C
-		return zero, fmt.Errorf("redirect: register metrics: %w", err)
-	}
-	return c, nil
 }
 
 // Redirect answers GET and HEAD /{slug}: the hot path. Once the link is in

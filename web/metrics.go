@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/promreg"
 )
 
 // httpMetrics holds the request counter and latency histogram. Their
@@ -53,32 +54,15 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 		}, []string{"route", "method"}),
 	}
 	var err error
-	if m.requests, err = register(reg, m.requests); err != nil {
+	if m.requests, err = promreg.Register(reg, m.requests); err != nil {
 		return nil, err
 	}
-	if m.duration, err = register(reg, m.duration); err != nil {
+	if m.duration, err = promreg.Register(reg, m.duration); err != nil {
 		return nil, err
 	}
 	empty := map[metricKey]metricChild{}
 	m.children.Store(&empty)
 	return m, nil
-}
-
-// register registers c, or returns the collector already registered under
-// its name, so that several Servers (tests, or a restart inside cmd) can
-// share one registry.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		var zero C
-		return zero, fmt.Errorf("web: register metrics: %w", err)
-	}
-	return c, nil
 }
 
 // observe counts one answered request. d < 0 counts it without a latency
