@@ -327,3 +327,17 @@ func defaultPort(scheme string) int {
 	}
 	return 80
 }
+
+// SelfHost returns u's host with its scheme's default port dropped: a
+// server's own host in the form ValidateTargetURL's redirect-loop check
+// reads (parseSelfHost), and the form the redirect path compares hosts in.
+func SelfHost(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == "" || (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		return host
+	}
+	return host + ":" + port
+}

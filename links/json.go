@@ -125,16 +125,3 @@ func utcPtr(t *time.Time) *time.Time {
 
 // ShortBase is u, a server's public URL, as the base of short_url.
 func ShortBase(u *url.URL) string { return strings.TrimSuffix(u.String(), "/") }
-
-// SelfHost returns u's host with its scheme's default port dropped, the
-// form linkforge.ValidateTargetURL expects for a server's own host.
-func SelfHost(u *url.URL) string {
-	host, port := u.Hostname(), u.Port()
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port == "" || (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		return host
-	}
-	return host + ":" + port
-}

@@ -139,7 +139,7 @@ func New(cfg Config) (*Handler, error) {
 		rootLocation: []string{cmp.Or(cfg.RootURL, DefaultRootURL)},
 		apiNotFound:  cfg.APINotFound, getOnly: cfg.GetOnly, logger: cfg.Logger, now: cfg.Now}
 	if cfg.PublicURL.Scheme == "https" {
-		rd.httpsPublic = selfHost(cfg.PublicURL)
+		rd.httpsPublic = linkforge.SelfHost(cfg.PublicURL)
 	}
 	if cfg.NotFoundURL != "" {
 		rd.notFoundLocation = []string{cfg.NotFoundURL}

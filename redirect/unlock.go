@@ -86,21 +86,7 @@ func (rd *Handler) httpsHost(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
-	return rd.httpsPublic != "" && strings.EqualFold(rd.httpsPublic, selfHost(&url.URL{Scheme: "https", Host: r.Host}))
-}
-
-// selfHost returns u's host with its scheme's default port dropped, as
-// links.SelfHost does (not imported: the write service is no part of a
-// click).
-func selfHost(u *url.URL) string {
-	host, port := u.Hostname(), u.Port()
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port == "" || (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		return host
-	}
-	return host + ":" + port
+	return rd.httpsPublic != "" && strings.EqualFold(rd.httpsPublic, linkforge.SelfHost(&url.URL{Scheme: "https", Host: r.Host}))
 }
 
 // unlocked says whether r carries a valid unlock cookie of l at now: one

@@ -132,12 +132,12 @@ func (s *Server) sameOrigin(r *http.Request) bool {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	if strings.EqualFold(u.Scheme, s.publicOrigin.Scheme) && strings.EqualFold(selfHost(u), selfHost(s.publicOrigin)) {
+	if strings.EqualFold(u.Scheme, s.publicOrigin.Scheme) && strings.EqualFold(linkforge.SelfHost(u), linkforge.SelfHost(s.publicOrigin)) {
 		return true
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(selfHost(u), selfHost(&url.URL{Scheme: scheme, Host: r.Host}))
+	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(linkforge.SelfHost(u), linkforge.SelfHost(&url.URL{Scheme: scheme, Host: r.Host}))
 }

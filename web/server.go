@@ -342,7 +342,7 @@ func newServer(cfg Config) *Server {
 		logger:    cfg.Logger,
 		now:       cfg.Now,
 		shortBase: strings.TrimSuffix(cfg.PublicURL.String(), "/"),
-		selfHosts: []string{selfHost(cfg.PublicURL)},
+		selfHosts: []string{linkforge.SelfHost(cfg.PublicURL)},
 		live:      cfg.Live,
 		alarms:    cfg.Alarms,
 		// webhooks (webhooks.go)
@@ -454,10 +454,6 @@ func (s *Server) initMetrics(reg *prometheus.Registry) error {
 	}
 	return nil
 }
-
-// selfHost returns u's host with its scheme's default port dropped, the form
-// linkforge.ValidateTargetURL expects (links.SelfHost).
-func selfHost(u *url.URL) string { return links.SelfHost(u) }
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/domain"
-	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -29,7 +28,7 @@ func (a *app) domainCommand(inv invocation, op string, fn func(svc *domain.Servi
 		return code
 	}
 	svc, err := domain.New(domain.Config{Store: st, PublicHost: a.cfg.PublicURL.Hostname(),
-		SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)}, Verify: a.cfg.DomainVerify,
+		SelfHosts: []string{linkforge.SelfHost(a.cfg.PublicURL)}, Verify: a.cfg.DomainVerify,
 		MaxPerTenant: a.cfg.MaxDomainsPerTenant, AllowPublicSubdomains: a.cfg.AllowPublicSubdomains})
 	if err != nil {
 		return a.fail("cannot "+op, err)

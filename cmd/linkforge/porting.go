@@ -173,7 +173,7 @@ func (a *app) linkService(st store) (*links.Service, error) {
 		t, err := domains.Resolve(ctx, tenantID, "domain", host, true)
 		return t.ID, err
 	}
-	self := []string{links.SelfHost(a.cfg.PublicURL)}
+	self := []string{linkforge.SelfHost(a.cfg.PublicURL)}
 	return links.New(links.Config{Store: st, SelfHosts: self, SelfHostsOf: verifiedHosts(st, self),
 		ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: a.domainBases(st), Domain: resolve})
 }

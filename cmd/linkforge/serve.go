@@ -342,7 +342,7 @@ func (sh *shared) expired(_ context.Context, l linkforge.Link) error {
 
 func (a *app) newShared(st store, hub *dashboard.Hub, registry prometheus.Registerer) (*shared, error) {
 	cache, err := linkcache.New(linkcache.Config{Store: st, Bytes: a.cfg.LinkCacheBytes,
-		SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)}, Registerer: registry, Logger: a.log})
+		SelfHosts: []string{linkforge.SelfHost(a.cfg.PublicURL)}, Registerer: registry, Logger: a.log})
 	if err != nil {
 		return nil, failed("cannot create link cache", err)
 	}
@@ -610,7 +610,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		peerHealth = cl.bus
 	}
 	domains, err := domain.New(domain.Config{Store: st, PublicHost: a.cfg.PublicURL.Hostname(),
-		SelfHosts: []string{links.SelfHost(a.cfg.PublicURL)}, Verify: a.cfg.DomainVerify, Changed: cl.invalidateHost(sh.cache),
+		SelfHosts: []string{linkforge.SelfHost(a.cfg.PublicURL)}, Verify: a.cfg.DomainVerify, Changed: cl.invalidateHost(sh.cache),
 		Now: time.Now, Wake: sched.Reschedule, MaxPerTenant: a.cfg.MaxDomainsPerTenant,
 		AllowPublicSubdomains: a.cfg.AllowPublicSubdomains})
 	if err != nil {
