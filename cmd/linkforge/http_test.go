@@ -277,6 +277,9 @@ func TestFirstRunPolish(t *testing.T) {
 	}
 
 	version := n.mustRun("version")
+	if !strings.HasPrefix(version, "linkforge "+testVersion+"\n") {
+		t.Errorf("version output %q, want the -ldflags stamp %s first", version, testVersion)
+	}
 	var commit string
 	for _, line := range strings.Split(version, "\n") {
 		if c, ok := strings.CutPrefix(line, "commit: "); ok {
@@ -293,8 +296,12 @@ func TestFirstRunPolish(t *testing.T) {
 		t.Errorf("version commit %q, want the checkout's %s", commit, head)
 	}
 	_, body := mustDo(t, http.MethodGet, base+"/metrics", "", "")
-	if want := `commit="` + commit + `"`; !strings.Contains(string(body), "linkforge_build_info{") || !strings.Contains(string(body), want) {
-		t.Errorf("/metrics lacks linkforge_build_info with %s", want)
+	if want := `commit="` + commit + `"`; !strings.Contains(string(body), "linkforge_build_info{") || !strings.Contains(string(body), want) ||
+		!strings.Contains(string(body), `version="`+testVersion+`"`) {
+		t.Errorf("/metrics lacks linkforge_build_info with %s and version %s", want, testVersion)
+	}
+	if want := `"version":"` + testVersion + `","commit":"` + commit + `"`; !strings.Contains(srv.stderr.String(), want) {
+		t.Errorf("the startup log lacks %s", want)
 	}
 
 	if code := srv.stop(t); code != 0 {

@@ -52,6 +52,9 @@ func TestMain(m *testing.M) {
 // process hangs.
 const hangGuard = 60 * time.Second
 
+// testVersion is the version the test binary is stamped with.
+const testVersion = "v0.0.0-cmdtest"
+
 var (
 	buildOnce sync.Once
 	binDir    string // removed by TestMain
@@ -62,7 +65,8 @@ var (
 // mustBinary builds the real linkforge binary once per test run (with -race
 // when the tests run with it) and returns its path. It is built with the
 // linkforge_faults tag, which only adds the crash tests' commit hold
-// (linkcounter/fault_hold.go, driven by holdCommits).
+// (linkcounter/fault_hold.go, driven by holdCommits), and stamped with
+// testVersion as scripts/release stamps a release.
 func mustBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -71,7 +75,7 @@ func mustBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "linkforge")
-		args := []string{"build", "-tags", "linkforge_faults", "-o", binPath}
+		args := []string{"build", "-tags", "linkforge_faults", "-ldflags", "-X main.version=" + testVersion, "-o", binPath}
 		if raceEnabled {
 			args = append(args, "-race")
 		}

@@ -705,7 +705,7 @@ func (a *app) serveHTTP(lc *lifecycle, ln net.Listener, handler http.Handler) ch
 func (a *app) announce(addr, id string) {
 	dashboard := a.cfg.PublicURL.String() + "/dashboard"
 	a.log.Info("listening", append([]any{"addr", addr, "node_id", id, "public_url", a.cfg.PublicURL.String(),
-		"dashboard", dashboard, "max_connections", a.cfg.MaxConnections}, a.storeAttrs()...)...)
+		"dashboard", dashboard, "max_connections", a.cfg.MaxConnections}, append(readBuildInfo().logAttrs(), a.storeAttrs()...)...)...)
 	if isTerminal(a.stderr) {
 		// For a person at a terminal; log collectors get the line above.
 		fmt.Fprintf(a.stderr, "LinkForge is listening on %s.\n"+

@@ -9,35 +9,74 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// buildInfo is what `linkforge version` prints and the linkforge_build_info
-// metric carries: the module version, the commit and the Go release the
-// binary was built from, as the Go toolchain stamped them.
+// The build's stamp, set by scripts/release and the Dockerfile with
+// -ldflags "-X main.version=v0.4.0 -X main.commit=… -X main.date=…". Empty
+// in a plain go build or go install, where the Go toolchain's own stamp
+// (the module version and the vcs.* settings) is read instead.
+var (
+	version string
+	commit  string
+	date    string
+)
+
+// buildInfo is what `linkforge version` prints, the startup log says and
+// the linkforge_build_info metric carries.
 type buildInfo struct {
-	Version   string // module version, "(devel)" for a build from a checkout without a tag
+	Version   string // a release tag (v0.4.0), a pseudo-version, or devel+<commit>
 	Commit    string // vcs.revision; "unknown" when built without VCS information
 	Modified  bool   // vcs.modified: built from a work tree with uncommitted changes
+	Date      string // the commit's time (vcs.time) or the release's; "unknown" without
 	GoVersion string
 }
 
 // readBuildInfo reads the stamp of the running binary.
 func readBuildInfo() buildInfo {
-	b := buildInfo{Version: "(devel)", Commit: "unknown", GoVersion: runtime.Version()}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return b
+	info, _ := debug.ReadBuildInfo()
+	return stampOf(version, commit, date, info)
+}
+
+// stampOf merges the ldflags stamp (which wins: a release names itself)
+// with the toolchain's. It never answers a bare "(devel)", which says
+// nothing about which source a binary came from: a build without a
+// version gets "devel" and, when known, the short commit and -dirty.
+func stampOf(version, commit, date string, info *debug.BuildInfo) buildInfo {
+	b := buildInfo{Commit: "unknown", Date: "unknown", GoVersion: runtime.Version()}
+	if info != nil {
+		if v := info.Main.Version; v != "" && v != "(devel)" {
+			b.Version = v
+		}
+		if info.GoVersion != "" {
+			b.GoVersion = info.GoVersion
+		}
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Commit = s.Value
+			case "vcs.time":
+				b.Date = s.Value
+			case "vcs.modified":
+				b.Modified = s.Value == "true"
+			}
+		}
 	}
-	if info.Main.Version != "" {
-		b.Version = info.Main.Version
+	if version != "" {
+		b.Version = version
 	}
-	if info.GoVersion != "" {
-		b.GoVersion = info.GoVersion
+	if commit != "" {
+		// The release script stamps the commit it built; whether the
+		// tree was clean it says in the version, not here.
+		b.Commit, b.Modified = commit, false
 	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.Commit = s.Value
-		case "vcs.modified":
-			b.Modified = s.Value == "true"
+	if date != "" {
+		b.Date = date
+	}
+	if b.Version == "" {
+		b.Version = "devel"
+		if b.Commit != "unknown" {
+			b.Version += "+" + b.Commit[:min(12, len(b.Commit))]
+			if b.Modified {
+				b.Version += "-dirty"
+			}
 		}
 	}
 	return b
@@ -53,7 +92,12 @@ func (b buildInfo) commitLabel() string {
 
 // write prints the stamp, one "key: value" per line after the first.
 func (b buildInfo) write(w io.Writer) {
-	fmt.Fprintf(w, "linkforge %s\ncommit: %s\ngo: %s\n", b.Version, b.commitLabel(), b.GoVersion)
+	fmt.Fprintf(w, "linkforge %s\ncommit: %s\ndate: %s\ngo: %s\n", b.Version, b.commitLabel(), b.Date, b.GoVersion)
+}
+
+// logAttrs are the stamp's attributes of the startup log line.
+func (b buildInfo) logAttrs() []any {
+	return []any{"version", b.Version, "commit", b.commitLabel()}
 }
 
 // version is `linkforge version` (and --version).
