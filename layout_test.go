@@ -32,6 +32,10 @@ func modulePackages(t *testing.T) map[string][]string {
 		if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules") {
 			return filepath.SkipDir
 		}
+		// A directory with its own go.mod is another module (client/).
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); path != "." && err == nil {
+			return filepath.SkipDir
+		}
 		p, err := build.ImportDir(path, 0)
 		if errors.As(err, new(*build.NoGoError)) {
 			return nil
@@ -64,7 +68,7 @@ func modulePackages(t *testing.T) map[string][]string {
 // TestImportDirection checks the import rules of docs/adr/005-layout.md,
 // "Consequences", on the non-test imports of every package: the root
 // imports nothing of the module; only cmd and internal/testdb import a
-// storage driver; client imports nothing of the module; only cmd imports
+// storage driver; only cmd imports
 // web; schedule imports only internal plumbing (the kinds of work import
 // it, not the reverse); no production package imports a test harness.
 func TestImportDirection(t *testing.T) {
@@ -80,8 +84,6 @@ func TestImportDirection(t *testing.T) {
 			switch {
 			case pkg == module:
 				broken = "the root imports no package of the module"
-			case pkg == module+"/client":
-				broken = "client imports nothing of the server"
 			case slices.Contains(drivers, imp) && !isCmd(pkg) && pkg != module+"/internal/testdb":
 				broken = "only cmd and internal/testdb import a storage driver"
 			case imp == module+"/web" && !isCmd(pkg):
@@ -95,6 +97,44 @@ func TestImportDirection(t *testing.T) {
 				t.Errorf("%s imports %s: %s (docs/adr/005-layout.md)", pkg, imp, broken)
 			}
 		}
+	}
+}
+
+// TestClientModule: the Go client is a module of its own (client/go.mod)
+// that a program imports without the server: none of the packages it
+// builds (go list -deps, the go command reading the module cache only) is
+// the server's, and its go.mod requires nothing of the server.
+func TestClientModule(t *testing.T) {
+	mod, err := os.ReadFile("client/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(mod), "module "+module+"/client\n") {
+		t.Errorf("client/go.mod does not declare module %s/client", module)
+	}
+	if strings.Count(string(mod), module) != 1 {
+		t.Errorf("client/go.mod names the server's module beyond its own path:\n%s", mod)
+	}
+	cmd := exec.Command("go", "list", "-deps", "./...")
+	cmd.Dir = "client"
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps in client/: %v\n%s", err, stderr.String())
+	}
+	var own int
+	for _, p := range strings.Fields(string(out)) {
+		switch {
+		case p == module+"/client" || strings.HasPrefix(p, module+"/client/"):
+			own++
+		case p == module || strings.HasPrefix(p, module+"/"):
+			t.Errorf("the client builds the server's package %s", p)
+		}
+	}
+	if own == 0 {
+		t.Errorf("go list -deps in client/ lists no client package:\n%s", out)
 	}
 }
 

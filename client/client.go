@@ -42,8 +42,7 @@ type Client struct {
 	token string
 	http  *http.Client
 	retry RetryPolicy
-	// sleep waits d or until ctx is done; tests replace it to move a
-	// server's clock instead of waiting.
+	// sleep waits d or until ctx is done (WithSleep).
 	sleep func(ctx context.Context, d time.Duration) error
 	// live is the live feed's reconnection backoff.
 	live LiveOptions
@@ -80,6 +79,14 @@ func WithRetry(p RetryPolicy) Option { return func(c *Client) { c.retry = p } }
 
 // WithLive replaces DefaultLiveOptions for Subscribe.
 func WithLive(o LiveOptions) Option { return func(c *Client) { c.live = o } }
+
+// WithSleep replaces how the client waits before a retry or a live feed
+// reconnection: by default a timer that ends early with the context. A
+// program with a clock of its own, or a test that moves a server's clock,
+// waits its way; f returns ctx.Err() when ctx ends first.
+func WithSleep(f func(ctx context.Context, d time.Duration) error) Option {
+	return func(c *Client) { c.sleep = f }
+}
 
 // New returns a client of the server at serverURL (e.g.
 // "https://sho.rt") authenticated with token.
@@ -156,16 +163,24 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Problem codes of the server (the code member of a problem answer).
+// Problem codes of the server: the code member of a problem answer, every
+// value of the enum of schema Problem in the OpenAPI document.
 const (
-	CodeInvalid       = "invalid"
-	CodeNotFound      = "not_found"
-	CodeConflict      = "conflict"
-	CodeUnauthorized  = "unauthorized"
-	CodeRateLimited   = "rate_limited"
-	CodeUnavailable   = "unavailable"
-	CodeQuotaExceeded = "quota_exceeded"
-	CodeForbidden     = "forbidden" // the credential's role lacks the operation
+	CodeInvalid       = "invalid"        // 400: bad input; nothing was written
+	CodeNotFound      = "not_found"      // 404: absent, or another tenant's
+	CodeConflict      = "conflict"       // 409: the slug is taken
+	CodeUnauthorized  = "unauthorized"   // 401: no token, or an unknown or revoked one
+	CodeGone          = "gone"           // 410: expired, or its click limit is reached
+	CodeTooLarge      = "too_large"      // 413: the request body is over the limit
+	CodeRateLimited   = "rate_limited"   // 429: too many requests for this token
+	CodeUnavailable   = "unavailable"    // 503: the server's database cannot be reached
+	CodeInternal      = "internal"       // 500: a bug or an outage on the server
+	CodeQuotaExceeded = "quota_exceeded" // 403: a tenant quota is reached
+	CodeForbidden     = "forbidden"      // 403: the credential's role lacks the operation
+
+	CodeMethodNotAllowed     = "method_not_allowed"     // 405: the route has no such method
+	CodeUnsupportedMediaType = "unsupported_media_type" // 415: the body's Content-Type is not one the route reads
+	CodeRequestTimeout       = "request_timeout"        // 408: the body did not arrive in time
 )
 
 // IsStatus reports whether err is an *Error with HTTP status status.

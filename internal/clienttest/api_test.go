@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
@@ -47,8 +47,9 @@ func TestClientRetryAfter(t *testing.T) {
 		clk.Add(time.Hour) // a full bucket
 	}
 
-	c := mustClient(t, s, client.WithRetry(client.RetryPolicy{MaxAttempts: 3, MaxWait: 5 * time.Second}))
-	client.SetSleep(c, record(true))
+	var sleep func(context.Context, time.Duration) error
+	c := mustClient(t, s, client.WithRetry(client.RetryPolicy{MaxAttempts: 3, MaxWait: 5 * time.Second}), sleepVia(&sleep))
+	sleep = record(true)
 	if _, err := c.Tags(ctx); err != nil {
 		t.Fatalf("first call: %v", err)
 	}
@@ -61,7 +62,7 @@ func TestClientRetryAfter(t *testing.T) {
 
 	// The limit stays: MaxAttempts tries, then the 429.
 	reset()
-	client.SetSleep(c, record(false))
+	sleep = record(false)
 	c.Tags(ctx) //nolint:errcheck // a call for its effect: it uses up the retries; the next call is asserted
 	_, err := c.Tags(ctx)
 	e := mustAPIError(t, err, http.StatusTooManyRequests, client.CodeRateLimited)
@@ -71,8 +72,8 @@ func TestClientRetryAfter(t *testing.T) {
 
 	// A wait over MaxWait is the caller's to decide.
 	reset()
-	short := mustClient(t, s, client.WithRetry(client.RetryPolicy{MaxAttempts: 5, MaxWait: 500 * time.Millisecond}))
-	client.SetSleep(short, record(true))
+	short := mustClient(t, s, client.WithRetry(client.RetryPolicy{MaxAttempts: 5, MaxWait: 500 * time.Millisecond}), sleepVia(&sleep))
+	sleep = record(true)
 	short.Tags(ctx) //nolint:errcheck // a call for its effect: it uses up the retries; the next call is asserted
 	_, err = short.Tags(ctx)
 	mustAPIError(t, err, http.StatusTooManyRequests, client.CodeRateLimited)
@@ -83,7 +84,7 @@ func TestClientRetryAfter(t *testing.T) {
 	// The wait ends with the context, keeping the last answer.
 	reset()
 	cctx, cancel := context.WithCancel(ctx)
-	client.SetSleep(c, func(ctx context.Context, d time.Duration) error { cancel(); <-ctx.Done(); return ctx.Err() })
+	sleep = func(ctx context.Context, d time.Duration) error { cancel(); <-ctx.Done(); return ctx.Err() }
 	c.Tags(cctx) //nolint:errcheck // a call for its effect: the waits it records are asserted
 	_, err = c.Tags(cctx)
 	if !errors.Is(err, context.Canceled) || !client.IsStatus(err, http.StatusTooManyRequests) {
@@ -92,7 +93,7 @@ func TestClientRetryAfter(t *testing.T) {
 
 	// A streamed import is sent again only if it can be rewound.
 	reset()
-	client.SetSleep(c, record(true))
+	sleep = record(true)
 	c.Tags(ctx) //nolint:errcheck // a call for its effect: the waits it records are asserted
 	if res, err := c.Import(ctx, "csv", strings.NewReader("slug,url\nre1,https://example.com/1\n")); err != nil || res.Created != 1 {
 		t.Errorf("seekable import: %+v, %v", res, err)
@@ -107,14 +108,21 @@ func TestClientRetryAfter(t *testing.T) {
 }
 
 // TestClientRetry503: a 503 without Retry-After (here the live feed of a
-// server that has none) is retried after DefaultWait, MaxAttempts tries in
-// all, then returned with its problem.
+// server that has none: the client's GET of the tags is sent there) is
+// retried after DefaultWait, MaxAttempts tries in all, then returned with
+// its problem.
 func TestClientRetry503(t *testing.T) {
 	s := newServer(t, serverOpts{})
-	c := mustClient(t, s, client.WithRetry(client.RetryPolicy{MaxAttempts: 3, MaxWait: time.Second, DefaultWait: 7 * time.Millisecond}))
+	toLive := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.URL.Path = "/api/v1/live"
+		return http.DefaultTransport.RoundTrip(r)
+	})
 	var waits []time.Duration
-	client.SetSleep(c, func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil })
-	err := client.GetRaw(context.Background(), c, "/api/v1/live")
+	c := mustClient(t, s, client.WithRetry(client.RetryPolicy{MaxAttempts: 3, MaxWait: time.Second, DefaultWait: 7 * time.Millisecond}),
+		client.WithHTTPClient(&http.Client{Transport: toLive}),
+		client.WithSleep(func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }))
+	_, err := c.Tags(context.Background())
 	mustAPIError(t, err, http.StatusServiceUnavailable, client.CodeUnavailable)
 	if !slices.Equal(waits, []time.Duration{7 * time.Millisecond, 7 * time.Millisecond}) {
 		t.Errorf("waits %v, want DefaultWait twice", waits)

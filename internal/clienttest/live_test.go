@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
@@ -156,17 +156,17 @@ func TestClientLive(t *testing.T) {
 		mu    sync.Mutex
 		waits []time.Duration
 	)
-	c, err := client.New(p.URL(), s.Token, client.WithLive(client.LiveOptions{MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, StaleAfter: time.Minute}))
+	// Reconnections do not wait: the waits are recorded.
+	c, err := client.New(p.URL(), s.Token, client.WithLive(client.LiveOptions{MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, StaleAfter: time.Minute}),
+		client.WithSleep(func(ctx context.Context, d time.Duration) error {
+			mu.Lock()
+			defer mu.Unlock()
+			waits = append(waits, d)
+			return ctx.Err()
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Reconnections do not wait: the waits are recorded.
-	client.SetSleep(c, func(ctx context.Context, d time.Duration) error {
-		mu.Lock()
-		defer mu.Unlock()
-		waits = append(waits, d)
-		return ctx.Err()
-	})
 	ctx := context.Background()
 	if _, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/", Slug: "live"}); err != nil {
 		t.Fatal(err)
@@ -234,20 +234,20 @@ func TestClientLive(t *testing.T) {
 // waits double from MinBackoff up to MaxBackoff.
 func TestClientLiveBackoff(t *testing.T) {
 	s := newServer(t, serverOpts{}) // no hub: the feed answers 503
-	c, err := client.New(s.URL, s.Token, client.WithLive(client.LiveOptions{MinBackoff: 100 * time.Millisecond, MaxBackoff: 400 * time.Millisecond}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var waits []time.Duration
-	client.SetSleep(c, func(ctx context.Context, d time.Duration) error {
-		waits = append(waits, d)
-		if len(waits) == 5 {
-			cancel()
-		}
-		return ctx.Err()
-	})
+	c, err := client.New(s.URL, s.Token, client.WithLive(client.LiveOptions{MinBackoff: 100 * time.Millisecond, MaxBackoff: 400 * time.Millisecond}),
+		client.WithSleep(func(ctx context.Context, d time.Duration) error {
+			waits = append(waits, d)
+			if len(waits) == 5 {
+				cancel()
+			}
+			return ctx.Err()
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	err = c.Subscribe(ctx, func(ev client.LiveEvent) { t.Errorf("event %+v from a server without a feed", ev) })
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Subscribe = %v, want context.Canceled", err)

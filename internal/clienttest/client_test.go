@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"bytes"
@@ -22,6 +22,17 @@ func mustClient(t *testing.T, s *server, opts ...client.Option) *client.Client {
 	}
 	return c
 }
+
+// sleepVia is a client's wait that calls *f: a test sets f to record the
+// waits, or move the server's clock, instead of waiting.
+func sleepVia(f *func(context.Context, time.Duration) error) client.Option {
+	return client.WithSleep(func(ctx context.Context, d time.Duration) error { return (*f)(ctx, d) })
+}
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // mustAPIError returns err as *client.Error with the status and code.
 func mustAPIError(t *testing.T, err error, status int, code string) *client.Error {
@@ -267,7 +278,7 @@ func TestClientTagsQRImportExport(t *testing.T) {
 		}
 	}
 	tags, err := c.Tags(ctx)
-	if err != nil || !slices.Equal(tags, []client.TagCount{{"all", 3}, {"a", 2}}) {
+	if err != nil || !slices.Equal(tags, []client.TagCount{{Tag: "all", Links: 3}, {Tag: "a", Links: 2}}) {
 		t.Errorf("Tags = %+v, %v", tags, err)
 	}
 
