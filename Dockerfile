@@ -2,6 +2,9 @@
 
 # LinkForge image: a static binary on distroless, running as a non-root user.
 #   docker build -t linkforge .
+# A release image is stamped as scripts/release stamps its binaries:
+#   docker build -t linkforge:v0.4.0 --build-arg VERSION=v0.4.0 \
+#     --build-arg COMMIT=$(git rev-parse HEAD) --build-arg DATE=$(git log -1 --format=%cI) .
 #   docker run -p 8080:8080 -v linkforge-data:/data linkforge
 # docker-compose.yml runs two nodes of it on one PostgreSQL.
 
@@ -16,13 +19,22 @@
 FROM golang:1.26@sha256:3aff6657219a4d9c14e27fb1d8976c49c29fddb70ba835014f477e1c70636647 AS build
 WORKDIR /src
 # Dependencies first, so that a code change does not download them again.
+# The Go client is a module of its own, which the CLI requires (replace
+# ./client): go mod download reads its go.mod too.
 COPY go.mod go.sum ./
+COPY client/go.mod client/go.sum ./client/
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 # Pure Go (modernc SQLite, pgx): CGO off gives a static binary that runs on
-# distroless/static.
+# distroless/static. The same flags as scripts/release (TestReleaseBuildsAlike);
+# without the build args, `linkforge version` says devel.
+ARG VERSION=""
+ARG COMMIT=""
+ARG DATE=""
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/linkforge ./cmd/linkforge
+    CGO_ENABLED=0 go build -trimpath \
+      -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}" \
+      -o /out/linkforge ./cmd/linkforge
 # The data dir must exist and belong to the runtime user before a volume is
 # mounted on it: a new named volume copies its owner and mode.
 RUN mkdir -p /out/data
