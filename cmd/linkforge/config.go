@@ -259,7 +259,7 @@ var commands = []*command{
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
-		summary: "print the version, the commit and the Go version it was built with (also --version)"},
+		summary: "print the version, the commit and its date, and the Go version it was built with (also --version)"},
 	// Made by cobra (its run stays nil): the script, and the hidden
 	// command the script calls back.
 	{name: "completion", synopsis: "linkforge completion bash|zsh|fish",
