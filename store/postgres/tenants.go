@@ -94,14 +94,17 @@ func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Tok
 
 // TokenByHash returns the unrevoked token with that hash, or ENotFound.
 func (db *DB) TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error) {
-	t, err := scanToken(db.pool.QueryRow(ctx,
-		`SELECT `+tokenColumns+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
+	var tokenSuspended bool
+	t, err := scanTokenWith(db.pool.QueryRow(ctx,
+		`SELECT `+tokenColumns+`, (SELECT t.suspended_at IS NOT NULL FROM tenants t WHERE t.id = tokens.tenant_id)
+		 FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash), &tokenSuspended)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return linkforge.Token{}, notFound("token")
 	}
 	if err != nil {
 		return linkforge.Token{}, fmt.Errorf("postgres: token by hash: %w", err)
 	}
+	t.TenantSuspended = tokenSuspended
 	return t, nil
 }
 
@@ -143,9 +146,13 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 	return active, nil
 }
 
-func scanToken(row pgx.Row) (linkforge.Token, error) {
+func scanToken(row pgx.Row) (linkforge.Token, error) { return scanTokenWith(row) }
+
+// scanTokenWith is scanToken of a row with the columns extra after
+// tokenColumns.
+func scanTokenWith(row pgx.Row, extra ...any) (linkforge.Token, error) {
 	var t linkforge.Token
-	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt, &t.Role); err != nil {
+	if err := row.Scan(append([]any{&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt, &t.Role}, extra...)...); err != nil {
 		return linkforge.Token{}, err
 	}
 	t.CreatedAt = t.CreatedAt.UTC()
