@@ -62,7 +62,7 @@ var (
 	pageGone     = NewPage(http.StatusGone, "Link expired", "This short link has expired or has reached its click limit.")
 	// pagePreview answers the requests that are not counted (HEAD, link
 	// previews) for a link whose target must be paid for with a click.
-	pagePreview     = NewPage(http.StatusOK, "Short link", "Open this short link in a browser to follow it.")
+	pagePreview = NewPage(http.StatusOK, "Short link", "Open this short link in a browser to follow it.")
 	// pageWithheld answers a link the operator blocked, or any link of a
 	// suspended tenant: 451, naming no target.
 	pageWithheld    = NewPage(http.StatusUnavailableForLegalReasons, "Link unavailable", "This short link has been disabled by the operator of this service.")
