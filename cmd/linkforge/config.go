@@ -158,8 +158,8 @@ var globalFlags = []flagSpec{
 	{"rate-limit", "RATE", defaultRateLimit, "admin API requests per token: N/s or N/m, optionally :BURST (default burst N); 0: no limit"},
 	{"root-url", "URL", "", "where GET / redirects: an absolute http(s) URL or a path (empty: /dashboard)"},
 	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},
-	{"robots-allow", "", "false", "/robots.txt allows every crawler (by default it disallows all: short links are not content, and an indexed one invites abuse of the host)"},
-	{"abuse-contact", "URI", "", "the Contact of /.well-known/security.txt, where abuse is reported: mailto:abuse@example.com or an https URL (empty: that file answers 404)"},
+	{"robots-allow", "", "false", "/robots.txt allows every crawler (default: disallows all)"},
+	{"abuse-contact", "URI", "", "Contact of /.well-known/security.txt: a mailto: or https URI (empty: 404)"},
 	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
 	{"admin-on-domains", "", "false", "answer the sign-in pages, the dashboard and the admin API on the tenants' domains too (by default on the public URL's host only; a domain serves its links, its root and not-found URLs and its verification)"},
 	{"link-cache-bytes", "SIZE", "256MiB", "memory the redirect cache's links may take (a link with many rules and variants takes a few hundred KB, a plain one under 1 KB); the least recently used go past it"},
@@ -185,7 +185,7 @@ var (
 	roleFlag   = flagSpec{"role", "ROLE", "owner", "token create, user add: the role in the tenant: owner, editor or viewer"}
 	emailFlag  = flagSpec{"email", "E", "", "user add, user remove, user reset-password: the user's email"}
 	// operatorFlag: user add --operator (the role above tenants).
-	operatorFlag = flagSpec{"operator", "", "false", "user add: also make the user an operator, who reaches /api/v1/operator/* (every tenant's links, suspensions, blocks)"}
+	operatorFlag = flagSpec{"operator", "", "false", "user add: also make the user an operator (/api/v1/operator/*)"}
 	// formatFlag is the file format of import and export (package porting).
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
 	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
