@@ -77,6 +77,8 @@ var table = map[string]Requirement{
 
 	// The domains page and the dashboard's link options (web/domainspage.go).
 	"GET /dashboard/domains":      public,
+	"GET /dashboard/operator":     public,
+	"GET /static/operator.js":     public,
 	"GET /static/domains.js":      public,
 	"GET /static/link-options.js": public,
 

@@ -54,6 +54,7 @@ var wantRole = map[string]linkforge.Role{
 	"domainVerificationAnswer": "", "domainVerificationAnswerHead": "",
 	"listDomains": "viewer", "getDomain": "viewer",
 	"createDomain": "owner", "updateDomain": "owner", "deleteDomain": "owner", "verifyDomain": "owner",
+	"dashboardOperator": "", "dashboardOperatorHead": "", "dashboardScriptOperator": "", "dashboardScriptHeadOperator": "",
 	"robots": "", "robotsHead": "", "securityTxt": "", "securityTxtHead": "",
 	// The operator's: no tenant role reaches them (operator_test.go).
 	"operatorTenants": "operator", "suspendTenant": "operator", "resumeTenant": "operator",

@@ -526,6 +526,8 @@ func (s *Server) routes(cfg Config) {
 	for _, p := range []string{pathPeoplePage, pathPeopleJS, pathPeopleCSS, pathSessionJS} { // peoplepage.go
 		r.getHead(p, s.dashboardAsset)
 	}
+	r.getHead(pathOperatorPage, s.dashboardAsset) // operatorpage.go
+	r.getHead(pathOperatorJS, s.dashboardAsset)
 	r.getHead(pathDomainsPage, s.dashboardAsset) // domainspage.go
 	r.getHead(pathDomainsJS, s.dashboardAsset)
 	r.getHead(pathLinkOptionsJS, s.dashboardAsset)
