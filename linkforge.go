@@ -224,9 +224,9 @@ type TokenStore interface {
 	// tenant's token answers ENotFound, as an unknown one (the API's
 	// revocation).
 	RevokeTenantToken(ctx context.Context, tenantID, id int64) error
-	// ActiveTokens returns those of ids that name an unrevoked token, each
-	// once, in no particular order; unknown ids are left out like revoked
-	// ones. It is one query whatever the number of ids: the live feed asks
+	// ActiveTokens returns those of ids that name an unrevoked token of a
+	// tenant that is not suspended, each once, in no particular order;
+	// unknown ids are left out like revoked ones. It is one query whatever the number of ids: the live feed asks
 	// it every few seconds about the tokens of its open sockets, so that a
 	// revocation made by another process reaches them.
 	ActiveTokens(ctx context.Context, ids []int64) ([]int64, error)

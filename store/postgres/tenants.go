@@ -132,7 +132,8 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 		return []int64{}, nil
 	}
 	rows, err := db.pool.Query(ctx,
-		`SELECT id FROM tokens WHERE id = ANY($1) AND revoked_at IS NULL`, ids)
+		`SELECT id FROM tokens WHERE id = ANY($1) AND revoked_at IS NULL
+		 AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = tokens.tenant_id AND t.suspended_at IS NOT NULL)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: active tokens: %w", err)
 	}

@@ -143,7 +143,8 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
 	}
 	rows, err := db.reader.QueryContext(ctx,
-		`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL`, string(list))
+		`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
+		 AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = tokens.tenant_id AND t.suspended_at IS NOT NULL)`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
 	}

@@ -231,6 +231,10 @@ func testOperator(t *testing.T, s linkforge.Store) {
 	if tk, err := s.TokenByHash(ctx, tenantHash); err != nil || tk.ID != tok.ID || !tk.TenantSuspended {
 		t.Errorf("TokenByHash of a suspended tenant's token = %+v, %v", tk, err)
 	}
+	// The live feeds' check drops the suspended tenant's open sockets.
+	if ids, err := s.ActiveTokens(ctx, []int64{tok.ID}); err != nil || len(ids) != 0 {
+		t.Errorf("ActiveTokens of a suspended tenant's token = %v, %v", ids, err)
+	}
 	if l, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "op-a2"); err != nil || !l.TenantSuspended {
 		t.Errorf("LinkBySlug of a suspended tenant's link = %+v, %v", l, err)
 	}
@@ -258,6 +262,9 @@ func testOperator(t *testing.T, s linkforge.Store) {
 	}
 	if tk, err := s.TokenByHash(ctx, tenantHash); err != nil || tk.TenantSuspended {
 		t.Errorf("TokenByHash after resume = %+v, %v", tk, err)
+	}
+	if ids, err := s.ActiveTokens(ctx, []int64{tok.ID}); err != nil || len(ids) != 1 {
+		t.Errorf("ActiveTokens after resume = %v, %v", ids, err)
 	}
 	evs, err := s.ListAudit(ctx, acme.ID, 10, 0)
 	if err != nil || len(evs) < 2 || evs[0].Action != linkforge.AuditTenantResume || evs[1].Action != linkforge.AuditTenantSuspend ||
