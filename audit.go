@@ -78,7 +78,8 @@ const (
 	AuditTenantSuspend = "tenant.suspend" // target: the tenant name
 	AuditTenantResume  = "tenant.resume"  // target: the tenant name
 	// AuditOperatorToken is in the operator's log alone.
-	AuditOperatorToken = "operator.token_create" // target: the token id
+	AuditOperatorToken       = "operator.token_create" // target: the token id
+	AuditOperatorTokenRevoke = "operator.token_revoke" // target: the token id
 )
 
 // AuditEvent is one write, as the audit log keeps it.

@@ -97,6 +97,9 @@ type OperatorStore interface {
 	// OperatorTokenByHash returns the unrevoked operator token of hash,
 	// or ENotFound.
 	OperatorTokenByHash(ctx context.Context, hash []byte) (OperatorToken, error)
+	// RevokeOperatorToken revokes the operator token id: the API refuses
+	// it from the next request on. ENotFound: no such token.
+	RevokeOperatorToken(ctx context.Context, id int64) error
 	// OperatorTenants lists every tenant by name, with its usage at now.
 	OperatorTenants(ctx context.Context, now time.Time) ([]TenantSummary, error)
 	// OperatorLinks is one page of the links of every tenant, newest

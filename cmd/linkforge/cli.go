@@ -34,8 +34,8 @@ var groups = map[string]string{ //nolint:gosec // G101: "token" names a command 
 	"link":           "create, list, get, update, delete or stats",
 	"tenant":         "quota",
 	"domain":         "add, list, verify or remove",
-	"operator":       "token create",
-	"operator token": "create",
+	"operator":       "token create or token revoke",
+	"operator token": "create or revoke",
 }
 
 // parseArgs turns the command line and the environment into an invocation.

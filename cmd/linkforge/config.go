@@ -269,6 +269,8 @@ var commands = []*command{
 	{name: "operator token create", synopsis: "linkforge operator token create [--name LABEL]",
 		summary: "print a new operator token on stdout (only the token, one line): it reaches /api/v1/operator/* and no tenant's API",
 		flags:   []flagSpec{nameFlag}},
+	{name: "operator token revoke", synopsis: "linkforge operator token revoke ID",
+		summary: "revoke an operator token (its id is in operator token create's log); the API refuses it at once", nargs: 1},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
@@ -296,6 +298,7 @@ func init() {
 		"user remove":           (*app).userRemove,
 		"user reset-password":   (*app).userResetPassword,
 		"operator token create": (*app).operatorTokenCreate,
+		"operator token revoke": (*app).operatorTokenRevoke,
 		// domaincmd.go
 		"domain add":    (*app).domainAdd,
 		"domain list":   (*app).domainList,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/linkforge/linkforge"
 )
@@ -24,5 +25,30 @@ func (a *app) operatorTokenCreate(inv invocation) int {
 	if _, err := fmt.Fprintln(a.stdout, secret); err != nil {
 		return a.fail("cannot print token", err)
 	}
+	return exitOK
+}
+
+// operatorTokenRevoke revokes an operator token by id.
+func (a *app) operatorTokenRevoke(inv invocation) int {
+	id, err := strconv.ParseInt(inv.args[0], 10, 64)
+	if err != nil || id <= 0 {
+		fmt.Fprintf(a.stderr, "linkforge: operator token revoke: %q is not a token id\n", inv.args[0])
+		return exitUsage
+	}
+	st, err := a.openStore()
+	if err != nil {
+		return a.fail("cannot revoke operator token", err)
+	}
+	defer st.Close()
+	err = st.RevokeOperatorToken(a.ctx, id)
+	if linkforge.ErrorCode(err) == linkforge.ENotFound {
+		fmt.Fprintf(a.stderr, "linkforge: no operator token with id %d\n", id)
+		return exitFailure
+	}
+	if err != nil {
+		return a.fail("cannot revoke operator token", fmt.Errorf("revoke operator token %d: %w", id, err))
+	}
+	a.log.Info("operator token revoked", "token_id", id)
+	fmt.Fprintf(a.stdout, "operator token %d revoked\n", id)
 	return exitOK
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,6 +66,7 @@ func TestOperatorCommands(t *testing.T) {
 	if err != nil || len(ops) != 1 || ops[0].Action != linkforge.AuditOperatorToken || ops[0].Actor.Type != linkforge.ActorCLI {
 		t.Errorf("operator's audit: %+v, %v", ops, err)
 	}
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
 
 	pub, _ := url.Parse("http://localhost:8080")
 	srv, err := web.New(web.Config{Store: db, PublicURL: pub})
@@ -99,6 +101,17 @@ func TestOperatorCommands(t *testing.T) {
 	}
 	if status, body := get(strings.TrimSpace(owner)); status != http.StatusForbidden {
 		t.Errorf("GET /api/v1/operator/tenants with a tenant owner's token: %d %s, want 403", status, body)
+	}
+
+	// Revoked, the token is refused at once.
+	if out, _ := cli(exitOK, "operator", "token", "revoke", itoa(tok.ID)); out != "operator token "+itoa(tok.ID)+" revoked\n" {
+		t.Errorf("operator token revoke printed %q", out)
+	}
+	if status, body := get(secret); status != http.StatusUnauthorized {
+		t.Errorf("GET /api/v1/operator/tenants with a revoked operator token: %d %s, want 401", status, body)
+	}
+	if _, stderr := cli(exitFailure, "operator", "token", "revoke", "999"); !strings.Contains(stderr, "no operator token with id 999") {
+		t.Errorf("revoke of an unknown id: stderr %q", stderr)
 	}
 
 	for _, bad := range [][]string{{"--abuse-contact", "ftp://example.com"}, {"--abuse-contact", "mailto:a@example.com x"}, {"--robots-allow=maybe"}} {

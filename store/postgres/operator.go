@@ -63,6 +63,26 @@ func (db *DB) OperatorTokenByHash(ctx context.Context, hash []byte) (linkforge.O
 	return t, nil
 }
 
+// RevokeOperatorToken revokes the operator token id; revoking it again
+// keeps the first time and succeeds.
+func (db *DB) RevokeOperatorToken(ctx context.Context, id int64) error {
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		ts := now()
+		tag, err := tx.Exec(ctx, `UPDATE operator_tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, ts, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return notFound("operator token")
+		}
+		return db.writes.Begin().OperatorTokenRevoked(ctx, writeTx{tx}, id, ts)
+	})
+	if err != nil {
+		return wrap("revoke operator token", err)
+	}
+	return nil
+}
+
 // OperatorTenants lists every tenant by name with its usage: links,
 // members, and the flushed clicks of the UTC month of now.
 func (db *DB) OperatorTenants(ctx context.Context, at time.Time) ([]linkforge.TenantSummary, error) {

@@ -65,6 +65,23 @@ func (db *DB) OperatorTokenByHash(ctx context.Context, hash []byte) (linkforge.O
 	return t, nil
 }
 
+// RevokeOperatorToken revokes the operator token id; revoking it again
+// keeps the first time and succeeds.
+func (db *DB) RevokeOperatorToken(ctx context.Context, id int64) error {
+	err := db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		ts := now()
+		res, err := tx.ExecContext(ctx, `UPDATE operator_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, toMicros(ts), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("operator token")
+		}
+		return db.writes.Begin().OperatorTokenRevoked(ctx, writeTx{tx}, id, ts)
+	})
+	return wrapWrite("revoke operator token", err)
+}
+
 // OperatorTenants lists every tenant by name with its usage: links,
 // members, and the flushed clicks of the UTC month of now.
 func (db *DB) OperatorTenants(ctx context.Context, at time.Time) ([]linkforge.TenantSummary, error) {

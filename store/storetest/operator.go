@@ -150,6 +150,20 @@ func testOperator(t *testing.T, s linkforge.Store) {
 	if _, err := s.OperatorTokenByHash(ctx, tenantHash); linkforge.ErrorCode(err) != linkforge.ENotFound {
 		t.Errorf("OperatorTokenByHash of an unknown hash: %v", err)
 	}
+	_, h2, d2 := linkforge.NewToken()
+	gone, err := s.CreateOperatorToken(ctx, linkforge.OperatorToken{Name: "gone", Hash: h2, Display: d2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, s.RevokeOperatorToken(ctx, gone.ID+1000), linkforge.ENotFound, "RevokeOperatorToken of an unknown id")
+	for range 2 { // again: still revoked, no error
+		if err := s.RevokeOperatorToken(ctx, gone.ID); err != nil {
+			t.Fatalf("RevokeOperatorToken: %v", err)
+		}
+	}
+	if _, err := s.OperatorTokenByHash(ctx, h2); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("OperatorTokenByHash of a revoked token: %v", err)
+	}
 
 	acme, globex := mustTenant(t, s, "op-acme"), mustTenant(t, s, "op-globex")
 	tok, err := s.CreateToken(ctx, linkforge.Token{TenantID: acme.ID, Hash: tenantHash, Display: "x", Role: linkforge.RoleEditor})

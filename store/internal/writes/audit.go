@@ -235,9 +235,19 @@ func (w *Write) PasswordSet(ctx context.Context, tx Driver, userID int64, email 
 // OperatorTokenCreated is the audit event of an operator token created,
 // in the operator's log alone.
 func (w *Write) OperatorTokenCreated(ctx context.Context, tx Driver, id int64, at time.Time) error {
+	return w.operatorOnly(ctx, tx, linkforge.AuditOperatorToken, id, at)
+}
+
+// OperatorTokenRevoked is the audit event of an operator token revoked,
+// in the operator's log alone.
+func (w *Write) OperatorTokenRevoked(ctx context.Context, tx Driver, id int64, at time.Time) error {
+	return w.operatorOnly(ctx, tx, linkforge.AuditOperatorTokenRevoke, id, at)
+}
+
+func (w *Write) operatorOnly(ctx context.Context, tx Driver, action string, id int64, at time.Time) error {
 	a, ok := linkforge.ActorFrom(ctx)
 	if !ok {
 		return nil
 	}
-	return tx.InsertOperatorAudit(ctx, a, linkforge.AuditOperatorToken, strconv.FormatInt(id, 10), "", at)
+	return tx.InsertOperatorAudit(ctx, a, action, strconv.FormatInt(id, 10), "", at)
 }
