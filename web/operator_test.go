@@ -377,9 +377,22 @@ func TestOperatorRefusesTenantCredentials(t *testing.T) {
 		if ts, err := s.OperatorTenants(t.Context(), time.Now()); err != nil || ts[0].SuspendedAt != nil {
 			t.Errorf("after the refusals: %+v, %v", ts, err)
 		}
-		// The operator's token and user do reach them.
+		// The operator's token and user do reach them; the user's writes
+		// by cookie need the session's CSRF token, as every cookie write.
 		mustStatus(t, e.do(http.MethodPost, "/api/v1/operator/links/"+itoa(l.ID)+"/block", op, `{"reason":"r"}`), http.StatusOK)
 		mustStatus(t, e.do(http.MethodDelete, "/api/v1/operator/links/"+itoa(l.ID)+"/block", op, ""), http.StatusOK)
+		block := "/api/v1/operator/links/" + itoa(l.ID) + "/block"
+		mustProblem(t, e.withCookie(http.MethodPost, block, opUser, `{"reason":"r"}`, "Sec-Fetch-Site", "same-origin"), http.StatusForbidden, "")
+		me := mustJSON[meBody](t, e.withCookie(http.MethodGet, "/api/v1/me", opUser, ""))
+		if me.CSRFToken == nil {
+			t.Fatalf("me = %+v, want a CSRF token", me)
+		}
+		r := e.withCookie(http.MethodPost, block, opUser, `{"reason":"by the operator user"}`, "X-CSRF-Token", *me.CSRFToken, "Sec-Fetch-Site", "same-origin")
+		mustStatus(t, r, http.StatusOK)
+		evs, err := s.OperatorAudit(t.Context(), 1, 0)
+		if err != nil || len(evs) != 1 || evs[0].Actor.Type != linkforge.ActorUser || evs[0].Actor.Name != "ops@example.com" {
+			t.Errorf("the operator user's block in the operator's log: %+v, %v", evs, err)
+		}
 	})
 }
 
