@@ -415,6 +415,18 @@ func TestRobotsAndSecurityTxt(t *testing.T) {
 		t.Errorf("404 page: X-Robots-Tag %q", r.header.Get("X-Robots-Tag"))
 	}
 
+	// A tenant's domain is a short-link host too: robots.txt there, and a
+	// blocked link of the domain answers 451.
+	dom := newEnv(t, s, verifyNone)
+	_, tok := mustTenantToken(t, s, "acme")
+	mustStatus(t, dom.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com"}`), http.StatusCreated)
+	l := dom.mustCreate(tok, `{"slug":"d1","url":"https://example.com/d","domain":"go.acme.com"}`)
+	if r := dom.onHost("go.acme.com", "/robots.txt"); r.status != http.StatusOK || string(r.body) != "User-agent: *\nDisallow: /\n" {
+		t.Errorf("robots.txt on a tenant's domain: %s", r)
+	}
+	mustStatus(t, dom.do(http.MethodPost, "/api/v1/operator/links/"+l.ID+"/block", mustOperatorToken(t, s, "ops"), `{"reason":"spam"}`), http.StatusOK)
+	mustHTML(t, dom.onHost("go.acme.com", "/d1"), http.StatusUnavailableForLegalReasons)
+
 	open := newEnv(t, s, func(c *web.Config) { c.RobotsAllow = true; c.AbuseContact = "mailto:abuse@example.com" })
 	if r := open.do(http.MethodGet, "/robots.txt", "", ""); string(r.body) != "User-agent: *\nAllow: /\n" {
 		t.Errorf("robots.txt with RobotsAllow: %s", r)
