@@ -16,8 +16,9 @@ import (
 // TestOperatorPageAndWithheldLink: in a real browser, the operator page
 // opens with an operator token, lists the tenants and links of every
 // tenant, suspends and resumes a tenant and blocks a link with a reason;
-// the blocked link then shows the 451 page, which names no target, and a
-// tenant's token is refused by the page.
+// the tenant's dashboard then badges the link blocked, the link shows the
+// 451 page, which names no target, and a tenant's token is refused by the
+// operator page.
 func TestOperatorPageAndWithheldLink(t *testing.T) {
 	b := browsertest.New(t, 1024, 800, chromedp.Flag("lang", "en-US"))
 	st := testdb.SQLite(t)
@@ -76,6 +77,15 @@ func TestOperatorPageAndWithheldLink(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#links tr[data-slug="promo"] button[data-action="block"]`)))
 	wait("the block", `document.querySelector('#links tr[data-slug="promo"]').dataset.state === 'blocked' && `+
 		`document.querySelector('#links tr[data-slug="promo"]').textContent.includes('phishing kit')`)
+
+	// The tenant's dashboard shows it blocked, with the reason.
+	do(chromedp.Navigate(e.url+"/dashboard"),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), tenantTok),
+		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)))
+	wait("the tenant's badge", `document.querySelector('tr[data-slug="promo"] .badge') !== null && `+
+		`document.querySelector('tr[data-slug="promo"] .badge').textContent === 'blocked' && `+
+		`document.querySelector('tr[data-slug="promo"] .badge').title.includes('phishing kit')`)
 
 	// The visitor's page.
 	do(chromedp.Navigate(e.url + "/promo"))
