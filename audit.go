@@ -14,6 +14,8 @@ const (
 	ActorUser  ActorType = "user"
 	ActorToken ActorType = "token"
 	ActorCLI   ActorType = "cli"
+	// ActorOperator is an operator token; an operator user is ActorUser.
+	ActorOperator ActorType = "operator"
 )
 
 // Actor is who made a write. ID is the user's or the token's id (0 for the
@@ -68,6 +70,16 @@ const (
 	AuditDomainCreate      = "domain.create"       // target: the host
 	AuditDomainUpdate      = "domain.update"       // target: the host
 	AuditDomainDelete      = "domain.delete"       // target: the host
+	AuditLinkDisable       = "link.disable"        // target: the slug
+	AuditLinkEnable        = "link.enable"         // target: the slug
+	// The operator's actions, in its log and in the tenant's.
+	AuditLinkBlock     = "link.block"     // target: "SLUG: REASON"
+	AuditLinkUnblock   = "link.unblock"   // target: the slug
+	AuditTenantSuspend = "tenant.suspend" // target: the tenant name
+	AuditTenantResume  = "tenant.resume"  // target: the tenant name
+	// AuditOperatorToken is in the operator's log alone.
+	AuditOperatorToken       = "operator.token_create" // target: the token id
+	AuditOperatorTokenRevoke = "operator.token_revoke" // target: the token id
 )
 
 // AuditEvent is one write, as the audit log keeps it.
@@ -78,6 +90,9 @@ type AuditEvent struct {
 	Actor    Actor
 	Action   string
 	Target   string
+	// TenantName is, in the operator's log (OperatorAudit), the tenant the
+	// action concerned; empty elsewhere.
+	TenantName string
 }
 
 // AuditStore reads the audit log. The events themselves are written by

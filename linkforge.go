@@ -45,6 +45,9 @@ type Token struct {
 	// Role is what the token may do in its tenant; CreateToken stores an
 	// empty Role as RoleOwner, what every token made before roles was.
 	Role Role
+	// TenantSuspended is filled by TokenByHash: the operator suspended the
+	// token's tenant, so the token is refused (403).
+	TenantSuspended bool
 }
 
 // Link is one short link.
@@ -83,6 +86,17 @@ type Link struct {
 	// Routing holds the routing fields (routing.go); nil when none is set.
 	// A pointer, so that the links every cache entry holds stay small.
 	Routing *Routing
+
+	// Disabled is the tenant's switch (State: disabled): the link answers
+	// 410 or its fallback, and counts no click.
+	Disabled bool
+	// BlockedReason is the operator's block (State: blocked), empty when
+	// there is none: the link answers 451 naming no target, and the
+	// tenant cannot lift it.
+	BlockedReason string
+	// TenantSuspended is filled by LinkBySlug alone (the redirect path):
+	// the link's tenant is suspended, so the link answers 451.
+	TenantSuspended bool
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to the
@@ -210,9 +224,9 @@ type TokenStore interface {
 	// tenant's token answers ENotFound, as an unknown one (the API's
 	// revocation).
 	RevokeTenantToken(ctx context.Context, tenantID, id int64) error
-	// ActiveTokens returns those of ids that name an unrevoked token, each
-	// once, in no particular order; unknown ids are left out like revoked
-	// ones. It is one query whatever the number of ids: the live feed asks
+	// ActiveTokens returns those of ids that name an unrevoked token of a
+	// tenant that is not suspended, each once, in no particular order;
+	// unknown ids are left out like revoked ones. It is one query whatever the number of ids: the live feed asks
 	// it every few seconds about the tokens of its open sockets, so that a
 	// revocation made by another process reaches them.
 	ActiveTokens(ctx context.Context, ids []int64) ([]int64, error)
@@ -292,9 +306,10 @@ type Store interface {
 	QuotaStore      // tenant quotas (ADR 016)
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
-	DomainStore // a tenant's own hosts, and the links on them
-	AuditStore  // the audit log (audit.go)
-	UserStore   // users, memberships, tickets, sessions (users.go)
+	DomainStore   // a tenant's own hosts, and the links on them
+	AuditStore    // the audit log (audit.go)
+	UserStore     // users, memberships, tickets, sessions (users.go)
+	OperatorStore // the role above tenants (operator.go)
 
 	// old analytics, deliveries and audit rows (retention.go)
 	RetentionStore

@@ -57,6 +57,9 @@ func sameTime(a, b *time.Time) bool {
 type LinkUpdate struct {
 	Link  Link
 	Alarm AlarmChange
+	// Disabled and Enabled say that the update switched the link off or
+	// back on (its events and audit).
+	Disabled, Enabled bool
 }
 
 // AlarmChange is what a link write does to the link's alarm, in the
@@ -92,6 +95,12 @@ func ApplyLinkUpdate(old Link, now time.Time, fn func(*Link) error) (LinkUpdate,
 	if err := fn(&l); err != nil {
 		return LinkUpdate{}, err
 	}
+	// A block is the operator's (BlockLink): no update of the tenant's
+	// changes it, nor the tenant's switch under it.
+	l.BlockedReason = old.BlockedReason
+	if old.BlockedReason != "" && l.Disabled != old.Disabled {
+		return LinkUpdate{}, ErrLinkBlocked()
+	}
 	l = NormalizeLink(l)
 	l.ID, l.TenantID, l.Slug, l.CreatedAt = old.ID, old.TenantID, old.Slug, old.CreatedAt
 	l.DomainID = old.DomainID
@@ -111,7 +120,7 @@ func ApplyLinkUpdate(old Link, now time.Time, fn func(*Link) error) (LinkUpdate,
 	if !l.UpdatedAt.After(old.UpdatedAt) {
 		l.UpdatedAt = old.UpdatedAt.Add(time.Microsecond)
 	}
-	return LinkUpdate{Link: l, Alarm: change}, nil
+	return LinkUpdate{Link: l, Alarm: change, Disabled: l.Disabled && !old.Disabled, Enabled: !l.Disabled && old.Disabled}, nil
 }
 
 // JustExpired reports whether ExpireLinks at now is what expired l (its

@@ -16,8 +16,11 @@ type LinkState string
 // The states of GET /api/v1/links?state=.
 const (
 	StateAll     LinkState = "all"
-	StateActive  LinkState = "active"  // redirects: not past expires_at, not at its click limit
+	StateActive  LinkState = "active"  // redirects: not past expires_at, not at its click limit, neither disabled nor blocked
 	StateExpired LinkState = "expired" // past expires_at, or its clicks reached max_clicks
+	// The moderation states (Link.State): whatever the expiry.
+	StateDisabled LinkState = "disabled"
+	StateBlocked  LinkState = "blocked"
 )
 
 // ListSort orders a listing. Every order ends with the link id, so that it
@@ -47,7 +50,11 @@ func (s ListSort) Desc() bool { return strings.HasPrefix(string(s), "-") }
 
 // Valid reports whether st is one of the known states.
 func (st LinkState) Valid() bool {
-	return st == StateAll || st == StateActive || st == StateExpired
+	switch st {
+	case StateAll, StateActive, StateExpired, StateDisabled, StateBlocked:
+		return true
+	}
+	return false
 }
 
 // ListQuery selects one page of a tenant's links (GET /api/v1/links).

@@ -16,6 +16,9 @@ type User struct {
 	PasswordHash string
 	CreatedAt    time.Time
 	LastSignInAt *time.Time
+	// Operator: the user reaches /api/v1/operator/* (the role above
+	// tenants), whatever their memberships.
+	Operator bool
 }
 
 // FoldEmail is email as accounts compare it: ASCII letters lowercased and
@@ -37,6 +40,8 @@ type Membership struct {
 	TenantID   int64
 	TenantName string
 	Role       Role
+	// Suspended: the operator suspended the tenant; its sessions get 403.
+	Suspended bool
 }
 
 // Member is a tenant's user with their role there. Pending: an

@@ -17,11 +17,13 @@ const (
 	EventLinkLimitReached = "link.limit_reached"
 	EventLinkClicks       = "link.clicks"
 	EventAlarmDead        = "alarm.dead"
+	EventLinkDisabled     = "link.disabled" // the tenant disabled the link
+	EventLinkBlocked      = "link.blocked"  // the operator blocked the link
 )
 
 // EventTypes lists every event type, in the order the API documents them.
 var EventTypes = []string{EventLinkCreated, EventLinkUpdated, EventLinkDeleted, EventLinkExpired,
-	EventLinkLimitReached, EventAlarmDead, EventLinkClicks}
+	EventLinkLimitReached, EventAlarmDead, EventLinkClicks, EventLinkDisabled, EventLinkBlocked}
 
 // DeliveryState is the state of one webhook delivery, as the API lists it.
 type DeliveryState string

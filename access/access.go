@@ -27,6 +27,9 @@ type Requirement struct {
 	Public bool
 	// Role is the lowest role admitted, when not Public.
 	Role linkforge.Role
+	// Operator operations are the operator's alone (an operator token or
+	// an operator user's session): no tenant role reaches them.
+	Operator bool
 }
 
 var (
@@ -34,6 +37,9 @@ var (
 	viewer = Requirement{Role: linkforge.RoleViewer}
 	editor = Requirement{Role: linkforge.RoleEditor}
 	owner  = Requirement{Role: linkforge.RoleOwner}
+	// operator's Role names no tenant role, so that Check refuses every
+	// tenant credential even where Operator were not looked at.
+	operator = Requirement{Role: "operator", Operator: true}
 )
 
 // table is every operation's requirement, by "METHOD path". HEAD follows GET
@@ -45,10 +51,12 @@ var (
 // editor or a viewer is an owner's.
 var table = map[string]Requirement{
 	// The redirect path and the link password form.
-	"GET /":            public,
-	"GET /favicon.ico": public,
-	"GET /:slug":       public,
-	"POST /:slug":      public,
+	"GET /":                         public,
+	"GET /favicon.ico":              public,
+	"GET /robots.txt":               public,
+	"GET /.well-known/security.txt": public,
+	"GET /:slug":                    public,
+	"POST /:slug":                   public,
 
 	// Operations and documentation.
 	"GET /api/v1/openapi.json": public,
@@ -69,6 +77,8 @@ var table = map[string]Requirement{
 
 	// The domains page and the dashboard's link options (web/domainspage.go).
 	"GET /dashboard/domains":      public,
+	"GET /dashboard/operator":     public,
+	"GET /static/operator.js":     public,
 	"GET /static/domains.js":      public,
 	"GET /static/link-options.js": public,
 
@@ -138,6 +148,15 @@ var table = map[string]Requirement{
 	// Single sign-on: the identity provider's answer is the credential.
 	"GET /login/oidc":          public,
 	"GET /login/oidc/callback": public,
+
+	// The operator, above tenants (web/operator.go).
+	"GET /api/v1/operator/tenants":                operator,
+	"POST /api/v1/operator/tenants/:name/suspend": operator,
+	"POST /api/v1/operator/tenants/:name/resume":  operator,
+	"GET /api/v1/operator/links":                  operator,
+	"POST /api/v1/operator/links/:id/block":       operator,
+	"DELETE /api/v1/operator/links/:id/block":     operator,
+	"GET /api/v1/operator/audit":                  operator,
 
 	// A domain's verification answer: the token is not a secret, and the
 	// verifier fetching it holds no credential.

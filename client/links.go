@@ -31,6 +31,11 @@ type Link struct {
 	// Clicks is the flushed all-time total, ImportedClicks included.
 	Clicks         int64 `json:"clicks"`
 	ImportedClicks int64 `json:"imported_clicks"`
+	// State is "active", "disabled" (by the tenant: LinkUpdate.Disabled)
+	// or "blocked" (by the operator, for BlockedReason); a later server
+	// may add states.
+	State         string  `json:"state"`
+	BlockedReason *string `json:"blocked_reason"`
 
 	// Routing (routing.go): RedirectStatus is 302 unless set.
 	RedirectStatus int       `json:"redirect_status"`
@@ -76,6 +81,10 @@ type LinkUpdate struct {
 	Tags        []string
 	Password    *string
 	DeviceURLs  *DeviceURLs
+	// Disabled takes the link out of service (true: 410, or its fallback)
+	// or back in (false); nil: unchanged. A blocked link's is refused
+	// (409, CodeConflict).
+	Disabled *bool
 
 	ClearTitle, ClearExpiresAt, ClearMaxClicks, ClearFallbackURL, ClearPassword, ClearDeviceURLs bool
 
@@ -104,6 +113,7 @@ func (u LinkUpdate) MarshalJSON() ([]byte, error) {
 	set("tags", u.Tags, u.Tags == nil, false)
 	set("password", u.Password, u.Password == nil, u.ClearPassword)
 	set("device_urls", u.DeviceURLs, u.DeviceURLs == nil, u.ClearDeviceURLs)
+	set("disabled", u.Disabled, u.Disabled == nil, false)
 	u.Routing.set(m, u.ClearRouting)
 	return json.Marshal(m)
 }
@@ -141,7 +151,7 @@ func (c *Client) DeleteLink(ctx context.Context, slug string) error {
 type ListOptions struct {
 	Q      string   // substring of slug, url or title, case-insensitive
 	Tags   []string // all must match
-	State  string   // "active", "expired" or "all"
+	State  string   // "active", "expired", "disabled", "blocked" or "all"
 	Sort   string   // "-created", "created", "-clicks", "clicks", "slug"
 	Limit  int      // links per page
 	Cursor string   // from a previous page's NextCursor

@@ -13,6 +13,14 @@ type Operation struct {
 // operation under /api/v1/ missing here or the other way round, and when a
 // Func is not a method of *Client: adding a route means adding its method.
 var Operations = []Operation{
+	// The operator's (operator.go): an operator token's client.
+	{"GET", "/api/v1/operator/tenants", "OperatorTenants"},
+	{"POST", "/api/v1/operator/tenants/{name}/suspend", "SuspendTenant"},
+	{"POST", "/api/v1/operator/tenants/{name}/resume", "ResumeTenant"},
+	{"GET", "/api/v1/operator/links", "OperatorLinks"},
+	{"POST", "/api/v1/operator/links/{id}/block", "BlockLink"},
+	{"DELETE", "/api/v1/operator/links/{id}/block", "UnblockLink"},
+	{"GET", "/api/v1/operator/audit", "OperatorAudit"},
 	{"POST", "/api/v1/links", "CreateLink"},
 	{"GET", "/api/v1/links", "ListLinks"}, // and Links, its iterator
 	{"GET", "/api/v1/links/{slug}", "Link"},

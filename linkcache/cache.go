@@ -559,11 +559,20 @@ func (e *Entry) init(key string, l *linkforge.Link, location, fallback, all stri
 		e.fallback = []string{next(len(fallback))}
 	}
 	e.link = linkforge.Link{ID: l.ID, TenantID: l.TenantID, Slug: e.key, ExpiresAt: l.ExpiresAt,
-		MaxClicks: l.MaxClicks, PasswordHash: next(len(l.PasswordHash)), DomainID: l.DomainID}
+		MaxClicks: l.MaxClicks, PasswordHash: next(len(l.PasswordHash)), DomainID: l.DomainID,
+		Disabled: l.Disabled, TenantSuspended: l.TenantSuspended}
+	if l.BlockedReason != "" {
+		// The redirect needs that the link is blocked, not why: a shared
+		// constant, so that the entry keeps no copy of the reason.
+		e.link.BlockedReason = blockedMark
+	}
 	if l.Slug != key {
 		e.link.Slug = next(len(l.Slug))
 	}
 }
+
+// blockedMark is the BlockedReason of a blocked link's entry.
+const blockedMark = "blocked"
 
 // entryOverhead is what an entry costs beyond its own struct and what it
 // points to: its element in the LRU's list and its slot in the LRU's map.

@@ -28,6 +28,10 @@ type JSON struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 	ExpiredAt   *time.Time `json:"expired_at"`
 	Clicks      int64      `json:"clicks"`
+	// State is active, disabled (by the tenant) or blocked (by the
+	// operator, for BlockedReason, null otherwise).
+	State         linkforge.ModerationState `json:"state"`
+	BlockedReason *string                   `json:"blocked_reason"`
 
 	// The optional fields (docs/adr/011-link-fields.md). The password is
 	// never returned, not even hashed: only whether there is one.
@@ -84,12 +88,16 @@ func RenderAt(l linkforge.Link, base Base) JSON {
 		UpdatedAt: l.UpdatedAt.UTC(),
 		ExpiredAt: utcPtr(l.ExpiredAt),
 		Clicks:    l.Clicks,
+		State:     l.State(),
 
 		PasswordProtected: l.PasswordHash != "",
 		ImportedClicks:    l.ImportedClicks,
 	}
 	if l.FallbackURL != "" {
 		j.FallbackURL = &l.FallbackURL
+	}
+	if l.BlockedReason != "" {
+		j.BlockedReason = &l.BlockedReason
 	}
 	// Absent optional values are null, as fallback_url is.
 	if l.Title != "" {

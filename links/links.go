@@ -29,6 +29,9 @@ type Store interface {
 	DeleteLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
 	CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkforge.BulkResult, error)
 	linkforge.PortingStore
+	// The operator's writes (linkforge.OperatorStore).
+	BlockLink(ctx context.Context, id int64, reason string) (linkforge.Link, error)
+	SetTenantSuspended(ctx context.Context, name string, suspended bool) (linkforge.Tenant, []linkforge.Link, error)
 }
 
 // Hasher hashes a new link password. web's implementation takes a
@@ -246,6 +249,37 @@ func (s *Service) Delete(ctx context.Context, tenantID, domainID int64, slug str
 	}
 	s.written(linkforge.LinkDeleted, deleted)
 	return deleted, nil
+}
+
+// Block blocks the link id with reason, or lifts its block (reason ""),
+// as the operator: the link answers 451 everywhere from the moment the
+// call returns, as any update (the caches drop it).
+func (s *Service) Block(ctx context.Context, id int64, reason string) (linkforge.Link, error) {
+	l, err := s.store.BlockLink(ctx, id, reason)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("block link: %w", err)
+	}
+	s.written(linkforge.LinkUpdated, l)
+	return l, nil
+}
+
+// Suspend suspends (true) or resumes the tenant called name, as the
+// operator: every link of the tenant is dropped from the caches, here and
+// on the other nodes, so that the redirects read the tenant's state anew.
+func (s *Service) Suspend(ctx context.Context, name string, suspended bool) (linkforge.Tenant, error) {
+	t, keys, err := s.store.SetTenantSuspended(ctx, name, suspended)
+	if err != nil {
+		return linkforge.Tenant{}, fmt.Errorf("suspend tenant: %w", err)
+	}
+	for _, k := range keys {
+		if s.cache != nil {
+			s.cache.Invalidate(k.DomainID, k.Slug)
+		}
+		if s.peers != nil {
+			s.peers.Invalidate(k.DomainID, k.Slug)
+		}
+	}
+	return t, nil
 }
 
 func (s *Service) hash(ctx context.Context, pw string) (string, error) {

@@ -22,6 +22,10 @@ var (
 	// may post, and only to this server.
 	formCSP        = []string{"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"}
 	cacheControlNo = []string{"no-store"}
+	// noIndex keeps every page of the server out of search engines: a
+	// short link's pages are not content, and an indexed one invites
+	// abuse of the shared host.
+	noIndex = []string{"noindex"}
 )
 
 // Page is a small HTML answer of the redirect path, for the browsers that
@@ -58,7 +62,10 @@ var (
 	pageGone     = NewPage(http.StatusGone, "Link expired", "This short link has expired or has reached its click limit.")
 	// pagePreview answers the requests that are not counted (HEAD, link
 	// previews) for a link whose target must be paid for with a click.
-	pagePreview     = NewPage(http.StatusOK, "Short link", "Open this short link in a browser to follow it.")
+	pagePreview = NewPage(http.StatusOK, "Short link", "Open this short link in a browser to follow it.")
+	// pageWithheld answers a link the operator blocked, or any link of a
+	// suspended tenant: 451, naming no target.
+	pageWithheld    = NewPage(http.StatusUnavailableForLegalReasons, "Link unavailable", "This short link has been disabled by the operator of this service.")
 	PageUnavailable = NewPage(http.StatusServiceUnavailable, "Temporarily unavailable", "This short link cannot be followed right now. Please try again in a moment.")
 )
 
@@ -89,6 +96,7 @@ func SetHTMLHeaders(h http.Header) {
 	h["Content-Security-Policy"] = htmlCSP
 	h["X-Frame-Options"] = htmlFrameOptions
 	h["Referrer-Policy"] = htmlReferrerPolicy
+	h["X-Robots-Tag"] = noIndex
 }
 
 // WriteForm answers a form page (the password form, web's sign-in

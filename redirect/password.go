@@ -143,6 +143,10 @@ func (rd *Handler) Unlock(c echo.Context) error {
 		skipBody()
 		return rd.NotFoundOn(c, d)
 	}
+	if done, err := rd.withheld(c, e); done {
+		skipBody()
+		return err
+	}
 	l := e.Link()
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		skipBody()

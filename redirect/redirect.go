@@ -248,6 +248,9 @@ func (rd *Handler) Redirect(c echo.Context) error {
 	if e == nil {
 		return rd.NotFoundOn(c, d)
 	}
+	if done, err := rd.withheld(c, e); done {
+		return err
+	}
 	l := e.Link()
 	// Read-time checks: they hold whatever the expiry alarm has done.
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
@@ -440,6 +443,22 @@ func (rd *Handler) countClick(req *http.Request, l *linkforge.Link, now time.Tim
 	}
 	h := rd.visitors.Hash(req.Context(), addr, ua)
 	return vc.RecordVisit(req.Context(), l, now, dims, h)
+}
+
+// withheld answers, before anything else and whatever the request (a
+// click, HEAD, a preview agent, the password form), a link that must not
+// be followed: blocked by the operator, or of a suspended tenant (451,
+// naming no target), or disabled by its tenant (as an expired link: 410 or
+// the fallback). No click is counted. done is false for a link in service.
+func (rd *Handler) withheld(c echo.Context, e *linkcache.Entry) (done bool, err error) {
+	l := e.Link()
+	switch {
+	case l.BlockedReason != "" || l.TenantSuspended:
+		return true, WritePage(c, &pageWithheld)
+	case l.Disabled:
+		return true, rd.gone(c, e)
+	}
+	return false, nil
 }
 
 // gone answers an expired or exhausted link: its fallback, never its target.

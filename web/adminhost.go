@@ -21,6 +21,8 @@ import (
 var onDomains = map[string]bool{
 	"/":                    true,
 	"/favicon.ico":         true,
+	pathRobots:             true, // every short-link host (wellknown.go)
+	pathSecurityTxt:        true,
 	"/:slug":               true, // the redirects and the password form
 	pathVerificationAnswer: true,
 	"/healthz":             true,

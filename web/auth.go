@@ -58,6 +58,9 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return fmt.Errorf("authenticate: %w", err)
 		}
+		if tok.TenantSuspended {
+			return linkforge.ErrTenantSuspended()
+		}
 		c.Set(ctxTenantID, tok.TenantID)
 		c.Set(ctxTokenID, tok.ID)
 		c.Set(ctxRole, roleValues[tok.Role])

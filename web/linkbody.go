@@ -208,7 +208,7 @@ func isCreateField(name string) bool {
 	return rules.IsField(name)
 }
 
-const patchFields = "url, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
+const patchFields = "url, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, disabled, " + routingFields
 
 // linkPatch is a decoded PATCH body: only the fields that were present
 // change; null clears expires_at, max_clicks, fallback_url, tags, title,
@@ -235,6 +235,10 @@ type linkPatch struct {
 	fallback     string
 	setTags      bool
 	tags         []string
+	// setDisabled: the tenant's switch (linkforge.Link.Disabled); the
+	// store refuses a change of it under an operator's block.
+	setDisabled bool
+	disabled    bool
 	// routing holds the routing members present, type-checked, applied in
 	// order (routingbody.go).
 	routing []member
@@ -297,6 +301,14 @@ func decodePatchLink(r io.Reader) (linkPatch, error) {
 				// Checked with the merged link, like url.
 				p.devices, p.setDevices = fe.deviceURLs(m, nil, false)
 			}
+		case "disabled":
+			if null {
+				fe.add("disabled", "must be true or false")
+			} else {
+				p.setDisabled = fe.boolean(m, &p.disabled)
+			}
+		case "state", "blocked_reason":
+			fe.add(m.name, `cannot be changed: send "disabled": true or false; a block is the operator's`)
 		case "slug", "domain", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks",
 			"password_protected", "imported_clicks":
 			fe.add(m.name, "cannot be changed; fields that can are "+patchFields)
@@ -334,6 +346,9 @@ func (p *linkPatch) apply(l *linkforge.Link) {
 	}
 	if p.setDevices {
 		l.DeviceURLs = p.devices
+	}
+	if p.setDisabled {
+		l.Disabled = p.disabled
 	}
 	p.applyRouting(l)
 }

@@ -157,7 +157,7 @@ func TestRedirectNotFound(t *testing.T) {
 		{"unknown slug", "/doesnotexist"},
 		{"reserved looking", "/static"},
 		{"slug too long", "/" + strings.Repeat("a", 65)},
-		{"dot in slug", "/robots.txt"},
+		{"dot in slug", "/humans.txt"},
 		{"percent-encoded", "/a%20b"},
 		{"unicode", "/caf%C3%A9"},
 	}

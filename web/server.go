@@ -150,6 +150,12 @@ type Config struct {
 	// RootURL is where GET / redirects (302): an absolute URL or a path;
 	// empty: DefaultRootURL.
 	RootURL string
+	// RobotsAllow makes /robots.txt allow every crawler; the default keeps
+	// them all out (wellknown.go).
+	RobotsAllow bool
+	// AbuseContact is the Contact of /.well-known/security.txt (a mailto:
+	// or https: URI); empty: that file answers 404.
+	AbuseContact string
 	// NotFoundURL is where an unknown slug redirects (302) instead of the
 	// 404 page; empty: the 404 page.
 	NotFoundURL string
@@ -228,6 +234,9 @@ type (
 type Server struct {
 	echo  *echo.Echo
 	store Store
+	// robotsAllow and abuseContact are Config's (wellknown.go).
+	robotsAllow  bool
+	abuseContact string
 	// redirects answers the short links, GET / and the password form
 	// (package redirect).
 	redirects *redirect.Handler
@@ -338,13 +347,15 @@ func New(cfg Config) (*Server, error) {
 // defaults, before its services, limiters, metrics and routes.
 func newServer(cfg Config) *Server {
 	s := &Server{
-		store:     cfg.Store,
-		logger:    cfg.Logger,
-		now:       cfg.Now,
-		shortBase: strings.TrimSuffix(cfg.PublicURL.String(), "/"),
-		selfHosts: []string{linkforge.SelfHost(cfg.PublicURL)},
-		live:      cfg.Live,
-		alarms:    cfg.Alarms,
+		store:        cfg.Store,
+		robotsAllow:  cfg.RobotsAllow,
+		abuseContact: cfg.AbuseContact,
+		logger:       cfg.Logger,
+		now:          cfg.Now,
+		shortBase:    strings.TrimSuffix(cfg.PublicURL.String(), "/"),
+		selfHosts:    []string{linkforge.SelfHost(cfg.PublicURL)},
+		live:         cfg.Live,
+		alarms:       cfg.Alarms,
 		// webhooks (webhooks.go)
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		peers:               cfg.Peers,
@@ -493,6 +504,8 @@ func (s *Server) routes(cfg Config) {
 	r := &router{s: s, e: e, adminOnDomains: cfg.AdminOnDomains}
 	r.getHead("/", s.redirects.Root)
 	r.getHead("/favicon.ico", s.favicon)
+	r.getHead(pathRobots, s.robots)                         // wellknown.go
+	r.getHead(pathSecurityTxt, s.securityTxt)               // wellknown.go
 	r.getHead(pathVerificationAnswer, s.verificationAnswer) // verify.go
 	r.getHead("/:slug", s.redirects.Redirect)
 	// The password form's post (redirect/password.go): a small form body,
@@ -513,6 +526,8 @@ func (s *Server) routes(cfg Config) {
 	for _, p := range []string{pathPeoplePage, pathPeopleJS, pathPeopleCSS, pathSessionJS} { // peoplepage.go
 		r.getHead(p, s.dashboardAsset)
 	}
+	r.getHead(pathOperatorPage, s.dashboardAsset) // operatorpage.go
+	r.getHead(pathOperatorJS, s.dashboardAsset)
 	r.getHead(pathDomainsPage, s.dashboardAsset) // domainspage.go
 	r.getHead(pathDomainsJS, s.dashboardAsset)
 	r.getHead(pathLinkOptionsJS, s.dashboardAsset)
@@ -592,6 +607,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodPost, pathInvitationDecline, false, s.answerInvitation(false), api(http.MethodPost, pathInvitationDecline)...)
 	// The live feed has its own per-token limit: see liveRateLimit.
 	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
+	s.operatorRouteTable(r) // operator.go
 }
 
 // router registers the Server's routes on its echo instance.
@@ -631,7 +647,10 @@ func (r *router) add(method, path string, takesBody bool, h echo.HandlerFunc, mw
 	// table names the role each route needs (an unnamed one: owner). It
 	// wraps the handler itself, so that no middleware list can leave it
 	// out; authenticate, earlier in the list, has set the caller's role.
-	if need, _ := access.Of(method, path); !need.Public {
+	switch need, _ := access.Of(method, path); {
+	case need.Operator:
+		h = authorizeOperator(h)
+	case !need.Public:
 		h = authorize(need.Role, h)
 	}
 	// Compose once: see the package comment.
@@ -689,9 +708,12 @@ func getOnlyPaths(routes []*echo.Route) map[string]bool {
 // "METHOD path template"; a route not listed accepts none. A later feature
 // that adds a parameter adds it here.
 var apiQuery = map[string][]string{
-	http.MethodGet + " " + pathLinks:     {"q", "tag", "state", "sort", "limit", "cursor", "domain"},
-	http.MethodGet + " " + pathLinkStats: {"from", "to", "interval", "domain"},
-	http.MethodGet + " " + pathLinkQR:    {"format", "size", "domain"},
+	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "sort", "limit", "cursor", "domain"},
+	// The operator's (operator.go).
+	http.MethodGet + " " + pathOperatorLinks: {"q", "target_host", "state", "limit", "cursor"},
+	http.MethodGet + " " + pathOperatorAudit: {"limit", "cursor"},
+	http.MethodGet + " " + pathLinkStats:     {"from", "to", "interval", "domain"},
+	http.MethodGet + " " + pathLinkQR:        {"format", "size", "domain"},
 	// A link on another domain than the tenant's default (domains.go).
 	http.MethodGet + " " + pathLink:    {"domain"},
 	http.MethodPatch + " " + pathLink:  {"domain"},

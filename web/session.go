@@ -55,6 +55,9 @@ func (s *Server) authenticateSession(c echo.Context, secret string, next echo.Ha
 	if !ok && (len(ms) > 0 || !strings.HasPrefix(c.Path(), pathMe)) {
 		return linkforge.Errorf(linkforge.EForbidden, "%s is not a member of that tenant", u.Email)
 	}
+	if ok && m.Suspended {
+		return linkforge.ErrTenantSuspended()
+	}
 	if !ok {
 		// A user of no tenant yet (invited only) reaches their own routes
 		// (/api/v1/me...) and nothing else: no tenant, the least role.

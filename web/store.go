@@ -43,6 +43,11 @@ type Store interface {
 	TenantByID(ctx context.Context, id int64) (linkforge.Tenant, error)
 	// The audit log (audit.go); its events are written by the writes.
 	ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]linkforge.AuditEvent, error)
+	// The operator's reads (operator.go); its writes go through links.Service.
+	OperatorTokenByHash(ctx context.Context, hash []byte) (linkforge.OperatorToken, error)
+	OperatorTenants(ctx context.Context, now time.Time) ([]linkforge.TenantSummary, error)
+	OperatorLinks(ctx context.Context, q linkforge.OperatorQuery) (linkforge.LinkPage, error)
+	OperatorAudit(ctx context.Context, limit int, before int64) ([]linkforge.AuditEvent, error)
 
 	// Stats and breakdowns (stats.go, analytics.go).
 	Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stats, error)

@@ -169,6 +169,17 @@ func TestEveryEventDelivered(t *testing.T) {
 		if _, err := s.DeleteLink(ctx, tn.ID, linkforge.PublicDomainID, "gone"); err != nil {
 			t.Fatal(err)
 		}
+		// Disabled by its tenant, then blocked by the operator.
+		off, err := s.CreateLink(ctx, linkforge.Link{TenantID: tn.ID, Slug: "off", URL: "https://example.com/off"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.UpdateLink(ctx, tn.ID, linkforge.PublicDomainID, "off", func(l *linkforge.Link) error { l.Disabled = true; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.BlockLink(ctx, off.ID, "spam"); err != nil {
+			t.Fatal(err)
+		}
 		// A link of the other tenant: only its receiver hears of it.
 		if _, err := s.CreateLink(ctx, linkforge.Link{TenantID: other.ID, Slug: "theirs", URL: "https://example.com/t"}); err != nil {
 			t.Fatal(err)
@@ -183,8 +194,9 @@ func TestEveryEventDelivered(t *testing.T) {
 					return false
 				}
 			}
-			// 4 created, 1 updated, 2 clicks, 1 limit, 2 expired, 1 dead, 1 deleted.
-			return len(reqs) >= 12
+			// 5 created, 2 updated, 2 clicks, 1 limit, 2 expired, 1 dead,
+			// 1 deleted, 1 disabled, 1 blocked.
+			return len(reqs) >= 16
 		})
 		byType := map[string][]request{}
 		for _, r := range reqs {
@@ -197,9 +209,19 @@ func TestEveryEventDelivered(t *testing.T) {
 			byType[r.Type] = append(byType[r.Type], r)
 		}
 		var link linkforge.EventLink
-		json.Unmarshal(byType[linkforge.EventLinkUpdated][0].Event.Data, &link) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
-		if link.Slug != "spring" || link.Title != "Spring" || link.URL != "https://example.com/a" {
-			t.Errorf("link.updated data = %s", byType[linkforge.EventLinkUpdated][0].Event.Data)
+		updated := map[string]linkforge.EventLink{}
+		for _, r := range byType[linkforge.EventLinkUpdated] {
+			json.Unmarshal(r.Event.Data, &link) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
+			updated[link.Slug] = link
+		}
+		if link := updated["spring"]; len(updated) != 2 || link.Title != "Spring" || link.URL != "https://example.com/a" {
+			t.Errorf("link.updated data = %+v, want spring's and off's", updated)
+		}
+		for _, typ := range []string{linkforge.EventLinkDisabled, linkforge.EventLinkBlocked} {
+			json.Unmarshal(byType[typ][0].Event.Data, &link) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
+			if n := len(byType[typ]); n != 1 || link.Slug != "off" || link.URL != "https://example.com/off" {
+				t.Errorf("%d %s, data %s", n, typ, byType[typ][0].Event.Data)
+			}
 		}
 		// Deliveries run concurrently: the second flush's event may
 		// arrive first. Each carries the absolute sum at its flush.
@@ -255,7 +277,7 @@ func TestEveryEventDelivered(t *testing.T) {
 			}
 		}
 		otherRcv.waitFor(t, 10*time.Second, "the other tenant's link.created", func(reqs []request) bool { return len(reqs) >= 1 })
-		onlyCreated.waitFor(t, 10*time.Second, "four link.created", func(reqs []request) bool { return len(reqs) >= 4 })
+		onlyCreated.waitFor(t, 10*time.Second, "five link.created", func(reqs []request) bool { return len(reqs) >= 5 })
 		for _, r := range onlyCreated.requests() {
 			if r.Type != linkforge.EventLinkCreated {
 				t.Errorf("a receiver subscribed to link.created got %s", r.Type)

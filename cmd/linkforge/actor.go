@@ -14,7 +14,7 @@ import (
 // have no actor, and the requests it serves carry theirs.
 var cliWriters = map[string]bool{"token create": true, "token revoke": true, "import": true, "tenant quota": true,
 	"user add": true, "user remove": true, "user reset-password": true,
-	"domain add": true, "domain verify": true, "domain remove": true}
+	"domain add": true, "domain verify": true, "domain remove": true, "operator token create": true, "operator token revoke": true}
 
 // cliActor is the actor of a CLI write.
 func cliActor() linkforge.Actor {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -28,11 +29,13 @@ func init() {
 
 // groups are the command groups: a word that only names its actions.
 var groups = map[string]string{ //nolint:gosec // G101: "token" names a command group, not a credential
-	"token":  "create, list or revoke",
-	"user":   "add, list, remove or reset-password",
-	"link":   "create, list, get, update, delete or stats",
-	"tenant": "quota",
-	"domain": "add, list, verify or remove",
+	"token":          "create, list or revoke",
+	"user":           "add, list, remove or reset-password",
+	"link":           "create, list, get, update, delete or stats",
+	"tenant":         "quota",
+	"domain":         "add, list, verify or remove",
+	"operator":       "token create or token revoke",
+	"operator token": "create or revoke",
 }
 
 // parseArgs turns the command line and the environment into an invocation.
@@ -80,6 +83,7 @@ var valuedBools = map[string]bool{"--webhook-allow-private": true}
 // flag without "=", the next argument is its value, whatever it looks like
 // (--sort -created).
 var noValue = map[string]bool{"force": true, "webhook-allow-private": true, "admin-on-domains": true, "json": true, "all": true,
+	"robots-allow": true, "operator": true,
 	"empty": true, versionFlag: true, "help": true, "allow-public-subdomains": true}
 
 // longFlags rewrites -name to --name, up to "--": pflag reads -addr as the
@@ -170,10 +174,12 @@ func newCommandTree(getenv func(string) string, out, errOut io.Writer, found fun
 			root.AddCommand(cc)
 			continue
 		}
-		cc.Use = action
-		if subs[parent].Parent() == nil {
-			root.AddCommand(subs[parent])
+		if sub, leaf, deeper := strings.Cut(action, " "); deeper {
+			// A group in a group (operator token create).
+			parent, action = parent+" "+sub, leaf
 		}
+		cc.Use = action
+		attachGroup(root, subs, parent)
 		subs[parent].AddCommand(cc)
 	}
 	addCompletion(root)
@@ -194,6 +200,22 @@ func newCommandTree(getenv func(string) string, out, errOut io.Writer, found fun
 		}
 	})
 	return root
+}
+
+// attachGroup adds the group command name (and the group it is in, for a
+// name of two words) to the tree, once.
+func attachGroup(root *cobra.Command, subs map[string]*cobra.Command, name string) {
+	if subs[name].Parent() != nil {
+		return
+	}
+	outer, inner, nested := strings.Cut(name, " ")
+	if !nested {
+		root.AddCommand(subs[name])
+		return
+	}
+	subs[name].Use = inner
+	attachGroup(root, subs, outer)
+	subs[outer].AddCommand(subs[name])
 }
 
 // leafCommand is the cobra command of c.
@@ -320,6 +342,10 @@ func resolveFlag(inv *invocation, f flagSpec, value func(flagSpec) (string, stri
 		inv.format, err = checkFormat(name, v, source)
 	case outFlag.name, forceFlag.name, fromFlag.name:
 		err = parseBackupFlag(inv, f, v, source)
+	case operatorFlag.name:
+		if inv.operator, err = strconv.ParseBool(v); err != nil {
+			return usagef("invalid %s %q: want true or false", source, v)
+		}
 	case maxLinksFlag.name:
 		inv.quota.MaxLinks, err = parseLimit(v, source)
 	case maxClicksFlag.name:
@@ -393,7 +419,7 @@ func printUsage(w io.Writer) {
 		"--version prints the version and exits.\n\n")
 	printFlags(w, globalFlags)
 	fmt.Fprint(w, "\nToken, import and export flags:\n\n")
-	printFlags(w, []flagSpec{tenantFlag, nameFlag, roleFlag, emailFlag, formatFlag})
+	printFlags(w, []flagSpec{tenantFlag, nameFlag, roleFlag, emailFlag, operatorFlag, formatFlag})
 	fmt.Fprint(w, "\nBackup and restore flags:\n\n")
 	printFlags(w, []flagSpec{outFlag, forceFlag, fromFlag})
 	fmt.Fprint(w, "\nTenant quota flags:\n\n")

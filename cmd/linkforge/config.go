@@ -39,11 +39,14 @@ type config struct {
 	JournalSync   string // "full" or "normal": whether the click log fdatasyncs each group commit
 	// RateLimit and RateBurst are the admin API's per-token token bucket;
 	// rate.Inf: no limit.
-	RateLimit      rate.Limit
-	RateBurst      int
-	RootURL        string // where GET / redirects; empty: the dashboard
-	NotFoundURL    string // where unknown slugs redirect; empty: the 404 page
-	MaxConnections int    // open client connections at most; 0: no limit
+	RateLimit   rate.Limit
+	RateBurst   int
+	RootURL     string // where GET / redirects; empty: the dashboard
+	NotFoundURL string // where unknown slugs redirect; empty: the 404 page
+	// RobotsAllow and AbuseContact: /robots.txt and security.txt.
+	RobotsAllow    bool
+	AbuseContact   string
+	MaxConnections int // open client connections at most; 0: no limit
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// (the country dimension); nil: the peer is always the client.
 	TrustedProxies []netip.Prefix
@@ -92,13 +95,15 @@ func (c config) usesPostgres() bool { return c.DatabaseURL != "" }
 type invocation struct {
 	cmd    *command
 	cfg    config
-	tenant string                // token create, token list, import, export
-	name   string                // token create
-	role   linkforge.Role        // token create, user add; empty: owner
-	email  string                // user commands
-	format string                // import, export
-	quota  linkforge.QuotaChange // tenant quota: the limits given
-	args   []string
+	tenant string         // token create, token list, import, export
+	name   string         // token create
+	role   linkforge.Role // token create, user add; empty: owner
+	email  string         // user commands
+	// operator: user add --operator makes the user an operator.
+	operator bool
+	format   string                // import, export
+	quota    linkforge.QuotaChange // tenant quota: the limits given
+	args     []string
 	// backup and restore (backup.go)
 	out   string
 	force bool
@@ -153,6 +158,8 @@ var globalFlags = []flagSpec{
 	{"rate-limit", "RATE", defaultRateLimit, "admin API requests per token: N/s or N/m, optionally :BURST (default burst N); 0: no limit"},
 	{"root-url", "URL", "", "where GET / redirects: an absolute http(s) URL or a path (empty: /dashboard)"},
 	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},
+	{"robots-allow", "", "false", "/robots.txt allows every crawler (default: disallows all)"},
+	{"abuse-contact", "URI", "", "Contact of /.well-known/security.txt: a mailto: or https URI (empty: 404)"},
 	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
 	{"admin-on-domains", "", "false", "answer the sign-in pages, the dashboard and the admin API on the tenants' domains too (by default on the public URL's host only; a domain serves its links, its root and not-found URLs and its verification)"},
 	{"link-cache-bytes", "SIZE", "256MiB", "memory the redirect cache's links may take (a link with many rules and variants takes a few hundred KB, a plain one under 1 KB); the least recently used go past it"},
@@ -177,6 +184,8 @@ var (
 	nameFlag   = flagSpec{"name", "LABEL", "", "a label for the token, shown by token list"}
 	roleFlag   = flagSpec{"role", "ROLE", "owner", "token create, user add: the role in the tenant: owner, editor or viewer"}
 	emailFlag  = flagSpec{"email", "E", "", "user add, user remove, user reset-password: the user's email"}
+	// operatorFlag: user add --operator (the role above tenants).
+	operatorFlag = flagSpec{"operator", "", "false", "user add: also make the user an operator (/api/v1/operator/*)"}
 	// formatFlag is the file format of import and export (package porting).
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
 	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
@@ -226,7 +235,7 @@ var commands = []*command{
 		flags:   []flagSpec{fromFlag}},
 	// Link commands: clients of a running server's admin API (linkcmd.go).
 	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--title T] [--tag T]... [--expires-at TIME] [--max-clicks N] [--fallback-url URL] [--password P] [routing flags] [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
-	{name: "link list", synopsis: "linkforge link list [--q TEXT] [--tag T]... [--state active|expired|all] [--sort -created|created|-clicks|clicks|slug] [--limit N] [--cursor C | --all] [--json]", summary: "list the tenant's links, newest first", flags: linkFlags, extra: linkExtra("list")},
+	{name: "link list", synopsis: "linkforge link list [--q TEXT] [--tag T]... [--state active|expired|disabled|blocked|all] [--sort -created|created|-clicks|clicks|slug] [--limit N] [--cursor C | --all] [--json]", summary: "list the tenant's links, newest first", flags: linkFlags, extra: linkExtra("list")},
 	{name: "link get", synopsis: "linkforge link get SLUG [--json]", summary: "print one link", flags: linkFlags, extra: linkExtra("get"), nargs: 1},
 	{name: "link update", synopsis: "linkforge link update SLUG [field flags as create, but --slug] [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},
 	{name: "link delete", synopsis: "linkforge link delete SLUG", summary: "delete a link", flags: linkFlags, extra: linkExtra("delete"), nargs: 1},
@@ -247,15 +256,21 @@ var commands = []*command{
 		summary: "set the tenant's quotas (one given leaves the other), then print its usage as JSON (no limit flag: just print it)",
 		flags:   []flagSpec{tenantFlag, maxLinksFlag, maxClicksFlag}},
 	// Users (users.go): there is no mail server, the URLs are printed.
-	{name: "user add", synopsis: "linkforge user add --tenant NAME --email E [--role owner|editor|viewer]",
-		summary: "make the user a member of the tenant (both created if needed); prints the one-time URL that sets the password (24 h), or nothing for a user who has one",
-		flags:   []flagSpec{tenantFlag, emailFlag, roleFlag}},
+	{name: "user add", synopsis: "linkforge user add --tenant NAME --email E [--role owner|editor|viewer] [--operator]",
+		summary: "make the user a member of the tenant (both created if needed), and with --operator an operator; prints the one-time URL that sets the password (24 h), or nothing for a user who has one",
+		flags:   []flagSpec{tenantFlag, emailFlag, roleFlag, operatorFlag}},
 	{name: "user list", synopsis: "linkforge user list --tenant NAME",
 		summary: "list the tenant's users: id, email, role, last sign-in", flags: []flagSpec{tenantFlag}},
 	{name: "user remove", synopsis: "linkforge user remove --tenant NAME --email E",
 		summary: "take the user out of the tenant (not its last owner)", flags: []flagSpec{tenantFlag, emailFlag}},
 	{name: "user reset-password", synopsis: "linkforge user reset-password --email E",
 		summary: "print a one-time URL that sets the user's password (24 h); using it ends the user's sessions", flags: []flagSpec{emailFlag}},
+	// The operator (operator.go).
+	{name: "operator token create", synopsis: "linkforge operator token create [--name LABEL]",
+		summary: "print a new operator token on stdout (only the token, one line): it reaches /api/v1/operator/* and no tenant's API",
+		flags:   []flagSpec{nameFlag}},
+	{name: "operator token revoke", synopsis: "linkforge operator token revoke ID",
+		summary: "revoke an operator token (its id is in operator token create's log); the API refuses it at once", nargs: 1},
 	{name: "healthcheck", synopsis: "linkforge healthcheck",
 		summary: "exit 0 if the server at --addr answers GET /healthz with 200 (for container health checks)"},
 	{name: "version", synopsis: "linkforge version",
@@ -268,20 +283,22 @@ var commands = []*command{
 
 func init() {
 	runs := map[string]func(*app, invocation) int{
-		"serve":               (*app).serve,
-		"migrate":             (*app).migrate,
-		"token create":        (*app).tokenCreate,
-		"token list":          (*app).tokenList,
-		"token revoke":        (*app).tokenRevoke,
-		"import":              (*app).importLinks,
-		"export":              (*app).exportLinks,
-		"backup":              (*app).backup,
-		"restore":             (*app).restore,
-		"tenant quota":        (*app).tenantQuota,
-		"user add":            (*app).userAdd,
-		"user list":           (*app).userList,
-		"user remove":         (*app).userRemove,
-		"user reset-password": (*app).userResetPassword,
+		"serve":                 (*app).serve,
+		"migrate":               (*app).migrate,
+		"token create":          (*app).tokenCreate,
+		"token list":            (*app).tokenList,
+		"token revoke":          (*app).tokenRevoke,
+		"import":                (*app).importLinks,
+		"export":                (*app).exportLinks,
+		"backup":                (*app).backup,
+		"restore":               (*app).restore,
+		"tenant quota":          (*app).tenantQuota,
+		"user add":              (*app).userAdd,
+		"user list":             (*app).userList,
+		"user remove":           (*app).userRemove,
+		"user reset-password":   (*app).userResetPassword,
+		"operator token create": (*app).operatorTokenCreate,
+		"operator token revoke": (*app).operatorTokenRevoke,
 		// domaincmd.go
 		"domain add":    (*app).domainAdd,
 		"domain list":   (*app).domainList,
@@ -436,6 +453,19 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 		*f.dst = raw
 	}
 
+	raw, source = get("robots-allow")
+	if cfg.RobotsAllow, err = strconv.ParseBool(raw); err != nil {
+		return usagef("invalid %s %q: want true or false", source, raw)
+	}
+	raw, source = get("abuse-contact")
+	if raw != "" && !strings.HasPrefix(raw, "mailto:") && !strings.HasPrefix(raw, "https://") {
+		return usagef("invalid %s %q: want mailto:ADDRESS or an https:// URL", source, raw)
+	}
+	if strings.ContainsAny(raw, "\r\n \t") {
+		return usagef("invalid %s %q: one line", source, raw)
+	}
+	cfg.AbuseContact = raw
+
 	raw, source = get("gc-headroom")
 	if cfg.GCHeadroom, err = humanize.ParseBytes(raw); err != nil {
 		return usagef("invalid %s %q: want a size such as 256MiB or 1GB, or 0", source, raw)
@@ -544,7 +574,7 @@ func followAddr(addr, addrSource, def string) string {
 // boolFlags are the environment-backed flags that take no value: given
 // alone they mean true, --flag=false turns them off.
 var boolFlags = map[string]bool{forceFlag.name: true, "webhook-allow-private": true, "admin-on-domains": true,
-	"allow-public-subdomains": true}
+	"allow-public-subdomains": true, "robots-allow": true, operatorFlag.name: true}
 
 // rateLimitPattern is --rate-limit's syntax: N/s or N/m, then an optional
 // :BURST.

@@ -72,7 +72,7 @@ var dimensions = []string{client.DimCountry, client.DimReferrer, client.DimDevic
 var (
 	linkListFlags = []struct{ name, arg, usage string }{
 		{"q", "TEXT", "substring of slug, url or title, case-insensitive"},
-		{"state", "STATE", "active, expired or all (default)"},
+		{"state", "STATE", "active, expired, disabled, blocked or all (default)"},
 		{"sort", "ORDER", "-created (default), created, -clicks, clicks or slug"},
 		{"limit", "N", "links per page (default 50)"},
 		{"cursor", "C", "continue where a previous page ended"},
@@ -628,7 +628,7 @@ func printLinkUsage(w io.Writer) {
 		{"--forward-query", "create, update", "add the request's query string to the target's; --forward-query=false stops it"},
 		{"--clear FIELD", "update", "remove a field: " + strings.Join(clearable, ", ") + "; repeatable"},
 		{"--q TEXT", "list", "substring of slug, url or title, case-insensitive"},
-		{"--state STATE", "list", "active, expired or all (default)"},
+		{"--state STATE", "list", "active, expired, disabled, blocked or all (default)"},
 		{"--sort ORDER", "list", "-created (default), created, -clicks, clicks or slug"},
 		{"--limit N", "list, stats --by", "links per page (default 50); values of a breakdown (default 10)"},
 		{"--cursor C", "list", "continue where a previous page ended"},

@@ -652,8 +652,10 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		RateLimit:    a.cfg.RateLimit,
 		RateBurst:    a.cfg.RateBurst,
 
-		RootURL:     a.cfg.RootURL,
-		NotFoundURL: a.cfg.NotFoundURL,
+		RootURL:      a.cfg.RootURL,
+		NotFoundURL:  a.cfg.NotFoundURL,
+		RobotsAllow:  a.cfg.RobotsAllow,
+		AbuseContact: a.cfg.AbuseContact,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,

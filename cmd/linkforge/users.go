@@ -53,7 +53,12 @@ func (a *app) userAdd(inv invocation) int {
 	if err != nil {
 		return a.fail("cannot add user", err)
 	}
-	a.log.Info("user added", "tenant", tenant.Name, "user_id", u.ID, "role", string(inv.role), "invite", url != "")
+	if inv.operator {
+		if err := st.SetUserOperator(a.ctx, u.Email, true); err != nil {
+			return a.fail("cannot make the user an operator", err)
+		}
+	}
+	a.log.Info("user added", "tenant", tenant.Name, "user_id", u.ID, "role", string(inv.role), "invite", url != "", "operator", inv.operator)
 	if url != "" {
 		fmt.Fprintln(a.stdout, url)
 		a.log.Info("the URL sets the user's password once", "expires_at", exp.Format(time.RFC3339))

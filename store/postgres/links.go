@@ -14,7 +14,7 @@ const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
-		l.redirect_status, l.forward_query, l.routing, l.domain_id`
+		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, '')`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup trigger keeps in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -160,8 +160,8 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 // tenant, without Clicks: the redirect path must not pay for a sum of
 // rollups.
 func (db *DB) LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
-	l, err := scanLink(db.pool.QueryRow(ctx,
-		`SELECT `+linkColumns+` FROM links l WHERE l.domain_id = $1 AND l.slug = $2`, domainID, slug), false)
+	l, err := scanLinkWith(db.pool.QueryRow(ctx,
+		`SELECT `+linkColumns+`, `+tenantSuspended+` FROM links l WHERE l.domain_id = $1 AND l.slug = $2`, domainID, slug), suspendedDest)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}
@@ -218,10 +218,10 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 		`UPDATE links SET url = $1, expires_at = $2, expired_at = $3, max_clicks = $4, fallback_url = $5,
 		 tags = $6, updated_at = $7, title = $9, password_hash = $10, device_ios = $11,
 		 device_android = $12, device_desktop = $13, imported_clicks = $14,
-		 redirect_status = $15, forward_query = $16, routing = $17 WHERE id = $8`,
+		 redirect_status = $15, forward_query = $16, routing = $17, disabled = $18 WHERE id = $8`,
 		l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL, l.Tags, l.UpdatedAt, l.ID,
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
-		l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l)); err != nil {
+		l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.Disabled); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	switch up.Alarm {
@@ -236,7 +236,7 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 		}
 	}
 	w := db.writes.Begin()
-	if err := w.LinkUpdated(ctx, writeTx{tx}, l); err != nil {
+	if err := w.LinkUpdated(ctx, writeTx{tx}, up); err != nil {
 		return linkforge.Link{}, fmt.Errorf("postgres: update link: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -321,6 +321,22 @@ func linkWriteError(op string, err error) error {
 
 // scanLink reads the columns of linkColumns, then Clicks if withClicks.
 func scanLink(row pgx.Row, withClicks bool) (linkforge.Link, error) {
+	if withClicks {
+		return scanLinkWith(row, func(l *linkforge.Link) []any { return []any{&l.Clicks} })
+	}
+	return scanLinkWith(row, nil)
+}
+
+// suspendedDest scans tenantSuspended.
+func suspendedDest(l *linkforge.Link) []any { return []any{&l.TenantSuspended} }
+
+// tenantSuspended is the column LinkBySlug reads after linkColumns: the
+// redirect path's one question about the tenant.
+const tenantSuspended = `(SELECT t.suspended_at IS NOT NULL FROM tenants t WHERE t.id = l.tenant_id)`
+
+// scanLinkWith reads the columns of linkColumns, then those extra returns
+// the destinations of (nil: none).
+func scanLinkWith(row pgx.Row, extra func(l *linkforge.Link) []any) (linkforge.Link, error) {
 	var l linkforge.Link
 	var (
 		status  int16
@@ -330,9 +346,9 @@ func scanLink(row pgx.Row, withClicks bool) (linkforge.Link, error) {
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &l.ExpiresAt, &l.ExpiredAt, &l.MaxClicks,
 		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&status, &forward, &routing, &l.DomainID}
-	if withClicks {
-		dest = append(dest, &l.Clicks)
+		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason}
+	if extra != nil {
+		dest = append(dest, extra(&l)...)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return linkforge.Link{}, err

@@ -69,7 +69,12 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	switch q.State {
 	case linkforge.StateActive:
 		n := arg(q.Now)
-		where = append(where, `(l.expires_at IS NULL OR l.expires_at > `+n+`) AND (l.max_clicks IS NULL OR `+totalClicks+` < l.max_clicks)`)
+		where = append(where, `(l.expires_at IS NULL OR l.expires_at > `+n+`) AND (l.max_clicks IS NULL OR `+totalClicks+` < l.max_clicks)
+			AND NOT l.disabled AND l.blocked_reason IS NULL`)
+	case linkforge.StateDisabled:
+		where = append(where, `l.disabled AND l.blocked_reason IS NULL`)
+	case linkforge.StateBlocked:
+		where = append(where, `l.blocked_reason IS NOT NULL`)
 	case linkforge.StateExpired:
 		n := arg(q.Now)
 		where = append(where, `((l.expires_at IS NOT NULL AND l.expires_at <= `+n+`) OR (l.max_clicks IS NOT NULL AND `+totalClicks+` >= l.max_clicks))`)

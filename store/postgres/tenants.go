@@ -94,14 +94,17 @@ func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Tok
 
 // TokenByHash returns the unrevoked token with that hash, or ENotFound.
 func (db *DB) TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error) {
-	t, err := scanToken(db.pool.QueryRow(ctx,
-		`SELECT `+tokenColumns+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
+	var tokenSuspended bool
+	t, err := scanTokenWith(db.pool.QueryRow(ctx,
+		`SELECT `+tokenColumns+`, (SELECT t.suspended_at IS NOT NULL FROM tenants t WHERE t.id = tokens.tenant_id)
+		 FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash), &tokenSuspended)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return linkforge.Token{}, notFound("token")
 	}
 	if err != nil {
 		return linkforge.Token{}, fmt.Errorf("postgres: token by hash: %w", err)
 	}
+	t.TenantSuspended = tokenSuspended
 	return t, nil
 }
 
@@ -129,7 +132,8 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 		return []int64{}, nil
 	}
 	rows, err := db.pool.Query(ctx,
-		`SELECT id FROM tokens WHERE id = ANY($1) AND revoked_at IS NULL`, ids)
+		`SELECT id FROM tokens WHERE id = ANY($1) AND revoked_at IS NULL
+		 AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = tokens.tenant_id AND t.suspended_at IS NOT NULL)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: active tokens: %w", err)
 	}
@@ -143,9 +147,13 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 	return active, nil
 }
 
-func scanToken(row pgx.Row) (linkforge.Token, error) {
+func scanToken(row pgx.Row) (linkforge.Token, error) { return scanTokenWith(row) }
+
+// scanTokenWith is scanToken of a row with the columns extra after
+// tokenColumns.
+func scanTokenWith(row pgx.Row, extra ...any) (linkforge.Token, error) {
 	var t linkforge.Token
-	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt, &t.Role); err != nil {
+	if err := row.Scan(append([]any{&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &t.CreatedAt, &t.RevokedAt, &t.Role}, extra...)...); err != nil {
 		return linkforge.Token{}, err
 	}
 	t.CreatedAt = t.CreatedAt.UTC()

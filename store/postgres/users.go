@@ -11,11 +11,11 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-const userColumns = `u.id, u.email, u.password_hash, u.created_at, u.last_sign_in_at`
+const userColumns = `u.id, u.email, u.password_hash, u.created_at, u.last_sign_in_at, u.operator`
 
 func scanUser(row pgx.Row) (linkforge.User, error) {
 	var u linkforge.User
-	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.CreatedAt, &u.LastSignInAt); err != nil {
+	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.CreatedAt, &u.LastSignInAt, &u.Operator); err != nil {
 		return linkforge.User{}, err
 	}
 	u.CreatedAt, u.LastSignInAt = u.CreatedAt.UTC(), linkforge.NormalizeTime(u.LastSignInAt)
@@ -176,14 +176,14 @@ func (db *DB) user(ctx context.Context, where string, arg any) (linkforge.User, 
 
 // Memberships returns the user's tenants, oldest tenant first.
 func (db *DB) Memberships(ctx context.Context, userID int64) ([]linkforge.Membership, error) {
-	rows, err := db.pool.Query(ctx, `SELECT t.id, t.name, m.role FROM memberships m JOIN tenants t ON t.id = m.tenant_id
+	rows, err := db.pool.Query(ctx, `SELECT t.id, t.name, m.role, t.suspended_at IS NOT NULL FROM memberships m JOIN tenants t ON t.id = m.tenant_id
 		WHERE m.user_id = $1 ORDER BY t.id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: memberships: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (linkforge.Membership, error) {
 		var m linkforge.Membership
-		err := r.Scan(&m.TenantID, &m.TenantName, &m.Role)
+		err := r.Scan(&m.TenantID, &m.TenantName, &m.Role, &m.Suspended)
 		return m, err
 	})
 	if err != nil {
@@ -198,7 +198,7 @@ func (db *DB) Memberships(ctx context.Context, userID int64) ([]linkforge.Member
 // ListMembers returns the tenant's users, by id, then its pending
 // invitees (their id and email only).
 func (db *DB) ListMembers(ctx context.Context, tenantID int64) ([]linkforge.Member, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+userColumns+`, m.role, false FROM memberships m JOIN users u ON u.id = m.user_id
+	rows, err := db.pool.Query(ctx, `SELECT u.id, u.email, u.password_hash, u.created_at, u.last_sign_in_at, m.role, false FROM memberships m JOIN users u ON u.id = m.user_id
 		WHERE m.tenant_id = $1
 		UNION ALL
 		SELECT u.id, u.email, '', u.created_at, NULL, i.role, true FROM invitations i JOIN users u ON u.id = i.user_id

@@ -16,7 +16,7 @@ const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
-		l.redirect_status, l.forward_query, l.routing, l.domain_id`
+		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, '')`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup triggers keep in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -182,8 +182,8 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 // tenant, without Clicks: the redirect path must not pay for a sum of
 // rollups.
 func (db *DB) LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
-	l, err := scanLink(db.reader.QueryRowContext(ctx,
-		`SELECT `+linkColumns+` FROM links l WHERE l.domain_id = ? AND l.slug = ?`, domainID, slug), false)
+	l, err := scanLinkWith(db.reader.QueryRowContext(ctx,
+		`SELECT `+linkColumns+`, `+tenantSuspended+` FROM links l WHERE l.domain_id = ? AND l.slug = ?`, domainID, slug), suspendedDest)
 	if errors.Is(err, sql.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}
@@ -258,18 +258,18 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 	if _, err := tx.ExecContext(ctx,
 		`UPDATE links SET url = ?, expires_at = ?, expired_at = ?, max_clicks = ?, fallback_url = ?,
 		 tags = ?, updated_at = ?, title = ?, password_hash = ?, device_ios = ?, device_android = ?,
-		 device_desktop = ?, imported_clicks = ?, redirect_status = ?, forward_query = ?, routing = ?
-		 WHERE id = ?`,
+		 device_desktop = ?, imported_clicks = ?, redirect_status = ?, forward_query = ?, routing = ?,
+		 disabled = ? WHERE id = ?`,
 		l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt), nullInt(l.MaxClicks), l.FallbackURL,
 		tags, toMicros(l.UpdatedAt), l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android,
-		l.DeviceURLs.Desktop, l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, routing, l.ID); err != nil {
+		l.DeviceURLs.Desktop, l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, routing, l.Disabled, l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
 	w := db.writes.Begin()
-	if err := w.LinkUpdated(ctx, writeTx{tx}, l); err != nil {
+	if err := w.LinkUpdated(ctx, writeTx{tx}, up); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -367,6 +367,22 @@ func linkWriteError(op string, err error) error {
 }
 
 func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
+	if withClicks {
+		return scanLinkWith(row, func(l *linkforge.Link) []any { return []any{&l.Clicks} })
+	}
+	return scanLinkWith(row, nil)
+}
+
+// suspendedDest scans tenantSuspended.
+func suspendedDest(l *linkforge.Link) []any { return []any{&l.TenantSuspended} }
+
+// tenantSuspended is the column LinkBySlug reads after linkColumns: the
+// redirect path's one question about the tenant.
+const tenantSuspended = `(SELECT t.suspended_at IS NOT NULL FROM tenants t WHERE t.id = l.tenant_id)`
+
+// scanLinkWith reads the columns of linkColumns, then those extra returns
+// the destinations of (nil: none).
+func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.Link, error) {
 	var (
 		l                               linkforge.Link
 		expiresAt, expiredAt, maxClicks sql.NullInt64
@@ -378,9 +394,9 @@ func scanLink(row scanner, withClicks bool) (linkforge.Link, error) {
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &expiresAt, &expiredAt, &maxClicks,
 		&l.FallbackURL, &tags, &created, &updated,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&status, &forward, &routing, &l.DomainID}
-	if withClicks {
-		dest = append(dest, &l.Clicks)
+		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason}
+	if extra != nil {
+		dest = append(dest, extra(&l)...)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return linkforge.Link{}, err

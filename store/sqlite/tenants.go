@@ -102,14 +102,17 @@ func (db *DB) CreateToken(ctx context.Context, t linkforge.Token) (linkforge.Tok
 
 // TokenByHash returns the unrevoked token with that hash, or ENotFound.
 func (db *DB) TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error) {
-	t, err := scanToken(db.reader.QueryRowContext(ctx,
-		`SELECT `+tokenColumns+` FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash))
+	var tokenSuspended bool
+	t, err := scanTokenWith(db.reader.QueryRowContext(ctx,
+		`SELECT `+tokenColumns+`, (SELECT t.suspended_at IS NOT NULL FROM tenants t WHERE t.id = tokens.tenant_id)
+		 FROM tokens WHERE hash = ? AND revoked_at IS NULL`, hash), &tokenSuspended)
 	if errors.Is(err, sql.ErrNoRows) {
 		return linkforge.Token{}, notFound("token")
 	}
 	if err != nil {
 		return linkforge.Token{}, fmt.Errorf("sqlite: token by hash: %w", err)
 	}
+	t.TenantSuspended = tokenSuspended
 	return t, nil
 }
 
@@ -140,7 +143,8 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
 	}
 	rows, err := db.reader.QueryContext(ctx,
-		`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL`, string(list))
+		`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
+		 AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = tokens.tenant_id AND t.suspended_at IS NOT NULL)`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: active tokens: %w", err)
 	}
@@ -155,13 +159,17 @@ func (db *DB) ActiveTokens(ctx context.Context, ids []int64) ([]int64, error) {
 	return active, nil
 }
 
-func scanToken(row scanner) (linkforge.Token, error) {
+func scanToken(row scanner) (linkforge.Token, error) { return scanTokenWith(row) }
+
+// scanTokenWith is scanToken of a row with the columns extra after
+// tokenColumns.
+func scanTokenWith(row scanner, extra ...any) (linkforge.Token, error) {
 	var (
 		t       linkforge.Token
 		created int64
 		revoked sql.NullInt64
 	)
-	if err := row.Scan(&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &created, &revoked, &t.Role); err != nil {
+	if err := row.Scan(append([]any{&t.ID, &t.TenantID, &t.Name, &t.Hash, &t.Display, &created, &revoked, &t.Role}, extra...)...); err != nil {
 		return linkforge.Token{}, err
 	}
 	t.CreatedAt = fromMicros(created)

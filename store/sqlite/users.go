@@ -11,7 +11,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-const userColumns = `u.id, u.email, u.password_hash, u.created_at, u.last_sign_in_at`
+const userColumns = `u.id, u.email, u.password_hash, u.created_at, u.last_sign_in_at, u.operator`
 
 func scanUser(row scanner) (linkforge.User, error) {
 	var (
@@ -19,7 +19,7 @@ func scanUser(row scanner) (linkforge.User, error) {
 		created int64
 		last    sql.NullInt64
 	)
-	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &created, &last); err != nil {
+	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &created, &last, &u.Operator); err != nil {
 		return linkforge.User{}, err
 	}
 	u.CreatedAt, u.LastSignInAt = fromMicros(created), timePtr(last)
@@ -184,9 +184,9 @@ func (db *DB) user(ctx context.Context, where string, arg any) (linkforge.User, 
 func (db *DB) Memberships(ctx context.Context, userID int64) ([]linkforge.Membership, error) {
 	out, err := query(ctx, db.reader, func(r scanner) (linkforge.Membership, error) {
 		var m linkforge.Membership
-		err := r.Scan(&m.TenantID, &m.TenantName, &m.Role)
+		err := r.Scan(&m.TenantID, &m.TenantName, &m.Role, &m.Suspended)
 		return m, err
-	}, `SELECT t.id, t.name, m.role FROM memberships m JOIN tenants t ON t.id = m.tenant_id
+	}, `SELECT t.id, t.name, m.role, t.suspended_at IS NOT NULL FROM memberships m JOIN tenants t ON t.id = m.tenant_id
 		WHERE m.user_id = ? ORDER BY t.id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: memberships: %w", err)
@@ -208,7 +208,7 @@ func (db *DB) ListMembers(ctx context.Context, tenantID int64) ([]linkforge.Memb
 			m.User.CreatedAt, m.User.LastSignInAt = fromMicros(created), timePtr(last)
 		}
 		return m, err
-	}, `SELECT `+userColumns+`, m.role, false FROM memberships m JOIN users u ON u.id = m.user_id
+	}, `SELECT u.id, u.email, u.password_hash, u.created_at, u.last_sign_in_at, m.role, false FROM memberships m JOIN users u ON u.id = m.user_id
 		WHERE m.tenant_id = ?1
 		UNION ALL
 		SELECT u.id, u.email, '', 0, NULL, i.role, true FROM invitations i JOIN users u ON u.id = i.user_id

@@ -92,6 +92,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"RetentionDeliveriesAudit", testRetentionDeliveriesAudit},
 		{"RetentionSessions", testRetentionSessions},
 		{"RetentionExactBound", testRetentionExactBound},
+		// operator.go
+		{"LinkStates", testLinkStates},
+		{"Operator", testOperator},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

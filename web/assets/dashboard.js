@@ -461,6 +461,9 @@
       // Of clicks (and of the stats' totals), what an import brought: the
       // feed's totals count only the clicks made here.
       imported: j.imported_clicks || 0,
+      // active, disabled (by the tenant) or blocked (by the operator).
+      state: j.state || 'active',
+      blocked_reason: j.blocked_reason || '',
     };
   }
 
@@ -533,6 +536,8 @@
       if (![l.slug, l.url, l.title].some((x) => x && x.toLowerCase().includes(q))) return false;
     }
     if (f.tag && !l.tags.includes(f.tag)) return false;
+    if (f.state === 'disabled' || f.state === 'blocked') return l.state === f.state;
+    if (f.state === 'active' && l.state !== 'active') return false;
     if (f.state !== 'all' && linkStatus(l).ended !== (f.state === 'expired')) return false;
     return true;
   }
@@ -1080,6 +1085,19 @@
   // state=expired means: past its expiry, or at its click limit (the
   // clicks the feed brought counted, as the redirects count them).
   function linkStatus(l) {
+    const s = expiryStatus(l);
+    // Taken out of service: the badge says so, ended stays the expiry's.
+    if (l.state === 'blocked') {
+      return { cls: 'badge badge-expired', label: 'blocked', ended: s.ended, title: 'Blocked by the operator: ' + l.blocked_reason };
+    }
+    if (l.state === 'disabled') {
+      return { cls: 'badge badge-expired', label: 'disabled', ended: s.ended,
+        title: 'Disabled: visitors get 410' + (l.fallback_url ? ', or the fallback URL' : '') };
+    }
+    return s;
+  }
+
+  function expiryStatus(l) {
     if (l.expired || (l.expires_at !== null && l.expires_at <= Date.now())) {
       return { cls: 'badge badge-expired', label: 'expired', title: '', ended: true };
     }

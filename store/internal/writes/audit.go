@@ -57,12 +57,63 @@ func (w *Write) LinkCreated(ctx context.Context, tx Driver, l linkforge.Link) er
 	return w.audit(ctx, tx, l.TenantID, linkforge.AuditLinkCreate, l.Slug, l.CreatedAt)
 }
 
-// LinkUpdated is an updated link's link.updated event and audit event.
-func (w *Write) LinkUpdated(ctx context.Context, tx Driver, l linkforge.Link) error {
+// LinkUpdated is an updated link's link.updated event and audit event;
+// an update that disabled the link also has link.disabled and the audit
+// event link.disable (one that enabled it, link.enable).
+func (w *Write) LinkUpdated(ctx context.Context, tx Driver, up linkforge.LinkUpdate) error {
+	l := up.Link
 	if err := w.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
 		return err
 	}
+	if up.Disabled {
+		if err := w.linkEvent(ctx, tx, linkforge.EventLinkDisabled, l, l.UpdatedAt); err != nil {
+			return err
+		}
+		if err := w.audit(ctx, tx, l.TenantID, linkforge.AuditLinkDisable, l.Slug, l.UpdatedAt); err != nil {
+			return err
+		}
+	}
+	if up.Enabled {
+		if err := w.audit(ctx, tx, l.TenantID, linkforge.AuditLinkEnable, l.Slug, l.UpdatedAt); err != nil {
+			return err
+		}
+	}
 	return w.audit(ctx, tx, l.TenantID, linkforge.AuditLinkUpdate, l.Slug, l.UpdatedAt)
+}
+
+// operator writes the audit event of an operator's action, in the
+// operator's log and in the log of the tenant it concerned.
+func (w *Write) operator(ctx context.Context, tx Driver, tenantID int64, tenant, action, target string, at time.Time) error {
+	a, ok := linkforge.ActorFrom(ctx)
+	if !ok {
+		return nil
+	}
+	if err := tx.InsertOperatorAudit(ctx, a, action, target, tenant, at); err != nil {
+		return fmt.Errorf("operator audit %s: %w", action, err)
+	}
+	return w.audit(ctx, tx, tenantID, action, target, at)
+}
+
+// LinkBlocked is a link blocked by the operator (l.BlockedReason set):
+// link.blocked and the audit events link.block; or its block lifted:
+// link.unblock, and no webhook event.
+func (w *Write) LinkBlocked(ctx context.Context, tx Driver, l linkforge.Link, tenant string, at time.Time) error {
+	if l.BlockedReason == "" {
+		return w.operator(ctx, tx, l.TenantID, tenant, linkforge.AuditLinkUnblock, l.Slug, at)
+	}
+	if err := w.linkEvent(ctx, tx, linkforge.EventLinkBlocked, l, at); err != nil {
+		return err
+	}
+	return w.operator(ctx, tx, l.TenantID, tenant, linkforge.AuditLinkBlock, l.Slug+": "+l.BlockedReason, at)
+}
+
+// TenantSuspended is the audit event of a tenant suspended or resumed.
+func (w *Write) TenantSuspended(ctx context.Context, tx Driver, t linkforge.Tenant, suspended bool, at time.Time) error {
+	action := linkforge.AuditTenantResume
+	if suspended {
+		action = linkforge.AuditTenantSuspend
+	}
+	return w.operator(ctx, tx, t.ID, t.Name, action, t.Name, at)
 }
 
 // LinkDeleted is a deleted link's link.deleted event and audit event.
@@ -179,4 +230,24 @@ func (w *Write) PasswordResetAsked(ctx context.Context, tx Driver, userID int64,
 // every tenant of the user.
 func (w *Write) PasswordSet(ctx context.Context, tx Driver, userID int64, email string, at time.Time) error {
 	return w.auditUser(ctx, tx, userID, 0, linkforge.AuditUserPassword, email, at)
+}
+
+// OperatorTokenCreated is the audit event of an operator token created,
+// in the operator's log alone.
+func (w *Write) OperatorTokenCreated(ctx context.Context, tx Driver, id int64, at time.Time) error {
+	return w.operatorOnly(ctx, tx, linkforge.AuditOperatorToken, id, at)
+}
+
+// OperatorTokenRevoked is the audit event of an operator token revoked,
+// in the operator's log alone.
+func (w *Write) OperatorTokenRevoked(ctx context.Context, tx Driver, id int64, at time.Time) error {
+	return w.operatorOnly(ctx, tx, linkforge.AuditOperatorTokenRevoke, id, at)
+}
+
+func (w *Write) operatorOnly(ctx context.Context, tx Driver, action string, id int64, at time.Time) error {
+	a, ok := linkforge.ActorFrom(ctx)
+	if !ok {
+		return nil
+	}
+	return tx.InsertOperatorAudit(ctx, a, action, strconv.FormatInt(id, 10), "", at)
 }

@@ -37,6 +37,9 @@ type Driver interface {
 	InsertDeliveries(ctx context.Context, ev linkforge.Event, key string, now time.Time) (int64, error)
 	// InsertAudit writes one audit event of a, in the tenant's log.
 	InsertAudit(ctx context.Context, tenantID int64, a linkforge.Actor, action, target string, at time.Time) error
+	// InsertOperatorAudit writes one event of a in the operator's log,
+	// naming the tenant it concerned ("": none).
+	InsertOperatorAudit(ctx context.Context, a linkforge.Actor, action, target, tenant string, at time.Time) error
 	// UserTenants reads the ids of the tenants the user belongs to, and
 	// also (0: none) if that is not one of them, in ascending order.
 	UserTenants(ctx context.Context, userID, also int64) ([]int64, error)
