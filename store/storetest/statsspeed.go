@@ -145,8 +145,9 @@ func BenchmarkFlushOneOff(b *testing.B, s linkforge.Store) {
 		for i, id := range ids {
 			rows[i] = linkforge.RollupRow{LinkID: id, Bucket: bucket, Count: 1}
 			for d := range linkforge.NumDimensions {
-				if v := click.Counted(d, bucket.Unix()); d.Stored(v) {
-					dims = append(dims, linkforge.DimRow{LinkID: id, Hour: bucket.Truncate(time.Hour), Dim: d, Value: v, Count: 1})
+				v := click.Counted(d, bucket.Unix())
+				if sd, a, ok := d.StoredAs(v); ok {
+					dims = append(dims, linkforge.DimRow{LinkID: id, Hour: bucket.Truncate(time.Hour), Dim: sd, Automated: a, Value: v, Count: 1})
 				}
 			}
 		}
