@@ -32,15 +32,15 @@ type BreakdownQuery struct {
 	Traffic string
 }
 
-// View is the stored dimension name and the value to leave out that
-// answer q (Dimension.TrafficView); EInvalid for a traffic the API does not
-// know or a dimension it does not list.
-func (q BreakdownQuery) View() (name, exclude string, err error) {
-	name, exclude, ok := q.Dimension.TrafficView(q.Traffic)
-	if !ok {
-		return "", "", InvalidField("traffic", "must be human or automated")
+// View is the stored dimension name and traffic filter (TrafficFilter)
+// that answer q; EInvalid for a traffic the API does not know or a
+// dimension it does not list.
+func (q BreakdownQuery) View() (name string, automated *bool, err error) {
+	automated, ok := TrafficFilter(q.Traffic)
+	if !ok || !q.Dimension.Public() {
+		return "", nil, InvalidField("traffic", "must be human or automated")
 	}
-	return name, exclude, nil
+	return q.Dimension.String(), automated, nil
 }
 
 // ValueCount is the click count of one value of a dimension.

@@ -29,8 +29,9 @@ const (
 	// placeholderAutomated). They make a breakdown under traffic=human or
 	// automated exact, bound included, with no change to how a dimension is
 	// counted: every dimension, shadows too, still sums to the hour's
-	// clicks in the journal. The stores keep no placeholder row, which
-	// nothing reads (Stored, StoredSum).
+	// clicks in the journal. The stores keep neither the placeholders nor
+	// the shadows: a shadow's cell is its dimension's row under its traffic
+	// (StoredAs).
 	dimShadows
 	NumDimensions = dimShadows + 2*DimTraffic
 )
@@ -77,37 +78,50 @@ func (d Dimension) Bounded(value string) bool {
 	return value != MoreValue && !d.placeholder(value)
 }
 
-// Stored reports whether a store keeps the row of d under value
-// (docs/performance.md). Every row is counted in the
-// journal, where each dimension sums to the hour's clicks; the store keeps
-// what a read can show. A traffic shadow's placeholder is read by nothing
-// (a breakdown under one traffic reads its shadow without it: TrafficView,
-// and web's stats export), and DimTrafficMinute by nothing either: the
-// minute row carries its automated part (RollupRow.Automated, migration
-// 00028), which the flush takes from it. For a one-off link they are 8 of
-// its 23 rows an hour.
-func (d Dimension) Stored(value string) bool {
-	return d != DimTrafficMinute && !d.placeholder(value)
+// StoredAs is the stored row of the journal's cell of d under value
+// (docs/adr/009-click-dimensions.md): a traffic shadow's cell is the row of
+// its dimension under its traffic, a traffic cell the row of its value's
+// traffic. The stores keep no row of the others: the all-traffic cells of
+// the shadowed dimensions (the two traffics' rows sum to them), the
+// placeholders, and DimTrafficMinute, whose automated part the minute row
+// carries (RollupRow.Automated, migration 00028).
+func (d Dimension) StoredAs(value string) (dim Dimension, automated, ok bool) {
+	switch {
+	case d == DimTraffic:
+		return d, value == TrafficAutomated, true
+	case d < dimShadows || d >= NumDimensions || d.placeholder(value):
+		return 0, false, false
+	}
+	return (d - dimShadows) / 2, d.automatedShadow(), true
 }
 
-// StoredSum is what the rows a store keeps of d sum to in an hour (Stored):
-// all of the hour's clicks (""), or the clicks of one traffic
-// (TrafficHuman, TrafficAutomated) for a traffic shadow, whose other
-// traffic's rows are not kept, and for DimTrafficMinute (automated), which
-// the hour's minute rows' automated parts keep in place of rows. It is the
-// stored form of the journal's invariant that every dimension sums to the
-// hour's clicks.
-func (d Dimension) StoredSum() string {
-	switch {
-	case d == DimTrafficMinute:
-		return TrafficAutomated
-	case d < dimShadows || d >= NumDimensions:
-		return ""
-	case d.automatedShadow():
-		return TrafficAutomated
-	default:
-		return TrafficHuman
+// JournalDims are the journal's cells of the stored rows (StoredAs read
+// backwards), by which a journal seeds itself from its node's rows: a row
+// is its traffic's shadow cell and adds to its dimension's all-traffic
+// cell.
+func JournalDims(rows []DimRow) []DimRow {
+	type key struct {
+		link, hour int64
+		dim        Dimension
+		value      string
 	}
+	all := map[key]int{}
+	out := make([]DimRow, 0, 2*len(rows))
+	for _, r := range rows {
+		if r.Dim >= DimTraffic {
+			out = append(out, r)
+			continue
+		}
+		k := key{r.LinkID, r.Hour.Unix(), r.Dim, r.Value}
+		if i, ok := all[k]; ok {
+			out[i].Count += r.Count
+		} else {
+			all[k] = len(out)
+			out = append(out, DimRow{LinkID: r.LinkID, Hour: r.Hour, Dim: r.Dim, Value: r.Value, Count: r.Count})
+		}
+		out = append(out, DimRow{LinkID: r.LinkID, Hour: r.Hour, Dim: r.Dim.shadow(r.Automated), Value: r.Value, Count: r.Count})
+	}
+	return out
 }
 
 // placeholder reports whether d is a traffic shadow and value its
@@ -135,33 +149,6 @@ func (d Dimension) shadow(automated bool) Dimension {
 		s++
 	}
 	return s
-}
-
-// TrafficView is how a breakdown of d under traffic ("", TrafficHuman or
-// TrafficAutomated) reads the stored rows: those of dimension name, without
-// the value exclude (empty: none). False when traffic is not one of those
-// or d is not public.
-func (d Dimension) TrafficView(traffic string) (name, exclude string, ok bool) {
-	if !d.Public() {
-		return "", "", false
-	}
-	switch {
-	case traffic == "":
-		return d.String(), "", true
-	case traffic != TrafficHuman && traffic != TrafficAutomated:
-		return "", "", false
-	case d == DimTraffic:
-		// The traffic dimension under one traffic: that value alone.
-		other := TrafficHuman
-		if traffic == TrafficHuman {
-			other = TrafficAutomated
-		}
-		return d.String(), other, true
-	case traffic == TrafficHuman:
-		return d.shadow(false).String(), placeholderAutomated, true
-	default:
-		return d.shadow(true).String(), placeholderHuman, true
-	}
 }
 
 // Counted is the value a click with dims, counted in the minute starting at

@@ -40,68 +40,45 @@ func TestCountedAll(t *testing.T) {
 	}
 }
 
-// TestStoredRows: of a click's 23 dimension values, a store keeps 15
-// (docs/performance.md); what it keeps of each dimension sums to what
-// StoredSum says (the clicks, or one traffic's: the minute's in the rollup
-// row's automated part), and what it drops is never what a read shows
-// (TrafficView's view of a shadow without its placeholder). A placeholder
-// is not a bounded value; (more) neither.
+// TestStoredRows: of a click's dimension values a store keeps one row per
+// public dimension, under the click's traffic (StoredAs), and each
+// dimension's rows of one traffic sum to that traffic's clicks. (more) is
+// not a bounded value.
 func TestStoredRows(t *testing.T) {
 	bucket := int64(3600 + 7*60)
 	human := ClickDims{DimCountry: "DE", DimReferrer: "news.example", DimTraffic: TrafficHuman}
 	bot := ClickDims{DimCountry: "US", DimBrowser: "Chrome", DimTraffic: TrafficAutomated}
-	stored := func(c *ClickDims) (n int) {
-		for d := range NumDimensions {
-			if d.Stored(c.Counted(d, bucket)) {
-				n++
-			}
-		}
-		return n
+	type dk struct {
+		d         Dimension
+		automated bool
 	}
-	if h, b := stored(&human), stored(&bot); h != 15 || b != 15 {
-		t.Errorf("rows stored of a person's click %d, of a program's %d; want 15 and 15", h, b)
-	}
-	// Two people and three programs: each dimension's stored rows sum to
-	// its StoredSum.
-	clicks := map[string]int64{"": 5, TrafficHuman: 2, TrafficAutomated: 3}
-	sums := make(map[Dimension]int64)
+	sums := map[dk]int64{}
 	for i, c := range []*ClickDims{&human, &human, &bot, &bot, &bot} {
+		rows := 0
 		for d := range NumDimensions {
 			v := c.Counted(d, bucket)
-			if !d.Stored(v) {
-				// What is dropped is never what a read shows.
-				if d.Public() {
-					t.Fatalf("click %d: public dimension %s's %q not stored", i, d, v)
-				}
-				for _, traffic := range []string{TrafficHuman, TrafficAutomated} {
-					for base := range DimTrafficMinute {
-						if name, exclude, _ := base.TrafficView(traffic); name == d.String() && v != exclude {
-							t.Fatalf("click %d: %s=%q dropped, but the %s view of %s reads it", i, d, v, traffic, base)
-						}
-					}
-				}
-				if d == DimTrafficMinute && v != TrafficHuman {
-					sums[d]++ // the rollup row's automated part
-				}
+			sd, a, ok := d.StoredAs(v)
+			if !ok {
 				continue
 			}
-			sums[d]++
+			rows++
+			if !sd.Public() || a != (c.Value(DimTraffic) == TrafficAutomated) {
+				t.Fatalf("click %d: %s=%q stored as %s automated=%v", i, d, v, sd, a)
+			}
+			sums[dk{sd, a}]++
+		}
+		if rows != int(DimTraffic)+1 {
+			t.Errorf("click %d: %d rows stored, want one per public dimension", i, rows)
 		}
 	}
-	for d := range NumDimensions {
-		if want := clicks[d.StoredSum()]; sums[d] != want {
-			t.Errorf("%s: stored rows sum to %d, StoredSum %q is %d", d, sums[d], d.StoredSum(), want)
+	for d := Dimension(0); d.Public(); d++ {
+		if h, a := sums[dk{d, false}], sums[dk{d, true}]; h != 2 || a != 3 {
+			t.Errorf("%s: human rows sum to %d, automated to %d; want 2 and 3", d, h, a)
 		}
 	}
 	for d := range NumDimensions {
 		if d.Bounded(MoreValue) {
 			t.Errorf("%s: (more) counted towards the bound", d)
 		}
-	}
-	shadow, exclude, _ := DimReferrer.TrafficView(TrafficAutomated)
-	d, _ := ParseDimension(shadow)
-	if d.Bounded(exclude) || !d.Bounded("news.example") || !DimReferrer.Bounded(exclude) {
-		t.Errorf("%s: placeholder %q bounded %v, a value bounded %v; referrer's %q bounded %v: want false, true, true",
-			shadow, exclude, d.Bounded(exclude), d.Bounded("news.example"), exclude, DimReferrer.Bounded(exclude))
 	}
 }

@@ -33,8 +33,11 @@ func CheckFlush(nodeID string, rows []RollupRow, dims []DimRow) (bool, error) {
 		if !d.Hour.Equal(d.Hour.Truncate(time.Hour)) {
 			return false, InvalidField("hour", fmt.Sprintf("%s is not the start of an hour", d.Hour.UTC().Format(time.RFC3339Nano)))
 		}
-		if d.Dim >= NumDimensions {
+		if !d.Dim.Public() {
 			return false, InvalidField("dimension", fmt.Sprintf("unknown dimension %d", d.Dim))
+		}
+		if d.Dim == DimTraffic && d.Automated != (d.Value == TrafficAutomated) {
+			return false, InvalidField("automated", fmt.Sprintf("traffic row %q under automated=%t", d.Value, d.Automated))
 		}
 		if d.Value == "" {
 			return false, InvalidField("value", "must not be empty")

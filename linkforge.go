@@ -145,8 +145,12 @@ type DimRow struct {
 	LinkID int64
 	Hour   time.Time // start of the UTC hour
 	Dim    Dimension
-	Value  string // never empty: an unclassified click has the Default
-	Count  int64
+	// Automated is the row's traffic (a key column, docs/adr/009): the
+	// count of automated clicks under Value, or of human ones. A
+	// breakdown over both traffics sums the two rows of a value.
+	Automated bool
+	Value     string // never empty: an unclassified click has the Default
+	Count     int64
 }
 
 // Interval is the width of a stats bucket.

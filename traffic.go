@@ -24,10 +24,25 @@ func AddTraffic(st *Stats, automatedTotal int64, automated map[int64]int64) {
 // CheckTraffic answers EInvalid unless traffic is "" (both),
 // TrafficHuman or TrafficAutomated: the traffic= of a query.
 func CheckTraffic(traffic string) error {
-	if _, _, ok := DimTraffic.TrafficView(traffic); !ok {
+	if _, ok := TrafficFilter(traffic); !ok {
 		return InvalidField("traffic", "must be human or automated")
 	}
 	return nil
+}
+
+// TrafficFilter is how a read of dimension rows keeps the clicks of
+// traffic: nil for both ("", the sum of a value's two rows), else whether
+// the rows kept are the automated ones. False for a traffic the API does
+// not know.
+func TrafficFilter(traffic string) (automated *bool, ok bool) {
+	switch traffic {
+	case "":
+		return nil, true
+	case TrafficHuman, TrafficAutomated:
+		a := traffic == TrafficAutomated
+		return &a, true
+	}
+	return nil, false
 }
 
 // DailyDimRow is one link_dims_daily row as the stats export reads it: a
@@ -37,7 +52,7 @@ type DailyDimRow struct {
 	LinkID    int64
 	Slug      string
 	DomainID  int64  // the link's domain: PublicDomainID for the public host
-	Dimension string // the stored name: a public one, or a traffic shadow
+	Dimension string // a public dimension's name
 	Day       time.Time
 	Value     string
 	Count     int64
@@ -45,10 +60,11 @@ type DailyDimRow struct {
 
 // DailyDimsExporter reads a tenant's daily dimension rows for the stats
 // export (GET /api/v1/stats/export), in pages: rows of the days [from, to)
-// whose dimension is in names, ordered by (link id, dimension, day, value)
+// whose dimension is in names, of traffic (TrafficFilter: "" sums both),
+// ordered by (link id, dimension, day, value)
 // in byte order, after the key of after (nil: from the start), at most
 // limit. Both stores implement it; it is apart from AnalyticsStore so that
 // a Store written elsewhere need not.
 type DailyDimsExporter interface {
-	ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, after *DailyDimRow, limit int) ([]DailyDimRow, error)
+	ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, traffic string, after *DailyDimRow, limit int) ([]DailyDimRow, error)
 }

@@ -15,12 +15,12 @@ import (
 )
 
 // dimsInvariant returns an error unless, in what the store holds of node,
-// every (link, hour) has each dimension's values summing to the hour's
-// minute rows, or to one traffic's part of them for the dimensions whose
-// other traffic's rows are not stored (linkforge.Dimension.StoredSum), and
-// no dimension row lies outside an hour with clicks. The two reads are one
-// snapshot only when no flush runs between them: call it from a flush's
-// own write (invariantStore) or after Stop.
+// every (link, hour) has each public dimension's values of one traffic
+// summing to that traffic's clicks (the traffic dimension's row of it),
+// both traffics to the hour's minute rows, the minutes' automated parts to
+// the automated clicks, and no dimension row lies outside an hour with
+// clicks. The two reads are one snapshot only when no flush runs between
+// them: call it from a flush's own write (invariantStore) or after Stop.
 func dimsInvariant(st Store, node string) error {
 	ctx := context.Background()
 	rows, err := st.NodeRollup(ctx, node, time.Unix(0, 0))
@@ -34,42 +34,37 @@ func dimsInvariant(st Store, node string) error {
 	type hk struct{ link, hour int64 }
 	type dk struct {
 		hk
-		dim linkforge.Dimension
+		dim       linkforge.Dimension
+		automated bool
 	}
 	totals := make(map[hk]int64)
+	minuteAuto := make(map[hk]int64)
 	sums := make(map[dk]int64)
 	for _, r := range rows {
 		k := hk{r.LinkID, r.Bucket.Truncate(time.Hour).Unix()}
 		totals[k] += r.Count
-		// The minute's automated part: DimTrafficMinute's, kept in the row.
-		sums[dk{k, linkforge.DimTrafficMinute}] += r.Automated
+		minuteAuto[k] += r.Automated
 	}
-	traffic := make(map[hk]map[string]int64)
 	for _, d := range dims {
 		k := hk{d.LinkID, d.Hour.Unix()}
 		if _, ok := totals[k]; !ok {
 			return fmt.Errorf("link %d hour %v: dimension %s has rows, the rollup none", k.link, d.Hour, d.Dim)
 		}
-		if !d.Dim.Stored(d.Value) {
-			return fmt.Errorf("link %d hour %v: dimension %s has a row of %q, which no store keeps", k.link, d.Hour, d.Dim, d.Value)
+		if !d.Dim.Public() {
+			return fmt.Errorf("link %d hour %v: a row of dimension %s, which no store keeps", k.link, d.Hour, d.Dim)
 		}
-		sums[dk{k, d.Dim}] += d.Count
-		if d.Dim == linkforge.DimTraffic {
-			if traffic[k] == nil {
-				traffic[k] = make(map[string]int64)
-			}
-			traffic[k][d.Value] += d.Count
-		}
+		sums[dk{k, d.Dim, d.Automated}] += d.Count
 	}
 	for k, total := range totals {
-		for d := range linkforge.NumDimensions {
-			want, of := total, "the rollup's minutes"
-			if t := d.StoredSum(); t != "" {
-				want, of = traffic[k][t], "its "+t+" clicks"
-			}
-			if got := sums[dk{k, d}]; got != want {
-				return fmt.Errorf("link %d hour %v: %s values sum to %d, %s to %d",
-					k.link, time.Unix(k.hour, 0).UTC(), d, got, of, want)
+		human, auto := sums[dk{k, linkforge.DimTraffic, false}], sums[dk{k, linkforge.DimTraffic, true}]
+		if human+auto != total || minuteAuto[k] != auto {
+			return fmt.Errorf("link %d hour %v: traffic rows human %d + automated %d, minutes %d (automated %d)",
+				k.link, time.Unix(k.hour, 0).UTC(), human, auto, total, minuteAuto[k])
+		}
+		for d := linkforge.Dimension(0); d.Public(); d++ {
+			if h, a := sums[dk{k, d, false}], sums[dk{k, d, true}]; h != human || a != auto {
+				return fmt.Errorf("link %d hour %v: %s values sum to %d human, %d automated; the traffic rows to %d, %d",
+					k.link, time.Unix(k.hour, 0).UTC(), d, h, a, human, auto)
 			}
 		}
 	}
@@ -172,11 +167,12 @@ func TestDimsSumToHourTotalDuringLoad(t *testing.T) {
 					acked.Add(1)
 					mu.Lock()
 					for d := range linkforge.NumDimensions {
-						if want[d] == nil {
-							want[d] = make(map[string]int64)
-						}
-						if v := dims.Counted(d, 0); d.Stored(v) { // human: no minute
-							want[d][v]++
+						v := dims.Counted(d, 0)
+						if sd, _, ok := d.StoredAs(v); ok {
+							if want[sd] == nil {
+								want[sd] = make(map[string]int64)
+							}
+							want[sd][v]++
 						}
 					}
 					mu.Unlock()

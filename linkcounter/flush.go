@@ -348,14 +348,17 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map
 		out[i] = linkforge.RollupRow{LinkID: r.LinkID, Bucket: time.Unix(r.Bucket, 0).UTC(), Count: r.N,
 			Automated: min(r.N, automated[minuteKey{r.LinkID, r.Bucket}])}
 	}
-	// The rows no read shows (a traffic shadow's placeholder, the human
-	// clicks' minute) stay in the journal, where every dimension sums to
-	// the hour's clicks, and are marked flushed with the rest; the store
-	// does not keep them (linkforge.Dimension.Stored, docs/performance.md).
+	// Each journal cell is written as its stored row: a traffic shadow's
+	// as its dimension's row under its traffic, a traffic cell under its
+	// value's (migration 00029). The cells no store keeps (the
+	// placeholders, the all-traffic cells of the shadowed dimensions,
+	// traffic_minute) stay in the journal, where every dimension sums to
+	// the hour's clicks, and are marked flushed with the rest
+	// (linkforge.Dimension.StoredAs, docs/performance.md).
 	outDims := make([]linkforge.DimRow, 0, len(dims))
 	for _, d := range dims {
-		if d.Dim.Stored(d.Value) {
-			outDims = append(outDims, linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: d.Dim, Value: d.Value, Count: d.N})
+		if dim, auto, ok := d.Dim.StoredAs(d.Value); ok {
+			outDims = append(outDims, linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: dim, Automated: auto, Value: d.Value, Count: d.N})
 		}
 	}
 	// After the rows are read: every visit of a click read is in the
@@ -476,8 +479,8 @@ func minuteAutomated(dims []clicklog.DimRow) map[minuteKey]int64 {
 // (rows), which hold them since migration 00028; rows of DimTrafficMinute
 // a store kept before are left out, so that none counts twice.
 func minuteDims(rows []linkforge.RollupRow, dims []linkforge.DimRow) []linkforge.DimRow {
-	out := make([]linkforge.DimRow, 0, len(dims)+len(rows))
-	for _, d := range dims {
+	out := make([]linkforge.DimRow, 0, 2*len(dims)+len(rows))
+	for _, d := range linkforge.JournalDims(dims) {
 		if d.Dim != linkforge.DimTrafficMinute {
 			out = append(out, d)
 		}

@@ -49,8 +49,9 @@ func mustSeedBreakdowns(t *testing.T, st linkforge.Store, link int64, now time.T
 	}
 	minute := now.UTC().Truncate(time.Minute)
 	type key struct {
-		dim   linkforge.Dimension
-		value string
+		dim       linkforge.Dimension
+		automated bool
+		value     string
 	}
 	counts := map[key]int64{}
 	for i := range clicks {
@@ -58,13 +59,15 @@ func mustSeedBreakdowns(t *testing.T, st linkforge.Store, link int64, now time.T
 		var vs [linkforge.NumDimensions]string
 		clicks[i].CountedAll(minute.Unix(), &vs)
 		for d, v := range vs {
-			counts[key{linkforge.Dimension(d), v}]++
+			if sd, a, ok := linkforge.Dimension(d).StoredAs(v); ok {
+				counts[key{sd, a, v}]++
+			}
 		}
 	}
 	hour := now.UTC().Truncate(time.Hour)
 	var dims []linkforge.DimRow
 	for k, n := range counts {
-		dims = append(dims, linkforge.DimRow{LinkID: link, Hour: hour, Dim: k.dim, Value: k.value, Count: n})
+		dims = append(dims, linkforge.DimRow{LinkID: link, Hour: hour, Dim: k.dim, Automated: k.automated, Value: k.value, Count: n})
 	}
 	rollup := []linkforge.RollupRow{{LinkID: link, Bucket: minute, Count: total}}
 	if err := st.UpsertClicks(context.Background(), "node-test", rollup, dims); err != nil {

@@ -34,9 +34,9 @@ func (s *Server) statsExport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	names, public, exclude, ok := exportView(traffic)
-	if !ok {
-		return linkforge.InvalidField("traffic", "must be human or automated")
+	var names []string
+	for d := linkforge.Dimension(0); d.Public(); d++ {
+		names = append(names, d.String())
 	}
 	ex, ok := s.store.(linkforge.DailyDimsExporter)
 	if !ok {
@@ -54,14 +54,11 @@ func (s *Server) statsExport(c echo.Context) error {
 	var after *linkforge.DailyDimRow
 	for err == nil {
 		var page []linkforge.DailyDimRow
-		if page, err = ex.ExportDailyDims(ctx, tenantID(c), from, to, names, after, statsExportPage); err != nil || len(page) == 0 {
+		if page, err = ex.ExportDailyDims(ctx, tenantID(c), from, to, names, traffic, after, statsExportPage); err != nil || len(page) == 0 {
 			break
 		}
 		for _, r := range page {
-			if r.Value == exclude[r.Dimension] {
-				continue
-			}
-			if err = cw.Write([]string{r.Day.Format(time.DateOnly), s.linkBase(linkforge.Link{DomainID: r.DomainID}).Host, r.Slug, public[r.Dimension],
+			if err = cw.Write([]string{r.Day.Format(time.DateOnly), s.linkBase(linkforge.Link{DomainID: r.DomainID}).Host, r.Slug, r.Dimension,
 				r.Value, strconv.FormatInt(r.Count, 10)}); err != nil {
 				break
 			}
@@ -128,24 +125,4 @@ func (s *Server) parseExportRange(c echo.Context) (from, to time.Time, traffic s
 		return time.Time{}, time.Time{}, "", linkforge.InvalidField("to", "must be after from; both are rounded down to the day")
 	}
 	return from, to, traffic, nil
-}
-
-// exportView is how the stats export under traffic ("", TrafficHuman or
-// TrafficAutomated) reads the stored rows: the stored names to read and, by
-// stored name, the public dimension it stands for and the value to leave
-// out ("" none). False for an unknown traffic.
-func exportView(traffic string) (names []string, public, exclude map[string]string, ok bool) {
-	public, exclude = map[string]string{}, map[string]string{}
-	for d := range linkforge.NumDimensions {
-		if !d.Public() {
-			continue
-		}
-		name, ex, ok := d.TrafficView(traffic)
-		if !ok {
-			return nil, nil, nil, false
-		}
-		names = append(names, name)
-		public[name], exclude[name] = d.String(), ex
-	}
-	return names, public, exclude, true
 }

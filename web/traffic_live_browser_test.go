@@ -146,8 +146,9 @@ func mustSeedTraffic(t *testing.T, st linkforge.Store, node string, link int64, 
 	t.Helper()
 	minute := now.UTC().Truncate(time.Minute)
 	type key struct {
-		dim   linkforge.Dimension
-		value string
+		dim       linkforge.Dimension
+		automated bool
+		value     string
 	}
 	counts := map[key]int64{}
 	for i := range human + automated {
@@ -158,12 +159,14 @@ func mustSeedTraffic(t *testing.T, st linkforge.Store, node string, link int64, 
 		var vs [linkforge.NumDimensions]string
 		d.CountedAll(minute.Unix(), &vs)
 		for dim, v := range vs {
-			counts[key{linkforge.Dimension(dim), v}]++
+			if sd, a, ok := linkforge.Dimension(dim).StoredAs(v); ok {
+				counts[key{sd, a, v}]++
+			}
 		}
 	}
 	var dims []linkforge.DimRow
 	for k, n := range counts {
-		dims = append(dims, linkforge.DimRow{LinkID: link, Hour: minute.Truncate(time.Hour), Dim: k.dim, Value: k.value, Count: n})
+		dims = append(dims, linkforge.DimRow{LinkID: link, Hour: minute.Truncate(time.Hour), Dim: k.dim, Automated: k.automated, Value: k.value, Count: n})
 	}
 	rollup := []linkforge.RollupRow{{LinkID: link, Bucket: minute, Count: int64(human + automated), Automated: int64(automated)}}
 	if err := st.UpsertClicks(context.Background(), node, rollup, dims); err != nil {

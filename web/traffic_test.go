@@ -25,13 +25,12 @@ func TestStatsTraffic(t *testing.T) {
 		l := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "tr", URL: "https://example.com/t"})
 		h := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 		dim := func(d linkforge.Dimension, v string, n int64) linkforge.DimRow {
-			return linkforge.DimRow{LinkID: l.ID, Hour: h, Dim: d, Value: v, Count: n}
+			return linkforge.DimRow{LinkID: l.ID, Hour: h, Dim: d, Automated: v == linkforge.TrafficAutomated, Value: v, Count: n}
 		}
 		// 8:07 5 clicks, 2 automated; 8:09 1 click, human.
 		if err := s.UpsertClicks(context.Background(), "node-1",
 			[]linkforge.RollupRow{{LinkID: l.ID, Bucket: h.Add(7 * time.Minute), Count: 5, Automated: 2}, {LinkID: l.ID, Bucket: h.Add(9 * time.Minute), Count: 1}},
-			[]linkforge.DimRow{dim(linkforge.DimTraffic, "human", 4), dim(linkforge.DimTraffic, "automated", 2),
-				dim(linkforge.DimTrafficMinute, "human", 4), dim(linkforge.DimTrafficMinute, "07", 2)}); err != nil {
+			[]linkforge.DimRow{dim(linkforge.DimTraffic, "human", 4), dim(linkforge.DimTraffic, "automated", 2)}); err != nil {
 			t.Fatal(err)
 		}
 		type bucket struct {
@@ -78,7 +77,10 @@ func TestBreakdownTrafficParam(t *testing.T) {
 		var dims []linkforge.DimRow
 		click := linkforge.ClickDims{linkforge.DimCountry: "DE", linkforge.DimTraffic: linkforge.TrafficAutomated}
 		for d := range linkforge.NumDimensions {
-			dims = append(dims, linkforge.DimRow{LinkID: l.ID, Hour: h, Dim: d, Value: click.Counted(d, h.Unix()), Count: 3})
+			v := click.Counted(d, h.Unix())
+			if sd, a, ok := d.StoredAs(v); ok {
+				dims = append(dims, linkforge.DimRow{LinkID: l.ID, Hour: h, Dim: sd, Automated: a, Value: v, Count: 3})
+			}
 		}
 		if err := s.UpsertClicks(context.Background(), "node-1", []linkforge.RollupRow{{LinkID: l.ID, Bucket: h, Count: 3}}, dims); err != nil {
 			t.Fatal(err)
@@ -169,7 +171,10 @@ func TestStatsExport(t *testing.T) {
 		}{{l.ID, "DE", linkforge.TrafficHuman, 2}, {l.ID, "US", linkforge.TrafficAutomated, 1}, {o.ID, "FR", linkforge.TrafficHuman, 5}} {
 			cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
 			for d := range linkforge.NumDimensions {
-				dims = append(dims, linkforge.DimRow{LinkID: c.link, Hour: h, Dim: d, Value: cd.Counted(d, h.Unix()), Count: c.n})
+				v := cd.Counted(d, h.Unix())
+				if sd, a, ok := d.StoredAs(v); ok {
+					dims = append(dims, linkforge.DimRow{LinkID: c.link, Hour: h, Dim: sd, Automated: a, Value: v, Count: c.n})
+				}
 			}
 		}
 		// Rows of one (link, hour, dimension, value) add up.
@@ -254,7 +259,10 @@ func TestStatsExportDomain(t *testing.T) {
 			}
 			cd := linkforge.ClickDims{linkforge.DimCountry: "DE", linkforge.DimTraffic: linkforge.TrafficHuman}
 			for d := range linkforge.NumDimensions {
-				dims = append(dims, linkforge.DimRow{LinkID: link, Hour: h, Dim: d, Value: cd.Counted(d, h.Unix()), Count: 1})
+				v := cd.Counted(d, h.Unix())
+				if sd, a, ok := d.StoredAs(v); ok {
+					dims = append(dims, linkforge.DimRow{LinkID: link, Hour: h, Dim: sd, Automated: a, Value: v, Count: 1})
+				}
 			}
 			rollups = append(rollups, linkforge.RollupRow{LinkID: link, Bucket: h, Count: 1})
 		}

@@ -224,13 +224,13 @@ func (w *steadyWatch) result() steadyScrape {
 }
 
 // storedDims is how many dimension rows a store keeps of an hour of clicks
-// about which nothing is known (linkforge.Dimension.Stored): a human
+// about which nothing is known (linkforge.Dimension.StoredAs): a human
 // click's, without the rows no read shows.
 func storedDims() int {
 	var none *linkforge.ClickDims
 	n := 0
 	for d := range linkforge.NumDimensions {
-		if d.Stored(none.Counted(d, 0)) {
+		if _, _, ok := d.StoredAs(none.Counted(d, 0)); ok {
 			n++
 		}
 	}

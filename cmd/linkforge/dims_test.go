@@ -13,11 +13,10 @@ import (
 
 // checkDimsInvariant fails t unless, in the store read straight from the
 // database (one statement, one snapshot), every link, hour and dimension
-// has its click_dims values summing to the hour's click_rollup total
-// (docs/adr/009-click-dimensions.md), or to one traffic's part of it (the
-// hour's traffic rows) for the dimensions whose other traffic's rows are
-// not stored (linkforge.Dimension.StoredSum, docs/performance.md; the
-// minute's are the rollup rows' automated parts), and no click_dims hour
+// has its click_dims values of one traffic summing to the hour's traffic
+// row of it (docs/adr/009-click-dimensions.md), the traffic rows to the
+// hour's click_rollup total and their automated one to the minutes'
+// automated parts, and no click_dims hour
 // lacks rollup rows. It returns the number of (link, hour) pairs
 // checked, so that a caller can tell the check from a vacuous one.
 func checkDimsInvariant(t *testing.T, n *node, dbURL string) int {
@@ -31,28 +30,30 @@ func checkDimsInvariant(t *testing.T, n *node, dbURL string) int {
 		db = mustOpenSQL(t, "pgx", dbURL)
 	}
 	defer db.Close()
-	names := make([]string, linkforge.NumDimensions)
-	for d := range linkforge.NumDimensions {
-		names[d] = "('" + d.String() + "', '" + d.StoredSum() + "')"
+	var names []string
+	for d := linkforge.Dimension(0); d.Public(); d++ {
+		names = append(names, "('"+d.String()+"', 0), ('"+d.String()+"', 1)")
 	}
 	q := `WITH r AS (
-			SELECT link_id, ` + hour + ` AS hour, SUM(count) AS total FROM click_rollup GROUP BY 1, 2
+			SELECT link_id, ` + hour + ` AS hour, SUM(count) AS total, SUM(automated) AS auto FROM click_rollup GROUP BY 1, 2
 		), d AS (
-			SELECT link_id, hour, dimension, SUM(count) AS total FROM click_dims
-			WHERE dimension <> 'traffic_minute' GROUP BY 1, 2, 3
-			UNION ALL
-			SELECT link_id, ` + hour + `, 'traffic_minute', SUM(automated) FROM click_rollup GROUP BY 1, 2
+			SELECT link_id, hour, dimension, CASE WHEN automated THEN 1 ELSE 0 END AS a, SUM(count) AS total FROM click_dims GROUP BY 1, 2, 3, 4
 		), t AS (
-			SELECT link_id, hour, value, SUM(count) AS total FROM click_dims WHERE dimension = 'traffic' GROUP BY 1, 2, 3
-		), dn (dimension, part) AS (VALUES ` + strings.Join(names, ", ") + `), w AS (
-			SELECT r.link_id, r.hour, dn.dimension, CASE WHEN dn.part = '' THEN r.total ELSE COALESCE(t.total, 0) END AS total
+			SELECT link_id, hour, CASE WHEN value = 'automated' THEN 1 ELSE 0 END AS a, SUM(count) AS total FROM click_dims WHERE dimension = 'traffic' GROUP BY 1, 2, 3
+		), dn (dimension, a) AS (VALUES ` + strings.Join(names, ", ") + `), w AS (
+			SELECT r.link_id, r.hour, dn.dimension, dn.a, COALESCE(t.total, 0) AS total
 			FROM r CROSS JOIN dn
-			LEFT JOIN t ON t.link_id = r.link_id AND t.hour = r.hour AND t.value = dn.part
+			LEFT JOIN t ON t.link_id = r.link_id AND t.hour = r.hour AND t.a = dn.a
 		)
-		SELECT 0, w.link_id, CAST(w.hour AS TEXT), w.dimension, w.total, COALESCE(d.total, 0)
+		SELECT 0, w.link_id, CAST(w.hour AS TEXT), w.dimension || '/' || CAST(w.a AS TEXT), w.total, COALESCE(d.total, 0)
 		FROM w
-		LEFT JOIN d ON d.link_id = w.link_id AND d.hour = w.hour AND d.dimension = w.dimension
+		LEFT JOIN d ON d.link_id = w.link_id AND d.hour = w.hour AND d.dimension = w.dimension AND d.a = w.a
 		WHERE COALESCE(d.total, 0) <> w.total
+		UNION ALL
+		SELECT 0, r.link_id, CAST(r.hour AS TEXT), 'traffic', r.total, COALESCE(th.total, 0) + COALESCE(ta.total, 0)
+		FROM r LEFT JOIN t th ON th.link_id = r.link_id AND th.hour = r.hour AND th.a = 0
+		LEFT JOIN t ta ON ta.link_id = r.link_id AND ta.hour = r.hour AND ta.a = 1
+		WHERE COALESCE(th.total, 0) + COALESCE(ta.total, 0) <> r.total OR COALESCE(ta.total, 0) <> r.auto
 		UNION ALL
 		SELECT 0, d.link_id, CAST(d.hour AS TEXT), d.dimension, 0, d.total
 		FROM d LEFT JOIN r ON r.link_id = d.link_id AND r.hour = d.hour

@@ -53,13 +53,12 @@ func TestCountDimsTrafficMinute(t *testing.T) {
 // bounded, the person's click would land in automated:referrer's (more),
 // which the breakdown under traffic=automated shows. The same through
 // SeedHours, whose hours come back from a store that keeps no
-// placeholders (linkforge.Dimension.Stored).
+// placeholders (linkforge.Dimension.StoredAs).
 func TestPlaceholderOutsideTheBound(t *testing.T) {
 	ctx := context.Background()
 	const bucket = 1_700_002_800 // the start of an hour
 	hour := hourStart(bucket)
-	shadow, _, _ := linkforge.DimReferrer.TrafficView(linkforge.TrafficAutomated)
-	dim, _ := linkforge.ParseDimension(shadow)
+	dim, _ := linkforge.ParseDimension(linkforge.TrafficAutomated + ":" + linkforge.DimReferrer.String())
 	clicks := func(j *Journal, bots int, humans int) {
 		t.Helper()
 		in := &Increment{LinkID: 1, Bucket: bucket}
@@ -92,7 +91,7 @@ func TestPlaceholderOutsideTheBound(t *testing.T) {
 		got := values(j)
 		if len(got) != MaxDimValues+1 || got["(HUMAN)"] != 2 || got[linkforge.MoreValue] != 0 {
 			t.Fatalf("%s: %d values, (HUMAN) %d, %s %d; want 64 referrers, (HUMAN) 2, no %s",
-				shadow, len(got), got["(HUMAN)"], linkforge.MoreValue, got[linkforge.MoreValue], linkforge.MoreValue)
+				dim, len(got), got["(HUMAN)"], linkforge.MoreValue, got[linkforge.MoreValue], linkforge.MoreValue)
 		}
 	})
 
@@ -113,19 +112,19 @@ func TestPlaceholderOutsideTheBound(t *testing.T) {
 		clicks(j, 0, 3)
 		var stored []linkforge.DimRow
 		for _, d := range drows {
-			if d.Dim.Stored(d.Value) {
-				stored = append(stored, linkforge.DimRow{LinkID: 1, Hour: time.Unix(d.Hour, 0).UTC(), Dim: d.Dim, Value: d.Value, Count: d.N})
+			if sd, a, ok := d.Dim.StoredAs(d.Value); ok {
+				stored = append(stored, linkforge.DimRow{LinkID: 1, Hour: time.Unix(d.Hour, 0).UTC(), Dim: sd, Automated: a, Value: d.Value, Count: d.N})
 			}
 		}
 		keys := []LinkHour{{LinkID: 1, Hour: hour}}
 		minutes := []linkforge.RollupRow{{LinkID: 1, Bucket: time.Unix(bucket, 0).UTC(), Count: MaxDimValues}}
-		if err := j.SeedHours(ctx, keys, minutes, stored); err != nil {
+		if err := j.SeedHours(ctx, keys, minutes, linkforge.JournalDims(stored)); err != nil {
 			t.Fatal(err)
 		}
 		got := values(j)
 		if len(got) != MaxDimValues+1 || got["(HUMAN)"] != 3 || got[linkforge.MoreValue] != 0 {
 			t.Fatalf("%s after the seed: %d values, (HUMAN) %d, %s %d; want 64 referrers, (HUMAN) 3, no %s",
-				shadow, len(got), got["(HUMAN)"], linkforge.MoreValue, got[linkforge.MoreValue], linkforge.MoreValue)
+				dim, len(got), got["(HUMAN)"], linkforge.MoreValue, got[linkforge.MoreValue], linkforge.MoreValue)
 		}
 	})
 }

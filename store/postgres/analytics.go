@@ -24,31 +24,31 @@ const (
 	linkBreakdownSQL = `SELECT value, n, SUM(n) OVER ()::bigint FROM (
 			SELECT value, SUM(count)::bigint AS n FROM (
 				SELECT value, count FROM link_dims_daily
-				WHERE link_id = $1 AND dimension = $2 AND day >= $7 AND day < $8
+				WHERE link_id = $1 AND dimension = $2 AND day >= $7 AND day < $8 AND ($11::boolean IS NULL OR automated = $11)
 				UNION ALL
-				SELECT value, count FROM click_dims WHERE link_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $9
+				SELECT value, count FROM click_dims WHERE link_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $9 AND ($11::boolean IS NULL OR automated = $11)
 				UNION ALL
-				SELECT value, count FROM click_dims WHERE link_id = $1 AND dimension = $2 AND hour >= $10 AND hour < $4
+				SELECT value, count FROM click_dims WHERE link_id = $1 AND dimension = $2 AND hour >= $10 AND hour < $4 AND ($11::boolean IS NULL OR automated = $11)
 			) r
 			WHERE EXISTS (SELECT 1 FROM links WHERE id = $1 AND tenant_id = $6)
 			GROUP BY value
-		) v WHERE n > 0 AND value <> $11 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
+		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
 	// $1 tenant, $2 dimension, $5 limit; whole days [$6, $7) from
 	// tenant_dims_daily, the hours [$3, $8) and [$9, $4) from
 	// tenant_dims_hourly (migration 00008).
 	tenantBreakdownSQL = `SELECT value, n, SUM(n) OVER ()::bigint FROM (
 			SELECT value, SUM(count)::bigint AS n FROM (
 				SELECT value, count FROM tenant_dims_daily
-				WHERE tenant_id = $1 AND dimension = $2 AND day >= $6 AND day < $7
+				WHERE tenant_id = $1 AND dimension = $2 AND day >= $6 AND day < $7 AND ($10::boolean IS NULL OR automated = $10)
 				UNION ALL
 				SELECT value, count FROM tenant_dims_hourly
-				WHERE tenant_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $8
+				WHERE tenant_id = $1 AND dimension = $2 AND hour >= $3 AND hour < $8 AND ($10::boolean IS NULL OR automated = $10)
 				UNION ALL
 				SELECT value, count FROM tenant_dims_hourly
-				WHERE tenant_id = $1 AND dimension = $2 AND hour >= $9 AND hour < $4
+				WHERE tenant_id = $1 AND dimension = $2 AND hour >= $9 AND hour < $4 AND ($10::boolean IS NULL OR automated = $10)
 			) r
 			GROUP BY value
-		) v WHERE n > 0 AND value <> $10 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
+		) v WHERE n > 0 ORDER BY n DESC, value COLLATE "C" LIMIT $5`
 )
 
 // Breakdown sums one dimension's counts over q's hours: for one link
@@ -60,7 +60,7 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
 		return linkforge.Breakdown{}, err
 	}
-	name, exclude, err := q.View()
+	name, automated, err := q.View()
 	if err != nil {
 		return linkforge.Breakdown{}, err
 	}
@@ -75,15 +75,14 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 		}
 	}
 	sp := linkforge.SplitDays(q.From, q.To)
-	// The last argument is the value left out: a traffic shadow's
-	// placeholder, or nothing ("" is no value).
+	// The last argument is the traffic kept: nil for both.
 	stmt, args := tenantBreakdownSQL, []any{q.TenantID, name, q.From, q.To, q.Limit,
-		sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom, exclude}
+		sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom, automated}
 	if q.LinkID != 0 {
 		// The EXISTS keeps the answer empty if the link was deleted
 		// between the check and the query.
 		stmt, args = linkBreakdownSQL, []any{q.LinkID, name, q.From, q.To, q.Limit, q.TenantID,
-			sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom, exclude}
+			sp.DayFrom, sp.DayTo, sp.HeadTo, sp.TailFrom, automated}
 	}
 	rows, err := query(ctx, db.pool, scanBreakdownRow, stmt, args...)
 	if err != nil {

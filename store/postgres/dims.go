@@ -17,6 +17,7 @@ type dimColumns struct {
 	ids    []int64
 	hours  []time.Time
 	dims   []string
+	autos  []bool
 	values []string
 	counts []int64
 }
@@ -29,11 +30,12 @@ func dimArrays(dims []linkforge.DimRow) dimColumns {
 	type key struct {
 		link, hour int64
 		dim        linkforge.Dimension
+		automated  bool
 		value      string
 	}
 	latest := make(map[key]int, len(dims))
 	for i, d := range dims {
-		k := key{d.LinkID, d.Hour.Unix(), d.Dim, d.Value}
+		k := key{d.LinkID, d.Hour.Unix(), d.Dim, d.Automated, d.Value}
 		if j, ok := latest[k]; !ok || dims[j].Count <= d.Count {
 			latest[k] = i
 		}
@@ -44,17 +46,18 @@ func dimArrays(dims []linkforge.DimRow) dimColumns {
 	}
 	slices.SortFunc(batch, func(a, b linkforge.DimRow) int {
 		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), a.Hour.Compare(b.Hour),
-			cmp.Compare(a.Dim.String(), b.Dim.String()), cmp.Compare(a.Value, b.Value))
+			cmp.Compare(a.Dim.String(), b.Dim.String()), compareBool(a.Automated, b.Automated), cmp.Compare(a.Value, b.Value))
 	})
 	c := dimColumns{
 		ids:    make([]int64, len(batch)),
 		hours:  make([]time.Time, len(batch)),
 		dims:   make([]string, len(batch)),
+		autos:  make([]bool, len(batch)),
 		values: make([]string, len(batch)),
 		counts: make([]int64, len(batch)),
 	}
 	for i, d := range batch {
-		c.ids[i], c.hours[i], c.dims[i], c.values[i], c.counts[i] = d.LinkID, d.Hour, d.Dim.String(), d.Value, d.Count
+		c.ids[i], c.hours[i], c.dims[i], c.autos[i], c.values[i], c.counts[i] = d.LinkID, d.Hour, d.Dim.String(), d.Automated, d.Value, d.Count
 	}
 	return c
 }
@@ -63,7 +66,7 @@ func dimArrays(dims []linkforge.DimRow) dimColumns {
 // (the hour index keeps it to those hours).
 func (db *DB) NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error) {
 	named, err := query(ctx, db.pool, scanDimRow,
-		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE hour >= $1 AND node_id = $2`,
+		`SELECT link_id, hour, dimension, automated, value, count FROM click_dims WHERE hour >= $1 AND node_id = $2`,
 		ceilMicro(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: node dimensions of %q: %w", nodeID, err)
@@ -88,7 +91,7 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 		return nil, nil, fmt.Errorf("postgres: node clicks of link %d: %w", linkID, err)
 	}
 	named, err := query(ctx, tx, scanDimRow,
-		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE link_id = $1 AND hour >= $2 AND hour < $3 AND node_id = $4`,
+		`SELECT link_id, hour, dimension, automated, value, count FROM click_dims WHERE link_id = $1 AND hour >= $2 AND hour < $3 AND node_id = $4`,
 		linkID, ceilMicro(from), ceilMicro(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: node dimensions of link %d: %w", linkID, err)
@@ -96,9 +99,20 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 	return mins, linkforge.KnownDimRows(named), nil
 }
 
-// scanDimRow reads (link_id, hour, dimension, value, count).
+// scanDimRow reads (link_id, hour, dimension, automated, value, count).
 func scanDimRow(r pgx.Row) (linkforge.NamedDimRow, error) {
 	var d linkforge.NamedDimRow
-	err := r.Scan(&d.LinkID, &d.Hour, &d.Name, &d.Value, &d.Count)
+	err := r.Scan(&d.LinkID, &d.Hour, &d.Name, &d.Automated, &d.Value, &d.Count)
 	return d, err
+}
+
+// compareBool orders false before true, as PostgreSQL does.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

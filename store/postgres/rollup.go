@@ -34,10 +34,10 @@ const upsertClicksSQL = `WITH minutes AS (
 		automated = GREATEST(click_rollup.automated, excluded.automated)
 		WHERE click_rollup.count < excluded.count OR click_rollup.automated < excluded.automated
 	)
-	INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count)
-	SELECT d.link_id, d.hour, d.dimension, d.value, $4, d.count
-	FROM unnest($5::bigint[], $6::timestamptz[], $7::text[], $8::text[], $9::bigint[]) AS d (link_id, hour, dimension, value, count)
-	ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = GREATEST(click_dims.count, excluded.count)
+	INSERT INTO click_dims (link_id, hour, dimension, automated, value, node_id, count)
+	SELECT d.link_id, d.hour, d.dimension, d.automated, d.value, $4, d.count
+	FROM unnest($5::bigint[], $6::timestamptz[], $7::text[], $11::boolean[], $8::text[], $9::bigint[]) AS d (link_id, hour, dimension, automated, value, count)
+	ON CONFLICT (link_id, hour, dimension, automated, value, node_id) DO UPDATE SET count = GREATEST(click_dims.count, excluded.count)
 	WHERE click_dims.count < excluded.count`
 
 // UpsertRollup writes the absolute minute counts of nodeID: UpsertClicks
@@ -103,7 +103,7 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 		}
 	}
 	if _, err := db.pool.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
-		d.ids, d.hours, d.dims, d.values, d.counts, automated); err != nil {
+		d.ids, d.hours, d.dims, d.values, d.counts, automated, d.autos); err != nil {
 		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(batch), len(d.ids), err)
 	}
 	return nil
@@ -116,7 +116,7 @@ func (db *DB) upsertClicksWithEvents(ctx context.Context, nodeID string, ids []i
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
-			d.ids, d.hours, d.dims, d.values, d.counts, automated); err != nil {
+			d.ids, d.hours, d.dims, d.values, d.counts, automated, d.autos); err != nil {
 			return err
 		}
 		return clickEvents(ctx, tx, w, ids, buckets, ts)

@@ -118,20 +118,25 @@ func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) 
 // stats export (linkforge.DailyDimsExporter), in the order (link,
 // dimension, day, value), text in byte order (COLLATE "C") whatever the
 // database's collation, so that the cursor's comparison and the order agree.
-func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, after *linkforge.DailyDimRow, limit int) ([]linkforge.DailyDimRow, error) {
-	if len(names) == 0 {
+func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, traffic string, after *linkforge.DailyDimRow, limit int) ([]linkforge.DailyDimRow, error) {
+	automated, ok := linkforge.TrafficFilter(traffic)
+	if len(names) == 0 || !ok {
 		return nil, nil
 	}
 	k := linkforge.DailyDimRow{Day: time.Unix(0, 0)} // before every row: link ids start at 1
 	if after != nil {
 		k = *after
 	}
-	rows, err := db.pool.Query(ctx, `SELECT d.link_id, l.slug, l.domain_id, d.dimension, d.day, d.value, d.count
+	// Both traffics: a value's two rows summed (the key is link_id,
+	// dimension, day, automated, value).
+	rows, err := db.pool.Query(ctx, `SELECT d.link_id, l.slug, l.domain_id, d.dimension, d.day, d.value, SUM(d.count)::bigint
 		FROM link_dims_daily d JOIN links l ON l.id = d.link_id
 		WHERE l.tenant_id = $1 AND d.day >= $2 AND d.day < $3 AND d.count > 0 AND d.dimension = ANY($9)
+		AND ($10::boolean IS NULL OR d.automated = $10)
 		AND (d.link_id, d.dimension COLLATE "C", d.day, d.value COLLATE "C") > ($4, $5 COLLATE "C", $6, $7 COLLATE "C")
+		GROUP BY d.link_id, l.slug, l.domain_id, d.dimension, d.day, d.value
 		ORDER BY d.link_id, d.dimension COLLATE "C", d.day, d.value COLLATE "C" LIMIT $8`,
-		tenantID, from, to, k.LinkID, k.Dimension, k.Day, k.Value, limit, names)
+		tenantID, from, to, k.LinkID, k.Dimension, k.Day, k.Value, limit, names, automated)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: export daily dims: %w", err)
 	}

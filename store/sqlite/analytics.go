@@ -21,7 +21,7 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 	if err := linkforge.CheckHourRange(q.From, q.To, q.Limit); err != nil {
 		return linkforge.Breakdown{}, err
 	}
-	name, exclude, err := q.View()
+	name, automated, err := q.View()
 	if err != nil {
 		return linkforge.Breakdown{}, err
 	}
@@ -37,13 +37,13 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 	// link_dims_daily (link), and the hours [?3, ?8) and [?9, ?4) at the
 	// ends from tenant_dims_hourly or click_dims.
 	source := `SELECT value, count FROM tenant_dims_daily
-		WHERE tenant_id = ?1 AND dimension = ?2 AND day >= ?6 AND day < ?7
+		WHERE tenant_id = ?1 AND dimension = ?2 AND day >= ?6 AND day < ?7 AND (?10 IS NULL OR automated = ?10)
 		UNION ALL
 		SELECT value, count FROM tenant_dims_hourly
-		WHERE tenant_id = ?1 AND dimension = ?2 AND hour >= ?3 AND hour < ?8
+		WHERE tenant_id = ?1 AND dimension = ?2 AND hour >= ?3 AND hour < ?8 AND (?10 IS NULL OR automated = ?10)
 		UNION ALL
 		SELECT value, count FROM tenant_dims_hourly
-		WHERE tenant_id = ?1 AND dimension = ?2 AND hour >= ?9 AND hour < ?4`
+		WHERE tenant_id = ?1 AND dimension = ?2 AND hour >= ?9 AND hour < ?4 AND (?10 IS NULL OR automated = ?10)`
 	scope := q.TenantID
 	if q.LinkID != 0 {
 		var one int
@@ -56,18 +56,18 @@ func (db *DB) Breakdown(ctx context.Context, q linkforge.BreakdownQuery) (linkfo
 			return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
 		}
 		source = `SELECT value, count FROM link_dims_daily
-			WHERE link_id = ?1 AND dimension = ?2 AND day >= ?6 AND day < ?7
+			WHERE link_id = ?1 AND dimension = ?2 AND day >= ?6 AND day < ?7 AND (?10 IS NULL OR automated = ?10)
 			UNION ALL
-			SELECT value, count FROM click_dims WHERE link_id = ?1 AND dimension = ?2 AND hour >= ?3 AND hour < ?8
+			SELECT value, count FROM click_dims WHERE link_id = ?1 AND dimension = ?2 AND hour >= ?3 AND hour < ?8 AND (?10 IS NULL OR automated = ?10)
 			UNION ALL
-			SELECT value, count FROM click_dims WHERE link_id = ?1 AND dimension = ?2 AND hour >= ?9 AND hour < ?4`
+			SELECT value, count FROM click_dims WHERE link_id = ?1 AND dimension = ?2 AND hour >= ?9 AND hour < ?4 AND (?10 IS NULL OR automated = ?10)`
 		scope = q.LinkID
 	}
 	rows, err := query(ctx, tx, scanBreakdownRow, `SELECT value, n, SUM(n) OVER () FROM (
 			SELECT value, SUM(count) AS n FROM (`+source+`) GROUP BY value
-		) WHERE n > 0 AND value <> ?10 ORDER BY n DESC, value LIMIT ?5`,
+		) WHERE n > 0 ORDER BY n DESC, value LIMIT ?5`,
 		scope, name, q.From.Unix(), q.To.Unix(), q.Limit,
-		sp.DayFrom.Unix(), sp.DayTo.Unix(), sp.HeadTo.Unix(), sp.TailFrom.Unix(), exclude)
+		sp.DayFrom.Unix(), sp.DayTo.Unix(), sp.HeadTo.Unix(), sp.TailFrom.Unix(), trafficArg(automated))
 	if err != nil {
 		return linkforge.Breakdown{}, fmt.Errorf("sqlite: breakdown: %w", err)
 	}
@@ -242,4 +242,16 @@ func aggregateStats(ctx context.Context, tx *sql.Tx, tenantID, linkID, width, fr
 		return linkforge.Stats{}, err
 	}
 	return st, nil
+}
+
+// trafficArg is a linkforge.TrafficFilter as a statement's argument: NULL
+// for both traffics, else the automated column's 0 or 1.
+func trafficArg(automated *bool) any {
+	switch {
+	case automated == nil:
+		return nil
+	case *automated:
+		return 1
+	}
+	return 0
 }

@@ -36,17 +36,17 @@ func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 		return err
 	}
 	// args: the rows that grow, at their new count; growth: what each grew by.
-	args := make([]any, 0, 6*len(dims))
+	args := make([]any, 0, 7*len(dims))
 	growth := make([]linkforge.DimRow, 0, len(dims))
 	for _, d := range dims {
-		k := dimKey{d.LinkID, d.Hour.Unix(), d.Dim.String(), d.Value}
+		k := dimKey{d.LinkID, d.Hour.Unix(), d.Dim.String(), d.Automated, d.Value}
 		old := stored[k]
 		if d.Count <= old {
 			continue
 		}
 		// A key twice in one flush grows from the first count to the second.
 		stored[k] = d.Count
-		args = append(args, k.link, k.hour, k.dim, k.value, nodeID, d.Count)
+		args = append(args, k.link, k.hour, k.dim, k.automated, k.value, nodeID, d.Count)
 		d.Count -= old
 		growth = append(growth, d)
 	}
@@ -55,9 +55,9 @@ func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 	}
 	// The max() guard stays: the rows just read are this transaction's (one
 	// writer), so it never bites, but a count must not fall if it did.
-	if err := execRows(ctx, tx, `INSERT INTO click_dims (link_id, hour, dimension, value, node_id, count) VALUES `,
-		` ON CONFLICT (link_id, hour, dimension, value, node_id) DO UPDATE SET count = max(count, excluded.count)
-		 WHERE excluded.count > count`, 6, args); err != nil {
+	if err := execRows(ctx, tx, `INSERT INTO click_dims (link_id, hour, dimension, automated, value, node_id, count) VALUES `,
+		` ON CONFLICT (link_id, hour, dimension, automated, value, node_id) DO UPDATE SET count = max(count, excluded.count)
+		 WHERE excluded.count > count`, 7, args); err != nil {
 		return fmt.Errorf("sqlite: upsert click dimensions: %d rows from link %d hour %d: %w",
 			len(growth), growth[0].LinkID, growth[0].Hour.Unix(), err)
 	}
@@ -69,10 +69,11 @@ func upsertDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 
 // dimKey is a click_dims row's key within one node's rows.
 type dimKey struct {
-	link  int64
-	hour  int64
-	dim   string
-	value string
+	link      int64
+	hour      int64
+	dim       string
+	automated bool
+	value     string
 }
 
 // storedDims returns nodeID's stored counts of the (link, hour) pairs of
@@ -89,11 +90,11 @@ func storedDims(ctx context.Context, tx *sql.Tx, nodeID string, dims []linkforge
 	}
 	scan := func(r scanner) (storedRow, error) {
 		var s storedRow
-		err := r.Scan(&s.k.link, &s.k.hour, &s.k.dim, &s.k.value, &s.n)
+		err := r.Scan(&s.k.link, &s.k.hour, &s.k.dim, &s.k.automated, &s.k.value, &s.n)
 		return s, err
 	}
 	read := func() error {
-		rows, err := query(ctx, tx, scan, `SELECT link_id, hour, dimension, value, count FROM click_dims
+		rows, err := query(ctx, tx, scan, `SELECT link_id, hour, dimension, automated, value, count FROM click_dims
 			WHERE node_id = ? AND (link_id, hour) IN (VALUES `+valuesList((len(args)-1)/2, 2)+`)`, args...)
 		if err != nil {
 			return fmt.Errorf("sqlite: stored click dimensions: %w", err)
@@ -142,10 +143,11 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 		return err
 	}
 	type tenantKey struct {
-		tenant int64
-		dim    string
-		at     int64 // the hour, or the day
-		value  string
+		tenant    int64
+		dim       string
+		at        int64 // the hour, or the day
+		automated bool
+		value     string
 	}
 	type hourKey struct{ tenant, hour, link int64 }
 	var (
@@ -155,7 +157,7 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 		// link's, so few rows share one (a link's hours of one day), and
 		// SQLite's upsert adds a key twice in one statement as it would in
 		// two. The flush's rows come link by link, near the key's order.
-		linkDaily  = make([]any, 0, 5*len(growth))
+		linkDaily  = make([]any, 0, 6*len(growth))
 		autoLink   = map[hourKey]int64{}
 		autoTenant = map[hourKey]int64{} // link 0
 	)
@@ -167,9 +169,9 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 		}
 		name, hour := g.Dim.String(), g.Hour.Unix()
 		day := hour / 86400 * 86400
-		hourly[tenantKey{tn, name, hour, g.Value}] += g.Count
-		daily[tenantKey{tn, name, day, g.Value}] += g.Count
-		linkDaily = append(linkDaily, g.LinkID, name, day, g.Value, g.Count)
+		hourly[tenantKey{tn, name, hour, g.Automated, g.Value}] += g.Count
+		daily[tenantKey{tn, name, day, g.Automated, g.Value}] += g.Count
+		linkDaily = append(linkDaily, g.LinkID, name, day, g.Automated, g.Value, g.Count)
 		if name == traffic && g.Value == linkforge.TrafficAutomated {
 			autoLink[hourKey{tn, hour, g.LinkID}] += g.Count
 			autoTenant[hourKey{tn, hour, 0}] += g.Count
@@ -178,7 +180,7 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 	// The tenants' rows, few, in key order: neighbouring rows of one
 	// B-tree page go in together.
 	byTenant := func(a, b tenantKey) int {
-		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.dim, b.dim), cmp.Compare(a.at, b.at), cmp.Compare(a.value, b.value))
+		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.dim, b.dim), cmp.Compare(a.at, b.at), compareBool(a.automated, b.automated), cmp.Compare(a.value, b.value))
 	}
 	byHour := func(a, b hourKey) int {
 		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.hour, b.hour), cmp.Compare(a.link, b.link))
@@ -187,20 +189,20 @@ func addDimGrowth(ctx context.Context, tx *sql.Tx, growth []linkforge.DimRow) er
 	tenantRows := func(m map[tenantKey]int64) []any {
 		args = args[:0]
 		for _, k := range slices.SortedFunc(maps.Keys(m), byTenant) {
-			args = append(args, k.tenant, k.dim, k.at, k.value, m[k])
+			args = append(args, k.tenant, k.dim, k.at, k.automated, k.value, m[k])
 		}
 		return args
 	}
-	if err := execRows(ctx, tx, `INSERT INTO tenant_dims_hourly (tenant_id, dimension, hour, value, count) VALUES `,
-		` ON CONFLICT (tenant_id, dimension, hour, value) DO UPDATE SET count = count + excluded.count`, 5, tenantRows(hourly)); err != nil {
+	if err := execRows(ctx, tx, `INSERT INTO tenant_dims_hourly (tenant_id, dimension, hour, automated, value, count) VALUES `,
+		` ON CONFLICT (tenant_id, dimension, hour, automated, value) DO UPDATE SET count = count + excluded.count`, 6, tenantRows(hourly)); err != nil {
 		return err
 	}
-	if err := execRows(ctx, tx, `INSERT INTO tenant_dims_daily (tenant_id, dimension, day, value, count) VALUES `,
-		` ON CONFLICT (tenant_id, dimension, day, value) DO UPDATE SET count = count + excluded.count`, 5, tenantRows(daily)); err != nil {
+	if err := execRows(ctx, tx, `INSERT INTO tenant_dims_daily (tenant_id, dimension, day, automated, value, count) VALUES `,
+		` ON CONFLICT (tenant_id, dimension, day, automated, value) DO UPDATE SET count = count + excluded.count`, 6, tenantRows(daily)); err != nil {
 		return err
 	}
-	if err := execRows(ctx, tx, `INSERT INTO link_dims_daily (link_id, dimension, day, value, count) VALUES `,
-		` ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET count = count + excluded.count`, 5, linkDaily); err != nil {
+	if err := execRows(ctx, tx, `INSERT INTO link_dims_daily (link_id, dimension, day, automated, value, count) VALUES `,
+		` ON CONFLICT (link_id, dimension, day, automated, value) DO UPDATE SET count = count + excluded.count`, 6, linkDaily); err != nil {
 		return err
 	}
 	args = args[:0]
@@ -293,7 +295,7 @@ func execRows(ctx context.Context, tx *sql.Tx, head, tail string, width int, arg
 	return nil
 }
 
-// rowsPerStatement bounds one statement's rows (6 parameters each at most,
+// rowsPerStatement bounds one statement's rows (7 parameters each at most,
 // under SQLite's 32,766).
 const rowsPerStatement = 200
 
@@ -301,7 +303,7 @@ const rowsPerStatement = 200
 // (the hour index keeps it to those hours).
 func (db *DB) NodeDims(ctx context.Context, nodeID string, from time.Time) ([]linkforge.DimRow, error) {
 	named, err := query(ctx, db.reader, scanDimRow,
-		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE hour >= ? AND node_id = ?`,
+		`SELECT link_id, hour, dimension, automated, value, count FROM click_dims WHERE hour >= ? AND node_id = ?`,
 		ceilUnix(from), nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: node dimensions of %q: %w", nodeID, err)
@@ -326,7 +328,7 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 		return nil, nil, fmt.Errorf("sqlite: node clicks of link %d: %w", linkID, err)
 	}
 	named, err := query(ctx, tx, scanDimRow,
-		`SELECT link_id, hour, dimension, value, count FROM click_dims WHERE link_id = ? AND hour >= ? AND hour < ? AND node_id = ?`,
+		`SELECT link_id, hour, dimension, automated, value, count FROM click_dims WHERE link_id = ? AND hour >= ? AND hour < ? AND node_id = ?`,
 		linkID, ceilUnix(from), ceilUnix(to), nodeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite: node dimensions of link %d: %w", linkID, err)
@@ -334,13 +336,24 @@ func (db *DB) NodeLinkClicks(ctx context.Context, nodeID string, linkID int64, f
 	return mins, linkforge.KnownDimRows(named), nil
 }
 
-// scanDimRow reads (link_id, hour, dimension, value, count).
+// scanDimRow reads (link_id, hour, dimension, automated, value, count).
 func scanDimRow(r scanner) (linkforge.NamedDimRow, error) {
 	var (
 		d    linkforge.NamedDimRow
 		hour int64
 	)
-	err := r.Scan(&d.LinkID, &hour, &d.Name, &d.Value, &d.Count)
+	err := r.Scan(&d.LinkID, &hour, &d.Name, &d.Automated, &d.Value, &d.Count)
 	d.Hour = time.Unix(hour, 0)
 	return d, err
+}
+
+// compareBool orders false before true, as the automated column's 0 and 1.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

@@ -50,7 +50,7 @@ func TestDimsAggregatesMigrationDownUp(t *testing.T) {
 		return []linkforge.DimRow{
 			{LinkID: id, Hour: hour, Dim: linkforge.DimCountry, Value: "DE", Count: n},
 			{LinkID: id, Hour: hour, Dim: linkforge.DimCountry, Value: "US", Count: 2 * n},
-			{LinkID: id, Hour: hour, Dim: linkforge.DimTraffic, Value: linkforge.TrafficAutomated, Count: n},
+			{LinkID: id, Hour: hour, Dim: linkforge.DimTraffic, Automated: true, Value: linkforge.TrafficAutomated, Count: n},
 			{LinkID: id, Hour: hour, Dim: linkforge.DimTraffic, Value: linkforge.TrafficHuman, Count: 2 * n},
 		}
 	}

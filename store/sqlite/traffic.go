@@ -143,7 +143,7 @@ func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) 
 // ExportDailyDims reads a page of the tenant's link_dims_daily rows for the
 // stats export (linkforge.DailyDimsExporter), by its primary key's order
 // (link, dimension, day, value), so that each page is one index range.
-func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, after *linkforge.DailyDimRow, limit int) ([]linkforge.DailyDimRow, error) {
+func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time.Time, names []string, traffic string, after *linkforge.DailyDimRow, limit int) ([]linkforge.DailyDimRow, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -151,18 +151,25 @@ func (db *DB) ExportDailyDims(ctx context.Context, tenantID int64, from, to time
 	if after != nil {
 		k = *after
 	}
-	args := []any{tenantID, from.Unix(), to.Unix(), k.LinkID, k.Dimension, k.Day.Unix(), k.Value, limit}
+	automated, ok := linkforge.TrafficFilter(traffic)
+	if !ok {
+		return nil, nil
+	}
+	args := []any{tenantID, from.Unix(), to.Unix(), k.LinkID, k.Dimension, k.Day.Unix(), k.Value, limit, trafficArg(automated)}
 	marks := make([]string, len(names))
 	for i, n := range names {
 		marks[i] = fmt.Sprintf("?%d", len(args)+1) // numbered: a bare ? would take ?8's
 		args = append(args, n)
 	}
 	//nolint:gosec // G202: only numbered placeholders are joined in; the names are arguments
-	rows, err := db.reader.QueryContext(ctx, `SELECT d.link_id, l.slug, l.domain_id, d.dimension, d.day, d.value, d.count
+	// Both traffics: a value's two rows summed.
+	rows, err := db.reader.QueryContext(ctx, `SELECT d.link_id, l.slug, l.domain_id, d.dimension, d.day, d.value, SUM(d.count)
 		FROM link_dims_daily d JOIN links l ON l.id = d.link_id
 		WHERE l.tenant_id = ?1 AND d.day >= ?2 AND d.day < ?3 AND d.count > 0
+		AND (?9 IS NULL OR d.automated = ?9)
 		AND (d.link_id, d.dimension, d.day, d.value) > (?4, ?5, ?6, ?7)
 		AND d.dimension IN (`+strings.Join(marks, ", ")+`)
+		GROUP BY d.link_id, d.dimension, d.day, d.value
 		ORDER BY d.link_id, d.dimension, d.day, d.value LIMIT ?8`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: export daily dims: %w", err)

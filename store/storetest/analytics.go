@@ -18,7 +18,7 @@ var h0 = time.Date(2026, 11, 29, 22, 0, 0, 0, time.UTC)
 func ahour(i int) time.Time { return h0.Add(time.Duration(i) * time.Hour) }
 
 func dim(link int64, h int, d linkforge.Dimension, value string, n int64) linkforge.DimRow {
-	return linkforge.DimRow{LinkID: link, Hour: ahour(h), Dim: d, Value: value, Count: n}
+	return linkforge.DimRow{LinkID: link, Hour: ahour(h), Dim: d, Automated: d == linkforge.DimTraffic && value == linkforge.TrafficAutomated, Value: value, Count: n}
 }
 
 func mustUpsertClicks(t *testing.T, s linkforge.Store, nodeID string, rows []linkforge.RollupRow, dims ...linkforge.DimRow) {

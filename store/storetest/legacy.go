@@ -12,14 +12,13 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// flushWithLegacy writes clicks as a node that counted legacy before
-// click classification existed and classified after does: one absolute
-// row per (node, link, minute) and per (node, link, hour, dimension,
-// value), where a legacy click adds only to the public dimensions before
-// traffic (no traffic, traffic_minute or shadow rows, whatever its
-// traffic field says) and a classified one to every dimension, as
-// ClickDims.Counted gives it. An hour of one node can hold both: a node
-// that seeded an old hour and counted on in it.
+// flushWithLegacy writes clicks as the stores hold a node's legacy clicks
+// (counted before click classification existed) and classified ones since
+// migration 00029: one absolute row per (node, link, minute) and per
+// (node, link, hour, dimension, traffic, value), a legacy click as a human
+// one (DimTraffic's default; 00023 gave the legacy hours their human rows,
+// 00029 kept them as human rows). An hour of one node can hold both: a
+// node that seeded an old hour and counted on in it.
 func flushWithLegacy(t *testing.T, s linkforge.Store, legacy, classified []trafficClick) {
 	t.Helper()
 	type mk struct {
@@ -28,11 +27,12 @@ func flushWithLegacy(t *testing.T, s linkforge.Store, legacy, classified []traff
 		at   time.Time
 	}
 	type dk struct {
-		node  string
-		link  int64
-		hour  time.Time
-		dim   linkforge.Dimension
-		value string
+		node      string
+		link      int64
+		hour      time.Time
+		dim       linkforge.Dimension
+		automated bool
+		value     string
 	}
 	mins, auto, dims := map[mk]int64{}, map[mk]int64{}, map[dk]int64{}
 	var nodes []string
@@ -44,12 +44,14 @@ func flushWithLegacy(t *testing.T, s linkforge.Store, legacy, classified []traff
 			auto[mk{c.node, c.link, c.at}]++
 		}
 		cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
-		last := linkforge.NumDimensions
 		if i < len(legacy) {
-			cd[linkforge.DimTraffic], last = "", linkforge.DimTraffic
+			cd[linkforge.DimTraffic] = ""
 		}
-		for d := range last {
-			dims[dk{c.node, c.link, c.at.Truncate(time.Hour), d, cd.Counted(d, c.at.Unix())}]++
+		for d := range linkforge.NumDimensions {
+			v := cd.Counted(d, c.at.Unix())
+			if sd, a, ok := d.StoredAs(v); ok {
+				dims[dk{c.node, c.link, c.at.Truncate(time.Hour), sd, a, v}]++
+			}
 		}
 	}
 	for _, node := range nodes {
@@ -62,18 +64,18 @@ func flushWithLegacy(t *testing.T, s linkforge.Store, legacy, classified []traff
 		}
 		for k, n := range dims {
 			if k.node == node {
-				drows = append(drows, linkforge.DimRow{LinkID: k.link, Hour: k.hour, Dim: k.dim, Value: k.value, Count: n})
+				drows = append(drows, linkforge.DimRow{LinkID: k.link, Hour: k.hour, Dim: k.dim, Automated: k.automated, Value: k.value, Count: n})
 			}
 		}
 		mustUpsertClicks(t, s, node, rows, drows...)
 	}
 }
 
-// LegacyTrafficMigration checks the migration that gives clicks counted
-// before click classification (public dimension rows only) the traffic
-// rows the counter writes for a human click (00023), on a store migrated
-// to the latest version: after down (to the version before it) and up
-// again, every bucket's breakdown of every public dimension sums to the
+// LegacyTrafficMigration checks the migrations that gave clicks counted
+// before click classification the rows of a human click (00023, then
+// 00029's traffic column), on a store migrated to the latest version
+// holding them as human rows: after down (to the version before 00023)
+// and up again, every bucket's breakdown of every public dimension sums to the
 // bucket's count, human and automated under traffic "", human and
 // automated, by the hour where the hour rows are kept and by the day where
 // retention removed them; a link whose clicks are all legacy reads the
@@ -114,17 +116,13 @@ func LegacyTrafficMigration(t *testing.T, s linkforge.Store, down, up func(conte
 	add(&classified, a.ID, "n1", 4, 40, "US", h, 2)
 	add(&classified, a.ID, "n1", 4, 41, "DE", au, 1)
 	flushWithLegacy(t, s, legacy, classified)
-	// A tenant of its own, one hour of one node whose split cannot be
-	// recovered: country's bound put the classified FR click under
-	// "(more)", its shadow did not.
+	// A tenant of its own, one hour of one node whose legacy split could
+	// not be recovered (00023 put it under "(more)").
 	other := mustTenant(t, s, "legacy-traffic-more")
 	c := mustCreateLink(t, s, newLink(other.ID, "legacy-more"))
-	humanCountry, _ := linkforge.ParseDimension("human:country")
-	automatedCountry, _ := linkforge.ParseDimension("automated:country")
 	mustUpsertClicks(t, s, "n1", []linkforge.RollupRow{{LinkID: c.ID, Bucket: ahour(0), Count: 5}},
-		dim(c.ID, 0, linkforge.DimCountry, linkforge.MoreValue, 5), dim(c.ID, 0, linkforge.DimTraffic, h, 2),
-		dim(c.ID, 0, humanCountry, "FR", 2),
-		dim(c.ID, 0, automatedCountry, "(HUMAN)", 2))
+		dim(c.ID, 0, linkforge.DimCountry, linkforge.MoreValue, 3), dim(c.ID, 0, linkforge.DimTraffic, h, 5),
+		dim(c.ID, 0, linkforge.DimCountry, "FR", 2))
 	bound := ahour(-960)
 	runPrune(t, s, linkforge.PruneLinkHours, bound, 1)
 	runPrune(t, s, linkforge.PruneTenantHours, bound, 1)

@@ -69,8 +69,8 @@ func RollupAutomatedMigration(t *testing.T, s linkforge.Store, down, up func(con
 	add(a.ID, "n1", 59, au, 1)
 	add(a.ID, "n2", 61, h, 5) // 23:01
 	add(b.ID, "n1", 7, au, 6)
-	add(b.ID, "n1", 125, h, 1)                              // 00:05 the next day
-	flushClicksOf(t, s, clicks, linkforge.Dimension.Stored) // as the flush: no traffic_minute rows
+	add(b.ID, "n1", 125, h, 1) // 00:05 the next day
+	flushClicks(t, s, clicks)  // as the flush: no traffic_minute rows
 	var queries []linkforge.StatsQuery
 	for _, link := range []int64{0, a.ID, b.ID} {
 		queries = append(queries, linkforge.StatsQuery{TenantID: ten.ID, LinkID: link, From: h0, To: h0.Add(3 * time.Hour), Interval: linkforge.Minute},

@@ -13,8 +13,7 @@ import (
 // trafficClicks is what one node flushes for one link: per minute the
 // clicks and how many of them were automated, as the counter writes them:
 // a rollup row per minute with its automated part and, per hour, the
-// traffic and traffic_minute
-// dimension rows of those clicks.
+// traffic dimension's rows of those clicks.
 func trafficClicks(linkID int64, minutes map[time.Time][2]int64) ([]linkforge.RollupRow, []linkforge.DimRow) {
 	var rows []linkforge.RollupRow
 	type hourKey struct {
@@ -34,16 +33,14 @@ func trafficClicks(linkID int64, minutes map[time.Time][2]int64) ([]linkforge.Ro
 		rows = append(rows, linkforge.RollupRow{LinkID: linkID, Bucket: m, Count: n, Automated: auto})
 		h := m.Truncate(time.Hour)
 		dims[hourKey{h, linkforge.DimTraffic, linkforge.TrafficHuman}] += n - auto
-		dims[hourKey{h, linkforge.DimTrafficMinute, linkforge.TrafficHuman}] += n - auto
 		if auto > 0 {
 			dims[hourKey{h, linkforge.DimTraffic, linkforge.TrafficAutomated}] += auto
-			dims[hourKey{h, linkforge.DimTrafficMinute, linkforge.TrafficMinuteValue(linkforge.TrafficAutomated, m.Unix())}] += auto
 		}
 	}
 	var out []linkforge.DimRow
 	for k, n := range dims {
 		if n > 0 {
-			out = append(out, linkforge.DimRow{LinkID: linkID, Hour: k.hour, Dim: k.dim, Value: k.value, Count: n})
+			out = append(out, linkforge.DimRow{LinkID: linkID, Hour: k.hour, Dim: k.dim, Automated: k.value == linkforge.TrafficAutomated, Value: k.value, Count: n})
 		}
 	}
 	return rows, out
@@ -148,11 +145,12 @@ func flushClicksOf(t *testing.T, s linkforge.Store, clicks []trafficClick, keep 
 		at   time.Time
 	}
 	type dk struct {
-		node  string
-		link  int64
-		hour  time.Time
-		dim   linkforge.Dimension
-		value string
+		node      string
+		link      int64
+		hour      time.Time
+		dim       linkforge.Dimension
+		automated bool
+		value     string
 	}
 	mins, auto, dims := map[mk]int64{}, map[mk]int64{}, map[dk]int64{}
 	for _, c := range clicks {
@@ -162,8 +160,9 @@ func flushClicksOf(t *testing.T, s linkforge.Store, clicks []trafficClick, keep 
 		}
 		cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
 		for d := range linkforge.NumDimensions {
-			if v := cd.Counted(d, c.at.Unix()); keep(d, v) {
-				dims[dk{c.node, c.link, c.at.Truncate(time.Hour), d, v}]++
+			v := cd.Counted(d, c.at.Unix())
+			if sd, a, ok := d.StoredAs(v); ok && keep(d, v) {
+				dims[dk{c.node, c.link, c.at.Truncate(time.Hour), sd, a, v}]++
 			}
 		}
 	}
@@ -177,7 +176,7 @@ func flushClicksOf(t *testing.T, s linkforge.Store, clicks []trafficClick, keep 
 		}
 		for k, n := range dims {
 			if k.node == node {
-				drows = append(drows, linkforge.DimRow{LinkID: k.link, Hour: k.hour, Dim: k.dim, Value: k.value, Count: n})
+				drows = append(drows, linkforge.DimRow{LinkID: k.link, Hour: k.hour, Dim: k.dim, Automated: k.automated, Value: k.value, Count: n})
 			}
 		}
 		mustUpsertClicks(t, s, node, rows, drows...)
@@ -300,38 +299,37 @@ func testExportDailyDims(t *testing.T, s linkforge.Store) {
 	d0 := time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)
 	h, au := linkforge.TrafficHuman, linkforge.TrafficAutomated
 	flushClicks(t, s, []trafficClick{
-		{l1.ID, "n1", d0, "DE", h}, {l1.ID, "n2", d0, "DE", h}, {l1.ID, "n1", d0.Add(time.Hour), "US", au},
+		{l1.ID, "n1", d0, "DE", h}, {l1.ID, "n2", d0, "DE", h}, {l1.ID, "n1", d0, "DE", au}, {l1.ID, "n1", d0.Add(time.Hour), "US", au},
 		{l2.ID, "n1", d0.Add(2 * time.Hour), "FR", h}, {l3.ID, "n1", d0, "DE", h},
 		{l1.ID, "n1", d0.Add(49 * time.Hour), "NL", h}, // outside the range
 	})
-	names := []string{"country", "automated:country"}
-	var got []string
-	var after *linkforge.DailyDimRow
-	for range 20 {
-		page, err := ex.ExportDailyDims(t.Context(), a.ID, d0.Truncate(24*time.Hour), d0.Add(25*time.Hour), names, after, 2)
-		if err != nil {
-			t.Fatal(err)
+	names := []string{"country"}
+	for traffic, want := range map[string][]string{
+		// Both traffics: a value's two rows summed.
+		"": {"export-1 country 11-29 DE=3", "export-1 country 11-30 US=1", "export-2 country 11-30 FR=1"},
+		h:  {"export-1 country 11-29 DE=2", "export-2 country 11-30 FR=1"},
+		au: {"export-1 country 11-29 DE=1", "export-1 country 11-30 US=1"},
+	} {
+		var got []string
+		var after *linkforge.DailyDimRow
+		for range 20 {
+			page, err := ex.ExportDailyDims(t.Context(), a.ID, d0.Truncate(24*time.Hour), d0.Add(25*time.Hour), names, traffic, after, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			if len(page) > 2 {
+				t.Fatalf("page of %d rows, limit 2", len(page))
+			}
+			for _, r := range page {
+				got = append(got, fmt.Sprintf("%s %s %s %s=%d", r.Slug, r.Dimension, r.Day.Format("01-02"), r.Value, r.Count))
+			}
+			after = &page[len(page)-1]
 		}
-		if len(page) == 0 {
-			break
+		if !slices.Equal(got, want) {
+			t.Errorf("traffic=%q export rows:\n %s\nwant\n %s", traffic, strings.Join(got, "\n "), strings.Join(want, "\n "))
 		}
-		if len(page) > 2 {
-			t.Fatalf("page of %d rows, limit 2", len(page))
-		}
-		for _, r := range page {
-			got = append(got, fmt.Sprintf("%s %s %s %s=%d", r.Slug, r.Dimension, r.Day.Format("01-02"), r.Value, r.Count))
-		}
-		after = &page[len(page)-1]
-	}
-	want := []string{
-		"export-1 automated:country 11-29 (HUMAN)=2",
-		"export-1 automated:country 11-30 US=1",
-		"export-1 country 11-29 DE=2",
-		"export-1 country 11-30 US=1",
-		"export-2 automated:country 11-30 (HUMAN)=1",
-		"export-2 country 11-30 FR=1",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("export rows:\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
 	}
 }
