@@ -48,7 +48,7 @@ func viewRollup(t *testing.T, db *sql.DB, s *postgres.DB, ten int64, links []lin
 	if v.Top, err = s.TopLinks(ctx, linkforge.TopLinksQuery{TenantID: ten, From: from, To: to, Limit: 10}); err != nil {
 		t.Fatal(err)
 	}
-	// The country breakdown, directly: the store's reads the traffic
+	// The country breakdown, directly: the store reads the traffic
 	// column of migration 00029.
 	rows, err := db.QueryContext(ctx, `SELECT value, SUM(count)::bigint FROM (
 			SELECT value, count FROM tenant_dims_daily WHERE tenant_id = $1 AND dimension = 'country'
@@ -56,6 +56,7 @@ func viewRollup(t *testing.T, db *sql.DB, s *postgres.DB, ten int64, links []lin
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rows.Close()
 	v.Countries = linkforge.Breakdown{Values: []linkforge.ValueCount{}}
 	for rows.Next() {
 		var vc linkforge.ValueCount
