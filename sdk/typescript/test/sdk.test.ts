@@ -147,7 +147,7 @@ describe("rate limit", () => {
   before(async () => {
     // A token of its own: the limit is per token, so the other tests'
     // bucket is not drained.
-    const made = await unwrap(lf.api.POST("/api/v1/tokens", { body: { name: `sdk-${run}`, role: "viewer" } }));
+    const made = await unwrap(lf.api.POST("/api/v1/tokens", { body: { name: `sdk-${run}`, role: "editor" } }));
     assert.ok(made.token?.startsWith("lf_"));
     limited = made.token ?? "";
     id = made.id;
@@ -155,6 +155,8 @@ describe("rate limit", () => {
 
   after(async () => {
     await unwrap(lf.api.DELETE("/api/v1/tokens/{id}", { params: { path: { id } } }));
+    const slug = `sdk-${run}-retried`;
+    await unwrap(lf.api.DELETE("/api/v1/links/{slug}", { params: { path: { slug } } }));
   });
 
   test("a 429 carries Retry-After, and is waited out", async () => {
@@ -183,7 +185,8 @@ describe("rate limit", () => {
     const refused = await problemOf(unwrap(impatient.api.GET("/api/v1/me")));
     assert.equal(refused.status, 429);
 
-    // The same token with retries: the SDK waits Retry-After, then succeeds.
+    // The same token with retries: the SDK waits Retry-After, then sends
+    // the request again, body and all.
     const waits: number[] = [];
     const retrying = createLinkForge({
       baseUrl,
@@ -194,8 +197,12 @@ describe("rate limit", () => {
         return new Promise((resolve) => setTimeout(resolve, ms));
       },
     });
-    const me = await unwrap(retrying.api.GET("/api/v1/me"));
-    assert.equal(typeof me, "object");
+    const slug = `sdk-${run}-retried`;
+    const link = await unwrap(
+      retrying.api.POST("/api/v1/links", { body: { url: "https://example.com/retried", slug, tags: [tag] } }),
+    );
+    assert.equal(link.slug, slug);
+    assert.equal(link.url, "https://example.com/retried");
     assert.ok(waits.length >= 1, "the first try was not refused");
     assert.ok(waits.every((ms) => ms >= 1000 && ms % 1000 === 0), `waits ${waits.join(",")}`);
   });
