@@ -1,9 +1,10 @@
 // The hand-written layer over the generated client (schema.ts, from
 // web/openapi.json by openapi-typescript; calls by openapi-fetch). It adds
 // only what the generated one does awkwardly: the token, problems as a
-// typed error, waiting out Retry-After on 429 and 503, and cursor
-// pagination as an async iterator. Every operation stays reachable, fully
-// typed, through `api`.
+// typed error, waiting out Retry-After on 429 and 503, cursor pagination
+// as an async iterator, and the live feed (a WebSocket, which the document
+// describes only in prose). Every operation stays reachable, fully typed,
+// through `api`.
 import createClient, { type Client } from "openapi-fetch";
 import type { components, operations, paths } from "./schema.js";
 
@@ -77,6 +78,40 @@ export interface LinkForge {
   links(query?: LinkQuery): AsyncGenerator<Link, void, undefined>;
   /** The pages of GET /api/v1/links, following next_cursor to the end. */
   linkPages(query?: LinkQuery): AsyncGenerator<LinkList, void, undefined>;
+  /**
+   * Follows the live feed (GET /api/v1/live, a WebSocket) until the signal
+   * aborts or the server closes it; resolves with the close code. One
+   * connection, no reconnect: messages sent while disconnected are lost,
+   * so reconnect with backoff and reload the list and stats (and do not
+   * reconnect after 4001, a revoked token).
+   */
+  live(onMessage: (message: LiveMessage) => void, options?: LiveOptions): Promise<LiveClose>;
+}
+
+/** A message of the live feed (docs/dashboard.md, "The live feed"). */
+export type LiveMessage =
+  | { type: "clicks"; link: string; bucket: string; count: number; human?: number; total?: number }
+  | { type: "expired"; link: string; at: string }
+  | { type: "link"; op: "created" | "updated"; link: Link }
+  | { type: "link"; op: "deleted"; link: { id: string; slug: string } };
+
+/** Options of {@link LinkForge.live}. */
+export interface LiveOptions {
+  /** Closes the feed (code 1000). */
+  signal?: AbortSignal;
+  /** Called once the feed is open: load the state the messages update. */
+  onOpen?: () => void;
+  /**
+   * The WebSocket class; default globalThis.WebSocket (browsers, Node.js
+   * 22, Node.js 20 with --experimental-websocket).
+   */
+  WebSocket?: new (url: string, protocols?: string[]) => WebSocket;
+}
+
+/** How the live feed ended. */
+export interface LiveClose {
+  code: number;
+  reason: string;
 }
 
 /** Creates the SDK for one server and token. */
@@ -99,7 +134,53 @@ export function createLinkForge(options: Options): LinkForge {
       yield* page.links;
     }
   }
-  return { api, links, linkPages };
+  function live(onMessage: (message: LiveMessage) => void, liveOptions: LiveOptions = {}): Promise<LiveClose> {
+    const Socket = liveOptions.WebSocket ?? globalThis.WebSocket;
+    if (Socket === undefined) {
+      return Promise.reject(new Error("no WebSocket: pass one in LiveOptions (Node.js 20: --experimental-websocket)"));
+    }
+    if (liveOptions.signal?.aborted) {
+      return Promise.resolve({ code: 1000, reason: "aborted before it opened" });
+    }
+    const url = `${options.baseUrl.replace(/\/+$/, "").replace(/^http/, "ws")}/api/v1/live`;
+    return new Promise((resolve, reject) => {
+      // The subprotocols carry the token: a browser's WebSocket cannot set
+      // an Authorization header, and the server takes both.
+      const ws = new Socket(url, ["linkforge.v1", `bearer.${options.token}`]);
+      let opened = false;
+      const abort = () => ws.close(1000);
+      liveOptions.signal?.addEventListener("abort", abort, { once: true });
+      ws.addEventListener("open", () => {
+        opened = true;
+        liveOptions.onOpen?.();
+      });
+      ws.addEventListener("message", (ev: MessageEvent) => {
+        if (typeof ev.data === "string") {
+          onMessage(JSON.parse(ev.data) as LiveMessage);
+        }
+      });
+      const refused = (how: string) => {
+        liveOptions.signal?.removeEventListener("abort", abort);
+        reject(new Error(`the live feed was refused (${how}): check the URL, the token and the rate limit`));
+      };
+      // A refused handshake is an error event; Node.js 20's WebSocket sends
+      // no close event after it, so it settles the promise here.
+      ws.addEventListener("error", () => {
+        if (!opened) {
+          refused("handshake failed");
+        }
+      });
+      ws.addEventListener("close", (ev: CloseEvent) => {
+        liveOptions.signal?.removeEventListener("abort", abort);
+        if (opened) {
+          resolve({ code: ev.code, reason: ev.reason });
+        } else {
+          refused(`close ${ev.code}`);
+        }
+      });
+    });
+  }
+  return { api, links, linkPages, live };
 }
 
 /** The result shape of every call of the generated client. */

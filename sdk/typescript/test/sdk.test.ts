@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { createLinkForge, ProblemError, unwrap, type Link } from "../src/index.js";
+import { createLinkForge, ProblemError, unwrap, type Link, type LiveMessage } from "../src/index.js";
 
 const baseUrl = process.env.LINKFORGE_URL ?? "";
 const token = process.env.LINKFORGE_TOKEN ?? "";
@@ -137,6 +137,39 @@ describe("problems", () => {
     assert.equal(p.status, 409);
     assert.equal(p.code, "conflict");
     await unwrap(lf.api.DELETE("/api/v1/links/{slug}", { params: { path: { slug } } }));
+  });
+});
+
+describe("live feed", () => {
+  test("a create arrives on the feed", { timeout: 60_000 }, async () => {
+    const slug = `sdk-${run}-live`;
+    const stop = new AbortController();
+    let created: Promise<Link> | undefined;
+    let message: LiveMessage | undefined;
+    await lf.live(
+      (m) => {
+        if (m.type === "link" && m.link.slug === slug) {
+          message = m;
+          stop.abort();
+        }
+      },
+      { signal: stop.signal, onOpen: () => (created = create(slug)) },
+    );
+    const link = await created;
+    assert.ok(message?.type === "link" && message.op === "created", JSON.stringify(message));
+    assert.equal(message.link.slug, slug);
+    assert.equal(message.link.id, link?.id);
+    await unwrap(lf.api.DELETE("/api/v1/links/{slug}", { params: { path: { slug } } }));
+  });
+});
+
+describe("live feed refused", () => {
+  test("an unknown token's feed rejects", { timeout: 60_000 }, async () => {
+    const stranger = createLinkForge({ baseUrl, token: "lf_" + "A".repeat(43) });
+    await assert.rejects(
+      stranger.live(() => assert.fail("a message on a refused feed")),
+      /the live feed was refused/,
+    );
   });
 });
 
