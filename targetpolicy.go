@@ -1,0 +1,67 @@
+package linkforge
+
+import "fmt"
+
+// TargetPolicy decides whether links may point to a host: the operator's
+// target blocklist and allowlist (package blocklist). host is in
+// CanonicalHost's form. entry is the blocklist entry that matched, as the
+// 422 answer names it.
+type TargetPolicy interface {
+	BlockedHost(host string) (entry string, blocked bool)
+}
+
+// TargetURLs calls fn with every target URL of l and the API field that
+// holds it: url, fallback_url, the device URLs, each rule's and each
+// variant's. Empty ones are skipped.
+func (l *Link) TargetURLs(fn func(field, url string)) {
+	for _, f := range []struct{ name, url string }{
+		{"url", l.URL}, {"fallback_url", l.FallbackURL},
+		{"device_urls.ios", l.DeviceURLs.IOS}, {"device_urls.android", l.DeviceURLs.Android},
+		{"device_urls.desktop", l.DeviceURLs.Desktop},
+	} {
+		if f.url != "" {
+			fn(f.name, f.url)
+		}
+	}
+	r := l.Routes()
+	for i, rl := range r.Rules {
+		if rl.URL != "" {
+			fn(fmt.Sprintf("rules[%d].url", i), rl.URL)
+		}
+	}
+	for i, v := range r.Variants {
+		if v.URL != "" {
+			fn(fmt.Sprintf("variants[%d].url", i), v.URL)
+		}
+	}
+}
+
+// CheckTargets returns an EBlockedTarget error naming every target URL of
+// l (validated already) whose host p blocks, each with the entry that
+// matched; nil when none is, or p is nil.
+func CheckTargets(l *Link, p TargetPolicy) error {
+	if p == nil {
+		return nil
+	}
+	var (
+		fields []FieldError
+		first  string
+	)
+	l.TargetURLs(func(field, raw string) {
+		host, err := TargetURLHost(raw)
+		if err != nil {
+			return // the validation that ran before answers it
+		}
+		if entry, ok := p.BlockedHost(host); ok {
+			if first == "" {
+				first = entry
+			}
+			fields = append(fields, FieldError{Field: field, Detail: "its host " + host + " is blocked by the entry " + entry})
+		}
+	})
+	if len(fields) == 0 {
+		return nil
+	}
+	return &Error{Code: EBlockedTarget, Message: fmt.Sprintf("the target of %s is blocked by the operator's blocklist (entry %s)",
+		fields[0].Field, first), Fields: fields}
+}
