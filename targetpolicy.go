@@ -40,6 +40,22 @@ func (l *Link) TargetURLs(fn func(field, url string)) {
 // l (validated already) whose host p blocks, each with the entry that
 // matched; nil when none is, or p is nil.
 func CheckTargets(l *Link, p TargetPolicy) error {
+	return checkTargets(l, p, nil)
+}
+
+// CheckNewTargets is CheckTargets of the target URLs of l that old (the
+// link before an update) did not have: a tenant may still edit, disable
+// or repoint a link whose target was blocked after it was made.
+func CheckNewTargets(old, l *Link, p TargetPolicy) error {
+	if p == nil {
+		return nil
+	}
+	kept := make(map[string]bool)
+	old.TargetURLs(func(_, u string) { kept[u] = true })
+	return checkTargets(l, p, kept)
+}
+
+func checkTargets(l *Link, p TargetPolicy, kept map[string]bool) error {
 	if p == nil {
 		return nil
 	}
@@ -48,6 +64,9 @@ func CheckTargets(l *Link, p TargetPolicy) error {
 		first  string
 	)
 	l.TargetURLs(func(field, raw string) {
+		if kept[raw] {
+			return
+		}
 		host, err := TargetURLHost(raw)
 		if err != nil {
 			return // the validation that ran before answers it

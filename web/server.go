@@ -153,6 +153,9 @@ type Config struct {
 	// RobotsAllow makes /robots.txt allow every crawler; the default keeps
 	// them all out (wellknown.go).
 	RobotsAllow bool
+	// Targets is the operator's target blocklist, for the link service
+	// built when Links is nil (tests); nil: none.
+	Targets linkforge.TargetPolicy
 	// AbuseContact is the Contact of /.well-known/security.txt (a mailto:
 	// or https: URI); empty: that file answers 404.
 	AbuseContact string
