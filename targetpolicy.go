@@ -1,6 +1,10 @@
 package linkforge
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"time"
+)
 
 // TargetPolicy decides whether links may point to a host: the operator's
 // target blocklist and allowlist (package blocklist). host is in
@@ -83,4 +87,38 @@ func checkTargets(l *Link, p TargetPolicy, kept map[string]bool) error {
 	}
 	return &Error{Code: EBlockedTarget, Message: fmt.Sprintf("the target of %s is blocked by the operator's blocklist (entry %s)",
 		fields[0].Field, first), Fields: fields}
+}
+
+// The lists of the operator's TargetEntry.
+const (
+	TargetBlock = "block" // GET|POST|DELETE /api/v1/operator/blocklist
+	TargetAllow = "allow" // .../allowlist: wins over every blocklist entry
+)
+
+// MaxTargetNote bounds the note of a TargetEntry, in characters.
+const MaxTargetNote = 500
+
+// TargetEntry is one entry of the operator's blocklist or allowlist,
+// stored in the database so that every node applies it (the --blocklist
+// files are each node's own). Host is canonical (package blocklist's
+// Normalize); it blocks or allows itself and every host under it.
+type TargetEntry struct {
+	ID        int64
+	List      string // TargetBlock or TargetAllow
+	Host      string
+	Note      string
+	CreatedAt time.Time
+}
+
+// TargetEntryStore keeps the operator's TargetEntry values. Each write
+// made with an actor (WithActor) is audited in the operator's log.
+type TargetEntryStore interface {
+	// TargetEntries returns every entry of both lists, by list and host.
+	TargetEntries(ctx context.Context) ([]TargetEntry, error)
+	// AddTargetEntry stores e and returns it with its ID and CreatedAt.
+	// EConflict: the list has the host already.
+	AddTargetEntry(ctx context.Context, e TargetEntry) (TargetEntry, error)
+	// DeleteTargetEntry deletes the host from the list and returns the
+	// entry. ENotFound: the list has no such host.
+	DeleteTargetEntry(ctx context.Context, list, host string) (TargetEntry, error)
 }
