@@ -1,12 +1,15 @@
 package blocklist
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/linkforge/linkforge"
 )
 
 // Files are the --blocklist files and the operator's entries, merged into
@@ -22,6 +25,7 @@ type Files struct {
 	mu       sync.Mutex // serializes Load, Reload and SetOperator
 	files    map[string]*file
 	operator Lists // the operator's entries (the database's)
+	store    linkforge.TargetEntryStore
 
 	lists atomic.Pointer[Lists] // the merged lists, read by BlockedHost
 }
@@ -123,6 +127,44 @@ func (f *Files) SetOperator(l Lists) {
 	f.merge()
 }
 
+// UseStore makes RefreshOperator read the operator's entries from st.
+func (f *Files) UseStore(st linkforge.TargetEntryStore) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.store = st
+}
+
+// RefreshOperator reads the operator's entries from the store of
+// UseStore (none: nothing to do) and applies them: after the operator's
+// write on this node at once, and on the others at their next Run tick.
+// An entry stored in a form Normalize no longer accepts is skipped.
+func (f *Files) RefreshOperator(ctx context.Context) error {
+	f.mu.Lock()
+	st := f.store
+	f.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	entries, err := st.TargetEntries(ctx)
+	if err != nil {
+		return fmt.Errorf("blocklist: operator entries: %w", err)
+	}
+	l := Lists{Block: &Set{}, Allow: &Set{}}
+	for _, e := range entries {
+		h, err := Normalize(e.Host)
+		if err != nil {
+			continue
+		}
+		if e.List == linkforge.TargetAllow {
+			l.Allow.Add(h, h)
+		} else {
+			l.Block.Add(h, h)
+		}
+	}
+	f.SetOperator(l)
+	return nil
+}
+
 // merge publishes the union of the files and the operator's entries.
 func (f *Files) merge() {
 	block, allow := &Set{}, &Set{}
@@ -145,8 +187,9 @@ func (f *Files) BlockedHost(host string) (string, bool) {
 	return f.lists.Load().BlockedHost(host)
 }
 
-// Run calls Reload every interval until stop is closed; tick, when not
-// nil, replaces the ticker's channel (tests drive it).
+// Run calls Reload and RefreshOperator every interval until stop is
+// closed; tick, when not nil, replaces the ticker's channel (tests drive
+// it).
 func (f *Files) Run(interval time.Duration, tick <-chan time.Time, stop <-chan struct{}) {
 	if tick == nil {
 		t := time.NewTicker(interval)
@@ -159,6 +202,11 @@ func (f *Files) Run(interval time.Duration, tick <-chan time.Time, stop <-chan s
 			return
 		case <-tick:
 			f.Reload()
+			ctx, cancel := context.WithTimeout(context.Background(), interval/2+time.Second)
+			if err := f.RefreshOperator(ctx); err != nil {
+				f.logger.Error("blocklist: keeping the operator's entries read last", "error", err)
+			}
+			cancel()
 		}
 	}
 }

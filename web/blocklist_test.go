@@ -112,3 +112,82 @@ func TestBlockedTargets(t *testing.T) {
 		}
 	})
 }
+
+// TestOperatorTargetEntries: the operator's blocklist and allowlist
+// entries, through the API: added in any spelling (stored canonical),
+// listed, refused twice (409) or when a public suffix (400), in force on
+// this node at once and on another node at its next refresh, the
+// allowlist winning; removed (204, then
+// 404); audited in the operator's log.
+func TestOperatorTargetEntries(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		files := blocklist.NewFiles(nil, nil)
+		files.UseStore(s)
+		e := newEnv(t, s, func(c *web.Config) { c.Targets = files })
+		other := blocklist.NewFiles(nil, nil)
+		other.UseStore(s)
+		_, tok := mustTenantToken(t, s, "acme")
+		op := mustOperatorToken(t, s, "ops")
+
+		r := e.do(http.MethodPost, "/api/v1/operator/blocklist", op, `{"host":"https://Login.EVIL.example./x","note":"phishing kit"}`)
+		mustStatus(t, r, http.StatusCreated)
+		if got := mustJSON[struct{ Host, Note string }](t, r); got.Host != "login.evil.example" || got.Note != "phishing kit" {
+			t.Errorf("the entry: %+v", got)
+		}
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/operator/blocklist", op, `{"host":"bücher.example"}`), http.StatusCreated)
+		mustProblem(t, e.do(http.MethodPost, "/api/v1/operator/blocklist", op, `{"host":"LOGIN.evil.example"}`), http.StatusConflict, "")
+		mustProblem(t, e.do(http.MethodPost, "/api/v1/operator/blocklist", op, `{"host":"co.uk"}`), http.StatusBadRequest, "host")
+		mustProblem(t, e.do(http.MethodPost, "/api/v1/operator/blocklist", op, `{"host":"a b"}`), http.StatusBadRequest, "host")
+		mustProblem(t, e.do(http.MethodPost, "/api/v1/operator/allowlist", op, `{"note":"x"}`), http.StatusBadRequest, "host")
+
+		list := mustJSON[struct {
+			Entries []struct{ Host string } `json:"entries"`
+		}](t, e.do(http.MethodGet, "/api/v1/operator/blocklist", op, ""))
+		if len(list.Entries) != 2 || list.Entries[0].Host != "login.evil.example" || list.Entries[1].Host != "xn--bcher-kva.example" {
+			t.Errorf("the blocklist: %+v", list.Entries)
+		}
+
+		// In force on this node at once.
+		mustBlocked(t, e.do(http.MethodPost, "/api/v1/links", tok, `{"url":"https://a.login.evil.example/"}`), "url", "login.evil.example")
+		mustBlocked(t, e.do(http.MethodPost, "/api/v1/links", tok, `{"url":"https://BÜCHER.example/"}`), "url", "xn--bcher-kva.example")
+		e.mustCreate(tok, `{"url":"https://evil.example/"}`) // above the entry: not blocked
+		// On another node at its next refresh (the minute's tick).
+		if _, ok := other.BlockedHost("login.evil.example"); ok {
+			t.Error("the other node applies the entry before its refresh")
+		}
+		if err := other.RefreshOperator(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if entry, ok := other.BlockedHost("x.login.evil.example"); !ok || entry != "login.evil.example" {
+			t.Errorf("the other node after its refresh: %q %v", entry, ok)
+		}
+
+		// The allowlist wins (over a file's entries too: package
+		// blocklist's TestFilesReload).
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/operator/allowlist", op, `{"host":"ok.login.evil.example"}`), http.StatusCreated)
+		e.mustCreate(tok, `{"url":"https://ok.login.evil.example/"}`)
+		mustBlocked(t, e.do(http.MethodPost, "/api/v1/links", tok, `{"url":"https://ko.login.evil.example/"}`), "url", "login.evil.example")
+
+		mustStatus(t, e.do(http.MethodDelete, "/api/v1/operator/blocklist?host=LOGIN.evil.example", op, ""), http.StatusNoContent)
+		mustProblem(t, e.do(http.MethodDelete, "/api/v1/operator/blocklist?host=login.evil.example", op, ""), http.StatusNotFound, "")
+		mustProblem(t, e.do(http.MethodDelete, "/api/v1/operator/blocklist", op, ""), http.StatusBadRequest, "host")
+		e.mustCreate(tok, `{"url":"https://ko.login.evil.example/"}`)
+
+		evs := mustJSON[struct {
+			Events []struct {
+				Action string `json:"action"`
+				Target string `json:"target"`
+			} `json:"events"`
+		}](t, e.do(http.MethodGet, "/api/v1/operator/audit", op, ""))
+		var got []string
+		for _, ev := range evs.Events {
+			got = append(got, ev.Action+" "+ev.Target)
+		}
+		want := []string{"operator.target_remove block login.evil.example", "operator.target_add allow ok.login.evil.example",
+			"operator.target_add block xn--bcher-kva.example", "operator.target_add block login.evil.example"}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("operator audit: %q, want %q", got, want)
+		}
+	})
+}

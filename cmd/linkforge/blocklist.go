@@ -23,15 +23,17 @@ func (a *app) loadBlocklist() (*blocklist.Files, error) {
 	return f, nil
 }
 
-// startBlocklist loads the --blocklist files and reloads them every
-// blocklistReload until the node stops.
-func (a *app) startBlocklist(lc *lifecycle) (*blocklist.Files, error) {
+// startBlocklist loads the --blocklist files and the operator's entries
+// of st, and reads both again every blocklistReload until the node stops:
+// the operator's writes on another node are in force here within that.
+func (a *app) startBlocklist(lc *lifecycle, st store) (*blocklist.Files, error) {
 	f, err := a.loadBlocklist()
 	if err != nil {
 		return nil, err
 	}
-	if len(a.cfg.Blocklists) == 0 {
-		return f, nil
+	f.UseStore(st)
+	if err := f.RefreshOperator(a.ctx); err != nil {
+		return nil, err
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {

@@ -179,6 +179,10 @@ func (a *app) linkService(st store) (*links.Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blocklist (--blocklist): %w", err)
 	}
+	targets.UseStore(st)
+	if err := targets.RefreshOperator(a.ctx); err != nil {
+		return nil, err
+	}
 	return links.New(links.Config{Store: st, SelfHosts: self, SelfHostsOf: verifiedHosts(st, self),
 		ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: a.domainBases(st), Domain: resolve, Targets: targets})
 }

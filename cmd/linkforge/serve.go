@@ -235,10 +235,6 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	if err != nil {
 		return "", nil, failed("cannot open geoip database (--geoip-db)", err)
 	}
-	targets, err := a.startBlocklist(lc)
-	if err != nil {
-		return "", nil, failed("cannot load the target blocklist (--blocklist)", err)
-	}
 	// The outbox writes of this node wake its scheduler at once, and on a
 	// cluster the other nodes' through the bus (webhook.Announce): the
 	// store tells deliveriesDue, the scheduler listens on schedDue, which
@@ -247,6 +243,10 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	st, registry, hub, err := a.openNodeStore(lc, deliveriesDue)
 	if err != nil {
 		return "", nil, err
+	}
+	targets, err := a.startBlocklist(lc, st)
+	if err != nil {
+		return "", nil, failed("cannot load the target blocklist (--blocklist)", err)
 	}
 	journal, id, err := a.openJournal(lc)
 	if err != nil {
@@ -661,6 +661,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		NotFoundURL:  a.cfg.NotFoundURL,
 		RobotsAllow:  a.cfg.RobotsAllow,
 		AbuseContact: a.cfg.AbuseContact,
+		Targets:      targets,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,
