@@ -47,15 +47,19 @@ func CheckTargets(l *Link, p TargetPolicy) error {
 	return checkTargets(l, p, nil)
 }
 
-// CheckNewTargets is CheckTargets of the target URLs of l that old (the
-// link before an update) did not have: a tenant may still edit, disable
-// or repoint a link whose target was blocked after it was made.
-func CheckNewTargets(old, l *Link, p TargetPolicy) error {
-	if p == nil {
-		return nil
-	}
-	kept := make(map[string]bool)
-	old.TargetURLs(func(_, u string) { kept[u] = true })
+// TargetURLSet is the set of l's target URLs, for CheckNewTargets: taken
+// before an update changes l (its routing is shared, not copied).
+func TargetURLSet(l *Link) map[string]bool {
+	set := make(map[string]bool)
+	l.TargetURLs(func(_, u string) { set[u] = true })
+	return set
+}
+
+// CheckNewTargets is CheckTargets of the target URLs of l that are not in
+// kept (TargetURLSet of the link before an update): a tenant may still
+// edit, disable or repoint a link whose target was blocked after it was
+// made.
+func CheckNewTargets(kept map[string]bool, l *Link, p TargetPolicy) error {
 	return checkTargets(l, p, kept)
 }
 

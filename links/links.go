@@ -229,7 +229,7 @@ func (s *Service) Update(ctx context.Context, tenantID, domainID int64, slug str
 	}
 	self := s.self(ctx) // read before the transaction: it may load the host table
 	l, err := s.store.UpdateLink(ctx, tenantID, domainID, slug, func(l *linkforge.Link) error {
-		old := *l
+		kept := linkforge.TargetURLSet(l) // before Apply, which may edit the shared routing
 		if p.Apply != nil {
 			p.Apply(l)
 		}
@@ -239,7 +239,7 @@ func (s *Service) Update(ctx context.Context, tenantID, domainID int64, slug str
 		if err := rules.Validate(l, self); err != nil {
 			return err
 		}
-		return linkforge.CheckNewTargets(&old, l, s.targets)
+		return linkforge.CheckNewTargets(kept, l, s.targets)
 	})
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("update link: %w", err)

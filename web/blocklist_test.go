@@ -75,6 +75,10 @@ func TestBlockedTargets(t *testing.T) {
 		// edited (here disabled) without changing its target.
 		mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "old", URL: "https://evil.example/old"})
 		mustStatus(t, e.do(http.MethodPatch, "/api/v1/links/old", tok, `{"title":"flagged","disabled":true}`), http.StatusOK)
+		// A link with rules whose rule URL is changed to a blocked one.
+		e.mustCreate(tok, `{"slug":"ru","url":"https://ok.example/","rules":[{"conditions":[{"type":"country","value":"DE"}],"url":"https://ok.example/de"}]}`)
+		mustBlocked(t, e.do(http.MethodPatch, "/api/v1/links/ru", tok,
+			`{"rules":[{"conditions":[{"type":"country","value":"DE"}],"url":"https://evil.example/de"}]}`), "rules[0].url", "evil.example")
 
 		// Bulk: the blocked item alone answers 422.
 		r := e.do(http.MethodPost, "/api/v1/bulk/links", tok, `{"links":[{"slug":"b1","url":"https://fine.example/"},{"slug":"b2","url":"https://evil.example/"}]}`)
