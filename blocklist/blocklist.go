@@ -119,6 +119,9 @@ func (l Lists) BlockedHost(host string) (string, bool) {
 	return entry, true
 }
 
+// Empty reports whether l blocks nothing.
+func (l Lists) Empty() bool { return l.Block == nil || l.Block.Len() == 0 }
+
 // BlockedURL is BlockedHost of the host of a target URL; a URL whose host
 // cannot be read is not blocked (the target check refuses it).
 func (l Lists) BlockedURL(raw string) (string, bool) {

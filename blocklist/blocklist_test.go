@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/blocklist"
 )
 
@@ -228,5 +229,26 @@ func TestRun(t *testing.T) {
 	<-done
 	if _, ok := f.BlockedHost("two.test"); !ok {
 		t.Error("after a tick: two.test not blocked")
+	}
+}
+
+// TestEmpty: a policy that blocks nothing says so, and CheckTargets lets
+// every link through it; one entry makes it non-empty.
+func TestEmpty(t *testing.T) {
+	f := blocklist.NewFiles(nil, nil)
+	if !f.Empty() || !(blocklist.Lists{}).Empty() {
+		t.Error("no files, no entries: want Empty")
+	}
+	l := &linkforge.Link{URL: "https://evil.test/"}
+	if err := linkforge.CheckTargets(l, f); err != nil {
+		t.Errorf("CheckTargets through an empty policy: %v", err)
+	}
+	f.SetOperator(blocklist.Lists{Block: mustParse(t, "evil.test\n", blocklist.Domains).Set})
+	if f.Empty() {
+		t.Error("one entry: want not Empty")
+	}
+	err := linkforge.CheckTargets(l, f)
+	if linkforge.ErrorCode(err) != linkforge.EBlockedTarget {
+		t.Errorf("CheckTargets: %v, want blocked_target", err)
 	}
 }

@@ -187,6 +187,10 @@ func (f *Files) BlockedHost(host string) (string, bool) {
 	return f.lists.Load().BlockedHost(host)
 }
 
+// Empty reports whether f blocks nothing (linkforge.CheckTargets then
+// parses no URL).
+func (f *Files) Empty() bool { return f.lists.Load().Empty() }
+
 // Run calls Reload and RefreshOperator every interval until stop is
 // closed; tick, when not nil, replaces the ticker's channel (tests drive
 // it).
