@@ -3,6 +3,7 @@ package blocklist_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -250,5 +251,25 @@ func TestEmpty(t *testing.T) {
 	err := linkforge.CheckTargets(l, f)
 	if linkforge.ErrorCode(err) != linkforge.EBlockedTarget {
 		t.Errorf("CheckTargets: %v, want blocked_target", err)
+	}
+}
+
+// BenchmarkBlockedURL: one target checked against 100,000 entries (a
+// large feed), as each create checks each of its URLs.
+func BenchmarkBlockedURL(b *testing.B) {
+	var sb strings.Builder
+	for i := range 100_000 {
+		sb.WriteString("host" + strconv.Itoa(i) + ".feed.test\n")
+	}
+	r, err := blocklist.Parse([]byte(sb.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := blocklist.Lists{Block: r.Set}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := l.BlockedURL("https://a.b.c.host99999.feed.test/path?q=1"); !ok {
+			b.Fatal("not blocked")
+		}
 	}
 }
