@@ -80,6 +80,10 @@ const (
 	// AuditOperatorToken is in the operator's log alone.
 	AuditOperatorToken       = "operator.token_create" // target: the token id
 	AuditOperatorTokenRevoke = "operator.token_revoke" // target: the token id
+	// AuditTargetAdd and AuditTargetRemove are the operator's blocklist
+	// and allowlist entries, in its log alone.
+	AuditTargetAdd    = "operator.target_add"    // target: "block HOST" or "allow HOST"
+	AuditTargetRemove = "operator.target_remove" // target: "block HOST" or "allow HOST"
 )
 
 // AuditEvent is one write, as the audit log keeps it.

@@ -22,6 +22,7 @@ const (
 	EUnavailable   = "unavailable"    // 503: the database cannot be reached
 	EQuotaExceeded = "quota_exceeded" // 403: a tenant quota (max_links, webhooks) is reached
 	EForbidden     = "forbidden"      // 403: the caller's role lacks the operation
+	EBlockedTarget = "blocked_target" // 422: a target URL's host is on the operator's blocklist
 
 	// Codes of the HTTP layer itself, about the request rather than the
 	// resource.

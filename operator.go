@@ -116,6 +116,7 @@ type OperatorStore interface {
 	OperatorAudit(ctx context.Context, limit int, before int64) ([]AuditEvent, error)
 	// SetUserOperator makes the user of email an operator, or not.
 	SetUserOperator(ctx context.Context, email string, operator bool) error
+	TargetEntryStore
 }
 
 // TargetHostPatterns are the LIKE patterns (without escapes: host is a

@@ -341,3 +341,32 @@ func SelfHost(u *url.URL) string {
 	}
 	return host + ":" + port
 }
+
+// CanonicalHost returns the host of host as a browser connects to it, the
+// form the target blocklist (package blocklist) compares: a lowercase
+// ASCII name (punycode for IDN labels, no trailing dot) or an IP address
+// (IPv4 in dotted decimal, whatever form it was written in; IPv6 without
+// brackets). host may be bracketed IPv6.
+func CanonicalHost(host string) (string, error) {
+	inner, bracketed := strings.CutPrefix(host, "[")
+	if bracketed {
+		inner = strings.TrimSuffix(inner, "]")
+	}
+	h, err := parseHost(inner, bracketed)
+	if err != nil {
+		return "", fmt.Errorf("host %w", err)
+	}
+	if h.addr.IsValid() {
+		return h.addr.Unmap().String(), nil
+	}
+	return h.name, nil
+}
+
+// TargetURLHost is CanonicalHost of the host of the URL raw.
+func TargetURLHost(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("target url: %w", err)
+	}
+	return CanonicalHost(u.Hostname())
+}

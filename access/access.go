@@ -157,6 +157,12 @@ var table = map[string]Requirement{
 	"POST /api/v1/operator/links/:id/block":       operator,
 	"DELETE /api/v1/operator/links/:id/block":     operator,
 	"GET /api/v1/operator/audit":                  operator,
+	"GET /api/v1/operator/blocklist":              operator,
+	"POST /api/v1/operator/blocklist":             operator,
+	"DELETE /api/v1/operator/blocklist":           operator,
+	"GET /api/v1/operator/allowlist":              operator,
+	"POST /api/v1/operator/allowlist":             operator,
+	"DELETE /api/v1/operator/allowlist":           operator,
 
 	// A domain's verification answer: the token is not a secret, and the
 	// verifier fetching it holds no credential.

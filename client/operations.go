@@ -21,6 +21,12 @@ var Operations = []Operation{
 	{"POST", "/api/v1/operator/links/{id}/block", "BlockLink"},
 	{"DELETE", "/api/v1/operator/links/{id}/block", "UnblockLink"},
 	{"GET", "/api/v1/operator/audit", "OperatorAudit"},
+	{"GET", "/api/v1/operator/blocklist", "Blocklist"},
+	{"POST", "/api/v1/operator/blocklist", "AddBlocklistEntry"},
+	{"DELETE", "/api/v1/operator/blocklist", "DeleteBlocklistEntry"},
+	{"GET", "/api/v1/operator/allowlist", "Allowlist"},
+	{"POST", "/api/v1/operator/allowlist", "AddAllowlistEntry"},
+	{"DELETE", "/api/v1/operator/allowlist", "DeleteAllowlistEntry"},
 	{"POST", "/api/v1/links", "CreateLink"},
 	{"GET", "/api/v1/links", "ListLinks"}, // and Links, its iterator
 	{"GET", "/api/v1/links/{slug}", "Link"},

@@ -124,3 +124,69 @@ func (c *Client) OperatorAudit(ctx context.Context, limit int, cursor string) ([
 	}
 	return out.Events, next, err
 }
+
+// TargetEntry is an entry of the operator's blocklist or allowlist: Host
+// (canonical: ASCII, lowercase) and the hosts under it.
+type TargetEntry struct {
+	Host      string    `json:"host"`
+	Note      string    `json:"note"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Blocklist lists the operator's blocklist (GET /api/v1/operator/blocklist):
+// no link may point to these hosts or the hosts under them (CodeBlockedTarget).
+func (c *Client) Blocklist(ctx context.Context) ([]TargetEntry, error) {
+	return c.targetEntries(ctx, "blocklist")
+}
+
+// Allowlist lists the operator's allowlist (GET /api/v1/operator/allowlist),
+// which wins over every blocklist entry.
+func (c *Client) Allowlist(ctx context.Context) ([]TargetEntry, error) {
+	return c.targetEntries(ctx, "allowlist")
+}
+
+// AddBlocklistEntry adds host (any spelling, or a URL) to the blocklist
+// (POST /api/v1/operator/blocklist).
+func (c *Client) AddBlocklistEntry(ctx context.Context, host, note string) (TargetEntry, error) {
+	return c.addTargetEntry(ctx, "blocklist", host, note)
+}
+
+// AddAllowlistEntry adds host to the allowlist (POST /api/v1/operator/allowlist).
+func (c *Client) AddAllowlistEntry(ctx context.Context, host, note string) (TargetEntry, error) {
+	return c.addTargetEntry(ctx, "allowlist", host, note)
+}
+
+// DeleteBlocklistEntry removes host from the blocklist
+// (DELETE /api/v1/operator/blocklist?host=).
+func (c *Client) DeleteBlocklistEntry(ctx context.Context, host string) error {
+	return c.deleteTargetEntry(ctx, "blocklist", host)
+}
+
+// DeleteAllowlistEntry removes host from the allowlist
+// (DELETE /api/v1/operator/allowlist?host=).
+func (c *Client) DeleteAllowlistEntry(ctx context.Context, host string) error {
+	return c.deleteTargetEntry(ctx, "allowlist", host)
+}
+
+func (c *Client) targetEntries(ctx context.Context, list string) ([]TargetEntry, error) {
+	var out struct {
+		Entries []TargetEntry `json:"entries"`
+	}
+	err := c.call(ctx, request{method: http.MethodGet, path: "/api/v1/operator/" + list, want: http.StatusOK}, &out)
+	return out.Entries, err
+}
+
+func (c *Client) addTargetEntry(ctx context.Context, list, host, note string) (TargetEntry, error) {
+	var out TargetEntry
+	body := struct {
+		Host string `json:"host"`
+		Note string `json:"note,omitempty"`
+	}{host, note}
+	err := c.call(ctx, request{method: http.MethodPost, path: "/api/v1/operator/" + list, body: body, want: http.StatusCreated}, &out)
+	return out, err
+}
+
+func (c *Client) deleteTargetEntry(ctx context.Context, list, host string) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/operator/" + list,
+		query: url.Values{"host": {host}}, want: http.StatusNoContent}, nil)
+}

@@ -87,6 +87,10 @@ func (s *Service) bulkItems(batch []NewLink, results []Result) ([]bulkItem, map[
 	)
 	for i, nl := range batch {
 		it := bulkItem{index: i, link: nl.Link, password: nl.Password}
+		if err := linkforge.CheckTargets(&it.link, s.targets); err != nil {
+			results[i].Err = err
+			continue
+		}
 		if slug := it.link.Slug; slug != "" {
 			if taken[slug] {
 				results[i].Err = slugTaken(slug, nil)

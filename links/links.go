@@ -99,6 +99,10 @@ type Config struct {
 	// of SelfHosts: the public host and every verified domain, which
 	// change while the server runs.
 	SelfHostsOf func(ctx context.Context) []string
+	// Targets is the operator's target blocklist: a create, update, bulk
+	// item or import line with a blocked target is refused
+	// (EBlockedTarget). nil: none.
+	Targets linkforge.TargetPolicy
 	// ShortBase is the server's public URL without a trailing slash, the
 	// base of the JSON export's short_url (ShortBase).
 	ShortBase string
@@ -122,6 +126,7 @@ type Service struct {
 	selfHosts []string
 	selfOf    func(ctx context.Context) []string
 	shortBase string
+	targets   linkforge.TargetPolicy
 	baseOf    func(l linkforge.Link) Base
 	domain    func(ctx context.Context, tenantID int64, host string) (int64, error)
 }
@@ -141,7 +146,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
 		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, selfOf: cfg.SelfHostsOf, shortBase: cfg.ShortBase,
-		baseOf: cfg.BaseOf, domain: cfg.Domain}, nil
+		baseOf: cfg.BaseOf, domain: cfg.Domain, targets: cfg.Targets}, nil
 }
 
 // NewLink is a link to create: validated already, with its tenant, and
@@ -164,6 +169,9 @@ func (s *Service) Create(ctx context.Context, nl NewLink) (linkforge.Link, error
 	// The entry points check the other fields as they read them; the
 	// routing fields are checked here, for every one of them.
 	if err := linkforge.InvalidFields(rules.ValidateRouting(&l, s.self(ctx))); err != nil {
+		return linkforge.Link{}, fmt.Errorf("create link: %w", err)
+	}
+	if err := linkforge.CheckTargets(&l, s.targets); err != nil {
 		return linkforge.Link{}, fmt.Errorf("create link: %w", err)
 	}
 	if nl.Password != "" {
@@ -221,13 +229,17 @@ func (s *Service) Update(ctx context.Context, tenantID, domainID int64, slug str
 	}
 	self := s.self(ctx) // read before the transaction: it may load the host table
 	l, err := s.store.UpdateLink(ctx, tenantID, domainID, slug, func(l *linkforge.Link) error {
+		kept := linkforge.TargetURLSet(l) // before Apply, which may edit the shared routing
 		if p.Apply != nil {
 			p.Apply(l)
 		}
 		if p.SetPassword {
 			l.PasswordHash = hash
 		}
-		return rules.Validate(l, self)
+		if err := rules.Validate(l, self); err != nil {
+			return err
+		}
+		return linkforge.CheckNewTargets(kept, l, s.targets)
 	})
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("update link: %w", err)

@@ -76,6 +76,7 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 		Tenant:        tenant,
 		DomainMap:     o.DomainMap,
 		SelfHosts:     s.self(ctx),
+		Targets:       s.targets,
 		PasswordLimit: o.PasswordLimit,
 		Progress:      o.Progress,
 		Created: func(links []linkforge.Link) {

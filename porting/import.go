@@ -55,6 +55,9 @@ type Options struct {
 	// SelfHosts are the server's own hosts, for the redirect-loop check of
 	// linkforge.ValidateTargetURL.
 	SelfHosts []string
+	// Targets is the operator's target blocklist: a line with a blocked
+	// target is an error line (EBlockedTarget). nil: none.
+	Targets linkforge.TargetPolicy
 	// PasswordLimit is the highest argon2id cost a password_hash of the
 	// file may have (zero: password.DefaultParams): a hash costlier than
 	// the server's own would make each unlock attempt of the link costly.
@@ -321,6 +324,9 @@ func (im *importer) write(links []linkforge.Link) error {
 func validate(l *linkforge.Link, opt Options) error {
 	l.Tags = linkforge.NormalizeTags(l.Tags)
 	err := rules.Validate(l, opt.SelfHosts)
+	if err == nil {
+		err = linkforge.CheckTargets(l, opt.Targets)
+	}
 	if l.PasswordHash == "" {
 		return err
 	}

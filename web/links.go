@@ -111,7 +111,8 @@ func (s *Server) deleteLink(c echo.Context) error {
 func (s *Server) newLinkService(cfg Config) (*links.Service, error) {
 	c := links.Config{Store: cfg.Store, Hasher: s.passwords, Cache: s.cache,
 		Publisher:   links.NewFeed(cfg.LinkFeed, cfg.Store, s.addresses.Base, s.logger),
-		SelfHostsOf: s.cache.LoopHosts, ShortBase: s.shortBase, BaseOf: s.addresses.Base, Domain: s.domains.ResolveID}
+		SelfHostsOf: s.cache.LoopHosts, ShortBase: s.shortBase, BaseOf: s.addresses.Base, Domain: s.domains.ResolveID,
+		Targets: cfg.Targets}
 	// A nil interface of web's stays a nil one of links': nobody to tell.
 	if cfg.Peers != nil {
 		c.Peers = cfg.Peers

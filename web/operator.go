@@ -44,6 +44,7 @@ func (s *Server) operatorRouteTable(r *router) {
 		append(op(http.MethodPost, pathOperatorBlock), limitBody, requireJSON)...)
 	r.add(http.MethodDelete, pathOperatorBlock, false, s.unblockLink, op(http.MethodDelete, pathOperatorBlock)...)
 	r.add(http.MethodGet, pathOperatorAudit, false, s.operatorAudit, op(http.MethodGet, pathOperatorAudit)...)
+	s.targetsRouteTable(r, op) // targets.go
 }
 
 // operatorBucket offsets the rate limit's bucket of an operator token, so

@@ -345,6 +345,14 @@ func TestOperatorRefusesTenantCredentials(t *testing.T) {
 			if o.method == http.MethodPost && strings.HasSuffix(path, "/block") {
 				body = `{"reason":"walk"}`
 			}
+			if strings.HasSuffix(path, "list") {
+				if o.method == http.MethodPost {
+					body = `{"host":"walk.example"}`
+				}
+				if o.method == http.MethodDelete {
+					path += "?host=walk.example"
+				}
+			}
 			for _, role := range linkforge.Roles {
 				for kind, r := range map[string]response{
 					"token":   e.do(o.method, path, tokens[role], body),
@@ -368,8 +376,8 @@ func TestOperatorRefusesTenantCredentials(t *testing.T) {
 				}
 			}
 		}
-		if ops != 7 {
-			t.Errorf("walked %d operator operations, want 7", ops)
+		if ops != 13 {
+			t.Errorf("walked %d operator operations, want 13", ops)
 		}
 		if got := mustTenantLink(t, s, tenantID, "s1"); got.State() != linkforge.LinkActive {
 			t.Errorf("after the refusals the link is %s", got.State())

@@ -153,6 +153,11 @@ type Config struct {
 	// RobotsAllow makes /robots.txt allow every crawler; the default keeps
 	// them all out (wellknown.go).
 	RobotsAllow bool
+	// Targets is the operator's target blocklist (a *blocklist.Files):
+	// the link service built when Links is nil (tests) checks targets
+	// with it, and the operator's writes of its entries refresh it. nil:
+	// none.
+	Targets linkforge.TargetPolicy
 	// AbuseContact is the Contact of /.well-known/security.txt (a mailto:
 	// or https: URI); empty: that file answers 404.
 	AbuseContact string
@@ -237,6 +242,7 @@ type Server struct {
 	// robotsAllow and abuseContact are Config's (wellknown.go).
 	robotsAllow  bool
 	abuseContact string
+	targets      linkforge.TargetPolicy // Config.Targets (targets.go)
 	// redirects answers the short links, GET / and the password form
 	// (package redirect).
 	redirects *redirect.Handler
@@ -350,6 +356,7 @@ func newServer(cfg Config) *Server {
 		store:        cfg.Store,
 		robotsAllow:  cfg.RobotsAllow,
 		abuseContact: cfg.AbuseContact,
+		targets:      cfg.Targets,
 		logger:       cfg.Logger,
 		now:          cfg.Now,
 		shortBase:    strings.TrimSuffix(cfg.PublicURL.String(), "/"),
@@ -710,10 +717,12 @@ func getOnlyPaths(routes []*echo.Route) map[string]bool {
 var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "sort", "limit", "cursor", "domain"},
 	// The operator's (operator.go).
-	http.MethodGet + " " + pathOperatorLinks: {"q", "target_host", "state", "limit", "cursor"},
-	http.MethodGet + " " + pathOperatorAudit: {"limit", "cursor"},
-	http.MethodGet + " " + pathLinkStats:     {"from", "to", "interval", "domain"},
-	http.MethodGet + " " + pathLinkQR:        {"format", "size", "domain"},
+	http.MethodGet + " " + pathOperatorLinks:        {"q", "target_host", "state", "limit", "cursor"},
+	http.MethodGet + " " + pathOperatorAudit:        {"limit", "cursor"},
+	http.MethodDelete + " " + pathOperatorBlocklist: {"host"},
+	http.MethodDelete + " " + pathOperatorAllowlist: {"host"},
+	http.MethodGet + " " + pathLinkStats:            {"from", "to", "interval", "domain"},
+	http.MethodGet + " " + pathLinkQR:               {"format", "size", "domain"},
 	// A link on another domain than the tenant's default (domains.go).
 	http.MethodGet + " " + pathLink:    {"domain"},
 	http.MethodPatch + " " + pathLink:  {"domain"},

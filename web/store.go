@@ -48,6 +48,8 @@ type Store interface {
 	OperatorTenants(ctx context.Context, now time.Time) ([]linkforge.TenantSummary, error)
 	OperatorLinks(ctx context.Context, q linkforge.OperatorQuery) (linkforge.LinkPage, error)
 	OperatorAudit(ctx context.Context, limit int, before int64) ([]linkforge.AuditEvent, error)
+	// The operator's target entries (targets.go).
+	linkforge.TargetEntryStore
 
 	// Stats and breakdowns (stats.go, analytics.go).
 	Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stats, error)

@@ -253,6 +253,10 @@ func addFlags(fs *pflag.FlagSet, specs []flagSpec) {
 			fs.Bool(f.name, f.def == "true", f.usage)
 			continue
 		}
+		if repeatFlags[f.name] {
+			fs.StringArray(f.name, nil, f.usage)
+			continue
+		}
 		fs.String(f.name, f.def, f.usage)
 	}
 }
@@ -266,6 +270,9 @@ func resolve(c *command, fs *pflag.FlagSet, positional []string, getenv func(str
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Changed {
 			set[f.Name] = f.Value.String()
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				set[f.Name] = strings.Join(sv.GetSlice(), "\n")
+			}
 		}
 	})
 	if set[versionFlag] == "true" {

@@ -44,8 +44,11 @@ type config struct {
 	RootURL     string // where GET / redirects; empty: the dashboard
 	NotFoundURL string // where unknown slugs redirect; empty: the 404 page
 	// RobotsAllow and AbuseContact: /robots.txt and security.txt.
-	RobotsAllow    bool
-	AbuseContact   string
+	RobotsAllow  bool
+	AbuseContact string
+	// Blocklists are the --blocklist files: the targets no link may
+	// point to (package blocklist).
+	Blocklists     []string
 	MaxConnections int // open client connections at most; 0: no limit
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// (the country dimension); nil: the peer is always the client.
@@ -160,6 +163,7 @@ var globalFlags = []flagSpec{
 	{"not-found-url", "URL", "", "where unknown slugs redirect (302): an absolute http(s) URL or a path (empty: the 404 page)"},
 	{"robots-allow", "", "false", "/robots.txt allows every crawler (default: disallows all)"},
 	{"abuse-contact", "URI", "", "Contact of /.well-known/security.txt: a mailto: or https URI (empty: 404)"},
+	{"blocklist", "FILE", "", "a file of targets no link may point to (domains, hosts-file lines, URLhaus CSV, PhishTank CSV or JSON; reloaded when it changes); repeat for several (the variable: comma-separated)"},
 	{"max-connections", "N", defaultMaxConnections, "open client connections at most (WebSockets included); more wait to be accepted; 0: no limit"},
 	{"admin-on-domains", "", "false", "answer the sign-in pages, the dashboard and the admin API on the tenants' domains too (by default on the public URL's host only; a domain serves its links, its root and not-found URLs and its verification)"},
 	{"link-cache-bytes", "SIZE", "256MiB", "memory the redirect cache's links may take (a link with many rules and variants takes a few hundred KB, a plain one under 1 KB); the least recently used go past it"},
@@ -466,6 +470,14 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 	}
 	cfg.AbuseContact = raw
 
+	raw, _ = get("blocklist")
+	cfg.Blocklists = nil
+	for _, p := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == '\n' }) {
+		if p = strings.TrimSpace(p); p != "" {
+			cfg.Blocklists = append(cfg.Blocklists, p)
+		}
+	}
+
 	raw, source = get("gc-headroom")
 	if cfg.GCHeadroom, err = humanize.ParseBytes(raw); err != nil {
 		return usagef("invalid %s %q: want a size such as 256MiB or 1GB, or 0", source, raw)
@@ -575,6 +587,11 @@ func followAddr(addr, addrSource, def string) string {
 // alone they mean true, --flag=false turns them off.
 var boolFlags = map[string]bool{forceFlag.name: true, "webhook-allow-private": true, "admin-on-domains": true,
 	"allow-public-subdomains": true, "robots-allow": true, operatorFlag.name: true}
+
+// repeatFlags are the environment-backed flags that may be given several
+// times; the value the config reads joins them with newlines (the
+// environment variable: commas).
+var repeatFlags = map[string]bool{"blocklist": true}
 
 // rateLimitPattern is --rate-limit's syntax: N/s or N/m, then an optional
 // :BURST.

@@ -174,8 +174,17 @@ func (a *app) linkService(st store) (*links.Service, error) {
 		return t.ID, err
 	}
 	self := []string{linkforge.SelfHost(a.cfg.PublicURL)}
+	// The CLI's import refuses the blocked targets a server would.
+	targets, err := a.loadBlocklist()
+	if err != nil {
+		return nil, fmt.Errorf("blocklist (--blocklist): %w", err)
+	}
+	targets.UseStore(st)
+	if err := targets.RefreshOperator(a.ctx); err != nil {
+		return nil, err
+	}
 	return links.New(links.Config{Store: st, SelfHosts: self, SelfHostsOf: verifiedHosts(st, self),
-		ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: a.domainBases(st), Domain: resolve})
+		ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: a.domainBases(st), Domain: resolve, Targets: targets})
 }
 
 // verifiedHosts adds every verified domain to self, at each write: the

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/blocklist"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/domain"
@@ -243,6 +244,10 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	if err != nil {
 		return "", nil, err
 	}
+	targets, err := a.startBlocklist(lc, st)
+	if err != nil {
+		return "", nil, failed("cannot load the target blocklist (--blocklist)", err)
+	}
 	journal, id, err := a.openJournal(lc)
 	if err != nil {
 		return "", nil, err
@@ -278,7 +283,7 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	if a.front, err = a.newTLSFront(lc, st, id, registry); err != nil {
 		return "", nil, err
 	}
-	if handler, err = a.newWebServer(st, counter, hub, sched, cl, shared, quotas, classifier, registry); err != nil {
+	if handler, err = a.newWebServer(st, counter, hub, sched, cl, shared, quotas, classifier, registry, targets); err != nil {
 		return "", nil, failed("cannot build web server", err)
 	}
 	a.startBackground(shared)
@@ -603,7 +608,7 @@ func (a *app) startQuotas(lc *lifecycle, st store, counter *linkcounter.Counter,
 // the dashboards, on the domain and link services built here.
 func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboard.Hub, sched *schedule.Scheduler,
 	cl clusterParts, sh *shared, quotas *quota.Service, classifier *classify.Classifier,
-	registry *prometheus.Registry) (*web.Server, error) {
+	registry *prometheus.Registry, targets *blocklist.Files) (*web.Server, error) {
 	// No bus (nil) must not become a non-nil interface of another type.
 	var peerHealth linkcache.PeerHealth
 	if cl.bus != nil {
@@ -618,7 +623,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 	}
 	lc := links.Config{Store: st, Hasher: sh.passwords, Cache: sh.cache, Publisher: sh.feed, Alarms: sched,
 		SelfHostsOf: sh.cache.LoopHosts, ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: sh.addresses.Base,
-		Domain: domains.ResolveID}
+		Domain: domains.ResolveID, Targets: targets}
 	if cl.peers != nil {
 		lc.Peers = cl.peers
 	}
@@ -656,6 +661,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		NotFoundURL:  a.cfg.NotFoundURL,
 		RobotsAllow:  a.cfg.RobotsAllow,
 		AbuseContact: a.cfg.AbuseContact,
+		Targets:      targets,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,

@@ -16,6 +16,7 @@ var clientCodes = []string{
 	client.CodeGone, client.CodeTooLarge, client.CodeRateLimited, client.CodeUnavailable,
 	client.CodeInternal, client.CodeQuotaExceeded, client.CodeForbidden,
 	client.CodeMethodNotAllowed, client.CodeUnsupportedMediaType, client.CodeRequestTimeout,
+	client.CodeBlockedTarget,
 }
 
 // TestCodesMatchServer: the client's problem codes are its own copy (its
@@ -38,6 +39,7 @@ func TestCodesMatchServer(t *testing.T) {
 		{client.CodeMethodNotAllowed, linkforge.EMethodNotAllowed},
 		{client.CodeUnsupportedMediaType, linkforge.EUnsupportedMediaType},
 		{client.CodeRequestTimeout, linkforge.ERequestTimeout},
+		{client.CodeBlockedTarget, linkforge.EBlockedTarget},
 	} {
 		if c.client != c.server {
 			t.Errorf("client code %q, server code %q", c.client, c.server)

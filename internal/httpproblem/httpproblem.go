@@ -32,6 +32,8 @@ func Status(code string) int {
 	switch code {
 	case linkforge.EInvalid:
 		return http.StatusBadRequest
+	case linkforge.EBlockedTarget:
+		return http.StatusUnprocessableEntity
 	case linkforge.ENotFound:
 		return http.StatusNotFound
 	case linkforge.EConflict:

@@ -95,6 +95,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		// operator.go
 		{"LinkStates", testLinkStates},
 		{"Operator", testOperator},
+		{"TargetEntries", testTargetEntries},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -251,3 +251,23 @@ func (w *Write) operatorOnly(ctx context.Context, tx Driver, action string, id i
 	}
 	return tx.InsertOperatorAudit(ctx, a, action, strconv.FormatInt(id, 10), "", at)
 }
+
+// TargetEntryAdded is the audit event of an entry added to the operator's
+// blocklist or allowlist, in the operator's log alone.
+func (w *Write) TargetEntryAdded(ctx context.Context, tx Driver, e linkforge.TargetEntry, at time.Time) error {
+	return w.operatorTarget(ctx, tx, linkforge.AuditTargetAdd, e, at)
+}
+
+// TargetEntryRemoved is the audit event of an entry removed from the
+// operator's blocklist or allowlist, in the operator's log alone.
+func (w *Write) TargetEntryRemoved(ctx context.Context, tx Driver, e linkforge.TargetEntry, at time.Time) error {
+	return w.operatorTarget(ctx, tx, linkforge.AuditTargetRemove, e, at)
+}
+
+func (w *Write) operatorTarget(ctx context.Context, tx Driver, action string, e linkforge.TargetEntry, at time.Time) error {
+	a, ok := linkforge.ActorFrom(ctx)
+	if !ok {
+		return nil
+	}
+	return tx.InsertOperatorAudit(ctx, a, action, e.List+" "+e.Host, "", at)
+}
