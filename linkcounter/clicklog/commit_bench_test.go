@@ -101,7 +101,7 @@ func threadCPU() int64 {
 const rusageThread = 1
 
 // BenchmarkFrame is the encoding alone of BenchmarkCommitSpread's record:
-// 32 clicks on 32 links, every dimension and traffic shadow of each.
+// 32 clicks on 32 links, every dimension of each.
 func BenchmarkFrame(b *testing.B) {
 	var r logRecord
 	for i := range 32 {
@@ -109,7 +109,7 @@ func BenchmarkFrame(b *testing.B) {
 		in.CountDims(&benchProfiles[i%len(benchProfiles)])
 		r.incs = append(r.incs, recRow{link: in.LinkID, at: in.Bucket, v: 1})
 		for _, c := range in.Dims {
-			r.dims = append(r.dims, recDim{link: in.LinkID, hour: hourStart(in.Bucket), dim: c.Dim, value: c.Value, v: c.N})
+			r.dims = append(r.dims, recDim{link: in.LinkID, hour: hourStart(in.Bucket), dim: cellOf(c.Dim, c.Automated), value: c.Value, v: c.N})
 		}
 	}
 	var e encoder
