@@ -32,8 +32,8 @@ var benchProfiles = func() []linkforge.ClickDims {
 }()
 
 // BenchmarkCommitSpread is the journal's part of a group commit of 32
-// clicks spread over 100 links (one increment each, every dimension and
-// traffic shadow counted), as the counted redirect under load gives it:
+// clicks spread over 100 links (one increment each, every dimension
+// counted), as the counted redirect under load gives it:
 // the bound of new values, the record's encoding and write (no fsync:
 // SyncWriteOnly), and its apply to the state. cpu-ns/click is this
 // goroutine's thread's CPU, which a shared machine disturbs less than wall

@@ -164,9 +164,8 @@ type encoder struct {
 	idx []uint64
 	// last is, per dimension, the value the dedup pass met last and its
 	// index: neighbouring rows of a record mostly repeat a dimension's
-	// value (the traffic shadows' placeholders, "none", "human"), and a
-	// string compare of what is often the same memory is cheaper than a
-	// hash.
+	// value ("none", "human"), and a string compare of what is often
+	// the same memory is cheaper than a hash.
 	last [numCellDims]struct {
 		value string
 		i     uint64

@@ -97,7 +97,7 @@ func (in *Increment) reindex() {
 	for i, c := range in.Dims {
 		k := cellOf(c.Dim, c.Automated)
 		in.prev = append(in.prev, in.last[k])
-		in.last[k] = int32(i + 1) //nolint:gosec // G115: as countValue
+		in.last[k] = int32(i + 1)
 	}
 }
 
