@@ -44,7 +44,7 @@ type cellDim uint8
 const numCellDims = 2 * publicDims
 
 // publicDims is the number of dimensions a click counts.
-const publicDims = linkforge.DimTraffic + 1
+const publicDims = linkforge.NumDimensions
 
 func cellOf(d linkforge.Dimension, automated bool) cellDim {
 	c := cellDim(d)
