@@ -8,8 +8,8 @@ import (
 // AddTraffic divides st's counts by traffic: automatedTotal is the
 // automated part of Total, automated that of each bucket, by its start in
 // unix seconds. A store reads both in the snapshot it read st from, from
-// the traffic dimensions' rows (DimTraffic for all time, DimTrafficMinute
-// for buckets), and the rest of each count is human: clicks counted before
+// the traffic dimension's rows (for all time) and the rollup rows'
+// automated part (for buckets), and the rest of each count is human: clicks counted before
 // classification existed count as human, as in DimTraffic's default.
 func AddTraffic(st *Stats, automatedTotal int64, automated map[int64]int64) {
 	st.Automated = min(automatedTotal, st.Total)

@@ -49,8 +49,7 @@ type Click struct {
 }
 
 // Dims returns the click as the counter takes it, one value per
-// linkforge.Dimension (DimTrafficMinute is left to the counter, which knows
-// the minute the click is counted in). It is a copy of the string headers, returned by
+// linkforge.Dimension. It is a copy of the string headers, returned by
 // value so that it stays on the caller's stack; the strings themselves are
 // shared, so the Referrer and UTMSource caveat of Click holds for the result.
 func (c Click) Dims() linkforge.ClickDims {

@@ -27,13 +27,13 @@ func TestClickDims(t *testing.T) {
 		t.Errorf("Dims() = %q, want %q", got, want)
 	}
 
-	// A person's click that knows nothing else: the internal dimensions
-	// follow from the others (Counted), as they do for nil dims.
+	// A person's click that knows nothing else: every value is the
+	// default, as for nil dims.
 	unknown := Click{Country: CountryUnknown, Referrer: ReferrerDirect, Device: Other, Browser: Other, OS: Other, UTMSource: UTMNone,
 		Traffic: TrafficHuman}
 	d := unknown.Dims()
 	for dim := range linkforge.NumDimensions {
-		if got := d.Counted(dim, 0); got != dim.Default() {
+		if got := d.Value(dim); got != dim.Default() {
 			t.Errorf("%s: nothing known is %q here, the counter's default is %q", dim, got, dim.Default())
 		}
 	}

@@ -167,13 +167,11 @@ func TestDimsSumToHourTotalDuringLoad(t *testing.T) {
 					acked.Add(1)
 					mu.Lock()
 					for d := range linkforge.NumDimensions {
-						v := dims.Counted(d, 0)
-						if sd, _, ok := d.StoredAs(v); ok {
-							if want[sd] == nil {
-								want[sd] = make(map[string]int64)
-							}
-							want[sd][v]++
+						v := dims.Value(d)
+						if want[d] == nil {
+							want[d] = make(map[string]int64)
 						}
+						want[d][v]++
 					}
 					mu.Unlock()
 				}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -343,23 +342,14 @@ func (c *Counter) writeRollup(batch []*actor, whole []bool) ([]clicklog.Row, map
 		return nil, deferred, nil
 	}
 	out := make([]linkforge.RollupRow, len(rows))
-	automated := minuteAutomated(dims)
 	for i, r := range rows {
 		out[i] = linkforge.RollupRow{LinkID: r.LinkID, Bucket: time.Unix(r.Bucket, 0).UTC(), Count: r.N,
-			Automated: min(r.N, automated[minuteKey{r.LinkID, r.Bucket}])}
+			Automated: min(r.N, r.Automated)}
 	}
-	// Each journal cell is written as its stored row: a traffic shadow's
-	// as its dimension's row under its traffic, a traffic cell under its
-	// value's (migration 00029). The cells no store keeps (the
-	// placeholders, the all-traffic cells of the shadowed dimensions,
-	// traffic_minute) stay in the journal, where every dimension sums to
-	// the hour's clicks, and are marked flushed with the rest
-	// (linkforge.Dimension.StoredAs, docs/performance.md).
-	outDims := make([]linkforge.DimRow, 0, len(dims))
-	for _, d := range dims {
-		if dim, auto, ok := d.Dim.StoredAs(d.Value); ok {
-			outDims = append(outDims, linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: dim, Automated: auto, Value: d.Value, Count: d.N})
-		}
+	// Each journal cell is its stored row: (dimension, traffic, value).
+	outDims := make([]linkforge.DimRow, len(dims))
+	for i, d := range dims {
+		outDims[i] = linkforge.DimRow{LinkID: d.LinkID, Hour: time.Unix(d.Hour, 0).UTC(), Dim: d.Dim, Automated: d.Automated, Value: d.Value, Count: d.N}
 	}
 	// After the rows are read: every visit of a click read is in the
 	// journal's visits by now.
@@ -452,48 +442,6 @@ func (c *Counter) dueRows(read []clicklog.Row, readDims []clicklog.DimRow, cutof
 	return rows, dims, deferred
 }
 
-// minuteKey is a (link, minute) of a flush.
-type minuteKey struct{ link, bucket int64 }
-
-// minuteAutomated returns the automated clicks of each minute whose
-// DimTrafficMinute row is among dims, a flush's due rows. A minute's
-// automated count changes only with an automated click in it, which
-// leaves that row unflushed in the same hour as the minute's, so the two
-// are due together; a minute not listed sends 0, which leaves the stored
-// part as it is (linkforge.RollupRow).
-func minuteAutomated(dims []clicklog.DimRow) map[minuteKey]int64 {
-	out := make(map[minuteKey]int64)
-	for _, d := range dims {
-		if d.Dim != linkforge.DimTrafficMinute || d.Value == linkforge.TrafficHuman {
-			continue
-		}
-		if m, err := strconv.Atoi(d.Value); err == nil && m >= 0 && m < 60 {
-			out[minuteKey{d.LinkID, d.Hour + int64(m)*60}] = d.N
-		}
-	}
-	return out
-}
-
-// minuteDims returns dims, read from the store to seed the journal, with
-// the DimTrafficMinute rows made from the minute rows' automated parts
-// (rows), which hold them since migration 00028; rows of DimTrafficMinute
-// a store kept before are left out, so that none counts twice.
-func minuteDims(rows []linkforge.RollupRow, dims []linkforge.DimRow) []linkforge.DimRow {
-	out := make([]linkforge.DimRow, 0, 2*len(dims)+len(rows))
-	for _, d := range linkforge.JournalDims(dims) {
-		if d.Dim != linkforge.DimTrafficMinute {
-			out = append(out, d)
-		}
-	}
-	for _, r := range rows {
-		if r.Automated > 0 {
-			out = append(out, linkforge.DimRow{LinkID: r.LinkID, Hour: r.Bucket.Truncate(time.Hour), Dim: linkforge.DimTrafficMinute,
-				Value: linkforge.TrafficMinuteValue(linkforge.TrafficAutomated, r.Bucket.Unix()), Count: r.Automated})
-		}
-	}
-	return out
-}
-
 // seedFromRollup adds to a journal that starts a fresh count for this node
 // id what the rollup already holds of that id, before anything of the
 // fresh count is flushed (it runs at the start of a flush). Without it the
@@ -526,7 +474,6 @@ func (c *Counter) seedFromRollup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("seed journal: read the dimensions of node %q: %w", c.nodeID, err)
 	}
-	dims = minuteDims(rows, dims)
 	if err := c.journal.Seed(ctx, rows, dims); err != nil {
 		return fmt.Errorf("seed journal: %w", err)
 	}
@@ -577,7 +524,7 @@ func (c *Counter) seedHours(ctx context.Context, ids []int64) error {
 		if err != nil {
 			return fmt.Errorf("seed link %d from the rollup of node %q: %w", keys[i].LinkID, c.nodeID, err)
 		}
-		rows, dims = append(rows, r...), append(dims, minuteDims(r, d)...)
+		rows, dims = append(rows, r...), append(dims, d...)
 		i = j
 		if links++; links == seedChunk {
 			if err := commit(i); err != nil {

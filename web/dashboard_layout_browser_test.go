@@ -15,8 +15,7 @@ import (
 // mustSeedBreakdowns gives link clicks in the current minute, and as many
 // in the current hour under several values of every dimension, as a busy
 // link has: the breakdown panels fill up. The clicks are people's, counted
-// in every dimension as the counter counts them (the traffic shadows
-// included), so that the panels fill under People, the default, too.
+// in every dimension as the counter counts them, so that the panels fill under People, the default, too.
 func mustSeedBreakdowns(t *testing.T, st linkforge.Store, link int64, now time.Time) int64 {
 	t.Helper()
 	values := map[linkforge.Dimension][]string{
@@ -56,12 +55,8 @@ func mustSeedBreakdowns(t *testing.T, st linkforge.Store, link int64, now time.T
 	counts := map[key]int64{}
 	for i := range clicks {
 		clicks[i][linkforge.DimTraffic] = linkforge.TrafficHuman
-		var vs [linkforge.NumDimensions]string
-		clicks[i].CountedAll(minute.Unix(), &vs)
-		for d, v := range vs {
-			if sd, a, ok := linkforge.Dimension(d).StoredAs(v); ok {
-				counts[key{sd, a, v}]++
-			}
+		for d := range linkforge.NumDimensions {
+			counts[key{d, clicks[i].Automated(), clicks[i].Value(d)}]++
 		}
 	}
 	hour := now.UTC().Truncate(time.Hour)

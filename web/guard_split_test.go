@@ -20,9 +20,7 @@ import (
 // real counter and flushed to the store, come back apart in every
 // dimension's breakdown under traffic=human and traffic=automated, for the
 // link and for the tenant: each traffic's values and nothing of the
-// other's. It is the split's second guard, beside TestCountedAll (which
-// compares the counter's per-click path with the per-dimension rule):
-// this one never calls either, it reads what the API shows.
+// other's. It reads what the API shows.
 func TestTrafficSplitPerDimensionEndToEnd(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 		t.Parallel()

@@ -156,12 +156,8 @@ func mustSeedTraffic(t *testing.T, st linkforge.Store, node string, link int64, 
 		if i >= human {
 			d[linkforge.DimTraffic] = linkforge.TrafficAutomated
 		}
-		var vs [linkforge.NumDimensions]string
-		d.CountedAll(minute.Unix(), &vs)
-		for dim, v := range vs {
-			if sd, a, ok := linkforge.Dimension(dim).StoredAs(v); ok {
-				counts[key{sd, a, v}]++
-			}
+		for dim := range linkforge.NumDimensions {
+			counts[key{dim, d.Automated(), d.Value(dim)}]++
 		}
 	}
 	var dims []linkforge.DimRow

@@ -77,10 +77,9 @@ func TestBreakdownTrafficParam(t *testing.T) {
 		var dims []linkforge.DimRow
 		click := linkforge.ClickDims{linkforge.DimCountry: "DE", linkforge.DimTraffic: linkforge.TrafficAutomated}
 		for d := range linkforge.NumDimensions {
-			v := click.Counted(d, h.Unix())
-			if sd, a, ok := d.StoredAs(v); ok {
-				dims = append(dims, linkforge.DimRow{LinkID: l.ID, Hour: h, Dim: sd, Automated: a, Value: v, Count: 3})
-			}
+			v := click.Value(d)
+			sd, a := d, click.Automated()
+			dims = append(dims, linkforge.DimRow{LinkID: l.ID, Hour: h, Dim: sd, Automated: a, Value: v, Count: 3})
 		}
 		if err := s.UpsertClicks(context.Background(), "node-1", []linkforge.RollupRow{{LinkID: l.ID, Bucket: h, Count: 3}}, dims); err != nil {
 			t.Fatal(err)
@@ -171,10 +170,9 @@ func TestStatsExport(t *testing.T) {
 		}{{l.ID, "DE", linkforge.TrafficHuman, 2}, {l.ID, "US", linkforge.TrafficAutomated, 1}, {o.ID, "FR", linkforge.TrafficHuman, 5}} {
 			cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
 			for d := range linkforge.NumDimensions {
-				v := cd.Counted(d, h.Unix())
-				if sd, a, ok := d.StoredAs(v); ok {
-					dims = append(dims, linkforge.DimRow{LinkID: c.link, Hour: h, Dim: sd, Automated: a, Value: v, Count: c.n})
-				}
+				v := cd.Value(d)
+				sd, a := d, cd.Automated()
+				dims = append(dims, linkforge.DimRow{LinkID: c.link, Hour: h, Dim: sd, Automated: a, Value: v, Count: c.n})
 			}
 		}
 		// Rows of one (link, hour, dimension, value) add up.
@@ -259,10 +257,9 @@ func TestStatsExportDomain(t *testing.T) {
 			}
 			cd := linkforge.ClickDims{linkforge.DimCountry: "DE", linkforge.DimTraffic: linkforge.TrafficHuman}
 			for d := range linkforge.NumDimensions {
-				v := cd.Counted(d, h.Unix())
-				if sd, a, ok := d.StoredAs(v); ok {
-					dims = append(dims, linkforge.DimRow{LinkID: link, Hour: h, Dim: sd, Automated: a, Value: v, Count: 1})
-				}
+				v := cd.Value(d)
+				sd, a := d, cd.Automated()
+				dims = append(dims, linkforge.DimRow{LinkID: link, Hour: h, Dim: sd, Automated: a, Value: v, Count: 1})
 			}
 			rollups = append(rollups, linkforge.RollupRow{LinkID: link, Bucket: h, Count: 1})
 		}

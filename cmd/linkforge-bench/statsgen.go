@@ -32,9 +32,6 @@ var statsValues = func() [linkforge.NumDimensions][]string {
 	}
 	v[linkforge.DimUTMSource] = utm
 	v[linkforge.DimTraffic] = []string{linkforge.TrafficHuman, linkforge.TrafficAutomated}
-	// DimTrafficMinute: none. The generated clicks are all human in the
-	// minute series, whatever DimTraffic drew, and the human clicks' minute
-	// row is not stored (linkforge.Dimension.StoredAs).
 	// Links without an A/B test: every click is the variant default.
 	v[linkforge.DimVariant] = []string{linkforge.DimVariant.Default()}
 	return v

@@ -33,16 +33,43 @@ import (
 // form, the common one, pays 8 bytes for it rather than a slice's 24.
 type wideCounts struct{ c []int64 }
 
-// dimCell is one (dimension, value) cell of an hour, as read.
+// cellDim is a cell's dimension and the traffic it counts, as one byte:
+// the public dimension in the low 3 bits, 8 for automated clicks. A click
+// adds one cell per public dimension, under its traffic: each (dimension,
+// traffic) keeps its own MaxDimValues bound per hour, and the all-traffic
+// count of a value is the sum of its two cells.
+type cellDim uint8
+
+// numCellDims is the number of cellDims: two per public dimension.
+const numCellDims = 2 * publicDims
+
+// publicDims is the number of dimensions a click counts.
+const publicDims = linkforge.NumDimensions
+
+func cellOf(d linkforge.Dimension, automated bool) cellDim {
+	c := cellDim(d)
+	if automated {
+		c |= 8
+	}
+	return c
+}
+
+// dim returns c's dimension.
+func (c cellDim) dim() linkforge.Dimension { return linkforge.Dimension(c & 7) }
+
+// automated reports whether c counts automated clicks.
+func (c cellDim) automated() bool { return c&8 != 0 }
+
+// dimCell is one (dimension, traffic, value) cell of an hour, as read.
 type dimCell struct {
 	value      string
-	dim        linkforge.Dimension
+	dim        cellDim
 	n, flushed int64
 }
 
 // dimValue is an interned (dimension, value).
 type dimValue struct {
-	dim   linkforge.Dimension
+	dim   cellDim
 	value string
 }
 
@@ -140,13 +167,13 @@ func newValueTable() *valueTable {
 }
 
 // lookup returns the id of (d, value), false if no cell holds it.
-func (t *valueTable) lookup(d linkforge.Dimension, value string) (uint32, bool) {
+func (t *valueTable) lookup(d cellDim, value string) (uint32, bool) {
 	id, ok := t.ids[dimValue{d, value}]
 	return id, ok
 }
 
 // acquire returns the id of (d, value) for one more cell.
-func (t *valueTable) acquire(d linkforge.Dimension, value string) uint32 {
+func (t *valueTable) acquire(d cellDim, value string) uint32 {
 	k := dimValue{d, value}
 	if id, ok := t.ids[k]; ok {
 		t.refs[id]++
@@ -240,7 +267,7 @@ func (s *logState) cell(h *hourRows, i int) dimCell {
 }
 
 // findCell returns the index of h's cell of (d, value), -1 if none.
-func (s *logState) findCell(h *hourRows, d linkforge.Dimension, value string) int {
+func (s *logState) findCell(h *hourRows, d cellDim, value string) int {
 	if len(h.keys) == 0 {
 		return -1
 	}
@@ -259,7 +286,7 @@ func (s *logState) findCell(h *hourRows, d linkforge.Dimension, value string) in
 // per click (17 % of a counted redirect's CPU in BenchmarkRedirectCountedLinks'
 // profile); a miss asks findCell. An hour holds a value in one cell at
 // most, so the answer is findCell's either way.
-func (s *logState) findCellAt(h *hourRows, k int, d linkforge.Dimension, value string) int {
+func (s *logState) findCellAt(h *hourRows, k int, d cellDim, value string) int {
 	if k < len(h.keys) {
 		if v := &s.values.vals[h.keys[k]]; v.dim == d && v.value == value {
 			return k
@@ -269,7 +296,7 @@ func (s *logState) findCellAt(h *hourRows, k int, d linkforge.Dimension, value s
 }
 
 // dimOf returns h's cell of (d, value); false if none (h may be nil).
-func (s *logState) dimOf(h *hourRows, d linkforge.Dimension, value string) (dimCell, bool) {
+func (s *logState) dimOf(h *hourRows, d cellDim, value string) (dimCell, bool) {
 	if h == nil {
 		return dimCell{}, false
 	}
@@ -281,7 +308,7 @@ func (s *logState) dimOf(h *hourRows, d linkforge.Dimension, value string) (dimC
 
 // hasDimAt reports whether h (nil: none) holds a cell of (d, value), k
 // the guess of findCellAt. It is the committer's per-click lookup.
-func (s *logState) hasDimAt(h *hourRows, k int, d linkforge.Dimension, value string) bool {
+func (s *logState) hasDimAt(h *hourRows, k int, d cellDim, value string) bool {
 	return h != nil && s.findCellAt(h, k, d, value) >= 0
 }
 
@@ -369,7 +396,7 @@ func (s *logState) addShared(h *hourRows, group []recDim) bool {
 		h.keys, h.un, h.uf = sets.intern(keys), int32(v), 0 //nolint:gosec // G115: checked above
 		return true
 	}
-	if !s.coversAll(h, len(group), func(k int) (linkforge.Dimension, string) { return group[k].dim, group[k].value }) {
+	if !s.coversAll(h, len(group), func(k int) (cellDim, string) { return group[k].dim, group[k].value }) {
 		return false
 	}
 	h.un += int32(v) //nolint:gosec // G115: checked above
@@ -378,7 +405,7 @@ func (s *logState) addShared(h *hourRows, group []recDim) bool {
 
 // coversAll reports whether the n (dimension, value)s at(0..n-1) are each
 // of a distinct cell of h, and every cell is one of them.
-func (s *logState) coversAll(h *hourRows, n int, at func(int) (linkforge.Dimension, string)) bool {
+func (s *logState) coversAll(h *hourRows, n int, at func(int) (cellDim, string)) bool {
 	if n != len(h.keys) || n > 64 {
 		return false
 	}
@@ -403,7 +430,7 @@ func (s *logState) markDims(h *hourRows, group []recDim) {
 		for _, d := range group {
 			same = same && d.v == v
 		}
-		if same && s.coversAll(h, len(group), func(k int) (linkforge.Dimension, string) { return group[k].dim, group[k].value }) {
+		if same && s.coversAll(h, len(group), func(k int) (cellDim, string) { return group[k].dim, group[k].value }) {
 			if v > int64(h.uf) {
 				h.uf = int32(min(v, int64(h.un))) //nolint:gosec // G115: at most un, an int32
 			}

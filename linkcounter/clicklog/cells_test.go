@@ -42,8 +42,8 @@ func TestOneOffHourRowsArePacked(t *testing.T) {
 		}
 	}
 	want := j.DimRows(int64(links / 2))
-	if len(want) != int(linkforge.NumDimensions) || want[0].N != 1 || want[0].Flushed != 0 {
-		t.Fatalf("rows of a one-off link: %+v, want %d of count 1, none flushed", want, linkforge.NumDimensions)
+	if len(want) != int(publicDims) || want[0].N != 1 || want[0].Flushed != 0 {
+		t.Fatalf("rows of a one-off link: %+v, want %d of count 1, none flushed", want, publicDims)
 	}
 	committed := perLink(start, links)
 
@@ -215,8 +215,8 @@ func TestCellCountsPastInt32(t *testing.T) {
 func TestFindCellAtAgreesWithFindCell(t *testing.T) {
 	s := newLogState()
 	h := s.hourOf(1, 0, true)
-	vals := []dimValue{{linkforge.DimCountry, "GB"}, {linkforge.DimDevice, "mobile"}, {linkforge.DimCountry, "DE"},
-		{linkforge.DimReferrer, "t.co"}, {linkforge.DimReferrer, "GB"}}
+	vals := []dimValue{{cellOf(linkforge.DimCountry, false), "GB"}, {cellOf(linkforge.DimDevice, false), "mobile"}, {cellOf(linkforge.DimCountry, false), "DE"},
+		{cellOf(linkforge.DimReferrer, true), "t.co"}, {cellOf(linkforge.DimReferrer, true), "GB"}}
 	group := make([]recDim, len(vals))
 	for i, v := range vals {
 		group[i] = recDim{link: 1, dim: v.dim, value: v.value, v: int64(i + 1)} // counts differ: the wide form
@@ -224,7 +224,7 @@ func TestFindCellAtAgreesWithFindCell(t *testing.T) {
 	s.addDims(h, group)
 	check := func(when string) {
 		t.Helper()
-		probes := append(slices.Clone(vals), dimValue{linkforge.DimOS, "iOS"}, dimValue{linkforge.DimDevice, "GB"})
+		probes := append(slices.Clone(vals), dimValue{cellOf(linkforge.DimOS, false), "iOS"}, dimValue{cellOf(linkforge.DimDevice, false), "GB"})
 		for _, p := range probes {
 			want := s.findCell(h, p.dim, p.value)
 			for k := range len(h.keys) + 2 {
@@ -235,16 +235,16 @@ func TestFindCellAtAgreesWithFindCell(t *testing.T) {
 		}
 	}
 	check("five cells")
-	if got := s.findCellAt(h, 3, linkforge.DimReferrer, "t.co"); got != 3 {
+	if got := s.findCellAt(h, 3, cellOf(linkforge.DimReferrer, true), "t.co"); got != 3 {
 		t.Fatalf("the guessed cell: %d, want 3", got)
 	}
 	// Take DE's count back to nothing: its cell goes, the later ones move up.
-	s.addDims(h, []recDim{{link: 1, dim: linkforge.DimCountry, value: "DE", v: -3}})
+	s.addDims(h, []recDim{{link: 1, dim: cellOf(linkforge.DimCountry, false), value: "DE", v: -3}})
 	if h.ncells() != 4 {
 		t.Fatalf("cells after the removal: %d, want 4", h.ncells())
 	}
 	check("after a removal")
-	if got := s.findCellAt(h, 3, linkforge.DimReferrer, "t.co"); got != 2 {
+	if got := s.findCellAt(h, 3, cellOf(linkforge.DimReferrer, true), "t.co"); got != 2 {
 		t.Fatalf("t.co after the removal: %d, want 2", got)
 	}
 }

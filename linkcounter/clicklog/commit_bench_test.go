@@ -32,8 +32,8 @@ var benchProfiles = func() []linkforge.ClickDims {
 }()
 
 // BenchmarkCommitSpread is the journal's part of a group commit of 32
-// clicks spread over 100 links (one increment each, every dimension and
-// traffic shadow counted), as the counted redirect under load gives it:
+// clicks spread over 100 links (one increment each, every dimension
+// counted), as the counted redirect under load gives it:
 // the bound of new values, the record's encoding and write (no fsync:
 // SyncWriteOnly), and its apply to the state. cpu-ns/click is this
 // goroutine's thread's CPU, which a shared machine disturbs less than wall
@@ -101,7 +101,7 @@ func threadCPU() int64 {
 const rusageThread = 1
 
 // BenchmarkFrame is the encoding alone of BenchmarkCommitSpread's record:
-// 32 clicks on 32 links, every dimension and traffic shadow of each.
+// 32 clicks on 32 links, every dimension of each.
 func BenchmarkFrame(b *testing.B) {
 	var r logRecord
 	for i := range 32 {
@@ -109,7 +109,7 @@ func BenchmarkFrame(b *testing.B) {
 		in.CountDims(&benchProfiles[i%len(benchProfiles)])
 		r.incs = append(r.incs, recRow{link: in.LinkID, at: in.Bucket, v: 1})
 		for _, c := range in.Dims {
-			r.dims = append(r.dims, recDim{link: in.LinkID, hour: hourStart(in.Bucket), dim: c.Dim, value: c.Value, v: c.N})
+			r.dims = append(r.dims, recDim{link: in.LinkID, hour: hourStart(in.Bucket), dim: cellOf(c.Dim, c.Automated), value: c.Value, v: c.N})
 		}
 	}
 	var e encoder

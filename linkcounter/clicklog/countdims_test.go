@@ -9,50 +9,57 @@ import (
 )
 
 // TestCountDimsManyValues: with many values per dimension, clicks in any
-// order, a hand-set Dims and a Reset in between, every (dimension, value)
-// is one entry whose count is its clicks: what a plain map counts.
+// order and traffic, a hand-set Dims and a Reset in between, every
+// (dimension, traffic, value) is one entry whose count is its clicks: what
+// a plain map counts.
 func TestCountDimsManyValues(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	in := &Increment{LinkID: 1, Bucket: 3600}
 	for round := range 3 {
-		want := map[linkforge.Dimension]map[string]int64{}
+		want := map[cellDim]map[string]int64{}
 		if round == 2 {
 			// Dims set by hand, as a replay or a test does: counting goes on
 			// from it.
 			in.Dims = []DimCount{{Dim: linkforge.DimCountry, Value: "c3", N: 5}}
-			want[linkforge.DimCountry] = map[string]int64{"c3": 5}
+			want[cellOf(linkforge.DimCountry, false)] = map[string]int64{"c3": 5}
 		}
 		for range 2000 {
 			var dims linkforge.ClickDims
 			for d := range linkforge.DimTraffic {
 				dims[d] = fmt.Sprintf("%c%d", 'a'+rune(d), r.IntN(40))
 			}
+			if r.IntN(3) == 0 {
+				dims[linkforge.DimTraffic] = linkforge.TrafficAutomated
+			}
 			in.CountDims(&dims)
-			for d := range linkforge.NumDimensions {
-				if want[d] == nil {
-					want[d] = map[string]int64{}
+			automated := dims.Value(linkforge.DimTraffic) == linkforge.TrafficAutomated
+			for d := range publicDims {
+				c := cellOf(d, automated)
+				if want[c] == nil {
+					want[c] = map[string]int64{}
 				}
-				want[d][dims.Counted(d, in.Bucket)]++
+				want[c][dims.Value(d)]++
 			}
 		}
-		got := map[linkforge.Dimension]map[string]int64{}
-		for _, c := range in.Dims {
-			if got[c.Dim] == nil {
-				got[c.Dim] = map[string]int64{}
+		got := map[cellDim]map[string]int64{}
+		for _, x := range in.Dims {
+			c := cellOf(x.Dim, x.Automated)
+			if got[c] == nil {
+				got[c] = map[string]int64{}
 			}
-			if _, dup := got[c.Dim][c.Value]; dup {
-				t.Fatalf("round %d: %s=%q listed twice", round, c.Dim, c.Value)
+			if _, dup := got[c][x.Value]; dup {
+				t.Fatalf("round %d: %d=%q listed twice", round, c, x.Value)
 			}
-			got[c.Dim][c.Value] = c.N
+			got[c][x.Value] = x.N
 		}
 		for d, vs := range want {
 			for v, n := range vs {
 				if got[d][v] != n {
-					t.Errorf("round %d: %s=%q counted %d, want %d", round, d, v, got[d][v], n)
+					t.Errorf("round %d: %d=%q counted %d, want %d", round, d, v, got[d][v], n)
 				}
 			}
 			if len(got[d]) != len(vs) {
-				t.Errorf("round %d: %s has %d values, want %d", round, d, len(got[d]), len(vs))
+				t.Errorf("round %d: %d has %d values, want %d", round, d, len(got[d]), len(vs))
 			}
 		}
 		in.Reset()

@@ -36,7 +36,11 @@
 // (Castagnoli), and the payload: a version byte, flags, the record's
 // distinct dimension values once each, then sections of varints (link ids
 // and buckets delta-coded): increments, dimension increments, flush marks,
-// dimension marks, drops and hour marks (format.go). Marks are absolute and
+// dimension marks, drops and hour marks (format.go). A click adds one cell
+// per public dimension under its traffic, (dimension, traffic, value), the
+// row the flush stores, and its minute's automated part; frames of
+// versions 1 to 3, written before (23 cells a click), are converted as
+// they are replayed (oldformat.go). Marks are absolute and
 // only ever raise a row's flushed count, so a replayed or older mark is
 // harmless. A snapshot is the same frames, applied to an empty state: one
 // format, one decoder, and one function that changes the state

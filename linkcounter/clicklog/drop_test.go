@@ -113,42 +113,13 @@ func TestMergeSorted(t *testing.T) {
 	}
 }
 
-// A version 1 record (before drops and hour marks) still decodes: the same
-// payload without the two trailing sections.
-func TestDecodeFormatV1(t *testing.T) {
-	r := &logRecord{purge: 60,
-		incs:  []recRow{{link: 1, at: 3600, v: 2}},
-		dims:  []recDim{{link: 1, hour: 3600, dim: linkforge.DimCountry, value: "NL", v: 2}},
-		marks: []recRow{{link: 1, at: 3600, v: 1}}}
-	var e encoder
-	frame := e.frame(r)
-	payload := slices.Clone(frame[frameHeader:])
-	if payload[len(payload)-2] != 0 || payload[len(payload)-1] != 0 {
-		t.Fatalf("payload does not end with two empty sections: %x", payload)
-	}
-	payload = payload[:len(payload)-2]
-	payload[0] = formatV1
-	var d decoder
-	var got logRecord
-	if err := d.decode(payload, &got); err != nil {
-		t.Fatalf("decode version 1: %v", err)
-	}
-	if fmt.Sprint(got.incs, got.dims, got.marks, got.purge) != fmt.Sprint(r.incs, r.dims, r.marks, r.purge) {
-		t.Errorf("decoded %+v, want %+v", got, r)
-	}
-	payload[0] = 3
-	if err := d.decode(payload, &got); err == nil {
-		t.Error("version 3 decoded, want an error")
-	}
-}
-
 // The decoder never panics on a payload, and what it decodes re-encodes to
 // a record that decodes the same (drops and hour marks included).
 func FuzzDecodeRecord(f *testing.F) {
 	var e encoder
 	for _, r := range []*logRecord{
 		{meta: true, nodeID: "edge-1", seedPending: true},
-		{incs: []recRow{{link: 1, at: 3600, v: 2}}, dims: []recDim{{link: 1, hour: 3600, dim: linkforge.DimCountry, value: "NL", v: 2}},
+		{incs: []recRow{{link: 1, at: 3600, v: 2}}, dims: []recDim{{link: 1, hour: 3600, dim: cellOf(linkforge.DimCountry, false), value: "NL", v: 2}},
 			drops: []int64{1, 5}, hourMarks: []recRow{{link: 1, at: 3600, v: hourToSeed}, {link: 2, at: 7200, v: hourDropped}}},
 		{dropFlushed: true, purge: 120},
 	} {

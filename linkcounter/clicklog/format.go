@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"unsafe"
-
-	"github.com/linkforge/linkforge"
 )
 
 // The click log's record format (docs/adr/014-click-log.md).
@@ -21,38 +19,41 @@ import (
 // and a payload is, all integers varints (signed ones zigzag, link ids and
 // buckets delta-coded against the previous row of their section):
 //
-//	byte     format version (1 or 2)
+//	byte     format version (1 to 4)
 //	uvarint  flags: 1 meta, 2 reset, 4 drop every fully flushed link
 //	[meta]   string node id, byte seed pending
 //	varint   purge horizon (0: none)
 //	uvarint  string count, strings (uvarint length, bytes): the record's
 //	         dimension values, each once
-//	uvarint  increments: (link, bucket, +k)
-//	uvarint  dimension increments: (link, hour, dim, string index, +k)
+//	uvarint  increments: (link, bucket, +k[, +automated: version 4])
+//	uvarint  dimension increments: (link, hour, cell dim, string index, +k)
 //	uvarint  flush marks: (link, bucket, flushed)
 //	uvarint  dimension flush marks: (link, hour, dim, string index, flushed)
-//	[version 2 only]
+//	[version 2 on]
 //	uvarint  drops: (link): drop the link's rows if every one is flushed
 //	uvarint  hour marks: (link, hour, kind): kind 1 "dropped" (a click in
 //	         that hour starts rows to be seeded), 2 "to be seeded", 3
 //	         "seeded"
-//	[version 3 only]
+//	[version 3 on]
 //	uvarint  visits: (link, day, hash as 8 bytes LE): visitor hashes
 //	uvarint  visit marks: (link, 0, seq): the first seq visits are stored
 //
 // A record is applied as one unit (logState.apply), in that order: reset,
 // meta, increments, dimension increments, marks, dimension marks, drops,
-// hour marks, visit marks, visits, purge. Version 1 records (written before
-// the drops existed) have no drops and no hour marks; a record without
-// visits or visit marks is written as version 2, one with them as version
-// 3, so that a journal with no unique visitors stays readable by the
-// previous release.
+// hour marks, visit marks, visits, purge. Every record is written as
+// version 4: a cell dim is the dimension and its traffic (cellDim), and a
+// minute's increment carries its automated part. Versions 1 to 3 (no
+// drops and hour marks before 2, no visits before 3) counted 23 cells per
+// click (the all-traffic dimensions, traffic_minute, the traffic shadows):
+// they are replayed converted (fromV3).
 
 const (
 	frameHeader   = 8
-	formatVersion = 2
+	formatVersion = 4
 	// formatV3 adds the visits and visit marks.
 	formatV3 = 3
+	// formatV2 adds the drops and hour marks.
+	formatV2 = 2
 	// formatV1 is the first format: no drops, no hour marks.
 	formatV1 = 1
 	// maxRecord bounds a frame's length field: a larger one is a torn or
@@ -112,11 +113,13 @@ type recVisit struct {
 	hash      uint64
 }
 
-type recRow struct{ link, at, v int64 }
+// recRow: a is the automated part of an increment (clicks added, or
+// absolute in a snapshot), 0 elsewhere.
+type recRow struct{ link, at, v, a int64 }
 
 type recDim struct {
 	link, hour int64
-	dim        linkforge.Dimension
+	dim        cellDim
 	value      string
 	v          int64
 }
@@ -161,10 +164,9 @@ type encoder struct {
 	idx []uint64
 	// last is, per dimension, the value the dedup pass met last and its
 	// index: neighbouring rows of a record mostly repeat a dimension's
-	// value (the traffic shadows' placeholders, "none", "human"), and a
-	// string compare of what is often the same memory is cheaper than a
-	// hash.
-	last [linkforge.NumDimensions]struct {
+	// value ("none", "human"), and a string compare of what is often
+	// the same memory is cheaper than a hash.
+	last [numCellDims]struct {
 		value string
 		i     uint64
 		ok    bool
@@ -173,7 +175,7 @@ type encoder struct {
 
 // index returns the record's string index of value in dimension dim,
 // adding it to the record's strings the first time.
-func (e *encoder) index(dim linkforge.Dimension, value string) uint64 {
+func (e *encoder) index(dim cellDim, value string) uint64 {
 	l := &e.last[dim]
 	if l.ok && l.value == value {
 		return l.i
@@ -196,7 +198,7 @@ func (e *encoder) frame(r *logRecord) []byte {
 	clear(e.strs)
 	e.strList = e.strList[:0]
 	e.idx = e.idx[:0]
-	e.last = [linkforge.NumDimensions]struct {
+	e.last = [numCellDims]struct {
 		value string
 		i     uint64
 		ok    bool
@@ -207,12 +209,7 @@ func (e *encoder) frame(r *logRecord) []byte {
 		}
 	}
 	b := append(e.buf[:0], make([]byte, frameHeader)...)
-	v3 := len(r.visits) > 0 || len(r.visitMarks) > 0
-	if v3 {
-		b = append(b, formatV3)
-	} else {
-		b = append(b, formatVersion)
-	}
+	b = append(b, formatVersion)
 	var flags uint64
 	if r.meta {
 		flags |= flagMeta
@@ -237,7 +234,7 @@ func (e *encoder) frame(r *logRecord) []byte {
 	for _, s := range e.strList {
 		b = appendString(b, s)
 	}
-	b = appendRows(b, r.incs)
+	b = appendIncs(b, r.incs)
 	b = appendDims(b, r.dims, e.idx[:len(r.dims)])
 	b = appendRows(b, r.marks)
 	b = appendDims(b, r.dimMarks, e.idx[len(r.dims):])
@@ -248,7 +245,7 @@ func (e *encoder) frame(r *logRecord) []byte {
 		link = l
 	}
 	b = appendRows(b, r.hourMarks)
-	if v3 {
+	{
 		b = binary.AppendUvarint(b, uint64(len(r.visits)))
 		var link, day int64
 		for _, v := range r.visits {
@@ -278,6 +275,20 @@ func appendRows(b []byte, rows []recRow) []byte {
 		b = binary.AppendVarint(b, r.link-link)
 		b = binary.AppendVarint(b, r.at-at)
 		b = binary.AppendVarint(b, r.v)
+		link, at = r.link, r.at
+	}
+	return b
+}
+
+// appendIncs appends increments with their automated parts (version 4).
+func appendIncs(b []byte, rows []recRow) []byte {
+	b = binary.AppendUvarint(b, uint64(len(rows)))
+	var link, at int64
+	for _, r := range rows {
+		b = binary.AppendVarint(b, r.link-link)
+		b = binary.AppendVarint(b, r.at-at)
+		b = binary.AppendVarint(b, r.v)
+		b = binary.AppendVarint(b, r.a)
 		link, at = r.link, r.at
 	}
 	return b
@@ -386,8 +397,8 @@ func (d *decoder) decode(payload []byte, r *logRecord) error {
 	r.reuse()
 	d.p, d.err = payload, nil
 	v := d.byte1()
-	if v != formatVersion && v != formatV1 && v != formatV3 && d.err == nil {
-		return fmt.Errorf("%w: format version %d, this binary reads %d to %d", errBadRecord, v, formatV1, formatV3)
+	if (v < formatV1 || v > formatVersion) && d.err == nil {
+		return fmt.Errorf("%w: format version %d, this binary reads %d to %d", errBadRecord, v, formatV1, formatVersion)
 	}
 	flags := d.uvarint()
 	r.meta, r.reset, r.dropFlushed = flags&flagMeta != 0, flags&flagReset != 0, flags&flagDropFlushed != 0
@@ -401,11 +412,19 @@ func (d *decoder) decode(payload []byte, r *logRecord) error {
 	for range ns {
 		d.strs = append(d.strs, d.str())
 	}
-	r.incs = d.rows(r.incs)
-	r.dims = d.dims(r.dims)
+	maxDim := cellDim(numCellDims)
+	if v < formatVersion {
+		maxDim = oldNumDims
+	}
+	if v < formatVersion {
+		r.incs = d.rows(r.incs)
+	} else {
+		r.incs = d.incs(r.incs)
+	}
+	r.dims = d.dims(r.dims, maxDim)
 	r.marks = d.rows(r.marks)
-	r.dimMarks = d.dims(r.dimMarks)
-	if v >= 2 {
+	r.dimMarks = d.dims(r.dimMarks, maxDim)
+	if v >= formatV2 {
 		n := d.count(1)
 		var link int64
 		for range n {
@@ -426,7 +445,22 @@ func (d *decoder) decode(payload []byte, r *logRecord) error {
 	if d.err == nil && len(d.p) != 0 {
 		d.fail()
 	}
+	if d.err == nil && v < formatVersion {
+		r.fromV3(v == formatV1)
+	}
 	return d.err
+}
+
+func (d *decoder) incs(out []recRow) []recRow {
+	n := d.count(4)
+	var link, at int64
+	for range n {
+		link += d.varint()
+		at += d.varint()
+		v := d.varint()
+		out = append(out, recRow{link: link, at: at, v: v, a: d.varint()})
+	}
+	return out
 }
 
 func (d *decoder) rows(out []recRow) []recRow {
@@ -457,16 +491,16 @@ func (d *decoder) visits(out []recVisit) []recVisit {
 	return out
 }
 
-func (d *decoder) dims(out []recDim) []recDim {
+func (d *decoder) dims(out []recDim, maxDim cellDim) []recDim {
 	n := d.count(5)
 	var link, hour int64
 	for range n {
 		link += d.varint()
 		hour += d.varint()
-		dim := linkforge.Dimension(d.byte1())
+		dim := cellDim(d.byte1())
 		si := d.uvarint()
 		v := d.varint()
-		if dim >= linkforge.NumDimensions || si >= uint64(len(d.strs)) {
+		if dim >= maxDim || si >= uint64(len(d.strs)) {
 			d.fail()
 			return out
 		}

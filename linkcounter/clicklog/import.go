@@ -13,8 +13,6 @@ import (
 	"strconv"
 
 	_ "modernc.org/sqlite" // only to import a journal written by an earlier release
-
-	"github.com/linkforge/linkforge"
 )
 
 // legacyVersion is the newest SQLite journal schema this release imports
@@ -130,9 +128,10 @@ func readLegacy(ctx context.Context, path string) (*logState, error) {
 		if version < 2 {
 			// Clicks counted before dimensions existed are the defaults'
 			// in every dimension (docs/adr/009-click-dimensions.md).
-			for d := range linkforge.NumDimensions {
-				r.dims = append(r.dims, recDim{link: x.LinkID, hour: hourStart(x.Bucket), dim: d, value: d.Default(), v: x.N})
-				r.dimMarks = append(r.dimMarks, recDim{link: x.LinkID, hour: hourStart(x.Bucket), dim: d, value: d.Default(), v: x.Flushed})
+			for d := range publicDims {
+				c := cellOf(d, false)
+				r.dims = append(r.dims, recDim{link: x.LinkID, hour: hourStart(x.Bucket), dim: c, value: d.Default(), v: x.N})
+				r.dimMarks = append(r.dimMarks, recDim{link: x.LinkID, hour: hourStart(x.Bucket), dim: c, value: d.Default(), v: x.Flushed})
 			}
 		}
 	}
@@ -146,16 +145,21 @@ func readLegacy(ctx context.Context, path string) (*logState, error) {
 		}
 		for drows.Next() {
 			var x DimRow
+			// The old journal's numbering (oldNumDims), converted below.
 			if err := drows.Scan(&x.LinkID, &x.Hour, &x.Dim, &x.Value, &x.N, &x.Flushed); err != nil {
 				drows.Close() //nolint:sqlclosecheck // closed on every path, before the next query
 				return nil, err
 			}
-			r.dims = append(r.dims, recDim{link: x.LinkID, hour: x.Hour, dim: x.Dim, value: x.Value, v: x.N})
-			r.dimMarks = append(r.dimMarks, recDim{link: x.LinkID, hour: x.Hour, dim: x.Dim, value: x.Value, v: x.Flushed})
+			if x.Dim >= oldNumDims {
+				continue
+			}
+			r.dims = append(r.dims, recDim{link: x.LinkID, hour: x.Hour, dim: cellDim(x.Dim), value: x.Value, v: x.N})
+			r.dimMarks = append(r.dimMarks, recDim{link: x.LinkID, hour: x.Hour, dim: cellDim(x.Dim), value: x.Value, v: x.Flushed})
 		}
 		if err := errors.Join(drows.Err(), drows.Close()); err != nil {
 			return nil, err
 		}
+		r.fromV3(true)
 	}
 	// Marks are applied after all increments of the record: version 1's
 	// summed default rows get the sum of their minutes' flushed counts.

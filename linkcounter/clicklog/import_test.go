@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testlog"
 )
 
@@ -132,8 +131,8 @@ func TestJournalImportsVersion1(t *testing.T) {
 		`INSERT INTO clicks (link_id, bucket, n, flushed) VALUES (7, 7200, 5, 5), (7, 7260, 4, 1), (7, 10800, 2, 0)`)
 	j := mustJournal(t, dir)
 	got := journalDims(t, j, 7)
-	if len(got) != 2*int(linkforge.NumDimensions) {
-		t.Fatalf("imported dims rows = %+v, want %d", got, 2*linkforge.NumDimensions)
+	if len(got) != 2*int(publicDims) {
+		t.Fatalf("imported dims rows = %+v, want %d", got, 2*publicDims)
 	}
 	for _, d := range got {
 		want := DimRow{LinkID: 7, Hour: 7200, Dim: d.Dim, Value: d.Dim.Default(), N: 9, Flushed: 6}

@@ -27,14 +27,14 @@ func (j *Journal) Held(linkID int64) int64 {
 }
 
 // HeldBy returns, as Held does, the clicks of linkID the journal holds in
-// dimension d, by value.
+// dimension d (both traffics), by value.
 func (j *Journal) HeldBy(linkID int64, d linkforge.Dimension) map[string]int64 {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	out := map[string]int64{}
 	for _, h := range j.st.hoursOf(linkID) {
 		for i := range h.ncells() {
-			if c := j.st.cell(h, i); c.dim == d {
+			if c := j.st.cell(h, i); c.dim.dim() == d {
 				out[c.value] += c.n
 			}
 		}
@@ -50,7 +50,7 @@ func (j *Journal) Rows(linkID int64) []Row {
 	var out []Row
 	for _, h := range j.st.hoursOf(linkID) {
 		for _, m := range h.mins {
-			out = append(out, Row{LinkID: linkID, Bucket: m.bucket, N: m.n, Flushed: m.flushed})
+			out = append(out, Row{LinkID: linkID, Bucket: m.bucket, N: m.n, Flushed: m.flushed, Automated: m.auto})
 		}
 	}
 	return out
@@ -65,11 +65,11 @@ func (j *Journal) DimRows(linkID int64) []DimRow {
 	for _, h := range j.st.hoursOf(linkID) {
 		for i := range h.ncells() {
 			d := j.st.cell(h, i)
-			out = append(out, DimRow{LinkID: linkID, Hour: h.hour, Dim: d.dim, Value: d.value, N: d.n, Flushed: d.flushed})
+			out = append(out, DimRow{LinkID: linkID, Hour: h.hour, Dim: d.dim.dim(), Automated: d.dim.automated(), Value: d.value, N: d.n, Flushed: d.flushed})
 		}
 	}
 	slices.SortFunc(out, func(a, b DimRow) int {
-		return cmp.Or(cmp.Compare(a.Hour, b.Hour), cmp.Compare(a.Dim, b.Dim), strings.Compare(a.Value, b.Value))
+		return cmp.Or(cmp.Compare(a.Hour, b.Hour), cmp.Compare(a.Dim, b.Dim), cmpBool(a.Automated, b.Automated), strings.Compare(a.Value, b.Value))
 	})
 	return out
 }

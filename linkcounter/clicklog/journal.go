@@ -663,23 +663,28 @@ func (j *Journal) Seed(ctx context.Context, rows []linkforge.RollupRow, dims []l
 	r.meta, r.nodeID, r.seedPending = true, j.st.nodeID, false
 	// Marks are absolute: the current flushed count plus the seed, over
 	// coalesced keys so that a key listed twice is added twice.
-	mins := make(map[incKey]int64, len(rows))
+	mins := make(map[incKey][2]int64, len(rows))
 	for _, row := range rows {
-		mins[incKey{row.LinkID, row.Bucket.Unix()}] += row.Count
+		k := incKey{row.LinkID, row.Bucket.Unix()}
+		m := mins[k]
+		mins[k] = [2]int64{m[0] + row.Count, m[1] + row.Automated}
 	}
-	for k, n := range mins {
+	for k, m := range mins {
+		n := m[0]
 		var flushed int64
 		if h := j.st.hourOf(k.linkID, hourStart(k.bucket), false); h != nil {
 			if c := h.min(k.bucket, false); c != nil {
 				flushed = c.flushed
 			}
 		}
-		r.incs = append(r.incs, recRow{link: k.linkID, at: k.bucket, v: n})
+		r.incs = append(r.incs, recRow{link: k.linkID, at: k.bucket, v: n, a: m[1]})
 		r.marks = append(r.marks, recRow{link: k.linkID, at: k.bucket, v: flushed + n})
 	}
 	ds := make(map[dimKey]int64, len(dims))
 	for _, d := range dims {
-		ds[dimKey{d.LinkID, d.Hour.Unix(), d.Dim, d.Value}] += d.Count
+		if d.Dim < publicDims {
+			ds[dimKey{d.LinkID, d.Hour.Unix(), cellOf(d.Dim, d.Automated), d.Value}] += d.Count
+		}
 	}
 	for k, n := range ds {
 		var flushed int64
@@ -741,12 +746,12 @@ func (j *Journal) Unflushed(_ context.Context, linkIDs []int64) ([]Row, []DimRow
 		for _, h := range j.st.hoursOf(link) {
 			for _, m := range h.mins {
 				if m.n > m.flushed {
-					out = append(out, Row{LinkID: link, Bucket: m.bucket, N: m.n, Flushed: m.flushed})
+					out = append(out, Row{LinkID: link, Bucket: m.bucket, N: m.n, Flushed: m.flushed, Automated: m.auto})
 				}
 			}
 			for i := range h.ncells() {
 				if d := j.st.cell(h, i); d.n > d.flushed {
-					dout = append(dout, DimRow{LinkID: link, Hour: h.hour, Dim: d.dim, Value: d.value, N: d.n, Flushed: d.flushed})
+					dout = append(dout, DimRow{LinkID: link, Hour: h.hour, Dim: d.dim.dim(), Automated: d.dim.automated(), Value: d.value, N: d.n, Flushed: d.flushed})
 				}
 			}
 		}
@@ -800,7 +805,7 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 	r := &j.rec
 	r.reuse()
 	for _, in := range incs {
-		r.incs = append(r.incs, recRow{link: in.LinkID, at: in.Bucket, v: in.Add})
+		r.incs = append(r.incs, recRow{link: in.LinkID, at: in.Bucket, v: in.Add, a: in.automated()})
 		for _, h := range in.Visits {
 			r.visits = append(r.visits, recVisit{link: in.LinkID, day: dayStart(in.Bucket), hash: h})
 		}
@@ -813,7 +818,7 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 		r.marks = append(r.marks, recRow{link: m.LinkID, at: m.Bucket, v: m.N})
 	}
 	for _, m := range dimMarks {
-		r.dimMarks = append(r.dimMarks, recDim{link: m.LinkID, hour: m.Hour, dim: m.Dim, value: m.Value, v: m.N})
+		r.dimMarks = append(r.dimMarks, recDim{link: m.LinkID, hour: m.Hour, dim: cellOf(m.Dim, m.Automated), value: m.Value, v: m.N})
 	}
 	r.purge = purgeBefore
 	if len(drops) > 0 {
@@ -831,12 +836,7 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 			// purge cannot have dropped it.
 			if h := j.st.hourOf(in.LinkID, hourStart(in.Bucket), false); h != nil {
 				if m := h.min(in.Bucket, false); m != nil {
-					in.N, in.Human = m.n, m.n
-					// One more look-up of the hour's dimension cells, which
-					// boundDims already did once per value of the increment.
-					if auto, ok := j.st.dimOf(h, linkforge.DimTrafficMinute, linkforge.TrafficMinuteValue(linkforge.TrafficAutomated, in.Bucket)); ok {
-						in.Human = max(0, m.n-auto.n)
-					}
+					in.N, in.Human = m.n, max(0, m.n-m.auto)
 				}
 			}
 		}
@@ -848,9 +848,8 @@ func (j *Journal) CommitVisits(_ context.Context, incs []*Increment, marks []Row
 // boundDims adds a commit's dimension increments to r, bounded by
 // MaxDimValues: a value the journal does not hold yet for its (link, hour,
 // dim) is kept only while fewer than MaxDimValues values it bounds are
-// held (linkforge.Dimension.Bounded: not MoreValue, not a traffic shadow's
-// placeholder, which is always kept); past that its clicks go to
-// MoreValue. New values of one commit are taken in value order, so the
+// held (every value but MoreValue); past that its clicks go to MoreValue.
+// Each (dimension, traffic) is bounded on its own. New values of one commit are taken in value order, so the
 // outcome depends on the journal and the clicks, not on map order. The
 // record carries the decided values: replay never decides again. wmu must
 // be held.
@@ -860,8 +859,8 @@ func (j *Journal) boundDims(r *logRecord, incs []*Increment) {
 		hour := hourStart(in.Bucket)
 		h := j.st.hourOf(in.LinkID, hour, false)
 		for k, c := range in.Dims {
-			d := recDim{link: in.LinkID, hour: hour, dim: c.Dim, value: c.Value, v: c.N}
-			if c.Dim.Bounded(c.Value) && !j.st.hasDimAt(h, k, c.Dim, c.Value) {
+			d := recDim{link: in.LinkID, hour: hour, dim: cellOf(c.Dim, c.Automated), value: c.Value, v: c.N}
+			if c.Value != linkforge.MoreValue && !j.st.hasDimAt(h, k, d.dim, c.Value) {
 				fresh = append(fresh, d)
 				continue
 			}
@@ -956,9 +955,8 @@ func (j *Journal) ToSeed(linkIDs []int64) []LinkHour {
 // are kept (the store holds them), then the hour's new values in value
 // order while fewer than MaxDimValues are held; the clicks of the others,
 // counted while the hour waited for its seed, move to MoreValue (their
-// rows are unflushed, so nothing the store holds changes). A traffic
-// shadow's placeholder is not bounded (linkforge.Dimension.Bounded) and
-// never moves: the store keeps no row of it to seed (docs/performance.md).
+// rows are unflushed, so nothing the store holds changes). Each
+// (dimension, traffic) is bounded on its own.
 func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
@@ -973,36 +971,40 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 	if len(want) == 0 {
 		return nil
 	}
-	mins := make(map[incKey]int64, len(rows))
+	mins := make(map[incKey][2]int64, len(rows))
 	for _, row := range rows {
 		k := incKey{row.LinkID, row.Bucket.Unix()}
 		if want[LinkHour{k.linkID, hourStart(k.bucket)}] != nil {
-			mins[k] += row.Count
+			m := mins[k]
+			mins[k] = [2]int64{m[0] + row.Count, m[1] + row.Automated}
 		}
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(mins), func(a, b incKey) int {
 		return cmp.Or(cmp.Compare(a.linkID, b.linkID), cmp.Compare(a.bucket, b.bucket))
 	}) {
-		n := mins[k]
+		n := mins[k][0]
 		var flushed int64
 		if c := want[LinkHour{k.linkID, hourStart(k.bucket)}].min(k.bucket, false); c != nil {
 			flushed = c.flushed
 		}
-		r.incs = append(r.incs, recRow{link: k.linkID, at: k.bucket, v: n})
+		r.incs = append(r.incs, recRow{link: k.linkID, at: k.bucket, v: n, a: mins[k][1]})
 		r.marks = append(r.marks, recRow{link: k.linkID, at: k.bucket, v: flushed + n})
 	}
 	ds := make(map[dimKey]int64, len(dims))
 	for _, d := range dims {
-		k := dimKey{d.LinkID, d.Hour.Unix(), d.Dim, d.Value}
+		if d.Dim >= publicDims {
+			continue
+		}
+		k := dimKey{d.LinkID, d.Hour.Unix(), cellOf(d.Dim, d.Automated), d.Value}
 		if want[LinkHour{k.linkID, k.hour}] != nil {
 			ds[k] += d.Count
 		}
 	}
 	// The rollup's values per (link, hour, dim) that the bound counts
-	// (linkforge.Dimension.Bounded).
+	// (all but MoreValue).
 	type group struct {
 		linkID, hour int64
-		dim          linkforge.Dimension
+		dim          cellDim
 	}
 	held := make(map[group]map[string]bool)
 	for _, k := range slices.SortedFunc(maps.Keys(ds), func(a, b dimKey) int {
@@ -1017,7 +1019,7 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 		}
 		r.dims = append(r.dims, recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: n})
 		r.dimMarks = append(r.dimMarks, recDim{link: k.linkID, hour: k.hour, dim: k.dim, value: k.value, v: flushed + n})
-		if k.dim.Bounded(k.value) {
+		if k.value != linkforge.MoreValue {
 			g := group{k.linkID, k.hour, k.dim}
 			if held[g] == nil {
 				held[g] = make(map[string]bool)
@@ -1029,12 +1031,12 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), cmp.Compare(a.Hour, b.Hour))
 	}) {
 		h := want[k]
-		for d := range linkforge.NumDimensions {
+		for d := range cellDim(numCellDims) {
 			seeded := held[group{k.LinkID, k.Hour, d}]
 			var fresh []dimCell
 			for i := range h.ncells() {
 				c := j.st.cell(h, i)
-				if c.dim == d && d.Bounded(c.value) && !seeded[c.value] && c.flushed == 0 {
+				if c.dim == d && c.value != linkforge.MoreValue && !seeded[c.value] && c.flushed == 0 {
 					fresh = append(fresh, c)
 				}
 			}

@@ -85,16 +85,28 @@ func dumpState(j *Journal) string {
 }
 
 // totals sums the journal's minute counts, and each dimension's counts.
-func totals(j *Journal) (clicks int64, byDim [linkforge.NumDimensions]int64) {
+// totals returns the clicks j holds and their sum in each public dimension
+// (both traffics); a minute's automated part must be the automated
+// traffic cells' sum, which byDim's traffic entry checks: it is set to -1
+// when they differ.
+func totals(j *Journal) (clicks int64, byDim [publicDims]int64) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	for _, e := range j.st.links {
 		for _, h := range e.hours {
+			var auto, autoCells int64
 			for _, m := range h.mins {
 				clicks += m.n
+				auto += m.auto
 			}
 			for _, d := range j.st.cellsOf(h) {
-				byDim[d.dim] += d.n
+				byDim[d.dim.dim()] += d.n
+				if d.dim == cellOf(linkforge.DimTraffic, true) {
+					autoCells += d.n
+				}
+			}
+			if auto != autoCells {
+				byDim[linkforge.DimTraffic] = -1 - clicks
 			}
 		}
 	}

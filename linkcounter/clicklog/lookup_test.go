@@ -2,8 +2,6 @@ package clicklog
 
 import (
 	"testing"
-
-	"github.com/linkforge/linkforge"
 )
 
 // TestFrameIndexesEveryValue: the encoder's per-dimension memo of the last
@@ -13,8 +11,8 @@ func TestFrameIndexesEveryValue(t *testing.T) {
 	var r logRecord
 	values := []string{"a", "a", "b", "a", "c", "c", "b", "", "a"}
 	for i, v := range values {
-		r.dims = append(r.dims, recDim{link: int64(i%3 + 1), hour: 3600, dim: linkforge.Dimension(i % 2), value: v, v: int64(i + 1)})
-		r.dimMarks = append(r.dimMarks, recDim{link: 1, hour: 7200, dim: linkforge.Dimension(i % 3), value: values[len(values)-1-i], v: int64(i)})
+		r.dims = append(r.dims, recDim{link: int64(i%3 + 1), hour: 3600, dim: cellDim(i % 2), value: v, v: int64(i + 1)})
+		r.dimMarks = append(r.dimMarks, recDim{link: 1, hour: 7200, dim: cellDim(i%3) | 8, value: values[len(values)-1-i], v: int64(i)})
 	}
 	var e encoder
 	for range 2 { // the second frame starts from the first one's memo

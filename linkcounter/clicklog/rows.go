@@ -18,10 +18,9 @@ type Increment struct {
 	Bucket int64
 	Add    int64
 	// N is the row's absolute count once the commit is written, Human
-	// the human clicks of it: N less the minute's automated clicks, which
-	// the hour's traffic_minute row of the minute counts
-	// (linkforge.DimTrafficMinute), so that a replayed journal gives the
-	// same split as the process it replaces.
+	// the human clicks of it: N less the minute's automated count, which
+	// the journal's minute row carries, so that a replayed journal gives
+	// the same split as the process it replaces.
 	N     int64
 	Human int64
 	// Dims lists the increment's clicks by dimension and value, so that
@@ -30,12 +29,10 @@ type Increment struct {
 
 	// last and prev chain Dims by dimension (1 + an index; 0 ends a
 	// chain): last[d] is d's newest value, prev[i] the value of the same
-	// dimension added before Dims[i]. A click then compares its value with
-	// its own dimension's few values only, not with every dimension's:
-	// with the traffic shadows a click has 23 values, and a scan of the
-	// whole list for each was a sixth of a counted redirect's CPU, under
-	// the committer's lock (docs/adr/009-click-dimensions.md, "Cost").
-	last [linkforge.NumDimensions]int32
+	// dimension and traffic added before Dims[i]. A click then compares
+	// its value with its own cell dimension's few values only, not with
+	// every dimension's (docs/adr/009-click-dimensions.md, "Cost").
+	last [numCellDims]int32
 	prev []int32
 	// Visits are the visitor hashes of the increment's clicks that have
 	// one (a private click has none), in the UTC day of Bucket: journaled
@@ -44,50 +41,63 @@ type Increment struct {
 	Visits []uint64
 }
 
-// DimCount is an increment's clicks of one dimension value.
+// DimCount is an increment's clicks of one dimension value under one
+// traffic.
 type DimCount struct {
-	Dim   linkforge.Dimension
-	Value string
-	N     int64
+	Dim       linkforge.Dimension
+	Automated bool
+	Value     string
+	N         int64
 }
 
-// CountDims adds one click's value in every dimension (dims nil: the
-// defaults) to in.Dims. It does not change Add.
+// CountDims adds one click's value in every public dimension (dims nil:
+// the defaults) to in.Dims, each under the click's traffic. It does not
+// change Add.
 func (in *Increment) CountDims(dims *linkforge.ClickDims) {
 	if in.Dims == nil {
-		in.Dims = make([]DimCount, 0, linkforge.NumDimensions)
+		in.Dims = make([]DimCount, 0, publicDims)
 	}
 	if len(in.prev) != len(in.Dims) {
 		in.reindex() // Dims was set by hand (tests, replay)
 	}
-	// From the bucket the click is counted in, which may be later than its
-	// time (maxClickAge): traffic_minute and row agree.
-	var vs [linkforge.NumDimensions]string
-	dims.CountedAll(in.Bucket, &vs)
-	for d, v := range vs {
-		in.countValue(linkforge.Dimension(d), v)
+	automated := dims.Value(linkforge.DimTraffic) == linkforge.TrafficAutomated
+	for d := range publicDims {
+		in.countValue(d, automated, dims.Value(d))
 	}
 }
 
-func (in *Increment) countValue(d linkforge.Dimension, v string) {
-	for i := in.last[d]; i != 0; i = in.prev[i-1] {
-		if c := &in.Dims[i-1]; c.Value == v {
-			c.N++
+func (in *Increment) countValue(d linkforge.Dimension, automated bool, v string) {
+	c := cellOf(d, automated)
+	for i := in.last[c]; i != 0; i = in.prev[i-1] {
+		if x := &in.Dims[i-1]; x.Value == v {
+			x.N++
 			return
 		}
 	}
-	in.Dims = append(in.Dims, DimCount{Dim: d, Value: v, N: 1})
-	in.prev = append(in.prev, in.last[d])
-	in.last[d] = int32(len(in.Dims)) //nolint:gosec // G115: an increment holds one (link, minute)'s values of one group commit, far below 2^31
+	in.Dims = append(in.Dims, DimCount{Dim: d, Automated: automated, Value: v, N: 1})
+	in.prev = append(in.prev, in.last[c])
+	in.last[c] = int32(len(in.Dims)) //nolint:gosec // G115: an increment holds one (link, minute)'s values of one group commit, far below 2^31
+}
+
+// automated returns the automated clicks among in's: its traffic cells'.
+func (in *Increment) automated() int64 {
+	var n int64
+	for _, c := range in.Dims {
+		if c.Dim == linkforge.DimTraffic && c.Automated {
+			n += c.N
+		}
+	}
+	return n
 }
 
 // reindex rebuilds the chains from Dims.
 func (in *Increment) reindex() {
-	in.last = [linkforge.NumDimensions]int32{}
+	in.last = [numCellDims]int32{}
 	in.prev = in.prev[:0]
 	for i, c := range in.Dims {
-		in.prev = append(in.prev, in.last[c.Dim])
-		in.last[c.Dim] = int32(i + 1)
+		k := cellOf(c.Dim, c.Automated)
+		in.prev = append(in.prev, in.last[k])
+		in.last[k] = int32(i + 1)
 	}
 }
 
@@ -100,22 +110,26 @@ func (in *Increment) Reset() {
 
 // Row is one (link, minute) row of the journal: its absolute count N and
 // the part of it already Flushed to the rollup. As a flush mark (Commit),
-// N is the count the rollup now holds.
+// N is the count the rollup now holds. Automated is the automated part of
+// N (absolute, as N); a flush mark of N covers it.
 type Row struct {
-	LinkID  int64
-	Bucket  int64
-	N       int64
-	Flushed int64
+	LinkID    int64
+	Bucket    int64
+	N         int64
+	Flushed   int64
+	Automated int64
 }
 
-// DimRow is one (link, hour, dimension, value) row of the journal, as Row.
+// DimRow is one (link, hour, dimension, traffic, value) row of the
+// journal, as Row.
 type DimRow struct {
-	LinkID  int64
-	Hour    int64
-	Dim     linkforge.Dimension
-	Value   string
-	N       int64
-	Flushed int64
+	LinkID    int64
+	Hour      int64
+	Dim       linkforge.Dimension
+	Automated bool
+	Value     string
+	N         int64
+	Flushed   int64
 }
 
 // Visit is one journaled visitor hash and the UTC day (unix seconds of its
@@ -165,7 +179,7 @@ type incKey struct{ linkID, bucket int64 }
 type dimKey struct {
 	linkID int64
 	hour   int64 // unix seconds
-	dim    linkforge.Dimension
+	dim    cellDim
 	value  string
 }
 

@@ -135,7 +135,9 @@ type hourRows struct {
 	seed bool
 }
 
-type minCell struct{ bucket, n, flushed int64 }
+// minCell is a minute's count, flushed count and automated part of the
+// count (a mark of flushed covers the automated clicks among them).
+type minCell struct{ bucket, n, flushed, auto int64 }
 
 func newLogState() *logState {
 	return &logState{links: make(map[int64]*linkRows), byHour: make(map[int64][]int64),
@@ -207,11 +209,11 @@ func (h *hourRows) allFlushed() bool {
 }
 
 // valuesOf returns how many values h holds for d that MaxDimValues bounds
-// (linkforge.Dimension.Bounded).
-func (s *logState) valuesOf(h *hourRows, d linkforge.Dimension) int {
+// (all but MoreValue).
+func (s *logState) valuesOf(h *hourRows, d cellDim) int {
 	n := 0
 	for _, id := range h.keys {
-		if v := s.values.vals[id]; v.dim == d && d.Bounded(v.value) {
+		if v := s.values.vals[id]; v.dim == d && v.value != linkforge.MoreValue {
 			n++
 		}
 	}
@@ -243,7 +245,20 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 		s.nodeID, s.seedPending = r.nodeID, r.seedPending
 	}
 	for _, in := range r.incs {
-		s.hourOf(in.link, hourStart(in.at), true).min(in.at, true).n += in.v
+		if in.v == 0 {
+			// Only an automated part (a converted old frame, fromV3): of
+			// a minute the record's increments made, or that a purge
+			// left.
+			if h := s.hourOf(in.link, hourStart(in.at), false); h != nil {
+				if m := h.min(in.at, false); m != nil {
+					m.auto = min(m.auto+in.a, m.n)
+				}
+			}
+			continue
+		}
+		m := s.hourOf(in.link, hourStart(in.at), true).min(in.at, true)
+		m.n += in.v
+		m.auto += in.a
 	}
 	// A (link, hour)'s dimension rows come together (boundDims): they are
 	// applied together, which keeps a one-off hour's cells in the shared
@@ -507,7 +522,7 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 	for _, l := range links {
 		for _, h := range s.links[l].hours {
 			for _, m := range h.mins {
-				r.incs = append(r.incs, recRow{link: l, at: m.bucket, v: m.n})
+				r.incs = append(r.incs, recRow{link: l, at: m.bucket, v: m.n, a: m.auto})
 				if m.flushed > 0 {
 					r.marks = append(r.marks, recRow{link: l, at: m.bucket, v: m.flushed})
 				}
@@ -593,4 +608,14 @@ func (r *logRecord) keepPart(parts, p int) {
 	r.hourMarks = slices.DeleteFunc(r.hourMarks, func(x recRow) bool { return out(x.link) })
 	r.visits = slices.DeleteFunc(r.visits, func(x recVisit) bool { return out(x.link) })
 	r.visitMarks = slices.DeleteFunc(r.visitMarks, func(x recRow) bool { return out(x.link) })
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case b:
+		return -1
+	}
+	return 1
 }

@@ -48,10 +48,9 @@ func flushWithLegacy(t *testing.T, s linkforge.Store, legacy, classified []traff
 			cd[linkforge.DimTraffic] = ""
 		}
 		for d := range linkforge.NumDimensions {
-			v := cd.Counted(d, c.at.Unix())
-			if sd, a, ok := d.StoredAs(v); ok {
-				dims[dk{c.node, c.link, c.at.Truncate(time.Hour), sd, a, v}]++
-			}
+			v := cd.Value(d)
+			sd, a := d, cd.Automated()
+			dims[dk{c.node, c.link, c.at.Truncate(time.Hour), sd, a, v}]++
 		}
 	}
 	for _, node := range nodes {

@@ -99,8 +99,7 @@ func BenchmarkFlush(b *testing.B, s linkforge.Store) {
 // links on the database side: one UpsertClicks of 1,000 links clicked once
 // each and never before, so that every row is an insert, each link's one
 // minute row and its dimension rows as a counter's flush of a person's
-// click writes them: the stored row of each of the journal's cells
-// (linkforge.Dimension.StoredAs), 8 dimension rows a link. One op
+// click writes them, 8 dimension rows a link. One op
 // is one flush; links are created before the timer starts, ops × 1,000.
 // The burst's flush rate in links per second is 1,000 / (s/op).
 func BenchmarkFlushOneOff(b *testing.B, s linkforge.Store) {
@@ -145,10 +144,9 @@ func BenchmarkFlushOneOff(b *testing.B, s linkforge.Store) {
 		for i, id := range ids {
 			rows[i] = linkforge.RollupRow{LinkID: id, Bucket: bucket, Count: 1}
 			for d := range linkforge.NumDimensions {
-				v := click.Counted(d, bucket.Unix())
-				if sd, a, ok := d.StoredAs(v); ok {
-					dims = append(dims, linkforge.DimRow{LinkID: id, Hour: bucket.Truncate(time.Hour), Dim: sd, Automated: a, Value: v, Count: 1})
-				}
+				v := click.Value(d)
+				sd, a := d, click.Automated()
+				dims = append(dims, linkforge.DimRow{LinkID: id, Hour: bucket.Truncate(time.Hour), Dim: sd, Automated: a, Value: v, Count: 1})
 			}
 		}
 		b.StartTimer()

@@ -129,8 +129,7 @@ type trafficClick struct {
 
 // flushClicks writes clicks as the counter would: per node, a rollup row
 // per (link, minute) and a row per (link, hour, dimension, value) of every
-// dimension, with each value as ClickDims.Counted gives it (the traffic
-// minute and shadows included).
+// dimension, under the click's traffic.
 func flushClicks(t *testing.T, s linkforge.Store, clicks []trafficClick) {
 	t.Helper()
 	flushClicksOf(t, s, clicks, func(linkforge.Dimension, string) bool { return true })
@@ -160,8 +159,8 @@ func flushClicksOf(t *testing.T, s linkforge.Store, clicks []trafficClick, keep 
 		}
 		cd := linkforge.ClickDims{linkforge.DimCountry: c.country, linkforge.DimTraffic: c.traffic}
 		for d := range linkforge.NumDimensions {
-			v := cd.Counted(d, c.at.Unix())
-			if sd, a, ok := d.StoredAs(v); ok && keep(d, v) {
+			v := cd.Value(d)
+			if sd, a := d, cd.Automated(); keep(d, v) {
 				dims[dk{c.node, c.link, c.at.Truncate(time.Hour), sd, a, v}]++
 			}
 		}
