@@ -501,7 +501,7 @@ export interface paths {
         put?: never;
         /**
          * Import links from a file: LinkForge's CSV or JSON export, YOURLS, Shlink or Bitly
-         * @description The body is the file itself (`curl --data-binary @links.csv`), any Content-Type but multipart, at most 64 MiB, each CSV row or JSON element at most 1 MiB (past it the import stops with a 413 error line), uploaded within 10 minutes and, after its first 30 s, at an average of at least 1 KiB/s (else 408: a problem, or the last error line once lines were read); it is read as a stream. A token runs one import at a time (429) and a node a few (503), both with `Retry-After`. Lines are applied in file order as if one after the other: a slug the tenant already has (or that an earlier line created) is skipped and left unchanged; a slug another tenant has is an error line with the 409 problem a create answers; a bad line is an error line with the 400 problem naming the file's own column (`keyword`, `longUrl`, ...), and nothing of it is written. Good lines are written in batches of 500, one transaction each; a link with `expires_at` gets its expiry alarm in the same transaction. A line without a slug (LinkForge CSV/JSON only) gets a generated one, so importing such a file twice creates it twice. Past click counts (`clicks`, `visits`, YOURLS `clicks`) become the link's `imported_clicks`, included in `clicks`; no stats buckets are invented for them. Formats: `csv` and `json` as `GET /api/v1/export` writes them; `yourls`: `keyword,url,title,timestamp,ip,clicks`, with or without that header (the IP is not kept); `shlink`: the Shlink web client's CSV export (`createdAt,domain,shortCode,shortUrl,longUrl,title,tags,visits`, tags joined by `|`; the REST/CLI names `dateCreated`, `visitsCount` are read too); `bitly`: Bitly's CSV export (`link,long_url,title,created,tags`; the slug is the link's path, tags comma-separated). A source slug that is not a valid LinkForge slug (`[A-Za-z0-9_-]{1,64}`, not reserved) is an error line, never renamed. Other shorteners' titles are cleaned (whitespace runs become one space) and cut at 200 characters. Times without a zone are taken as UTC. Column names match case-insensitively, ignoring spaces, `_` and `-`; unknown columns are ignored. A file whose header lacks a required column is a 400 and nothing is written. A line's `domain` is resolved as a create's: in LinkForge's CSV and JSON an empty one is the public host; a host the tenant lacks (another deployment's public host, the Shlink host every Shlink web-client line names) is an error line unless `domain_map` maps it. If the file breaks off (malformed JSON, the body passing 64 MiB or stopping), the lines before the break are imported and the break is the last error line. `failed` counts every error line; `errors` lists the first 1,000. A line past the tenant's max_links is an error line with the 403 `quota_exceeded` problem. Tags are normalized as a create normalizes them (trimmed, lower-cased). A row is refused rather than imported weaker: a plaintext `password` column or member, a JSON link with `password_protected: true` but no `password_hash`, a `password_hash` that is not an argon2id hash this server can verify or costs more than its own, a click count above 10^15.
+         * @description The body is the file itself (`curl --data-binary @links.csv`), any Content-Type but multipart, at most 64 MiB, each CSV row or JSON element at most 1 MiB (past it the import stops with a 413 error line), uploaded within 10 minutes and, after its first 30 s, at an average of at least 1 KiB/s (else 408: a problem, or the last error line once lines were read); it is read as a stream. A token runs one import at a time (429) and a node a few (503), both with `Retry-After`. Lines are applied in file order as if one after the other: a slug the tenant already has (or that an earlier line created) is skipped and left unchanged; a slug another tenant has is an error line with the 409 problem a create answers; a bad line is an error line with the 400 problem naming the file's own column (`keyword`, `longUrl`, ...), and nothing of it is written. Good lines are written in batches of 500, one transaction each; a link with `expires_at` gets its expiry alarm in the same transaction. A line without a slug (LinkForge CSV/JSON only) gets a generated one, so importing such a file twice creates it twice. Past click counts (`clicks`, `visits`, YOURLS `clicks`) become the link's `imported_clicks`, included in `clicks`; no stats buckets are invented for them. Formats: `csv` and `json` as `GET /api/v1/export` writes them; `yourls`: `keyword,url,title,timestamp,ip,clicks`, with or without that header (the IP is not kept); `shlink`: the Shlink web client's CSV export (`createdAt,domain,shortCode,shortUrl,longUrl,title,tags,visits`, tags joined by `|`; the REST/CLI names `dateCreated`, `visitsCount` are read too); `bitly`: Bitly's CSV export (`link,long_url,title,created,tags`; the slug is the link's path, tags comma-separated). A source slug that is not a valid LinkForge slug (`[A-Za-z0-9_-]{1,64}`, not reserved) is an error line, never renamed. Other shorteners' titles are cleaned (whitespace runs become one space) and cut at 200 characters. Times without a zone are taken as UTC. Column names match case-insensitively, ignoring spaces, `_` and `-`; unknown columns are ignored. A file whose header lacks a required column is a 400 and nothing is written. A line's `domain` is resolved as a create's: in LinkForge's CSV and JSON an empty one is the public host; a host the tenant lacks (another deployment's public host, the Shlink host every Shlink web-client line names) is an error line unless `domain_map` maps it. If the file breaks off (malformed JSON, the body passing 64 MiB or stopping), the lines before the break are imported and the break is the last error line. `failed` counts every error line; `errors` lists the first 1,000. A line whose target is on the operator's blocklist is an error line with the 422 `blocked_target` problem. A line past the tenant's max_links is an error line with the 403 `quota_exceeded` problem. Tags are normalized as a create normalizes them (trimmed, lower-cased). A row is refused rather than imported weaker: a plaintext `password` column or member, a JSON link with `password_protected: true` but no `password_hash`, a `password_hash` that is not an argon2id hash this server can verify or costs more than its own, a click count above 10^15.
          */
         post: operations["importLinks"];
         delete?: never;
@@ -1389,7 +1389,7 @@ export interface paths {
         };
         /**
          * The operator's audit log
-         * @description Every operator action (`tenant.suspend`, `tenant.resume`, `link.block`, `link.unblock`, `operator.token_create`), newest first, with the tenant it concerned. The same events are in each tenant's own log.
+         * @description Every operator action (`tenant.suspend`, `tenant.resume`, `link.block`, `link.unblock`, `operator.token_create`, `operator.token_revoke`, `operator.target_add`, `operator.target_remove`), newest first, with the tenant it concerned. The same events are in each tenant's own log.
          */
         get: operations["operatorAudit"];
         put?: never;
@@ -1481,6 +1481,62 @@ export interface paths {
         options?: never;
         /** The operator page's script (HEAD) */
         head: operations["dashboardScriptHeadOperator"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operator/blocklist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the operator's blocklist
+         * @description The operator's blocklist entries, by host. No link may point to a host on the blocklist, or under it: a create, update, bulk item or import line with such a target (`url`, `fallback_url`, a device, rule or variant URL) answers 422 `blocked_target`. An update that keeps a target blocked since it was set is let through. Entries are stored in the database and applied by every node (the one that took the write at once, the others within a minute); the `--blocklist` files are each node's own and are not listed.
+         */
+        get: operations["listBlocklist"];
+        put?: never;
+        /**
+         * Add a blocklist entry
+         * @description Adds the host to the blocklist; audited (`operator.target_add`, target `block HOST`) in the operator's log. Existing links are not changed.
+         */
+        post: operations["addBlocklistEntry"];
+        /**
+         * Remove a blocklist entry
+         * @description Removes the host from the blocklist; audited (`operator.target_remove`).
+         */
+        delete: operations["deleteBlocklistEntry"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operator/allowlist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the operator's allowlist
+         * @description The operator's allowlist entries, by host. A host on the allowlist, or under it, is never blocked, whatever blocklist entry (the operator's or a `--blocklist` file's) matches it: the override of a false positive. Entries are stored in the database and applied by every node (the one that took the write at once, the others within a minute); the `--blocklist` files are each node's own and are not listed.
+         */
+        get: operations["listAllowlist"];
+        put?: never;
+        /**
+         * Add a allowlist entry
+         * @description Adds the host to the allowlist; audited (`operator.target_add`, target `allow HOST`) in the operator's log. Existing links are not changed.
+         */
+        post: operations["addAllowlistEntry"];
+        /**
+         * Remove a allowlist entry
+         * @description Removes the host from the allowlist; audited (`operator.target_remove`).
+         */
+        delete: operations["deleteAllowlistEntry"];
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1669,7 +1725,7 @@ export interface components {
              * @description Application error code.
              * @enum {string}
              */
-            code?: "invalid" | "not_found" | "conflict" | "unauthorized" | "gone" | "too_large" | "rate_limited" | "unavailable" | "internal" | "unsupported_media_type" | "method_not_allowed" | "request_timeout" | "quota_exceeded" | "forbidden";
+            code?: "invalid" | "not_found" | "conflict" | "unauthorized" | "gone" | "too_large" | "rate_limited" | "unavailable" | "internal" | "unsupported_media_type" | "method_not_allowed" | "request_timeout" | "quota_exceeded" | "forbidden" | "blocked_target";
             errors?: components["schemas"]["FieldError"][];
         };
         /**
@@ -1815,10 +1871,10 @@ export interface components {
             /** @description Links of the tenant carrying the tag. */
             links: number;
         };
-        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link, or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
+        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link, or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch), 422 (`blocked_target`: a target on the operator's blocklist) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
         BulkResult: {
             /** @enum {integer} */
-            status: 201 | 400 | 409 | 500 | 503;
+            status: 201 | 400 | 409 | 422 | 500 | 503;
             link?: components["schemas"]["Link"];
             problem?: components["schemas"]["Problem"];
         };
@@ -2177,6 +2233,25 @@ export interface components {
             /** @description Why: one line, shown to the tenant (blocked_reason) and in both audit logs. */
             reason: string;
         };
+        TargetEntry: {
+            /**
+             * @description The entry, canonical: ASCII (punycode for IDN labels), lowercase, no trailing dot; or an IP address. It matches itself and every host under it.
+             * @example evil.example
+             */
+            host: string;
+            /** @description The operator's note (why), at most 500 characters. */
+            note: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        TargetEntryRequest: {
+            /**
+             * @description A host name in any spelling (Unicode, upper case, trailing dot, a leading `*.`), an IP address, or a URL (its host). A public suffix (`com`, `co.uk`, `github.io`) is refused: it would block every site under it.
+             * @example evil.example
+             */
+            host: string;
+            note?: string;
+        };
     };
     responses: {
         /** @description To the link's URL, to its fallback_url when it is expired or exhausted, or, for an unknown slug when the server runs with --not-found-url, to that URL. */
@@ -2360,6 +2435,30 @@ export interface components {
             };
             content: {
                 "text/html": string;
+            };
+        };
+        /** @description A target URL's host (url, fallback_url, a device URL, a rule's or a variant's URL) is on the operator's target blocklist (problem code `blocked_target`): each such field is in `errors`, its detail naming the host and the entry that matched (an entry blocks its host and every host under it, in any spelling: IDNA, case, trailing dot). The operator's allowlist wins over the blocklist. Nothing was written. */
+        BlockedTarget: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Unprocessable Entity",
+                 *       "status": 422,
+                 *       "detail": "the target of url is blocked by the operator's blocklist (entry evil.example)",
+                 *       "code": "blocked_target",
+                 *       "errors": [
+                 *         {
+                 *           "field": "url",
+                 *           "detail": "its host login.evil.example is blocked by the entry evil.example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
     };
@@ -2700,6 +2799,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["BlockedTarget"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2801,6 +2901,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["BlockedTarget"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -5978,6 +6079,182 @@ export interface operations {
                 };
                 content?: never;
             };
+        };
+    };
+    listBlocklist: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: components["schemas"]["TargetEntry"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    addBlocklistEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TargetEntryRequest"];
+            };
+        };
+        responses: {
+            /** @description The entry. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteBlocklistEntry: {
+        parameters: {
+            query: {
+                /** @description The entry's host, in any spelling POST takes. */
+                host: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAllowlist: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: components["schemas"]["TargetEntry"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    addAllowlistEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TargetEntryRequest"];
+            };
+        };
+        responses: {
+            /** @description The entry. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteAllowlistEntry: {
+        parameters: {
+            query: {
+                /** @description The entry's host, in any spelling POST takes. */
+                host: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }
