@@ -106,6 +106,20 @@ window.LinkForgeAuth = (() => {
     return everywhere ? 'Signed out on every device.' : 'Signed out.';
   }
 
+  // leave is a page's Sign out button: the page forgets cred
+  // (onSignOut), and once the server has ended the session (or the token
+  // is forgotten) the browser goes to /login, the page to sign in again
+  // from. A sign-out that failed stays on the page and says so.
+  async function leave(cred, everywhere, onSignOut) {
+    const message = await end(cred, everywhere);
+    if (message && message !== 'Signed out.' && message !== 'Signed out on every device.') {
+      onSignOut(message);
+      return;
+    }
+    onSignOut();
+    location.assign('/login');
+  }
+
   // allowedRoles are the roles a caller of role may give (never above its own).
   function allowedRoles(role) {
     return ROLES.slice(0, ROLES.indexOf(role) + 1);
@@ -172,7 +186,7 @@ window.LinkForgeAuth = (() => {
     all.dataset.authControl = '';
     all.addEventListener('click', async () => {
       all.disabled = true;
-      onSignOut(await end(cred, true));
+      await leave(cred, true, onSignOut);
     });
     signout.after(all);
   }
@@ -288,6 +302,7 @@ window.LinkForgeAuth = (() => {
     liveProtocols,
     ended,
     end,
+    leave,
     allowedRoles,
     isSession,
     mount,

@@ -269,7 +269,7 @@
     $('create-form').addEventListener('submit', onCreate);
     $('log-refresh').addEventListener('click', loadLog);
     $('copy-secret').addEventListener('click', onCopySecret);
-    $('signout').addEventListener('click', () => auth.end(token, false).then(signOut));
+    $('signout').addEventListener('click', () => auth.leave(token, false, signOut));
     $('token-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       token = $('token').value.trim();
