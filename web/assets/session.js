@@ -132,22 +132,13 @@ window.LinkForgeAuth = (() => {
     return e;
   }
 
-  // mount fills the page's header for cred: the People page's link
-  // (shown to owners: the body's data-role is the page's role), and,
-  // signed in by cookie, who is signed in, the tenant switcher and "Sign
-  // out everywhere". onSignOut(message) returns the page to its sign-in
+  // mount fills the page's header for cred (the menu is the server's,
+  // menu.go): signed in by cookie, who is signed in, the tenant switcher
+  // and "Sign out everywhere". onSignOut(message) returns the page to its sign-in
   // state.
   function mount(cred, onSignOut) {
     unmount();
     document.body.dataset.auth = isSession(cred) ? 'session' : 'token';
-    const nav = document.getElementById('nav');
-    if (nav && !nav.querySelector('a[href="/dashboard/people"]')) {
-      const a = el('a', '', 'People');
-      a.href = '/dashboard/people';
-      a.dataset.needs = 'owner';
-      a.dataset.authControl = '';
-      nav.append(a);
-    }
     const session = document.getElementById('session');
     const signout = document.getElementById('signout');
     const info = me;
