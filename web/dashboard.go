@@ -48,6 +48,7 @@ var dashboardAssets = func() map[string]asset {
 		if err != nil {
 			panic(fmt.Sprintf("web: embedded %s: %v", f.name, err)) // a broken build, not a runtime condition
 		}
+		body = withMenu(path, body)
 		sum := sha256.Sum256(body)
 		out[path] = asset{body: body, contentType: f.contentType,
 			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}

@@ -248,7 +248,7 @@ func TestDashboardPeopleAndTenants(t *testing.T) {
 
 	cookie := p.sessionOf()
 	p.run("sign out everywhere", p.clickAction("#signout-all"))
-	p.wait("the sign-in card", `document.getElementById('app').hidden && document.getElementById('token-error').textContent === 'Signed out on every device.'`)
+	p.wait("the sign-in page", `location.pathname === '/login' && document.getElementById('email') !== null`)
 	mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/me", cookie, ""), http.StatusUnauthorized, "")
 }
 

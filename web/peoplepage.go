@@ -33,6 +33,7 @@ func addDashboardAssets(files map[string]struct{ name, contentType string }) {
 		if err != nil {
 			panic(fmt.Sprintf("web: embedded %s: %v", f.name, err)) // a broken build
 		}
+		body = withMenu(path, body)
 		sum := sha256.Sum256(body)
 		dashboardAssets[path] = asset{body: body, contentType: f.contentType,
 			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}

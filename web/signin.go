@@ -37,6 +37,7 @@ func peopleForm(status int, title, intro string, login bool, message string) red
 	if message != "" {
 		msg = `<p role="alert" style="color:#b00020">` + html.EscapeString(message) + `</p>`
 	}
+	after := "" // under the form
 	fields := `<label for="password">New password (at least 10 characters)</label>
 <input id="password" name="password" type="password" required autofocus autocomplete="new-password" minlength="10" maxlength="256">`
 	if login {
@@ -44,6 +45,10 @@ func peopleForm(status int, title, intro string, login bool, message string) red
 <input id="email" name="email" type="email" required autofocus autocomplete="username" maxlength="254">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" required autocomplete="current-password" maxlength="256">`
+		// No self-service reset (no mail is sent from here): a reset
+		// link comes from a team's owner, so the page says whom to ask.
+		after = `
+<p>` + loginForgot + `</p>`
 	}
 	body := []byte(`<!doctype html>
 <html lang="en">
@@ -54,7 +59,7 @@ func peopleForm(status int, title, intro string, login bool, message string) red
 </head>
 <body><h1>` + title + `</h1><p>` + intro + `</p>` + msg + `
 <form method="post">` + fields + `
-<button type="submit">Continue</button></form>
+<button type="submit">Continue</button></form>` + after + `
 </body></html>
 `)
 	return redirect.PageOf(status, body)
@@ -63,8 +68,10 @@ func peopleForm(status int, title, intro string, login bool, message string) red
 const (
 	loginTitle = "Sign in"
 	loginIntro = `Sign in with your email and password, or <a href="/dashboard">use an API token</a>.`
-	setTitle   = "Set your password"
-	setIntro   = "Choose the password you will sign in with."
+	// loginForgot is under the sign-in form.
+	loginForgot = "Forgot your password? Ask an owner of your team."
+	setTitle    = "Set your password"
+	setIntro    = "Choose the password you will sign in with."
 )
 
 var (

@@ -175,3 +175,21 @@ func TestSignIn(t *testing.T) {
 		mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/me", first, ""), http.StatusUnauthorized, "")
 	})
 }
+
+// TestLoginForgotPassword: the sign-in page, plain and with single
+// sign-on, and its answer to a wrong password say under the form whom to
+// ask for a forgotten password.
+func TestLoginForgotPassword(t *testing.T) {
+	const forgot = "<p>Forgot your password? Ask an owner of your team.</p>"
+	e := limitEnv(t, testdb.SQLite(t))
+	under := func(what string, r response, status int) {
+		t.Helper()
+		mustStatus(t, r, status)
+		if _, after, ok := strings.Cut(string(r.body), "</form>"); !ok || !strings.Contains(after, forgot) {
+			t.Errorf("%s: no %q under the form:\n%s", what, forgot, r.body)
+		}
+	}
+	under("GET /login", e.do(http.MethodGet, "/login", "", ""), http.StatusOK)
+	under("a wrong password", e.form("/login", "", url.Values{"email": {"ann@example.com"}, "password": {"wrong horse battery"}}), http.StatusUnauthorized)
+	under("GET /login with single sign-on", newSSOEnv(t, testdb.SQLite(t), "").do(http.MethodGet, "/login", "", ""), http.StatusOK)
+}

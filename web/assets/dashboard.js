@@ -2017,7 +2017,7 @@
     $('links-more').addEventListener('click', () => loadList(true));
     $('custom-range').addEventListener('submit', onCustomRange);
     $('range-seg').addEventListener('click', onRangeClick);
-    $('signout').addEventListener('click', () => auth.end(state.token, false).then(signOut));
+    $('signout').addEventListener('click', () => auth.leave(state.token, false, signOut));
     window.addEventListener('hashchange', onHashChange);
     if (window.ResizeObserver) {
       let last = 0;

@@ -208,7 +208,7 @@
   function init() {
     $('domain-form').addEventListener('submit', onCreate);
     $('domains-refresh').addEventListener('click', () => loadDomains().catch(showListError));
-    $('signout').addEventListener('click', () => auth.end(token, false).then(signOut));
+    $('signout').addEventListener('click', () => auth.leave(token, false, signOut));
     $('token-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       token = $('token').value.trim();

@@ -268,7 +268,7 @@
     $('user-invite').addEventListener('submit', onInvite);
     $('tok-copy').addEventListener('click', (ev) => copyFrom('tok-secret', ev.target));
     $('invite-copy').addEventListener('click', (ev) => copyFrom('invite-url', ev.target));
-    $('signout').addEventListener('click', () => auth.end(cred, false).then(signOut));
+    $('signout').addEventListener('click', () => auth.leave(cred, false, signOut));
     $('token-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       const token = $('token').value.trim();

@@ -106,6 +106,20 @@ window.LinkForgeAuth = (() => {
     return everywhere ? 'Signed out on every device.' : 'Signed out.';
   }
 
+  // leave is a page's Sign out button: the page forgets cred
+  // (onSignOut), and once the server has ended the session (or the token
+  // is forgotten) the browser goes to /login, the page to sign in again
+  // from. A sign-out that failed stays on the page and says so.
+  async function leave(cred, everywhere, onSignOut) {
+    const message = await end(cred, everywhere);
+    if (message && message !== 'Signed out.' && message !== 'Signed out on every device.') {
+      onSignOut(message);
+      return;
+    }
+    onSignOut();
+    location.assign('/login');
+  }
+
   // allowedRoles are the roles a caller of role may give (never above its own).
   function allowedRoles(role) {
     return ROLES.slice(0, ROLES.indexOf(role) + 1);
@@ -118,22 +132,13 @@ window.LinkForgeAuth = (() => {
     return e;
   }
 
-  // mount fills the page's header for cred: the People page's link
-  // (shown to owners: the body's data-role is the page's role), and,
-  // signed in by cookie, who is signed in, the tenant switcher and "Sign
-  // out everywhere". onSignOut(message) returns the page to its sign-in
+  // mount fills the page's header for cred (the menu is the server's,
+  // menu.go): signed in by cookie, who is signed in, the tenant switcher
+  // and "Sign out everywhere". onSignOut(message) returns the page to its sign-in
   // state.
   function mount(cred, onSignOut) {
     unmount();
     document.body.dataset.auth = isSession(cred) ? 'session' : 'token';
-    const nav = document.getElementById('nav');
-    if (nav && !nav.querySelector('a[href="/dashboard/people"]')) {
-      const a = el('a', '', 'People');
-      a.href = '/dashboard/people';
-      a.dataset.needs = 'owner';
-      a.dataset.authControl = '';
-      nav.append(a);
-    }
     const session = document.getElementById('session');
     const signout = document.getElementById('signout');
     const info = me;
@@ -172,7 +177,7 @@ window.LinkForgeAuth = (() => {
     all.dataset.authControl = '';
     all.addEventListener('click', async () => {
       all.disabled = true;
-      onSignOut(await end(cred, true));
+      await leave(cred, true, onSignOut);
     });
     signout.after(all);
   }
@@ -288,6 +293,7 @@ window.LinkForgeAuth = (() => {
     liveProtocols,
     ended,
     end,
+    leave,
     allowedRoles,
     isSession,
     mount,

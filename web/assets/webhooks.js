@@ -16,7 +16,10 @@
   let current = null; // the webhook whose log is shown
 
   const api = auth.client(() => token, (message) => signOut(message));
-  const problemText = auth.problemText;
+  // REFUSED is what the page says when the server refuses the caller's
+  // role (403): a sentence, not the problem's text.
+  const REFUSED = 'Only an owner can manage webhooks.';
+  const problemText = (err) => (err.status === 403 ? REFUSED : auth.problemText(err));
   const el = auth.el;
 
   function cell(text, cls) {
@@ -223,16 +226,31 @@
       await loadWebhooks();
     } catch (err) {
       if (err.status === 401) return; // signed out, with the reason
+      if (err.status === 403) return refused();
       $('token-error').textContent = problemText(err);
       $('token-error').hidden = false;
       $('signin').hidden = false;
       return;
     }
     $('signin').hidden = true;
+    $('refused').hidden = true;
     $('app').hidden = false;
     $('nav').hidden = false;
     $('session').hidden = false;
     document.body.dataset.role = 'owner'; // only an owner reads the webhooks
+    auth.mount(token, signOut);
+  }
+
+  // refused shows an editor or viewer, signed in, why there is nothing
+  // here: the menu and the sign-out stay, the sign-in card does not.
+  async function refused() {
+    const me = await auth.whoami(token).catch(() => null);
+    if (me && me.role) document.body.dataset.role = me.role;
+    $('signin').hidden = true;
+    $('app').hidden = true;
+    $('refused').hidden = false;
+    $('nav').hidden = false;
+    $('session').hidden = false;
     auth.mount(token, signOut);
   }
 
@@ -241,6 +259,7 @@
     auth.unmount();
     token = null;
     current = null;
+    $('refused').hidden = true;
     $('app').hidden = true;
     $('nav').hidden = true;
     $('session').hidden = true;
@@ -269,7 +288,7 @@
     $('create-form').addEventListener('submit', onCreate);
     $('log-refresh').addEventListener('click', loadLog);
     $('copy-secret').addEventListener('click', onCopySecret);
-    $('signout').addEventListener('click', () => auth.end(token, false).then(signOut));
+    $('signout').addEventListener('click', () => auth.leave(token, false, signOut));
     $('token-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       token = $('token').value.trim();
