@@ -2,10 +2,6 @@ package postgres_test
 
 import (
 	"testing"
-
-	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/linkforge/linkforge/migrations"
 )
 
 // TestRetentionMigrationDown: migration 00020 goes down (the delete
@@ -13,12 +9,7 @@ import (
 // again.
 func TestRetentionMigrationDown(t *testing.T) {
 	pg := mustOpen(t)
-	db := stdlib.OpenDBFromPool(pg.Pool())
-	defer db.Close()
-	p, err := migrations.Provider(db, migrations.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, p := schemaOf(t, pg)
 	count := func() (triggers, tables int) {
 		t.Helper()
 		if err := db.QueryRow(`SELECT

@@ -4,9 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
@@ -15,12 +12,7 @@ import (
 // aggregates) and drops the column; up again rebuilds it from those rows.
 func TestRollupAutomatedMigration(t *testing.T) {
 	pg := mustOpen(t)
-	db := stdlib.OpenDBFromPool(pg.Pool())
-	defer db.Close()
-	p, err := migrations.Provider(db, migrations.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, p := schemaOf(t, pg)
 	storetest.RollupAutomatedMigration(t, pg,
 		func(ctx context.Context) error {
 			if _, err := p.DownTo(ctx, 27); err != nil {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
@@ -14,12 +11,7 @@ import (
 // again; Down leaves no table behind.
 func TestTargetEntriesMigration(t *testing.T) {
 	pg := mustOpen(t)
-	db := stdlib.OpenDBFromPool(pg.Pool())
-	defer db.Close()
-	p, err := migrations.Provider(db, migrations.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, p := schemaOf(t, pg)
 	storetest.TargetEntriesMigration(t, pg,
 		func(ctx context.Context) error {
 			if _, err := p.DownTo(ctx, 40); err != nil {

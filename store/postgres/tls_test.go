@@ -3,11 +3,8 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/testdb"
-	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
@@ -19,12 +16,7 @@ func TestTLSStore(t *testing.T) {
 // again.
 func TestTLSMigrationDown(t *testing.T) {
 	pg := mustOpen(t)
-	db := stdlib.OpenDBFromPool(pg.Pool())
-	defer db.Close()
-	p, err := migrations.Provider(db, migrations.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, p := schemaOf(t, pg)
 	tables := func() int {
 		var n int
 		if err := db.QueryRow(`SELECT count(*) FROM pg_tables WHERE tablename IN ('tls_assets', 'tls_locks')`).Scan(&n); err != nil {

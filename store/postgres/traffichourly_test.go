@@ -4,9 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/linkforge/linkforge/migrations"
 	"github.com/linkforge/linkforge/store/storetest"
 )
 
@@ -14,12 +11,7 @@ import (
 // backfill restoring every bucket's human/automated split.
 func TestTrafficHourlyMigration(t *testing.T) {
 	pg := mustOpen(t)
-	db := stdlib.OpenDBFromPool(pg.Pool())
-	defer db.Close()
-	p, err := migrations.Provider(db, migrations.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, p := schemaOf(t, pg)
 	storetest.TrafficHourlyMigration(t, pg,
 		func(ctx context.Context) error { _, err := p.DownTo(ctx, 21); return err },
 		func(ctx context.Context) error { _, err := p.Up(ctx); return err })

@@ -2,22 +2,13 @@ package postgres_test
 
 import (
 	"testing"
-
-	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/linkforge/linkforge/migrations"
 )
 
 // TestUniquesMigrationDown: migration 00019 goes down (click_uniques goes)
 // and up again.
 func TestUniquesMigrationDown(t *testing.T) {
 	pg := mustOpen(t)
-	db := stdlib.OpenDBFromPool(pg.Pool())
-	defer db.Close()
-	p, err := migrations.Provider(db, migrations.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, p := schemaOf(t, pg)
 	tables := func() int {
 		var n int
 		if err := db.QueryRow(`SELECT count(*) FROM pg_tables WHERE tablename = 'click_uniques'`).Scan(&n); err != nil {
