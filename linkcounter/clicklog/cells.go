@@ -46,19 +46,29 @@ const numCellDims = 2 * publicDims
 // publicDims is the number of dimensions a click counts.
 const publicDims = linkforge.NumDimensions
 
+// automatedBit marks a cellDim of automated clicks; the bits below it hold
+// the dimension.
+const automatedBit cellDim = 8
+
+// A dimension past the bits below automatedBit (a ninth one) would share
+// cells with the automated ones: widen automatedBit (and the frame's byte)
+// with it. This fails to compile until then.
+var _ [int(automatedBit) - int(publicDims)]struct{}
+
+// cellOf is the cell of dimension d under a click's traffic.
 func cellOf(d linkforge.Dimension, automated bool) cellDim {
 	c := cellDim(d)
 	if automated {
-		c |= 8
+		c |= automatedBit
 	}
 	return c
 }
 
 // dim returns c's dimension.
-func (c cellDim) dim() linkforge.Dimension { return linkforge.Dimension(c & 7) }
+func (c cellDim) dim() linkforge.Dimension { return linkforge.Dimension(c &^ automatedBit) }
 
 // automated reports whether c counts automated clicks.
-func (c cellDim) automated() bool { return c&8 != 0 }
+func (c cellDim) automated() bool { return c&automatedBit != 0 }
 
 // dimCell is one (dimension, traffic, value) cell of an hour, as read.
 type dimCell struct {

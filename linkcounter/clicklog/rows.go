@@ -60,7 +60,7 @@ func (in *Increment) CountDims(dims *linkforge.ClickDims) {
 	if len(in.prev) != len(in.Dims) {
 		in.reindex() // Dims was set by hand (tests, replay)
 	}
-	automated := dims.Value(linkforge.DimTraffic) == linkforge.TrafficAutomated
+	automated := dims.Automated()
 	for d := range publicDims {
 		in.countValue(d, automated, dims.Value(d))
 	}
