@@ -1,6 +1,7 @@
 package redirect
 
 import (
+	_ "embed"
 	"net/http"
 	"strconv"
 
@@ -38,16 +39,38 @@ type Page struct {
 
 // NewPage is the page of title and text (HTML, not escaped) with status.
 func NewPage(status int, title, text string) Page {
-	body := []byte(`<!doctype html>
+	return PageOf(status, Document(title, `<p>`+text+`</p>`))
+}
+
+// Stylesheet is the product's base stylesheet (page.css): the palette,
+// reset and type of the dashboard, which web serves at the top of its
+// dashboard.css, and the visitor pages' card. The pages carry it inline:
+// their CSP allows no style sheet from anywhere, so that a short-link host
+// needs no asset route.
+//
+//go:embed page.css
+var Stylesheet string
+
+// Document is the HTML of a visitor or sign-in page: title, the
+// stylesheet, and inner (HTML, not escaped) in the page's <main> card.
+func Document(title, inner string) []byte { return document("", title, inner) }
+
+// document is Document with head (HTML) added to its <head>.
+func document(head, title, inner string) []byte {
+	return []byte(`<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">` + head + `
 <title>` + title + ` · LinkForge</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}</style>
+<style>` + Stylesheet + `</style>
 </head>
-<body><h1>` + title + `</h1><p>` + text + `</p></body>
+<body class="visitor"><main>
+<p class="brand">LinkForge</p>
+<h1>` + title + `</h1>
+` + inner + `
+</main></body>
 </html>
 `)
-	return PageOf(status, body)
 }
 
 // PageOf is the page of a whole HTML body, with status.

@@ -40,23 +40,12 @@ const allowGetHeadStr = "GET, HEAD"
 func newForm(status int, message string) Page {
 	msg := ""
 	if message != "" {
-		msg = `<p role="alert" style="color:#b00020">` + message + `</p>`
+		msg = `<p role="alert" class="alert">` + message + `</p>`
 	}
-	body := []byte(`<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Password required · LinkForge</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}input,button{font:inherit;padding:.4rem .6rem}input{width:100%;box-sizing:border-box;margin:.5rem 0}</style>
-</head>
-<body><h1>Password required</h1><p>This short link is protected. Enter its password to continue.</p>` + msg + `
+	return PageOf(status, Document("Password required", `<p>This short link is protected. Enter its password to continue.</p>`+msg+`
 <form method="post"><label for="password">Password</label>
 <input id="password" name="password" type="password" required autofocus autocomplete="off" maxlength="200">
-<button type="submit">Continue</button></form>
-</body>
-</html>
-`)
-	return Page{status: status, body: body, length: []string{strconv.Itoa(len(body))}}
+<button type="submit">Continue</button></form>`))
 }
 
 var (

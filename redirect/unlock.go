@@ -162,17 +162,8 @@ func (rd *Handler) followUnlocked(c echo.Context, e *linkcache.Entry, now time.T
 // the target's Referer, as a redirect from the form did.
 func writeContinue(c echo.Context, to string) error {
 	esc := html.EscapeString(to)
-	body := []byte(`<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<meta http-equiv="refresh" content="0; url=` + esc + `">
-<title>Continuing · LinkForge</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}</style>
-</head>
-<body><h1>Continuing</h1><p>If nothing happens, <a href="` + esc + `">follow the link</a>.</p></body>
-</html>
-`)
+	body := document(`
+<meta http-equiv="refresh" content="0; url=`+esc+`">`, "Continuing", `<p>If nothing happens, <a href="`+esc+`">follow the link</a>.</p>`)
 	w := c.Response()
 	h := w.Header()
 	SetHTMLHeaders(h)

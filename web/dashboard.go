@@ -49,6 +49,11 @@ var dashboardAssets = func() map[string]asset {
 			panic(fmt.Sprintf("web: embedded %s: %v", f.name, err)) // a broken build, not a runtime condition
 		}
 		body = withMenu(path, body)
+		if path == pathDashboardCSS {
+			// The product's base stylesheet first: one palette for the
+			// dashboard and the visitor pages (redirect.Stylesheet).
+			body = append([]byte(redirect.Stylesheet+"\n"), body...)
+		}
 		sum := sha256.Sum256(body)
 		out[path] = asset{body: body, contentType: f.contentType,
 			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}

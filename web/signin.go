@@ -35,7 +35,7 @@ const (
 func peopleForm(status int, title, intro string, login bool, message string) redirect.Page {
 	msg := ""
 	if message != "" {
-		msg = `<p role="alert" style="color:#b00020">` + html.EscapeString(message) + `</p>`
+		msg = `<p role="alert" class="alert">` + html.EscapeString(message) + `</p>`
 	}
 	after := "" // under the form
 	fields := `<label for="password">New password (at least 10 characters)</label>
@@ -50,18 +50,9 @@ func peopleForm(status int, title, intro string, login bool, message string) red
 		after = `
 <p>` + loginForgot + `</p>`
 	}
-	body := []byte(`<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>` + title + ` · LinkForge</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}input,button{font:inherit;padding:.4rem .6rem}input{width:100%;box-sizing:border-box;margin:.5rem 0}</style>
-</head>
-<body><h1>` + title + `</h1><p>` + intro + `</p>` + msg + `
-<form method="post">` + fields + `
-<button type="submit">Continue</button></form>` + after + `
-</body></html>
-`)
+	body := redirect.Document(title, `<p>`+intro+`</p>`+msg+`
+<form method="post">`+fields+`
+<button type="submit">Continue</button></form>`+after)
 	return redirect.PageOf(status, body)
 }
 
