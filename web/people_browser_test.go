@@ -27,11 +27,11 @@ const annPassword = "correct horse battery"
 
 // peopleEnv is a server whose live feed closes ended sessions (as cmd
 // wires it), with ann@example.com a member of tenant acme as role, her
-// password set, and acme's owner token.
-func peopleEnv(t *testing.T, st linkforge.Store, role linkforge.Role) (e *env, svc *people.Service, acme int64, owner string, annID string) {
+// password set, and acme's owner token; opts configure the server further.
+func peopleEnv(t *testing.T, st linkforge.Store, role linkforge.Role, opts ...func(*web.Config)) (e *env, svc *people.Service, acme int64, owner string, annID string) {
 	t.Helper()
 	hub := mustLiveHubWith(t, dashboard.Config{Tokens: people.FeedChecker{Store: st}})
-	e = newEnv(t, st, func(c *web.Config) { useHub(c, hub); c.Now = time.Now })
+	e = newEnv(t, st, append([]func(*web.Config){func(c *web.Config) { useHub(c, hub); c.Now = time.Now }}, opts...)...)
 	acme, owner = mustRoleToken(t, st, "acme", linkforge.RoleOwner)
 	svc, err := people.New(people.Config{Store: st, Hasher: cheapHasher{}, PublicURL: publicURL})
 	if err != nil {
