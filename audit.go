@@ -2,6 +2,7 @@ package linkforge
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -102,8 +103,36 @@ type AuditEvent struct {
 // AuditStore reads the audit log. The events themselves are written by
 // the other stores' write methods, in their transactions (WithActor).
 type AuditStore interface {
-	// ListAudit returns the tenant's events newest first, at most limit
-	// (1..1000), those with an id below before when before > 0: the
-	// cursor is the last id of the previous page.
-	ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]AuditEvent, error)
+	// ListAudit returns the tenant's events that match q, newest first.
+	ListAudit(ctx context.Context, tenantID int64, q AuditQuery) ([]AuditEvent, error)
+}
+
+// AuditQuery selects a page of a tenant's audit log.
+type AuditQuery struct {
+	// Limit is the most events returned, 1..1000.
+	Limit int
+	// Before, when > 0, keeps the events with a lower id: the cursor is
+	// the last id of the previous page.
+	Before int64
+	// Action, when set, keeps the events of that action, or of every
+	// action it prefixes when it ends with a dot ("link." for link.create,
+	// link.update, …).
+	Action string
+	// Actor, when set, keeps the events whose actor has that name (a
+	// token's name, a user's email, the CLI's operating-system user).
+	Actor string
+}
+
+// ActionPattern is q.Action as a SQL LIKE pattern ("" for none): a
+// prefix ending with a dot matches the actions it starts, anything else
+// only itself. LIKE's wildcards in an action are escaped with \.
+func (q AuditQuery) ActionPattern() string {
+	if q.Action == "" {
+		return ""
+	}
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q.Action)
+	if strings.HasSuffix(q.Action, ".") {
+		return esc + "%"
+	}
+	return esc
 }

@@ -18,6 +18,9 @@ const pathAudit = apiPrefix + "/audit"
 const (
 	defaultAuditLimit = 50
 	maxAuditLimit     = 1000
+	// maxAuditFilter bounds the action and actor filters: longer than any
+	// action or actor name the log holds.
+	maxAuditFilter = 256
 )
 
 type auditActorJSON struct {
@@ -59,8 +62,14 @@ func (s *Server) listAudit(c echo.Context) error {
 		}
 		before = n
 	}
-	// One more than the page, to know whether another follows.
-	events, err := s.store.ListAudit(c.Request().Context(), tenantID(c), min(limit+1, maxAuditLimit+1), before)
+	q := linkforge.AuditQuery{Limit: min(limit+1, maxAuditLimit+1), Before: before, // one more: does another page follow?
+		Action: c.QueryParam("action"), Actor: c.QueryParam("actor")}
+	for field, v := range map[string]string{"action": q.Action, "actor": q.Actor} {
+		if len(v) > maxAuditFilter {
+			return linkforge.InvalidField(field, fmt.Sprintf("must be at most %d bytes", maxAuditFilter))
+		}
+	}
+	events, err := s.store.ListAudit(c.Request().Context(), tenantID(c), q)
 	if err != nil {
 		return fmt.Errorf("list audit: %w", err)
 	}

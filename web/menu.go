@@ -19,6 +19,7 @@ var menuPages = []struct{ path, label, needs string }{
 	{pathWebhooksPage, "Webhooks", ""},
 	{pathDomainsPage, "Domains", ""},
 	{pathPeoplePage, "People", "owner"},
+	{pathAuditPage, "Audit log", "owner"},
 }
 
 // withMenu is the page at route with its menu in place of menuMark, the

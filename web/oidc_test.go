@@ -234,7 +234,7 @@ func TestSSOAutoJoin(t *testing.T) {
 		if email, role := e.meOf(t, sessionCookie(t, r)); email != "bob@example.com" || role != "viewer" {
 			t.Errorf("/api/v1/me = %s as %s, want bob@example.com as viewer", email, role)
 		}
-		events, err := s.ListAudit(context.Background(), e.acme, 10, 0)
+		events, err := s.ListAudit(context.Background(), e.acme, linkforge.AuditQuery{Limit: 10, Before: 0})
 		if err != nil || len(events) == 0 || events[0].Action != linkforge.AuditUserInvite || events[0].Target != "bob@example.com" ||
 			events[0].Actor.Type != linkforge.ActorUser || events[0].Actor.Name != "bob@example.com" {
 			t.Errorf("audit = %+v, %v: want bob's user.invite by bob", events, err)

@@ -537,6 +537,8 @@ func (s *Server) routes(cfg Config) {
 	r.getHead(pathOperatorJS, s.dashboardAsset)
 	r.getHead(pathDomainsPage, s.dashboardAsset) // domainspage.go
 	r.getHead(pathDomainsJS, s.dashboardAsset)
+	r.getHead(pathAuditPage, s.dashboardAsset) // auditpage.go
+	r.getHead(pathAuditJS, s.dashboardAsset)
 	r.getHead(pathLinkOptionsJS, s.dashboardAsset)
 	// Sign-in (signin.go): small form bodies, read within their limit.
 	r.getHead(pathLogin, s.loginPage)
@@ -733,7 +735,7 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
 	http.MethodGet + " " + pathExport:          {"format"},
 	http.MethodPost + " " + pathImport:         {"format", "domain_map"},
-	http.MethodGet + " " + pathAudit:           {"limit", "cursor"},
+	http.MethodGet + " " + pathAudit:           {"limit", "cursor", "action", "actor"},
 	// A session's tenant, where a browser cannot send the header (live.go).
 	http.MethodGet + " " + pathLive: {"tenant"},
 

@@ -132,7 +132,7 @@ func TestSignIn(t *testing.T) {
 		}
 		mustStatus(t, e.withCookie(http.MethodPost, "/api/v1/links", first, body, "X-CSRF-Token", csrf, "Origin", e.url), http.StatusCreated)
 		mustProblem(t, e.withCookie(http.MethodGet, "/api/v1/tokens", first, ""), http.StatusForbidden, "") // an editor
-		events, err := s.ListAudit(ctx, acme, 1, 0)
+		events, err := s.ListAudit(ctx, acme, linkforge.AuditQuery{Limit: 1, Before: 0})
 		if err != nil || len(events) != 1 || events[0].Actor.Type != linkforge.ActorUser || events[0].Actor.Name != "ann@example.com" {
 			t.Errorf("audit of the cookie write = %+v, %v", events, err)
 		}

@@ -42,7 +42,7 @@ type Store interface {
 	RevokeTenantToken(ctx context.Context, tenantID, id int64) error
 	TenantByID(ctx context.Context, id int64) (linkforge.Tenant, error)
 	// The audit log (audit.go); its events are written by the writes.
-	ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]linkforge.AuditEvent, error)
+	ListAudit(ctx context.Context, tenantID int64, q linkforge.AuditQuery) ([]linkforge.AuditEvent, error)
 	// The operator's reads (operator.go); its writes go through links.Service.
 	OperatorTokenByHash(ctx context.Context, hash []byte) (linkforge.OperatorToken, error)
 	OperatorTenants(ctx context.Context, now time.Time) ([]linkforge.TenantSummary, error)

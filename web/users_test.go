@@ -160,7 +160,7 @@ func TestInviteExistingAccountGivesNoCredential(t *testing.T) {
 
 		// Audited: the password in acme, the accept in acme and evil.
 		actions := func(tenant int64) map[string]int {
-			evs, err := s.ListAudit(t.Context(), tenant, 1000, 0)
+			evs, err := s.ListAudit(t.Context(), tenant, linkforge.AuditQuery{Limit: 1000, Before: 0})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -87,7 +87,7 @@ func TestCLIAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, err := db.ListAudit(context.Background(), ten.ID, 10, 0)
+	events, err := db.ListAudit(context.Background(), ten.ID, linkforge.AuditQuery{Limit: 10, Before: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

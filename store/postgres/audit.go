@@ -11,14 +11,15 @@ import (
 
 // ListAudit returns the tenant's events newest first (see
 // linkforge.AuditStore).
-func (db *DB) ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]linkforge.AuditEvent, error) {
-	if limit < 1 || limit > 1000 {
+func (db *DB) ListAudit(ctx context.Context, tenantID int64, aq linkforge.AuditQuery) ([]linkforge.AuditEvent, error) {
+	if aq.Limit < 1 || aq.Limit > 1000 {
 		return nil, linkforge.InvalidField("limit", "must be 1..1000")
 	}
 	rows, err := db.pool.Query(ctx,
 		`SELECT id, tenant_id, at, actor_type, actor_id, actor_name, action, target
 		 FROM audit_events WHERE tenant_id = $1 AND ($2 = 0 OR id < $2)
-		 ORDER BY id DESC LIMIT $3`, tenantID, before, limit)
+		   AND ($3 = '' OR action LIKE $3 ESCAPE '\') AND ($4 = '' OR actor_name = $4)
+		 ORDER BY id DESC LIMIT $5`, tenantID, aq.Before, aq.ActionPattern(), aq.Actor, aq.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list audit: %w", err)
 	}

@@ -10,19 +10,27 @@ import (
 
 // ListAudit returns the tenant's events newest first (see
 // linkforge.AuditStore).
-func (db *DB) ListAudit(ctx context.Context, tenantID int64, limit int, before int64) ([]linkforge.AuditEvent, error) {
-	if limit < 1 || limit > 1000 {
+func (db *DB) ListAudit(ctx context.Context, tenantID int64, aq linkforge.AuditQuery) ([]linkforge.AuditEvent, error) {
+	if aq.Limit < 1 || aq.Limit > 1000 {
 		return nil, linkforge.InvalidField("limit", "must be 1..1000")
 	}
 	q := `SELECT id, tenant_id, at, actor_type, actor_id, actor_name, action, target
 	      FROM audit_events WHERE tenant_id = ?`
 	args := []any{tenantID}
-	if before > 0 {
+	if aq.Before > 0 {
 		q += ` AND id < ?`
-		args = append(args, before)
+		args = append(args, aq.Before)
+	}
+	if p := aq.ActionPattern(); p != "" {
+		q += ` AND action LIKE ? ESCAPE '\'`
+		args = append(args, p)
+	}
+	if aq.Actor != "" {
+		q += ` AND actor_name = ?`
+		args = append(args, aq.Actor)
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
-	args = append(args, limit)
+	args = append(args, aq.Limit)
 	events, err := query(ctx, db.reader, scanAudit, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list audit: %w", err)

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,7 +108,7 @@ func testAudit(t *testing.T, s linkforge.Store) {
 		"domain.create go.audit.example", "domain.update go.audit.example", "domain.delete go.audit.example",
 	}
 	slices.Reverse(want) // newest first
-	events, err := s.ListAudit(ctx, ten.ID, 100, 0)
+	events, err := s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 100, Before: 0})
 	must("ListAudit", err)
 	var got []string
 	for _, e := range events {
@@ -125,7 +126,7 @@ func testAudit(t *testing.T, s linkforge.Store) {
 	var paged []string
 	before := int64(0)
 	for range 10 {
-		page, err := s.ListAudit(ctx, ten.ID, 5, before)
+		page, err := s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 5, Before: before})
 		must("ListAudit page", err)
 		for _, e := range page {
 			paged = append(paged, e.Action+" "+e.Target)
@@ -138,17 +139,44 @@ func testAudit(t *testing.T, s linkforge.Store) {
 	if !slices.Equal(paged, want) {
 		t.Errorf("paged ListAudit = %q, want %q", paged, want)
 	}
-	if evs, err := s.ListAudit(ctx, other.ID, 100, 0); err != nil || len(evs) != 0 {
+	// Filtered: an action, every action of a prefix ("webhook."), an
+	// actor; LIKE's wildcards in a filter match only themselves.
+	filtered := func(q linkforge.AuditQuery) []string {
+		t.Helper()
+		q.Limit = 100
+		evs, err := s.ListAudit(ctx, ten.ID, q)
+		must("ListAudit filtered", err)
+		var out []string
+		for _, e := range evs {
+			out = append(out, e.Action+" "+e.Target)
+		}
+		return out
+	}
+	if got := filtered(linkforge.AuditQuery{Action: "link.update"}); !slices.Equal(got, []string{"link.update a1"}) {
+		t.Errorf("action link.update: %q", got)
+	}
+	if got, want := filtered(linkforge.AuditQuery{Action: "webhook."}), slices.DeleteFunc(slices.Clone(want), func(e string) bool { return !strings.HasPrefix(e, "webhook.") }); !slices.Equal(got, want) {
+		t.Errorf("action webhook.: %q, want %q", got, want)
+	}
+	for _, q := range []linkforge.AuditQuery{{Action: "link"}, {Action: "link._reate"}, {Action: "%"}, {Actor: "nobody"}, {Action: "link.create", Actor: "nobody"}} {
+		if got := filtered(q); len(got) != 0 {
+			t.Errorf("%+v: %q, want none", q, got)
+		}
+	}
+	if got := filtered(linkforge.AuditQuery{Actor: actor.Name, Action: "domain.delete"}); !slices.Equal(got, []string{"domain.delete go.audit.example"}) {
+		t.Errorf("actor %q, action domain.delete: %q", actor.Name, got)
+	}
+	if evs, err := s.ListAudit(ctx, other.ID, linkforge.AuditQuery{Limit: 100, Before: 0}); err != nil || len(evs) != 0 {
 		t.Errorf("another tenant's ListAudit = %+v, %v; want none", evs, err)
 	}
-	_, err = s.ListAudit(ctx, ten.ID, 0, 0)
+	_, err = s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 0, Before: 0})
 	wantCode(t, err, linkforge.EInvalid, "ListAudit with limit 0")
 
 	// The CLI's events carry no id.
 	cli := linkforge.Actor{Type: linkforge.ActorCLI, Name: "root"}
 	_, err = s.CreateLink(linkforge.WithActor(ctx, cli), newLink(ten.ID, "c1"))
 	must("CreateLink by the CLI", err)
-	events, err = s.ListAudit(ctx, ten.ID, 1, 0)
+	events, err = s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 1, Before: 0})
 	if err != nil || len(events) != 1 || events[0].Actor != cli || events[0].Target != "c1" {
 		t.Errorf("the CLI's event = %+v, %v; want %+v on c1", events, err, cli)
 	}

@@ -102,7 +102,7 @@ func testLinkStates(t *testing.T, s linkforge.Store) {
 	_ = other
 
 	var actions []string
-	evs, err := s.ListAudit(ctx, ten.ID, 100, 0)
+	evs, err := s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 100, Before: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func testOperator(t *testing.T, s linkforge.Store) {
 	if ids, err := s.ActiveTokens(ctx, []int64{tok.ID}); err != nil || len(ids) != 1 {
 		t.Errorf("ActiveTokens after resume = %v, %v", ids, err)
 	}
-	evs, err := s.ListAudit(ctx, acme.ID, 10, 0)
+	evs, err := s.ListAudit(ctx, acme.ID, linkforge.AuditQuery{Limit: 10, Before: 0})
 	if err != nil || len(evs) < 2 || evs[0].Action != linkforge.AuditTenantResume || evs[1].Action != linkforge.AuditTenantSuspend ||
 		evs[0].Actor != (linkforge.Actor{Type: linkforge.ActorOperator, ID: ot.ID, Name: "ops"}) {
 		t.Errorf("tenant's audit after suspend and resume: %+v, %v", evs, err)
@@ -345,7 +345,7 @@ func OperatorMigration(t *testing.T, s linkforge.Store, down, up func(context.Co
 	if got := mustTenantLink(t, s, ten.ID, "opm-a"); got.Clicks != 3 {
 		t.Errorf("opm-a's clicks after down and up: %d, want 3", got.Clicks)
 	}
-	evs, err := s.ListAudit(ctx, ten.ID, 10, 0)
+	evs, err := s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 10, Before: 0})
 	if err != nil || len(evs) != 1 || evs[0].Action != linkforge.AuditLinkBlock ||
 		evs[0].Actor != (linkforge.Actor{Type: linkforge.ActorToken, Name: "operator: ops"}) {
 		t.Errorf("audit after down and up: %+v, %v", evs, err)
@@ -354,7 +354,7 @@ func OperatorMigration(t *testing.T, s linkforge.Store, down, up func(context.Co
 	if _, err := s.BlockLink(opCtx, b.ID, "spam"); err != nil {
 		t.Fatal(err)
 	}
-	if evs, err := s.ListAudit(ctx, ten.ID, 1, 0); err != nil || len(evs) != 1 || evs[0].Actor.Type != linkforge.ActorOperator {
+	if evs, err := s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 1, Before: 0}); err != nil || len(evs) != 1 || evs[0].Actor.Type != linkforge.ActorOperator {
 		t.Errorf("operator audit after up: %+v, %v", evs, err)
 	}
 }

@@ -268,7 +268,7 @@ func testRetentionDeliveriesAudit(t *testing.T, s linkforge.Store) {
 	if n := runPrune(t, s, linkforge.PruneAudit, time.Now().Add(time.Hour), 2); n < 3 {
 		t.Errorf("pruned %d audit events, want all (at least 3)", n)
 	}
-	if evs, err := s.ListAudit(ctx, ten.ID, 10, 0); err != nil || len(evs) != 0 {
+	if evs, err := s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 10, Before: 0}); err != nil || len(evs) != 0 {
 		t.Errorf("audit events left: %d (%v), want none", len(evs), err)
 	}
 }
@@ -441,7 +441,7 @@ func testRetentionExactBound(t *testing.T, s linkforge.Store) {
 	if _, err := s.CreateLink(actx, newLink(ten.ID, "ret-exact-audit")); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := s.ListAudit(ctx, ten.ID, 10, 0)
+	evs, err := s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 10, Before: 0})
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("audit events: %d, %v", len(evs), err)
 	}

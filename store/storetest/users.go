@@ -253,7 +253,7 @@ func testInvitations(t *testing.T, s linkforge.Store) {
 		t.Errorf("Memberships after an accept = %+v", ms)
 	}
 	for _, tn := range []int64{acme.ID, evil.ID} {
-		evs, err := s.ListAudit(ctx, tn, 1000, 0)
+		evs, err := s.ListAudit(ctx, tn, linkforge.AuditQuery{Limit: 1000, Before: 0})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3924,6 +3924,10 @@ export interface operations {
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 cursor?: string;
+                /** @description Only the events of this action (`link.update`), or of every action it starts when it ends with a dot (`webhook.`). */
+                action?: string;
+                /** @description Only the events of the actor of this name: a token's name, a user's email, or the command line's operating-system user. */
+                actor?: string;
             };
             header?: never;
             path?: never;
