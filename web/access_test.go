@@ -32,6 +32,7 @@ var wantRole = map[string]linkforge.Role{
 	"dashboardPeople": "", "dashboardPeopleHead": "", "dashboardScriptPeople": "", "dashboardScriptPeopleHead": "",
 	"dashboardStylePeople": "", "dashboardStylePeopleHead": "", "dashboardScriptSession": "", "dashboardScriptSessionHead": "",
 	"dashboardDomains": "", "dashboardDomainsHead": "", "dashboardScriptDomains": "", "dashboardScriptHeadDomains": "",
+	"dashboardAudit": "", "dashboardAuditHead": "", "dashboardScriptAudit": "", "dashboardScriptHeadAudit": "",
 	"dashboardScriptLinkOptions": "", "dashboardScriptHeadLinkOptions": "",
 
 	"listLinks": "viewer", "getLink": "viewer", "linkStats": "viewer", "linkBreakdown": "viewer",

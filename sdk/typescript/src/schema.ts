@@ -1141,6 +1141,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dashboard/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log page: the team's writes, filtered by action and by who (owners)
+         * @description Asks for an API token (kept in the tab's session storage) or uses the session, then lists GET /api/v1/audit; a caller below owner reads that only an owner can. Served with the dashboard's Content-Security-Policy.
+         */
+        get: operations["dashboardAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The audit log page: the team's writes, filtered by action and by who (owners) */
+        head: operations["dashboardAuditHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/static/domains.js": {
         parameters: {
             query?: never;
@@ -1159,6 +1180,27 @@ export interface paths {
         options?: never;
         /** The domains page's script */
         head: operations["dashboardScriptHeadDomains"];
+        patch?: never;
+        trace?: never;
+    };
+    "/static/audit.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log page's script
+         * @description Embedded in the binary. Served with `Cache-Control: no-cache` and an `ETag`: a matching `If-None-Match` answers 304.
+         */
+        get: operations["dashboardScriptAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The audit log page's script */
+        head: operations["dashboardScriptHeadAudit"];
         patch?: never;
         trace?: never;
     };
@@ -5341,6 +5383,46 @@ export interface operations {
             };
         };
     };
+    dashboardAudit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    dashboardAuditHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
     dashboardScriptDomains: {
         parameters: {
             query?: never;
@@ -5369,6 +5451,60 @@ export interface operations {
         };
     };
     dashboardScriptHeadDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboardScriptAudit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboardScriptHeadAudit: {
         parameters: {
             query?: never;
             header?: never;
