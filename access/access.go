@@ -78,10 +78,12 @@ var table = map[string]Requirement{
 	// The domains page and the dashboard's link options (web/domainspage.go).
 	"GET /dashboard/domains":      public,
 	"GET /dashboard/audit":        public,
+	"GET /dashboard/alarms":       public,
 	"GET /dashboard/operator":     public,
 	"GET /static/operator.js":     public,
 	"GET /static/domains.js":      public,
 	"GET /static/audit.js":        public,
+	"GET /static/alarms.js":       public,
 	"GET /static/link-options.js": public,
 
 	// Links, tags, QR codes, stats.

@@ -33,6 +33,7 @@ var wantRole = map[string]linkforge.Role{
 	"dashboardStylePeople": "", "dashboardStylePeopleHead": "", "dashboardScriptSession": "", "dashboardScriptSessionHead": "",
 	"dashboardDomains": "", "dashboardDomainsHead": "", "dashboardScriptDomains": "", "dashboardScriptHeadDomains": "",
 	"dashboardAudit": "", "dashboardAuditHead": "", "dashboardScriptAudit": "", "dashboardScriptHeadAudit": "",
+	"dashboardAlarms": "", "dashboardAlarmsHead": "", "dashboardScriptAlarms": "", "dashboardScriptHeadAlarms": "",
 	"dashboardScriptLinkOptions": "", "dashboardScriptHeadLinkOptions": "",
 
 	"listLinks": "viewer", "getLink": "viewer", "linkStats": "viewer", "linkBreakdown": "viewer",

@@ -19,6 +19,7 @@ var menuPages = []struct{ path, label, needs string }{
 	{pathWebhooksPage, "Webhooks", ""},
 	{pathDomainsPage, "Domains", ""},
 	{pathPeoplePage, "People", "owner"},
+	{pathAlarmsPage, "Alarms", "owner"},
 	{pathAuditPage, "Audit log", "owner"},
 }
 

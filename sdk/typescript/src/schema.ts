@@ -1162,6 +1162,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dashboard/alarms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The alarms page: expiry alarms and dead webhook deliveries, with replay (owners)
+         * @description Asks for an API token (kept in the tab's session storage) or uses the session, then lists GET /api/v1/alarms and each webhook's dead deliveries; a caller below owner reads that only an owner can. Served with the dashboard's Content-Security-Policy.
+         */
+        get: operations["dashboardAlarms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The alarms page: expiry alarms and dead webhook deliveries, with replay (owners) */
+        head: operations["dashboardAlarmsHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/static/domains.js": {
         parameters: {
             query?: never;
@@ -1201,6 +1222,27 @@ export interface paths {
         options?: never;
         /** The audit log page's script */
         head: operations["dashboardScriptHeadAudit"];
+        patch?: never;
+        trace?: never;
+    };
+    "/static/alarms.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The alarms page's script
+         * @description Embedded in the binary. Served with `Cache-Control: no-cache` and an `ETag`: a matching `If-None-Match` answers 304.
+         */
+        get: operations["dashboardScriptAlarms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The alarms page's script */
+        head: operations["dashboardScriptHeadAlarms"];
         patch?: never;
         trace?: never;
     };
@@ -5423,6 +5465,46 @@ export interface operations {
             };
         };
     };
+    dashboardAlarms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    dashboardAlarmsHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
     dashboardScriptDomains: {
         parameters: {
             query?: never;
@@ -5505,6 +5587,60 @@ export interface operations {
         };
     };
     dashboardScriptHeadAudit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboardScriptAlarms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboardScriptHeadAlarms: {
         parameters: {
             query?: never;
             header?: never;
