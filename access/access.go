@@ -79,11 +79,13 @@ var table = map[string]Requirement{
 	"GET /dashboard/domains":      public,
 	"GET /dashboard/audit":        public,
 	"GET /dashboard/alarms":       public,
+	"GET /dashboard/import":       public,
 	"GET /dashboard/operator":     public,
 	"GET /static/operator.js":     public,
 	"GET /static/domains.js":      public,
 	"GET /static/audit.js":        public,
 	"GET /static/alarms.js":       public,
+	"GET /static/import.js":       public,
 	"GET /static/link-options.js": public,
 
 	// Links, tags, QR codes, stats.

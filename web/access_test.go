@@ -34,6 +34,7 @@ var wantRole = map[string]linkforge.Role{
 	"dashboardDomains": "", "dashboardDomainsHead": "", "dashboardScriptDomains": "", "dashboardScriptHeadDomains": "",
 	"dashboardAudit": "", "dashboardAuditHead": "", "dashboardScriptAudit": "", "dashboardScriptHeadAudit": "",
 	"dashboardAlarms": "", "dashboardAlarmsHead": "", "dashboardScriptAlarms": "", "dashboardScriptHeadAlarms": "",
+	"dashboardImport": "", "dashboardImportHead": "", "dashboardScriptImport": "", "dashboardScriptHeadImport": "",
 	"dashboardScriptLinkOptions": "", "dashboardScriptHeadLinkOptions": "",
 
 	"listLinks": "viewer", "getLink": "viewer", "linkStats": "viewer", "linkBreakdown": "viewer",

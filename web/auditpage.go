@@ -1,13 +1,17 @@
 package web
 
-// The dashboard's owner pages, served like the dashboard's own files
-// (dashboard.go): the audit log (GET /api/v1/audit) and the alarms (the
-// expiry alarms and the webhooks' dead deliveries, with replay).
+// Dashboard pages served like the dashboard's own files (dashboard.go):
+// the owners' audit log (GET /api/v1/audit) and alarms (the expiry alarms
+// and the webhooks' dead deliveries, with replay), and import and export.
 const (
 	pathAuditPage  = "/dashboard/audit"
 	pathAuditJS    = "/static/audit.js"
 	pathAlarmsPage = "/dashboard/alarms"
 	pathAlarmsJS   = "/static/alarms.js"
+	// The import and export page is every role's (a viewer exports the
+	// clicks); it is here with the other pages made of one form and list.
+	pathImportPage = "/dashboard/import"
+	pathImportJS   = "/static/import.js"
 )
 
 func init() {
@@ -16,5 +20,7 @@ func init() {
 		pathAuditJS:    {"assets/audit.js", "text/javascript; charset=utf-8"},
 		pathAlarmsPage: {"assets/alarms.html", "text/html; charset=utf-8"},
 		pathAlarmsJS:   {"assets/alarms.js", "text/javascript; charset=utf-8"},
+		pathImportPage: {"assets/import.html", "text/html; charset=utf-8"},
+		pathImportJS:   {"assets/import.js", "text/javascript; charset=utf-8"},
 	})
 }

@@ -18,6 +18,7 @@ var menuPages = []struct{ path, label, needs string }{
 	{"/dashboard", "Links", ""},
 	{pathWebhooksPage, "Webhooks", ""},
 	{pathDomainsPage, "Domains", ""},
+	{pathImportPage, "Import", ""},
 	{pathPeoplePage, "People", "owner"},
 	{pathAlarmsPage, "Alarms", "owner"},
 	{pathAuditPage, "Audit log", "owner"},

@@ -1162,6 +1162,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dashboard/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The import and export page: import a file with its report, create many links, export links and clicks
+         * @description Asks for an API token (kept in the tab's session storage) or uses the session; a viewer sees only the clicks' export. Served with the dashboard's Content-Security-Policy.
+         */
+        get: operations["dashboardImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The import and export page: import a file with its report, create many links, export links and clicks */
+        head: operations["dashboardImportHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/dashboard/alarms": {
         parameters: {
             query?: never;
@@ -1222,6 +1243,27 @@ export interface paths {
         options?: never;
         /** The audit log page's script */
         head: operations["dashboardScriptHeadAudit"];
+        patch?: never;
+        trace?: never;
+    };
+    "/static/import.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The import and export page's script
+         * @description Embedded in the binary. Served with `Cache-Control: no-cache` and an `ETag`: a matching `If-None-Match` answers 304.
+         */
+        get: operations["dashboardScriptImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The import and export page's script */
+        head: operations["dashboardScriptHeadImport"];
         patch?: never;
         trace?: never;
     };
@@ -5465,6 +5507,46 @@ export interface operations {
             };
         };
     };
+    dashboardImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    dashboardImportHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
     dashboardAlarms: {
         parameters: {
             query?: never;
@@ -5587,6 +5669,60 @@ export interface operations {
         };
     };
     dashboardScriptHeadAudit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboardScriptImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboardScriptHeadImport: {
         parameters: {
             query?: never;
             header?: never;
