@@ -52,7 +52,9 @@ window.LinkForgeOptions = (() => {
     const b = el('button', 'btn btn-small btn-ghost', label);
     b.type = 'button';
     b.title = title;
-    b.setAttribute('aria-label', title);
+    // A word is its own name (WCAG 2.5.3: the name holds the visible
+    // text, so that voice control finds it); an arrow is named by title.
+    if (!/[A-Za-z]/.test(label)) b.setAttribute('aria-label', title);
     b.addEventListener('click', onClick);
     return b;
   }
