@@ -78,6 +78,7 @@ var table = map[string]Requirement{
 	// The domains page and the dashboard's link options (web/domainspage.go).
 	"GET /dashboard/domains":      public,
 	"GET /dashboard/audit":        public,
+	"GET /dashboard/analytics":    public,
 	"GET /dashboard/alarms":       public,
 	"GET /dashboard/import":       public,
 	"GET /dashboard/operator":     public,

@@ -32,6 +32,7 @@ var wantRole = map[string]linkforge.Role{
 	"dashboardPeople": "", "dashboardPeopleHead": "", "dashboardScriptPeople": "", "dashboardScriptPeopleHead": "",
 	"dashboardStylePeople": "", "dashboardStylePeopleHead": "", "dashboardScriptSession": "", "dashboardScriptSessionHead": "",
 	"dashboardDomains": "", "dashboardDomainsHead": "", "dashboardScriptDomains": "", "dashboardScriptHeadDomains": "",
+	"dashboardAnalytics": "", "dashboardAnalyticsHead": "",
 	"dashboardAudit": "", "dashboardAuditHead": "", "dashboardScriptAudit": "", "dashboardScriptHeadAudit": "",
 	"dashboardAlarms": "", "dashboardAlarmsHead": "", "dashboardScriptAlarms": "", "dashboardScriptHeadAlarms": "",
 	"dashboardImport": "", "dashboardImportHead": "", "dashboardScriptImport": "", "dashboardScriptHeadImport": "",

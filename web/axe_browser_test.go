@@ -97,7 +97,7 @@ func TestAxeEveryPage(t *testing.T) {
 			if err := browsertest.WaitTrue(ctx, `location.pathname === '/dashboard' && document.body.dataset.auth === 'session'`, 20*time.Second); err != nil {
 				t.Fatalf("sign in: %v", err)
 			}
-			for _, path := range []string{"/dashboard", "/dashboard#link=spring&range=24h", "/dashboard/webhooks", "/dashboard/domains",
+			for _, path := range []string{"/dashboard", "/dashboard/analytics", "/dashboard#link=spring&range=24h", "/dashboard/webhooks", "/dashboard/domains",
 				"/dashboard/import", "/dashboard/people", "/dashboard/alarms", "/dashboard/audit"} {
 				if err := chromedp.Do(ctx, chromedp.Navigate(e.url+path)); err != nil {
 					t.Fatal(err)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -15,6 +16,9 @@ import (
 const (
 	pathDashboardJS  = "/static/dashboard.js"
 	pathDashboardCSS = "/static/dashboard.css"
+	// pathAnalyticsPage is the same page with the tenant's analytics
+	// first; /dashboard puts the links first (dashboard.css).
+	pathAnalyticsPage = "/dashboard/analytics"
 )
 
 // dashboardCSP lets the page load its own script and style sheet and talk
@@ -38,9 +42,10 @@ type asset struct {
 // dashboardAssets are read once: the embedded files cannot change.
 var dashboardAssets = func() map[string]asset {
 	files := map[string]struct{ name, contentType string }{
-		"/dashboard":     {"assets/dashboard.html", "text/html; charset=utf-8"},
-		pathDashboardJS:  {"assets/dashboard.js", "text/javascript; charset=utf-8"},
-		pathDashboardCSS: {"assets/dashboard.css", "text/css; charset=utf-8"},
+		"/dashboard":      {"assets/dashboard.html", "text/html; charset=utf-8"},
+		pathAnalyticsPage: {"assets/dashboard.html", "text/html; charset=utf-8"},
+		pathDashboardJS:   {"assets/dashboard.js", "text/javascript; charset=utf-8"},
+		pathDashboardCSS:  {"assets/dashboard.css", "text/css; charset=utf-8"},
 	}
 	out := make(map[string]asset, len(files))
 	for path, f := range files {
@@ -49,6 +54,9 @@ var dashboardAssets = func() map[string]asset {
 			panic(fmt.Sprintf("web: embedded %s: %v", f.name, err)) // a broken build, not a runtime condition
 		}
 		body = withMenu(path, body)
+		if path == pathAnalyticsPage {
+			body = bytes.Replace(body, []byte("<body>"), []byte(`<body data-page="analytics">`), 1)
+		}
 		if path == pathDashboardCSS {
 			// The product's base stylesheet first: one palette for the
 			// dashboard and the visitor pages (redirect.Stylesheet).

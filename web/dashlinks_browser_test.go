@@ -331,7 +331,7 @@ func TestDashboardTrafficSwitch(t *testing.T) {
 	p.run("traffic all", p.clickAction(`#traffic-seg button[data-traffic=""]`))
 	p.eval(`(location.hash = '#link=ab&range=7d', '')`)
 	p.waitFor("the link's unique visitors", `document.getElementById('chart-sub').textContent.endsWith(' · 2 unique visitors (sum of the daily counts)')`)
-	if got := p.eval(`document.getElementById('traffic-note').hidden ? '' : document.getElementById('traffic-note').textContent`); !strings.Contains(got, "Automated: crawlers") {
-		t.Errorf("the traffic note under All: %q, want what automated means", got)
+	if got := p.eval(`document.getElementById('traffic-note').hidden ? '' : document.getElementById('traffic-what').textContent + ' | ' + document.getElementById('traffic-note').title`); !strings.HasPrefix(got, "All traffic | ") || !strings.Contains(got, "Automated: crawlers") {
+		t.Errorf("the traffic note under All: %q, want All traffic, and what automated means in its tooltip", got)
 	}
 }

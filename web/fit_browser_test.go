@@ -34,7 +34,7 @@ func TestEveryPageFitsTheWindow(t *testing.T) {
 	p := signInAt(t, e)
 	p.wait("the dashboard", `location.pathname === '/dashboard' && document.body.dataset.auth === 'session'`)
 	for _, size := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
-		for _, path := range []string{"/dashboard", "/dashboard/webhooks", "/dashboard/domains", "/dashboard/people", "/dashboard/import", "/dashboard/audit", "/dashboard/alarms"} {
+		for _, path := range []string{"/dashboard", "/dashboard/analytics", "/dashboard/webhooks", "/dashboard/domains", "/dashboard/people", "/dashboard/import", "/dashboard/audit", "/dashboard/alarms"} {
 			p.run("open "+path, chromedp.EmulateViewport(size.w, size.h), chromedp.Navigate(p.url+path))
 			// The alarms and import pages have no row (nothing failed or
 			// imported yet); the others do.

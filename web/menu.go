@@ -16,6 +16,7 @@ const menuMark = "<!--menu-->"
 // anyway).
 var menuPages = []struct{ path, label, needs string }{
 	{"/dashboard", "Links", ""},
+	{pathAnalyticsPage, "Analytics", ""},
 	{pathWebhooksPage, "Webhooks", ""},
 	{pathDomainsPage, "Domains", ""},
 	{pathImportPage, "Import", ""},

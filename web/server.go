@@ -526,6 +526,7 @@ func (s *Server) routes(cfg Config) {
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	})))
 	r.getHead("/dashboard", s.dashboardAsset)
+	r.getHead(pathAnalyticsPage, s.dashboardAsset)
 	r.getHead(pathDashboardJS, s.dashboardAsset)
 	r.getHead(pathDashboardCSS, s.dashboardAsset)
 	r.getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go

@@ -53,8 +53,8 @@ func TestDashboardPeopleLive(t *testing.T) {
 	shown := `[document.querySelector('#traffic-seg button[aria-pressed="true"]').dataset.traffic, ` +
 		`document.getElementById('stat-range').textContent, document.getElementById('stat-total').textContent].join('|')`
 	p.waitFor("People, the default", `document.getElementById('conn').dataset.state === 'live' && `+shown+` === 'human|0|0'`)
-	if got := p.eval(`document.getElementById('traffic-note').textContent`); !strings.Contains(got, "Automated clicks are left out: crawlers") {
-		t.Errorf("the traffic note under People: %q, want what automated means", got)
+	if got := p.eval(`document.getElementById('traffic-what').textContent + ' | ' + document.getElementById('traffic-note').title`); !strings.HasPrefix(got, "People only | Automated: crawlers") {
+		t.Errorf("the traffic note under People: %q, want People only, and what automated means in its tooltip", got)
 	}
 
 	for range 2 {

@@ -498,6 +498,7 @@
     }
     state.list.slugs = slugs;
     state.list.cursor = page.next_cursor || null;
+    state.list.loaded = true;
   }
 
   // loadList reads the list again for a new filter (more false) or its
@@ -998,7 +999,13 @@
     const sum = pts ? pts.reduce((s, p) => s + p.v, 0) : null;
     const slug = state.view.slug;
     const l = slug ? state.links.get(slug) : null;
-    $('stat-range-label').textContent = 'Clicks, ' + rangeName(r);
+    // Every count in the summary says the traffic it counts (the switch).
+    const trafficWord = { human: ', people', automated: ', automated' }[ext ? ext.traffic() : ''] || '';
+    $('stat-range-label').textContent = 'Clicks, ' + rangeName(r) + trafficWord;
+    $('stat-total-label').textContent = 'All-time clicks' + trafficWord;
+    renderHidden();
+    // An empty tenant sees "create your first link", not empty charts.
+    document.body.dataset.empty = String(!slug && !filtered() && state.list.loaded && state.list.slugs.length === 0);
     $('stat-range').textContent = sum === null ? '–' : fmt.format(sum);
     if (slug) {
       renderDetailHead(l);
@@ -1025,6 +1032,16 @@
     drawChart($('chart'), pts, r, pts ? 'No clicks in this range' : 'Loading…');
     renderLinks();
     renderManage(l);
+  }
+
+  // renderHidden says, under People, how many automated clicks of the
+  // range the view leaves out, with a switch to show them: a first click
+  // made with curl is automated, and must not look lost.
+  function renderHidden() {
+    const s = state.snap;
+    const n = ext && ext.traffic() === 'human' && s && s.key === viewKey() ? s.all - s.total : 0;
+    $('traffic-hidden').hidden = !(n > 0);
+    if (n > 0) $('traffic-hidden-text').textContent = fmt.format(n) + (n === 1 ? ' automated click' : ' automated clicks') + ' hidden';
   }
 
   // renderMissing shows, in place of a link's numbers, that there is no
@@ -1133,7 +1150,7 @@
     }
     for (const tr of rows.values()) tr.remove();
     const empty = $('links-empty');
-    empty.textContent = filtered() ? 'No links match.' : 'No links yet. Create the first one with the form.';
+    empty.textContent = filtered() ? 'No links match.' : 'No links yet: create your first link with the form.';
     empty.hidden = body.children.length > 0;
     $('links-more').hidden = !state.list.cursor;
   }
@@ -1990,6 +2007,7 @@
   }
 
   function init() {
+    $('traffic-show-all').addEventListener('click', () => { if (ext) ext.setTraffic(''); });
     $('token-form').addEventListener('submit', onTokenSubmit);
     $('create-form').addEventListener('submit', onCreateSubmit);
     $('edit-form').addEventListener('submit', onEditSubmit);

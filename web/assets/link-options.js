@@ -35,6 +35,7 @@ window.LinkForgeOptions = (() => {
   let domainsGen = 0;
   // People unless the browser kept another choice ('' is All).
   let traffic = 'human';
+  const AUTOMATED_MEANS = 'Automated: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners; link previews are not counted at all.';
   let variantsGen = 0;
   try {
     const t = localStorage.getItem(TRAFFIC_KEY);
@@ -124,24 +125,26 @@ window.LinkForgeOptions = (() => {
     for (const b of $('traffic-seg').querySelectorAll('button')) {
       b.setAttribute('aria-pressed', String(b.dataset.traffic === traffic));
     }
-    // Always a line saying what "automated" means (link previews are not
-    // clicks at all).
+    // One short line, not a paragraph in the header: what the switch
+    // keeps, with what "automated" means in its tooltip.
     const note = $('traffic-note');
     note.hidden = false;
-    note.textContent = {
-      '': 'All clicks, people and automated. Automated: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners; link previews are not counted at all.',
-      human: 'People only. Automated clicks are left out: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners; link previews are not counted at all.',
-      automated: 'Automated clicks only: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners; link previews are not counted at all.',
-    }[traffic];
+    note.title = AUTOMATED_MEANS;
+    $('traffic-what').textContent = { '': 'All traffic', human: 'People only', automated: 'Automated only' }[traffic];
+  }
+
+  // setTraffic switches the traffic filter to t, as its button would.
+  function setTraffic(t) {
+    if (!(t in TRAFFIC) || t === traffic) return;
+    traffic = t;
+    try { localStorage.setItem(TRAFFIC_KEY, traffic); } catch (err) { /* kept for this page */ }
+    renderTraffic();
+    if (dash) dash.onTraffic();
   }
 
   function onTrafficClick(ev) {
     const b = ev.target.closest('button[data-traffic]');
-    if (!b || b.dataset.traffic === traffic) return;
-    traffic = b.dataset.traffic;
-    try { localStorage.setItem(TRAFFIC_KEY, traffic); } catch (err) { /* kept for this page */ }
-    renderTraffic();
-    if (dash) dash.onTraffic();
+    if (b) setTraffic(b.dataset.traffic);
   }
 
   // ---------------------------------------------------------------- rules
@@ -447,6 +450,7 @@ window.LinkForgeOptions = (() => {
       return def ? def.host === host : !domains.some((d) => d.host === host);
     },
     traffic: () => traffic,
+    setTraffic,
     trafficQuery: () => (traffic ? '&traffic=' + traffic : ''),
     // count is o's count under the switch: key (count, total) for All.
     count: (o, key) => (traffic ? (o[traffic] || 0) : (o[key] || 0)),

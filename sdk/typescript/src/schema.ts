@@ -406,6 +406,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dashboard/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The dashboard with the tenant's analytics first (chart, totals, top links, breakdowns), then the links
+         * @description Asks for an API token (kept in the tab's session storage), then shows the tenant's links with live click counts, per-minute charts of the last hour, and a form to create links. Served with a Content-Security-Policy that admits only its own script, style sheet and origin.
+         */
+        get: operations["dashboardAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The dashboard with the tenant's analytics first (chart, totals, top links, breakdowns), then the links */
+        head: operations["dashboardAnalyticsHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/static/dashboard.js": {
         parameters: {
             query?: never;
@@ -3575,6 +3596,46 @@ export interface operations {
         };
     };
     dashboardHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    dashboardAnalytics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    dashboardAnalyticsHead: {
         parameters: {
             query?: never;
             header?: never;
