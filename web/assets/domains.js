@@ -76,6 +76,7 @@
     tls.append(badge(TLS, d.tls));
     const def = el('td', 'dom-default', d.default ? 'default' : '');
     const actions = el('td', 'actions');
+    actions.dataset.needs = 'owner'; // the server refuses the others (people.css hides them)
     if (d.state !== 'verified') actions.append(button('Verify now', (b) => onVerify(d, b), 'verify'));
     if (!d.default) actions.append(button('Make default', (b) => onDefault(d, b), 'default'));
     actions.append(button('Remove', (b) => onRemove(d, b), 'remove'));
@@ -185,9 +186,14 @@
     $('app').hidden = false;
     $('nav').hidden = false;
     $('session').hidden = false;
-    // The role the dashboard learnt for this tab (its People link is an owner's).
-    const role = sessionStorage.getItem(TOKEN_KEY + '.role');
-    if (role) document.body.dataset.role = role;
+    // The caller's role: an owner's controls are hidden from the others
+    // (people.css), who read that only an owner changes domains.
+    try {
+      document.body.dataset.role = (await api('GET', '/api/v1/me')).role;
+    } catch (err) {
+      const role = sessionStorage.getItem(TOKEN_KEY + '.role');
+      if (role) document.body.dataset.role = role;
+    }
     auth.mount(token, signOut);
   }
 
