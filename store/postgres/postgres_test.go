@@ -497,3 +497,11 @@ func TestClickTotal(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFlushOneOff measures one flush of 1,000 one-off links
+// (storetest.BenchmarkFlushOneOff), as SQLite's:
+//
+//	go test -run '^$' -bench 'FlushOneOff$' -benchtime 10x ./store/postgres/
+func BenchmarkFlushOneOff(b *testing.B) {
+	storetest.BenchmarkFlushOneOff(b, testdb.Postgres(b))
+}
