@@ -44,8 +44,30 @@ func mustOpenURL(t *testing.T, url string) *postgres.DB {
 }
 
 // poisonable is a store whose database can be made to refuse click_dims
-// rows (storetest.DimsPoisoner).
+// rows (storetest.DimsPoisoner) and read with SQL (storetest.SQLReader).
 type poisonable struct{ *postgres.DB }
+
+func (p poisonable) SQLDialect() string { return "postgres" }
+
+func (p poisonable) QueryKeyed(t *testing.T, query string) map[string]storetest.AggRow {
+	t.Helper()
+	rows, err := p.Pool().Query(t.Context(), query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	out := map[string]storetest.AggRow{}
+	var (
+		k string
+		v storetest.AggRow
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&k, &v.At, &v.N}, func() error {
+		out[k] = v
+		return nil
+	}); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return out
+}
 
 func (p poisonable) PoisonDims(t *testing.T, value string) {
 	t.Helper()
