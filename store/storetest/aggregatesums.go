@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -233,4 +234,71 @@ func testAggregatesAreSums(t *testing.T, s linkforge.Store) {
 	// And the rows written after it still sum.
 	flush("n3", 5)
 	checkSums(t, "after retention and a flush", readAggregates(t, r), bound.Unix())
+}
+
+// CheckAggregateSums fails t for every aggregate row of r's database that
+// is not the sum of its raw rows (AggregatesAreSums' check, for the
+// migration tests).
+func CheckAggregateSums(t *testing.T, r SQLReader, when string) {
+	t.Helper()
+	checkSums(t, when, readAggregates(t, r), 0)
+}
+
+// AggregateUpkeepMigration runs migration 00044 down and up with data:
+// after down (which checks that the triggers are back), sqlWrite writes
+// raw rows of link and deletes link gone with plain SQL, as a writer
+// before 00044 could, and the triggers must keep the aggregates; after up
+// the store's flushes and deletes keep them.
+func AggregateUpkeepMigration(t *testing.T, s linkforge.Store, down, up func(ctx context.Context) error,
+	sqlWrite func(ctx context.Context, link, gone int64) error) {
+	t.Helper()
+	ctx := t.Context()
+	r, ok := s.(SQLReader)
+	if !ok {
+		t.Fatal("the store's test wrapper reads no SQL")
+	}
+	ten := mustTenant(t, s, "upkeep")
+	var links []linkforge.Link
+	for i := range 4 {
+		links = append(links, mustCreateLink(t, s, newLink(ten.ID, fmt.Sprintf("upkeep-%d", i))))
+	}
+	hour := time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
+	flush := func(node string, n int64) {
+		t.Helper()
+		var rows []linkforge.RollupRow
+		var dims []linkforge.DimRow
+		for _, l := range links {
+			for h := range 2 {
+				at := hour.Add(time.Duration(h) * time.Hour)
+				rows = append(rows, linkforge.RollupRow{LinkID: l.ID, Bucket: at.Add(3 * time.Minute), Count: n, Automated: 1})
+				dims = append(dims,
+					linkforge.DimRow{LinkID: l.ID, Hour: at, Dim: linkforge.DimTraffic, Value: linkforge.TrafficHuman, Count: n - 1},
+					linkforge.DimRow{LinkID: l.ID, Hour: at, Dim: linkforge.DimTraffic, Automated: true, Value: linkforge.TrafficAutomated, Count: 1},
+					linkforge.DimRow{LinkID: l.ID, Hour: at, Dim: linkforge.DimOS, Value: "iOS", Count: n - 1},
+					linkforge.DimRow{LinkID: l.ID, Hour: at, Dim: linkforge.DimOS, Automated: true, Value: "Linux", Count: 1})
+			}
+		}
+		if err := s.UpsertClicks(ctx, node, rows, dims); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush("n1", 3)
+	flush("n2", 5)
+	CheckAggregateSums(t, r, "before Down")
+	if err := down(ctx); err != nil {
+		t.Fatalf("Down: %v", err)
+	}
+	if err := sqlWrite(ctx, links[0].ID, links[1].ID); err != nil {
+		t.Fatalf("raw rows by SQL: %v", err)
+	}
+	CheckAggregateSums(t, r, "after Down and raw rows by SQL")
+	if err := up(ctx); err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	flush("n1", 7)
+	if _, err := s.DeleteLink(ctx, ten.ID, links[2].DomainID, links[2].Slug); err != nil {
+		t.Fatal(err)
+	}
+	flush("n2", 9)
+	CheckAggregateSums(t, r, "after Up")
 }
