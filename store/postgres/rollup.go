@@ -93,7 +93,7 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 const (
 	// $1 link, $2 tenant, [$3, $4) the range, $5 the interval.
 	// The total is links.rollup_clicks, the sum of the link's rollup rows
-	// kept by migration 00007's triggers, rather than a read of all of
+	// kept by writeClicks, rather than a read of all of
 	// them.
 	linkStatsSQL = `WITH scope AS (
 			SELECT id, rollup_clicks FROM links WHERE id = $1 AND tenant_id = $2

@@ -88,7 +88,7 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 			return aggregateStats(ctx, tx, q.TenantID, q.LinkID, width, from, to)
 		}
 		scope = q.LinkID
-		// The sum of its rollup rows, kept by 00007's triggers.
+		// The sum of its rollup rows (writeClicks keeps it).
 		totalSQL = `SELECT rollup_clicks FROM links WHERE id = ?`
 		// Integer division floors here because buckets are after 1970.
 		bucketsSQL = `SELECT bucket / ?1 * ?1 AS start, SUM(count) FROM click_rollup

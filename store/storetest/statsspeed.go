@@ -56,7 +56,7 @@ func CheckAfterStatsSpeed(t *testing.T, s linkforge.Store, tenantID int64) {
 }
 
 // BenchmarkFlush measures the database side of a counter's flush with
-// click dimensions, the write the aggregate triggers make heavier: one
+// click dimensions, the write its aggregates make heavier: one
 // UpsertClicks of 1,000 links' rows of one minute (a new bucket each op,
 // so a new hour every 60 ops) and their dimension rows of that hour, six
 // dimensions and two values each, every count grown since the last flush.
