@@ -3,7 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -78,7 +81,7 @@ const (
 // raw click rows calls in its transaction (store/internal/aggregates).
 // rows and dims hold each key once (UpsertClicks keeps the largest). It
 // takes aggLock, reads the stored counts and the links' tenants in one
-// round trip, and writes the rows and the aggregates in another.
+// round trip, and writes the rows and the aggregates in one statement.
 func writeClicks(ctx context.Context, tx pgx.Tx, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
 	minuteIDs, buckets := make([]int64, len(rows)), make([]time.Time, len(rows))
 	for i, r := range rows {
@@ -133,7 +136,7 @@ func writeClicks(ctx context.Context, tx pgx.Tx, nodeID string, rows []linkforge
 	}
 	minutes, grown := aggregates.GrowMinutes(storedMins, rows)
 	cells, cellGrowth := aggregates.GrowDims(storedCells, dims)
-	var w pgx.Batch
+	var w cteWrites
 	if len(minutes) > 0 {
 		ids, bs, counts, autos := make([]int64, len(minutes)), make([]time.Time, len(minutes)), make([]int64, len(minutes)), make([]int64, len(minutes))
 		for i, r := range minutes {
@@ -146,18 +149,52 @@ func writeClicks(ctx context.Context, tx pgx.Tx, nodeID string, rows []linkforge
 		w.Queue(writeDimsSQL, c.ids, c.hours, c.dims, c.autos, c.values, nodeID, c.counts)
 	}
 	queueAggregates(&w, aggregates.Sum(tenants, grown, cellGrowth))
-	if w.Len() == 0 {
+	if len(w.parts) == 0 {
 		return nil
 	}
-	if err := tx.SendBatch(ctx, &w).Close(); err != nil {
+	if _, err := tx.Exec(ctx, w.sql(), w.args...); err != nil {
 		return fmt.Errorf("write rows and aggregates: %w", err)
 	}
 	return nil
 }
 
-// queueAggregates queues r's upserts on b, one statement per table that
-// changes.
-func queueAggregates(b *pgx.Batch, r aggregates.Rows) {
+// cteWrites are statements that change different tables, sent as the
+// data-modifying CTEs of one statement: one parse, plan and round trip
+// for a flush's raw rows and every aggregate they change.
+type cteWrites struct {
+	parts []string
+	args  []any
+}
+
+// placeholder matches a statement's parameters, renumbered by Queue.
+var placeholder = regexp.MustCompile(`\$(\d+)`)
+
+// Queue adds sql with its parameters $1… as args.
+func (w *cteWrites) Queue(sql string, args ...any) {
+	base := len(w.args)
+	w.parts = append(w.parts, placeholder.ReplaceAllStringFunc(sql, func(p string) string {
+		n, _ := strconv.Atoi(p[1:])
+		return "$" + strconv.Itoa(base+n)
+	}))
+	w.args = append(w.args, args...)
+}
+
+// sql is the one statement.
+func (w *cteWrites) sql() string {
+	var b strings.Builder
+	b.WriteString("WITH ")
+	for i, p := range w.parts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "w%d AS (%s)", i, p)
+	}
+	b.WriteString(" SELECT 1")
+	return b.String()
+}
+
+// queueAggregates queues r's upserts on b, one per table that changes.
+func queueAggregates(b *cteWrites, r aggregates.Rows) {
 	hourly := func(sql string, rows []aggregates.Hourly, link, automated bool) {
 		if len(rows) == 0 {
 			return
