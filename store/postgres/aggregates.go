@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -79,10 +80,12 @@ const (
 // dimension (dims) of nodeID in tx, each only where it raises the stored
 // one, and adds what they grew by to the aggregates: what every writer of
 // raw click rows calls in its transaction (store/internal/aggregates).
-// rows and dims hold each key once (UpsertClicks keeps the largest). It
-// takes aggLock, reads the stored counts and the links' tenants in one
+// When rows or dims hold one key twice the larger count wins, as if the
+// rows were written one after the other (PostgreSQL refuses to update one
+// row twice in a statement, 21000). It takes aggLock, reads the stored counts and the links' tenants in one
 // round trip, and writes the rows and the aggregates in one statement.
 func writeClicks(ctx context.Context, tx pgx.Tx, nodeID string, rows []linkforge.RollupRow, dims []linkforge.DimRow) error {
+	rows, dims = dedupeMinutes(rows), dedupeDims(dims)
 	minuteIDs, buckets := make([]int64, len(rows)), make([]time.Time, len(rows))
 	for i, r := range rows {
 		minuteIDs[i], buckets[i] = r.LinkID, r.Bucket
@@ -156,6 +159,28 @@ func writeClicks(ctx context.Context, tx pgx.Tx, nodeID string, rows []linkforge
 		return fmt.Errorf("write rows and aggregates: %w", err)
 	}
 	return nil
+}
+
+// dedupeMinutes keeps the largest count and automated part of each key of
+// rows, sorted by key.
+func dedupeMinutes(rows []linkforge.RollupRow) []linkforge.RollupRow {
+	type key struct{ link, bucket int64 }
+	latest := make(map[key]linkforge.RollupRow, len(rows))
+	for _, r := range rows {
+		k := key{r.LinkID, r.Bucket.Unix()}
+		if l, ok := latest[k]; ok {
+			r.Count, r.Automated = max(r.Count, l.Count), max(r.Automated, l.Automated)
+		}
+		latest[k] = r
+	}
+	batch := make([]linkforge.RollupRow, 0, len(latest))
+	for _, r := range latest {
+		batch = append(batch, r)
+	}
+	slices.SortFunc(batch, func(a, b linkforge.RollupRow) int {
+		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), a.Bucket.Compare(b.Bucket))
+	})
+	return batch
 }
 
 // cteWrites are statements that change different tables, sent as the

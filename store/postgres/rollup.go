@@ -1,10 +1,8 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,33 +29,11 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	if write, err := linkforge.CheckFlush(nodeID, rows, dims); !write {
 		return err
 	}
-	type key struct {
-		link   int64
-		bucket int64
-	}
-	latest := make(map[key]linkforge.RollupRow, len(rows)) // the largest count and automated part of each key
-	for _, r := range rows {
-		// PostgreSQL refuses to update one row twice in a statement
-		// (21000), so duplicates are resolved here.
-		k := key{r.LinkID, r.Bucket.Unix()}
-		if l, ok := latest[k]; ok {
-			r.Count, r.Automated = max(r.Count, l.Count), max(r.Automated, l.Automated)
-		}
-		latest[k] = r
-	}
-	batch := make([]linkforge.RollupRow, 0, len(latest))
-	for _, r := range latest {
-		batch = append(batch, r)
-	}
-	slices.SortFunc(batch, func(a, b linkforge.RollupRow) int {
-		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), a.Bucket.Compare(b.Bucket))
-	})
-	cells := dedupeDims(dims)
 	// Without a webhook for the click events (a probe of the small webhooks
 	// table) the flush reads no links for them; a webhook created during
 	// this flush sees the next one.
 	subscribed := false
-	if len(batch) > 0 {
+	if len(rows) > 0 {
 		var err error
 		if subscribed, err = clickSubscribers(ctx, db.pool); err != nil {
 			return fmt.Errorf("postgres: upsert rollup: %w", err)
@@ -66,12 +42,13 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	w := db.writes.Begin()
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		if err := writeClicks(ctx, tx, nodeID, batch, cells); err != nil {
+		if err := writeClicks(ctx, tx, nodeID, rows, dims); err != nil {
 			return err
 		}
 		if !subscribed {
 			return nil
 		}
+		batch := dedupeMinutes(rows)
 		ids, buckets := make([]int64, len(batch)), make([]time.Time, len(batch))
 		for i, r := range batch {
 			ids[i], buckets[i] = r.LinkID, r.Bucket
@@ -79,7 +56,7 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 		return clickEvents(ctx, tx, w, ids, buckets, ts)
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(batch), len(cells), err)
+		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(rows), len(dims), err)
 	}
 	w.Committed()
 	return nil
