@@ -36,7 +36,7 @@ func TestStatsSpeedMigrationBackfills(t *testing.T) {
 	storetest.CheckAfterStatsSpeed(t, db, tenant)
 }
 
-// BenchmarkFlush measures one flush's write with the aggregate triggers
+// BenchmarkFlush measures one flush's write with its aggregates
 // (storetest.BenchmarkFlush):
 //
 //	go test -run '^$' -bench Flush -benchtime 200x ./store/postgres/

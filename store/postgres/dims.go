@@ -12,7 +12,7 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// dimColumns are click_dims rows as the arrays upsertClicksSQL unnests.
+// dimColumns are click_dims rows as the arrays writeDimsSQL unnests.
 type dimColumns struct {
 	ids    []int64
 	hours  []time.Time
@@ -22,11 +22,10 @@ type dimColumns struct {
 	counts []int64
 }
 
-// dimArrays keeps the largest count of each key of dims, checked by
+// dedupeDims keeps the largest count of each key of dims, checked by
 // linkforge.CheckFlush (one statement may not update a row twice), and
-// returns them sorted by key, the order in which concurrent writers take
-// row locks.
-func dimArrays(dims []linkforge.DimRow) dimColumns {
+// returns them sorted by key.
+func dedupeDims(dims []linkforge.DimRow) []linkforge.DimRow {
 	type key struct {
 		link, hour int64
 		dim        linkforge.Dimension
@@ -48,15 +47,20 @@ func dimArrays(dims []linkforge.DimRow) dimColumns {
 		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), a.Hour.Compare(b.Hour),
 			cmp.Compare(a.Dim.String(), b.Dim.String()), compareBool(a.Automated, b.Automated), cmp.Compare(a.Value, b.Value))
 	})
+	return batch
+}
+
+// dimColumnsOf is dims as the arrays writeDimsSQL unnests.
+func dimColumnsOf(dims []linkforge.DimRow) dimColumns {
 	c := dimColumns{
-		ids:    make([]int64, len(batch)),
-		hours:  make([]time.Time, len(batch)),
-		dims:   make([]string, len(batch)),
-		autos:  make([]bool, len(batch)),
-		values: make([]string, len(batch)),
-		counts: make([]int64, len(batch)),
+		ids:    make([]int64, len(dims)),
+		hours:  make([]time.Time, len(dims)),
+		dims:   make([]string, len(dims)),
+		autos:  make([]bool, len(dims)),
+		values: make([]string, len(dims)),
+		counts: make([]int64, len(dims)),
 	}
-	for i, d := range batch {
+	for i, d := range dims {
 		c.ids[i], c.hours[i], c.dims[i], c.autos[i], c.values[i], c.counts[i] = d.LinkID, d.Hour, d.Dim.String(), d.Automated, d.Value, d.Count
 	}
 	return c

@@ -247,19 +247,14 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 }
 
 // DeleteLink deletes the tenant's link and its rollup and click_dims rows and
-// returns the link as it was, with its Clicks, in one transaction of two
-// statements. The raw rows go first, while the link still exists: the
-// aggregate triggers of migration 00006 subtract a raw row from its
-// tenant's aggregates only if its link exists, so they must see both. One
-// statement deleting link and rows together would let the triggers see
-// neither. The link's row is locked first, then the raw rows, then (by the
-// triggers) the aggregates' advisory lock: the order a flush takes them
-// in, raw rows then the lock, so the two cannot deadlock. The link's alarm
-// goes by the foreign key's ON DELETE CASCADE. A transaction PostgreSQL
-// aborts to break a deadlock is tried again, a few times: the delete's
-// triggers lock the tenant's aggregate rows, which concurrent flushes of the
-// tenant's other links (other nodes') lock too, and an aborted delete has
-// changed nothing.
+// returns the link as it was, with its Clicks, in one transaction. It
+// takes the aggregates' lock (aggLock) first, then the link's row: the
+// order a flush takes them in (the lock, then the links whose totals it
+// raises), so the two cannot deadlock; forgetLink then takes the link out
+// of the aggregates and deletes its raw rows. The link's alarm goes by the
+// foreign key's ON DELETE CASCADE. A transaction PostgreSQL aborts to
+// break a deadlock is tried again, a few times (an aborted delete has
+// changed nothing).
 func (db *DB) DeleteLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error) {
 	for attempt := 1; ; attempt++ {
 		l, err := db.deleteLinkOnce(ctx, tenantID, domainID, slug)
@@ -277,9 +272,12 @@ func (db *DB) deleteLinkOnce(ctx context.Context, tenantID, domainID int64, slug
 	w := db.writes.Begin()
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		// The links delete trigger lowers the aggregates and removes the
-		// link's rollup and dimension rows (migration 00020); rollup_clicks
-		// is still whole then, as row deletes no longer lower it.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(aggLock)); err != nil {
+			return err
+		}
+		// forgetLink lowers the aggregates and removes the link's rollup
+		// and dimension rows (store/internal/aggregates); rollup_clicks
+		// stays whole, as row deletes do not lower it.
 		var id *int64
 		if err := tx.QueryRow(ctx,
 			`SELECT id FROM links WHERE slug = $1 AND tenant_id = $2 AND domain_id = $3 FOR UPDATE`,
@@ -288,6 +286,9 @@ func (db *DB) deleteLinkOnce(ctx context.Context, tenantID, domainID int64, slug
 		}
 		if id == nil {
 			return notFound("link")
+		}
+		if err := forgetLink(ctx, tx, tenantID, *id); err != nil {
+			return err
 		}
 		var err error
 		l, err = scanLink(tx.QueryRow(ctx,

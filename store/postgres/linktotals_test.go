@@ -5,16 +5,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/pgtest"
+	"github.com/linkforge/linkforge/store/postgres"
 )
 
-// A statement of many minute rows for the same links updates each link's
-// row once (00024): a node's backlog after a database outage, or a bulk
-// load, writes hundreds of minutes of its hot links in one statement, and
-// a row trigger made each a new version of the link's row, in every index
-// of links. The totals stay exact through inserts and updates of counts.
+// A flush of many minute rows for the same links updates each link's
+// total once, in one statement (store/internal/aggregates): a node's
+// backlog after a database outage, or a bulk load, writes hundreds of
+// minutes of its hot links in one flush, and an update per row made each
+// a new version of the link's row, in every index of links. The totals
+// stay exact through inserts and grown counts.
 func TestLinkTotalsOneUpdatePerLinkPerStatement(t *testing.T) {
-	db := mustOpen(t)
+	url := pgtest.New(t)
+	mustOpenURL(t, url) // migrate
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &queryCounter{substr: "UPDATE links l SET rollup_clicks"}
+	cfg.ConnConfig.Tracer = counter
+	db, err := postgres.OpenConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	ctx := t.Context()
 	ten, err := db.EnsureTenant(ctx, "totals")
 	if err != nil {
@@ -29,32 +46,25 @@ func TestLinkTotalsOneUpdatePerLinkPerStatement(t *testing.T) {
 		ids = append(ids, l.ID)
 	}
 	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	tx, err := db.Pool().Begin(ctx)
-	if err != nil {
+	// 3 links × 200 minutes, in one flush.
+	var rows []linkforge.RollupRow
+	for _, id := range ids {
+		for m := range 200 {
+			rows = append(rows, linkforge.RollupRow{LinkID: id, Bucket: start.Add(time.Duration(m) * time.Minute), Count: int64(1 + m%3)})
+		}
+	}
+	if err := db.UpsertRollup(ctx, "node-a", rows); err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx) // committed below; a failed test's is dropped
-	// 3 links × 200 minutes, in one statement, as a flush writes them.
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO click_rollup (link_id, bucket, node_id, count)
-		SELECT l, $2::timestamptz + m * interval '1 minute', 'node-a', 1 + m % 3
-		FROM unnest($1::bigint[]) AS l, generate_series(0, 199) AS m`, ids, start); err != nil {
-		t.Fatal(err)
+	if got := counter.n.Load(); got != 1 {
+		t.Errorf("statements updating links' totals for one flush of 600 minute rows: %d, want 1", got)
 	}
-	var updates int64
-	if err := tx.QueryRow(ctx, `SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'links'`).Scan(&updates); err != nil {
-		t.Fatal(err)
+	// A flush's absolute buckets grown: the totals move by the difference.
+	var grown []linkforge.RollupRow
+	for m := range 10 {
+		grown = append(grown, linkforge.RollupRow{LinkID: ids[0], Bucket: start.Add(time.Duration(m) * time.Minute), Count: int64(1+m%3) + 2})
 	}
-	if updates != int64(len(ids)) {
-		t.Errorf("links rows updated by one statement of 600 minute rows: %d, want one per link (%d)", updates, len(ids))
-	}
-	// An update of some counts (a flush's absolute buckets grown) moves the
-	// totals by the difference.
-	if _, err := tx.Exec(ctx, `UPDATE click_rollup SET count = count + 2 WHERE link_id = $1 AND bucket < $2`,
-		ids[0], start.Add(10*time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := db.UpsertRollup(ctx, "node-a", grown); err != nil {
 		t.Fatal(err)
 	}
 	// Sum of 1 + m%3 over m in 0..199: 67×1 + 67×2 + 66×3 = 399.

@@ -11,12 +11,6 @@ import (
 	"github.com/linkforge/linkforge"
 )
 
-// aggLock is the advisory lock the aggregate triggers take (migration
-// 00006): a retention batch takes it first, so that it is ordered against a
-// link delete (whose trigger removes the same rows) and never deadlocks
-// with one.
-const aggLock = 7306231866145637
-
 // Each walk statement takes the next $2 ids after $1, deletes their rows
 // before $3 through the primary key's prefix, and answers the rows
 // removed, the last id and how many ids it took.

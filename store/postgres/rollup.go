@@ -1,44 +1,14 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/linkforge/linkforge"
 )
-
-// upsertClicksSQL writes a whole flush in one statement (hence one
-// transaction) and one round trip: the minute rows travel as three arrays
-// and the hour rows by dimension as five, which unnest turns back into rows;
-// the minute upsert is a data-modifying CTE, which runs whether or not it is
-// referenced, so both commit together or not at all.
-//
-// A (link, bucket, node) count only grows: a node's count of a minute is
-// absolute and never shrinks, so a smaller value is always a stale one (a
-// timed-out statement that commits after its retry, a journal that restarted
-// below what the rollup holds) and must not replace a larger one. The same
-// holds for a (link, hour, dimension, value, node) count, and for a
-// minute's automated part: a flush that does not know it (0) leaves it. Rows whose count
-// would not grow are not rewritten, so a replayed flush leaves no dead
-// tuples behind.
-const upsertClicksSQL = `WITH minutes AS (
-		INSERT INTO click_rollup (link_id, bucket, node_id, count, automated)
-		SELECT u.link_id, u.bucket, $4, u.count, u.automated
-		FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $10::bigint[]) AS u (link_id, bucket, count, automated)
-		ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = GREATEST(click_rollup.count, excluded.count),
-		automated = GREATEST(click_rollup.automated, excluded.automated)
-		WHERE click_rollup.count < excluded.count OR click_rollup.automated < excluded.automated
-	)
-	INSERT INTO click_dims (link_id, hour, dimension, automated, value, node_id, count)
-	SELECT d.link_id, d.hour, d.dimension, d.automated, d.value, $4, d.count
-	FROM unnest($5::bigint[], $6::timestamptz[], $7::text[], $11::boolean[], $8::text[], $9::bigint[]) AS d (link_id, hour, dimension, automated, value, count)
-	ON CONFLICT (link_id, hour, dimension, automated, value, node_id) DO UPDATE SET count = GREATEST(click_dims.count, excluded.count)
-	WHERE click_dims.count < excluded.count`
 
 // UpsertRollup writes the absolute minute counts of nodeID: UpsertClicks
 // without dimensions.
@@ -47,7 +17,8 @@ func (db *DB) UpsertRollup(ctx context.Context, nodeID string, rows []linkforge.
 }
 
 // UpsertClicks writes the absolute minute counts (rows) and hour counts by
-// dimension (dims) of nodeID in one statement (hence one transaction). A
+// dimension (dims) of nodeID in one transaction, with the aggregates that
+// sum them (writeClicks). A
 // count replaces a smaller one and never a larger one, so a retried,
 // replayed or late flush cannot lower a count. A bucket that is not the
 // start of a minute, an hour that is not the start of an hour, a negative
@@ -58,71 +29,34 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 	if write, err := linkforge.CheckFlush(nodeID, rows, dims); !write {
 		return err
 	}
-	type key struct {
-		link   int64
-		bucket int64
-	}
-	latest := make(map[key]linkforge.RollupRow, len(rows)) // the largest count and automated part of each key
-	for _, r := range rows {
-		// PostgreSQL refuses to update one row twice in a statement
-		// (21000), so duplicates are resolved here.
-		k := key{r.LinkID, r.Bucket.Unix()}
-		if l, ok := latest[k]; ok {
-			r.Count, r.Automated = max(r.Count, l.Count), max(r.Automated, l.Automated)
-		}
-		latest[k] = r
-	}
-	batch := make([]linkforge.RollupRow, 0, len(latest))
-	for _, r := range latest {
-		batch = append(batch, r)
-	}
-	// A fixed order of row locks: two flushes of one node sharing keys (a
-	// retry overlapping a late original) wait for each other rather than
-	// deadlock.
-	slices.SortFunc(batch, func(a, b linkforge.RollupRow) int {
-		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), a.Bucket.Compare(b.Bucket))
-	})
-	ids := make([]int64, len(batch))
-	buckets := make([]time.Time, len(batch))
-	counts := make([]int64, len(batch))
-	automated := make([]int64, len(batch))
-	for i, r := range batch {
-		ids[i], buckets[i], counts[i], automated[i] = r.LinkID, r.Bucket, r.Count, r.Automated
-	}
-	d := dimArrays(dims)
 	// Without a webhook for the click events (a probe of the small webhooks
-	// table) the flush stays one statement; a webhook created during this
-	// flush sees the next one.
-	if len(ids) > 0 {
-		subscribed, err := clickSubscribers(ctx, db.pool)
-		if err != nil {
+	// table) the flush reads no links for them; a webhook created during
+	// this flush sees the next one.
+	subscribed := false
+	if len(rows) > 0 {
+		var err error
+		if subscribed, err = clickSubscribers(ctx, db.pool); err != nil {
 			return fmt.Errorf("postgres: upsert rollup: %w", err)
 		}
-		if subscribed {
-			return db.upsertClicksWithEvents(ctx, nodeID, ids, buckets, counts, automated, d)
-		}
 	}
-	if _, err := db.pool.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
-		d.ids, d.hours, d.dims, d.values, d.counts, automated, d.autos); err != nil {
-		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(batch), len(d.ids), err)
-	}
-	return nil
-}
-
-// upsertClicksWithEvents is the flush with its click events, in one
-// transaction.
-func (db *DB) upsertClicksWithEvents(ctx context.Context, nodeID string, ids []int64, buckets []time.Time, counts, automated []int64, d dimColumns) error {
 	w := db.writes.Begin()
 	ts := now()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, upsertClicksSQL, ids, buckets, counts, nodeID,
-			d.ids, d.hours, d.dims, d.values, d.counts, automated, d.autos); err != nil {
+		if err := writeClicks(ctx, tx, nodeID, rows, dims); err != nil {
 			return err
+		}
+		if !subscribed {
+			return nil
+		}
+		batch := dedupeMinutes(rows)
+		ids, buckets := make([]int64, len(batch)), make([]time.Time, len(batch))
+		for i, r := range batch {
+			ids[i], buckets[i] = r.LinkID, r.Bucket
 		}
 		return clickEvents(ctx, tx, w, ids, buckets, ts)
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(ids), len(d.ids), err)
+		return fmt.Errorf("postgres: upsert rollup: %d rows, %d dimension rows: %w", len(rows), len(dims), err)
 	}
 	w.Committed()
 	return nil
@@ -136,7 +70,7 @@ func (db *DB) upsertClicksWithEvents(ctx context.Context, nodeID string, ids []i
 const (
 	// $1 link, $2 tenant, [$3, $4) the range, $5 the interval.
 	// The total is links.rollup_clicks, the sum of the link's rollup rows
-	// kept by migration 00007's triggers, rather than a read of all of
+	// kept by writeClicks, rather than a read of all of
 	// them.
 	linkStatsSQL = `WITH scope AS (
 			SELECT id, rollup_clicks FROM links WHERE id = $1 AND tenant_id = $2

@@ -40,7 +40,7 @@ func TestStatsSpeedMigrationBackfills(t *testing.T) {
 	storetest.CheckAfterStatsSpeed(t, db, tenant)
 }
 
-// BenchmarkFlush measures one flush's write with the aggregate triggers
+// BenchmarkFlush measures one flush's write with its aggregates
 // (storetest.BenchmarkFlush):
 //
 //	go test -run '^$' -bench Flush -benchtime 200x ./store/sqlite/
@@ -57,7 +57,7 @@ func BenchmarkFlushOneOff(b *testing.B) {
 }
 
 // TestUpsertDimsInStatementsOfManyRows: a flush's dimension rows go in
-// statements of up to 200 rows (upsertDims); 450 rows, two whole
+// statements of up to 200 rows (writeClicks); 450 rows, two whole
 // statements and a part, are all written, each with its own count, and a
 // second flush with some counts lower and some higher keeps the larger of
 // each, as one statement per row did.
@@ -111,7 +111,7 @@ func TestUpsertDimsInStatementsOfManyRows(t *testing.T) {
 // TestUpsertRollupInStatementsOfManyRows: a flush's minute rows go in
 // statements of up to 200 rows too; 450 minutes of three links are all
 // written, a second flush keeps the larger count of each, and each link's
-// all-time total (the row triggers of 00007) is the sum of its minutes.
+// all-time total (links.rollup_clicks) is the sum of its minutes.
 func TestUpsertRollupInStatementsOfManyRows(t *testing.T) {
 	ctx := t.Context()
 	db, ids := threeLinks(t)

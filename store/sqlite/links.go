@@ -293,14 +293,11 @@ func (db *DB) DeleteLink(ctx context.Context, tenantID, domainID int64, slug str
 	if err != nil {
 		return linkforge.Link{}, wrapRead("delete link", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE id = ?`, l.ID); err != nil {
+	if err := forgetLink(ctx, tx, tenantID, l.ID); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM click_rollup WHERE link_id = ?`, l.ID); err != nil {
-		return linkforge.Link{}, fmt.Errorf("sqlite: delete link rollups: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM click_dims WHERE link_id = ?`, l.ID); err != nil {
-		return linkforge.Link{}, fmt.Errorf("sqlite: delete link dimensions: %w", err)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE id = ?`, l.ID); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: delete link: %w", err)
 	}
 	w := db.writes.Begin()
 	ts := now()

@@ -34,24 +34,7 @@ func (db *DB) UpsertClicks(ctx context.Context, nodeID string, rows []linkforge.
 		return fmt.Errorf("sqlite: upsert rollup: %w", err)
 	}
 	defer tx.Rollback()
-	if len(rows) > 0 {
-		// Many rows to a statement, as the dimensions (upsertDims); the
-		// row triggers of 00006 and 00007 still run per row.
-		// The automated part grows by the same rule as count: a flush
-		// that does not know it (0) leaves the stored one.
-		args := make([]any, 0, 5*len(rows))
-		for _, r := range rows {
-			args = append(args, r.LinkID, r.Bucket.Unix(), nodeID, r.Count, r.Automated)
-		}
-		if err := execRows(ctx, tx, `INSERT INTO click_rollup (link_id, bucket, node_id, count, automated) VALUES `,
-			` ON CONFLICT (link_id, bucket, node_id) DO UPDATE SET count = max(count, excluded.count),
-			 automated = max(automated, excluded.automated)
-			 WHERE excluded.count > count OR excluded.automated > automated`, 5, args); err != nil {
-			return fmt.Errorf("sqlite: upsert rollup: %d rows from link %d bucket %d: %w",
-				len(rows), rows[0].LinkID, rows[0].Bucket.Unix(), err)
-		}
-	}
-	if err := upsertDims(ctx, tx, nodeID, dims); err != nil {
+	if err := writeClicks(ctx, tx, nodeID, rows, dims); err != nil {
 		return err
 	}
 	w := db.writes.Begin()
@@ -105,7 +88,7 @@ func (db *DB) Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stat
 			return aggregateStats(ctx, tx, q.TenantID, q.LinkID, width, from, to)
 		}
 		scope = q.LinkID
-		// The sum of its rollup rows, kept by 00007's triggers.
+		// The sum of its rollup rows (writeClicks keeps it).
 		totalSQL = `SELECT rollup_clicks FROM links WHERE id = ?`
 		// Integer division floors here because buckets are after 1970.
 		bucketsSQL = `SELECT bucket / ?1 * ?1 AS start, SUM(count) FROM click_rollup

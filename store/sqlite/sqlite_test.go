@@ -50,8 +50,34 @@ func TestStore(t *testing.T) {
 }
 
 // poisonable is a store whose database can be made to refuse click_dims
-// rows (storetest.DimsPoisoner).
+// rows (storetest.DimsPoisoner) and read with SQL (storetest.SQLReader).
 type poisonable struct{ *sqlite.DB }
+
+func (p poisonable) SQLDialect() string { return "sqlite" }
+
+func (p poisonable) QueryKeyed(t *testing.T, query string) map[string]storetest.AggRow {
+	t.Helper()
+	rows, err := p.Reader().QueryContext(t.Context(), query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	out := map[string]storetest.AggRow{}
+	for rows.Next() {
+		var (
+			k string
+			v storetest.AggRow
+		)
+		if err := rows.Scan(&k, &v.At, &v.N); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		out[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return out
+}
 
 func (p poisonable) PoisonDims(t *testing.T, value string) {
 	t.Helper()

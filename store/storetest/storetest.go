@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"TopLinksTieAtCut", testTopLinksTieAtCut},
 		{"AggregatesAgree", testAggregatesAgree},
 		{"AggregatesRecompute", testAggregatesRecompute},
+		{"AggregatesAreSums", testAggregatesAreSums}, // aggregatesums.go
 		{"ExportLinks", testExportLinks},
 		{"QueryLinksSorts", testQueryLinksSorts},
 		{"QueryLinksClicksFollowRollup", testQueryLinksClicksFollowRollup},
