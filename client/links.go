@@ -43,6 +43,13 @@ type Link struct {
 	Rules          []Rule    `json:"rules"`
 	Variants       []Variant `json:"variants"`
 	OG             *OG       `json:"og"`
+
+	// Notes are the team's (nil: none); an Archived link still
+	// redirects but is left out of the default listing and of top
+	// links; before ValidSince the link answers 404.
+	Notes      *string    `json:"notes"`
+	Archived   bool       `json:"archived"`
+	ValidSince *time.Time `json:"valid_since"`
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to
@@ -66,6 +73,9 @@ type NewLink struct {
 	Tags        []string    `json:"tags,omitempty"`
 	Password    string      `json:"password,omitempty"`
 	DeviceURLs  *DeviceURLs `json:"device_urls,omitempty"`
+	Notes       string      `json:"notes,omitempty"`
+	Archived    bool        `json:"archived,omitempty"`
+	ValidSince  *time.Time  `json:"valid_since,omitempty"`
 	Routing
 }
 
@@ -85,7 +95,12 @@ type LinkUpdate struct {
 	// or back in (false); nil: unchanged. A blocked link's is refused
 	// (409, CodeConflict).
 	Disabled *bool
+	// Notes, Archived and ValidSince: nil leaves them as they are.
+	Notes      *string
+	Archived   *bool
+	ValidSince *time.Time
 
+	ClearNotes, ClearValidSince                                                                  bool
 	ClearTitle, ClearExpiresAt, ClearMaxClicks, ClearFallbackURL, ClearPassword, ClearDeviceURLs bool
 
 	// Routing sets routing fields, ClearRouting removes them.
@@ -114,6 +129,9 @@ func (u LinkUpdate) MarshalJSON() ([]byte, error) {
 	set("password", u.Password, u.Password == nil, u.ClearPassword)
 	set("device_urls", u.DeviceURLs, u.DeviceURLs == nil, u.ClearDeviceURLs)
 	set("disabled", u.Disabled, u.Disabled == nil, false)
+	set("notes", u.Notes, u.Notes == nil, u.ClearNotes)
+	set("archived", u.Archived, u.Archived == nil, false)
+	set("valid_since", u.ValidSince, u.ValidSince == nil, u.ClearValidSince)
 	u.Routing.set(m, u.ClearRouting)
 	return json.Marshal(m)
 }
@@ -149,13 +167,16 @@ func (c *Client) DeleteLink(ctx context.Context, slug string) error {
 // ListOptions filter and order a listing; zero values are the server's
 // defaults (every link, newest first, 50 a page).
 type ListOptions struct {
-	Q      string   // substring of slug, url or title, case-insensitive
-	Tags   []string // all must match
-	State  string   // "active", "expired", "disabled", "blocked" or "all"
-	Sort   string   // "-created", "created", "-clicks", "clicks", "slug"
-	Limit  int      // links per page
-	Cursor string   // from a previous page's NextCursor
-	Domain string   // the links on this domain (a host); "": every domain
+	Q     string   // substring of slug, url, title or notes, case-insensitive
+	Tags  []string // all must match
+	State string   // "active", "expired", "disabled", "blocked" or "all"
+	// Archived is "false" (the server's default: unarchived links),
+	// "true" (archived ones) or "all".
+	Archived string
+	Sort     string // "-created", "created", "-clicks", "clicks", "slug"
+	Limit    int    // links per page
+	Cursor   string // from a previous page's NextCursor
+	Domain   string // the links on this domain (a host); "": every domain
 }
 
 func (o ListOptions) query() url.Values {
@@ -165,6 +186,7 @@ func (o ListOptions) query() url.Values {
 		q.Add("tag", t)
 	}
 	strParam(q, "state", o.State)
+	strParam(q, "archived", o.Archived)
 	strParam(q, "sort", o.Sort)
 	intParam(q, "limit", o.Limit)
 	strParam(q, "cursor", o.Cursor)

@@ -44,6 +44,19 @@ func (fe *fieldErrors) title(m member) (string, bool) {
 	return s, true
 }
 
+// notes reads a link's notes: a string (empty: none), validated.
+func (fe *fieldErrors) notes(m member) (string, bool) {
+	var s string
+	if !fe.str(m, &s) {
+		return "", false
+	}
+	if err := linkforge.ValidateNotes(s); err != nil {
+		fe.addErr(err)
+		return "", false
+	}
+	return s, true
+}
+
 // password reads a plain password, validated; the caller hashes it.
 func (fe *fieldErrors) password(m member) (string, bool) {
 	var s string
@@ -107,7 +120,7 @@ func (fe *fieldErrors) deviceURLs(m member, selfHosts []string, validate bool) (
 	return d, ok
 }
 
-const createFields = "slug, url, domain, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
+const createFields = "slug, url, domain, title, notes, archived, valid_since, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
 
 // newLink is a decoded POST /api/v1/links body: the link, and the plain
 // password (empty: none) that the handler hashes into it.
@@ -176,6 +189,12 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 			}
 		case "title":
 			l.Title, _ = fe.title(m)
+		case "notes":
+			l.Notes, _ = fe.notes(m)
+		case "archived":
+			fe.boolean(m, &l.Archived)
+		case "valid_since":
+			l.ValidSince, _ = fe.time(m)
 		case "password":
 			pw, _ = fe.password(m)
 		case "device_urls":
@@ -202,13 +221,14 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 
 func isCreateField(name string) bool {
 	switch name {
-	case "slug", "url", "domain", "expires_at", "max_clicks", "fallback_url", "tags", "title", "password", "device_urls":
+	case "slug", "url", "domain", "expires_at", "max_clicks", "fallback_url", "tags", "title", "password", "device_urls",
+		"notes", "archived", "valid_since":
 		return true
 	}
 	return rules.IsField(name)
 }
 
-const patchFields = "url, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, disabled, " + routingFields
+const patchFields = "url, title, notes, archived, valid_since, password, device_urls, expires_at, max_clicks, fallback_url, tags, disabled, " + routingFields
 
 // linkPatch is a decoded PATCH body: only the fields that were present
 // change; null clears expires_at, max_clicks, fallback_url, tags, title,
@@ -239,6 +259,14 @@ type linkPatch struct {
 	// store refuses a change of it under an operator's block.
 	setDisabled bool
 	disabled    bool
+	// notes, archived and valid_since (linkfields.go); null clears notes
+	// and valid_since.
+	setNotes      bool
+	notes         string
+	setArchived   bool
+	archived      bool
+	setValidSince bool
+	validSince    *time.Time
 	// routing holds the routing members present, type-checked, applied in
 	// order (routingbody.go).
 	routing []member
@@ -307,6 +335,22 @@ func decodePatchLink(r io.Reader) (linkPatch, error) {
 			} else {
 				p.setDisabled = fe.boolean(m, &p.disabled)
 			}
+		case "notes":
+			p.setNotes = true
+			if !null {
+				p.notes, p.setNotes = fe.notes(m)
+			}
+		case "archived":
+			if null {
+				fe.add("archived", "must be true or false")
+			} else {
+				p.setArchived = fe.boolean(m, &p.archived)
+			}
+		case "valid_since":
+			p.setValidSince = true
+			if !null {
+				p.validSince, p.setValidSince = fe.time(m)
+			}
 		case "state", "blocked_reason":
 			fe.add(m.name, `cannot be changed: send "disabled": true or false; a block is the operator's`)
 		case "slug", "domain", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks",
@@ -349,6 +393,15 @@ func (p *linkPatch) apply(l *linkforge.Link) {
 	}
 	if p.setDisabled {
 		l.Disabled = p.disabled
+	}
+	if p.setNotes {
+		l.Notes = p.notes
+	}
+	if p.setArchived {
+		l.Archived = p.archived
+	}
+	if p.setValidSince {
+		l.ValidSince = p.validSince
 	}
 	p.applyRouting(l)
 }

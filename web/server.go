@@ -715,7 +715,7 @@ func getOnlyPaths(routes []*echo.Route) map[string]bool {
 // "METHOD path template"; a route not listed accepts none. A later feature
 // that adds a parameter adds it here.
 var apiQuery = map[string][]string{
-	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "sort", "limit", "cursor", "domain"},
+	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "archived", "sort", "limit", "cursor", "domain"},
 	// The operator's (operator.go).
 	http.MethodGet + " " + pathOperatorLinks:        {"q", "target_host", "state", "limit", "cursor"},
 	http.MethodGet + " " + pathOperatorAudit:        {"limit", "cursor"},

@@ -1618,6 +1618,15 @@ export interface components {
             state: components["schemas"]["LinkState"];
             /** @description Why the operator blocked the link; null unless blocked. */
             blocked_reason: string | null;
+            /** @description null when the link has none. */
+            notes: string | null;
+            /** @description An archived link still redirects; it is left out of the default listing (see `archived` there) and of top links. */
+            archived: boolean;
+            /**
+             * Format: date-time
+             * @description Before this instant the link answers 404 as if it did not exist (GET and HEAD).
+             */
+            valid_since: string | null;
         };
         /** @description Exactly one JSON object; unknown and duplicate members are refused. null means absent for the optional members. */
         LinkCreate: {
@@ -1645,8 +1654,16 @@ export interface components {
             variants?: components["schemas"]["Variants"] | components["schemas"]["Variant"][] | null;
             /** @description null when none is set. */
             og?: components["schemas"]["OG"] | null;
+            notes?: components["schemas"]["Notes"] | null;
+            /** @description null: false. */
+            archived?: boolean | null;
+            /**
+             * Format: date-time
+             * @description Before it the link answers 404 as if absent; null: none.
+             */
+            valid_since?: string | null;
         };
-        /** @description Only present members change; null clears expires_at, max_clicks, fallback_url, tags, title, password (the link is no longer protected) and device_urls. device_urls replaces the whole set: a key left out is cleared. slug and the read-only fields cannot be changed. */
+        /** @description Only present members change; null clears expires_at, max_clicks, fallback_url, tags, title, notes, valid_since, password (the link is no longer protected) and device_urls. device_urls replaces the whole set: a key left out is cleared. slug and the read-only fields cannot be changed. */
         LinkPatch: {
             url?: components["schemas"]["TargetURL"];
             /** Format: date-time */
@@ -1670,6 +1687,13 @@ export interface components {
             og?: components["schemas"]["OG"] | null;
             /** @description true: the tenant takes the link out of service (state disabled: 410, or its fallback_url); false: back in service. A blocked link's switch cannot be changed (409 conflict): only the operator lifts a block. */
             disabled?: boolean;
+            notes?: components["schemas"]["Notes"] | null;
+            archived?: boolean;
+            /**
+             * Format: date-time
+             * @description Before it the link answers 404 as if absent; null: none; on PATCH, removes.
+             */
+            valid_since?: string | null;
         };
         LinkList: {
             links: components["schemas"]["Link"][];
@@ -2252,6 +2276,8 @@ export interface components {
             host: string;
             note?: string;
         };
+        /** @description The team's notes on the link, never shown to visitors: plain text, at most 2,000 characters; newlines and tabs allowed, no other control characters and no bidirectional controls. Searched by `q`. Empty means none. */
+        Notes: string;
     };
     responses: {
         /** @description To the link's URL, to its fallback_url when it is expired or exhausted, or, for an unknown slug when the server runs with --not-found-url, to that URL. */
@@ -2484,7 +2510,7 @@ export interface components {
         analyticsLimit: number;
         /** @description Count only human or only automated clicks (default: both). For each link, hour and dimension, the values under `traffic=human` sum to that hour's `human` in `/stats?interval=hour`. */
         analyticsTraffic: "human" | "automated";
-        /** @description Keeps the links whose slug, url or title contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
+        /** @description Keeps the links whose slug, url, title or notes contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
         q: string;
         /** @description Keeps the links carrying this tag (normalized as tags are: trimmed, lower-cased). Repeatable: a link must carry every one. */
         tag: string[];
@@ -2498,6 +2524,8 @@ export interface components {
         domainFilter: string;
         /** @description The domain's host, as registered (case-insensitive). */
         host: string;
+        /** @description `false` (the default): links that are not archived; `true`: archived links only; `all`: both. */
+        archived: "false" | "true" | "all";
     };
     requestBodies: never;
     headers: {
@@ -2730,12 +2758,14 @@ export interface operations {
     listLinks: {
         parameters: {
             query?: {
-                /** @description Keeps the links whose slug, url or title contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
+                /** @description Keeps the links whose slug, url, title or notes contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
                 q?: components["parameters"]["q"];
                 /** @description Keeps the links carrying this tag (normalized as tags are: trimmed, lower-cased). Repeatable: a link must carry every one. */
                 tag?: components["parameters"]["tag"];
                 /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, neither disabled nor blocked); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`: the link's `state`; `all`. */
                 state?: components["parameters"]["state"];
+                /** @description `false` (the default): links that are not archived; `true`: archived links only; `all`: both. */
+                archived?: components["parameters"]["archived"];
                 /** @description Order of the listing; `-` is descending. `created`: creation time (an imported link keeps its original one), ties by id; `clicks`: the link's `clicks`, ties by id; `slug`: byte order (capitals before lower case). A cursor belongs to the sort it was returned with (400 `cursor` with another). Under `clicks`, a link whose clicks change between two pages can move past the cursor: it may be missed or seen twice; the other orders never change. */
                 sort?: components["parameters"]["sort"];
                 /** @description Page size. */
@@ -5779,7 +5809,7 @@ export interface operations {
     operatorLinks: {
         parameters: {
             query?: {
-                /** @description Keeps the links whose slug, url or title contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
+                /** @description Keeps the links whose slug, url, title or notes contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
                 q?: components["parameters"]["q"];
                 /** @description Keep the links whose url's host is this one (ASCII, punycode for IDNs; any port). */
                 target_host?: string;

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge/client"
+)
+
+// TestLinkNotesArchiveFlags: link create and update take --notes,
+// --archive and --valid-since, --clear removes notes and valid-since,
+// and link list --archived selects by the archive flag.
+func TestLinkNotesArchiveFlags(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+
+	out, _ := runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/n", "--slug", "n",
+		"--notes", "on the flyer", "--archive", "--valid-since", "2030-01-02T03:04:05Z", "--json")
+	l := mustJSONOut[client.Link](t, out)
+	if l.Notes == nil || *l.Notes != "on the flyer" || !l.Archived || l.ValidSince == nil || l.ValidSince.Format(time.RFC3339) != "2030-01-02T03:04:05Z" {
+		t.Errorf("created %+v", l)
+	}
+	runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/m", "--slug", "m")
+	for archived, want := range map[string]string{"false": "m", "true": "n"} {
+		out, _ = runLink(t, env, exitOK, "link", "list", "--archived", archived, "--json")
+		if page := mustJSONOut[client.LinkPage](t, out); len(page.Links) != 1 || page.Links[0].Slug != want {
+			t.Errorf("list --archived %s: %+v", archived, page)
+		}
+	}
+	out, _ = runLink(t, env, exitOK, "link", "list", "--q", "flyer", "--archived", "all", "--json")
+	if page := mustJSONOut[client.LinkPage](t, out); len(page.Links) != 1 || page.Links[0].Slug != "n" {
+		t.Errorf("list --q flyer: %+v", page)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "update", "n", "--archive=false", "--clear", "notes", "--clear", "valid-since", "--json")
+	if u := mustJSONOut[client.Link](t, out); u.Notes != nil || u.Archived || u.ValidSince != nil {
+		t.Errorf("updated %+v", u)
+	}
+	runLink(t, env, exitUsage, "link", "update", "n", "--valid-since", "soon")
+}

@@ -1,0 +1,50 @@
+package clienttest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge/client"
+)
+
+// TestClientNotesArchive: notes, archived and valid_since go out in a
+// create and an update and come back in the Link; ListOptions.Archived
+// selects the archived links.
+func TestClientNotesArchive(t *testing.T) {
+	s := newServer(t, serverOpts{})
+	c := mustClient(t, s)
+	ctx := context.Background()
+	since := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	l, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/", Slug: "nb", Notes: "for the press", ValidSince: &since})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Notes == nil || *l.Notes != "for the press" || l.Archived || l.ValidSince == nil || !l.ValidSince.Equal(since) {
+		t.Fatalf("created %+v", l)
+	}
+	l, err = c.UpdateLink(ctx, "nb", client.LinkUpdate{Archived: client.Ptr(true), ClearNotes: true, ClearValidSince: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Notes != nil || !l.Archived || l.ValidSince != nil {
+		t.Fatalf("updated %+v", l)
+	}
+	if _, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/", Slug: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	for archived, want := range map[string]int{"": 1, "true": 1, "all": 2} {
+		page, err := c.ListLinks(ctx, client.ListOptions{Archived: archived})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Links) != want || (archived == "true" && page.Links[0].Slug != "nb") || (archived == "" && page.Links[0].Slug != "other") {
+			t.Errorf("ListLinks(archived=%q) = %+v, want %d links", archived, page.Links, want)
+		}
+	}
+	var apiErr *client.Error
+	if _, err := c.UpdateLink(ctx, "nb", client.LinkUpdate{Notes: client.Ptr("a\x07b")}); !errors.As(err, &apiErr) || apiErr.Status != 400 {
+		t.Errorf("notes with a control character: %v, want a 400", err)
+	}
+}
