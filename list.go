@@ -69,11 +69,11 @@ type ListQuery struct {
 	// Domain keeps the links on that domain (PublicDomainID: the public
 	// URL's host); nil: every domain.
 	Domain *int64
-	// State is judged at Now (zero: the store's clock); "" is StateAll.
-	State LinkState
 	// Archived keeps the unarchived links ("" or ArchivedFalse), the
 	// archived ones, or both.
 	Archived ArchivedFilter
+	// State is judged at Now (zero: the store's clock); "" is StateAll.
+	State LinkState
 	Now   time.Time
 	// Sort is the order; "" is SortCreatedDesc.
 	Sort ListSort
