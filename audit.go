@@ -72,6 +72,8 @@ const (
 	AuditDomainDelete      = "domain.delete"       // target: the host
 	AuditLinkDisable       = "link.disable"        // target: the slug
 	AuditLinkEnable        = "link.enable"         // target: the slug
+	AuditTagRename         = "tag.rename"          // target: "OLD NEW", the tag renamed and its new name
+	AuditTagDelete         = "tag.delete"          // target: the tag
 	// The operator's actions, in its log and in the tenant's.
 	AuditLinkBlock     = "link.block"     // target: "SLUG: REASON"
 	AuditLinkUnblock   = "link.unblock"   // target: the slug

@@ -326,6 +326,7 @@ type Store interface {
 	QuotaStore      // tenant quotas (ADR 016)
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
+	TagStore      // renaming and deleting a tenant's tags (tagwrite.go)
 	DomainStore   // a tenant's own hosts, and the links on them
 	AuditStore    // the audit log (audit.go)
 	UserStore     // users, memberships, tickets, sessions (users.go)

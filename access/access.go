@@ -97,6 +97,8 @@ var table = map[string]Requirement{
 	"GET /api/v1/stats/export":                 viewer,
 	"GET /api/v1/stats/:dimension":             viewer,
 	"GET /api/v1/tags":                         viewer,
+	"PATCH /api/v1/tags/:name":                 editor,
+	"DELETE /api/v1/tags/:name":                editor,
 	"GET /api/v1/export":                       editor,
 	"POST /api/v1/import":                      editor,
 	"GET /api/v1/tenant":                       viewer,

@@ -487,6 +487,7 @@ const (
 	pathLinkQR    = pathLink + "/qr"
 	pathBulkLinks = apiPrefix + "/bulk/links"
 	pathTags      = apiPrefix + "/tags"
+	pathTag       = pathTags + "/:name"
 	pathStats     = apiPrefix + "/stats"
 	pathOpenAPI   = apiPrefix + "/openapi.json"
 	pathLive      = apiPrefix + "/live"
@@ -564,6 +565,8 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodPost, pathBulkLinks, true, s.createLinks,
 		append(api(http.MethodPost, pathBulkLinks), limitBulkBody, requireJSON)...)
 	r.add(http.MethodGet, pathTags, false, s.listTags, api(http.MethodGet, pathTags)...)
+	r.add(http.MethodPatch, pathTag, true, s.renameTag, withBody(http.MethodPatch, pathTag)...) // tags.go
+	r.add(http.MethodDelete, pathTag, false, s.deleteTag, api(http.MethodDelete, pathTag)...)
 	r.add(http.MethodGet, pathLink, false, s.getLink, api(http.MethodGet, pathLink)...)
 	r.add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
 	r.add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)

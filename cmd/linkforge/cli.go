@@ -32,6 +32,7 @@ var groups = map[string]string{ //nolint:gosec // G101: "token" names a command 
 	"token":          "create, list or revoke",
 	"user":           "add, list, remove or reset-password",
 	"link":           "create, list, get, update, delete or stats",
+	"tag":            "rename or delete",
 	"tenant":         "quota",
 	"domain":         "add, list, verify or remove",
 	"operator":       "token create or token revoke",

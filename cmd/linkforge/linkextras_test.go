@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -36,4 +37,29 @@ func TestLinkNotesArchiveFlags(t *testing.T) {
 		t.Errorf("updated %+v", u)
 	}
 	runLink(t, env, exitUsage, "link", "update", "n", "--valid-since", "soon")
+}
+
+// TestTagCommands: tag rename merges, tag delete removes; an unknown tag
+// is the API's 404 on stderr, exit 1.
+func TestTagCommands(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/a", "--slug", "a", "--tag", "old", "--tag", "new")
+	out, _ := runLink(t, env, exitOK, "tag", "rename", "old", "new")
+	if out != "tag old renamed new: 1 links carry it\n" {
+		t.Errorf("tag rename: %q", out)
+	}
+	out, _ = runLink(t, env, exitOK, "tag", "delete", "new", "--json")
+	if out != "{\n  \"deleted\": true,\n  \"tag\": \"new\"\n}\n" {
+		t.Errorf("tag delete --json: %q", out)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "get", "a", "--json")
+	if l := mustJSONOut[client.Link](t, out); len(l.Tags) != 0 {
+		t.Errorf("after the delete: %+v", l)
+	}
+	_, errOut := runLink(t, env, exitFailure, "tag", "delete", "new")
+	if !strings.Contains(errOut, "tag not found (HTTP 404, not_found)") {
+		t.Errorf("unknown tag: stderr %q", errOut)
+	}
+	runLink(t, env, exitUsage, "tag", "rename", "only-one")
 }

@@ -48,3 +48,31 @@ func TestClientNotesArchive(t *testing.T) {
 		t.Errorf("notes with a control character: %v, want a 400", err)
 	}
 }
+
+// TestClientTags: RenameTag merges a tag into another, DeleteTag removes
+// it; an unknown tag is CodeNotFound.
+func TestClientTags(t *testing.T) {
+	s := newServer(t, serverOpts{})
+	c := mustClient(t, s)
+	ctx := context.Background()
+	for slug, tags := range map[string][]string{"a": {"old", "new"}, "b": {"old/x"}} {
+		if _, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/", Slug: slug, Tags: tags}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc, err := c.RenameTag(ctx, "old", "new")
+	if err != nil || tc != (client.TagCount{Tag: "new", Links: 1}) {
+		t.Fatalf("RenameTag = %+v, %v", tc, err)
+	}
+	if err := c.DeleteTag(ctx, "old/x"); err != nil {
+		t.Fatal(err)
+	}
+	tags, err := c.Tags(ctx)
+	if err != nil || len(tags) != 1 || tags[0] != (client.TagCount{Tag: "new", Links: 1}) {
+		t.Fatalf("Tags = %+v, %v", tags, err)
+	}
+	var apiErr *client.Error
+	if err := c.DeleteTag(ctx, "old"); !errors.As(err, &apiErr) || apiErr.Code != client.CodeNotFound {
+		t.Errorf("DeleteTag(unknown) = %v, want not_found", err)
+	}
+}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,92 @@ func LinkFieldsMigration(t *testing.T, s linkforge.Store, down, up func(context.
 	}
 	if got := slugsOf(mustQueryAll(t, s, linkforge.ListQuery{TenantID: tn.ID, Q: "press kit"}, 10)); !slices.Equal(got, []string{"migrated"}) {
 		t.Errorf("after down and up: QueryLinks(q=press kit) = %q, want [migrated]", got)
+	}
+}
+
+// testTags: RenameTag replaces a tag on the tenant's links only, merging
+// it into a tag a link already carries (one copy, in the first's place);
+// DeleteTag removes it everywhere; each moves the links' updated_at, keeps
+// the tag counts right and writes one audit event; an unknown tag is
+// ENotFound and changes nothing.
+func testTags(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	tn := mustTenant(t, s, "tags")
+	other := mustTenant(t, s, "tags-other")
+	mk := func(tenant int64, slug string, tags ...string) linkforge.Link {
+		l := newLink(tenant, slug)
+		l.Tags = tags
+		return mustCreateLink(t, s, l)
+	}
+	a := mk(tn.ID, "a", "spring", "sale", "print")
+	mk(tn.ID, "b", "sale")
+	mk(tn.ID, "c", "print")
+	mk(tn.ID, "d")
+	mk(other.ID, "o", "sale")
+	actx := linkforge.WithActor(ctx, linkforge.Actor{Type: linkforge.ActorToken, ID: 7, Name: "ci"})
+	tags := func(tenant int64, slug string) []string {
+		t.Helper()
+		l, err := s.TenantLink(ctx, tenant, linkforge.PublicDomainID, slug)
+		if err != nil {
+			t.Fatalf("TenantLink(%s): %v", slug, err)
+		}
+		return l.Tags
+	}
+	counts := func(tenant int64) []linkforge.TagCount {
+		t.Helper()
+		c, err := s.TagCounts(ctx, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
+	if n, err := s.RenameTag(actx, tn.ID, "sale", "print"); err != nil || n != 2 {
+		t.Fatalf("RenameTag(sale, print) = %d, %v; want 2 links", n, err)
+	}
+	for slug, want := range map[string][]string{"a": {"spring", "print"}, "b": {"print"}, "c": {"print"}, "d": {}} {
+		if got := tags(tn.ID, slug); !slices.Equal(got, want) {
+			t.Errorf("after the rename, %s's tags = %q, want %q", slug, got, want)
+		}
+	}
+	if got := tags(other.ID, "o"); !slices.Equal(got, []string{"sale"}) {
+		t.Errorf("another tenant's link: tags %q, want [sale]", got)
+	}
+	if got := counts(tn.ID); !slices.Equal(got, []linkforge.TagCount{{Tag: "print", Links: 3}, {Tag: "spring", Links: 1}}) {
+		t.Errorf("TagCounts after the rename = %+v", got)
+	}
+	if got := mustTenantLink(t, s, tn.ID, "a"); !got.UpdatedAt.After(a.UpdatedAt) {
+		t.Errorf("a's updated_at %v did not move past %v", got.UpdatedAt, a.UpdatedAt)
+	}
+	if n, err := s.DeleteTag(actx, tn.ID, "print"); err != nil || n != 3 {
+		t.Fatalf("DeleteTag(print) = %d, %v; want 3 links", n, err)
+	}
+	if got := tags(tn.ID, "a"); !slices.Equal(got, []string{"spring"}) {
+		t.Errorf("after the delete, a's tags = %q", got)
+	}
+	if got := counts(tn.ID); !slices.Equal(got, []linkforge.TagCount{{Tag: "spring", Links: 1}}) {
+		t.Errorf("TagCounts after the delete = %+v", got)
+	}
+	for _, err := range []error{
+		func() error { _, err := s.RenameTag(actx, tn.ID, "print", "x"); return err }(),
+		func() error { _, err := s.DeleteTag(actx, tn.ID, "nosuch"); return err }(),
+		func() error { _, err := s.DeleteTag(actx, tn.ID, "sale"); return err }(), // the other tenant's
+	} {
+		if linkforge.ErrorCode(err) != linkforge.ENotFound {
+			t.Errorf("a tag no link of the tenant carries: %v, want ENotFound", err)
+		}
+	}
+	events, err := s.ListAudit(ctx, tn.ID, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		if strings.HasPrefix(e.Action, "tag.") {
+			got = append(got, e.Action+" "+e.Target)
+		}
+	}
+	if want := []string{"tag.delete print", "tag.rename sale print"}; !slices.Equal(got, want) {
+		t.Errorf("audit = %q, want %q", got, want)
 	}
 }

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"CreateLinks", testCreateLinks},
 		{"LinkFields", testLinkFields},
 		{"LinkNotesArchive", testLinkNotesArchive}, // linkextras.go
+		{"Tags", testTags},
 		{"TenantQuota", testTenantQuota},
 		{"MaxLinks", testMaxLinks},
 		{"MaxLinksConcurrent", testMaxLinksConcurrent},

@@ -530,6 +530,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tags/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a tag from every link
+         * @description The tag leaves every link of the tenant, in one transaction with its audit event (`tag.delete`); the links stay. 404 when no link carries it.
+         */
+        delete: operations["deleteTag"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a tag on every link
+         * @description The tag becomes `name` on every link of the tenant carrying it, in one transaction with its audit event (`tag.rename`); where a link already carries `name`, the two merge into one. The links' `updated_at` move. 404 when no link carries the tag; a `name` equal to the tag is 400.
+         */
+        patch: operations["renameTag"];
+        trace?: never;
+    };
     "/api/v1/bulk/links": {
         parameters: {
             query?: never;
@@ -2278,6 +2302,10 @@ export interface components {
         };
         /** @description The team's notes on the link, never shown to visitors: plain text, at most 2,000 characters; newlines and tabs allowed, no other control characters and no bidirectional controls. Searched by `q`. Empty means none. */
         Notes: string;
+        TagRename: {
+            /** @description The new name, normalized as a link's tags are (trimmed, lower-cased). */
+            name: string;
+        };
     };
     responses: {
         /** @description To the link's URL, to its fallback_url when it is expired or exhausted, or, for an unknown slug when the server runs with --not-found-url, to that URL. */
@@ -3755,6 +3783,70 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    renameTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TagRename"];
+            };
+        };
+        responses: {
+            /** @description The tag's new name and the number of links now carrying it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagCount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
