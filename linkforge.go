@@ -327,6 +327,7 @@ type Store interface {
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
 	TagStore      // renaming and deleting a tenant's tags (tagwrite.go)
+	LinkFinder    // a tenant's links of one URL (find.go)
 	DomainStore   // a tenant's own hosts, and the links on them
 	AuditStore    // the audit log (audit.go)
 	UserStore     // users, memberships, tickets, sessions (users.go)

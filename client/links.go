@@ -76,6 +76,10 @@ type NewLink struct {
 	Notes       string      `json:"notes,omitempty"`
 	Archived    bool        `json:"archived,omitempty"`
 	ValidSince  *time.Time  `json:"valid_since,omitempty"`
+	// FindIfExists answers the tenant's link of the same URL and domain
+	// when no field set here differs (the server answers 200), instead
+	// of creating one (201): FindOrCreateLink tells which happened.
+	FindIfExists bool `json:"find_if_exists,omitempty"`
 	Routing
 }
 
@@ -139,8 +143,28 @@ func (u LinkUpdate) MarshalJSON() ([]byte, error) {
 // CreateLink creates a link (POST /api/v1/links).
 func (c *Client) CreateLink(ctx context.Context, l NewLink) (Link, error) {
 	var out Link
-	err := c.call(ctx, request{method: http.MethodPost, path: "/api/v1/links", body: l, want: http.StatusCreated}, &out)
+	r := request{method: http.MethodPost, path: "/api/v1/links", body: l, want: http.StatusCreated}
+	if l.FindIfExists {
+		r.also = http.StatusOK // the existing link
+	}
+	err := c.call(ctx, r, &out)
 	return out, err
+}
+
+// FindOrCreateLink is CreateLink with l.FindIfExists set: created is
+// false when the server answered an existing link.
+func (c *Client) FindOrCreateLink(ctx context.Context, l NewLink) (link Link, created bool, err error) {
+	l.FindIfExists = true
+	r := request{method: http.MethodPost, path: "/api/v1/links", body: l, want: http.StatusCreated, also: http.StatusOK}
+	resp, err := c.do(ctx, r)
+	if err != nil {
+		return Link{}, false, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&link); err != nil {
+		return Link{}, false, fmt.Errorf("client: POST /api/v1/links: decode answer: %w", err)
+	}
+	return link, resp.StatusCode == http.StatusCreated, nil
 }
 
 // Link returns the tenant's link slug (GET /api/v1/links/{slug}).

@@ -120,7 +120,7 @@ func (fe *fieldErrors) deviceURLs(m member, selfHosts []string, validate bool) (
 	return d, ok
 }
 
-const createFields = "slug, url, domain, title, notes, archived, valid_since, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
+const createFields = "slug, url, domain, find_if_exists, title, notes, archived, valid_since, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
 
 // newLink is a decoded POST /api/v1/links body: the link, and the plain
 // password (empty: none) that the handler hashes into it.
@@ -130,6 +130,9 @@ type newLink struct {
 	// domain is the host the body names ("": the tenant's default); the
 	// handler resolves it to the link's DomainID.
 	domain string
+	// findIfExists: answer the tenant's link of the same URL and domain
+	// when no field the body sets differs (find.go), else create.
+	findIfExists bool
 }
 
 // decodeCreateLink reads and validates the body of POST /api/v1/links. The
@@ -147,6 +150,7 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 	var (
 		fe     fieldErrors
 		hasURL bool
+		find   bool
 	)
 	for _, m := range members {
 		if isNull(m.value) && m.name != "url" {
@@ -195,6 +199,8 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 			fe.boolean(m, &l.Archived)
 		case "valid_since":
 			l.ValidSince, _ = fe.time(m)
+		case "find_if_exists":
+			fe.boolean(m, &find)
 		case "password":
 			pw, _ = fe.password(m)
 		case "device_urls":
@@ -216,13 +222,13 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return newLink{}, err
 	}
-	return newLink{link: l, password: pw, domain: host}, nil
+	return newLink{link: l, password: pw, domain: host, findIfExists: find}, nil
 }
 
 func isCreateField(name string) bool {
 	switch name {
 	case "slug", "url", "domain", "expires_at", "max_clicks", "fallback_url", "tags", "title", "password", "device_urls",
-		"notes", "archived", "valid_since":
+		"notes", "archived", "valid_since", "find_if_exists":
 		return true
 	}
 	return rules.IsField(name)

@@ -119,3 +119,64 @@ func TestValidSince(t *testing.T) {
 		mustRedirect(t, e.do(http.MethodGet, "/soon", "", ""), "https://example.com/launch")
 	})
 }
+
+// TestFindIfExists: POST /api/v1/links with find_if_exists answers 200
+// with the tenant's link of the same URL and domain when no field the
+// body sets differs, else creates (201); so does each bulk item.
+func TestFindIfExists(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		e := newEnv(t, s)
+		tenant, tok := mustTenantToken(t, s, "acme")
+		_, otherTok := mustTenantToken(t, s, "other")
+		first := e.mustCreate(tok, `{"slug":"f1","url":"https://example.com/x","tags":["a","b"],"title":"X"}`)
+
+		for body, status := range map[string]int{
+			`{"url":"https://example.com/x","find_if_exists":true}`:                              http.StatusOK,
+			`{"url":"https://example.com/x","find_if_exists":true,"tags":["b","a"],"title":"X"}`: http.StatusOK,
+			`{"url":"https://example.com/x","find_if_exists":true,"slug":"f1"}`:                  http.StatusOK,
+		} {
+			r := e.do(http.MethodPost, "/api/v1/links", tok, body)
+			mustStatus(t, r, status)
+			if got := mustJSON[linkBody](t, r); got.ID != first.ID {
+				t.Errorf("%s: link %s, want the existing %s", body, got.ID, first.ID)
+			}
+		}
+		for _, body := range []string{
+			`{"url":"https://example.com/x","find_if_exists":true,"title":"Y"}`,
+			`{"url":"https://example.com/x","find_if_exists":true,"tags":["a"]}`,
+			`{"url":"https://example.com/x","find_if_exists":true,"max_clicks":5}`,
+			`{"url":"https://example.com/x","find_if_exists":true,"password":"pw-pw-pw"}`,
+			`{"url":"https://example.com/x","find_if_exists":false}`,
+			`{"url":"https://example.com/x/","find_if_exists":true}`,
+		} {
+			r := e.do(http.MethodPost, "/api/v1/links", tok, body)
+			mustStatus(t, r, http.StatusCreated)
+			if got := mustJSON[linkBody](t, r); got.ID == first.ID {
+				t.Errorf("%s: answered the existing link", body)
+			}
+		}
+		// Another tenant's link is never found; a taken slug that differs
+		// is a create, and its 409.
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/links", otherTok, `{"url":"https://example.com/x","find_if_exists":true}`), http.StatusCreated)
+		mustProblem(t, e.do(http.MethodPost, "/api/v1/links", tok, `{"url":"https://example.com/other","slug":"f1","find_if_exists":true}`), http.StatusConflict, "slug")
+		mustProblem(t, e.do(http.MethodPost, "/api/v1/links", tok, `{"url":"https://example.com/x","find_if_exists":"yes"}`), http.StatusBadRequest, "find_if_exists")
+
+		before := len(mustTenantLinks(t, s, tenant))
+		r := e.do(http.MethodPost, "/api/v1/bulk/links", tok, `{"links":[{"url":"https://example.com/x","find_if_exists":true},`+
+			`{"url":"https://example.com/new","find_if_exists":true}]}`)
+		mustStatus(t, r, http.StatusOK)
+		res := mustJSON[struct {
+			Results []struct {
+				Status int
+				Link   linkBody
+			}
+		}](t, r)
+		if len(res.Results) != 2 || res.Results[0].Status != http.StatusOK || res.Results[0].Link.ID != first.ID || res.Results[1].Status != http.StatusCreated {
+			t.Errorf("bulk: %+v", res.Results)
+		}
+		if after := len(mustTenantLinks(t, s, tenant)); after != before+1 {
+			t.Errorf("bulk stored %d links, want 1", after-before)
+		}
+	})
+}

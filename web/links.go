@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -27,12 +28,37 @@ func (s *Server) createLink(c echo.Context) error {
 		return err
 	}
 	nl.link.DomainID = t.ID
+	if nl.findIfExists {
+		found, ok, err := s.findLink(c.Request().Context(), nl)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return c.JSON(http.StatusOK, s.linkJSON(found))
+		}
+	}
 	created, err := s.links.Create(c.Request().Context(), links.NewLink{Link: nl.link, Password: nl.password})
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, s.linkLocation(created))
 	return c.JSON(http.StatusCreated, s.linkJSON(created))
+}
+
+// findLink is find_if_exists: the oldest of the tenant's links of nl's
+// URL on its domain that linkforge.FindMatch takes, if any. Two
+// concurrent creates may both find none and both create.
+func (s *Server) findLink(ctx context.Context, nl newLink) (linkforge.Link, bool, error) {
+	cands, err := s.store.LinksByURL(ctx, nl.link.TenantID, nl.link.DomainID, nl.link.URL, linkforge.MaxFindCandidates)
+	if err != nil {
+		return linkforge.Link{}, false, fmt.Errorf("find link: %w", err)
+	}
+	for _, l := range cands {
+		if linkforge.FindMatch(l, nl.link, nl.password) {
+			return l, true, nil
+		}
+	}
+	return linkforge.Link{}, false, nil
 }
 
 // listJSON is the body of GET /api/v1/links.

@@ -238,7 +238,7 @@ var commands = []*command{
 		summary: "put a backup in place of the data dir's SQLite database (the server must be stopped); the old one is kept aside",
 		flags:   []flagSpec{fromFlag}},
 	// Link commands: clients of a running server's admin API (linkcmd.go).
-	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--title T] [--tag T]... [--expires-at TIME] [--max-clicks N] [--fallback-url URL] [--password P] [--notes TEXT] [--archive] [--valid-since TIME] [routing flags] [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
+	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--title T] [--tag T]... [--expires-at TIME] [--max-clicks N] [--fallback-url URL] [--password P] [--notes TEXT] [--archive] [--valid-since TIME] [--find-if-exists] [routing flags] [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
 	{name: "link list", synopsis: "linkforge link list [--q TEXT] [--tag T]... [--state active|expired|disabled|blocked|all] [--archived false|true|all] [--sort -created|created|-clicks|clicks|slug] [--limit N] [--cursor C | --all] [--json]", summary: "list the tenant's links, newest first", flags: linkFlags, extra: linkExtra("list")},
 	{name: "link get", synopsis: "linkforge link get SLUG [--json]", summary: "print one link", flags: linkFlags, extra: linkExtra("get"), nargs: 1},
 	{name: "link update", synopsis: "linkforge link update SLUG [field flags as create, but --slug] [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},

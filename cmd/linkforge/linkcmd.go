@@ -110,7 +110,7 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 		jsonOut := fs.Bool("json", false, "print the API's JSON instead of a table")
 		str := map[string]*string{}
 		var tags, clear *[]string
-		var all, empty, archive *bool
+		var all, empty, archive, find *bool
 		var routing *routingFlags
 		switch action {
 		case "create", "update":
@@ -122,6 +122,9 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 			}
 			tags = fs.StringArray("tag", nil, "a tag; repeat for several (update: replaces the tags)")
 			archive = fs.Bool("archive", false, "archive the link: it still redirects, but leaves the default listing and top links (update: --archive=false unarchives)")
+			if action == "create" {
+				find = fs.Bool("find-if-exists", false, "print the tenant's link of the same URL and domain when no flag given differs, instead of creating one")
+			}
 			routing = addRoutingFlags(fs)
 			if action == "update" {
 				clear = fs.StringArray("clear", nil, "remove a field: "+strings.Join(clearable, ", ")+"; repeatable")
@@ -156,6 +159,9 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 			}
 			if archive != nil {
 				o.archive = *archive
+			}
+			if find != nil {
+				o.newLink.FindIfExists = *find
 			}
 			name := inv.cmd.name
 			if err := o.connect(name, value); err != nil {
@@ -289,7 +295,7 @@ func checkLinkFields(inv *invocation, action string, get func(string) string, ta
 			return usagef("%s: --url is required", name)
 		}
 		o.newLink = client.NewLink{URL: get("url"), Slug: get("slug"), Title: get("title"), FallbackURL: get("fallback-url"),
-			Tags: tags, Password: get("password")}
+			Tags: tags, Password: get("password"), FindIfExists: o.newLink.FindIfExists}
 		if o.set["expires-at"] {
 			o.newLink.ExpiresAt = &expires
 		}
@@ -442,9 +448,22 @@ func (a *app) printJSON(v any) int {
 }
 
 func (a *app) linkCreate(inv invocation) int {
-	l, err := inv.link.client.CreateLink(a.ctx, inv.link.newLink)
+	var (
+		l       client.Link
+		created = true
+		err     error
+	)
+	if inv.link.newLink.FindIfExists {
+		l, created, err = inv.link.client.FindOrCreateLink(a.ctx, inv.link.newLink)
+	} else {
+		l, err = inv.link.client.CreateLink(a.ctx, inv.link.newLink)
+	}
 	if err != nil {
 		return a.apiFailed("cannot create link", err)
+	}
+	if !created {
+		// On stderr, so that the output is the link's either way.
+		fmt.Fprintf(a.stderr, "link %s exists: not created\n", l.Slug)
 	}
 	return a.printLink(inv, l)
 }

@@ -63,3 +63,23 @@ func TestTagCommands(t *testing.T) {
 	}
 	runLink(t, env, exitUsage, "tag", "rename", "only-one")
 }
+
+// TestLinkCreateFindIfExists: link create --find-if-exists prints the
+// existing link, and says on stderr that it created none.
+func TestLinkCreateFindIfExists(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	out, errOut := runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/f", "--find-if-exists", "--json")
+	first := mustJSONOut[client.Link](t, out)
+	if errOut != "" {
+		t.Errorf("first create: stderr %q", errOut)
+	}
+	out, errOut = runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/f", "--find-if-exists", "--json")
+	if got := mustJSONOut[client.Link](t, out); got.ID != first.ID || errOut != "link "+first.Slug+" exists: not created\n" {
+		t.Errorf("second create: %+v, stderr %q", got, errOut)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/f", "--json")
+	if got := mustJSONOut[client.Link](t, out); got.ID == first.ID {
+		t.Errorf("without the flag: the existing link %+v", got)
+	}
+}

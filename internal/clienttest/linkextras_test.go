@@ -76,3 +76,26 @@ func TestClientTags(t *testing.T) {
 		t.Errorf("DeleteTag(unknown) = %v, want not_found", err)
 	}
 }
+
+// TestClientFindOrCreate: FindOrCreateLink creates, then finds; a
+// differing field creates again.
+func TestClientFindOrCreate(t *testing.T) {
+	s := newServer(t, serverOpts{})
+	c := mustClient(t, s)
+	ctx := context.Background()
+	a, created, err := c.FindOrCreateLink(ctx, client.NewLink{URL: "https://example.com/f", Title: "F"})
+	if err != nil || !created {
+		t.Fatalf("first: %+v, %v, %v", a, created, err)
+	}
+	b, created, err := c.FindOrCreateLink(ctx, client.NewLink{URL: "https://example.com/f"})
+	if err != nil || created || b.ID != a.ID {
+		t.Fatalf("second: %+v, created %v, %v; want %s found", b, created, err, a.ID)
+	}
+	if l, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/f", FindIfExists: true}); err != nil || l.ID != a.ID {
+		t.Fatalf("CreateLink(FindIfExists): %+v, %v", l, err)
+	}
+	d, created, err := c.FindOrCreateLink(ctx, client.NewLink{URL: "https://example.com/f", Title: "G"})
+	if err != nil || !created || d.ID == a.ID {
+		t.Fatalf("another title: %+v, created %v, %v", d, created, err)
+	}
+}

@@ -216,3 +216,62 @@ func testTags(t *testing.T, s linkforge.Store) {
 		t.Errorf("audit = %q, want %q", got, want)
 	}
 }
+
+// testLinksByURL: the tenant's links of exactly one URL on one domain,
+// oldest first, with their Clicks; not another tenant's, domain's, or a
+// URL that only starts the same (past the index's 64 characters too).
+func testLinksByURL(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	tn := mustTenant(t, s, "find")
+	other := mustTenant(t, s, "find-other")
+	long := "https://example.com/" + strings.Repeat("p", 80)
+	mk := func(tenant int64, slug, url string) linkforge.Link {
+		l := newLink(tenant, slug)
+		l.URL = url
+		return mustCreateLink(t, s, l)
+	}
+	first := mk(tn.ID, "f1", long+"/a")
+	mk(tn.ID, "f2", long+"/b")
+	mk(tn.ID, "f3", long+"/a")
+	mk(other.ID, "o1", long+"/a")
+	mustUpsert(t, s, "n1", linkforge.RollupRow{LinkID: first.ID, Bucket: minute(0), Count: 3})
+	got, err := s.LinksByURL(ctx, tn.ID, linkforge.PublicDomainID, long+"/a", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(slugsOf(got), []string{"f1", "f3"}) || got[0].Clicks != 3 {
+		t.Errorf("LinksByURL = %q (clicks %d), want [f1 f3] with 3 clicks on f1", slugsOf(got), got[0].Clicks)
+	}
+	if got, err := s.LinksByURL(ctx, tn.ID, linkforge.PublicDomainID, long+"/a", 1); err != nil || !slices.Equal(slugsOf(got), []string{"f1"}) {
+		t.Errorf("LinksByURL(limit 1) = %q, %v", slugsOf(got), err)
+	}
+	if got, err := s.LinksByURL(ctx, tn.ID, linkforge.PublicDomainID, long, 10); err != nil || len(got) != 0 {
+		t.Errorf("LinksByURL(a prefix) = %q, %v; want none", slugsOf(got), err)
+	}
+	if got, err := s.LinksByURL(ctx, tn.ID, 12345, long+"/a", 10); err != nil || len(got) != 0 {
+		t.Errorf("LinksByURL(another domain) = %q, %v; want none", slugsOf(got), err)
+	}
+}
+
+// LinkFindMigration checks migration 00049 (the index of LinksByURL)
+// with data: down and up again keep the links, and LinksByURL finds them.
+func LinkFindMigration(t *testing.T, s linkforge.Store, down, up func(context.Context) error) {
+	t.Helper()
+	ctx := t.Context()
+	tn := mustTenant(t, s, "find-migration")
+	for _, slug := range []string{"m1", "m2"} {
+		l := newLink(tn.ID, slug)
+		l.URL = "https://example.com/same"
+		mustCreateLink(t, s, l)
+	}
+	if err := down(ctx); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	if err := up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	got, err := s.LinksByURL(ctx, tn.ID, linkforge.PublicDomainID, "https://example.com/same", 10)
+	if err != nil || !slices.Equal(slugsOf(got), []string{"m1", "m2"}) {
+		t.Errorf("after down and up: LinksByURL = %q, %v; want [m1 m2]", slugsOf(got), err)
+	}
+}

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"LinkFields", testLinkFields},
 		{"LinkNotesArchive", testLinkNotesArchive}, // linkextras.go
 		{"Tags", testTags},
+		{"LinksByURL", testLinksByURL},
 		{"TenantQuota", testTenantQuota},
 		{"MaxLinks", testMaxLinks},
 		{"MaxLinksConcurrent", testMaxLinksConcurrent},

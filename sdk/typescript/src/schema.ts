@@ -1686,6 +1686,8 @@ export interface components {
              * @description Before it the link answers 404 as if absent; null: none.
              */
             valid_since?: string | null;
+            /** @description true: answer 200 with the tenant's oldest link of the same `url` on the same domain when no other member the body sets differs from it (tags compared as sets; a body with a `password` never matches; a disabled or blocked link is not found), else create it (201). null: false. */
+            find_if_exists?: boolean | null;
         };
         /** @description Only present members change; null clears expires_at, max_clicks, fallback_url, tags, title, notes, valid_since, password (the link is no longer protected) and device_urls. device_urls replaces the whole set: a key left out is cleared. slug and the read-only fields cannot be changed. */
         LinkPatch: {
@@ -1919,10 +1921,10 @@ export interface components {
             /** @description Links of the tenant carrying the tag. */
             links: number;
         };
-        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link, or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch), 422 (`blocked_target`: a target on the operator's blocklist) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
+        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link (200 with the existing one, for an item with `find_if_exists` that matched), or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch), 422 (`blocked_target`: a target on the operator's blocklist) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
         BulkResult: {
             /** @enum {integer} */
-            status: 201 | 400 | 409 | 422 | 500 | 503;
+            status: 200 | 201 | 400 | 409 | 422 | 500 | 503;
             link?: components["schemas"]["Link"];
             problem?: components["schemas"]["Problem"];
         };
@@ -2839,6 +2841,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With `find_if_exists`: the existing link that matched; nothing was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Link"];
+                };
+            };
             /** @description Created. */
             201: {
                 headers: {
