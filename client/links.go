@@ -50,6 +50,9 @@ type Link struct {
 	Notes      *string    `json:"notes"`
 	Archived   bool       `json:"archived"`
 	ValidSince *time.Time `json:"valid_since"`
+	// Aliases are a renamed link's old slugs, which still redirect to it
+	// (RenameLink); filled in the answers about one link.
+	Aliases []string `json:"aliases"`
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to
@@ -180,6 +183,24 @@ func (c *Client) UpdateLink(ctx context.Context, slug string, u LinkUpdate) (Lin
 	var out Link
 	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/links/" + seg(slug), body: u, want: http.StatusOK}, &out)
 	return out, err
+}
+
+// RenameLink gives the link slug the slug to (PATCH /api/v1/links/{slug}
+// {"slug"}); the old slug stays an alias that redirects to it. A slug in
+// use (by a link or an alias) is a 409, CodeConflict.
+func (c *Client) RenameLink(ctx context.Context, slug, to string) (Link, error) {
+	var out Link
+	body := struct {
+		Slug string `json:"slug"`
+	}{to}
+	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/links/" + seg(slug), body: body, want: http.StatusOK}, &out)
+	return out, err
+}
+
+// DeleteLinkAlias removes alias, an old slug of the link slug (DELETE
+// /api/v1/links/{slug}/aliases/{alias}): it answers 404 from then on.
+func (c *Client) DeleteLinkAlias(ctx context.Context, slug, alias string) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/links/" + seg(slug) + "/aliases/" + seg(alias), want: http.StatusNoContent}, nil)
 }
 
 // DeleteLink deletes a link (DELETE /api/v1/links/{slug}); its slug then

@@ -54,6 +54,10 @@ type JSON struct {
 	Notes      *string    `json:"notes"`
 	Archived   bool       `json:"archived"`
 	ValidSince *time.Time `json:"valid_since"`
+	// Aliases are the old slugs of a renamed link, which still redirect
+	// to it: in the answers about one link (GET, PATCH), absent from
+	// listings.
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // Render returns the body of l, a link on the public host; shortBase is

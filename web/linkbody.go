@@ -234,7 +234,7 @@ func isCreateField(name string) bool {
 	return rules.IsField(name)
 }
 
-const patchFields = "url, title, notes, archived, valid_since, password, device_urls, expires_at, max_clicks, fallback_url, tags, disabled, " + routingFields
+const patchFields = "slug (alone), url, title, notes, archived, valid_since, password, device_urls, expires_at, max_clicks, fallback_url, tags, disabled, " + routingFields
 
 // linkPatch is a decoded PATCH body: only the fields that were present
 // change; null clears expires_at, max_clicks, fallback_url, tags, title,
@@ -273,6 +273,9 @@ type linkPatch struct {
 	archived      bool
 	setValidSince bool
 	validSince    *time.Time
+	// slug renames the link (links.Service.Rename); sent alone.
+	setSlug bool
+	slug    string
 	// routing holds the routing members present, type-checked, applied in
 	// order (routingbody.go).
 	routing []member
@@ -359,14 +362,27 @@ func decodePatchLink(r io.Reader) (linkPatch, error) {
 			}
 		case "state", "blocked_reason":
 			fe.add(m.name, `cannot be changed: send "disabled": true or false; a block is the operator's`)
-		case "slug", "domain", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks",
-			"password_protected", "imported_clicks":
+		case "slug":
+			if null {
+				fe.add("slug", "cannot be removed; send a new slug to rename the link")
+			} else if p.setSlug = fe.str(m, &p.slug); p.setSlug {
+				if err := linkforge.ValidateSlug(p.slug); err != nil {
+					fe.addErr(err)
+				}
+			}
+		case "domain", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks",
+			"password_protected", "imported_clicks", "aliases":
 			fe.add(m.name, "cannot be changed; fields that can are "+patchFields)
 		default:
 			if !p.decodeRouting(&fe, m) {
 				fe.add(fieldName(m.name), "unknown field; fields that can be changed are "+patchFields)
 			}
 		}
+	}
+	if p.setSlug && len(members) > 1 {
+		// A rename is its own transaction: with other changes, a
+		// refusal of one could leave the other done.
+		fe.add("slug", "must be sent alone: rename the link, then change its other fields")
 	}
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return linkPatch{}, err

@@ -485,6 +485,7 @@ const (
 	pathLink      = pathLinks + "/:slug"
 	pathLinkStats = pathLink + "/stats"
 	pathLinkQR    = pathLink + "/qr"
+	pathLinkAlias = pathLink + "/aliases/:alias"
 	pathBulkLinks = apiPrefix + "/bulk/links"
 	pathTags      = apiPrefix + "/tags"
 	pathTag       = pathTags + "/:name"
@@ -570,6 +571,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodGet, pathLink, false, s.getLink, api(http.MethodGet, pathLink)...)
 	r.add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
 	r.add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
+	r.add(http.MethodDelete, pathLinkAlias, false, s.deleteAlias, api(http.MethodDelete, pathLinkAlias)...)
 	r.add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
 	r.add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
 	r.add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
@@ -727,11 +729,12 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinkStats:            {"from", "to", "interval", "domain"},
 	http.MethodGet + " " + pathLinkQR:               {"format", "size", "domain"},
 	// A link on another domain than the tenant's default (domains.go).
-	http.MethodGet + " " + pathLink:    {"domain"},
-	http.MethodPatch + " " + pathLink:  {"domain"},
-	http.MethodDelete + " " + pathLink: {"domain"},
-	http.MethodGet + " " + pathStats:   {"from", "to", "interval"},
-	http.MethodGet + " " + pathAlarms:  {"state", "limit"},
+	http.MethodGet + " " + pathLink:         {"domain"},
+	http.MethodPatch + " " + pathLink:       {"domain"},
+	http.MethodDelete + " " + pathLink:      {"domain"},
+	http.MethodDelete + " " + pathLinkAlias: {"domain"},
+	http.MethodGet + " " + pathStats:        {"from", "to", "interval"},
+	http.MethodGet + " " + pathAlarms:       {"state", "limit"},
 	// webhooks.go
 	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
 	http.MethodGet + " " + pathExport:          {"format"},

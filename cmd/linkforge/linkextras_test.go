@@ -83,3 +83,15 @@ func TestLinkCreateFindIfExists(t *testing.T) {
 		t.Errorf("without the flag: the existing link %+v", got)
 	}
 }
+
+// TestLinkRename: link rename prints the renamed link with its alias.
+func TestLinkRename(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/r", "--slug", "r1")
+	out, _ := runLink(t, env, exitOK, "link", "rename", "r1", "r2", "--json")
+	if l := mustJSONOut[client.Link](t, out); l.Slug != "r2" || len(l.Aliases) != 1 || l.Aliases[0] != "r1" {
+		t.Errorf("renamed: %+v", l)
+	}
+	runLink(t, env, exitFailure, "link", "rename", "r2", "a b")
+}

@@ -1,7 +1,7 @@
 package main
 
-// The tag commands (linkforge tag rename|delete): clients of a running
-// server's admin API, as the link commands.
+// The tag commands (linkforge tag rename|delete) and link rename: clients
+// of a running server's admin API, as the link commands.
 
 import "fmt"
 
@@ -26,4 +26,12 @@ func (a *app) tagDelete(inv invocation) int {
 	}
 	fmt.Fprintf(a.stdout, "tag %s removed from its links\n", inv.args[0])
 	return exitOK
+}
+
+func (a *app) linkRename(inv invocation) int {
+	l, err := inv.link.client.RenameLink(a.ctx, inv.args[0], inv.args[1])
+	if err != nil {
+		return a.apiFailed("cannot rename link", err)
+	}
+	return a.printLink(inv, l)
 }

@@ -99,3 +99,30 @@ func TestClientFindOrCreate(t *testing.T) {
 		t.Fatalf("another title: %+v, created %v, %v", d, created, err)
 	}
 }
+
+// TestClientRename: RenameLink keeps the old slug as an alias, listed on
+// the link; a taken slug is CodeConflict; DeleteLinkAlias removes it.
+func TestClientRename(t *testing.T) {
+	s := newServer(t, serverOpts{})
+	c := mustClient(t, s)
+	ctx := context.Background()
+	for _, slug := range []string{"a", "b"} {
+		if _, err := c.CreateLink(ctx, client.NewLink{URL: "https://example.com/", Slug: slug}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := c.RenameLink(ctx, "a", "a2")
+	if err != nil || l.Slug != "a2" || len(l.Aliases) != 1 || l.Aliases[0] != "a" {
+		t.Fatalf("RenameLink = %+v, %v", l, err)
+	}
+	var apiErr *client.Error
+	if _, err := c.RenameLink(ctx, "b", "a"); !errors.As(err, &apiErr) || apiErr.Code != client.CodeConflict {
+		t.Errorf("rename onto an alias: %v, want a conflict", err)
+	}
+	if err := c.DeleteLinkAlias(ctx, "a2", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := c.Link(ctx, "a2"); err != nil || len(l.Aliases) != 0 {
+		t.Errorf("after DeleteLinkAlias: %+v, %v", l, err)
+	}
+}

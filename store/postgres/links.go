@@ -63,6 +63,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 			return err
 		}
 		if err := tx.QueryRow(ctx, q, args...).Scan(&l.ID); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) { // the slug is a renamed link's alias (migration 00049)
+				return &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use", Err: err}
+			}
 			return linkWriteError("create link", err)
 		}
 		return w.LinkCreated(ctx, writeTx{tx}, l)
@@ -164,6 +167,11 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 func (db *DB) LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLinkWith(db.pool.QueryRow(ctx,
 		`SELECT `+linkColumns+`, `+tenantSuspended+` FROM links l WHERE l.domain_id = $1 AND l.slug = $2`, domainID, slug), suspendedDest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// A renamed link's old slug (aliases.go): a second read, on a
+		// miss only, which the cache then keeps either way.
+		l, err = db.aliasLink(ctx, domainID, slug)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}

@@ -61,6 +61,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 		return linkforge.Link{}, wrapRead("create link", err)
 	}
 	if err := tx.QueryRowContext(ctx, insertLinkSQL+` RETURNING id`, args...).Scan(&l.ID); err != nil {
+		if errors.Is(err, sql.ErrNoRows) { // the slug is a renamed link's alias (migration 00049)
+			return linkforge.Link{}, &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use", Err: err}
+		}
 		return linkforge.Link{}, linkWriteError("create link", err)
 	}
 	if l.ExpiresAt != nil {
@@ -185,6 +188,11 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 func (db *DB) LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLinkWith(db.reader.QueryRowContext(ctx,
 		`SELECT `+linkColumns+`, `+tenantSuspended+` FROM links l WHERE l.domain_id = ? AND l.slug = ?`, domainID, slug), suspendedDest)
+	if errors.Is(err, sql.ErrNoRows) {
+		// A renamed link's old slug (aliases.go): a second read, on a
+		// miss only, which the cache then keeps either way.
+		l, err = db.aliasLink(ctx, domainID, slug)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}

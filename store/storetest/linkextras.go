@@ -253,8 +253,9 @@ func testLinksByURL(t *testing.T, s linkforge.Store) {
 	}
 }
 
-// LinkFindMigration checks migration 00049 (the index of LinksByURL)
-// with data: down and up again keep the links, and LinksByURL finds them.
+// LinkFindMigration checks migration 00049 (the index of LinksByURL and
+// the aliases of renamed links) with data: down and up again keep the
+// links, LinksByURL finds them, and the aliases are gone.
 func LinkFindMigration(t *testing.T, s linkforge.Store, down, up func(context.Context) error) {
 	t.Helper()
 	ctx := t.Context()
@@ -264,6 +265,9 @@ func LinkFindMigration(t *testing.T, s linkforge.Store, down, up func(context.Co
 		l.URL = "https://example.com/same"
 		mustCreateLink(t, s, l)
 	}
+	if _, err := s.RenameLink(ctx, tn.ID, linkforge.PublicDomainID, "m2", "m3"); err != nil {
+		t.Fatal(err)
+	}
 	if err := down(ctx); err != nil {
 		t.Fatalf("down: %v", err)
 	}
@@ -271,7 +275,102 @@ func LinkFindMigration(t *testing.T, s linkforge.Store, down, up func(context.Co
 		t.Fatalf("up: %v", err)
 	}
 	got, err := s.LinksByURL(ctx, tn.ID, linkforge.PublicDomainID, "https://example.com/same", 10)
-	if err != nil || !slices.Equal(slugsOf(got), []string{"m1", "m2"}) {
-		t.Errorf("after down and up: LinksByURL = %q, %v; want [m1 m2]", slugsOf(got), err)
+	if err != nil || !slices.Equal(slugsOf(got), []string{"m1", "m3"}) {
+		t.Errorf("after down and up: LinksByURL = %q, %v; want [m1 m3]", slugsOf(got), err)
+	}
+	// Down dropped the aliases: the old slug is free.
+	if _, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "m2"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("after down and up: LinkBySlug(m2) = %v, want ENotFound", err)
+	}
+	mustCreateLink(t, s, newLink(tn.ID, "m2"))
+}
+
+// testRenameLink: RenameLink moves the slug and keeps the old one as an
+// alias that LinkBySlug still resolves to the link (so clicks count to
+// it); a taken slug or another link's alias is EConflict and changes
+// nothing; taking an own alias back drops it; a new link cannot take an
+// alias (CreateLink and CreateLinks: EConflict); DeleteAlias frees it;
+// deleting the link drops its aliases.
+func testRenameLink(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	tn := mustTenant(t, s, "rename")
+	a := mustCreateLink(t, s, newLink(tn.ID, "old"))
+	mustCreateLink(t, s, newLink(tn.ID, "taken"))
+	renamed, err := s.RenameLink(ctx, tn.ID, linkforge.PublicDomainID, "old", "new")
+	if err != nil || renamed.Slug != "new" || renamed.ID != a.ID || !renamed.UpdatedAt.After(a.UpdatedAt) {
+		t.Fatalf("RenameLink = %+v, %v", renamed, err)
+	}
+	for _, slug := range []string{"old", "new"} {
+		l, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, slug)
+		if err != nil || l.ID != a.ID || l.Slug != "new" {
+			t.Errorf("LinkBySlug(%s) = %d %q, %v; want link %d, slug new", slug, l.ID, l.Slug, err, a.ID)
+		}
+	}
+	if _, err := s.TenantLink(ctx, tn.ID, linkforge.PublicDomainID, "old"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("TenantLink(old alias) = %v, want ENotFound: the API addresses a link by its slug", err)
+	}
+	if got, err := s.LinkAliases(ctx, a.ID); err != nil || !slices.Equal(got, []string{"old"}) {
+		t.Errorf("LinkAliases = %q, %v", got, err)
+	}
+	b := mustCreateLink(t, s, newLink(tn.ID, "b"))
+	for _, to := range []string{"taken", "old"} {
+		if _, err := s.RenameLink(ctx, tn.ID, linkforge.PublicDomainID, "b", to); linkforge.ErrorCode(err) != linkforge.EConflict {
+			t.Errorf("RenameLink(b, %s) = %v, want EConflict", to, err)
+		}
+	}
+	if l := mustTenantLink(t, s, tn.ID, "b"); l.Slug != "b" || !l.UpdatedAt.Equal(b.UpdatedAt) {
+		t.Errorf("a refused rename changed b: %+v", l)
+	}
+	if _, err := s.CreateLink(ctx, newLink(tn.ID, "old")); linkforge.ErrorCode(err) != linkforge.EConflict {
+		t.Errorf("CreateLink(an alias) = %v, want EConflict", err)
+	}
+	res, err := s.CreateLinks(ctx, []linkforge.Link{newLink(tn.ID, "old"), newLink(tn.ID, "fresh")})
+	if err != nil || linkforge.ErrorCode(res[0].Err) != linkforge.EConflict || res[1].Err != nil {
+		t.Errorf("CreateLinks(an alias, a fresh slug) = %+v, %v", res, err)
+	}
+	// Renamed again: both old slugs are aliases; taking one back drops it.
+	if _, err := s.RenameLink(ctx, tn.ID, linkforge.PublicDomainID, "new", "newer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RenameLink(ctx, tn.ID, linkforge.PublicDomainID, "newer", "old"); err != nil {
+		t.Fatalf("RenameLink back to its own alias: %v", err)
+	}
+	if got, _ := s.LinkAliases(ctx, a.ID); !slices.Equal(got, []string{"new", "newer"}) {
+		t.Errorf("LinkAliases after taking old back = %q, want [new newer]", got)
+	}
+	if err := s.DeleteAlias(ctx, tn.ID, linkforge.PublicDomainID, "b", "new"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("DeleteAlias(another link's alias) = %v, want ENotFound", err)
+	}
+	if err := s.DeleteAlias(ctx, tn.ID, linkforge.PublicDomainID, "old", "new"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "new"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("LinkBySlug(a removed alias) = %v, want ENotFound", err)
+	}
+	mustCreateLink(t, s, newLink(tn.ID, "new")) // free again
+	if _, err := s.DeleteLink(ctx, tn.ID, linkforge.PublicDomainID, "old"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, "newer"); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("LinkBySlug(an alias of a deleted link) = %v, want ENotFound", err)
+	}
+}
+
+// testAliasSlugsTaken: the import's checks of taken slugs (SlugTenants,
+// DomainSlugs) count a renamed link's alias as taken.
+func testAliasSlugsTaken(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	tn := mustTenant(t, s, "alias-taken")
+	mustCreateLink(t, s, newLink(tn.ID, "was"))
+	if _, err := s.RenameLink(ctx, tn.ID, linkforge.PublicDomainID, "was", "is"); err != nil {
+		t.Fatal(err)
+	}
+	owners, err := s.SlugTenants(ctx, []string{"was", "is", "free"})
+	if err != nil || len(owners) != 2 || owners["was"] != tn.ID || owners["is"] != tn.ID {
+		t.Errorf("SlugTenants = %v, %v; want was and is, of %d", owners, err, tn.ID)
+	}
+	taken, err := s.DomainSlugs(ctx, linkforge.PublicDomainID, []string{"was", "is", "free"})
+	if err != nil || len(taken) != 2 || !taken["was"] || !taken["is"] {
+		t.Errorf("DomainSlugs = %v, %v; want was and is", taken, err)
 	}
 }

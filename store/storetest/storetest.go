@@ -61,6 +61,8 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"LinkNotesArchive", testLinkNotesArchive}, // linkextras.go
 		{"Tags", testTags},
 		{"LinksByURL", testLinksByURL},
+		{"RenameLink", testRenameLink},
+		{"AliasSlugsTaken", testAliasSlugsTaken},
 		{"TenantQuota", testTenantQuota},
 		{"MaxLinks", testMaxLinks},
 		{"MaxLinksConcurrent", testMaxLinksConcurrent},

@@ -115,6 +115,28 @@ export interface paths {
         patch: operations["updateLink"];
         trace?: never;
     };
+    "/api/v1/links/{slug}/aliases/{alias}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an old slug of a renamed link
+         * @description The alias stops redirecting to the link at once, on every node (404 from then on), and is free for a new link. Audited (`link.alias_delete`).
+         */
+        delete: operations["deleteLinkAlias"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/links/{slug}/stats": {
         parameters: {
             query?: never;
@@ -1651,6 +1673,8 @@ export interface components {
              * @description Before this instant the link answers 404 as if it did not exist (GET and HEAD).
              */
             valid_since: string | null;
+            /** @description The old slugs of a renamed link, which still redirect to it: in the answers about one link (GET, PATCH), absent from listings and when there are none. */
+            aliases?: components["schemas"]["Slug"][];
         };
         /** @description Exactly one JSON object; unknown and duplicate members are refused. null means absent for the optional members. */
         LinkCreate: {
@@ -1689,7 +1713,7 @@ export interface components {
             /** @description true: answer 200 with the tenant's oldest link of the same `url` on the same domain when no other member the body sets differs from it (tags compared as sets; a body with a `password` never matches; a disabled or blocked link is not found), else create it (201). null: false. */
             find_if_exists?: boolean | null;
         };
-        /** @description Only present members change; null clears expires_at, max_clicks, fallback_url, tags, title, notes, valid_since, password (the link is no longer protected) and device_urls. device_urls replaces the whole set: a key left out is cleared. slug and the read-only fields cannot be changed. */
+        /** @description Only present members change; null clears expires_at, max_clicks, fallback_url, tags, title, notes, valid_since, password (the link is no longer protected) and device_urls. device_urls replaces the whole set: a key left out is cleared. slug, sent alone, renames the link; the read-only fields cannot be changed. */
         LinkPatch: {
             url?: components["schemas"]["TargetURL"];
             /** Format: date-time */
@@ -1720,6 +1744,8 @@ export interface components {
              * @description Before it the link answers 404 as if absent; null: none; on PATCH, removes.
              */
             valid_since?: string | null;
+            /** @description Renames the link; sent alone. The old slug becomes an alias: it keeps redirecting to the link, counted to it, until removed (DELETE /api/v1/links/{slug}/aliases/{alias}). A slug in use by a link or an alias is 409. */
+            slug?: components["schemas"]["Slug"];
         };
         LinkList: {
             links: components["schemas"]["Link"][];
@@ -2971,6 +2997,38 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["BlockedTarget"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteLinkAlias: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+                /** @description One of the link's `aliases`. */
+                alias: components["schemas"]["Slug"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -124,6 +124,20 @@ func (w *Write) LinkDeleted(ctx context.Context, tx Driver, l linkforge.Link, at
 	return w.audit(ctx, tx, l.TenantID, linkforge.AuditLinkDelete, l.Slug, at)
 }
 
+// LinkRenamed writes the link.updated deliveries of l, just renamed from
+// old, and audits the rename.
+func (w *Write) LinkRenamed(ctx context.Context, tx Driver, l linkforge.Link, old string) error {
+	if err := w.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
+		return err
+	}
+	return w.audit(ctx, tx, l.TenantID, linkforge.AuditLinkRename, old+" "+l.Slug, l.UpdatedAt)
+}
+
+// AliasDeleted audits the removal of alias from the link slug.
+func (w *Write) AliasDeleted(ctx context.Context, tx Driver, tenantID int64, slug, alias string, at time.Time) error {
+	return w.audit(ctx, tx, tenantID, linkforge.AuditLinkAliasDelete, slug+" "+alias, at)
+}
+
 // TagRenamed audits the rename of tag from to to on the tenant's links.
 func (w *Write) TagRenamed(ctx context.Context, tx Driver, tenantID int64, from, to string, at time.Time) error {
 	return w.audit(ctx, tx, tenantID, linkforge.AuditTagRename, from+" "+to, at)
