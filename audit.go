@@ -73,6 +73,10 @@ const (
 	AuditDomainDelete      = "domain.delete"       // target: the host
 	AuditLinkDisable       = "link.disable"        // target: the slug
 	AuditLinkEnable        = "link.enable"         // target: the slug
+	AuditTagRename         = "tag.rename"          // target: "OLD NEW", the tag renamed and its new name
+	AuditLinkRename        = "link.rename"         // target: "OLD NEW", the slug and the new one
+	AuditLinkAliasDelete   = "link.alias_delete"   // target: "SLUG ALIAS"
+	AuditTagDelete         = "tag.delete"          // target: the tag
 	// The operator's actions, in its log and in the tenant's.
 	AuditLinkBlock     = "link.block"     // target: "SLUG: REASON"
 	AuditLinkUnblock   = "link.unblock"   // target: the slug

@@ -97,6 +97,16 @@ type Link struct {
 	// TenantSuspended is filled by LinkBySlug alone (the redirect path):
 	// the link's tenant is suspended, so the link answers 451.
 	TenantSuspended bool
+
+	// Notes are the team's words about the link (ValidateNotes), never
+	// shown to visitors; q searches them.
+	Notes string
+	// Archived links still redirect but are left out of the default
+	// listing and of top links.
+	Archived bool
+	// ValidSince: before it the link answers 404 as if it did not exist
+	// (NotYetValid); nil: from its creation.
+	ValidSince *time.Time
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to the
@@ -115,6 +125,12 @@ func (d DeviceURLs) IsZero() bool { return d == DeviceURLs{} }
 // is the guarantee: it holds whatever state the expiry alarm is in.
 func (l *Link) Expired(now time.Time) bool {
 	return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt)
+}
+
+// NotYetValid reports whether the link must answer as absent at now: its
+// start date is still ahead.
+func (l *Link) NotYetValid(now time.Time) bool {
+	return l.ValidSince != nil && now.Before(*l.ValidSince)
 }
 
 // LinkPage is one page of a tenant's links (LinkLister.QueryLinks).
@@ -310,6 +326,9 @@ type Store interface {
 	QuotaStore      // tenant quotas (ADR 016)
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
+	TagStore      // renaming and deleting a tenant's tags (tagwrite.go)
+	LinkFinder    // a tenant's links of one URL (find.go)
+	AliasStore    // renamed links' old slugs (aliases.go)
 	DomainStore   // a tenant's own hosts, and the links on them
 	AuditStore    // the audit log (audit.go)
 	UserStore     // users, memberships, tickets, sessions (users.go)

@@ -13,6 +13,7 @@ import "time"
 func NormalizeLink(l Link) Link {
 	l.ExpiresAt = NormalizeTime(l.ExpiresAt)
 	l.ExpiredAt = NormalizeTime(l.ExpiredAt)
+	l.ValidSince = NormalizeTime(l.ValidSince)
 	l.MaxClicks = copyPtr(l.MaxClicks)
 	if !l.CreatedAt.IsZero() {
 		l.CreatedAt = l.CreatedAt.UTC().Truncate(time.Microsecond)
@@ -90,6 +91,7 @@ func ApplyLinkUpdate(old Link, now time.Time, fn func(*Link) error) (LinkUpdate,
 	l := old
 	l.ExpiresAt = copyPtr(old.ExpiresAt)
 	l.ExpiredAt = copyPtr(old.ExpiredAt)
+	l.ValidSince = copyPtr(old.ValidSince)
 	l.MaxClicks = copyPtr(old.MaxClicks)
 	l.Tags = append([]string{}, old.Tags...)
 	if err := fn(&l); err != nil {

@@ -60,7 +60,7 @@ func (st LinkState) Valid() bool {
 // ListQuery selects one page of a tenant's links (GET /api/v1/links).
 type ListQuery struct {
 	TenantID int64
-	// Q keeps the links whose slug, url or title holds it as a substring,
+	// Q keeps the links whose slug, url, title or notes holds it as a substring,
 	// case-insensitively; empty: every link.
 	Q string
 	// Tags keeps the links that carry every one of them; they must be
@@ -69,6 +69,9 @@ type ListQuery struct {
 	// Domain keeps the links on that domain (PublicDomainID: the public
 	// URL's host); nil: every domain.
 	Domain *int64
+	// Archived keeps the unarchived links ("" or ArchivedFalse), the
+	// archived ones, or both.
+	Archived ArchivedFilter
 	// State is judged at Now (zero: the store's clock); "" is StateAll.
 	State LinkState
 	Now   time.Time
@@ -259,6 +262,12 @@ func (q ListQuery) Normalize(now time.Time) (ListQuery, ListCursor, error) {
 	}
 	if !q.State.Valid() {
 		return q, ListCursor{}, InvalidField("state", fmt.Sprintf("unknown state %q", q.State))
+	}
+	if q.Archived == "" {
+		q.Archived = ArchivedFalse
+	}
+	if !q.Archived.Valid() {
+		return q, ListCursor{}, InvalidField("archived", fmt.Sprintf("unknown value %q; archived takes true, false or all", q.Archived))
 	}
 	if q.Limit < 1 || q.Limit > MaxListLimit {
 		q.Limit = DefaultListLimit

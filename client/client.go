@@ -201,6 +201,7 @@ type request struct {
 	raw     io.Reader
 	rawType string
 	want    int // the success status
+	also    int // another success status (0: none)
 	accept  string
 }
 
@@ -248,7 +249,7 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		if err != nil {
 			return nil, fmt.Errorf("client: %s %s: %w", r.method, r.path, err)
 		}
-		if resp.StatusCode == r.want {
+		if resp.StatusCode == r.want || (r.also != 0 && resp.StatusCode == r.also) {
 			return resp, nil
 		}
 		apiErr := readError(resp, r.method, r.path)

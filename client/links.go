@@ -43,6 +43,16 @@ type Link struct {
 	Rules          []Rule    `json:"rules"`
 	Variants       []Variant `json:"variants"`
 	OG             *OG       `json:"og"`
+
+	// Notes are the team's (nil: none); an Archived link still
+	// redirects but is left out of the default listing and of top
+	// links; before ValidSince the link answers 404.
+	Notes      *string    `json:"notes"`
+	Archived   bool       `json:"archived"`
+	ValidSince *time.Time `json:"valid_since"`
+	// Aliases are a renamed link's old slugs, which still redirect to it
+	// (RenameLink); filled in the answers about one link.
+	Aliases []string `json:"aliases"`
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to
@@ -66,6 +76,13 @@ type NewLink struct {
 	Tags        []string    `json:"tags,omitempty"`
 	Password    string      `json:"password,omitempty"`
 	DeviceURLs  *DeviceURLs `json:"device_urls,omitempty"`
+	Notes       string      `json:"notes,omitempty"`
+	Archived    bool        `json:"archived,omitempty"`
+	ValidSince  *time.Time  `json:"valid_since,omitempty"`
+	// FindIfExists answers the tenant's link of the same URL and domain
+	// when no field set here differs (the server answers 200), instead
+	// of creating one (201): FindOrCreateLink tells which happened.
+	FindIfExists bool `json:"find_if_exists,omitempty"`
 	Routing
 }
 
@@ -85,7 +102,12 @@ type LinkUpdate struct {
 	// or back in (false); nil: unchanged. A blocked link's is refused
 	// (409, CodeConflict).
 	Disabled *bool
+	// Notes, Archived and ValidSince: nil leaves them as they are.
+	Notes      *string
+	Archived   *bool
+	ValidSince *time.Time
 
+	ClearNotes, ClearValidSince                                                                  bool
 	ClearTitle, ClearExpiresAt, ClearMaxClicks, ClearFallbackURL, ClearPassword, ClearDeviceURLs bool
 
 	// Routing sets routing fields, ClearRouting removes them.
@@ -114,6 +136,9 @@ func (u LinkUpdate) MarshalJSON() ([]byte, error) {
 	set("password", u.Password, u.Password == nil, u.ClearPassword)
 	set("device_urls", u.DeviceURLs, u.DeviceURLs == nil, u.ClearDeviceURLs)
 	set("disabled", u.Disabled, u.Disabled == nil, false)
+	set("notes", u.Notes, u.Notes == nil, u.ClearNotes)
+	set("archived", u.Archived, u.Archived == nil, false)
+	set("valid_since", u.ValidSince, u.ValidSince == nil, u.ClearValidSince)
 	u.Routing.set(m, u.ClearRouting)
 	return json.Marshal(m)
 }
@@ -121,8 +146,28 @@ func (u LinkUpdate) MarshalJSON() ([]byte, error) {
 // CreateLink creates a link (POST /api/v1/links).
 func (c *Client) CreateLink(ctx context.Context, l NewLink) (Link, error) {
 	var out Link
-	err := c.call(ctx, request{method: http.MethodPost, path: "/api/v1/links", body: l, want: http.StatusCreated}, &out)
+	r := request{method: http.MethodPost, path: "/api/v1/links", body: l, want: http.StatusCreated}
+	if l.FindIfExists {
+		r.also = http.StatusOK // the existing link
+	}
+	err := c.call(ctx, r, &out)
 	return out, err
+}
+
+// FindOrCreateLink is CreateLink with l.FindIfExists set: created is
+// false when the server answered an existing link.
+func (c *Client) FindOrCreateLink(ctx context.Context, l NewLink) (link Link, created bool, err error) {
+	l.FindIfExists = true
+	r := request{method: http.MethodPost, path: "/api/v1/links", body: l, want: http.StatusCreated, also: http.StatusOK}
+	resp, err := c.do(ctx, r)
+	if err != nil {
+		return Link{}, false, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&link); err != nil {
+		return Link{}, false, fmt.Errorf("client: POST /api/v1/links: decode answer: %w", err)
+	}
+	return link, resp.StatusCode == http.StatusCreated, nil
 }
 
 // Link returns the tenant's link slug (GET /api/v1/links/{slug}).
@@ -140,6 +185,24 @@ func (c *Client) UpdateLink(ctx context.Context, slug string, u LinkUpdate) (Lin
 	return out, err
 }
 
+// RenameLink gives the link slug the slug to (PATCH /api/v1/links/{slug}
+// {"slug"}); the old slug stays an alias that redirects to it. A slug in
+// use (by a link or an alias) is a 409, CodeConflict.
+func (c *Client) RenameLink(ctx context.Context, slug, to string) (Link, error) {
+	var out Link
+	body := struct {
+		Slug string `json:"slug"`
+	}{to}
+	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/links/" + seg(slug), body: body, want: http.StatusOK}, &out)
+	return out, err
+}
+
+// DeleteLinkAlias removes alias, an old slug of the link slug (DELETE
+// /api/v1/links/{slug}/aliases/{alias}): it answers 404 from then on.
+func (c *Client) DeleteLinkAlias(ctx context.Context, slug, alias string) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/links/" + seg(slug) + "/aliases/" + seg(alias), want: http.StatusNoContent}, nil)
+}
+
 // DeleteLink deletes a link (DELETE /api/v1/links/{slug}); its slug then
 // answers 404.
 func (c *Client) DeleteLink(ctx context.Context, slug string) error {
@@ -149,13 +212,16 @@ func (c *Client) DeleteLink(ctx context.Context, slug string) error {
 // ListOptions filter and order a listing; zero values are the server's
 // defaults (every link, newest first, 50 a page).
 type ListOptions struct {
-	Q      string   // substring of slug, url or title, case-insensitive
-	Tags   []string // all must match
-	State  string   // "active", "expired", "disabled", "blocked" or "all"
-	Sort   string   // "-created", "created", "-clicks", "clicks", "slug"
-	Limit  int      // links per page
-	Cursor string   // from a previous page's NextCursor
-	Domain string   // the links on this domain (a host); "": every domain
+	Q     string   // substring of slug, url, title or notes, case-insensitive
+	Tags  []string // all must match
+	State string   // "active", "expired", "disabled", "blocked" or "all"
+	// Archived is "false" (the server's default: unarchived links),
+	// "true" (archived ones) or "all".
+	Archived string
+	Sort     string // "-created", "created", "-clicks", "clicks", "slug"
+	Limit    int    // links per page
+	Cursor   string // from a previous page's NextCursor
+	Domain   string // the links on this domain (a host); "": every domain
 }
 
 func (o ListOptions) query() url.Values {
@@ -165,6 +231,7 @@ func (o ListOptions) query() url.Values {
 		q.Add("tag", t)
 	}
 	strParam(q, "state", o.State)
+	strParam(q, "archived", o.Archived)
 	strParam(q, "sort", o.Sort)
 	intParam(q, "limit", o.Limit)
 	strParam(q, "cursor", o.Cursor)

@@ -24,6 +24,24 @@ func (c *Client) Tags(ctx context.Context) ([]TagCount, error) {
 	return out.Tags, err
 }
 
+// RenameTag renames tag to name on every link carrying it, merging it
+// into name where a link has both (PATCH /api/v1/tags/{name}), and
+// returns name with the number of links now carrying it.
+func (c *Client) RenameTag(ctx context.Context, tag, name string) (TagCount, error) {
+	var out TagCount
+	body := struct {
+		Name string `json:"name"`
+	}{name}
+	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/tags/" + seg(tag), body: body, want: http.StatusOK}, &out)
+	return out, err
+}
+
+// DeleteTag removes tag from every link carrying it (DELETE
+// /api/v1/tags/{name}); the links stay.
+func (c *Client) DeleteTag(ctx context.Context, tag string) error {
+	return c.call(ctx, request{method: http.MethodDelete, path: "/api/v1/tags/" + seg(tag), want: http.StatusNoContent}, nil)
+}
+
 // QROptions choose the QR code's image; zero values are the server's
 // defaults (PNG, 256 px).
 type QROptions struct {

@@ -203,7 +203,7 @@ type cacheShard struct {
 //
 // It is kept small because a full cache keeps every entry after its links go
 // quiet (stale-if-error): link carries only what the redirect path reads
-// (ID, TenantID, Slug, ExpiresAt, MaxClicks, PasswordHash; not URL, Title,
+// (ID, TenantID, Slug, ExpiresAt, ValidSince, MaxClicks, PasswordHash; not URL, Title,
 // Tags or the times, whose targets are in location, fallback and devices),
 // the entry's strings share one allocation (keyed below), and the Location
 // value of the target lives in the entry itself. See ADR 007, "Memory".
@@ -211,8 +211,10 @@ type Entry struct {
 	link linkforge.Link
 	// key is the slug the entry is cached under; its bytes start the
 	// allocation every string of the entry shares.
-	key      string
-	location []string // Location value for the target: loc[:]
+	key string
+	// loc[:] is the Location value for the target: sliced when read
+	// rather than kept as a field, which would cost the entry 24 bytes
+	// and its size class.
 	loc      [1]string
 	fallback []string // Location value for the fallback; nil without one
 	// devices holds the Location values of the link's device URLs, nil
@@ -498,7 +500,7 @@ func newCachedLink(key string, l linkforge.Link, loaded, until time.Time) *Entry
 		// second test on the redirect path.
 		loc := func(u string) []string {
 			if u == "" {
-				return e.location
+				return e.loc[:]
 			}
 			return []string{linkforge.RedirectLocation(u)}
 		}
@@ -554,13 +556,12 @@ func (e *Entry) init(key string, l *linkforge.Link, location, fallback, all stri
 	}
 	e.key = next(len(key))
 	e.loc[0] = next(len(location))
-	e.location = e.loc[:]
 	if fallback != "" {
 		e.fallback = []string{next(len(fallback))}
 	}
 	e.link = linkforge.Link{ID: l.ID, TenantID: l.TenantID, Slug: e.key, ExpiresAt: l.ExpiresAt,
 		MaxClicks: l.MaxClicks, PasswordHash: next(len(l.PasswordHash)), DomainID: l.DomainID,
-		Disabled: l.Disabled, TenantSuspended: l.TenantSuspended}
+		Disabled: l.Disabled, TenantSuspended: l.TenantSuspended, ValidSince: l.ValidSince}
 	if l.BlockedReason != "" {
 		// The redirect needs that the link is blocked, not why: a shared
 		// constant, so that the entry keeps no copy of the reason.
@@ -583,7 +584,7 @@ const entryOverhead = 160
 // not stored: the entry stays in its size class, and the same entry gives
 // the same answer when it is added and when it is evicted.
 func (e *Entry) bytes() int {
-	n := int(unsafe.Sizeof(*e)) + entryOverhead + stringsLen(e.key, &e.link, e.location[0], e.fallbackOf()) +
+	n := int(unsafe.Sizeof(*e)) + entryOverhead + stringsLen(e.key, &e.link, e.loc[0], e.fallbackOf()) +
 		e.routes.Bytes()
 	if e.fallback != nil {
 		n += int(unsafe.Sizeof(""))
@@ -594,10 +595,13 @@ func (e *Entry) bytes() int {
 	if e.link.MaxClicks != nil {
 		n += int(unsafe.Sizeof(int64(0)))
 	}
+	if e.link.ValidSince != nil {
+		n += int(unsafe.Sizeof(time.Time{}))
+	}
 	if d := e.devices; d != nil {
 		n += int(unsafe.Sizeof(*d))
 		for _, l := range [][]string{d.ios, d.android, d.desktop} {
-			if &l[0] != &e.location[0] {
+			if &l[0] != &e.loc[0] {
 				n += int(unsafe.Sizeof("")) + len(l[0])
 			}
 		}
@@ -631,12 +635,12 @@ func (e *Entry) fallbackOf() string {
 func compactEntries(entries []*Entry) []*Entry {
 	n := 0
 	for _, e := range entries {
-		n += stringsLen(e.key, &e.link, e.location[0], e.fallbackOf())
+		n += stringsLen(e.key, &e.link, e.loc[0], e.fallbackOf())
 	}
 	var b strings.Builder
 	b.Grow(n)
 	for _, e := range entries {
-		writeStrings(&b, e.key, &e.link, e.location[0], e.fallbackOf())
+		writeStrings(&b, e.key, &e.link, e.loc[0], e.fallbackOf())
 	}
 	all := b.String()
 	slab := make([]Entry, len(entries))
@@ -644,8 +648,8 @@ func compactEntries(entries []*Entry) []*Entry {
 	for i, e := range entries {
 		c := &slab[i]
 		fallback := e.fallbackOf()
-		size := stringsLen(e.key, &e.link, e.location[0], fallback)
-		c.init(e.key, &e.link, e.location[0], fallback, all[:size])
+		size := stringsLen(e.key, &e.link, e.loc[0], fallback)
+		c.init(e.key, &e.link, e.loc[0], fallback, all[:size])
 		all = all[size:]
 		if e.link.ExpiresAt != nil {
 			t := *e.link.ExpiresAt
@@ -657,8 +661,8 @@ func compactEntries(entries []*Entry) []*Entry {
 		}
 		if e.devices != nil {
 			loc := func(l []string) []string {
-				if &l[0] == &e.location[0] {
-					return c.location
+				if &l[0] == &e.loc[0] {
+					return c.loc[:]
 				}
 				return []string{strings.Clone(l[0])}
 			}
@@ -686,7 +690,7 @@ type deviceLocations struct {
 // up (classify.LookupAgent, memoized) only for a link with device URLs.
 func (e *Entry) target(userAgent string) []string {
 	if e.devices == nil {
-		return e.location
+		return e.loc[:]
 	}
 	return e.agentTarget(classify.LookupAgent(userAgent))
 }
@@ -694,7 +698,7 @@ func (e *Entry) target(userAgent string) []string {
 // agentTarget is target for an agent the caller has looked up already.
 func (e *Entry) agentTarget(agent classify.Agent) []string {
 	if e.devices == nil {
-		return e.location
+		return e.loc[:]
 	}
 	switch agent.DeviceTarget() {
 	case classify.TargetIOS:
@@ -704,7 +708,7 @@ func (e *Entry) agentTarget(agent classify.Agent) []string {
 	case classify.TargetDesktop:
 		return e.devices.desktop
 	}
-	return e.location
+	return e.loc[:]
 }
 
 // Invalidate drops slug on the domain domainID (linkforge.PublicDomainID:
@@ -873,4 +877,4 @@ func (e *Entry) AgentTarget(agent classify.Agent) []string { return e.agentTarge
 
 // Location is the Location value of the link's own target (not the
 // device, routed or fallback ones).
-func (e *Entry) Location() []string { return e.location }
+func (e *Entry) Location() []string { return e.loc[:] }

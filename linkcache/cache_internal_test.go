@@ -115,8 +115,8 @@ func TestCacheHotLinkUnderInvalidations(t *testing.T) {
 	}
 	version := func(e *Entry) int {
 		var v int
-		if _, err := fmt.Sscanf(e.location[0], "https://example.com/v%d", &v); err != nil {
-			t.Errorf("url %q: %v", e.location[0], err)
+		if _, err := fmt.Sscanf(e.loc[0], "https://example.com/v%d", &v); err != nil {
+			t.Errorf("url %q: %v", e.loc[0], err)
 		}
 		return v
 	}

@@ -55,7 +55,7 @@ func TestCacheEntryHoldsOnlyItsOwnMemory(t *testing.T) {
 	}
 	// Every string of the entry lies in one allocation.
 	base := uintptr(unsafe.Pointer(unsafe.StringData(e.key)))
-	for _, s := range []string{e.link.Slug, e.location[0], e.fallback[0], e.link.PasswordHash} {
+	for _, s := range []string{e.link.Slug, e.loc[0], e.fallback[0], e.link.PasswordHash} {
 		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 		if p < base || p >= base+256 {
 			t.Errorf("%q is not in the entry's string block", s)
@@ -81,8 +81,8 @@ func checkEntry(t *testing.T, e *Entry, want linkforge.Link, location, fallback,
 	if e.protected() != (want.PasswordHash != "") {
 		t.Errorf("protected = %v", e.protected())
 	}
-	if len(e.location) != 1 || e.location[0] != location {
-		t.Errorf("location %q, want %q", e.location, location)
+	if len(e.loc[:]) != 1 || e.loc[0] != location {
+		t.Errorf("location %q, want %q", e.loc[:], location)
 	}
 	if (fallback == "") != (e.fallback == nil) || (fallback != "" && e.fallback[0] != fallback) {
 		t.Errorf("fallback %q, want %q", e.fallback, fallback)
@@ -96,7 +96,7 @@ func checkEntry(t *testing.T, e *Entry, want linkforge.Link, location, fallback,
 		}
 		return
 	}
-	if e.devices == nil || e.devices.ios[0] != ios || &e.devices.android[0] != &e.location[0] || &e.devices.desktop[0] != &e.location[0] {
+	if e.devices == nil || e.devices.ios[0] != ios || &e.devices.android[0] != &e.loc[0] || &e.devices.desktop[0] != &e.loc[0] {
 		t.Errorf("devices %+v, want ios %q and the link's location for the others", e.devices, ios)
 	}
 }
@@ -177,7 +177,7 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 			t.Errorf("%s: compact kept the old entry", l.Slug)
 			continue
 		}
-		if unsafe.StringData(e.key) == unsafe.StringData(o.key) || unsafe.StringData(e.location[0]) == unsafe.StringData(o.location[0]) {
+		if unsafe.StringData(e.key) == unsafe.StringData(o.key) || unsafe.StringData(e.loc[0]) == unsafe.StringData(o.loc[0]) {
 			t.Errorf("%s: the copy shares the old entry's strings", l.Slug)
 		}
 		if l.ExpiresAt != nil && e.link.ExpiresAt == o.link.ExpiresAt {
@@ -193,7 +193,7 @@ func TestCacheCompactKeepsEntriesAndOrder(t *testing.T) {
 			ios = "any"
 		}
 		checkEntry(t, e, want, l.URL, fallback, ios)
-		if l.Slug == "devices" && (e.devices == nil || e.devices.android[0] != "https://example.com/android" || &e.devices.ios[0] != &e.location[0]) {
+		if l.Slug == "devices" && (e.devices == nil || e.devices.android[0] != "https://example.com/android" || &e.devices.ios[0] != &e.loc[0]) {
 			t.Errorf("devices after compact: %+v", e.devices)
 		}
 		if e.loaded != o.loaded || e.until != o.until || e.retryAt.Load() != o.retryAt.Load() || e.promoted.Load() != o.promoted.Load() {

@@ -48,6 +48,16 @@ type JSON struct {
 	Rules          []linkforge.Rule    `json:"rules"`
 	Variants       []linkforge.Variant `json:"variants"`
 	OG             *linkforge.OG       `json:"og"`
+
+	// Notes (null: none), the archive flag and the start date (null:
+	// none; before it the link answers 404).
+	Notes      *string    `json:"notes"`
+	Archived   bool       `json:"archived"`
+	ValidSince *time.Time `json:"valid_since"`
+	// Aliases are the old slugs of a renamed link, which still redirect
+	// to it: in the answers about one link (GET, PATCH), absent from
+	// listings.
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // Render returns the body of l, a link on the public host; shortBase is
@@ -106,6 +116,10 @@ func RenderAt(l linkforge.Link, base Base) JSON {
 	if !l.DeviceURLs.IsZero() {
 		j.DeviceURLs = &l.DeviceURLs
 	}
+	if l.Notes != "" {
+		j.Notes = &l.Notes
+	}
+	j.Archived, j.ValidSince = l.Archived, utcPtr(l.ValidSince)
 	if j.Tags == nil {
 		j.Tags = []string{}
 	}

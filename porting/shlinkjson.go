@@ -136,9 +136,6 @@ func decodeShlink(raw json.RawMessage) (rec Record) {
 	}
 	var fe []linkforge.FieldError
 	add := func(field, detail string) { fe = append(fe, linkforge.FieldError{Field: field, Detail: detail}) }
-	note := func(field, detail string) {
-		rec.Notes = append(rec.Notes, linkforge.FieldError{Field: field, Detail: detail})
-	}
 	l := &rec.Link
 	l.Slug, l.URL, l.Tags = s.ShortCode, s.LongURL, s.Tags
 	if err := linkforge.ValidateSlug(l.Slug); err != nil {
@@ -182,7 +179,11 @@ func decodeShlink(raw json.RawMessage) (rec Record) {
 			l.MaxClicks = m.MaxVisits
 		}
 		if m.ValidSince != nil {
-			note("meta.validSince", "LinkForge has no start time: the link redirects from the import on")
+			if t, err := parseTime(*m.ValidSince); err != nil {
+				add("meta.validSince", err.Error())
+			} else {
+				l.ValidSince = &t
+			}
 		}
 	}
 	switch {

@@ -128,7 +128,7 @@ func (rd *Handler) Unlock(c echo.Context) error {
 		skipBody()
 		return WritePage(c, &PageUnavailable)
 	}
-	if e == nil {
+	if e == nil || e.Link().NotYetValid(now) {
 		skipBody()
 		return rd.NotFoundOn(c, d)
 	}

@@ -245,7 +245,9 @@ func (rd *Handler) Redirect(c echo.Context) error {
 		rd.logger.Error("redirect lookup failed", "error", err, "slug", slug)
 		return WritePage(c, &PageUnavailable)
 	}
-	if e == nil {
+	// Before its start date a link answers as if it did not exist: the
+	// entry holds the date, so it starts answering on time, cached or not.
+	if e == nil || e.Link().NotYetValid(now) {
 		return rd.NotFoundOn(c, d)
 	}
 	if done, err := rd.withheld(c, e); done {

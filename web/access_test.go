@@ -40,7 +40,7 @@ var wantRole = map[string]linkforge.Role{
 
 	"listLinks": "viewer", "getLink": "viewer", "linkStats": "viewer", "linkBreakdown": "viewer",
 	"tenantStats": "viewer", "topLinks": "viewer", "exportStats": "viewer", "tenantBreakdown": "viewer", "linkQR": "viewer",
-	"listTags": "viewer", "getTenant": "viewer", "liveFeed": "viewer",
+	"listTags": "viewer", "renameTag": "editor", "deleteTag": "editor", "deleteLinkAlias": "editor", "getTenant": "viewer", "liveFeed": "viewer",
 
 	"createLink": "editor", "updateLink": "editor", "deleteLink": "editor", "createLinks": "editor",
 	"exportLinks": "editor", "importLinks": "editor",

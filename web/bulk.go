@@ -61,6 +61,17 @@ func (s *Server) createLinks(c echo.Context) error {
 			continue
 		}
 		nl.link.DomainID = t.ID
+		if nl.findIfExists {
+			found, ok, err := s.findLink(c.Request().Context(), nl)
+			if err != nil {
+				return err
+			}
+			if ok {
+				j := s.linkJSON(found)
+				results[i] = bulkResult{Status: http.StatusOK, Link: &j}
+				continue
+			}
+		}
 		batch = append(batch, links.NewLink{Link: nl.link, Password: nl.password})
 		at = append(at, i)
 	}

@@ -44,6 +44,19 @@ func (fe *fieldErrors) title(m member) (string, bool) {
 	return s, true
 }
 
+// notes reads a link's notes: a string (empty: none), validated.
+func (fe *fieldErrors) notes(m member) (string, bool) {
+	var s string
+	if !fe.str(m, &s) {
+		return "", false
+	}
+	if err := linkforge.ValidateNotes(s); err != nil {
+		fe.addErr(err)
+		return "", false
+	}
+	return s, true
+}
+
 // password reads a plain password, validated; the caller hashes it.
 func (fe *fieldErrors) password(m member) (string, bool) {
 	var s string
@@ -107,7 +120,7 @@ func (fe *fieldErrors) deviceURLs(m member, selfHosts []string, validate bool) (
 	return d, ok
 }
 
-const createFields = "slug, url, domain, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
+const createFields = "slug, url, domain, find_if_exists, title, notes, archived, valid_since, password, device_urls, expires_at, max_clicks, fallback_url, tags, " + routingFields
 
 // newLink is a decoded POST /api/v1/links body: the link, and the plain
 // password (empty: none) that the handler hashes into it.
@@ -117,6 +130,9 @@ type newLink struct {
 	// domain is the host the body names ("": the tenant's default); the
 	// handler resolves it to the link's DomainID.
 	domain string
+	// findIfExists: answer the tenant's link of the same URL and domain
+	// when no field the body sets differs (find.go), else create.
+	findIfExists bool
 }
 
 // decodeCreateLink reads and validates the body of POST /api/v1/links. The
@@ -134,6 +150,7 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 	var (
 		fe     fieldErrors
 		hasURL bool
+		find   bool
 	)
 	for _, m := range members {
 		if isNull(m.value) && m.name != "url" {
@@ -176,6 +193,14 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 			}
 		case "title":
 			l.Title, _ = fe.title(m)
+		case "notes":
+			l.Notes, _ = fe.notes(m)
+		case "archived":
+			fe.boolean(m, &l.Archived)
+		case "valid_since":
+			l.ValidSince, _ = fe.time(m)
+		case "find_if_exists":
+			fe.boolean(m, &find)
 		case "password":
 			pw, _ = fe.password(m)
 		case "device_urls":
@@ -197,18 +222,19 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return newLink{}, err
 	}
-	return newLink{link: l, password: pw, domain: host}, nil
+	return newLink{link: l, password: pw, domain: host, findIfExists: find}, nil
 }
 
 func isCreateField(name string) bool {
 	switch name {
-	case "slug", "url", "domain", "expires_at", "max_clicks", "fallback_url", "tags", "title", "password", "device_urls":
+	case "slug", "url", "domain", "expires_at", "max_clicks", "fallback_url", "tags", "title", "password", "device_urls",
+		"notes", "archived", "valid_since", "find_if_exists":
 		return true
 	}
 	return rules.IsField(name)
 }
 
-const patchFields = "url, title, password, device_urls, expires_at, max_clicks, fallback_url, tags, disabled, " + routingFields
+const patchFields = "slug (alone), url, title, notes, archived, valid_since, password, device_urls, expires_at, max_clicks, fallback_url, tags, disabled, " + routingFields
 
 // linkPatch is a decoded PATCH body: only the fields that were present
 // change; null clears expires_at, max_clicks, fallback_url, tags, title,
@@ -239,6 +265,17 @@ type linkPatch struct {
 	// store refuses a change of it under an operator's block.
 	setDisabled bool
 	disabled    bool
+	// notes, archived and valid_since (linkfields.go); null clears notes
+	// and valid_since.
+	setNotes      bool
+	notes         string
+	setArchived   bool
+	archived      bool
+	setValidSince bool
+	validSince    *time.Time
+	// slug renames the link (links.Service.Rename); sent alone.
+	setSlug bool
+	slug    string
 	// routing holds the routing members present, type-checked, applied in
 	// order (routingbody.go).
 	routing []member
@@ -307,16 +344,45 @@ func decodePatchLink(r io.Reader) (linkPatch, error) {
 			} else {
 				p.setDisabled = fe.boolean(m, &p.disabled)
 			}
+		case "notes":
+			p.setNotes = true
+			if !null {
+				p.notes, p.setNotes = fe.notes(m)
+			}
+		case "archived":
+			if null {
+				fe.add("archived", "must be true or false")
+			} else {
+				p.setArchived = fe.boolean(m, &p.archived)
+			}
+		case "valid_since":
+			p.setValidSince = true
+			if !null {
+				p.validSince, p.setValidSince = fe.time(m)
+			}
 		case "state", "blocked_reason":
 			fe.add(m.name, `cannot be changed: send "disabled": true or false; a block is the operator's`)
-		case "slug", "domain", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks",
-			"password_protected", "imported_clicks":
+		case "slug":
+			if null {
+				fe.add("slug", "cannot be removed; send a new slug to rename the link")
+			} else if p.setSlug = fe.str(m, &p.slug); p.setSlug {
+				if err := linkforge.ValidateSlug(p.slug); err != nil {
+					fe.addErr(err)
+				}
+			}
+		case "domain", "id", "short_url", "created_at", "updated_at", "expired_at", "clicks",
+			"password_protected", "imported_clicks", "aliases":
 			fe.add(m.name, "cannot be changed; fields that can are "+patchFields)
 		default:
 			if !p.decodeRouting(&fe, m) {
 				fe.add(fieldName(m.name), "unknown field; fields that can be changed are "+patchFields)
 			}
 		}
+	}
+	if p.setSlug && len(members) > 1 {
+		// A rename is its own transaction: with other changes, a
+		// refusal of one could leave the other done.
+		fe.add("slug", "must be sent alone: rename the link, then change its other fields")
 	}
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return linkPatch{}, err
@@ -349,6 +415,15 @@ func (p *linkPatch) apply(l *linkforge.Link) {
 	}
 	if p.setDisabled {
 		l.Disabled = p.disabled
+	}
+	if p.setNotes {
+		l.Notes = p.notes
+	}
+	if p.setArchived {
+		l.Archived = p.archived
+	}
+	if p.setValidSince {
+		l.ValidSince = p.validSince
 	}
 	p.applyRouting(l)
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -27,12 +28,37 @@ func (s *Server) createLink(c echo.Context) error {
 		return err
 	}
 	nl.link.DomainID = t.ID
+	if nl.findIfExists {
+		found, ok, err := s.findLink(c.Request().Context(), nl)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return c.JSON(http.StatusOK, s.linkJSON(found))
+		}
+	}
 	created, err := s.links.Create(c.Request().Context(), links.NewLink{Link: nl.link, Password: nl.password})
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, s.linkLocation(created))
 	return c.JSON(http.StatusCreated, s.linkJSON(created))
+}
+
+// findLink is find_if_exists: the oldest of the tenant's links of nl's
+// URL on its domain that linkforge.FindMatch takes, if any. Two
+// concurrent creates may both find none and both create.
+func (s *Server) findLink(ctx context.Context, nl newLink) (linkforge.Link, bool, error) {
+	cands, err := s.store.LinksByURL(ctx, nl.link.TenantID, nl.link.DomainID, nl.link.URL, linkforge.MaxFindCandidates)
+	if err != nil {
+		return linkforge.Link{}, false, fmt.Errorf("find link: %w", err)
+	}
+	for _, l := range cands {
+		if linkforge.FindMatch(l, nl.link, nl.password) {
+			return l, true, nil
+		}
+	}
+	return linkforge.Link{}, false, nil
 }
 
 // listJSON is the body of GET /api/v1/links.
@@ -73,7 +99,18 @@ func (s *Server) getLink(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("get link: %w", err)
 	}
-	return c.JSON(http.StatusOK, s.linkJSON(l))
+	return s.oneLink(c, http.StatusOK, l)
+}
+
+// oneLink answers the body of one link with its aliases (rename.go).
+func (s *Server) oneLink(c echo.Context, status int, l linkforge.Link) error {
+	j := s.linkJSON(l)
+	aliases, err := s.store.LinkAliases(c.Request().Context(), l.ID)
+	if err != nil {
+		return fmt.Errorf("link aliases: %w", err)
+	}
+	j.Aliases = aliases
+	return c.JSON(status, j)
 }
 
 func (s *Server) patchLink(c echo.Context) error {
@@ -85,12 +122,32 @@ func (s *Server) patchLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if p.setSlug {
+		l, err := s.links.Rename(c.Request().Context(), tenantID(c), t.ID, c.Param("slug"), p.slug)
+		if err != nil {
+			return err
+		}
+		return s.oneLink(c, http.StatusOK, l)
+	}
 	l, err := s.links.Update(c.Request().Context(), tenantID(c), t.ID, c.Param("slug"),
 		links.Patch{Apply: p.apply, SetPassword: p.setPassword, Password: p.password})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.linkJSON(l))
+	return s.oneLink(c, http.StatusOK, l)
+}
+
+// deleteAlias answers DELETE /api/v1/links/{slug}/aliases/{alias}: the
+// old slug stops redirecting to the link, on every node.
+func (s *Server) deleteAlias(c echo.Context) error {
+	t, err := s.linkDomain(c)
+	if err != nil {
+		return err
+	}
+	if err := s.links.DeleteAlias(c.Request().Context(), tenantID(c), t.ID, c.Param("slug"), c.Param("alias")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) deleteLink(c echo.Context) error {

@@ -67,6 +67,12 @@ func parseListQuery(v url.Values) (linkforge.ListQuery, error) {
 			fe.add("state", "must be one of active, expired, all")
 		}
 	}
+	if s, ok := one("archived"); ok {
+		q.Archived = linkforge.ArchivedFilter(s)
+		if !q.Archived.Valid() {
+			fe.add("archived", "must be one of false, true, all")
+		}
+	}
 	if s, ok := one("sort"); ok {
 		q.Sort = linkforge.ListSort(s)
 		if !q.Sort.Valid() {

@@ -485,8 +485,10 @@ const (
 	pathLink      = pathLinks + "/:slug"
 	pathLinkStats = pathLink + "/stats"
 	pathLinkQR    = pathLink + "/qr"
+	pathLinkAlias = pathLink + "/aliases/:alias"
 	pathBulkLinks = apiPrefix + "/bulk/links"
 	pathTags      = apiPrefix + "/tags"
+	pathTag       = pathTags + "/:name"
 	pathStats     = apiPrefix + "/stats"
 	pathOpenAPI   = apiPrefix + "/openapi.json"
 	pathLive      = apiPrefix + "/live"
@@ -571,9 +573,12 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodPost, pathBulkLinks, true, s.createLinks,
 		append(api(http.MethodPost, pathBulkLinks), limitBulkBody, requireJSON)...)
 	r.add(http.MethodGet, pathTags, false, s.listTags, api(http.MethodGet, pathTags)...)
+	r.add(http.MethodPatch, pathTag, true, s.renameTag, withBody(http.MethodPatch, pathTag)...) // tags.go
+	r.add(http.MethodDelete, pathTag, false, s.deleteTag, api(http.MethodDelete, pathTag)...)
 	r.add(http.MethodGet, pathLink, false, s.getLink, api(http.MethodGet, pathLink)...)
 	r.add(http.MethodPatch, pathLink, true, s.patchLink, withBody(http.MethodPatch, pathLink)...)
 	r.add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
+	r.add(http.MethodDelete, pathLinkAlias, false, s.deleteAlias, api(http.MethodDelete, pathLinkAlias)...)
 	r.add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
 	r.add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
 	r.add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
@@ -722,7 +727,7 @@ func getOnlyPaths(routes []*echo.Route) map[string]bool {
 // "METHOD path template"; a route not listed accepts none. A later feature
 // that adds a parameter adds it here.
 var apiQuery = map[string][]string{
-	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "sort", "limit", "cursor", "domain"},
+	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "archived", "sort", "limit", "cursor", "domain"},
 	// The operator's (operator.go).
 	http.MethodGet + " " + pathOperatorLinks:        {"q", "target_host", "state", "limit", "cursor"},
 	http.MethodGet + " " + pathOperatorAudit:        {"limit", "cursor"},
@@ -731,11 +736,12 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinkStats:            {"from", "to", "interval", "domain"},
 	http.MethodGet + " " + pathLinkQR:               {"format", "size", "domain"},
 	// A link on another domain than the tenant's default (domains.go).
-	http.MethodGet + " " + pathLink:    {"domain"},
-	http.MethodPatch + " " + pathLink:  {"domain"},
-	http.MethodDelete + " " + pathLink: {"domain"},
-	http.MethodGet + " " + pathStats:   {"from", "to", "interval"},
-	http.MethodGet + " " + pathAlarms:  {"state", "limit"},
+	http.MethodGet + " " + pathLink:         {"domain"},
+	http.MethodPatch + " " + pathLink:       {"domain"},
+	http.MethodDelete + " " + pathLink:      {"domain"},
+	http.MethodDelete + " " + pathLinkAlias: {"domain"},
+	http.MethodGet + " " + pathStats:        {"from", "to", "interval"},
+	http.MethodGet + " " + pathAlarms:       {"state", "limit"},
 	// webhooks.go
 	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
 	http.MethodGet + " " + pathExport:          {"format"},

@@ -32,6 +32,10 @@ type Store interface {
 	// The rest the handlers call themselves. Links (links.go, listing).
 	TenantLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
 	linkforge.LinkLister
+	linkforge.TagStore   // renaming and deleting tags (tags.go)
+	linkforge.LinkFinder // find_if_exists (links.go)
+	LinkAliases(ctx context.Context, linkID int64) ([]string, error)
+
 	DomainByID(ctx context.Context, id int64) (linkforge.Domain, error) // domains.go
 
 	// TokenByHash authenticates a request (auth.go).

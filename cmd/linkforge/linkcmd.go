@@ -36,6 +36,8 @@ type linkOptions struct {
 	server string // the server URL the client calls
 	json   bool
 	set    map[string]bool // the link flags given
+	// archive is --archive of create and update (set["archive"]: given).
+	archive bool
 
 	// create, update
 	newLink client.NewLink
@@ -59,10 +61,12 @@ var linkFieldFlags = []struct{ name, arg, usage string }{
 	{"max-clicks", "N", "clicks after which the link answers 410 (or its fallback)"},
 	{"fallback-url", "URL", "where an expired link redirects instead of 410"},
 	{"password", "TEXT", "visitors must enter it before the redirect"},
+	{"notes", "TEXT", "the team's notes, up to 2,000 characters (searched by list --q)"},
+	{"valid-since", "TIME", "before it the link answers 404: an RFC 3339 time, a date (midnight UTC) or a duration from now (24h)"},
 }
 
 // clearable are the fields update --clear removes.
-var clearable = append([]string{"title", "expires-at", "max-clicks", "fallback-url", "password", "tags", "device-urls"}, routingClearable...)
+var clearable = append([]string{"title", "expires-at", "max-clicks", "fallback-url", "password", "tags", "device-urls", "notes", "valid-since"}, routingClearable...)
 
 // dimensions are the values of stats --by.
 var dimensions = []string{client.DimCountry, client.DimReferrer, client.DimDevice, client.DimBrowser, client.DimOS, client.DimUTMSource,
@@ -71,8 +75,9 @@ var dimensions = []string{client.DimCountry, client.DimReferrer, client.DimDevic
 // linkListFlags and linkStatsFlags are the other flags of list and stats.
 var (
 	linkListFlags = []struct{ name, arg, usage string }{
-		{"q", "TEXT", "substring of slug, url or title, case-insensitive"},
+		{"q", "TEXT", "substring of slug, url, title or notes, case-insensitive"},
 		{"state", "STATE", "active, expired, disabled, blocked or all (default)"},
+		{"archived", "WHICH", "false (default: unarchived links), true or all"},
 		{"sort", "ORDER", "-created (default), created, -clicks, clicks or slug"},
 		{"limit", "N", "links per page (default 50)"},
 		{"cursor", "C", "continue where a previous page ended"},
@@ -105,7 +110,7 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 		jsonOut := fs.Bool("json", false, "print the API's JSON instead of a table")
 		str := map[string]*string{}
 		var tags, clear *[]string
-		var all, empty *bool
+		var all, empty, archive, find *bool
 		var routing *routingFlags
 		switch action {
 		case "create", "update":
@@ -116,6 +121,10 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 				str[f.name] = fs.String(f.name, "", f.usage)
 			}
 			tags = fs.StringArray("tag", nil, "a tag; repeat for several (update: replaces the tags)")
+			archive = fs.Bool("archive", false, "archive the link: it still redirects, but leaves the default listing and top links (update: --archive=false unarchives)")
+			if action == "create" {
+				find = fs.Bool("find-if-exists", false, "print the tenant's link of the same URL and domain when no flag given differs, instead of creating one")
+			}
 			routing = addRoutingFlags(fs)
 			if action == "update" {
 				clear = fs.StringArray("clear", nil, "remove a field: "+strings.Join(clearable, ", ")+"; repeatable")
@@ -147,6 +156,12 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 			}
 			if empty != nil {
 				o.empty = *empty
+			}
+			if archive != nil {
+				o.archive = *archive
+			}
+			if find != nil {
+				o.newLink.FindIfExists = *find
 			}
 			name := inv.cmd.name
 			if err := o.connect(name, value); err != nil {
@@ -211,7 +226,7 @@ func (o *linkOptions) intFlag(cmd, n, v string, min int) (int, error) {
 
 func checkListFlags(inv *invocation, get func(string) string, tags []string) error {
 	o, name := &inv.link, inv.cmd.name
-	o.list = client.ListOptions{Q: get("q"), Tags: tags, State: get("state"), Sort: get("sort"), Cursor: get("cursor")}
+	o.list = client.ListOptions{Q: get("q"), Tags: tags, State: get("state"), Archived: get("archived"), Sort: get("sort"), Cursor: get("cursor")}
 	var err error
 	if o.list.Limit, err = o.intFlag(name, "limit", get("limit"), 1); err != nil {
 		return err
@@ -269,17 +284,27 @@ func checkLinkFields(inv *invocation, action string, get func(string) string, ta
 	if err != nil {
 		return err
 	}
+	var since time.Time
+	if o.set["valid-since"] {
+		if since, err = parseValidSince(name, get("valid-since"), time.Now()); err != nil {
+			return err
+		}
+	}
 	if action == "create" {
 		if !o.set["url"] {
 			return usagef("%s: --url is required", name)
 		}
 		o.newLink = client.NewLink{URL: get("url"), Slug: get("slug"), Title: get("title"), FallbackURL: get("fallback-url"),
-			Tags: tags, Password: get("password")}
+			Tags: tags, Password: get("password"), FindIfExists: o.newLink.FindIfExists}
 		if o.set["expires-at"] {
 			o.newLink.ExpiresAt = &expires
 		}
 		if o.set["max-clicks"] {
 			o.newLink.MaxClicks = client.Ptr(int64(maxClicks))
+		}
+		o.newLink.Notes, o.newLink.Archived = get("notes"), o.archive
+		if o.set["valid-since"] {
+			o.newLink.ValidSince = &since
 		}
 		return nil
 	}
@@ -301,6 +326,13 @@ func checkLinkFields(inv *invocation, action string, get func(string) string, ta
 	if o.set["tag"] {
 		u.Tags = tags
 	}
+	u.Notes = strField("notes")
+	if o.set["archive"] {
+		u.Archived = client.Ptr(o.archive)
+	}
+	if o.set["valid-since"] {
+		u.ValidSince = &since
+	}
 	for _, f := range clear {
 		if o.set[f] || (f == "tags" && o.set["tag"]) {
 			return usagef("%s: --clear %s and --%s: choose one", name, f, strings.TrimSuffix(f, "s"))
@@ -320,6 +352,10 @@ func checkLinkFields(inv *invocation, action string, get func(string) string, ta
 			u.Tags = []string{}
 		case "device-urls":
 			u.ClearDeviceURLs = true
+		case "notes":
+			u.ClearNotes = true
+		case "valid-since":
+			u.ClearValidSince = true
 		default:
 			if slices.Contains(routingClearable, f) {
 				continue // checkRoutingFlags
@@ -328,6 +364,23 @@ func checkLinkFields(inv *invocation, action string, get func(string) string, ta
 		}
 	}
 	return nil
+}
+
+// parseValidSince reads --valid-since: an RFC 3339 time, a date (its
+// midnight UTC) or a duration from now. Unlike an expiry it may be in
+// the past: the link is valid already.
+func parseValidSince(cmd, v string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return time.Time{}, usagef("%s: invalid --valid-since %q: want an RFC 3339 time (2026-12-01T00:00:00Z), a date (2026-12-01) or a duration from now (24h)", cmd, v)
+	}
+	return now.Add(d).Truncate(time.Second), nil
 }
 
 // parseCLITime reads a time flag: RFC 3339, a date (its midnight UTC), or
@@ -395,9 +448,22 @@ func (a *app) printJSON(v any) int {
 }
 
 func (a *app) linkCreate(inv invocation) int {
-	l, err := inv.link.client.CreateLink(a.ctx, inv.link.newLink)
+	var (
+		l       client.Link
+		created = true
+		err     error
+	)
+	if inv.link.newLink.FindIfExists {
+		l, created, err = inv.link.client.FindOrCreateLink(a.ctx, inv.link.newLink)
+	} else {
+		l, err = inv.link.client.CreateLink(a.ctx, inv.link.newLink)
+	}
 	if err != nil {
 		return a.apiFailed("cannot create link", err)
+	}
+	if !created {
+		// On stderr, so that the output is the link's either way.
+		fmt.Fprintf(a.stderr, "link %s exists: not created\n", l.Slug)
 	}
 	return a.printLink(inv, l)
 }
@@ -565,7 +631,8 @@ func (a *app) printLink(inv invocation, l client.Link) int {
 		{"max_clicks", num(l.MaxClicks)}, {"fallback_url", str(l.FallbackURL)}, {"device_urls", devices},
 		{"password", password}, {"clicks", strconv.FormatInt(l.Clicks, 10)},
 		{"created_at", l.CreatedAt.UTC().Format(time.RFC3339)}, {"updated_at", l.UpdatedAt.UTC().Format(time.RFC3339)},
-		{"expired_at", timeOrDash(l.ExpiredAt)},
+		{"expired_at", timeOrDash(l.ExpiredAt)}, {"notes", str(l.Notes)}, {"archived", strconv.FormatBool(l.Archived)},
+		{"valid_since", timeOrDash(l.ValidSince)},
 	}, routingRows(l)...) {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
 	}

@@ -114,7 +114,7 @@ const topLinksSQL = `WITH r AS (
 		SELECT link_id, SUM(count)::bigint AS n FROM r GROUP BY link_id
 	), top AS (
 		SELECT l.id, l.slug, l.domain_id, g.n FROM g JOIN links l ON l.id = g.link_id
-		WHERE g.n > 0 ORDER BY g.n DESC, l.slug COLLATE "C", l.domain_id LIMIT $8
+		WHERE g.n > 0 AND NOT l.archived ORDER BY g.n DESC, l.slug COLLATE "C", l.domain_id LIMIT $8
 	)
 	SELECT kind, id, slug, domain_id, n FROM (
 		SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0::bigint AS domain_id, COALESCE(SUM(count), 0)::bigint AS n
@@ -136,7 +136,7 @@ const topCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0
 		+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = c.id AND hour >= $2 AND hour < $3)::bigint
 		+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = c.id AND hour >= $6 AND hour < $7)::bigint
 	FROM (
-		SELECT id, slug, domain_id, rollup_clicks + imported_clicks AS bound FROM links WHERE tenant_id = $1
+		SELECT id, slug, domain_id, rollup_clicks + imported_clicks AS bound FROM links WHERE tenant_id = $1 AND NOT archived
 		ORDER BY rollup_clicks + imported_clicks DESC, id DESC LIMIT $8
 	) c`
 
@@ -152,7 +152,7 @@ const topCandidatesSQL = `SELECT 0 AS kind, 0::bigint AS id, ''::text AS slug, 0
 // link_hourly rows (through link_hourly_link) of the hour ranges $9 to $16
 // inside the range, minus those outside it (topRecentCandidates). A
 // candidate whose link
-// was deleted has no slug (NULL) and is left out; its day rows still only
+// was deleted or archived has no slug (NULL) and is left out; its day rows still only
 // lower the bound's counts.
 const topRecentCandidatesSQL = `WITH d1 AS (
 		SELECT link_id, count FROM link_daily WHERE tenant_id = $1 AND day = $4
@@ -178,7 +178,7 @@ const topRecentCandidatesSQL = `WITH d1 AS (
 		+ (SELECT COALESCE(SUM(CASE WHEN hour >= $2 AND hour < $3 THEN count ELSE -count END), 0) FROM link_hourly
 			WHERE link_id = c.link_id AND (hour >= $9 AND hour < $10 OR hour >= $11 AND hour < $12
 				OR hour >= $13 AND hour < $14 OR hour >= $15 AND hour < $16))::bigint
-	FROM c LEFT JOIN LATERAL (SELECT slug, domain_id FROM links WHERE id = c.link_id AND tenant_id = $1) l ON true`
+	FROM c LEFT JOIN LATERAL (SELECT slug, domain_id FROM links WHERE id = c.link_id AND tenant_id = $1 AND NOT archived) l ON true`
 
 // TopLinks ranks the tenant's links by their clicks over q's hours.
 //

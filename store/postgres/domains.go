@@ -305,7 +305,8 @@ func (db *DB) DomainSlugs(ctx context.Context, domainID int64, slugs []string) (
 	if len(slugs) == 0 {
 		return taken, nil
 	}
-	rows, err := db.pool.Query(ctx, `SELECT slug FROM links WHERE domain_id = $1 AND slug = ANY($2)`, domainID, slugs)
+	rows, err := db.pool.Query(ctx, `SELECT slug FROM links WHERE domain_id = $1 AND slug = ANY($2)
+		UNION ALL SELECT slug FROM link_aliases WHERE domain_id = $1 AND slug = ANY($2)`, domainID, slugs)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: domain slugs: %w", err)
 	}

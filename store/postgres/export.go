@@ -34,7 +34,9 @@ func (db *DB) SlugTenants(ctx context.Context, slugs []string) (map[string]int64
 	if len(slugs) == 0 {
 		return owners, nil
 	}
-	rows, err := db.pool.Query(ctx, `SELECT slug, tenant_id FROM links WHERE domain_id = 0 AND slug = ANY($1)`, slugs)
+	rows, err := db.pool.Query(ctx, `SELECT slug, tenant_id FROM links WHERE domain_id = 0 AND slug = ANY($1)
+		UNION ALL SELECT a.slug, l.tenant_id FROM link_aliases a JOIN links l ON l.id = a.link_id
+		WHERE a.domain_id = 0 AND a.slug = ANY($1)`, slugs)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: slug tenants: %w", err)
 	}

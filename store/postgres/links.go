@@ -14,7 +14,8 @@ const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
-		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, '')`
+		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, ''),
+		l.notes, l.archived, l.valid_since`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup trigger keeps in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -31,15 +32,15 @@ const (
 // insertLinkSQL inserts one link and returns its id.
 const insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks, fallback_url,
 	tags, created_at, updated_at, title, password_hash, device_ios, device_android, device_desktop, imported_clicks,
-	redirect_status, forward_query, routing, domain_id)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id`
+	redirect_status, forward_query, routing, domain_id, notes, archived, valid_since)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) RETURNING id`
 
-// insertLinkWithAlarmSQL also inserts the link's alarm ($21: its state), in
+// insertLinkWithAlarmSQL also inserts the link's alarm ($24: its state), in
 // the same statement, hence the same transaction.
 const insertLinkWithAlarmSQL = `WITH l AS (` + insertLinkSQL + `, tenant_id, expires_at),
 	a AS (
 		INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
-		SELECT id, tenant_id, expires_at, $21, $9, $9 FROM l
+		SELECT id, tenant_id, expires_at, $24, $9, $9 FROM l
 	)
 	SELECT id FROM l`
 
@@ -62,6 +63,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 			return err
 		}
 		if err := tx.QueryRow(ctx, q, args...).Scan(&l.ID); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) { // the slug is a renamed link's alias (migration 00049)
+				return &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use", Err: err}
+			}
 			return linkWriteError("create link", err)
 		}
 		return w.LinkCreated(ctx, writeTx{tx}, l)
@@ -78,7 +82,7 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 var importColumns = []string{"tenant_id", "slug", "url", "expires_at", "expired_at", "max_clicks",
 	"fallback_url", "tags", "created_at", "updated_at",
 	"title", "password_hash", "device_ios", "device_android", "device_desktop", "imported_clicks",
-	"redirect_status", "forward_query", "routing", "domain_id"}
+	"redirect_status", "forward_query", "routing", "domain_id", "notes", "archived", "valid_since"}
 
 // ImportLinks inserts links with one COPY, the bulk loader of benchmarks and
 // imports: a million links load in seconds where single INSERTs would take
@@ -129,7 +133,8 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			return []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks,
 				l.FallbackURL, l.Tags, l.CreatedAt, l.UpdatedAt,
 				l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
-				l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID}, nil
+				l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID,
+				l.Notes, l.Archived, l.ValidSince}, nil
 		}))
 	if err != nil {
 		return linkWriteError("import links", err)
@@ -162,6 +167,11 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 func (db *DB) LinkBySlug(ctx context.Context, domainID int64, slug string) (linkforge.Link, error) {
 	l, err := scanLinkWith(db.pool.QueryRow(ctx,
 		`SELECT `+linkColumns+`, `+tenantSuspended+` FROM links l WHERE l.domain_id = $1 AND l.slug = $2`, domainID, slug), suspendedDest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// A renamed link's old slug (aliases.go): a second read, on a
+		// miss only, which the cache then keeps either way.
+		l, err = db.aliasLink(ctx, domainID, slug)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}
@@ -218,10 +228,12 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 		`UPDATE links SET url = $1, expires_at = $2, expired_at = $3, max_clicks = $4, fallback_url = $5,
 		 tags = $6, updated_at = $7, title = $9, password_hash = $10, device_ios = $11,
 		 device_android = $12, device_desktop = $13, imported_clicks = $14,
-		 redirect_status = $15, forward_query = $16, routing = $17, disabled = $18 WHERE id = $8`,
+		 redirect_status = $15, forward_query = $16, routing = $17, disabled = $18,
+		 notes = $19, archived = $20, valid_since = $21 WHERE id = $8`,
 		l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL, l.Tags, l.UpdatedAt, l.ID,
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
-		l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.Disabled); err != nil {
+		l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.Disabled,
+		l.Notes, l.Archived, l.ValidSince); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	switch up.Alarm {
@@ -347,7 +359,8 @@ func scanLinkWith(row pgx.Row, extra func(l *linkforge.Link) []any) (linkforge.L
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &l.ExpiresAt, &l.ExpiredAt, &l.MaxClicks,
 		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason}
+		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason,
+		&l.Notes, &l.Archived, &l.ValidSince}
 	if extra != nil {
 		dest = append(dest, extra(&l)...)
 	}
@@ -357,6 +370,7 @@ func scanLinkWith(row pgx.Row, extra func(l *linkforge.Link) []any) (linkforge.L
 	// pgx returns timestamptz in the local zone; the stores speak UTC.
 	l.ExpiresAt = linkforge.NormalizeTime(l.ExpiresAt)
 	l.ExpiredAt = linkforge.NormalizeTime(l.ExpiredAt)
+	l.ValidSince = linkforge.NormalizeTime(l.ValidSince)
 	l.CreatedAt = l.CreatedAt.UTC()
 	l.UpdatedAt = l.UpdatedAt.UTC()
 	if l.Tags == nil {

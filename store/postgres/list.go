@@ -19,10 +19,10 @@ import (
 const totalClicks = `(l.rollup_clicks + l.imported_clicks)`
 
 // searchText is the text q is searched in; it must be the expression of
-// the links_search trigram index (migration 00007), or that index is not
+// the links_search trigram index (migrations 00007 and 00048), or that index is not
 // used. The newline cannot occur in a slug or URL, and a search term with
 // control characters is refused, so no match spans two fields.
-const searchText = `(l.slug || E'\n' || l.url || E'\n' || l.title)`
+const searchText = `(l.slug || E'\n' || l.url || E'\n' || l.title || E'\n' || l.notes)`
 
 // minTrigramQuery is the shortest search term pg_trgm can use its index
 // for.
@@ -57,7 +57,7 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 			// A shorter term has no trigram: the index would be read
 			// whole (a second for a million links). Without it, the
 			// planner walks the sort's index and stops after a page.
-			where = append(where, `(l.slug ILIKE `+p+` ESCAPE '\' OR l.url ILIKE `+p+` ESCAPE '\' OR l.title ILIKE `+p+` ESCAPE '\')`)
+			where = append(where, `(l.slug ILIKE `+p+` ESCAPE '\' OR l.url ILIKE `+p+` ESCAPE '\' OR l.title ILIKE `+p+` ESCAPE '\' OR l.notes ILIKE `+p+` ESCAPE '\')`)
 		}
 	}
 	if q.Domain != nil {
@@ -65,6 +65,12 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	}
 	if len(q.Tags) > 0 {
 		where = append(where, "l.tags @> "+arg(q.Tags)+"::text[]")
+	}
+	switch q.Archived {
+	case linkforge.ArchivedFalse:
+		where = append(where, "NOT l.archived")
+	case linkforge.ArchivedTrue:
+		where = append(where, "l.archived")
 	}
 	switch q.State {
 	case linkforge.StateActive:
@@ -241,7 +247,8 @@ func insertLinkQuery(l linkforge.Link) (string, []any) {
 	args := []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL,
 		l.Tags, l.CreatedAt, l.UpdatedAt,
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
-		l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID}
+		l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID,
+		l.Notes, l.Archived, l.ValidSince}
 	if l.ExpiresAt == nil {
 		return insertLinkSQL, args
 	}

@@ -88,7 +88,7 @@ func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) 
 			SELECT link_id, SUM(count)::bigint AS n FROM r GROUP BY link_id
 		), ranked AS (
 			SELECT l.id, l.slug, l.domain_id, g.n FROM g JOIN links l ON l.id = g.link_id
-			WHERE g.n > 0 ORDER BY g.n DESC, l.slug COLLATE "C", l.domain_id LIMIT $8
+			WHERE g.n > 0 AND NOT l.archived ORDER BY g.n DESC, l.slug COLLATE "C", l.domain_id LIMIT $8
 		)
 		SELECT 0 AS kind, 0::bigint, '', 0::bigint, COALESCE(SUM(count), 0)::bigint FROM (
 			SELECT count FROM tenant_dims_daily WHERE tenant_id = $1 AND dimension = $9 AND value = $10 AND day >= $4 AND day < $5

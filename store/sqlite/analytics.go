@@ -117,7 +117,7 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 			(SELECT COALESCE(SUM(count), 0) FROM link_daily WHERE link_id = l.id AND day >= ?4 AND day < ?5)
 			+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = l.id AND hour >= ?2 AND hour < ?3)
 			+ (SELECT COALESCE(SUM(count), 0) FROM link_hourly WHERE link_id = l.id AND hour >= ?6 AND hour < ?7)
-		FROM links l WHERE l.tenant_id = ?1
+		FROM links l WHERE l.tenant_id = ?1 AND l.archived = 0
 		ORDER BY l.rollup_clicks + l.imported_clicks DESC, l.id DESC LIMIT ?8`, args...))
 	if err != nil {
 		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links candidates: %w", err)
@@ -136,7 +136,7 @@ func (db *DB) TopLinks(ctx context.Context, q linkforge.TopLinksQuery) (linkforg
 			SELECT link_id, SUM(count) AS n FROM r GROUP BY link_id
 		)
 		SELECT l.id, l.slug, l.domain_id, g.n FROM g JOIN links l ON l.id = g.link_id
-		WHERE g.n > 0 ORDER BY g.n DESC, l.slug, l.domain_id LIMIT ?8`,
+		WHERE g.n > 0 AND l.archived = 0 ORDER BY g.n DESC, l.slug, l.domain_id LIMIT ?8`,
 		q.TenantID, q.From.Unix(), sp.HeadTo.Unix(), sp.DayFrom.Unix(), sp.DayTo.Unix(),
 		sp.TailFrom.Unix(), q.To.Unix(), q.Limit)
 	if err != nil {

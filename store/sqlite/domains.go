@@ -289,7 +289,8 @@ func (db *DB) DomainSlugs(ctx context.Context, domainID int64, slugs []string) (
 		return nil, fmt.Errorf("sqlite: domain slugs: %w", err)
 	}
 	rows, err := db.reader.QueryContext(ctx,
-		`SELECT slug FROM links WHERE domain_id = ? AND slug IN (SELECT value FROM json_each(?))`, domainID, string(list))
+		`SELECT slug FROM links WHERE domain_id = ?1 AND slug IN (SELECT value FROM json_each(?2))
+		 UNION ALL SELECT slug FROM link_aliases WHERE domain_id = ?1 AND slug IN (SELECT value FROM json_each(?2))`, domainID, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: domain slugs: %w", err)
 	}

@@ -39,7 +39,9 @@ func (db *DB) SlugTenants(ctx context.Context, slugs []string) (map[string]int64
 		return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
 	}
 	rows, err := db.reader.QueryContext(ctx,
-		`SELECT slug, tenant_id FROM links WHERE domain_id = 0 AND slug IN (SELECT value FROM json_each(?))`, string(list))
+		`SELECT slug, tenant_id FROM links WHERE domain_id = 0 AND slug IN (SELECT value FROM json_each(?1))
+		 UNION ALL SELECT a.slug, l.tenant_id FROM link_aliases a JOIN links l ON l.id = a.link_id
+		 WHERE a.domain_id = 0 AND a.slug IN (SELECT value FROM json_each(?1))`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: slug tenants: %w", err)
 	}

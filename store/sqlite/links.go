@@ -16,7 +16,8 @@ const (
 	linkColumns = `l.id, l.tenant_id, l.slug, l.url, l.expires_at, l.expired_at, l.max_clicks,
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
-		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, '')`
+		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, ''),
+		l.notes, l.archived, l.valid_since`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup triggers keep in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -25,8 +26,8 @@ const (
 	insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks,
 		fallback_url, tags, created_at, updated_at,
 		title, password_hash, device_ios, device_android, device_desktop, imported_clicks,
-		redirect_status, forward_query, routing, domain_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		redirect_status, forward_query, routing, domain_id, notes, archived, valid_since)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // Page size bounds of ExportLinks. The callers choose the page size;
@@ -60,6 +61,9 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 		return linkforge.Link{}, wrapRead("create link", err)
 	}
 	if err := tx.QueryRowContext(ctx, insertLinkSQL+` RETURNING id`, args...).Scan(&l.ID); err != nil {
+		if errors.Is(err, sql.ErrNoRows) { // the slug is a renamed link's alias (migration 00049)
+			return linkforge.Link{}, &linkforge.Error{Code: linkforge.EConflict, Message: "slug already in use", Err: err}
+		}
 		return linkforge.Link{}, linkWriteError("create link", err)
 	}
 	if l.ExpiresAt != nil {
@@ -185,6 +189,11 @@ func (db *DB) LinkBySlug(ctx context.Context, domainID int64, slug string) (link
 	l, err := scanLinkWith(db.reader.QueryRowContext(ctx,
 		`SELECT `+linkColumns+`, `+tenantSuspended+` FROM links l WHERE l.domain_id = ? AND l.slug = ?`, domainID, slug), suspendedDest)
 	if errors.Is(err, sql.ErrNoRows) {
+		// A renamed link's old slug (aliases.go): a second read, on a
+		// miss only, which the cache then keeps either way.
+		l, err = db.aliasLink(ctx, domainID, slug)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
 		return linkforge.Link{}, notFound("link")
 	}
 	if err != nil {
@@ -259,10 +268,11 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 		`UPDATE links SET url = ?, expires_at = ?, expired_at = ?, max_clicks = ?, fallback_url = ?,
 		 tags = ?, updated_at = ?, title = ?, password_hash = ?, device_ios = ?, device_android = ?,
 		 device_desktop = ?, imported_clicks = ?, redirect_status = ?, forward_query = ?, routing = ?,
-		 disabled = ? WHERE id = ?`,
+		 disabled = ?, notes = ?, archived = ?, valid_since = ? WHERE id = ?`,
 		l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt), nullInt(l.MaxClicks), l.FallbackURL,
 		tags, toMicros(l.UpdatedAt), l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android,
-		l.DeviceURLs.Desktop, l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, routing, l.Disabled, l.ID); err != nil {
+		l.DeviceURLs.Desktop, l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, routing, l.Disabled,
+		l.Notes, l.Archived, nullMicros(l.ValidSince), l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
@@ -334,7 +344,7 @@ func insertArgs(l linkforge.Link) ([]any, error) {
 	return []any{l.TenantID, l.Slug, l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt),
 		nullInt(l.MaxClicks), l.FallbackURL, tags, toMicros(l.CreatedAt), toMicros(l.UpdatedAt),
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
-		l.RedirectCode(), l.Routes().ForwardQuery, routing, l.DomainID}, nil
+		l.RedirectCode(), l.Routes().ForwardQuery, routing, l.DomainID, l.Notes, l.Archived, nullMicros(l.ValidSince)}, nil
 }
 
 func encodeTags(tags []string) (string, error) {
@@ -383,6 +393,7 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 	var (
 		l                               linkforge.Link
 		expiresAt, expiredAt, maxClicks sql.NullInt64
+		validSince                      sql.NullInt64
 		tags, routing                   string
 		created, updated                int64
 		status                          int
@@ -391,7 +402,8 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &expiresAt, &expiredAt, &maxClicks,
 		&l.FallbackURL, &tags, &created, &updated,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
-		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason}
+		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason,
+		&l.Notes, &l.Archived, &validSince}
 	if extra != nil {
 		dest = append(dest, extra(&l)...)
 	}
@@ -401,6 +413,7 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 	l.ExpiresAt = timePtr(expiresAt)
 	l.ExpiredAt = timePtr(expiredAt)
 	l.MaxClicks = intPtr(maxClicks)
+	l.ValidSince = timePtr(validSince)
 	l.CreatedAt = fromMicros(created)
 	l.UpdatedAt = fromMicros(updated)
 	if err := json.Unmarshal([]byte(tags), &l.Tags); err != nil {

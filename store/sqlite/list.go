@@ -58,6 +58,12 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 		where = append(where, `EXISTS (SELECT 1 FROM json_each(l.tags) WHERE value = ?)`)
 		args = append(args, t)
 	}
+	switch q.Archived {
+	case linkforge.ArchivedFalse:
+		where = append(where, "l.archived = 0")
+	case linkforge.ArchivedTrue:
+		where = append(where, "l.archived = 1")
+	}
 	nowUS := toMicros(q.Now)
 	switch q.State {
 	case linkforge.StateActive:
@@ -247,12 +253,12 @@ func (db *DB) CreateLinks(ctx context.Context, links []linkforge.Link) ([]linkfo
 // from clause over the few matching ids (from non-empty), or a condition
 // on each link of the sort's walk (where non-empty), with their arguments.
 func (db *DB) searchFilter(ctx context.Context, text string) (from string, fromArgs []any, where string, args []any, err error) {
-	likeAll := `(l.slug LIKE ? ESCAPE '\' OR l.url LIKE ? ESCAPE '\' OR l.title LIKE ? ESCAPE '\')`
+	likeAll := `(l.slug LIKE ? ESCAPE '\' OR l.url LIKE ? ESCAPE '\' OR l.title LIKE ? ESCAPE '\' OR l.notes LIKE ? ESCAPE '\')`
 	if utf8.RuneCountInString(text) < minTrigramQuery {
 		// LIKE folds ASCII letters only. No index: the walk of the
 		// sort's index stops after a page of matches.
 		p := linkforge.LikePattern(text)
-		return "", nil, likeAll, []any{p, p, p}, nil
+		return "", nil, likeAll, []any{p, p, p, p}, nil
 	}
 	// A phrase of the trigram tokenizer matches exactly the texts holding
 	// text, case-insensitively (Unicode).
@@ -272,7 +278,7 @@ func (db *DB) searchFilter(ctx context.Context, text string) (from string, fromA
 		// LIKE folds ASCII as the trigram index does, and costs a
 		// microsecond a link.
 		p := linkforge.LikePattern(text)
-		return "", nil, likeAll, []any{p, p, p}, nil
+		return "", nil, likeAll, []any{p, p, p, p}, nil
 	default:
 		// The same walk, with a test that folds non-ASCII letters as the
 		// index does: a probe of the index by rowid (milliseconds each).

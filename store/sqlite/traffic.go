@@ -122,7 +122,7 @@ func (db *DB) topLinksByTraffic(ctx context.Context, q linkforge.TopLinksQuery) 
 			SELECT link_id, SUM(count) AS n FROM r GROUP BY link_id
 		)
 		SELECT l.id, l.slug, l.domain_id, g.n FROM g JOIN links l ON l.id = g.link_id
-		WHERE g.n > 0 ORDER BY g.n DESC, l.slug, l.domain_id LIMIT ?8`, args...)
+		WHERE g.n > 0 AND l.archived = 0 ORDER BY g.n DESC, l.slug, l.domain_id LIMIT ?8`, args...)
 	if err != nil {
 		return linkforge.TopLinks{}, fmt.Errorf("sqlite: top links: %w", err)
 	}

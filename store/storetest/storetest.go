@@ -59,6 +59,11 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"TagCountsConcurrent", testTagCountsConcurrent},
 		{"CreateLinks", testCreateLinks},
 		{"LinkFields", testLinkFields},
+		{"LinkNotesArchive", testLinkNotesArchive}, // linkextras.go
+		{"Tags", testTags},
+		{"LinksByURL", testLinksByURL},
+		{"RenameLink", testRenameLink},
+		{"AliasSlugsTaken", testAliasSlugsTaken},
 		{"TenantQuota", testTenantQuota},
 		{"MaxLinks", testMaxLinks},
 		{"MaxLinksConcurrent", testMaxLinksConcurrent},
@@ -272,6 +277,15 @@ func checkLink(t *testing.T, what string, got, want linkforge.Link) {
 	}
 	if got.ImportedClicks != want.ImportedClicks {
 		add("ImportedClicks", fmt.Sprint(got.ImportedClicks), fmt.Sprint(want.ImportedClicks))
+	}
+	if got.Notes != want.Notes {
+		add("Notes", fmt.Sprintf("%q", got.Notes), fmt.Sprintf("%q", want.Notes))
+	}
+	if got.Archived != want.Archived {
+		add("Archived", fmt.Sprint(got.Archived), fmt.Sprint(want.Archived))
+	}
+	if !sameTime(got.ValidSince, want.ValidSince) {
+		add("ValidSince", fmtTime(got.ValidSince), fmtTime(want.ValidSince))
 	}
 	if len(diffs) > 0 {
 		t.Errorf("%s: link %q:\n\t%s", what, want.Slug, strings.Join(diffs, "\n\t"))

@@ -464,6 +464,9 @@
       // active, disabled (by the tenant) or blocked (by the operator).
       state: j.state || 'active',
       blocked_reason: j.blocked_reason || '',
+      notes: j.notes || '',
+      archived: !!j.archived,
+      valid_since: j.valid_since ? Date.parse(j.valid_since) : null,
     };
   }
 
@@ -534,8 +537,10 @@
     const f = state.filter;
     if (f.q) {
       const q = f.q.toLowerCase();
-      if (![l.slug, l.url, l.title].some((x) => x && x.toLowerCase().includes(q))) return false;
+      if (![l.slug, l.url, l.title, l.notes].some((x) => x && x.toLowerCase().includes(q))) return false;
     }
+    // The list is the default listing's: archived links are left out.
+    if (l.archived) return false;
     if (f.tag && !l.tags.includes(f.tag)) return false;
     if (f.state === 'disabled' || f.state === 'blocked') return l.state === f.state;
     if (f.state === 'active' && l.state !== 'active') return false;
@@ -1685,6 +1690,9 @@
     $('edit-ios').value = l.device_urls.ios;
     $('edit-android').value = l.device_urls.android;
     $('edit-desktop').value = l.device_urls.desktop;
+    $('edit-notes').value = l.notes;
+    $('edit-archived').checked = l.archived;
+    $('edit-valid-since').value = l.valid_since === null ? '' : localInput(l.valid_since);
     $('edit-password').value = '';
     $('edit-nopass').checked = false;
     $('edit-password').disabled = false;
@@ -1720,6 +1728,11 @@
       for (const k in devices) if (devices[k]) d[k] = devices[k];
       body.device_urls = Object.keys(d).length ? d : null;
     }
+    const notes = $('edit-notes').value;
+    if (notes !== l.notes) body.notes = notes || null;
+    if ($('edit-archived').checked !== l.archived) body.archived = $('edit-archived').checked;
+    const since = $('edit-valid-since').value;
+    if (since !== (l.valid_since === null ? '' : localInput(l.valid_since))) body.valid_since = since ? new Date(since).toISOString() : null;
     if ($('edit-nopass').checked) body.password = null;
     else if ($('edit-password').value) body.password = $('edit-password').value;
     if (ext) ext.editPatch(l, body);

@@ -115,6 +115,28 @@ export interface paths {
         patch: operations["updateLink"];
         trace?: never;
     };
+    "/api/v1/links/{slug}/aliases/{alias}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an old slug of a renamed link
+         * @description The alias stops redirecting to the link at once, on every node (404 from then on), and is free for a new link. Audited (`link.alias_delete`).
+         */
+        delete: operations["deleteLinkAlias"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/links/{slug}/stats": {
         parameters: {
             query?: never;
@@ -549,6 +571,30 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tags/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a tag from every link
+         * @description The tag leaves every link of the tenant, in one transaction with its audit event (`tag.delete`); the links stay. 404 when no link carries it.
+         */
+        delete: operations["deleteTag"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a tag on every link
+         * @description The tag becomes `name` on every link of the tenant carrying it, in one transaction with its audit event (`tag.rename`); where a link already carries `name`, the two merge into one. The links' `updated_at` move. 404 when no link carries the tag; a `name` equal to the tag is 400.
+         */
+        patch: operations["renameTag"];
         trace?: never;
     };
     "/api/v1/bulk/links": {
@@ -1765,6 +1811,17 @@ export interface components {
             state: components["schemas"]["LinkState"];
             /** @description Why the operator blocked the link; null unless blocked. */
             blocked_reason: string | null;
+            /** @description null when the link has none. */
+            notes: string | null;
+            /** @description An archived link still redirects; it is left out of the default listing (see `archived` there) and of top links. */
+            archived: boolean;
+            /**
+             * Format: date-time
+             * @description Before this instant the link answers 404 as if it did not exist (GET and HEAD).
+             */
+            valid_since: string | null;
+            /** @description The old slugs of a renamed link, which still redirect to it: in the answers about one link (GET, PATCH), absent from listings and when there are none. */
+            aliases?: components["schemas"]["Slug"][];
         };
         /** @description Exactly one JSON object; unknown and duplicate members are refused. null means absent for the optional members. */
         LinkCreate: {
@@ -1792,8 +1849,18 @@ export interface components {
             variants?: components["schemas"]["Variants"] | components["schemas"]["Variant"][] | null;
             /** @description null when none is set. */
             og?: components["schemas"]["OG"] | null;
+            notes?: components["schemas"]["Notes"] | null;
+            /** @description null: false. */
+            archived?: boolean | null;
+            /**
+             * Format: date-time
+             * @description Before it the link answers 404 as if absent; null: none.
+             */
+            valid_since?: string | null;
+            /** @description true: answer 200 with the tenant's oldest link of the same `url` on the same domain when no other member the body sets differs from it (tags compared as sets; a body with a `password` never matches; a disabled or blocked link is not found), else create it (201). null: false. */
+            find_if_exists?: boolean | null;
         };
-        /** @description Only present members change; null clears expires_at, max_clicks, fallback_url, tags, title, password (the link is no longer protected) and device_urls. device_urls replaces the whole set: a key left out is cleared. slug and the read-only fields cannot be changed. */
+        /** @description Only present members change; null clears expires_at, max_clicks, fallback_url, tags, title, notes, valid_since, password (the link is no longer protected) and device_urls. device_urls replaces the whole set: a key left out is cleared. slug, sent alone, renames the link; the read-only fields cannot be changed. */
         LinkPatch: {
             url?: components["schemas"]["TargetURL"];
             /** Format: date-time */
@@ -1817,6 +1884,15 @@ export interface components {
             og?: components["schemas"]["OG"] | null;
             /** @description true: the tenant takes the link out of service (state disabled: 410, or its fallback_url); false: back in service. A blocked link's switch cannot be changed (409 conflict): only the operator lifts a block. */
             disabled?: boolean;
+            notes?: components["schemas"]["Notes"] | null;
+            archived?: boolean;
+            /**
+             * Format: date-time
+             * @description Before it the link answers 404 as if absent; null: none; on PATCH, removes.
+             */
+            valid_since?: string | null;
+            /** @description Renames the link; sent alone. The old slug becomes an alias: it keeps redirecting to the link, counted to it, until removed (DELETE /api/v1/links/{slug}/aliases/{alias}). A slug in use by a link or an alias is 409. */
+            slug?: components["schemas"]["Slug"];
         };
         LinkList: {
             links: components["schemas"]["Link"][];
@@ -2018,10 +2094,10 @@ export interface components {
             /** @description Links of the tenant carrying the tag. */
             links: number;
         };
-        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link, or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch), 422 (`blocked_target`: a target on the operator's blocklist) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
+        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link (200 with the existing one, for an item with `find_if_exists` that matched), or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch), 422 (`blocked_target`: a target on the operator's blocklist) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
         BulkResult: {
             /** @enum {integer} */
-            status: 201 | 400 | 409 | 422 | 500 | 503;
+            status: 200 | 201 | 400 | 409 | 422 | 500 | 503;
             link?: components["schemas"]["Link"];
             problem?: components["schemas"]["Problem"];
         };
@@ -2399,6 +2475,12 @@ export interface components {
             host: string;
             note?: string;
         };
+        /** @description The team's notes on the link, never shown to visitors: plain text, at most 2,000 characters; newlines and tabs allowed, no other control characters and no bidirectional controls. Searched by `q`. Empty means none. */
+        Notes: string;
+        TagRename: {
+            /** @description The new name, normalized as a link's tags are (trimmed, lower-cased). */
+            name: string;
+        };
     };
     responses: {
         /** @description To the link's URL, to its fallback_url when it is expired or exhausted, or, for an unknown slug when the server runs with --not-found-url, to that URL. */
@@ -2631,7 +2713,7 @@ export interface components {
         analyticsLimit: number;
         /** @description Count only human or only automated clicks (default: both). For each link, hour and dimension, the values under `traffic=human` sum to that hour's `human` in `/stats?interval=hour`. */
         analyticsTraffic: "human" | "automated";
-        /** @description Keeps the links whose slug, url or title contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
+        /** @description Keeps the links whose slug, url, title or notes contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
         q: string;
         /** @description Keeps the links carrying this tag (normalized as tags are: trimmed, lower-cased). Repeatable: a link must carry every one. */
         tag: string[];
@@ -2645,6 +2727,8 @@ export interface components {
         domainFilter: string;
         /** @description The domain's host, as registered (case-insensitive). */
         host: string;
+        /** @description `false` (the default): links that are not archived; `true`: archived links only; `all`: both. */
+        archived: "false" | "true" | "all";
     };
     requestBodies: never;
     headers: {
@@ -2877,12 +2961,14 @@ export interface operations {
     listLinks: {
         parameters: {
             query?: {
-                /** @description Keeps the links whose slug, url or title contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
+                /** @description Keeps the links whose slug, url, title or notes contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
                 q?: components["parameters"]["q"];
                 /** @description Keeps the links carrying this tag (normalized as tags are: trimmed, lower-cased). Repeatable: a link must carry every one. */
                 tag?: components["parameters"]["tag"];
                 /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, neither disabled nor blocked); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`: the link's `state`; `all`. */
                 state?: components["parameters"]["state"];
+                /** @description `false` (the default): links that are not archived; `true`: archived links only; `all`: both. */
+                archived?: components["parameters"]["archived"];
                 /** @description Order of the listing; `-` is descending. `created`: creation time (an imported link keeps its original one), ties by id; `clicks`: the link's `clicks`, ties by id; `slug`: byte order (capitals before lower case). A cursor belongs to the sort it was returned with (400 `cursor` with another). Under `clicks`, a link whose clicks change between two pages can move past the cursor: it may be missed or seen twice; the other orders never change. */
                 sort?: components["parameters"]["sort"];
                 /** @description Page size. */
@@ -2928,6 +3014,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With `find_if_exists`: the existing link that matched; nothing was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Link"];
+                };
+            };
             /** @description Created. */
             201: {
                 headers: {
@@ -3049,6 +3144,38 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["BlockedTarget"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteLinkAlias: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+                /** @description One of the link's `aliases`. */
+                alias: components["schemas"]["Slug"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -3912,6 +4039,70 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    renameTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TagRename"];
+            };
+        };
+        responses: {
+            /** @description The tag's new name and the number of links now carrying it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagCount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -6252,7 +6443,7 @@ export interface operations {
     operatorLinks: {
         parameters: {
             query?: {
-                /** @description Keeps the links whose slug, url or title contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
+                /** @description Keeps the links whose slug, url, title or notes contains this text, case-insensitively (ASCII letters always; other letters as the backend folds them: SQLite: Unicode; PostgreSQL: the database's locale). At most 200 characters, no control characters. Three characters or more use a trigram index on both backends; one or two characters scan the tenant's links. */
                 q?: components["parameters"]["q"];
                 /** @description Keep the links whose url's host is this one (ASCII, punycode for IDNs; any port). */
                 target_host?: string;

@@ -124,6 +124,30 @@ func (w *Write) LinkDeleted(ctx context.Context, tx Driver, l linkforge.Link, at
 	return w.audit(ctx, tx, l.TenantID, linkforge.AuditLinkDelete, l.Slug, at)
 }
 
+// LinkRenamed writes the link.updated deliveries of l, just renamed from
+// old, and audits the rename.
+func (w *Write) LinkRenamed(ctx context.Context, tx Driver, l linkforge.Link, old string) error {
+	if err := w.linkEvent(ctx, tx, linkforge.EventLinkUpdated, l, l.UpdatedAt); err != nil {
+		return err
+	}
+	return w.audit(ctx, tx, l.TenantID, linkforge.AuditLinkRename, old+" "+l.Slug, l.UpdatedAt)
+}
+
+// AliasDeleted audits the removal of alias from the link slug.
+func (w *Write) AliasDeleted(ctx context.Context, tx Driver, tenantID int64, slug, alias string, at time.Time) error {
+	return w.audit(ctx, tx, tenantID, linkforge.AuditLinkAliasDelete, slug+" "+alias, at)
+}
+
+// TagRenamed audits the rename of tag from to to on the tenant's links.
+func (w *Write) TagRenamed(ctx context.Context, tx Driver, tenantID int64, from, to string, at time.Time) error {
+	return w.audit(ctx, tx, tenantID, linkforge.AuditTagRename, from+" "+to, at)
+}
+
+// TagDeleted audits the removal of tag from the tenant's links.
+func (w *Write) TagDeleted(ctx context.Context, tx Driver, tenantID int64, tag string, at time.Time) error {
+	return w.audit(ctx, tx, tenantID, linkforge.AuditTagDelete, tag, at)
+}
+
 // LinksImported is an import's one audit event, whatever its size (an
 // import of a million links is one write), and no link events.
 func (w *Write) LinksImported(ctx context.Context, tx Driver, tenantID int64, n int, at time.Time) error {

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkforge/linkforge/client"
+)
+
+// TestLinkNotesArchiveFlags: link create and update take --notes,
+// --archive and --valid-since, --clear removes notes and valid-since,
+// and link list --archived selects by the archive flag.
+func TestLinkNotesArchiveFlags(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+
+	out, _ := runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/n", "--slug", "n",
+		"--notes", "on the flyer", "--archive", "--valid-since", "2030-01-02T03:04:05Z", "--json")
+	l := mustJSONOut[client.Link](t, out)
+	if l.Notes == nil || *l.Notes != "on the flyer" || !l.Archived || l.ValidSince == nil || l.ValidSince.Format(time.RFC3339) != "2030-01-02T03:04:05Z" {
+		t.Errorf("created %+v", l)
+	}
+	runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/m", "--slug", "m")
+	for archived, want := range map[string]string{"false": "m", "true": "n"} {
+		out, _ = runLink(t, env, exitOK, "link", "list", "--archived", archived, "--json")
+		if page := mustJSONOut[client.LinkPage](t, out); len(page.Links) != 1 || page.Links[0].Slug != want {
+			t.Errorf("list --archived %s: %+v", archived, page)
+		}
+	}
+	out, _ = runLink(t, env, exitOK, "link", "list", "--q", "flyer", "--archived", "all", "--json")
+	if page := mustJSONOut[client.LinkPage](t, out); len(page.Links) != 1 || page.Links[0].Slug != "n" {
+		t.Errorf("list --q flyer: %+v", page)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "update", "n", "--archive=false", "--clear", "notes", "--clear", "valid-since", "--json")
+	if u := mustJSONOut[client.Link](t, out); u.Notes != nil || u.Archived || u.ValidSince != nil {
+		t.Errorf("updated %+v", u)
+	}
+	runLink(t, env, exitUsage, "link", "update", "n", "--valid-since", "soon")
+}
+
+// TestTagCommands: tag rename merges, tag delete removes; an unknown tag
+// is the API's 404 on stderr, exit 1.
+func TestTagCommands(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/a", "--slug", "a", "--tag", "old", "--tag", "new")
+	out, _ := runLink(t, env, exitOK, "tag", "rename", "old", "new")
+	if out != "tag old renamed new: 1 links carry it\n" {
+		t.Errorf("tag rename: %q", out)
+	}
+	out, _ = runLink(t, env, exitOK, "tag", "delete", "new", "--json")
+	if out != "{\n  \"deleted\": true,\n  \"tag\": \"new\"\n}\n" {
+		t.Errorf("tag delete --json: %q", out)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "get", "a", "--json")
+	if l := mustJSONOut[client.Link](t, out); len(l.Tags) != 0 {
+		t.Errorf("after the delete: %+v", l)
+	}
+	_, errOut := runLink(t, env, exitFailure, "tag", "delete", "new")
+	if !strings.Contains(errOut, "tag not found (HTTP 404, not_found)") {
+		t.Errorf("unknown tag: stderr %q", errOut)
+	}
+	runLink(t, env, exitUsage, "tag", "rename", "only-one")
+}
+
+// TestLinkCreateFindIfExists: link create --find-if-exists prints the
+// existing link, and says on stderr that it created none.
+func TestLinkCreateFindIfExists(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	out, errOut := runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/f", "--find-if-exists", "--json")
+	first := mustJSONOut[client.Link](t, out)
+	if errOut != "" {
+		t.Errorf("first create: stderr %q", errOut)
+	}
+	out, errOut = runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/f", "--find-if-exists", "--json")
+	if got := mustJSONOut[client.Link](t, out); got.ID != first.ID || errOut != "link "+first.Slug+" exists: not created\n" {
+		t.Errorf("second create: %+v, stderr %q", got, errOut)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/f", "--json")
+	if got := mustJSONOut[client.Link](t, out); got.ID == first.ID {
+		t.Errorf("without the flag: the existing link %+v", got)
+	}
+}
+
+// TestLinkRename: link rename prints the renamed link with its alias.
+func TestLinkRename(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/r", "--slug", "r1")
+	out, _ := runLink(t, env, exitOK, "link", "rename", "r1", "r2", "--json")
+	if l := mustJSONOut[client.Link](t, out); l.Slug != "r2" || len(l.Aliases) != 1 || l.Aliases[0] != "r1" {
+		t.Errorf("renamed: %+v", l)
+	}
+	runLink(t, env, exitFailure, "link", "rename", "r2", "a b")
+}
