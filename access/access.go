@@ -81,12 +81,14 @@ var table = map[string]Requirement{
 	"GET /dashboard/analytics":    public,
 	"GET /dashboard/alarms":       public,
 	"GET /dashboard/import":       public,
+	"GET /dashboard/tags":         public,
 	"GET /dashboard/operator":     public,
 	"GET /static/operator.js":     public,
 	"GET /static/domains.js":      public,
 	"GET /static/audit.js":        public,
 	"GET /static/alarms.js":       public,
 	"GET /static/import.js":       public,
+	"GET /static/tags.js":         public,
 	"GET /static/link-options.js": public,
 
 	// Links, tags, QR codes, stats.

@@ -35,6 +35,7 @@ var wantRole = map[string]linkforge.Role{
 	"dashboardAnalytics": "", "dashboardAnalyticsHead": "",
 	"dashboardAudit": "", "dashboardAuditHead": "", "dashboardScriptAudit": "", "dashboardScriptHeadAudit": "",
 	"dashboardAlarms": "", "dashboardAlarmsHead": "", "dashboardScriptAlarms": "", "dashboardScriptHeadAlarms": "",
+	"dashboardTags": "", "dashboardTagsHead": "", "dashboardScriptTags": "", "dashboardScriptHeadTags": "",
 	"dashboardImport": "", "dashboardImportHead": "", "dashboardScriptImport": "", "dashboardScriptHeadImport": "",
 	"dashboardScriptLinkOptions": "", "dashboardScriptHeadLinkOptions": "",
 

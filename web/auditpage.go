@@ -2,7 +2,8 @@ package web
 
 // Dashboard pages served like the dashboard's own files (dashboard.go):
 // the owners' audit log (GET /api/v1/audit) and alarms (the expiry alarms
-// and the webhooks' dead deliveries, with replay), and import and export.
+// and the webhooks' dead deliveries, with replay), import and export, and
+// tags.
 const (
 	pathAuditPage  = "/dashboard/audit"
 	pathAuditJS    = "/static/audit.js"
@@ -12,6 +13,8 @@ const (
 	// clicks); it is here with the other pages made of one form and list.
 	pathImportPage = "/dashboard/import"
 	pathImportJS   = "/static/import.js"
+	pathTagsPage   = "/dashboard/tags"
+	pathTagsJS     = "/static/tags.js"
 )
 
 func init() {
@@ -22,5 +25,7 @@ func init() {
 		pathAlarmsJS:   {"assets/alarms.js", "text/javascript; charset=utf-8"},
 		pathImportPage: {"assets/import.html", "text/html; charset=utf-8"},
 		pathImportJS:   {"assets/import.js", "text/javascript; charset=utf-8"},
+		pathTagsPage:   {"assets/tags.html", "text/html; charset=utf-8"},
+		pathTagsJS:     {"assets/tags.js", "text/javascript; charset=utf-8"},
 	})
 }

@@ -98,7 +98,7 @@ func TestAxeEveryPage(t *testing.T) {
 				t.Fatalf("sign in: %v", err)
 			}
 			for _, path := range []string{"/dashboard", "/dashboard/analytics", "/dashboard#link=spring&range=24h", "/dashboard/webhooks", "/dashboard/domains",
-				"/dashboard/import", "/dashboard/people", "/dashboard/alarms", "/dashboard/audit"} {
+				"/dashboard/tags", "/dashboard/import", "/dashboard/people", "/dashboard/alarms", "/dashboard/audit"} {
 				if err := chromedp.Do(ctx, chromedp.Navigate(e.url+path)); err != nil {
 					t.Fatal(err)
 				}

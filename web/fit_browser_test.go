@@ -27,14 +27,14 @@ const fitJS = `(() => { const w = innerWidth; if (document.documentElement.scrol
 func TestEveryPageFitsTheWindow(t *testing.T) {
 	e, _, _, owner, _ := peopleEnv(t, testdb.SQLite(t), linkforge.RoleOwner, func(c *web.Config) { c.WebhookAllowPrivate = true })
 	long := "https://example.com/" + strings.Repeat("a-rather-long-path-segment/", 6) + "?utm_campaign=" + strings.Repeat("x", 40)
-	e.mustCreate(owner, `{"slug":"a-fairly-long-slug-for-the-table","url":"`+long+`"}`)
+	e.mustCreate(owner, `{"slug":"a-fairly-long-slug-for-the-table","url":"`+long+`","tags":["a-rather-long-campaign-tag"]}`)
 	mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", owner, `{"host":"links.a-long-tenant-domain-name.example.com"}`), http.StatusCreated)
 	mustStatus(t, e.do(http.MethodPost, "/api/v1/webhooks", owner, `{"url":"http://127.0.0.1:9/`+strings.Repeat("a-long-receiver-path/", 6)+`","events":["link.created"]}`), http.StatusCreated)
 
 	p := signInAt(t, e)
 	p.wait("the dashboard", `location.pathname === '/dashboard' && document.body.dataset.auth === 'session'`)
 	for _, size := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
-		for _, path := range []string{"/dashboard", "/dashboard/analytics", "/dashboard/webhooks", "/dashboard/domains", "/dashboard/people", "/dashboard/import", "/dashboard/audit", "/dashboard/alarms"} {
+		for _, path := range []string{"/dashboard", "/dashboard/analytics", "/dashboard/webhooks", "/dashboard/domains", "/dashboard/people", "/dashboard/tags", "/dashboard/import", "/dashboard/audit", "/dashboard/alarms"} {
 			p.run("open "+path, chromedp.EmulateViewport(size.w, size.h), chromedp.Navigate(p.url+path))
 			// The alarms and import pages have no row (nothing failed or
 			// imported yet); the others do.

@@ -19,6 +19,7 @@ var menuPages = []struct{ path, label, needs string }{
 	{pathAnalyticsPage, "Analytics", ""},
 	{pathWebhooksPage, "Webhooks", ""},
 	{pathDomainsPage, "Domains", ""},
+	{pathTagsPage, "Tags", ""},
 	{pathImportPage, "Import", ""},
 	{pathPeoplePage, "People", "owner"},
 	{pathAlarmsPage, "Alarms", "owner"},

@@ -20,7 +20,7 @@ const menuJS = `Array.from(document.querySelectorAll('#nav a')).filter(a => getC
 // Domains, People), with its own link marked current. An editor sees the
 // same menu without People (an owner's page).
 func TestDashboardMenuSame(t *testing.T) {
-	pages := []string{"/dashboard", "/dashboard/analytics", "/dashboard/webhooks", "/dashboard/domains", "/dashboard/import", "/dashboard/people", "/dashboard/alarms", "/dashboard/audit"}
+	pages := []string{"/dashboard", "/dashboard/analytics", "/dashboard/webhooks", "/dashboard/domains", "/dashboard/tags", "/dashboard/import", "/dashboard/people", "/dashboard/alarms", "/dashboard/audit"}
 	walk := func(t *testing.T, role linkforge.Role, paths []string, want []string) {
 		e, _, _, _, _ := peopleEnv(t, testdb.SQLite(t), role)
 		p := signInAt(t, e)
@@ -43,9 +43,9 @@ func TestDashboardMenuSame(t *testing.T) {
 		}
 	}
 	t.Run("owner", func(t *testing.T) {
-		walk(t, linkforge.RoleOwner, pages, []string{"Links /dashboard", "Analytics /dashboard/analytics", "Webhooks /dashboard/webhooks", "Domains /dashboard/domains", "Import /dashboard/import", "People /dashboard/people", "Alarms /dashboard/alarms", "Audit log /dashboard/audit"})
+		walk(t, linkforge.RoleOwner, pages, []string{"Links /dashboard", "Analytics /dashboard/analytics", "Webhooks /dashboard/webhooks", "Domains /dashboard/domains", "Tags /dashboard/tags", "Import /dashboard/import", "People /dashboard/people", "Alarms /dashboard/alarms", "Audit log /dashboard/audit"})
 	})
 	t.Run("editor", func(t *testing.T) {
-		walk(t, linkforge.RoleEditor, []string{"/dashboard", "/dashboard/domains"}, []string{"Links /dashboard", "Analytics /dashboard/analytics", "Webhooks /dashboard/webhooks", "Domains /dashboard/domains", "Import /dashboard/import"})
+		walk(t, linkforge.RoleEditor, []string{"/dashboard", "/dashboard/domains"}, []string{"Links /dashboard", "Analytics /dashboard/analytics", "Webhooks /dashboard/webhooks", "Domains /dashboard/domains", "Tags /dashboard/tags", "Import /dashboard/import"})
 	})
 }

@@ -546,6 +546,8 @@ func (s *Server) routes(cfg Config) {
 	r.getHead(pathAlarmsJS, s.dashboardAsset)
 	r.getHead(pathImportPage, s.dashboardAsset)
 	r.getHead(pathImportJS, s.dashboardAsset)
+	r.getHead(pathTagsPage, s.dashboardAsset)
+	r.getHead(pathTagsJS, s.dashboardAsset)
 	r.getHead(pathLinkOptionsJS, s.dashboardAsset)
 	// Sign-in (signin.go): small form bodies, read within their limit.
 	r.getHead(pathLogin, s.loginPage)

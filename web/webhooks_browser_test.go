@@ -120,8 +120,8 @@ func TestDashboardWebhooks(t *testing.T) {
 func checkWebhooksLayout(t *testing.T, eval func(string) string) {
 	t.Helper()
 	header := `Array.from(document.querySelectorAll('.topbar .brand-name, .topbar nav a, .topbar #signout')).map(e => e.textContent + (e.getAttribute('aria-current') ? '*' : '')).join('|')`
-	if got := eval(header); got != "LinkForge|Links|Analytics|Webhooks*|Domains|Import|People|Alarms|Audit log|Sign out" {
-		t.Errorf("header: %q, want LinkForge|Links|Analytics|Webhooks*|Domains|Import|People|Alarms|Audit log|Sign out (the current page starred; People: an owner's)", got)
+	if got := eval(header); got != "LinkForge|Links|Analytics|Webhooks*|Domains|Tags|Import|People|Alarms|Audit log|Sign out" {
+		t.Errorf("header: %q, want LinkForge|Links|Analytics|Webhooks*|Domains|Tags|Import|People|Alarms|Audit log|Sign out (the current page starred; People: an owner's)", got)
 	}
 	if got := eval(`getComputedStyle(document.querySelector('#create-form button[type="submit"]')).backgroundColor`); got != "rgb(79, 70, 229)" {
 		t.Errorf("the create button's background: %s, want the accent rgb(79, 70, 229)", got)

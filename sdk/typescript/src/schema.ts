@@ -1229,6 +1229,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dashboard/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tags page: every tag with its links, rename (merging) and delete
+         * @description Asks for an API token (kept in the tab's session storage) or uses the session; a viewer sees no buttons. Served with the dashboard's Content-Security-Policy.
+         */
+        get: operations["dashboardTags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The tags page: every tag with its links, rename (merging) and delete */
+        head: operations["dashboardTagsHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/dashboard/import": {
         parameters: {
             query?: never;
@@ -1310,6 +1331,27 @@ export interface paths {
         options?: never;
         /** The audit log page's script */
         head: operations["dashboardScriptHeadAudit"];
+        patch?: never;
+        trace?: never;
+    };
+    "/static/tags.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tags page's script
+         * @description Embedded in the binary. Served with `Cache-Control: no-cache` and an `ETag`: a matching `If-None-Match` answers 304.
+         */
+        get: operations["dashboardScriptTags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The tags page's script */
+        head: operations["dashboardScriptHeadTags"];
         patch?: never;
         trace?: never;
     };
@@ -5759,6 +5801,46 @@ export interface operations {
             };
         };
     };
+    dashboardTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    dashboardTagsHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
     dashboardImport: {
         parameters: {
             query?: never;
@@ -5921,6 +6003,60 @@ export interface operations {
         };
     };
     dashboardScriptHeadAudit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboardScriptTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboardScriptHeadTags: {
         parameters: {
             query?: never;
             header?: never;
