@@ -35,11 +35,24 @@ const (
 	JSON   Format = "json"
 	YOURLS Format = "yourls"
 	Shlink Format = "shlink"
-	Bitly  Format = "bitly"
+	Bitly     Format = "bitly"
+	Dub       Format = "dub"
+	Kutt      Format = "kutt"
+	Rebrandly Format = "rebrandly"
 )
 
-// Formats lists the import formats, in the order the docs list them.
-var Formats = []Format{CSV, JSON, YOURLS, Shlink, Bitly}
+// Formats lists the import formats, in the order the docs list them: the
+// link formats, then the per-visit ones (Format.History).
+var Formats = []Format{CSV, JSON, YOURLS, Shlink, Bitly, Dub, Kutt, Rebrandly, ShlinkVisits, YOURLSLog, DubEvents}
+
+// formatNames is Formats as the errors list them.
+func formatNames() string {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
 
 // ParseFormat returns the import format called name, or an EInvalid error
 // naming the field "format".
@@ -49,7 +62,7 @@ func ParseFormat(name string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", linkforge.InvalidField("format", fmt.Sprintf("must be one of csv, json, yourls, shlink, bitly; not %q", truncate(name, 32)))
+	return "", linkforge.InvalidField("format", fmt.Sprintf("must be one of %s; not %q", formatNames(), truncate(name, 32)))
 }
 
 // ParseExportFormat returns the export format called name (csv or json),
@@ -107,7 +120,13 @@ func NewParser(f Format, r io.Reader) (Parser, error) {
 			return newShlinkJSONParser(br)
 		}
 		return newCSVParser(specs[f], br)
-	case CSV, YOURLS, Bitly:
+	case Bitly, Kutt, Rebrandly:
+		br := bufio.NewReader(r)
+		if shlinkIsJSON(br) {
+			return newForeignJSONParser(specs[f], br)
+		}
+		return newCSVParser(specs[f], br)
+	case CSV, YOURLS, Dub:
 		return newCSVParser(specs[f], r)
 	}
 	return nil, linkforge.InvalidField("format", fmt.Sprintf("unknown format %q", truncate(string(f), 32)))
