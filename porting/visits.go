@@ -394,7 +394,7 @@ func (p *shlinkVisitsJSON) Next() (Visit, error) {
 	var s shlinkVisit
 	if json.Unmarshal(raw, &s) != nil {
 		v.Err = linkforge.InvalidField("visit", "must be a Shlink visit object")
-		return v, nil
+		return v, nil //nolint:nilerr // a bad element is an error line, and the next one is read
 	}
 	var fe []linkforge.FieldError
 	if d := v.set(vTime, s.Date); d != "" {
