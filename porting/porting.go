@@ -45,8 +45,8 @@ const (
 // link formats, then the per-visit ones (Format.History).
 var Formats = []Format{CSV, JSON, YOURLS, Shlink, Bitly, Dub, Kutt, Rebrandly, ShlinkVisits, YOURLSLog, DubEvents}
 
-// formatNames is Formats as the errors list them.
-func formatNames() string {
+// FormatNames is Formats as the errors list them: "csv, json, ...".
+func FormatNames() string {
 	names := make([]string, len(Formats))
 	for i, f := range Formats {
 		names[i] = string(f)
@@ -62,7 +62,7 @@ func ParseFormat(name string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", linkforge.InvalidField("format", fmt.Sprintf("must be one of %s; not %q", formatNames(), truncate(name, 32)))
+	return "", linkforge.InvalidField("format", fmt.Sprintf("must be one of %s; not %q", FormatNames(), truncate(name, 32)))
 }
 
 // ParseExportFormat returns the export format called name (csv or json),
