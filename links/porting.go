@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/httpproblem"
@@ -39,6 +40,9 @@ type ImportOptions struct {
 	// Slug is the link of a per-visit file's lines that name none
 	// (porting.HistoryOptions.Slug).
 	Slug string
+	// Now is the clock of a per-visit import's retention window; nil:
+	// time.Now.
+	Now func() time.Time
 }
 
 // Import imports the file r, in format f, into the tenant (porting.Import:
@@ -123,7 +127,7 @@ func (s *Service) importHistory(ctx context.Context, tenantID int64, f porting.F
 	}
 	return porting.ImportVisits(ctx, hs, f, r, porting.HistoryOptions{
 		TenantID: tenantID, Domain: resolve, DomainMap: o.DomainMap, Slug: o.Slug,
-		Minutes: s.retention.Minutes, Hours: s.retention.Hours, Progress: o.Progress,
+		Minutes: s.retention.Minutes, Hours: s.retention.Hours, Progress: o.Progress, Now: o.Now,
 	})
 }
 

@@ -146,6 +146,7 @@ func (s *Server) importLinks(c echo.Context) error {
 		PasswordLimit: s.importPasswordLimit(),
 		DomainMap:     domainMap,
 		Slug:          c.QueryParam("slug"),
+		Now:           s.now,
 		Progress:      func() { _ = rc.SetWriteDeadline(time.Now().Add(importWriteIdle)) },
 	})
 	if err != nil {
