@@ -1,6 +1,8 @@
 // Package porting moves links into and out of LinkForge: it reads the files
-// other shorteners export (YOURLS, Shlink, Bitly) and LinkForge's own CSV
-// and JSON exports, and writes those two exports.
+// other shorteners export (YOURLS, Shlink, Bitly, Dub, Kutt, Rebrandly) and
+// LinkForge's own CSV and JSON exports, and writes those two exports. It
+// also reads other shorteners' per-visit files (ImportVisits) into the
+// click history of the links they name.
 //
 // Reading is streamed: a Parser yields one Record per line of the file,
 // with the line number the user sees in an editor, so that an import of a
@@ -31,10 +33,10 @@ type Format string
 // The formats. CSV and JSON are LinkForge's own exports, the only ones
 // Export writes; the others are read only.
 const (
-	CSV    Format = "csv"
-	JSON   Format = "json"
-	YOURLS Format = "yourls"
-	Shlink Format = "shlink"
+	CSV       Format = "csv"
+	JSON      Format = "json"
+	YOURLS    Format = "yourls"
+	Shlink    Format = "shlink"
 	Bitly     Format = "bitly"
 	Dub       Format = "dub"
 	Kutt      Format = "kutt"
