@@ -44,7 +44,8 @@ type HistoryOptions struct {
 	// Now is the clock of those bounds; nil: time.Now.
 	Now       func() time.Time
 	MaxErrors int // 0: DefaultMaxErrors
-	// Progress, if set, is called after each link's history is written.
+	// Progress, if set, is called every DefaultBatchSize lines read and
+	// after each link's history is written.
 	Progress func()
 }
 
@@ -70,8 +71,10 @@ type linkHistory struct {
 	link    linkforge.Link
 	minutes map[time.Time]*minuteCount
 	dims    map[dimKey]int64
-	lines   []int // the lines counted, for the report
-	oldest  time.Time
+	// first is the file's first line of the link; visits counts its
+	// lines, for the report.
+	first, visits int
+	oldest        time.Time
 }
 
 type minuteCount struct{ n, automated int64 }
@@ -125,7 +128,7 @@ func ImportVisits(ctx context.Context, st HistoryStore, f Format, r io.Reader, o
 	}
 	h := &historian{ctx: ctx, st: st, opt: opt, res: &res, links: map[linkKey]*linkHistory{},
 		im: &importer{ctx: ctx, opt: Options{Domain: opt.Domain, DomainMap: opt.DomainMap}, domains: map[string]domainAnswer{}}}
-	last := 0
+	last, read := 0, 0
 	for {
 		v, err := p.Next()
 		if errors.Is(err, io.EOF) {
@@ -142,6 +145,9 @@ func ImportVisits(ctx context.Context, st HistoryStore, f Format, r io.Reader, o
 		last = v.Line
 		if err := h.add(v); err != nil {
 			return res, err
+		}
+		if read++; read%DefaultBatchSize == 0 && opt.Progress != nil {
+			opt.Progress()
 		}
 	}
 	return res, h.write(now, f)
@@ -260,7 +266,9 @@ func (lh *linkHistory) count(v Visit) {
 	for dim := range linkforge.NumDimensions {
 		lh.dims[dimKey{hour, dim, v.Bot, d.Value(dim)}]++
 	}
-	lh.lines = append(lh.lines, v.Line)
+	if lh.visits++; lh.visits == 1 {
+		lh.first = v.Line
+	}
 	if lh.oldest.IsZero() || at.Before(lh.oldest) {
 		lh.oldest = at
 	}
@@ -294,7 +302,7 @@ func (h *historian) write(now time.Time, f Format) error {
 	for _, lh := range h.links {
 		all = append(all, lh)
 	}
-	slices.SortFunc(all, func(a, b *linkHistory) int { return cmp.Compare(a.lines[0], b.lines[0]) })
+	slices.SortFunc(all, func(a, b *linkHistory) int { return cmp.Compare(a.first, b.first) })
 	for _, lh := range all {
 		if err := h.writeLink(lh, node, minuteBefore, hourBefore); err != nil {
 			return err
@@ -384,7 +392,7 @@ func (h *historian) writeLink(lh *linkHistory, node string, minuteBefore, hourBe
 			return fmt.Errorf("import visits: link %q: %w", lh.link.Slug, err)
 		}
 	}
-	h.res.Created += len(lh.lines) - int(skipped)
+	h.res.Created += lh.visits - int(skipped)
 	h.res.Skipped += int(skipped)
 	return nil
 }

@@ -61,3 +61,21 @@ func mustCode(t *testing.T, err error) {
 		t.Fatalf("error %v has code %s", err, c)
 	}
 }
+
+// TestYOURLSLogWithoutHeader: `mysql -B` and phpMyAdmin export the table
+// without its header row; the columns are then the table's, in order.
+func TestYOURLSLogWithoutHeader(t *testing.T) {
+	p, err := newVisitParser(YOURLSLog, bytes.NewReader([]byte(
+		"7,2026-11-25 09:00:10,ozh,https://example.org/,Mozilla/5.0,203.0.113.5,FR\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := p.Next()
+	if err != nil || v.Err != nil || v.Line != 1 || v.Slug != "ozh" || v.Referrer != "https://example.org/" ||
+		v.UserAgent != "Mozilla/5.0" || v.Country != "FR" || v.At.Format("2006-01-02 15:04:05") != "2026-11-25 09:00:10" {
+		t.Fatalf("visit = %+v, %v", v, err)
+	}
+	if _, err := p.Next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the only line: %v", err)
+	}
+}
