@@ -45,7 +45,7 @@ type HistoryOptions struct {
 	Now       func() time.Time
 	MaxErrors int // 0: DefaultMaxErrors
 	// Progress, if set, is called every DefaultBatchSize lines read and
-	// after each link's history is written.
+	// after each write of history.
 	Progress func()
 }
 
@@ -307,9 +307,6 @@ func (h *historian) write(now time.Time, f Format) error {
 		if err := h.writeLink(lh, node, minuteBefore, hourBefore); err != nil {
 			return err
 		}
-		if h.opt.Progress != nil {
-			h.opt.Progress()
-		}
 	}
 	return nil
 }
@@ -363,6 +360,11 @@ func (h *historian) writeLink(lh *linkHistory, node string, minuteBefore, hourBe
 			return fmt.Errorf("import visits: link %q: %w", lh.link.Slug, err)
 		}
 		rows, dims = rows[n:], dims[k:]
+		if h.opt.Progress != nil {
+			// A link's year of history takes many writes: the API's
+			// write deadline moves on with each.
+			h.opt.Progress()
+		}
 	}
 	// Retention's own step, for this link only: the minutes and hours
 	// past the window leave the raw tables, their counts kept in the
