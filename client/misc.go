@@ -115,8 +115,10 @@ type LineError struct {
 }
 
 // Import sends the file read from r (POST /api/v1/import) in format
-// "csv", "json", "yourls", "shlink" or "bitly". The file is streamed; it is
-// sent again on a 429 or 503 only if r is an io.Seeker.
+// "csv", "json", "yourls", "shlink", "bitly", "dub", "kutt" or
+// "rebrandly", or the visits of "shlink-visits", "yourls-log" or
+// "dub-events". The file is streamed; it is sent again on a 429 or 503
+// only if r is an io.Seeker.
 func (c *Client) Import(ctx context.Context, format string, r io.Reader) (ImportResult, error) {
 	q := url.Values{}
 	strParam(q, "format", format)

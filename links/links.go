@@ -113,6 +113,16 @@ type Config struct {
 	// BaseOf is where the short URL of a link on a domain starts (the
 	// JSON export's short_url and domain); nil: every link on ShortBase.
 	BaseOf func(l linkforge.Link) Base
+	// Retention is the server's retention of minute buckets and hourly
+	// dimension rows, which a per-visit import's history follows (zero:
+	// the defaults).
+	Retention Retention
+}
+
+// Retention is how long minute buckets and hourly dimension rows are kept
+// (--retention-minutes, --retention-hours).
+type Retention struct {
+	Minutes, Hours time.Duration
 }
 
 // Service writes links and runs the after-effects of each write.
@@ -129,6 +139,7 @@ type Service struct {
 	targets   linkforge.TargetPolicy
 	baseOf    func(l linkforge.Link) Base
 	domain    func(ctx context.Context, tenantID int64, host string) (int64, error)
+	retention Retention
 }
 
 // self returns the server's own hosts for the redirect-loop check.
@@ -146,7 +157,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
 		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, selfOf: cfg.SelfHostsOf, shortBase: cfg.ShortBase,
-		baseOf: cfg.BaseOf, domain: cfg.Domain, targets: cfg.Targets}, nil
+		baseOf: cfg.BaseOf, domain: cfg.Domain, targets: cfg.Targets, retention: cfg.Retention}, nil
 }
 
 // NewLink is a link to create: validated already, with its tenant, and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/internal/httpproblem"
@@ -36,6 +37,12 @@ type ImportOptions struct {
 	// TO is resolved before the file is read: a host the tenant lacks
 	// refuses the import whole, with nothing read.
 	DomainMap map[string]string
+	// Slug is the link of a per-visit file's lines that name none
+	// (porting.HistoryOptions.Slug).
+	Slug string
+	// Now is the clock of a per-visit import's retention window; nil:
+	// time.Now.
+	Now func() time.Time
 }
 
 // Import imports the file r, in format f, into the tenant (porting.Import:
@@ -65,6 +72,9 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 				return porting.Result{Errors: []porting.LineError{}}, fmt.Errorf("import: domain map: %w", err)
 			}
 		}
+	}
+	if f.History() {
+		return s.importHistory(ctx, tenantID, f, r, o, resolve)
 	}
 	var tenant func() (int64, error)
 	if o.Tenant != nil {
@@ -97,6 +107,27 @@ func (s *Service) Import(ctx context.Context, tenantID int64, f porting.Format, 
 			}
 			s.reschedule(porting.EarliestExpiry(links))
 		},
+	})
+}
+
+// importHistory loads a per-visit file into the click history of the
+// tenant's links (porting.ImportVisits). Nothing of a link changes but
+// its counts, so no cache or feed hears of it.
+func (s *Service) importHistory(ctx context.Context, tenantID int64, f porting.Format, r io.Reader, o ImportOptions,
+	resolve func(string) (int64, error)) (porting.Result, error) {
+	none := porting.Result{Errors: []porting.LineError{}, Notes: []porting.LineError{}}
+	hs, ok := s.store.(porting.HistoryStore)
+	if !ok {
+		return none, fmt.Errorf("import: %T keeps no click history", s.store)
+	}
+	if tenantID == 0 {
+		// `linkforge import` into a tenant it would make: there are no
+		// links for the visits.
+		return none, linkforge.InvalidField("tenant", "does not exist yet: import its links first, then their visits")
+	}
+	return porting.ImportVisits(ctx, hs, f, r, porting.HistoryOptions{
+		TenantID: tenantID, Domain: resolve, DomainMap: o.DomainMap, Slug: o.Slug,
+		Minutes: s.retention.Minutes, Hours: s.retention.Hours, Progress: o.Progress, Now: o.Now,
 	})
 }
 

@@ -38,6 +38,12 @@ const (
 	fPassword = "password"
 	// fDomain is the host of the link's domain (Shlink's domain column).
 	fDomain = "domain"
+	// fLinkHost is a short link whose host is the link's domain when the
+	// file has no domain column (Kutt's link, Rebrandly's shortUrl).
+	fLinkHost = "short_link"
+	// fSlugAlt is a second column naming the slug (Bitly's id beside its
+	// link): read only when the file's slug column is absent or empty.
+	fSlugAlt = "slug_alt"
 	// The JSON export's other members, columns of the CSV too: the times
 	// an import keeps when they are consistent, and the routing fields,
 	// read by rules.DecodeField from their JSON (a number, a boolean, the
@@ -79,6 +85,18 @@ type csvSpec struct {
 	// slug derives the slug from the slug column's cell; nil: the cell is
 	// the slug. It returns a detail when the cell holds none.
 	slug func(cell string) (string, string)
+	// linkDomain: the slug column is a short link whose host is the
+	// link's domain (Dub's "Short link").
+	linkDomain bool
+	// boolPassword: the password column says whether the link has one
+	// (Kutt's password: false), never what it is.
+	boolPassword bool
+	// forwardQuery is the forward_query of every link of the format:
+	// Shlink forwards the query unless told not to.
+	forwardQuery bool
+	// jsonNames are the file's names of the fields, for the errors of a
+	// JSON file (whose members have no header to read them from).
+	jsonNames map[string]string
 }
 
 // specs are the CSV dialects.
@@ -123,24 +141,81 @@ var specs = map[Format]*csvSpec{
 			"validuntil": fExpiresAt, "maxvisits": fMaxClicks,
 			"domain": fDomain, "shorturl": fIgnored,
 		},
-		required: []string{fSlug, fURL},
-		tagSep:   "|",
-		foreign:  true,
+		required:     []string{fSlug, fURL},
+		tagSep:       "|",
+		foreign:      true,
+		forwardQuery: true,
 	},
 	// Bitly's CSV export: link (the short link, bit.ly/abc or
 	// https://bit.ly/abc, whose path is the slug), long_url, title,
-	// created, tags (comma-separated), and clicks when present.
+	// created, tags (comma-separated), and clicks when present. Files
+	// made from its API's link objects (dev.bitly.com's BitlinkBody: link,
+	// id "bit.ly/abc", long_url, title, created_at, tags) have both link
+	// and id: link wins, id is read when link is empty.
 	Bitly: {
 		format: Bitly,
 		columns: map[string]string{
-			"link": fSlug, "bitlink": fSlug, "shortlink": fSlug, "id": fSlug,
+			"link": fSlug, "bitlink": fSlug, "shortlink": fSlug, "id": fSlugAlt,
 			"longurl": fURL, "title": fTitle, "created": fCreatedAt, "createdat": fCreatedAt,
 			"tags": fTags, "clicks": fClicks, "totalclicks": fClicks, "engagements": fClicks,
+		},
+		required:  []string{fSlug, fURL},
+		tagSep:    ",",
+		foreign:   true,
+		slug:      bitlySlug,
+		jsonNames: map[string]string{fSlug: "link", fURL: "long_url", fCreatedAt: "created_at"},
+	},
+	// Dub's links export (apps/web/app/api/links/export: the columns
+	// chosen, under their labels "Short link", "Destination URL", "Title",
+	// "Clicks", "Created at", "Tags", or their ids link, url, title,
+	// clicks, createdAt, tags). The short link's host is the domain.
+	Dub: {
+		format: Dub,
+		columns: map[string]string{
+			"shortlink": fSlug, "link": fSlug, "destinationurl": fURL, "url": fURL, "title": fTitle,
+			"clicks": fClicks, "createdat": fCreatedAt, "tags": fTags, "linkid": fIgnored, "id": fIgnored,
+			"updatedat": fUpdatedAt, "archived": fIgnored,
+		},
+		required:   []string{fSlug, fURL},
+		tagSep:     ",",
+		foreign:    true,
+		slug:       bitlySlug,
+		linkDomain: true,
+	},
+	// Kutt's links as its API lists them (GET /api/v2/links: {"data":
+	// [...]}, each with id, address, target, description, link, password
+	// (a boolean), banned, visit_count, created_at, updated_at,
+	// expire_in; Kutt's server/utils sanitize.link), as JSON or the same
+	// names as CSV columns. The short link's host is the domain.
+	Kutt: {
+		format: Kutt,
+		columns: map[string]string{
+			"address": fSlug, "target": fURL, "description": fTitle, "visitcount": fClicks,
+			"createdat": fCreatedAt, "updatedat": fUpdatedAt, "expirein": fExpiresAt,
+			"password": fPassword, "link": fLinkHost, "domain": fDomain, "id": fIgnored, "banned": fIgnored,
+		},
+		required:     []string{fSlug, fURL},
+		foreign:      true,
+		boolPassword: true,
+		jsonNames: map[string]string{fSlug: "address", fURL: "target", fTitle: "description", fClicks: "visit_count",
+			fCreatedAt: "created_at", fExpiresAt: "expire_in", fPassword: "password", fDomain: "link"},
+	},
+	// Rebrandly's links as its API lists them (GET /v1/links: an array of
+	// objects with id, title, slashtag, destination, shortUrl, domainName
+	// or domain.fullName, clicks, createdAt, updatedAt, tags), as JSON or
+	// the same names as CSV columns.
+	Rebrandly: {
+		format: Rebrandly,
+		columns: map[string]string{
+			"slashtag": fSlug, "destination": fURL, "title": fTitle, "clicks": fClicks,
+			"createdat": fCreatedAt, "updatedat": fUpdatedAt, "shorturl": fLinkHost,
+			"domainname": fDomain, "domain.fullname": fDomain, "tags": fTags, "id": fIgnored,
 		},
 		required: []string{fSlug, fURL},
 		tagSep:   ",",
 		foreign:  true,
-		slug:     bitlySlug,
+		jsonNames: map[string]string{fSlug: "slashtag", fURL: "destination", fClicks: "clicks",
+			fCreatedAt: "createdAt", fDomain: "domainName"},
 	},
 }
 
@@ -243,6 +318,9 @@ func newCSVParser(spec *csvSpec, r io.Reader) (*csvParser, error) {
 		p.names[f] = strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF"))
 	}
 	for _, f := range spec.required {
+		if _, alt := p.names[fSlugAlt]; f == fSlug && alt {
+			continue
+		}
 		if _, ok := p.names[f]; !ok {
 			return nil, linkforge.InvalidField("header", fmt.Sprintf("has no %s column; the %s format needs %s", f, spec.format, wantColumns(spec)))
 		}
@@ -264,6 +342,12 @@ func wantColumns(spec *csvSpec) string {
 		return "shortCode and longUrl (and title, tags, createdAt, visits)"
 	case Bitly:
 		return "link and long_url (and title, created, tags)"
+	case Dub:
+		return "Short link and Destination URL (and Title, Clicks, Created at, Tags)"
+	case Kutt:
+		return "address and target (and description, visit_count, created_at, link)"
+	case Rebrandly:
+		return "slashtag and destination (and title, clicks, createdAt, domainName)"
 	}
 	return strings.Join(CSVHeader, ",")
 }
@@ -315,6 +399,8 @@ func (p *csvParser) record(row []string, line int) Record {
 		return rec
 	}
 	var fe []linkforge.FieldError
+	var alt, linkHost, slugCell string
+	slugSeen := false
 	for i, cell := range row {
 		if i >= len(p.cols) {
 			break
@@ -322,13 +408,42 @@ func (p *csvParser) record(row []string, line int) Record {
 		if p.spec.format == CSV {
 			cell = unquoteFormula(cell)
 		}
-		if p.cols[i] == fDomain {
+		switch p.cols[i] {
+		case fDomain:
 			rec.Domain = strings.TrimSpace(cell)
+			continue
+		case fSlugAlt:
+			alt = strings.TrimSpace(cell)
+			continue
+		case fLinkHost:
+			linkHost = shortLinkHost(cell)
+			continue
+		case fSlug:
+			slugCell, slugSeen = cell, true
+			if p.spec.linkDomain {
+				linkHost = shortLinkHost(cell)
+			}
 			continue
 		}
 		if detail := p.cell(&rec.Link, p.cols[i], cell); detail != "" {
 			fe = append(fe, linkforge.FieldError{Field: p.Column(p.cols[i]), Detail: detail})
 		}
+	}
+	// The slug last, once an alternative column (Bitly's id) is known.
+	if slugSeen || alt != "" {
+		field := fSlug
+		if strings.TrimSpace(slugCell) == "" && alt != "" {
+			slugCell, field = alt, fSlugAlt
+		}
+		if detail := p.cell(&rec.Link, fSlug, slugCell); detail != "" {
+			fe = append(fe, linkforge.FieldError{Field: p.Column(field), Detail: detail})
+		}
+	}
+	if rec.Domain == "" {
+		rec.Domain = linkHost
+	}
+	if p.spec.forwardQuery {
+		rec.Link.EditRouting().ForwardQuery = true
 	}
 	// As the JSON import does: updated_at is kept when it is not before
 	// created_at, expired_at when it records the expiry the link has (its
@@ -426,11 +541,41 @@ func (p *csvParser) cell(l *linkforge.Link, field, cell string) (detail string) 
 		// Checked by Import, against the server's cost limit.
 		l.PasswordHash = strings.TrimSpace(cell)
 	case fPassword:
+		if p.spec.boolPassword {
+			switch strings.ToLower(strings.TrimSpace(cell)) {
+			case "", "false", "0":
+				return ""
+			case "true", "1":
+				return passwordUnknown
+			}
+		}
 		if cell != "" {
 			return plaintextRefused
 		}
 	}
 	return ""
+}
+
+// passwordUnknown is the detail of a link another shortener protects with
+// a password its files never carry.
+const passwordUnknown = "the link has a password, which the file does not carry: " +
+	"create it with its password through the API, or import it and set one"
+
+// shortLinkHost returns the host of a short link cell ("https://kutt.it/abc",
+// "rebrand.ly/abc"), "" when it has none.
+func shortLinkHost(cell string) string {
+	s := strings.TrimSpace(cell)
+	if s == "" {
+		return ""
+	}
+	if !strings.Contains(s, "://") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // Column returns the file's name for a link field, for error messages.

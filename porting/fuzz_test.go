@@ -25,6 +25,10 @@ func FuzzParseYOURLS(f *testing.F)     { fuzzParse(f, porting.YOURLS, "yourls.cs
 func FuzzParseShlink(f *testing.F)     { fuzzParse(f, porting.Shlink, "shlink.csv") }
 func FuzzParseShlinkJSON(f *testing.F) { fuzzParse(f, porting.Shlink, "shlink-api.json") }
 func FuzzParseBitly(f *testing.F)      { fuzzParse(f, porting.Bitly, "bitly.csv") }
+func FuzzParseBitlyAPI(f *testing.F)   { fuzzParse(f, porting.Bitly, "bitly-api.csv") }
+func FuzzParseDub(f *testing.F)        { fuzzParse(f, porting.Dub, "dub.csv") }
+func FuzzParseKutt(f *testing.F)       { fuzzParse(f, porting.Kutt, "kutt.json") }
+func FuzzParseRebrandly(f *testing.F)  { fuzzParse(f, porting.Rebrandly, "rebrandly.json") }
 
 func fuzzParse(f *testing.F, format porting.Format, seed string) {
 	f.Add(sample(f, seed))

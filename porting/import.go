@@ -163,6 +163,45 @@ type importer struct {
 	// public host (not the tenant's default domain, as for a file of
 	// another shortener that names none).
 	own bool
+	// hosts are the file's host and line of each link, once a line
+	// names a host: a short code on two hosts of the file that land on
+	// one domain here is an error line, not a silent skip.
+	hosts map[linkKey]hostLine
+}
+
+type hostLine struct {
+	host string
+	line int
+}
+
+// sameSlugElsewhere reports the error of rec, whose link an earlier line
+// of the file gave on another host, and remembers rec's host.
+func (im *importer) sameSlugElsewhere(rec Record) error {
+	if rec.Domain == "" && im.hosts == nil {
+		return nil
+	}
+	if im.hosts == nil {
+		im.hosts = map[linkKey]hostLine{}
+	}
+	k := keyOf(rec.Link)
+	if rec.Link.Slug == "" {
+		return nil
+	}
+	prev, seen := im.hosts[k]
+	if !seen {
+		im.hosts[k] = hostLine{rec.Domain, rec.Line}
+		return nil
+	}
+	if normHost(prev.host) == normHost(rec.Domain) {
+		return nil
+	}
+	where := "no host"
+	if prev.host != "" {
+		where = truncate(prev.host, 80)
+	}
+	return linkforge.InvalidField(im.column(fDomain), fmt.Sprintf(
+		"the short code %q is also on %s at line %d of this file, and both land on the same domain here; "+
+			"map one of the hosts elsewhere with domain_map (linkforge import: --domain-map)", truncate(rec.Link.Slug, 80), where, prev.line))
 }
 
 // linkKey is a link's identity: a slug is unique per domain.
@@ -277,6 +316,10 @@ func Import(ctx context.Context, st Store, f Format, r io.Reader, opt Options) (
 				return im.res, fmt.Errorf("import: domain %q: %w", rec.Domain, err)
 			}
 			im.fail(rec.Line, linkforge.InvalidField(p.Column(fDomain), detailOf(err)))
+			continue
+		}
+		if err := im.sameSlugElsewhere(rec); err != nil {
+			im.fail(rec.Line, err)
 			continue
 		}
 		if err := im.add(rec); err != nil {

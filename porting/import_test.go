@@ -161,13 +161,19 @@ func TestImportSampleFiles(t *testing.T) {
 			},
 		},
 		{
-			format: porting.Shlink, file: "shlink.csv", created: 3, skipped: 1,
-			errors: []lineErr{{4, linkforge.EInvalid, "shortCode"}, {5, linkforge.EInvalid, "longUrl"}},
+			// The short code abc12 on another host of the file (line 6)
+			// lands on the same domain without a domain map: an error
+			// line, not a silent skip.
+			format: porting.Shlink, file: "shlink.csv", created: 3,
+			errors: []lineErr{{4, linkforge.EInvalid, "shortCode"}, {5, linkforge.EInvalid, "longUrl"}, {6, linkforge.EInvalid, "domain"}},
 			check: func(t *testing.T, get func(string) linkforge.Link, _ []linkforge.Link) {
 				a := get("abc12")
 				if a.URL != "https://shlink.io/documentation/" || a.ImportedClicks != 310 || !slices.Equal(a.Tags, []string{"docs", "shlink"}) ||
 					!a.CreatedAt.Equal(time.Date(2023, 11, 14, 12, 6, 0, 0, time.UTC)) {
 					t.Errorf("abc12 = %+v", a)
+				}
+				if !a.Routes().ForwardQuery {
+					t.Error("abc12 does not forward the query: Shlink's default (on) was lost")
 				}
 				if p := get("promo-2024"); p.URL != "https://shop.example/?utm_source=x&q=a,b" || p.Title != `Sale, 50% "off"` {
 					t.Errorf("promo-2024 = %+v", p)
@@ -194,9 +200,69 @@ func TestImportSampleFiles(t *testing.T) {
 				}
 			},
 		},
+		{
+			// Bitly's API link objects as columns: link wins over id;
+			// id alone names the slug.
+			format: porting.Bitly, file: "bitly-api.csv", created: 3,
+			check: func(t *testing.T, get func(string) linkforge.Link, _ []linkforge.Link) {
+				if a := get("3Xyz123"); a.URL != "https://www.example.com/spring" || !slices.Equal(a.Tags, []string{"sale", "spring"}) ||
+					!a.CreatedAt.Equal(time.Date(2023, 3, 5, 14, 22, 10, 0, time.UTC)) {
+					t.Errorf("3Xyz123 = %+v", a)
+				}
+				if o := get("onlyId"); o.Title != "Only an id" {
+					t.Errorf("onlyId = %+v", o)
+				}
+				if w := get("linkWins"); w.URL != "https://www.example.com/wins" {
+					t.Errorf("linkWins = %+v", w)
+				}
+			},
+		},
+		{
+			format: porting.Dub, file: "dub.csv", created: 2,
+			errors: []lineErr{{4, linkforge.EInvalid, "Short link"}},
+			check: func(t *testing.T, get func(string) linkforge.Link, _ []linkforge.Link) {
+				l := get("launch")
+				if l.URL != "https://example.com/launch" || l.Title != "Spring launch" || l.ImportedClicks != 2 ||
+					!slices.Equal(l.Tags, []string{"news", "launch"}) || !l.CreatedAt.Equal(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)) {
+					t.Errorf("launch = %+v", l)
+				}
+				if d := get("docs"); d.ImportedClicks != 1 {
+					t.Errorf("docs = %+v", d)
+				}
+			},
+		},
+		{
+			// password: false is no password; true is an error line.
+			format: porting.Kutt, file: "kutt.json", created: 3,
+			errors: []lineErr{{3, linkforge.EInvalid, "password"}},
+			check: func(t *testing.T, get func(string) linkforge.Link, _ []linkforge.Link) {
+				g := get("gh")
+				if g.URL != "https://github.com/example" || g.Title != "GitHub profile" || g.ImportedClicks != 57 || g.PasswordHash != "" ||
+					!g.CreatedAt.Equal(time.Date(2024, 2, 10, 8, 30, 0, 0, time.UTC)) {
+					t.Errorf("gh = %+v", g)
+				}
+				if p := get("promo"); p.ExpiresAt == nil || !p.ExpiresAt.Equal(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) || p.ImportedClicks != 3 {
+					t.Errorf("promo = %+v", p)
+				}
+			},
+		},
+		{
+			format: porting.Rebrandly, file: "rebrandly.json", created: 2,
+			errors: []lineErr{{3, linkforge.EInvalid, "destination"}},
+			check: func(t *testing.T, get func(string) linkforge.Link, _ []linkforge.Link) {
+				l := get("launch")
+				if l.URL != "https://www.example.com/launch?utm_source=rebrandly" || l.Title != "Product launch" || l.ImportedClicks != 128 ||
+					!slices.Equal(l.Tags, []string{"product"}) || !l.CreatedAt.Equal(time.Date(2023, 8, 1, 10, 0, 0, 0, time.UTC)) {
+					t.Errorf("launch = %+v", l)
+				}
+				if j := get("jobs"); j.ImportedClicks != 7 {
+					t.Errorf("jobs = %+v", j)
+				}
+			},
+		},
 	}
 	for _, tc := range cases {
-		t.Run(string(tc.format), func(t *testing.T) {
+		t.Run(tc.file, func(t *testing.T) {
 			testdb.Each(t, func(t *testing.T, s linkforge.Store) {
 				st := asStore(t, s)
 				ctx := t.Context()

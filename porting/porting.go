@@ -1,6 +1,8 @@
 // Package porting moves links into and out of LinkForge: it reads the files
-// other shorteners export (YOURLS, Shlink, Bitly) and LinkForge's own CSV
-// and JSON exports, and writes those two exports.
+// other shorteners export (YOURLS, Shlink, Bitly, Dub, Kutt, Rebrandly) and
+// LinkForge's own CSV and JSON exports, and writes those two exports. It
+// also reads other shorteners' per-visit files (ImportVisits) into the
+// click history of the links they name.
 //
 // Reading is streamed: a Parser yields one Record per line of the file,
 // with the line number the user sees in an editor, so that an import of a
@@ -31,15 +33,28 @@ type Format string
 // The formats. CSV and JSON are LinkForge's own exports, the only ones
 // Export writes; the others are read only.
 const (
-	CSV    Format = "csv"
-	JSON   Format = "json"
-	YOURLS Format = "yourls"
-	Shlink Format = "shlink"
-	Bitly  Format = "bitly"
+	CSV       Format = "csv"
+	JSON      Format = "json"
+	YOURLS    Format = "yourls"
+	Shlink    Format = "shlink"
+	Bitly     Format = "bitly"
+	Dub       Format = "dub"
+	Kutt      Format = "kutt"
+	Rebrandly Format = "rebrandly"
 )
 
-// Formats lists the import formats, in the order the docs list them.
-var Formats = []Format{CSV, JSON, YOURLS, Shlink, Bitly}
+// Formats lists the import formats, in the order the docs list them: the
+// link formats, then the per-visit ones (Format.History).
+var Formats = []Format{CSV, JSON, YOURLS, Shlink, Bitly, Dub, Kutt, Rebrandly, ShlinkVisits, YOURLSLog, DubEvents}
+
+// FormatNames is Formats as the errors list them: "csv, json, ...".
+func FormatNames() string {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
 
 // ParseFormat returns the import format called name, or an EInvalid error
 // naming the field "format".
@@ -49,7 +64,7 @@ func ParseFormat(name string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", linkforge.InvalidField("format", fmt.Sprintf("must be one of csv, json, yourls, shlink, bitly; not %q", truncate(name, 32)))
+	return "", linkforge.InvalidField("format", fmt.Sprintf("must be one of %s; not %q", FormatNames(), truncate(name, 32)))
 }
 
 // ParseExportFormat returns the export format called name (csv or json),
@@ -107,7 +122,13 @@ func NewParser(f Format, r io.Reader) (Parser, error) {
 			return newShlinkJSONParser(br)
 		}
 		return newCSVParser(specs[f], br)
-	case CSV, YOURLS, Bitly:
+	case Bitly, Kutt, Rebrandly:
+		br := bufio.NewReader(r)
+		if shlinkIsJSON(br) {
+			return newForeignJSONParser(specs[f], br)
+		}
+		return newCSVParser(specs[f], br)
+	case CSV, YOURLS, Dub:
 		return newCSVParser(specs[f], r)
 	}
 	return nil, linkforge.InvalidField("format", fmt.Sprintf("unknown format %q", truncate(string(f), 32)))

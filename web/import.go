@@ -100,7 +100,9 @@ func (g *importGate) enter(key importKey) (leave func(), err error) {
 
 // importLinks answers POST /api/v1/import?format=...[&domain_map=FROM=TO]...:
 // the body is the file,
-// read as a stream and written in batches (porting.Import).
+// read as a stream and written in batches (porting.Import), or, for the
+// per-visit formats, loaded into the links' click history
+// (porting.ImportVisits).
 func (s *Server) importLinks(c echo.Context) error {
 	req := c.Request()
 	// The body is tracked first, so that an early refusal knows it was
@@ -143,6 +145,8 @@ func (s *Server) importLinks(c echo.Context) error {
 	res, err := s.links.Import(req.Context(), tenant, f, body, links.ImportOptions{
 		PasswordLimit: s.importPasswordLimit(),
 		DomainMap:     domainMap,
+		Slug:          c.QueryParam("slug"),
+		Now:           s.now,
 		Progress:      func() { _ = rc.SetWriteDeadline(time.Now().Add(importWriteIdle)) },
 	})
 	if err != nil {

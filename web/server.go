@@ -747,7 +747,7 @@ var apiQuery = map[string][]string{
 	// webhooks.go
 	http.MethodGet + " " + pathWebhookDelivery: {"state", "limit"},
 	http.MethodGet + " " + pathExport:          {"format"},
-	http.MethodPost + " " + pathImport:         {"format", "domain_map"},
+	http.MethodPost + " " + pathImport:         {"format", "domain_map", "slug"},
 	http.MethodGet + " " + pathAudit:           {"limit", "cursor", "action", "actor"},
 	// A session's tenant, where a browser cannot send the header (live.go).
 	http.MethodGet + " " + pathLive: {"tenant"},

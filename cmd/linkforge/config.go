@@ -114,6 +114,8 @@ type invocation struct {
 	link  linkOptions // link commands (linkcmd.go)
 	// import's --domain-map (porting.ParseDomainMap)
 	domainMap map[string]string
+	// import's --slug, the link of a per-visit file's lines
+	slug string
 }
 
 // flagSpec describes one flag. Every flag has an environment variable,
@@ -191,7 +193,7 @@ var (
 	// operatorFlag: user add --operator (the role above tenants).
 	operatorFlag = flagSpec{"operator", "", "false", "user add: also make the user an operator (/api/v1/operator/*)"}
 	// formatFlag is the file format of import and export (package porting).
-	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
+	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink, bitly, dub, kutt, rebrandly, or the visits of shlink-visits, yourls-log, dub-events (required); export: csv (default) or json"}
 	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
 	// not given: unchanged.
 	maxLinksFlag  = flagSpec{"max-links", "N|none", "", "the tenant's link quota: N links at most (0: none allowed), or none; not given: unchanged"}
@@ -225,8 +227,8 @@ var commands = []*command{
 		summary: "list a tenant's tokens: id, name, role, display prefix, created, revoked",
 		flags:   []flagSpec{tenantFlag}},
 	{name: "token revoke", synopsis: "linkforge token revoke ID", summary: "revoke a token; the API refuses it at once", nargs: 1},
-	{name: "import", synopsis: "linkforge import --tenant NAME --format csv|json|yourls|shlink|bitly FILE",
-		summary: "import links from FILE (- for stdin) into the tenant (created if needed); prints the summary as JSON; exit 1 if a line failed",
+	{name: "import", synopsis: "linkforge import --tenant NAME --format FORMAT FILE",
+		summary: "import links from FILE (- for stdin) into the tenant (created if needed), or their visits (shlink-visits, yourls-log, dub-events) into their stats; prints the summary as JSON; exit 1 if a line failed",
 		flags:   []flagSpec{tenantFlag, formatFlag}, nargs: 1, extra: importExtra},
 	{name: "export", synopsis: "linkforge export --tenant NAME [--format csv|json]",
 		summary: "write every link of the tenant to stdout, as CSV (default) or JSON",

@@ -31,10 +31,10 @@ func checkFormat(cmd, v, source string) (string, error) {
 		return v, nil
 	}
 	if v == "" {
-		return "", usagef("%s: --format is required: csv, json, yourls, shlink or bitly", cmd)
+		return "", usagef("%s: --format is required: %s", cmd, porting.FormatNames())
 	}
 	if _, err := porting.ParseFormat(v); err != nil {
-		return "", usagef("invalid %s %q: want csv, json, yourls, shlink or bitly", source, v)
+		return "", usagef("invalid %s %q: want one of %s", source, v, porting.FormatNames())
 	}
 	return v, nil
 }
@@ -44,7 +44,9 @@ func checkFormat(cmd, v, source string) (string, error) {
 func importExtra(fs *pflag.FlagSet) func(*invocation, func(flagSpec) (string, string)) error {
 	pairs := fs.StringArray("domain-map", nil, "put the file's domain FROM on the tenant's domain TO, or on the public host when TO is empty "+
 		"(a Shlink host, another deployment's public host); repeat for several")
+	slug := fs.String("slug", "", "per-visit formats: the link of the lines that name none (a Shlink visits CSV before 4.1)")
 	return func(inv *invocation, _ func(flagSpec) (string, string)) error {
+		inv.slug = *slug
 		m, err := porting.ParseDomainMap(*pairs)
 		if err != nil {
 			return usagef("invalid --domain-map: %s", fileProblem(err))
@@ -84,7 +86,7 @@ func (a *app) importLinks(inv invocation) int {
 	if err != nil && linkforge.ErrorCode(err) != linkforge.ENotFound {
 		return a.fail("cannot import", fmt.Errorf("tenant %q: %w", inv.tenant, err))
 	}
-	opts := links.ImportOptions{DomainMap: inv.domainMap}
+	opts := links.ImportOptions{DomainMap: inv.domainMap, Slug: inv.slug}
 	if err != nil {
 		tenant = linkforge.Tenant{Name: inv.tenant}
 		opts.Tenant = func(ctx context.Context) (int64, error) {
@@ -184,7 +186,8 @@ func (a *app) linkService(st store) (*links.Service, error) {
 		return nil, err
 	}
 	return links.New(links.Config{Store: st, SelfHosts: self, SelfHostsOf: verifiedHosts(st, self),
-		ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: a.domainBases(st), Domain: resolve, Targets: targets})
+		ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: a.domainBases(st), Domain: resolve, Targets: targets,
+		Retention: links.Retention{Minutes: a.cfg.Retention.Minutes, Hours: a.cfg.Retention.Hours}})
 }
 
 // verifiedHosts adds every verified domain to self, at each write: the

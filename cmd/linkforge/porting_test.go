@@ -177,3 +177,41 @@ func TestImportExportCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestImportVisitsCommand: `linkforge import --format yourls-log` loads
+// the yourls_log sample into the links the YOURLS sample made (exit 1 for
+// its line naming no link); a second run fails the same line and doubles
+// nothing; a tenant that does not exist is refused whole, and not made.
+func TestImportVisitsCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	n := newNode(t, "")
+	dir := filepath.Join("..", "..", "testdata", "import")
+	if _, stderr, code := n.run("import", "--tenant", "acme", "--format", "yourls", filepath.Join(dir, "yourls.csv")); code != exitFailure {
+		t.Fatalf("links import: exit %d\n%s", code, stderr)
+	}
+	for run := 1; run <= 2; run++ {
+		out, stderr, code := n.run("import", "--tenant", "acme", "--format", "yourls-log", filepath.Join(dir, "yourls-log.csv"))
+		if code != exitFailure {
+			t.Fatalf("run %d: exit %d, want 1\nstderr: %s", run, code, stderr)
+		}
+		s := mustSummary(t, out)
+		if s.Created+s.Skipped != 4 || s.Failed != 1 || s.Errors[0].Line != 6 || s.Errors[0].Problem.Errors[0].Field != "slug" {
+			t.Fatalf("run %d: summary = %+v", run, s)
+		}
+		// ozh's total is still YOURLS' 1,204: the history took its
+		// visits out of the imported count.
+		rows := sortedRows(t, n.mustRun("export", "--tenant", "acme"))
+		if rows[2][0] != "ozh" || rows[2][7] != "1204" {
+			t.Fatalf("run %d: export rows = %v", run, rows)
+		}
+	}
+	_, stderr, code := n.run("import", "--tenant", "nobody", "--format", "yourls-log", filepath.Join(dir, "yourls-log.csv"))
+	if code != exitFailure || !strings.Contains(stderr, "import its links first") {
+		t.Errorf("into a tenant that does not exist: exit %d, stderr %q", code, stderr)
+	}
+	if out, _, _ := n.run("export", "--tenant", "nobody"); strings.Count(out, "\n") > 1 {
+		t.Errorf("the refused import made a tenant with links: %q", out)
+	}
+}

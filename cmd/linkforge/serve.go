@@ -623,7 +623,8 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 	}
 	lc := links.Config{Store: st, Hasher: sh.passwords, Cache: sh.cache, Publisher: sh.feed, Alarms: sched,
 		SelfHostsOf: sh.cache.LoopHosts, ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: sh.addresses.Base,
-		Domain: domains.ResolveID, Targets: targets}
+		Domain: domains.ResolveID, Targets: targets,
+		Retention: links.Retention{Minutes: a.cfg.Retention.Minutes, Hours: a.cfg.Retention.Hours}}
 	if cl.peers != nil {
 		lc.Peers = cl.peers
 	}
