@@ -4,12 +4,11 @@
 // Everything from the server is written as text (textContent).
 'use strict';
 (function () {
-  const TOKEN_KEY = 'linkforge.token';
   const $ = (id) => document.getElementById(id);
   const auth = window.LinkForgeAuth;
-  let token = sessionStorage.getItem(TOKEN_KEY);
 
-  const api = auth.client(() => token, (message) => signOut(message));
+  // The page's sign-in, role and API calls (session.js); set in init.
+  let api;
   const problemText = auth.problemText;
   const el = auth.el;
   const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
@@ -97,58 +96,10 @@
     }
   }
 
-  async function start() {
-    try {
-      await loadAlarms();
-    } catch (err) {
-      if (err.status === 401) return; // signed out, with the reason
-      if (err.status !== 403) {
-        $('token-error').textContent = problemText(err);
-        $('token-error').hidden = false;
-        $('signin').hidden = false;
-        return;
-      }
-      showError('alarms-error', err); // signed in, but not an owner: the page says so
-    }
-    $('signin').hidden = true;
-    $('app').hidden = false;
-    $('nav').hidden = false;
-    $('session').hidden = false;
-    const role = sessionStorage.getItem(TOKEN_KEY + '.role');
-    if (role) document.body.dataset.role = role;
-    auth.mount(token, signOut);
-    loadDead().catch((err) => showError('dead-error', err));
-  }
-
-  function signOut(message) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    auth.unmount();
-    token = null;
-    $('app').hidden = true;
-    $('nav').hidden = true;
-    $('session').hidden = true;
-    $('alarms').textContent = '';
-    $('dead').textContent = '';
-    $('token-error').textContent = message || '';
-    $('token-error').hidden = !message;
-    $('signin').hidden = false;
-    $('token').focus();
-  }
-
   function init() {
     $('alarm-state').addEventListener('change', () => loadAlarms().catch((err) => showError('alarms-error', err)));
     $('dead-refresh').addEventListener('click', () => loadDead().catch((err) => showError('dead-error', err)));
-    $('signout').addEventListener('click', () => auth.leave(token, false, signOut));
-    $('token-form').addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      token = $('token').value.trim();
-      if (!token) return;
-      $('token').value = '';
-      sessionStorage.setItem(TOKEN_KEY, token);
-      start();
-    });
-    if (token) start();
-    else auth.probe().then((c) => { if (c) { token = c; start(); } else $('signin').hidden = false; });
+    api = auth.page({ load: async () => { await loadAlarms(); loadDead().catch((err) => showError('dead-error', err)); }, forbidden: (err) => showError('alarms-error', err), clear: () => { $('alarms').textContent = ''; $('dead').textContent = ''; } });
   }
   init();
 })();

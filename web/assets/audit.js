@@ -4,15 +4,13 @@
 // from the server is written as text (textContent), never as HTML.
 'use strict';
 (function () {
-  const TOKEN_KEY = 'linkforge.token';
   const PAGE = 50;
   const $ = (id) => document.getElementById(id);
-  // A token, or auth.SESSION when signed in by cookie (session.js).
   const auth = window.LinkForgeAuth;
-  let token = sessionStorage.getItem(TOKEN_KEY);
   let cursor = null; // the next page's, null when there is none
 
-  const api = auth.client(() => token, (message) => signOut(message));
+  // The page's sign-in, role and API calls (session.js); set in init.
+  let api;
   const problemText = auth.problemText;
   const el = auth.el;
 
@@ -60,42 +58,6 @@
     $('audit-error').hidden = false;
   }
 
-  async function start() {
-    try {
-      await load(false);
-    } catch (err) {
-      if (err.status === 401) return; // signed out, with the reason
-      if (err.status !== 403) {
-        $('token-error').textContent = problemText(err);
-        $('token-error').hidden = false;
-        $('signin').hidden = false;
-        return;
-      }
-      showError(err); // signed in, but not an owner: the page says so
-    }
-    $('signin').hidden = true;
-    $('app').hidden = false;
-    $('nav').hidden = false;
-    $('session').hidden = false;
-    const role = sessionStorage.getItem(TOKEN_KEY + '.role');
-    if (role) document.body.dataset.role = role;
-    auth.mount(token, signOut);
-  }
-
-  function signOut(message) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    auth.unmount();
-    token = null;
-    $('app').hidden = true;
-    $('nav').hidden = true;
-    $('session').hidden = true;
-    $('audit').textContent = '';
-    $('token-error').textContent = message || '';
-    $('token-error').hidden = !message;
-    $('signin').hidden = false;
-    $('token').focus();
-  }
-
   function init() {
     $('audit-filter').addEventListener('submit', (ev) => {
       ev.preventDefault();
@@ -103,17 +65,7 @@
     });
     $('audit-action').addEventListener('change', () => load(false).catch(showError));
     $('audit-more').addEventListener('click', () => load(true).catch(showError));
-    $('signout').addEventListener('click', () => auth.leave(token, false, signOut));
-    $('token-form').addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      token = $('token').value.trim();
-      if (!token) return;
-      $('token').value = '';
-      sessionStorage.setItem(TOKEN_KEY, token);
-      start();
-    });
-    if (token) start();
-    else auth.probe().then((c) => { if (c) { token = c; start(); } else $('signin').hidden = false; });
+    api = auth.page({ load: () => load(false), forbidden: showError, clear: () => { $('audit').textContent = ''; } });
   }
   init();
 })();

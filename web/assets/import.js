@@ -6,13 +6,12 @@
 // as text (textContent).
 'use strict';
 (function () {
-  const TOKEN_KEY = 'linkforge.token';
   const PREVIEW_LINES = 5;
   const $ = (id) => document.getElementById(id);
   const auth = window.LinkForgeAuth;
-  let token = sessionStorage.getItem(TOKEN_KEY);
 
-  const api = auth.client(() => token, (message) => signOut(message));
+  // The page's sign-in, role and API calls (session.js); set in init.
+  let api;
   const problemText = auth.problemText;
   const el = auth.el;
 
@@ -25,7 +24,7 @@
   // send is fetch with the page's credential; a problem answer throws as
   // the API client's errors do.
   async function send(method, path, body, contentType) {
-    const hdrs = auth.headers(token, method);
+    const hdrs = auth.headers(api.cred(), method);
     if (contentType) hdrs['Content-Type'] = contentType;
     const resp = await fetch(path, { method, headers: hdrs, cache: 'no-store', body });
     if (!resp.ok) {
@@ -33,7 +32,7 @@
       const err = new Error(data.detail || data.title || ('HTTP ' + resp.status));
       err.status = resp.status;
       err.problem = data;
-      if (resp.status === 401) signOut(auth.ended(token, 'The server refused this token. It may have been revoked.'));
+      if (resp.status === 401) api.signOut(auth.ended(api.cred(), 'The server refused this token. It may have been revoked.'));
       throw err;
     }
     return resp;
@@ -141,39 +140,6 @@
     download('/api/v1/stats/export' + (q.size ? '?' + q.toString() : ''), 'linkforge-clicks.csv');
   }
 
-  async function start() {
-    let me;
-    try {
-      me = await api('GET', '/api/v1/me');
-    } catch (err) {
-      if (err.status === 401) return; // signed out, with the reason
-      $('token-error').textContent = problemText(err);
-      $('token-error').hidden = false;
-      $('signin').hidden = false;
-      return;
-    }
-    $('signin').hidden = true;
-    $('app').hidden = false;
-    $('nav').hidden = false;
-    $('session').hidden = false;
-    // A viewer sees only the clicks' export (dashboard.css hides the rest).
-    document.body.dataset.role = me.role;
-    auth.mount(token, signOut);
-  }
-
-  function signOut(message) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    auth.unmount();
-    token = null;
-    $('app').hidden = true;
-    $('nav').hidden = true;
-    $('session').hidden = true;
-    $('token-error').textContent = message || '';
-    $('token-error').hidden = !message;
-    $('signin').hidden = false;
-    $('token').focus();
-  }
-
   function init() {
     $('import-file').addEventListener('change', () => onPreview().catch((err) => showError('import-error', err)));
     $('import-form').addEventListener('submit', onImport);
@@ -181,17 +147,7 @@
     $('export-csv').addEventListener('click', () => download('/api/v1/export?format=csv', 'linkforge-links.csv'));
     $('export-json').addEventListener('click', () => download('/api/v1/export?format=json', 'linkforge-links.json'));
     $('stats-form').addEventListener('submit', onStats);
-    $('signout').addEventListener('click', () => auth.leave(token, false, signOut));
-    $('token-form').addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      token = $('token').value.trim();
-      if (!token) return;
-      $('token').value = '';
-      sessionStorage.setItem(TOKEN_KEY, token);
-      start();
-    });
-    if (token) start();
-    else auth.probe().then((c) => { if (c) { token = c; start(); } else $('signin').hidden = false; });
+    api = auth.page({ load: async () => {} });
   }
   init();
 })();

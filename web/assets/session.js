@@ -280,8 +280,75 @@ window.LinkForgeAuth = (() => {
     return e;
   }
 
+  // page runs the sign-in of a dashboard page built like the audit,
+  // alarms, import and tags pages: the token form (#token-form, #token,
+  // #token-error, #signin), the session probe, #app, #nav, #session and
+  // #signout. It reads the caller's role (GET /api/v1/me, for
+  // body[data-role]), then load(api); a 403 there goes to forbidden, when
+  // given, and the page is shown with what that says. clear empties the
+  // page when it signs out. It returns the page's API call (client).
+  function page({ load, forbidden, clear }) {
+    const $ = (id) => document.getElementById(id);
+    let cred = sessionStorage.getItem(TOKEN_KEY);
+    const api = client(() => cred, (message) => signOut(message));
+
+    async function start() {
+      let who = null;
+      try {
+        who = await api('GET', '/api/v1/me');
+        await load();
+      } catch (err) {
+        if (err.status === 401) return; // signed out, with the reason
+        if (!(forbidden && err.status === 403)) {
+          $('token-error').textContent = problemText(err);
+          $('token-error').hidden = false;
+          $('signin').hidden = false;
+          return;
+        }
+        forbidden(err); // signed in, but the page's work is another role's
+      }
+      $('signin').hidden = true;
+      $('app').hidden = false;
+      $('nav').hidden = false;
+      $('session').hidden = false;
+      if (who && who.role) document.body.dataset.role = who.role;
+      mount(cred, signOut);
+    }
+
+    function signOut(message) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      me = null;
+      unmount();
+      cred = null;
+      $('app').hidden = true;
+      $('nav').hidden = true;
+      $('session').hidden = true;
+      if (clear) clear();
+      $('token-error').textContent = message || '';
+      $('token-error').hidden = !message;
+      $('signin').hidden = false;
+      $('token').focus();
+    }
+
+    $('signout').addEventListener('click', () => leave(cred, false, signOut));
+    $('token-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      cred = $('token').value.trim();
+      if (!cred) return;
+      $('token').value = '';
+      sessionStorage.setItem(TOKEN_KEY, cred);
+      start();
+    });
+    if (cred) start();
+    else probe().then((c) => { if (c) { cred = c; start(); } else $('signin').hidden = false; });
+    // The credential and the sign-out, for a page's own fetch (a file's
+    // upload or download).
+    return Object.assign(api, { cred: () => cred, signOut });
+  }
+
   return {
     SESSION,
+    page,
     TOKEN_KEY,
     headers,
     client,

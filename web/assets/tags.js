@@ -4,12 +4,11 @@
 // from the server is written as text (textContent).
 'use strict';
 (function () {
-  const TOKEN_KEY = 'linkforge.token';
   const $ = (id) => document.getElementById(id);
   const auth = window.LinkForgeAuth;
-  let token = sessionStorage.getItem(TOKEN_KEY);
 
-  const api = auth.client(() => token, (message) => signOut(message));
+  // The page's sign-in, role and API calls (session.js); set in init.
+  let api;
   const problemText = auth.problemText;
   const el = auth.el;
   const fmt = new Intl.NumberFormat();
@@ -92,52 +91,8 @@
       .catch((err) => { b.disabled = false; showError(err); });
   }
 
-  async function start() {
-    let me;
-    try {
-      me = await api('GET', '/api/v1/me');
-      await loadTags();
-    } catch (err) {
-      if (err.status === 401) return; // signed out, with the reason
-      $('token-error').textContent = problemText(err);
-      $('token-error').hidden = false;
-      $('signin').hidden = false;
-      return;
-    }
-    $('signin').hidden = true;
-    $('app').hidden = false;
-    $('nav').hidden = false;
-    $('session').hidden = false;
-    document.body.dataset.role = me.role; // a viewer's rows have no buttons (dashboard.css)
-    auth.mount(token, signOut);
-  }
-
-  function signOut(message) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    auth.unmount();
-    token = null;
-    $('app').hidden = true;
-    $('nav').hidden = true;
-    $('session').hidden = true;
-    $('tags').textContent = '';
-    $('token-error').textContent = message || '';
-    $('token-error').hidden = !message;
-    $('signin').hidden = false;
-    $('token').focus();
-  }
-
   function init() {
-    $('signout').addEventListener('click', () => auth.leave(token, false, signOut));
-    $('token-form').addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      token = $('token').value.trim();
-      if (!token) return;
-      $('token').value = '';
-      sessionStorage.setItem(TOKEN_KEY, token);
-      start();
-    });
-    if (token) start();
-    else auth.probe().then((c) => { if (c) { token = c; start(); } else $('signin').hidden = false; });
+    api = auth.page({ load: loadTags, clear: () => { $('tags').textContent = ''; } });
   }
   init();
 })();
