@@ -38,7 +38,7 @@ var wantRole = map[string]linkforge.Role{
 	"tenantStats": "viewer", "topLinks": "viewer", "exportStats": "viewer", "tenantBreakdown": "viewer", "linkQR": "viewer",
 	"listTags": "viewer", "getTenant": "viewer", "liveFeed": "viewer",
 
-	"createLink": "editor", "updateLink": "editor", "deleteLink": "editor", "createLinks": "editor",
+	"createLink": "editor", "updateLink": "editor", "deleteLink": "editor", "deleteLinkAlias": "editor", "renameTag": "editor", "deleteTag": "editor", "createLinks": "editor",
 	"exportLinks": "editor", "importLinks": "editor",
 
 	"listAlarms": "owner", "retryAlarm": "owner",
