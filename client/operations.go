@@ -30,8 +30,9 @@ var Operations = []Operation{
 	{"POST", "/api/v1/links", "CreateLink"},
 	{"GET", "/api/v1/links", "ListLinks"}, // and Links, its iterator
 	{"GET", "/api/v1/links/{slug}", "Link"},
-	{"PATCH", "/api/v1/links/{slug}", "UpdateLink"},
+	{"PATCH", "/api/v1/links/{slug}", "UpdateLink"}, // and RenameLink
 	{"DELETE", "/api/v1/links/{slug}", "DeleteLink"},
+	{"DELETE", "/api/v1/links/{slug}/aliases/{alias}", "DeleteLinkAlias"},
 	{"POST", "/api/v1/bulk/links", "CreateLinks"},
 	{"GET", "/api/v1/links/{slug}/stats", "LinkStats"},
 	{"GET", "/api/v1/links/{slug}/stats/{dimension}", "LinkBreakdown"},
@@ -40,6 +41,8 @@ var Operations = []Operation{
 	{"GET", "/api/v1/stats/links", "TopLinks"},
 	{"GET", "/api/v1/stats/export", "ExportStats"},
 	{"GET", "/api/v1/tags", "Tags"},
+	{"PATCH", "/api/v1/tags/{name}", "RenameTag"},
+	{"DELETE", "/api/v1/tags/{name}", "DeleteTag"},
 	{"GET", "/api/v1/links/{slug}/qr", "QR"},
 	{"GET", "/api/v1/export", "Export"},
 	{"POST", "/api/v1/import", "Import"},

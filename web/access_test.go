@@ -43,7 +43,7 @@ var wantRole = map[string]linkforge.Role{
 	"tenantStats": "viewer", "topLinks": "viewer", "exportStats": "viewer", "tenantBreakdown": "viewer", "linkQR": "viewer",
 	"listTags": "viewer", "renameTag": "editor", "deleteTag": "editor", "deleteLinkAlias": "editor", "getTenant": "viewer", "liveFeed": "viewer",
 
-	"createLink": "editor", "updateLink": "editor", "deleteLink": "editor", "createLinks": "editor",
+	"createLink": "editor", "updateLink": "editor", "deleteLink": "editor", "deleteLinkAlias": "editor", "renameTag": "editor", "deleteTag": "editor", "createLinks": "editor",
 	"exportLinks": "editor", "importLinks": "editor",
 
 	"listAlarms": "owner", "retryAlarm": "owner",

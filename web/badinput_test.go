@@ -176,7 +176,7 @@ func TestPatchBadInput(t *testing.T) {
 		{"device_urls number", `{"device_urls":3}`, "device_urls"},
 		{"password_protected read-only", `{"password_protected":false}`, "password_protected"},
 		{"imported_clicks read-only", `{"imported_clicks":0}`, "imported_clicks"},
-		{"slug cannot change", `{"slug":"other"}`, "slug"},
+		{"slug only alone", `{"slug":"other","title":"x"}`, "slug"},
 		{"id cannot change", `{"id":"5"}`, "id"},
 		{"unknown field", `{"colour":"red"}`, "colour"},
 		{"one good one bad", `{"tags":["fine"],"url":"javascript:x"}`, "url"},
