@@ -94,6 +94,11 @@ type Link struct {
 	// there is none: the link answers 451 naming no target, and the
 	// tenant cannot lift it.
 	BlockedReason string
+	// UnsafeReason is why a check flagged the link's target (State:
+	// unsafe; package safety), empty when none did: visitors get a
+	// warning interstitial naming the target's host, and a click counts
+	// only when they continue.
+	UnsafeReason string
 	// TenantSuspended is filled by LinkBySlug alone (the redirect path):
 	// the link's tenant is suspended, so the link answers 451.
 	TenantSuspended bool

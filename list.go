@@ -21,6 +21,7 @@ const (
 	// The moderation states (Link.State): whatever the expiry.
 	StateDisabled LinkState = "disabled"
 	StateBlocked  LinkState = "blocked"
+	StateUnsafe   LinkState = "unsafe"
 )
 
 // ListSort orders a listing. Every order ends with the link id, so that it
@@ -51,7 +52,7 @@ func (s ListSort) Desc() bool { return strings.HasPrefix(string(s), "-") }
 // Valid reports whether st is one of the known states.
 func (st LinkState) Valid() bool {
 	switch st {
-	case StateAll, StateActive, StateExpired, StateDisabled, StateBlocked:
+	case StateAll, StateActive, StateExpired, StateDisabled, StateBlocked, StateUnsafe:
 		return true
 	}
 	return false

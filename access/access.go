@@ -156,6 +156,8 @@ var table = map[string]Requirement{
 	"GET /api/v1/operator/links":                  operator,
 	"POST /api/v1/operator/links/:id/block":       operator,
 	"DELETE /api/v1/operator/links/:id/block":     operator,
+	"POST /api/v1/operator/links/:id/unsafe":      operator,
+	"DELETE /api/v1/operator/links/:id/unsafe":    operator,
 	"GET /api/v1/operator/audit":                  operator,
 	"GET /api/v1/operator/blocklist":              operator,
 	"POST /api/v1/operator/blocklist":             operator,

@@ -36,6 +36,9 @@ type Link struct {
 	// may add states.
 	State         string  `json:"state"`
 	BlockedReason *string `json:"blocked_reason"`
+	// UnsafeReason says why a check (or the operator) flagged the link's
+	// target (State "unsafe": a warning page before it); nil otherwise.
+	UnsafeReason *string `json:"unsafe_reason"`
 
 	// Routing (routing.go): RedirectStatus is 302 unless set.
 	RedirectStatus int       `json:"redirect_status"`
@@ -151,7 +154,7 @@ func (c *Client) DeleteLink(ctx context.Context, slug string) error {
 type ListOptions struct {
 	Q      string   // substring of slug, url or title, case-insensitive
 	Tags   []string // all must match
-	State  string   // "active", "expired", "disabled", "blocked" or "all"
+	State  string   // "active", "expired", "disabled", "blocked", "unsafe" or "all"
 	Sort   string   // "-created", "created", "-clicks", "clicks", "slug"
 	Limit  int      // links per page
 	Cursor string   // from a previous page's NextCursor

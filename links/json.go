@@ -28,10 +28,12 @@ type JSON struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 	ExpiredAt   *time.Time `json:"expired_at"`
 	Clicks      int64      `json:"clicks"`
-	// State is active, disabled (by the tenant) or blocked (by the
-	// operator, for BlockedReason, null otherwise).
+	// State is active, disabled (by the tenant), blocked (by the
+	// operator, for BlockedReason, null otherwise) or unsafe (by a check,
+	// for UnsafeReason, null otherwise).
 	State         linkforge.ModerationState `json:"state"`
 	BlockedReason *string                   `json:"blocked_reason"`
+	UnsafeReason  *string                   `json:"unsafe_reason"`
 
 	// The optional fields (docs/adr/011-link-fields.md). The password is
 	// never returned, not even hashed: only whether there is one.
@@ -98,6 +100,9 @@ func RenderAt(l linkforge.Link, base Base) JSON {
 	}
 	if l.BlockedReason != "" {
 		j.BlockedReason = &l.BlockedReason
+	}
+	if l.UnsafeReason != "" {
+		j.UnsafeReason = &l.UnsafeReason
 	}
 	// Absent optional values are null, as fallback_url is.
 	if l.Title != "" {

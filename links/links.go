@@ -31,6 +31,7 @@ type Store interface {
 	linkforge.PortingStore
 	// The operator's writes (linkforge.OperatorStore).
 	BlockLink(ctx context.Context, id int64, reason string) (linkforge.Link, error)
+	SetLinkUnsafe(ctx context.Context, id int64, reason string) (linkforge.Link, error)
 	SetTenantSuspended(ctx context.Context, name string, suspended bool) (linkforge.Tenant, []linkforge.Link, error)
 }
 
@@ -270,6 +271,19 @@ func (s *Service) Block(ctx context.Context, id int64, reason string) (linkforge
 	l, err := s.store.BlockLink(ctx, id, reason)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("block link: %w", err)
+	}
+	s.written(linkforge.LinkUpdated, l)
+	return l, nil
+}
+
+// SetUnsafe flags the link id as unsafe with reason, or clears the flag
+// (reason ""): the link's visitors get the warning interstitial, or no
+// longer, everywhere from the moment the call returns (the caches drop
+// it). A flag that does not change writes nothing and drops nothing.
+func (s *Service) SetUnsafe(ctx context.Context, id int64, reason string) (linkforge.Link, error) {
+	l, err := s.store.SetLinkUnsafe(ctx, id, reason)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("flag link: %w", err)
 	}
 	s.written(linkforge.LinkUpdated, l)
 	return l, nil

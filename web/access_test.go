@@ -58,7 +58,7 @@ var wantRole = map[string]linkforge.Role{
 	"robots": "", "robotsHead": "", "securityTxt": "", "securityTxtHead": "",
 	// The operator's: no tenant role reaches them (operator_test.go).
 	"operatorTenants": "operator", "suspendTenant": "operator", "resumeTenant": "operator",
-	"operatorLinks": "operator", "blockLink": "operator", "unblockLink": "operator", "operatorAudit": "operator",
+	"operatorLinks": "operator", "blockLink": "operator", "unblockLink": "operator", "flagLinkUnsafe": "operator", "clearLinkUnsafe": "operator", "operatorAudit": "operator",
 	"listBlocklist": "operator", "addBlocklistEntry": "operator", "deleteBlocklistEntry": "operator",
 	"listAllowlist": "operator", "addAllowlistEntry": "operator", "deleteAllowlistEntry": "operator",
 }

@@ -271,6 +271,7 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	// connections alone, and before the counter: its last deltas then
 	// reach nobody, which is fine.
 	lc.add("dashboard", componentStopBudget, hub.Stop)
+	shared.targets = targets
 	sched, stopSched, err := a.newScheduler(st, schedDue, id, hub, shared, cl, registry)
 	if err != nil {
 		return "", nil, err
@@ -334,6 +335,10 @@ type shared struct {
 	// verifier is the domains' verification, built with the scheduler
 	// whose work it is.
 	verifier *domain.Verifier
+	// targets is the target policy; flag the links service's SetUnsafe,
+	// set once it is built: the target check's (safety.go).
+	targets *blocklist.Files
+	flag    lateFlagger
 }
 
 // expired is the expiry alarms' hook of this node's cache: the link's
@@ -571,13 +576,21 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.H
 	if err != nil {
 		return nil, nil, failed("cannot create expiry alarms", err)
 	}
+	// The alarms first: their claim comes first, their run last.
+	work := []schedule.Work{alarms, deliveries, verifier, sh.visitors, retain}
+	check, err := a.safetyJob(st, sh.targets, &sh.flag)
+	if err != nil {
+		return nil, nil, err
+	}
+	if check != nil {
+		work = append(work, check)
+	}
 	sched, err := schedule.New(schedule.Config{
 		Owner:    id,
 		Logger:   a.log,
 		Registry: registry,
-		// The alarms first: their claim comes first, their run last.
-		Work: []schedule.Work{alarms, deliveries, verifier, sh.visitors, retain},
-		Wake: due,
+		Work:     work,
+		Wake:     due,
 	})
 	if err != nil {
 		return nil, nil, failed("cannot create scheduler", err)
@@ -585,6 +598,9 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.H
 	stop := func(ctx context.Context) error {
 		err := errors.Join(sched.Stop(ctx), deliveries.Close(ctx))
 		retain.Close()
+		if check != nil {
+			check.Close()
+		}
 		return err
 	}
 	return sched, stop, nil
@@ -631,6 +647,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 	if err != nil {
 		return nil, err
 	}
+	sh.flag.set = linkService.SetUnsafe
 	return web.New(web.Config{
 		Store:      st,
 		Counter:    counter,

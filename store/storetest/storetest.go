@@ -94,6 +94,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"RetentionExactBound", testRetentionExactBound},
 		// operator.go
 		{"LinkStates", testLinkStates},
+		{"UnsafeLinks", testUnsafeLinks},
 		{"Operator", testOperator},
 		{"TargetEntries", testTargetEntries},
 	}

@@ -1540,6 +1540,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operator/links/{id}/unsafe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Flag a link as unsafe
+         * @description The operator flags the link as a check would: from this answer on, on every node, every GET and HEAD of it (previews included) gets the warning page naming the target's host, and only its continue button (a POST to the short link) counts a click. Its tenant sees `state: unsafe` and the reason. Webhook `link.unsafe`; audited (`link.unsafe`) in the operator's log and the tenant's.
+         */
+        post: operations["flagLinkUnsafe"];
+        /**
+         * Clear a link's unsafe flag
+         * @description The operator's override of a check: the link redirects again. The next re-check (`--threat-recheck`) flags it again if its target is still flagged; an allowlist entry for the host keeps it clear. Audited as `link.safe`.
+         */
+        delete: operations["clearLinkUnsafe"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1618,6 +1642,8 @@ export interface components {
             state: components["schemas"]["LinkState"];
             /** @description Why the operator blocked the link; null unless blocked. */
             blocked_reason: string | null;
+            /** @description Why the link is unsafe (`blocklist: ENTRY`, `threat-dns: HOST`, or the operator's words); null unless unsafe. */
+            unsafe_reason: string | null;
         };
         /** @description Exactly one JSON object; unknown and duplicate members are refused. null means absent for the optional members. */
         LinkCreate: {
@@ -1976,10 +2002,10 @@ export interface components {
             max_clicks_per_month: number | null;
         };
         /**
-         * @description An event type. Every event's data names its link by slug ("slug" or "link"), "domain" (the host it lives on) and "short_url", as the link's body says them: one slug can live on the public host and on a tenant's domains. link.clicks: one per link per flush, data {"link":"slug","domain","short_url","buckets":[{"start","count"}],"total":N} with absolute counts summed over nodes (upsert them); link.* others: data is the link (slug, domain, short_url, url, title, tags, expires_at, max_clicks, created_at, updated_at); link.limit_reached: {"link","domain","short_url","max_clicks","total"}, once per link; alarm.dead: {"alarm_id","alarm","link","domain","short_url","attempts","error"}. link.disabled (the tenant disabled the link) and link.blocked (the operator blocked it): data is the link, as for link.updated, which comes with them.
+         * @description An event type. Every event's data names its link by slug ("slug" or "link"), "domain" (the host it lives on) and "short_url", as the link's body says them: one slug can live on the public host and on a tenant's domains. link.clicks: one per link per flush, data {"link":"slug","domain","short_url","buckets":[{"start","count"}],"total":N} with absolute counts summed over nodes (upsert them); link.* others: data is the link (slug, domain, short_url, url, title, tags, expires_at, max_clicks, created_at, updated_at); link.limit_reached: {"link","domain","short_url","max_clicks","total"}, once per link; alarm.dead: {"alarm_id","alarm","link","domain","short_url","attempts","error"}. link.disabled (the tenant disabled the link) and link.blocked (the operator blocked it) and link.unsafe (a check or the operator flagged its target): data is the link, as for link.updated, which comes with them.
          * @enum {string}
          */
-        WebhookEvent: "link.created" | "link.updated" | "link.deleted" | "link.expired" | "link.limit_reached" | "alarm.dead" | "link.clicks" | "link.disabled" | "link.blocked";
+        WebhookEvent: "link.created" | "link.updated" | "link.deleted" | "link.expired" | "link.limit_reached" | "alarm.dead" | "link.clicks" | "link.disabled" | "link.blocked" | "link.unsafe";
         WebhookCreate: {
             /** Format: uri */
             url: string;
@@ -2195,10 +2221,10 @@ export interface components {
             invited_at: string;
         };
         /**
-         * @description `active`; `disabled` by the tenant (`PATCH {"disabled": true}`: the link answers 410, or redirects to its fallback_url); `blocked` by the operator, with `blocked_reason` (the link answers 451 with a page that names no target; only the operator lifts it). Stats, tags and history are kept in every state; clicks are not counted while disabled or blocked. A later state (`unsafe`) may be added: clients must accept unknown values.
+         * @description `active`; `disabled` by the tenant (`PATCH {"disabled": true}`: the link answers 410, or redirects to its fallback_url); `blocked` by the operator, with `blocked_reason` (the link answers 451 with a page that names no target; only the operator lifts it); `unsafe`: a check flagged its target (the blocklist at a re-check, the `--threat-dns` filter) or the operator did, with `unsafe_reason`: every GET and HEAD, previews included, gets a warning page naming the target's host, whose continue button (a POST to the short link) is the click. Precedence: blocked, unsafe, disabled. Stats, tags and history are kept in every state; clicks are not counted while disabled or blocked. Clients must accept unknown values.
          * @enum {string}
          */
-        LinkState: "active" | "disabled" | "blocked";
+        LinkState: "active" | "disabled" | "blocked" | "unsafe";
         TenantSummary: {
             name: string;
             /** @enum {string} */
@@ -2488,8 +2514,8 @@ export interface components {
         q: string;
         /** @description Keeps the links carrying this tag (normalized as tags are: trimmed, lower-cased). Repeatable: a link must carry every one. */
         tag: string[];
-        /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, neither disabled nor blocked); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`: the link's `state`; `all`. */
-        state: "active" | "expired" | "disabled" | "blocked" | "all";
+        /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, not disabled, blocked or unsafe); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`, `unsafe`: the link's `state`; `all`. */
+        state: "active" | "expired" | "disabled" | "blocked" | "unsafe" | "all";
         /** @description Order of the listing; `-` is descending. `created`: creation time (an imported link keeps its original one), ties by id; `clicks`: the link's `clicks`, ties by id; `slug`: byte order (capitals before lower case). A cursor belongs to the sort it was returned with (400 `cursor` with another). Under `clicks`, a link whose clicks change between two pages can move past the cursor: it may be missed or seen twice; the other orders never change. */
         sort: "-created" | "created" | "-clicks" | "clicks" | "slug";
         /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
@@ -2734,7 +2760,7 @@ export interface operations {
                 q?: components["parameters"]["q"];
                 /** @description Keeps the links carrying this tag (normalized as tags are: trimmed, lower-cased). Repeatable: a link must carry every one. */
                 tag?: components["parameters"]["tag"];
-                /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, neither disabled nor blocked); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`: the link's `state`; `all`. */
+                /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, not disabled, blocked or unsafe); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`, `unsafe`: the link's `state`; `all`. */
                 state?: components["parameters"]["state"];
                 /** @description Order of the listing; `-` is descending. `created`: creation time (an imported link keeps its original one), ties by id; `clicks`: the link's `clicks`, ties by id; `slug`: byte order (capitals before lower case). A cursor belongs to the sort it was returned with (400 `cursor` with another). Under `clicks`, a link whose clicks change between two pages can move past the cursor: it may be missed or seen twice; the other orders never change. */
                 sort?: components["parameters"]["sort"];
@@ -6249,6 +6275,71 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    flagLinkUnsafe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's id (the `id` of its body). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockRequest"];
+            };
+        };
+        responses: {
+            /** @description The flagged link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    clearLinkUnsafe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's id (the `id` of its body). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorLink"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

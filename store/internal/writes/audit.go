@@ -107,6 +107,20 @@ func (w *Write) LinkBlocked(ctx context.Context, tx Driver, l linkforge.Link, te
 	return w.operator(ctx, tx, l.TenantID, tenant, linkforge.AuditLinkBlock, l.Slug+": "+l.BlockedReason, at)
 }
 
+// LinkUnsafe is a link a check flagged (l.UnsafeReason set): link.unsafe
+// and the audit events link.unsafe; or its flag cleared: link.safe, and
+// no webhook event. The scheduler's check writes with the operator actor
+// of package safety, so that the evidence is in both logs.
+func (w *Write) LinkUnsafe(ctx context.Context, tx Driver, l linkforge.Link, tenant string, at time.Time) error {
+	if l.UnsafeReason == "" {
+		return w.operator(ctx, tx, l.TenantID, tenant, linkforge.AuditLinkSafe, l.Slug, at)
+	}
+	if err := w.linkEvent(ctx, tx, linkforge.EventLinkUnsafe, l, at); err != nil {
+		return err
+	}
+	return w.operator(ctx, tx, l.TenantID, tenant, linkforge.AuditLinkUnsafe, l.Slug+": "+l.UnsafeReason, at)
+}
+
 // TenantSuspended is the audit event of a tenant suspended or resumed.
 func (w *Write) TenantSuspended(ctx context.Context, tx Driver, t linkforge.Tenant, suspended bool, at time.Time) error {
 	action := linkforge.AuditTenantResume

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/blocklist"
+	"github.com/linkforge/linkforge/safety"
+)
+
+// safetyConfig is the threat check's flags (package safety).
+type safetyConfig struct {
+	// Recheck is how often every link's targets are checked again; 0:
+	// never (the blocklist still refuses new targets).
+	Recheck time.Duration
+}
+
+// safetyFlags are global flags, as the others serve reads.
+var safetyFlags = []flagSpec{
+	{"threat-recheck", "DURATION", "24h", "how often the scheduler checks every link's targets again against the blocklist (and --threat-dns): a flagged target makes the link unsafe (a warning page before it), a check's flag whose target is clear again is lifted; one node at a time; 0: never"},
+}
+
+func init() { globalFlags = append(globalFlags, safetyFlags...) }
+
+// buildSafetyConfig validates the threat check's flags into cfg.Safety.
+func buildSafetyConfig(cfg *config, get func(string) (string, string)) error {
+	raw, source := get("threat-recheck")
+	d, err := parseDays(raw)
+	if err != nil || d < 0 || (d > 0 && d < time.Minute) {
+		return usagef("invalid %s %q: a duration of at least 1m (examples: 24h, 7d), or 0 to never re-check", source, strings.TrimSpace(raw))
+	}
+	cfg.Safety.Recheck = d
+	return nil
+}
+
+// lateFlagger is the links service's SetUnsafe, which is built after the
+// scheduler (newWebServer): the scheduler starts after both.
+type lateFlagger struct {
+	set func(ctx context.Context, id int64, reason string) (linkforge.Link, error)
+}
+
+func (f *lateFlagger) flag(ctx context.Context, id int64, reason string) (linkforge.Link, error) {
+	return f.set(ctx, id, reason)
+}
+
+// safetyJob is the scheduler's re-check of every link's targets, or nil
+// with --threat-recheck 0.
+func (a *app) safetyJob(st store, targets *blocklist.Files, flag *lateFlagger) (*safety.Job, error) {
+	if a.cfg.Safety.Recheck == 0 {
+		return nil, nil
+	}
+	j, err := safety.New(safety.Config{Store: st, Flag: flag.flag, Check: &safety.Checker{Targets: targets},
+		Every: a.cfg.Safety.Recheck, Logger: a.log})
+	if err != nil {
+		return nil, failed("cannot create the target check", err)
+	}
+	return j, nil
+}

@@ -1,0 +1,28 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/linkforge/linkforge/store/storetest"
+)
+
+// TestUnsafeMigration: migration 00042 with an unsafe link, down and up
+// again; Down leaves no column of it behind.
+func TestUnsafeMigration(t *testing.T) {
+	pg := mustOpen(t)
+	db, p := schemaOf(t, pg)
+	storetest.UnsafeMigration(t, pg,
+		func(ctx context.Context) error {
+			if _, err := p.DownTo(ctx, 41); err != nil {
+				return err
+			}
+			var n int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.columns
+				WHERE table_schema = current_schema() AND table_name = 'links' AND column_name = 'unsafe_reason'`).Scan(&n); err != nil || n != 0 {
+				t.Errorf("after Down: %d columns of 00042 left (%v), want 0", n, err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error { _, err := p.Up(ctx); return err })
+}

@@ -1,0 +1,31 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/migrations"
+	"github.com/linkforge/linkforge/store/storetest"
+)
+
+// TestUnsafeMigration: migration 00042 with an unsafe link, down and up
+// again; Down leaves no column of it behind.
+func TestUnsafeMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "linkforge.db")
+	s := mustOpen(t, path)
+	db, p := testdb.Schema(t, migrations.SQLite, path)
+	storetest.UnsafeMigration(t, s,
+		func(ctx context.Context) error {
+			if _, err := p.DownTo(ctx, 41); err != nil {
+				return err
+			}
+			var n int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('links') WHERE name = 'unsafe_reason'`).Scan(&n); err != nil || n != 0 {
+				t.Errorf("after Down: %d columns of 00042 left (%v), want 0", n, err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error { _, err := p.Up(ctx); return err })
+}
