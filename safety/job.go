@@ -180,7 +180,7 @@ type Result struct {
 // is, is cleared.
 func (j *Job) Run(ctx context.Context, renew func() error) (Result, error) {
 	ctx = linkforge.WithActor(ctx, Actor)
-	cache := &hostCache{m: map[string]string{}}
+	cache := &hostCache{m: map[string]*verdict{}}
 	var res Result
 	cursor := ""
 	for {

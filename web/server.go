@@ -158,6 +158,9 @@ type Config struct {
 	// with it, and the operator's writes of its entries refresh it. nil:
 	// none.
 	Targets linkforge.TargetPolicy
+	// Threats is the operator's threat filter (a *safety.Checker with
+	// --threat-dns) of the Links built here; nil: none.
+	Threats links.Threats
 	// AbuseContact is the Contact of /.well-known/security.txt (a mailto:
 	// or https: URI); empty: that file answers 404.
 	AbuseContact string

@@ -3,12 +3,17 @@ package web_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/miekg/dns"
+
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/dnstest"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/safety"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -102,6 +107,57 @@ func TestUnsafeInterstitial(t *testing.T) {
 		}
 		if !slices.Equal(events, []string{"link.unsafe"}) {
 			t.Errorf("webhook deliveries: %v, want link.unsafe", events)
+		}
+	})
+}
+
+// TestThreatDNS: with a threat filter (a loopback resolver), a create
+// whose target it sinkholes answers 422 unsafe_target naming the field,
+// a bulk item alone likewise; an update to such a target is let through
+// and turns the link unsafe at once (its visitors get the interstitial);
+// a host the resolver fails on is let through.
+func TestThreatDNS(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		srv := dnstest.Start(t)
+		srv.SetA("fine.test", netip.MustParseAddr("192.0.2.1"))
+		srv.SetA("sink.test", netip.MustParseAddr("0.0.0.0"))
+		srv.SetRcode("broken.test", dns.RcodeServerFailure)
+		e := newEnv(t, s, func(c *web.Config) {
+			c.Threats = &safety.Checker{DNS: &safety.DNSFilter{Addr: srv.Addr()}}
+		})
+		_, tok := mustTenantToken(t, s, "acme")
+		p := mustProblem(t, e.do(http.MethodPost, "/api/v1/links", tok, `{"slug":"x","url":"https://sink.test/login"}`),
+			http.StatusUnprocessableEntity, "url")
+		if p.Code != linkforge.EUnsafeTarget {
+			t.Errorf("create on a sinkholed host: %+v, want unsafe_target", p)
+		}
+		r := e.do(http.MethodPost, "/api/v1/bulk/links", tok, `{"links":[{"slug":"b1","url":"https://fine.test/"},{"slug":"b2","url":"https://sink.test/"}]}`)
+		mustStatus(t, r, http.StatusOK)
+		bulk := mustJSON[struct {
+			Results []struct {
+				Status  int         `json:"status"`
+				Problem problemBody `json:"problem"`
+			} `json:"results"`
+		}](t, r)
+		if len(bulk.Results) != 2 || bulk.Results[0].Status != http.StatusCreated || bulk.Results[1].Problem.Code != linkforge.EUnsafeTarget {
+			t.Errorf("bulk results %+v, want 201 then 422 unsafe_target", bulk.Results)
+		}
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/links", tok, `{"slug":"nv","url":"https://broken.test/"}`), http.StatusCreated)
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/links", tok, `{"slug":"up","url":"https://fine.test/"}`), http.StatusCreated)
+		r = e.do(http.MethodPatch, "/api/v1/links/up", tok, `{"url":"https://sink.test/now"}`)
+		mustStatus(t, r, http.StatusOK)
+		if b := mustJSON[struct {
+			State        string  `json:"state"`
+			UnsafeReason *string `json:"unsafe_reason"`
+		}](t, r); b.State != "unsafe" || b.UnsafeReason == nil || *b.UnsafeReason != "threat-dns: sink.test" {
+			t.Errorf("update to a sinkholed host: %s", r)
+		}
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/up", nil)
+		r = e.send(req)
+		mustHTML(t, r, http.StatusOK)
+		if !strings.Contains(string(r.body), `<strong id="target-host">sink.test</strong>`) {
+			t.Errorf("the updated link's visit: %s", r.body)
 		}
 	})
 }

@@ -15,10 +15,14 @@ type safetyConfig struct {
 	// Recheck is how often every link's targets are checked again; 0:
 	// never (the blocklist still refuses new targets).
 	Recheck time.Duration
+	// ThreatDNS is the filtering resolver (host:port or a DoH URL); "":
+	// none, and nothing is sent anywhere.
+	ThreatDNS string
 }
 
 // safetyFlags are global flags, as the others serve reads.
 var safetyFlags = []flagSpec{
+	{"threat-dns", "ADDR", "", "a filtering DNS resolver (HOST:PORT, or an https:// DNS-over-HTTPS URL) asked about every target host: its sinkhole answer (0.0.0.0, ::, NXDOMAIN) refuses a create (422 unsafe_target) and makes an existing or updated link unsafe; empty: none, nothing is sent anywhere"},
 	{"threat-recheck", "DURATION", "24h", "how often the scheduler checks every link's targets again against the blocklist (and --threat-dns): a flagged target makes the link unsafe (a warning page before it), a check's flag whose target is clear again is lifted; one node at a time; 0: never"},
 }
 
@@ -32,6 +36,13 @@ func buildSafetyConfig(cfg *config, get func(string) (string, string)) error {
 		return usagef("invalid %s %q: a duration of at least 1m (examples: 24h, 7d), or 0 to never re-check", source, strings.TrimSpace(raw))
 	}
 	cfg.Safety.Recheck = d
+	raw, source = get("threat-dns")
+	if raw = strings.TrimSpace(raw); raw != "" {
+		if err := safety.ValidateDNSAddr(raw); err != nil {
+			return usagef("invalid %s %q: %v", source, raw, err)
+		}
+	}
+	cfg.Safety.ThreatDNS = raw
 	return nil
 }
 
@@ -45,13 +56,22 @@ func (f *lateFlagger) flag(ctx context.Context, id int64, reason string) (linkfo
 	return f.set(ctx, id, reason)
 }
 
+// safetyChecker is the target check of targets and --threat-dns.
+func (a *app) safetyChecker(targets *blocklist.Files) *safety.Checker {
+	c := &safety.Checker{Targets: targets}
+	if a.cfg.Safety.ThreatDNS != "" {
+		c.DNS = &safety.DNSFilter{Addr: a.cfg.Safety.ThreatDNS}
+	}
+	return c
+}
+
 // safetyJob is the scheduler's re-check of every link's targets, or nil
 // with --threat-recheck 0.
-func (a *app) safetyJob(st store, targets *blocklist.Files, flag *lateFlagger) (*safety.Job, error) {
+func (a *app) safetyJob(st store, check *safety.Checker, flag *lateFlagger) (*safety.Job, error) {
 	if a.cfg.Safety.Recheck == 0 {
 		return nil, nil
 	}
-	j, err := safety.New(safety.Config{Store: st, Flag: flag.flag, Check: &safety.Checker{Targets: targets},
+	j, err := safety.New(safety.Config{Store: st, Flag: flag.flag, Check: check,
 		Every: a.cfg.Safety.Recheck, Logger: a.log})
 	if err != nil {
 		return nil, failed("cannot create the target check", err)

@@ -31,6 +31,7 @@ import (
 	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/quota"
+	"github.com/linkforge/linkforge/safety"
 	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/visitor"
@@ -272,6 +273,7 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	// reach nobody, which is fine.
 	lc.add("dashboard", componentStopBudget, hub.Stop)
 	shared.targets = targets
+	shared.checker = a.safetyChecker(targets)
 	sched, stopSched, err := a.newScheduler(st, schedDue, id, hub, shared, cl, registry)
 	if err != nil {
 		return "", nil, err
@@ -338,6 +340,7 @@ type shared struct {
 	// targets is the target policy; flag the links service's SetUnsafe,
 	// set once it is built: the target check's (safety.go).
 	targets *blocklist.Files
+	checker *safety.Checker
 	flag    lateFlagger
 }
 
@@ -578,7 +581,7 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.H
 	}
 	// The alarms first: their claim comes first, their run last.
 	work := []schedule.Work{alarms, deliveries, verifier, sh.visitors, retain}
-	check, err := a.safetyJob(st, sh.targets, &sh.flag)
+	check, err := a.safetyJob(st, sh.checker, &sh.flag)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -640,6 +643,9 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 	lc := links.Config{Store: st, Hasher: sh.passwords, Cache: sh.cache, Publisher: sh.feed, Alarms: sched,
 		SelfHostsOf: sh.cache.LoopHosts, ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: sh.addresses.Base,
 		Domain: domains.ResolveID, Targets: targets}
+	if sh.checker != nil && sh.checker.DNS != nil {
+		lc.Threats = sh.checker
+	}
 	if cl.peers != nil {
 		lc.Peers = cl.peers
 	}

@@ -1751,7 +1751,7 @@ export interface components {
              * @description Application error code.
              * @enum {string}
              */
-            code?: "invalid" | "not_found" | "conflict" | "unauthorized" | "gone" | "too_large" | "rate_limited" | "unavailable" | "internal" | "unsupported_media_type" | "method_not_allowed" | "request_timeout" | "quota_exceeded" | "forbidden" | "blocked_target";
+            code?: "invalid" | "not_found" | "conflict" | "unauthorized" | "gone" | "too_large" | "rate_limited" | "unavailable" | "internal" | "unsupported_media_type" | "method_not_allowed" | "request_timeout" | "quota_exceeded" | "forbidden" | "blocked_target" | "unsafe_target";
             errors?: components["schemas"]["FieldError"][];
         };
         /**
@@ -1897,7 +1897,7 @@ export interface components {
             /** @description Links of the tenant carrying the tag. */
             links: number;
         };
-        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link, or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch), 422 (`blocked_target`: a target on the operator's blocklist) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
+        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link, or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch), 422 (`blocked_target`: a target on the operator's blocklist; `unsafe_target`: one its threat filter flags) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
         BulkResult: {
             /** @enum {integer} */
             status: 201 | 400 | 409 | 422 | 500 | 503;
@@ -2463,7 +2463,7 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description A target URL's host (url, fallback_url, a device URL, a rule's or a variant's URL) is on the operator's target blocklist (problem code `blocked_target`): each such field is in `errors`, its detail naming the host and the entry that matched (an entry blocks its host and every host under it, in any spelling: IDNA, case, trailing dot). The operator's allowlist wins over the blocklist. Nothing was written. */
+        /** @description A target URL's host (url, fallback_url, a device URL, a rule's or a variant's URL) is on the operator's target blocklist (problem code `blocked_target`): each such field is in `errors`, its detail naming the host and the entry that matched (an entry blocks its host and every host under it, in any spelling: IDNA, case, trailing dot). The operator's allowlist wins over the blocklist. Nothing was written. With `--threat-dns`, a create or bulk item whose target host the operator's filtering resolver sinkholes (0.0.0.0, ::, NXDOMAIN) answers 422 `unsafe_target` likewise; an update to such a host is let through and turns the link `unsafe` at once; a resolver that does not answer lets the write through. */
         BlockedTarget: {
             headers: {
                 [name: string]: unknown;
