@@ -123,6 +123,7 @@ type OperatorStore interface {
 	// SetUserOperator makes the user of email an operator, or not.
 	SetUserOperator(ctx context.Context, email string, operator bool) error
 	TargetEntryStore
+	ReportStore
 }
 
 // TargetHostPatterns are the LIKE patterns (without escapes: host is a

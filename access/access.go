@@ -158,13 +158,19 @@ var table = map[string]Requirement{
 	"DELETE /api/v1/operator/links/:id/block":     operator,
 	"POST /api/v1/operator/links/:id/unsafe":      operator,
 	"DELETE /api/v1/operator/links/:id/unsafe":    operator,
-	"GET /api/v1/operator/audit":                  operator,
-	"GET /api/v1/operator/blocklist":              operator,
-	"POST /api/v1/operator/blocklist":             operator,
-	"DELETE /api/v1/operator/blocklist":           operator,
-	"GET /api/v1/operator/allowlist":              operator,
-	"POST /api/v1/operator/allowlist":             operator,
-	"DELETE /api/v1/operator/allowlist":           operator,
+	"GET /api/v1/operator/reports":                operator,
+	"POST /api/v1/operator/reports/:id/resolve":   operator,
+	// Abuse reports: anyone, limited per client address (web/reports.go).
+	"GET /report":                       public,
+	"POST /report":                      public,
+	"POST /api/v1/reports":              public,
+	"GET /api/v1/operator/audit":        operator,
+	"GET /api/v1/operator/blocklist":    operator,
+	"POST /api/v1/operator/blocklist":   operator,
+	"DELETE /api/v1/operator/blocklist": operator,
+	"GET /api/v1/operator/allowlist":    operator,
+	"POST /api/v1/operator/allowlist":   operator,
+	"DELETE /api/v1/operator/allowlist": operator,
 
 	// A domain's verification answer: the token is not a secret, and the
 	// verifier fetching it holds no credential.

@@ -49,6 +49,7 @@ func (s *Server) operatorRouteTable(r *router) {
 	r.add(http.MethodDelete, pathOperatorUnsafe, false, s.clearUnsafe, op(http.MethodDelete, pathOperatorUnsafe)...)
 	r.add(http.MethodGet, pathOperatorAudit, false, s.operatorAudit, op(http.MethodGet, pathOperatorAudit)...)
 	s.targetsRouteTable(r, op) // targets.go
+	s.reportsRouteTable(r, op) // reports.go
 }
 
 // operatorBucket offsets the rate limit's bucket of an operator token, so

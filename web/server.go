@@ -42,6 +42,7 @@ import (
 	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/redirect"
 	"github.com/linkforge/linkforge/visitor"
+	"github.com/linkforge/linkforge/webhook"
 )
 
 // Defaults of Config's zero values.
@@ -164,6 +165,9 @@ type Config struct {
 	// AbuseContact is the Contact of /.well-known/security.txt (a mailto:
 	// or https: URI); empty: that file answers 404.
 	AbuseContact string
+	// ReportWebhook is the operator's receiver of report.created
+	// (--report-webhook); a zero URL: none.
+	ReportWebhook ReportWebhook
 	// NotFoundURL is where an unknown slug redirects (302) instead of the
 	// 404 page; empty: the 404 page.
 	NotFoundURL string
@@ -245,6 +249,10 @@ type Server struct {
 	// robotsAllow and abuseContact are Config's (wellknown.go).
 	robotsAllow  bool
 	abuseContact string
+	// reportHook is Config.ReportWebhook, reportClient its transport,
+	// under the webhooks' address policy (reports.go).
+	reportHook   ReportWebhook
+	reportClient *http.Client
 	targets      linkforge.TargetPolicy // Config.Targets (targets.go)
 	// redirects answers the short links, GET / and the password form
 	// (package redirect).
@@ -359,13 +367,17 @@ func newServer(cfg Config) *Server {
 		store:        cfg.Store,
 		robotsAllow:  cfg.RobotsAllow,
 		abuseContact: cfg.AbuseContact,
-		targets:      cfg.Targets,
-		logger:       cfg.Logger,
-		now:          cfg.Now,
-		shortBase:    strings.TrimSuffix(cfg.PublicURL.String(), "/"),
-		selfHosts:    []string{linkforge.SelfHost(cfg.PublicURL)},
-		live:         cfg.Live,
-		alarms:       cfg.Alarms,
+		reportHook:   cfg.ReportWebhook,
+		reportClient: &http.Client{Timeout: webhook.DefaultTimeout,
+			Transport:     webhook.NewGuardedTransport(webhook.TransportOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		targets:   cfg.Targets,
+		logger:    cfg.Logger,
+		now:       cfg.Now,
+		shortBase: strings.TrimSuffix(cfg.PublicURL.String(), "/"),
+		selfHosts: []string{linkforge.SelfHost(cfg.PublicURL)},
+		live:      cfg.Live,
+		alarms:    cfg.Alarms,
 		// webhooks (webhooks.go)
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		peers:               cfg.Peers,
@@ -437,6 +449,7 @@ func (s *Server) initServices(cfg Config) error {
 // feed's.
 func (s *Server) initLimiters(cfg Config) error {
 	s.limits.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
+	s.limits.reports = password.NewLimiter(reportsPerClient, reportsWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -647,6 +660,8 @@ type clientLimits struct {
 	// logins limits sign-in guesses per account and per client address
 	// (signin.go).
 	logins *password.Limiter
+	// reports limits abuse reports per client address (reports.go).
+	reports *password.Limiter
 }
 
 // add registers one route. Routes that take no body answer without
@@ -721,6 +736,7 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "sort", "limit", "cursor", "domain"},
 	// The operator's (operator.go).
 	http.MethodGet + " " + pathOperatorLinks:        {"q", "target_host", "state", "limit", "cursor"},
+	http.MethodGet + " " + pathOperatorReports:      {"state", "limit", "cursor"},
 	http.MethodGet + " " + pathOperatorAudit:        {"limit", "cursor"},
 	http.MethodDelete + " " + pathOperatorBlocklist: {"host"},
 	http.MethodDelete + " " + pathOperatorAllowlist: {"host"},

@@ -50,6 +50,7 @@ type Store interface {
 	OperatorAudit(ctx context.Context, limit int, before int64) ([]linkforge.AuditEvent, error)
 	// The operator's target entries (targets.go).
 	linkforge.TargetEntryStore
+	linkforge.ReportStore
 
 	// Stats and breakdowns (stats.go, analytics.go).
 	Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stats, error)

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/blocklist"
 	"github.com/linkforge/linkforge/safety"
+	"github.com/linkforge/linkforge/web"
+	"github.com/linkforge/linkforge/webhook"
 )
 
 // safetyConfig is the threat check's flags (package safety).
@@ -18,10 +21,15 @@ type safetyConfig struct {
 	// ThreatDNS is the filtering resolver (host:port or a DoH URL); "":
 	// none, and nothing is sent anywhere.
 	ThreatDNS string
+	// ReportWebhook and ReportSecret are the operator's receiver of
+	// report.created; "": none.
+	ReportWebhook, ReportSecret string
 }
 
 // safetyFlags are global flags, as the others serve reads.
 var safetyFlags = []flagSpec{
+	{"report-webhook", "URL", "", "the operator's receiver of report.created (a POST for each abuse report, up to 3 attempts; the webhooks' address policy applies); empty: none"},
+	{"report-webhook-secret", "SECRET", "", "whsec_... secret that signs report.created as tenants' webhooks are signed (webhook-signature); empty: unsigned"},
 	{"threat-dns", "ADDR", "", "a filtering DNS resolver (HOST:PORT, or an https:// DNS-over-HTTPS URL) asked about every target host: its sinkhole answer (0.0.0.0, ::, NXDOMAIN) refuses a create (422 unsafe_target) and makes an existing or updated link unsafe; empty: none, nothing is sent anywhere"},
 	{"threat-recheck", "DURATION", "24h", "how often the scheduler checks every link's targets again against the blocklist (and --threat-dns): a flagged target makes the link unsafe (a warning page before it), a check's flag whose target is clear again is lifted; one node at a time; 0: never"},
 }
@@ -43,6 +51,18 @@ func buildSafetyConfig(cfg *config, get func(string) (string, string)) error {
 		}
 	}
 	cfg.Safety.ThreatDNS = raw
+	raw, source = get("report-webhook")
+	if raw = strings.TrimSpace(raw); raw != "" {
+		if u, err := url.Parse(raw); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return usagef("invalid %s %q: want an absolute http(s) URL", source, raw)
+		}
+	}
+	cfg.Safety.ReportWebhook = raw
+	raw, source = get("report-webhook-secret")
+	if raw != "" && !strings.HasPrefix(raw, webhook.SecretPrefix) {
+		return usagef("invalid %s: want a whsec_ secret (as a webhook's)", source)
+	}
+	cfg.Safety.ReportSecret = raw
 	return nil
 }
 
@@ -54,6 +74,11 @@ type lateFlagger struct {
 
 func (f *lateFlagger) flag(ctx context.Context, id int64, reason string) (linkforge.Link, error) {
 	return f.set(ctx, id, reason)
+}
+
+// reportWebhook is web's Config.ReportWebhook of the flags.
+func (a *app) reportWebhook() web.ReportWebhook {
+	return web.ReportWebhook{URL: a.cfg.Safety.ReportWebhook, Secret: a.cfg.Safety.ReportSecret}
 }
 
 // safetyChecker is the target check of targets and --threat-dns.

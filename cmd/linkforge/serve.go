@@ -680,11 +680,12 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		RateLimit:    a.cfg.RateLimit,
 		RateBurst:    a.cfg.RateBurst,
 
-		RootURL:      a.cfg.RootURL,
-		NotFoundURL:  a.cfg.NotFoundURL,
-		RobotsAllow:  a.cfg.RobotsAllow,
-		AbuseContact: a.cfg.AbuseContact,
-		Targets:      targets,
+		RootURL:       a.cfg.RootURL,
+		NotFoundURL:   a.cfg.NotFoundURL,
+		RobotsAllow:   a.cfg.RobotsAllow,
+		AbuseContact:  a.cfg.AbuseContact,
+		ReportWebhook: a.reportWebhook(),
+		Targets:       targets,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,

@@ -29,3 +29,23 @@ func TestUnsafeMigration(t *testing.T) {
 		},
 		func(ctx context.Context) error { _, err := p.Up(ctx); return err })
 }
+
+// TestReportsMigration: migration 00043 with a report, down and up again;
+// Down leaves no table behind.
+func TestReportsMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "linkforge.db")
+	s := mustOpen(t, path)
+	db, p := testdb.Schema(t, migrations.SQLite, path)
+	storetest.ReportsMigration(t, s,
+		func(ctx context.Context) error {
+			if _, err := p.DownTo(ctx, 42); err != nil {
+				return err
+			}
+			var n int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'abuse_reports%'`).Scan(&n); err != nil || n != 0 {
+				t.Errorf("after Down: %d tables or indexes of 00043 left (%v), want 0", n, err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error { _, err := p.Up(ctx); return err })
+}

@@ -1389,7 +1389,7 @@ export interface paths {
         };
         /**
          * The operator's audit log
-         * @description Every operator action (`tenant.suspend`, `tenant.resume`, `link.block`, `link.unblock`, `operator.token_create`, `operator.token_revoke`, `operator.target_add`, `operator.target_remove`), newest first, with the tenant it concerned. The same events are in each tenant's own log.
+         * @description Every operator action (`tenant.suspend`, `tenant.resume`, `link.block`, `link.unblock`, `link.unsafe`, `link.safe`, `report.block`, `report.dismiss`, `operator.token_create`, `operator.token_revoke`, `operator.target_add`, `operator.target_remove`), newest first, with the tenant it concerned. The same events are in each tenant's own log.
          */
         get: operations["operatorAudit"];
         put?: never;
@@ -1559,6 +1559,91 @@ export interface paths {
          * @description The operator's override of a check: the link redirects again. The next re-check (`--threat-recheck`) flags it again if its target is still flagged; an allowlist entry for the host keeps it clear. Audited as `link.safe`.
          */
         delete: operations["clearLinkUnsafe"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The abuse report form
+         * @description A visitor page (styled as the others, `noindex`) with the short URL of `?url=` filled in; the warning page of an unsafe link links to it. Anyone may use it.
+         */
+        get: operations["reportForm"];
+        put?: never;
+        /**
+         * Send the abuse report form
+         * @description As POST /api/v1/reports, from the form: 202 with a thank-you page, or the form again with what is wrong (400) or 429. The page never names the link's target.
+         */
+        post: operations["sendReportForm"];
+        delete?: never;
+        options?: never;
+        /** HEAD of the abuse report form */
+        head: operations["reportFormHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a short link
+         * @description Anyone may report a short URL of this service (no credential). The answer is 202 whatever the link, and names nothing of it (not its target, not whether the slug exists). A client address (its /64 for IPv6) may send 5 reports in any 10 minutes, then 429 with `Retry-After`; a refused report is not counted. The operator lists reports (GET /api/v1/operator/reports) and gets `report.created` at `--report-webhook`.
+         */
+        post: operations["createReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operator/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Abuse reports
+         * @description Every abuse report, newest first, with the reported link's id, slug and tenant (null when the URL named no link). `state=open` keeps the unresolved ones.
+         */
+        get: operations["operatorReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operator/reports/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an abuse report
+         * @description `block` blocks the reported link with the reason `abuse report ID: REASON` (451 from this answer on; audited `link.block` in both logs and `report.block` in the operator's); `dismiss` closes the report (`report.dismiss`). 409: resolved already, or `block` of a report that names no link.
+         */
+        post: operations["resolveReport"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2277,6 +2362,39 @@ export interface components {
              */
             host: string;
             note?: string;
+        };
+        ReportRequest: {
+            /** @description The short URL reported (on the public host or a tenant's domain). */
+            url: string;
+            /** @description What is wrong with the link. */
+            reason: string;
+            /** @description The reporter's email, for the operator's questions; optional. */
+            email?: string;
+        };
+        Report: {
+            id: string;
+            /** @description As the reporter sent it. */
+            url: string;
+            reason: string;
+            email: string | null;
+            /** @description The reported link's id; null when the URL named no link (or it was deleted since). */
+            link_id: string | null;
+            slug: string | null;
+            tenant: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            state: "open" | "blocked" | "dismissed";
+            /** Format: date-time */
+            resolved_at: string | null;
+        };
+        ReportPage: {
+            reports: components["schemas"]["Report"][];
+            next_cursor: string | null;
+        };
+        ResolveReportRequest: {
+            /** @enum {string} */
+            action: "block" | "dismiss";
         };
     };
     responses: {
@@ -6343,6 +6461,198 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    reportForm: {
+        parameters: {
+            query?: {
+                /** @description The short URL to report. */
+                url?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    sendReportForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    url: string;
+                    reason: string;
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: the thank-you page. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The form again, with what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Too many reports from this address: the form again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    reportFormHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As GET, without the body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    createReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportRequest"];
+            };
+        };
+        responses: {
+            /** @description Received. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "received";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    operatorReports: {
+        parameters: {
+            query?: {
+                /** @description `open` or `all` (default). */
+                state?: "open" | "all";
+                /** @description Page size. */
+                limit?: components["parameters"]["limit"];
+                /** @description next_cursor of the previous page; absent for the first page. */
+                cursor?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of reports. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    resolveReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The report's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveReportRequest"];
+            };
+        };
+        responses: {
+            /** @description The resolved report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

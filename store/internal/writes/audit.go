@@ -266,6 +266,16 @@ func (w *Write) operatorOnly(ctx context.Context, tx Driver, action string, id i
 	return tx.InsertOperatorAudit(ctx, a, action, strconv.FormatInt(id, 10), "", at)
 }
 
+// ReportResolved is the audit event of an abuse report resolved, in the
+// operator's log alone (a block is audited in both by BlockLink).
+func (w *Write) ReportResolved(ctx context.Context, tx Driver, r linkforge.Report, at time.Time) error {
+	action := linkforge.AuditReportDismiss
+	if r.Resolution == linkforge.ReportBlock {
+		action = linkforge.AuditReportBlock
+	}
+	return w.operatorOnly(ctx, tx, action, r.ID, at)
+}
+
 // TargetEntryAdded is the audit event of an entry added to the operator's
 // blocklist or allowlist, in the operator's log alone.
 func (w *Write) TargetEntryAdded(ctx context.Context, tx Driver, e linkforge.TargetEntry, at time.Time) error {
