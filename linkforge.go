@@ -99,6 +99,8 @@ type Link struct {
 	// warning interstitial naming the target's host, and a click counts
 	// only when they continue.
 	UnsafeReason string
+	// Health is the last check of the link's targets (package health).
+	Health LinkHealth
 	// TenantSuspended is filled by LinkBySlug alone (the redirect path):
 	// the link's tenant is suspended, so the link answers 451.
 	TenantSuspended bool

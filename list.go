@@ -73,6 +73,9 @@ type ListQuery struct {
 	// State is judged at Now (zero: the store's clock); "" is StateAll.
 	State LinkState
 	Now   time.Time
+	// Health keeps the links whose last check is HealthOK, HealthBroken
+	// or HealthUnchecked; "": every link.
+	Health string
 	// Sort is the order; "" is SortCreatedDesc.
 	Sort ListSort
 	// Cursor resumes after the last link of a previous page of the same

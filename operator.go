@@ -124,6 +124,7 @@ type OperatorStore interface {
 	SetUserOperator(ctx context.Context, email string, operator bool) error
 	TargetEntryStore
 	ReportStore
+	HealthStore
 }
 
 // TargetHostPatterns are the LIKE patterns (without escapes: host is a

@@ -157,6 +157,7 @@ var table = map[string]Requirement{
 	"POST /api/v1/operator/links/:id/block":       operator,
 	"DELETE /api/v1/operator/links/:id/block":     operator,
 	"POST /api/v1/operator/links/:id/unsafe":      operator,
+	"POST /api/v1/links/:slug/check":              editor,
 	"DELETE /api/v1/operator/links/:id/unsafe":    operator,
 	"GET /api/v1/operator/reports":                operator,
 	"POST /api/v1/operator/reports/:id/resolve":   operator,

@@ -39,6 +39,8 @@ type Link struct {
 	// UnsafeReason says why a check (or the operator) flagged the link's
 	// target (State "unsafe": a warning page before it); nil otherwise.
 	UnsafeReason *string `json:"unsafe_reason"`
+	// Health is the last check of the link's targets.
+	Health LinkHealth `json:"health"`
 
 	// Routing (routing.go): RedirectStatus is 302 unless set.
 	RedirectStatus int       `json:"redirect_status"`
@@ -256,3 +258,12 @@ func (c *Client) CreateLinks(ctx context.Context, links []NewLink) ([]BulkResult
 // Ptr returns a pointer to v: the optional fields of NewLink and
 // LinkUpdate are pointers.
 func Ptr[T any](v T) *T { return &v }
+
+// LinkHealth is a link's health: State "ok", "broken" or "unchecked", with
+// the last check's HTTP status, time and error (nil when none).
+type LinkHealth struct {
+	State     string     `json:"state"`
+	Status    *int       `json:"status"`
+	CheckedAt *time.Time `json:"checked_at"`
+	Error     *string    `json:"error"`
+}

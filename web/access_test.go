@@ -59,7 +59,7 @@ var wantRole = map[string]linkforge.Role{
 	// The operator's: no tenant role reaches them (operator_test.go).
 	"operatorTenants": "operator", "suspendTenant": "operator", "resumeTenant": "operator",
 	"operatorLinks": "operator", "blockLink": "operator", "unblockLink": "operator", "flagLinkUnsafe": "operator", "clearLinkUnsafe": "operator", "operatorAudit": "operator",
-	"operatorReports": "operator", "resolveReport": "operator",
+	"operatorReports": "operator", "resolveReport": "operator", "checkLink": "editor",
 	"reportForm": "", "reportFormHead": "", "sendReportForm": "", "createReport": "",
 	"listBlocklist": "operator", "addBlocklistEntry": "operator", "deleteBlocklistEntry": "operator",
 	"listAllowlist": "operator", "addAllowlistEntry": "operator", "deleteAllowlistEntry": "operator",

@@ -42,7 +42,7 @@ func TestLinkLifecycle(t *testing.T) {
 		wantKeys := []string{"id", "short_url", "slug", "domain", "url", "expires_at", "max_clicks", "fallback_url",
 			"tags", "created_at", "updated_at", "expired_at", "clicks",
 			"title", "password_protected", "device_urls", "imported_clicks",
-			"redirect_status", "forward_query", "rules", "variants", "og", "state", "blocked_reason", "unsafe_reason"}
+			"redirect_status", "forward_query", "rules", "variants", "og", "state", "blocked_reason", "unsafe_reason", "health"}
 		var keys []string
 		for k := range raw {
 			keys = append(keys, k)

@@ -35,6 +35,7 @@ import (
 	"github.com/linkforge/linkforge/access"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/domain"
+	"github.com/linkforge/linkforge/health"
 	"github.com/linkforge/linkforge/linkcache"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/oidclogin"
@@ -165,6 +166,9 @@ type Config struct {
 	// AbuseContact is the Contact of /.well-known/security.txt (a mailto:
 	// or https: URI); empty: that file answers 404.
 	AbuseContact string
+	// Health checks links' targets (POST /api/v1/links/{slug}/check);
+	// nil: one of its own under the webhooks' address policy.
+	Health *health.Checker
 	// ReportWebhook is the operator's receiver of report.created
 	// (--report-webhook); a zero URL: none.
 	ReportWebhook ReportWebhook
@@ -252,6 +256,7 @@ type Server struct {
 	// reportHook is Config.ReportWebhook, reportClient its transport,
 	// under the webhooks' address policy (reports.go).
 	reportHook   ReportWebhook
+	health       *health.Checker // Config.Health (health.go)
 	reportClient *http.Client
 	targets      linkforge.TargetPolicy // Config.Targets (targets.go)
 	// redirects answers the short links, GET / and the password form
@@ -368,6 +373,7 @@ func newServer(cfg Config) *Server {
 		robotsAllow:  cfg.RobotsAllow,
 		abuseContact: cfg.AbuseContact,
 		reportHook:   cfg.ReportWebhook,
+		health:       cfg.Health,
 		reportClient: &http.Client{Timeout: webhook.DefaultTimeout,
 			Transport:     webhook.NewGuardedTransport(webhook.TransportOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
@@ -390,6 +396,9 @@ func newServer(cfg Config) *Server {
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.health == nil {
+		s.health = health.New(health.Config{AllowPrivate: cfg.WebhookAllowPrivate, Now: s.now})
 	}
 	s.initPasswords(cfg)
 	s.imports = newImportGate(cfg.MaxConcurrentImports)
@@ -501,6 +510,7 @@ const (
 	pathLink      = pathLinks + "/:slug"
 	pathLinkStats = pathLink + "/stats"
 	pathLinkQR    = pathLink + "/qr"
+	pathLinkCheck = pathLink + "/check"
 	pathBulkLinks = apiPrefix + "/bulk/links"
 	pathTags      = apiPrefix + "/tags"
 	pathStats     = apiPrefix + "/stats"
@@ -585,6 +595,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodDelete, pathLink, false, s.deleteLink, api(http.MethodDelete, pathLink)...)
 	r.add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
 	r.add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
+	r.add(http.MethodPost, pathLinkCheck, false, s.checkLink, api(http.MethodPost, pathLinkCheck)...) // health.go
 	r.add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
 	r.add(http.MethodGet, pathLinkBreakdown, false, s.linkBreakdown, api(http.MethodGet, pathLinkBreakdown)...)
 	r.add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
@@ -733,7 +744,7 @@ func getOnlyPaths(routes []*echo.Route) map[string]bool {
 // "METHOD path template"; a route not listed accepts none. A later feature
 // that adds a parameter adds it here.
 var apiQuery = map[string][]string{
-	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "sort", "limit", "cursor", "domain"},
+	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "health", "sort", "limit", "cursor", "domain"},
 	// The operator's (operator.go).
 	http.MethodGet + " " + pathOperatorLinks:        {"q", "target_host", "state", "limit", "cursor"},
 	http.MethodGet + " " + pathOperatorReports:      {"state", "limit", "cursor"},

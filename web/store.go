@@ -51,6 +51,7 @@ type Store interface {
 	// The operator's target entries (targets.go).
 	linkforge.TargetEntryStore
 	linkforge.ReportStore
+	linkforge.HealthStore
 
 	// Stats and breakdowns (stats.go, analytics.go).
 	Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stats, error)

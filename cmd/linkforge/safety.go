@@ -8,6 +8,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/blocklist"
+	"github.com/linkforge/linkforge/health"
 	"github.com/linkforge/linkforge/safety"
 	"github.com/linkforge/linkforge/web"
 	"github.com/linkforge/linkforge/webhook"
@@ -24,10 +25,14 @@ type safetyConfig struct {
 	// ReportWebhook and ReportSecret are the operator's receiver of
 	// report.created; "": none.
 	ReportWebhook, ReportSecret string
+	// HealthEvery is how often every link's targets are checked (package
+	// health); 0: never (POST /api/v1/links/{slug}/check still works).
+	HealthEvery time.Duration
 }
 
 // safetyFlags are global flags, as the others serve reads.
 var safetyFlags = []flagSpec{
+	{"health-check-interval", "DURATION", "0", "how often the scheduler checks every link's targets (HEAD then GET, redirects followed, 1 request a second per host, the webhooks' address policy) and marks the links broken or ok (link.broken); one node at a time; 0: never (opt-in: it contacts every target; 24h is a good value)"},
 	{"report-webhook", "URL", "", "the operator's receiver of report.created (a POST for each abuse report, up to 3 attempts; the webhooks' address policy applies); empty: none"},
 	{"report-webhook-secret", "SECRET", "", "whsec_... secret that signs report.created as tenants' webhooks are signed (webhook-signature); empty: unsigned"},
 	{"threat-dns", "ADDR", "", "a filtering DNS resolver (HOST:PORT, or an https:// DNS-over-HTTPS URL) asked about every target host: its sinkhole answer (0.0.0.0, ::, NXDOMAIN) refuses a create (422 unsafe_target) and makes an existing or updated link unsafe; empty: none, nothing is sent anywhere"},
@@ -44,6 +49,11 @@ func buildSafetyConfig(cfg *config, get func(string) (string, string)) error {
 		return usagef("invalid %s %q: a duration of at least 1m (examples: 24h, 7d), or 0 to never re-check", source, strings.TrimSpace(raw))
 	}
 	cfg.Safety.Recheck = d
+	raw, source = get("health-check-interval")
+	if d, err = parseDays(raw); err != nil || d < 0 || (d > 0 && d < time.Minute) {
+		return usagef("invalid %s %q: a duration of at least 1m (examples: 24h, 7d), or 0 to never check", source, strings.TrimSpace(raw))
+	}
+	cfg.Safety.HealthEvery = d
 	raw, source = get("threat-dns")
 	if raw = strings.TrimSpace(raw); raw != "" {
 		if err := safety.ValidateDNSAddr(raw); err != nil {
@@ -88,6 +98,19 @@ func (a *app) safetyChecker(targets *blocklist.Files) *safety.Checker {
 		c.DNS = &safety.DNSFilter{Addr: a.cfg.Safety.ThreatDNS}
 	}
 	return c
+}
+
+// healthJob is the scheduler's check of every link's targets, or nil with
+// --health-check-interval 0.
+func (a *app) healthJob(st store, checker *health.Checker) (*health.Job, error) {
+	if a.cfg.Safety.HealthEvery == 0 {
+		return nil, nil
+	}
+	j, err := health.NewJob(health.JobConfig{Store: st, Checker: checker, Every: a.cfg.Safety.HealthEvery, Logger: a.log})
+	if err != nil {
+		return nil, failed("cannot create the health check", err)
+	}
+	return j, nil
 }
 
 // safetyJob is the scheduler's re-check of every link's targets, or nil

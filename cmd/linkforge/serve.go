@@ -21,6 +21,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/health"
 	"github.com/linkforge/linkforge/internal/clusterfeed"
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/linkcache"
@@ -274,6 +275,7 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	lc.add("dashboard", componentStopBudget, hub.Stop)
 	shared.targets = targets
 	shared.checker = a.safetyChecker(targets)
+	shared.health = health.New(health.Config{AllowPrivate: a.cfg.WebhookAllowPrivate})
 	sched, stopSched, err := a.newScheduler(st, schedDue, id, hub, shared, cl, registry)
 	if err != nil {
 		return "", nil, err
@@ -341,6 +343,7 @@ type shared struct {
 	// set once it is built: the target check's (safety.go).
 	targets *blocklist.Files
 	checker *safety.Checker
+	health  *health.Checker
 	flag    lateFlagger
 }
 
@@ -588,6 +591,13 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.H
 	if check != nil {
 		work = append(work, check)
 	}
+	healthJob, err := a.healthJob(st, sh.health)
+	if err != nil {
+		return nil, nil, err
+	}
+	if healthJob != nil {
+		work = append(work, healthJob)
+	}
 	sched, err := schedule.New(schedule.Config{
 		Owner:    id,
 		Logger:   a.log,
@@ -603,6 +613,9 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.H
 		retain.Close()
 		if check != nil {
 			check.Close()
+		}
+		if healthJob != nil {
+			healthJob.Close()
 		}
 		return err
 	}
@@ -685,6 +698,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		RobotsAllow:   a.cfg.RobotsAllow,
 		AbuseContact:  a.cfg.AbuseContact,
 		ReportWebhook: a.reportWebhook(),
+		Health:        sh.health,
 		Targets:       targets,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,

@@ -81,6 +81,12 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 		n := arg(q.Now)
 		where = append(where, `((l.expires_at IS NOT NULL AND l.expires_at <= `+n+`) OR (l.max_clicks IS NOT NULL AND `+totalClicks+` >= l.max_clicks))`)
 	}
+	switch q.Health {
+	case linkforge.HealthUnchecked:
+		where = append(where, `l.health_state IS NULL`)
+	case linkforge.HealthOK, linkforge.HealthBroken:
+		where = append(where, `l.health_state = `+arg(q.Health))
+	}
 
 	var key string
 	switch q.Sort {

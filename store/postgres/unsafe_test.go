@@ -19,7 +19,7 @@ func TestUnsafeMigration(t *testing.T) {
 			}
 			var n int
 			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.columns
-				WHERE table_schema = current_schema() AND table_name = 'links' AND column_name = 'unsafe_reason'`).Scan(&n); err != nil || n != 0 {
+				WHERE table_schema = current_schema() AND table_name = 'links' AND column_name IN ('unsafe_reason', 'health_state', 'health_status', 'health_checked_at', 'health_error')`).Scan(&n); err != nil || n != 0 {
 				t.Errorf("after Down: %d columns of 00042 left (%v), want 0", n, err)
 			}
 			return nil

@@ -17,7 +17,8 @@ const (
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
 		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, ''),
-		COALESCE(l.unsafe_reason, '')`
+		COALESCE(l.unsafe_reason, ''),
+		COALESCE(l.health_state, ''), l.health_status, l.health_checked_at, l.health_error`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup triggers keep in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -387,6 +388,7 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 	var (
 		l                               linkforge.Link
 		expiresAt, expiredAt, maxClicks sql.NullInt64
+		checkedAt                       sql.NullInt64
 		tags, routing                   string
 		created, updated                int64
 		status                          int
@@ -396,12 +398,15 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 		&l.FallbackURL, &tags, &created, &updated,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
 		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason,
-		&l.UnsafeReason}
+		&l.UnsafeReason, &l.Health.State, &l.Health.Status, &checkedAt, &l.Health.Error}
 	if extra != nil {
 		dest = append(dest, extra(&l)...)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return linkforge.Link{}, err
+	}
+	if checkedAt.Valid {
+		l.Health.CheckedAt = fromMicros(checkedAt.Int64)
 	}
 	l.ExpiresAt = timePtr(expiresAt)
 	l.ExpiredAt = timePtr(expiredAt)

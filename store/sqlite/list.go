@@ -75,6 +75,14 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 		args = append(args, nowUS)
 	}
 
+	switch q.Health {
+	case linkforge.HealthUnchecked:
+		where = append(where, `l.health_state IS NULL`)
+	case linkforge.HealthOK, linkforge.HealthBroken:
+		where = append(where, `l.health_state = ?`)
+		args = append(args, q.Health)
+	}
+
 	var key string
 	switch q.Sort {
 	case linkforge.SortCreated, linkforge.SortCreatedDesc:

@@ -22,7 +22,7 @@ func TestUnsafeMigration(t *testing.T) {
 				return err
 			}
 			var n int
-			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('links') WHERE name = 'unsafe_reason'`).Scan(&n); err != nil || n != 0 {
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('links') WHERE name IN ('unsafe_reason', 'health_state', 'health_status', 'health_checked_at', 'health_error')`).Scan(&n); err != nil || n != 0 {
 				t.Errorf("after Down: %d columns of 00042 left (%v), want 0", n, err)
 			}
 			return nil

@@ -95,6 +95,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		// operator.go
 		{"LinkStates", testLinkStates},
 		{"UnsafeLinks", testUnsafeLinks},
+		{"LinkHealth", testLinkHealth},
 		{"Reports", testReports},
 		{"Operator", testOperator},
 		{"TargetEntries", testTargetEntries},

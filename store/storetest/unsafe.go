@@ -135,3 +135,44 @@ func UnsafeMigration(t *testing.T, s linkforge.Store, down, up func(context.Cont
 		t.Errorf("flag after up: %+v, %v", got, err)
 	}
 }
+
+// testLinkHealth: a link is unchecked until SetLinkHealth records a
+// check, which every read returns (LinkBySlug too); the health filter of
+// the listing; a tenant's update keeps it; ENotFound for no link.
+func testLinkHealth(t *testing.T, s linkforge.Store) {
+	ctx := t.Context()
+	ten := mustTenant(t, s, "health")
+	l := mustCreateLink(t, s, newLink(ten.ID, "hl-a"))
+	mustCreateLink(t, s, newLink(ten.ID, "hl-b"))
+	if l.Health.Stated() != linkforge.HealthUnchecked {
+		t.Fatalf("new link's health: %+v", l.Health)
+	}
+	if _, err := s.SetLinkHealth(ctx, 1<<40, linkforge.LinkHealth{State: linkforge.HealthOK}); linkforge.ErrorCode(err) != linkforge.ENotFound {
+		t.Errorf("SetLinkHealth of an unknown id: %v", err)
+	}
+	at := minute(3)
+	h := linkforge.LinkHealth{State: linkforge.HealthBroken, Status: 404, CheckedAt: at, Error: "HTTP 404"}
+	got, err := s.SetLinkHealth(ctx, l.ID, h)
+	if err != nil || got.Health != h {
+		t.Fatalf("SetLinkHealth = %+v, %v", got.Health, err)
+	}
+	if r, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, l.Slug); err != nil || r.Health != h {
+		t.Errorf("LinkBySlug health = %+v, %v", r.Health, err)
+	}
+	if _, err := s.UpdateLink(ctx, ten.ID, linkforge.PublicDomainID, l.Slug, func(l *linkforge.Link) error {
+		l.Title = "x"
+		l.Health = linkforge.LinkHealth{}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustTenantLink(t, s, ten.ID, l.Slug); r.Health != h {
+		t.Errorf("after an update: %+v", r.Health)
+	}
+	for state, want := range map[string]string{linkforge.HealthBroken: "hl-a", linkforge.HealthUnchecked: "hl-b", linkforge.HealthOK: ""} {
+		p, err := s.QueryLinks(ctx, linkforge.ListQuery{TenantID: ten.ID, Health: state})
+		if err != nil || (want == "" && len(p.Links) != 0) || (want != "" && (len(p.Links) != 1 || p.Links[0].Slug != want)) {
+			t.Errorf("health=%s: %+v, %v; want %q", state, p.Links, err, want)
+		}
+	}
+}

@@ -1649,6 +1649,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/links/{slug}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a link's targets now
+         * @description Checks every target of the link now, as the scheduled health check does (see schema LinkHealth), records the result and answers the link with its `health`. `link.broken` when it turns broken. Takes up to 10 s per target.
+         */
+        post: operations["checkLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1729,6 +1751,7 @@ export interface components {
             blocked_reason: string | null;
             /** @description Why the link is unsafe (`blocklist: ENTRY`, `threat-dns: HOST`, or the operator's words); null unless unsafe. */
             unsafe_reason: string | null;
+            health: components["schemas"]["LinkHealth"];
         };
         /** @description Exactly one JSON object; unknown and duplicate members are refused. null means absent for the optional members. */
         LinkCreate: {
@@ -2087,10 +2110,10 @@ export interface components {
             max_clicks_per_month: number | null;
         };
         /**
-         * @description An event type. Every event's data names its link by slug ("slug" or "link"), "domain" (the host it lives on) and "short_url", as the link's body says them: one slug can live on the public host and on a tenant's domains. link.clicks: one per link per flush, data {"link":"slug","domain","short_url","buckets":[{"start","count"}],"total":N} with absolute counts summed over nodes (upsert them); link.* others: data is the link (slug, domain, short_url, url, title, tags, expires_at, max_clicks, created_at, updated_at); link.limit_reached: {"link","domain","short_url","max_clicks","total"}, once per link; alarm.dead: {"alarm_id","alarm","link","domain","short_url","attempts","error"}. link.disabled (the tenant disabled the link) and link.blocked (the operator blocked it) and link.unsafe (a check or the operator flagged its target): data is the link, as for link.updated, which comes with them.
+         * @description An event type. Every event's data names its link by slug ("slug" or "link"), "domain" (the host it lives on) and "short_url", as the link's body says them: one slug can live on the public host and on a tenant's domains. link.clicks: one per link per flush, data {"link":"slug","domain","short_url","buckets":[{"start","count"}],"total":N} with absolute counts summed over nodes (upsert them); link.* others: data is the link (slug, domain, short_url, url, title, tags, expires_at, max_clicks, created_at, updated_at); link.limit_reached: {"link","domain","short_url","max_clicks","total"}, once per link; alarm.dead: {"alarm_id","alarm","link","domain","short_url","attempts","error"}. link.disabled (the tenant disabled the link) and link.blocked (the operator blocked it) and link.unsafe (a check or the operator flagged its target): data is the link, as for link.updated, which comes with them. link.broken: a health check found a target of the link broken (data is the link, with its `health`); once per turn from ok or unchecked.
          * @enum {string}
          */
-        WebhookEvent: "link.created" | "link.updated" | "link.deleted" | "link.expired" | "link.limit_reached" | "alarm.dead" | "link.clicks" | "link.disabled" | "link.blocked" | "link.unsafe";
+        WebhookEvent: "link.created" | "link.updated" | "link.deleted" | "link.expired" | "link.limit_reached" | "alarm.dead" | "link.clicks" | "link.disabled" | "link.blocked" | "link.unsafe" | "link.broken";
         WebhookCreate: {
             /** Format: uri */
             url: string;
@@ -2395,6 +2418,17 @@ export interface components {
         ResolveReportRequest: {
             /** @enum {string} */
             action: "block" | "dismiss";
+        };
+        /** @description The last check of the link's targets (`--health-check-interval`, or POST /api/v1/links/{slug}/check): HEAD then GET (the body is not read), up to 5 redirects followed, through the webhooks' address policy, at most 1 request a second per host, user agent `LinkForge-HealthCheck/1.0`. `broken` at the first target answering 4xx or 5xx, not answering in 10 s, looping in redirects or refused by the policy. */
+        LinkHealth: {
+            /** @enum {string} */
+            state: "ok" | "broken" | "unchecked";
+            /** @description The HTTP status the target answered; null: none (unchecked, or no answer). */
+            status: number | null;
+            /** Format: date-time */
+            checked_at: string | null;
+            /** @description Why it is broken (`HTTP 404`, `timeout`, `redirect loop ...`, `refused: ...`). */
+            error: string | null;
         };
     };
     responses: {
@@ -2880,6 +2914,8 @@ export interface operations {
                 tag?: components["parameters"]["tag"];
                 /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, not disabled, blocked or unsafe); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`, `unsafe`: the link's `state`; `all`. */
                 state?: components["parameters"]["state"];
+                /** @description Keep the links whose `health.state` is this one. */
+                health?: "ok" | "broken" | "unchecked";
                 /** @description Order of the listing; `-` is descending. `created`: creation time (an imported link keeps its original one), ties by id; `clicks`: the link's `clicks`, ties by id; `slug`: byte order (capitals before lower case). A cursor belongs to the sort it was returned with (400 `cursor` with another). Under `clicks`, a link whose clicks change between two pages can move past the cursor: it may be missed or seen twice; the other orders never change. */
                 sort?: components["parameters"]["sort"];
                 /** @description Page size. */
@@ -6653,6 +6689,38 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    checkLink: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link, with its new health. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Link"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

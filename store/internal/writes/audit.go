@@ -121,6 +121,12 @@ func (w *Write) LinkUnsafe(ctx context.Context, tx Driver, l linkforge.Link, ten
 	return w.operator(ctx, tx, l.TenantID, tenant, linkforge.AuditLinkUnsafe, l.Slug+": "+l.UnsafeReason, at)
 }
 
+// LinkBroken is link.broken: a health check found a target of l broken
+// (no audit event: nobody acted).
+func (w *Write) LinkBroken(ctx context.Context, tx Driver, l linkforge.Link, at time.Time) error {
+	return w.linkEvent(ctx, tx, linkforge.EventLinkBroken, l, at)
+}
+
 // TenantSuspended is the audit event of a tenant suspended or resumed.
 func (w *Write) TenantSuspended(ctx context.Context, tx Driver, t linkforge.Tenant, suspended bool, at time.Time) error {
 	action := linkforge.AuditTenantResume
