@@ -90,6 +90,9 @@ type Link struct {
 	// Disabled is the tenant's switch (State: disabled): the link answers
 	// 410 or its fallback, and counts no click.
 	Disabled bool
+	// TenantSuspended is filled by LinkBySlug alone (the redirect path):
+	// the link's tenant is suspended, so the link answers 451.
+	TenantSuspended bool
 	// BlockedReason is the operator's block (State: blocked), empty when
 	// there is none: the link answers 451 naming no target, and the
 	// tenant cannot lift it.
@@ -99,11 +102,10 @@ type Link struct {
 	// warning interstitial naming the target's host, and a click counts
 	// only when they continue.
 	UnsafeReason string
-	// Health is the last check of the link's targets (package health).
-	Health LinkHealth
-	// TenantSuspended is filled by LinkBySlug alone (the redirect path):
-	// the link's tenant is suspended, so the link answers 451.
-	TenantSuspended bool
+	// Health is the last check of the link's targets (package health);
+	// nil: never checked. A pointer, as Routing is: the cache's copies
+	// stay small.
+	Health *LinkHealth
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to the

@@ -21,9 +21,9 @@ type LinkHealth struct {
 	Error     string    // why it is broken
 }
 
-// Stated is h's State, HealthUnchecked when it has none.
-func (h LinkHealth) Stated() string {
-	if h.State == "" {
+// Stated is h's State, HealthUnchecked when h is nil or has none.
+func (h *LinkHealth) Stated() string {
+	if h == nil || h.State == "" {
 		return HealthUnchecked
 	}
 	return h.State

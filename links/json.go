@@ -107,7 +107,7 @@ func RenderAt(l linkforge.Link, base Base) JSON {
 		j.UnsafeReason = &l.UnsafeReason
 	}
 	j.Health = HealthJSON{State: l.Health.Stated()}
-	if l.Health.State != "" {
+	if l.Health != nil && l.Health.State != "" {
 		at := l.Health.CheckedAt.UTC()
 		j.Health.CheckedAt = &at
 		if l.Health.Status != 0 {

@@ -22,8 +22,8 @@ func (db *DB) SetLinkHealth(ctx context.Context, id int64, h linkforge.LinkHealt
 		if err != nil {
 			return err
 		}
-		turned := h.State == linkforge.HealthBroken && l.Health.State != linkforge.HealthBroken
-		l.Health = h
+		turned := h.State == linkforge.HealthBroken && l.Health.Stated() != linkforge.HealthBroken
+		l.Health = &h
 		var state *string
 		if h.State != "" {
 			state = &h.State

@@ -343,6 +343,7 @@ func scanLinkWith(row pgx.Row, extra func(l *linkforge.Link) []any) (linkforge.L
 	var l linkforge.Link
 	var (
 		checkedAt *time.Time
+		hs        linkforge.LinkHealth
 		status    int16
 		forward   bool
 		routing   string
@@ -351,15 +352,18 @@ func scanLinkWith(row pgx.Row, extra func(l *linkforge.Link) []any) (linkforge.L
 		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
 		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason,
-		&l.UnsafeReason, &l.Health.State, &l.Health.Status, &checkedAt, &l.Health.Error}
+		&l.UnsafeReason, &hs.State, &hs.Status, &checkedAt, &hs.Error}
 	if extra != nil {
 		dest = append(dest, extra(&l)...)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return linkforge.Link{}, err
 	}
-	if checkedAt != nil {
-		l.Health.CheckedAt = checkedAt.UTC()
+	if hs.State != "" {
+		if checkedAt != nil {
+			hs.CheckedAt = checkedAt.UTC()
+		}
+		l.Health = &hs
 	}
 	// pgx returns timestamptz in the local zone; the stores speak UTC.
 	l.ExpiresAt = linkforge.NormalizeTime(l.ExpiresAt)

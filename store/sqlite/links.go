@@ -389,6 +389,7 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 		l                               linkforge.Link
 		expiresAt, expiredAt, maxClicks sql.NullInt64
 		checkedAt                       sql.NullInt64
+		hs                              linkforge.LinkHealth
 		tags, routing                   string
 		created, updated                int64
 		status                          int
@@ -398,15 +399,18 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 		&l.FallbackURL, &tags, &created, &updated,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
 		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason,
-		&l.UnsafeReason, &l.Health.State, &l.Health.Status, &checkedAt, &l.Health.Error}
+		&l.UnsafeReason, &hs.State, &hs.Status, &checkedAt, &hs.Error}
 	if extra != nil {
 		dest = append(dest, extra(&l)...)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return linkforge.Link{}, err
 	}
-	if checkedAt.Valid {
-		l.Health.CheckedAt = fromMicros(checkedAt.Int64)
+	if hs.State != "" {
+		if checkedAt.Valid {
+			hs.CheckedAt = fromMicros(checkedAt.Int64)
+		}
+		l.Health = &hs
 	}
 	l.ExpiresAt = timePtr(expiresAt)
 	l.ExpiredAt = timePtr(expiredAt)

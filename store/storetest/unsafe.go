@@ -153,20 +153,20 @@ func testLinkHealth(t *testing.T, s linkforge.Store) {
 	at := minute(3)
 	h := linkforge.LinkHealth{State: linkforge.HealthBroken, Status: 404, CheckedAt: at, Error: "HTTP 404"}
 	got, err := s.SetLinkHealth(ctx, l.ID, h)
-	if err != nil || got.Health != h {
+	if err != nil || got.Health == nil || *got.Health != h {
 		t.Fatalf("SetLinkHealth = %+v, %v", got.Health, err)
 	}
-	if r, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, l.Slug); err != nil || r.Health != h {
+	if r, err := s.LinkBySlug(ctx, linkforge.PublicDomainID, l.Slug); err != nil || r.Health == nil || *r.Health != h {
 		t.Errorf("LinkBySlug health = %+v, %v", r.Health, err)
 	}
 	if _, err := s.UpdateLink(ctx, ten.ID, linkforge.PublicDomainID, l.Slug, func(l *linkforge.Link) error {
 		l.Title = "x"
-		l.Health = linkforge.LinkHealth{}
+		l.Health = nil
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if r := mustTenantLink(t, s, ten.ID, l.Slug); r.Health != h {
+	if r := mustTenantLink(t, s, ten.ID, l.Slug); r.Health == nil || *r.Health != h {
 		t.Errorf("after an update: %+v", r.Health)
 	}
 	for state, want := range map[string]string{linkforge.HealthBroken: "hl-a", linkforge.HealthUnchecked: "hl-b", linkforge.HealthOK: ""} {
