@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/linkcache"
 )
@@ -59,7 +60,7 @@ func targetHost(e *linkcache.Entry) string {
 func (rd *Handler) warnUnsafe(c echo.Context, e *linkcache.Entry) error {
 	req := c.Request()
 	if req.Method == http.MethodHead && rd.skipped != nil {
-		rd.skipped.Skipped("unsafe")
+		rd.skipped.Skipped(linkforge.SkipHead)
 	}
 	host := html.EscapeString(targetHost(e))
 	action := html.EscapeString(req.URL.RequestURI())
