@@ -80,6 +80,10 @@ const (
 	// The operator's actions, in its log and in the tenant's.
 	AuditLinkBlock     = "link.block"     // target: "SLUG: REASON"
 	AuditLinkUnblock   = "link.unblock"   // target: the slug
+	AuditLinkUnsafe    = "link.unsafe"    // target: "SLUG: REASON" (a check's flag)
+	AuditLinkSafe      = "link.safe"      // target: the slug (the flag cleared)
+	AuditReportBlock   = "report.block"   // target: the report id (in the operator's log alone)
+	AuditReportDismiss = "report.dismiss" // target: the report id (in the operator's log alone)
 	AuditTenantSuspend = "tenant.suspend" // target: the tenant name
 	AuditTenantResume  = "tenant.resume"  // target: the tenant name
 	// AuditOperatorToken is in the operator's log alone.

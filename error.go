@@ -23,6 +23,7 @@ const (
 	EQuotaExceeded = "quota_exceeded" // 403: a tenant quota (max_links, webhooks) is reached
 	EForbidden     = "forbidden"      // 403: the caller's role lacks the operation
 	EBlockedTarget = "blocked_target" // 422: a target URL's host is on the operator's blocklist
+	EUnsafeTarget  = "unsafe_target"  // 422: the operator's threat filter (--threat-dns) flags a target URL's host
 
 	// Codes of the HTTP layer itself, about the request rather than the
 	// resource.

@@ -90,23 +90,32 @@ type Link struct {
 	// Disabled is the tenant's switch (State: disabled): the link answers
 	// 410 or its fallback, and counts no click.
 	Disabled bool
+	// TenantSuspended is filled by LinkBySlug alone (the redirect path):
+	// the link's tenant is suspended, so the link answers 451.
+	TenantSuspended bool
 	// BlockedReason is the operator's block (State: blocked), empty when
 	// there is none: the link answers 451 naming no target, and the
 	// tenant cannot lift it.
 	BlockedReason string
-	// TenantSuspended is filled by LinkBySlug alone (the redirect path):
-	// the link's tenant is suspended, so the link answers 451.
-	TenantSuspended bool
+	// Archived links still redirect but are left out of the default
+	// listing and of top links.
+	Archived bool
 
 	// Notes are the team's words about the link (ValidateNotes), never
 	// shown to visitors; q searches them.
 	Notes string
-	// Archived links still redirect but are left out of the default
-	// listing and of top links.
-	Archived bool
 	// ValidSince: before it the link answers 404 as if it did not exist
 	// (NotYetValid); nil: from its creation.
 	ValidSince *time.Time
+	// UnsafeReason is why a check flagged the link's target (State:
+	// unsafe; package safety), empty when none did: visitors get a
+	// warning interstitial naming the target's host, and a click counts
+	// only when they continue.
+	UnsafeReason string
+	// Health is the last check of the link's targets (package health);
+	// nil: never checked. A pointer, as Routing is: the cache's copies
+	// stay small.
+	Health *LinkHealth
 }
 
 // DeviceURLs are a link's per-device targets; an empty one falls back to the

@@ -100,6 +100,8 @@ func ApplyLinkUpdate(old Link, now time.Time, fn func(*Link) error) (LinkUpdate,
 	// A block is the operator's (BlockLink): no update of the tenant's
 	// changes it, nor the tenant's switch under it.
 	l.BlockedReason = old.BlockedReason
+	l.UnsafeReason = old.UnsafeReason // a check's, as the block is the operator's
+	l.Health = old.Health
 	if old.BlockedReason != "" && l.Disabled != old.Disabled {
 		return LinkUpdate{}, ErrLinkBlocked()
 	}

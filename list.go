@@ -21,6 +21,7 @@ const (
 	// The moderation states (Link.State): whatever the expiry.
 	StateDisabled LinkState = "disabled"
 	StateBlocked  LinkState = "blocked"
+	StateUnsafe   LinkState = "unsafe"
 )
 
 // ListSort orders a listing. Every order ends with the link id, so that it
@@ -51,7 +52,7 @@ func (s ListSort) Desc() bool { return strings.HasPrefix(string(s), "-") }
 // Valid reports whether st is one of the known states.
 func (st LinkState) Valid() bool {
 	switch st {
-	case StateAll, StateActive, StateExpired, StateDisabled, StateBlocked:
+	case StateAll, StateActive, StateExpired, StateDisabled, StateBlocked, StateUnsafe:
 		return true
 	}
 	return false
@@ -75,6 +76,9 @@ type ListQuery struct {
 	// State is judged at Now (zero: the store's clock); "" is StateAll.
 	State LinkState
 	Now   time.Time
+	// Health keeps the links whose last check is HealthOK, HealthBroken
+	// or HealthUnchecked; "": every link.
+	Health string
 	// Sort is the order; "" is SortCreatedDesc.
 	Sort ListSort
 	// Cursor resumes after the last link of a previous page of the same

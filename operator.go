@@ -14,21 +14,23 @@ import (
 // also knows. Every state keeps the link's stats, tags and history.
 type ModerationState string
 
-// The link states (schema LinkState in web/openapi.json). A later check of
-// targets adds "unsafe" between blocked and disabled in precedence; the
-// column it needs is its own, as blocked_reason is.
+// The link states (schema LinkState in web/openapi.json).
 const (
 	LinkActive   ModerationState = "active"
 	LinkDisabled ModerationState = "disabled" // by the tenant: 410 (or the fallback)
 	LinkBlocked  ModerationState = "blocked"  // by the operator: 451, naming no target
+	LinkUnsafe   ModerationState = "unsafe"   // by a check: a warning interstitial first
 )
 
-// State is l's state: blocked (the operator's) wins over disabled (the
-// tenant's), so that lifting a block gives back what the tenant chose.
+// State is l's state: blocked (the operator's) wins over unsafe (a
+// check's), which wins over disabled (the tenant's), so that lifting a
+// block or clearing a flag gives back what the tenant chose.
 func (l *Link) State() ModerationState {
 	switch {
 	case l.BlockedReason != "":
 		return LinkBlocked
+	case l.UnsafeReason != "":
+		return LinkUnsafe
 	case l.Disabled:
 		return LinkDisabled
 	}
@@ -112,11 +114,17 @@ type OperatorStore interface {
 	// BlockLink blocks the link id with reason (non-empty), or lifts its
 	// block (reason ""), and returns it. ENotFound: no such link.
 	BlockLink(ctx context.Context, id int64, reason string) (Link, error)
+	// SetLinkUnsafe flags the link id as unsafe with reason (non-empty),
+	// or clears the flag (reason ""), and returns it: link.unsafe when it
+	// turns unsafe. ENotFound: no such link.
+	SetLinkUnsafe(ctx context.Context, id int64, reason string) (Link, error)
 	// OperatorAudit returns the operator's log newest first, as ListAudit.
 	OperatorAudit(ctx context.Context, limit int, before int64) ([]AuditEvent, error)
 	// SetUserOperator makes the user of email an operator, or not.
 	SetUserOperator(ctx context.Context, email string, operator bool) error
 	TargetEntryStore
+	ReportStore
+	HealthStore
 }
 
 // TargetHostPatterns are the LIKE patterns (without escapes: host is a
@@ -137,9 +145,9 @@ func (q OperatorQuery) Validate() (OperatorQuery, int64, error) {
 		after = id
 	}
 	switch q.State {
-	case "", LinkActive, LinkDisabled, LinkBlocked:
+	case "", LinkActive, LinkDisabled, LinkBlocked, LinkUnsafe:
 	default:
-		return q, 0, InvalidField("state", fmt.Sprintf("unknown state %q: want active, disabled or blocked", q.State))
+		return q, 0, InvalidField("state", fmt.Sprintf("unknown state %q: want active, disabled, blocked or unsafe", q.State))
 	}
 	q.TargetHost = strings.ToLower(strings.TrimSuffix(q.TargetHost, "."))
 	for _, r := range q.TargetHost {

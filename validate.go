@@ -48,6 +48,7 @@ var ReservedSlugs = []string{
 	"logout", // sign out
 	"invite", // one-time URLs that set a password
 	"reset",
+	"report", // the abuse report form
 }
 
 // ValidateSlug reports whether s may name a link: 1 to MaxSlugLength

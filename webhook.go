@@ -19,11 +19,13 @@ const (
 	EventAlarmDead        = "alarm.dead"
 	EventLinkDisabled     = "link.disabled" // the tenant disabled the link
 	EventLinkBlocked      = "link.blocked"  // the operator blocked the link
+	EventLinkUnsafe       = "link.unsafe"   // a check flagged the link's target
+	EventLinkBroken       = "link.broken"   // a health check found a target broken
 )
 
 // EventTypes lists every event type, in the order the API documents them.
 var EventTypes = []string{EventLinkCreated, EventLinkUpdated, EventLinkDeleted, EventLinkExpired,
-	EventLinkLimitReached, EventAlarmDead, EventLinkClicks, EventLinkDisabled, EventLinkBlocked}
+	EventLinkLimitReached, EventAlarmDead, EventLinkClicks, EventLinkDisabled, EventLinkBlocked, EventLinkUnsafe, EventLinkBroken}
 
 // DeliveryState is the state of one webhook delivery, as the API lists it.
 type DeliveryState string

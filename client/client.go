@@ -178,6 +178,7 @@ const (
 	CodeQuotaExceeded = "quota_exceeded" // 403: a tenant quota is reached
 	CodeForbidden     = "forbidden"      // 403: the credential's role lacks the operation
 	CodeBlockedTarget = "blocked_target" // 422: a target's host is on the operator's blocklist
+	CodeUnsafeTarget  = "unsafe_target"  // 422: the operator's threat filter flags a target's host
 
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405: the route has no such method
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415: the body's Content-Type is not one the route reads

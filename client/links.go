@@ -36,6 +36,11 @@ type Link struct {
 	// may add states.
 	State         string  `json:"state"`
 	BlockedReason *string `json:"blocked_reason"`
+	// UnsafeReason says why a check (or the operator) flagged the link's
+	// target (State "unsafe": a warning page before it); nil otherwise.
+	UnsafeReason *string `json:"unsafe_reason"`
+	// Health is the last check of the link's targets.
+	Health LinkHealth `json:"health"`
 
 	// Routing (routing.go): RedirectStatus is 302 unless set.
 	RedirectStatus int       `json:"redirect_status"`
@@ -214,7 +219,7 @@ func (c *Client) DeleteLink(ctx context.Context, slug string) error {
 type ListOptions struct {
 	Q     string   // substring of slug, url, title or notes, case-insensitive
 	Tags  []string // all must match
-	State string   // "active", "expired", "disabled", "blocked" or "all"
+	State string   // "active", "expired", "disabled", "blocked", "unsafe" or "all"
 	// Archived is "false" (the server's default: unarchived links),
 	// "true" (archived ones) or "all".
 	Archived string
@@ -320,3 +325,12 @@ func (c *Client) CreateLinks(ctx context.Context, links []NewLink) ([]BulkResult
 // Ptr returns a pointer to v: the optional fields of NewLink and
 // LinkUpdate are pointers.
 func Ptr[T any](v T) *T { return &v }
+
+// LinkHealth is a link's health: State "ok", "broken" or "unchecked", with
+// the last check's HTTP status, time and error (nil when none).
+type LinkHealth struct {
+	State     string     `json:"state"`
+	Status    *int       `json:"status"`
+	CheckedAt *time.Time `json:"checked_at"`
+	Error     *string    `json:"error"`
+}

@@ -57,7 +57,7 @@ type OperatorLink struct {
 type OperatorLinkOptions struct {
 	Q          string // substring of slug, url or title
 	TargetHost string // the url's host
-	State      string // "active", "disabled" or "blocked"
+	State      string // "active", "disabled", "blocked" or "unsafe"
 	Limit      int
 	Cursor     string
 }

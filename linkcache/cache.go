@@ -567,6 +567,10 @@ func (e *Entry) init(key string, l *linkforge.Link, location, fallback, all stri
 		// constant, so that the entry keeps no copy of the reason.
 		e.link.BlockedReason = blockedMark
 	}
+	if l.UnsafeReason != "" {
+		// Likewise: the interstitial names the target's host, not why.
+		e.link.UnsafeReason = unsafeMark
+	}
 	if l.Slug != key {
 		e.link.Slug = next(len(l.Slug))
 	}
@@ -574,6 +578,9 @@ func (e *Entry) init(key string, l *linkforge.Link, location, fallback, all stri
 
 // blockedMark is the BlockedReason of a blocked link's entry.
 const blockedMark = "blocked"
+
+// unsafeMark is the UnsafeReason of an unsafe link's entry.
+const unsafeMark = "unsafe"
 
 // entryOverhead is what an entry costs beyond its own struct and what it
 // points to: its element in the LRU's list and its slot in the LRU's map.

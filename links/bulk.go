@@ -56,7 +56,7 @@ func (s *Service) CreateMany(ctx context.Context, batch []NewLink, progress func
 		progress = func() {}
 	}
 	results := make([]Result, len(batch))
-	items, taken := s.bulkItems(batch, results)
+	items, taken := s.bulkItems(ctx, batch, results)
 	if err := s.hashBulkPasswords(ctx, items, progress); err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (s *Service) CreateMany(ctx context.Context, batch []NewLink, progress func
 // bulkItems answers the batch's repeated explicit slugs in results and
 // returns the other links, with a slug generated for those without one,
 // and the batch's slugs.
-func (s *Service) bulkItems(batch []NewLink, results []Result) ([]bulkItem, map[string]bool) {
+func (s *Service) bulkItems(ctx context.Context, batch []NewLink, results []Result) ([]bulkItem, map[string]bool) {
 	var (
 		items []bulkItem
 		taken = make(map[string]bool, len(batch)) // the batch's slugs
@@ -90,6 +90,12 @@ func (s *Service) bulkItems(batch []NewLink, results []Result) ([]bulkItem, map[
 		if err := linkforge.CheckTargets(&it.link, s.targets); err != nil {
 			results[i].Err = err
 			continue
+		}
+		if s.threats != nil {
+			if err := s.threats.CheckNew(ctx, &it.link); err != nil {
+				results[i].Err = err
+				continue
+			}
 		}
 		if slug := it.link.Slug; slug != "" {
 			if taken[slug] {

@@ -28,10 +28,14 @@ type JSON struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 	ExpiredAt   *time.Time `json:"expired_at"`
 	Clicks      int64      `json:"clicks"`
-	// State is active, disabled (by the tenant) or blocked (by the
-	// operator, for BlockedReason, null otherwise).
+	// State is active, disabled (by the tenant), blocked (by the
+	// operator, for BlockedReason, null otherwise) or unsafe (by a check,
+	// for UnsafeReason, null otherwise).
 	State         linkforge.ModerationState `json:"state"`
 	BlockedReason *string                   `json:"blocked_reason"`
+	UnsafeReason  *string                   `json:"unsafe_reason"`
+	// Health is the last check of the link's targets (package health).
+	Health HealthJSON `json:"health"`
 
 	// The optional fields (docs/adr/011-link-fields.md). The password is
 	// never returned, not even hashed: only whether there is one.
@@ -109,6 +113,20 @@ func RenderAt(l linkforge.Link, base Base) JSON {
 	if l.BlockedReason != "" {
 		j.BlockedReason = &l.BlockedReason
 	}
+	if l.UnsafeReason != "" {
+		j.UnsafeReason = &l.UnsafeReason
+	}
+	j.Health = HealthJSON{State: l.Health.Stated()}
+	if l.Health != nil && l.Health.State != "" {
+		at := l.Health.CheckedAt.UTC()
+		j.Health.CheckedAt = &at
+		if l.Health.Status != 0 {
+			j.Health.Status = &l.Health.Status
+		}
+		if l.Health.Error != "" {
+			j.Health.Error = &l.Health.Error
+		}
+	}
 	// Absent optional values are null, as fallback_url is.
 	if l.Title != "" {
 		j.Title = &l.Title
@@ -147,3 +165,12 @@ func utcPtr(t *time.Time) *time.Time {
 
 // ShortBase is u, a server's public URL, as the base of short_url.
 func ShortBase(u *url.URL) string { return strings.TrimSuffix(u.String(), "/") }
+
+// HealthJSON is a link's health (schema LinkHealth): ok, broken or
+// unchecked, with the last check's HTTP status, time and error.
+type HealthJSON struct {
+	State     string     `json:"state"`
+	Status    *int       `json:"status"`
+	CheckedAt *time.Time `json:"checked_at"`
+	Error     *string    `json:"error"`
+}

@@ -31,6 +31,7 @@ type Store interface {
 	linkforge.PortingStore
 	// The operator's writes (linkforge.OperatorStore).
 	BlockLink(ctx context.Context, id int64, reason string) (linkforge.Link, error)
+	SetLinkUnsafe(ctx context.Context, id int64, reason string) (linkforge.Link, error)
 	SetTenantSuspended(ctx context.Context, name string, suspended bool) (linkforge.Tenant, []linkforge.Link, error)
 }
 
@@ -103,6 +104,11 @@ type Config struct {
 	// item or import line with a blocked target is refused
 	// (EBlockedTarget). nil: none.
 	Targets linkforge.TargetPolicy
+	// Threats is the operator's threat filter (--threat-dns, package
+	// safety): a create or bulk item whose target it flags is refused
+	// (EUnsafeTarget); an update's new target it flags makes the link
+	// unsafe at once. nil: none.
+	Threats Threats
 	// ShortBase is the server's public URL without a trailing slash, the
 	// base of the JSON export's short_url (ShortBase).
 	ShortBase string
@@ -125,6 +131,12 @@ type Retention struct {
 	Minutes, Hours time.Duration
 }
 
+// Threats checks new targets against the threat filter (*safety.Checker).
+type Threats interface {
+	CheckNew(ctx context.Context, l *linkforge.Link) error
+	NewTargetReason(ctx context.Context, kept map[string]bool, l *linkforge.Link) string
+}
+
 // Service writes links and runs the after-effects of each write.
 type Service struct {
 	store     Store
@@ -137,6 +149,7 @@ type Service struct {
 	selfOf    func(ctx context.Context) []string
 	shortBase string
 	targets   linkforge.TargetPolicy
+	threats   Threats
 	baseOf    func(l linkforge.Link) Base
 	domain    func(ctx context.Context, tenantID int64, host string) (int64, error)
 	retention Retention
@@ -157,7 +170,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
 		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, selfOf: cfg.SelfHostsOf, shortBase: cfg.ShortBase,
-		baseOf: cfg.BaseOf, domain: cfg.Domain, targets: cfg.Targets, retention: cfg.Retention}, nil
+		baseOf: cfg.BaseOf, domain: cfg.Domain, targets: cfg.Targets, retention: cfg.Retention, threats: cfg.Threats}, nil
 }
 
 // NewLink is a link to create: validated already, with its tenant, and
@@ -184,6 +197,11 @@ func (s *Service) Create(ctx context.Context, nl NewLink) (linkforge.Link, error
 	}
 	if err := linkforge.CheckTargets(&l, s.targets); err != nil {
 		return linkforge.Link{}, fmt.Errorf("create link: %w", err)
+	}
+	if s.threats != nil {
+		if err := s.threats.CheckNew(ctx, &l); err != nil {
+			return linkforge.Link{}, fmt.Errorf("create link: %w", err)
+		}
 	}
 	if nl.Password != "" {
 		h, err := s.hash(ctx, nl.Password)
@@ -239,8 +257,9 @@ func (s *Service) Update(ctx context.Context, tenantID, domainID int64, slug str
 		}
 	}
 	self := s.self(ctx) // read before the transaction: it may load the host table
+	var kept map[string]bool
 	l, err := s.store.UpdateLink(ctx, tenantID, domainID, slug, func(l *linkforge.Link) error {
-		kept := linkforge.TargetURLSet(l) // before Apply, which may edit the shared routing
+		kept = linkforge.TargetURLSet(l) // before Apply, which may edit the shared routing
 		if p.Apply != nil {
 			p.Apply(l)
 		}
@@ -259,8 +278,22 @@ func (s *Service) Update(ctx context.Context, tenantID, domainID int64, slug str
 	// Whether or not the expiry moved: a later due time never moves the
 	// timer later.
 	s.reschedule(l.ExpiresAt)
+	if s.threats != nil && l.UnsafeReason == "" && l.BlockedReason == "" {
+		// After the write: the lookups must not hold the transaction.
+		if why := s.threats.NewTargetReason(ctx, kept, &l); why != "" {
+			flagged, err := s.SetUnsafe(linkforge.WithActor(ctx, safetyActor), l.ID, why)
+			if err != nil {
+				return linkforge.Link{}, fmt.Errorf("update link: flag its new target: %w", err)
+			}
+			return flagged, nil
+		}
+	}
 	return l, nil
 }
+
+// safetyActor is who an update's threat flag is audited as: the
+// operator's check (safety.Actor), not the tenant whose update it was.
+var safetyActor = linkforge.Actor{Type: linkforge.ActorOperator, Name: "target check"}
 
 // Delete deletes the tenant's link slug on the domain and returns it. The
 // link's alarm went with it, in the same transaction: nothing to tell the
@@ -281,6 +314,19 @@ func (s *Service) Block(ctx context.Context, id int64, reason string) (linkforge
 	l, err := s.store.BlockLink(ctx, id, reason)
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("block link: %w", err)
+	}
+	s.written(linkforge.LinkUpdated, l)
+	return l, nil
+}
+
+// SetUnsafe flags the link id as unsafe with reason, or clears the flag
+// (reason ""): the link's visitors get the warning interstitial, or no
+// longer, everywhere from the moment the call returns (the caches drop
+// it). A flag that does not change writes nothing and drops nothing.
+func (s *Service) SetUnsafe(ctx context.Context, id int64, reason string) (linkforge.Link, error) {
+	l, err := s.store.SetLinkUnsafe(ctx, id, reason)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("flag link: %w", err)
 	}
 	s.written(linkforge.LinkUpdated, l)
 	return l, nil

@@ -141,8 +141,12 @@ func (rd *Handler) Unlock(c echo.Context) error {
 		skipBody()
 		return rd.gone(c, e)
 	}
+	if l.UnsafeReason != "" {
+		// The interstitial's continue (unsafe.go).
+		return rd.continueUnsafe(c, e, slug, now)
+	}
 	if !e.Protected() {
-		// Only a protected link takes a post.
+		// Only a protected link, or an unsafe one, takes a post.
 		return rd.methodNotAllowed(c)
 	}
 	if l.MaxClicks != nil && rd.exhausted != nil && rd.exhausted.Exhausted(l) {
@@ -225,8 +229,11 @@ func (rd *Handler) methodNotAllowed(c echo.Context) error {
 func readPasswordForm(c echo.Context) (string, error) {
 	// The body only: a password in the query string would end up in logs
 	// and browser history, and a malformed query must not stop the unlock.
-	if err := ReadForm(c, "send the password as an application/x-www-form-urlencoded form with the field password"); err != nil {
-		return "", err
+	// An unsafe link's POST has read it already (continueUnsafe).
+	if c.Request().PostForm == nil {
+		if err := ReadForm(c, "send the password as an application/x-www-form-urlencoded form with the field password"); err != nil {
+			return "", err
+		}
 	}
 	return c.Request().PostForm.Get("password"), nil
 }

@@ -258,6 +258,9 @@ func (rd *Handler) Redirect(c echo.Context) error {
 	if l.Expired(now) || (l.MaxClicks != nil && *l.MaxClicks == 0) {
 		return rd.gone(c, e)
 	}
+	if unsafeHere(c.Request(), e, now) { // unsafe.go: previews and HEAD too
+		return rd.warnUnsafe(c, e)
+	}
 	if e.Routes().OG() != nil { // ogcard.go: the card for preview agents
 		if done, err := rd.ogPreview(c, e); done {
 			return err

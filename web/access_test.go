@@ -41,7 +41,7 @@ var wantRole = map[string]linkforge.Role{
 
 	"listLinks": "viewer", "getLink": "viewer", "linkStats": "viewer", "linkBreakdown": "viewer",
 	"tenantStats": "viewer", "topLinks": "viewer", "exportStats": "viewer", "tenantBreakdown": "viewer", "linkQR": "viewer",
-	"listTags": "viewer", "renameTag": "editor", "deleteTag": "editor", "deleteLinkAlias": "editor", "getTenant": "viewer", "liveFeed": "viewer",
+	"listTags": "viewer", "getTenant": "viewer", "liveFeed": "viewer",
 
 	"createLink": "editor", "updateLink": "editor", "deleteLink": "editor", "deleteLinkAlias": "editor", "renameTag": "editor", "deleteTag": "editor", "createLinks": "editor",
 	"exportLinks": "editor", "importLinks": "editor",
@@ -63,7 +63,9 @@ var wantRole = map[string]linkforge.Role{
 	"robots": "", "robotsHead": "", "securityTxt": "", "securityTxtHead": "",
 	// The operator's: no tenant role reaches them (operator_test.go).
 	"operatorTenants": "operator", "suspendTenant": "operator", "resumeTenant": "operator",
-	"operatorLinks": "operator", "blockLink": "operator", "unblockLink": "operator", "operatorAudit": "operator",
+	"operatorLinks": "operator", "blockLink": "operator", "unblockLink": "operator", "flagLinkUnsafe": "operator", "clearLinkUnsafe": "operator", "operatorAudit": "operator",
+	"operatorReports": "operator", "resolveReport": "operator", "checkLink": "editor",
+	"reportForm": "", "reportFormHead": "", "sendReportForm": "", "createReport": "",
 	"listBlocklist": "operator", "addBlocklistEntry": "operator", "deleteBlocklistEntry": "operator",
 	"listAllowlist": "operator", "addAllowlistEntry": "operator", "deleteAllowlistEntry": "operator",
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/dashboard"
+	"github.com/linkforge/linkforge/health"
 	"github.com/linkforge/linkforge/internal/pgtest"
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
@@ -81,7 +83,10 @@ func newEnv(t *testing.T, store linkforge.Store, opts ...func(*web.Config)) *env
 		RateLimit: 1e6, RateBurst: 1e6,
 		// Cheap hashes: the tests are about the flow, not the cost
 		// (the real-binary test uses the default parameters).
-		PasswordParams: testPasswordParams}
+		PasswordParams: testPasswordParams,
+		// Health checks reach loopback targets only: a link to
+		// example.com is never fetched (nor resolved) by a test.
+		Health: loopbackHealth}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -469,3 +474,15 @@ func (c *counter) skipped(t *testing.T, reason string) float64 {
 	}
 	return 0
 }
+
+// loopbackHealth is the tests' health checker: loopback targets only,
+// refused before any name is resolved, and no wait between requests.
+var loopbackHealth = health.New(health.Config{PerHost: -1, Timeout: 5 * time.Second,
+	Transport: &http.Transport{DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(address)
+		if ip, perr := netip.ParseAddr(host); err != nil || perr != nil || !ip.IsLoopback() {
+			return nil, fmt.Errorf("test health checker: %s is not a loopback address", address)
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, address)
+	}}})

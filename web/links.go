@@ -177,5 +177,8 @@ func (s *Server) newLinkService(cfg Config) (*links.Service, error) {
 	if cfg.Alarms != nil {
 		c.Alarms = cfg.Alarms
 	}
+	if cfg.Threats != nil {
+		c.Threats = cfg.Threats
+	}
 	return links.New(c)
 }

@@ -73,6 +73,12 @@ func parseListQuery(v url.Values) (linkforge.ListQuery, error) {
 			fe.add("archived", "must be one of false, true, all")
 		}
 	}
+	if s, ok := one("health"); ok {
+		q.Health = s
+		if s != linkforge.HealthOK && s != linkforge.HealthBroken && s != linkforge.HealthUnchecked {
+			fe.add("health", "must be one of ok, broken, unchecked")
+		}
+	}
 	if s, ok := one("sort"); ok {
 		q.Sort = linkforge.ListSort(s)
 		if !q.Sort.Valid() {

@@ -9,7 +9,8 @@ import (
 // isPublicPath reports whether the operations of an OpenAPI path need no
 // token: everything outside the admin API, and the document itself.
 func isPublicPath(path string) bool {
-	return !strings.HasPrefix(path, apiPrefix+"/") || path == pathOpenAPI
+	// POST /api/v1/reports: anyone may report abuse (reports.go).
+	return !strings.HasPrefix(path, apiPrefix+"/") || path == pathOpenAPI || path == pathReports
 }
 
 // TestOpenAPISecurityIsExplicit: every operation states its security, as

@@ -25,6 +25,7 @@ const (
 	pathOperatorResume  = pathOperatorTenants + "/:name/resume"
 	pathOperatorLinks   = pathOperator + "/links"
 	pathOperatorBlock   = pathOperatorLinks + "/:id/block"
+	pathOperatorUnsafe  = pathOperatorLinks + "/:id/unsafe"
 	pathOperatorAudit   = pathOperator + "/audit"
 )
 
@@ -43,8 +44,12 @@ func (s *Server) operatorRouteTable(r *router) {
 	r.add(http.MethodPost, pathOperatorBlock, true, s.blockLink,
 		append(op(http.MethodPost, pathOperatorBlock), limitBody, requireJSON)...)
 	r.add(http.MethodDelete, pathOperatorBlock, false, s.unblockLink, op(http.MethodDelete, pathOperatorBlock)...)
+	r.add(http.MethodPost, pathOperatorUnsafe, true, s.flagLink,
+		append(op(http.MethodPost, pathOperatorUnsafe), limitBody, requireJSON)...)
+	r.add(http.MethodDelete, pathOperatorUnsafe, false, s.clearUnsafe, op(http.MethodDelete, pathOperatorUnsafe)...)
 	r.add(http.MethodGet, pathOperatorAudit, false, s.operatorAudit, op(http.MethodGet, pathOperatorAudit)...)
 	s.targetsRouteTable(r, op) // targets.go
+	s.reportsRouteTable(r, op) // reports.go
 }
 
 // operatorBucket offsets the rate limit's bucket of an operator token, so
@@ -246,9 +251,58 @@ func (s *Server) blockLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	members, err := readObject(c.Request().Body)
+	reason, err := readReason(c, "say why the link is blocked (the tenant reads it)")
 	if err != nil {
 		return err
+	}
+	l, err := s.links.Block(c.Request().Context(), id, reason)
+	if err != nil {
+		return err
+	}
+	return s.operatorLink(c, l)
+}
+
+// flagLink answers POST /api/v1/operator/links/{id}/unsafe {"reason"}:
+// the operator flags the link as a check would; its visitors get the
+// warning interstitial.
+func (s *Server) flagLink(c echo.Context) error {
+	id, err := linkID(c)
+	if err != nil {
+		return err
+	}
+	reason, err := readReason(c, "say why the link is unsafe (the tenant reads it)")
+	if err != nil {
+		return err
+	}
+	l, err := s.links.SetUnsafe(c.Request().Context(), id, reason)
+	if err != nil {
+		return err
+	}
+	return s.operatorLink(c, l)
+}
+
+// clearUnsafe answers DELETE /api/v1/operator/links/{id}/unsafe: the
+// operator's override of a check. The next re-check flags the link again
+// if its target is still flagged: an allowlist entry keeps it clear.
+func (s *Server) clearUnsafe(c echo.Context) error {
+	id, err := linkID(c)
+	if err != nil {
+		return err
+	}
+	l, err := s.links.SetUnsafe(c.Request().Context(), id, "")
+	if err != nil {
+		return err
+	}
+	return s.operatorLink(c, l)
+}
+
+// readReason reads the body {"reason"} of a block or a flag: one line of
+// at most linkforge.MaxBlockReason characters; required says why it is
+// asked.
+func readReason(c echo.Context, required string) (string, error) {
+	members, err := readObject(c.Request().Body)
+	if err != nil {
+		return "", err
 	}
 	var (
 		reason string
@@ -264,20 +318,16 @@ func (s *Server) blockLink(c echo.Context) error {
 	reason = strings.TrimSpace(reason)
 	switch n := utf8.RuneCountInString(reason); {
 	case n == 0 && len(fe) == 0:
-		fe.add("reason", "is required: say why the link is blocked (the tenant reads it)")
+		fe.add("reason", "is required: "+required)
 	case n > linkforge.MaxBlockReason:
 		fe.add("reason", fmt.Sprintf("at most %d characters", linkforge.MaxBlockReason))
 	case strings.ContainsFunc(reason, func(r rune) bool { return r < ' ' || r == 0x7f }):
 		fe.add("reason", "must be one line of text")
 	}
 	if err := linkforge.InvalidFields(fe); err != nil {
-		return err
+		return "", err
 	}
-	l, err := s.links.Block(c.Request().Context(), id, reason)
-	if err != nil {
-		return err
-	}
-	return s.operatorLink(c, l)
+	return reason, nil
 }
 
 // unblockLink answers DELETE /api/v1/operator/links/{id}/block: the link

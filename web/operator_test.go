@@ -376,8 +376,8 @@ func TestOperatorRefusesTenantCredentials(t *testing.T) {
 				}
 			}
 		}
-		if ops != 13 {
-			t.Errorf("walked %d operator operations, want 13", ops)
+		if ops != 17 {
+			t.Errorf("walked %d operator operations, want 17", ops)
 		}
 		if got := mustTenantLink(t, s, tenantID, "s1"); got.State() != linkforge.LinkActive {
 			t.Errorf("after the refusals the link is %s", got.State())

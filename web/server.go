@@ -35,6 +35,7 @@ import (
 	"github.com/linkforge/linkforge/access"
 	"github.com/linkforge/linkforge/classify"
 	"github.com/linkforge/linkforge/domain"
+	"github.com/linkforge/linkforge/health"
 	"github.com/linkforge/linkforge/linkcache"
 	"github.com/linkforge/linkforge/links"
 	"github.com/linkforge/linkforge/oidclogin"
@@ -42,6 +43,7 @@ import (
 	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/redirect"
 	"github.com/linkforge/linkforge/visitor"
+	"github.com/linkforge/linkforge/webhook"
 )
 
 // Defaults of Config's zero values.
@@ -158,9 +160,18 @@ type Config struct {
 	// with it, and the operator's writes of its entries refresh it. nil:
 	// none.
 	Targets linkforge.TargetPolicy
+	// Threats is the operator's threat filter (a *safety.Checker with
+	// --threat-dns) of the Links built here; nil: none.
+	Threats links.Threats
 	// AbuseContact is the Contact of /.well-known/security.txt (a mailto:
 	// or https: URI); empty: that file answers 404.
 	AbuseContact string
+	// Health checks links' targets (POST /api/v1/links/{slug}/check);
+	// nil: one of its own under the webhooks' address policy.
+	Health *health.Checker
+	// ReportWebhook is the operator's receiver of report.created
+	// (--report-webhook); a zero URL: none.
+	ReportWebhook ReportWebhook
 	// NotFoundURL is where an unknown slug redirects (302) instead of the
 	// 404 page; empty: the 404 page.
 	NotFoundURL string
@@ -242,6 +253,11 @@ type Server struct {
 	// robotsAllow and abuseContact are Config's (wellknown.go).
 	robotsAllow  bool
 	abuseContact string
+	// reportHook is Config.ReportWebhook, reportClient its transport,
+	// under the webhooks' address policy (reports.go).
+	reportHook   ReportWebhook
+	health       *health.Checker // Config.Health (health.go)
+	reportClient *http.Client
 	targets      linkforge.TargetPolicy // Config.Targets (targets.go)
 	// redirects answers the short links, GET / and the password form
 	// (package redirect).
@@ -356,13 +372,18 @@ func newServer(cfg Config) *Server {
 		store:        cfg.Store,
 		robotsAllow:  cfg.RobotsAllow,
 		abuseContact: cfg.AbuseContact,
-		targets:      cfg.Targets,
-		logger:       cfg.Logger,
-		now:          cfg.Now,
-		shortBase:    strings.TrimSuffix(cfg.PublicURL.String(), "/"),
-		selfHosts:    []string{linkforge.SelfHost(cfg.PublicURL)},
-		live:         cfg.Live,
-		alarms:       cfg.Alarms,
+		reportHook:   cfg.ReportWebhook,
+		health:       cfg.Health,
+		reportClient: &http.Client{Timeout: webhook.DefaultTimeout,
+			Transport:     webhook.NewGuardedTransport(webhook.TransportOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		targets:   cfg.Targets,
+		logger:    cfg.Logger,
+		now:       cfg.Now,
+		shortBase: strings.TrimSuffix(cfg.PublicURL.String(), "/"),
+		selfHosts: []string{linkforge.SelfHost(cfg.PublicURL)},
+		live:      cfg.Live,
+		alarms:    cfg.Alarms,
 		// webhooks (webhooks.go)
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		peers:               cfg.Peers,
@@ -375,6 +396,9 @@ func newServer(cfg Config) *Server {
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.health == nil {
+		s.health = health.New(health.Config{AllowPrivate: cfg.WebhookAllowPrivate, Now: s.now})
 	}
 	s.initPasswords(cfg)
 	s.imports = newImportGate(cfg.MaxConcurrentImports)
@@ -434,6 +458,7 @@ func (s *Server) initServices(cfg Config) error {
 // feed's.
 func (s *Server) initLimiters(cfg Config) error {
 	s.limits.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
+	s.limits.reports = password.NewLimiter(reportsPerClient, reportsWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -486,6 +511,7 @@ const (
 	pathLinkStats = pathLink + "/stats"
 	pathLinkQR    = pathLink + "/qr"
 	pathLinkAlias = pathLink + "/aliases/:alias"
+	pathLinkCheck = pathLink + "/check"
 	pathBulkLinks = apiPrefix + "/bulk/links"
 	pathTags      = apiPrefix + "/tags"
 	pathTag       = pathTags + "/:name"
@@ -583,6 +609,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodDelete, pathLinkAlias, false, s.deleteAlias, api(http.MethodDelete, pathLinkAlias)...)
 	r.add(http.MethodGet, pathLinkStats, false, s.linkStats, api(http.MethodGet, pathLinkStats)...)
 	r.add(http.MethodGet, pathLinkQR, false, s.linkQR, api(http.MethodGet, pathLinkQR)...)
+	r.add(http.MethodPost, pathLinkCheck, false, s.checkLink, api(http.MethodPost, pathLinkCheck)...) // health.go
 	r.add(http.MethodGet, pathStats, false, s.tenantStats, api(http.MethodGet, pathStats)...)
 	r.add(http.MethodGet, pathLinkBreakdown, false, s.linkBreakdown, api(http.MethodGet, pathLinkBreakdown)...)
 	r.add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
@@ -658,6 +685,8 @@ type clientLimits struct {
 	// logins limits sign-in guesses per account and per client address
 	// (signin.go).
 	logins *password.Limiter
+	// reports limits abuse reports per client address (reports.go).
+	reports *password.Limiter
 }
 
 // add registers one route. Routes that take no body answer without
@@ -729,9 +758,10 @@ func getOnlyPaths(routes []*echo.Route) map[string]bool {
 // "METHOD path template"; a route not listed accepts none. A later feature
 // that adds a parameter adds it here.
 var apiQuery = map[string][]string{
-	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "archived", "sort", "limit", "cursor", "domain"},
+	http.MethodGet + " " + pathLinks: {"q", "tag", "state", "archived", "health", "sort", "limit", "cursor", "domain"},
 	// The operator's (operator.go).
 	http.MethodGet + " " + pathOperatorLinks:        {"q", "target_host", "state", "limit", "cursor"},
+	http.MethodGet + " " + pathOperatorReports:      {"state", "limit", "cursor"},
 	http.MethodGet + " " + pathOperatorAudit:        {"limit", "cursor"},
 	http.MethodDelete + " " + pathOperatorBlocklist: {"host"},
 	http.MethodDelete + " " + pathOperatorAllowlist: {"host"},

@@ -54,6 +54,8 @@ type Store interface {
 	OperatorAudit(ctx context.Context, limit int, before int64) ([]linkforge.AuditEvent, error)
 	// The operator's target entries (targets.go).
 	linkforge.TargetEntryStore
+	linkforge.ReportStore
+	linkforge.HealthStore
 
 	// Stats and breakdowns (stats.go, analytics.go).
 	Stats(ctx context.Context, q linkforge.StatsQuery) (linkforge.Stats, error)

@@ -180,6 +180,13 @@ func TestEveryEventDelivered(t *testing.T) {
 		if _, err := s.BlockLink(ctx, off.ID, "spam"); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := s.SetLinkUnsafe(ctx, off.ID, "blocklist: example.com"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetLinkHealth(ctx, off.ID, linkforge.LinkHealth{State: linkforge.HealthBroken, Status: 404,
+			CheckedAt: time.Now().UTC(), Error: "HTTP 404"}); err != nil {
+			t.Fatal(err)
+		}
 		// A link of the other tenant: only its receiver hears of it.
 		if _, err := s.CreateLink(ctx, linkforge.Link{TenantID: other.ID, Slug: "theirs", URL: "https://example.com/t"}); err != nil {
 			t.Fatal(err)
@@ -217,7 +224,7 @@ func TestEveryEventDelivered(t *testing.T) {
 		if link := updated["spring"]; len(updated) != 2 || link.Title != "Spring" || link.URL != "https://example.com/a" {
 			t.Errorf("link.updated data = %+v, want spring's and off's", updated)
 		}
-		for _, typ := range []string{linkforge.EventLinkDisabled, linkforge.EventLinkBlocked} {
+		for _, typ := range []string{linkforge.EventLinkDisabled, linkforge.EventLinkBlocked, linkforge.EventLinkUnsafe, linkforge.EventLinkBroken} {
 			json.Unmarshal(byType[typ][0].Event.Data, &link) //nolint:errcheck // a body that does not decode leaves the zero value, which the assertions below refuse
 			if n := len(byType[typ]); n != 1 || link.Slug != "off" || link.URL != "https://example.com/off" {
 				t.Errorf("%d %s, data %s", n, typ, byType[typ][0].Event.Data)

@@ -80,6 +80,8 @@ type config struct {
 	SessionMaxAge time.Duration
 	// Retention is the retention flags (retention.go).
 	Retention retentionConfig
+	// Safety is the threat check's flags (safety.go).
+	Safety safetyConfig
 	// OIDC is single sign-on's flags (oidc.go).
 	OIDC oidcConfig
 	// GCHeadroom is --gc-headroom in bytes; 0: the collector's own pacing
@@ -549,6 +551,9 @@ func buildServeConfig(cfg *config, get func(string) (string, string)) error {
 		return usagef("invalid %s: %v", source, err)
 	}
 	if err := buildNATSConfig(cfg, get); err != nil {
+		return err
+	}
+	if err := buildSafetyConfig(cfg, get); err != nil {
 		return err
 	}
 	if err := buildRetentionConfig(cfg, get); err != nil {

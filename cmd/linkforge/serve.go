@@ -21,6 +21,7 @@ import (
 	"github.com/linkforge/linkforge/dashboard"
 	"github.com/linkforge/linkforge/domain"
 	"github.com/linkforge/linkforge/expiry"
+	"github.com/linkforge/linkforge/health"
 	"github.com/linkforge/linkforge/internal/clusterfeed"
 	"github.com/linkforge/linkforge/internal/wake"
 	"github.com/linkforge/linkforge/linkcache"
@@ -31,6 +32,7 @@ import (
 	"github.com/linkforge/linkforge/password"
 	"github.com/linkforge/linkforge/people"
 	"github.com/linkforge/linkforge/quota"
+	"github.com/linkforge/linkforge/safety"
 	"github.com/linkforge/linkforge/schedule"
 	"github.com/linkforge/linkforge/store/postgres"
 	"github.com/linkforge/linkforge/visitor"
@@ -271,6 +273,9 @@ func (a *app) startNode(lc *lifecycle) (id string, handler *web.Server, err erro
 	// connections alone, and before the counter: its last deltas then
 	// reach nobody, which is fine.
 	lc.add("dashboard", componentStopBudget, hub.Stop)
+	shared.targets = targets
+	shared.checker = a.safetyChecker(targets)
+	shared.health = health.New(health.Config{AllowPrivate: a.cfg.WebhookAllowPrivate})
 	sched, stopSched, err := a.newScheduler(st, schedDue, id, hub, shared, cl, registry)
 	if err != nil {
 		return "", nil, err
@@ -334,6 +339,12 @@ type shared struct {
 	// verifier is the domains' verification, built with the scheduler
 	// whose work it is.
 	verifier *domain.Verifier
+	// targets is the target policy; flag the links service's SetUnsafe,
+	// set once it is built: the target check's (safety.go).
+	targets *blocklist.Files
+	checker *safety.Checker
+	health  *health.Checker
+	flag    lateFlagger
 }
 
 // expired is the expiry alarms' hook of this node's cache: the link's
@@ -571,13 +582,28 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.H
 	if err != nil {
 		return nil, nil, failed("cannot create expiry alarms", err)
 	}
+	// The alarms first: their claim comes first, their run last.
+	work := []schedule.Work{alarms, deliveries, verifier, sh.visitors, retain}
+	check, err := a.safetyJob(st, sh.checker, &sh.flag)
+	if err != nil {
+		return nil, nil, err
+	}
+	if check != nil {
+		work = append(work, check)
+	}
+	healthJob, err := a.healthJob(st, sh.health)
+	if err != nil {
+		return nil, nil, err
+	}
+	if healthJob != nil {
+		work = append(work, healthJob)
+	}
 	sched, err := schedule.New(schedule.Config{
 		Owner:    id,
 		Logger:   a.log,
 		Registry: registry,
-		// The alarms first: their claim comes first, their run last.
-		Work: []schedule.Work{alarms, deliveries, verifier, sh.visitors, retain},
-		Wake: due,
+		Work:     work,
+		Wake:     due,
 	})
 	if err != nil {
 		return nil, nil, failed("cannot create scheduler", err)
@@ -585,6 +611,12 @@ func (a *app) newScheduler(st store, due *wake.Hook, id string, hub *dashboard.H
 	stop := func(ctx context.Context) error {
 		err := errors.Join(sched.Stop(ctx), deliveries.Close(ctx))
 		retain.Close()
+		if check != nil {
+			check.Close()
+		}
+		if healthJob != nil {
+			healthJob.Close()
+		}
 		return err
 	}
 	return sched, stop, nil
@@ -625,6 +657,9 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		SelfHostsOf: sh.cache.LoopHosts, ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: sh.addresses.Base,
 		Domain: domains.ResolveID, Targets: targets,
 		Retention: links.Retention{Minutes: a.cfg.Retention.Minutes, Hours: a.cfg.Retention.Hours}}
+	if sh.checker != nil && sh.checker.DNS != nil {
+		lc.Threats = sh.checker
+	}
 	if cl.peers != nil {
 		lc.Peers = cl.peers
 	}
@@ -632,6 +667,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 	if err != nil {
 		return nil, err
 	}
+	sh.flag.set = linkService.SetUnsafe
 	return web.New(web.Config{
 		Store:      st,
 		Counter:    counter,
@@ -658,11 +694,13 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 		RateLimit:    a.cfg.RateLimit,
 		RateBurst:    a.cfg.RateBurst,
 
-		RootURL:      a.cfg.RootURL,
-		NotFoundURL:  a.cfg.NotFoundURL,
-		RobotsAllow:  a.cfg.RobotsAllow,
-		AbuseContact: a.cfg.AbuseContact,
-		Targets:      targets,
+		RootURL:       a.cfg.RootURL,
+		NotFoundURL:   a.cfg.NotFoundURL,
+		RobotsAllow:   a.cfg.RobotsAllow,
+		AbuseContact:  a.cfg.AbuseContact,
+		ReportWebhook: a.reportWebhook(),
+		Health:        sh.health,
+		Targets:       targets,
 
 		WebhookAllowPrivate: a.cfg.WebhookAllowPrivate,
 		DomainVerify:        a.cfg.DomainVerify,

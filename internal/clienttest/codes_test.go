@@ -17,6 +17,7 @@ var clientCodes = []string{
 	client.CodeInternal, client.CodeQuotaExceeded, client.CodeForbidden,
 	client.CodeMethodNotAllowed, client.CodeUnsupportedMediaType, client.CodeRequestTimeout,
 	client.CodeBlockedTarget,
+	client.CodeUnsafeTarget,
 }
 
 // TestCodesMatchServer: the client's problem codes are its own copy (its
@@ -40,6 +41,7 @@ func TestCodesMatchServer(t *testing.T) {
 		{client.CodeUnsupportedMediaType, linkforge.EUnsupportedMediaType},
 		{client.CodeRequestTimeout, linkforge.ERequestTimeout},
 		{client.CodeBlockedTarget, linkforge.EBlockedTarget},
+		{client.CodeUnsafeTarget, linkforge.EUnsafeTarget},
 	} {
 		if c.client != c.server {
 			t.Errorf("client code %q, server code %q", c.client, c.server)

@@ -1,11 +1,14 @@
 // Package dnstest runs a DNS server of a test's own on loopback (UDP), with
 // the A and TXT records the test sets, and hands out a *net.Resolver that
-// asks it alone: domain verification is tested without real DNS.
+// asks it alone: domain verification and the threat filter are tested
+// without real DNS. DoH serves the same answers over DNS-over-HTTPS.
 package dnstest
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
@@ -22,6 +25,7 @@ type Server struct {
 	mu      sync.Mutex
 	a       map[string][]netip.Addr
 	txt     map[string][]string
+	rcode   map[string]int
 	queries []string // "TYPE name", in order
 }
 
@@ -32,7 +36,8 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{addr: pc.LocalAddr().String(), a: map[string][]netip.Addr{}, txt: map[string][]string{}}
+	s := &Server{addr: pc.LocalAddr().String(), a: map[string][]netip.Addr{}, txt: map[string][]string{},
+		rcode: map[string]int{}}
 	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(s.serve)}
 	go func() { _ = srv.ActivateAndServe() }() // ends at Shutdown
 	t.Cleanup(func() { _ = srv.Shutdown() })
@@ -56,6 +61,34 @@ func (s *Server) SetTXT(name string, values ...string) {
 	s.txt[fqdn(name)] = values
 }
 
+// SetRcode makes every question about name answer rcode
+// (dns.RcodeServerFailure...) and no record.
+func (s *Server) SetRcode(name string, rcode int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rcode[fqdn(name)] = rcode
+}
+
+// DoH is an RFC 8484 handler (POST application/dns-message) giving the
+// server's answers, for an httptest server.
+func (s *Server) DoH() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+		q := new(dns.Msg)
+		if err != nil || r.Method != http.MethodPost || q.Unpack(b) != nil {
+			http.Error(w, "bad query", http.StatusBadRequest)
+			return
+		}
+		out, err := s.answer(q).Pack()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/dns-message")
+		_, _ = w.Write(out)
+	})
+}
+
 // Queries returns the questions asked so far, as "TXT name." or "A name.".
 func (s *Server) Queries() []string {
 	s.mu.Lock()
@@ -74,13 +107,23 @@ func (s *Server) Resolver() *net.Resolver {
 func fqdn(name string) string { return dns.Fqdn(strings.ToLower(name)) }
 
 func (s *Server) serve(w dns.ResponseWriter, q *dns.Msg) {
+	_ = w.WriteMsg(s.answer(q)) // the resolver sees a lost answer as its own timeout
+}
+
+// answer is the server's answer to q.
+func (s *Server) answer(q *dns.Msg) *dns.Msg {
 	m := new(dns.Msg)
 	m.SetReply(q)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	known := false
 	for _, question := range q.Question {
 		name := strings.ToLower(question.Name)
 		s.queries = append(s.queries, dns.TypeToString[question.Qtype]+" "+name)
+		if rc, ok := s.rcode[name]; ok {
+			m.Rcode = rc
+			return m
+		}
 		addrs, hasA := s.a[name]
 		txts, hasTXT := s.txt[name]
 		known = known || hasA || hasTXT
@@ -110,9 +153,8 @@ func (s *Server) serve(w dns.ResponseWriter, q *dns.Msg) {
 			}
 		}
 	}
-	s.mu.Unlock()
 	if !known {
 		m.Rcode = dns.RcodeNameError
 	}
-	_ = w.WriteMsg(m) // the resolver sees a lost answer as its own timeout
+	return m
 }

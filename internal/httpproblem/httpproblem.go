@@ -32,7 +32,7 @@ func Status(code string) int {
 	switch code {
 	case linkforge.EInvalid:
 		return http.StatusBadRequest
-	case linkforge.EBlockedTarget:
+	case linkforge.EBlockedTarget, linkforge.EUnsafeTarget:
 		return http.StatusUnprocessableEntity
 	case linkforge.ENotFound:
 		return http.StatusNotFound

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,7 +16,9 @@ const (
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
 		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, ''),
-		l.notes, l.archived, l.valid_since`
+		l.notes, l.archived, l.valid_since,
+		COALESCE(l.unsafe_reason, ''),
+		COALESCE(l.health_state, ''), l.health_status, l.health_checked_at, l.health_error`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup trigger keeps in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -352,20 +355,29 @@ const tenantSuspended = `(SELECT t.suspended_at IS NOT NULL FROM tenants t WHERE
 func scanLinkWith(row pgx.Row, extra func(l *linkforge.Link) []any) (linkforge.Link, error) {
 	var l linkforge.Link
 	var (
-		status  int16
-		forward bool
-		routing string
+		checkedAt *time.Time
+		hs        linkforge.LinkHealth
+		status    int16
+		forward   bool
+		routing   string
 	)
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &l.ExpiresAt, &l.ExpiredAt, &l.MaxClicks,
 		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
 		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason,
-		&l.Notes, &l.Archived, &l.ValidSince}
+		&l.Notes, &l.Archived, &l.ValidSince,
+		&l.UnsafeReason, &hs.State, &hs.Status, &checkedAt, &hs.Error}
 	if extra != nil {
 		dest = append(dest, extra(&l)...)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return linkforge.Link{}, err
+	}
+	if hs.State != "" {
+		if checkedAt != nil {
+			hs.CheckedAt = checkedAt.UTC()
+		}
+		l.Health = &hs
 	}
 	// pgx returns timestamptz in the local zone; the stores speak UTC.
 	l.ExpiresAt = linkforge.NormalizeTime(l.ExpiresAt)

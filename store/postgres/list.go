@@ -76,14 +76,22 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	case linkforge.StateActive:
 		n := arg(q.Now)
 		where = append(where, `(l.expires_at IS NULL OR l.expires_at > `+n+`) AND (l.max_clicks IS NULL OR `+totalClicks+` < l.max_clicks)
-			AND NOT l.disabled AND l.blocked_reason IS NULL`)
+			AND NOT l.disabled AND l.blocked_reason IS NULL AND l.unsafe_reason IS NULL`)
 	case linkforge.StateDisabled:
-		where = append(where, `l.disabled AND l.blocked_reason IS NULL`)
+		where = append(where, `l.disabled AND l.blocked_reason IS NULL AND l.unsafe_reason IS NULL`)
 	case linkforge.StateBlocked:
 		where = append(where, `l.blocked_reason IS NOT NULL`)
+	case linkforge.StateUnsafe:
+		where = append(where, `l.blocked_reason IS NULL AND l.unsafe_reason IS NOT NULL`)
 	case linkforge.StateExpired:
 		n := arg(q.Now)
 		where = append(where, `((l.expires_at IS NOT NULL AND l.expires_at <= `+n+`) OR (l.max_clicks IS NOT NULL AND `+totalClicks+` >= l.max_clicks))`)
+	}
+	switch q.Health {
+	case linkforge.HealthUnchecked:
+		where = append(where, `l.health_state IS NULL`)
+	case linkforge.HealthOK, linkforge.HealthBroken:
+		where = append(where, `l.health_state = `+arg(q.Health))
 	}
 
 	var key string

@@ -135,11 +135,13 @@ func (db *DB) OperatorLinks(ctx context.Context, q linkforge.OperatorQuery) (lin
 	}
 	switch q.State {
 	case linkforge.LinkActive:
-		where = append(where, "l.blocked_reason IS NULL AND NOT l.disabled")
+		where = append(where, "l.blocked_reason IS NULL AND l.unsafe_reason IS NULL AND NOT l.disabled")
 	case linkforge.LinkDisabled:
-		where = append(where, "l.blocked_reason IS NULL AND l.disabled")
+		where = append(where, "l.blocked_reason IS NULL AND l.unsafe_reason IS NULL AND l.disabled")
 	case linkforge.LinkBlocked:
 		where = append(where, "l.blocked_reason IS NOT NULL")
+	case linkforge.LinkUnsafe:
+		where = append(where, "l.blocked_reason IS NULL AND l.unsafe_reason IS NOT NULL")
 	}
 	limit := arg(q.Limit + 1)
 	links, err := query(ctx, db.pool, func(r pgx.Row) (linkforge.Link, error) { return scanLink(r, true) },
@@ -232,6 +234,49 @@ func (db *DB) BlockLink(ctx context.Context, id int64, reason string) (linkforge
 	})
 	if err != nil {
 		return linkforge.Link{}, wrap("block link", err)
+	}
+	if changed {
+		w.Committed()
+	}
+	return l, nil
+}
+
+// SetLinkUnsafe flags the link id as unsafe with reason, or clears the
+// flag (reason ""). The same state again writes nothing.
+func (db *DB) SetLinkUnsafe(ctx context.Context, id int64, reason string) (linkforge.Link, error) {
+	var l linkforge.Link
+	w := db.writes.Begin()
+	changed := false
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var err error
+		l, err = scanLink(tx.QueryRow(ctx,
+			`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l WHERE l.id = $1 FOR UPDATE OF l`, id), true)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("link")
+		}
+		if err != nil {
+			return err
+		}
+		if l.UnsafeReason == reason {
+			return nil
+		}
+		changed = true
+		l.UnsafeReason = reason
+		var tenant string
+		if err := tx.QueryRow(ctx, `SELECT name FROM tenants WHERE id = $1`, l.TenantID).Scan(&tenant); err != nil {
+			return err
+		}
+		var stored *string
+		if reason != "" {
+			stored = &reason
+		}
+		if _, err := tx.Exec(ctx, `UPDATE links SET unsafe_reason = $1 WHERE id = $2`, stored, id); err != nil {
+			return err
+		}
+		return w.LinkUnsafe(ctx, writeTx{tx}, l, tenant, now())
+	})
+	if err != nil {
+		return linkforge.Link{}, wrap("flag link", err)
 	}
 	if changed {
 		w.Committed()

@@ -17,7 +17,9 @@ const (
 		l.fallback_url, l.tags, l.created_at, l.updated_at,
 		l.title, l.password_hash, l.device_ios, l.device_android, l.device_desktop, l.imported_clicks,
 		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, ''),
-		l.notes, l.archived, l.valid_since`
+		l.notes, l.archived, l.valid_since,
+		COALESCE(l.unsafe_reason, ''),
+		COALESCE(l.health_state, ''), l.health_status, l.health_checked_at, l.health_error`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup triggers keep in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -394,6 +396,8 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 		l                               linkforge.Link
 		expiresAt, expiredAt, maxClicks sql.NullInt64
 		validSince                      sql.NullInt64
+		checkedAt                       sql.NullInt64
+		hs                              linkforge.LinkHealth
 		tags, routing                   string
 		created, updated                int64
 		status                          int
@@ -403,12 +407,19 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 		&l.FallbackURL, &tags, &created, &updated,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
 		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason,
-		&l.Notes, &l.Archived, &validSince}
+		&l.Notes, &l.Archived, &validSince,
+		&l.UnsafeReason, &hs.State, &hs.Status, &checkedAt, &hs.Error}
 	if extra != nil {
 		dest = append(dest, extra(&l)...)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return linkforge.Link{}, err
+	}
+	if hs.State != "" {
+		if checkedAt.Valid {
+			hs.CheckedAt = fromMicros(checkedAt.Int64)
+		}
+		l.Health = &hs
 	}
 	l.ExpiresAt = timePtr(expiresAt)
 	l.ExpiredAt = timePtr(expiredAt)

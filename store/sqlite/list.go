@@ -68,15 +68,25 @@ func (db *DB) QueryLinks(ctx context.Context, q linkforge.ListQuery) (linkforge.
 	switch q.State {
 	case linkforge.StateActive:
 		where = append(where, `(l.expires_at IS NULL OR l.expires_at > ?) AND (l.max_clicks IS NULL OR `+totalClicks+` < l.max_clicks)
-			AND l.disabled = 0 AND l.blocked_reason IS NULL`)
+			AND l.disabled = 0 AND l.blocked_reason IS NULL AND l.unsafe_reason IS NULL`)
 		args = append(args, nowUS)
 	case linkforge.StateDisabled:
-		where = append(where, `l.disabled = 1 AND l.blocked_reason IS NULL`)
+		where = append(where, `l.disabled = 1 AND l.blocked_reason IS NULL AND l.unsafe_reason IS NULL`)
 	case linkforge.StateBlocked:
 		where = append(where, `l.blocked_reason IS NOT NULL`)
+	case linkforge.StateUnsafe:
+		where = append(where, `l.blocked_reason IS NULL AND l.unsafe_reason IS NOT NULL`)
 	case linkforge.StateExpired:
 		where = append(where, `((l.expires_at IS NOT NULL AND l.expires_at <= ?) OR (l.max_clicks IS NOT NULL AND `+totalClicks+` >= l.max_clicks))`)
 		args = append(args, nowUS)
+	}
+
+	switch q.Health {
+	case linkforge.HealthUnchecked:
+		where = append(where, `l.health_state IS NULL`)
+	case linkforge.HealthOK, linkforge.HealthBroken:
+		where = append(where, `l.health_state = ?`)
+		args = append(args, q.Health)
 	}
 
 	var key string

@@ -132,11 +132,13 @@ func (db *DB) OperatorLinks(ctx context.Context, q linkforge.OperatorQuery) (lin
 	}
 	switch q.State {
 	case linkforge.LinkActive:
-		where = append(where, "l.blocked_reason IS NULL AND l.disabled = 0")
+		where = append(where, "l.blocked_reason IS NULL AND l.unsafe_reason IS NULL AND l.disabled = 0")
 	case linkforge.LinkDisabled:
-		where = append(where, "l.blocked_reason IS NULL AND l.disabled = 1")
+		where = append(where, "l.blocked_reason IS NULL AND l.unsafe_reason IS NULL AND l.disabled = 1")
 	case linkforge.LinkBlocked:
 		where = append(where, "l.blocked_reason IS NOT NULL")
+	case linkforge.LinkUnsafe:
+		where = append(where, "l.blocked_reason IS NULL AND l.unsafe_reason IS NOT NULL")
 	}
 	args = append(args, q.Limit+1)
 	links, err := query(ctx, db.reader, linkScan(true),
@@ -236,6 +238,48 @@ func (db *DB) BlockLink(ctx context.Context, id int64, reason string) (linkforge
 	}
 	if err := tx.Commit(); err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: block link: %w", err)
+	}
+	w.Committed()
+	return l, nil
+}
+
+// SetLinkUnsafe flags the link id as unsafe with reason, or clears the
+// flag (reason ""). The same state again writes nothing.
+func (db *DB) SetLinkUnsafe(ctx context.Context, id int64, reason string) (linkforge.Link, error) {
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: flag link: %w", err)
+	}
+	defer tx.Rollback()
+	l, err := scanLink(tx.QueryRowContext(ctx,
+		`SELECT `+linkColumns+`, `+clicksColumn+` FROM links l WHERE l.id = ?`, id), true)
+	if errors.Is(err, sql.ErrNoRows) {
+		return linkforge.Link{}, notFound("link")
+	}
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: flag link: %w", err)
+	}
+	if l.UnsafeReason == reason {
+		return l, nil
+	}
+	l.UnsafeReason = reason
+	var tenant string
+	if err := tx.QueryRowContext(ctx, `SELECT name FROM tenants WHERE id = ?`, l.TenantID).Scan(&tenant); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: flag link: %w", err)
+	}
+	var stored any
+	if reason != "" {
+		stored = reason
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE links SET unsafe_reason = ? WHERE id = ?`, stored, id); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: flag link: %w", err)
+	}
+	w := db.writes.Begin()
+	if err := w.LinkUnsafe(ctx, writeTx{tx}, l, tenant, now()); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: flag link: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return linkforge.Link{}, fmt.Errorf("sqlite: flag link: %w", err)
 	}
 	w.Committed()
 	return l, nil

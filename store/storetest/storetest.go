@@ -100,6 +100,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"RetentionExactBound", testRetentionExactBound},
 		// operator.go
 		{"LinkStates", testLinkStates},
+		{"UnsafeLinks", testUnsafeLinks},
+		{"LinkHealth", testLinkHealth},
+		{"Reports", testReports},
 		{"Operator", testOperator},
 		{"TargetEntries", testTargetEntries},
 	}

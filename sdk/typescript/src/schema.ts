@@ -1624,7 +1624,7 @@ export interface paths {
         };
         /**
          * The operator's audit log
-         * @description Every operator action (`tenant.suspend`, `tenant.resume`, `link.block`, `link.unblock`, `operator.token_create`, `operator.token_revoke`, `operator.target_add`, `operator.target_remove`), newest first, with the tenant it concerned. The same events are in each tenant's own log.
+         * @description Every operator action (`tenant.suspend`, `tenant.resume`, `link.block`, `link.unblock`, `link.unsafe`, `link.safe`, `report.block`, `report.dismiss`, `operator.token_create`, `operator.token_revoke`, `operator.target_add`, `operator.target_remove`), newest first, with the tenant it concerned. The same events are in each tenant's own log.
          */
         get: operations["operatorAudit"];
         put?: never;
@@ -1775,6 +1775,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operator/links/{id}/unsafe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Flag a link as unsafe
+         * @description The operator flags the link as a check would: from this answer on, on every node, every GET and HEAD of it (previews included) gets the warning page naming the target's host, and only its continue button (a POST to the short link) counts a click. Its tenant sees `state: unsafe` and the reason. Webhook `link.unsafe`; audited (`link.unsafe`) in the operator's log and the tenant's.
+         */
+        post: operations["flagLinkUnsafe"];
+        /**
+         * Clear a link's unsafe flag
+         * @description The operator's override of a check: the link redirects again. The next re-check (`--threat-recheck`) flags it again if its target is still flagged; an allowlist entry for the host keeps it clear. Audited as `link.safe`.
+         */
+        delete: operations["clearLinkUnsafe"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The abuse report form
+         * @description A visitor page (styled as the others, `noindex`) with the short URL of `?url=` filled in; the warning page of an unsafe link links to it. Anyone may use it.
+         */
+        get: operations["reportForm"];
+        put?: never;
+        /**
+         * Send the abuse report form
+         * @description As POST /api/v1/reports, from the form: 202 with a thank-you page, or the form again with what is wrong (400) or 429. The page never names the link's target.
+         */
+        post: operations["sendReportForm"];
+        delete?: never;
+        options?: never;
+        /** HEAD of the abuse report form */
+        head: operations["reportFormHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a short link
+         * @description Anyone may report a short URL of this service (no credential). The answer is 202 whatever the link, and names nothing of it (not its target, not whether the slug exists). A client address (its /64 for IPv6) may send 5 reports in any 10 minutes, then 429 with `Retry-After`; a refused report is not counted. The operator lists reports (GET /api/v1/operator/reports) and gets `report.created` at `--report-webhook`.
+         */
+        post: operations["createReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operator/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Abuse reports
+         * @description Every abuse report, newest first, with the reported link's id, slug and tenant (null when the URL named no link). `state=open` keeps the unresolved ones.
+         */
+        get: operations["operatorReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operator/reports/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an abuse report
+         * @description `block` blocks the reported link with the reason `abuse report ID: REASON` (451 from this answer on; audited `link.block` in both logs and `report.block` in the operator's); `dismiss` closes the report (`report.dismiss`). 409: resolved already, or `block` of a report that names no link.
+         */
+        post: operations["resolveReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/links/{slug}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a link's targets now
+         * @description Checks every target of the link now, as the scheduled health check does (see schema LinkHealth), records the result and answers the link with its `health`. `link.broken` when it turns broken. Takes up to 10 s per target.
+         */
+        post: operations["checkLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1864,6 +1995,9 @@ export interface components {
             valid_since: string | null;
             /** @description The old slugs of a renamed link, which still redirect to it: in the answers about one link (GET, PATCH), absent from listings and when there are none. */
             aliases?: components["schemas"]["Slug"][];
+            /** @description Why the link is unsafe (`blocklist: ENTRY`, `threat-dns: HOST`, or the operator's words); null unless unsafe. */
+            unsafe_reason: string | null;
+            health: components["schemas"]["LinkHealth"];
         };
         /** @description Exactly one JSON object; unknown and duplicate members are refused. null means absent for the optional members. */
         LinkCreate: {
@@ -1990,7 +2124,7 @@ export interface components {
              * @description Application error code.
              * @enum {string}
              */
-            code?: "invalid" | "not_found" | "conflict" | "unauthorized" | "gone" | "too_large" | "rate_limited" | "unavailable" | "internal" | "unsupported_media_type" | "method_not_allowed" | "request_timeout" | "quota_exceeded" | "forbidden" | "blocked_target";
+            code?: "invalid" | "not_found" | "conflict" | "unauthorized" | "gone" | "too_large" | "rate_limited" | "unavailable" | "internal" | "unsupported_media_type" | "method_not_allowed" | "request_timeout" | "quota_exceeded" | "forbidden" | "blocked_target" | "unsafe_target";
             errors?: components["schemas"]["FieldError"][];
         };
         /**
@@ -2136,7 +2270,7 @@ export interface components {
             /** @description Links of the tenant carrying the tag. */
             links: number;
         };
-        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link (200 with the existing one, for an item with `find_if_exists` that matched), or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch), 422 (`blocked_target`: a target on the operator's blocklist) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
+        /** @description The answer POST /api/v1/links would have given this item alone: 201 with the link (200 with the existing one, for an item with `find_if_exists` that matched), or 400 (invalid), 409 (slug taken, by anyone or by an earlier item of the batch), 422 (`blocked_target`: a target on the operator's blocklist; `unsafe_target`: one its threat filter flags) with the problem. A 500 or 503 item was not stored (its chunk's transaction failed); earlier items were. */
         BulkResult: {
             /** @enum {integer} */
             status: 200 | 201 | 400 | 409 | 422 | 500 | 503;
@@ -2241,10 +2375,10 @@ export interface components {
             max_clicks_per_month: number | null;
         };
         /**
-         * @description An event type. Every event's data names its link by slug ("slug" or "link"), "domain" (the host it lives on) and "short_url", as the link's body says them: one slug can live on the public host and on a tenant's domains. link.clicks: one per link per flush, data {"link":"slug","domain","short_url","buckets":[{"start","count"}],"total":N} with absolute counts summed over nodes (upsert them); link.* others: data is the link (slug, domain, short_url, url, title, tags, expires_at, max_clicks, created_at, updated_at); link.limit_reached: {"link","domain","short_url","max_clicks","total"}, once per link; alarm.dead: {"alarm_id","alarm","link","domain","short_url","attempts","error"}. link.disabled (the tenant disabled the link) and link.blocked (the operator blocked it): data is the link, as for link.updated, which comes with them.
+         * @description An event type. Every event's data names its link by slug ("slug" or "link"), "domain" (the host it lives on) and "short_url", as the link's body says them: one slug can live on the public host and on a tenant's domains. link.clicks: one per link per flush, data {"link":"slug","domain","short_url","buckets":[{"start","count"}],"total":N} with absolute counts summed over nodes (upsert them); link.* others: data is the link (slug, domain, short_url, url, title, tags, expires_at, max_clicks, created_at, updated_at); link.limit_reached: {"link","domain","short_url","max_clicks","total"}, once per link; alarm.dead: {"alarm_id","alarm","link","domain","short_url","attempts","error"}. link.disabled (the tenant disabled the link) and link.blocked (the operator blocked it) and link.unsafe (a check or the operator flagged its target): data is the link, as for link.updated, which comes with them. link.broken: a health check found a target of the link broken (data is the link, with its `health`); once per turn from ok or unchecked.
          * @enum {string}
          */
-        WebhookEvent: "link.created" | "link.updated" | "link.deleted" | "link.expired" | "link.limit_reached" | "alarm.dead" | "link.clicks" | "link.disabled" | "link.blocked";
+        WebhookEvent: "link.created" | "link.updated" | "link.deleted" | "link.expired" | "link.limit_reached" | "alarm.dead" | "link.clicks" | "link.disabled" | "link.blocked" | "link.unsafe" | "link.broken";
         WebhookCreate: {
             /** Format: uri */
             url: string;
@@ -2460,10 +2594,10 @@ export interface components {
             invited_at: string;
         };
         /**
-         * @description `active`; `disabled` by the tenant (`PATCH {"disabled": true}`: the link answers 410, or redirects to its fallback_url); `blocked` by the operator, with `blocked_reason` (the link answers 451 with a page that names no target; only the operator lifts it). Stats, tags and history are kept in every state; clicks are not counted while disabled or blocked. A later state (`unsafe`) may be added: clients must accept unknown values.
+         * @description `active`; `disabled` by the tenant (`PATCH {"disabled": true}`: the link answers 410, or redirects to its fallback_url); `blocked` by the operator, with `blocked_reason` (the link answers 451 with a page that names no target; only the operator lifts it); `unsafe`: a check flagged its target (the blocklist at a re-check, the `--threat-dns` filter) or the operator did, with `unsafe_reason`: every GET and HEAD, previews included, gets a warning page naming the target's host, whose continue button (a POST to the short link) is the click. Precedence: blocked, unsafe, disabled. Stats, tags and history are kept in every state; clicks are not counted while disabled or blocked. Clients must accept unknown values.
          * @enum {string}
          */
-        LinkState: "active" | "disabled" | "blocked";
+        LinkState: "active" | "disabled" | "blocked" | "unsafe";
         TenantSummary: {
             name: string;
             /** @enum {string} */
@@ -2522,6 +2656,50 @@ export interface components {
         TagRename: {
             /** @description The new name, normalized as a link's tags are (trimmed, lower-cased). */
             name: string;
+        };
+        ReportRequest: {
+            /** @description The short URL reported (on the public host or a tenant's domain). */
+            url: string;
+            /** @description What is wrong with the link. */
+            reason: string;
+            /** @description The reporter's email, for the operator's questions; optional. */
+            email?: string;
+        };
+        Report: {
+            id: string;
+            /** @description As the reporter sent it. */
+            url: string;
+            reason: string;
+            email: string | null;
+            /** @description The reported link's id; null when the URL named no link (or it was deleted since). */
+            link_id: string | null;
+            slug: string | null;
+            tenant: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            state: "open" | "blocked" | "dismissed";
+            /** Format: date-time */
+            resolved_at: string | null;
+        };
+        ReportPage: {
+            reports: components["schemas"]["Report"][];
+            next_cursor: string | null;
+        };
+        ResolveReportRequest: {
+            /** @enum {string} */
+            action: "block" | "dismiss";
+        };
+        /** @description The last check of the link's targets (`--health-check-interval`, or POST /api/v1/links/{slug}/check): HEAD then GET (the body is not read), up to 5 redirects followed, through the webhooks' address policy, at most 1 request a second per host, user agent `LinkForge-HealthCheck/1.0`. `broken` at the first target answering 4xx or 5xx, not answering in 10 s, looping in redirects or refused by the policy. */
+        LinkHealth: {
+            /** @enum {string} */
+            state: "ok" | "broken" | "unchecked";
+            /** @description The HTTP status the target answered; null: none (unchecked, or no answer). */
+            status: number | null;
+            /** Format: date-time */
+            checked_at: string | null;
+            /** @description Why it is broken (`HTTP 404`, `timeout`, `redirect loop ...`, `refused: ...`). */
+            error: string | null;
         };
     };
     responses: {
@@ -2708,7 +2886,7 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description A target URL's host (url, fallback_url, a device URL, a rule's or a variant's URL) is on the operator's target blocklist (problem code `blocked_target`): each such field is in `errors`, its detail naming the host and the entry that matched (an entry blocks its host and every host under it, in any spelling: IDNA, case, trailing dot). The operator's allowlist wins over the blocklist. Nothing was written. */
+        /** @description A target URL's host (url, fallback_url, a device URL, a rule's or a variant's URL) is on the operator's target blocklist (problem code `blocked_target`): each such field is in `errors`, its detail naming the host and the entry that matched (an entry blocks its host and every host under it, in any spelling: IDNA, case, trailing dot). The operator's allowlist wins over the blocklist. Nothing was written. With `--threat-dns`, a create or bulk item whose target host the operator's filtering resolver sinkholes (0.0.0.0, ::, NXDOMAIN) answers 422 `unsafe_target` likewise; an update to such a host is let through and turns the link `unsafe` at once; a resolver that does not answer lets the write through. */
         BlockedTarget: {
             headers: {
                 [name: string]: unknown;
@@ -2759,8 +2937,8 @@ export interface components {
         q: string;
         /** @description Keeps the links carrying this tag (normalized as tags are: trimmed, lower-cased). Repeatable: a link must carry every one. */
         tag: string[];
-        /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, neither disabled nor blocked); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`: the link's `state`; `all`. */
-        state: "active" | "expired" | "disabled" | "blocked" | "all";
+        /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, not disabled, blocked or unsafe); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`, `unsafe`: the link's `state`; `all`. */
+        state: "active" | "expired" | "disabled" | "blocked" | "unsafe" | "all";
         /** @description Order of the listing; `-` is descending. `created`: creation time (an imported link keeps its original one), ties by id; `clicks`: the link's `clicks`, ties by id; `slug`: byte order (capitals before lower case). A cursor belongs to the sort it was returned with (400 `cursor` with another). Under `clicks`, a link whose clicks change between two pages can move past the cursor: it may be missed or seen twice; the other orders never change. */
         sort: "-created" | "created" | "-clicks" | "clicks" | "slug";
         /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
@@ -3007,7 +3185,7 @@ export interface operations {
                 q?: components["parameters"]["q"];
                 /** @description Keeps the links carrying this tag (normalized as tags are: trimmed, lower-cased). Repeatable: a link must carry every one. */
                 tag?: components["parameters"]["tag"];
-                /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, neither disabled nor blocked); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`: the link's `state`; `all`. */
+                /** @description `active`: links that redirect (not past `expires_at`, clicks below `max_clicks`, not disabled, blocked or unsafe); `expired`: past `expires_at`, or `clicks` (the flushed total, which may trail the live count by a flush interval) at `max_clicks`; `disabled`, `blocked`, `unsafe`: the link's `state`; `all`. */
                 state?: components["parameters"]["state"];
                 /** @description `false` (the default): links that are not archived; `true`: archived links only; `all`: both. */
                 archived?: components["parameters"]["archived"];
@@ -3019,6 +3197,8 @@ export interface operations {
                 cursor?: components["parameters"]["cursor"];
                 /** @description Keeps the links on this domain (a host of the tenant, or the public URL's host). Without it, links on every domain. */
                 domain?: components["parameters"]["domainFilter"];
+                /** @description Keep the links whose `health.state` is this one. */
+                health?: "ok" | "broken" | "unchecked";
             };
             header?: never;
             path?: never;
@@ -7049,6 +7229,295 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    flagLinkUnsafe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's id (the `id` of its body). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockRequest"];
+            };
+        };
+        responses: {
+            /** @description The flagged link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    clearLinkUnsafe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's id (the `id` of its body). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorLink"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    reportForm: {
+        parameters: {
+            query?: {
+                /** @description The short URL to report. */
+                url?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    sendReportForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    url: string;
+                    reason: string;
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: the thank-you page. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The form again, with what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Too many reports from this address: the form again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    reportFormHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As GET, without the body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    createReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportRequest"];
+            };
+        };
+        responses: {
+            /** @description Received. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "received";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    operatorReports: {
+        parameters: {
+            query?: {
+                /** @description `open` or `all` (default). */
+                state?: "open" | "all";
+                /** @description Page size. */
+                limit?: components["parameters"]["limit"];
+                /** @description next_cursor of the previous page; absent for the first page. */
+                cursor?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of reports. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    resolveReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The report's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveReportRequest"];
+            };
+        };
+        responses: {
+            /** @description The resolved report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    checkLink: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link, with its new health. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Link"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

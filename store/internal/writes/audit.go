@@ -107,6 +107,26 @@ func (w *Write) LinkBlocked(ctx context.Context, tx Driver, l linkforge.Link, te
 	return w.operator(ctx, tx, l.TenantID, tenant, linkforge.AuditLinkBlock, l.Slug+": "+l.BlockedReason, at)
 }
 
+// LinkUnsafe is a link a check flagged (l.UnsafeReason set): link.unsafe
+// and the audit events link.unsafe; or its flag cleared: link.safe, and
+// no webhook event. The scheduler's check writes with the operator actor
+// of package safety, so that the evidence is in both logs.
+func (w *Write) LinkUnsafe(ctx context.Context, tx Driver, l linkforge.Link, tenant string, at time.Time) error {
+	if l.UnsafeReason == "" {
+		return w.operator(ctx, tx, l.TenantID, tenant, linkforge.AuditLinkSafe, l.Slug, at)
+	}
+	if err := w.linkEvent(ctx, tx, linkforge.EventLinkUnsafe, l, at); err != nil {
+		return err
+	}
+	return w.operator(ctx, tx, l.TenantID, tenant, linkforge.AuditLinkUnsafe, l.Slug+": "+l.UnsafeReason, at)
+}
+
+// LinkBroken is link.broken: a health check found a target of l broken
+// (no audit event: nobody acted).
+func (w *Write) LinkBroken(ctx context.Context, tx Driver, l linkforge.Link, at time.Time) error {
+	return w.linkEvent(ctx, tx, linkforge.EventLinkBroken, l, at)
+}
+
 // TenantSuspended is the audit event of a tenant suspended or resumed.
 func (w *Write) TenantSuspended(ctx context.Context, tx Driver, t linkforge.Tenant, suspended bool, at time.Time) error {
 	action := linkforge.AuditTenantResume
@@ -274,6 +294,16 @@ func (w *Write) operatorOnly(ctx context.Context, tx Driver, action string, id i
 		return nil
 	}
 	return tx.InsertOperatorAudit(ctx, a, action, strconv.FormatInt(id, 10), "", at)
+}
+
+// ReportResolved is the audit event of an abuse report resolved, in the
+// operator's log alone (a block is audited in both by BlockLink).
+func (w *Write) ReportResolved(ctx context.Context, tx Driver, r linkforge.Report, at time.Time) error {
+	action := linkforge.AuditReportDismiss
+	if r.Resolution == linkforge.ReportBlock {
+		action = linkforge.AuditReportBlock
+	}
+	return w.operatorOnly(ctx, tx, action, r.ID, at)
 }
 
 // TargetEntryAdded is the audit event of an entry added to the operator's
