@@ -65,20 +65,9 @@ func (rd *Handler) warnUnsafe(c echo.Context, e *linkcache.Entry) error {
 	host := html.EscapeString(targetHost(e))
 	action := html.EscapeString(req.URL.RequestURI())
 	report := html.EscapeString("/report?url=" + url.QueryEscape(rd.shortBase+"/"+e.Link().Slug))
-	body := []byte(`<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Warning: unsafe link · LinkForge</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem;color:#a40000}p{color:#555}button{font:inherit;padding:.4rem 1rem}</style>
-</head>
-<body><h1>Warning: this link may be unsafe</h1>
-<p>This short link leads to <strong id="target-host">` + host + `</strong>, which a safety check of this service flagged as possibly harmful (phishing or malware). Do not enter passwords or personal details there.</p>
-<form method="post" action="` + action + `"><input type="hidden" name="` + continueField + `" value="1"><button type="submit" id="continue">Continue to ` + host + `</button></form>
-<p><a href="` + report + `">Report this link</a></p>
-</body>
-</html>
-`)
+	body := Document("Warning: this link may be unsafe", `<p>This short link leads to <strong id="target-host">`+host+`</strong>, which a safety check of this service flagged as possibly harmful (phishing or malware). Do not enter passwords or personal details there.</p>
+<form method="post" action="`+action+`"><input type="hidden" name="`+continueField+`" value="1"><button type="submit" id="continue">Continue to `+host+`</button></form>
+<p><a href="`+report+`">Report this link</a></p>`)
 	w := c.Response()
 	h := w.Header()
 	SetHTMLHeaders(h)

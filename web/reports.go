@@ -171,27 +171,18 @@ func (s *Server) createReport(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, map[string]string{"status": "received"})
 }
 
-// reportPageCSS is the visitor pages' style (package redirect's).
-const reportPageCSS = `body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}label{display:block;margin-top:1rem}input,textarea{font:inherit;width:100%;box-sizing:border-box;padding:.3rem}button{font:inherit;margin-top:1rem;padding:.4rem 1rem}.error{color:#a40000}`
-
 // writeReportPage answers the report form (with msg, an error, above it)
 // or, when done, its thanks.
 func writeReportPage(c echo.Context, status int, in reportInput, msg string, done bool) error {
 	var body strings.Builder
-	body.WriteString(`<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Report a link · LinkForge</title>
-<style>` + reportPageCSS + `</style>
-</head>
-<body>`)
+	title := "Report a link"
 	if done {
-		body.WriteString(`<h1>Thank you</h1><p id="report-done">Your report was received. The operator of this service will review the link.</p>`)
+		title = "Thank you"
+		body.WriteString(`<p id="report-done">Your report was received. The operator of this service will review the link.</p>`)
 	} else {
-		body.WriteString(`<h1>Report a link</h1><p>Tell the operator of this service about a short link used for phishing, malware, spam or other abuse.</p>`)
+		body.WriteString(`<p>Tell the operator of this service about a short link used for phishing, malware, spam or other abuse.</p>`)
 		if msg != "" {
-			body.WriteString(`<p class="error" id="report-error">` + html.EscapeString(msg) + `</p>`)
+			body.WriteString(`<p class="alert" role="alert" id="report-error">` + html.EscapeString(msg) + `</p>`)
 		}
 		body.WriteString(`<form method="post" action="` + pathReport + `">
 <label for="url">Short URL</label><input id="url" name="url" type="url" required maxlength="2048" value="` + html.EscapeString(in.url) + `">
@@ -200,8 +191,7 @@ func writeReportPage(c echo.Context, status int, in reportInput, msg string, don
 <button type="submit" id="send">Send report</button>
 </form>`)
 	}
-	body.WriteString("</body>\n</html>\n")
-	p := redirect.PageOf(status, []byte(body.String()))
+	p := redirect.PageOf(status, redirect.Document(title, body.String()))
 	return redirect.WriteForm(c, &p)
 }
 

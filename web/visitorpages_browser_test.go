@@ -79,6 +79,7 @@ func TestVisitorPagesLookLikeTheProduct(t *testing.T) {
 				chromedp.WaitVisible(chromedp.CSS(`[role="alert"]`)),
 			}},
 			{path: "/no-such-link", h1: "Link not found", status: http.StatusNotFound},
+			{path: "/report?url=x", h1: "Report a link", status: http.StatusOK},
 			{path: "/old", h1: "Link expired", status: http.StatusGone},
 		} {
 			if got := e.do(http.MethodGet, c.path, "", "").status; c.then == nil && got != c.status {
