@@ -93,14 +93,14 @@ type Link struct {
 	// TenantSuspended is filled by LinkBySlug alone (the redirect path):
 	// the link's tenant is suspended, so the link answers 451.
 	TenantSuspended bool
+	// Archived links still redirect but are left out of the default
+	// listing and of top links. (Beside the other flags: a padding byte,
+	// not 8, so that a cache entry stays in its size class.)
+	Archived bool
 	// BlockedReason is the operator's block (State: blocked), empty when
 	// there is none: the link answers 451 naming no target, and the
 	// tenant cannot lift it.
 	BlockedReason string
-	// Archived links still redirect but are left out of the default
-	// listing and of top links.
-	Archived bool
-
 	// Notes are the team's words about the link (ValidateNotes), never
 	// shown to visitors; q searches them.
 	Notes string
