@@ -464,6 +464,8 @@
       // active, disabled (by the tenant) or blocked (by the operator).
       state: j.state || 'active',
       blocked_reason: j.blocked_reason || '',
+      unsafe_reason: j.unsafe_reason || '',
+      health: j.health || null,
       notes: j.notes || '',
       archived: !!j.archived,
       valid_since: j.valid_since ? Date.parse(j.valid_since) : null,
@@ -1115,6 +1117,15 @@
     if (l.state === 'disabled') {
       return { cls: 'badge badge-expired', label: 'disabled', ended: s.ended,
         title: 'Disabled: visitors get 410' + (l.fallback_url ? ', or the fallback URL' : '') };
+    }
+    if (l.state === 'unsafe') {
+      return { cls: 'badge badge-expiring', label: 'unsafe', ended: s.ended,
+        title: 'Flagged unsafe (' + l.unsafe_reason + '): visitors see a warning first; a click counts when they continue' };
+    }
+    // A broken target (the health check) is said unless the link ended.
+    if (!s.ended && l.health && l.health.state === 'broken') {
+      return { cls: 'badge badge-expiring', label: 'broken', ended: false,
+        title: 'The target failed its last check' + (l.health.status ? ' (HTTP ' + l.health.status + ')' : '') + (l.health.error ? ': ' + l.health.error : '') };
     }
     return s;
   }
