@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/linkforge/linkforge"
+	"github.com/linkforge/linkforge/internal/clusterfeed"
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/linkcache"
+	"github.com/linkforge/linkforge/web"
 )
 
 const (
@@ -131,4 +134,27 @@ func sameJSON(got json.RawMessage, want string) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// TestDomainDocumentsReachPeers: a PATCH of a domain's documents through
+// node a is served by node b at once (its host table reloaded by the
+// cluster feed, not by its TTL: b's clock never moves).
+func TestDomainDocumentsReachPeers(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, s linkforge.Store) {
+		t.Parallel()
+		var feedB *clusterfeed.Feed
+		cacheA, err := linkcache.New(linkcache.Config{Store: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedA := clusterfeed.New(clusterfeed.Config{Cache: cacheA})
+		a := newEnv(t, s, verifyNone, func(c *web.Config) { c.Cache, c.Peers = cacheA, feedA.Local("a", relay{&feedB}) })
+		b := newEnv(t, s, verifyNone)
+		feedB = clusterfeed.New(clusterfeed.Config{Cache: web.Cache(b.srv)})
+		_, tok := mustTenantToken(t, s, "acme")
+		mustStatus(t, a.do(http.MethodPost, "/api/v1/domains", tok, `{"host":"go.acme.com","asset_links":[]}`), http.StatusCreated)
+		mustDocument(t, b.onHost("go.acme.com", "/.well-known/assetlinks.json"), `[]`) // loads b's host table
+		mustStatus(t, a.do(http.MethodPatch, "/api/v1/domains/go.acme.com", tok, `{"asset_links":`+assetLinksDoc+`}`), http.StatusOK)
+		mustDocument(t, b.onHost("go.acme.com", "/.well-known/assetlinks.json"), assetLinksDoc)
+	})
 }
