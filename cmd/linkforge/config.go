@@ -104,9 +104,12 @@ type invocation struct {
 	email  string         // user commands
 	// operator: user add --operator makes the user an operator.
 	operator bool
-	format   string                // import, export
-	quota    linkforge.QuotaChange // tenant quota: the limits given
-	args     []string
+	format   string // import, export
+	// domain add: the app-link documents read from --aasa and
+	// --asset-links; nil: none.
+	aasa, assetLinks []byte
+	quota            linkforge.QuotaChange // tenant quota: the limits given
+	args             []string
 	// backup and restore (backup.go)
 	out   string
 	force bool
@@ -194,8 +197,11 @@ var (
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink or bitly (required); export: csv (default) or json"}
 	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
 	// not given: unchanged.
-	maxLinksFlag  = flagSpec{"max-links", "N|none", "", "the tenant's link quota: N links at most (0: none allowed), or none; not given: unchanged"}
-	maxClicksFlag = flagSpec{"max-clicks-per-month", "N|none", "", "the tenant's clicks per UTC month it may exceed only as reported (links keep redirecting), or none; not given: unchanged"}
+	maxLinksFlag = flagSpec{"max-links", "N|none", "", "the tenant's link quota: N links at most (0: none allowed), or none; not given: unchanged"}
+	// The app-link documents of domain add (docs/domains.md, "Deep links").
+	aasaFlag       = flagSpec{"aasa", "FILE", "", "domain add: apple_app_site_association (JSON object file)"}
+	assetLinksFlag = flagSpec{"asset-links", "FILE", "", "domain add: asset_links (JSON array file)"}
+	maxClicksFlag  = flagSpec{"max-clicks-per-month", "N|none", "", "the tenant's clicks per UTC month it may exceed only as reported (links keep redirecting), or none; not given: unchanged"}
 )
 
 // command is one subcommand. Its flags come on top of globalFlags.
@@ -244,9 +250,9 @@ var commands = []*command{
 	{name: "link update", synopsis: "linkforge link update SLUG [field flags as create, but --slug] [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},
 	{name: "link delete", synopsis: "linkforge link delete SLUG", summary: "delete a link", flags: linkFlags, extra: linkExtra("delete"), nargs: 1},
 	{name: "link stats", synopsis: "linkforge link stats SLUG [--from T] [--to T] [--interval minute|hour|day [--empty] | --by DIMENSION [--limit N]] [--json]", summary: "print a link's clicks over time (the intervals with clicks; --empty: all), or by country, referrer, device, browser, os or utm_source", flags: linkFlags, extra: linkExtra("stats"), nargs: 1},
-	{name: "domain add", synopsis: "linkforge domain add --tenant NAME HOST",
+	{name: "domain add", synopsis: "linkforge domain add --tenant NAME [--aasa FILE] [--asset-links FILE] HOST",
 		summary: "add a domain of the tenant's own (go.acme.com); prints it as JSON; pending until verified (--domain-verify)",
-		flags:   []flagSpec{tenantFlag}, nargs: 1},
+		flags:   []flagSpec{tenantFlag, aasaFlag, assetLinksFlag}, nargs: 1},
 	{name: "domain list", synopsis: "linkforge domain list --tenant NAME",
 		summary: "list the tenant's domains as JSON: state, default, verification URL",
 		flags:   []flagSpec{tenantFlag}},
