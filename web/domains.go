@@ -27,18 +27,18 @@ const (
 
 // domainJSON is a domain as the API answers it.
 type domainJSON struct {
-	ID              string    `json:"id"`
-	Host            string    `json:"host"`
-	State           string    `json:"state"`
-	Default         bool      `json:"default"`
-	TLS             string    `json:"tls"`
-	RootURL         *string   `json:"root_url"`
-	NotFoundURL     *string   `json:"not_found_url"`
-	VerificationURL string    `json:"verification_url"`
+	ID              string  `json:"id"`
+	Host            string  `json:"host"`
+	State           string  `json:"state"`
+	Default         bool    `json:"default"`
+	TLS             string  `json:"tls"`
+	RootURL         *string `json:"root_url"`
+	NotFoundURL     *string `json:"not_found_url"`
+	VerificationURL string  `json:"verification_url"`
 	// The app-link documents as stored; null when unset (deeplinks.go).
 	AppleAppSiteAssociation json.RawMessage `json:"apple_app_site_association"`
 	AssetLinks              json.RawMessage `json:"asset_links"`
-	CreatedAt       time.Time `json:"created_at"`
+	CreatedAt               time.Time       `json:"created_at"`
 
 	// With --domain-verify dns: the TXT record to create and the token it
 	// must hold. Absent in the other modes, where the token is this
