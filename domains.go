@@ -43,6 +43,14 @@ type Domain struct {
 	// verification URL (a random secret, set at creation); never shown by
 	// the API.
 	VerifyToken string
+
+	// AppleAppSiteAssociation (a JSON object) and AssetLinks (a JSON
+	// array) are served on the verified domain's host at
+	// /.well-known/apple-app-site-association and
+	// /.well-known/assetlinks.json, byte for byte; nil: unset (404).
+	// Package domain validates them (ValidateDocuments).
+	AppleAppSiteAssociation []byte
+	AssetLinks              []byte
 }
 
 // DomainStore keeps domains, and the links of a domain. Methods taking a

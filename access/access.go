@@ -188,6 +188,9 @@ var table = map[string]Requirement{
 	// A domain's verification answer: the token is not a secret, and the
 	// verifier fetching it holds no credential.
 	"GET /.well-known/linkforge-domain/:id": public,
+	// A domain's app-link documents: fetched by the platforms' crawlers.
+	"GET /.well-known/apple-app-site-association": public,
+	"GET /.well-known/assetlinks.json":            public,
 }
 
 // Of returns the requirement of the operation method path (an echo path

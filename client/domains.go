@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"time"
@@ -19,6 +20,11 @@ type Domain struct {
 	NotFoundURL     *string   `json:"not_found_url"`
 	VerificationURL string    `json:"verification_url"`
 	CreatedAt       time.Time `json:"created_at"`
+	// The app-link documents served on the verified host at
+	// /.well-known/apple-app-site-association and
+	// /.well-known/assetlinks.json; JSON null when unset.
+	AppleAppSiteAssociation json.RawMessage `json:"apple_app_site_association"`
+	AssetLinks              json.RawMessage `json:"asset_links"`
 
 	// With --domain-verify dns (the server's default): the TXT record
 	// the domain's DNS must have, holding VerificationToken.
@@ -31,6 +37,9 @@ type NewDomain struct {
 	Host        string `json:"host"`
 	RootURL     string `json:"root_url,omitempty"`
 	NotFoundURL string `json:"not_found_url,omitempty"`
+	// A JSON object and a JSON array (at most 64 KiB each); nil: none.
+	AppleAppSiteAssociation json.RawMessage `json:"apple_app_site_association,omitempty"`
+	AssetLinks              json.RawMessage `json:"asset_links,omitempty"`
 }
 
 // DomainUpdate is the body of UpdateDomain: nil fields are left as they
@@ -39,6 +48,10 @@ type DomainUpdate struct {
 	RootURL     *string `json:"root_url,omitempty"`
 	NotFoundURL *string `json:"not_found_url,omitempty"`
 	Default     *bool   `json:"default,omitempty"`
+	// The app-link documents: nil leaves one as it is, JSON null
+	// (json.RawMessage("null")) clears it.
+	AppleAppSiteAssociation json.RawMessage `json:"apple_app_site_association,omitempty"`
+	AssetLinks              json.RawMessage `json:"asset_links,omitempty"`
 }
 
 // CreateDomain adds a domain (POST /api/v1/domains). It is pending until
@@ -76,6 +89,12 @@ func (c *Client) UpdateDomain(ctx context.Context, host string, u DomainUpdate) 
 	}
 	if u.Default != nil {
 		body["default"] = *u.Default
+	}
+	if u.AppleAppSiteAssociation != nil {
+		body["apple_app_site_association"] = u.AppleAppSiteAssociation
+	}
+	if u.AssetLinks != nil {
+		body["asset_links"] = u.AssetLinks
 	}
 	var out Domain
 	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/domains/" + seg(host), body: body, want: http.StatusOK}, &out)

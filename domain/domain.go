@@ -13,11 +13,14 @@
 package domain
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 
@@ -124,6 +127,41 @@ func ValidateURLs(d linkforge.Domain, selfHosts []string) error {
 			if len(e.Fields) == 0 {
 				errs = append(errs, linkforge.FieldError{Field: f.name, Detail: e.Message})
 			}
+		}
+	}
+	return linkforge.InvalidFields(errs)
+}
+
+// MaxDocumentBytes bounds each of a domain's app-link documents: Apple
+// reads at most 128 KB of an apple-app-site-association, and a real one
+// (a few app ids and paths) is a few hundred bytes.
+const MaxDocumentBytes = 64 << 10
+
+// ValidateDocuments checks a domain's app-link documents (nil: unset):
+// apple_app_site_association a JSON object, asset_links a JSON array, each
+// valid UTF-8 and at most MaxDocumentBytes.
+func ValidateDocuments(d linkforge.Domain) error {
+	var errs []linkforge.FieldError
+	for _, f := range []struct {
+		name  string
+		value []byte
+		open  byte
+		kind  string
+	}{
+		{"apple_app_site_association", d.AppleAppSiteAssociation, '{', "a JSON object"},
+		{"asset_links", d.AssetLinks, '[', "a JSON array"},
+	} {
+		if f.value == nil {
+			continue
+		}
+		switch {
+		case len(f.value) > MaxDocumentBytes:
+			errs = append(errs, linkforge.FieldError{Field: f.name,
+				Detail: fmt.Sprintf("is %d bytes; at most %d (64 KiB)", len(f.value), MaxDocumentBytes)})
+		case !utf8.Valid(f.value) || !json.Valid(f.value):
+			errs = append(errs, linkforge.FieldError{Field: f.name, Detail: "must be " + f.kind + " (valid JSON in UTF-8)"})
+		case bytes.TrimLeft(f.value, " \t\r\n")[0] != f.open:
+			errs = append(errs, linkforge.FieldError{Field: f.name, Detail: "must be " + f.kind})
 		}
 	}
 	return linkforge.InvalidFields(errs)

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -120,6 +121,8 @@ type Input struct {
 	Host        string
 	RootURL     string
 	NotFoundURL string
+	// The app-link documents (linkforge.Domain's); nil: unset.
+	AppleAppSiteAssociation, AssetLinks []byte
 }
 
 // Create validates and stores a tenant's new domain. A host another
@@ -137,8 +140,9 @@ func (s *Service) Create(ctx context.Context, tenantID int64, in Input) (linkfor
 			"is a subdomain of the server's public host %s: the operator allows those with --allow-public-subdomains", s.publicHost))
 	}
 	d := linkforge.Domain{TenantID: tenantID, Host: host, State: linkforge.DomainPending,
-		RootURL: in.RootURL, NotFoundURL: in.NotFoundURL}
-	if err := ValidateURLs(d, s.cfg.SelfHosts); err != nil {
+		RootURL: in.RootURL, NotFoundURL: in.NotFoundURL,
+		AppleAppSiteAssociation: in.AppleAppSiteAssociation, AssetLinks: in.AssetLinks}
+	if err := validate(d, s.cfg.SelfHosts); err != nil {
 		return linkforge.Domain{}, err
 	}
 	now := s.cfg.Now()
@@ -173,6 +177,11 @@ type Patch struct {
 	NotFoundURL    string
 	SetDefault     bool
 	Default        bool
+	// The app-link documents: nil clears one.
+	SetAppleAppSiteAssociation bool
+	AppleAppSiteAssociation    []byte
+	SetAssetLinks              bool
+	AssetLinks                 []byte
 }
 
 // Update applies p to the tenant's domain host. Only a verified domain can
@@ -195,7 +204,13 @@ func (s *Service) Update(ctx context.Context, tenantID int64, host string, p Pat
 			}
 			d.Default = p.Default
 		}
-		return ValidateURLs(*d, s.cfg.SelfHosts)
+		if p.SetAppleAppSiteAssociation {
+			d.AppleAppSiteAssociation = p.AppleAppSiteAssociation
+		}
+		if p.SetAssetLinks {
+			d.AssetLinks = p.AssetLinks
+		}
+		return validate(*d, s.cfg.SelfHosts)
 	})
 	if err != nil {
 		return linkforge.Domain{}, fmt.Errorf("update domain: %w", err)
@@ -309,4 +324,21 @@ func (s *Service) changed(d linkforge.Domain) {
 func (s *Service) ResolveID(ctx context.Context, tenantID int64, host string) (int64, error) {
 	t, err := s.Resolve(ctx, tenantID, "domain", host, true)
 	return t.ID, err
+}
+
+// validate checks d's URLs and documents, and reports every bad field of
+// both at once.
+func validate(d linkforge.Domain, selfHosts []string) error {
+	var fields []linkforge.FieldError
+	for _, err := range []error{ValidateURLs(d, selfHosts), ValidateDocuments(d)} {
+		var e *linkforge.Error
+		if err == nil {
+			continue
+		}
+		if !errors.As(err, &e) || len(e.Fields) == 0 {
+			return err
+		}
+		fields = append(fields, e.Fields...)
+	}
+	return linkforge.InvalidFields(fields)
 }

@@ -25,6 +25,9 @@ type Host struct {
 	// Root and NotFound are the Location values of the domain's root_url
 	// and not_found_url, built once; nil: the server's.
 	Root, NotFound []string
+	// AASA and AssetLinks are the domain's app-link documents, served at
+	// its /.well-known paths as stored; nil: unset.
+	AASA, AssetLinks []byte
 }
 
 // hostSnapshot is one load of the table, never changed once published.
@@ -102,7 +105,8 @@ func (c *Cache) reloadHosts(ctx context.Context) {
 	m := make(map[string]*Host, len(ds))
 	names := make(map[int64]string, len(ds))
 	for _, d := range ds {
-		e := &Host{ID: d.ID, Verified: d.State == linkforge.DomainVerified}
+		e := &Host{ID: d.ID, Verified: d.State == linkforge.DomainVerified,
+			AASA: d.AppleAppSiteAssociation, AssetLinks: d.AssetLinks}
 		if d.RootURL != "" {
 			e.Root = []string{linkforge.RedirectLocation(d.RootURL)}
 		}

@@ -57,6 +57,7 @@ var wantRole = map[string]linkforge.Role{
 	"inviteForm": "", "inviteFormHead": "", "inviteSetPassword": "",
 	"resetForm": "", "resetFormHead": "", "resetSetPassword": "",
 	"domainVerificationAnswer": "", "domainVerificationAnswerHead": "",
+	"domainAppSiteAssociation": "", "domainAppSiteAssociationHead": "", "domainAssetLinks": "", "domainAssetLinksHead": "",
 	"listDomains": "viewer", "getDomain": "viewer",
 	"createDomain": "owner", "updateDomain": "owner", "deleteDomain": "owner", "verifyDomain": "owner",
 	"dashboardOperator": "", "dashboardOperatorHead": "", "dashboardScriptOperator": "", "dashboardScriptHeadOperator": "",

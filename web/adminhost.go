@@ -25,6 +25,8 @@ var onDomains = map[string]bool{
 	pathSecurityTxt:        true,
 	"/:slug":               true, // the redirects and the password form
 	pathVerificationAnswer: true,
+	pathAASA:               true, // deeplinks.go
+	pathAssetLinks:         true,
 	"/healthz":             true,
 	"/readyz":              true,
 	"/metrics":             true,

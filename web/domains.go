@@ -27,15 +27,18 @@ const (
 
 // domainJSON is a domain as the API answers it.
 type domainJSON struct {
-	ID              string    `json:"id"`
-	Host            string    `json:"host"`
-	State           string    `json:"state"`
-	Default         bool      `json:"default"`
-	TLS             string    `json:"tls"`
-	RootURL         *string   `json:"root_url"`
-	NotFoundURL     *string   `json:"not_found_url"`
-	VerificationURL string    `json:"verification_url"`
-	CreatedAt       time.Time `json:"created_at"`
+	ID              string  `json:"id"`
+	Host            string  `json:"host"`
+	State           string  `json:"state"`
+	Default         bool    `json:"default"`
+	TLS             string  `json:"tls"`
+	RootURL         *string `json:"root_url"`
+	NotFoundURL     *string `json:"not_found_url"`
+	VerificationURL string  `json:"verification_url"`
+	// The app-link documents as stored; null when unset (deeplinks.go).
+	AppleAppSiteAssociation json.RawMessage `json:"apple_app_site_association"`
+	AssetLinks              json.RawMessage `json:"asset_links"`
+	CreatedAt               time.Time       `json:"created_at"`
 
 	// With --domain-verify dns: the TXT record to create and the token it
 	// must hold. Absent in the other modes, where the token is this
@@ -78,10 +81,11 @@ func renderDomain(d linkforge.Domain, tls string, mode domain.VerifyMode) domain
 	if d.NotFoundURL != "" {
 		j.NotFoundURL = &d.NotFoundURL
 	}
+	j.AppleAppSiteAssociation, j.AssetLinks = d.AppleAppSiteAssociation, d.AssetLinks
 	return j
 }
 
-const domainFields = "host, root_url, not_found_url"
+const domainFields = "host, root_url, not_found_url, apple_app_site_association, asset_links"
 
 // decodeCreateDomain reads POST /api/v1/domains' body.
 func decodeCreateDomain(r io.Reader) (domain.Input, error) {
@@ -110,6 +114,10 @@ func decodeCreateDomain(r io.Reader) (domain.Input, error) {
 			if !null {
 				fe.str(m, &in.NotFoundURL)
 			}
+		case "apple_app_site_association":
+			in.AppleAppSiteAssociation = document(m)
+		case "asset_links":
+			in.AssetLinks = document(m)
 		default:
 			fe.add(fieldName(m.name), "unknown field; accepted fields are "+domainFields)
 		}
@@ -123,7 +131,7 @@ func decodeCreateDomain(r io.Reader) (domain.Input, error) {
 	return in, nil
 }
 
-const domainPatchFields = "root_url, not_found_url, default"
+const domainPatchFields = "root_url, not_found_url, default, apple_app_site_association, asset_links"
 
 // decodePatchDomain reads PATCH /api/v1/domains/{host}'s body.
 func decodePatchDomain(r io.Reader) (domain.Patch, error) {
@@ -146,6 +154,10 @@ func decodePatchDomain(r io.Reader) (domain.Patch, error) {
 			if null || fe.boolean(m, &p.Default) {
 				p.SetDefault = true
 			}
+		case "apple_app_site_association":
+			p.SetAppleAppSiteAssociation, p.AppleAppSiteAssociation = true, document(m)
+		case "asset_links":
+			p.SetAssetLinks, p.AssetLinks = true, document(m)
 		case "host", "id", "state", "tls", "verification_url", "verification_record", "verification_token", "created_at":
 			fe.add(m.name, "cannot be changed; fields that can are "+domainPatchFields)
 		default:

@@ -19,7 +19,10 @@ func TestDashboardBadgesUnsafeAndBroken(t *testing.T) {
 	broken := e.mustCreate(token, `{"slug":"broken","url":"https://example.com/b"}`)
 	e.mustCreate(token, `{"slug":"fine","url":"https://example.com/ok"}`)
 	for slug, set := range map[string]func(id int64) error{
-		flagged.Slug: func(id int64) error { _, err := st.SetLinkUnsafe(t.Context(), id, "blocklist: example.com"); return err },
+		flagged.Slug: func(id int64) error {
+			_, err := st.SetLinkUnsafe(t.Context(), id, "blocklist: example.com")
+			return err
+		},
 		broken.Slug: func(id int64) error {
 			_, err := st.SetLinkHealth(t.Context(), id, linkforge.LinkHealth{State: linkforge.HealthBroken, Status: 404, CheckedAt: time.Now()})
 			return err

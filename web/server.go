@@ -542,6 +542,8 @@ func (s *Server) routes(cfg Config) {
 	r.getHead(pathRobots, s.robots)                         // wellknown.go
 	r.getHead(pathSecurityTxt, s.securityTxt)               // wellknown.go
 	r.getHead(pathVerificationAnswer, s.verificationAnswer) // verify.go
+	r.getHead(pathAASA, s.appSiteAssociation)               // deeplinks.go
+	r.getHead(pathAssetLinks, s.assetLinks)                 // deeplinks.go
 	r.getHead("/:slug", s.redirects.Redirect)
 	// The password form's post (redirect/password.go): a small form body,
 	// read within its own limit.
@@ -629,11 +631,14 @@ func (s *Server) apiRouteTable(r *router) {
 	// The import's body is a file of up to MaxImportBytes, in the format
 	// the query names: it has its own limit and no JSON requirement.
 	r.add(http.MethodPost, pathImport, true, s.importLinks, api(http.MethodPost, pathImport)...)
-	// Domains (domains.go).
-	r.add(http.MethodPost, pathDomains, true, s.createDomain, withBody(http.MethodPost, pathDomains)...)
+	// Domains (domains.go); their bodies carry up to two app-link documents
+	// (deeplinks.go).
+	r.add(http.MethodPost, pathDomains, true, s.createDomain,
+		append(api(http.MethodPost, pathDomains), limitDomainBody, requireJSON)...)
 	r.add(http.MethodGet, pathDomains, false, s.listDomains, api(http.MethodGet, pathDomains)...)
 	r.add(http.MethodGet, pathDomain, false, s.getDomain, api(http.MethodGet, pathDomain)...)
-	r.add(http.MethodPatch, pathDomain, true, s.patchDomain, withBody(http.MethodPatch, pathDomain)...)
+	r.add(http.MethodPatch, pathDomain, true, s.patchDomain,
+		append(api(http.MethodPatch, pathDomain), limitDomainBody, requireJSON)...)
 	r.add(http.MethodDelete, pathDomain, false, s.deleteDomain, api(http.MethodDelete, pathDomain)...)
 	r.add(http.MethodPost, pathDomainVerify, false, s.verifyDomain, api(http.MethodPost, pathDomainVerify)...)
 	// Tenant quotas (tenant.go).

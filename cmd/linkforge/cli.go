@@ -354,6 +354,10 @@ func resolveFlag(inv *invocation, f flagSpec, value func(flagSpec) (string, stri
 		if inv.operator, err = strconv.ParseBool(v); err != nil {
 			return usagef("invalid %s %q: want true or false", source, v)
 		}
+	case aasaFlag.name:
+		inv.aasa, err = readDocument(v, source)
+	case assetLinksFlag.name:
+		inv.assetLinks, err = readDocument(v, source)
 	case maxLinksFlag.name:
 		inv.quota.MaxLinks, err = parseLimit(v, source)
 	case maxClicksFlag.name:
@@ -432,6 +436,8 @@ func printUsage(w io.Writer) {
 	printFlags(w, []flagSpec{outFlag, forceFlag, fromFlag})
 	fmt.Fprint(w, "\nTenant quota flags:\n\n")
 	printFlags(w, []flagSpec{maxLinksFlag, maxClicksFlag})
+	fmt.Fprint(w, "\nDomain flags:\n\n")
+	printFlags(w, []flagSpec{aasaFlag, assetLinksFlag})
 	printLinkUsage(w)
 }
 

@@ -106,9 +106,12 @@ type invocation struct {
 	email  string         // user commands
 	// operator: user add --operator makes the user an operator.
 	operator bool
-	format   string                // import, export
-	quota    linkforge.QuotaChange // tenant quota: the limits given
-	args     []string
+	format   string // import, export
+	// domain add: the app-link documents read from --aasa and
+	// --asset-links; nil: none.
+	aasa, assetLinks []byte
+	quota            linkforge.QuotaChange // tenant quota: the limits given
+	args             []string
 	// backup and restore (backup.go)
 	out   string
 	force bool
@@ -198,8 +201,11 @@ var (
 	formatFlag = flagSpec{"format", "FORMAT", "", "import: csv, json, yourls, shlink, bitly, dub, kutt, rebrandly, or the visits of shlink-visits, yourls-log, dub-events (required); export: csv (default) or json"}
 	// The tenant quotas (ADR 016): N (0: none allowed) or none (no limit);
 	// not given: unchanged.
-	maxLinksFlag  = flagSpec{"max-links", "N|none", "", "the tenant's link quota: N links at most (0: none allowed), or none; not given: unchanged"}
-	maxClicksFlag = flagSpec{"max-clicks-per-month", "N|none", "", "the tenant's clicks per UTC month it may exceed only as reported (links keep redirecting), or none; not given: unchanged"}
+	maxLinksFlag = flagSpec{"max-links", "N|none", "", "the tenant's link quota: N links at most (0: none allowed), or none; not given: unchanged"}
+	// The app-link documents of domain add (docs/domains.md, "Deep links").
+	aasaFlag       = flagSpec{"aasa", "FILE", "", "domain add: apple_app_site_association (JSON object file)"}
+	assetLinksFlag = flagSpec{"asset-links", "FILE", "", "domain add: asset_links (JSON array file)"}
+	maxClicksFlag  = flagSpec{"max-clicks-per-month", "N|none", "", "the tenant's clicks per UTC month it may exceed only as reported (links keep redirecting), or none; not given: unchanged"}
 )
 
 // command is one subcommand. Its flags come on top of globalFlags.
@@ -251,9 +257,9 @@ var commands = []*command{
 	{name: "link rename", synopsis: "linkforge link rename SLUG NEW [--json]", summary: "rename a link; the old slug keeps redirecting to it (an alias); prints it", flags: linkFlags, extra: linkExtra("rename"), nargs: 2},
 	{name: "tag rename", synopsis: "linkforge tag rename TAG NEW [--json]", summary: "rename a tag on every link carrying it (merging it into NEW where a link has both)", flags: linkFlags, extra: linkExtra("tag"), nargs: 2},
 	{name: "tag delete", synopsis: "linkforge tag delete TAG [--json]", summary: "remove a tag from every link carrying it", flags: linkFlags, extra: linkExtra("tag"), nargs: 1},
-	{name: "domain add", synopsis: "linkforge domain add --tenant NAME HOST",
+	{name: "domain add", synopsis: "linkforge domain add --tenant NAME [--aasa FILE] [--asset-links FILE] HOST",
 		summary: "add a domain of the tenant's own (go.acme.com); prints it as JSON; pending until verified (--domain-verify)",
-		flags:   []flagSpec{tenantFlag}, nargs: 1},
+		flags:   []flagSpec{tenantFlag, aasaFlag, assetLinksFlag}, nargs: 1},
 	{name: "domain list", synopsis: "linkforge domain list --tenant NAME",
 		summary: "list the tenant's domains as JSON: state, default, verification URL",
 		flags:   []flagSpec{tenantFlag}},

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/linkforge/linkforge"
 	"github.com/linkforge/linkforge/domain"
@@ -60,7 +62,8 @@ func (a *app) domainCommand(inv invocation, op string, fn func(svc *domain.Servi
 
 func (a *app) domainAdd(inv invocation) int {
 	return a.domainCommand(inv, "add domain", func(svc *domain.Service, _ store, t linkforge.Tenant) (any, int, error) {
-		d, err := svc.Create(a.ctx, t.ID, domain.Input{Host: inv.args[0]})
+		d, err := svc.Create(a.ctx, t.ID, domain.Input{Host: inv.args[0],
+			AppleAppSiteAssociation: inv.aasa, AssetLinks: inv.assetLinks})
 		if err != nil {
 			return nil, exitFailure, err
 		}
@@ -118,4 +121,23 @@ func (a *app) domainRemove(inv invocation) int {
 		a.log.Info("domain removed", "tenant", t.Name, "host", d.Host)
 		return nil, exitOK, nil
 	})
+}
+
+// readDocument reads the app-link document file path ("": none); its
+// shape and size are checked by domain.ValidateDocuments, which names the
+// field. A file far past that bound is refused before it is read whole.
+func readDocument(path, source string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path) //nolint:gosec // G304: the path is the operator's own flag
+	if err != nil {
+		return nil, usagef("invalid %s: %v", source, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, domain.MaxDocumentBytes+1))
+	if err != nil {
+		return nil, usagef("invalid %s: %v", source, err)
+	}
+	return b, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,5 +62,38 @@ func TestDomainCommands(t *testing.T) {
 	_, errOut = run(exitUsage, "domain", "add", "go.acme.com")
 	if !strings.Contains(errOut, "--tenant is required") {
 		t.Errorf("domain add without --tenant: stderr %q", errOut)
+	}
+}
+
+// TestDomainAddDocuments: domain add --aasa and --asset-links store the
+// files' documents; a file of the wrong shape is refused naming the
+// field, and adds nothing.
+func TestDomainAddDocuments(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	base := []string{"--data-dir", dir, "--domain-verify", "none"}
+	run := func(code int, args ...string) (string, string) {
+		t.Helper()
+		return mustRunInProcess(t, code, append(append([]string{}, args...), base...)...)
+	}
+	mustMigrate(t, "--data-dir", dir)
+	run(exitOK, "token", "create", "--tenant", "acme")
+	files := t.TempDir()
+	aasa, links := filepath.Join(files, "aasa.json"), filepath.Join(files, "assetlinks.json")
+	for path, body := range map[string]string{aasa: `{"applinks":{"details":[]}}`, links: `[]`} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _ := run(exitOK, "domain", "add", "--tenant", "acme", "--aasa", aasa, "--asset-links", links, "go.acme.com")
+	if !strings.Contains(out, `"apple_app_site_association":{"applinks":{"details":[]}}`) || !strings.Contains(out, `"asset_links":[]`) {
+		t.Errorf("domain add with documents printed %s", out)
+	}
+	_, errOut := run(exitFailure, "domain", "add", "--tenant", "acme", "--asset-links", aasa, "other.acme.com")
+	if !strings.Contains(errOut, "asset_links must be a JSON array") {
+		t.Errorf("domain add with an object as asset links: stderr %q", errOut)
+	}
+	out, _ = run(exitOK, "domain", "list", "--tenant", "acme")
+	if strings.Contains(out, "other.acme.com") {
+		t.Errorf("the refused domain was added: %s", out)
 	}
 }

@@ -1,6 +1,8 @@
 package clienttest_test
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
 
@@ -56,5 +58,39 @@ func TestDomains(t *testing.T) {
 	mustAPIError(t, err, http.StatusConflict, "conflict")
 	if _, err := c.Domain(ctx, "go.acme.com"); err != nil {
 		t.Errorf("Domain after the refused delete: %v", err)
+	}
+}
+
+// TestDomainDocuments: the client sets, reads and clears a domain's
+// app-link documents, and the domain's host serves them.
+func TestDomainDocuments(t *testing.T) {
+	s := newServer(t, serverOpts{web: func(c *web.Config) { c.DomainVerify = domain.VerifyNone }})
+	c := mustClient(t, s)
+	ctx := t.Context()
+	aasa := json.RawMessage(`{"applinks":{"details":[]}}`)
+	d, err := c.CreateDomain(ctx, client.NewDomain{Host: "go.acme.com", AppleAppSiteAssociation: aasa})
+	if err != nil || string(d.AppleAppSiteAssociation) != string(aasa) || string(d.AssetLinks) != "null" {
+		t.Fatalf("CreateDomain = %+v, %v", d, err)
+	}
+	links := json.RawMessage(`[{"relation":["delegate_permission/common.handle_all_urls"]}]`)
+	d, err = c.UpdateDomain(ctx, "go.acme.com", client.DomainUpdate{AssetLinks: links, AppleAppSiteAssociation: json.RawMessage("null")})
+	if err != nil || string(d.AppleAppSiteAssociation) != "null" || string(d.AssetLinks) != string(links) {
+		t.Fatalf("UpdateDomain = %+v, %v", d, err)
+	}
+	_, err = c.UpdateDomain(ctx, "go.acme.com", client.DomainUpdate{AssetLinks: json.RawMessage(`{}`)})
+	mustAPIError(t, err, http.StatusBadRequest, "invalid")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/.well-known/assetlinks.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "go.acme.com"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(body) != string(links) {
+		t.Errorf("assetlinks.json = %d %s, want 200 %s", resp.StatusCode, body, links)
 	}
 }

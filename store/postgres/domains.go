@@ -12,7 +12,8 @@ import (
 )
 
 const domainColumns = `id, tenant_id, host, state, is_default, root_url, not_found_url, created_at,
-	verified_at, verify_attempts, verify_due_at, verify_error, verify_token`
+	verified_at, verify_attempts, verify_due_at, verify_error, verify_token,
+	apple_app_site_association, asset_links`
 
 // CreateDomain stores d; a host in use by any tenant answers EConflict.
 func (db *DB) CreateDomain(ctx context.Context, d linkforge.Domain) (linkforge.Domain, error) {
@@ -53,10 +54,12 @@ func (db *DB) CreateDomainBounded(ctx context.Context, d linkforge.Domain, max i
 		}
 		err := tx.QueryRow(ctx,
 			`INSERT INTO domains (tenant_id, host, state, is_default, root_url, not_found_url, created_at,
-			 verified_at, verify_attempts, verify_due_at, verify_error, verify_token)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+			 verified_at, verify_attempts, verify_due_at, verify_error, verify_token,
+			 apple_app_site_association, asset_links)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
 			d.TenantID, d.Host, string(d.State), d.Default, d.RootURL, d.NotFoundURL, d.CreatedAt,
-			d.VerifiedAt, d.VerifyAttempts, d.VerifyDueAt, d.VerifyError, d.VerifyToken).Scan(&d.ID)
+			d.VerifiedAt, d.VerifyAttempts, d.VerifyDueAt, d.VerifyError, d.VerifyToken,
+			string(d.AppleAppSiteAssociation), string(d.AssetLinks)).Scan(&d.ID)
 		switch pgCode(err) {
 		case uniqueViolation:
 			return &linkforge.Error{Code: linkforge.EConflict, Message: "host already registered", Err: err}
@@ -151,9 +154,11 @@ func (db *DB) UpdateDomain(ctx context.Context, tenantID int64, host string, fn 
 		}
 		_, err = tx.Exec(ctx,
 			`UPDATE domains SET state = $1, is_default = $2, root_url = $3, not_found_url = $4, verified_at = $5,
-			 verify_attempts = $6, verify_due_at = $7, verify_error = $8 WHERE id = $9`,
+			 verify_attempts = $6, verify_due_at = $7, verify_error = $8,
+			 apple_app_site_association = $9, asset_links = $10 WHERE id = $11`,
 			string(d.State), d.Default, d.RootURL, d.NotFoundURL, d.VerifiedAt,
-			d.VerifyAttempts, d.VerifyDueAt, d.VerifyError, d.ID)
+			d.VerifyAttempts, d.VerifyDueAt, d.VerifyError,
+			string(d.AppleAppSiteAssociation), string(d.AssetLinks), d.ID)
 		if err != nil {
 			return err
 		}
@@ -287,14 +292,22 @@ func clearDefault(ctx context.Context, tx pgx.Tx, tenantID int64) error {
 
 func scanDomain(row pgx.Row) (linkforge.Domain, error) {
 	var (
-		d     linkforge.Domain
-		state string
+		d                linkforge.Domain
+		state            string
+		aasa, assetLinks string
 	)
 	if err := row.Scan(&d.ID, &d.TenantID, &d.Host, &state, &d.Default, &d.RootURL, &d.NotFoundURL,
-		&d.CreatedAt, &d.VerifiedAt, &d.VerifyAttempts, &d.VerifyDueAt, &d.VerifyError, &d.VerifyToken); err != nil {
+		&d.CreatedAt, &d.VerifiedAt, &d.VerifyAttempts, &d.VerifyDueAt, &d.VerifyError, &d.VerifyToken,
+		&aasa, &assetLinks); err != nil {
 		return linkforge.Domain{}, err
 	}
 	d.State = linkforge.DomainState(state)
+	if aasa != "" {
+		d.AppleAppSiteAssociation = []byte(aasa)
+	}
+	if assetLinks != "" {
+		d.AssetLinks = []byte(assetLinks)
+	}
 	return linkforge.NormalizeDomain(d), nil
 }
 

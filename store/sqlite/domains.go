@@ -12,7 +12,8 @@ import (
 )
 
 const domainColumns = `id, tenant_id, host, state, is_default, root_url, not_found_url, created_at,
-	verified_at, verify_attempts, verify_due_at, verify_error, verify_token`
+	verified_at, verify_attempts, verify_due_at, verify_error, verify_token,
+	apple_app_site_association, asset_links`
 
 // domainSlug names a link by its identity for a JSON parameter of a query.
 type domainSlug struct {
@@ -52,10 +53,12 @@ func (db *DB) CreateDomainBounded(ctx context.Context, d linkforge.Domain, max i
 	}
 	err = tx.QueryRowContext(ctx,
 		`INSERT INTO domains (tenant_id, host, state, is_default, root_url, not_found_url, created_at,
-		 verified_at, verify_attempts, verify_due_at, verify_error, verify_token)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		 verified_at, verify_attempts, verify_due_at, verify_error, verify_token,
+		 apple_app_site_association, asset_links)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		d.TenantID, d.Host, string(d.State), d.Default, d.RootURL, d.NotFoundURL, toMicros(d.CreatedAt),
-		nullMicros(d.VerifiedAt), d.VerifyAttempts, nullMicros(d.VerifyDueAt), d.VerifyError, d.VerifyToken).Scan(&d.ID)
+		nullMicros(d.VerifiedAt), d.VerifyAttempts, nullMicros(d.VerifyDueAt), d.VerifyError, d.VerifyToken,
+		string(d.AppleAppSiteAssociation), string(d.AssetLinks)).Scan(&d.ID)
 	switch {
 	case isUnique(err):
 		return linkforge.Domain{}, &linkforge.Error{Code: linkforge.EConflict, Message: "host already registered", Err: err}
@@ -149,9 +152,11 @@ func (db *DB) UpdateDomain(ctx context.Context, tenantID int64, host string, fn 
 	}
 	if _, err := tx.ExecContext(ctx,
 		`UPDATE domains SET state = ?, is_default = ?, root_url = ?, not_found_url = ?, verified_at = ?,
-		 verify_attempts = ?, verify_due_at = ?, verify_error = ? WHERE id = ?`,
+		 verify_attempts = ?, verify_due_at = ?, verify_error = ?,
+		 apple_app_site_association = ?, asset_links = ? WHERE id = ?`,
 		string(d.State), d.Default, d.RootURL, d.NotFoundURL, nullMicros(d.VerifiedAt),
-		d.VerifyAttempts, nullMicros(d.VerifyDueAt), d.VerifyError, d.ID); err != nil {
+		d.VerifyAttempts, nullMicros(d.VerifyDueAt), d.VerifyError,
+		string(d.AppleAppSiteAssociation), string(d.AssetLinks), d.ID); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: update domain: %w", err)
 	}
 	if err := db.writes.Begin().DomainUpdated(ctx, writeTx{tx}, tenantID, d.Host, now()); err != nil {
@@ -265,16 +270,27 @@ func scanDomain(row scanner) (linkforge.Domain, error) {
 		state               string
 		created             int64
 		verified, verifyDue sql.NullInt64
+		aasa, assetLinks    string
 	)
 	if err := row.Scan(&d.ID, &d.TenantID, &d.Host, &state, &d.Default, &d.RootURL, &d.NotFoundURL,
-		&created, &verified, &d.VerifyAttempts, &verifyDue, &d.VerifyError, &d.VerifyToken); err != nil {
+		&created, &verified, &d.VerifyAttempts, &verifyDue, &d.VerifyError, &d.VerifyToken,
+		&aasa, &assetLinks); err != nil {
 		return linkforge.Domain{}, err
 	}
 	d.State = linkforge.DomainState(state)
 	d.CreatedAt = fromMicros(created)
 	d.VerifiedAt = timePtr(verified)
 	d.VerifyDueAt = timePtr(verifyDue)
+	d.AppleAppSiteAssociation, d.AssetLinks = documentBytes(aasa), documentBytes(assetLinks)
 	return d, nil
+}
+
+// documentBytes is a stored app-link document; nil when unset.
+func documentBytes(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
 }
 
 // DomainSlugs returns which of slugs are in use on the domain, in one

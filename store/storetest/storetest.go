@@ -92,6 +92,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"DomainVerifications", testDomainVerifications},
 		{"DomainQuota", testDomainQuota}, // domainlimits.go
 		{"DomainByID", testDomainByID},
+		{"DomainDocuments", testDomainDocuments}, // deeplinks.go
 		// retention.go
 		{"Retention", testRetention},
 		{"RetentionTraffic", testRetentionTraffic},

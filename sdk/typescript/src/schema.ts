@@ -1906,6 +1906,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/apple-app-site-association": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A domain's apple-app-site-association
+         * @description Answered on a verified domain's own host (the Host header) with its apple_app_site_association; 404 on the public host, on a pending domain and when unset.
+         */
+        get: operations["domainAppSiteAssociation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** A domain's apple-app-site-association (HEAD) */
+        head: operations["domainAppSiteAssociationHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/assetlinks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A domain's Digital Asset Links
+         * @description Answered on a verified domain's own host (the Host header) with its asset_links; 404 on the public host, on a pending domain and when unset.
+         */
+        get: operations["domainAssetLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** A domain's Digital Asset Links (HEAD) */
+        head: operations["domainAssetLinksHead"];
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2479,6 +2521,10 @@ export interface components {
             verification_record?: string;
             /** @description With --domain-verify dns (the default) only: what the TXT record verification_record must hold, proof that the tenant controls the domain's DNS. */
             verification_token?: string;
+            /** @description Served as is at /.well-known/apple-app-site-association on this host once verified (application/json); at most 64 KiB; null: unset (404). */
+            apple_app_site_association: Record<string, never> | null;
+            /** @description Served as is at /.well-known/assetlinks.json on this host once verified (application/json); at most 64 KiB; null: unset (404). */
+            asset_links: unknown[] | null;
         };
         /** @description The host is lowercased and IDNA-mapped; a port, an IP address, the public URL's host, invalid labels and a host any tenant holds (409) are refused. */
         DomainCreate: {
@@ -2488,8 +2534,12 @@ export interface components {
             root_url?: string | null;
             /** Format: uri */
             not_found_url?: string | null;
+            /** @description The apple-app-site-association document (a JSON object, at most 64 KiB); null clears it. */
+            apple_app_site_association?: Record<string, never> | null;
+            /** @description The Digital Asset Links statements (a JSON array, at most 64 KiB); null clears it. */
+            asset_links?: unknown[] | null;
         };
-        /** @description Only the members present change; null clears a URL. */
+        /** @description Only the members present change; null clears a URL or a document. */
         DomainPatch: {
             /** Format: uri */
             root_url?: string | null;
@@ -2497,6 +2547,10 @@ export interface components {
             not_found_url?: string | null;
             /** @description true makes this verified domain the tenant's default (the previous one stops being it); false: none. */
             default?: boolean;
+            /** @description The apple-app-site-association document (a JSON object, at most 64 KiB); null clears it. */
+            apple_app_site_association?: Record<string, never> | null;
+            /** @description The Digital Asset Links statements (a JSON array, at most 64 KiB); null clears it. */
+            asset_links?: unknown[] | null;
         };
         DomainList: {
             domains: components["schemas"]["Domain"][];
@@ -7526,6 +7580,86 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    domainAppSiteAssociation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain's apple_app_site_association, byte for byte as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            404: components["responses"]["HTMLNotFound"];
+        };
+    };
+    domainAppSiteAssociationHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document's headers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["HTMLNotFound"];
+        };
+    };
+    domainAssetLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain's asset_links, byte for byte as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            404: components["responses"]["HTMLNotFound"];
+        };
+    };
+    domainAssetLinksHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document's headers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["HTMLNotFound"];
         };
     };
 }
