@@ -2524,7 +2524,7 @@ export interface components {
             /** @description Served as is at /.well-known/apple-app-site-association on this host once verified (application/json); at most 64 KiB; null: unset (404). */
             apple_app_site_association: Record<string, never> | null;
             /** @description Served as is at /.well-known/assetlinks.json on this host once verified (application/json); at most 64 KiB; null: unset (404). */
-            asset_links: unknown[] | null;
+            asset_links: Record<string, never>[] | null;
         };
         /** @description The host is lowercased and IDNA-mapped; a port, an IP address, the public URL's host, invalid labels and a host any tenant holds (409) are refused. */
         DomainCreate: {
@@ -2537,7 +2537,7 @@ export interface components {
             /** @description The apple-app-site-association document (a JSON object, at most 64 KiB); null clears it. */
             apple_app_site_association?: Record<string, never> | null;
             /** @description The Digital Asset Links statements (a JSON array, at most 64 KiB); null clears it. */
-            asset_links?: unknown[] | null;
+            asset_links?: Record<string, never>[] | null;
         };
         /** @description Only the members present change; null clears a URL or a document. */
         DomainPatch: {
@@ -2550,7 +2550,7 @@ export interface components {
             /** @description The apple-app-site-association document (a JSON object, at most 64 KiB); null clears it. */
             apple_app_site_association?: Record<string, never> | null;
             /** @description The Digital Asset Links statements (a JSON array, at most 64 KiB); null clears it. */
-            asset_links?: unknown[] | null;
+            asset_links?: Record<string, never>[] | null;
         };
         DomainList: {
             domains: components["schemas"]["Domain"][];
