@@ -68,6 +68,9 @@ func TestDashboardPeopleLive(t *testing.T) {
 	if got := p.eval(shown); got != "human|2|2" {
 		t.Errorf("People after an automated click: %s, want human|2|2", got)
 	}
+	// Nothing is flushed: the header says so from the feed alone.
+	hidden := `(document.getElementById('traffic-hidden').hidden ? '' : document.getElementById('traffic-hidden-text').textContent)`
+	p.waitFor("the hidden automated click, live", hidden+` === '1 automated click hidden'`)
 	for _, c := range []struct{ button, want string }{{"", "|3|3"}, {"automated", "automated|1|1"}, {"human", "human|2|2"}} {
 		p.run("traffic "+c.button, p.clickAction(`#traffic-seg button[data-traffic="`+c.button+`"]`))
 		p.waitFor("the numbers of traffic "+c.button, shown+` === '`+c.want+`'`)
@@ -85,6 +88,7 @@ func TestDashboardPeopleLive(t *testing.T) {
 	p.waitFor("every click of the link", shown+` === '|5|5'`)
 	p.run("traffic human", p.clickAction(`#traffic-seg button[data-traffic="human"]`))
 	p.waitFor("the link's people again", shown+` === 'human|3|3'`)
+	p.waitFor("the link's hidden automated clicks", hidden+` === '2 automated clicks hidden'`)
 }
 
 // TestDashboardPeopleLiveOverFlushed: another node's flushed clicks of

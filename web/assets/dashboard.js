@@ -1010,7 +1010,7 @@
     const trafficWord = { human: ', people', automated: ', automated' }[ext ? ext.traffic() : ''] || '';
     $('stat-range-label').textContent = 'Clicks, ' + rangeName(r) + trafficWord;
     $('stat-total-label').textContent = 'All-time clicks' + trafficWord;
-    renderHidden();
+    renderHidden(byTraffic, l);
     // An empty tenant sees "create your first link", not empty charts.
     document.body.dataset.empty = String(!slug && !filtered() && state.list.loaded && state.list.slugs.length === 0);
     $('stat-range').textContent = sum === null ? '–' : fmt.format(sum);
@@ -1020,9 +1020,7 @@
       $('stat-third-label').textContent = 'Status';
       $('stat-links').textContent = l ? linkStatus(l).label : '–';
     } else {
-      let total = state.snap ? state.snap.total : 0;
-      if (!(ext && ext.traffic())) for (const x of state.links.values()) total += linkTotal(x) - x.base;
-      if (byTraffic !== null) total = byTraffic;
+      const total = byTraffic !== null ? byTraffic : allTotal(null);
       $('stat-total').textContent = state.snap ? fmt.format(total) : '–';
       $('stat-third-label').textContent = filtered() ? 'Matching links' : 'Links';
       $('stat-links').textContent = fmt.format(state.list.slugs.length) + (state.list.cursor ? '+' : '');
@@ -1041,12 +1039,25 @@
     renderManage(l);
   }
 
-  // renderHidden says, under People, how many automated clicks of the
-  // range the view leaves out, with a switch to show them: a first click
-  // made with curl is automated, and must not look lost.
-  function renderHidden() {
+  // allTotal is the view's all-time count of every click, people and
+  // automated: the snapshot's plus what the feed told since (l: the
+  // link of a link's view), or null before the snapshot.
+  function allTotal(l) {
     const s = state.snap;
-    const n = ext && ext.traffic() === 'human' && s && s.key === viewKey() ? s.all - s.total : 0;
+    if (!s) return null;
+    if (state.view.slug) return l ? Math.max(s.all, linkTotal(l)) : s.all;
+    let total = s.all;
+    for (const x of state.links.values()) total += linkTotal(x) - x.base;
+    return total;
+  }
+
+  // renderHidden says, under People, how many automated clicks the view's
+  // all-time count (byTraffic) leaves out, live ones included, with a
+  // switch to show them: a first click made with curl is automated, and
+  // must not look lost.
+  function renderHidden(byTraffic, l) {
+    const all = ext && ext.traffic() === 'human' && byTraffic !== null ? allTotal(l) : null;
+    const n = all === null ? 0 : all - byTraffic;
     $('traffic-hidden').hidden = !(n > 0);
     if (n > 0) $('traffic-hidden-text').textContent = fmt.format(n) + (n === 1 ? ' automated click' : ' automated clicks') + ' hidden';
   }
