@@ -79,6 +79,7 @@ var table = map[string]Requirement{
 	"GET /dashboard/domains":      public,
 	"GET /dashboard/audit":        public,
 	"GET /dashboard/analytics":    public,
+	"GET /dashboard/links/:slug":  public,
 	"GET /dashboard/alarms":       public,
 	"GET /dashboard/import":       public,
 	"GET /dashboard/tags":         public,

@@ -32,7 +32,7 @@ var wantRole = map[string]linkforge.Role{
 	"dashboardPeople": "", "dashboardPeopleHead": "", "dashboardScriptPeople": "", "dashboardScriptPeopleHead": "",
 	"dashboardStylePeople": "", "dashboardStylePeopleHead": "", "dashboardScriptSession": "", "dashboardScriptSessionHead": "",
 	"dashboardDomains": "", "dashboardDomainsHead": "", "dashboardScriptDomains": "", "dashboardScriptHeadDomains": "",
-	"dashboardAnalytics": "", "dashboardAnalyticsHead": "",
+	"dashboardAnalytics": "", "dashboardAnalyticsHead": "", "dashboardLink": "", "dashboardLinkHead": "",
 	"dashboardAudit": "", "dashboardAuditHead": "", "dashboardScriptAudit": "", "dashboardScriptHeadAudit": "",
 	"dashboardAlarms": "", "dashboardAlarmsHead": "", "dashboardScriptAlarms": "", "dashboardScriptHeadAlarms": "",
 	"dashboardTags": "", "dashboardTagsHead": "", "dashboardScriptTags": "", "dashboardScriptHeadTags": "",

@@ -19,6 +19,9 @@ const (
 	// pathAnalyticsPage is the same page with the tenant's analytics
 	// first; /dashboard puts the links first (dashboard.css).
 	pathAnalyticsPage = "/dashboard/analytics"
+	// pathLinkPage is the same page again, for one link: the script reads
+	// the slug from the path, so a link's page has an address of its own.
+	pathLinkPage = "/dashboard/links/:slug"
 )
 
 // dashboardCSP lets the page load its own script and style sheet and talk
@@ -44,6 +47,7 @@ var dashboardAssets = func() map[string]asset {
 	files := map[string]struct{ name, contentType string }{
 		"/dashboard":      {"assets/dashboard.html", "text/html; charset=utf-8"},
 		pathAnalyticsPage: {"assets/dashboard.html", "text/html; charset=utf-8"},
+		pathLinkPage:      {"assets/dashboard.html", "text/html; charset=utf-8"},
 		pathDashboardJS:   {"assets/dashboard.js", "text/javascript; charset=utf-8"},
 		pathDashboardCSS:  {"assets/dashboard.css", "text/css; charset=utf-8"},
 	}
@@ -53,7 +57,11 @@ var dashboardAssets = func() map[string]asset {
 		if err != nil {
 			panic(fmt.Sprintf("web: embedded %s: %v", f.name, err)) // a broken build, not a runtime condition
 		}
-		body = withMenu(path, body)
+		menuRoute := path
+		if path == pathLinkPage {
+			menuRoute = "/dashboard" // a link's page is under Links
+		}
+		body = withMenu(menuRoute, body)
 		if path == pathAnalyticsPage {
 			body = bytes.Replace(body, []byte("<body>"), []byte(`<body data-page="analytics">`), 1)
 		}

@@ -115,7 +115,7 @@ func TestDashboardLinkView(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-slug="docs"]`))); err != nil {
 		t.Fatal(err)
 	}
-	wait("the link's view", `document.getElementById('view-title').textContent === '/docs' && location.hash === '#link=docs&range=7d' && `+
+	wait("the link's view", `document.getElementById('view-title').textContent === '/docs' && location.pathname === '/dashboard/links/docs' && location.hash === '#range=7d' && `+
 		`document.getElementById('stat-range').textContent === '0' && document.getElementById('panel-links').hidden && `+
 		`document.getElementById('panel-device').dataset.state === 'ready' && `+
 		`document.getElementById('panel-device').querySelector('.panel-empty').textContent === 'No clicks in this range.'`)

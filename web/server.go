@@ -557,6 +557,7 @@ func (s *Server) routes(cfg Config) {
 	})))
 	r.getHead("/dashboard", s.dashboardAsset)
 	r.getHead(pathAnalyticsPage, s.dashboardAsset)
+	r.getHead(pathLinkPage, s.dashboardAsset)
 	r.getHead(pathDashboardJS, s.dashboardAsset)
 	r.getHead(pathDashboardCSS, s.dashboardAsset)
 	r.getHead(pathWebhooksPage, s.dashboardAsset) // webhooks.go

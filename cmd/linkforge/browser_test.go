@@ -171,7 +171,7 @@ func TestBrowserDashboard(t *testing.T) {
 	// Referer and no utm_source, from loopback (no country), as Chrome on
 	// Windows.
 	step("open the link", chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-slug=%q]`, slug))))
-	waitJS("its detail view", `document.getElementById('view-title').textContent === '/`+slug+`' && document.getElementById('work').hidden && location.hash.includes('link=`+slug+`')`)
+	waitJS("its detail view", `document.getElementById('view-title').textContent === '/`+slug+`' && document.getElementById('work').hidden && location.pathname === '/dashboard/links/`+slug+`'`)
 	waitJS("its chart", `Array.from(document.querySelectorAll('#chart rect.now title')).some(e => e.textContent.endsWith('· `+strconv.Itoa(clicks)+` clicks so far'))`)
 	mustFlushed(t, direct, token, slug, clicks)
 	step("reload its numbers (the pressed range again)", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="1h"]`)))
@@ -296,7 +296,7 @@ func TestBrowserDashboard(t *testing.T) {
 	mustScreenshot(t, ctx, "dashboard-30d.png")
 
 	// A link's detail view from its address (a bookmark), on the 24 h range.
-	step("open a link's address", chromedp.Navigate(base+"/dashboard#link=launch-post&range=24h"))
+	step("open a link's address", chromedp.Navigate(base+"/dashboard/links/launch-post#range=24h"))
 	waitJS("its detail view", `document.getElementById('view-title').textContent === '/launch-post' && document.getElementById('chart').dataset.interval === 'hour' && document.getElementById('panel-links').hidden`)
 	waitJS("its day's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.perLink["launch-post"])))
 	waitJS("its countries", `document.querySelector('#panel-country li .bar-text') !== null`)
@@ -309,10 +309,10 @@ func TestBrowserDashboard(t *testing.T) {
 	// Clicked from script: a mouse click at the link's coordinates can miss
 	// it while the view's panels are still loading and moving the layout.
 	evalString(`document.getElementById('back').click(), 'clicked'`)
-	// The back link changes the hash; the page shows the overview when its
-	// hashchange handler has run. A range clicked before that would build
-	// its hash from the link's view and stay in it.
-	waitJS("the overview", `!location.hash.includes('link=') && !document.getElementById('panel-links').hidden`)
+	// The back link changes the address; the page shows the overview when
+	// its handler has run. A range clicked before that would build its
+	// address from the link's view and stay in it.
+	waitJS("the overview", `location.pathname === '/dashboard' && !document.getElementById('panel-links').hidden`)
 	step("the last hour", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="1h"]`)))
 	waitJS("the overview's breakdowns", `document.getElementById('chart').dataset.interval === 'minute' && !document.getElementById('panel-links').hidden && `+
 		`document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#chart rect').length > 30`)

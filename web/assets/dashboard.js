@@ -3,8 +3,8 @@
 // Views. The overview shows the tenant: its clicks over the chosen range,
 // its top links and where its clicks came from (breakdown panels), the
 // create form and the links. A link's detail view shows the same chart and
-// breakdowns for that link alone. The view and the range live in the URL's
-// hash (#range=24h, #link=spring-sale&range=7d,
+// breakdowns for that link alone. The view and the range live in the
+// address (/dashboard#range=24h, /dashboard/links/spring-sale#range=7d,
 // #range=custom&from=...&to=...), so they can be bookmarked and shared, and
 // the browser's back button goes back.
 //
@@ -271,11 +271,30 @@
     return [view.slug || '', view.range, view.from || '', view.to || '', view.domain || ''].join('|');
   }
 
-  // ---------------------------------------------------------------- hash
+  // ---------------------------------------------------------------- address
 
-  function parseHash() {
+  // A link's page has an address of its own, /dashboard/links/{slug}
+  // (?domain= when the slug is on another domain), and the range lives in
+  // the fragment (#range=7d, #range=custom&from=...&to=...): both can be
+  // bookmarked and shared, and the back button goes back. The overview is
+  // the page the tab opened on (/dashboard, links first, or
+  // /dashboard/analytics). An older address (/dashboard#link=slug) is
+  // rewritten to the link's page.
+  const LINK_PATH = '/dashboard/links/';
+  const home = location.pathname.startsWith(LINK_PATH) ? '/dashboard' : location.pathname;
+
+  function parseLocation() {
     const p = new URLSearchParams(location.hash.replace(/^#/, ''));
-    const view = { slug: p.get('link') || null, range: p.get('range') || '1h', from: null, to: null, domain: (p.get('link') && p.get('domain')) || null };
+    let slug = null;
+    let domain = null;
+    if (p.get('link')) {
+      slug = p.get('link');
+      domain = p.get('domain');
+    } else if (location.pathname.startsWith(LINK_PATH)) {
+      try { slug = decodeURIComponent(location.pathname.slice(LINK_PATH.length)) || null; } catch (err) { slug = null; }
+      domain = new URLSearchParams(location.search).get('domain');
+    }
+    const view = { slug, range: p.get('range') || '1h', from: null, to: null, domain: (slug && domain) || null };
     if (view.range === 'custom') {
       view.from = Date.parse(p.get('from') || '');
       view.to = Date.parse(p.get('to') || '');
@@ -289,33 +308,56 @@
     return view;
   }
 
-  function hashOf(view) {
+  function hrefOf(view) {
     const p = new URLSearchParams();
-    if (view.slug) p.set('link', view.slug);
-    if (view.slug && view.domain) p.set('domain', view.domain);
     p.set('range', view.range);
     if (view.range === 'custom') {
       p.set('from', iso(view.from));
       p.set('to', iso(view.to));
     }
-    return '#' + p.toString();
+    let path = home;
+    if (view.slug) {
+      path = LINK_PATH + encodeURIComponent(view.slug);
+      if (view.domain) path += '?domain=' + encodeURIComponent(view.domain);
+    }
+    return path + '#' + p.toString();
   }
 
-  // navigate shows another view or range; the hash change applies it.
+  // legacyAddress reports an older link address (#link=slug), which
+  // parseLocation reads and the page then rewrites.
+  function legacyAddress() { return new URLSearchParams(location.hash.replace(/^#/, '')).has('link'); }
+
+  function here() { return location.pathname + location.search + location.hash; }
+
+  // navigate shows another view or range.
   function navigate(change) {
     const view = Object.assign({}, state.view, change);
     if (view.range !== 'custom') { view.from = null; view.to = null; }
-    const h = hashOf(view);
-    if (location.hash === h) {
+    const h = hrefOf(view);
+    if (here() === h) {
       refresh(); // the same view again: a way to reload it
       return;
     }
-    location.hash = h;
+    history.pushState(null, '', h);
+    onLocationChange();
   }
 
-  function onHashChange() {
+  // onNavClick keeps a click on an address of this page (a link's page,
+  // the overview) in the page: no reload, no new WebSocket.
+  function onNavClick(ev) {
+    const a = ev.target.closest && ev.target.closest('a[href]');
+    if (!a || ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey || a.target) return;
+    if (a.origin !== location.origin || !(a.pathname.startsWith(LINK_PATH) || a.pathname === home)) return;
+    ev.preventDefault();
+    const h = a.pathname + a.search + a.hash;
+    if (h !== here()) history.pushState(null, '', h);
+    onLocationChange();
+  }
+
+  function onLocationChange() {
     if (!state.token) return;
-    const view = parseHash();
+    const view = parseLocation();
+    if (legacyAddress()) history.replaceState(null, '', hrefOf(view));
     if (viewKey(view) === viewKey()) return;
     const linkChanged = view.slug !== state.view.slug;
     state.view = view;
@@ -1263,7 +1305,7 @@
   function syncControls() {
     const detail = !!state.view.slug;
     $('back').hidden = !detail;
-    $('back').href = hashOf(Object.assign({}, state.view, { slug: null }));
+    $('back').href = hrefOf(Object.assign({}, state.view, { slug: null }));
     $('not-found-back').href = $('back').href;
     if (!detail) {
       $('view-title').textContent = 'All links';
@@ -1419,7 +1461,7 @@
         let listed = 0;
         for (const x of d.links || []) {
           listed += x.count;
-          rows.push(barRow(x.slug, { icon: null, text: '/' + x.slug }, x.count, total, hashOf(Object.assign({}, state.view, { slug: x.slug, domain: viewDomain(x.slug) }))));
+          rows.push(barRow(x.slug, { icon: null, text: '/' + x.slug }, x.count, total, hrefOf(Object.assign({}, state.view, { slug: x.slug, domain: viewDomain(x.slug) }))));
         }
         if (total - listed > 0) rows.push(barRow('(rest)', { icon: null, text: 'All other links' }, total - listed, total));
       } else {
@@ -1662,7 +1704,7 @@
       result.append(a);
       result.append(' · ');
       const open = el('a', '', 'open it');
-      open.href = hashOf(Object.assign({}, state.view, { slug: l.slug, domain: viewDomain(l.slug) }));
+      open.href = hrefOf(Object.assign({}, state.view, { slug: l.slug, domain: viewDomain(l.slug) }));
       result.append(open);
       result.hidden = false;
       loadUsage();
@@ -1988,7 +2030,8 @@
     $('nav').hidden = false;
     state.openedOnce = false;
     state.attempts = 0;
-    state.view = parseHash();
+    state.view = parseLocation();
+    if (legacyAddress()) history.replaceState(null, '', hrefOf(state.view));
     syncControls();
     render();
     renderPanels();
@@ -2071,7 +2114,9 @@
     $('custom-range').addEventListener('submit', onCustomRange);
     $('range-seg').addEventListener('click', onRangeClick);
     $('signout').addEventListener('click', () => auth.leave(state.token, false, signOut));
-    window.addEventListener('hashchange', onHashChange);
+    window.addEventListener('hashchange', onLocationChange);
+    window.addEventListener('popstate', onLocationChange);
+    document.addEventListener('click', onNavClick);
     if (window.ResizeObserver) {
       let last = 0;
       new ResizeObserver(() => {

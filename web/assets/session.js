@@ -162,7 +162,7 @@ window.LinkForgeAuth = (() => {
         sessionStorage.removeItem(ROLE_KEY);
         // The same page afresh, in the other tenant: a link's view would
         // name a link of the old one.
-        history.replaceState(null, '', location.pathname);
+        history.replaceState(null, '', location.pathname.startsWith('/dashboard/links/') ? '/dashboard' : location.pathname);
         location.reload();
       });
       label.dataset.authControl = '';
