@@ -154,6 +154,13 @@ func TestDashboardLinkOptions(t *testing.T) {
 	p.run("open the link", p.clickAction(`#links-body tr[data-slug="launch"] .slug`))
 	p.waitFor("its edit form", `!document.getElementById('manage').hidden && document.getElementById('edit-form').dataset.slug === 'launch' && `+
 		`document.getElementById('edit-domain').textContent === 'go.acme.com'`)
+	// The optional groups of a link without routing are closed: open them.
+	if got := p.eval(`String(Array.from(document.querySelectorAll('#edit-form details.group')).filter(d => d.open).length)`); got != "0" {
+		t.Errorf("%s groups of a plain link open, want none", got)
+	}
+	for _, g := range []string{"redirect", "rules", "variants", "og"} {
+		p.run("open "+g, p.clickAction(`details[data-group="`+g+`"] > summary`))
+	}
 	p.setValue("edit-redirect", "308")
 	p.waitFor("the caching warning", `!document.getElementById('edit-redirect-warning').hidden`)
 	p.run("forward the query", p.clickAction("#edit-forward"))

@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,4 +96,61 @@ func TestOperatorPageAndWithheldLink(t *testing.T) {
 	if got, err := st.TenantLink(t.Context(), acme, linkforge.PublicDomainID, "promo"); err != nil || got.BlockedReason != "phishing kit" {
 		t.Errorf("the link after the page's block: %+v, %v", got, err)
 	}
+}
+
+// TestOperatorPageReports: the operator page lists the open abuse reports
+// (a visitor's, through the public API) with Block and Dismiss; Block
+// takes the link out of service (451) and closes the report, Dismiss
+// closes it alone; "Open ones only" unticked shows the closed ones too.
+func TestOperatorPageReports(t *testing.T) {
+	b := browsertest.New(t, 1280, 900, chromedp.Flag("lang", "en-US"))
+	st := testdb.SQLite(t)
+	acme, _ := mustTenantToken(t, st, "acme")
+	mustStoreLink(t, st, linkforge.Link{TenantID: acme, Slug: "phish", URL: "https://target.example/secret-login"})
+	mustStoreLink(t, st, linkforge.Link{TenantID: acme, Slug: "fine", URL: "https://fine.example/"})
+	op := mustOperatorToken(t, st, "ops")
+	e := newEnv(t, st, func(c *web.Config) { c.Now = time.Now })
+	for _, body := range []string{`{"url":"` + publicURL + `/phish","reason":"steals passwords"}`, `{"url":"` + publicURL + `/fine","reason":"I do not like it"}`} {
+		if r := e.do(http.MethodPost, "/api/v1/reports", "", body); r.status != http.StatusAccepted {
+			t.Fatalf("report: %s", r)
+		}
+	}
+	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
+	defer cancel()
+	wait := func(what, expr string) {
+		t.Helper()
+		if err := browsertest.WaitTrue(ctx, expr, liveGuard); err != nil {
+			t.Fatalf("wait for %s: %v", what, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/dashboard/operator"), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), op), chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`))); err != nil {
+		t.Fatal(err)
+	}
+	row := func(reason string) string {
+		return `Array.from(document.querySelectorAll('#reports tr')).find(tr => tr.textContent.includes('` + reason + `'))`
+	}
+	wait("two open reports", `document.querySelectorAll('#reports tr').length === 2 && `+row("steals passwords")+`.textContent.includes('acme /phish')`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](row("steals passwords")+`.querySelector('button[data-action="block"]').click() === undefined`)); err != nil {
+		t.Fatal(err)
+	}
+	wait("one open report", `document.querySelectorAll('#reports tr').length === 1`)
+	if got, err := st.TenantLink(t.Context(), acme, linkforge.PublicDomainID, "phish"); err != nil || !strings.HasSuffix(got.BlockedReason, "steals passwords") {
+		t.Errorf("the reported link after Block: %+v, %v", got, err)
+	}
+	if r := e.do(http.MethodGet, "/phish", "", ""); r.status != http.StatusUnavailableForLegalReasons {
+		t.Errorf("the blocked link answers %d, want 451", r.status)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](row("I do not like it")+`.querySelector('button[data-action="dismiss"]').click() === undefined`)); err != nil {
+		t.Fatal(err)
+	}
+	wait("no open report", `document.querySelectorAll('#reports tr').length === 0 && !document.getElementById('reports-empty').hidden`)
+	if got, err := st.TenantLink(t.Context(), acme, linkforge.PublicDomainID, "fine"); err != nil || got.BlockedReason != "" {
+		t.Errorf("the dismissed report's link: %+v, %v", got, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#reports-open"))); err != nil {
+		t.Fatal(err)
+	}
+	wait("both, closed", `Array.from(document.querySelectorAll('#reports tr')).map(tr => tr.dataset.state).sort().join(',') === 'blocked,dismissed' && `+
+		`document.querySelectorAll('#reports button').length === 0`)
 }

@@ -62,9 +62,11 @@ func TestDashboardPeopleLive(t *testing.T) {
 	}
 	p.waitFor("the people's clicks, live", shown+` === 'human|2|2'`)
 	click("curl/8.5.0", "*/*", "")
-	// The links table counts every click: once it has the third, the
-	// page has had the feed's message, and People has not moved.
-	p.waitFor("the table's count of every click", `document.querySelector('tr[data-slug="ab"] .clicks').textContent === '3'`)
+	// Once the page says it hides one automated click, it has had the
+	// feed's message, and People has not moved; the table counts people
+	// too, as Top links does.
+	p.waitFor("the hidden automated click", `document.getElementById('traffic-hidden-text').textContent === '1 automated click hidden' && `+
+		`document.querySelector('tr[data-slug="ab"] .clicks').textContent === '2' && document.querySelector('#panel-links li[data-value="ab"] .count').textContent === '2'`)
 	if got := p.eval(shown); got != "human|2|2" {
 		t.Errorf("People after an automated click: %s, want human|2|2", got)
 	}
@@ -131,7 +133,7 @@ func TestDashboardPeopleLiveOverFlushed(t *testing.T) {
 	click(uaDesktop, browserAccept, "en-US,en;q=0.9")
 	p.waitFor("a person's click over the flushed ones", shown+` === 'human|6|6'`)
 	click("curl/8.5.0", "*/*", "")
-	p.waitFor("the table's count of every click", `document.querySelector('tr[data-slug="ab"] .clicks').textContent === '9'`)
+	p.waitFor("the hidden automated clicks", `document.getElementById('traffic-hidden-text').textContent === '3 automated clicks hidden'`)
 	if got := p.eval(shown); got != "human|6|6" {
 		t.Errorf("People after an automated click: %s, want human|6|6", got)
 	}

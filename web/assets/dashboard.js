@@ -72,7 +72,10 @@
   const SEARCH_DELAY = 250; // ms of quiet typing before the list is searched
   const QR_SIZE = 384; // px of the QR image fetched (shown at 192 CSS px: sharp on 2x screens)
   const PANEL_LIMIT = 6; // values listed per breakdown; the rest is summed
-  const TOP_LINKS = 8;
+  const TOP_LINKS = 8; // links the Top links panel lists
+  // Links read per snapshot of the overview's top links (the API's most):
+  // the panel lists the first TOP_LINKS, the table the count of each.
+  const RANKED_LINKS = 100;
   const REFRESH_EVERY = 30 * 1000; // catches flushed clicks, breakdowns and other nodes' clicks
   const LIVE_MINUTES = 10; // minutes a filtered view reads by minute: those the feed's counts may still lack flushes of
   const BACKOFF_MIN = 1000;
@@ -716,17 +719,19 @@
     const pr = panelRange(r);
     const q = rangeQuery(pr.from, pr.to) + (ext ? ext.trafficQuery() : '') + domainParam(view.slug);
     const base = view.slug ? `/api/v1/links/${encodeURIComponent(view.slug)}/stats/` : '/api/v1/stats/';
-    const names = view.slug ? DIMENSIONS : ['links', ...DIMENSIONS];
+    const names = view.slug ? [...DIMENSIONS, 'variant'] : ['links', ...DIMENSIONS];
     const results = await Promise.allSettled(names.map((d) => d === 'links'
-      ? api('GET', `/api/v1/stats/links?${q}&limit=${TOP_LINKS}`)
+      ? api('GET', `/api/v1/stats/links?${q}&limit=${RANKED_LINKS}`)
       : api('GET', `${base}${d}?${q}&limit=${PANEL_LIMIT}`)));
     if (viewKey() !== key || !state.token) return; // the view changed meanwhile
     const dims = {};
     names.forEach((d, i) => {
       dims[d] = results[i].status === 'fulfilled' ? { data: results[i].value } : { error: results[i].reason };
     });
-    state.panels = { key, dims, from: pr.from, to: pr.to, live: r.live };
+    state.panels = { key, dims, from: pr.from, to: pr.to, live: r.live, traffic: ext ? ext.traffic() : '' };
     renderPanels();
+    renderLinks(); // the table's counts are the top links' (rangeCount)
+    if (view.slug) scheduleRender(); // the A/B panel shows if the range had variants
   }
 
   // learnLink fetches a link the feed mentions but the page does not know:
@@ -1056,6 +1061,9 @@
     // An empty tenant sees "create your first link", not empty charts.
     document.body.dataset.empty = String(!slug && !filtered() && state.list.loaded && state.list.slugs.length === 0);
     $('stat-range').textContent = sum === null ? '–' : fmt.format(sum);
+    // A link with A/B variants shows their results beside its chart.
+    document.body.dataset.variants = String(!!slug && hasVariants(l));
+    $('panel-variant').hidden = !(slug && hasVariants(l));
     if (slug) {
       renderDetailHead(l);
       $('stat-total').textContent = byTraffic !== null ? fmt.format(byTraffic) : l && !(ext && ext.traffic()) ? fmt.format(linkTotal(l)) : (state.snap ? fmt.format(state.snap.total) : '–');
@@ -1077,6 +1085,8 @@
     renderLegend(r, per);
     renderMissing(!!slug && state.missingLink === slug);
     drawChart($('chart'), pts, r, pts ? 'No clicks in this range' : 'Loading…');
+    $('links-clicks-head').textContent = 'Clicks, ' + rangeName(r) + trafficWord;
+    if (!slug) renderPanels('links');
     renderLinks();
     renderManage(l);
   }
@@ -1108,6 +1118,7 @@
   // such link, or hides that again.
   function renderMissing(missing) {
     $('not-found').hidden = !missing;
+    $('link-nav').hidden = missing || !state.view.slug;
     for (const sel of ['.stats', '.chart-row', '.panels', '.range']) {
       const e = document.querySelector(sel);
       if (e.hidden !== missing) e.hidden = missing;
@@ -1119,8 +1130,26 @@
     $('not-found-text').textContent = deleted ? `The link ${name} was deleted.` : `There is no link ${name} in this tenant.`;
   }
 
+  // hasVariants reports whether a link's page shows the A/B panel: the
+  // link has variants, or had some in the range the panel counts.
+  function hasVariants(l) {
+    if (l && l.routing.variants.length > 0) return true;
+    const p = state.panels && state.panels.key === viewKey() ? state.panels.dims.variant : null;
+    return !!(p && p.data && (p.data.values || []).some((x) => x.value !== 'none'));
+  }
+
   function renderDetailHead(l) {
     const slug = state.view.slug;
+    const badge = $('head-state');
+    if (l) {
+      const st = linkStatus(l);
+      badge.className = st.cls;
+      badge.textContent = st.label;
+      badge.title = st.title;
+    }
+    badge.hidden = !l;
+    $('head-copy').hidden = !l;
+    $('head-qr').hidden = !l;
     $('view-title').textContent = '/' + slug;
     const sub = $('view-sub');
     sub.hidden = false;
@@ -1281,13 +1310,86 @@
       tr.querySelector('.link').append(...l.tags.map((t) => el('span', 'tag', t)));
     }
     const clicks = tr.querySelector('.clicks');
-    const text = fmt.format(linkTotal(l));
+    const n = rangeCount(l);
+    const text = n === undefined ? '…' : n === null ? '–' : fmt.format(n);
     if (clicks.textContent !== text) clicks.textContent = text;
+    clicks.title = n === null ? `Fewer than the ${fmt.format(RANKED_LINKS)} most clicked links' counts: not read` : '';
     const badge = tr.querySelector('.badge');
     const st = linkStatus(l);
     if (badge.className !== st.cls) badge.className = st.cls;
     if (badge.textContent !== st.label) badge.textContent = st.label;
     badge.title = st.title;
+  }
+
+  // rangeCount is a link's count in the table: its clicks in the range and
+  // traffic the page shows, read with the Top links panel (the same
+  // answer, so the two agree), undefined before it is read, null for a
+  // link below the ranked ones.
+  //
+  // Both move with the feed: to the ranked count (flushed clicks) each
+  // adds the link's clicks the list's snapshot lacks (linkDelta). The
+  // ranking is requested before the list, so a flush landing between the
+  // two makes them undercount for a moment rather than count twice.
+  function rangeCount(l) {
+    const p = rankedPanel();
+    if (!p) return undefined;
+    const ranked = p.dims.links.data.links || [];
+    const x = ranked.find((y) => y.slug === l.slug && (!l.domain || y.domain === l.domain));
+    if (x) return x.count + linkDelta(l, p);
+    return ranked.length < RANKED_LINKS ? linkDelta(l, p) : null;
+  }
+
+  // topLinks is the Top links panel's list: the ranked links (d, the
+  // read) and the links the feed told of since, by their rangeCount.
+  function topLinks(d) {
+    const ranked = d.links || [];
+    if (!rankedPanel()) return ranked.slice(0, TOP_LINKS);
+    const out = [];
+    const seen = new Set();
+    for (const y of ranked) {
+      const l = state.links.get(y.slug);
+      const known = l && (!l.domain || l.domain === y.domain);
+      if (known) seen.add(l);
+      out.push({ slug: y.slug, count: known ? rangeCount(l) : y.count });
+    }
+    for (const l of state.links.values()) {
+      const n = seen.has(l) ? 0 : rangeCount(l);
+      if (n) out.push({ slug: l.slug, count: n });
+    }
+    out.sort((a, b) => b.count - a.count || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+    return out.slice(0, TOP_LINKS);
+  }
+
+  // topTotal is the panel's total: the read's and what the feed told since.
+  function topTotal(d) {
+    let total = d.total || 0;
+    const p = rankedPanel();
+    if (p) for (const l of state.links.values()) total += linkDelta(l, p);
+    return total;
+  }
+
+  // rankedPanel is the view's top links as read, or null before them.
+  function rankedPanel() {
+    const p = state.panels && state.panels.key === viewKey() ? state.panels : null;
+    if (!p || !p.dims.links || !p.dims.links.data) return null;
+    if (p.traffic !== (ext ? ext.traffic() : '')) return null; // a read of another traffic
+    return p;
+  }
+
+  // linkDelta is l's clicks the feed told since the list's snapshot, under
+  // the page's traffic, in the minutes the panel p counts.
+  function linkDelta(l, p) {
+    const traffic = ext ? ext.traffic() : '';
+    let m;
+    if (traffic) {
+      m = new Map();
+      trafficMissing(l.slug, l.base, traffic, m);
+    } else {
+      m = missing(l.slug, l.base);
+    }
+    let n = 0;
+    for (const [k, v] of m) if (k >= p.from && (p.live || k < p.to)) n += v;
+    return n;
   }
 
   // bump flashes a link's count when a message about it arrives.
@@ -1313,6 +1415,9 @@
       delete $('view-sub').dataset.slug;
     }
     $('work').hidden = detail;
+    $('link-nav').hidden = !detail;
+    $('view-actions').hidden = !detail;
+    $('head-copy-status').textContent = '';
     $('manage').hidden = true; // shown once the link is read
     $('panel-links').hidden = detail;
     $('delete-confirm').hidden = true;
@@ -1388,6 +1493,13 @@
       case 'browser':
       case 'os': return { icon: null, text: v === 'other' ? 'Other' : v };
       case 'utm_source': return { icon: null, text: v === 'none' ? '(none)' : v };
+      case 'variant': {
+        if (v === 'none') return { icon: null, text: 'No variant (before the test, or a rule)' };
+        const l = state.links.get(state.view.slug);
+        const x = l && l.routing.variants[Number(v)];
+        const name = 'Variant ' + (/^[0-9]$/.test(v) ? String.fromCharCode(65 + Number(v)) : v);
+        return { icon: null, text: x ? name + ' · ' + x.url.replace(/^https?:\/\//, '') : name };
+      }
       default: return { icon: null, text: v };
     }
   }
@@ -1418,7 +1530,9 @@
     return li;
   }
 
-  function renderPanels() {
+  // renderPanels draws the breakdowns (only: just that one, as the feed
+  // moves the top links).
+  function renderPanels(only) {
     const p = state.panels && state.panels.key === viewKey() ? state.panels : null;
     const note = $('panels-note');
     if (p) {
@@ -1434,6 +1548,7 @@
     }
     for (const panel of document.querySelectorAll('.panel')) {
       const dim = panel.dataset.dim;
+      if (only && dim !== only) continue;
       const list = panel.querySelector('.bars');
       const empty = panel.querySelector('.panel-empty');
       const totalEl = panel.querySelector('.panel-total');
@@ -1455,14 +1570,16 @@
         continue;
       }
       const d = entry.data;
-      const total = d.total || 0;
+      let total = d.total || 0;
       const rows = [];
       if (dim === 'links') {
+        // Live, as the table (rangeCount): the same counts.
         let listed = 0;
-        for (const x of d.links || []) {
+        for (const x of topLinks(d)) {
           listed += x.count;
           rows.push(barRow(x.slug, { icon: null, text: '/' + x.slug }, x.count, total, hrefOf(Object.assign({}, state.view, { slug: x.slug, domain: viewDomain(x.slug) }))));
         }
+        total = topTotal(d);
         if (total - listed > 0) rows.push(barRow('(rest)', { icon: null, text: 'All other links' }, total - listed, total));
       } else {
         for (const x of d.values || []) rows.push(barRow(x.value, valueLabel(dim, x.value), x.count, total));
@@ -1641,6 +1758,9 @@
       if (input) input.setAttribute('aria-invalid', 'true');
       let slot = form.querySelector(`.field-error[data-field="${CSS.escape(f.field)}"]`);
       if (!slot && f.field.includes('.')) slot = form.querySelector(`.field-error[data-field="${CSS.escape(f.field.split('.')[0])}"]`);
+      // An error in a closed group opens it.
+      const group = (input || slot) && (input || slot).closest('details');
+      if (group) group.open = true;
       if (slot) {
         slot.textContent = (slot.hidden ? '' : slot.textContent + ' ') + f.detail;
         slot.hidden = false;
@@ -1765,6 +1885,22 @@
     $('edit-password-label').textContent = l.password_protected ? 'New password' : 'Set a password';
     $('edit-password').placeholder = l.password_protected ? 'unchanged' : 'none';
     if (ext) ext.fillEdit(l);
+    // The optional groups open when they hold something: closed, a
+    // setting in them would go unseen.
+    const holds = {
+      devices: !!(l.device_urls.ios || l.device_urls.android || l.device_urls.desktop),
+      password: !!l.password_protected,
+      redirect: l.routing.redirect_status !== 302 || l.routing.forward_query,
+      rules: l.routing.rules.length > 0,
+      variants: l.routing.variants.length > 0,
+      og: !!l.routing.og,
+    };
+    const newLink = form.dataset.filled !== l.slug;
+    form.dataset.filled = l.slug;
+    for (const d of form.querySelectorAll('details.group')) {
+      if (holds[d.dataset.group]) d.open = true;
+      else if (newLink) d.open = false;
+    }
     state.editDirty = false;
   }
 
@@ -1894,10 +2030,9 @@
     return ok;
   }
 
-  async function onCopy() {
+  async function onCopy(status) {
     const l = state.links.get(state.view.slug);
     if (!l) return;
-    const status = $('copy-status');
     if (await copyText(l.short_url)) {
       status.textContent = 'Copied.';
     } else {
@@ -2101,7 +2236,16 @@
     $('delete-link').addEventListener('click', onDeleteConfirm);
     $('delete-no').addEventListener('click', () => { $('delete-confirm').hidden = true; $('delete-link').focus(); });
     $('delete-yes').addEventListener('click', onDelete);
-    $('copy-link').addEventListener('click', onCopy);
+    $('copy-link').addEventListener('click', () => onCopy($('copy-status')));
+    $('head-copy').addEventListener('click', () => onCopy($('head-copy-status')));
+    // The link page's parts: a click scrolls to one.
+    const parts = { overview: 'sec-overview', analytics: 'sec-analytics', settings: 'manage', share: 'share-card' };
+    document.addEventListener('click', (ev) => {
+      const b = ev.target.closest && ev.target.closest('button[data-goto]');
+      if (!b) return;
+      for (const x of $('link-nav').querySelectorAll('button')) x.setAttribute('aria-current', String(x === b));
+      $(parts[b.dataset.goto]).scrollIntoView({ block: 'start', behavior: 'smooth' });
+    });
     $('qr-png').addEventListener('click', () => onQRDownload('png'));
     $('qr-svg').addEventListener('click', () => onQRDownload('svg'));
     $('links-filter').addEventListener('submit', (ev) => { ev.preventDefault(); clearTimeout(state.searchTimer); onFilterChange(); });

@@ -111,9 +111,39 @@
     }
   }
 
+  const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+  // loadReports lists the abuse reports (the open ones by default), each
+  // open one with Block (the link answers 451, the report is closed) and
+  // Dismiss.
+  async function loadReports() {
+    const data = await api('GET', '/api/v1/operator/reports' + ($('reports-open').checked ? '?state=open' : ''));
+    const body = $('reports');
+    body.textContent = '';
+    for (const r of data.reports) {
+      const tr = el('tr');
+      tr.dataset.id = r.id;
+      tr.dataset.state = r.state;
+      const link = r.slug ? r.tenant + ' /' + r.slug : 'no link';
+      const state = el('td');
+      state.append(el('span', 'badge ' + (r.state === 'open' ? 'badge-expiring' : r.state === 'blocked' ? 'badge-expired' : 'badge-active'), r.state));
+      tr.append(el('td', 'muted small', when.format(new Date(r.created_at))), el('td', 'muted small', r.url), el('td', '', r.reason), el('td', '', link), state);
+      const actions = el('td', 'actions');
+      if (r.state === 'open') {
+        const resolve = (action) => () => api('POST', '/api/v1/operator/reports/' + seg(r.id) + '/resolve', { action });
+        if (r.link_id) actions.append(button('Block', 'block', resolve('block')));
+        actions.append(button('Dismiss', 'dismiss', resolve('dismiss')));
+      }
+      tr.append(actions);
+      body.append(tr);
+    }
+    $('reports-empty').hidden = data.reports.length > 0;
+  }
+
   async function refresh() {
     await loadTenants();
     await loadLinks();
+    await loadReports();
   }
 
   async function open() {
@@ -170,5 +200,6 @@
       showError(err);
     }
   });
+  $('reports-open').addEventListener('change', () => loadReports().then(() => showError(null), showError));
   start();
 })();
