@@ -330,7 +330,7 @@ func TestBrowserDashboard(t *testing.T) {
 	if got := evalString(`String(document.documentElement.scrollWidth)`); got != "375" {
 		t.Errorf("page width at 375 px: %s px, want 375 (no horizontal scrolling)", got)
 	}
-	if got := evalString(`String(new Set(Array.from(document.querySelectorAll('.panel')).map(p => p.getBoundingClientRect().left)).size)`); got != "1" {
+	if got := evalString(`String(new Set(Array.from(document.querySelectorAll('.panel:not([hidden])')).map(p => p.getBoundingClientRect().left)).size)`); got != "1" {
 		t.Errorf("panels at 375 px: %s columns, want 1 (stacked)", got)
 	}
 	phone := mustViewportScreenshot(t, ctx, "dashboard-phone.png")
