@@ -247,6 +247,18 @@ func (e *element) member(name string, v json.RawMessage) {
 	case "password_hash":
 		// Checked by Import, against the server's cost limit.
 		str(&l.PasswordHash)
+	case "notes":
+		if str(&l.Notes) {
+			if err := linkforge.ValidateNotes(l.Notes); err != nil {
+				e.add("notes", detailOf(err))
+			}
+		}
+	case "archived":
+		if json.Unmarshal(v, &l.Archived) != nil {
+			e.add(name, "must be a boolean")
+		}
+	case "valid_since":
+		l.ValidSince = tm()
 	case "domain":
 		str(&e.domain)
 	case "password":
