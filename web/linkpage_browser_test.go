@@ -147,3 +147,37 @@ func mustSeedVariants(t *testing.T, st linkforge.Store, link int64, now time.Tim
 		t.Fatalf("UpsertClicks: %v", err)
 	}
 }
+
+// TestLinkPageRename: the editor renames a link; the page moves to the
+// new slug's address, lists the old slug as an alias that still
+// redirects to the same target, and removes it on request. A rename onto
+// a taken slug is the slug field's error, and changes nothing.
+func TestLinkPageRename(t *testing.T) {
+	st := testdb.SQLite(t)
+	tenant, token := mustTenantToken(t, st, "acme")
+	e := newEnv(t, st, func(c *web.Config) { c.Live = mustLiveHub(t); c.Now = time.Now })
+	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "spring", URL: "https://shop.example.com/spring"})
+	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "taken", URL: "https://example.com/"})
+
+	p := openDashboard(t, e, token, "/dashboard/links/spring#range=24h", 1280, 800)
+	p.waitFor("the editor", `document.getElementById('edit-form').dataset.slug === 'spring' && document.getElementById('edit-slug').value === 'spring'`)
+	p.setValue("edit-slug", "taken")
+	p.run("save onto a taken slug", p.clickAction("#edit-submit"))
+	p.waitFor("the slug's error", `!document.querySelector('#edit-form .field-error[data-field="slug"]').hidden`)
+	if got := mustTenantLink(t, st, tenant, "spring"); got.URL != "https://shop.example.com/spring" {
+		t.Errorf("after the refused rename: %+v", got)
+	}
+
+	p.setValue("edit-slug", "spring-26")
+	p.run("save", p.clickAction("#edit-submit"))
+	p.waitFor("the new address", `location.pathname === '/dashboard/links/spring-26' && document.getElementById('view-title').textContent === '/spring-26' && `+
+		`document.getElementById('aliases-list').textContent.includes('/spring')`)
+	for _, slug := range []string{"spring", "spring-26"} {
+		mustRedirect(t, e.do(http.MethodGet, "/"+slug, "", ""), "https://shop.example.com/spring")
+	}
+	p.run("remove the alias", p.clickAction(`#aliases-list button`))
+	p.waitFor("no alias", `document.getElementById('edit-aliases').hidden`)
+	if r := e.do(http.MethodGet, "/spring", "", ""); r.status != http.StatusNotFound {
+		t.Errorf("the removed alias answers %d, want 404", r.status)
+	}
+}

@@ -160,6 +160,9 @@
     // The detail view's management cards: the QR code's object URL and
     // the slug it is of; editDirty while the edit form has unsaved input.
     qr: { slug: null, url: null },
+    // A renamed link's old slugs, by slug: only the answers about one link
+    // (GET, PATCH) name them, not the list.
+    aliases: new Map(),
     editDirty: false,
   };
 
@@ -426,7 +429,10 @@
     const page = await api('GET', listPath(null, limit));
     const mins = await minutes;
     if (gen !== state.loadGen) return; // a newer load won
-    if (one) state.links.set(one.slug, toLink(one, state.links.get(one.slug), true));
+    if (one) {
+      state.links.set(one.slug, toLink(one, state.links.get(one.slug), true));
+      state.aliases.set(one.slug, one.aliases || []);
+    }
     for (const j of page.links || []) state.links.set(j.slug, toLink(j, state.links.get(j.slug), true));
     if (listGen === state.list.gen) applyPage(page, false);
     if (!stats) {
@@ -1866,6 +1872,8 @@
     form.dataset.slug = l.slug;
     form.dataset.updated = l.updated;
     $('edit-url').value = l.url;
+    $('edit-slug').value = l.slug;
+    renderAliases(l.slug);
     $('edit-title').value = l.title;
     $('edit-tags').value = l.tags.join(', ');
     $('edit-expires').value = l.expires_at === null ? '' : localInput(l.expires_at);
@@ -1904,11 +1912,41 @@
     state.editDirty = false;
   }
 
+  // renderAliases lists a link's old slugs, each removable (editors).
+  function renderAliases(slug) {
+    const list = state.aliases.get(slug) || [];
+    $('edit-aliases').hidden = list.length === 0;
+    $('aliases-list').replaceChildren(...list.map((a) => {
+      const li = el('li', '', '/' + a + ' ');
+      const b = el('button', 'btn btn-small btn-ghost', 'Remove');
+      b.type = 'button';
+      b.setAttribute('aria-label', 'Remove the old slug /' + a);
+      b.addEventListener('click', async () => {
+        b.disabled = true;
+        try {
+          const d = domainParam(slug);
+          await api('DELETE', `/api/v1/links/${encodeURIComponent(slug)}/aliases/${encodeURIComponent(a)}` + (d ? '?' + d.slice(1) : ''));
+          state.aliases.set(slug, (state.aliases.get(slug) || []).filter((x) => x !== a));
+          renderAliases(slug);
+          $('edit-status').textContent = `/${a} no longer redirects.`;
+        } catch (err) {
+          b.disabled = false;
+          $('edit-error').textContent = problemText(err);
+          $('edit-error').hidden = false;
+        }
+      });
+      li.append(b);
+      return li;
+    }));
+  }
+
   // editPatch is the PATCH body: the fields that differ from the link.
   function editPatch(l) {
     const body = {};
     const url = val('edit-url');
     if (url !== l.url) body.url = url;
+    const slug = val('edit-slug');
+    if (slug !== l.slug) body.slug = slug;
     const title = val('edit-title');
     if (title !== l.title) body.title = title || null;
     const tags = tagList($('edit-tags').value);
@@ -1960,10 +1998,19 @@
     try {
       const j = await api('PATCH', linkURL(slug), body);
       const nl = toLink(j, state.links.get(slug));
-      state.links.set(slug, nl);
+      state.aliases.set(j.slug, j.aliases || []);
+      if (j.slug !== slug) {
+        // Renamed: the page is the new slug's, the old one an alias.
+        state.links.delete(slug);
+        unlistLink(slug);
+        state.view = Object.assign({}, state.view, { slug: j.slug });
+        history.replaceState(null, '', hrefOf(state.view));
+        syncControls();
+      }
+      state.links.set(j.slug, nl);
       listLink(nl);
       fillEdit(nl);
-      status.textContent = 'Saved.';
+      status.textContent = j.slug !== slug ? `Saved. /${slug} now redirects here too.` : 'Saved.';
       if (body.tags !== undefined) tagsChanged();
       render();
     } catch (err) {
