@@ -90,7 +90,7 @@ func TestDashboardPhoneCreateForm(t *testing.T) {
 	const width, height = 390, 844
 	p := openDashboard(t, e, token, "/dashboard", width, height)
 	p.wait("the overview, its breakdowns full", `document.querySelectorAll('#links-body tr').length === 12 && `+
-		`document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#panel-country li').length === 6`)
+		`document.querySelectorAll('.panel[data-state="ready"]').length === 8 && document.querySelectorAll('#panel-country li').length === 6`)
 	top := p.eval(`String(Math.round(document.getElementById('create-form').getBoundingClientRect().top + window.scrollY))`)
 	var y int
 	if _, err := fmt.Sscan(top, &y); err != nil {
@@ -126,7 +126,7 @@ func TestDashboardNoEmoji(t *testing.T) {
 	mustSeedBreakdowns(t, st, l.ID, time.Now())
 
 	p := openDashboard(t, e, token, "/dashboard", 1280, 900)
-	p.wait("the breakdowns", `document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#panel-device li').length === 4 && `+
+	p.wait("the breakdowns", `document.querySelectorAll('.panel[data-state="ready"]').length === 8 && document.querySelectorAll('#panel-device li').length === 4 && `+
 		`document.querySelector('tr[data-slug="locked"]') !== null`)
 	if got := p.eval(`(document.body.innerText.match(new RegExp(` + emojiJS + `.source, 'gu')) || []).join(' ')`); got != "" {
 		t.Errorf("emoji in the page's text: %q", got)
@@ -180,7 +180,7 @@ func TestDashboardUsage(t *testing.T) {
 	// the overview to settle first (a panel filling in later moves the
 	// form, and a click on the old spot submits nothing).
 	p.wait("the settled overview", `document.getElementById('conn').dataset.state === 'live' && `+
-		`document.querySelectorAll('.panel[data-state="ready"]').length === 7`)
+		`document.querySelectorAll('.panel[data-state="ready"]').length === 8`)
 	p.run("create a link", p.typeAction("#create-url", "https://example.com/c"), p.clickAction("#create-submit"))
 	p.wait("the new link counted", fmt.Sprintf(`%s === '3 of 5 | %d of 100'`, usage, clicks))
 

@@ -87,7 +87,7 @@
     '7d': { interval: 'day', n: 7, name: 'last 7 days' },
     '30d': { interval: 'day', n: 30, name: 'last 30 days' },
   };
-  const DIMENSIONS = ['country', 'referrer', 'device', 'browser', 'os', 'utm_source'];
+  const DIMENSIONS = ['country', 'referrer', 'device', 'browser', 'os', 'utm_source', 'source'];
 
   const $ = (id) => document.getElementById(id);
   // The credential's headers, live feed and sign-out (session.js): a
@@ -1346,6 +1346,7 @@
       case 'browser':
       case 'os': return { icon: null, text: v === 'other' ? 'Other' : v };
       case 'utm_source': return { icon: null, text: v === 'none' ? '(none)' : v };
+      case 'source': return { icon: null, text: v === 'qr' ? 'QR code scans' : v === 'link' ? 'Link' : v };
       default: return { icon: null, text: v };
     }
   }
