@@ -497,9 +497,9 @@ func (d *decoder) visits(out []recVisit) []recVisit {
 	return out
 }
 
-// dims decodes a section of dimension rows of a version v frame. The cell
-// dims of versions 1 to 3 are left as written, for fromV3; version 4's
-// are re-encoded (its automated bit was 8).
+// dims decodes a section of dimension rows of a frame of the given version.
+// The cell dims of versions 1 to 3 are left as written, for fromV3;
+// version 4's are re-encoded (its automated bit was 8).
 func (d *decoder) dims(out []recDim, version byte) []recDim {
 	n := d.count(5)
 	var link, hour int64
