@@ -1,5 +1,7 @@
 package linkforge
 
+import "strings"
+
 // Dimension is one of the ways a click is classified for analytics (the
 // Dimension schema of web/openapi.json). The set is closed: every value a
 // dimension can take is bounded (see docs/adr/008-click-classification.md),
@@ -16,19 +18,20 @@ const (
 	DimUTMSource                  // utm_source, lowercased, or "none"
 	DimVariant                    // the A/B variant served: "0", "1", ..., or "none"
 	DimTraffic                    // human or automated (parameter analyticsTraffic)
+	DimSource                     // how the visitor came: "link", or "qr" (a scan of the link's QR code)
 	// NumDimensions is the number of dimensions. A click is counted once
 	// in each, under its traffic: traffic is a key column of the stored
 	// rows (docs/adr/009-click-dimensions.md).
 	NumDimensions
 )
 
-var dimensionNames = [NumDimensions]string{"country", "referrer", "device", "browser", "os", "utm_source", "variant", "traffic"}
+var dimensionNames = [NumDimensions]string{"country", "referrer", "device", "browser", "os", "utm_source", "variant", "traffic", "source"}
 
 // dimensionDefaults are the values of a click about which nothing is known:
 // a click counted without classification still adds up in every dimension.
 // A click counted before classification existed (or imported) is human:
 // it was counted as a click then, and count = human + automated holds.
-var dimensionDefaults = [NumDimensions]string{"unknown", "direct", "other", "other", "other", "none", "none", TrafficHuman}
+var dimensionDefaults = [NumDimensions]string{"unknown", "direct", "other", "other", "other", "none", "none", TrafficHuman, SourceLink}
 
 // Automated reports whether the click is automated traffic: the traffic
 // its dimension rows are counted under.
@@ -39,6 +42,29 @@ const (
 	TrafficHuman     = "human"
 	TrafficAutomated = "automated"
 )
+
+// The values of DimSource. A QR code encodes its short URL with QRQuery
+// (web/qr.go); the redirect counts a request carrying it as SourceQR and
+// forwards the rest of the query without it.
+const (
+	SourceLink = "link"
+	SourceQR   = "qr"
+	QRQuery    = "qr=1"
+)
+
+// IsQRScan reports whether a request's raw query (without '?') carries
+// QRQuery as one of its pairs. It does not allocate: the redirect asks it
+// of every click.
+func IsQRScan(rawQuery string) bool {
+	for rawQuery != "" {
+		var pair string
+		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
+		if pair == QRQuery {
+			return true
+		}
+	}
+	return false
+}
 
 // Public reports whether the API names d (GET .../stats/{dimension}):
 // every dimension.

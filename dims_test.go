@@ -23,3 +23,19 @@ func TestDimensions(t *testing.T) {
 		t.Errorf("Value: %q %q", c.Value(DimBrowser), c.Value(DimCountry))
 	}
 }
+
+// TestIsQRScan: only a pair that is exactly qr=1 marks a QR scan, wherever
+// it is in the query, and the check does not allocate.
+func TestIsQRScan(t *testing.T) {
+	for q, want := range map[string]bool{
+		"": false, "qr=1": true, "a=1&qr=1": true, "qr=1&a=1": true, "a=1&qr=1&b=2": true,
+		"qr=10": false, "qr=": false, "qr": false, "xqr=1": false, "a=qr=1": false, "qr%3D1": false,
+	} {
+		if got := IsQRScan(q); got != want {
+			t.Errorf("IsQRScan(%q) = %v, want %v", q, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { IsQRScan("utm_source=mail&a=1&qr=1") }); n != 0 {
+		t.Errorf("IsQRScan allocates %.0f times, want 0", n)
+	}
+}

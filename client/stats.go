@@ -72,6 +72,7 @@ const (
 	DimUTMSource = "utm_source"
 	DimVariant   = "variant" // the A/B variant: "0", "1", ... in the link's order, or "none"
 	DimTraffic   = "traffic" // human or automated
+	DimSource    = "source"  // "qr" (a scan of the link's QR code) or "link"
 )
 
 // RangeOptions select the hours of a breakdown or of the top links; zero

@@ -401,22 +401,37 @@ var clickDims = sync.Pool{New: func() any { return new(linkforge.ClickDims) }}
 // User-Agent go no further than the classifier: neither is passed on,
 // stored or logged.
 func (rd *Handler) recordClick(req *http.Request, l *linkforge.Link, now time.Time) error {
-	if rd.classifier == nil {
-		return rd.counter.Record(req.Context(), l, now, nil)
+	var agent classify.Agent
+	if rd.classifier != nil {
+		agent = classify.LookupAgent(req.UserAgent())
 	}
-	return rd.recordAgentClick(req, l, now, classify.LookupAgent(req.UserAgent()))
+	return rd.recordAgentClick(req, l, now, agent)
 }
 
 // recordAgentClick is recordClick for a caller that has looked up the
 // request's agent already (classify.LookupAgent(req.UserAgent())).
+//
+// A request whose query carries linkforge.QRQuery is a scan of the link's
+// QR code: its source is SourceQR (with or without a classifier), any
+// other click's the dimension's default, SourceLink.
 func (rd *Handler) recordAgentClick(req *http.Request, l *linkforge.Link, now time.Time, agent classify.Agent) error {
-	if rd.classifier == nil {
+	qr := linkforge.IsQRScan(req.URL.RawQuery)
+	if rd.classifier == nil && !qr {
 		return rd.counter.Record(req.Context(), l, now, nil)
 	}
 	dims := clickDims.Get().(*linkforge.ClickDims)
-	click, client := rd.classifier.ClassifyClient(req, classify.RemoteAddrPort(req), agent)
-	*dims = click.Dims()
-	err := rd.countClick(req, l, now, dims, client, 0, false)
+	var err error
+	if rd.classifier == nil {
+		dims[linkforge.DimSource] = linkforge.SourceQR
+		err = rd.counter.Record(req.Context(), l, now, dims)
+	} else {
+		click, client := rd.classifier.ClassifyClient(req, classify.RemoteAddrPort(req), agent)
+		*dims = click.Dims()
+		if qr {
+			dims[linkforge.DimSource] = linkforge.SourceQR
+		}
+		err = rd.countClick(req, l, now, dims, client, 0, false)
+	}
 	// Cleared, so that the pool holds no reference into this request's
 	// headers or URL (Referrer and UTMSource may share their memory).
 	*dims = linkforge.ClickDims{}

@@ -66,6 +66,9 @@ func (rd *Handler) recordRouted(req *http.Request, l *linkforge.Link, now time.T
 	// The variant served, in the same record as the click: counted in the
 	// same journal commit, so per-variant counts sum to the clicks.
 	dims[linkforge.DimVariant] = rt.to.Variant
+	if linkforge.IsQRScan(req.URL.RawQuery) {
+		dims[linkforge.DimSource] = linkforge.SourceQR
+	}
 	err := rd.countClick(req, l, now, dims, rt.client, rt.to.Visitor, rt.to.Hashed)
 	*dims = linkforge.ClickDims{}
 	clickDims.Put(dims)

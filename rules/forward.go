@@ -9,7 +9,7 @@ import (
 // forwardQuery returns the Location value for t with the request's query
 // added: the target's own parameters first, all of them as written, then
 // those of the request whose key the target does not have, in the
-// request's order. A key the target has keeps the target's value: a
+// request's order, but for linkforge.QRQuery. A key the target has keeps the target's value: a
 // visitor's ?next= must not replace the link's own next= (the link's
 // owner chose it; a visitor could otherwise steer a login link's return
 // address). The target's fragment stays last. The result goes through
@@ -39,7 +39,9 @@ func forwardQuery(t *target, reqQuery string) string {
 	for reqQuery != "" {
 		var pair string
 		pair, reqQuery, _ = strings.Cut(reqQuery, "&")
-		if pair == "" {
+		if pair == "" || pair == linkforge.QRQuery {
+			// QRQuery marks a scan of the link's QR code for the click's
+			// source dimension; it is the link's, not the target's.
 			continue
 		}
 		if t.keys != nil {

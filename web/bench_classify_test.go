@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,11 +39,14 @@ var benchProxy = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
 // counter's commit batches allocate (maps per group commit), which would
 // hide an allocation of the handler's. It checks what it is given, so the
 // classification cannot be optimized away or go missing unnoticed.
-type discardCounter struct{ classified atomic.Int64 }
+type discardCounter struct{ classified, scans atomic.Int64 }
 
 func (d *discardCounter) Record(_ context.Context, _ *linkforge.Link, _ time.Time, dims *linkforge.ClickDims) error {
 	if dims != nil && dims[linkforge.DimOS] != "" {
 		d.classified.Add(1)
+	}
+	if dims.Value(linkforge.DimSource) == linkforge.SourceQR {
+		d.scans.Add(1)
 	}
 	return nil
 }
@@ -60,8 +64,8 @@ func classifiedRequests(slug string) []*http.Request {
 
 // TestWarmClassifiedRedirectDoesNotAllocate extends
 // TestWarmRedirectDoesNotAllocate to a counted click with classification
-// and realistic headers: the handler, the classifier and the ClickDims
-// handed to the counter allocate nothing.
+// and realistic headers, every other one a QR scan (qr=1): the handler,
+// the classifier and the ClickDims handed to the counter allocate nothing.
 func TestWarmClassifiedRedirectDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under -race")
@@ -75,7 +79,12 @@ func TestWarmClassifiedRedirectDoesNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := classifiedRequests("alloc")
+	var reqs []*http.Request
+	for _, req := range classifiedRequests("alloc") {
+		scan := req.Clone(context.Background())
+		scan.URL.RawQuery = strings.TrimPrefix(scan.URL.RawQuery+"&qr=1", "&")
+		reqs = append(reqs, req, scan)
+	}
 	w := &benchWriter{h: http.Header{}}
 	for _, req := range reqs {
 		srv.ServeHTTP(w, req) // warm
@@ -90,6 +99,9 @@ func TestWarmClassifiedRedirectDoesNotAllocate(t *testing.T) {
 	}
 	if got := dc.classified.Load(); got != int64(1000+1+len(reqs)) {
 		t.Fatalf("%d classified clicks recorded, want %d", got, 1000+1+len(reqs))
+	}
+	if got, want := dc.scans.Load(), int64(1001/2+len(reqs)/2); got != want {
+		t.Errorf("%d QR scans recorded, want %d", got, want)
 	}
 	if allocs > 0 {
 		t.Errorf("a warm classified redirect allocates %.1f times, want 0", allocs)

@@ -263,7 +263,7 @@ func TestDashboardUnknownLink(t *testing.T) {
 
 	p := openDashboard(t, e, token, "/dashboard", 1024, 800)
 	p.wait("the overview", `document.getElementById('conn').dataset.state === 'live' && `+rowsJS+` === 'docs:active' && `+
-		`document.querySelectorAll('.panel[data-state="ready"]').length === 7`)
+		`document.querySelectorAll('.panel[data-state="ready"]').length === 8`)
 	mark := p.log.len()
 	p.eval(`(location.hash = '#link=no-such-link&range=1h', '')`)
 	p.wait("the link's view", `document.getElementById('view-title').textContent === '/no-such-link' && `+

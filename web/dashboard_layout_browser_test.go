@@ -25,6 +25,7 @@ func mustSeedBreakdowns(t *testing.T, st linkforge.Store, link int64, now time.T
 		linkforge.DimBrowser:   {"Chrome", "Safari", "Firefox", "Edge", "Opera", "other"},
 		linkforge.DimOS:        {"Windows", "macOS", "iOS", "Android", "Linux", "other"},
 		linkforge.DimUTMSource: {"newsletter", "twitter", "none", "hn", "ads", "blog"},
+		linkforge.DimSource:    {"qr", "link"},
 	}
 	var total int64
 	for i := range 6 {
@@ -90,7 +91,7 @@ func TestDashboardPhoneCreateForm(t *testing.T) {
 	const width, height = 390, 844
 	p := openDashboard(t, e, token, "/dashboard", width, height)
 	p.wait("the overview, its breakdowns full", `document.querySelectorAll('#links-body tr').length === 12 && `+
-		`document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#panel-country li').length === 6`)
+		`document.querySelectorAll('.panel[data-state="ready"]').length === 8 && document.querySelectorAll('#panel-country li').length === 6`)
 	top := p.eval(`String(Math.round(document.getElementById('create-form').getBoundingClientRect().top + window.scrollY))`)
 	var y int
 	if _, err := fmt.Sscan(top, &y); err != nil {
@@ -115,8 +116,9 @@ const emojiJS = `/[\p{Extended_Pictographic}\p{Regional_Indicator}\u{FE0F}\u{20E
 
 // TestDashboardNoEmoji: countries, devices and the password lock read
 // without an emoji font (none is installed here): a country is a text
-// badge of its code, a device and the lock are inline SVG, and no emoji
-// code point is in the page's text.
+// badge of its code, a device and the lock are inline SVG (the Source
+// card names QR code scans), and no emoji code point is in the page's
+// text.
 func TestDashboardNoEmoji(t *testing.T) {
 	st := testdb.SQLite(t)
 	tenant, token := mustTenantToken(t, st, "acme")
@@ -126,7 +128,7 @@ func TestDashboardNoEmoji(t *testing.T) {
 	mustSeedBreakdowns(t, st, l.ID, time.Now())
 
 	p := openDashboard(t, e, token, "/dashboard", 1280, 900)
-	p.wait("the breakdowns", `document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#panel-device li').length === 4 && `+
+	p.wait("the breakdowns", `document.querySelectorAll('.panel[data-state="ready"]').length === 8 && document.querySelectorAll('#panel-device li').length === 4 && `+
 		`document.querySelector('tr[data-slug="locked"]') !== null`)
 	if got := p.eval(`(document.body.innerText.match(new RegExp(` + emojiJS + `.source, 'gu')) || []).join(' ')`); got != "" {
 		t.Errorf("emoji in the page's text: %q", got)
@@ -137,6 +139,8 @@ func TestDashboardNoEmoji(t *testing.T) {
 		{"the icon of unknown", `String(document.querySelectorAll('#panel-country li[data-value="unknown"] svg.bar-icon').length)`, "1"},
 		{"the devices' icons", `Array.from(document.querySelectorAll('#panel-device li')).map(li => li.dataset.value + ':' + li.querySelectorAll('svg.bar-icon').length).sort().join(',')`,
 			"desktop:1,mobile:1,other:1,tablet:1"},
+		{"the Source card", `Array.from(document.querySelectorAll('#panel-source li')).map(li => li.querySelector('.bar-label').textContent + ':' + li.querySelector('.count').textContent).join(',')`,
+			"Link:35,QR code scans:10"},
 		{"the lock", `String(document.querySelectorAll('tr[data-slug="locked"] .lock svg').length) + document.querySelector('tr[data-slug="locked"] .lock').title`,
 			"1Password-protected"},
 	} {
@@ -180,7 +184,7 @@ func TestDashboardUsage(t *testing.T) {
 	// the overview to settle first (a panel filling in later moves the
 	// form, and a click on the old spot submits nothing).
 	p.wait("the settled overview", `document.getElementById('conn').dataset.state === 'live' && `+
-		`document.querySelectorAll('.panel[data-state="ready"]').length === 7`)
+		`document.querySelectorAll('.panel[data-state="ready"]').length === 8`)
 	p.run("create a link", p.typeAction("#create-url", "https://example.com/c"), p.clickAction("#create-submit"))
 	p.wait("the new link counted", fmt.Sprintf(`%s === '3 of 5 | %d of 100'`, usage, clicks))
 

@@ -44,7 +44,7 @@ func TestDashboardRevokedToken(t *testing.T) {
 	// And the page's first snapshot: a request of it refused after the
 	// revocation would sign out with the API's message instead (the page
 	// is idle until its 30 s refresh).
-	wait("the first snapshot", `document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.getElementById('stat-range').textContent === '0'`)
+	wait("the first snapshot", `document.querySelectorAll('.panel[data-state="ready"]').length === 8 && document.getElementById('stat-range').textContent === '0'`)
 
 	if err := st.RevokeToken(context.Background(), mustTokenID(t, st, token)); err != nil {
 		t.Fatalf("revoke: %v", err)

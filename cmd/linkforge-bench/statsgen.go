@@ -34,6 +34,8 @@ var statsValues = func() [linkforge.NumDimensions][]string {
 	v[linkforge.DimTraffic] = []string{linkforge.TrafficHuman, linkforge.TrafficAutomated}
 	// Links without an A/B test: every click is the variant default.
 	v[linkforge.DimVariant] = []string{linkforge.DimVariant.Default()}
+	// Most clicks come by the link, some by its QR code.
+	v[linkforge.DimSource] = []string{linkforge.SourceLink, linkforge.SourceQR}
 	return v
 }()
 

@@ -292,7 +292,7 @@ func TestBrowserDashboard(t *testing.T) {
 		`(document.querySelector('#chart .x-labels text:last-child') || {}).textContent === 'today'`)
 	monthFrom := time.Now().UTC().Truncate(24 * time.Hour).Add(-29 * 24 * time.Hour)
 	waitJS("the month's clicks", fmt.Sprintf(`document.getElementById('stat-range').textContent === %q`, fmtCount(seeded.since(monthFrom)+clicks+offline)))
-	waitJS("the month's breakdowns", `document.querySelectorAll('.panel[data-state="ready"]').length === 7`)
+	waitJS("the month's breakdowns", `document.querySelectorAll('.panel[data-state="ready"]').length === 8`)
 	mustScreenshot(t, ctx, "dashboard-30d.png")
 
 	// A link's detail view from its address (a bookmark), on the 24 h range.
@@ -315,7 +315,7 @@ func TestBrowserDashboard(t *testing.T) {
 	waitJS("the overview", `location.pathname === '/dashboard' && !document.getElementById('panel-links').hidden`)
 	step("the last hour", chromedp.Click(chromedp.CSS(`#range-seg button[data-range="1h"]`)))
 	waitJS("the overview's breakdowns", `document.getElementById('chart').dataset.interval === 'minute' && !document.getElementById('panel-links').hidden && `+
-		`document.querySelectorAll('.panel[data-state="ready"]').length === 7 && document.querySelectorAll('#chart rect').length > 30`)
+		`document.querySelectorAll('.panel[data-state="ready"]').length === 8 && document.querySelectorAll('#chart rect').length > 30`)
 	// Still pictures: no count caught mid-flash (the page honours reduced
 	// motion).
 	step("reduce motion", chromedp.Func(func(c context.Context, _ *chromedp.Target) error {

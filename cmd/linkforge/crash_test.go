@@ -111,7 +111,21 @@ func testCrashCycles(t *testing.T, n *node, cycles int) {
 // returns the 302s received: exactly the clicks committed.
 func loadHoldKill(t *testing.T, srv *server, dataDir, url string, workers int) (acked int64) {
 	t.Helper()
-	var ack, failed atomic.Int64
+	return loadHoldKillURLs(t, srv, dataDir, []string{url}, workers)[0]
+}
+
+// loadHoldKillURLs is loadHoldKill with worker i on urls[i%len(urls)]: it
+// returns the 302s received for each URL.
+func loadHoldKillURLs(t *testing.T, srv *server, dataDir string, urls []string, workers int) (acked []int64) {
+	t.Helper()
+	var failed atomic.Int64
+	acks := make([]atomic.Int64, len(urls))
+	var ack atomic.Int64 // the sum of acks'
+	defer func() {
+		for i := range acks {
+			acked = append(acked, acks[i].Load())
+		}
+	}()
 	var g heldGate
 	client := &http.Client{
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -127,7 +141,8 @@ func loadHoldKill(t *testing.T, srv *server, dataDir, url string, workers int) (
 		<-srv.exited
 		wg.Wait()
 	}()
-	for range workers {
+	for w := range workers {
+		url := urls[w%len(urls)]
 		wg.Go(func() {
 			for {
 				sent := g.request()
@@ -143,6 +158,7 @@ func loadHoldKill(t *testing.T, srv *server, dataDir, url string, workers int) (
 					return
 				}
 				g.answered(sent)
+				acks[w%len(urls)].Add(1)
 				ack.Add(1)
 			}
 		})
@@ -165,7 +181,7 @@ func loadHoldKill(t *testing.T, srv *server, dataDir, url string, workers int) (
 	if f := failed.Load(); f != int64(workers) {
 		t.Fatalf("%d requests failed at the kill, want %d: one held request per worker", f, workers)
 	}
-	return ack.Load()
+	return nil // the deferred func fills acked
 }
 
 // The crash tests' commit hold: the binary is built with -tags

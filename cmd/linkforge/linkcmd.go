@@ -70,7 +70,7 @@ var clearable = append([]string{"title", "expires-at", "max-clicks", "fallback-u
 
 // dimensions are the values of stats --by.
 var dimensions = []string{client.DimCountry, client.DimReferrer, client.DimDevice, client.DimBrowser, client.DimOS, client.DimUTMSource,
-	client.DimVariant}
+	client.DimVariant, client.DimSource}
 
 // linkListFlags and linkStatsFlags are the other flags of list and stats.
 var (

@@ -164,9 +164,14 @@ func TestLinkCommands(t *testing.T) {
 		t.Errorf("updated %+v", u)
 	}
 
-	// Stats: clicks through the server, flushed.
-	for _, ref := range []string{"https://news.example.org/", "https://news.example.org/x", ""} {
-		req, _ := http.NewRequest(http.MethodGet, srv.url+"/a", nil)
+	// Stats: clicks through the server, flushed; the last one a QR scan
+	// (qr=1, what the link's QR code encodes).
+	for i, ref := range []string{"https://news.example.org/", "https://news.example.org/x", "", "https://news.example.org/qr"} {
+		path := "/a"
+		if i == 3 {
+			path += "?qr=1"
+		}
+		req, _ := http.NewRequest(http.MethodGet, srv.url+path, nil)
 		if ref != "" {
 			req.Header.Set("Referer", ref)
 		}
@@ -178,18 +183,23 @@ func TestLinkCommands(t *testing.T) {
 	}
 	srv.flush()
 	out, _ = runLink(t, env, exitOK, "link", "stats", "a", "--json")
-	if s := mustJSONOut[client.Stats](t, out); s.Total != 3 || s.Interval != "minute" {
+	if s := mustJSONOut[client.Stats](t, out); s.Total != 4 || s.Interval != "minute" {
 		t.Errorf("stats: %+v", s)
 	}
 	out, _ = runLink(t, env, exitOK, "link", "stats", "a", "--interval", "hour", "--from", "3h")
-	if !strings.Contains(out, "total (all time): 3") || !strings.HasPrefix(out, "HOUR") {
+	if !strings.Contains(out, "total (all time): 4") || !strings.HasPrefix(out, "HOUR") {
 		t.Errorf("stats table:\n%s", out)
 	}
 	out, _ = runLink(t, env, exitOK, "link", "stats", "a", "--by", "referrer", "--limit", "1")
 	rows = tableRows(out)
-	if len(rows) < 4 || strings.Join(rows[0], " ") != "REFERRER CLICKS" || strings.Join(rows[1], " ") != "news.example.org 2" ||
-		strings.Join(rows[2], " ") != "(others) 1" || strings.Join(rows[3], " ") != "total 3" {
+	if len(rows) < 4 || strings.Join(rows[0], " ") != "REFERRER CLICKS" || strings.Join(rows[1], " ") != "news.example.org 3" ||
+		strings.Join(rows[2], " ") != "(others) 1" || strings.Join(rows[3], " ") != "total 4" {
 		t.Errorf("stats --by referrer:\n%s", out)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "stats", "a", "--by", "source")
+	if rows = tableRows(out); len(rows) < 4 || strings.Join(rows[0], " ") != "SOURCE CLICKS" || strings.Join(rows[1], " ") != "link 3" ||
+		strings.Join(rows[2], " ") != "qr 1" || strings.Join(rows[3], " ") != "total 4" {
+		t.Errorf("stats --by source:\n%s", out)
 	}
 
 	out, _ = runLink(t, env, exitOK, "link", "delete", "b")

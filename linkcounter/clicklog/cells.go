@@ -34,25 +34,30 @@ import (
 type wideCounts struct{ c []int64 }
 
 // cellDim is a cell's dimension and the traffic it counts, as one byte:
-// the public dimension in the low 3 bits, 8 for automated clicks. A click
-// adds one cell per public dimension, under its traffic: each (dimension,
-// traffic) keeps its own MaxDimValues bound per hour, and the all-traffic
-// count of a value is the sum of its two cells.
+// the public dimension in the low 4 bits, 16 for automated clicks (8
+// before the ninth dimension, source: frame version 4). A click adds one
+// cell per public dimension, under its traffic: each (dimension, traffic)
+// keeps its own MaxDimValues bound per hour, and the all-traffic count of
+// a value is the sum of its two cells.
 type cellDim uint8
 
-// numCellDims is the number of cellDims: two per public dimension.
-const numCellDims = 2 * publicDims
+// numCellDims is the number of cellDims: two per public dimension. Arrays
+// by cellDim are indexed by cellDim.index, which is dense.
+const numCellDims = 2 * int(publicDims)
 
 // publicDims is the number of dimensions a click counts.
 const publicDims = linkforge.NumDimensions
 
 // automatedBit marks a cellDim of automated clicks; the bits below it hold
 // the dimension.
-const automatedBit cellDim = 8
+const automatedBit cellDim = 16
 
-// A dimension past the bits below automatedBit (a ninth one) would share
-// cells with the automated ones: widen automatedBit (and the frame's byte)
-// with it. This fails to compile until then.
+// dimMask holds a cellDim's dimension.
+const dimMask = automatedBit - 1
+
+// A dimension past the bits below automatedBit (a seventeenth one) would
+// share cells with the automated ones: widen automatedBit (and the frame's
+// byte) with it. This fails to compile until then.
 var _ [int(automatedBit) - int(publicDims)]struct{}
 
 // cellOf is the cell of dimension d under a click's traffic.
@@ -64,11 +69,31 @@ func cellOf(d linkforge.Dimension, automated bool) cellDim {
 	return c
 }
 
+// cellAt is the cellDim of index i (cellDim.index's inverse).
+func cellAt(i int) cellDim {
+	return cellOf(linkforge.Dimension(i%int(publicDims)), i >= int(publicDims)) //nolint:gosec // G115: i < numCellDims
+}
+
 // dim returns c's dimension.
 func (c cellDim) dim() linkforge.Dimension { return linkforge.Dimension(c &^ automatedBit) }
 
 // automated reports whether c counts automated clicks.
 func (c cellDim) automated() bool { return c&automatedBit != 0 }
+
+// index is c's place among the numCellDims cellDims: the human cells,
+// then the automated ones.
+func (c cellDim) index() int {
+	i := int(c & dimMask)
+	if c.automated() {
+		i += int(publicDims)
+	}
+	return i
+}
+
+// valid reports whether c is a public dimension's cell.
+func (c cellDim) valid() bool {
+	return c&^(automatedBit|dimMask) == 0 && c&dimMask < cellDim(publicDims)
+}
 
 // dimCell is one (dimension, traffic, value) cell of an hour, as read.
 type dimCell struct {

@@ -39,8 +39,8 @@
 // dimension marks, drops and hour marks (format.go). A click adds one cell
 // per public dimension under its traffic, (dimension, traffic, value), the
 // row the flush stores, and its minute's automated part; frames of
-// versions 1 to 3, written before (23 cells a click), are converted as
-// they are replayed (oldformat.go). Marks are absolute and
+// versions 1 to 3 (23 cells a click) and 4 (no source dimension) are
+// converted as they are replayed (oldformat.go). Marks are absolute and
 // only ever raise a row's flushed count, so a replayed or older mark is
 // harmless. A snapshot is the same frames, applied to an empty state: one
 // format, one decoder, and one function that changes the state

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"unsafe"
+
+	"github.com/linkforge/linkforge"
 )
 
 // The click log's record format (docs/adr/014-click-log.md).
@@ -19,7 +21,7 @@ import (
 // and a payload is, all integers varints (signed ones zigzag, link ids and
 // buckets delta-coded against the previous row of their section):
 //
-//	byte     format version (1 to 4)
+//	byte     format version (1 to 5)
 //	uvarint  flags: 1 meta, 2 reset, 4 drop every fully flushed link
 //	[meta]   string node id, byte seed pending
 //	varint   purge horizon (0: none)
@@ -41,15 +43,20 @@ import (
 // A record is applied as one unit (logState.apply), in that order: reset,
 // meta, increments, dimension increments, marks, dimension marks, drops,
 // hour marks, visit marks, visits, purge. Every record is written as
-// version 4: a cell dim is the dimension and its traffic (cellDim), and a
-// minute's increment carries its automated part. Versions 1 to 3 (no
-// drops and hour marks before 2, no visits before 3) counted 23 cells per
-// click (the all-traffic dimensions, traffic_minute, the traffic shadows):
-// they are replayed converted (fromV3).
+// version 5: a cell dim is the dimension and its traffic (cellDim, 16 the
+// automated bit), and a minute's increment carries its automated part.
+// Version 4 had 8 dimensions, 8 the automated bit, and no source: its
+// cells are re-encoded and its traffic cells give the source cells
+// (withSource). Versions 1 to 3 (no drops and hour marks before 2, no
+// visits before 3) counted 23 cells per click (the all-traffic
+// dimensions, traffic_minute, the traffic shadows): they are replayed
+// converted (fromV3), then as version 4.
 
 const (
 	frameHeader   = 8
-	formatVersion = 4
+	formatVersion = 5
+	// formatV4 has no source dimension and 8 as the automated bit.
+	formatV4 = 4
 	// formatV3 adds the visits and visit marks.
 	formatV3 = 3
 	// formatV2 adds the drops and hour marks.
@@ -176,7 +183,7 @@ type encoder struct {
 // index returns the record's string index of value in dimension dim,
 // adding it to the record's strings the first time.
 func (e *encoder) index(dim cellDim, value string) uint64 {
-	l := &e.last[dim]
+	l := &e.last[dim.index()]
 	if l.ok && l.value == value {
 		return l.i
 	}
@@ -412,18 +419,14 @@ func (d *decoder) decode(payload []byte, r *logRecord) error {
 	for range ns {
 		d.strs = append(d.strs, d.str())
 	}
-	maxDim := cellDim(numCellDims)
-	if v < formatVersion {
-		maxDim = oldNumDims
-	}
-	if v < formatVersion {
+	if v < formatV4 {
 		r.incs = d.rows(r.incs)
 	} else {
 		r.incs = d.incs(r.incs)
 	}
-	r.dims = d.dims(r.dims, maxDim)
+	r.dims = d.dims(r.dims, v)
 	r.marks = d.rows(r.marks)
-	r.dimMarks = d.dims(r.dimMarks, maxDim)
+	r.dimMarks = d.dims(r.dimMarks, v)
 	if v >= formatV2 {
 		n := d.count(1)
 		var link int64
@@ -445,8 +448,11 @@ func (d *decoder) decode(payload []byte, r *logRecord) error {
 	if d.err == nil && len(d.p) != 0 {
 		d.fail()
 	}
-	if d.err == nil && v < formatVersion {
+	if d.err == nil && v < formatV4 {
 		r.fromV3(v == formatV1)
+	}
+	if d.err == nil && v < formatVersion {
+		r.withSource()
 	}
 	return d.err
 }
@@ -491,16 +497,30 @@ func (d *decoder) visits(out []recVisit) []recVisit {
 	return out
 }
 
-func (d *decoder) dims(out []recDim, maxDim cellDim) []recDim {
+// dims decodes a section of dimension rows of a frame of the given version.
+// The cell dims of versions 1 to 3 are left as written, for fromV3;
+// version 4's are re-encoded (its automated bit was 8).
+func (d *decoder) dims(out []recDim, version byte) []recDim {
 	n := d.count(5)
 	var link, hour int64
 	for range n {
 		link += d.varint()
 		hour += d.varint()
-		dim := cellDim(d.byte1())
+		raw := d.byte1()
+		dim := cellDim(raw)
 		si := d.uvarint()
 		v := d.varint()
-		if dim >= maxDim || si >= uint64(len(d.strs)) {
+		ok := si < uint64(len(d.strs))
+		switch {
+		case version < formatV4:
+			ok = ok && raw < oldNumDims
+		case version == formatV4:
+			ok = ok && raw < 2*v4AutomatedBit
+			dim = cellOf(linkforge.Dimension(raw%v4AutomatedBit), raw >= v4AutomatedBit)
+		default:
+			ok = ok && dim.valid()
+		}
+		if !ok {
 			d.fail()
 			return out
 		}

@@ -160,6 +160,7 @@ func readLegacy(ctx context.Context, path string) (*logState, error) {
 			return nil, err
 		}
 		r.fromV3(true)
+		r.withSource()
 	}
 	// Marks are applied after all increments of the record: version 1's
 	// summed default rows get the sum of their minutes' flushed counts.

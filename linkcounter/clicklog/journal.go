@@ -1031,7 +1031,8 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 		return cmp.Or(cmp.Compare(a.LinkID, b.LinkID), cmp.Compare(a.Hour, b.Hour))
 	}) {
 		h := want[k]
-		for d := range cellDim(numCellDims) {
+		for i := range numCellDims {
+			d := cellAt(i)
 			seeded := held[group{k.LinkID, k.Hour, d}]
 			var fresh []dimCell
 			for i := range h.ncells() {

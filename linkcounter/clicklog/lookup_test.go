@@ -12,7 +12,7 @@ func TestFrameIndexesEveryValue(t *testing.T) {
 	values := []string{"a", "a", "b", "a", "c", "c", "b", "", "a"}
 	for i, v := range values {
 		r.dims = append(r.dims, recDim{link: int64(i%3 + 1), hour: 3600, dim: cellDim(i % 2), value: v, v: int64(i + 1)})
-		r.dimMarks = append(r.dimMarks, recDim{link: 1, hour: 7200, dim: cellDim(i%3) | 8, value: values[len(values)-1-i], v: int64(i)})
+		r.dimMarks = append(r.dimMarks, recDim{link: 1, hour: 7200, dim: cellDim(i%3) | automatedBit, value: values[len(values)-1-i], v: int64(i)})
 	}
 	var e encoder
 	for range 2 { // the second frame starts from the first one's memo

@@ -17,10 +17,45 @@ const (
 	oldDimShadows        = 9
 	oldPlaceholderHuman  = "(HUMAN)"
 	oldPlaceholderRobots = "(AUTOMATED)"
+	// v4AutomatedBit is the automated bit of version 4's cell dims.
+	v4AutomatedBit = 8
 )
 
+// withSource gives a record of version 4 or before the source cells its
+// clicks had no value for: a click of then came by its link (the
+// dimension's default), so each traffic cell's increment or mark is the
+// same of its traffic's "link" cell, placed after it as a click of
+// version 5 lists it. Migration 00051 gave the stored rows the same
+// source rows, so the marks line up with them.
+func (r *logRecord) withSource() {
+	r.dims = addSource(r.dims)
+	r.dimMarks = addSource(r.dimMarks)
+}
+
+func addSource(list []recDim) []recDim {
+	n := 0
+	for _, d := range list {
+		if d.dim.dim() == linkforge.DimTraffic {
+			n++
+		}
+	}
+	if n == 0 {
+		return list
+	}
+	out := make([]recDim, 0, len(list)+n)
+	for _, d := range list {
+		out = append(out, d)
+		if d.dim.dim() == linkforge.DimTraffic {
+			d.dim = cellOf(linkforge.DimSource, d.dim.automated())
+			d.value = linkforge.SourceLink
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // fromV3 converts a record decoded from a version 1 to 3 frame to the
-// cells of version 4: a shadow's cell becomes its dimension's cell under
+// cells of version 4 (in version 5's encoding; withSource follows): a shadow's cell becomes its dimension's cell under
 // its traffic (placeholders dropped), a traffic cell its value's traffic's
 // cell, and a traffic_minute cell of an automated minute that minute's
 // automated part (an increment of no clicks, appended after the record's

@@ -200,7 +200,8 @@ func TestReplaysOldFrames(t *testing.T) {
 	}
 	j := mustJournal(t, dir, WithSync(SyncWriteOnly))
 	check(j)
-	// One more click, written as version 4; then replayed with the rest.
+	// One more click, written as the current version; then replayed with
+	// the rest.
 	in := &Increment{LinkID: 1, Bucket: bucket, Add: 1}
 	in.CountDims(&linkforge.ClickDims{linkforge.DimCountry: "GB"})
 	if _, err := j.Commit(t.Context(), []*Increment{in}, nil, nil, 0, nil); err != nil {
@@ -209,9 +210,9 @@ func TestReplaysOldFrames(t *testing.T) {
 	abandon(j)
 	j2 := mustJournal(t, dir, WithSync(SyncWriteOnly))
 	if r := j2.Rows(1); r[0].N != 6 || r[0].Automated != 3 || r[0].Flushed != 5 {
-		t.Fatalf("after a version 4 click: %+v, want 6 clicks, 3 automated, 5 flushed", r[0])
+		t.Fatalf("after a new click: %+v, want 6 clicks, 3 automated, 5 flushed", r[0])
 	}
-	// Every frame written since is version 4.
+	// Every frame written since is the current version.
 	segs, err := filepath.Glob(filepath.Join(dir, logDirName, "*"+segmentSuffix))
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +233,7 @@ func TestReplaysOldFrames(t *testing.T) {
 		}
 	}
 	if len(versions) < 4 || !slices.Equal(versions[:3], []byte{2, 2, 3}) || slices.ContainsFunc(versions[3:], func(v byte) bool { return v != formatVersion }) {
-		t.Errorf("frame versions %v, want the old 2, 2, 3, then version 4 only", versions)
+		t.Errorf("frame versions %v, want the old 2, 2, 3, then version %d only", versions, formatVersion)
 	}
 }
 
@@ -254,8 +255,122 @@ func TestDecodeFormatV1(t *testing.T) {
 		t.Errorf("decoded %+v, want %+v", got, r)
 	}
 	bad := slices.Clone(payload)
-	bad[0] = 5
+	bad[0] = formatVersion + 1
 	if err := d.decode(bad, &got); err == nil {
-		t.Error("version 5 decoded, want an error")
+		t.Errorf("version %d decoded, want an error", formatVersion+1)
 	}
+}
+
+// v4Frame encodes r as a frame of version 4: version 5's layout, with
+// the cell dims of then (8 dimensions, 8 the automated bit; a recDim's
+// dim holds that byte) and no source cells.
+func v4Frame(r *logRecord) []byte {
+	var e encoder
+	b := slices.Clone(e.frame(r))
+	b[frameHeader] = formatV4
+	binary.LittleEndian.PutUint32(b[4:8], crc32.Checksum(b[frameHeader:], castagnoli))
+	return b
+}
+
+// v4Click is one click's 8 cells of version 4 (no source), as v4Frame
+// takes them.
+func v4Click(link, hour int64, automated bool, country string) []recDim {
+	traffic, bit := linkforge.TrafficHuman, cellDim(0)
+	if automated {
+		traffic, bit = linkforge.TrafficAutomated, v4AutomatedBit
+	}
+	var out []recDim
+	for d, v := range []string{country, "direct", "other", "other", "other", "none", "none", traffic} {
+		out = append(out, recDim{link: link, hour: hour, dim: cellDim(d) | bit, value: v, v: 1})
+	}
+	return out
+}
+
+// TestReplaysV4Frames: a journal of version 4 frames (8 dimensions, the
+// automated bit 8, no source) left by a crash replays to the same counts,
+// each cell under its traffic, and every click of then counted under
+// source "link", flush marks included, so that what was flushed is not
+// flushed again. A QR scan written after it counts under "qr", and the
+// whole replays the same again.
+func TestReplaysV4Frames(t *testing.T) {
+	const hour = 1_700_002_800
+	bucket := int64(hour + 7*60)
+	commit := &logRecord{meta: true, nodeID: "edge-1", incs: []recRow{{link: 1, at: bucket, v: 5, a: 3}}}
+	for i := range 5 {
+		c := "GB"
+		if i < 3 {
+			c = "DE"
+		}
+		commit.dims = append(commit.dims, v4Click(1, hour, i < 3, c)...)
+	}
+	flush := &logRecord{marks: []recRow{{link: 1, at: bucket, v: 5}}}
+	sums := map[recDim]int64{}
+	for _, d := range commit.dims {
+		sums[recDim{dim: d.dim, value: d.value}] += d.v
+	}
+	for k, n := range sums {
+		flush.dimMarks = append(flush.dimMarks, recDim{link: 1, hour: hour, dim: k.dim, value: k.value, v: n})
+	}
+	slices.SortFunc(flush.dimMarks, func(a, b recDim) int { return int(a.dim) - int(b.dim) })
+	// Minute 9: one more automated click from DE, unflushed.
+	later := &logRecord{incs: []recRow{{link: 1, at: hour + 9*60, v: 1, a: 1}}, dims: v4Click(1, hour, true, "DE")}
+
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, logDirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var seg []byte
+	for _, r := range []*logRecord{commit, flush, later} {
+		seg = append(seg, v4Frame(r)...)
+	}
+	if err := os.WriteFile(filepath.Join(dir, logDirName, segmentName(1)), seg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func(j *Journal, qr int64) {
+		t.Helper()
+		want := []Row{{LinkID: 1, Bucket: bucket, N: 5, Flushed: 5, Automated: 3}, {LinkID: 1, Bucket: hour + 9*60, N: 1 + qr, Automated: 1}}
+		if rows := j.Rows(1); !slices.Equal(rows, want) {
+			t.Fatalf("minute rows %+v, want %+v", rows, want)
+		}
+		for _, c := range j.DimRows(1) {
+			var n, flushed, scans int64 = 2 + qr, 2, qr // human: GB, and the QR scans
+			if c.Automated {
+				n, flushed, scans = 4, 3, 0
+			}
+			switch {
+			case c.Dim == linkforge.DimSource && c.Value == linkforge.SourceQR:
+				if c.Automated || c.N != qr || c.Flushed != 0 {
+					t.Errorf("cell %+v, want human, %d unflushed", c, qr)
+				}
+			case c.Dim == linkforge.DimSource:
+				if c.Value != linkforge.SourceLink || c.N != n-scans || c.Flushed != flushed {
+					t.Errorf("cell %+v, want link n=%d flushed=%d", c, n-scans, flushed)
+				}
+			case c.Dim == linkforge.DimCountry || c.Dim == linkforge.DimTraffic:
+			case c.N != n || c.Flushed != flushed:
+				t.Errorf("cell %+v, want n=%d flushed=%d", c, n, flushed)
+			}
+		}
+		if src := j.HeldBy(1, linkforge.DimSource); src[linkforge.SourceLink] != 6 || src[linkforge.SourceQR] != qr {
+			t.Errorf("source held %v, want link 6, qr %d", src, qr)
+		}
+		if tr := j.HeldBy(1, linkforge.DimTraffic); tr[linkforge.TrafficAutomated] != 4 || tr[linkforge.TrafficHuman] != 2+qr {
+			t.Errorf("traffic held %v, want automated 4, human %d", tr, 2+qr)
+		}
+		if c := j.HeldBy(1, linkforge.DimCountry); c["DE"] != 4 || c["GB"] != 2 || c["unknown"] != qr {
+			t.Errorf("country held %v, want DE 4, GB 2, unknown %d", c, qr)
+		}
+	}
+	j := mustJournal(t, dir, WithSync(SyncWriteOnly))
+	check(j, 0)
+	in := &Increment{LinkID: 1, Bucket: hour + 9*60, Add: 2}
+	for range 2 {
+		in.CountDims(&linkforge.ClickDims{linkforge.DimSource: linkforge.SourceQR})
+	}
+	if _, err := j.Commit(t.Context(), []*Increment{in}, nil, nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	check(j, 2)
+	abandon(j)
+	check(mustJournal(t, dir, WithSync(SyncWriteOnly)), 2)
 }

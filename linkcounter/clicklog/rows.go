@@ -67,7 +67,7 @@ func (in *Increment) CountDims(dims *linkforge.ClickDims) {
 }
 
 func (in *Increment) countValue(d linkforge.Dimension, automated bool, v string) {
-	c := cellOf(d, automated)
+	c := cellOf(d, automated).index()
 	for i := in.last[c]; i != 0; i = in.prev[i-1] {
 		if x := &in.Dims[i-1]; x.Value == v {
 			x.N++
@@ -95,7 +95,7 @@ func (in *Increment) reindex() {
 	in.last = [numCellDims]int32{}
 	in.prev = in.prev[:0]
 	for i, c := range in.Dims {
-		k := cellOf(c.Dim, c.Automated)
+		k := cellOf(c.Dim, c.Automated).index()
 		in.prev = append(in.prev, in.last[k])
 		in.last[k] = int32(i + 1)
 	}

@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		// traffic.go
 		{"TrafficStats", testTrafficStats},
 		{"TrafficBreakdown", testTrafficBreakdown},
+		{"SourceBreakdown", testSourceBreakdown}, // source.go
 		{"RollupAutomated", testRollupAutomated},
 		{"ExportDailyDims", testExportDailyDims},
 		// webhooks.go

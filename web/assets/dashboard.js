@@ -90,7 +90,7 @@
     '7d': { interval: 'day', n: 7, name: 'last 7 days' },
     '30d': { interval: 'day', n: 30, name: 'last 30 days' },
   };
-  const DIMENSIONS = ['country', 'referrer', 'device', 'browser', 'os', 'utm_source'];
+  const DIMENSIONS = ['country', 'referrer', 'device', 'browser', 'os', 'utm_source', 'source'];
 
   const $ = (id) => document.getElementById(id);
   // The credential's headers, live feed and sign-out (session.js): a
@@ -1506,6 +1506,7 @@
         const name = 'Variant ' + (/^[0-9]$/.test(v) ? String.fromCharCode(65 + Number(v)) : v);
         return { icon: null, text: x ? name + ' · ' + x.url.replace(/^https?:\/\//, '') : name };
       }
+      case 'source': return { icon: null, text: v === 'qr' ? 'QR code scans' : v === 'link' ? 'Link' : v };
       default: return { icon: null, text: v };
     }
   }

@@ -2230,10 +2230,10 @@ export interface components {
             };
         };
         /**
-         * @description `country`: ISO 3166-1 alpha-2 or `unknown`; `referrer`: Referer host, lowercased, without `www.`, or `direct`; `device`: desktop, mobile, tablet, other; `browser`; `os`; `utm_source`: lowercased, or `none`. Past the bound of distinct values per link, dimension and hour, clicks are counted under `(more)`. `variant`: the A/B variant a click was sent to, `0`, `1`, … in the order of the link's `variants`, or `none` (a link without variants, or a click a rule or device URL sent elsewhere); per-variant counts sum to the link's clicks.
+         * @description `country`: ISO 3166-1 alpha-2 or `unknown`; `referrer`: Referer host, lowercased, without `www.`, or `direct`; `device`: desktop, mobile, tablet, other; `browser`; `os`; `utm_source`: lowercased, or `none`. Past the bound of distinct values per link, dimension and hour, clicks are counted under `(more)`. `variant`: the A/B variant a click was sent to, `0`, `1`, … in the order of the link's `variants`, or `none` (a link without variants, or a click a rule or device URL sent elsewhere); per-variant counts sum to the link's clicks. `traffic`: `human` or `automated`. `source`: `qr` for a scan of the link's QR code (a request with the query parameter `qr=1`, which is not forwarded to the target), else `link`.
          * @enum {string}
          */
-        Dimension: "country" | "referrer" | "device" | "browser" | "os" | "utm_source" | "variant" | "traffic";
+        Dimension: "country" | "referrer" | "device" | "browser" | "os" | "utm_source" | "variant" | "traffic" | "source";
         Breakdown: {
             dimension: components["schemas"]["Dimension"];
             /**
