@@ -144,8 +144,7 @@ func ValidateQRLogo(contentType string, body []byte) error {
 		return InvalidField("logo", "is empty")
 	}
 	if len(body) > QRMaxLogoBytes {
-		return &Error{Code: ETooLarge, Message: fmt.Sprintf("the logo exceeds %d KiB", QRMaxLogoBytes>>10),
-			Fields: []FieldError{{Field: "logo", Detail: fmt.Sprintf("must be at most %d KiB", QRMaxLogoBytes>>10)}}}
+		return ErrQRLogoTooLarge()
 	}
 	switch contentType {
 	case QRLogoPNG:
@@ -241,6 +240,12 @@ func externalCSS(s string) bool {
 			return true
 		}
 	}
+}
+
+// ErrQRLogoTooLarge is the ETooLarge of a logo over QRMaxLogoBytes.
+func ErrQRLogoTooLarge() *Error {
+	return &Error{Code: ETooLarge, Message: fmt.Sprintf("the logo exceeds %d KiB", QRMaxLogoBytes>>10),
+		Fields: []FieldError{{Field: "logo", Detail: fmt.Sprintf("must be at most %d KiB", QRMaxLogoBytes>>10)}}}
 }
 
 // DecodeQRLogo decodes a PNG logo ValidateQRLogo admitted.
