@@ -249,7 +249,7 @@ func TestQRDefaultsPrecedence(t *testing.T) {
 			{`{"fg":"#eeeeee"}`, "fg"}, // on the default white
 			{`{"bg":"#111"}`, "fg"},    // the default black on it
 			{`{"fg":"navy"}`, "fg"}, {`{"ec":"Z"}`, "ec"}, {`{"margin":17}`, "margin"}, {`{"margin":"1"}`, "margin"},
-			{`{"colour":"#000"}`, "colour"}, {`{"fg":1}`, "fg"},
+			{`{"colour":"#000"}`, "colour"}, {`{"colour":null}`, "colour"}, {`{"fg":1}`, "fg"},
 		} {
 			mustProblem(t, e.do(http.MethodPut, "/api/v1/qr/defaults", tok, b.body), http.StatusBadRequest, b.field)
 		}

@@ -102,8 +102,9 @@ func decodeQRDefaults(r io.Reader) (linkforge.QRSettings, error) {
 		q  linkforge.QRSettings
 	)
 	for _, m := range members {
-		if isNull(m.value) && m.name != "logo_type" {
-			continue
+		known := m.name == "fg" || m.name == "bg" || m.name == "ec" || m.name == "margin"
+		if known && isNull(m.value) {
+			continue // unset
 		}
 		switch m.name {
 		case "fg", "bg":
