@@ -338,6 +338,7 @@ type Store interface {
 	TagStore      // renaming and deleting a tenant's tags (tagwrite.go)
 	LinkFinder    // a tenant's links of one URL (find.go)
 	AliasStore    // renamed links' old slugs (aliases.go)
+	QRStore       // QR code defaults and logos (qrsettings.go)
 	DomainStore   // a tenant's own hosts, and the links on them
 	AuditStore    // the audit log (audit.go)
 	UserStore     // users, memberships, tickets, sessions (users.go)

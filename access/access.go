@@ -101,6 +101,11 @@ var table = map[string]Requirement{
 	"DELETE /api/v1/links/:slug/aliases/:alias": editor,
 	"POST /api/v1/bulk/links":                   editor,
 	"GET /api/v1/links/:slug/qr":                viewer,
+	"GET /api/v1/qr/defaults":                   viewer,
+	"PUT /api/v1/qr/defaults":                   editor,
+	"GET /api/v1/qr/logo":                       viewer,
+	"PUT /api/v1/qr/logo":                       editor,
+	"DELETE /api/v1/qr/logo":                    editor,
 	"GET /api/v1/links/:slug/stats":             viewer,
 	"GET /api/v1/links/:slug/stats/:dimension":  viewer,
 	"GET /api/v1/stats":                         viewer,
@@ -140,6 +145,11 @@ var table = map[string]Requirement{
 	"PATCH /api/v1/domains/:host":                owner,
 	"DELETE /api/v1/domains/:host":               owner,
 	"POST /api/v1/domains/:host/verify":          owner,
+	"GET /api/v1/domains/:host/qr/defaults":      viewer,
+	"PUT /api/v1/domains/:host/qr/defaults":      owner,
+	"GET /api/v1/domains/:host/qr/logo":          viewer,
+	"PUT /api/v1/domains/:host/qr/logo":          owner,
+	"DELETE /api/v1/domains/:host/qr/logo":       owner,
 
 	// The caller itself.
 	"GET /api/v1/me":             viewer,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -47,17 +48,30 @@ func (c *Client) DeleteTag(ctx context.Context, tag string) error {
 type QROptions struct {
 	Format string // "svg" or "png"
 	Size   int    // pixels, 64..2048
+	// The look; "" and nil take the domain's or tenant's defaults
+	// (QRDefaults), then the server's.
+	FG, BG string // hex colours, "#rgb" or "#rrggbb"
+	EC     string // error correction: "L", "M", "Q" or "H"
+	Margin *int   // quiet zone in modules, 0..16
+	Domain string // the link's domain (a host); "": the tenant's default
 }
 
 // maxQRBytes bounds the image read: a 2048 px PNG is far smaller.
 const maxQRBytes = 16 << 20
 
-// QR returns the image of a QR code of the link's short URL (GET
-// /api/v1/links/{slug}/qr) and its content type.
+// QR returns the image of a QR code of the link's short URL with ?qr=1
+// (GET /api/v1/links/{slug}/qr) and its content type.
 func (c *Client) QR(ctx context.Context, slug string, o QROptions) ([]byte, string, error) {
 	q := url.Values{}
 	strParam(q, "format", o.Format)
 	intParam(q, "size", o.Size)
+	strParam(q, "fg", o.FG)
+	strParam(q, "bg", o.BG)
+	strParam(q, "ec", o.EC)
+	if o.Margin != nil {
+		q.Set("margin", strconv.Itoa(*o.Margin))
+	}
+	strParam(q, "domain", o.Domain)
 	path := "/api/v1/links/" + seg(slug) + "/qr"
 	resp, err := c.do(ctx, request{method: http.MethodGet, path: path, query: q, want: http.StatusOK})
 	if err != nil {

@@ -41,6 +41,8 @@ var wantRole = map[string]linkforge.Role{
 
 	"listLinks": "viewer", "getLink": "viewer", "linkStats": "viewer", "linkBreakdown": "viewer",
 	"tenantStats": "viewer", "topLinks": "viewer", "exportStats": "viewer", "tenantBreakdown": "viewer", "linkQR": "viewer",
+	"getQRDefaults": "viewer", "getQRLogo": "viewer", "setQRDefaults": "editor", "setQRLogo": "editor", "deleteQRLogo": "editor",
+	"getDomainQRDefaults": "viewer", "getDomainQRLogo": "viewer", "setDomainQRDefaults": "owner", "setDomainQRLogo": "owner", "deleteDomainQRLogo": "owner",
 	"listTags": "viewer", "getTenant": "viewer", "liveFeed": "viewer",
 
 	"createLink": "editor", "updateLink": "editor", "deleteLink": "editor", "deleteLinkAlias": "editor", "renameTag": "editor", "deleteTag": "editor", "createLinks": "editor",

@@ -197,6 +197,36 @@ func TestDashboardManage(t *testing.T) {
 	run("download the SVG", chromedp.Click(chromedp.CSS("#qr-svg")))
 	mustDownload(t, filepath.Join(dir, "spring-sale-qr.svg"), []byte("<svg"))
 
+	// The QR code's look: a pair a scanner cannot read is refused with the
+	// server's reason; a colour picked redraws the preview (a new image
+	// URL, the query, and pixels of that colour); the download follows.
+	run("note the preview", js(`window.__qrSrc = document.getElementById('qr-img').src`))
+	run("pick a light colour", setValue("qr-fg", "#eeeeee"))
+	wait("the contrast refusal", `document.getElementById('qr-status').textContent.includes('contrast')`)
+	run("pick navy and H", setValue("qr-fg", "#1a237e"), setValue("qr-ec", "H"))
+	wait("the navy preview", `(() => { const i = document.getElementById('qr-img'); `+
+		`if (i.hidden || !i.complete || i.src === window.__qrSrc || i.dataset.query !== '&fg=%231a237e&ec=H') return false; `+
+		`const c = document.createElement('canvas'); c.width = i.naturalWidth; c.height = i.naturalHeight; `+
+		`const x = c.getContext('2d'); x.drawImage(i, 0, 0); `+
+		`for (let k = 0; k < c.width; k++) { const d = x.getImageData(k, k, 1, 1).data; `+
+		`if (d[0] < 200) return d[0] === 0x1a && d[1] === 0x23 && d[2] === 0x7e; } return false; })()`)
+	styled := t.TempDir()
+	run("download the navy PNG", chromedp.Func(func(c context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.CallBrowser(c, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: styled})
+		return err
+	}), chromedp.Click(chromedp.CSS("#qr-png")))
+	mustDownload(t, filepath.Join(styled, "spring-sale-qr.png"), []byte("\x89PNG\r\n\x1a\n"))
+	if b, err := os.ReadFile(filepath.Join(styled, "spring-sale-qr.png")); err != nil {
+		t.Fatal(err)
+	} else if text, img := decodeQR(t, b); !strings.HasSuffix(text, "/spring-sale?qr=1") {
+		t.Errorf("the downloaded code says %q", text)
+	} else if _, fg := firstDark(img); fg != navy {
+		t.Errorf("the downloaded code's colour is %v, want navy", fg)
+	}
+	run("back to the defaults", chromedp.Click(chromedp.CSS("#qr-style-reset")))
+	wait("the default preview", `document.getElementById('qr-img').dataset.query === '' && !document.getElementById('qr-img').hidden`)
+
 	// A change elsewhere arrives in the open, untouched form.
 	if r := e.do(http.MethodPatch, "/api/v1/links/spring-sale", token, `{"title":"Spring sale (edited elsewhere)"}`); r.status != http.StatusOK {
 		t.Fatalf("PATCH through the API: %s", r)

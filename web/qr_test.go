@@ -35,7 +35,7 @@ func decodeQR(t *testing.T, body []byte) (string, image.Image) {
 	return res.GetText(), img
 }
 
-// TestLinkQR: the PNG decodes back to short_url at every size, is exactly
+// TestLinkQR: the PNG decodes back to short_url?qr=1 at every size, is exactly
 // size×size, the SVG is well-formed with that size, the ETag revalidates
 // with 304, and bad parameters are problems naming the parameter.
 func TestLinkQR(t *testing.T) {
@@ -53,8 +53,8 @@ func TestLinkQR(t *testing.T) {
 				t.Errorf("size %d: Content-Type = %q", size, ct)
 			}
 			text, img := decodeQR(t, r.body)
-			if text != link.ShortURL {
-				t.Errorf("size %d: the code says %q, want short_url %q", size, text, link.ShortURL)
+			if text != link.ShortURL+"?qr=1" {
+				t.Errorf("size %d: the code says %q, want short_url?qr=1 %q", size, text, link.ShortURL)
 			}
 			if b := img.Bounds(); b.Dx() != size || b.Dy() != size {
 				t.Errorf("size %d: image is %dx%d", size, b.Dx(), b.Dy())
@@ -63,7 +63,7 @@ func TestLinkQR(t *testing.T) {
 		// The default is a 256 px PNG.
 		def := e.do(http.MethodGet, "/api/v1/links/qr-me/qr", tok, "")
 		mustStatus(t, def, http.StatusOK)
-		if text, img := decodeQR(t, def.body); text != link.ShortURL || img.Bounds().Dx() != 256 {
+		if text, img := decodeQR(t, def.body); text != link.ShortURL+"?qr=1" || img.Bounds().Dx() != 256 {
 			t.Errorf("default: %q, %v", text, img.Bounds())
 		}
 

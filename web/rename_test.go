@@ -34,7 +34,7 @@ func TestRenameLink(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mustRedirect(t, e.do(http.MethodGet, u.Path, "", ""), "https://example.com/spring")
+		mustRedirect(t, e.do(http.MethodGet, u.RequestURI(), "", ""), "https://example.com/spring")
 		mustStatus(t, e.do(http.MethodGet, "/spring-26", "", ""), http.StatusNotFound) // cached as unknown
 
 		mustProblem(t, e.do(http.MethodPatch, "/api/v1/links/flyer", tok, `{"slug":"spring-26","title":"x"}`), http.StatusBadRequest, "slug")
@@ -50,7 +50,7 @@ func TestRenameLink(t *testing.T) {
 			t.Errorf("renamed: %+v", got)
 		}
 		mustRedirect(t, e.do(http.MethodGet, "/spring-26", "", ""), "https://example.com/spring")
-		mustRedirect(t, e.do(http.MethodGet, u.Path, "", ""), "https://example.com/spring") // the printed code
+		mustRedirect(t, e.do(http.MethodGet, u.RequestURI(), "", ""), "https://example.com/spring") // the printed code, ?qr=1 included
 		if n := ctr.count(t, id); n != 3 {
 			t.Errorf("the link counted %d clicks, want 3 (two by its old slug)", n)
 		}

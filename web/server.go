@@ -642,6 +642,7 @@ func (s *Server) apiRouteTable(r *router) {
 		append(api(http.MethodPatch, pathDomain), limitDomainBody, requireJSON)...)
 	r.add(http.MethodDelete, pathDomain, false, s.deleteDomain, api(http.MethodDelete, pathDomain)...)
 	r.add(http.MethodPost, pathDomainVerify, false, s.verifyDomain, api(http.MethodPost, pathDomainVerify)...)
+	s.qrRouteTable(r) // qrsettings.go
 	// Tenant quotas (tenant.go).
 	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
 	// Tokens and the caller (tokens.go).
@@ -772,7 +773,7 @@ var apiQuery = map[string][]string{
 	http.MethodDelete + " " + pathOperatorBlocklist: {"host"},
 	http.MethodDelete + " " + pathOperatorAllowlist: {"host"},
 	http.MethodGet + " " + pathLinkStats:            {"from", "to", "interval", "domain"},
-	http.MethodGet + " " + pathLinkQR:               {"format", "size", "domain"},
+	http.MethodGet + " " + pathLinkQR:               {"format", "size", "domain", "fg", "bg", "ec", "margin"},
 	// A link on another domain than the tenant's default (domains.go).
 	http.MethodGet + " " + pathLink:         {"domain"},
 	http.MethodPatch + " " + pathLink:       {"domain"},

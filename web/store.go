@@ -37,6 +37,7 @@ type Store interface {
 	LinkAliases(ctx context.Context, linkID int64) ([]string, error)
 
 	DomainByID(ctx context.Context, id int64) (linkforge.Domain, error) // domains.go
+	linkforge.QRStore                                                   // QR defaults and logos (qrsettings.go)
 
 	// TokenByHash authenticates a request (auth.go).
 	TokenByHash(ctx context.Context, hash []byte) (linkforge.Token, error)

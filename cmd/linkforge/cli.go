@@ -31,8 +31,10 @@ func init() {
 var groups = map[string]string{ //nolint:gosec // G101: "token" names a command group, not a credential
 	"token":          "create, list or revoke",
 	"user":           "add, list, remove or reset-password",
-	"link":           "create, list, get, update, rename, delete or stats",
+	"link":           "create, list, get, update, rename, delete, stats or qr",
 	"tag":            "rename or delete",
+	"qr":             "logo set, logo delete or defaults",
+	"qr logo":        "set or delete",
 	"tenant":         "quota",
 	"domain":         "add, list, verify or remove",
 	"operator":       "token create or token revoke",

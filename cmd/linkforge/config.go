@@ -255,8 +255,12 @@ var commands = []*command{
 	{name: "link delete", synopsis: "linkforge link delete SLUG", summary: "delete a link", flags: linkFlags, extra: linkExtra("delete"), nargs: 1},
 	{name: "link stats", synopsis: "linkforge link stats SLUG [--from T] [--to T] [--interval minute|hour|day [--empty] | --by DIMENSION [--limit N]] [--json]", summary: "print a link's clicks over time (the intervals with clicks; --empty: all), or by country, referrer, device, browser, os, utm_source, variant or source", flags: linkFlags, extra: linkExtra("stats"), nargs: 1},
 	{name: "link rename", synopsis: "linkforge link rename SLUG NEW [--json]", summary: "rename a link; the old slug keeps redirecting to it (an alias); prints it", flags: linkFlags, extra: linkExtra("rename"), nargs: 2},
+	{name: "link qr", synopsis: "linkforge link qr SLUG --out FILE [--format png|svg] [--size PIXELS] [--fg COLOUR] [--bg COLOUR] [--ec L|M|Q|H] [--margin N] [--domain HOST]", summary: "write the link's QR code (its short URL with ?qr=1) to FILE (-: stdout); unset options follow the QR defaults", flags: linkFlags, extra: qrExtra("image"), nargs: 1},
 	{name: "tag rename", synopsis: "linkforge tag rename TAG NEW [--json]", summary: "rename a tag on every link carrying it (merging it into NEW where a link has both)", flags: linkFlags, extra: linkExtra("tag"), nargs: 2},
 	{name: "tag delete", synopsis: "linkforge tag delete TAG [--json]", summary: "remove a tag from every link carrying it", flags: linkFlags, extra: linkExtra("tag"), nargs: 1},
+	{name: "qr logo set", synopsis: "linkforge qr logo set FILE [--domain HOST] [--json]", summary: "set the tenant's (or the domain's) QR logo: PNG or SVG, at most 256 KiB", flags: linkFlags, extra: qrExtra("logo"), nargs: 1},
+	{name: "qr logo delete", synopsis: "linkforge qr logo delete [--domain HOST] [--json]", summary: "remove the tenant's (or the domain's) QR logo", flags: linkFlags, extra: qrExtra("logo")},
+	{name: "qr defaults", synopsis: "linkforge qr defaults [--fg COLOUR|none] [--bg COLOUR|none] [--ec L|M|Q|H|none] [--margin N|none] [--domain HOST] [--json]", summary: "print the tenant's (or the domain's) QR defaults, after setting those given (none: unset)", flags: linkFlags, extra: qrExtra("defaults")},
 	{name: "domain add", synopsis: "linkforge domain add --tenant NAME [--aasa FILE] [--asset-links FILE] HOST",
 		summary: "add a domain of the tenant's own (go.acme.com); prints it as JSON; pending until verified (--domain-verify)",
 		flags:   []flagSpec{tenantFlag, aasaFlag, assetLinksFlag}, nargs: 1},
@@ -330,8 +334,13 @@ func init() {
 		"link stats":    (*app).linkStats,
 		"link rename":   (*app).linkRename,
 		"tag rename":    (*app).tagRename,
-		"tag delete":    (*app).tagDelete,
-		"version":       (*app).version,
+		// qrcmd.go
+		"link qr":        (*app).linkQR,
+		"qr logo set":    (*app).qrLogoSet,
+		"qr logo delete": (*app).qrLogoDelete,
+		"qr defaults":    (*app).qrDefaults,
+		"tag delete":     (*app).tagDelete,
+		"version":        (*app).version,
 	}
 	for _, c := range commands {
 		c.run = runs[c.name]

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,8 @@ type linkOptions struct {
 	empty bool   // the intervals without clicks too
 	by    string // a dimension: a breakdown instead of the time series
 	limit int
+	// link qr, qr logo, qr defaults (qrcmd.go)
+	qr qrOptions
 }
 
 // linkFieldFlags are the flags of a link's fields (create, update).
@@ -95,6 +98,7 @@ var (
 // variable, for the help.
 var flagArgs = func() map[string]string {
 	m := map[string]string{"tag": "TAG", "clear": "FIELD", "rule": "RULE", "variant": "URL=WEIGHT", "domain-map": "FROM=TO"}
+	maps.Copy(m, qrFlagArgs)
 	for _, l := range [][]struct{ name, arg, usage string }{linkFieldFlags, linkListFlags, linkStatsFlags, routingFieldFlags} {
 		for _, f := range l {
 			m[f.name] = f.arg

@@ -191,6 +191,9 @@ func (db *DB) DeleteDomain(ctx context.Context, tenantID int64, host string) (li
 		if _, err = tx.Exec(ctx, `DELETE FROM domains WHERE id = $1`, d.ID); err != nil {
 			return err
 		}
+		if _, err = tx.Exec(ctx, `DELETE FROM qr_settings WHERE domain_id = $1`, d.ID); err != nil {
+			return err
+		}
 		return db.writes.Begin().DomainDeleted(ctx, writeTx{tx}, tenantID, d.Host, now())
 	})
 	if err != nil {

@@ -192,6 +192,9 @@ func (db *DB) DeleteDomain(ctx context.Context, tenantID int64, host string) (li
 	if _, err := tx.ExecContext(ctx, `DELETE FROM domains WHERE id = ?`, d.ID); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: delete domain: %w", err)
 	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM qr_settings WHERE domain_id = ?`, d.ID); err != nil {
+		return linkforge.Domain{}, fmt.Errorf("sqlite: delete domain: %w", err)
+	}
 	if err := db.writes.Begin().DomainDeleted(ctx, writeTx{tx}, tenantID, d.Host, now()); err != nil {
 		return linkforge.Domain{}, fmt.Errorf("sqlite: delete domain: %w", err)
 	}

@@ -21,6 +21,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		run  func(t *testing.T, s linkforge.Store)
 	}{
 		{"Ping", testPing},
+		{"QRSettings", testQRSettings}, // qrsettings.go
 		{"Tenants", testTenants},
 		{"Tokens", testTokens},
 		{"TokenRoles", testTokenRoles}, // people.go

@@ -2094,13 +2094,52 @@
     }
   }
 
+  // qrQuery is the look the QR inputs ask for: a colour only once picked
+  // (else the domain's or tenant's default), the level unless Default.
+  function qrQuery() {
+    let q = '';
+    for (const [id, name] of [['qr-fg', 'fg'], ['qr-bg', 'bg']]) {
+      const input = $(id);
+      if (input.dataset.picked === '1') q += `&${name}=${encodeURIComponent(input.value)}`;
+    }
+    if ($('qr-ec').value) q += '&ec=' + $('qr-ec').value;
+    return q;
+  }
+
   // qrBlob fetches the link's QR code: with the token, so not by an img
-  // element's own request.
+  // element's own request. A refusal (a colour pair a scanner cannot
+  // read) comes back with the server's words.
   async function qrBlob(slug, format, size) {
-    const resp = await fetch(`/api/v1/links/${encodeURIComponent(slug)}/qr?format=${format}&size=${size}${domainParam(slug)}`,
+    const resp = await fetch(`/api/v1/links/${encodeURIComponent(slug)}/qr?format=${format}&size=${size}${domainParam(slug)}${qrQuery()}`,
       { headers: auth.headers(state.token, 'GET'), cache: 'no-store' });
-    if (!resp.ok) throw new APIError(resp.status, null);
+    if (!resp.ok) {
+      const problem = await resp.json().catch(() => null);
+      const field = problem && problem.errors && problem.errors[0];
+      throw new APIError(resp.status, field ? { detail: `${field.field} ${field.detail}` } : problem);
+    }
     return resp.blob();
+  }
+
+  // loadQRDefaults shows the tenant's QR defaults in the inputs, once per
+  // sign-in; the inputs stay unpicked, so the code keeps following them.
+  async function loadQRDefaults() {
+    if (state.qr.defaultsLoaded) return;
+    state.qr.defaultsLoaded = true;
+    try {
+      const d = await api('GET', '/api/v1/qr/defaults');
+      for (const [id, v] of [['qr-fg', d.fg], ['qr-bg', d.bg]]) {
+        if (v && $(id).dataset.picked !== '1') $(id).value = v;
+      }
+    } catch (err) {
+      // Only the inputs' starting colours: the code itself is right anyway.
+    }
+  }
+
+  // onQRStyle redraws the open link's code with the inputs' look.
+  function onQRStyle(ev) {
+    if (ev && ev.target.type === 'color') ev.target.dataset.picked = '1';
+    clearTimeout(state.qrTimer);
+    state.qrTimer = setTimeout(() => { if (state.view.slug) loadQR(state.view.slug); }, 150);
   }
 
   async function loadQR(slug) {
@@ -2109,18 +2148,27 @@
     const status = $('qr-status');
     img.hidden = true;
     status.textContent = 'Loading QR code…';
+    loadQRDefaults();
+    const query = qrQuery();
+    // A newer load (another link, another look) wins over this one.
+    const gen = state.qr.gen = (state.qr.gen || 0) + 1;
     try {
       const blob = await qrBlob(slug, 'png', QR_SIZE);
-      if (state.qr.slug !== slug) return;
+      if (state.qr.slug !== slug || state.qr.gen !== gen) return;
       if (state.qr.url) URL.revokeObjectURL(state.qr.url);
       state.qr.url = URL.createObjectURL(blob);
+      img.dataset.query = query; // what the preview shows (the tests read it)
       img.onload = () => {
         img.hidden = false;
         status.textContent = 'Scan to open the short URL.';
       };
       img.src = state.qr.url;
     } catch (err) {
-      if (state.qr.slug !== slug) return;
+      if (state.qr.slug !== slug || state.qr.gen !== gen) return;
+      if (err.status === 400) {
+        status.textContent = 'Cannot draw this QR code: ' + err.message;
+        return; // the inputs are wrong, not the network: no retry
+      }
       state.qr.slug = null; // the next render tries again
       status.textContent = 'Could not load the QR code: ' + err.message;
     }
@@ -2251,6 +2299,8 @@
     state.list = { slugs: [], cursor: null, gen: state.list.gen + 1 };
     if (state.qr.url) URL.revokeObjectURL(state.qr.url);
     state.qr = { slug: null, url: null };
+    for (const id of ['qr-fg', 'qr-bg']) delete $(id).dataset.picked;
+    $('qr-ec').value = '';
     $('edit-form').dataset.slug = '';
     $('links-body').replaceChildren();
     $('app').hidden = true;
@@ -2296,6 +2346,17 @@
     });
     $('qr-png').addEventListener('click', () => onQRDownload('png'));
     $('qr-svg').addEventListener('click', () => onQRDownload('svg'));
+    $('qr-fg').addEventListener('input', onQRStyle);
+    $('qr-bg').addEventListener('input', onQRStyle);
+    $('qr-ec').addEventListener('change', onQRStyle);
+    $('qr-style-reset').addEventListener('click', () => {
+      for (const id of ['qr-fg', 'qr-bg']) delete $(id).dataset.picked;
+      $('qr-fg').value = '#000000';
+      $('qr-bg').value = '#ffffff';
+      $('qr-ec').value = '';
+      state.qr.defaultsLoaded = false;
+      onQRStyle();
+    });
     $('links-filter').addEventListener('submit', (ev) => { ev.preventDefault(); clearTimeout(state.searchTimer); onFilterChange(); });
     $('links-q').addEventListener('input', () => {
       clearTimeout(state.searchTimer);

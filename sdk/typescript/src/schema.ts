@@ -502,7 +502,7 @@ export interface paths {
         };
         /**
          * QR code of a link's short_url
-         * @description Encodes short_url (error correction level M, a quiet zone of 4 modules). The PNG is exactly size×size pixels, two colours; the SVG has width and height size and scales by its viewBox. The image depends only on short_url, format and size: its ETag is their hash, and If-None-Match answers 304. A size too small for the code's modules (a very long public URL) is 400 naming size.
+         * @description Encodes short_url with `?qr=1` appended (the redirect counts such a click as a scan). Colours, error correction and margin come from the query, else the link's domain's QR defaults, else the tenant's, else black on white, M and 4 modules. A logo (the domain's, else the tenant's) raises error correction to H and is drawn on a bg-coloured pad covering the middle ninth of the symbol; a PNG code cannot draw an SVG logo (400 naming format: ask for svg). Colours must be dark on light with a WCAG contrast ratio of at least 3:1, else 400 naming fg. The PNG is exactly size×size pixels; the SVG has width and height size and scales by its viewBox. The ETag hashes every input (logo included), and If-None-Match answers 304. A size too small for the code's modules is 400 naming size.
          */
         get: operations["linkQR"];
         put?: never;
@@ -1948,6 +1948,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/qr/defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the tenant's QR code defaults
+         * @description The link's domain's defaults override the tenant's; a request's query overrides both.
+         */
+        get: operations["getQRDefaults"];
+        /**
+         * Set the tenant's QR code defaults
+         * @description Replaces fg, bg, ec and margin (absent or null: unset); the logo stays. Colours are checked as a pair (an unset one is black or white): dark on light, contrast at least 3:1, else 400 naming fg.
+         */
+        put: operations["setQRDefaults"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/qr/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the tenant's QR code logo
+         * @description The image as uploaded; 404 without one.
+         */
+        get: operations["getQRLogo"];
+        /**
+         * Set the tenant's QR code logo
+         * @description A PNG (decodes, 1 to 4096 px a side) or an SVG (well-formed, <svg> root, no <script>, <foreignObject>, on* attributes, DOCTYPE, or href, src or CSS url() other than a fragment or a data:image URI), at most 256 KiB. Codes drawn with it have error correction H. The domain's logo is used for its links instead of the tenant's.
+         */
+        put: operations["setQRLogo"];
+        post?: never;
+        /**
+         * Remove the tenant's QR code logo
+         * @description 204 whether or not there was one.
+         */
+        delete: operations["deleteQRLogo"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains/{host}/qr/defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain's host, as registered (case-insensitive). */
+                host: components["parameters"]["host"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a domain's QR code defaults
+         * @description The link's domain's defaults override the tenant's; a request's query overrides both.
+         */
+        get: operations["getDomainQRDefaults"];
+        /**
+         * Set a domain's QR code defaults
+         * @description Replaces fg, bg, ec and margin (absent or null: unset); the logo stays. Colours are checked as a pair (an unset one is black or white): dark on light, contrast at least 3:1, else 400 naming fg.
+         */
+        put: operations["setDomainQRDefaults"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains/{host}/qr/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain's host, as registered (case-insensitive). */
+                host: components["parameters"]["host"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a domain's QR code logo
+         * @description The image as uploaded; 404 without one.
+         */
+        get: operations["getDomainQRLogo"];
+        /**
+         * Set a domain's QR code logo
+         * @description A PNG (decodes, 1 to 4096 px a side) or an SVG (well-formed, <svg> root, no <script>, <foreignObject>, on* attributes, DOCTYPE, or href, src or CSS url() other than a fragment or a data:image URI), at most 256 KiB. Codes drawn with it have error correction H. The domain's logo is used for its links instead of the tenant's.
+         */
+        put: operations["setDomainQRLogo"];
+        post?: never;
+        /**
+         * Remove a domain's QR code logo
+         * @description 204 whether or not there was one.
+         */
+        delete: operations["deleteDomainQRLogo"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2754,6 +2864,30 @@ export interface components {
             checked_at: string | null;
             /** @description Why it is broken (`HTTP 404`, `timeout`, `redirect loop ...`, `refused: ...`). */
             error: string | null;
+        };
+        /**
+         * @description Defaults of GET /api/v1/links/{slug}/qr's options; null: unset (the next level's, or the built-in one). A PUT replaces all four; logo_type is read-only.
+         * @example {
+         *       "fg": "#1a237e",
+         *       "bg": "#fff8e1",
+         *       "ec": "Q",
+         *       "margin": 2,
+         *       "logo_type": "image/png"
+         *     }
+         */
+        QRDefaults: {
+            /** @description Module colour (answered as #rrggbb). */
+            fg?: string | null;
+            /** @description Background colour (answered as #rrggbb). */
+            bg?: string | null;
+            /** @enum {string|null} */
+            ec?: "L" | "M" | "Q" | "H" | null;
+            margin?: number | null;
+            /**
+             * @description The logo's media type; null: no logo.
+             * @enum {string|null}
+             */
+            readonly logo_type?: "image/png" | "image/svg+xml" | null;
         };
     };
     responses: {
@@ -4173,6 +4307,20 @@ export interface operations {
                 format?: "png" | "svg";
                 /** @description Width and height in pixels. */
                 size?: number;
+                /**
+                 * @description Module colour, #rgb or #rrggbb (encode # as %23).
+                 * @example #1a237e
+                 */
+                fg?: string;
+                /**
+                 * @description Background colour, #rgb or #rrggbb; lighter than fg, contrast at least 3:1.
+                 * @example #fff8e1
+                 */
+                bg?: string;
+                /** @description Error correction level (H with a logo, whatever is asked). */
+                ec?: "L" | "M" | "Q" | "H";
+                /** @description Quiet zone in modules. */
+                margin?: number;
                 /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
                 domain?: components["parameters"]["domain"];
             };
@@ -7660,6 +7808,323 @@ export interface operations {
                 content?: never;
             };
             404: components["responses"]["HTMLNotFound"];
+        };
+    };
+    getQRDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The defaults. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QRDefaults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setQRDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "fg": "#1a237e",
+                 *       "bg": "#fff8e1",
+                 *       "ec": "Q",
+                 *       "margin": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["QRDefaults"];
+            };
+        };
+        responses: {
+            /** @description The defaults. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QRDefaults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getQRLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The logo. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/svg+xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setQRLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/png": string;
+                "image/svg+xml": string;
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteQRLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDomainQRDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain's host, as registered (case-insensitive). */
+                host: components["parameters"]["host"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The defaults. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QRDefaults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setDomainQRDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain's host, as registered (case-insensitive). */
+                host: components["parameters"]["host"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "fg": "#1a237e",
+                 *       "bg": "#fff8e1",
+                 *       "ec": "Q",
+                 *       "margin": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["QRDefaults"];
+            };
+        };
+        responses: {
+            /** @description The defaults. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QRDefaults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDomainQRLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain's host, as registered (case-insensitive). */
+                host: components["parameters"]["host"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The logo. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/svg+xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setDomainQRLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain's host, as registered (case-insensitive). */
+                host: components["parameters"]["host"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/png": string;
+                "image/svg+xml": string;
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteDomainQRLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain's host, as registered (case-insensitive). */
+                host: components["parameters"]["host"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }
