@@ -144,17 +144,17 @@ func checkDimsAggregates(t *testing.T, db *sql.DB, step string) {
 	}
 	for _, c := range []struct{ name, got, want string }{
 		{"tenant_dims_hourly",
-			`SELECT tenant_id, dimension, hour`+a+`, value, count FROM tenant_dims_hourly WHERE count <> 0`,
-			`SELECT l.tenant_id, c.dimension, c.hour`+ca+`, c.value, SUM(c.count) FROM click_dims c JOIN links l ON l.id = c.link_id
-			 GROUP BY `+by+` HAVING SUM(c.count) <> 0`},
+			`SELECT tenant_id, dimension, hour` + a + `, value, count FROM tenant_dims_hourly WHERE count <> 0`,
+			`SELECT l.tenant_id, c.dimension, c.hour` + ca + `, c.value, SUM(c.count) FROM click_dims c JOIN links l ON l.id = c.link_id
+			 GROUP BY ` + by + ` HAVING SUM(c.count) <> 0`},
 		{"tenant_dims_daily",
-			`SELECT tenant_id, dimension, day`+a+`, value, count FROM tenant_dims_daily WHERE count <> 0`,
-			`SELECT l.tenant_id, c.dimension, c.hour / 86400 * 86400`+ca+`, c.value, SUM(c.count) FROM click_dims c JOIN links l ON l.id = c.link_id
-			 GROUP BY `+by+` HAVING SUM(c.count) <> 0`},
+			`SELECT tenant_id, dimension, day` + a + `, value, count FROM tenant_dims_daily WHERE count <> 0`,
+			`SELECT l.tenant_id, c.dimension, c.hour / 86400 * 86400` + ca + `, c.value, SUM(c.count) FROM click_dims c JOIN links l ON l.id = c.link_id
+			 GROUP BY ` + by + ` HAVING SUM(c.count) <> 0`},
 		{"link_dims_daily",
-			`SELECT link_id, dimension, day`+a+`, value, count FROM link_dims_daily WHERE count <> 0`,
-			`SELECT c.link_id, c.dimension, c.hour / 86400 * 86400`+ca+`, c.value, SUM(c.count) FROM click_dims c JOIN links l ON l.id = c.link_id
-			 GROUP BY `+by+` HAVING SUM(c.count) <> 0`},
+			`SELECT link_id, dimension, day` + a + `, value, count FROM link_dims_daily WHERE count <> 0`,
+			`SELECT c.link_id, c.dimension, c.hour / 86400 * 86400` + ca + `, c.value, SUM(c.count) FROM click_dims c JOIN links l ON l.id = c.link_id
+			 GROUP BY ` + by + ` HAVING SUM(c.count) <> 0`},
 		{"link_hourly.automated",
 			`SELECT tenant_id, hour, link_id, automated FROM link_hourly WHERE automated <> 0`,
 			`SELECT l.tenant_id, c.hour, c.link_id, SUM(c.count) FROM click_dims c JOIN links l ON l.id = c.link_id
