@@ -90,6 +90,7 @@ func TestRedirectClassifiesClicks(t *testing.T) {
 					linkforge.DimUTMSource: {"newsletter": 2, "none": 1},
 					linkforge.DimVariant:   {"none": 3},
 					linkforge.DimTraffic:   {"human": 2, "automated": 1},
+					linkforge.DimSource:    {"link": 3},
 				}
 				if !classified {
 					want = map[linkforge.Dimension]map[string]int64{}
