@@ -259,7 +259,7 @@ func TestImportExportBadRequests(t *testing.T) {
 
 	// An empty tenant exports a header, or an empty array.
 	r := e.do(http.MethodGet, "/api/v1/export", token, "")
-	if r.status != 200 || string(r.body) != "slug,url,title,tags,created_at,expires_at,max_clicks,clicks,fallback_url,device_ios,device_android,device_desktop,password_hash,domain,updated_at,expired_at,redirect_status,forward_query,rules,variants,og\n" ||
+	if r.status != 200 || string(r.body) != "slug,url,title,tags,created_at,expires_at,max_clicks,clicks,fallback_url,device_ios,device_android,device_desktop,password_hash,domain,updated_at,expired_at,redirect_status,forward_query,rules,variants,og,utm\n" ||
 		r.header.Get("Content-Type") != "text/csv; charset=utf-8" {
 		t.Errorf("empty CSV export = %s", r)
 	}
