@@ -339,6 +339,7 @@ type Store interface {
 	LinkFinder    // a tenant's links of one URL (find.go)
 	AliasStore    // renamed links' old slugs (aliases.go)
 	DomainStore   // a tenant's own hosts, and the links on them
+	UTMStore      // UTM templates and the campaigns report (utm.go)
 	AuditStore    // the audit log (audit.go)
 	UserStore     // users, memberships, tickets, sessions (users.go)
 	OperatorStore // the role above tenants (operator.go)

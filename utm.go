@@ -1,9 +1,13 @@
 package linkforge
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -157,4 +161,77 @@ func AppendQuery(target string, pairs []string) string {
 		b.WriteString(frag)
 	}
 	return b.String()
+}
+
+// MaxUTMTemplateName bounds a UTM template's name, in characters.
+const MaxUTMTemplateName = 100
+
+// UTMTemplate is a tenant's named set of UTM parameters, which the link
+// editor fills a link's utm from (GET|POST /api/v1/utm-templates).
+type UTMTemplate struct {
+	ID        int64
+	TenantID  int64
+	Name      string // unique per tenant
+	UTM       UTM
+	CreatedAt time.Time
+}
+
+// ValidateUTMTemplate checks a template's name (1 to MaxUTMTemplateName
+// characters of plain text) and values.
+func ValidateUTMTemplate(t UTMTemplate) error {
+	var fields []FieldError
+	if strings.TrimSpace(t.Name) == "" {
+		fields = append(fields, FieldError{Field: "name", Detail: "is required"})
+	} else if n := utf8.RuneCountInString(t.Name); n > MaxUTMTemplateName {
+		fields = append(fields, FieldError{Field: "name", Detail: fmt.Sprintf("must be at most %d characters long, not %d", MaxUTMTemplateName, n)})
+	} else if d := checkUTMValue(t.Name); d != "" {
+		fields = append(fields, FieldError{Field: "name", Detail: d})
+	}
+	if t.UTM.IsZero() {
+		fields = append(fields, FieldError{Field: "utm", Detail: "must set at least one of source, medium, campaign, term and content"})
+	}
+	fields = append(fields, ValidateUTM("utm", t.UTM)...)
+	return InvalidFields(fields)
+}
+
+// CampaignQuery asks for a tenant's clicks over the hours [From, To)
+// (starts of UTC hours) grouped by their links' campaign, source and
+// medium; Traffic as in TopLinksQuery ("" both).
+type CampaignQuery struct {
+	TenantID int64
+	From, To time.Time
+	Traffic  string
+}
+
+// CampaignCount is one row of the campaigns report: the clicks in the
+// range of the links whose utm has this campaign, source and medium, and
+// how many of those links had clicks in it.
+type CampaignCount struct {
+	Campaign, Source, Medium string
+	Links, Clicks            int64
+}
+
+// SortCampaigns orders a campaigns report: clicks descending, then
+// campaign, source and medium in byte order.
+func SortCampaigns(rows []CampaignCount) {
+	slices.SortFunc(rows, func(a, b CampaignCount) int {
+		return cmp.Or(cmp.Compare(b.Clicks, a.Clicks), strings.Compare(a.Campaign, b.Campaign),
+			strings.Compare(a.Source, b.Source), strings.Compare(a.Medium, b.Medium))
+	})
+}
+
+// UTMStore keeps a tenant's UTM templates and reads the campaigns report.
+type UTMStore interface {
+	// UTMTemplates lists the tenant's templates by name.
+	UTMTemplates(ctx context.Context, tenantID int64) ([]UTMTemplate, error)
+	// CreateUTMTemplate stores t (ID and CreatedAt filled in); a name the
+	// tenant has already is EConflict.
+	CreateUTMTemplate(ctx context.Context, t UTMTemplate) (UTMTemplate, error)
+	// DeleteUTMTemplate deletes the tenant's template id and returns it;
+	// another tenant's or an unknown one is ENotFound.
+	DeleteUTMTemplate(ctx context.Context, tenantID, id int64) (UTMTemplate, error)
+	// Campaigns sums the tenant's clicks in q's range by their links'
+	// utm campaign, source and medium (SortCampaigns' order), links
+	// without a campaign left out, archived ones counted, never nil.
+	Campaigns(ctx context.Context, q CampaignQuery) ([]CampaignCount, error)
 }
