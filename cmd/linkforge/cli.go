@@ -33,6 +33,8 @@ var groups = map[string]string{ //nolint:gosec // G101: "token" names a command 
 	"user":           "add, list, remove or reset-password",
 	"link":           "create, list, get, update, rename, delete or stats",
 	"tag":            "rename or delete",
+	"utm-template":   "list, add or delete",
+	"stats":          "campaigns",
 	"tenant":         "quota",
 	"domain":         "add, list, verify or remove",
 	"operator":       "token create or token revoke",
