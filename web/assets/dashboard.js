@@ -455,7 +455,7 @@
       password_protected: !!j.password_protected,
       device_urls: { ios: d.ios || '', android: d.android || '', desktop: d.desktop || '' },
       domain: j.domain || '',
-      routing: { redirect_status: j.redirect_status || 302, forward_query: !!j.forward_query, rules: j.rules || [], variants: j.variants || [], og: j.og || null },
+      routing: { redirect_status: j.redirect_status || 302, forward_query: !!j.forward_query, rules: j.rules || [], variants: j.variants || [], og: j.og || null, utm: j.utm || null },
       base: prev && !snapshot ? prev.base : clicks,
       seen: Math.max(clicks, prev && !snapshot ? prev.seen : 0),
       // Of clicks (and of the stats' totals), what an import brought: the
@@ -685,6 +685,7 @@
     });
     state.panels = { key, dims, from: pr.from, to: pr.to, live: r.live };
     renderPanels();
+    if (ext) ext.campaigns(view.slug ? null : rangeQuery(pr.from, pr.to) + ext.trafficQuery());
   }
 
   // learnLink fetches a link the feed mentions but the page does not know:
