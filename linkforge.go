@@ -340,6 +340,7 @@ type Store interface {
 	AliasStore    // renamed links' old slugs (aliases.go)
 	QRStore       // QR code defaults and logos (qrsettings.go)
 	DomainStore   // a tenant's own hosts, and the links on them
+	UTMStore      // UTM templates and the campaigns report (utm.go)
 	AuditStore    // the audit log (audit.go)
 	UserStore     // users, memberships, tickets, sessions (users.go)
 	OperatorStore // the role above tenants (operator.go)

@@ -95,11 +95,21 @@ type Routing struct {
 	Rules          []Rule
 	Variants       []Variant
 	OG             *OG
+	// UTM is appended to every target (utm.go). It has columns of its
+	// own, not in the routing document, and alone it needs no routing:
+	// the cache writes it into the target's Location (HasRouting).
+	UTM UTM
 }
 
 // IsZero reports whether r sets nothing (302, no forwarding, no rules, no
-// variants, no card).
+// variants, no card, no UTM).
 func (r *Routing) IsZero() bool {
+	return r == nil || (r.routesNothing() && r.UTM.IsZero())
+}
+
+// routesNothing reports whether r's redirect is the plain one: 302, no
+// forwarding, no rules, no variants, no card (UTM aside).
+func (r *Routing) routesNothing() bool {
 	return r == nil || ((r.RedirectStatus == 0 || r.RedirectStatus == DefaultRedirectCode) && !r.ForwardQuery &&
 		len(r.Rules) == 0 && len(r.Variants) == 0 && r.OG.IsZero())
 }
@@ -134,8 +144,9 @@ func (l *Link) RedirectCode() int {
 
 // HasRouting reports whether l's redirect depends on more than url and
 // device_urls: a redirect code other than 302, forwarded queries, rules,
-// variants or a preview card.
-func (l *Link) HasRouting() bool { return !l.Routing.IsZero() }
+// variants or a preview card. UTM parameters alone are not routing: the
+// cache appends them to the Location values it builds.
+func (l *Link) HasRouting() bool { return !l.Routing.routesNothing() }
 
 // EncodeRouting returns l's rules, variants and og as the stores keep them:
 // a JSON document, or "" when none is set. The types hold only strings and
@@ -158,9 +169,10 @@ func EncodeRouting(l *Link) string {
 
 // DecodeRouting sets l's routing fields from the stored columns:
 // redirect_status, forward_query and routing (what EncodeRouting
-// returned). A link without any is left with a nil Routing.
-func DecodeRouting(status int, forward bool, doc string, l *Link) error {
-	r := Routing{ForwardQuery: forward}
+// returned) and the UTM columns. A link without any is left with a nil
+// Routing.
+func DecodeRouting(status int, forward bool, doc string, utm UTM, l *Link) error {
+	r := Routing{ForwardQuery: forward, UTM: utm}
 	if status != DefaultRedirectCode {
 		r.RedirectStatus = status
 	}

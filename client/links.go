@@ -55,6 +55,8 @@ type Link struct {
 	Notes      *string    `json:"notes"`
 	Archived   bool       `json:"archived"`
 	ValidSince *time.Time `json:"valid_since"`
+	// UTM is appended to the link's targets at redirect; nil: none.
+	UTM *UTM `json:"utm"`
 	// Aliases are a renamed link's old slugs, which still redirect to it
 	// (RenameLink); filled in the answers about one link.
 	Aliases []string `json:"aliases"`

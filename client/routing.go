@@ -38,6 +38,9 @@ type Routing struct {
 	Rules          []Rule    `json:"rules,omitempty"`
 	Variants       []Variant `json:"variants,omitempty"`
 	OG             *OG       `json:"og,omitempty"`
+	// UTM is appended to the link's targets (utm.go); in a LinkUpdate a
+	// zero UTM clears it, as ClearRouting.UTM does.
+	UTM *UTM `json:"utm,omitempty"`
 }
 
 // set adds r's set members to a PATCH body; clear lists the routing
@@ -59,9 +62,12 @@ func (r *Routing) set(m map[string]any, clear RoutingClear) {
 		if r.OG != nil {
 			m["og"] = r.OG
 		}
+		if r.UTM != nil {
+			m["utm"] = r.UTM
+		}
 	}
 	for key, on := range map[string]bool{"redirect_status": clear.RedirectStatus, "forward_query": clear.ForwardQuery,
-		"rules": clear.Rules, "variants": clear.Variants, "og": clear.OG} {
+		"rules": clear.Rules, "variants": clear.Variants, "og": clear.OG, "utm": clear.UTM} {
 		if on {
 			m[key] = nil
 		}
@@ -70,5 +76,5 @@ func (r *Routing) set(m map[string]any, clear RoutingClear) {
 
 // RoutingClear names the routing fields a LinkUpdate removes.
 type RoutingClear struct {
-	RedirectStatus, ForwardQuery, Rules, Variants, OG bool
+	RedirectStatus, ForwardQuery, Rules, Variants, OG, UTM bool
 }

@@ -492,7 +492,11 @@ func newCachedLink(key string, l linkforge.Link, loaded, until time.Time) *Entry
 	if l.FallbackURL != "" {
 		fallback = linkforge.RedirectLocation(l.FallbackURL)
 	}
-	e := buildCachedLink(key, l, linkforge.RedirectLocation(l.URL), fallback)
+	// The link's UTM parameters are written into its targets' Location
+	// values here, once per load, not per redirect (the fallback is no
+	// campaign's target and has none).
+	utm := l.UTMs()
+	e := buildCachedLink(key, l, linkforge.RedirectLocation(linkforge.AppendUTM(l.URL, utm)), fallback)
 	e.loaded, e.until = loaded.UnixNano(), until.UnixNano()
 	e.routes = rules.Compile(&l)
 	if !l.DeviceURLs.IsZero() {
@@ -502,7 +506,7 @@ func newCachedLink(key string, l linkforge.Link, loaded, until time.Time) *Entry
 			if u == "" {
 				return e.loc[:]
 			}
-			return []string{linkforge.RedirectLocation(u)}
+			return []string{linkforge.RedirectLocation(linkforge.AppendUTM(u, utm))}
 		}
 		e.devices = &deviceLocations{ios: loc(l.DeviceURLs.IOS), android: loc(l.DeviceURLs.Android),
 			desktop: loc(l.DeviceURLs.Desktop)}

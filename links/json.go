@@ -58,6 +58,9 @@ type JSON struct {
 	Notes      *string    `json:"notes"`
 	Archived   bool       `json:"archived"`
 	ValidSince *time.Time `json:"valid_since"`
+	// UTM is appended to the link's targets at redirect (null: none; its
+	// empty values are left out).
+	UTM *linkforge.UTM `json:"utm"`
 	// Aliases are the old slugs of a renamed link, which still redirect
 	// to it: in the answers about one link (GET, PATCH), absent from
 	// listings.
@@ -138,6 +141,9 @@ func RenderAt(l linkforge.Link, base Base) JSON {
 		j.Notes = &l.Notes
 	}
 	j.Archived, j.ValidSince = l.Archived, utcPtr(l.ValidSince)
+	if u := l.UTMs(); !u.IsZero() {
+		j.UTM = &u
+	}
 	if j.Tags == nil {
 		j.Tags = []string{}
 	}

@@ -55,6 +55,7 @@ const (
 	fRules          = "rules"
 	fVariants       = "variants"
 	fOG             = "og"
+	fUTM            = "utm"
 	fIgnored        = ""
 )
 
@@ -111,6 +112,7 @@ var specs = map[Format]*csvSpec{
 			"passwordhash": fHash, "password": fPassword, "domain": fDomain,
 			"updatedat": fUpdatedAt, "expiredat": fExpiredAt, "redirectstatus": fRedirectStatus,
 			"forwardquery": fForwardQuery, "rules": fRules, "variants": fVariants, "og": fOG,
+			"utm": fUTM,
 		},
 		required: []string{fURL},
 		tagSep:   "|",
@@ -507,7 +509,7 @@ func (p *csvParser) cell(l *linkforge.Link, field, cell string) (detail string) 
 		default:
 			l.ExpiredAt = &t
 		}
-	case fRedirectStatus, fForwardQuery, fRules, fVariants, fOG:
+	case fRedirectStatus, fForwardQuery, fRules, fVariants, fOG, fUTM:
 		if strings.TrimSpace(cell) == "" {
 			return "" // none: 302, false, no rules, variants or card
 		}

@@ -66,7 +66,7 @@ func Links(ctx context.Context, st ExportStore, tenantID int64, pageSize int) it
 // CSV carries every field the JSON does.
 var CSVHeader = []string{"slug", "url", "title", "tags", "created_at", "expires_at", "max_clicks", "clicks",
 	"fallback_url", "device_ios", "device_android", "device_desktop", "password_hash", "domain",
-	"updated_at", "expired_at", "redirect_status", "forward_query", "rules", "variants", "og"}
+	"updated_at", "expired_at", "redirect_status", "forward_query", "rules", "variants", "og", "utm"}
 
 // CSVWriter writes the CSV export, one link per Write. Tags are joined by
 // "|"; times are RFC 3339 in UTC; empty cells are absent values. A cell
@@ -128,6 +128,10 @@ func (cw *CSVWriter) Write(l *linkforge.Link) error {
 	r[18], r[19], r[20] = jsonCell(rt.Rules), jsonCell(rt.Variants), ""
 	if !rt.OG.IsZero() {
 		r[20] = jsonCell(rt.OG)
+	}
+	r[21] = ""
+	if !rt.UTM.IsZero() {
+		r[21] = jsonCell(rt.UTM)
 	}
 	for i := range r {
 		r[i] = quoteFormula(r[i])

@@ -31,12 +31,20 @@ type target struct {
 	keys map[string]struct{}
 	// keyMax is the length of the longest of keys.
 	keyMax int
+	// utm are the link's UTM pairs that raw lacks (linkforge.UTMQuery),
+	// kept when the link forwards the request's query, which they come
+	// after: loc has them already.
+	utm []string
 }
 
-func newTarget(raw string, forward bool) target {
-	t := target{loc: []string{linkforge.RedirectLocation(raw)}, raw: raw}
+// newTarget compiles the target raw of a link whose UTM parameters are utm:
+// its Location value holds them, built here once rather than per request.
+func newTarget(raw string, forward bool, utm linkforge.UTM) target {
+	pairs := linkforge.UTMQuery(raw, utm)
+	t := target{loc: []string{linkforge.RedirectLocation(linkforge.AppendQuery(raw, pairs))}, raw: raw}
 	if forward {
 		t.keys, t.keyMax = targetKeys(raw)
+		t.utm = pairs
 	}
 	return t
 }
@@ -122,8 +130,8 @@ func Compile(l *linkforge.Link) *Routes {
 		return nil
 	}
 	lr := l.Routes()
-	fwd := lr.ForwardQuery
-	r := &Routes{status: l.RedirectCode(), forward: fwd, url: newTarget(l.URL, fwd), seed: mix(uint64(l.ID))} //nolint:gosec // G115: the id's bits seed a hash; its sign does not matter
+	fwd, utm := lr.ForwardQuery, lr.UTM
+	r := &Routes{status: l.RedirectCode(), forward: fwd, url: newTarget(l.URL, fwd, utm), seed: mix(uint64(l.ID))} //nolint:gosec // G115: the id's bits seed a hash; its sign does not matter
 	r.cacheControl = cacheTemporary
 	if linkforge.IsPermanentRedirect(r.status) {
 		r.cacheControl = cachePermanent
@@ -135,7 +143,7 @@ func Compile(l *linkforge.Link) *Routes {
 		if len(rl.Conditions) > linkforge.MaxRuleConditions {
 			continue
 		}
-		cr, ok := compileRule(rl, fwd)
+		cr, ok := compileRule(rl, fwd, utm)
 		if !ok {
 			continue // never matches: see above
 		}
@@ -152,7 +160,7 @@ func Compile(l *linkforge.Link) *Routes {
 			if u == "" {
 				return nil
 			}
-			t := newTarget(u, fwd)
+			t := newTarget(u, fwd, utm)
 			return &t
 		}
 		r.devices = &[3]*target{pick(d.IOS), pick(d.Android), pick(d.Desktop)}
@@ -160,7 +168,7 @@ func Compile(l *linkforge.Link) *Routes {
 	if len(lr.Variants) >= linkforge.MinVariants && len(lr.Variants) <= linkforge.MaxVariants {
 		for i, v := range lr.Variants {
 			r.total += uint64(max(v.Weight, 1))
-			r.variants = append(r.variants, variant{to: newTarget(v.URL, fwd), upTo: r.total, value: VariantValues[i]})
+			r.variants = append(r.variants, variant{to: newTarget(v.URL, fwd, utm), upTo: r.total, value: VariantValues[i]})
 		}
 		r.needsAddr = true
 	}
@@ -172,8 +180,8 @@ func Compile(l *linkforge.Link) *Routes {
 }
 
 // compileRule compiles rl; ok is false when a condition no longer parses.
-func compileRule(rl linkforge.Rule, fwd bool) (cr rule, ok bool) {
-	cr.to = newTarget(rl.URL, fwd)
+func compileRule(rl linkforge.Rule, fwd bool, utm linkforge.UTM) (cr rule, ok bool) {
+	cr.to = newTarget(rl.URL, fwd, utm)
 	for _, c := range rl.Conditions {
 		cc, ok := compileCond(c)
 		if !ok {

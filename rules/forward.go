@@ -12,7 +12,9 @@ import (
 // request's order, but for linkforge.QRQuery. A key the target has keeps the target's value: a
 // visitor's ?next= must not replace the link's own next= (the link's
 // owner chose it; a visitor could otherwise steer a login link's return
-// address). The target's fragment stays last. The result goes through
+// address). The link's UTM pairs the target lacks (target.utm) come
+// last, each unless the request has its key: a visitor's own utm_source
+// is kept, as the target's are. The target's fragment stays last. The result goes through
 // linkforge.RedirectLocation, so it is ASCII whatever the request sent.
 //
 // The work is linear in the request's query: each of its keys is looked
@@ -22,7 +24,11 @@ func forwardQuery(t *target, reqQuery string) string {
 	base, frag, hasFrag := strings.Cut(t.raw, "#")
 	base, tq, _ := strings.Cut(base, "?")
 	var b strings.Builder
-	b.Grow(len(t.raw) + len(reqQuery) + 2)
+	n := len(t.raw) + len(reqQuery) + 2
+	for _, p := range t.utm {
+		n += len(p) + 1
+	}
+	b.Grow(n)
 	b.WriteString(base)
 	sep := byte('?')
 	for tq != "" {
@@ -36,6 +42,7 @@ func forwardQuery(t *target, reqQuery string) string {
 		sep = '&'
 	}
 	var keyBuf [256]byte
+	var sent uint8 // bit i: the request has the key of t.utm[i]
 	for reqQuery != "" {
 		var pair string
 		pair, reqQuery, _ = strings.Cut(reqQuery, "&")
@@ -44,11 +51,12 @@ func forwardQuery(t *target, reqQuery string) string {
 			// source dimension; it is the link's, not the target's.
 			continue
 		}
-		if t.keys != nil {
+		if t.keys != nil || t.utm != nil {
 			k, _, _ := strings.Cut(pair, "=")
-			if t.hasKey(k, keyBuf[:0]) {
+			if t.keys != nil && t.hasKey(k, keyBuf[:0]) {
 				continue
 			}
+			sent |= t.utmKey(k, keyBuf[:0])
 		}
 		b.WriteByte(sep)
 		// A '#' in a request's query can only arrive escaped; one written
@@ -56,11 +64,34 @@ func forwardQuery(t *target, reqQuery string) string {
 		b.WriteString(strings.ReplaceAll(pair, "#", "%23"))
 		sep = '&'
 	}
+	for i, p := range t.utm {
+		if sent&(1<<i) == 0 {
+			b.WriteByte(sep)
+			b.WriteString(p)
+			sep = '&'
+		}
+	}
 	if hasFrag {
 		b.WriteByte('#')
 		b.WriteString(frag)
 	}
 	return linkforge.RedirectLocation(b.String())
+}
+
+// utmKey returns the bit of the pair of t.utm whose key is k (as the
+// request wrote it, compared unescaped), 0 when none is; buf is room to
+// unescape k in.
+func (t *target) utmKey(k string, buf []byte) uint8 {
+	if t.utm == nil || len(k) > 3*len("utm_campaign") {
+		return 0
+	}
+	u := unescapeTo(buf, k) // within buf: no allocation
+	for i, p := range t.utm {
+		if len(p) > len(u) && p[len(u)] == '=' && p[:len(u)] == string(u) {
+			return 1 << i
+		}
+	}
+	return 0
 }
 
 // hasKey reports whether t's query has the key k (as the request wrote

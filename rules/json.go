@@ -8,7 +8,7 @@ import (
 )
 
 // Fields are the routing members of a link body, as the API names them.
-var Fields = []string{"redirect_status", "forward_query", "rules", "variants", "og"}
+var Fields = []string{"redirect_status", "forward_query", "rules", "variants", "og", "utm"}
 
 // IsField reports whether name is one of Fields.
 func IsField(name string) bool {
@@ -62,6 +62,13 @@ func DecodeField(name string, v json.RawMessage, l *linkforge.Link) []linkforge.
 			if !og.IsZero() {
 				r.OG = &og
 			}
+		}
+	case "utm":
+		// null and {} clear it.
+		r.UTM = linkforge.UTM{}
+		if !null && strict(v, &r.UTM) != nil {
+			r.UTM = linkforge.UTM{}
+			return bad(`must be an object of strings with the keys "source", "medium", "campaign", "term" and "content"`)
 		}
 	default:
 		return bad("is not a routing field")

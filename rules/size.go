@@ -52,5 +52,9 @@ func (t *target) bytes() int {
 			n += len(t.loc[0])
 		}
 	}
+	n += cap(t.utm) * int(unsafe.Sizeof(""))
+	for _, p := range t.utm {
+		n += len(p)
+	}
 	return n
 }

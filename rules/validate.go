@@ -84,7 +84,7 @@ func ValidateRouting(l *linkforge.Link, selfHosts []string) []linkforge.FieldErr
 			addURL("og.image_url", og.ImageURL, nil)
 		}
 	}
-	return fields
+	return append(fields, linkforge.ValidateUTM("utm", r.UTM)...)
 }
 
 // checkCondition returns the field ("type" or "value") of c that is wrong

@@ -46,6 +46,7 @@ var wantRole = map[string]linkforge.Role{
 	"listTags": "viewer", "getTenant": "viewer", "liveFeed": "viewer",
 
 	"createLink": "editor", "updateLink": "editor", "deleteLink": "editor", "deleteLinkAlias": "editor", "renameTag": "editor", "deleteTag": "editor", "createLinks": "editor",
+	"campaigns": "viewer", "listUTMTemplates": "viewer", "createUTMTemplate": "editor", "deleteUTMTemplate": "editor",
 	"exportLinks": "editor", "importLinks": "editor",
 
 	"listAlarms": "owner", "retryAlarm": "owner",

@@ -43,7 +43,7 @@ func TestLinkLifecycle(t *testing.T) {
 			"tags", "created_at", "updated_at", "expired_at", "clicks",
 			"title", "password_protected", "device_urls", "imported_clicks",
 			"redirect_status", "forward_query", "rules", "variants", "og", "state", "blocked_reason",
-			"notes", "archived", "valid_since", "unsafe_reason", "health"}
+			"notes", "archived", "valid_since", "unsafe_reason", "health", "utm"}
 		var keys []string
 		for k := range raw {
 			keys = append(keys, k)

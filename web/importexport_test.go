@@ -71,11 +71,12 @@ type comparable struct {
 	MaxClicks                  string
 	Clicks                     int64
 	Device                     linkforge.DeviceURLs
+	UTM                        linkforge.UTM
 }
 
 func keep(l linkforge.Link, full bool) comparable {
 	c := comparable{Slug: l.Slug, URL: l.URL, Title: l.Title, Tags: strings.Join(l.Tags, "|"),
-		Created: l.CreatedAt.UTC().Format(time.RFC3339Nano), Clicks: l.Clicks}
+		Created: l.CreatedAt.UTC().Format(time.RFC3339Nano), Clicks: l.Clicks, UTM: l.UTMs()}
 	if l.ExpiresAt != nil {
 		c.Expires = l.ExpiresAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -112,7 +113,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 		mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "plain", URL: "https://example.com/plain"})
 		full := mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "full", URL: "https://example.com/full?a=1,2&b=\"q\"",
 			Title: `Ünïcode, "quotes" and commas`, Tags: []string{"a", "b c"}, ExpiresAt: &exp, MaxClicks: ptr(int64(50)),
-			FallbackURL: "https://example.com/gone", DeviceURLs: linkforge.DeviceURLs{IOS: "https://apps.apple.com/x"}})
+			FallbackURL: "https://example.com/gone", DeviceURLs: linkforge.DeviceURLs{IOS: "https://apps.apple.com/x"},
+			Routing: &linkforge.Routing{UTM: linkforge.UTM{Source: "news, letter", Campaign: "spring \"26\"", Content: "=hero"}}})
 		mustStoreLink(t, s, linkforge.Link{TenantID: tenant, Slug: "past", URL: "https://example.com/past", ImportedClicks: 1000})
 		if err := s.UpsertRollup(ctx, "node-a", []linkforge.RollupRow{{LinkID: full.ID, Bucket: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Count: 7}}); err != nil {
 			t.Fatal(err)
@@ -259,7 +261,7 @@ func TestImportExportBadRequests(t *testing.T) {
 
 	// An empty tenant exports a header, or an empty array.
 	r := e.do(http.MethodGet, "/api/v1/export", token, "")
-	if r.status != 200 || string(r.body) != "slug,url,title,tags,created_at,expires_at,max_clicks,clicks,fallback_url,device_ios,device_android,device_desktop,password_hash,domain,updated_at,expired_at,redirect_status,forward_query,rules,variants,og\n" ||
+	if r.status != 200 || string(r.body) != "slug,url,title,tags,created_at,expires_at,max_clicks,clicks,fallback_url,device_ios,device_android,device_desktop,password_hash,domain,updated_at,expired_at,redirect_status,forward_query,rules,variants,og,utm\n" ||
 		r.header.Get("Content-Type") != "text/csv; charset=utf-8" {
 		t.Errorf("empty CSV export = %s", r)
 	}

@@ -13,7 +13,7 @@ import (
 
 // routingFields lists rules.Fields for the error messages (a constant,
 // so that the field lists stay constants; TestRoutingFieldsListed checks it).
-const routingFields = "redirect_status, forward_query, rules, variants, og"
+const routingFields = "redirect_status, forward_query, rules, variants, og, utm"
 
 // routing reads m into l when it is a routing member, reporting whether it
 // was one.

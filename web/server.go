@@ -618,6 +618,11 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodGet, pathBreakdown, false, s.tenantBreakdown, api(http.MethodGet, pathBreakdown)...)
 	r.add(http.MethodGet, pathTopLinks, false, s.topLinks, api(http.MethodGet, pathTopLinks)...)
 	r.add(http.MethodGet, pathStatsExport, false, s.statsExport, api(http.MethodGet, pathStatsExport)...)
+	// The UTM builder (utm.go).
+	r.add(http.MethodGet, pathCampaigns, false, s.campaigns, api(http.MethodGet, pathCampaigns)...)
+	r.add(http.MethodGet, pathUTMTemplates, false, s.listUTMTemplates, api(http.MethodGet, pathUTMTemplates)...)
+	r.add(http.MethodPost, pathUTMTemplates, true, s.createUTMTemplate, withBody(http.MethodPost, pathUTMTemplates)...)
+	r.add(http.MethodDelete, pathUTMTemplate, false, s.deleteUTMTemplate, api(http.MethodDelete, pathUTMTemplate)...)
 	r.add(http.MethodGet, pathAlarms, false, s.listAlarms, api(http.MethodGet, pathAlarms)...)
 	r.add(http.MethodPost, pathRetry, false, s.retryAlarm, api(http.MethodPost, pathRetry)...)
 	r.add(http.MethodGet, pathExport, false, s.exportLinks, api(http.MethodGet, pathExport)...)
@@ -794,6 +799,7 @@ var apiQuery = map[string][]string{
 	http.MethodGet + " " + pathBreakdown:     {"from", "to", "limit", "traffic"},
 	http.MethodGet + " " + pathTopLinks:      {"from", "to", "limit", "traffic"},
 	http.MethodGet + " " + pathStatsExport:   {"from", "to", "traffic"},
+	http.MethodGet + " " + pathCampaigns:     {"from", "to", "traffic"},
 }
 
 // apiNotFound answers a GET or HEAD under /api/ that echo's router handed

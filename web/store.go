@@ -33,6 +33,7 @@ type Store interface {
 	TenantLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
 	linkforge.LinkLister
 	linkforge.TagStore   // renaming and deleting tags (tags.go)
+	linkforge.UTMStore   // UTM templates and the campaigns report (utm.go)
 	linkforge.LinkFinder // find_if_exists (links.go)
 	LinkAliases(ctx context.Context, linkID int64) ([]string, error)
 

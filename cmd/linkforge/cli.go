@@ -35,6 +35,8 @@ var groups = map[string]string{ //nolint:gosec // G101: "token" names a command 
 	"tag":            "rename or delete",
 	"qr":             "logo set, logo delete or defaults",
 	"qr logo":        "set or delete",
+	"utm-template":   "list, add or delete",
+	"stats":          "campaigns",
 	"tenant":         "quota",
 	"domain":         "add, list, verify or remove",
 	"operator":       "token create or token revoke",

@@ -248,7 +248,7 @@ var commands = []*command{
 		summary: "put a backup in place of the data dir's SQLite database (the server must be stopped); the old one is kept aside",
 		flags:   []flagSpec{fromFlag}},
 	// Link commands: clients of a running server's admin API (linkcmd.go).
-	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--title T] [--tag T]... [--expires-at TIME] [--max-clicks N] [--fallback-url URL] [--password P] [--notes TEXT] [--archive] [--valid-since TIME] [--find-if-exists] [routing flags] [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
+	{name: "link create", synopsis: "linkforge link create --url URL [--slug S] [--title T] [--tag T]... [--expires-at TIME] [--max-clicks N] [--fallback-url URL] [--password P] [--notes TEXT] [--archive] [--valid-since TIME] [--find-if-exists] [routing flags] [--utm-source|medium|campaign|term|content TEXT]... [--json]", summary: "create a link; prints it", flags: linkFlags, extra: linkExtra("create")},
 	{name: "link list", synopsis: "linkforge link list [--q TEXT] [--tag T]... [--state active|expired|disabled|blocked|all] [--archived false|true|all] [--sort -created|created|-clicks|clicks|slug] [--limit N] [--cursor C | --all] [--json]", summary: "list the tenant's links, newest first", flags: linkFlags, extra: linkExtra("list")},
 	{name: "link get", synopsis: "linkforge link get SLUG [--json]", summary: "print one link", flags: linkFlags, extra: linkExtra("get"), nargs: 1},
 	{name: "link update", synopsis: "linkforge link update SLUG [field flags as create, but --slug] [--clear FIELD]... [--json]", summary: "change a link; prints it", flags: linkFlags, extra: linkExtra("update"), nargs: 1},
@@ -261,6 +261,10 @@ var commands = []*command{
 	{name: "qr logo set", synopsis: "linkforge qr logo set FILE [--domain HOST] [--json]", summary: "set the tenant's (or the domain's) QR logo: PNG or SVG, at most 256 KiB", flags: linkFlags, extra: qrExtra("logo"), nargs: 1},
 	{name: "qr logo delete", synopsis: "linkforge qr logo delete [--domain HOST] [--json]", summary: "remove the tenant's (or the domain's) QR logo", flags: linkFlags, extra: qrExtra("logo")},
 	{name: "qr defaults", synopsis: "linkforge qr defaults [--fg COLOUR|none] [--bg COLOUR|none] [--ec L|M|Q|H|none] [--margin N|none] [--domain HOST] [--json]", summary: "print the tenant's (or the domain's) QR defaults, after setting those given (none: unset)", flags: linkFlags, extra: qrExtra("defaults")},
+	{name: "utm-template list", synopsis: "linkforge utm-template list [--json]", summary: "list the tenant's UTM templates", flags: linkFlags, extra: utmExtra("list")},
+	{name: "utm-template add", synopsis: "linkforge utm-template add NAME [--utm-source S] [--utm-medium M] [--utm-campaign C] [--utm-term T] [--utm-content C] [--json]", summary: "add a UTM template (a name in use is refused)", flags: linkFlags, extra: utmExtra("add"), nargs: 1},
+	{name: "utm-template delete", synopsis: "linkforge utm-template delete ID", summary: "delete a UTM template; links keep their utm", flags: linkFlags, extra: utmExtra("delete"), nargs: 1},
+	{name: "stats campaigns", synopsis: "linkforge stats campaigns [--from T] [--to T] [--traffic human|automated] [--json]", summary: "print the tenant's clicks by the links' utm campaign, source and medium", flags: linkFlags, extra: utmExtra("campaigns")},
 	{name: "domain add", synopsis: "linkforge domain add --tenant NAME [--aasa FILE] [--asset-links FILE] HOST",
 		summary: "add a domain of the tenant's own (go.acme.com); prints it as JSON; pending until verified (--domain-verify)",
 		flags:   []flagSpec{tenantFlag, aasaFlag, assetLinksFlag}, nargs: 1},
@@ -340,7 +344,12 @@ func init() {
 		"qr logo delete": (*app).qrLogoDelete,
 		"qr defaults":    (*app).qrDefaults,
 		"tag delete":     (*app).tagDelete,
-		"version":        (*app).version,
+		// utmcmd.go
+		"utm-template list":   (*app).utmTemplateList,
+		"utm-template add":    (*app).utmTemplateAdd,
+		"utm-template delete": (*app).utmTemplateDelete,
+		"stats campaigns":     (*app).statsCampaigns,
+		"version":             (*app).version,
 	}
 	for _, c := range commands {
 		c.run = runs[c.name]

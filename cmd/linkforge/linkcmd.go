@@ -39,6 +39,9 @@ type linkOptions struct {
 	set    map[string]bool // the link flags given
 	// archive is --archive of create and update (set["archive"]: given).
 	archive bool
+	// utm-template add, stats campaigns (utmcmd.go)
+	utm       client.UTM
+	campaigns client.CampaignOptions
 
 	// create, update
 	newLink client.NewLink

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,10 +28,18 @@ var routingFieldFlags = []struct{ name, arg, usage string }{
 	{"og-title", "TEXT", "the title of the card link previews show"},
 	{"og-description", "TEXT", "the description of the card"},
 	{"og-image-url", "URL", "the image of the card: absolute http or https"},
+	{"utm-source", "TEXT", "utm_source added to the targets at redirect (a target's own is kept); up to 100 characters"},
+	{"utm-medium", "TEXT", "utm_medium, as --utm-source"},
+	{"utm-campaign", "TEXT", "utm_campaign, as --utm-source (stats campaigns groups by it)"},
+	{"utm-term", "TEXT", "utm_term, as --utm-source"},
+	{"utm-content", "TEXT", "utm_content, as --utm-source (update: the --utm-* flags replace the link's utm)"},
 }
 
+// utmFlags are the --utm-* flags, in the order of client.UTM's fields.
+var utmFlags = []string{"utm-source", "utm-medium", "utm-campaign", "utm-term", "utm-content"}
+
 // routingClearable are the routing fields update --clear removes.
-var routingClearable = []string{"redirect-status", "forward-query", "rules", "variants", "og"}
+var routingClearable = []string{"redirect-status", "forward-query", "rules", "variants", "og", "utm"}
 
 // routingFlags holds the parsed routing flags until the check.
 type routingFlags struct {
@@ -101,6 +110,12 @@ func (r *routingFlags) routing(cmd string, set map[string]bool, stdin io.Reader)
 	}
 	if set["og-title"] || set["og-description"] || set["og-image-url"] {
 		out.OG = &client.OG{Title: *r.str["og-title"], Description: *r.str["og-description"], ImageURL: *r.str["og-image-url"]}
+		given = true
+	}
+	if slices.ContainsFunc(utmFlags, func(f string) bool { return set[f] }) {
+		s := r.str
+		out.UTM = &client.UTM{Source: *s["utm-source"], Medium: *s["utm-medium"], Campaign: *s["utm-campaign"],
+			Term: *s["utm-term"], Content: *s["utm-content"]}
 		given = true
 	}
 	if !given {
@@ -181,6 +196,8 @@ func clearRouting(c *client.RoutingClear, f string) bool {
 		c.Variants = true
 	case "og":
 		c.OG = true
+	case "utm":
+		c.UTM = true
 	default:
 		return false
 	}
@@ -197,6 +214,8 @@ func routingSetBy(f string, set map[string]bool) bool {
 		return set["variant"]
 	case "og":
 		return set["og-title"] || set["og-description"] || set["og-image-url"]
+	case "utm":
+		return slices.ContainsFunc(utmFlags, func(f string) bool { return set[f] })
 	}
 	return set[f]
 }
@@ -223,8 +242,19 @@ func routingRows(l client.Link) [][2]string {
 	if l.RedirectStatus != 0 {
 		status = strconv.Itoa(l.RedirectStatus)
 	}
+	utm := "-"
+	if u := l.UTM; u != nil {
+		var pairs []string
+		for _, p := range [][2]string{{"source", u.Source}, {"medium", u.Medium}, {"campaign", u.Campaign}, {"term", u.Term}, {"content", u.Content}} {
+			if p[1] != "" {
+				pairs = append(pairs, p[0]+"="+p[1])
+			}
+		}
+		utm = strings.Join(pairs, " ")
+	}
 	return [][2]string{{"redirect_status", status}, {"forward_query", strconv.FormatBool(l.ForwardQuery)},
-		{"rules", orDash(strings.Join(rules, "; "))}, {"variants", orDash(strings.Join(variants, " "))}, {"og_title", og}}
+		{"rules", orDash(strings.Join(rules, "; "))}, {"variants", orDash(strings.Join(variants, " "))}, {"og_title", og},
+		{"utm", utm}}
 }
 
 // checkRoutingFlags reads the routing flags of create and update into

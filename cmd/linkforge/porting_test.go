@@ -65,7 +65,7 @@ func sortedRows(t *testing.T, out string) [][]string {
 	if err != nil {
 		t.Fatalf("export is not CSV: %v\n%s", err, out)
 	}
-	if len(rows) == 0 || strings.Join(rows[0], ",") != "slug,url,title,tags,created_at,expires_at,max_clicks,clicks,fallback_url,device_ios,device_android,device_desktop,password_hash,domain,updated_at,expired_at,redirect_status,forward_query,rules,variants,og" {
+	if len(rows) == 0 || strings.Join(rows[0], ",") != "slug,url,title,tags,created_at,expires_at,max_clicks,clicks,fallback_url,device_ios,device_android,device_desktop,password_hash,domain,updated_at,expired_at,redirect_status,forward_query,rules,variants,og,utm" {
 		t.Fatalf("export header = %v", rows)
 	}
 	body := rows[1:]

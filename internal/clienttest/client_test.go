@@ -298,7 +298,7 @@ func TestClientTagsQRImportExport(t *testing.T) {
 	var csv bytes.Buffer
 	n, err := c.Export(ctx, "csv", &csv)
 	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
-	if err != nil || n != int64(csv.Len()) || len(lines) != 4 || lines[0] != "slug,url,title,tags,created_at,expires_at,max_clicks,clicks,fallback_url,device_ios,device_android,device_desktop,password_hash,domain,updated_at,expired_at,redirect_status,forward_query,rules,variants,og" {
+	if err != nil || n != int64(csv.Len()) || len(lines) != 4 || lines[0] != "slug,url,title,tags,created_at,expires_at,max_clicks,clicks,fallback_url,device_ios,device_android,device_desktop,password_hash,domain,updated_at,expired_at,redirect_status,forward_query,rules,variants,og,utm" {
 		t.Fatalf("Export csv: %d bytes, %q, %v", n, csv.String(), err)
 	}
 	var js bytes.Buffer

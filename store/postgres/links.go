@@ -18,7 +18,8 @@ const (
 		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, ''),
 		l.notes, l.archived, l.valid_since,
 		COALESCE(l.unsafe_reason, ''),
-		COALESCE(l.health_state, ''), l.health_status, l.health_checked_at, l.health_error`
+		COALESCE(l.health_state, ''), l.health_status, l.health_checked_at, l.health_error,
+		l.utm_source, l.utm_medium, l.utm_campaign, l.utm_term, l.utm_content`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup trigger keeps in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -35,15 +36,17 @@ const (
 // insertLinkSQL inserts one link and returns its id.
 const insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks, fallback_url,
 	tags, created_at, updated_at, title, password_hash, device_ios, device_android, device_desktop, imported_clicks,
-	redirect_status, forward_query, routing, domain_id, notes, archived, valid_since)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) RETURNING id`
+	redirect_status, forward_query, routing, domain_id, notes, archived, valid_since,
+	utm_source, utm_medium, utm_campaign, utm_term, utm_content)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
+	$24, $25, $26, $27, $28) RETURNING id`
 
-// insertLinkWithAlarmSQL also inserts the link's alarm ($24: its state), in
+// insertLinkWithAlarmSQL also inserts the link's alarm ($29: its state), in
 // the same statement, hence the same transaction.
 const insertLinkWithAlarmSQL = `WITH l AS (` + insertLinkSQL + `, tenant_id, expires_at),
 	a AS (
 		INSERT INTO link_alarms (link_id, tenant_id, due_at, state, created_at, updated_at)
-		SELECT id, tenant_id, expires_at, $24, $9, $9 FROM l
+		SELECT id, tenant_id, expires_at, $29, $9, $9 FROM l
 	)
 	SELECT id FROM l`
 
@@ -85,7 +88,8 @@ func (db *DB) CreateLink(ctx context.Context, l linkforge.Link) (linkforge.Link,
 var importColumns = []string{"tenant_id", "slug", "url", "expires_at", "expired_at", "max_clicks",
 	"fallback_url", "tags", "created_at", "updated_at",
 	"title", "password_hash", "device_ios", "device_android", "device_desktop", "imported_clicks",
-	"redirect_status", "forward_query", "routing", "domain_id", "notes", "archived", "valid_since"}
+	"redirect_status", "forward_query", "routing", "domain_id", "notes", "archived", "valid_since",
+	"utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"}
 
 // ImportLinks inserts links with one COPY, the bulk loader of benchmarks and
 // imports: a million links load in seconds where single INSERTs would take
@@ -133,11 +137,13 @@ func (db *DB) ImportLinks(ctx context.Context, links []linkforge.Link) error {
 			if l.UpdatedAt.IsZero() {
 				l.UpdatedAt = l.CreatedAt
 			}
+			utm := l.UTMs()
 			return []any{l.TenantID, l.Slug, l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks,
 				l.FallbackURL, l.Tags, l.CreatedAt, l.UpdatedAt,
 				l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
 				l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID,
-				l.Notes, l.Archived, l.ValidSince}, nil
+				l.Notes, l.Archived, l.ValidSince,
+				utm.Source, utm.Medium, utm.Campaign, utm.Term, utm.Content}, nil
 		}))
 	if err != nil {
 		return linkWriteError("import links", err)
@@ -226,17 +232,18 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 		return linkforge.Link{}, err
 	}
 	l := up.Link
-
+	utm := l.UTMs()
 	if _, err := tx.Exec(ctx,
 		`UPDATE links SET url = $1, expires_at = $2, expired_at = $3, max_clicks = $4, fallback_url = $5,
 		 tags = $6, updated_at = $7, title = $9, password_hash = $10, device_ios = $11,
 		 device_android = $12, device_desktop = $13, imported_clicks = $14,
 		 redirect_status = $15, forward_query = $16, routing = $17, disabled = $18,
-		 notes = $19, archived = $20, valid_since = $21 WHERE id = $8`,
+		 notes = $19, archived = $20, valid_since = $21,
+		 utm_source = $22, utm_medium = $23, utm_campaign = $24, utm_term = $25, utm_content = $26 WHERE id = $8`,
 		l.URL, l.ExpiresAt, l.ExpiredAt, l.MaxClicks, l.FallbackURL, l.Tags, l.UpdatedAt, l.ID,
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop,
 		l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.Disabled,
-		l.Notes, l.Archived, l.ValidSince); err != nil {
+		l.Notes, l.Archived, l.ValidSince, utm.Source, utm.Medium, utm.Campaign, utm.Term, utm.Content); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	switch up.Alarm {
@@ -360,13 +367,15 @@ func scanLinkWith(row pgx.Row, extra func(l *linkforge.Link) []any) (linkforge.L
 		status    int16
 		forward   bool
 		routing   string
+		utm       linkforge.UTM
 	)
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &l.ExpiresAt, &l.ExpiredAt, &l.MaxClicks,
 		&l.FallbackURL, &l.Tags, &l.CreatedAt, &l.UpdatedAt,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
 		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason,
 		&l.Notes, &l.Archived, &l.ValidSince,
-		&l.UnsafeReason, &hs.State, &hs.Status, &checkedAt, &hs.Error}
+		&l.UnsafeReason, &hs.State, &hs.Status, &checkedAt, &hs.Error,
+		&utm.Source, &utm.Medium, &utm.Campaign, &utm.Term, &utm.Content}
 	if extra != nil {
 		dest = append(dest, extra(&l)...)
 	}
@@ -388,7 +397,7 @@ func scanLinkWith(row pgx.Row, extra func(l *linkforge.Link) []any) (linkforge.L
 	if l.Tags == nil {
 		l.Tags = []string{}
 	}
-	if err := linkforge.DecodeRouting(int(status), forward, routing, &l); err != nil {
+	if err := linkforge.DecodeRouting(int(status), forward, routing, utm, &l); err != nil {
 		return linkforge.Link{}, fmt.Errorf("link %d: %w", l.ID, err)
 	}
 	return l, nil

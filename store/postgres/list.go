@@ -257,6 +257,8 @@ func insertLinkQuery(l linkforge.Link) (string, []any) {
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
 		l.RedirectCode(), l.Routes().ForwardQuery, linkforge.EncodeRouting(&l), l.DomainID,
 		l.Notes, l.Archived, l.ValidSince}
+	utm := l.UTMs()
+	args = append(args, utm.Source, utm.Medium, utm.Campaign, utm.Term, utm.Content)
 	if l.ExpiresAt == nil {
 		return insertLinkSQL, args
 	}

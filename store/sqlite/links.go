@@ -19,7 +19,8 @@ const (
 		l.redirect_status, l.forward_query, l.routing, l.domain_id, l.disabled, COALESCE(l.blocked_reason, ''),
 		l.notes, l.archived, l.valid_since,
 		COALESCE(l.unsafe_reason, ''),
-		COALESCE(l.health_state, ''), l.health_status, l.health_checked_at, l.health_error`
+		COALESCE(l.health_state, ''), l.health_status, l.health_checked_at, l.health_error,
+		l.utm_source, l.utm_medium, l.utm_campaign, l.utm_term, l.utm_content`
 	// clicksColumn is the flushed total of the link: the rollup total that
 	// the click_rollup triggers keep in rollup_clicks (migration 00007),
 	// plus the clicks an import brought along.
@@ -28,8 +29,9 @@ const (
 	insertLinkSQL = `INSERT INTO links (tenant_id, slug, url, expires_at, expired_at, max_clicks,
 		fallback_url, tags, created_at, updated_at,
 		title, password_hash, device_ios, device_android, device_desktop, imported_clicks,
-		redirect_status, forward_query, routing, domain_id, notes, archived, valid_since)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		redirect_status, forward_query, routing, domain_id, notes, archived, valid_since,
+		utm_source, utm_medium, utm_campaign, utm_term, utm_content)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // Page size bounds of ExportLinks. The callers choose the page size;
@@ -265,16 +267,18 @@ func (db *DB) UpdateLink(ctx context.Context, tenantID, domainID int64, slug str
 	if err != nil {
 		return linkforge.Link{}, fmt.Errorf("sqlite: update link: %w", err)
 	}
-	routing := linkforge.EncodeRouting(&l)
+	routing, utm := linkforge.EncodeRouting(&l), l.UTMs()
 	if _, err := tx.ExecContext(ctx,
 		`UPDATE links SET url = ?, expires_at = ?, expired_at = ?, max_clicks = ?, fallback_url = ?,
 		 tags = ?, updated_at = ?, title = ?, password_hash = ?, device_ios = ?, device_android = ?,
 		 device_desktop = ?, imported_clicks = ?, redirect_status = ?, forward_query = ?, routing = ?,
-		 disabled = ?, notes = ?, archived = ?, valid_since = ? WHERE id = ?`,
+		 disabled = ?, notes = ?, archived = ?, valid_since = ?,
+		 utm_source = ?, utm_medium = ?, utm_campaign = ?, utm_term = ?, utm_content = ? WHERE id = ?`,
 		l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt), nullInt(l.MaxClicks), l.FallbackURL,
 		tags, toMicros(l.UpdatedAt), l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android,
 		l.DeviceURLs.Desktop, l.ImportedClicks, l.RedirectCode(), l.Routes().ForwardQuery, routing, l.Disabled,
-		l.Notes, l.Archived, nullMicros(l.ValidSince), l.ID); err != nil {
+		l.Notes, l.Archived, nullMicros(l.ValidSince),
+		utm.Source, utm.Medium, utm.Campaign, utm.Term, utm.Content, l.ID); err != nil {
 		return linkforge.Link{}, linkWriteError("update link", err)
 	}
 	if err := updateAlarm(ctx, tx, l, up.Alarm); err != nil {
@@ -342,11 +346,12 @@ func insertArgs(l linkforge.Link) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	routing := linkforge.EncodeRouting(&l)
+	routing, utm := linkforge.EncodeRouting(&l), l.UTMs()
 	return []any{l.TenantID, l.Slug, l.URL, nullMicros(l.ExpiresAt), nullMicros(l.ExpiredAt),
 		nullInt(l.MaxClicks), l.FallbackURL, tags, toMicros(l.CreatedAt), toMicros(l.UpdatedAt),
 		l.Title, l.PasswordHash, l.DeviceURLs.IOS, l.DeviceURLs.Android, l.DeviceURLs.Desktop, l.ImportedClicks,
-		l.RedirectCode(), l.Routes().ForwardQuery, routing, l.DomainID, l.Notes, l.Archived, nullMicros(l.ValidSince)}, nil
+		l.RedirectCode(), l.Routes().ForwardQuery, routing, l.DomainID, l.Notes, l.Archived, nullMicros(l.ValidSince),
+		utm.Source, utm.Medium, utm.Campaign, utm.Term, utm.Content}, nil
 }
 
 func encodeTags(tags []string) (string, error) {
@@ -402,13 +407,15 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 		created, updated                int64
 		status                          int
 		forward                         bool
+		utm                             linkforge.UTM
 	)
 	dest := []any{&l.ID, &l.TenantID, &l.Slug, &l.URL, &expiresAt, &expiredAt, &maxClicks,
 		&l.FallbackURL, &tags, &created, &updated,
 		&l.Title, &l.PasswordHash, &l.DeviceURLs.IOS, &l.DeviceURLs.Android, &l.DeviceURLs.Desktop, &l.ImportedClicks,
 		&status, &forward, &routing, &l.DomainID, &l.Disabled, &l.BlockedReason,
 		&l.Notes, &l.Archived, &validSince,
-		&l.UnsafeReason, &hs.State, &hs.Status, &checkedAt, &hs.Error}
+		&l.UnsafeReason, &hs.State, &hs.Status, &checkedAt, &hs.Error,
+		&utm.Source, &utm.Medium, &utm.Campaign, &utm.Term, &utm.Content}
 	if extra != nil {
 		dest = append(dest, extra(&l)...)
 	}
@@ -433,7 +440,7 @@ func scanLinkWith(row scanner, extra func(l *linkforge.Link) []any) (linkforge.L
 	if l.Tags == nil {
 		l.Tags = []string{}
 	}
-	if err := linkforge.DecodeRouting(status, forward, routing, &l); err != nil {
+	if err := linkforge.DecodeRouting(status, forward, routing, utm, &l); err != nil {
 		return linkforge.Link{}, fmt.Errorf("link %d: %w", l.ID, err)
 	}
 	return l, nil

@@ -61,6 +61,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"CreateLinks", testCreateLinks},
 		{"LinkFields", testLinkFields},
 		{"LinkNotesArchive", testLinkNotesArchive}, // linkextras.go
+		{"LinkUTM", testLinkUTM},                   // utm.go
+		{"UTMTemplates", testUTMTemplates},
+		{"Campaigns", testCampaigns},
 		{"Tags", testTags},
 		{"LinksByURL", testLinksByURL},
 		{"RenameLink", testRenameLink},
@@ -283,6 +286,9 @@ func checkLink(t *testing.T, what string, got, want linkforge.Link) {
 	}
 	if got.ImportedClicks != want.ImportedClicks {
 		add("ImportedClicks", fmt.Sprint(got.ImportedClicks), fmt.Sprint(want.ImportedClicks))
+	}
+	if got.UTMs() != want.UTMs() {
+		add("UTM", fmt.Sprintf("%+v", got.UTMs()), fmt.Sprintf("%+v", want.UTMs()))
 	}
 	if got.Notes != want.Notes {
 		add("Notes", fmt.Sprintf("%q", got.Notes), fmt.Sprintf("%q", want.Notes))

@@ -506,7 +506,7 @@
       password_protected: !!j.password_protected,
       device_urls: { ios: d.ios || '', android: d.android || '', desktop: d.desktop || '' },
       domain: j.domain || '',
-      routing: { redirect_status: j.redirect_status || 302, forward_query: !!j.forward_query, rules: j.rules || [], variants: j.variants || [], og: j.og || null },
+      routing: { redirect_status: j.redirect_status || 302, forward_query: !!j.forward_query, rules: j.rules || [], variants: j.variants || [], og: j.og || null, utm: j.utm || null },
       base: prev && !snapshot ? prev.base : clicks,
       seen: Math.max(clicks, prev && !snapshot ? prev.seen : 0),
       // Of clicks (and of the stats' totals), what an import brought: the
@@ -738,6 +738,7 @@
     renderPanels();
     renderLinks(); // the table's counts are the top links' (rangeCount)
     if (view.slug) scheduleRender(); // the A/B panel shows if the range had variants
+    if (ext) ext.campaigns(view.slug ? null : rangeQuery(pr.from, pr.to) + ext.trafficQuery());
   }
 
   // learnLink fetches a link the feed mentions but the page does not know:
@@ -1903,6 +1904,7 @@
       rules: l.routing.rules.length > 0,
       variants: l.routing.variants.length > 0,
       og: !!l.routing.og,
+      utm: !!(l.routing.utm && Object.values(l.routing.utm).some((v) => v)),
     };
     const newLink = form.dataset.filled !== l.slug;
     form.dataset.filled = l.slug;

@@ -11,7 +11,11 @@
 // - the edit form's routing: redirect status (with the warning about the
 //   caching of 301 and 308), query forwarding, an ordered rules editor,
 //   A/B variants with their counts (GET .../stats/variant) and the social
-//   card with a preview.
+//   card with a preview;
+// - the UTM parameters, filled by hand or from one of the tenant's
+//   templates (GET /api/v1/utm-templates), and the overview's Campaigns
+//   table (GET /api/v1/stats/campaigns, the range and traffic of the
+//   breakdowns).
 //
 // Everything from the server or the form is written as text
 // (textContent, value, attributes), never as HTML; the card's image is
@@ -37,6 +41,9 @@ window.LinkForgeOptions = (() => {
   let traffic = 'human';
   const AUTOMATED_MEANS = 'Automated: crawlers, HTTP libraries and scripts, uptime monitors, headless browsers, prefetches and email-link scanners; link previews are not counted at all.';
   let variantsGen = 0;
+  const UTM_KEYS = ['source', 'medium', 'campaign', 'term', 'content'];
+  let templates = null; // the tenant's UTM templates, once read
+  let campaignsGen = 0;
   try {
     const t = localStorage.getItem(TRAFFIC_KEY);
     if (t !== null && t in TRAFFIC) traffic = t;
@@ -373,6 +380,8 @@ window.LinkForgeOptions = (() => {
     $('edit-og-image').value = og.image_url || '';
     renderPreview();
     if (r.variants.length) loadVariantCounts(l);
+    fillUTM(r.utm);
+    loadTemplates();
   }
 
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -390,6 +399,79 @@ window.LinkForgeOptions = (() => {
     const og = readOG();
     const was = r.og ? readOGOf(r.og) : null;
     if (!same(og, was)) body.og = og;
+    const utm = readUTM();
+    if (!same(utm, r.utm ? UTM_KEYS.reduce((u, k) => (r.utm[k] ? { ...u, [k]: r.utm[k] } : u), null) : null)) body.utm = utm;
+  }
+
+  // readUTM is the form's UTM: the values set, null when none is.
+  function readUTM() {
+    const u = {};
+    for (const k of UTM_KEYS) {
+      const v = $('edit-utm-' + k).value.trim();
+      if (v) u[k] = v;
+    }
+    return Object.keys(u).length ? u : null;
+  }
+
+  function fillUTM(u) {
+    for (const k of UTM_KEYS) $('edit-utm-' + k).value = (u && u[k]) || '';
+  }
+
+  async function loadTemplates() {
+    if (templates !== null || !dash) return;
+    let list = [];
+    try {
+      const data = await dash.api('GET', '/api/v1/utm-templates');
+      list = (data && data.templates) || [];
+    } catch (err) {
+      list = [];
+    }
+    templates = list;
+    const sel = $('edit-utm-template');
+    const first = el('option', '', list.length ? 'Choose a template' : 'No templates yet');
+    first.value = '';
+    sel.replaceChildren(first, ...list.map((t) => {
+      const o = el('option', '', t.name);
+      o.value = t.id;
+      return o;
+    }));
+  }
+
+  function onTemplatePick() {
+    const sel = $('edit-utm-template');
+    const t = (templates || []).find((x) => x.id === sel.value);
+    if (!t) return;
+    fillUTM(t.utm);
+    sel.value = '';
+    edited();
+  }
+
+  // campaigns shows the Campaigns table of q (the range and traffic), or
+  // hides it (q null: a link's view); a range without campaign clicks
+  // hides it too, so that an empty tenant sees no empty table.
+  async function campaigns(q) {
+    const gen = ++campaignsGen;
+    const section = $('campaigns');
+    if (!section) return;
+    if (q === null || !dash) {
+      section.hidden = true;
+      return;
+    }
+    let rows = [];
+    try {
+      const data = await dash.api('GET', '/api/v1/stats/campaigns?' + q);
+      rows = (data && data.campaigns) || [];
+    } catch (err) {
+      rows = [];
+    }
+    if (gen !== campaignsGen) return; // a newer range won
+    $('campaigns-body').replaceChildren(...rows.map((r) => {
+      const tr = el('tr');
+      tr.append(el('td', '', r.campaign), el('td', '', r.source || '–'), el('td', '', r.medium || '–'),
+        el('td', 'num', String(r.links)), el('td', 'num', String(r.clicks)));
+      return tr;
+    }));
+    section.hidden = rows.length === 0;
   }
 
   function readOGOf(o) {
@@ -421,12 +503,16 @@ window.LinkForgeOptions = (() => {
     }));
     // The preview's image failed (blocked, gone): no broken image.
     $('og-preview-img').addEventListener('error', () => { $('og-preview-img').hidden = true; });
+    $('edit-utm-template').addEventListener('change', onTemplatePick);
   }
 
   function reset() {
     domains = null;
     domainsGen++;
     variantsGen++;
+    templates = null;
+    campaignsGen++;
+    $('campaigns').hidden = true;
     const sel = $('create-domain');
     const first = el('option', '', 'Default domain');
     first.value = '';
@@ -441,6 +527,7 @@ window.LinkForgeOptions = (() => {
     createBody,
     fillEdit,
     editPatch,
+    campaigns,
     // isDefaultDomain reports whether host is where links go without a
     // domain: the default domain, else the public host (not a domain of
     // the tenant); true while the domains are not read.

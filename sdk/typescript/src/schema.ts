@@ -449,6 +449,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dashboard/links/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A link's page: a header with its short URL, copy, QR code, state and target, then its overview (chart, totals, A/B variants' results), its analytics (breakdowns) and its settings (the editor, in collapsed groups)
+         * @description The dashboard's page for one link (the same HTML as `/dashboard`, which reads the slug from the path). The range and traffic live in the URL's fragment (`#range=7d`).
+         */
+        get: operations["dashboardLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** A link's page: a header with its short URL, copy, QR code, state and target, then its overview (chart, totals, A/B variants' results), its analytics (breakdowns) and its settings (the editor, in collapsed groups) */
+        head: operations["dashboardLinkHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/static/dashboard.js": {
         parameters: {
             query?: never;
@@ -2058,6 +2079,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/utm-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's UTM templates
+         * @description Every template of the tenant, by name in byte order.
+         */
+        get: operations["listUTMTemplates"];
+        put?: never;
+        /**
+         * Create a UTM template
+         * @description Stores a named set of UTM parameters, in one transaction with its audit event (`utm_template.create`). A name the tenant has already is 409.
+         */
+        post: operations["createUTMTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/utm-templates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a UTM template
+         * @description Links that were filled from it keep their utm. Audited (`utm_template.delete`); 404 for an id the tenant has no template of.
+         */
+        delete: operations["deleteUTMTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stats/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Clicks by campaign
+         * @description The tenant's clicks in the range grouped by their links' `utm.campaign`, `utm.source` and `utm.medium`, exact. Counts are per UTC hour: the range is the hours in [`from`, `to`), both rounded down to the hour; default the last 24 hours, the current one included.
+         */
+        get: operations["campaigns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2150,6 +2235,8 @@ export interface components {
             /** @description Why the link is unsafe (`blocklist: ENTRY`, `threat-dns: HOST`, or the operator's words); null unless unsafe. */
             unsafe_reason: string | null;
             health: components["schemas"]["LinkHealth"];
+            /** @description null when none is set; its empty values are left out. */
+            utm: components["schemas"]["UTM"] | null;
         };
         /** @description Exactly one JSON object; unknown and duplicate members are refused. null means absent for the optional members. */
         LinkCreate: {
@@ -2187,6 +2274,8 @@ export interface components {
             valid_since?: string | null;
             /** @description true: answer 200 with the tenant's oldest link of the same `url` on the same domain when no other member the body sets differs from it (tags compared as sets; a body with a `password` never matches; a disabled or blocked link is not found), else create it (201). null: false. */
             find_if_exists?: boolean | null;
+            /** @description null or {} clears it (a PATCH); each value is checked (field errors utm.source, ...). */
+            utm?: components["schemas"]["UTM"] | null;
         };
         /** @description Only present members change; null clears expires_at, max_clicks, fallback_url, tags, title, notes, valid_since, password (the link is no longer protected) and device_urls. device_urls replaces the whole set: a key left out is cleared. slug, sent alone, renames the link; the read-only fields cannot be changed. */
         LinkPatch: {
@@ -2221,6 +2310,8 @@ export interface components {
             valid_since?: string | null;
             /** @description Renames the link; sent alone. The old slug becomes an alias: it keeps redirecting to the link, counted to it, until removed (DELETE /api/v1/links/{slug}/aliases/{alias}). A slug in use by a link or an alias is 409. */
             slug?: components["schemas"]["Slug"];
+            /** @description null or {} clears it (a PATCH); each value is checked (field errors utm.source, ...). */
+            utm?: components["schemas"]["UTM"] | null;
         };
         LinkList: {
             links: components["schemas"]["Link"][];
@@ -2888,6 +2979,81 @@ export interface components {
              * @enum {string|null}
              */
             readonly logo_type?: "image/png" | "image/svg+xml" | null;
+        };
+        /**
+         * @description UTM parameters, appended to every target of the link at redirect (its url, rules, variants and device URLs; not the fallback) as utm_source, utm_medium, utm_campaign, utm_term and utm_content, after the target's own query. A parameter the target already has keeps the target's value; with forward_query, one the visitor's query has keeps the visitor's. Targets whose scheme is not http or https get none. The visitor's own utm_source stays a click dimension.
+         * @example {
+         *       "source": "newsletter",
+         *       "medium": "email",
+         *       "campaign": "spring-sale"
+         *     }
+         */
+        UTM: {
+            /** @description Printable text, at most 100 characters; empty or absent: not appended. */
+            source?: string;
+            /** @description Printable text, at most 100 characters; empty or absent: not appended. */
+            medium?: string;
+            /** @description Printable text, at most 100 characters; empty or absent: not appended. */
+            campaign?: string;
+            /** @description Printable text, at most 100 characters; empty or absent: not appended. */
+            term?: string;
+            /** @description Printable text, at most 100 characters; empty or absent: not appended. */
+            content?: string;
+        };
+        /** @description A tenant's named UTM parameters, which the link editor fills a link's utm from. */
+        UTMTemplate: {
+            /** @example 3 */
+            id: string;
+            /** @description Unique in the tenant. */
+            name: string;
+            utm: components["schemas"]["UTM"];
+            /** Format: date-time */
+            created_at: string;
+        };
+        UTMTemplateCreate: {
+            /** @description Unique in the tenant: a taken name is 409. */
+            name: string;
+            /** @description At least one value set. */
+            utm: components["schemas"]["UTM"];
+        };
+        /**
+         * @example {
+         *       "from": "2026-11-29T00:00:00Z",
+         *       "to": "2026-11-30T00:00:00Z",
+         *       "campaigns": [
+         *         {
+         *           "campaign": "spring-sale",
+         *           "source": "newsletter",
+         *           "medium": "email",
+         *           "links": 2,
+         *           "clicks": 130
+         *         },
+         *         {
+         *           "campaign": "spring-sale",
+         *           "source": "ads",
+         *           "medium": "cpc",
+         *           "links": 1,
+         *           "clicks": 42
+         *         }
+         *       ]
+         *     }
+         */
+        Campaigns: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @description By clicks descending, ties by campaign, source and medium in byte order. Links without utm.campaign are left out, archived ones counted; a group without clicks in the range is absent. */
+            campaigns: {
+                campaign: string;
+                /** @description Empty: the links set none. */
+                source: string;
+                /** @description Empty: the links set none. */
+                medium: string;
+                /** @description The group's links with clicks in the range. */
+                links: number;
+                clicks: number;
+            }[];
         };
     };
     responses: {
@@ -4177,6 +4343,58 @@ export interface operations {
             query?: never;
             header?: never;
             path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    dashboardLink: {
+        parameters: {
+            query?: {
+                /** @description The link's domain, when the slug exists on more than one. */
+                domain?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The link's slug. */
+                slug: components["schemas"]["Slug"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    dashboardLinkHead: {
+        parameters: {
+            query?: {
+                /** @description The link's domain, when the slug exists on more than one. */
+                domain?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The link's slug. */
+                slug: components["schemas"]["Slug"];
+            };
             cookie?: never;
         };
         requestBody?: never;
@@ -8122,6 +8340,161 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listUTMTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The templates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "templates": [
+                     *         {
+                     *           "id": "3",
+                     *           "name": "Newsletter",
+                     *           "utm": {
+                     *             "source": "newsletter",
+                     *             "medium": "email"
+                     *           },
+                     *           "created_at": "2026-11-30T09:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        templates: components["schemas"]["UTMTemplate"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createUTMTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Newsletter",
+                 *       "utm": {
+                 *         "source": "newsletter",
+                 *         "medium": "email"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UTMTemplateCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3",
+                     *       "name": "Newsletter",
+                     *       "utm": {
+                     *         "source": "newsletter",
+                     *         "medium": "email"
+                     *       },
+                     *       "created_at": "2026-11-30T09:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UTMTemplate"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteUTMTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    campaigns: {
+        parameters: {
+            query?: {
+                /** @description Start of the range (RFC 3339), rounded down to the start of its UTC hour: counts are kept per hour. Default: 24 hours before `to`. */
+                from?: components["parameters"]["analyticsFrom"];
+                /** @description End of the range (RFC 3339, exclusive), rounded down to the start of its UTC hour, so 10:30 ends the range at 10:00. Default: the end of the current hour. */
+                to?: components["parameters"]["analyticsTo"];
+                /** @description Count only human or only automated clicks (default: both). For each link, hour and dimension, the values under `traffic=human` sum to that hour's `human` in `/stats?interval=hour`. */
+                traffic?: components["parameters"]["analyticsTraffic"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaigns"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -213,6 +213,16 @@ func (w *Write) DomainCreated(ctx context.Context, tx Driver, d linkforge.Domain
 	return w.audit(ctx, tx, d.TenantID, linkforge.AuditDomainCreate, d.Host, d.CreatedAt)
 }
 
+// UTMTemplateCreated is the audit event of a created UTM template.
+func (w *Write) UTMTemplateCreated(ctx context.Context, tx Driver, t linkforge.UTMTemplate) error {
+	return w.audit(ctx, tx, t.TenantID, linkforge.AuditUTMTemplateCreate, t.Name, t.CreatedAt)
+}
+
+// UTMTemplateDeleted is the audit event of a deleted UTM template.
+func (w *Write) UTMTemplateDeleted(ctx context.Context, tx Driver, t linkforge.UTMTemplate, at time.Time) error {
+	return w.audit(ctx, tx, t.TenantID, linkforge.AuditUTMTemplateDelete, t.Name, at)
+}
+
 // DomainUpdated is the audit event of a domain changed.
 func (w *Write) DomainUpdated(ctx context.Context, tx Driver, tenantID int64, host string, at time.Time) error {
 	return w.audit(ctx, tx, tenantID, linkforge.AuditDomainUpdate, host, at)
