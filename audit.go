@@ -77,6 +77,8 @@ const (
 	AuditLinkRename        = "link.rename"         // target: "OLD NEW", the slug and the new one
 	AuditLinkAliasDelete   = "link.alias_delete"   // target: "SLUG ALIAS"
 	AuditTagDelete         = "tag.delete"          // target: the tag
+	AuditShareCreate       = "share.create"        // target: ShareAuditTarget, "SLUG PREFIX" or "tag:NAME PREFIX"
+	AuditShareDelete       = "share.delete"        // target: as share.create's
 	// The operator's actions, in its log and in the tenant's.
 	AuditLinkBlock     = "link.block"     // target: "SLUG: REASON"
 	AuditLinkUnblock   = "link.unblock"   // target: the slug

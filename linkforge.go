@@ -342,6 +342,7 @@ type Store interface {
 	AuditStore    // the audit log (audit.go)
 	UserStore     // users, memberships, tickets, sessions (users.go)
 	OperatorStore // the role above tenants (operator.go)
+	ShareStore    // shared stats pages (share.go)
 
 	// old analytics, deliveries and audit rows (retention.go)
 	RetentionStore
