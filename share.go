@@ -36,9 +36,11 @@ type Share struct {
 	ID       int64
 	TenantID int64
 	// LinkID is the link shared (0 for a tag's share), Slug its slug as
-	// the list and the audit log name it.
-	LinkID int64
-	Slug   string
+	// the list and the audit log name it, DomainID its domain (read,
+	// never written).
+	LinkID   int64
+	Slug     string
+	DomainID int64
 	// Tag is the tag shared ("" for a link's share): the page sums the
 	// links carrying it when it is opened.
 	Tag    string

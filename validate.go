@@ -49,6 +49,7 @@ var ReservedSlugs = []string{
 	"invite", // one-time URLs that set a password
 	"reset",
 	"report", // the abuse report form
+	"share",  // shared stats pages, /share/{token}
 }
 
 // ValidateSlug reports whether s may name a link: 1 to MaxSlugLength

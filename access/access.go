@@ -109,12 +109,22 @@ var table = map[string]Requirement{
 	"GET /api/v1/tags":                          viewer,
 	"PATCH /api/v1/tags/:name":                  editor,
 	"DELETE /api/v1/tags/:name":                 editor,
-	"GET /api/v1/export":                        editor,
-	"POST /api/v1/import":                       editor,
-	"GET /api/v1/tenant":                        viewer,
-	"GET /api/v1/live":                          viewer,
-	"GET /api/v1/domains":                       viewer,
-	"GET /api/v1/domains/:host":                 viewer,
+	// Shared stats: an editor shares, a viewer sees what is shared; the
+	// page is anyone's who holds its URL (web/shares.go).
+	"POST /api/v1/links/:slug/shares":       editor,
+	"GET /api/v1/links/:slug/shares":        viewer,
+	"DELETE /api/v1/links/:slug/shares/:id": editor,
+	"POST /api/v1/tags/:name/shares":        editor,
+	"GET /api/v1/tags/:name/shares":         viewer,
+	"DELETE /api/v1/tags/:name/shares/:id":  editor,
+	"GET /share/:token":                     public,
+	"POST /share/:token":                    public,
+	"GET /api/v1/export":                    editor,
+	"POST /api/v1/import":                   editor,
+	"GET /api/v1/tenant":                    viewer,
+	"GET /api/v1/live":                      viewer,
+	"GET /api/v1/domains":                   viewer,
+	"GET /api/v1/domains/:host":             viewer,
 
 	// The tenant's machinery: alarms, webhooks (whose secrets a viewer
 	// must not read), tokens, the audit log.

@@ -67,6 +67,10 @@ var wantRole = map[string]linkforge.Role{
 	"operatorLinks": "operator", "blockLink": "operator", "unblockLink": "operator", "flagLinkUnsafe": "operator", "clearLinkUnsafe": "operator", "operatorAudit": "operator",
 	"operatorReports": "operator", "resolveReport": "operator", "checkLink": "editor",
 	"reportForm": "", "reportFormHead": "", "sendReportForm": "", "createReport": "",
+	// Shared stats (shares.go).
+	"createLinkShare": "editor", "listLinkShares": "viewer", "deleteLinkShare": "editor",
+	"createTagShare": "editor", "listTagShares": "viewer", "deleteTagShare": "editor",
+	"sharePage": "", "sharePageHead": "", "unlockSharePage": "",
 	"listBlocklist": "operator", "addBlocklistEntry": "operator", "deleteBlocklistEntry": "operator",
 	"listAllowlist": "operator", "addAllowlistEntry": "operator", "deleteAllowlistEntry": "operator",
 }

@@ -459,6 +459,8 @@ func (s *Server) initServices(cfg Config) error {
 func (s *Server) initLimiters(cfg Config) error {
 	s.limits.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	s.limits.reports = password.NewLimiter(reportsPerClient, reportsWindow, password.DefaultLimiterSize)
+	s.limits.shareViews = password.NewLimiter(shareViewsPerClient, shareViewsWindow, password.DefaultLimiterSize)
+	s.limits.shareGuesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -661,6 +663,7 @@ func (s *Server) apiRouteTable(r *router) {
 	// The live feed has its own per-token limit: see liveRateLimit.
 	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 	s.operatorRouteTable(r) // operator.go
+	s.sharesRouteTable(r)   // shares.go
 }
 
 // router registers the Server's routes on its echo instance.
@@ -692,6 +695,10 @@ type clientLimits struct {
 	logins *password.Limiter
 	// reports limits abuse reports per client address (reports.go).
 	reports *password.Limiter
+	// shareViews limits the share pages' views per client address,
+	// shareGuesses their password guesses per share and address
+	// (shares.go).
+	shareViews, shareGuesses *password.Limiter
 }
 
 // add registers one route. Routes that take no body answer without
@@ -777,6 +784,10 @@ var apiQuery = map[string][]string{
 	http.MethodPatch + " " + pathLink:       {"domain"},
 	http.MethodDelete + " " + pathLink:      {"domain"},
 	http.MethodDelete + " " + pathLinkAlias: {"domain"},
+	// Shares of a link's stats (shares.go).
+	http.MethodPost + " " + pathLinkShares:  {"domain"},
+	http.MethodGet + " " + pathLinkShares:   {"domain"},
+	http.MethodDelete + " " + pathLinkShare: {"domain"},
 	http.MethodGet + " " + pathStats:        {"from", "to", "interval"},
 	http.MethodGet + " " + pathAlarms:       {"state", "limit"},
 	// webhooks.go

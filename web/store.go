@@ -34,6 +34,7 @@ type Store interface {
 	linkforge.LinkLister
 	linkforge.TagStore   // renaming and deleting tags (tags.go)
 	linkforge.LinkFinder // find_if_exists (links.go)
+	linkforge.ShareStore // shared stats pages (shares.go)
 	LinkAliases(ctx context.Context, linkID int64) ([]string, error)
 
 	DomainByID(ctx context.Context, id int64) (linkforge.Domain, error) // domains.go

@@ -12,7 +12,7 @@ import (
 )
 
 // shareColumns are a share's columns with its link's slug ("" for a tag's).
-const shareColumns = `s.id, s.tenant_id, COALESCE(s.link_id, 0), COALESCE(l.slug, ''), s.tag, s.prefix, s.token_hash,
+const shareColumns = `s.id, s.tenant_id, COALESCE(s.link_id, 0), COALESCE(l.slug, ''), COALESCE(l.domain_id, 0), s.tag, s.prefix, s.token_hash,
 	s.password_hash, s.expires_at, s.created_at`
 
 func shareScan(r pgx.Row) (linkforge.Share, error) {
@@ -20,7 +20,7 @@ func shareScan(r pgx.Row) (linkforge.Share, error) {
 		sh      linkforge.Share
 		expires *time.Time
 	)
-	if err := r.Scan(&sh.ID, &sh.TenantID, &sh.LinkID, &sh.Slug, &sh.Tag, &sh.Prefix, &sh.Hash,
+	if err := r.Scan(&sh.ID, &sh.TenantID, &sh.LinkID, &sh.Slug, &sh.DomainID, &sh.Tag, &sh.Prefix, &sh.Hash,
 		&sh.PasswordHash, &expires, &sh.CreatedAt); err != nil {
 		return sh, err
 	}
