@@ -68,7 +68,7 @@ func TestShares(t *testing.T) {
 
 		// Bad input.
 		for body, field := range map[string]string{
-			`{"expires_at":"yesterday"}`:           "expires_at",
+			`{"expires_at":"yesterday"}`:            "expires_at",
 			`{"expires_at":"2001-01-01T00:00:00Z"}`: "expires_at",
 			`{"password":""}`:                       "password",
 			`{"password":7}`:                        "password",
