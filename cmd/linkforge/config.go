@@ -255,6 +255,8 @@ var commands = []*command{
 	{name: "link delete", synopsis: "linkforge link delete SLUG", summary: "delete a link", flags: linkFlags, extra: linkExtra("delete"), nargs: 1},
 	{name: "link stats", synopsis: "linkforge link stats SLUG [--from T] [--to T] [--interval minute|hour|day [--empty] | --by DIMENSION [--limit N]] [--json]", summary: "print a link's clicks over time (the intervals with clicks; --empty: all), or by country, referrer, device, browser, os or utm_source", flags: linkFlags, extra: linkExtra("stats"), nargs: 1},
 	{name: "link rename", synopsis: "linkforge link rename SLUG NEW [--json]", summary: "rename a link; the old slug keeps redirecting to it (an alias); prints it", flags: linkFlags, extra: linkExtra("rename"), nargs: 2},
+	{name: "link share", synopsis: "linkforge link share SLUG [--expires TIME] [--password P] [--json]", summary: "share a link's stats on a read-only page; prints its URL (shown this once)", flags: linkFlags, extra: linkExtra("share"), nargs: 1},
+	{name: "tag share", synopsis: "linkforge tag share TAG [--expires TIME] [--password P] [--json]", summary: "share the stats of the links carrying a tag, summed, on a read-only page; prints its URL", flags: linkFlags, extra: linkExtra("share"), nargs: 1},
 	{name: "tag rename", synopsis: "linkforge tag rename TAG NEW [--json]", summary: "rename a tag on every link carrying it (merging it into NEW where a link has both)", flags: linkFlags, extra: linkExtra("tag"), nargs: 2},
 	{name: "tag delete", synopsis: "linkforge tag delete TAG [--json]", summary: "remove a tag from every link carrying it", flags: linkFlags, extra: linkExtra("tag"), nargs: 1},
 	{name: "domain add", synopsis: "linkforge domain add --tenant NAME [--aasa FILE] [--asset-links FILE] HOST",
@@ -330,6 +332,8 @@ func init() {
 		"link stats":    (*app).linkStats,
 		"link rename":   (*app).linkRename,
 		"tag rename":    (*app).tagRename,
+		"link share":    (*app).linkShare,
+		"tag share":     (*app).tagShare,
 		"tag delete":    (*app).tagDelete,
 		"version":       (*app).version,
 	}

@@ -64,6 +64,25 @@ func TestTagCommands(t *testing.T) {
 	runLink(t, env, exitUsage, "tag", "rename", "only-one")
 }
 
+// TestShareCommands: link share prints the page's URL alone, tag share
+// --json the share with its expiry and password flag; a bad --expires is
+// a usage error.
+func TestShareCommands(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/s", "--slug", "s", "--tag", "spring")
+	out, _ := runLink(t, env, exitOK, "link", "share", "s")
+	if !strings.HasPrefix(out, "http://lf.test/share/") || len(out) != len("http://lf.test/share/")+43+1 {
+		t.Errorf("link share: %q, want the page's URL on one line", out)
+	}
+	out, _ = runLink(t, env, exitOK, "tag", "share", "spring", "--expires", "2099-01-02T03:04:05Z", "--password", "pw", "--json")
+	if sh := mustJSONOut[client.Share](t, out); sh.Tag != "spring" || !sh.HasPassword || sh.ExpiresAt == nil ||
+		sh.ExpiresAt.Format(time.RFC3339) != "2099-01-02T03:04:05Z" || sh.URL == "" {
+		t.Errorf("tag share --json: %+v", sh)
+	}
+	runLink(t, env, exitUsage, "link", "share", "s", "--expires", "soon")
+}
+
 // TestLinkCreateFindIfExists: link create --find-if-exists prints the
 // existing link, and says on stderr that it created none.
 func TestLinkCreateFindIfExists(t *testing.T) {

@@ -1,9 +1,14 @@
 package main
 
-// The tag commands (linkforge tag rename|delete) and link rename: clients
+// The tag commands (linkforge tag rename|delete|share), link rename and
+// link share: clients
 // of a running server's admin API, as the link commands.
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/linkforge/linkforge/client"
+)
 
 func (a *app) tagRename(inv invocation) int {
 	tc, err := inv.link.client.RenameTag(a.ctx, inv.args[0], inv.args[1])
@@ -34,4 +39,27 @@ func (a *app) linkRename(inv invocation) int {
 		return a.apiFailed("cannot rename link", err)
 	}
 	return a.printLink(inv, l)
+}
+
+func (a *app) linkShare(inv invocation) int {
+	sh, err := inv.link.client.CreateLinkShare(a.ctx, inv.args[0], inv.link.share)
+	return a.printShare(inv, sh, err)
+}
+
+func (a *app) tagShare(inv invocation) int {
+	sh, err := inv.link.client.CreateTagShare(a.ctx, inv.args[0], inv.link.share)
+	return a.printShare(inv, sh, err)
+}
+
+// printShare prints a share made: its URL alone (one line, for scripts),
+// or the API's JSON.
+func (a *app) printShare(inv invocation, sh client.Share, err error) int {
+	if err != nil {
+		return a.apiFailed("cannot share", err)
+	}
+	if inv.link.json {
+		return a.printJSON(sh)
+	}
+	fmt.Fprintln(a.stdout, sh.URL)
+	return exitOK
 }
