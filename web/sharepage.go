@@ -48,7 +48,7 @@ func shareTitle(sh linkforge.Share) string {
 // headers (noindex, no script), never stored, since its numbers change
 // and may be behind a password; the CSP lets its range form post.
 func writeSharePage(c echo.Context, status int, title, inner string) error {
-	p := redirect.PageOf(status, redirect.Document(title, `<div class="share">`+inner+`</div>`))
+	p := redirect.PageOf(status, redirect.Document(title, `<div class="share-page">`+inner+`</div>`))
 	return redirect.WriteForm(c, &p)
 }
 

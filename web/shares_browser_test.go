@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,6 +27,7 @@ func TestShareStatsInTheBrowser(t *testing.T) {
 	p.wait("the link's view", `!document.getElementById('manage').hidden && document.getElementById('manage-short').textContent.endsWith('/spring')`)
 	p.run("share", p.clickAction("#share-stats"))
 	p.wait("the share's URL", `!document.getElementById('share-stats-out').hidden`)
+	keepScreenshot(t, p.ctx, "share-button.png")
 	shareURL := p.eval(`document.getElementById('share-stats-url').textContent`)
 	path, ok := strings.CutPrefix(shareURL, publicURL)
 	if !ok || !strings.HasPrefix(path, "/share/") {
@@ -42,6 +44,7 @@ func TestShareStatsInTheBrowser(t *testing.T) {
 		if body := p.eval(`document.documentElement.outerHTML`); strings.Contains(body, "secret-target") {
 			t.Errorf("the page names the target")
 		}
+		keepScreenshot(t, p.ctx, fmt.Sprintf("share-%d.png", w))
 		if fit := p.eval(fitJS); fit != "fits" {
 			t.Errorf("at %d px: %s", w, fit)
 		}
