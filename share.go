@@ -15,7 +15,7 @@ func SharesQuotaExceeded() *Error {
 	return &Error{Code: EQuotaExceeded, Message: fmt.Sprintf("this link or tag has %d shares, the most allowed", MaxSharesPerSubject)}
 }
 
-// Shares of stats (docs/shares.md): a link's or a tag's read-only stats
+// Shares of stats (docs/analytics.md, "Shared stats"): a link's or a tag's read-only stats
 // page at an unguessable URL, which anyone holding the URL may open
 // (POST /api/v1/links/{slug}/shares, /api/v1/tags/{name}/shares).
 const (

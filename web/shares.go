@@ -12,7 +12,7 @@ import (
 	"github.com/linkforge/linkforge/password"
 )
 
-// Shared stats (docs/shares.md): an editor makes a link's or a tag's
+// Shared stats (docs/analytics.md, "Shared stats"): an editor makes a link's or a tag's
 // stats readable by anyone holding an unguessable URL, /share/{token} on
 // the public host, optionally with a password and an expiry. The API
 // names a share by its id, the token's first characters: the store keeps

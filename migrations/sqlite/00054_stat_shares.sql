@@ -1,4 +1,4 @@
--- Shared stats pages (docs/shares.md): a link's or a tag's read-only
+-- Shared stats pages (docs/analytics.md, "Shared stats"): a link's or a tag's read-only
 -- stats at /share/{token}. Only the token's SHA-256 is kept, so a copy of
 -- the database opens no page; prefix, its first characters, names the
 -- share in the API. A link's shares go with the link.

@@ -1948,6 +1948,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/links/{slug}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a link's shares
+         * @description Oldest first, without their URLs.
+         */
+        get: operations["listLinkShares"];
+        put?: never;
+        /**
+         * Share a link's stats
+         * @description Makes a read-only stats page of the link at an unguessable URL, optionally with a password and an expiry: the totals (human and automated), a chart of the days and the breakdowns, never a target URL. The page is `noindex`, not counted as a click, and limited per client address. Audited (`share.create`). At most 50 shares per link or tag (403 quota_exceeded).
+         */
+        post: operations["createLinkShare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/links/{slug}/shares/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a share
+         * @description Its page answers 404 from then on. Audited (`share.delete`).
+         */
+        delete: operations["deleteLinkShare"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tags/{name}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a tag's shares
+         * @description Oldest first, without their URLs.
+         */
+        get: operations["listTagShares"];
+        put?: never;
+        /**
+         * Share a tag's stats
+         * @description Makes a read-only stats page of the links carrying the tag (their sum) at an unguessable URL, optionally with a password and an expiry: the totals (human and automated), a chart of the days and the breakdowns, never a target URL. The page is `noindex`, not counted as a click, and limited per client address. Audited (`share.create`). At most 50 shares per link or tag (403 quota_exceeded).
+         */
+        post: operations["createTagShare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tags/{name}/shares/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a share
+         * @description Its page answers 404 from then on. Audited (`share.delete`).
+         */
+        delete: operations["deleteTagShare"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/share/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The share's token, as its URL holds it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A shared stats page
+         * @description A visitor page (styled as the others, no script, `noindex` in a meta element and X-Robots-Tag, `Cache-Control: no-store`): the share's totals, a bar per day and the breakdowns by country, referrer, device and browser; a tag's share sums its links (up to 500). It never names a target URL, and is never counted as a click. 30 views per minute per client address.
+         */
+        get: operations["sharePage"];
+        put?: never;
+        /**
+         * Send a shared stats page's password
+         * @description The password form of a share with a password (and its range form, which sends the password again): the stats, or the form again. Wrong passwords are limited per share and client address (10 a minute), as a link's.
+         */
+        post: operations["unlockSharePage"];
+        delete?: never;
+        options?: never;
+        /** HEAD of a shared stats page */
+        head: operations["sharePageHead"];
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2754,6 +2880,40 @@ export interface components {
             checked_at: string | null;
             /** @description Why it is broken (`HTTP 404`, `timeout`, `redirect loop ...`, `refused: ...`). */
             error: string | null;
+        };
+        /** @description A shared stats page. The store keeps only the hash of its URL's token, so `url` is in the create's answer alone. */
+        Share: {
+            /** @description The token's first 10 characters: names the share in the API. */
+            id: string;
+            /**
+             * Format: uri
+             * @description The page: `/share/{token}` on the public URL, the token 43 URL-safe characters (256 random bits). Only in the create's answer.
+             */
+            url?: string;
+            /** @description The link shared (a link's share). */
+            slug?: string;
+            /** @description The tag shared (a tag's share). */
+            tag?: string;
+            /**
+             * Format: date-time
+             * @description From then on the page answers 410; null: never.
+             */
+            expires_at: string | null;
+            has_password: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ShareCreate: {
+            /**
+             * Format: date-time
+             * @description In the future; null or absent: never expires.
+             */
+            expires_at?: string | null;
+            /** @description The page asks for it (hashed with argon2id, as link passwords). */
+            password?: string | null;
+        };
+        ShareList: {
+            shares: components["schemas"]["Share"][];
         };
     };
     responses: {
@@ -7660,6 +7820,356 @@ export interface operations {
                 content?: never;
             };
             404: components["responses"]["HTMLNotFound"];
+        };
+    };
+    listLinkShares: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shares. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createLinkShare: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareCreate"];
+            };
+        };
+        responses: {
+            /** @description The share, with its URL (shown this once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Share"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrQuota"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteLinkShare: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+                /** @description The share's `id`: the first characters of its URL's token. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listTagShares: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shares. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createTagShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareCreate"];
+            };
+        };
+        responses: {
+            /** @description The share, with its URL (shown this once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Share"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrQuota"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteTagShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+                /** @description The share's `id`: the first characters of its URL's token. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    sharePage: {
+        parameters: {
+            query?: {
+                /** @description The range: the last 7, 30 (default) or 90 UTC days. */
+                days?: 7 | 30 | 90;
+            };
+            header?: never;
+            path: {
+                /** @description The share's token, as its URL holds it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stats. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The share has a password: the password form. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such share (or deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The share has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many views from this address; Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    unlockSharePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The share's token, as its URL holds it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    password: string;
+                    /** @enum {string} */
+                    days?: "7" | "30" | "90";
+                };
+            };
+        };
+        responses: {
+            /** @description The stats. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Wrong password: the form again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such share. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The share has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Too many views or wrong passwords from this address. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    sharePageHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The share's token, as its URL holds it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As GET, without the body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
