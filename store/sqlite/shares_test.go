@@ -29,3 +29,23 @@ func TestSharesMigration(t *testing.T) {
 		},
 		func(ctx context.Context) error { _, err := p.Up(ctx); return err })
 }
+
+// TestTargetSchemesMigration: migration 00055 with data: down drops the
+// tenants' target_schemes and keeps the tenant; up adds it back empty.
+func TestTargetSchemesMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "linkforge.db")
+	s := mustOpen(t, path)
+	db, p := testdb.Schema(t, migrations.SQLite, path)
+	storetest.TargetSchemesMigration(t, s,
+		func(ctx context.Context) error {
+			if _, err := p.DownTo(ctx, 54); err != nil {
+				return err
+			}
+			var cols int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('tenants') WHERE name = 'target_schemes'`).Scan(&cols); err != nil || cols != 0 {
+				t.Errorf("after Down: %d target_schemes columns (%v), want 0", cols, err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error { _, err := p.Up(ctx); return err })
+}

@@ -95,6 +95,7 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"DomainDocuments", testDomainDocuments}, // deeplinks.go
 		{"Shares", testShares},                   // shares.go
 		{"ShareQuota", testShareQuota},
+		{"TargetSchemes", testTargetSchemes}, // schemes.go
 		// retention.go
 		{"Retention", testRetention},
 		{"RetentionTraffic", testRetentionTraffic},
