@@ -146,6 +146,7 @@ var table = map[string]Requirement{
 	"PATCH /api/v1/users/:id":                    owner,
 	"DELETE /api/v1/users/:id":                   owner,
 	"POST /api/v1/domains":                       owner,
+	"PATCH /api/v1/tenant":                       owner, // its target schemes
 	"PATCH /api/v1/domains/:host":                owner,
 	"DELETE /api/v1/domains/:host":               owner,
 	"POST /api/v1/domains/:host/verify":          owner,

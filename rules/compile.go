@@ -31,11 +31,14 @@ type target struct {
 	keys map[string]struct{}
 	// keyMax is the length of the longest of keys.
 	keyMax int
+	// other: not an http(s) URL (a tenant's extra scheme, mailto:), to
+	// which the request's query is never added.
+	other bool
 }
 
 func newTarget(raw string, forward bool) target {
-	t := target{loc: []string{linkforge.RedirectLocation(raw)}, raw: raw}
-	if forward {
+	t := target{loc: []string{linkforge.RedirectLocation(raw)}, raw: raw, other: !linkforge.IsWebURL(raw)}
+	if forward && !t.other {
 		t.keys, t.keyMax = targetKeys(raw)
 	}
 	return t

@@ -645,6 +645,7 @@ func (s *Server) apiRouteTable(r *router) {
 	r.add(http.MethodPost, pathDomainVerify, false, s.verifyDomain, api(http.MethodPost, pathDomainVerify)...)
 	// Tenant quotas (tenant.go).
 	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
+	r.add(http.MethodPatch, pathTenant, true, s.patchTenant, withBody(http.MethodPatch, pathTenant)...)
 	// Tokens and the caller (tokens.go).
 	r.add(http.MethodPost, pathTokens, true, s.createToken, withBody(http.MethodPost, pathTokens)...)
 	r.add(http.MethodGet, pathTokens, false, s.listTokens, api(http.MethodGet, pathTokens)...)
