@@ -71,7 +71,7 @@ var wantRole = map[string]linkforge.Role{
 	"createLinkShare": "editor", "listLinkShares": "viewer", "deleteLinkShare": "editor",
 	"createTagShare": "editor", "listTagShares": "viewer", "deleteTagShare": "editor",
 	"sharePage": "", "sharePageHead": "", "unlockSharePage": "",
-	"updateTenant": "owner", // its target schemes (tenant.go)
+	"updateTenant":  "owner", // its target schemes (tenant.go)
 	"listBlocklist": "operator", "addBlocklistEntry": "operator", "deleteBlocklistEntry": "operator",
 	"listAllowlist": "operator", "addAllowlistEntry": "operator", "deleteAllowlistEntry": "operator",
 }
