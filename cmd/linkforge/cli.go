@@ -31,9 +31,10 @@ func init() {
 var groups = map[string]string{ //nolint:gosec // G101: "token" names a command group, not a credential
 	"token":          "create, list or revoke",
 	"user":           "add, list, remove or reset-password",
-	"link":           "create, list, get, update, rename, delete or stats",
-	"tag":            "rename or delete",
-	"tenant":         "quota",
+	"link":           "create, list, get, update, rename, delete, stats or share",
+	"tag":            "rename, delete or share",
+	"tenant":         "quota or schemes set",
+	"tenant schemes": "set",
 	"domain":         "add, list, verify or remove",
 	"operator":       "token create or token revoke",
 	"operator token": "create or revoke",

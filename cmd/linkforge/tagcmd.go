@@ -1,11 +1,12 @@
 package main
 
-// The tag commands (linkforge tag rename|delete|share), link rename and
-// link share: clients
+// The tag commands (linkforge tag rename|delete|share), link rename, link
+// share and tenant schemes set: clients
 // of a running server's admin API, as the link commands.
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/linkforge/linkforge/client"
 )
@@ -61,5 +62,29 @@ func (a *app) printShare(inv invocation, sh client.Share, err error) int {
 		return a.printJSON(sh)
 	}
 	fmt.Fprintln(a.stdout, sh.URL)
+	return exitOK
+}
+
+// tenantSchemesSet sets the token's tenant's extra target schemes: a
+// comma-separated list, or none.
+func (a *app) tenantSchemesSet(inv invocation) int {
+	var schemes []string
+	if arg := strings.TrimSpace(inv.args[0]); arg != "none" && arg != "" {
+		for _, s := range strings.Split(arg, ",") {
+			schemes = append(schemes, strings.TrimSpace(s))
+		}
+	}
+	t, err := inv.link.client.SetTargetSchemes(a.ctx, schemes)
+	if err != nil {
+		return a.apiFailed("cannot set target schemes", err)
+	}
+	if inv.link.json {
+		return a.printJSON(t)
+	}
+	if len(t.TargetSchemes) == 0 {
+		fmt.Fprintf(a.stdout, "tenant %s: link targets use http and https only\n", t.Name)
+		return exitOK
+	}
+	fmt.Fprintf(a.stdout, "tenant %s: link targets may also use %s\n", t.Name, strings.Join(t.TargetSchemes, ", "))
 	return exitOK
 }
