@@ -947,7 +947,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The tenant's quotas and usage
+         * The tenant's quotas, usage and settings
          * @description The token's tenant: its link count against max_links and its clicks this UTC month against max_clicks_per_month (null: no limit). Set the quotas with `linkforge tenant quota --tenant NAME [--max-links N|none] [--max-clicks-per-month N|none]`.
          */
         get: operations["getTenant"];
@@ -956,7 +956,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the tenant's settings
+         * @description Sets `target_schemes`, the extra schemes its links' targets may use (url, fallback_url, device, rule and variant URLs). Audited (`tenant.target_schemes`). Links made before keep their targets when a scheme leaves the list; new ones are refused with the `url` field error they got before. Answers as GET.
+         */
+        patch: operations["updateTenant"];
         trace?: never;
     };
     "/api/v1/webhooks": {
@@ -2085,7 +2089,7 @@ export interface components {
         Slug: string;
         /**
          * Format: uri
-         * @description Absolute http or https URL with a host; no userinfo, no whitespace or control characters, not on this server's own host (redirect loop).
+         * @description Absolute http or https URL with a host; no userinfo, no whitespace or control characters, not on this server's own host (redirect loop). Or a URL of one of the tenant's `target_schemes` (mailto:, tel:, myapp://...): well-formed, no whitespace or control characters, redirected to as is; never javascript:, data:, file:, vbscript: or blob:.
          * @example https://example.com/page
          */
         TargetURL: string;
@@ -2541,6 +2545,8 @@ export interface components {
             clicks_this_month: number;
             /** @description Reported, never enforced on redirects: over it, links still redirect and count; the gauge linkforge_tenant_over_quota counts the tenants over theirs. */
             max_clicks_per_month: number | null;
+            /** @description The schemes the tenant's link targets may use besides http and https (PATCH /api/v1/tenant). A target of one is redirected to as is: no forwarded query, no health check; the blocklist applies to a mailto: address's domain and to an app URL's host. */
+            target_schemes?: string[];
         };
         /**
          * @description An event type. Every event's data names its link by slug ("slug" or "link"), "domain" (the host it lives on) and "short_url", as the link's body says them: one slug can live on the public host and on a tenant's domains. link.clicks: one per link per flush, data {"link":"slug","domain","short_url","buckets":[{"start","count"}],"total":N} with absolute counts summed over nodes (upsert them); link.* others: data is the link (slug, domain, short_url, url, title, tags, expires_at, max_clicks, created_at, updated_at); link.limit_reached: {"link","domain","short_url","max_clicks","total"}, once per link; alarm.dead: {"alarm_id","alarm","link","domain","short_url","attempts","error"}. link.disabled (the tenant disabled the link) and link.blocked (the operator blocked it) and link.unsafe (a check or the operator flagged its target): data is the link, as for link.updated, which comes with them. link.broken: a health check found a target of the link broken (data is the link, with its `health`); once per turn from ok or unchecked.
@@ -2914,6 +2920,10 @@ export interface components {
         };
         ShareList: {
             shares: components["schemas"]["Share"][];
+        };
+        TenantSettings: {
+            /** @description Replaces the list ([]: none). Lowercase RFC 3986 schemes, distinct, not http or https; javascript, data, file, vbscript, blob (and about, filesystem, view-source) are refused. */
+            target_schemes: string[];
         };
     };
     responses: {
@@ -5575,7 +5585,10 @@ export interface operations {
                      *       "links": 20,
                      *       "max_links": 20,
                      *       "clicks_this_month": 1234,
-                     *       "max_clicks_per_month": null
+                     *       "max_clicks_per_month": null,
+                     *       "target_schemes": [
+                     *         "mailto"
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["Tenant"];
@@ -5583,6 +5596,47 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_schemes": [
+                 *         "mailto",
+                 *         "tel",
+                 *         "myapp"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["TenantSettings"];
+            };
+        };
+        responses: {
+            /** @description The tenant. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tenant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
