@@ -3,6 +3,7 @@ package web_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/linkforge/linkforge"
@@ -67,6 +68,29 @@ func TestTargetSchemes(t *testing.T) {
 		mustRedirect(t, e.do(http.MethodGet, "/mail", "", ""), "mailto:sales@example.com?subject=Hi%20there")
 		// forward_query adds nothing to an app's URL.
 		mustRedirect(t, e.do(http.MethodGet, "/app?utm_source=x", "", ""), "myapp://open/item?id=7")
+
+		// The unsafe interstitial of a mailto: link names its domain, and
+		// its continue button sends the browser to the address.
+		op := mustOperatorToken(t, s, "ops")
+		id := mustJSON[linkStateBody](t, e.do(http.MethodGet, "/api/v1/links/mail", tok, "")).ID
+		mustStatus(t, e.do(http.MethodPost, "/api/v1/operator/links/"+id+"/unsafe", op, `{"reason":"manual"}`), http.StatusOK)
+		const browser = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/mail", nil)
+		req.Header.Set("User-Agent", browser)
+		r = e.send(req)
+		mustHTML(t, r, http.StatusOK)
+		if !strings.Contains(string(r.body), `<strong id="target-host">example.com</strong>`) {
+			t.Errorf("interstitial of a mailto: link: %s", r.body)
+		}
+		req, _ = http.NewRequest(http.MethodPost, e.url+"/mail", strings.NewReader("continue=1"))
+		req.Header.Set("User-Agent", browser)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r = e.send(req)
+		mustHTML(t, r, http.StatusOK)
+		if !strings.Contains(string(r.body), `url=mailto:sales@example.com?subject=Hi%20there`) {
+			t.Errorf("continue: %s, want the page that sends the browser to the address", r.body)
+		}
+		mustStatus(t, e.do(http.MethodDelete, "/api/v1/operator/links/"+id+"/unsafe", op, ""), http.StatusOK)
 
 		// Links made keep their targets when the list shrinks; new ones
 		// are refused again.
