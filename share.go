@@ -15,9 +15,10 @@ func SharesQuotaExceeded() *Error {
 	return &Error{Code: EQuotaExceeded, Message: fmt.Sprintf("this link or tag has %d shares, the most allowed", MaxSharesPerSubject)}
 }
 
-// Shares of stats (docs/analytics.md, "Shared stats"): a link's or a tag's read-only stats
-// page at an unguessable URL, which anyone holding the URL may open
-// (POST /api/v1/links/{slug}/shares, /api/v1/tags/{name}/shares).
+// Shares of stats (docs/analytics.md, "Shared stats"): a link's or a
+// tag's read-only stats page at an unguessable URL, which anyone holding
+// the URL may open (POST /api/v1/links/{slug}/shares,
+// /api/v1/tags/{name}/shares).
 const (
 	// MaxSharesPerSubject bounds the shares of one link or one tag.
 	MaxSharesPerSubject = 50

@@ -12,11 +12,13 @@ import (
 	"github.com/linkforge/linkforge/password"
 )
 
-// Shared stats (docs/analytics.md, "Shared stats"): an editor makes a link's or a tag's
-// stats readable by anyone holding an unguessable URL, /share/{token} on
-// the public host, optionally with a password and an expiry. The API
-// names a share by its id, the token's first characters: the store keeps
-// only the token's hash, so the full URL is shown once, when made.
+// Shared stats (docs/analytics.md, "Shared stats"): an editor makes a
+// link's or a tag's stats readable by anyone holding an unguessable URL,
+// /share/{token} on the public host, optionally with a password and an
+// expiry. The API names a share by its id, the token's first characters:
+// the store keeps only the token's hash, so the full URL is shown once,
+// when made. The page is server-rendered (no script, as every visitor
+// page), from the store reads of the stats and breakdown routes.
 const (
 	pathLinkShares = pathLink + "/shares"
 	pathLinkShare  = pathLinkShares + "/:id"
