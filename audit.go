@@ -46,24 +46,25 @@ func ActorFrom(ctx context.Context) (Actor, bool) {
 
 // Audit actions: "noun.verb", the noun the kind of Target.
 const (
-	AuditLinkCreate    = "link.create"    // target: the slug
-	AuditLinkUpdate    = "link.update"    // target: the slug
-	AuditLinkDelete    = "link.delete"    // target: the slug
-	AuditLinkImport    = "link.import"    // target: "N links" (one event per import batch)
-	AuditWebhookCreate = "webhook.create" // target: the webhook id
-	AuditWebhookUpdate = "webhook.update" // target: "ID state"
-	AuditWebhookDelete = "webhook.delete" // target: the webhook id
-	AuditWebhookTest   = "webhook.test"   // target: the webhook id
-	AuditDeliveryRetry = "delivery.retry" // target: the delivery id
-	AuditAlarmRetry    = "alarm.retry"    // target: the alarm id
-	AuditTokenCreate   = "token.create"   // target: the token id
-	AuditTokenRevoke   = "token.revoke"   // target: the token id
-	AuditTenantQuota   = "tenant.quota"   // target: the tenant name
-	AuditUserInvite    = "user.invite"    // target: the email
-	AuditUserRemove    = "user.remove"    // target: the email
-	AuditUserRole      = "user.role"      // target: "EMAIL ROLE"
-	AuditUserAccept    = "user.accept"    // target: the email; an invitation accepted
-	AuditUserDecline   = "user.decline"   // target: the email; an invitation declined
+	AuditLinkCreate    = "link.create"           // target: the slug
+	AuditLinkUpdate    = "link.update"           // target: the slug
+	AuditLinkDelete    = "link.delete"           // target: the slug
+	AuditLinkImport    = "link.import"           // target: "N links" (one event per import batch)
+	AuditWebhookCreate = "webhook.create"        // target: the webhook id
+	AuditWebhookUpdate = "webhook.update"        // target: "ID state"
+	AuditWebhookDelete = "webhook.delete"        // target: the webhook id
+	AuditWebhookTest   = "webhook.test"          // target: the webhook id
+	AuditDeliveryRetry = "delivery.retry"        // target: the delivery id
+	AuditAlarmRetry    = "alarm.retry"           // target: the alarm id
+	AuditTokenCreate   = "token.create"          // target: the token id
+	AuditTokenRevoke   = "token.revoke"          // target: the token id
+	AuditTenantQuota   = "tenant.quota"          // target: the tenant name
+	AuditTenantSchemes = "tenant.target_schemes" // target: the schemes, space-separated ("" none)
+	AuditUserInvite    = "user.invite"           // target: the email
+	AuditUserRemove    = "user.remove"           // target: the email
+	AuditUserRole      = "user.role"             // target: "EMAIL ROLE"
+	AuditUserAccept    = "user.accept"           // target: the email; an invitation accepted
+	AuditUserDecline   = "user.decline"          // target: the email; an invitation declined
 	// AuditUserPassword and AuditUserPasswordReset are recorded in every
 	// tenant the user belongs to: a password is the user's, not a tenant's.
 	AuditUserPassword      = "user.password"       // target: the email; a password set through a one-time URL
@@ -79,6 +80,8 @@ const (
 	AuditTagDelete         = "tag.delete"          // target: the tag
 	AuditUTMTemplateCreate = "utm_template.create" // target: the template's name
 	AuditUTMTemplateDelete = "utm_template.delete" // target: the template's name
+	AuditShareCreate       = "share.create"        // target: ShareAuditTarget, "SLUG PREFIX" or "tag:NAME PREFIX"
+	AuditShareDelete       = "share.delete"        // target: as share.create's
 	// The operator's actions, in its log and in the tenant's.
 	AuditLinkBlock     = "link.block"     // target: "SLUG: REASON"
 	AuditLinkUnblock   = "link.unblock"   // target: the slug

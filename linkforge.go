@@ -335,15 +335,17 @@ type Store interface {
 	QuotaStore      // tenant quotas (ADR 016)
 	ClickGrantStore // max_clicks reservations (ADR 016)
 	WebhookStore
-	TagStore      // renaming and deleting a tenant's tags (tagwrite.go)
-	LinkFinder    // a tenant's links of one URL (find.go)
-	AliasStore    // renamed links' old slugs (aliases.go)
-	QRStore       // QR code defaults and logos (qrsettings.go)
-	DomainStore   // a tenant's own hosts, and the links on them
-	UTMStore      // UTM templates and the campaigns report (utm.go)
-	AuditStore    // the audit log (audit.go)
-	UserStore     // users, memberships, tickets, sessions (users.go)
-	OperatorStore // the role above tenants (operator.go)
+	TagStore          // renaming and deleting a tenant's tags (tagwrite.go)
+	LinkFinder        // a tenant's links of one URL (find.go)
+	AliasStore        // renamed links' old slugs (aliases.go)
+	QRStore           // QR code defaults and logos (qrsettings.go)
+	DomainStore       // a tenant's own hosts, and the links on them
+	UTMStore          // UTM templates and the campaigns report (utm.go)
+	AuditStore        // the audit log (audit.go)
+	UserStore         // users, memberships, tickets, sessions (users.go)
+	OperatorStore     // the role above tenants (operator.go)
+	ShareStore        // shared stats pages (share.go)
+	TargetSchemeStore // a tenant's extra target schemes (schemes.go)
 
 	// old analytics, deliveries and audit rows (retention.go)
 	RetentionStore

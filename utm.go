@@ -98,7 +98,7 @@ func checkUTMValue(s string) string {
 // not a web page's. The keys are compared as the target wrote them,
 // unescaped.
 func UTMQuery(target string, u UTM) []string {
-	if u.IsZero() || !isWebTarget(target) {
+	if u.IsZero() || !IsWebURL(target) {
 		return nil
 	}
 	base, _, _ := strings.Cut(target, "#")
@@ -120,11 +120,6 @@ func UTMQuery(target string, u UTM) []string {
 		}
 	}
 	return pairs
-}
-
-func isWebTarget(target string) bool {
-	scheme, _, ok := strings.Cut(target, ":")
-	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
 }
 
 // AppendUTM returns target with the pairs of UTMQuery(target, u) added to

@@ -49,6 +49,7 @@ var ReservedSlugs = []string{
 	"invite", // one-time URLs that set a password
 	"reset",
 	"report", // the abuse report form
+	"share",  // shared stats pages, /share/{token}
 }
 
 // ValidateSlug reports whether s may name a link: 1 to MaxSlugLength
@@ -268,6 +269,12 @@ func ValidateTags(tags []string) error {
 // in one round trip. The web layer runs it on the merged result of a PATCH,
 // inside the store's UpdateLink transaction.
 func ValidateLink(l *Link, selfHosts []string) error {
+	return ValidateLinkFor(l, selfHosts, nil)
+}
+
+// ValidateLinkFor is ValidateLink for a tenant whose allowlist of extra
+// target schemes is schemes (ValidateTargetURLFor).
+func ValidateLinkFor(l *Link, selfHosts, schemes []string) error {
 	var fields []FieldError
 	add := func(err error) {
 		var e *Error
@@ -275,16 +282,16 @@ func ValidateLink(l *Link, selfHosts []string) error {
 			fields = append(fields, e.Fields...)
 		}
 	}
-	add(ValidateTargetURL("url", l.URL, selfHosts))
+	add(ValidateTargetURLFor("url", l.URL, selfHosts, schemes))
 	if l.FallbackURL != "" {
-		add(ValidateTargetURL("fallback_url", l.FallbackURL, selfHosts))
+		add(ValidateTargetURLFor("fallback_url", l.FallbackURL, selfHosts, schemes))
 	}
 	if l.MaxClicks != nil && *l.MaxClicks < 0 {
 		fields = append(fields, FieldError{Field: "max_clicks", Detail: "must not be negative"})
 	}
 	add(ValidateTags(l.Tags))
 	add(ValidateTitle(l.Title))
-	add(ValidateDeviceURLs(l.DeviceURLs, selfHosts))
+	add(ValidateDeviceURLsFor(l.DeviceURLs, selfHosts, schemes))
 	add(ValidateImportedClicks(l.ImportedClicks))
 	return InvalidFields(fields)
 }
@@ -329,6 +336,12 @@ func isBidiControl(r rune) bool {
 // ValidateTargetURL, naming the fields "device_urls.ios",
 // "device_urls.android" and "device_urls.desktop". Empty ones are unset.
 func ValidateDeviceURLs(d DeviceURLs, selfHosts []string) error {
+	return ValidateDeviceURLsFor(d, selfHosts, nil)
+}
+
+// ValidateDeviceURLsFor is ValidateDeviceURLs with a tenant's extra
+// target schemes.
+func ValidateDeviceURLsFor(d DeviceURLs, selfHosts, schemes []string) error {
 	var fields []FieldError
 	for _, f := range []struct{ name, url string }{
 		{"device_urls.ios", d.IOS}, {"device_urls.android", d.Android}, {"device_urls.desktop", d.Desktop},
@@ -337,7 +350,7 @@ func ValidateDeviceURLs(d DeviceURLs, selfHosts []string) error {
 			continue
 		}
 		var e *Error
-		if errors.As(ValidateTargetURL(f.name, f.url, selfHosts), &e) {
+		if errors.As(ValidateTargetURLFor(f.name, f.url, selfHosts, schemes), &e) {
 			fields = append(fields, e.Fields...)
 		}
 	}

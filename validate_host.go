@@ -368,5 +368,10 @@ func TargetURLHost(raw string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("target url: %w", err)
 	}
+	if strings.EqualFold(u.Scheme, "mailto") {
+		// The address's domain: mail to a blocked host is refused as a
+		// link to it is. Other schemes without a host (tel:) have none.
+		return CanonicalHost(mailtoHost(u))
+	}
 	return CanonicalHost(u.Hostname())
 }

@@ -125,6 +125,16 @@ var table = map[string]Requirement{
 	"GET /api/v1/live":                          viewer,
 	"GET /api/v1/domains":                       viewer,
 	"GET /api/v1/domains/:host":                 viewer,
+	// Shared stats: an editor shares, a viewer sees what is shared; the
+	// page is anyone's who holds its URL (web/shares.go).
+	"POST /api/v1/links/:slug/shares":       editor,
+	"GET /api/v1/links/:slug/shares":        viewer,
+	"DELETE /api/v1/links/:slug/shares/:id": editor,
+	"POST /api/v1/tags/:name/shares":        editor,
+	"GET /api/v1/tags/:name/shares":         viewer,
+	"DELETE /api/v1/tags/:name/shares/:id":  editor,
+	"GET /share/:token":                     public,
+	"POST /share/:token":                    public,
 
 	// The tenant's machinery: alarms, webhooks (whose secrets a viewer
 	// must not read), tokens, the audit log.
@@ -146,6 +156,7 @@ var table = map[string]Requirement{
 	"PATCH /api/v1/users/:id":                    owner,
 	"DELETE /api/v1/users/:id":                   owner,
 	"POST /api/v1/domains":                       owner,
+	"PATCH /api/v1/tenant":                       owner, // its target schemes
 	"PATCH /api/v1/domains/:host":                owner,
 	"DELETE /api/v1/domains/:host":               owner,
 	"POST /api/v1/domains/:host/verify":          owner,

@@ -127,6 +127,23 @@ type Tenant struct {
 	MaxLinks          *int64 `json:"max_links"`
 	ClicksThisMonth   int64  `json:"clicks_this_month"`
 	MaxClicksPerMonth *int64 `json:"max_clicks_per_month"`
+	// TargetSchemes are the schemes the tenant's link targets may use
+	// besides http and https (mailto, tel, an app's).
+	TargetSchemes []string `json:"target_schemes"`
+}
+
+// SetTargetSchemes replaces the tenant's extra target schemes (PATCH
+// /api/v1/tenant, owners; nil or empty: none) and returns the tenant.
+func (c *Client) SetTargetSchemes(ctx context.Context, schemes []string) (Tenant, error) {
+	if schemes == nil {
+		schemes = []string{}
+	}
+	body := struct {
+		TargetSchemes []string `json:"target_schemes"`
+	}{schemes}
+	var out Tenant
+	err := c.call(ctx, request{method: http.MethodPatch, path: "/api/v1/tenant", body: body, want: http.StatusOK}, &out)
+	return out, err
 }
 
 // Tenant returns the token's tenant (GET /api/v1/tenant).

@@ -186,14 +186,16 @@ func describe(err error) string {
 	return msg
 }
 
-// Check checks every target of l (its url, fallback, device, rule and
-// variant URLs): broken at the first broken one, else ok.
+// Check checks every http(s) target of l (its url, fallback, device,
+// rule and variant URLs): broken at the first broken one, else ok.
 func (c *Checker) Check(ctx context.Context, l *linkforge.Link) linkforge.LinkHealth {
 	out := linkforge.LinkHealth{State: linkforge.HealthOK, CheckedAt: c.now().UTC()}
 	seen := map[string]bool{}
 	done := false
 	l.TargetURLs(func(_, raw string) {
-		if done || seen[raw] {
+		// A target of a tenant's extra scheme (mailto:, an app's) has no
+		// server to ask: it is not checked, and never broken.
+		if done || seen[raw] || !linkforge.IsWebURL(raw) {
 			return
 		}
 		seen[raw] = true

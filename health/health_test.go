@@ -85,6 +85,28 @@ func TestCheckTargets(t *testing.T) {
 	}
 }
 
+// TestSkipsOtherSchemes: a link's targets of a tenant's extra schemes
+// (mailto:, tel:, an app's) are not checked: the link is ok on its http
+// targets alone, with no request made for the others.
+func TestSkipsOtherSchemes(t *testing.T) {
+	base, methods, mu := receivers(t)
+	c := health.New(health.Config{AllowPrivate: true, PerHost: -1, Timeout: 500 * time.Millisecond})
+	l := linkforge.Link{URL: "mailto:sales@example.com", FallbackURL: "tel:+15551234",
+		DeviceURLs: linkforge.DeviceURLs{IOS: "myapp://open", Desktop: base + "/ok"}}
+	if h := c.Check(t.Context(), &l); h.State != linkforge.HealthOK || h.Status != 200 {
+		t.Errorf("link with other schemes and one http target: %+v, want ok 200", h)
+	}
+	only := linkforge.Link{URL: "myapp://open/item"}
+	if h := c.Check(t.Context(), &only); h.State != linkforge.HealthOK || h.Status != 0 {
+		t.Errorf("link with an app target alone: %+v, want ok without a status", h)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(*methods) != 1 {
+		t.Errorf("requests: %q, want the http target's HEAD alone", *methods)
+	}
+}
+
 // TestRefusesPrivateAddresses: without --webhook-allow-private, a target
 // on a loopback or private address, named or literal, is broken with a
 // refusal, and nothing is ever dialed.

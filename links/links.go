@@ -100,6 +100,10 @@ type Config struct {
 	// of SelfHosts: the public host and every verified domain, which
 	// change while the server runs.
 	SelfHostsOf func(ctx context.Context) []string
+	// SchemesOf returns a tenant's allowlist of extra target schemes
+	// (linkforge.ValidateTargetURLFor) at each create and update; nil:
+	// http and https only.
+	SchemesOf func(ctx context.Context, tenantID int64) ([]string, error)
 	// Targets is the operator's target blocklist: a create, update, bulk
 	// item or import line with a blocked target is refused
 	// (EBlockedTarget). nil: none.
@@ -147,6 +151,7 @@ type Service struct {
 	alarms    Rescheduler
 	selfHosts []string
 	selfOf    func(ctx context.Context) []string
+	schemesOf func(ctx context.Context, tenantID int64) ([]string, error)
 	shortBase string
 	targets   linkforge.TargetPolicy
 	threats   Threats
@@ -163,13 +168,21 @@ func (s *Service) self(ctx context.Context) []string {
 	return s.selfHosts
 }
 
+// schemes returns the tenant's extra target schemes.
+func (s *Service) schemes(ctx context.Context, tenantID int64) ([]string, error) {
+	if s.schemesOf == nil {
+		return nil, nil
+	}
+	return s.schemesOf(ctx, tenantID)
+}
+
 // New returns a Service on cfg.
 func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, fmt.Errorf("links: Config.Store is required")
 	}
 	return &Service{store: cfg.Store, hasher: cfg.Hasher, cache: cfg.Cache, peers: cfg.Peers,
-		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, selfOf: cfg.SelfHostsOf, shortBase: cfg.ShortBase,
+		publisher: cfg.Publisher, alarms: cfg.Alarms, selfHosts: cfg.SelfHosts, selfOf: cfg.SelfHostsOf, schemesOf: cfg.SchemesOf, shortBase: cfg.ShortBase,
 		baseOf: cfg.BaseOf, domain: cfg.Domain, targets: cfg.Targets, retention: cfg.Retention, threats: cfg.Threats}, nil
 }
 
@@ -192,7 +205,11 @@ func (s *Service) Create(ctx context.Context, nl NewLink) (linkforge.Link, error
 	l := nl.Link
 	// The entry points check the other fields as they read them; the
 	// routing fields are checked here, for every one of them.
-	if err := linkforge.InvalidFields(rules.ValidateRouting(&l, s.self(ctx))); err != nil {
+	schemes, err := s.schemes(ctx, l.TenantID)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("create link: %w", err)
+	}
+	if err := linkforge.InvalidFields(rules.ValidateRoutingFor(&l, s.self(ctx), schemes)); err != nil {
 		return linkforge.Link{}, fmt.Errorf("create link: %w", err)
 	}
 	if err := linkforge.CheckTargets(&l, s.targets); err != nil {
@@ -210,10 +227,7 @@ func (s *Service) Create(ctx context.Context, nl NewLink) (linkforge.Link, error
 		}
 		l.PasswordHash = h
 	}
-	var (
-		created linkforge.Link
-		err     error
-	)
+	var created linkforge.Link
 	if l.Slug != "" {
 		created, err = s.store.CreateLink(ctx, l)
 		if linkforge.ErrorCode(err) == linkforge.EConflict {
@@ -257,6 +271,10 @@ func (s *Service) Update(ctx context.Context, tenantID, domainID int64, slug str
 		}
 	}
 	self := s.self(ctx) // read before the transaction: it may load the host table
+	schemes, err := s.schemes(ctx, tenantID)
+	if err != nil {
+		return linkforge.Link{}, fmt.Errorf("update link: %w", err)
+	}
 	var kept map[string]bool
 	l, err := s.store.UpdateLink(ctx, tenantID, domainID, slug, func(l *linkforge.Link) error {
 		kept = linkforge.TargetURLSet(l) // before Apply, which may edit the shared routing
@@ -266,7 +284,7 @@ func (s *Service) Update(ctx context.Context, tenantID, domainID int64, slug str
 		if p.SetPassword {
 			l.PasswordHash = hash
 		}
-		if err := rules.Validate(l, self); err != nil {
+		if err := rules.ValidateFor(l, self, schemes); err != nil {
 			return err
 		}
 		return linkforge.CheckNewTargets(kept, l, s.targets)

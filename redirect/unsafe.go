@@ -52,7 +52,15 @@ func targetHost(e *linkcache.Entry) string {
 	if err != nil {
 		return ""
 	}
-	return u.Hostname()
+	if h := u.Hostname(); h != "" {
+		return h
+	}
+	// A tenant's extra scheme: a mailto: address's domain, else the
+	// scheme itself ("tel:"), so the page still says where it leads.
+	if h, err := linkforge.TargetURLHost(loc[0]); err == nil && h != "" {
+		return h
+	}
+	return u.Scheme + ":"
 }
 
 // warnUnsafe answers the interstitial of the unsafe link e: 200, never

@@ -35,14 +35,17 @@ type target struct {
 	// kept when the link forwards the request's query, which they come
 	// after: loc has them already.
 	utm []string
+	// other: not an http(s) URL (a tenant's extra scheme, mailto:), to
+	// which the request's query is never added.
+	other bool
 }
 
 // newTarget compiles the target raw of a link whose UTM parameters are utm:
 // its Location value holds them, built here once rather than per request.
 func newTarget(raw string, forward bool, utm linkforge.UTM) target {
 	pairs := linkforge.UTMQuery(raw, utm)
-	t := target{loc: []string{linkforge.RedirectLocation(linkforge.AppendQuery(raw, pairs))}, raw: raw}
-	if forward {
+	t := target{loc: []string{linkforge.RedirectLocation(linkforge.AppendQuery(raw, pairs))}, raw: raw, other: !linkforge.IsWebURL(raw)}
+	if forward && !t.other {
 		t.keys, t.keyMax = targetKeys(raw)
 		t.utm = pairs
 	}

@@ -70,7 +70,7 @@ func (r *Routes) Evaluate(req *Request) Decision {
 		return d
 	}
 	d.Variant = v
-	if r.forward && req.RawQuery != "" {
+	if r.forward && req.RawQuery != "" && !t.other {
 		d.Location = []string{forwardQuery(t, req.RawQuery)}
 	} else {
 		d.Location = t.loc

@@ -18,17 +18,29 @@ import (
 // EInvalid error naming every bad field ("rules[0].conditions[1].value",
 // "variants[2].weight", "og.image_url").
 func Validate(l *linkforge.Link, selfHosts []string) error {
+	return ValidateFor(l, selfHosts, nil)
+}
+
+// ValidateFor is Validate for a tenant whose allowlist of extra target
+// schemes is schemes (linkforge.ValidateTargetURLFor).
+func ValidateFor(l *linkforge.Link, selfHosts, schemes []string) error {
 	var fields []linkforge.FieldError
 	var e *linkforge.Error
-	if errors.As(linkforge.ValidateLink(l, selfHosts), &e) {
+	if errors.As(linkforge.ValidateLinkFor(l, selfHosts, schemes), &e) {
 		fields = append(fields, e.Fields...)
 	}
-	fields = append(fields, ValidateRouting(l, selfHosts)...)
+	fields = append(fields, ValidateRoutingFor(l, selfHosts, schemes)...)
 	return linkforge.InvalidFields(fields)
 }
 
 // ValidateRouting returns the field errors of l's routing fields alone.
 func ValidateRouting(l *linkforge.Link, selfHosts []string) []linkforge.FieldError {
+	return ValidateRoutingFor(l, selfHosts, nil)
+}
+
+// ValidateRoutingFor is ValidateRouting with a tenant's extra target
+// schemes.
+func ValidateRoutingFor(l *linkforge.Link, selfHosts, schemes []string) []linkforge.FieldError {
 	var fields []linkforge.FieldError
 	r := l.Routes()
 	add := func(field, format string, args ...any) {
@@ -36,7 +48,7 @@ func ValidateRouting(l *linkforge.Link, selfHosts []string) []linkforge.FieldErr
 	}
 	addURL := func(field, u string, self []string) {
 		var e *linkforge.Error
-		if errors.As(linkforge.ValidateTargetURL(field, u, self), &e) {
+		if errors.As(linkforge.ValidateTargetURLFor(field, u, self, schemes), &e) {
 			fields = append(fields, e.Fields...)
 		}
 	}

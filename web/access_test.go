@@ -70,6 +70,11 @@ var wantRole = map[string]linkforge.Role{
 	"operatorLinks": "operator", "blockLink": "operator", "unblockLink": "operator", "flagLinkUnsafe": "operator", "clearLinkUnsafe": "operator", "operatorAudit": "operator",
 	"operatorReports": "operator", "resolveReport": "operator", "checkLink": "editor",
 	"reportForm": "", "reportFormHead": "", "sendReportForm": "", "createReport": "",
+	// Shared stats (shares.go).
+	"createLinkShare": "editor", "listLinkShares": "viewer", "deleteLinkShare": "editor",
+	"createTagShare": "editor", "listTagShares": "viewer", "deleteTagShare": "editor",
+	"sharePage": "", "sharePageHead": "", "unlockSharePage": "",
+	"updateTenant":  "owner", // its target schemes (tenant.go)
 	"listBlocklist": "operator", "addBlocklistEntry": "operator", "deleteBlocklistEntry": "operator",
 	"listAllowlist": "operator", "addAllowlistEntry": "operator", "deleteAllowlistEntry": "operator",
 }

@@ -47,7 +47,8 @@ const axeRunJS = `axe.run(document, {resultTypes: ['violations'], rules: {'label
 
 // TestAxeEveryPage: axe-core in real Chromium finds no serious or critical
 // accessibility problem on any page, signed out (sign in, the dashboard's
-// token form, the password form, 404) and signed in as an owner (every
+// token form, the password form, 404, a shared stats page and its
+// password form) and signed in as an owner (every
 // dashboard page, with rows in its tables), in the light scheme on a
 // phone and the dark one on a desktop.
 func TestAxeEveryPage(t *testing.T) {
@@ -61,6 +62,12 @@ func TestAxeEveryPage(t *testing.T) {
 	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "locked", URL: "https://example.com/a", PasswordHash: hash})
 	e.mustCreate(owner, `{"slug":"spring","url":"https://example.com/spring","tags":["sale"]}`)
 	mustStatus(t, e.do(http.MethodPost, "/api/v1/webhooks", owner, `{"url":"http://127.0.0.1:9/hook","events":["link.created"]}`), http.StatusCreated)
+	r := e.do(http.MethodPost, "/api/v1/links/spring/shares", owner, `{}`)
+	mustStatus(t, r, http.StatusCreated)
+	sharePath := strings.TrimPrefix(mustJSON[shareBody](t, r).URL, publicURL)
+	r = e.do(http.MethodPost, "/api/v1/links/spring/shares", owner, `{"password":"pw"}`)
+	mustStatus(t, r, http.StatusCreated)
+	lockedSharePath := strings.TrimPrefix(mustJSON[shareBody](t, r).URL, publicURL)
 
 	check := func(ctx context.Context, what string) {
 		t.Helper()
@@ -84,7 +91,7 @@ func TestAxeEveryPage(t *testing.T) {
 				chromedp.Flag("blink-settings", "preferredColorScheme="+map[string]string{"light": "1", "dark": "0"}[scheme]))
 			ctx, cancel := context.WithTimeout(b.Ctx, 3*time.Minute)
 			defer cancel()
-			for _, path := range []string{"/login", "/dashboard", "/locked", "/no-such-link"} {
+			for _, path := range []string{"/login", "/dashboard", "/locked", "/no-such-link", sharePath, lockedSharePath} {
 				if err := chromedp.Do(ctx, chromedp.Navigate(e.url+path), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
 					t.Fatalf("%s: %v", path, err)
 				}

@@ -48,8 +48,12 @@ func (s *Server) createLinks(c echo.Context) error {
 		at    []int // batch[k] is the body's link at[k]
 	)
 	self := s.cache.LoopHosts(c.Request().Context())
+	schemes, err := s.store.TargetSchemes(c.Request().Context(), tenant)
+	if err != nil {
+		return fmt.Errorf("bulk create: %w", err)
+	}
 	for i, raw := range raws {
-		nl, err := decodeCreateLink(bytes.NewReader(raw), self)
+		nl, err := decodeCreateLinkFor(bytes.NewReader(raw), self, schemes)
 		if err != nil {
 			results[i] = s.bulkError(c, err)
 			continue

@@ -20,7 +20,7 @@ const fitJS = `(() => { const w = innerWidth; if (document.documentElement.scrol
   return 'scrollWidth ' + document.documentElement.scrollWidth + ' > ' + w + ': ' + wide.slice(0, 6).join(' ') })()`
 
 // TestEveryPageFitsTheWindow: in real Chromium, an owner signed in walks
-// every dashboard page at 1280×800 and 390×844 with rows in its tables
+// every dashboard page (and a tag's shared stats page) at 1280×800 and 390×844 with rows in its tables
 // (a link with a long target, a domain, a webhook with a long URL); no
 // page is wider than the window: tables become cards or scroll inside
 // their container.
@@ -30,6 +30,10 @@ func TestEveryPageFitsTheWindow(t *testing.T) {
 	e.mustCreate(owner, `{"slug":"a-fairly-long-slug-for-the-table","url":"`+long+`","tags":["a-rather-long-campaign-tag"]}`)
 	mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", owner, `{"host":"links.a-long-tenant-domain-name.example.com"}`), http.StatusCreated)
 	mustStatus(t, e.do(http.MethodPost, "/api/v1/webhooks", owner, `{"url":"http://127.0.0.1:9/`+strings.Repeat("a-long-receiver-path/", 6)+`","events":["link.created"]}`), http.StatusCreated)
+
+	r := e.do(http.MethodPost, "/api/v1/tags/a-rather-long-campaign-tag/shares", owner, `{}`)
+	mustStatus(t, r, http.StatusCreated)
+	sharePath := strings.TrimPrefix(mustJSON[shareBody](t, r).URL, publicURL)
 
 	p := signInAt(t, e)
 	p.wait("the dashboard", `location.pathname === '/dashboard' && document.body.dataset.auth === 'session'`)
@@ -45,6 +49,12 @@ func TestEveryPageFitsTheWindow(t *testing.T) {
 			if got := p.eval(fitJS); got != "fits" {
 				t.Errorf("%s at %d px: %s", path, size.w, got)
 			}
+		}
+		// The shared stats page (a visitor page, shares.go).
+		p.run("open the share page", chromedp.EmulateViewport(size.w, size.h), chromedp.Navigate(p.url+sharePath))
+		p.wait("the share page", `document.getElementById('share-total') !== null`)
+		if got := p.eval(fitJS); got != "fits" {
+			t.Errorf("the share page at %d px: %s", size.w, got)
 		}
 	}
 }

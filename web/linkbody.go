@@ -73,7 +73,7 @@ func (fe *fieldErrors) password(m member) (string, bool) {
 // deviceURLs reads the device_urls object: keys ios, android and desktop,
 // each a string or null (null or "": not set). With selfHosts the URLs are
 // validated here; a PATCH validates them with the merged link instead.
-func (fe *fieldErrors) deviceURLs(m member, selfHosts []string, validate bool) (linkforge.DeviceURLs, bool) {
+func (fe *fieldErrors) deviceURLs(m member, selfHosts, schemes []string, validate bool) (linkforge.DeviceURLs, bool) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(m.value, &raw); err != nil || raw == nil {
 		fe.add(m.name, `must be an object with the keys "ios", "android" and "desktop"`)
@@ -112,7 +112,7 @@ func (fe *fieldErrors) deviceURLs(m member, selfHosts []string, validate bool) (
 		}
 	}
 	if ok && validate {
-		if err := linkforge.ValidateDeviceURLs(d, selfHosts); err != nil {
+		if err := linkforge.ValidateDeviceURLsFor(d, selfHosts, schemes); err != nil {
 			fe.addErr(err)
 			ok = false
 		}
@@ -141,6 +141,12 @@ type newLink struct {
 // naming the fields, or ETooLarge when r is an exhausted
 // http.MaxBytesReader; or a wrapped read error.
 func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
+	return decodeCreateLinkFor(r, selfHosts, nil)
+}
+
+// decodeCreateLinkFor is decodeCreateLink for a tenant whose allowlist of
+// extra target schemes is schemes (linkforge.ValidateTargetURLFor).
+func decodeCreateLinkFor(r io.Reader, selfHosts, schemes []string) (newLink, error) {
 	members, err := readObject(r)
 	if err != nil {
 		return newLink{}, err
@@ -173,7 +179,7 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 			if isNull(m.value) {
 				fe.add("url", "is required")
 			} else if fe.str(m, &l.URL) {
-				if err := linkforge.ValidateTargetURL("url", l.URL, selfHosts); err != nil {
+				if err := linkforge.ValidateTargetURLFor("url", l.URL, selfHosts, schemes); err != nil {
 					fe.addErr(err)
 				}
 			}
@@ -183,7 +189,7 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 			l.MaxClicks, _ = fe.count(m)
 		case "fallback_url":
 			if fe.str(m, &l.FallbackURL) && l.FallbackURL != "" {
-				if err := linkforge.ValidateTargetURL("fallback_url", l.FallbackURL, selfHosts); err != nil {
+				if err := linkforge.ValidateTargetURLFor("fallback_url", l.FallbackURL, selfHosts, schemes); err != nil {
 					fe.addErr(err)
 				}
 			}
@@ -204,7 +210,7 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 		case "password":
 			pw, _ = fe.password(m)
 		case "device_urls":
-			l.DeviceURLs, _ = fe.deviceURLs(m, selfHosts, true)
+			l.DeviceURLs, _ = fe.deviceURLs(m, selfHosts, schemes, true)
 		case "domain":
 			if fe.str(m, &host) && host == "" {
 				fe.add("domain", "must be a host name; leave it out for the tenant's default domain")
@@ -218,7 +224,7 @@ func decodeCreateLink(r io.Reader, selfHosts []string) (newLink, error) {
 	if !hasURL {
 		fe.add("url", "is required")
 	}
-	fe.routingValues(&l, selfHosts)
+	fe.routingValues(&l, selfHosts, schemes)
 	if err := linkforge.InvalidFields(fe); err != nil {
 		return newLink{}, err
 	}
@@ -336,7 +342,7 @@ func decodePatchLink(r io.Reader) (linkPatch, error) {
 			p.setDevices = true
 			if !null {
 				// Checked with the merged link, like url.
-				p.devices, p.setDevices = fe.deviceURLs(m, nil, false)
+				p.devices, p.setDevices = fe.deviceURLs(m, nil, nil, false)
 			}
 		case "disabled":
 			if null {

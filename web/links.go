@@ -18,7 +18,11 @@ type linkJSON = links.JSON
 func (s *Server) linkJSON(l linkforge.Link) linkJSON { return links.RenderAt(l, s.linkBase(l)) }
 
 func (s *Server) createLink(c echo.Context) error {
-	nl, err := decodeCreateLink(c.Request().Body, s.cache.LoopHosts(c.Request().Context()))
+	schemes, err := s.store.TargetSchemes(c.Request().Context(), tenantID(c))
+	if err != nil {
+		return fmt.Errorf("create link: %w", err)
+	}
+	nl, err := decodeCreateLinkFor(c.Request().Body, s.cache.LoopHosts(c.Request().Context()), schemes)
 	if err != nil {
 		return err
 	}
@@ -169,7 +173,7 @@ func (s *Server) newLinkService(cfg Config) (*links.Service, error) {
 	c := links.Config{Store: cfg.Store, Hasher: s.passwords, Cache: s.cache,
 		Publisher:   links.NewFeed(cfg.LinkFeed, cfg.Store, s.addresses.Base, s.logger),
 		SelfHostsOf: s.cache.LoopHosts, ShortBase: s.shortBase, BaseOf: s.addresses.Base, Domain: s.domains.ResolveID,
-		Targets: cfg.Targets}
+		Targets: cfg.Targets, SchemesOf: cfg.Store.TargetSchemes}
 	// A nil interface of web's stays a nil one of links': nobody to tell.
 	if cfg.Peers != nil {
 		c.Peers = cfg.Peers

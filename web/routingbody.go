@@ -27,13 +27,13 @@ func (fe *fieldErrors) routing(m member, l *linkforge.Link) bool {
 
 // routingValues checks the routing values of a new link, once their types
 // were right.
-func (fe *fieldErrors) routingValues(l *linkforge.Link, selfHosts []string) {
+func (fe *fieldErrors) routingValues(l *linkforge.Link, selfHosts, schemes []string) {
 	for _, f := range *fe {
 		if rules.IsField(strings.SplitN(f.Field, "[", 2)[0]) {
 			return // its shape is wrong already
 		}
 	}
-	*fe = append(*fe, rules.ValidateRouting(l, selfHosts)...)
+	*fe = append(*fe, rules.ValidateRoutingFor(l, selfHosts, schemes)...)
 }
 
 // decodeRouting type-checks the routing member m of a PATCH and keeps it

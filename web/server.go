@@ -459,6 +459,8 @@ func (s *Server) initServices(cfg Config) error {
 func (s *Server) initLimiters(cfg Config) error {
 	s.limits.logins = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	s.limits.reports = password.NewLimiter(reportsPerClient, reportsWindow, password.DefaultLimiterSize)
+	s.limits.shareViews = password.NewLimiter(shareViewsPerClient, shareViewsWindow, password.DefaultLimiterSize)
+	s.limits.shareGuesses = password.NewLimiter(password.DefaultMaxFailures, password.DefaultWindow, password.DefaultLimiterSize)
 	limit, burst := cfg.RateLimit, cfg.RateBurst
 	switch {
 	case limit == 0:
@@ -650,6 +652,7 @@ func (s *Server) apiRouteTable(r *router) {
 	s.qrRouteTable(r) // qrsettings.go
 	// Tenant quotas (tenant.go).
 	r.add(http.MethodGet, pathTenant, false, s.getTenant, api(http.MethodGet, pathTenant)...)
+	r.add(http.MethodPatch, pathTenant, true, s.patchTenant, withBody(http.MethodPatch, pathTenant)...)
 	// Tokens and the caller (tokens.go).
 	r.add(http.MethodPost, pathTokens, true, s.createToken, withBody(http.MethodPost, pathTokens)...)
 	r.add(http.MethodGet, pathTokens, false, s.listTokens, api(http.MethodGet, pathTokens)...)
@@ -668,6 +671,7 @@ func (s *Server) apiRouteTable(r *router) {
 	// The live feed has its own per-token limit: see liveRateLimit.
 	r.add(http.MethodGet, pathLive, false, s.serveLive, s.liveGate, s.authenticate, s.liveRateLimit, allowQuery(apiQuery[http.MethodGet+" "+pathLive]))
 	s.operatorRouteTable(r) // operator.go
+	s.sharesRouteTable(r)   // shares.go
 }
 
 // router registers the Server's routes on its echo instance.
@@ -699,6 +703,10 @@ type clientLimits struct {
 	logins *password.Limiter
 	// reports limits abuse reports per client address (reports.go).
 	reports *password.Limiter
+	// shareViews limits the share pages' views per client address,
+	// shareGuesses their password guesses per share and address
+	// (shares.go).
+	shareViews, shareGuesses *password.Limiter
 }
 
 // add registers one route. Routes that take no body answer without
@@ -784,6 +792,10 @@ var apiQuery = map[string][]string{
 	http.MethodPatch + " " + pathLink:       {"domain"},
 	http.MethodDelete + " " + pathLink:      {"domain"},
 	http.MethodDelete + " " + pathLinkAlias: {"domain"},
+	// Shares of a link's stats (shares.go).
+	http.MethodPost + " " + pathLinkShares:  {"domain"},
+	http.MethodGet + " " + pathLinkShares:   {"domain"},
+	http.MethodDelete + " " + pathLinkShare: {"domain"},
 	http.MethodGet + " " + pathStats:        {"from", "to", "interval"},
 	http.MethodGet + " " + pathAlarms:       {"state", "limit"},
 	// webhooks.go

@@ -32,9 +32,11 @@ type Store interface {
 	// The rest the handlers call themselves. Links (links.go, listing).
 	TenantLink(ctx context.Context, tenantID, domainID int64, slug string) (linkforge.Link, error)
 	linkforge.LinkLister
-	linkforge.TagStore   // renaming and deleting tags (tags.go)
-	linkforge.UTMStore   // UTM templates and the campaigns report (utm.go)
-	linkforge.LinkFinder // find_if_exists (links.go)
+	linkforge.TagStore          // renaming and deleting tags (tags.go)
+	linkforge.UTMStore          // UTM templates and the campaigns report (utm.go)
+	linkforge.LinkFinder        // find_if_exists (links.go)
+	linkforge.ShareStore        // shared stats pages (shares.go)
+	linkforge.TargetSchemeStore // a tenant's extra target schemes (tenant.go)
 	LinkAliases(ctx context.Context, linkID int64) ([]string, error)
 
 	DomainByID(ctx context.Context, id int64) (linkforge.Domain, error) // domains.go

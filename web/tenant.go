@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -53,5 +54,58 @@ func (s *Server) getTenant(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("tenant usage: %w", err)
 	}
-	return c.JSON(http.StatusOK, TenantJSON(u))
+	schemes, err := s.store.TargetSchemes(ctx, tenantID(c))
+	if err != nil {
+		return fmt.Errorf("tenant: %w", err)
+	}
+	if schemes == nil {
+		schemes = []string{}
+	}
+	return c.JSON(http.StatusOK, tenantSettingsJSON{tenantJSON: TenantJSON(u).(tenantJSON), TargetSchemes: schemes})
+}
+
+// tenantSettingsJSON is GET /api/v1/tenant's answer: the usage and the
+// tenant's settings.
+type tenantSettingsJSON struct {
+	tenantJSON
+	// TargetSchemes are the schemes its links may use besides http and
+	// https (linkforge.ValidateTargetURLFor).
+	TargetSchemes []string `json:"target_schemes"`
+}
+
+// patchTenant answers PATCH /api/v1/tenant {"target_schemes": [...]}: the
+// owner replaces the tenant's allowlist of extra target schemes (audited),
+// and gets GET's answer. Links already made keep their targets.
+func (s *Server) patchTenant(c echo.Context) error {
+	members, err := readObject(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	var (
+		fe      fieldErrors
+		schemes []string
+		set     bool
+	)
+	for _, m := range members {
+		if m.name != "target_schemes" {
+			fe.add(fieldName(m.name), `unknown field; the body is {"target_schemes"}`)
+			continue
+		}
+		set = true
+		if err := json.Unmarshal(m.value, &schemes); err != nil || isNull(m.value) {
+			fe.add("target_schemes", `must be an array of schemes, such as ["mailto","tel"] ([] for none)`)
+			continue
+		}
+		fe.addErr(linkforge.ValidateTargetSchemes(schemes))
+	}
+	if !set && len(fe) == 0 {
+		fe.add("target_schemes", "is required")
+	}
+	if err := linkforge.InvalidFields(fe); err != nil {
+		return err
+	}
+	if err := s.store.SetTargetSchemes(c.Request().Context(), tenantID(c), schemes); err != nil {
+		return fmt.Errorf("patch tenant: %w", err)
+	}
+	return s.getTenant(c)
 }

@@ -256,6 +256,8 @@ var commands = []*command{
 	{name: "link stats", synopsis: "linkforge link stats SLUG [--from T] [--to T] [--interval minute|hour|day [--empty] | --by DIMENSION [--limit N]] [--json]", summary: "print a link's clicks over time (the intervals with clicks; --empty: all), or by country, referrer, device, browser, os, utm_source, variant or source", flags: linkFlags, extra: linkExtra("stats"), nargs: 1},
 	{name: "link rename", synopsis: "linkforge link rename SLUG NEW [--json]", summary: "rename a link; the old slug keeps redirecting to it (an alias); prints it", flags: linkFlags, extra: linkExtra("rename"), nargs: 2},
 	{name: "link qr", synopsis: "linkforge link qr SLUG --out FILE [--format png|svg] [--size PIXELS] [--fg COLOUR] [--bg COLOUR] [--ec L|M|Q|H] [--margin N] [--domain HOST]", summary: "write the link's QR code (its short URL with ?qr=1) to FILE (-: stdout); unset options follow the QR defaults", flags: linkFlags, extra: qrExtra("image"), nargs: 1},
+	{name: "link share", synopsis: "linkforge link share SLUG [--expires TIME] [--password P] [--json]", summary: "share a link's stats on a read-only page; prints its URL (shown this once)", flags: linkFlags, extra: linkExtra("share"), nargs: 1},
+	{name: "tag share", synopsis: "linkforge tag share TAG [--expires TIME] [--password P] [--json]", summary: "share the stats of the links carrying a tag, summed, on a read-only page; prints its URL", flags: linkFlags, extra: linkExtra("share"), nargs: 1},
 	{name: "tag rename", synopsis: "linkforge tag rename TAG NEW [--json]", summary: "rename a tag on every link carrying it (merging it into NEW where a link has both)", flags: linkFlags, extra: linkExtra("tag"), nargs: 2},
 	{name: "tag delete", synopsis: "linkforge tag delete TAG [--json]", summary: "remove a tag from every link carrying it", flags: linkFlags, extra: linkExtra("tag"), nargs: 1},
 	{name: "qr logo set", synopsis: "linkforge qr logo set FILE [--domain HOST] [--json]", summary: "set the tenant's (or the domain's) QR logo: PNG or SVG, at most 256 KiB", flags: linkFlags, extra: qrExtra("logo"), nargs: 1},
@@ -277,6 +279,7 @@ var commands = []*command{
 	{name: "domain remove", synopsis: "linkforge domain remove --tenant NAME HOST",
 		summary: "remove a domain; refused while links are on it",
 		flags:   []flagSpec{tenantFlag}, nargs: 1},
+	{name: "tenant schemes set", synopsis: "linkforge tenant schemes set SCHEME[,SCHEME]...|none [--json]", summary: "set the extra schemes the token's tenant's link targets may use besides http(s) (mailto,tel,myapp; none: only http(s)); owners; prints them", flags: linkFlags, extra: linkExtra("tenant"), nargs: 1},
 	{name: "tenant quota", synopsis: "linkforge tenant quota --tenant NAME [--max-links N|none] [--max-clicks-per-month N|none]",
 		summary: "set the tenant's quotas (one given leaves the other), then print its usage as JSON (no limit flag: just print it)",
 		flags:   []flagSpec{tenantFlag, maxLinksFlag, maxClicksFlag}},
@@ -349,6 +352,9 @@ func init() {
 		"utm-template add":    (*app).utmTemplateAdd,
 		"utm-template delete": (*app).utmTemplateDelete,
 		"stats campaigns":     (*app).statsCampaigns,
+		"link share":          (*app).linkShare,
+		"tag share":           (*app).tagShare,
+		"tenant schemes set":  (*app).tenantSchemesSet,
 		"version":             (*app).version,
 	}
 	for _, c := range commands {

@@ -56,6 +56,8 @@ type linkOptions struct {
 	limit int
 	// link qr, qr logo, qr defaults (qrcmd.go)
 	qr qrOptions
+	// link share, tag share
+	share client.NewShare
 }
 
 // linkFieldFlags are the flags of a link's fields (create, update).
@@ -147,6 +149,9 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 				str[f.name] = fs.String(f.name, "", f.usage)
 			}
 			empty = fs.Bool("empty", false, "also print the intervals without clicks")
+		case "share":
+			str["expires"] = fs.String("expires", "", "when the page starts answering 410: an RFC 3339 time, a date (midnight UTC) or a duration from now (720h); not given: never")
+			str["password"] = fs.String("password", "", "the password the page asks for; not given: none")
 		}
 
 		return func(inv *invocation, value func(flagSpec) (string, string)) error {
@@ -191,6 +196,8 @@ func linkExtra(action string) func(fs *pflag.FlagSet) func(*invocation, func(fla
 				return checkListFlags(inv, get, list(tags))
 			case "stats":
 				return checkStatsFlags(inv, get)
+			case "share":
+				return checkShareFlags(inv, get)
 			}
 			return nil
 		}
@@ -274,6 +281,21 @@ func checkStatsFlags(inv *invocation, get func(string) string) error {
 	}
 	o.limit, err = o.intFlag(name, "limit", get("limit"), 1)
 	return err
+}
+
+// checkShareFlags reads --expires and --password of link share and tag
+// share.
+func checkShareFlags(inv *invocation, get func(string) string) error {
+	o := &inv.link
+	o.share.Password = get("password")
+	if o.set["expires"] {
+		t, err := parseCLITime(inv.cmd.name, "expires", get("expires"), time.Now(), true)
+		if err != nil {
+			return err
+		}
+		o.share.ExpiresAt = &t
+	}
+	return nil
 }
 
 // checkLinkFields reads the field flags of create and update.

@@ -64,6 +64,46 @@ func TestTagCommands(t *testing.T) {
 	runLink(t, env, exitUsage, "tag", "rename", "only-one")
 }
 
+// TestShareCommands: link share prints the page's URL alone, tag share
+// --json the share with its expiry and password flag; a bad --expires is
+// a usage error.
+func TestShareCommands(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/s", "--slug", "s", "--tag", "spring")
+	out, _ := runLink(t, env, exitOK, "link", "share", "s")
+	if !strings.HasPrefix(out, "http://lf.test/share/") || len(out) != len("http://lf.test/share/")+43+1 {
+		t.Errorf("link share: %q, want the page's URL on one line", out)
+	}
+	out, _ = runLink(t, env, exitOK, "tag", "share", "spring", "--expires", "2099-01-02T03:04:05Z", "--password", "pw", "--json")
+	if sh := mustJSONOut[client.Share](t, out); sh.Tag != "spring" || !sh.HasPassword || sh.ExpiresAt == nil ||
+		sh.ExpiresAt.Format(time.RFC3339) != "2099-01-02T03:04:05Z" || sh.URL == "" {
+		t.Errorf("tag share --json: %+v", sh)
+	}
+	runLink(t, env, exitUsage, "link", "share", "s", "--expires", "soon")
+}
+
+// TestTenantSchemesSet: tenant schemes set lets link create use the
+// schemes listed, none clears the list; javascript is the API's 400.
+func TestTenantSchemesSet(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	runLink(t, env, exitFailure, "link", "create", "--url", "mailto:a@example.com")
+	out, _ := runLink(t, env, exitOK, "tenant", "schemes", "set", "mailto,tel")
+	if out != "tenant acme: link targets may also use mailto, tel\n" {
+		t.Errorf("tenant schemes set: %q", out)
+	}
+	runLink(t, env, exitOK, "link", "create", "--url", "mailto:a@example.com", "--slug", "m")
+	_, errOut := runLink(t, env, exitFailure, "tenant", "schemes", "set", "javascript")
+	if !strings.Contains(errOut, "target_schemes[0]") {
+		t.Errorf("javascript: stderr %q", errOut)
+	}
+	out, _ = runLink(t, env, exitOK, "tenant", "schemes", "set", "none", "--json")
+	if tn := mustJSONOut[client.Tenant](t, out); tn.Name != "acme" || len(tn.TargetSchemes) != 0 {
+		t.Errorf("none --json: %+v", tn)
+	}
+}
+
 // TestLinkCreateFindIfExists: link create --find-if-exists prints the
 // existing link, and says on stderr that it created none.
 func TestLinkCreateFindIfExists(t *testing.T) {

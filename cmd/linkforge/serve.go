@@ -655,7 +655,7 @@ func (a *app) newWebServer(st store, counter *linkcounter.Counter, hub *dashboar
 	}
 	lc := links.Config{Store: st, Hasher: sh.passwords, Cache: sh.cache, Publisher: sh.feed, Alarms: sched,
 		SelfHostsOf: sh.cache.LoopHosts, ShortBase: links.ShortBase(a.cfg.PublicURL), BaseOf: sh.addresses.Base,
-		Domain: domains.ResolveID, Targets: targets,
+		Domain: domains.ResolveID, Targets: targets, SchemesOf: st.TargetSchemes,
 		Retention: links.Retention{Minutes: a.cfg.Retention.Minutes, Hours: a.cfg.Retention.Hours}}
 	if sh.checker != nil && sh.checker.DNS != nil {
 		lc.Threats = sh.checker

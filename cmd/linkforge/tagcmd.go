@@ -1,9 +1,15 @@
 package main
 
-// The tag commands (linkforge tag rename|delete) and link rename: clients
+// The tag commands (linkforge tag rename|delete|share), link rename, link
+// share and tenant schemes set: clients
 // of a running server's admin API, as the link commands.
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/linkforge/linkforge/client"
+)
 
 func (a *app) tagRename(inv invocation) int {
 	tc, err := inv.link.client.RenameTag(a.ctx, inv.args[0], inv.args[1])
@@ -34,4 +40,51 @@ func (a *app) linkRename(inv invocation) int {
 		return a.apiFailed("cannot rename link", err)
 	}
 	return a.printLink(inv, l)
+}
+
+func (a *app) linkShare(inv invocation) int {
+	sh, err := inv.link.client.CreateLinkShare(a.ctx, inv.args[0], inv.link.share)
+	return a.printShare(inv, sh, err)
+}
+
+func (a *app) tagShare(inv invocation) int {
+	sh, err := inv.link.client.CreateTagShare(a.ctx, inv.args[0], inv.link.share)
+	return a.printShare(inv, sh, err)
+}
+
+// printShare prints a share made: its URL alone (one line, for scripts),
+// or the API's JSON.
+func (a *app) printShare(inv invocation, sh client.Share, err error) int {
+	if err != nil {
+		return a.apiFailed("cannot share", err)
+	}
+	if inv.link.json {
+		return a.printJSON(sh)
+	}
+	fmt.Fprintln(a.stdout, sh.URL)
+	return exitOK
+}
+
+// tenantSchemesSet sets the token's tenant's extra target schemes: a
+// comma-separated list, or none.
+func (a *app) tenantSchemesSet(inv invocation) int {
+	var schemes []string
+	if arg := strings.TrimSpace(inv.args[0]); arg != "none" && arg != "" {
+		for _, s := range strings.Split(arg, ",") {
+			schemes = append(schemes, strings.TrimSpace(s))
+		}
+	}
+	t, err := inv.link.client.SetTargetSchemes(a.ctx, schemes)
+	if err != nil {
+		return a.apiFailed("cannot set target schemes", err)
+	}
+	if inv.link.json {
+		return a.printJSON(t)
+	}
+	if len(t.TargetSchemes) == 0 {
+		fmt.Fprintf(a.stdout, "tenant %s: link targets use http and https only\n", t.Name)
+		return exitOK
+	}
+	fmt.Fprintf(a.stdout, "tenant %s: link targets may also use %s\n", t.Name, strings.Join(t.TargetSchemes, ", "))
+	return exitOK
 }

@@ -98,6 +98,9 @@ func Run(t *testing.T, open func(t *testing.T) linkforge.Store) {
 		{"DomainQuota", testDomainQuota}, // domainlimits.go
 		{"DomainByID", testDomainByID},
 		{"DomainDocuments", testDomainDocuments}, // deeplinks.go
+		{"Shares", testShares},                   // shares.go
+		{"ShareQuota", testShareQuota},
+		{"TargetSchemes", testTargetSchemes}, // schemes.go
 		// retention.go
 		{"Retention", testRetention},
 		{"RetentionTraffic", testRetentionTraffic},

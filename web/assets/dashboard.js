@@ -1864,6 +1864,7 @@
     const form = $('edit-form');
     if (form.dataset.slug !== l.slug || (form.dataset.updated !== l.updated && !state.editDirty)) fillEdit(l);
     if (state.qr.slug !== l.slug) loadQR(l.slug);
+    if ($('share-stats-out').dataset.slug !== l.slug) resetShareStats(l.slug);
   }
 
   // fillEdit writes the link's values into the edit form.
@@ -2078,6 +2079,40 @@
     try { ok = document.execCommand('copy'); } catch (err) { ok = false; }
     ta.remove();
     return ok;
+  }
+
+  // resetShareStats forgets the stats page made for another link.
+  function resetShareStats(slug) {
+    const out = $('share-stats-out');
+    out.dataset.slug = slug;
+    out.hidden = true;
+    $('share-stats-url').textContent = '';
+    $('share-stats-status').textContent = 'A read-only page of this link\'s stats, for anyone holding its URL.';
+  }
+
+  // onShareStats makes a stats page of the link (POST .../shares) and
+  // shows its URL, which the server shows this once.
+  async function onShareStats() {
+    const slug = state.view.slug;
+    if (!slug) return;
+    const status = $('share-stats-status');
+    status.textContent = 'Creating the stats page…';
+    try {
+      const dp = domainParam(slug);
+      const sh = await api('POST', `/api/v1/links/${encodeURIComponent(slug)}/shares${dp ? '?' + dp.slice(1) : ''}`, {});
+      if (state.view.slug !== slug) return;
+      $('share-stats-url').textContent = sh.url;
+      $('share-stats-out').dataset.slug = slug;
+      $('share-stats-out').hidden = false;
+      status.textContent = 'Anyone with this URL sees the stats (never the target). Copy it now: it is not shown again.';
+    } catch (err) {
+      status.textContent = 'Could not share the stats: ' + err.message;
+    }
+  }
+
+  async function onShareStatsCopy() {
+    const status = $('share-stats-status');
+    status.textContent = (await copyText($('share-stats-url').textContent)) ? 'Copied.' : 'Select the URL and copy it.';
   }
 
   async function onCopy(status) {
@@ -2346,6 +2381,8 @@
       for (const x of $('link-nav').querySelectorAll('button')) x.setAttribute('aria-current', String(x === b));
       $(parts[b.dataset.goto]).scrollIntoView({ block: 'start', behavior: 'smooth' });
     });
+    $('share-stats').addEventListener('click', onShareStats);
+    $('share-stats-copy').addEventListener('click', onShareStatsCopy);
     $('qr-png').addEventListener('click', () => onQRDownload('png'));
     $('qr-svg').addEventListener('click', () => onQRDownload('svg'));
     $('qr-fg').addEventListener('input', onQRStyle);

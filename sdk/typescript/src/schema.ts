@@ -968,7 +968,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The tenant's quotas and usage
+         * The tenant's quotas, usage and settings
          * @description The token's tenant: its link count against max_links and its clicks this UTC month against max_clicks_per_month (null: no limit). Set the quotas with `linkforge tenant quota --tenant NAME [--max-links N|none] [--max-clicks-per-month N|none]`.
          */
         get: operations["getTenant"];
@@ -977,7 +977,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the tenant's settings
+         * @description Sets `target_schemes`, the extra schemes its links' targets may use (url, fallback_url, device, rule and variant URLs). Audited (`tenant.target_schemes`). Links made before keep their targets when a scheme leaves the list; new ones are refused with the `url` field error they got before. Answers as GET.
+         */
+        patch: operations["updateTenant"];
         trace?: never;
     };
     "/api/v1/webhooks": {
@@ -2143,6 +2147,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/links/{slug}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a link's shares
+         * @description Oldest first, without their URLs.
+         */
+        get: operations["listLinkShares"];
+        put?: never;
+        /**
+         * Share a link's stats
+         * @description Makes a read-only stats page of the link at an unguessable URL, optionally with a password and an expiry: the totals (human and automated), a chart of the days and the breakdowns, never a target URL. The page is `noindex`, not counted as a click, and limited per client address. Audited (`share.create`). At most 50 shares per link or tag (403 quota_exceeded).
+         */
+        post: operations["createLinkShare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/links/{slug}/shares/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a share
+         * @description Its page answers 404 from then on. Audited (`share.delete`).
+         */
+        delete: operations["deleteLinkShare"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tags/{name}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a tag's shares
+         * @description Oldest first, without their URLs.
+         */
+        get: operations["listTagShares"];
+        put?: never;
+        /**
+         * Share a tag's stats
+         * @description Makes a read-only stats page of the links carrying the tag (their sum) at an unguessable URL, optionally with a password and an expiry: the totals (human and automated), a chart of the days and the breakdowns, never a target URL. The page is `noindex`, not counted as a click, and limited per client address. Audited (`share.create`). At most 50 shares per link or tag (403 quota_exceeded).
+         */
+        post: operations["createTagShare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tags/{name}/shares/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a share
+         * @description Its page answers 404 from then on. Audited (`share.delete`).
+         */
+        delete: operations["deleteTagShare"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/share/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The share's token, as its URL holds it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A shared stats page
+         * @description A visitor page (styled as the others, no script, `noindex` in a meta element and X-Robots-Tag, `Cache-Control: no-store`): the share's totals, a bar per day and the breakdowns by country, referrer, device and browser; a tag's share sums its links (up to 500). It never names a target URL, and is never counted as a click. 30 views per minute per client address.
+         */
+        get: operations["sharePage"];
+        put?: never;
+        /**
+         * Send a shared stats page's password
+         * @description The password form of a share with a password (and its range form, which sends the password again): the stats, or the form again. Wrong passwords are limited per share and client address (10 a minute), as a link's.
+         */
+        post: operations["unlockSharePage"];
+        delete?: never;
+        options?: never;
+        /** HEAD of a shared stats page */
+        head: operations["sharePageHead"];
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2154,7 +2284,7 @@ export interface components {
         Slug: string;
         /**
          * Format: uri
-         * @description Absolute http or https URL with a host; no userinfo, no whitespace or control characters, not on this server's own host (redirect loop).
+         * @description Absolute http or https URL with a host; no userinfo, no whitespace or control characters, not on this server's own host (redirect loop). Or a URL of one of the tenant's `target_schemes` (mailto:, tel:, myapp://...): well-formed, no whitespace or control characters, redirected to as is; never javascript:, data:, file:, vbscript: or blob:.
          * @example https://example.com/page
          */
         TargetURL: string;
@@ -2616,6 +2746,8 @@ export interface components {
             clicks_this_month: number;
             /** @description Reported, never enforced on redirects: over it, links still redirect and count; the gauge linkforge_tenant_over_quota counts the tenants over theirs. */
             max_clicks_per_month: number | null;
+            /** @description The schemes the tenant's link targets may use besides http and https (PATCH /api/v1/tenant). A target of one is redirected to as is: no forwarded query, no health check; the blocklist applies to a mailto: address's domain and to an app URL's host. */
+            target_schemes?: string[];
         };
         /**
          * @description An event type. Every event's data names its link by slug ("slug" or "link"), "domain" (the host it lives on) and "short_url", as the link's body says them: one slug can live on the public host and on a tenant's domains. link.clicks: one per link per flush, data {"link":"slug","domain","short_url","buckets":[{"start","count"}],"total":N} with absolute counts summed over nodes (upsert them); link.* others: data is the link (slug, domain, short_url, url, title, tags, expires_at, max_clicks, created_at, updated_at); link.limit_reached: {"link","domain","short_url","max_clicks","total"}, once per link; alarm.dead: {"alarm_id","alarm","link","domain","short_url","attempts","error"}. link.disabled (the tenant disabled the link) and link.blocked (the operator blocked it) and link.unsafe (a check or the operator flagged its target): data is the link, as for link.updated, which comes with them. link.broken: a health check found a target of the link broken (data is the link, with its `health`); once per turn from ok or unchecked.
@@ -3054,6 +3186,44 @@ export interface components {
                 links: number;
                 clicks: number;
             }[];
+        };
+        /** @description A shared stats page. The store keeps only the hash of its URL's token, so `url` is in the create's answer alone. */
+        Share: {
+            /** @description The token's first 10 characters: names the share in the API. */
+            id: string;
+            /**
+             * Format: uri
+             * @description The page: `/share/{token}` on the public URL, the token 43 URL-safe characters (256 random bits). Only in the create's answer.
+             */
+            url?: string;
+            /** @description The link shared (a link's share). */
+            slug?: string;
+            /** @description The tag shared (a tag's share). */
+            tag?: string;
+            /**
+             * Format: date-time
+             * @description From then on the page answers 410; null: never.
+             */
+            expires_at: string | null;
+            has_password: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ShareCreate: {
+            /**
+             * Format: date-time
+             * @description In the future; null or absent: never expires.
+             */
+            expires_at?: string | null;
+            /** @description The page asks for it (hashed with argon2id, as link passwords). */
+            password?: string | null;
+        };
+        ShareList: {
+            shares: components["schemas"]["Share"][];
+        };
+        TenantSettings: {
+            /** @description Replaces the list ([]: none). Lowercase RFC 3986 schemes, distinct, not http or https; javascript, data, file, vbscript, blob (and about, filesystem, view-source) are refused. */
+            target_schemes: string[];
         };
     };
     responses: {
@@ -5781,7 +5951,10 @@ export interface operations {
                      *       "links": 20,
                      *       "max_links": 20,
                      *       "clicks_this_month": 1234,
-                     *       "max_clicks_per_month": null
+                     *       "max_clicks_per_month": null,
+                     *       "target_schemes": [
+                     *         "mailto"
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["Tenant"];
@@ -5789,6 +5962,47 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_schemes": [
+                 *         "mailto",
+                 *         "tel",
+                 *         "myapp"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["TenantSettings"];
+            };
+        };
+        responses: {
+            /** @description The tenant. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tenant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -8498,6 +8712,384 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    listLinkShares: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shares. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createLinkShare: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareCreate"];
+            };
+        };
+        responses: {
+            /** @description The share, with its URL (shown this once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Share"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrQuota"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteLinkShare: {
+        parameters: {
+            query?: {
+                /** @description The host of the link's domain, as Shlink's domain parameter: a link on another domain than the tenant's default is addressed with it. Without it, the tenant's default domain (else the public URL's host); the public URL's host names the links on it. */
+                domain?: components["parameters"]["domain"];
+            };
+            header?: never;
+            path: {
+                slug: components["parameters"]["slug"];
+                /** @description The share's `id`: the first characters of its URL's token. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listTagShares: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shares. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createTagShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareCreate"];
+            };
+        };
+        responses: {
+            /** @description The share, with its URL (shown this once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Share"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrQuota"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteTagShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tag, as GET /api/v1/tags lists it (normalized as a link's tags are), escaped as a path segment. */
+                name: string;
+                /** @description The share's `id`: the first characters of its URL's token. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    sharePage: {
+        parameters: {
+            query?: {
+                /** @description The range: the last 7, 30 (default) or 90 UTC days. */
+                days?: 7 | 30 | 90;
+            };
+            header?: never;
+            path: {
+                /** @description The share's token, as its URL holds it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stats. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The share has a password: the password form. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such share (or deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The share has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many views from this address; Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    unlockSharePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The share's token, as its URL holds it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    password: string;
+                    /** @enum {string} */
+                    days?: "7" | "30" | "90";
+                };
+            };
+        };
+        responses: {
+            /** @description The stats. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Wrong password: the form again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such share. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The share has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Too many views or wrong passwords from this address. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    sharePageHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The share's token, as its URL holds it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As GET, without the body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET: a password is needed. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET: no such share. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET: expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET: too many views from this address. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -168,6 +168,22 @@ func (w *Write) TagDeleted(ctx context.Context, tx Driver, tenantID int64, tag s
 	return w.audit(ctx, tx, tenantID, linkforge.AuditTagDelete, tag, at)
 }
 
+// TargetSchemesSet is the audit event of a tenant's allowlist of extra
+// target schemes replaced (list: space-separated).
+func (w *Write) TargetSchemesSet(ctx context.Context, tx Driver, tenantID int64, list string, at time.Time) error {
+	return w.audit(ctx, tx, tenantID, linkforge.AuditTenantSchemes, list, at)
+}
+
+// ShareCreated is the audit event of a share of stats made.
+func (w *Write) ShareCreated(ctx context.Context, tx Driver, sh linkforge.Share) error {
+	return w.audit(ctx, tx, sh.TenantID, linkforge.AuditShareCreate, linkforge.ShareAuditTarget(sh.Slug, sh.Tag, sh.Prefix), sh.CreatedAt)
+}
+
+// ShareDeleted is the audit event of a share of stats deleted.
+func (w *Write) ShareDeleted(ctx context.Context, tx Driver, tenantID int64, slug, tag, prefix string, at time.Time) error {
+	return w.audit(ctx, tx, tenantID, linkforge.AuditShareDelete, linkforge.ShareAuditTarget(slug, tag, prefix), at)
+}
+
 // LinksImported is an import's one audit event, whatever its size (an
 // import of a million links is one write), and no link events.
 func (w *Write) LinksImported(ctx context.Context, tx Driver, tenantID int64, n int, at time.Time) error {
