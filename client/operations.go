@@ -78,6 +78,14 @@ var Operations = []Operation{
 	{"POST", "/api/v1/webhooks/deliveries/{id}/retry", "RetryDelivery"},
 	{"POST", "/api/v1/webhooks/{id}/test", "TestWebhook"},
 	{"GET", "/api/v1/tenant", "Tenant"},
+	{"PATCH", "/api/v1/tenant", "SetTargetSchemes"},
+	// shares.go
+	{"POST", "/api/v1/links/{slug}/shares", "CreateLinkShare"},
+	{"GET", "/api/v1/links/{slug}/shares", "LinkShares"},
+	{"DELETE", "/api/v1/links/{slug}/shares/{id}", "DeleteLinkShare"},
+	{"POST", "/api/v1/tags/{name}/shares", "CreateTagShare"},
+	{"GET", "/api/v1/tags/{name}/shares", "TagShares"},
+	{"DELETE", "/api/v1/tags/{name}/shares/{id}", "DeleteTagShare"},
 	// domains.go
 	{"POST", "/api/v1/domains", "CreateDomain"},
 	{"GET", "/api/v1/domains", "Domains"},

@@ -181,3 +181,28 @@ func TestLinkPageRename(t *testing.T) {
 		t.Errorf("the removed alias answers %d, want 404", r.status)
 	}
 }
+
+// TestTargetSchemesControl: an owner allows extra target schemes on the
+// Domains page; javascript is refused beside the field and changes
+// nothing; after the save a mailto: link is accepted, which before was
+// the url field's error.
+func TestTargetSchemesControl(t *testing.T) {
+	st := testdb.SQLite(t)
+	_, token := mustTenantToken(t, st, "acme")
+	e := newEnv(t, st, func(c *web.Config) { c.Now = time.Now })
+	mustProblem(t, e.do(http.MethodPost, "/api/v1/links", token, `{"slug":"mail","url":"mailto:sales@example.com"}`), http.StatusBadRequest, "url")
+
+	p := openDashboard(t, e, token, "/dashboard/domains", 1280, 900)
+	p.waitFor("the schemes form", `document.getElementById('schemes-status').textContent === '' && !document.getElementById('app').hidden`)
+	p.setValue("schemes", "mailto, javascript")
+	p.run("save a refused scheme", p.clickAction("#schemes-submit"))
+	p.waitFor("the field's error", `!document.querySelector('#schemes-form .field-error[data-field="target_schemes"]').hidden`)
+	mustProblem(t, e.do(http.MethodPost, "/api/v1/links", token, `{"slug":"mail","url":"mailto:sales@example.com"}`), http.StatusBadRequest, "url")
+
+	p.setValue("schemes", "mailto, tel")
+	p.run("save", p.clickAction("#schemes-submit"))
+	p.waitFor("saved", `document.getElementById('schemes-status').textContent === 'Saved.' && document.getElementById('schemes').value === 'mailto, tel'`)
+	mustStatus(t, e.do(http.MethodPost, "/api/v1/links", token, `{"slug":"mail","url":"mailto:sales@example.com"}`), http.StatusCreated)
+	p.run("reload", chromedp.Reload())
+	p.waitFor("the saved schemes", `document.getElementById('schemes').value === 'mailto, tel'`)
+}

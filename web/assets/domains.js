@@ -133,7 +133,9 @@
     const errors = (err.problem && Array.isArray(err.problem.errors)) ? err.problem.errors : [];
     for (const f of errors) {
       const input = form.querySelector(`[name="${CSS.escape(f.field)}"]`);
-      const slot = form.querySelector(`.field-error[data-field="${CSS.escape(f.field)}"]`);
+      // An item's error (target_schemes[1]) shows beside its list.
+      const slot = form.querySelector(`.field-error[data-field="${CSS.escape(f.field)}"]`) ||
+        form.querySelector(`.field-error[data-field="${CSS.escape(f.field.replace(/\[\d+\]$/, ''))}"]`);
       if (input) input.setAttribute('aria-invalid', 'true');
       if (slot) {
         slot.textContent = f.detail;
@@ -172,6 +174,32 @@
     }
   }
 
+  // The tenant's extra target schemes (PATCH /api/v1/tenant), for owners:
+  // mailto:, tel: and app links.
+  async function loadSchemes() {
+    const t = await api('GET', '/api/v1/tenant');
+    $('schemes').value = (t.target_schemes || []).join(', ');
+  }
+
+  async function onSchemes(ev) {
+    ev.preventDefault();
+    const form = ev.target;
+    clearFields(form);
+    const list = $('schemes').value.split(',').map((x) => x.trim()).filter((x) => x);
+    $('schemes-submit').disabled = true;
+    $('schemes-status').textContent = 'Saving…';
+    try {
+      const t = await api('PATCH', '/api/v1/tenant', { target_schemes: list });
+      $('schemes').value = (t.target_schemes || []).join(', ');
+      $('schemes-status').textContent = 'Saved.';
+    } catch (err) {
+      const left = markFields(form, err);
+      $('schemes-status').textContent = left.join('; ');
+    } finally {
+      $('schemes-submit').disabled = false;
+    }
+  }
+
   async function start() {
     try {
       await loadDomains();
@@ -195,6 +223,7 @@
       if (role) document.body.dataset.role = role;
     }
     auth.mount(token, signOut);
+    loadSchemes().catch((err) => { $('schemes-status').textContent = problemText(err); });
   }
 
   function signOut(message) {
@@ -213,6 +242,7 @@
 
   function init() {
     $('domain-form').addEventListener('submit', onCreate);
+    $('schemes-form').addEventListener('submit', onSchemes);
     $('domains-refresh').addEventListener('click', () => loadDomains().catch(showListError));
     $('signout').addEventListener('click', () => auth.leave(token, false, signOut));
     $('token-form').addEventListener('submit', (ev) => {
