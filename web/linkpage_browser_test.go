@@ -206,3 +206,59 @@ func TestTargetSchemesControl(t *testing.T) {
 	p.run("reload", chromedp.Reload())
 	p.waitFor("the saved schemes", `document.getElementById('schemes').value === 'mailto, tel'`)
 }
+
+// TestCreateFormReusesLink: with "Reuse the link this URL already has",
+// the create form answers with the tenant's link of that URL (the API's
+// find_if_exists: 200) and makes none; without it, a second link.
+func TestCreateFormReusesLink(t *testing.T) {
+	st := testdb.SQLite(t)
+	tenant, token := mustTenantToken(t, st, "acme")
+	e := newEnv(t, st, func(c *web.Config) { c.Live = mustLiveHub(t); c.Now = time.Now })
+	mustStoreLink(t, st, linkforge.Link{TenantID: tenant, Slug: "docs", URL: "https://docs.example.com/"})
+	p := openDashboard(t, e, token, "/dashboard", 1280, 900)
+	p.waitFor("the links", `document.querySelector('tr[data-slug="docs"]') !== null`)
+	count := func() int { t.Helper(); return len(mustTenantLinks(t, st, tenant)) }
+	p.setValue("create-url", "https://docs.example.com/")
+	p.run("open the options", p.clickAction("#create-advanced summary"))
+	p.run("reuse", p.clickAction("#create-reuse"))
+	p.run("submit", p.clickAction("#create-submit"))
+	p.waitFor("the found link", `!document.getElementById('create-result').hidden && document.getElementById('create-result').textContent.startsWith('This URL already has a link: ') && `+
+		`document.getElementById('create-result').textContent.includes('/docs')`)
+	if n := count(); n != 1 {
+		t.Errorf("%d links after a reuse, want 1", n)
+	}
+	p.setValue("create-url", "https://docs.example.com/")
+	p.run("submit without reuse", p.clickAction("#create-submit"))
+	p.waitFor("a new link", `document.getElementById('create-result').textContent.startsWith('Created ')`)
+	if n := count(); n != 2 {
+		t.Errorf("%d links after a create, want 2", n)
+	}
+}
+
+// TestDomainAppLinksControl: an owner edits a domain's deep-link documents
+// on the Domains page; text that is not JSON is refused beside its field
+// before any request, and a save stores both documents.
+func TestDomainAppLinksControl(t *testing.T) {
+	st := testdb.SQLite(t)
+	_, token := mustTenantToken(t, st, "acme")
+	e := newEnv(t, st, func(c *web.Config) { c.Now = time.Now })
+	mustStatus(t, e.do(http.MethodPost, "/api/v1/domains", token, `{"host":"go.acme.com"}`), http.StatusCreated)
+	p := openDashboard(t, e, token, "/dashboard/domains", 1280, 900)
+	p.waitFor("the domain", `document.querySelector('#domains tr[data-host="go.acme.com"] [data-action="applinks"]') !== null`)
+	p.run("open its app links", p.clickAction(`#domains tr[data-host="go.acme.com"] [data-action="applinks"]`))
+	p.waitFor("the editor", `!document.getElementById('applinks').hidden && document.getElementById('applinks-host').textContent === 'go.acme.com'`)
+	p.setValue("aasa", `{"applinks":{"details":[{"appIDs":["ABCDE12345.com.acme.app"],"components":[{"/":"/*"}]}]}}`)
+	p.setValue("assetlinks", `[{"relation": oops`)
+	p.run("save", p.clickAction("#applinks-submit"))
+	p.waitFor("the JSON error", `document.querySelector('#applinks-form .field-error[data-field="asset_links"]').textContent.startsWith('is not JSON')`)
+	p.setValue("assetlinks", `[{"relation":["delegate_permission/common.handle_all_urls"],"target":{"namespace":"android_app","package_name":"com.acme.app","sha256_cert_fingerprints":["AB:CD"]}}]`)
+	p.run("save again", p.clickAction("#applinks-submit"))
+	p.waitFor("saved", `document.getElementById('applinks-status').textContent === 'Saved.'`)
+	got := mustJSON[struct {
+		AASA   map[string]any `json:"apple_app_site_association"`
+		Assets []any          `json:"asset_links"`
+	}](t, e.do(http.MethodGet, "/api/v1/domains/go.acme.com", token, ""))
+	if got.AASA["applinks"] == nil || len(got.Assets) != 1 {
+		t.Errorf("the domain's documents after the save: %+v", got)
+	}
+}

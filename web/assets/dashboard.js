@@ -176,7 +176,8 @@
     }
   }
 
-  async function api(method, path, body) {
+  // api calls the admin API; meta, when given, gets the answer's status.
+  async function api(method, path, body, meta) {
     const headers = Object.assign(auth.headers(state.token, method), { Accept: 'application/json' });
     const init = { method, headers, cache: 'no-store' };
     if (body !== undefined) {
@@ -184,6 +185,7 @@
       init.body = JSON.stringify(body);
     }
     const resp = await fetch(path, init);
+    if (meta) meta.status = resp.status;
     let data = null;
     const type = resp.headers.get('Content-Type') || '';
     if (type.includes('json')) {
@@ -1815,16 +1817,20 @@
       if (v) devices[k] = v;
     }
     if (Object.keys(devices).length) body.device_urls = devices;
+    if ($('create-reuse').checked) body.find_if_exists = true;
     if (ext) ext.createBody(body);
     const button = $('create-submit');
     button.disabled = true;
     try {
-      const j = await api('POST', '/api/v1/links', body);
-      const l = toLink(j);
+      const meta = {};
+      const j = await api('POST', '/api/v1/links', body, meta);
+      // 200: find_if_exists found the tenant's link of this URL.
+      const found = meta.status === 200;
+      const l = toLink(j, state.links.get(j.slug));
       state.links.set(l.slug, l);
       listLink(l);
       form.reset();
-      result.replaceChildren('Created ');
+      result.replaceChildren(found ? 'This URL already has a link: ' : 'Created ');
       const a = el('a', '', j.short_url);
       a.href = j.short_url;
       a.target = '_blank';

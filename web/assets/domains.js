@@ -79,6 +79,7 @@
     actions.dataset.needs = 'owner'; // the server refuses the others (people.css hides them)
     if (d.state !== 'verified') actions.append(button('Verify now', (b) => onVerify(d, b), 'verify'));
     if (!d.default) actions.append(button('Make default', (b) => onDefault(d, b), 'default'));
+    actions.append(button('App links', () => openAppLinks(d), 'applinks'));
     actions.append(button('Remove', (b) => onRemove(d, b), 'remove'));
     tr.append(host, verif, tls, def, actions);
     return tr;
@@ -119,6 +120,54 @@
   function onRemove(d, btn) {
     if (!confirm('Remove ' + d.host + '? Its short URLs stop working. A domain with links cannot be removed.')) return undefined;
     return act(btn, () => api('DELETE', hostPath(d)));
+  }
+
+  // The domain's deep-link documents (apple-app-site-association and
+  // assetlinks.json), edited as JSON text; empty clears one.
+  let appLinksHost = null;
+
+  function openAppLinks(d) {
+    appLinksHost = d.host;
+    clearFields($('applinks-form'));
+    $('applinks-host').textContent = d.host;
+    const text = (v) => (v === null || v === undefined ? '' : JSON.stringify(v, null, 2));
+    $('aasa').value = text(d.apple_app_site_association);
+    $('assetlinks').value = text(d.asset_links);
+    $('applinks-status').textContent = '';
+    $('applinks').hidden = false;
+    $('aasa').focus();
+  }
+
+  async function onAppLinks(ev) {
+    ev.preventDefault();
+    const form = ev.target;
+    clearFields(form);
+    const body = {};
+    const bad = [];
+    for (const [id, name] of [['aasa', 'apple_app_site_association'], ['assetlinks', 'asset_links']]) {
+      const v = $(id).value.trim();
+      if (!v) { body[name] = null; continue; }
+      try {
+        body[name] = JSON.parse(v);
+      } catch (err) {
+        bad.push({ field: name, detail: 'is not JSON: ' + err.message });
+      }
+    }
+    if (bad.length) {
+      markFields(form, { problem: { errors: bad } });
+      return;
+    }
+    $('applinks-submit').disabled = true;
+    $('applinks-status').textContent = 'Saving…';
+    try {
+      await api('PATCH', '/api/v1/domains/' + encodeURIComponent(appLinksHost), body);
+      $('applinks-status').textContent = 'Saved.';
+      await loadDomains();
+    } catch (err) {
+      $('applinks-status').textContent = markFields(form, err).join('; ');
+    } finally {
+      $('applinks-submit').disabled = false;
+    }
   }
 
   function clearFields(form) {
@@ -243,6 +292,8 @@
   function init() {
     $('domain-form').addEventListener('submit', onCreate);
     $('schemes-form').addEventListener('submit', onSchemes);
+    $('applinks-form').addEventListener('submit', onAppLinks);
+    $('applinks-close').addEventListener('click', () => { $('applinks').hidden = true; });
     $('domains-refresh').addEventListener('click', () => loadDomains().catch(showListError));
     $('signout').addEventListener('click', () => auth.leave(token, false, signOut));
     $('token-form').addEventListener('submit', (ev) => {
