@@ -80,6 +80,7 @@ const (
 	AuditTagDelete         = "tag.delete"          // target: the tag
 	AuditUTMTemplateCreate = "utm_template.create" // target: the template's name
 	AuditUTMTemplateDelete = "utm_template.delete" // target: the template's name
+	AuditQRUpdate          = "qr.update"           // target: "tenant", or the domain's host
 	AuditShareCreate       = "share.create"        // target: ShareAuditTarget, "SLUG PREFIX" or "tag:NAME PREFIX"
 	AuditShareDelete       = "share.delete"        // target: as share.create's
 	// The operator's actions, in its log and in the tenant's.

@@ -54,9 +54,9 @@ func (db *DB) QRSettings(ctx context.Context, tenantID, domainID int64) (linkfor
 func (db *DB) UpdateQRSettings(ctx context.Context, tenantID, domainID int64, fn func(*linkforge.QRSettings) error) (linkforge.QRSettings, error) {
 	var s linkforge.QRSettings
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var host string // the audit event's target: "" for the tenant's own
 		if domainID != linkforge.PublicDomainID {
-			var one int
-			err := tx.QueryRow(ctx, `SELECT 1 FROM domains WHERE id = $1 AND tenant_id = $2 FOR SHARE`, domainID, tenantID).Scan(&one)
+			err := tx.QueryRow(ctx, `SELECT host FROM domains WHERE id = $1 AND tenant_id = $2 FOR SHARE`, domainID, tenantID).Scan(&host)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return notFound("domain")
 			}
@@ -76,7 +76,10 @@ func (db *DB) UpdateQRSettings(ctx context.Context, tenantID, domainID int64, fn
 			ON CONFLICT (tenant_id, domain_id) DO UPDATE SET fg = excluded.fg, bg = excluded.bg, ec = excluded.ec,
 				margin = excluded.margin, logo = excluded.logo, logo_type = excluded.logo_type`,
 			tenantID, domainID, s.FG, s.BG, s.EC, s.Margin, s.Logo, s.LogoType)
-		return err
+		if err != nil {
+			return err
+		}
+		return db.writes.Begin().QRSettingsUpdated(ctx, writeTx{tx}, tenantID, host, now())
 	})
 	if err != nil {
 		return linkforge.QRSettings{}, wrap("update qr settings", err)

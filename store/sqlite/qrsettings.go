@@ -58,14 +58,14 @@ func (db *DB) UpdateQRSettings(ctx context.Context, tenantID, domainID int64, fn
 		return linkforge.QRSettings{}, fmt.Errorf("sqlite: update qr settings: %w", err)
 	}
 	defer tx.Rollback()
+	var host string // the audit event's target: "" for the tenant's own
 	if domainID != linkforge.PublicDomainID {
-		var ok bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM domains WHERE id = ? AND tenant_id = ?)`,
-			domainID, tenantID).Scan(&ok); err != nil {
-			return linkforge.QRSettings{}, fmt.Errorf("sqlite: update qr settings: %w", err)
-		}
-		if !ok {
+		err := tx.QueryRowContext(ctx, `SELECT host FROM domains WHERE id = ? AND tenant_id = ?`, domainID, tenantID).Scan(&host)
+		if errors.Is(err, sql.ErrNoRows) {
 			return linkforge.QRSettings{}, notFound("domain")
+		}
+		if err != nil {
+			return linkforge.QRSettings{}, fmt.Errorf("sqlite: update qr settings: %w", err)
 		}
 	}
 	s, err := qrSettings(ctx, tx, tenantID, domainID)
@@ -84,6 +84,9 @@ func (db *DB) UpdateQRSettings(ctx context.Context, tenantID, domainID int64, fn
 		ON CONFLICT (tenant_id, domain_id) DO UPDATE SET fg = excluded.fg, bg = excluded.bg, ec = excluded.ec,
 			margin = excluded.margin, logo = excluded.logo, logo_type = excluded.logo_type`,
 		tenantID, domainID, s.FG, s.BG, s.EC, margin, s.Logo, s.LogoType); err != nil {
+		return linkforge.QRSettings{}, fmt.Errorf("sqlite: update qr settings: %w", err)
+	}
+	if err := db.writes.Begin().QRSettingsUpdated(ctx, writeTx{tx}, tenantID, host, now()); err != nil {
 		return linkforge.QRSettings{}, fmt.Errorf("sqlite: update qr settings: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/linkforge/linkforge"
@@ -88,6 +89,33 @@ func testQRSettings(t *testing.T, s linkforge.Store) {
 	}
 	if _, err := s.UpdateQRSettings(ctx, ten.ID, d.ID, func(*linkforge.QRSettings) error { return nil }); linkforge.ErrorCode(err) != linkforge.ENotFound {
 		t.Errorf("a deleted domain: %v, want ENotFound", err)
+	}
+
+	// Made by an actor, each change is audited in its transaction: the
+	// tenant's own as "tenant", a domain's by its host; a refused one not.
+	actx := linkforge.WithActor(ctx, linkforge.Actor{Type: linkforge.ActorToken, ID: 7, Name: "ci"})
+	d2, err := s.CreateDomain(ctx, linkforge.Domain{TenantID: ten.ID, Host: "qr2.acme.com"})
+	if err != nil {
+		t.Fatalf("CreateDomain: %v", err)
+	}
+	for _, id := range []int64{linkforge.PublicDomainID, d2.ID} {
+		if _, err := s.UpdateQRSettings(actx, ten.ID, id, func(q *linkforge.QRSettings) error { q.EC = "M"; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.UpdateQRSettings(actx, ten.ID, d2.ID, func(*linkforge.QRSettings) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("fn's error: %v, want boom", err)
+	}
+	events, err := s.ListAudit(ctx, ten.ID, linkforge.AuditQuery{Limit: 10, Action: linkforge.AuditQRUpdate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got2 []string
+	for _, e := range events {
+		got2 = append(got2, e.Action+" "+e.Target+" "+e.Actor.Name)
+	}
+	if want := []string{"qr.update qr2.acme.com ci", "qr.update tenant ci"}; !slices.Equal(got2, want) {
+		t.Errorf("audit = %q, want %q", got2, want)
 	}
 }
 

@@ -234,6 +234,15 @@ func (w *Write) UTMTemplateCreated(ctx context.Context, tx Driver, t linkforge.U
 	return w.audit(ctx, tx, t.TenantID, linkforge.AuditUTMTemplateCreate, t.Name, t.CreatedAt)
 }
 
+// QRSettingsUpdated is the audit event of changed QR code settings (colours,
+// logo): of the tenant's own (target "tenant") or of its domain host.
+func (w *Write) QRSettingsUpdated(ctx context.Context, tx Driver, tenantID int64, host string, at time.Time) error {
+	if host == "" {
+		host = "tenant"
+	}
+	return w.audit(ctx, tx, tenantID, linkforge.AuditQRUpdate, host, at)
+}
+
 // UTMTemplateDeleted is the audit event of a deleted UTM template.
 func (w *Write) UTMTemplateDeleted(ctx context.Context, tx Driver, t linkforge.UTMTemplate, at time.Time) error {
 	return w.audit(ctx, tx, t.TenantID, linkforge.AuditUTMTemplateDelete, t.Name, at)
