@@ -9,13 +9,14 @@ import (
 // forwardQuery returns the Location value for t with the request's query
 // added: the target's own parameters first, all of them as written, then
 // those of the request whose key the target does not have, in the
-// request's order, but for linkforge.QRQuery. A key the target has keeps the target's value: a
-// visitor's ?next= must not replace the link's own next= (the link's
-// owner chose it; a visitor could otherwise steer a login link's return
-// address). The link's UTM pairs the target lacks (target.utm) come
-// last, each unless the request has its key: a visitor's own utm_source
-// is kept, as the target's are. The target's fragment stays last. The result goes through
-// linkforge.RedirectLocation, so it is ASCII whatever the request sent.
+// request's order, but for linkforge.QRQuery. A key the target has keeps
+// the target's value: a visitor's ?next= must not replace the link's own
+// next= (the link's owner chose it; a visitor could otherwise steer a
+// login link's return address). The link's UTM pairs the target lacks
+// (target.utm) come last, each unless the request has its key: a
+// visitor's own utm_source is kept, as the target's are. The target's
+// fragment stays last. The result goes through linkforge.RedirectLocation,
+// so it is ASCII whatever the request sent.
 //
 // The work is linear in the request's query: each of its keys is looked
 // up once in the target's keys (compiled with the target), without

@@ -56,7 +56,8 @@ func TestLinksFirst(t *testing.T) {
 		t.Errorf("under People: %q", got)
 	}
 	p.run("show all traffic", p.clickAction("#traffic-show-all"))
-	p.wait("all traffic", `document.querySelector('#traffic-seg button[aria-pressed="true"]').dataset.traffic === '' && document.getElementById('stat-total').textContent === '1'`)
+	p.wait("all traffic", `document.querySelector('#traffic-seg button[aria-pressed="true"]').dataset.traffic === '' && document.getElementById('stat-total').textContent === '1' && `+
+		`document.querySelector('#links-body tr .clicks').textContent === '1'`)
 	if got := p.eval(`document.getElementById('traffic-hidden').hidden + '|' + document.getElementById('stat-total-label').textContent`); got != "true|All-time clicks" {
 		t.Errorf("under All: %q", got)
 	}

@@ -736,7 +736,15 @@
     names.forEach((d, i) => {
       dims[d] = results[i].status === 'fulfilled' ? { data: results[i].value } : { error: results[i].reason };
     });
-    state.panels = { key, dims, from: pr.from, to: pr.to, live: r.live, traffic: ext ? ext.traffic() : '' };
+    // The ranked links by "slug domain" (and by slug alone), for the
+    // table's counts (rangeCount).
+    const ranked = new Map();
+    const top = dims.links && dims.links.data ? dims.links.data.links || [] : [];
+    for (const y of top) {
+      ranked.set(y.slug + ' ' + y.domain, y);
+      if (!ranked.has(y.slug)) ranked.set(y.slug, y);
+    }
+    state.panels = { key, dims, ranked, from: pr.from, to: pr.to, live: r.live, traffic: ext ? ext.traffic() : '' };
     renderPanels();
     renderLinks(); // the table's counts are the top links' (rangeCount)
     if (view.slug) scheduleRender(); // the A/B panel shows if the range had variants
@@ -1342,10 +1350,9 @@
   function rangeCount(l) {
     const p = rankedPanel();
     if (!p) return undefined;
-    const ranked = p.dims.links.data.links || [];
-    const x = ranked.find((y) => y.slug === l.slug && (!l.domain || y.domain === l.domain));
+    const x = p.ranked.get(l.slug + ' ' + l.domain) || (!l.domain && p.ranked.get(l.slug));
     if (x) return x.count + linkDelta(l, p);
-    return ranked.length < RANKED_LINKS ? linkDelta(l, p) : null;
+    return (p.dims.links.data.links || []).length < RANKED_LINKS ? linkDelta(l, p) : null;
   }
 
   // topLinks is the Top links panel's list: the ranked links (d, the
