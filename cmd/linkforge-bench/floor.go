@@ -43,6 +43,29 @@ const floorFileSize = 16 << 20
 // increment of about the journal's size.
 func floorRecord(clicks int) int { return min(64+48*clicks, 64<<10) }
 
+// zeroFilled creates path (it must not exist) as floorFileSize zeros,
+// synced: the blocks a group commit then overwrites.
+func zeroFilled(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600) //nolint:gosec // G304: a file of the tool's own in the data dir it was given
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 64<<10)
+	for off := int64(0); off < floorFileSize; off += int64(len(buf)) {
+		if _, err := f.WriteAt(buf, off); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, fmt.Errorf("zero-fill: %w", err)
+		}
+	}
+	if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("fdatasync: %w", err)
+	}
+	return f, nil
+}
+
 // measureFloor runs the bare group commit in dir at rate clicks per second
 // for d. durable false writes without fdatasync (--journal-sync normal).
 func measureFloor(ctx context.Context, dir string, rate int, d time.Duration, durable bool) (floorResult, error) {
@@ -50,21 +73,13 @@ func measureFloor(ctx context.Context, dir string, rate int, d time.Duration, du
 		return floorResult{}, errors.New("floor: rate and duration must be positive")
 	}
 	path := filepath.Join(dir, "bench-floor.dat")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	f, err := zeroFilled(path)
 	if err != nil {
 		return floorResult{}, fmt.Errorf("floor: %w", err)
 	}
 	defer os.Remove(path)
 	defer f.Close()
 	buf := make([]byte, 64<<10)
-	for off := int64(0); off < floorFileSize; off += int64(len(buf)) {
-		if _, err := f.WriteAt(buf, off); err != nil {
-			return floorResult{}, fmt.Errorf("floor: zero-fill: %w", err)
-		}
-	}
-	if err := syscall.Fdatasync(int(f.Fd())); err != nil {
-		return floorResult{}, fmt.Errorf("floor: %w", err)
-	}
 
 	q := &arrivals{}
 	q.cond = sync.NewCond(&q.mu)

@@ -32,7 +32,12 @@ var redirectCacheControl = []string{"private, max-age=0"}
 // the same Location and Cache-Control that LinkForge sends. Whatever
 // LinkForge does on top (routing, the link cache, expiry checks, metrics,
 // counting) shows as the ratio between the two.
-type referenceHandler map[string]string // slug -> target URL
+type referenceHandler struct {
+	routes map[string]string // slug -> target URL
+	// gate, when set (--durable-dir), holds each GET's 302 until a record
+	// for it is durable: the reference with LinkForge's output gate.
+	gate *durableGate
+}
 
 func (h referenceHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -40,10 +45,16 @@ func (h referenceHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	target, ok := h[strings.TrimPrefix(r.URL.Path, "/")]
+	target, ok := h.routes[strings.TrimPrefix(r.URL.Path, "/")]
 	if !ok {
 		w.WriteHeader(http.StatusNotFound)
 		return
+	}
+	if h.gate != nil && r.Method == http.MethodGet {
+		if err := h.gate.wait(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 	}
 	hdr := w.Header()
 	hdr["Location"] = []string{target}
@@ -54,26 +65,44 @@ func (h referenceHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // newReferenceServer returns the reference's http.Server, configured like
 // LinkForge's (cmd/linkforge/serve.go).
 func newReferenceServer(routes map[string]string) *http.Server {
-	return &http.Server{Handler: referenceHandler(routes), ReadHeaderTimeout: 10 * time.Second}
+	return newGatedReferenceServer(routes, nil)
+}
+
+// newGatedReferenceServer is newReferenceServer with a durable gate (nil:
+// none).
+func newGatedReferenceServer(routes map[string]string, gate *durableGate) *http.Server {
+	return &http.Server{Handler: referenceHandler{routes: routes, gate: gate}, ReadHeaderTimeout: 10 * time.Second}
 }
 
 // serveReferenceArgs is the child process: it reads the routes as one JSON
 // object from stdin, listens on a loopback port, writes "listening ADDR" on
 // stdout, and serves until stdin closes (the parent is done, or died) or
 // ctx ends. Its command line is none for plain HTTP, or --tls-cert FILE
-// --tls-key FILE for HTTPS.
+// --tls-key FILE for HTTPS; --durable-dir DIR gates each GET on a group
+// commit in DIR (--durable-sync=false: written, not fdatasynced).
 func serveReferenceArgs(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet(referenceCommand, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	certFile := fs.String("tls-cert", "", "PEM certificate: serve HTTPS")
 	keyFile := fs.String("tls-key", "", "PEM private key of --tls-cert")
+	durableDir := fs.String("durable-dir", "", "gate each GET's 302 on a group commit in this directory")
+	durableSync := fs.Bool("durable-sync", true, "fdatasync each --durable-dir commit")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("arguments: %w", err)
 	}
 	if (*certFile == "") != (*keyFile == "") || fs.NArg() > 0 {
 		return fmt.Errorf("arguments %q: want none, or --tls-cert FILE --tls-key FILE", args)
 	}
-	return serveReferenceTLS(ctx, *certFile, *keyFile, stdin, stdout)
+	var gate *durableGate
+	if *durableDir != "" {
+		g, err := newDurableGate(*durableDir, *durableSync)
+		if err != nil {
+			return err
+		}
+		defer g.close()
+		gate = g
+	}
+	return serveReferenceGated(ctx, *certFile, *keyFile, gate, stdin, stdout)
 }
 
 // serveReferenceTLS is serveReferenceArgs's server, over TLS when certFile is set. The
@@ -81,6 +110,11 @@ func serveReferenceArgs(ctx context.Context, args []string, stdin io.Reader, std
 // tls.NewListener, then Serve), with Go's default session tickets: a
 // client with a session cache resumes, as it does against LinkForge.
 func serveReferenceTLS(ctx context.Context, certFile, keyFile string, stdin io.Reader, stdout io.Writer) error {
+	return serveReferenceGated(ctx, certFile, keyFile, nil, stdin, stdout)
+}
+
+// serveReferenceGated is serveReferenceTLS with a durable gate (nil: none).
+func serveReferenceGated(ctx context.Context, certFile, keyFile string, gate *durableGate, stdin io.Reader, stdout io.Writer) error {
 	var routes map[string]string
 	dec := json.NewDecoder(stdin)
 	if err := dec.Decode(&routes); err != nil {
@@ -98,7 +132,7 @@ func serveReferenceTLS(ctx context.Context, certFile, keyFile string, stdin io.R
 		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
-	srv := newReferenceServer(routes)
+	srv := newGatedReferenceServer(routes, gate)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if _, err := fmt.Fprintf(stdout, "listening %s\n", ln.Addr()); err != nil {
@@ -148,11 +182,23 @@ func startReferenceFor(ctx context.Context, links []benchLink) (*refProcess, []s
 // startReferenceForCert is startReferenceFor over HTTPS with cert (nil:
 // plain HTTP).
 func startReferenceForCert(ctx context.Context, links []benchLink, cert *benchCert) (*refProcess, []string, error) {
+	return startReferenceForArgs(ctx, links, cert)
+}
+
+// startReferenceDurable is startReferenceFor with the durable gate in dir
+// (newDurableGate), fdatasynced when sync.
+func startReferenceDurable(ctx context.Context, links []benchLink, dir string, sync bool) (*refProcess, []string, error) {
+	return startReferenceForArgs(ctx, links, nil, "--durable-dir", dir, fmt.Sprintf("--durable-sync=%v", sync))
+}
+
+// startReferenceForArgs starts the reference for links with cert (nil:
+// plain HTTP) and extra command-line arguments.
+func startReferenceForArgs(ctx context.Context, links []benchLink, cert *benchCert, extra ...string) (*refProcess, []string, error) {
 	routes := make(map[string]string, len(links))
 	for _, l := range links {
 		routes[l.slug] = l.url
 	}
-	ref, err := startReferenceCert(ctx, routes, cert)
+	ref, err := startReferenceCert(ctx, routes, cert, extra...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,7 +212,7 @@ func startReferenceForCert(ctx context.Context, links []benchLink, cert *benchCe
 // startReferenceCert starts the reference server as a child process of
 // this binary, serving routes: over HTTPS with cert (its base URL then
 // https://127.0.0.1:port), or plain HTTP with nil.
-func startReferenceCert(ctx context.Context, routes map[string]string, cert *benchCert) (*refProcess, error) {
+func startReferenceCert(ctx context.Context, routes map[string]string, cert *benchCert, extra ...string) (*refProcess, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start reference server: %w", err)
@@ -177,6 +223,7 @@ func startReferenceCert(ctx context.Context, routes map[string]string, cert *ben
 		args = append(args, "--tls-cert", cert.certFile, "--tls-key", cert.keyFile)
 		scheme = "https://"
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(self, args...)
 	cmd.Stderr = os.Stderr
 	setChildAttrs(cmd)

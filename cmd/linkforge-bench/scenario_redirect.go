@@ -81,6 +81,16 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 		return nil, err
 	}
 	defer ref.stop()
+	// The reference with LinkForge's output gate, on the server's disk
+	// (gate.go); none against --target, whose disk is not ours.
+	var gated *refProcess
+	var gatedURLs []string
+	if in.dataDir != "" {
+		if gated, gatedURLs, err = startReferenceDurable(ctx, links, in.dataDir, b.cfg.journalSync == "full"); err != nil {
+			return nil, err
+		}
+		defer gated.stop()
+	}
 	lfURLs := in.urls(links)
 	maxLabel := maxRateLabel(b.cfg.workers)
 	target := fmt.Sprintf("%s GET, counted", in.label())
@@ -92,12 +102,15 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 
 	// Rounds alternate the three targets, so that a burst of noise from
 	// the rest of the machine hits one round's attacks, not one target's.
-	var refMax, getMax, headMax []attackResult
+	var refMax, gatedMax, getMax, headMax []attackResult
 	var commits []string
 	for r := range b.cfg.rounds {
 		warm := r == 0
 		b.log.Info("redirect: max rate", "round", r+1, "of", b.cfg.rounds)
 		refMax = append(refMax, b.measureMax(ctx, "reference", roundRobinClicks(http.MethodGet, refURLs, profiles), ref.pid(), warm))
+		if gated != nil {
+			gatedMax = append(gatedMax, b.measureMax(ctx, "reference-durable", roundRobinClicks(http.MethodGet, gatedURLs, profiles), gated.pid(), warm))
+		}
 		before, _ := scrapeMetrics(ctx, b.client, in.base) // best effort: notes only
 		getMax = append(getMax, b.measureMax(ctx, "linkforge-get", roundRobinClicks(http.MethodGet, lfURLs, profiles), in.pid(), warm))
 		after, _ := scrapeMetrics(ctx, b.client, in.base)
@@ -109,15 +122,30 @@ func runRedirect(ctx context.Context, b *bench) ([]row, error) {
 	getRatio := pairedRatios(getMax, refMax)
 	headRatio := pairedRatios(headMax, refMax)
 	costRatio := pairedRatios(getMax, headMax)
-	rows := []row{
-		refSum.row("redirect", "reference net/http (map)", maxLabel, "baseline"),
+	rows := []row{refSum.row("redirect", "reference net/http (map)", maxLabel, "baseline")}
+	var gatedNote string
+	if len(gatedMax) > 0 {
+		g := summarize(gatedMax)
+		mode := "fdatasynced"
+		if b.cfg.journalSync != "full" {
+			mode = "written, not synced"
+		}
+		rows = append(rows, g.row("redirect", "reference + durable ack (group commit "+mode+")", maxLabel,
+			fmt.Sprintf("%s × reference: the disk's ceiling for any server that acknowledges a click only once it is durable", pairedRatios(gatedMax, refMax)),
+			cpuRatioNote(g, refSum)))
+		gatedNote = fmt.Sprintf("%s × the reference + durable ack: LinkForge's own cost", pairedRatios(getMax, gatedMax))
+		if g.cpu > 0 && get.cpu > 0 {
+			gatedNote += fmt.Sprintf(", CPU per request %.2f × its", float64(get.cpu)/float64(g.cpu))
+		}
+	}
+	rows = append(rows,
 		get.row("redirect", target, maxLabel,
 			fmt.Sprintf("%s × reference (bar ≥ %.1f, target %.1f): %s", getRatio, barRatio, aimRatio, metOrMissed(getRatio.median() >= barRatio)),
-			cpuRatioNote(get, refSum), commits[len(commits)/2]),
+			cpuRatioNote(get, refSum), gatedNote, commits[len(commits)/2]),
 		head.row("redirect", in.label()+" HEAD, not counted", maxLabel,
 			fmt.Sprintf("%s × reference", headRatio), fmt.Sprintf("GET ÷ HEAD %s: the counter's cost", costRatio),
 			cpuRatioNote(head, refSum)),
-	}
+	)
 	half := int(get.thr / 2)
 	if b.cfg.halfRate > 0 {
 		half = b.cfg.halfRate
