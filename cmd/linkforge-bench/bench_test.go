@@ -19,6 +19,7 @@ import (
 	"github.com/linkforge/linkforge/linkcounter"
 	"github.com/linkforge/linkforge/linkcounter/clicklog"
 	"github.com/linkforge/linkforge/store/sqlite"
+	"github.com/linkforge/linkforge/visitor"
 	"github.com/linkforge/linkforge/web"
 )
 
@@ -115,7 +116,10 @@ func setupInProcess(b *testing.B, n int, method string, withCounter, browser boo
 	b.Cleanup(func() { st.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	cfg := web.Config{Store: st, PublicURL: &url.URL{Scheme: "http", Host: "127.0.0.1"}, Logger: log}
+	// Visitors as serve has them: a counted click is hashed for the
+	// link's unique visitors (and the hash journaled with it).
+	cfg := web.Config{Store: st, PublicURL: &url.URL{Scheme: "http", Host: "127.0.0.1"}, Logger: log,
+		Visitors: visitor.NewHasher(st, time.Now, log)}
 	if browser {
 		cfg.Classifier = classify.New(classify.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
 	}
