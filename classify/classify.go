@@ -66,6 +66,11 @@ func (c Click) Dims() linkforge.ClickDims {
 	return d
 }
 
+// Private reports whether the click is private (IsPrivate of its
+// request): its dimensions but traffic are Private, a value no country
+// takes otherwise.
+func (c Click) Private() bool { return c.Country == Private }
+
 // DeviceTarget returns which of a link's device_urls keys applies to this
 // click: see the package function DeviceTarget.
 func (c Click) DeviceTarget() string { return DeviceTarget(c.OS, c.Device) }

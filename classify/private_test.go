@@ -31,6 +31,9 @@ func TestPrivateClick(t *testing.T) {
 			r.Header[k] = v
 		}
 		got := c.Classify(r, peer)
+		if got.Private() != tc.private || IsPrivate(r.Header) != tc.private {
+			t.Errorf("%s: Private() = %v, IsPrivate = %v, want %v", tc.name, got.Private(), IsPrivate(r.Header), tc.private)
+		}
 		if got.Traffic != tc.traffic {
 			t.Errorf("%s: Traffic = %q, want %q", tc.name, got.Traffic, tc.traffic)
 		}

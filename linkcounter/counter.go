@@ -397,7 +397,6 @@ func (c *Counter) RecordVisit(ctx context.Context, l *linkforge.Link, at time.Ti
 }
 
 func (c *Counter) record(ctx context.Context, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims, visit uint64, hasVisit bool) error {
-	start := time.Now() // the wall clock, not c.clock: a duration for the metric
 	for {
 		a := c.actorFor(l.ID)
 		if l.MaxClicks != nil {
@@ -409,19 +408,24 @@ func (c *Counter) record(ctx context.Context, l *linkforge.Link, at time.Time, d
 				return err
 			}
 		}
-		b, retry, err := c.reserve(a, l, at, dims, visit, hasVisit)
+		b, taken, retry, err := c.reserve(a, l, at, dims, visit, hasVisit)
 		if err != nil {
 			return err
 		}
 		if retry {
 			continue // the actor was evicted meanwhile
 		}
+		if _, real := c.clock.(realClock); !real {
+			// A duration for the metric needs the real clock: the click's
+			// time read from it is what reserve read, else this.
+			taken = time.Now()
+		}
 		select {
 		case <-b.done:
 			if b.err != nil {
 				return errUnavailable("click journal unavailable", b.err)
 			}
-			c.m.recordTime.Observe(time.Since(start).Seconds())
+			c.m.recordTime.Observe(b.acked.Sub(taken).Seconds())
 			return nil
 		case <-ctx.Done():
 			// The click stays in its batch; the committer settles the
@@ -432,34 +436,36 @@ func (c *Counter) record(ctx context.Context, l *linkforge.Link, at time.Time, d
 }
 
 // reserve is the serialized part of a click: the limit check, the
-// reservation, the alarm, and joining the next journal commit.
-func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims, visit uint64, hasVisit bool) (*commitBatch, bool, error) {
+// reservation, the alarm, and joining the next journal commit. It returns
+// the commit and the clock's time when the click joined it: the one clock
+// read of a click, which is also the start of its wait for the metric.
+func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkforge.ClickDims, visit uint64, hasVisit bool) (b *commitBatch, now time.Time, retry bool, err error) {
 	c.runMu.RLock()
 	defer c.runMu.RUnlock()
 	if !c.running {
-		return nil, false, errUnavailable("click counter is not running", nil)
+		return nil, now, false, errUnavailable("click counter is not running", nil)
 	}
-	now := c.clock.Now()
+	now = c.clock.Now()
 	bucket := c.bucketOf(at, now)
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.evicted || (l.MaxClicks != nil && !a.totalKnown) {
-		return nil, true, nil
+		return nil, now, true, nil
 	}
 	if l.MaxClicks != nil && a.base+a.unflushed >= *l.MaxClicks {
 		c.m.refused.Inc()
-		return nil, false, &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
+		return nil, now, false, &linkforge.Error{Code: linkforge.EGone, Message: "the link's click limit is reached"}
 	}
 	if l.MaxClicks != nil && !c.spendLocked(a) {
-		return nil, true, nil // the grant is spent: reserve more (ensureGrant)
+		return nil, now, true, nil // the grant is spent: reserve more (ensureGrant)
 	}
-	b, err := c.commits.add(a, bucket, dims, visit, hasVisit)
+	b, err = c.commits.add(a, bucket, dims, visit, hasVisit)
 	if err != nil {
 		if l.MaxClicks != nil {
 			a.lim.settle(1, true) // not served: back to the grant
 		}
-		return nil, false, errUnavailable("click counter is not running", err)
+		return nil, now, false, errUnavailable("click counter is not running", err)
 	}
 	if a.unflushed == 0 {
 		a.dirtySince = stampOf(now)
@@ -477,11 +483,11 @@ func (c *Counter) reserve(a *actor, l *linkforge.Link, at time.Time, dims *linkf
 		a.slug = strings.Clone(l.Slug)
 	}
 	c.armLocked(a, now.Add(c.flushInterval))
-	return b, false, nil
+	return b, now, false, nil
 }
 
-// bucketOf returns the start of at's UTC minute in unix seconds. Truncate
-// works on absolute time, so the result does not depend on time.Local.
+// bucketOf returns the start of at's UTC minute in unix seconds (on
+// absolute time, so the result does not depend on time.Local).
 //
 // A click time older than maxClickAge is counted in the current minute: its
 // own bucket's journal row may already have been purged, and a fresh row's
@@ -495,7 +501,11 @@ func (c *Counter) bucketOf(at, now time.Time) int64 {
 	if at.Before(now.Add(-c.maxClickAge)) {
 		at = now
 	}
-	return at.Truncate(time.Minute).Unix()
+	// at.Truncate(time.Minute).Unix(), without Truncate's division of
+	// the time since year 1: Unix rounds down, and a minute divides the
+	// time between year 1 and 1970.
+	u := at.Unix()
+	return u - (u%60+60)%60
 }
 
 // observeClock raises clockHigh to now and returns the new value.

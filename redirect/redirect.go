@@ -70,7 +70,8 @@ type Config struct {
 	// clicks are counted under every dimension's default.
 	Classifier *classify.Classifier
 	// Visitors hashes visitors for the day (sticky A/B variants, unique
-	// visitors); nil: every visitor hashes alike.
+	// visitors; a click's hash for the day of its time, Now's); nil:
+	// every visitor hashes alike.
 	Visitors *visitor.Hasher
 	// Slots bounds the password verifications running at once, shared
 	// with the hashing of new link passwords (web); nil: slots of its own.
@@ -430,7 +431,7 @@ func (rd *Handler) recordAgentClick(req *http.Request, l *linkforge.Link, now ti
 		if qr {
 			dims[linkforge.DimSource] = linkforge.SourceQR
 		}
-		err = rd.countClick(req, l, now, dims, client, 0, false)
+		err = rd.countClick(req, l, now, dims, client, click.Private(), 0, false)
 	}
 	// Cleared, so that the pool holds no reference into this request's
 	// headers or URL (Referrer and UTMSource may share their memory).
@@ -440,17 +441,18 @@ func (rd *Handler) recordAgentClick(req *http.Request, l *linkforge.Link, now ti
 }
 
 // countClick counts one click of l with dims, as a visit when it adds to
-// the link's unique visitors: a click that is not private, on a server
-// that hashes visitors and a counter that counts them. client is the
-// client address the classifier found behind trusted proxies (the
-// connection's address without a classifier), as the classification
-// returned it, so that the header is walked once; the hash takes it, and
-// neither is kept. A routed click whose variant was picked by the visitor
-// hash passes it (hashed): the same hash, not computed twice.
+// the link's unique visitors: a click that is not private (classify's
+// IsPrivate, which the classification has answered), on a server that
+// hashes visitors and a counter that counts them. client is the client
+// address the classifier found behind trusted proxies (the connection's
+// address without a classifier), as the classification returned it, so
+// that the header is walked once; the hash takes it, and neither is kept.
+// A routed click whose variant was picked by the visitor hash passes it
+// (hashed): the same hash, not computed twice.
 func (rd *Handler) countClick(req *http.Request, l *linkforge.Link, now time.Time, dims *linkforge.ClickDims, client netip.Addr,
-	visit uint64, hashed bool) error {
+	private bool, visit uint64, hashed bool) error {
 	vc, ok := rd.counter.(linkforge.VisitCounter)
-	if !ok || rd.visitors == nil || classify.IsPrivate(req.Header) {
+	if !ok || rd.visitors == nil || private {
 		return rd.counter.Record(req.Context(), l, now, dims)
 	}
 	if hashed {
@@ -461,7 +463,7 @@ func (rd *Handler) countClick(req *http.Request, l *linkforge.Link, now time.Tim
 	if v := req.Header["User-Agent"]; len(v) > 0 {
 		ua = v[0]
 	}
-	h := rd.visitors.Hash(req.Context(), addr, ua)
+	h := rd.visitors.HashAt(req.Context(), now, addr, ua)
 	return vc.RecordVisit(req.Context(), l, now, dims, h)
 }
 

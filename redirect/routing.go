@@ -69,7 +69,11 @@ func (rd *Handler) recordRouted(req *http.Request, l *linkforge.Link, now time.T
 	if linkforge.IsQRScan(req.URL.RawQuery) {
 		dims[linkforge.DimSource] = linkforge.SourceQR
 	}
-	err := rd.countClick(req, l, now, dims, rt.client, rt.to.Visitor, rt.to.Hashed)
+	private := rt.click.Private()
+	if rd.classifier == nil {
+		private = classify.IsPrivate(req.Header)
+	}
+	err := rd.countClick(req, l, now, dims, rt.client, private, rt.to.Visitor, rt.to.Hashed)
 	*dims = linkforge.ClickDims{}
 	clickDims.Put(dims)
 	return err

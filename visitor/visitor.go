@@ -149,13 +149,19 @@ func Day(t time.Time) time.Time {
 // day. An invalid addr (no client address known) hashes as the zero
 // address.
 func (h *Hasher) Hash(ctx context.Context, addr netip.Addr, userAgent string) uint64 {
-	return h.key(ctx).sum(addr, userAgent)
+	return h.key(ctx, h.now()).sum(addr, userAgent)
 }
 
-// key returns the key for the current day, fetching it when the day has
+// HashAt is Hash at now, the caller's reading of the Hasher's clock: a
+// redirect has read the time already, and a clock read is a tenth of a
+// hash.
+func (h *Hasher) HashAt(ctx context.Context, now time.Time, addr netip.Addr, userAgent string) uint64 {
+	return h.key(ctx, now).sum(addr, userAgent)
+}
+
+// key returns the key for now's day, fetching it when the day has
 // changed: the first request of a day waits for one store round trip.
-func (h *Hasher) key(ctx context.Context) *dayKey {
-	now := h.now()
+func (h *Hasher) key(ctx context.Context, now time.Time) *dayKey {
 	k := h.cur.Load()
 	if k != nil && k.holds(now) && (k.shared || now.Before(k.retryAt)) {
 		return k

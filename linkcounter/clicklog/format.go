@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"unsafe"
 
 	"github.com/linkforge/linkforge"
@@ -169,10 +170,17 @@ type encoder struct {
 	// increments, then of its dimension marks, as the dedup pass found
 	// them: the encoding reads them rather than hashing every value again.
 	idx []uint64
+	// seen finds a value by its memory (address and length) without
+	// hashing its bytes: most values are the classifier's interned
+	// constants (a country code, a browser), the same memory in every
+	// click, and the strs map's hash of each of a record's rows was half
+	// of the encoding's time. A slot counts only in the frame of its gen.
+	seen [seenSlots]seenSlot
+	gen  uint32
 	// last is, per dimension, the value the dedup pass met last and its
-	// index: neighbouring rows of a record mostly repeat a dimension's
-	// value ("none", "human"), and a string compare of what is often
-	// the same memory is cheaper than a hash.
+	// index: a value read from the request (a referrer host, a
+	// utm_source) is other memory in every click, and neighbouring rows
+	// of a record mostly repeat it; a compare is cheaper than a hash.
 	last [numCellDims]struct {
 		value string
 		i     uint64
@@ -180,20 +188,48 @@ type encoder struct {
 	}
 }
 
+// seenSlots is the size of encoder.seen, larger than a record's distinct
+// values mostly are.
+const (
+	seenBits  = 8
+	seenSlots = 1 << seenBits
+)
+
+// seenSlot is a value's address and length and its string index. The
+// address is a number, not a pointer: it keeps no value alive after its
+// record, and within a frame every value it was taken from is alive in
+// the record, so no other string can have it.
+type seenSlot struct {
+	p   uintptr
+	n   int
+	gen uint32
+	i   uint32
+}
+
 // index returns the record's string index of value in dimension dim,
 // adding it to the record's strings the first time.
 func (e *encoder) index(dim cellDim, value string) uint64 {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(value))) //nolint:gosec // G103: the address is compared, never dereferenced
+	slot := &e.seen[(uint64(p)^uint64(len(value)))*0x9e3779b97f4a7c15>>(64-seenBits)]
+	if slot.gen == e.gen && slot.p == p && slot.n == len(value) {
+		return uint64(slot.i)
+	}
 	l := &e.last[dim.index()]
+	var i uint64
 	if l.ok && l.value == value {
-		return l.i
+		i = l.i
+	} else {
+		var ok bool
+		if i, ok = e.strs[value]; !ok {
+			i = uint64(len(e.strList))
+			e.strs[value] = i
+			e.strList = append(e.strList, value)
+		}
+		l.value, l.i, l.ok = value, i, true
 	}
-	i, ok := e.strs[value]
-	if !ok {
-		i = uint64(len(e.strList))
-		e.strs[value] = i
-		e.strList = append(e.strList, value)
+	if i <= math.MaxUint32 {
+		*slot = seenSlot{p: p, n: len(value), gen: e.gen, i: uint32(i)}
 	}
-	l.value, l.i, l.ok = value, i, true
 	return i
 }
 
@@ -205,6 +241,11 @@ func (e *encoder) frame(r *logRecord) []byte {
 	clear(e.strs)
 	e.strList = e.strList[:0]
 	e.idx = e.idx[:0]
+	if e.gen++; e.gen == 0 {
+		// Wrapped: a slot of the frame 2^32 frames ago would count.
+		e.seen = [seenSlots]seenSlot{}
+		e.gen = 1
+	}
 	e.last = [numCellDims]struct {
 		value string
 		i     uint64
@@ -307,6 +348,13 @@ func appendDims(b []byte, dims []recDim, idx []uint64) []byte {
 	b = binary.AppendUvarint(b, uint64(len(dims)))
 	var link, hour int64
 	for i, d := range dims {
+		if d.link == link && d.hour == hour && idx[i] < 0x80 && d.v >= 0 && d.v < 0x40 {
+			// The common row, a value of the previous row's (link, hour)
+			// counted a few times: five one-byte fields (zigzag v is 2v),
+			// appended at once.
+			b = append(b, 0, 0, byte(d.dim), byte(idx[i]), byte(d.v<<1))
+			continue
+		}
 		b = binary.AppendVarint(b, d.link-link)
 		b = binary.AppendVarint(b, d.hour-hour)
 		b = append(b, byte(d.dim))
@@ -504,12 +552,21 @@ func (d *decoder) dims(out []recDim, version byte) []recDim {
 	n := d.count(5)
 	var link, hour int64
 	for range n {
-		link += d.varint()
-		hour += d.varint()
-		raw := d.byte1()
+		var raw byte
+		var si uint64
+		var v int64
+		if p := d.p; len(p) >= 5 && p[0] == 0 && p[1] == 0 && p[3] < 0x80 && p[4] < 0x80 {
+			// appendDims' common row: five one-byte fields.
+			raw, si, v = p[2], uint64(p[3]), int64(p[4]>>1)^-int64(p[4]&1)
+			d.p = p[5:]
+		} else {
+			link += d.varint()
+			hour += d.varint()
+			raw = d.byte1()
+			si = d.uvarint()
+			v = d.varint()
+		}
 		dim := cellDim(raw)
-		si := d.uvarint()
-		v := d.varint()
 		ok := si < uint64(len(d.strs))
 		switch {
 		case version < formatV4:
