@@ -16,7 +16,7 @@ func TestStateFitsItsSizeClasses(t *testing.T) {
 		name       string
 		size, most uintptr
 	}{
-		{"hourRows", unsafe.Sizeof(hourRows{}), 80},
+		{"hourRows", unsafe.Sizeof(hourRows{}), 64},
 		{"linkRows", unsafe.Sizeof(linkRows{}), 32},
 		{"visitsBlock", unsafe.Sizeof(visitsBlock{}), 48},
 	} {

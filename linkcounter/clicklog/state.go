@@ -120,12 +120,13 @@ func (s *logState) tidy(link int64, e *linkRows) {
 type hourRows struct {
 	hour int64
 	mins []minCell // ascending bucket
-	// The hour's counts by dimension and value (cells.go): keys[i] is
-	// cell i's interned (dimension, value), in the order values arrived;
-	// wide their counts, nil while every cell has the same two, un and
-	// uf (int32s: a count past that takes the wide form, so that the
-	// hour fits 80 bytes).
-	keys   []uint32
+	// The hour's counts by dimension and value (cells.go): set is the
+	// interned list of its cells' (dimension, value) ids, in the order
+	// values arrived, while every cell has the same two counts, un and uf
+	// (int32s: a count past that takes the wide form, so that the hour
+	// fits 64 bytes); wide the cells' own keys and counts once they
+	// differ. Both nil: no cells.
+	set    *keySet
 	wide   *wideCounts
 	un, uf int32
 	// seed: the hour's rows restarted after a drop; the rollup's counts of
@@ -212,7 +213,7 @@ func (h *hourRows) allFlushed() bool {
 // (all but MoreValue).
 func (s *logState) valuesOf(h *hourRows, d cellDim) int {
 	n := 0
-	for _, id := range h.keys {
+	for _, id := range h.keys() {
 		if v := s.values.vals[id]; v.dim == d && v.value != linkforge.MoreValue {
 			n++
 		}
