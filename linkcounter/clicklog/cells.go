@@ -37,6 +37,7 @@ import (
 type wideCounts struct {
 	keys []uint32
 	c    []int64
+	seed bool // hourRows.seeding
 }
 
 // cellDim is a cell's dimension and the traffic it counts, as one byte:
@@ -283,8 +284,8 @@ func (s *logState) expand(h *hourRows) {
 
 // compact returns h to the shared form if its cells' counts are all equal.
 func (s *logState) compact(h *hourRows) {
-	if h.wide == nil {
-		return
+	if h.wide == nil || h.wide.seed {
+		return // a seed mark stays in the wide form
 	}
 	keys := h.wide.keys
 	if len(keys) == 0 {
