@@ -204,10 +204,10 @@ func TestActorDoesNotKeepTheCallersSlug(t *testing.T) {
 }
 
 // The actor of a one-off link is most of a viral burst's memory: it must
-// stay within the 160-byte size class (a field added past it costs every
+// stay within the 144-byte size class (a field added past it costs every
 // link of the burst 16 bytes more; docs/performance.md).
 func TestActorFitsItsSizeClass(t *testing.T) {
-	if got := unsafe.Sizeof(actor{}); got > 160 {
-		t.Errorf("actor is %d bytes, want at most 160 (pack the new field beside the flags, or behind a pointer)", got)
+	if got := unsafe.Sizeof(actor{}); got > 144 {
+		t.Errorf("actor is %d bytes, want at most 144 (pack the new field beside the flags, or behind a pointer)", got)
 	}
 }
