@@ -43,7 +43,7 @@ type actor struct {
 	liveQueued bool
 	// armed: a flush alarm is armed, at alarm.
 	armed bool
-	base       int64
+	base  int64
 	// unflushed counts clicks reserved (committed, or in the commit under
 	// way) and not yet flushed; inflight those whose commit is under way.
 	unflushed int64
