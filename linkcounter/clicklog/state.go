@@ -12,8 +12,8 @@ import (
 // runs, rebuilt from the click log at open. Per link, per hour it counted
 // in: the minutes' absolute counts and flushed counts, and the hour's counts
 // by dimension and value; and its visitor hashes not yet in a sketch. A
-// link clicked once costs one map entry and five small allocations, its
-// key list shared with the links clicked with the same values, about 190
+// link clicked once costs one map entry and four small allocations, its
+// key list shared with the links clicked with the same values, about 160
 // bytes (docs/adr/014-click-log.md, "Memory";
 // docs/performance.md).
 type logState struct {
