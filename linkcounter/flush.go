@@ -22,10 +22,10 @@ import (
 type scheduler struct {
 	mu sync.Mutex
 	h  alarmHeap
-	// base is the counter's start: entries and actors hold their due
-	// time as an offset from it, 8 bytes where a time.Time takes 24 (a
-	// viral burst arms an alarm per link), and still on the monotonic
-	// clock. Set before the counter runs and never changed.
+	// base is when the counter was made (New): entries and actors hold
+	// their due time as an offset from it, 8 bytes where a time.Time
+	// takes 24 (a viral burst arms an alarm per link), and still on the
+	// monotonic clock. Never changed, so read without mu.
 	base time.Time
 	wake chan struct{} // capacity 1: an earlier alarm was armed
 }
