@@ -225,6 +225,7 @@ func New(ctx context.Context, cfg Config) (*Counter, error) {
 		return nil, fmt.Errorf("linkcounter: %w", err)
 	}
 	c.sched.wake = make(chan struct{}, 1)
+	c.sched.base = c.clock.Now()
 	c.live.wake = make(chan struct{}, 1)
 	c.m = newMetrics(c)
 	c.lm = newLimitMetrics()

@@ -22,9 +22,10 @@ import (
 type scheduler struct {
 	mu sync.Mutex
 	h  alarmHeap
-	// base is the first time pushed: entries hold their due time as an
-	// offset from it, 8 bytes where a time.Time takes 24 (a viral burst
-	// arms an alarm per link), and still on the monotonic clock.
+	// base is when the counter was made (New): entries and actors hold
+	// their due time as an offset from it, 8 bytes where a time.Time
+	// takes 24 (a viral burst arms an alarm per link), and still on the
+	// monotonic clock. Never changed, so read without mu.
 	base time.Time
 	wake chan struct{} // capacity 1: an earlier alarm was armed
 }
@@ -48,12 +49,15 @@ func (h *alarmHeap) Pop() any {
 	return e
 }
 
-func (s *scheduler) push(a *actor, due time.Time) {
+// offset returns t as an offset from the scheduler's base.
+func (s *scheduler) offset(t time.Time) time.Duration { return t.Sub(s.base) }
+
+// at returns the time of offset d.
+func (s *scheduler) at(d time.Duration) time.Time { return s.base.Add(d) }
+
+// push arms a's alarm at d (an offset).
+func (s *scheduler) push(a *actor, d time.Duration) {
 	s.mu.Lock()
-	if s.base.IsZero() {
-		s.base = due
-	}
-	d := due.Sub(s.base)
 	earliest := len(s.h) == 0 || d < s.h[0].due
 	heap.Push(&s.h, alarmEntry{due: d, a: a})
 	s.mu.Unlock()
@@ -142,10 +146,10 @@ func (c *Counter) flushDue(now time.Time) {
 	for _, e := range c.sched.popDue(now, c.flushBatch) {
 		a := e.a
 		a.mu.Lock()
-		if !a.alarm.IsZero() && !a.alarm.After(now) && !a.flushing {
+		if a.armed && a.alarm <= c.sched.offset(now) && !a.flushing {
 			// The alarm fires and is cleared: a click arriving during the
 			// flush arms the next one at its own time + the interval.
-			a.alarm = time.Time{}
+			a.armed = false
 			a.flushing = true
 			batch = append(batch, a)
 			retries = append(retries, int(a.retry))
@@ -229,13 +233,13 @@ func (c *Counter) flushActors(batch []*actor, retries []int, whole []bool, fired
 				// start. armLocked only moves an alarm that clicks during
 				// the flush armed earlier, never later.
 				a.dirtySince = stampOf(young)
-				if !a.alarm.IsZero() && a.alarm.Add(-c.flushInterval).Before(young) {
-					a.dirtySince = stampOf(a.alarm.Add(-c.flushInterval))
+				if at := c.sched.at(a.alarm); a.armed && at.Add(-c.flushInterval).Before(young) {
+					a.dirtySince = stampOf(at.Add(-c.flushInterval))
 				}
 				c.armLocked(a, young.Add(c.flushInterval))
-			case !a.alarm.IsZero():
+			case a.armed:
 				// Clicks during the flush armed the next alarm.
-				a.dirtySince = stampOf(a.alarm.Add(-c.flushInterval))
+				a.dirtySince = stampOf(c.sched.at(a.alarm).Add(-c.flushInterval))
 			default:
 				// Clicks whose commit was under way when the alarm fired
 				// did not arm one (it was armed then).
@@ -630,8 +634,8 @@ func (c *Counter) collectUnflushed(seen map[*actor]bool) ([]*actor, []int) {
 			return true
 		}
 		a.mu.Lock()
-		if !a.flushing && (a.unflushed > 0 || !a.alarm.IsZero()) {
-			a.alarm = time.Time{}
+		if !a.flushing && (a.unflushed > 0 || a.armed) {
+			a.armed = false
 			a.flushing = true
 			batch = append(batch, a)
 			retries = append(retries, int(a.retry))

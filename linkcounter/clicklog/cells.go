@@ -13,10 +13,12 @@ import (
 // a click adds a value in each of linkforge.NumDimensions dimensions, so a
 // link clicked once holds that many cells, and a viral burst of one-off
 // links holds millions. A cell is the interned id of its (dimension, value)
-// (4 bytes, in hourRows.keys) and, only once the hour's cells differ, its
-// two counts (hourRows.wide): while every cell of the hour has the same
-// count and flushed count, as a link clicked once (or always with the same
-// values) has, the hour keeps those two numbers once (un, uf). The state is
+// (4 bytes, in the hour's key list) and, only once the hour's cells
+// differ, its two counts (hourRows.wide, which then holds the keys too):
+// while every cell of the hour has the same count and flushed count, as a
+// link clicked once (or always with the same values) has, the hour keeps
+// those two numbers once (un, uf) and points at an interned key list
+// (hourRows.set). The state is
 // the same either way; the form is chosen by the changes applied, which
 // replay applies again, and by nothing else.
 //
@@ -28,10 +30,15 @@ import (
 // copy of its own first, and that happens only in the wide form, which
 // does not intern.
 
-// wideCounts are the counts of an hour whose cells differ: cell i's count
-// and flushed count at 2*i and 2*i+1. Behind a pointer, so that the shared
-// form, the common one, pays 8 bytes for it rather than a slice's 24.
-type wideCounts struct{ c []int64 }
+// wideCounts are the cells of an hour whose cells differ: its own keys,
+// and cell i's count and flushed count at 2*i and 2*i+1. Behind a pointer,
+// so that the shared form, the common one, pays 8 bytes for them rather
+// than two slices' 48.
+type wideCounts struct {
+	keys []uint32
+	c    []int64
+	seed bool // hourRows.seeding
+}
 
 // cellDim is a cell's dimension and the traffic it counts, as one byte:
 // the public dimension in the low 4 bits, 16 for automated clicks (8
@@ -131,42 +138,32 @@ type keySets struct {
 }
 
 type keySet struct {
-	keys []uint32 // len == cap: an append copies
+	keys []uint32 // never written: an hour that changes its keys copies them
 	refs int
+	hash uint64
 	next *keySet // of the same hash
 }
 
 // intern returns the interned list equal to keys, for one more hour; keys
 // itself is not kept.
-func (t *keySets) intern(keys []uint32) []uint32 {
+func (t *keySets) intern(keys []uint32) *keySet {
 	h := maphash.Bytes(t.seed, keyBytes(keys))
 	for e := t.m[h]; e != nil; e = e.next {
 		if slices.Equal(e.keys, keys) {
 			e.refs++
-			return e.keys
+			return e
 		}
 	}
-	own := slices.Clip(slices.Clone(keys))
-	t.m[h] = &keySet{keys: own, refs: 1, next: t.m[h]}
-	return own
+	e := &keySet{keys: slices.Clip(slices.Clone(keys)), refs: 1, hash: h, next: t.m[h]}
+	t.m[h] = e
+	return e
 }
 
-// release gives back one hour's hold of the interned list keys.
-func (t *keySets) release(keys []uint32) {
-	h := maphash.Bytes(t.seed, keyBytes(keys))
-	for e := t.m[h]; e != nil; e = e.next {
-		// Found by identity: keys is the interned list itself.
-		if &e.keys[0] == &keys[0] {
-			if e.refs--; e.refs == 0 {
-				t.unlink(h, e)
-			}
-			return
-		}
+// release gives back one hour's hold of the interned list e.
+func (t *keySets) release(e *keySet) {
+	if e.refs--; e.refs == 0 {
+		t.unlink(e.hash, e)
 	}
-	// Not found would be a bug of the forms' bookkeeping: nothing to give
-	// back, and an apply must not fail on it (replay would fail the same
-	// way at every start). TestSharedHoursInternTheirKeys counts the lists
-	// left once every hour is gone.
 }
 
 // unlink removes e from the chain of hash h.
@@ -237,8 +234,20 @@ func (t *valueTable) release(id uint32) {
 
 func (t *valueTable) reset() { *t = *newValueTable() }
 
+// keys returns the ids of h's cells, in order (not a copy: written only
+// in the wide form, whose keys are the hour's own).
+func (h *hourRows) keys() []uint32 {
+	switch {
+	case h.wide != nil:
+		return h.wide.keys
+	case h.set != nil:
+		return h.set.keys
+	}
+	return nil
+}
+
 // ncells returns the number of cells of h.
-func (h *hourRows) ncells() int { return len(h.keys) }
+func (h *hourRows) ncells() int { return len(h.keys()) }
 
 func (h *hourRows) cellN(i int) int64 {
 	if h.wide == nil {
@@ -259,26 +268,28 @@ func (s *logState) expand(h *hourRows) {
 	if h.wide != nil {
 		return
 	}
-	c := make([]int64, 2*len(h.keys), 2*len(h.keys)+2)
-	for i := range h.keys {
+	keys := h.keys()
+	c := make([]int64, 2*len(keys), 2*len(keys)+2)
+	for i := range keys {
 		c[2*i], c[2*i+1] = int64(h.un), int64(h.uf)
 	}
-	if len(h.keys) > 0 {
-		own := make([]uint32, len(h.keys), len(h.keys)+1)
-		copy(own, h.keys)
-		s.values.sets.release(h.keys)
-		h.keys = own
+	var own []uint32
+	if len(keys) > 0 {
+		own = make([]uint32, len(keys), len(keys)+1)
+		copy(own, keys)
+		s.values.sets.release(h.set)
 	}
-	h.wide, h.un, h.uf = &wideCounts{c: c}, 0, 0
+	h.wide, h.set, h.un, h.uf = &wideCounts{keys: own, c: c}, nil, 0, 0
 }
 
 // compact returns h to the shared form if its cells' counts are all equal.
 func (s *logState) compact(h *hourRows) {
-	if h.wide == nil {
-		return
+	if h.wide == nil || h.wide.seed {
+		return // a seed mark stays in the wide form
 	}
-	if len(h.keys) == 0 {
-		h.keys, h.wide, h.un, h.uf = nil, nil, 0, 0
+	keys := h.wide.keys
+	if len(keys) == 0 {
+		h.set, h.wide, h.un, h.uf = nil, nil, 0, 0
 		return
 	}
 	c := h.wide.c
@@ -286,31 +297,32 @@ func (s *logState) compact(h *hourRows) {
 	if int64(int32(n)) != n || int64(int32(f)) != f { //nolint:gosec // G115: the conversion is the check
 		return // the shared counts are int32s
 	}
-	for i := 1; i < len(h.keys); i++ {
+	for i := 1; i < len(keys); i++ {
 		if c[2*i] != n || c[2*i+1] != f {
 			return
 		}
 	}
 	h.wide, h.un, h.uf = nil, int32(n), int32(f) //nolint:gosec // G115: checked above
-	h.keys = s.values.sets.intern(h.keys)
+	h.set = s.values.sets.intern(keys)
 }
 
 // cell returns cell i of h.
 func (s *logState) cell(h *hourRows, i int) dimCell {
-	v := s.values.vals[h.keys[i]]
+	v := s.values.vals[h.keys()[i]]
 	return dimCell{dim: v.dim, value: v.value, n: h.cellN(i), flushed: h.cellFlushed(i)}
 }
 
 // findCell returns the index of h's cell of (d, value), -1 if none.
 func (s *logState) findCell(h *hourRows, d cellDim, value string) int {
-	if len(h.keys) == 0 {
+	keys := h.keys()
+	if len(keys) == 0 {
 		return -1
 	}
 	id, ok := s.values.lookup(d, value)
 	if !ok {
 		return -1
 	}
-	return slices.Index(h.keys, id)
+	return slices.Index(keys, id)
 }
 
 // findCellAt is findCell with a guess, index k: values arrive in the order
@@ -322,8 +334,8 @@ func (s *logState) findCell(h *hourRows, d cellDim, value string) int {
 // profile); a miss asks findCell. An hour holds a value in one cell at
 // most, so the answer is findCell's either way.
 func (s *logState) findCellAt(h *hourRows, k int, d cellDim, value string) int {
-	if k < len(h.keys) {
-		if v := &s.values.vals[h.keys[k]]; v.dim == d && v.value == value {
+	if keys := h.keys(); k < len(keys) {
+		if v := &s.values.vals[keys[k]]; v.dim == d && v.value == value {
 			return k
 		}
 	}
@@ -348,27 +360,24 @@ func (s *logState) hasDimAt(h *hourRows, k int, d cellDim, value string) bool {
 }
 
 // removeCell removes cell i of h, which is in the wide form (its keys
-// are its own).
+// are its own). An hour left without cells stays wide until compact, so
+// that its caller may add the next cell.
 func (s *logState) removeCell(h *hourRows, i int) {
-	s.values.release(h.keys[i])
-	h.keys = slices.Delete(h.keys, i, i+1)
-	if h.wide != nil {
-		h.wide.c = slices.Delete(h.wide.c, 2*i, 2*i+2)
-	}
-	if len(h.keys) == 0 {
-		h.keys, h.wide, h.un, h.uf = nil, nil, 0, 0
-	}
+	w := h.wide
+	s.values.release(w.keys[i])
+	w.keys = slices.Delete(w.keys, i, i+1)
+	w.c = slices.Delete(w.c, 2*i, 2*i+2)
 }
 
 // releaseCells gives back the values of every cell of h, which goes.
 func (s *logState) releaseCells(h *hourRows) {
-	for _, id := range h.keys {
+	for _, id := range h.keys() {
 		s.values.release(id)
 	}
-	if h.wide == nil && len(h.keys) > 0 {
-		s.values.sets.release(h.keys)
+	if h.set != nil {
+		s.values.sets.release(h.set)
 	}
-	h.keys, h.wide, h.un, h.uf = nil, nil, 0, 0
+	h.set, h.wide, h.un, h.uf = nil, nil, 0, 0
 }
 
 // addDims applies one (link, hour)'s dimension increments of a record: each
@@ -382,12 +391,13 @@ func (s *logState) addDims(h *hourRows, group []recDim) {
 	s.expand(h)
 	for k, d := range group {
 		i := s.findCellAt(h, k, d.dim, d.value)
+		w := h.wide
 		if i < 0 {
-			h.keys = append(h.keys, s.values.acquire(d.dim, d.value))
-			h.wide.c = append(h.wide.c, 0, 0)
-			i = len(h.keys) - 1
+			w.keys = append(w.keys, s.values.acquire(d.dim, d.value))
+			w.c = append(w.c, 0, 0)
+			i = len(w.keys) - 1
 		}
-		c := h.wide.c
+		c := w.c
 		c[2*i] += d.v
 		if c[2*i] == 0 && c[2*i+1] == 0 {
 			s.removeCell(h, i)
@@ -413,7 +423,7 @@ func (s *logState) addShared(h *hourRows, group []recDim) bool {
 	if v <= 0 || int64(h.un)+v > math.MaxInt32 {
 		return false // a count past int32 takes the wide form
 	}
-	if len(h.keys) == 0 {
+	if h.set == nil {
 		sets := &s.values.sets
 		keys := sets.scratch[:0]
 		for _, d := range group {
@@ -428,7 +438,7 @@ func (s *logState) addShared(h *hourRows, group []recDim) bool {
 			}
 		}
 		sets.scratch = keys
-		h.keys, h.un, h.uf = sets.intern(keys), int32(v), 0 //nolint:gosec // G115: checked above
+		h.set, h.un, h.uf = sets.intern(keys), int32(v), 0 //nolint:gosec // G115: checked above
 		return true
 	}
 	if !s.coversAll(h, len(group), func(k int) (cellDim, string) { return group[k].dim, group[k].value }) {
@@ -441,7 +451,7 @@ func (s *logState) addShared(h *hourRows, group []recDim) bool {
 // coversAll reports whether the n (dimension, value)s at(0..n-1) are each
 // of a distinct cell of h, and every cell is one of them.
 func (s *logState) coversAll(h *hourRows, n int, at func(int) (cellDim, string)) bool {
-	if n != len(h.keys) || n > 64 {
+	if n != h.ncells() || n > 64 {
 		return false
 	}
 	var seen uint64
@@ -485,7 +495,7 @@ func (s *logState) markDims(h *hourRows, group []recDim) {
 
 // dimsAllFlushed reports whether every cell of h is flushed.
 func (h *hourRows) dimsAllFlushed() bool {
-	for i := range h.keys {
+	for i := range h.ncells() {
 		if h.cellN(i) != h.cellFlushed(i) {
 			return false
 		}
@@ -497,7 +507,7 @@ func (h *hourRows) dimsAllFlushed() bool {
 func (s *logState) purgeDims(h *hourRows) int64 {
 	if h.wide == nil {
 		// Every cell has the hour's two counts: all go, or none.
-		n := int64(len(h.keys))
+		n := int64(h.ncells())
 		if n == 0 || h.un != h.uf {
 			return 0
 		}
@@ -505,7 +515,7 @@ func (s *logState) purgeDims(h *hourRows) int64 {
 		return n
 	}
 	var purged int64
-	for i := len(h.keys) - 1; i >= 0; i-- {
+	for i := h.ncells() - 1; i >= 0; i-- {
 		if h.cellN(i) == h.cellFlushed(i) {
 			s.removeCell(h, i)
 			purged++

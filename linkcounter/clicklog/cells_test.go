@@ -122,20 +122,20 @@ func TestSharedHoursInternTheirKeys(t *testing.T) {
 		click(link, &gb)
 	}
 	h1, h3 := keysOf(1), keysOf(3)
-	if h1.wide != nil || &h1.keys[0] != &h3.keys[0] || sets() != 1 {
+	if h1.wide != nil || &h1.keys()[0] != &h3.keys()[0] || sets() != 1 {
 		t.Fatalf("three links clicked with the same values: shared %v, one list %v, %d lists interned; want one list shared",
-			h1.wide == nil, &h1.keys[0] == &h3.keys[0], sets())
+			h1.wide == nil, &h1.keys()[0] == &h3.keys()[0], sets())
 	}
 
 	click(3, &fr) // link 3's cells now differ: GB 1, FR 1, Safari 2
-	if h3 = keysOf(3); h3.wide == nil || &h1.keys[0] == &h3.keys[0] || sets() != 1 {
+	if h3 = keysOf(3); h3.wide == nil || &h1.keys()[0] == &h3.keys()[0] || sets() != 1 {
 		t.Fatalf("after a second click with another country: wide %v, own list %v, %d lists; want wide, its own, 1",
-			h3.wide != nil, &h1.keys[0] != &h3.keys[0], sets())
+			h3.wide != nil, &h1.keys()[0] != &h3.keys()[0], sets())
 	}
-	before := slices.Clone(h1.keys)
+	before := slices.Clone(h1.keys())
 	click(3, &gb) // still differing: the shared list of links 1 and 2 is untouched
-	if h1 := keysOf(1); !slices.Equal(h1.keys, before) || &h1.keys[0] != &keysOf(2).keys[0] || sets() != 1 {
-		t.Fatalf("link 1's keys %v (want %v, shared with link 2), %d lists interned (want 1)", h1.keys, before, sets())
+	if h1 := keysOf(1); !slices.Equal(h1.keys(), before) || &h1.keys()[0] != &keysOf(2).keys()[0] || sets() != 1 {
+		t.Fatalf("link 1's keys %v (want %v, shared with link 2), %d lists interned (want 1)", h1.keys(), before, sets())
 	}
 
 	// Replayed, the shared hours share one list again.
@@ -143,8 +143,8 @@ func TestSharedHoursInternTheirKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	j = mustJournal(t, dir, WithSync(SyncWriteOnly), withoutCompaction())
-	if h1, h2 := keysOf(1), keysOf(2); h1.wide != nil || &h1.keys[0] != &h2.keys[0] || len(h1.keys) != len(before) || sets() != 1 {
-		t.Fatalf("replayed: shared %v, one list %v, %d lists interned; want one list shared", h1.wide == nil, &h1.keys[0] == &h2.keys[0], sets())
+	if h1, h2 := keysOf(1), keysOf(2); h1.wide != nil || &h1.keys()[0] != &h2.keys()[0] || len(h1.keys()) != len(before) || sets() != 1 {
+		t.Fatalf("replayed: shared %v, one list %v, %d lists interned; want one list shared", h1.wide == nil, &h1.keys()[0] == &h2.keys()[0], sets())
 	}
 
 	// Each link flushed and dropped leaves nothing behind.
@@ -227,7 +227,7 @@ func TestFindCellAtAgreesWithFindCell(t *testing.T) {
 		probes := append(slices.Clone(vals), dimValue{cellOf(linkforge.DimOS, false), "iOS"}, dimValue{cellOf(linkforge.DimDevice, false), "GB"})
 		for _, p := range probes {
 			want := s.findCell(h, p.dim, p.value)
-			for k := range len(h.keys) + 2 {
+			for k := range h.ncells() + 2 {
 				if got := s.findCellAt(h, k, p.dim, p.value); got != want {
 					t.Fatalf("%s: findCellAt(%d, %v) = %d, findCell = %d", when, k, p, got, want)
 				}

@@ -15,9 +15,9 @@ import (
 func dropState(j *Journal, link, hour int64) (rows int, isDropped, toSeed bool) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
-	for _, h := range j.st.hoursOf(link) {
+	for h := range j.st.hoursOf(link) {
 		rows += len(h.mins) + h.ncells()
-		if h.hour == hour && h.seed {
+		if h.hour == hour && h.seeding() {
 			toSeed = true
 		}
 	}

@@ -46,7 +46,7 @@ func (j *Journal) importLegacy(ctx context.Context) error {
 		}
 		var rows, unflushed int64
 		for _, e := range st.links {
-			for _, h := range e.hours {
+			for h := range e.all() {
 				for _, m := range h.mins {
 					rows++
 					unflushed += m.n - m.flushed

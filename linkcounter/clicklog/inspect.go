@@ -18,7 +18,7 @@ func (j *Journal) Held(linkID int64) int64 {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	var n int64
-	for _, h := range j.st.hoursOf(linkID) {
+	for h := range j.st.hoursOf(linkID) {
 		for _, m := range h.mins {
 			n += m.n
 		}
@@ -32,7 +32,7 @@ func (j *Journal) HeldBy(linkID int64, d linkforge.Dimension) map[string]int64 {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	out := map[string]int64{}
-	for _, h := range j.st.hoursOf(linkID) {
+	for h := range j.st.hoursOf(linkID) {
 		for i := range h.ncells() {
 			if c := j.st.cell(h, i); c.dim.dim() == d {
 				out[c.value] += c.n
@@ -48,7 +48,7 @@ func (j *Journal) Rows(linkID int64) []Row {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	var out []Row
-	for _, h := range j.st.hoursOf(linkID) {
+	for h := range j.st.hoursOf(linkID) {
 		for _, m := range h.mins {
 			out = append(out, Row{LinkID: linkID, Bucket: m.bucket, N: m.n, Flushed: m.flushed, Automated: m.auto})
 		}
@@ -62,7 +62,7 @@ func (j *Journal) DimRows(linkID int64) []DimRow {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	var out []DimRow
-	for _, h := range j.st.hoursOf(linkID) {
+	for h := range j.st.hoursOf(linkID) {
 		for i := range h.ncells() {
 			d := j.st.cell(h, i)
 			out = append(out, DimRow{LinkID: linkID, Hour: h.hour, Dim: d.dim.dim(), Automated: d.dim.automated(), Value: d.value, N: d.n, Flushed: d.flushed})

@@ -597,7 +597,7 @@ func (j *Journal) NodeID(ctx context.Context, override string) (id string, needs
 		if stored != "" {
 			var unflushed int64
 			for _, e := range j.st.links {
-				for _, h := range e.hours {
+				for h := range e.all() {
 					for _, m := range h.mins {
 						unflushed += m.n - m.flushed
 					}
@@ -640,7 +640,7 @@ func (j *Journal) MinBucket(context.Context) (int64, bool, error) {
 	var oldest int64
 	found := false
 	for _, e := range j.st.links {
-		for _, h := range e.hours {
+		for h := range e.all() {
 			if len(h.mins) > 0 && (!found || h.mins[0].bucket < oldest) {
 				oldest, found = h.mins[0].bucket, true
 			}
@@ -709,7 +709,7 @@ func (j *Journal) Pending(context.Context) ([]PendingLink, error) {
 	for link, e := range j.st.links {
 		p := PendingLink{LinkID: link}
 		var oldest int64
-		for _, h := range e.hours {
+		for h := range e.all() {
 			for _, m := range h.mins {
 				if m.n > m.flushed {
 					if p.Unflushed == 0 || m.bucket < oldest {
@@ -743,7 +743,7 @@ func (j *Journal) Unflushed(_ context.Context, linkIDs []int64) ([]Row, []DimRow
 		if i > 0 && ids[i-1] == link {
 			continue
 		}
-		for _, h := range j.st.hoursOf(link) {
+		for h := range j.st.hoursOf(link) {
 			for _, m := range h.mins {
 				if m.n > m.flushed {
 					out = append(out, Row{LinkID: link, Bucket: m.bucket, N: m.n, Flushed: m.flushed, Automated: m.auto})
@@ -909,7 +909,7 @@ func (j *Journal) DropFlushed(context.Context) error {
 	defer j.wmu.Unlock()
 	found := false
 	for _, e := range j.st.links {
-		if len(e.hours) > 0 && !slices.ContainsFunc(e.hours, func(h *hourRows) bool { return !h.allFlushed() }) {
+		if e.hours != nil && e.allFlushed() {
 			found = true
 			break
 		}
@@ -933,8 +933,8 @@ func (j *Journal) ToSeed(linkIDs []int64) []LinkHour {
 	defer j.mu.RUnlock()
 	var out []LinkHour
 	for _, link := range linkIDs {
-		for _, h := range j.st.hoursOf(link) {
-			if h.seed {
+		for h := range j.st.hoursOf(link) {
+			if h.seeding() {
 				out = append(out, LinkHour{link, h.hour})
 			}
 		}
@@ -964,7 +964,7 @@ func (j *Journal) SeedHours(_ context.Context, keys []LinkHour, rows []linkforge
 	r.reuse()
 	want := make(map[LinkHour]*hourRows, len(keys))
 	for _, k := range keys {
-		if h := j.st.hourOf(k.LinkID, k.Hour, false); h != nil && h.seed {
+		if h := j.st.hourOf(k.LinkID, k.Hour, false); h != nil && h.seeding() {
 			want[k] = h
 		}
 	}

@@ -48,7 +48,7 @@ func dumpState(j *Journal) string {
 	// those with hours.
 	held := 0
 	for l, e := range j.st.links {
-		if len(e.hours) > 0 {
+		if e.hours != nil {
 			held++
 		} else if e.visits == nil {
 			fmt.Fprintf(&b, "BAD: link %d's entry holds nothing\n", l)
@@ -59,7 +59,7 @@ func dumpState(j *Journal) string {
 	}
 	links := slices.Sorted(maps.Keys(j.st.links))
 	for _, l := range links {
-		for _, h := range j.st.links[l].hours {
+		for h := range j.st.links[l].all() {
 			for _, m := range h.mins {
 				fmt.Fprintf(&b, "min %d %d n=%d f=%d\n", l, m.bucket, m.n, m.flushed)
 			}
@@ -73,7 +73,7 @@ func dumpState(j *Journal) string {
 			for _, d := range dims {
 				fmt.Fprintf(&b, "dim %d %d %d %q n=%d f=%d\n", l, h.hour, d.dim, d.value, d.n, d.flushed)
 			}
-			if h.seed {
+			if h.seeding() {
 				fmt.Fprintf(&b, "to seed %d %d\n", l, h.hour)
 			}
 		}
@@ -93,7 +93,7 @@ func totals(j *Journal) (clicks int64, byDim [publicDims]int64) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	for _, e := range j.st.links {
-		for _, h := range e.hours {
+		for h := range e.all() {
 			var auto, autoCells int64
 			for _, m := range h.mins {
 				clicks += m.n

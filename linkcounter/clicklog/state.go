@@ -1,6 +1,7 @@
 package clicklog
 
 import (
+	"iter"
 	"maps"
 	"slices"
 
@@ -11,8 +12,8 @@ import (
 // runs, rebuilt from the click log at open. Per link, per hour it counted
 // in: the minutes' absolute counts and flushed counts, and the hour's counts
 // by dimension and value; and its visitor hashes not yet in a sketch. A
-// link clicked once costs one map entry and five small allocations, its
-// key list shared with the links clicked with the same values, about 190
+// link clicked once costs one map entry and four small allocations, its
+// key list shared with the links clicked with the same values, about 160
 // bytes (docs/adr/014-click-log.md, "Memory";
 // docs/performance.md).
 type logState struct {
@@ -33,7 +34,7 @@ type logState struct {
 	// dropped lists, per hour, the links (ascending) whose rows of that
 	// hour were dropped from memory once flushed, their actor evicted: a
 	// later click in the hour starts rows to be seeded from the rollup
-	// (hourRows.seed). 8 bytes per (link, hour), until the hour ends before
+	// (hourRows.seeding). 8 bytes per (link, hour), until the hour ends before
 	// the purge horizon, after which no click can land in it.
 	dropped map[int64][]int64
 	// unsorted: per hour of dropped appended to by the record being
@@ -54,7 +55,10 @@ type logState struct {
 // linkRows is what the state holds of one link; an entry of logState.links
 // holds hours or visits or both, and leaves the map when it holds neither.
 type linkRows struct {
-	hours []*hourRows // ascending hour
+	// hours is the first of the link's hours, chained by hourRows.next
+	// in ascending order: a one-off link holds one, and a list costs it
+	// 16 bytes less than a slice and the slice's own allocation.
+	hours *hourRows
 	// visits are the visitor hashes journaled and not yet marked as stored
 	// in a sketch (docs/adr/024-visitor-hash.md), nil when there are
 	// none: behind a pointer, since a flush marks them all and the link's
@@ -77,12 +81,26 @@ type visitsBlock struct {
 	first [1]Visit
 }
 
-// hoursOf returns link's hours, ascending.
-func (s *logState) hoursOf(link int64) []*hourRows {
+// hoursOf yields link's hours, ascending.
+func (s *logState) hoursOf(link int64) iter.Seq[*hourRows] {
+	var first *hourRows
 	if e := s.links[link]; e != nil {
-		return e.hours
+		first = e.hours
 	}
-	return nil
+	return hoursFrom(first)
+}
+
+// all yields e's hours, ascending.
+func (e *linkRows) all() iter.Seq[*hourRows] { return hoursFrom(e.hours) }
+
+func hoursFrom(first *hourRows) iter.Seq[*hourRows] {
+	return func(yield func(*hourRows) bool) {
+		for h := first; h != nil; h = h.next {
+			if !yield(h) {
+				return
+			}
+		}
+	}
 }
 
 // entry returns link's entry, created if it has none.
@@ -96,43 +114,59 @@ func (s *logState) entry(link int64) *linkRows {
 	return e
 }
 
-// setHours sets the hours of link's entry e, which leaves the map if it
-// then holds nothing.
-func (s *logState) setHours(link int64, e *linkRows, hs []*hourRows) {
+// setHours sets the first hour of link's entry e, which leaves the map if
+// it then holds nothing.
+func (s *logState) setHours(link int64, e *linkRows, first *hourRows) {
 	switch {
-	case len(e.hours) == 0 && len(hs) > 0:
+	case e.hours == nil && first != nil:
 		s.held++
-	case len(e.hours) > 0 && len(hs) == 0:
+	case e.hours != nil && first == nil:
 		s.held--
-		hs = nil
 	}
-	e.hours = hs
+	e.hours = first
 	s.tidy(link, e)
 }
 
 // tidy removes link's entry e from the map if it holds nothing.
 func (s *logState) tidy(link int64, e *linkRows) {
-	if len(e.hours) == 0 && e.visits == nil {
+	if e.hours == nil && e.visits == nil {
 		delete(s.links, link)
 	}
 }
 
 type hourRows struct {
+	next *hourRows // the link's next hour
 	hour int64
 	mins []minCell // ascending bucket
-	// The hour's counts by dimension and value (cells.go): keys[i] is
-	// cell i's interned (dimension, value), in the order values arrived;
-	// wide their counts, nil while every cell has the same two, un and
-	// uf (int32s: a count past that takes the wide form, so that the
-	// hour fits 80 bytes).
-	keys   []uint32
+	// The hour's counts by dimension and value (cells.go): set is the
+	// interned list of its cells' (dimension, value) ids, in the order
+	// values arrived, while every cell has the same two counts, un and uf
+	// (int32s: a count past that takes the wide form, so that the hour
+	// fits 64 bytes); wide the cells' own keys and counts once they
+	// differ. Both nil: no cells.
+	set    *keySet
 	wide   *wideCounts
 	un, uf int32
-	// seed: the hour's rows restarted after a drop; the rollup's counts of
-	// this node for the link and hour are added before their first flush
-	// (linkcounter's Counter.seedHours). Until then every row of the hour
-	// is unflushed.
-	seed bool
+}
+
+// seeding reports whether h's rows restarted after a drop: the rollup's
+// counts of this node for the link and hour are added before their first
+// flush (linkcounter's Counter.seedHours). Until then every row of the hour
+// is unflushed. The mark is kept in the wide form (rare: an hour clicked
+// again after its link was dropped), so that the shared one, a one-off
+// link's, fits 64 bytes.
+func (h *hourRows) seeding() bool { return h.wide != nil && h.wide.seed }
+
+// setSeeding sets h's seed mark.
+func (s *logState) setSeeding(h *hourRows, on bool) {
+	switch {
+	case on:
+		s.expand(h)
+		h.wide.seed = true
+	case h.wide != nil && h.wide.seed:
+		h.wide.seed = false
+		s.compact(h)
+	}
 }
 
 // minCell is a minute's count, flushed count and automated part of the
@@ -147,23 +181,32 @@ func newLogState() *logState {
 
 // hourOf returns link's rows of hour, created if create.
 func (s *logState) hourOf(link, hour int64, create bool) *hourRows {
-	hs := s.hoursOf(link)
-	i, found := slices.BinarySearchFunc(hs, hour, func(h *hourRows, t int64) int { return cmpInt(h.hour, t) })
-	if found {
-		return hs[i]
+	e := s.links[link]
+	var prev, next *hourRows
+	if e != nil {
+		// A link holds a few hours: those not yet purged.
+		for next = e.hours; next != nil && next.hour < hour; next = next.next {
+			prev = next
+		}
+		if next != nil && next.hour == hour {
+			return next
+		}
 	}
 	if !create {
 		return nil
 	}
-	h := &hourRows{hour: hour}
+	h := &hourRows{hour: hour, next: next}
 	if _, was := slices.BinarySearch(s.dropped[hour], link); was {
 		// The rollup holds what the dropped rows counted: this fresh
 		// count must add it before its first flush, or the upsert would
 		// keep the larger old count and lose the new clicks under it.
-		h.seed = true
+		s.setSeeding(h, true)
 	}
-	e := s.entry(link)
-	s.setHours(link, e, slices.Insert(hs, i, h))
+	if prev != nil {
+		prev.next = h
+	} else {
+		s.setHours(link, s.entry(link), h)
+	}
 	s.byHour[hour] = append(s.byHour[hour], link)
 	return h
 }
@@ -197,7 +240,7 @@ func (h *hourRows) min(bucket int64, create bool) *minCell {
 
 // allFlushed reports whether the hour holds nothing the rollup lacks.
 func (h *hourRows) allFlushed() bool {
-	if h.seed {
+	if h.seeding() {
 		return false
 	}
 	for _, m := range h.mins {
@@ -208,11 +251,21 @@ func (h *hourRows) allFlushed() bool {
 	return h.dimsAllFlushed()
 }
 
+// allFlushed reports whether each of e's hours is.
+func (e *linkRows) allFlushed() bool {
+	for h := range e.all() {
+		if !h.allFlushed() {
+			return false
+		}
+	}
+	return true
+}
+
 // valuesOf returns how many values h holds for d that MaxDimValues bounds
 // (all but MoreValue).
 func (s *logState) valuesOf(h *hourRows, d cellDim) int {
 	n := 0
-	for _, id := range h.keys {
+	for _, id := range h.keys() {
 		if v := s.values.vals[id]; v.dim == d && v.value != linkforge.MoreValue {
 			n++
 		}
@@ -294,7 +347,7 @@ func (s *logState) apply(r *logRecord) (purged int64) {
 			s.addDropped(m.at, m.link)
 		case hourToSeed, hourSeeded:
 			if h := s.hourOf(m.link, m.at, false); h != nil {
-				h.seed = m.v == hourToSeed
+				s.setSeeding(h, m.v == hourToSeed)
 			}
 		}
 	}
@@ -378,16 +431,13 @@ func (s *logState) applyVisits(r *logRecord) {
 // link without rows there.
 func (s *logState) drop(link int64) {
 	e := s.links[link]
-	if e == nil || len(e.hours) == 0 {
+	if e == nil || e.hours == nil {
 		return
 	}
-	hs := e.hours
-	for _, h := range hs {
-		if !h.allFlushed() {
-			return // a click came after the eviction: its new actor has it
-		}
+	if !e.allFlushed() {
+		return // a click came after the eviction: its new actor has it
 	}
-	for _, h := range hs {
+	for h := range e.all() {
 		s.addDropped(h.hour, link)
 		s.stale[h.hour]++
 		s.releaseCells(h)
@@ -464,12 +514,13 @@ func (s *logState) purge(horizon int64) int64 {
 			if e == nil {
 				continue
 			}
-			hs := e.hours
-			i, found := slices.BinarySearchFunc(hs, hour, func(h *hourRows, t int64) int { return cmpInt(h.hour, t) })
-			if !found {
+			var prev, h *hourRows
+			for h = e.hours; h != nil && h.hour < hour; h = h.next {
+				prev = h
+			}
+			if h == nil || h.hour != hour {
 				continue
 			}
-			h := hs[i]
 			mins := h.mins[:0]
 			for _, m := range h.mins {
 				if m.n == m.flushed && m.bucket < horizon {
@@ -486,7 +537,11 @@ func (s *logState) purge(horizon int64) int64 {
 				kept = append(kept, link)
 				continue
 			}
-			s.setHours(link, e, slices.Delete(hs, i, i+1))
+			if prev != nil {
+				prev.next = h.next
+			} else {
+				s.setHours(link, e, h.next)
+			}
 		}
 		delete(s.stale, hour)
 		if len(kept) == 0 {
@@ -520,7 +575,7 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 	rows := 0
 	links := slices.Sorted(maps.Keys(s.links)) // smaller deltas, and a deterministic file
 	for _, l := range links {
-		for _, h := range s.links[l].hours {
+		for h := range s.links[l].all() {
 			for _, m := range h.mins {
 				r.incs = append(r.incs, recRow{link: l, at: m.bucket, v: m.n, a: m.auto})
 				if m.flushed > 0 {
@@ -547,8 +602,8 @@ func (s *logState) records(chunk int, emit func(*logRecord) error) error {
 	// Hour marks after every row, so that replaying the snapshot derives
 	// no seed mark from them: marks to be seeded are listed as they are.
 	for _, l := range links {
-		for _, h := range s.links[l].hours {
-			if h.seed {
+		for h := range s.links[l].all() {
+			if h.seeding() {
 				r.hourMarks = append(r.hourMarks, recRow{link: l, at: h.hour, v: hourToSeed})
 				rows++
 			}

@@ -116,7 +116,7 @@ func checkEntries(t *testing.T, j *Journal, what string, entries, held int) {
 	defer j.mu.RUnlock()
 	withHours := 0
 	for l, e := range j.st.links {
-		if len(e.hours) > 0 {
+		if e.hours != nil {
 			withHours++
 		} else if e.visits == nil {
 			t.Errorf("%s: link %d's entry holds nothing", what, l)
