@@ -517,10 +517,17 @@ func (a *app) linkDelete(inv invocation) int {
 	if err := inv.link.client.DeleteLink(a.ctx, inv.args[0]); err != nil {
 		return a.apiFailed("cannot delete link", err)
 	}
+	return a.printDeleted(inv, map[string]any{"slug": inv.args[0]}, "link "+inv.args[0]+" deleted")
+}
+
+// printDeleted reports a delete that succeeded: the object's keys with
+// "deleted": true under --json, else line.
+func (a *app) printDeleted(inv invocation, keys map[string]any, line string) int {
 	if inv.link.json {
-		return a.printJSON(map[string]any{"slug": inv.args[0], "deleted": true})
+		keys["deleted"] = true
+		return a.printJSON(keys)
 	}
-	fmt.Fprintf(a.stdout, "link %s deleted\n", inv.args[0])
+	fmt.Fprintln(a.stdout, line)
 	return exitOK
 }
 

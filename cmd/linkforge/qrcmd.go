@@ -183,11 +183,7 @@ func (a *app) qrLogoDelete(inv invocation) int {
 	if err != nil {
 		return a.apiFailed("cannot delete QR logo", err)
 	}
-	if inv.link.json {
-		return a.printJSON(map[string]any{"deleted": true})
-	}
-	fmt.Fprintln(a.stdout, "QR logo removed")
-	return exitOK
+	return a.printDeleted(inv, map[string]any{}, "QR logo removed")
 }
 
 // qrDefaults prints the defaults; with look flags it first changes those

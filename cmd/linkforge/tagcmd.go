@@ -27,11 +27,7 @@ func (a *app) tagDelete(inv invocation) int {
 	if err := inv.link.client.DeleteTag(a.ctx, inv.args[0]); err != nil {
 		return a.apiFailed("cannot delete tag", err)
 	}
-	if inv.link.json {
-		return a.printJSON(map[string]any{"tag": inv.args[0], "deleted": true})
-	}
-	fmt.Fprintf(a.stdout, "tag %s removed from its links\n", inv.args[0])
-	return exitOK
+	return a.printDeleted(inv, map[string]any{"tag": inv.args[0]}, "tag "+inv.args[0]+" removed from its links")
 }
 
 func (a *app) linkRename(inv invocation) int {

@@ -112,11 +112,7 @@ func (a *app) utmTemplateDelete(inv invocation) int {
 	if err := inv.link.client.DeleteUTMTemplate(a.ctx, inv.args[0]); err != nil {
 		return a.apiFailed("cannot delete UTM template", err)
 	}
-	if inv.link.json {
-		return a.printJSON(map[string]any{"id": inv.args[0], "deleted": true})
-	}
-	fmt.Fprintf(a.stdout, "UTM template %s deleted\n", inv.args[0])
-	return exitOK
+	return a.printDeleted(inv, map[string]any{"id": inv.args[0]}, "UTM template "+inv.args[0]+" deleted")
 }
 
 func (a *app) statsCampaigns(inv invocation) int {
