@@ -193,7 +193,7 @@ func TestTargetSchemesControl(t *testing.T) {
 	mustProblem(t, e.do(http.MethodPost, "/api/v1/links", token, `{"slug":"mail","url":"mailto:sales@example.com"}`), http.StatusBadRequest, "url")
 
 	p := openDashboard(t, e, token, "/dashboard/domains", 1280, 900)
-	p.waitFor("the schemes form", `document.getElementById('schemes-status').textContent === '' && !document.getElementById('app').hidden`)
+	p.waitFor("the schemes form", `document.getElementById('schemes-form').dataset.loaded === 'true' && !document.getElementById('schemes').disabled`)
 	p.setValue("schemes", "mailto, javascript")
 	p.run("save a refused scheme", p.clickAction("#schemes-submit"))
 	p.waitFor("the field's error", `!document.querySelector('#schemes-form .field-error[data-field="target_schemes"]').hidden`)

@@ -224,10 +224,15 @@
   }
 
   // The tenant's extra target schemes (PATCH /api/v1/tenant), for owners:
-  // mailto:, tel: and app links.
+  // mailto:, tel: and app links. The field and its button stay disabled
+  // until the current list is in: typing into it earlier would be
+  // overwritten by the answer, and a save would send the wrong list.
   async function loadSchemes() {
     const t = await api('GET', '/api/v1/tenant');
     $('schemes').value = (t.target_schemes || []).join(', ');
+    $('schemes').disabled = false;
+    $('schemes-submit').disabled = false;
+    $('schemes-form').dataset.loaded = 'true';
   }
 
   async function onSchemes(ev) {
