@@ -31,8 +31,8 @@ func init() {
 var groups = map[string]string{ //nolint:gosec // G101: "token" names a command group, not a credential
 	"token":          "create, list or revoke",
 	"user":           "add, list, remove or reset-password",
-	"link":           "create, list, get, update, rename, delete, stats, qr or share",
-	"tag":            "rename, delete or share",
+	"link":           "create, list, get, update, rename, delete, stats, qr, share, shares or unshare",
+	"tag":            "rename, delete, share, shares or unshare",
 	"qr":             "logo set, logo delete or defaults",
 	"qr logo":        "set or delete",
 	"utm-template":   "list, add or delete",

@@ -340,7 +340,7 @@ func TestPublicURLFollowsAddr(t *testing.T) {
 var helpPaths = [][]string{
 	{}, {"serve"}, {"migrate"}, {"token"}, {"token", "create"}, {"token", "list"}, {"token", "revoke"},
 	{"import"}, {"export"}, {"backup"}, {"restore"}, {"link"}, {"link", "create"}, {"link", "list"},
-	{"link", "get"}, {"link", "update"}, {"link", "delete"}, {"link", "stats"}, {"link", "rename"}, {"link", "share"}, {"tag"}, {"tag", "rename"}, {"tag", "delete"}, {"tag", "share"}, {"tenant"}, {"tenant", "quota"}, {"tenant", "schemes"}, {"tenant", "schemes", "set"},
+	{"link", "get"}, {"link", "update"}, {"link", "delete"}, {"link", "stats"}, {"link", "rename"}, {"link", "share"}, {"link", "shares"}, {"link", "unshare"}, {"tag"}, {"tag", "rename"}, {"tag", "delete"}, {"tag", "share"}, {"tag", "shares"}, {"tag", "unshare"}, {"tenant"}, {"tenant", "quota"}, {"tenant", "schemes"}, {"tenant", "schemes", "set"},
 	{"healthcheck"}, {"version"}, {"completion"},
 }
 

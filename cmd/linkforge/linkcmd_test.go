@@ -29,13 +29,16 @@ import (
 type apiServer struct {
 	url, token string
 	flush      func() // flushes every click to the store; counts no more
+	// store is the server's, for another tenant's token (apiToken).
+	store linkforge.Store
 }
 
-func startAPIServer(t *testing.T) apiServer {
+// apiToken creates the tenant if it is new and returns a new API token
+// of it.
+func apiToken(t *testing.T, st linkforge.Store, tenantName string) string {
 	t.Helper()
 	ctx := context.Background()
-	st := testdb.SQLite(t)
-	tenant, err := st.EnsureTenant(ctx, "acme")
+	tenant, err := st.EnsureTenant(ctx, tenantName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +46,14 @@ func startAPIServer(t *testing.T) apiServer {
 	if _, err := st.CreateToken(ctx, linkforge.Token{TenantID: tenant.ID, Hash: hash, Display: display}); err != nil {
 		t.Fatal(err)
 	}
+	return secret
+}
+
+func startAPIServer(t *testing.T) apiServer {
+	t.Helper()
+	ctx := context.Background()
+	st := testdb.SQLite(t)
+	secret := apiToken(t, st, "acme")
 	j, err := clicklog.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +85,7 @@ func startAPIServer(t *testing.T) apiServer {
 	}
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
-	return apiServer{url: hs.URL, token: secret, flush: flush}
+	return apiServer{url: hs.URL, token: secret, flush: flush, store: st}
 }
 
 // runLink runs a command line in process with env as the environment and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,108 @@ func TestShareCommands(t *testing.T) {
 		t.Errorf("tag share --json: %+v", sh)
 	}
 	runLink(t, env, exitUsage, "link", "share", "s", "--expires", "soon")
+}
+
+// TestShareListAndUnshare: link shares and tag shares list the shares
+// (never their URLs), unshare deletes one and its page answers 404; an
+// unknown id, or another tenant's, is the API's 404 on stderr, exit 1.
+func TestShareListAndUnshare(t *testing.T) {
+	srv := startAPIServer(t)
+	env := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": srv.token}
+	runLink(t, env, exitOK, "link", "create", "--url", "https://example.com/s", "--slug", "s", "--tag", "spring")
+	out, _ := runLink(t, env, exitOK, "link", "share", "s")
+	page1 := srv.url + strings.TrimPrefix(strings.TrimSpace(out), "http://lf.test")
+	id1 := strings.TrimPrefix(page1, srv.url+"/share/")[:10]
+	out, _ = runLink(t, env, exitOK, "link", "share", "s", "--expires", "2099-01-02T03:04:05Z", "--password", "pw", "--json")
+	id2 := mustJSONOut[client.Share](t, out).ID
+	pageStatus := func(u string) int {
+		t.Helper()
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := pageStatus(page1); got != http.StatusOK {
+		t.Fatalf("share page: %d, want 200", got)
+	}
+
+	out, _ = runLink(t, env, exitOK, "link", "shares", "s", "--json")
+	if strings.Contains(out, `"url"`) {
+		t.Errorf("link shares --json shows a URL:\n%s", out)
+	}
+	list := mustJSONOut[struct{ Shares []client.Share }](t, out).Shares
+	if len(list) != 2 || list[0].ID != id1 || list[0].HasPassword || list[0].ExpiresAt != nil ||
+		list[1].ID != id2 || !list[1].HasPassword || list[1].Slug != "s" {
+		t.Fatalf("link shares --json: %+v", list)
+	}
+	created := func(sh client.Share) string { return sh.CreatedAt.UTC().Format(time.RFC3339) }
+	out, _ = runLink(t, env, exitOK, "link", "shares", "s")
+	want := "ID          CREATED               EXPIRES               PASSWORD\n" +
+		id1 + "  " + created(list[0]) + "  -                     no\n" +
+		id2 + "  " + created(list[1]) + "  2099-01-02T03:04:05Z  yes\n"
+	if out != want {
+		t.Errorf("link shares:\n%s\nwant:\n%s", out, want)
+	}
+
+	out, _ = runLink(t, env, exitOK, "link", "unshare", "s", id1)
+	if out != "share "+id1+" of link s deleted\n" {
+		t.Errorf("link unshare: %q", out)
+	}
+	if got := pageStatus(page1); got != http.StatusNotFound {
+		t.Errorf("the deleted share's page: %d, want 404", got)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "shares", "s", "--json")
+	if list := mustJSONOut[struct{ Shares []client.Share }](t, out).Shares; len(list) != 1 || list[0].ID != id2 {
+		t.Errorf("after unshare: %+v", list)
+	}
+	// An unknown id, and the one just deleted.
+	for _, id := range []string{"AAAAAAAAAA", id1} {
+		out, errOut := runLink(t, env, exitFailure, "link", "unshare", "s", id)
+		if out != "" || !strings.Contains(errOut, "share not found (HTTP 404, not_found)") {
+			t.Errorf("unshare %s: stdout %q, stderr %q", id, out, errOut)
+		}
+	}
+
+	// Another tenant can revoke no share of acme's: not through acme's
+	// slug, nor through a link or a tag of its own.
+	other := map[string]string{"LINKFORGE_SERVER": srv.url, "LINKFORGE_TOKEN": apiToken(t, srv.store, "other")}
+	runLink(t, other, exitOK, "link", "create", "--url", "https://example.com/o", "--slug", "o", "--tag", "spring")
+	for _, args := range [][]string{{"link", "unshare", "s", id2}, {"link", "unshare", "o", id2}, {"tag", "unshare", "spring", id2}} {
+		out, errOut := runLink(t, other, exitFailure, args...)
+		if out != "" || !strings.Contains(errOut, "(HTTP 404, not_found)") {
+			t.Errorf("other tenant's %v: stdout %q, stderr %q", args, out, errOut)
+		}
+	}
+	if out, _ := runLink(t, other, exitOK, "link", "shares", "o"); out != "ID  CREATED  EXPIRES  PASSWORD\n" {
+		t.Errorf("other tenant's link shares: %q", out)
+	}
+	out, _ = runLink(t, env, exitOK, "link", "shares", "s", "--json")
+	if list := mustJSONOut[struct{ Shares []client.Share }](t, out).Shares; len(list) != 1 || list[0].ID != id2 {
+		t.Errorf("after the other tenant's tries: %+v", list)
+	}
+
+	// A tag's: the same, --json.
+	out, _ = runLink(t, env, exitOK, "tag", "share", "spring", "--json")
+	id3 := mustJSONOut[client.Share](t, out).ID
+	out, _ = runLink(t, env, exitOK, "tag", "shares", "spring", "--json")
+	if list := mustJSONOut[struct{ Shares []client.Share }](t, out).Shares; len(list) != 1 || list[0].ID != id3 || list[0].Tag != "spring" {
+		t.Errorf("tag shares --json: %+v", list)
+	}
+	out, _ = runLink(t, env, exitOK, "tag", "unshare", "spring", id3, "--json")
+	if want := "{\n  \"deleted\": true,\n  \"id\": \"" + id3 + "\",\n  \"tag\": \"spring\"\n}\n"; out != want {
+		t.Errorf("tag unshare --json: %q, want %q", out, want)
+	}
+	if out, _ = runLink(t, env, exitOK, "tag", "shares", "spring", "--json"); out != "{\n  \"shares\": []\n}\n" {
+		t.Errorf("tag shares after unshare: %q", out)
+	}
+	_, errOut := runLink(t, env, exitFailure, "tag", "unshare", "spring", id3)
+	if !strings.Contains(errOut, "share not found (HTTP 404, not_found)") {
+		t.Errorf("tag unshare twice: stderr %q", errOut)
+	}
+	runLink(t, env, exitUsage, "link", "unshare", "s")
+	runLink(t, env, exitUsage, "tag", "shares")
 }
 
 // TestTenantSchemesSet: tenant schemes set lets link create use the

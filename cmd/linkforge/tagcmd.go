@@ -1,12 +1,14 @@
 package main
 
-// The tag commands (linkforge tag rename|delete|share), link rename, link
-// share and tenant schemes set: clients
+// The tag commands (linkforge tag rename|delete|share|shares|unshare),
+// link rename, link share|shares|unshare and tenant schemes set: clients
 // of a running server's admin API, as the link commands.
 
 import (
 	"fmt"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/linkforge/linkforge/client"
 )
@@ -59,6 +61,60 @@ func (a *app) printShare(inv invocation, sh client.Share, err error) int {
 	}
 	fmt.Fprintln(a.stdout, sh.URL)
 	return exitOK
+}
+
+func (a *app) linkShares(inv invocation) int {
+	list, err := inv.link.client.LinkShares(a.ctx, inv.args[0])
+	return a.printShares(inv, list, err)
+}
+
+func (a *app) tagShares(inv invocation) int {
+	list, err := inv.link.client.TagShares(a.ctx, inv.args[0])
+	return a.printShares(inv, list, err)
+}
+
+// printShares prints the shares listed: a table, or the API's JSON. The
+// API has no URL to give (the server keeps its hash), and a listing must
+// not look as if it had one: the table names a share by its id.
+func (a *app) printShares(inv invocation, list []client.Share, err error) int {
+	if err != nil {
+		return a.apiFailed("cannot list shares", err)
+	}
+	if inv.link.json {
+		if list == nil {
+			list = []client.Share{}
+		}
+		return a.printJSON(map[string]any{"shares": list})
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCREATED\tEXPIRES\tPASSWORD")
+	for _, sh := range list {
+		password := "no"
+		if sh.HasPassword {
+			password = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sh.ID, sh.CreatedAt.UTC().Format(time.RFC3339), timeOrDash(sh.ExpiresAt), password)
+	}
+	if err := tw.Flush(); err != nil {
+		return a.fail("cannot print shares", err)
+	}
+	return exitOK
+}
+
+func (a *app) linkUnshare(inv invocation) int {
+	slug, id := inv.args[0], inv.args[1]
+	if err := inv.link.client.DeleteLinkShare(a.ctx, slug, id); err != nil {
+		return a.apiFailed("cannot delete share", err)
+	}
+	return a.printDeleted(inv, map[string]any{"slug": slug, "id": id}, "share "+id+" of link "+slug+" deleted")
+}
+
+func (a *app) tagUnshare(inv invocation) int {
+	tag, id := inv.args[0], inv.args[1]
+	if err := inv.link.client.DeleteTagShare(a.ctx, tag, id); err != nil {
+		return a.apiFailed("cannot delete share", err)
+	}
+	return a.printDeleted(inv, map[string]any{"tag": tag, "id": id}, "share "+id+" of tag "+tag+" deleted")
 }
 
 // tenantSchemesSet sets the token's tenant's extra target schemes: a
