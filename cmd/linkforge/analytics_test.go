@@ -16,7 +16,6 @@ import (
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 
 	"github.com/linkforge/linkforge"
-	"github.com/linkforge/linkforge/internal/pgtest"
 )
 
 // The agents of the analytics test's clicks.
@@ -47,19 +46,9 @@ type analyticsClick struct {
 // "End to end with the real binary").
 func TestAnalyticsEndToEnd(t *testing.T) {
 	t.Parallel()
-	backends := []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			testAnalyticsEndToEnd(t, newNode(t, b.dbURL(t)))
-		})
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		testAnalyticsEndToEnd(t, b.newNode(t))
+	})
 }
 
 func testAnalyticsEndToEnd(t *testing.T, n *node) {

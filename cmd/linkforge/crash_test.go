@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/linkforge/linkforge/internal/pgtest"
 )
 
 // TestCrashKeepsAcknowledgedClicks is the output gate's proof with the real
@@ -42,21 +40,11 @@ func TestCrashKeepsAcknowledgedClicks(t *testing.T) {
 	if testing.Short() {
 		cycles = 2
 	}
-	backends := []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			n := newNode(t, b.dbURL(t))
-			n.serveArgs = []string{"--flush-interval", "50ms"}
-			testCrashCycles(t, n, cycles)
-		})
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		n := b.newNode(t)
+		n.serveArgs = []string{"--flush-interval", "50ms"}
+		testCrashCycles(t, n, cycles)
+	})
 }
 
 func testCrashCycles(t *testing.T, n *node, cycles int) {

@@ -7,27 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/linkforge/linkforge/internal/pgtest"
 )
 
 // TestExpiryEndToEnd drives a link across its expires_at on the real binary:
 // no request sent at or after expires_at gets the target, whatever the alarm
 // is doing; the alarm then marks the link expired and ends `done`.
 func TestExpiryEndToEnd(t *testing.T) {
-	backends := []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			testExpiryEndToEnd(t, newNode(t, b.dbURL(t)))
-		})
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		testExpiryEndToEnd(t, b.newNode(t))
+	})
 }
 
 func testExpiryEndToEnd(t *testing.T, n *node) {

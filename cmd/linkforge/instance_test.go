@@ -21,51 +21,41 @@ import (
 // invite on the server's public URL, domain add under --domain-verify none
 // verifies at once. A flag given to the command wins, with a warning.
 func TestCommandsUseServerSettings(t *testing.T) {
-	backends := []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			n := newNode(t, b.dbURL(t))
-			n.serveArgs = []string{"--domain-verify", "none"}
-			srv := n.startServer("https://sho.rt.example")
-			defer srv.stop(t)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		n := b.newNode(t)
+		n.serveArgs = []string{"--domain-verify", "none"}
+		srv := n.startServer("https://sho.rt.example")
+		defer srv.stop(t)
 
-			if out := n.mustRun("user", "add", "--tenant", "acme", "--email", "ann@example.com"); !strings.HasPrefix(out, "https://sho.rt.example/invite/") {
-				t.Errorf("user add printed %q, want an invite on the server's public URL https://sho.rt.example", out)
-			}
-			if out := n.mustRun("user", "reset-password", "--email", "ann@example.com"); !strings.HasPrefix(out, "https://sho.rt.example/reset/") {
-				t.Errorf("user reset-password printed %q, want a URL on https://sho.rt.example", out)
-			}
-			var d struct{ Host, State string }
-			out := n.mustRun("domain", "add", "--tenant", "acme", "go.acme.test")
-			if err := json.Unmarshal([]byte(out), &d); err != nil || d.State != "verified" {
-				t.Errorf("domain add under a server with --domain-verify none printed %q (%v), want it verified", out, err)
-			}
+		if out := n.mustRun("user", "add", "--tenant", "acme", "--email", "ann@example.com"); !strings.HasPrefix(out, "https://sho.rt.example/invite/") {
+			t.Errorf("user add printed %q, want an invite on the server's public URL https://sho.rt.example", out)
+		}
+		if out := n.mustRun("user", "reset-password", "--email", "ann@example.com"); !strings.HasPrefix(out, "https://sho.rt.example/reset/") {
+			t.Errorf("user reset-password printed %q, want a URL on https://sho.rt.example", out)
+		}
+		var d struct{ Host, State string }
+		out := n.mustRun("domain", "add", "--tenant", "acme", "go.acme.test")
+		if err := json.Unmarshal([]byte(out), &d); err != nil || d.State != "verified" {
+			t.Errorf("domain add under a server with --domain-verify none printed %q (%v), want it verified", out, err)
+		}
 
-			// Given to the command, a flag wins, and the difference is said.
-			out, stderr, code := n.run("user", "add", "--tenant", "acme", "--email", "bob@example.com", "--public-url", "http://other.example:9999")
-			if code != exitOK || !strings.HasPrefix(out, "http://other.example:9999/invite/") {
-				t.Errorf("user add --public-url http://other.example:9999: exit %d, printed %q", code, out)
-			}
-			if !strings.Contains(stderr, "warning: --public-url is http://other.example:9999, but the server runs with https://sho.rt.example") {
-				t.Errorf("user add with a --public-url other than the server's: no warning on stderr:\n%s", stderr)
-			}
-			out, stderr, _ = n.run("domain", "add", "--tenant", "acme", "--domain-verify", "http", "pending.acme.test")
-			if err := json.Unmarshal([]byte(out), &d); err != nil || d.State != "pending" || !strings.Contains(stderr, "--domain-verify is http, but the server runs with none") {
-				t.Errorf("domain add --domain-verify http: printed %q (%v), stderr:\n%s", out, err, stderr)
-			}
-			// The same value as the server's is no news.
-			if _, stderr, _ := n.run("token", "list", "--tenant", "acme", "--public-url", "https://sho.rt.example/"); strings.Contains(stderr, "warning") {
-				t.Errorf("a --public-url equal to the server's got a warning:\n%s", stderr)
-			}
-		})
-	}
+		// Given to the command, a flag wins, and the difference is said.
+		out, stderr, code := n.run("user", "add", "--tenant", "acme", "--email", "bob@example.com", "--public-url", "http://other.example:9999")
+		if code != exitOK || !strings.HasPrefix(out, "http://other.example:9999/invite/") {
+			t.Errorf("user add --public-url http://other.example:9999: exit %d, printed %q", code, out)
+		}
+		if !strings.Contains(stderr, "warning: --public-url is http://other.example:9999, but the server runs with https://sho.rt.example") {
+			t.Errorf("user add with a --public-url other than the server's: no warning on stderr:\n%s", stderr)
+		}
+		out, stderr, _ = n.run("domain", "add", "--tenant", "acme", "--domain-verify", "http", "pending.acme.test")
+		if err := json.Unmarshal([]byte(out), &d); err != nil || d.State != "pending" || !strings.Contains(stderr, "--domain-verify is http, but the server runs with none") {
+			t.Errorf("domain add --domain-verify http: printed %q (%v), stderr:\n%s", out, err, stderr)
+		}
+		// The same value as the server's is no news.
+		if _, stderr, _ := n.run("token", "list", "--tenant", "acme", "--public-url", "https://sho.rt.example/"); strings.Contains(stderr, "warning") {
+			t.Errorf("a --public-url equal to the server's got a warning:\n%s", stderr)
+		}
+	})
 }
 
 // TestCommandsMakeNoDatabase: a command other than serve and migrate

@@ -111,6 +111,40 @@ func newNode(t *testing.T, dbURL string) *node {
 	return n
 }
 
+// backend is a store the binary runs on, named as the subtests of
+// forEachBackend are.
+type backend struct {
+	name string
+	// dbURL makes a new database and returns its --database-url; "":
+	// SQLite in the node's data dir.
+	dbURL func(testing.TB) string
+}
+
+// backends are SQLite and PostgreSQL (a throwaway database each).
+var backends = []backend{
+	{"sqlite", func(testing.TB) string { return "" }},
+	{"postgres", pgtest.New},
+}
+
+// newNode returns a node on a database of its own of the backend.
+func (b backend) newNode(t *testing.T) *node {
+	t.Helper()
+	return newNode(t, b.dbURL(t))
+}
+
+// forEachBackend runs test on each backend, as the parallel subtests
+// "sqlite" and "postgres" (the names -run patterns in the docs and CI
+// use).
+func forEachBackend(t *testing.T, test func(t *testing.T, b backend)) {
+	t.Helper()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, b)
+		})
+	}
+}
+
 // newEmptyNode is newNode before any database: a fresh data dir, an
 // empty PostgreSQL database.
 func newEmptyNode(t *testing.T, dbURL string) *node {
@@ -330,19 +364,9 @@ func parseTokenList(t *testing.T, out string) []tokenRow {
 // README: a token, a server, a link, a redirect, a revocation, a graceful
 // stop; once on embedded SQLite and once on PostgreSQL.
 func TestEndToEnd(t *testing.T) {
-	backends := []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			testEndToEnd(t, newNode(t, b.dbURL(t)))
-		})
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		testEndToEnd(t, b.newNode(t))
+	})
 }
 
 func testEndToEnd(t *testing.T, n *node) {

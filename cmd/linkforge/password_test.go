@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/linkforge/linkforge/internal/pgtest"
 )
 
 // TestPasswordEndToEnd: the password flow of a protected link through the
@@ -17,22 +15,12 @@ import (
 // one 303 with the unlock cookie and its GET on to the target, the 11th failure in the minute 429 (a right password too), and
 // exactly one click in the rollup once SIGTERM has flushed.
 func TestPasswordEndToEnd(t *testing.T) {
-	backends := []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			n := newNode(t, b.dbURL(t))
-			// No flush before the stop: the rollup is read after SIGTERM's.
-			n.serveArgs = []string{"--flush-interval", "1h"}
-			testPasswordEndToEnd(t, n)
-		})
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		n := b.newNode(t)
+		// No flush before the stop: the rollup is read after SIGTERM's.
+		n.serveArgs = []string{"--flush-interval", "1h"}
+		testPasswordEndToEnd(t, n)
+	})
 }
 
 func testPasswordEndToEnd(t *testing.T, n *node) {

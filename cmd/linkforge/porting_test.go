@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/linkforge/linkforge/internal/pgtest"
 )
 
 // runStdin runs a short command with stdin.
@@ -83,99 +81,89 @@ func TestImportExportCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	backends := []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			n := newNode(t, b.dbURL(t))
-			yourls := filepath.Join("..", "..", "testdata", "import", "yourls.csv")
-			out, stderr, code := n.run("import", "--tenant", "acme", "--format", "yourls", yourls)
-			if code != exitFailure {
-				t.Fatalf("import of a file with bad lines: exit %d, want 1\nstderr: %s", code, stderr)
-			}
-			s := mustSummary(t, out)
-			if s.Created != 5 || s.Skipped != 0 || s.Failed != 2 || len(s.Errors) != 2 ||
-				s.Errors[0].Line != 5 || s.Errors[0].Problem.Errors[0].Field != "url" ||
-				s.Errors[1].Line != 6 || s.Errors[1].Problem.Errors[0].Field != "keyword" {
-				t.Fatalf("summary = %+v", s)
-			}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		n := b.newNode(t)
+		yourls := filepath.Join("..", "..", "testdata", "import", "yourls.csv")
+		out, stderr, code := n.run("import", "--tenant", "acme", "--format", "yourls", yourls)
+		if code != exitFailure {
+			t.Fatalf("import of a file with bad lines: exit %d, want 1\nstderr: %s", code, stderr)
+		}
+		s := mustSummary(t, out)
+		if s.Created != 5 || s.Skipped != 0 || s.Failed != 2 || len(s.Errors) != 2 ||
+			s.Errors[0].Line != 5 || s.Errors[0].Problem.Errors[0].Field != "url" ||
+			s.Errors[1].Line != 6 || s.Errors[1].Problem.Errors[0].Field != "keyword" {
+			t.Fatalf("summary = %+v", s)
+		}
 
-			// The imported links redirect, and their past clicks count.
-			srv := n.startServer("http://lf.test")
-			resp, _ := mustDo(t, http.MethodGet, "http://"+srv.addr+"/ozh", "", "")
-			if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "http://ozh.org/" {
-				t.Errorf("GET /ozh after the import: %d %q", resp.StatusCode, resp.Header.Get("Location"))
-			}
-			if code := srv.stop(t); code != 0 {
-				t.Errorf("serve exited %d", code)
-			}
+		// The imported links redirect, and their past clicks count.
+		srv := n.startServer("http://lf.test")
+		resp, _ := mustDo(t, http.MethodGet, "http://"+srv.addr+"/ozh", "", "")
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "http://ozh.org/" {
+			t.Errorf("GET /ozh after the import: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if code := srv.stop(t); code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
 
-			// ozh: its 1,204 YOURLS clicks plus the redirect above, flushed
-			// at the stop.
-			csvOut := n.mustRun("export", "--tenant", "acme")
-			rows := sortedRows(t, csvOut)
-			if len(rows) != 5 || rows[2][0] != "ozh" || rows[2][7] != "1205" || rows[2][4] != "2009-04-23T13:51:12Z" {
-				t.Fatalf("CSV export rows = %v", rows)
-			}
-			jsonOut := n.mustRun("export", "--tenant", "acme", "--format", "json")
-			var links []struct {
-				Slug     string
-				ShortURL string `json:"short_url"`
-				Clicks   int64
-			}
-			if err := json.Unmarshal([]byte(jsonOut), &links); err != nil || len(links) != 5 {
-				t.Fatalf("JSON export: %v, %d links\n%s", err, len(links), jsonOut)
-			}
+		// ozh: its 1,204 YOURLS clicks plus the redirect above, flushed
+		// at the stop.
+		csvOut := n.mustRun("export", "--tenant", "acme")
+		rows := sortedRows(t, csvOut)
+		if len(rows) != 5 || rows[2][0] != "ozh" || rows[2][7] != "1205" || rows[2][4] != "2009-04-23T13:51:12Z" {
+			t.Fatalf("CSV export rows = %v", rows)
+		}
+		jsonOut := n.mustRun("export", "--tenant", "acme", "--format", "json")
+		var links []struct {
+			Slug     string
+			ShortURL string `json:"short_url"`
+			Clicks   int64
+		}
+		if err := json.Unmarshal([]byte(jsonOut), &links); err != nil || len(links) != 5 {
+			t.Fatalf("JSON export: %v, %d links\n%s", err, len(links), jsonOut)
+		}
 
-			for _, f := range []struct{ format, file string }{{"csv", csvOut}, {"json", jsonOut}} {
-				// Another database of the same deployment: no server ran on
-				// it, the public host is the flag's (the export names the
-				// links' host, that of the server's --public-url).
-				fresh := newNode(t, b.dbURL(t))
-				out, stderr, code := fresh.runStdin([]byte(f.file), "import", "--tenant", "acme", "--format", f.format, "--public-url", "http://lf.test", "-")
-				if code != 0 {
-					t.Fatalf("%s import from stdin: exit %d\n%s\n%s", f.format, code, out, stderr)
-				}
-				if s := mustSummary(t, out); s.Created != 5 || s.Failed != 0 {
-					t.Errorf("%s import into a fresh database = %+v", f.format, s)
-				}
-				if got := sortedRows(t, fresh.mustRun("export", "--tenant", "acme", "--public-url", "http://lf.test")); !slices.EqualFunc(got, rows, slices.Equal) {
-					t.Errorf("%s round trip: export of the new database\n%v\nwant\n%v", f.format, got, rows)
-				}
+		for _, f := range []struct{ format, file string }{{"csv", csvOut}, {"json", jsonOut}} {
+			// Another database of the same deployment: no server ran on
+			// it, the public host is the flag's (the export names the
+			// links' host, that of the server's --public-url).
+			fresh := b.newNode(t)
+			out, stderr, code := fresh.runStdin([]byte(f.file), "import", "--tenant", "acme", "--format", f.format, "--public-url", "http://lf.test", "-")
+			if code != 0 {
+				t.Fatalf("%s import from stdin: exit %d\n%s\n%s", f.format, code, out, stderr)
 			}
+			if s := mustSummary(t, out); s.Created != 5 || s.Failed != 0 {
+				t.Errorf("%s import into a fresh database = %+v", f.format, s)
+			}
+			if got := sortedRows(t, fresh.mustRun("export", "--tenant", "acme", "--public-url", "http://lf.test")); !slices.EqualFunc(got, rows, slices.Equal) {
+				t.Errorf("%s round trip: export of the new database\n%v\nwant\n%v", f.format, got, rows)
+			}
+		}
 
-			out, _, code = n.runStdin([]byte(csvOut), "import", "--tenant", "other", "--format", "csv", "-")
-			s = mustSummary(t, out)
-			if code != exitFailure || s.Created != 0 || s.Failed != 5 {
-				t.Fatalf("import into another tenant: exit %d, %+v", code, s)
+		out, _, code = n.runStdin([]byte(csvOut), "import", "--tenant", "other", "--format", "csv", "-")
+		s = mustSummary(t, out)
+		if code != exitFailure || s.Created != 0 || s.Failed != 5 {
+			t.Fatalf("import into another tenant: exit %d, %+v", code, s)
+		}
+		for _, e := range s.Errors {
+			if e.Problem.Status != http.StatusConflict || e.Problem.Code != "conflict" {
+				t.Errorf("line %d: %+v, want 409", e.Line, e.Problem)
 			}
-			for _, e := range s.Errors {
-				if e.Problem.Status != http.StatusConflict || e.Problem.Code != "conflict" {
-					t.Errorf("line %d: %+v, want 409", e.Line, e.Problem)
-				}
-			}
-			// No line was written, so the tenant was not made either.
-			if _, stderr, code := n.run("export", "--tenant", "other"); code != exitFailure || !strings.Contains(stderr, "no tenant") {
-				t.Errorf("export of the tenant whose import wrote nothing: exit %d, %s", code, stderr)
-			}
+		}
+		// No line was written, so the tenant was not made either.
+		if _, stderr, code := n.run("export", "--tenant", "other"); code != exitFailure || !strings.Contains(stderr, "no tenant") {
+			t.Errorf("export of the tenant whose import wrote nothing: exit %d, %s", code, stderr)
+		}
 
-			if _, stderr, code := n.run("export", "--tenant", "nobody"); code != exitFailure || !strings.Contains(stderr, "no tenant") {
-				t.Errorf("export of an unknown tenant: exit %d, %s", code, stderr)
-			}
-			if _, _, code := n.run("import", "--tenant", "acme", yourls); code != exitUsage {
-				t.Errorf("import without --format: exit %d, want 2", code)
-			}
-			if _, stderr, code := n.runStdin([]byte("title\nx\n"), "import", "--tenant", "acme", "--format", "csv", "-"); code != exitFailure || !strings.Contains(stderr, "header") {
-				t.Errorf("import of a file without a url column: exit %d, %s", code, stderr)
-			}
-		})
-	}
+		if _, stderr, code := n.run("export", "--tenant", "nobody"); code != exitFailure || !strings.Contains(stderr, "no tenant") {
+			t.Errorf("export of an unknown tenant: exit %d, %s", code, stderr)
+		}
+		if _, _, code := n.run("import", "--tenant", "acme", yourls); code != exitUsage {
+			t.Errorf("import without --format: exit %d, want 2", code)
+		}
+		if _, stderr, code := n.runStdin([]byte("title\nx\n"), "import", "--tenant", "acme", "--format", "csv", "-"); code != exitFailure || !strings.Contains(stderr, "header") {
+			t.Errorf("import of a file without a url column: exit %d, %s", code, stderr)
+		}
+	})
 }
 
 // TestImportVisitsCommand: `linkforge import --format yourls-log` loads

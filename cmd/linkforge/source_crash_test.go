@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/linkforge/linkforge/internal/pgtest"
 )
 
 // TestCrashKeepsSourceCounts: QR scans (GET with qr=1, what a link's QR
@@ -16,20 +14,11 @@ import (
 // source breakdown is exactly qr = the scans acknowledged, link = the
 // plain clicks acknowledged, on both backends.
 func TestCrashKeepsSourceCounts(t *testing.T) {
-	for _, b := range []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	} {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			n := newNode(t, b.dbURL(t))
-			n.serveArgs = []string{"--flush-interval", "50ms"}
-			testSourceCrash(t, n, 2)
-		})
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		n := b.newNode(t)
+		n.serveArgs = []string{"--flush-interval", "50ms"}
+		testSourceCrash(t, n, 2)
+	})
 }
 
 func testSourceCrash(t *testing.T, n *node, cycles int) {

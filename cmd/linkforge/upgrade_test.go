@@ -14,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/linkforge/linkforge/internal/pgtest"
 )
 
 // The upgrade fixture: the click journal a node of an earlier release left
@@ -175,63 +173,53 @@ func TestUpgradeReplaysOldJournal(t *testing.T) {
 
 func testUpgradeFixture(t *testing.T, fixture string) {
 	m := readUpgradeManifest(t, fixture)
-	backends := []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			n := newNode(t, b.dbURL(t))
-			n.serveArgs = append([]string{"--flush-interval", "50ms"}, upgradeServeArgs...)
-			token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))
-			// The links first, with no journal: the same ids as the
-			// fixture's, on an empty database.
-			srv := n.startServer("http://lf.test")
-			base := "http://" + srv.addr
-			for _, l := range m.Links {
-				createUpgradeLink(t, base, token, l.Slug)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		n := b.newNode(t)
+		n.serveArgs = append([]string{"--flush-interval", "50ms"}, upgradeServeArgs...)
+		token := strings.TrimSpace(n.mustRun("token", "create", "--tenant", "acme"))
+		// The links first, with no journal: the same ids as the
+		// fixture's, on an empty database.
+		srv := n.startServer("http://lf.test")
+		base := "http://" + srv.addr
+		for _, l := range m.Links {
+			createUpgradeLink(t, base, token, l.Slug)
+		}
+		if code := srv.stop(t); code != 0 {
+			t.Fatalf("SIGTERM: exit %d", code)
+		}
+		db := openNodeDB(t, n)
+		for _, l := range m.Links {
+			if id := linkID(t, db, l.Slug); id != l.ID {
+				t.Fatalf("link %s has id %d, the fixture's is %d", l.Slug, id, l.ID)
 			}
-			if code := srv.stop(t); code != 0 {
-				t.Fatalf("SIGTERM: exit %d", code)
-			}
-			db := openNodeDB(t, n)
-			for _, l := range m.Links {
-				if id := linkID(t, db, l.Slug); id != l.ID {
-					t.Fatalf("link %s has id %d, the fixture's is %d", l.Slug, id, l.ID)
-				}
-			}
-			copyUpgradeJournal(t, fixture, filepath.Join(n.dataDir, "clicklog"))
+		}
+		copyUpgradeJournal(t, fixture, filepath.Join(n.dataDir, "clicklog"))
 
-			srv = n.startServer("http://lf.test")
-			base = "http://" + srv.addr
-			waitNothingPending(t, base)
-			var want int64
-			for _, l := range m.Links {
-				want += l.Human + l.Automated
-				checkUpgradedLink(t, base, token, m, l)
-			}
-			if total := rollupTotal(t, n); total != want {
-				t.Fatalf("rollup total %d, want the fixture's %d clicks", total, want)
-			}
-			checkDimsInvariant(t, n, n.dbURL)
-			oneoff := m.Links[0]
-			rows := storedRows(t, db, oneoff.ID)
-			t.Logf("stored rows of a one-off human click in its hour: %d (click_rollup and click_dims)", rows)
-			// 1 minute and one row per public dimension: 10 since the
-			// source dimension (9 with traffic a key column, migration
-			// 00029; 16 with the traffic shadows).
-			if rows > 10 {
-				t.Fatalf("a one-off human click stored %d rows, want at most 10", rows)
-			}
-			if code := srv.stop(t); code != 0 {
-				t.Fatalf("SIGTERM: exit %d", code)
-			}
-		})
-	}
+		srv = n.startServer("http://lf.test")
+		base = "http://" + srv.addr
+		waitNothingPending(t, base)
+		var want int64
+		for _, l := range m.Links {
+			want += l.Human + l.Automated
+			checkUpgradedLink(t, base, token, m, l)
+		}
+		if total := rollupTotal(t, n); total != want {
+			t.Fatalf("rollup total %d, want the fixture's %d clicks", total, want)
+		}
+		checkDimsInvariant(t, n, n.dbURL)
+		oneoff := m.Links[0]
+		rows := storedRows(t, db, oneoff.ID)
+		t.Logf("stored rows of a one-off human click in its hour: %d (click_rollup and click_dims)", rows)
+		// 1 minute and one row per public dimension: 10 since the
+		// source dimension (9 with traffic a key column, migration
+		// 00029; 16 with the traffic shadows).
+		if rows > 10 {
+			t.Fatalf("a one-off human click stored %d rows, want at most 10", rows)
+		}
+		if code := srv.stop(t); code != 0 {
+			t.Fatalf("SIGTERM: exit %d", code)
+		}
+	})
 }
 
 func readUpgradeManifest(t *testing.T, fixture string) upgradeManifest {

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/linkforge/linkforge/internal/pgtest"
 )
 
 // TestCrashKeepsVariantCounts: the clicks of a link with an A/B test are
@@ -14,20 +12,11 @@ import (
 // in the middle of commits and flushes the variant counts still sum to
 // exactly the acknowledged clicks, every hour, on both backends.
 func TestCrashKeepsVariantCounts(t *testing.T) {
-	for _, b := range []struct {
-		name  string
-		dbURL func(testing.TB) string
-	}{
-		{"sqlite", func(testing.TB) string { return "" }},
-		{"postgres", pgtest.New},
-	} {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			n := newNode(t, b.dbURL(t))
-			n.serveArgs = []string{"--flush-interval", "50ms"}
-			testVariantCrash(t, n, 2)
-		})
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		n := b.newNode(t)
+		n.serveArgs = []string{"--flush-interval", "50ms"}
+		testVariantCrash(t, n, 2)
+	})
 }
 
 func testVariantCrash(t *testing.T, n *node, cycles int) {
