@@ -98,7 +98,7 @@ func TestShareListAndUnshare(t *testing.T) {
 	id2 := mustJSONOut[client.Share](t, out).ID
 	pageStatus := func(u string) int {
 		t.Helper()
-		resp, err := http.Get(u)
+		resp, err := http.DefaultClient.Do(mustRequest(t, u))
 		if err != nil {
 			t.Fatal(err)
 		}
