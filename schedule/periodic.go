@@ -100,9 +100,8 @@ func NewPeriodic[R any](cfg PeriodicConfig[R]) (*Periodic[R], error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Periodic[R]{cfg: cfg}
-	p.runCtx, p.stop = context.WithCancel(context.Background())
-	return p, nil
+	runCtx, stop := context.WithCancel(context.Background()) //nolint:gosec // G118: the runs outlive New by design; Close calls stop
+	return &Periodic[R]{cfg: cfg, runCtx: runCtx, stop: stop}, nil
 }
 
 // Name implements Work.
@@ -120,7 +119,12 @@ func (p *Periodic[R]) NextDue(ctx context.Context) (time.Time, bool, error) {
 // Claim implements Work: when this node gets the job's lease, the run
 // starts in the background. After Close it claims nothing.
 func (p *Periodic[R]) Claim(ctx context.Context, c Claim) (int, error) {
-	if p.runCtx.Err() != nil || !p.running.CompareAndSwap(false, true) {
+	select {
+	case <-p.runCtx.Done():
+		return 0, nil // closed: a run would stop at once
+	default:
+	}
+	if !p.running.CompareAndSwap(false, true) {
 		return 0, nil
 	}
 	ok, err := p.cfg.Store.ClaimJob(ctx, p.cfg.Name, c.Owner, c.Now, p.cfg.Lease)
