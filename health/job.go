@@ -88,6 +88,7 @@ func NewJob(cfg JobConfig) (*Job, error) {
 	return j, nil
 }
 
+// report logs a run.
 func (j *Job) report(o schedule.Outcome[counts]) {
 	if o.Err != nil {
 		j.cfg.Logger.Error("health check", "owner", o.Owner, "checked", o.Result.checked, "broken", o.Result.broken,

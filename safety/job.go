@@ -93,6 +93,8 @@ func New(cfg Config) (*Job, error) {
 	return j, nil
 }
 
+// report logs a run; a run whose lease was taken over is a warning, not
+// a failure: the new owner carries on.
 func (j *Job) report(o schedule.Outcome[Result]) {
 	res := o.Result
 	attrs := []any{"owner", o.Owner, "checked", res.Checked, "flagged", res.Flagged, "cleared", res.Cleared,
