@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -30,9 +29,7 @@ const (
 type Store interface {
 	OperatorLinks(ctx context.Context, q linkforge.OperatorQuery) (linkforge.LinkPage, error)
 	SetLinkHealth(ctx context.Context, id int64, h linkforge.LinkHealth) (linkforge.Link, error)
-	NextJobDue(ctx context.Context, name string) (time.Time, error)
-	ClaimJob(ctx context.Context, name, owner string, now time.Time, lease time.Duration) (bool, error)
-	FinishJob(ctx context.Context, name, owner string, next time.Time) error
+	schedule.JobStore
 }
 
 // JobConfig configures a Job; Store and Checker are required.
@@ -45,16 +42,16 @@ type JobConfig struct {
 	Logger      *slog.Logger  // nil: discard
 }
 
-// Job checks every link's targets: a schedule.Work whose one item is the
-// run, leased in the store so that one node runs it at a time (never two
+// Job checks every link's targets: a schedule.Periodic whose run is Run,
+// leased in the store so that one node runs it at a time (never two
 // checks of a target at once across nodes).
 type Job struct {
-	cfg     JobConfig
-	wg      sync.WaitGroup
-	running atomic.Bool
-	runCtx  context.Context
-	stop    context.CancelFunc
+	*schedule.Periodic[counts]
+	cfg JobConfig
 }
+
+// counts is what a run reports.
+type counts struct{ checked, broken int }
 
 var _ schedule.Work = (*Job)(nil)
 
@@ -76,71 +73,30 @@ func NewJob(cfg JobConfig) (*Job, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	j := &Job{cfg: cfg}
-	j.runCtx, j.stop = context.WithCancel(context.Background())
+	p, err := schedule.NewPeriodic(schedule.PeriodicConfig[counts]{
+		Name: JobName, Store: cfg.Store, Lease: cfg.Lease, Every: cfg.Every, RetryDelay: RetryDelay,
+		Run: func(ctx context.Context, _ time.Time, renew func() error) (counts, error) {
+			checked, broken, err := j.Run(ctx, renew)
+			return counts{checked, broken}, err
+		},
+		Report: j.report, Logger: cfg.Logger, FinishMsg: "health check: finish",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("health: %w", err)
+	}
+	j.Periodic = p
 	return j, nil
 }
 
-// Name implements schedule.Work.
-func (j *Job) Name() string { return JobName }
-
-// NextDue implements schedule.Work.
-func (j *Job) NextDue(ctx context.Context) (time.Time, bool, error) {
-	due, err := j.cfg.Store.NextJobDue(ctx, JobName)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("health: next due: %w", err)
+// report logs a run.
+func (j *Job) report(o schedule.Outcome[counts]) {
+	if o.Err != nil {
+		j.cfg.Logger.Error("health check", "owner", o.Owner, "checked", o.Result.checked, "broken", o.Result.broken,
+			"error", o.Err.Error())
+		return
 	}
-	return due, true, nil
-}
-
-// Claim implements schedule.Work: with the run's lease, the run starts in
-// the background.
-func (j *Job) Claim(ctx context.Context, c schedule.Claim) (int, error) {
-	if !j.running.CompareAndSwap(false, true) {
-		return 0, nil
-	}
-	ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease)
-	if err != nil || !ok {
-		j.running.Store(false)
-		if err != nil {
-			return 0, fmt.Errorf("health: claim: %w", err)
-		}
-		return 0, nil
-	}
-	j.wg.Add(1)
-	go func() {
-		defer j.wg.Done()
-		defer j.running.Store(false)
-		start := time.Now()
-		renew := func() error {
-			ok, err := j.cfg.Store.ClaimJob(j.runCtx, JobName, c.Owner, c.Now, j.cfg.Lease+time.Since(start))
-			if err == nil && !ok {
-				err = errors.New("health: the job's lease was taken over")
-			}
-			return err
-		}
-		checked, broken, err := j.Run(j.runCtx, renew)
-		next := c.Now.Add(j.cfg.Every)
-		if err != nil {
-			next = c.Now.Add(RetryDelay)
-			j.cfg.Logger.Error("health check", "owner", c.Owner, "checked", checked, "broken", broken, "error", err.Error())
-		} else {
-			j.cfg.Logger.Info("health check", "owner", c.Owner, "checked", checked, "broken", broken,
-				"duration_ms", time.Since(start).Milliseconds())
-		}
-		if ferr := j.cfg.Store.FinishJob(j.runCtx, JobName, c.Owner, next); ferr != nil {
-			j.cfg.Logger.Error("health check: finish", "error", ferr.Error())
-		}
-		if c.Wake != nil {
-			c.Wake(next)
-		}
-	}()
-	return 1, nil
-}
-
-// Close stops a run in flight and waits for it.
-func (j *Job) Close() {
-	j.stop()
-	j.wg.Wait()
+	j.cfg.Logger.Info("health check", "owner", o.Owner, "checked", o.Result.checked, "broken", o.Result.broken,
+		"duration_ms", o.Duration.Milliseconds())
 }
 
 // Run checks every link that is not blocked, page by page, Concurrency

@@ -18,8 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,20 +74,13 @@ type Partitioner interface {
 	EnsurePartitions(ctx context.Context, now time.Time) error
 }
 
-// Job is the retention job: a schedule.Work whose one item is the day's run.
+// Job is the retention job: a schedule.Periodic whose run is the day's
+// Run.
 type Job struct {
+	*schedule.Periodic[map[linkforge.PruneKind]int64]
 	cfg     Config
 	removed *prometheus.CounterVec
 	runs    *prometheus.CounterVec
-	wg      sync.WaitGroup
-	// running is set while this node runs the job: the scheduler wakes
-	// again when the lease it renews seems to end, and ClaimJob would let
-	// the owner have it again.
-	running atomic.Bool
-	// stopRuns cancels the run in flight (Close); its lease then lapses
-	// and another node, or this one restarted, runs the job.
-	runCtx   context.Context
-	stopRuns context.CancelFunc
 }
 
 var _ schedule.Work = (*Job)(nil)
@@ -131,7 +122,14 @@ func New(cfg Config) (*Job, error) {
 			Help: "Runs of the daily retention job on this node, by result: success, failure (retried 15 minutes later), lost (another node took the lease over).",
 		}, []string{"result"}),
 	}
-	j.runCtx, j.stopRuns = context.WithCancel(context.Background())
+	p, err := schedule.NewPeriodic(schedule.PeriodicConfig[map[linkforge.PruneKind]int64]{
+		Name: JobName, Store: cfg.Store, Lease: cfg.Lease, Every: cfg.Every, RetryDelay: RetryDelay,
+		Run: j.Run, Report: j.report, Logger: cfg.Logger, FinishMsg: "retention: finish",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retention: %w", err)
+	}
+	j.Periodic = p
 	if cfg.Registry != nil {
 		if err := errors.Join(cfg.Registry.Register(j.removed), cfg.Registry.Register(j.runs)); err != nil {
 			return nil, fmt.Errorf("retention: register metrics: %w", err)
@@ -140,95 +138,27 @@ func New(cfg Config) (*Job, error) {
 	return j, nil
 }
 
-// Name implements schedule.Work.
-func (j *Job) Name() string { return JobName }
-
-// NextDue implements schedule.Work.
-func (j *Job) NextDue(ctx context.Context) (time.Time, bool, error) {
-	due, err := j.cfg.Store.NextJobDue(ctx, JobName)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("retention: next due: %w", err)
-	}
-	return due, true, nil
-}
-
-// Claim implements schedule.Work: when this node gets the day's lease, the
-// run starts in the background.
-func (j *Job) Claim(ctx context.Context, c schedule.Claim) (int, error) {
-	if !j.running.CompareAndSwap(false, true) {
-		return 0, nil
-	}
-	ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease)
-	if err != nil || !ok {
-		j.running.Store(false)
-		if err != nil {
-			return 0, fmt.Errorf("retention: claim: %w", err)
-		}
-		return 0, nil
-	}
-	j.wg.Add(1)
-	go func() {
-		defer j.wg.Done()
-		defer j.running.Store(false)
-		j.runClaimed(j.runCtx, c)
-	}()
-	return 1, nil
-}
-
-// Wait waits for a run in flight.
-func (j *Job) Wait() { j.wg.Wait() }
-
-// Close stops a run in flight between two batches and waits for it.
-func (j *Job) Close() {
-	j.stopRuns()
-	j.wg.Wait()
-}
-
-// runClaimed runs the day's work under c's lease and sets the next run:
-// Every after this one's start, or RetryDelay after a failure.
-func (j *Job) runClaimed(ctx context.Context, c schedule.Claim) {
-	start := time.Now()
-	renew := func() error {
-		ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease+time.Since(start))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errLost
-		}
-		return nil
-	}
-	removed, err := j.Run(ctx, c.Now, renew)
-	next, result := c.Now.Add(j.cfg.Every), "success"
+// report logs and counts a run.
+func (j *Job) report(o schedule.Outcome[map[linkforge.PruneKind]int64]) {
+	result := "success"
 	switch {
-	case errors.Is(err, errLost):
+	case errors.Is(o.Err, schedule.ErrLeaseLost):
 		result = "lost"
-	case err != nil:
-		next, result = c.Now.Add(RetryDelay), "failure"
+	case o.Err != nil:
+		result = "failure"
 	}
 	j.runs.WithLabelValues(result).Inc()
-	attrs := []any{"owner", c.Owner, "result", result, "duration_ms", time.Since(start).Milliseconds(),
-		"next_run", next.UTC().Format(time.RFC3339)}
+	attrs := []any{"owner", o.Owner, "result", result, "duration_ms", o.Duration.Milliseconds(),
+		"next_run", o.Next.UTC().Format(time.RFC3339)}
 	for _, k := range kinds {
-		attrs = append(attrs, "removed_"+string(k), removed[k])
+		attrs = append(attrs, "removed_"+string(k), o.Result[k])
 	}
-	if err != nil {
-		j.cfg.Logger.Error("retention run", append(attrs, "error", err.Error())...)
+	if o.Err != nil {
+		j.cfg.Logger.Error("retention run", append(attrs, "error", o.Err.Error())...)
 	} else {
 		j.cfg.Logger.Info("retention run", attrs...)
 	}
-	if result == "lost" {
-		return
-	}
-	if ferr := j.cfg.Store.FinishJob(ctx, JobName, c.Owner, next); ferr != nil {
-		j.cfg.Logger.Error("retention: finish", "error", ferr.Error())
-	}
-	if c.Wake != nil {
-		c.Wake(next)
-	}
 }
-
-var errLost = errors.New("retention: the job's lease was taken over")
 
 // kinds is the order of a run.
 var kinds = []linkforge.PruneKind{linkforge.PruneMinutes, linkforge.PruneLinkHours, linkforge.PruneTenantHours,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/linkforge/linkforge"
@@ -34,9 +33,7 @@ var Actor = linkforge.Actor{Type: linkforge.ActorOperator, Name: "target check"}
 // scheduled job's row.
 type Store interface {
 	OperatorLinks(ctx context.Context, q linkforge.OperatorQuery) (linkforge.LinkPage, error)
-	NextJobDue(ctx context.Context, name string) (time.Time, error)
-	ClaimJob(ctx context.Context, name, owner string, now time.Time, lease time.Duration) (bool, error)
-	FinishJob(ctx context.Context, name, owner string, next time.Time) error
+	schedule.JobStore
 }
 
 // Flagger writes a link's flag and drops it from the caches (the links
@@ -56,13 +53,10 @@ type Config struct {
 	Logger      *slog.Logger  // nil: discard
 }
 
-// Job re-checks every link: a schedule.Work whose one item is the run.
+// Job re-checks every link: a schedule.Periodic whose run is Run.
 type Job struct {
-	cfg     Config
-	wg      sync.WaitGroup
-	running atomic.Bool
-	runCtx  context.Context
-	stop    context.CancelFunc
+	*schedule.Periodic[Result]
+	cfg Config
 }
 
 var _ schedule.Work = (*Job)(nil)
@@ -85,84 +79,33 @@ func New(cfg Config) (*Job, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	j := &Job{cfg: cfg}
-	j.runCtx, j.stop = context.WithCancel(context.Background())
+	p, err := schedule.NewPeriodic(schedule.PeriodicConfig[Result]{
+		Name: JobName, Store: cfg.Store, Lease: cfg.Lease, Every: cfg.Every, RetryDelay: RetryDelay,
+		Run: func(ctx context.Context, _ time.Time, renew func() error) (Result, error) {
+			return j.Run(ctx, renew)
+		},
+		Report: j.report, Logger: cfg.Logger, FinishMsg: "target check: finish",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("safety: %w", err)
+	}
+	j.Periodic = p
 	return j, nil
 }
 
-// Name implements schedule.Work.
-func (j *Job) Name() string { return JobName }
-
-// NextDue implements schedule.Work.
-func (j *Job) NextDue(ctx context.Context) (time.Time, bool, error) {
-	due, err := j.cfg.Store.NextJobDue(ctx, JobName)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("safety: next due: %w", err)
-	}
-	return due, true, nil
-}
-
-// Claim implements schedule.Work: when this node gets the run's lease,
-// the run starts in the background; no other node runs it meanwhile.
-func (j *Job) Claim(ctx context.Context, c schedule.Claim) (int, error) {
-	if !j.running.CompareAndSwap(false, true) {
-		return 0, nil
-	}
-	ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease)
-	if err != nil || !ok {
-		j.running.Store(false)
-		if err != nil {
-			return 0, fmt.Errorf("safety: claim: %w", err)
-		}
-		return 0, nil
-	}
-	j.wg.Add(1)
-	go func() {
-		defer j.wg.Done()
-		defer j.running.Store(false)
-		j.runClaimed(j.runCtx, c)
-	}()
-	return 1, nil
-}
-
-// Close stops a run in flight between two pages and waits for it.
-func (j *Job) Close() {
-	j.stop()
-	j.wg.Wait()
-}
-
-var errLost = errors.New("safety: the job's lease was taken over")
-
-func (j *Job) runClaimed(ctx context.Context, c schedule.Claim) {
-	start := time.Now()
-	renew := func() error {
-		ok, err := j.cfg.Store.ClaimJob(ctx, JobName, c.Owner, c.Now, j.cfg.Lease+time.Since(start))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errLost
-		}
-		return nil
-	}
-	res, err := j.Run(ctx, renew)
-	next := c.Now.Add(j.cfg.Every)
-	attrs := []any{"owner", c.Owner, "checked", res.Checked, "flagged", res.Flagged, "cleared", res.Cleared,
-		"undecided", res.Undecided, "duration_ms", time.Since(start).Milliseconds()}
+// report logs a run; a run whose lease was taken over is a warning, not
+// a failure: the new owner carries on.
+func (j *Job) report(o schedule.Outcome[Result]) {
+	res := o.Result
+	attrs := []any{"owner", o.Owner, "checked", res.Checked, "flagged", res.Flagged, "cleared", res.Cleared,
+		"undecided", res.Undecided, "duration_ms", o.Duration.Milliseconds()}
 	switch {
-	case errors.Is(err, errLost):
+	case errors.Is(o.Err, schedule.ErrLeaseLost):
 		j.cfg.Logger.Warn("target check: lease lost", attrs...)
-		return
-	case err != nil:
-		next = c.Now.Add(RetryDelay)
-		j.cfg.Logger.Error("target check", append(attrs, "error", err.Error())...)
+	case o.Err != nil:
+		j.cfg.Logger.Error("target check", append(attrs, "error", o.Err.Error())...)
 	default:
 		j.cfg.Logger.Info("target check", attrs...)
-	}
-	if ferr := j.cfg.Store.FinishJob(ctx, JobName, c.Owner, next); ferr != nil {
-		j.cfg.Logger.Error("target check: finish", "error", ferr.Error())
-	}
-	if c.Wake != nil {
-		c.Wake(next)
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package schedule runs the node's durable due work: the links' expiry
 // alarms (package expiry), the webhook deliveries, the domain
-// verifications, the visitor keys' daily forget job and the retention job.
-// Each kind is a Work that keeps its due items in the main store.
+// verifications, the visitor keys' daily forget job, and the jobs that
+// repeat under a lease in the store (Periodic: retention, the links' health
+// check, the targets' re-check). Each kind is a Work that keeps its due
+// items in the main store.
 //
 // A Scheduler keeps one timer per node, pointed at the earliest due instant
 // of every kind (Work.NextDue): many due times behind one timer. When it
