@@ -164,6 +164,9 @@
     // (GET, PATCH) name them, not the list.
     aliases: new Map(),
     editDirty: false,
+    // Bumped by each write made here (create, save, an old slug removed):
+    // a load that left before it answers with the links as they were.
+    wrote: 0,
   };
 
   // ---------------------------------------------------------------- API
@@ -394,6 +397,7 @@
   // total can only be older than the snapshot's (an undercount, as above).
   async function load() {
     const gen = ++state.loadGen;
+    const wrote = state.wrote;
     const view = state.view;
     const key = viewKey(view);
     const r = currentRange(view);
@@ -431,6 +435,13 @@
     const page = await api('GET', listPath(null, limit));
     const mins = await minutes;
     if (gen !== state.loadGen) return; // a newer load won
+    if (wrote !== state.wrote) {
+      // A write made here meanwhile is newer than this snapshot's links:
+      // shown, they would put the saved form back as it was, or drop a
+      // link just created from the list. The view is read again instead.
+      refresh();
+      return;
+    }
     if (one) {
       state.links.set(one.slug, toLink(one, state.links.get(one.slug), true));
       state.aliases.set(one.slug, one.aliases || []);
@@ -1831,6 +1842,7 @@
     try {
       const meta = {};
       const j = await api('POST', '/api/v1/links', body, meta);
+      state.wrote++;
       // 200: find_if_exists found the tenant's link of this URL.
       const found = meta.status === 200;
       const l = toLink(j, state.links.get(j.slug));
@@ -1943,6 +1955,7 @@
         try {
           const d = domainParam(slug);
           await api('DELETE', `/api/v1/links/${encodeURIComponent(slug)}/aliases/${encodeURIComponent(a)}` + (d ? '?' + d.slice(1) : ''));
+          state.wrote++;
           state.aliases.set(slug, (state.aliases.get(slug) || []).filter((x) => x !== a));
           renderAliases(slug);
           $('edit-status').textContent = `/${a} no longer redirects.`;
@@ -2014,6 +2027,7 @@
     status.textContent = 'Saving…';
     try {
       const j = await api('PATCH', linkURL(slug), body);
+      state.wrote++;
       const nl = toLink(j, state.links.get(slug));
       state.aliases.set(j.slug, j.aliases || []);
       if (j.slug !== slug) {
