@@ -151,7 +151,7 @@
     // the filter, links learnt of since inserted where the sort puts them),
     // and where the next page starts.
     filter: { q: '', tag: '', state: 'all', sort: '-created' },
-    list: { slugs: [], cursor: null, gen: 0 },
+    list: { slugs: [], cursor: null, gen: 0, busy: 0 },
     searchTimer: null,
     tagsTimer: null,
     tagsLoaded: false, // the tag filter holds the tenant's tags
@@ -428,7 +428,10 @@
     }
     // The list as shown, in one request: as many links as the table holds
     // (a refresh must not drop the pages loaded with "Load more").
-    const listGen = ++state.list.gen;
+    // A filter's or "Load more"'s read under way is newer than this one
+    // and shows itself: replaced, its page would be lost (and its button
+    // left disabled).
+    const listGen = state.list.busy ? null : ++state.list.gen;
     const limit = Math.min(MAX_PAGE, Math.max(PAGE, state.list.slugs.length));
     const traffic = ext ? ext.traffic() : '';
     const minutes = stats ? loadMinutes(view, r, stats, traffic) : null;
@@ -447,7 +450,7 @@
       state.aliases.set(one.slug, one.aliases || []);
     }
     for (const j of page.links || []) state.links.set(j.slug, toLink(j, state.links.get(j.slug), true));
-    if (listGen === state.list.gen) applyPage(page, false);
+    if (listGen !== null && listGen === state.list.gen) applyPage(page, false);
     if (!stats) {
       showMissing(view.slug, 'deleted'); // between the two reads
       return;
@@ -574,6 +577,7 @@
   // next page.
   async function loadList(more) {
     const gen = ++state.list.gen;
+    state.list.busy = gen;
     const errEl = $('links-error');
     const button = $('links-more');
     button.disabled = true;
@@ -593,6 +597,7 @@
         button.disabled = false;
         $('links-body').removeAttribute('aria-busy');
       }
+      if (state.list.busy === gen) state.list.busy = 0;
     }
     render();
   }
@@ -2360,7 +2365,7 @@
     state.snap = null;
     state.panels = null;
     state.missingLink = null;
-    state.list = { slugs: [], cursor: null, gen: state.list.gen + 1 };
+    state.list = { slugs: [], cursor: null, gen: state.list.gen + 1, busy: 0 };
     if (state.qr.url) URL.revokeObjectURL(state.qr.url);
     state.qr = { slug: null, url: null };
     for (const id of ['qr-fg', 'qr-bg']) delete $(id).dataset.picked;
