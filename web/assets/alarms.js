@@ -114,7 +114,13 @@
   function init() {
     $('alarm-state').addEventListener('change', () => loadAlarms().catch((err) => showError('alarms-error', err)));
     $('dead-refresh').addEventListener('click', () => loadDead().catch((err) => showError('dead-error', err)));
-    api = auth.page({ load: async () => { await loadAlarms(); loadDead().catch((err) => showError('dead-error', err)); }, forbidden: (err) => showError('alarms-error', err), clear: () => { $('alarms').textContent = ''; $('dead').textContent = ''; } });
+    api = auth.page({ load: async () => { await loadAlarms(); loadDead().catch((err) => showError('dead-error', err)); }, forbidden: (err) => showError('alarms-error', err), clear: () => {
+      $('alarms').textContent = '';
+      $('dead').textContent = '';
+      // A list still on its way is the signed-out caller's: dropped.
+      shown.alarms = asked.alarms + 1;
+      shown.dead = asked.dead + 1;
+    } });
   }
   init();
 })();

@@ -80,7 +80,7 @@
     });
     $('audit-action').addEventListener('change', () => load(false).catch(showError));
     $('audit-more').addEventListener('click', () => load(true).catch(showError));
-    api = auth.page({ load: () => load(false), forbidden: showError, clear: () => { $('audit').textContent = ''; } });
+    api = auth.page({ load: () => load(false), forbidden: showError, clear: () => { loads++; $('audit').textContent = ''; } });
   }
   init();
 })();

@@ -288,6 +288,11 @@
     $('nav').hidden = true;
     $('session').hidden = true;
     $('domains').textContent = '';
+    // The next sign-in's tenant has its own schemes: disabled until read.
+    $('schemes').value = '';
+    $('schemes').disabled = true;
+    $('schemes-submit').disabled = true;
+    delete $('schemes-form').dataset.loaded;
     $('token-error').textContent = message || '';
     $('token-error').hidden = !message;
     $('signin').hidden = false;

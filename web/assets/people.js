@@ -268,6 +268,9 @@
     $('session').hidden = true;
     $('tokens').replaceChildren();
     $('users').replaceChildren();
+    // A list still on its way is the signed-out caller's: dropped.
+    shown.tokens = asked.tokens + 1;
+    shown.users = asked.users + 1;
     $('tok-secret').textContent = '';
     $('tok-secret-box').hidden = true;
     $('invite-url').textContent = '';

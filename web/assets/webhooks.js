@@ -284,6 +284,9 @@
     $('secret-box').hidden = true;
     $('webhooks').textContent = '';
     $('deliveries').textContent = '';
+    // A list still on its way is the signed-out caller's: dropped.
+    shown.list = asked.list + 1;
+    shown.log = asked.log + 1;
     $('log').hidden = true;
     $('token-error').textContent = message || '';
     $('token-error').hidden = !message;
