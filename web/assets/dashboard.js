@@ -1770,6 +1770,9 @@
     input.value = '';
     input.removeAttribute('aria-invalid');
     sessionStorage.setItem(TOKEN_KEY, token);
+    // The token's role before the page shows: learnt after, a viewer saw
+    // the create form and the link's settings, usable, until it came.
+    await showRole();
     start();
   }
 
