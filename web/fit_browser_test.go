@@ -45,7 +45,7 @@ func TestEveryPageFitsTheWindow(t *testing.T) {
 			// imported yet); the others do.
 			p.wait(path, `location.pathname === '`+path+`' && !document.getElementById('nav').hidden && !document.getElementById('app').hidden && `+
 				`(['/dashboard/alarms', '/dashboard/import'].includes(location.pathname) || document.querySelectorAll('tbody tr').length > 0) && `+
-				`(!location.pathname.startsWith('/dashboard/links/') || !document.getElementById('manage').hidden)`)
+				`(!location.pathname.startsWith('/dashboard/links/') || !document.getElementById('manage').hidden) && `+loadedJS(path))
 			if got := p.eval(fitJS); got != "fits" {
 				t.Errorf("%s at %d px: %s", path, size.w, got)
 			}

@@ -338,7 +338,12 @@ func TestBrowserDashboard(t *testing.T) {
 	mustViewportScreenshot(t, ctx, "dashboard-phone-links.png")
 	// A link's settings at phone width: one column, nothing wider either.
 	step("a link at phone width", chromedp.Click(chromedp.CSS(`tr[data-slug="launch-post"]`)))
-	waitJS("its settings", `!document.getElementById('manage').hidden && document.getElementById('qr-img').naturalWidth > 0`)
+	// The settings show at once (the link is in the list, its QR code is
+	// the one drawn before): the view's numbers and breakdowns too, or the
+	// width is checked before they are laid out.
+	waitJS("its settings", `document.getElementById('view-title').textContent === '/launch-post' && !document.getElementById('manage').hidden && `+
+		`document.getElementById('qr-img').naturalWidth > 0 && document.getElementById('stat-range').textContent !== '–' && `+
+		`document.querySelector('.panel:not([hidden])[data-state="loading"]') === null`)
 	if got := evalString(`String(document.documentElement.scrollWidth)`); got != "375" {
 		t.Errorf("a link's view at 375 px: %s px wide, want 375 (no horizontal scrolling)", got)
 	}

@@ -16,6 +16,17 @@
     done: 'badge-active', scheduled: 'badge-pending', running: 'badge-pending', retrying: 'badge-expiring', dead: 'badge-expired',
   };
 
+  // Each list's loads are numbered; an answer older than the one shown
+  // is dropped: a late one (an earlier filter's, or the list before a
+  // Replay) would replace newer rows.
+  const asked = { alarms: 0, dead: 0 };
+  const shown = { alarms: 0, dead: 0 };
+  function newest(what, n) {
+    if (n < shown[what]) return false;
+    shown[what] = n;
+    return true;
+  }
+
   function badge(state) { return el('span', 'badge ' + (BADGE[state] || 'badge-pending'), state); }
   function cell(text, cls) { return el('td', cls || '', text); }
   function button(label, onClick, action) {
@@ -43,8 +54,10 @@
   }
 
   async function loadAlarms() {
+    const n = ++asked.alarms;
     const state = $('alarm-state').value;
     const data = await api('GET', '/api/v1/alarms' + (state ? '?state=' + encodeURIComponent(state) : ''));
+    if (!newest('alarms', n)) return;
     const body = $('alarms');
     body.textContent = '';
     for (const a of data.alarms) {
@@ -65,9 +78,11 @@
 
   // loadDead lists the dead deliveries of every webhook of the tenant.
   async function loadDead() {
+    const n = ++asked.dead;
     const hooks = (await api('GET', '/api/v1/webhooks')).webhooks;
     const lists = await Promise.all(hooks.map((w) =>
       api('GET', '/api/v1/webhooks/' + encodeURIComponent(w.id) + '/deliveries?state=dead').then((d) => ({ w, ds: d.deliveries }))));
+    if (!newest('dead', n)) return;
     const body = $('dead');
     body.textContent = '';
     for (const { w, ds } of lists) {
@@ -99,7 +114,13 @@
   function init() {
     $('alarm-state').addEventListener('change', () => loadAlarms().catch((err) => showError('alarms-error', err)));
     $('dead-refresh').addEventListener('click', () => loadDead().catch((err) => showError('dead-error', err)));
-    api = auth.page({ load: async () => { await loadAlarms(); loadDead().catch((err) => showError('dead-error', err)); }, forbidden: (err) => showError('alarms-error', err), clear: () => { $('alarms').textContent = ''; $('dead').textContent = ''; } });
+    api = auth.page({ load: async () => { await loadAlarms(); loadDead().catch((err) => showError('dead-error', err)); }, forbidden: (err) => showError('alarms-error', err), clear: () => {
+      $('alarms').textContent = '';
+      $('dead').textContent = '';
+      // A list still on its way is the signed-out caller's: dropped.
+      shown.alarms = asked.alarms + 1;
+      shown.dead = asked.dead + 1;
+    } });
   }
   init();
 })();

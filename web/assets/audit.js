@@ -8,6 +8,9 @@
   const $ = (id) => document.getElementById(id);
   const auth = window.LinkForgeAuth;
   let cursor = null; // the next page's, null when there is none
+  // The newest load's number: an older answer that arrives after it (the
+  // filter changed while it was on its way) is dropped, not shown.
+  let loads = 0;
 
   // The page's sign-in, role and API calls (session.js); set in init.
   let api;
@@ -42,12 +45,24 @@
 
   // load shows the first page of the filter (more: the next page, added).
   async function load(more) {
-    const data = await api('GET', query(more ? cursor : null));
+    const mine = ++loads;
+    // A new filter's first page: no "Older events" of the old one meanwhile.
+    if (!more) $('audit-more').disabled = true;
+    let data;
+    try {
+      data = await api('GET', query(more ? cursor : null));
+    } catch (err) {
+      if (mine !== loads) return;
+      $('audit-more').disabled = false;
+      throw err;
+    }
+    if (mine !== loads) return;
     const body = $('audit');
     if (!more) body.textContent = '';
     for (const e of data.events) body.append(eventRow(e));
     cursor = data.next_cursor;
     $('audit-more').hidden = !cursor;
+    $('audit-more').disabled = false;
     $('audit-empty').hidden = body.children.length > 0;
     $('audit-error').hidden = true;
   }
@@ -65,7 +80,7 @@
     });
     $('audit-action').addEventListener('change', () => load(false).catch(showError));
     $('audit-more').addEventListener('click', () => load(true).catch(showError));
-    api = auth.page({ load: () => load(false), forbidden: showError, clear: () => { $('audit').textContent = ''; } });
+    api = auth.page({ load: () => load(false), forbidden: showError, clear: () => { loads++; $('audit').textContent = ''; } });
   }
   init();
 })();

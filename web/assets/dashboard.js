@@ -151,7 +151,7 @@
     // the filter, links learnt of since inserted where the sort puts them),
     // and where the next page starts.
     filter: { q: '', tag: '', state: 'all', sort: '-created' },
-    list: { slugs: [], cursor: null, gen: 0 },
+    list: { slugs: [], cursor: null, gen: 0, busy: 0 },
     searchTimer: null,
     tagsTimer: null,
     tagsLoaded: false, // the tag filter holds the tenant's tags
@@ -164,6 +164,9 @@
     // (GET, PATCH) name them, not the list.
     aliases: new Map(),
     editDirty: false,
+    // Bumped by each write made here (create, save, an old slug removed):
+    // a load that left before it answers with the links as they were.
+    wrote: 0,
   };
 
   // ---------------------------------------------------------------- API
@@ -394,6 +397,7 @@
   // total can only be older than the snapshot's (an undercount, as above).
   async function load() {
     const gen = ++state.loadGen;
+    const wrote = state.wrote;
     const view = state.view;
     const key = viewKey(view);
     const r = currentRange(view);
@@ -424,19 +428,29 @@
     }
     // The list as shown, in one request: as many links as the table holds
     // (a refresh must not drop the pages loaded with "Load more").
-    const listGen = ++state.list.gen;
+    // A filter's or "Load more"'s read under way is newer than this one
+    // and shows itself: replaced, its page would be lost (and its button
+    // left disabled).
+    const listGen = state.list.busy ? null : ++state.list.gen;
     const limit = Math.min(MAX_PAGE, Math.max(PAGE, state.list.slugs.length));
     const traffic = ext ? ext.traffic() : '';
     const minutes = stats ? loadMinutes(view, r, stats, traffic) : null;
     const page = await api('GET', listPath(null, limit));
     const mins = await minutes;
     if (gen !== state.loadGen) return; // a newer load won
+    if (wrote !== state.wrote) {
+      // A write made here meanwhile is newer than this snapshot's links:
+      // shown, they would put the saved form back as it was, or drop a
+      // link just created from the list. The view is read again instead.
+      refresh();
+      return;
+    }
     if (one) {
       state.links.set(one.slug, toLink(one, state.links.get(one.slug), true));
       state.aliases.set(one.slug, one.aliases || []);
     }
     for (const j of page.links || []) state.links.set(j.slug, toLink(j, state.links.get(j.slug), true));
-    if (listGen === state.list.gen) applyPage(page, false);
+    if (listGen !== null && listGen === state.list.gen) applyPage(page, false);
     if (!stats) {
       showMissing(view.slug, 'deleted'); // between the two reads
       return;
@@ -563,6 +577,7 @@
   // next page.
   async function loadList(more) {
     const gen = ++state.list.gen;
+    state.list.busy = gen;
     const errEl = $('links-error');
     const button = $('links-more');
     button.disabled = true;
@@ -582,6 +597,7 @@
         button.disabled = false;
         $('links-body').removeAttribute('aria-busy');
       }
+      if (state.list.busy === gen) state.list.busy = 0;
     }
     render();
   }
@@ -1754,6 +1770,9 @@
     input.value = '';
     input.removeAttribute('aria-invalid');
     sessionStorage.setItem(TOKEN_KEY, token);
+    // The token's role before the page shows: learnt after, a viewer saw
+    // the create form and the link's settings, usable, until it came.
+    await showRole();
     start();
   }
 
@@ -1831,6 +1850,7 @@
     try {
       const meta = {};
       const j = await api('POST', '/api/v1/links', body, meta);
+      state.wrote++;
       // 200: find_if_exists found the tenant's link of this URL.
       const found = meta.status === 200;
       const l = toLink(j, state.links.get(j.slug));
@@ -1943,6 +1963,7 @@
         try {
           const d = domainParam(slug);
           await api('DELETE', `/api/v1/links/${encodeURIComponent(slug)}/aliases/${encodeURIComponent(a)}` + (d ? '?' + d.slice(1) : ''));
+          state.wrote++;
           state.aliases.set(slug, (state.aliases.get(slug) || []).filter((x) => x !== a));
           renderAliases(slug);
           $('edit-status').textContent = `/${a} no longer redirects.`;
@@ -2014,6 +2035,7 @@
     status.textContent = 'Saving…';
     try {
       const j = await api('PATCH', linkURL(slug), body);
+      state.wrote++;
       const nl = toLink(j, state.links.get(slug));
       state.aliases.set(j.slug, j.aliases || []);
       if (j.slug !== slug) {
@@ -2346,7 +2368,7 @@
     state.snap = null;
     state.panels = null;
     state.missingLink = null;
-    state.list = { slugs: [], cursor: null, gen: state.list.gen + 1 };
+    state.list = { slugs: [], cursor: null, gen: state.list.gen + 1, busy: 0 };
     if (state.qr.url) URL.revokeObjectURL(state.qr.url);
     state.qr = { slug: null, url: null };
     for (const id of ['qr-fg', 'qr-bg']) delete $(id).dataset.picked;

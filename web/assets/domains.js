@@ -255,6 +255,12 @@
   }
 
   async function start() {
+    // The caller's role: an owner's controls are hidden from the others
+    // (people.css), who read that only an owner changes domains. Asked
+    // with the list and known before the page shows: learnt after, the
+    // owner's forms appeared above the list a moment later and moved its
+    // rows and buttons under the pointer.
+    const role = api('GET', '/api/v1/me').then((me) => me.role, () => sessionStorage.getItem(TOKEN_KEY + '.role'));
     try {
       await loadDomains();
     } catch (err) {
@@ -264,18 +270,12 @@
       $('signin').hidden = false;
       return;
     }
+    const r = await role;
+    if (r) document.body.dataset.role = r;
     $('signin').hidden = true;
     $('app').hidden = false;
     $('nav').hidden = false;
     $('session').hidden = false;
-    // The caller's role: an owner's controls are hidden from the others
-    // (people.css), who read that only an owner changes domains.
-    try {
-      document.body.dataset.role = (await api('GET', '/api/v1/me')).role;
-    } catch (err) {
-      const role = sessionStorage.getItem(TOKEN_KEY + '.role');
-      if (role) document.body.dataset.role = role;
-    }
     auth.mount(token, signOut);
     loadSchemes().catch((err) => { $('schemes-status').textContent = problemText(err); });
   }
@@ -288,6 +288,11 @@
     $('nav').hidden = true;
     $('session').hidden = true;
     $('domains').textContent = '';
+    // The next sign-in's tenant has its own schemes: disabled until read.
+    $('schemes').value = '';
+    $('schemes').disabled = true;
+    $('schemes-submit').disabled = true;
+    delete $('schemes-form').dataset.loaded;
     $('token-error').textContent = message || '';
     $('token-error').hidden = !message;
     $('signin').hidden = false;

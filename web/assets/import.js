@@ -62,10 +62,12 @@
       pre.hidden = true;
       return;
     }
+    // The format follows the name at once: set after the read, it could
+    // come after an Import pressed meanwhile (a JSON file sent as CSV).
+    if (/\.json$/i.test(f.name) && $('import-format').value === 'csv') $('import-format').value = 'json';
     const head = await f.slice(0, 64 * 1024).text();
     pre.textContent = head.split(/\r?\n/).slice(0, PREVIEW_LINES).join('\n');
     pre.hidden = false;
-    if (/\.json$/i.test(f.name) && $('import-format').value === 'csv') $('import-format').value = 'json';
   }
 
   async function onImport(ev) {

@@ -60,8 +60,25 @@
 
   const seg = encodeURIComponent;
 
+  // latest resolves to what get answers for one table, or to null when a
+  // newer load of that table began meanwhile: a refresh after a click
+  // reads the search as it was then, and its late answer must not replace
+  // the rows of a search made since (or a row about to be clicked).
+  const loads = {};
+  async function latest(table, get) {
+    const mine = loads[table] = (loads[table] || 0) + 1;
+    try {
+      const data = await get();
+      return mine === loads[table] ? data : null;
+    } catch (err) {
+      if (mine === loads[table]) throw err;
+      return null;
+    }
+  }
+
   async function loadTenants() {
-    const data = await api('GET', '/api/v1/operator/tenants');
+    const data = await latest('tenants', () => api('GET', '/api/v1/operator/tenants'));
+    if (!data) return;
     const body = $('tenants');
     body.textContent = '';
     for (const t of data.tenants) {
@@ -84,7 +101,8 @@
     for (const [k, id] of [['q', 'q'], ['target_host', 'target-host'], ['state', 'state']]) {
       if ($(id).value) q.set(k, $(id).value);
     }
-    const data = await api('GET', '/api/v1/operator/links?' + q.toString());
+    const data = await latest('links', () => api('GET', '/api/v1/operator/links?' + q.toString()));
+    if (!data) return;
     const body = $('links');
     body.textContent = '';
     for (const l of data.links) {
@@ -117,7 +135,8 @@
   // open one with Block (the link answers 451, the report is closed) and
   // Dismiss.
   async function loadReports() {
-    const data = await api('GET', '/api/v1/operator/reports' + ($('reports-open').checked ? '?state=open' : ''));
+    const data = await latest('reports', () => api('GET', '/api/v1/operator/reports' + ($('reports-open').checked ? '?state=open' : '')));
+    if (!data) return;
     const body = $('reports');
     body.textContent = '';
     for (const r of data.reports) {

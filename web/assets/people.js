@@ -49,6 +49,17 @@
     no.focus();
   }
 
+  // Each table's loads are numbered; an answer older than the one shown
+  // is dropped: the first list, answering after a create's or a revoke's
+  // reload, would bring back the table as it was before.
+  const asked = { tokens: 0, users: 0 };
+  const shown = { tokens: 0, users: 0 };
+  function newest(what, n) {
+    if (n < shown[what]) return false;
+    shown[what] = n;
+    return true;
+  }
+
   function fillRoles(select, chosen) {
     select.replaceChildren();
     for (const r of auth.allowedRoles(me.role)) {
@@ -62,13 +73,15 @@
   // ---------------------------------------------------------------- tokens
 
   async function loadTokens() {
+    const n = ++asked.tokens;
     let data;
     try {
       data = await api('GET', '/api/v1/tokens');
     } catch (err) {
-      showError('tokens-error', err);
+      if (n >= shown.tokens) showError('tokens-error', err);
       return;
     }
+    if (!newest('tokens', n)) return;
     showError('tokens-error', null);
     const rows = (data.tokens || []).map(tokenRow);
     $('tokens').replaceChildren(...rows);
@@ -125,13 +138,15 @@
   // ---------------------------------------------------------------- users
 
   async function loadUsers() {
+    const n = ++asked.users;
     let data;
     try {
       data = await api('GET', '/api/v1/users');
     } catch (err) {
-      showError('users-error', err);
+      if (n >= shown.users) showError('users-error', err);
       return;
     }
+    if (!newest('users', n)) return;
     showError('users-error', null);
     $('users').replaceChildren(...(data.users || []).map(userRow));
   }
@@ -253,6 +268,9 @@
     $('session').hidden = true;
     $('tokens').replaceChildren();
     $('users').replaceChildren();
+    // A list still on its way is the signed-out caller's: dropped.
+    shown.tokens = asked.tokens + 1;
+    shown.users = asked.users + 1;
     $('tok-secret').textContent = '';
     $('tok-secret-box').hidden = true;
     $('invite-url').textContent = '';

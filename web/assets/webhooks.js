@@ -14,6 +14,16 @@
   const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
   let token = sessionStorage.getItem(TOKEN_KEY);
   let current = null; // the webhook whose log is shown
+  // Each list's loads are numbered; an answer older than the one shown
+  // (it arrived late) is dropped, as is a log of a webhook no longer
+  // open: it would replace newer rows, or show another webhook's log.
+  const asked = { list: 0, log: 0 };
+  const shown = { list: 0, log: 0 };
+  function newest(what, n) {
+    if (n < shown[what]) return false;
+    shown[what] = n;
+    return true;
+  }
 
   const api = auth.client(() => token, (message) => signOut(message));
   // REFUSED is what the page says when the server refuses the caller's
@@ -44,7 +54,9 @@
   }
 
   async function loadWebhooks() {
+    const n = ++asked.list;
     const data = await api('GET', '/api/v1/webhooks');
+    if (!newest('list', n)) return;
     const body = $('webhooks');
     body.textContent = '';
     for (const w of data.webhooks) {
@@ -101,10 +113,13 @@
 
   async function loadLog() {
     if (!current) return;
+    const n = ++asked.log;
+    const id = current.id;
     const errEl = $('log-error');
     errEl.hidden = true;
     try {
-      const data = await api('GET', '/api/v1/webhooks/' + encodeURIComponent(current.id) + '/deliveries');
+      const data = await api('GET', '/api/v1/webhooks/' + encodeURIComponent(id) + '/deliveries');
+      if (!current || current.id !== id || !newest('log', n)) return;
       const body = $('deliveries');
       body.textContent = '';
       for (const d of data.deliveries) {
@@ -125,6 +140,7 @@
       }
       $('log-empty').hidden = data.deliveries.length > 0;
     } catch (err) {
+      if (!current || current.id !== id || n < shown.log) return;
       errEl.textContent = problemText(err);
       errEl.hidden = false;
     }
@@ -200,6 +216,7 @@
       $('create-form').reset();
       await loadWebhooks();
     } catch (err) {
+      if (!current || current.id !== id || n < shown.log) return;
       errEl.textContent = problemText(err);
       errEl.hidden = false;
     }
@@ -267,6 +284,9 @@
     $('secret-box').hidden = true;
     $('webhooks').textContent = '';
     $('deliveries').textContent = '';
+    // A list still on its way is the signed-out caller's: dropped.
+    shown.list = asked.list + 1;
+    shown.log = asked.log + 1;
     $('log').hidden = true;
     $('token-error').textContent = message || '';
     $('token-error').hidden = !message;
