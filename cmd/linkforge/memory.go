@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
+
+	"github.com/linkforge/linkforge/linkcache"
 )
 
 // Memory return after a burst (docs/adr/014-click-log.md,
@@ -18,7 +20,7 @@ import (
 // live object (the redirect cache's entries, allocated among the burst's
 // link actors and journal rows) cannot be returned at all. memoryReturn watches the live heap
 // and, once it has fallen far below its peak, compacts the redirect cache
-// and calls debug.FreeOSMemory.
+// and calls debug.FreeOSMemory, and once more followUpAfter later.
 const (
 	// memoryCheckEvery is how often the live heap is read. It changes only
 	// at a collection, which an idle process runs every two minutes.
@@ -34,6 +36,16 @@ const (
 	// buffers, then the link actors a minute or two later), and the second
 	// release is the one that matters.
 	releaseEvery = 2 * time.Minute
+	// followUpAfter is when a release made at the end of a burst is
+	// followed by one more. A fast burst ends in two steps: its requests'
+	// buffers and flushed journal rows go first, and the release they set
+	// off finds the link actors still alive and every redirect cache entry
+	// recently used, so it keeps them all (up to the cache's 100,000
+	// one-off links, ~60 MB live); the actors go a minute later, which by
+	// itself may be less than releaseMinDrop. By followUpAfter the burst's
+	// entries have been idle for linkcache.CompactKeep, so the follow-up's
+	// compaction drops them and returns their spans.
+	followUpAfter = max(releaseEvery, linkcache.CompactKeep)
 )
 
 // memoryReturn decides when to give memory back. live reads the heap's live
@@ -43,29 +55,45 @@ type memoryReturn struct {
 	release func() (kept, dropped int) // the redirect cache's entries
 	log     *slog.Logger
 
-	peak uint64    // the highest live heap since the last release
-	last time.Time // of the last release; zero: none yet
+	peak     uint64    // the highest live heap since the last release
+	last     time.Time // of the last release; zero: none yet
+	after    uint64    // the live heap just after the last release
+	followUp time.Time // when the last release is followed up; zero: none due
 }
 
 // check reads the live heap and releases memory if a burst is over and the
-// last release is at least releaseEvery ago. It reports whether it did.
+// last release is at least releaseEvery ago, or if the last such release
+// is due its follow-up. It reports whether it did.
 func (m *memoryReturn) check(now time.Time) bool {
 	live := m.live()
 	m.peak = max(m.peak, live)
-	if m.peak-live < releaseMinDrop || live > m.peak/2 {
-		return false
+	if !m.followUp.IsZero() && live >= m.after+releaseMinDrop {
+		// A new burst: its own end is what to wait for.
+		m.followUp = time.Time{}
 	}
-	if !m.last.IsZero() && now.Sub(m.last) < releaseEvery {
+	reason := "burst_over"
+	switch {
+	case m.peak-live >= releaseMinDrop && live <= m.peak/2:
+		if !m.last.IsZero() && now.Sub(m.last) < releaseEvery {
+			return false
+		}
+	case !m.followUp.IsZero() && !now.Before(m.followUp):
+		reason = "follow_up"
+	default:
 		return false
 	}
 	start := time.Now()
 	kept, dropped := m.release()
 	after := m.live()
 	m.log.Info("memory returned to the kernel after a burst", slog.String("event", "memory_released"),
-		slog.Uint64("peak_live_bytes", m.peak), slog.Uint64("live_bytes", after),
+		slog.String("reason", reason), slog.Uint64("peak_live_bytes", m.peak), slog.Uint64("live_bytes", after),
 		slog.Int("cache_kept", kept), slog.Int("cache_dropped", dropped),
 		slog.Int64("took_ms", time.Since(start).Milliseconds()))
-	m.peak, m.last = after, now
+	m.peak, m.last, m.after = after, now, after
+	m.followUp = time.Time{}
+	if reason == "burst_over" {
+		m.followUp = now.Add(followUpAfter)
+	}
 	return true
 }
 

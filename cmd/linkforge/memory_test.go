@@ -8,7 +8,9 @@ import (
 
 // TestMemoryReturnAfterBurst: memory is released once the live heap has
 // fallen by releaseMinDrop and to half its peak, not while it grows or
-// dips a little, and not again within releaseEvery.
+// dips a little, and not again within releaseEvery; such a release is
+// followed up once followUpAfter later (a fast burst's second step, less
+// than releaseMinDrop by itself), unless a new burst came meanwhile.
 func TestMemoryReturnAfterBurst(t *testing.T) {
 	const mb = 1 << 20
 	var live uint64
@@ -21,17 +23,23 @@ func TestMemoryReturnAfterBurst(t *testing.T) {
 		live    uint64
 		release bool
 	}{
-		{0, 40 * mb, false},                  // idle
-		{30 * time.Second, 700 * mb, false},  // the burst
-		{time.Minute, 900 * mb, false},       // its peak
-		{90 * time.Second, 500 * mb, false},  // down by 400 MB but above half the peak
-		{2 * time.Minute, 100 * mb, true},    // the actors evicted: released
-		{150 * time.Second, 90 * mb, false},  // nothing more to release
-		{150 * time.Second, 300 * mb, false}, // a second burst...
-		{3 * time.Minute, 100 * mb, false},   // ...over, but within releaseEvery of the first release
-		{4 * time.Minute, 100 * mb, true},    // later: released
-		{8 * time.Minute, 150 * mb, false},   // growth
-		{13 * time.Minute, 100 * mb, false},  // down by 50 MB only: less than releaseMinDrop
+		{0, 40 * mb, false},                              // idle
+		{30 * time.Second, 700 * mb, false},              // the burst
+		{time.Minute, 900 * mb, false},                   // its peak
+		{90 * time.Second, 500 * mb, false},              // down by 400 MB but above half the peak
+		{2 * time.Minute, 160 * mb, true},                // its requests' garbage gone: released (150 MB after)
+		{150 * time.Second, 140 * mb, false},             // the actors going
+		{3 * time.Minute, 95 * mb, false},                // gone: 55 MB less, under releaseMinDrop, and within releaseEvery
+		{4 * time.Minute, 95 * mb, true},                 // the follow-up (85 MB after)
+		{6*time.Minute + 30*time.Second, 85 * mb, false}, // a follow-up is not followed up
+		{7 * time.Minute, 300 * mb, false},               // a second burst...
+		{450 * time.Second, 100 * mb, true},              // ...over: released (90 MB after)
+		{8 * time.Minute, 400 * mb, false},               // a third burst before the follow-up: none
+		{10 * time.Minute, 380 * mb, false},              // down by 20 MB only
+		{11 * time.Minute, 150 * mb, true},               // over (140 MB after)
+		{12 * time.Minute, 145 * mb, false},              // the follow-up is not due yet
+		{13 * time.Minute, 145 * mb, true},               // due (135 MB after)
+		{20 * time.Minute, 100 * mb, false},              // down by 35 MB: less than releaseMinDrop
 	}
 	want := 0
 	for _, s := range steps {
