@@ -1,16 +1,15 @@
 package schedule_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/linkforge/linkforge/internal/testdb"
+	"github.com/linkforge/linkforge/internal/testlog"
 	"github.com/linkforge/linkforge/schedule"
 )
 
@@ -30,7 +29,7 @@ type periodicRig struct {
 	store    schedule.JobStore
 	p        *schedule.Periodic[int]
 	outcomes chan schedule.Outcome[int]
-	logs     *syncBuffer
+	logs     *testlog.Buffer
 
 	mu    sync.Mutex
 	wakes []time.Time
@@ -39,12 +38,12 @@ type periodicRig struct {
 func newPeriodicRig(t *testing.T, store schedule.JobStore,
 	run func(ctx context.Context, now time.Time, renew func() error) (int, error)) *periodicRig {
 	t.Helper()
-	r := &periodicRig{store: store, outcomes: make(chan schedule.Outcome[int], 10), logs: &syncBuffer{}}
+	r := &periodicRig{store: store, outcomes: make(chan schedule.Outcome[int], 10), logs: &testlog.Buffer{}}
 	p, err := schedule.NewPeriodic(schedule.PeriodicConfig[int]{
 		Name: testJob, Store: store, Lease: testLease, Every: testEvery, RetryDelay: testRetry,
 		Run:       run,
 		Report:    func(o schedule.Outcome[int]) { r.outcomes <- o },
-		Logger:    slog.New(slog.NewTextHandler(r.logs, nil)),
+		Logger:    r.logs.Logger(),
 		FinishMsg: "test job: finish",
 	})
 	if err != nil {
@@ -83,22 +82,6 @@ func (r *periodicRig) nextDue(t *testing.T) time.Time {
 	return due
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // TestPeriodicOneRunAtATime: while its run is under way, a node claims
 // nothing, even after the lease the run renews seems to end (the store
@@ -247,7 +230,7 @@ func TestPeriodicClose(t *testing.T) {
 	if o := <-r.outcomes; !errors.Is(o.Err, context.Canceled) {
 		t.Errorf("outcome %+v, want context.Canceled", o)
 	}
-	if logs := r.logs.String(); !strings.Contains(logs, `msg="test job: finish"`) {
+	if logs := r.logs.String(); !strings.Contains(logs, `"msg":"test job: finish"`) {
 		t.Errorf("no finish failure logged: %q", logs)
 	}
 	if due := r.nextDue(t); !due.Equal(t0.Add(testLease)) {

@@ -19,13 +19,7 @@
   // Each list's loads are numbered; an answer older than the one shown
   // is dropped: a late one (an earlier filter's, or the list before a
   // Replay) would replace newer rows.
-  const asked = { alarms: 0, dead: 0 };
-  const shown = { alarms: 0, dead: 0 };
-  function newest(what, n) {
-    if (n < shown[what]) return false;
-    shown[what] = n;
-    return true;
-  }
+  const loads = { alarms: auth.answers(), dead: auth.answers() };
 
   function badge(state) { return el('span', 'badge ' + (BADGE[state] || 'badge-pending'), state); }
   function cell(text, cls) { return el('td', cls || '', text); }
@@ -54,10 +48,10 @@
   }
 
   async function loadAlarms() {
-    const n = ++asked.alarms;
+    const n = loads.alarms.ask();
     const state = $('alarm-state').value;
     const data = await api('GET', '/api/v1/alarms' + (state ? '?state=' + encodeURIComponent(state) : ''));
-    if (!newest('alarms', n)) return;
+    if (!loads.alarms.newest(n)) return;
     const body = $('alarms');
     body.textContent = '';
     for (const a of data.alarms) {
@@ -78,11 +72,11 @@
 
   // loadDead lists the dead deliveries of every webhook of the tenant.
   async function loadDead() {
-    const n = ++asked.dead;
+    const n = loads.dead.ask();
     const hooks = (await api('GET', '/api/v1/webhooks')).webhooks;
     const lists = await Promise.all(hooks.map((w) =>
       api('GET', '/api/v1/webhooks/' + encodeURIComponent(w.id) + '/deliveries?state=dead').then((d) => ({ w, ds: d.deliveries }))));
-    if (!newest('dead', n)) return;
+    if (!loads.dead.newest(n)) return;
     const body = $('dead');
     body.textContent = '';
     for (const { w, ds } of lists) {
@@ -118,8 +112,8 @@
       $('alarms').textContent = '';
       $('dead').textContent = '';
       // A list still on its way is the signed-out caller's: dropped.
-      shown.alarms = asked.alarms + 1;
-      shown.dead = asked.dead + 1;
+      loads.alarms.dropAll();
+      loads.dead.dropAll();
     } });
   }
   init();

@@ -52,13 +52,7 @@
   // Each table's loads are numbered; an answer older than the one shown
   // is dropped: the first list, answering after a create's or a revoke's
   // reload, would bring back the table as it was before.
-  const asked = { tokens: 0, users: 0 };
-  const shown = { tokens: 0, users: 0 };
-  function newest(what, n) {
-    if (n < shown[what]) return false;
-    shown[what] = n;
-    return true;
-  }
+  const loads = { tokens: auth.answers(), users: auth.answers() };
 
   function fillRoles(select, chosen) {
     select.replaceChildren();
@@ -73,15 +67,15 @@
   // ---------------------------------------------------------------- tokens
 
   async function loadTokens() {
-    const n = ++asked.tokens;
+    const n = loads.tokens.ask();
     let data;
     try {
       data = await api('GET', '/api/v1/tokens');
     } catch (err) {
-      if (n >= shown.tokens) showError('tokens-error', err);
+      if (loads.tokens.current(n)) showError('tokens-error', err);
       return;
     }
-    if (!newest('tokens', n)) return;
+    if (!loads.tokens.newest(n)) return;
     showError('tokens-error', null);
     const rows = (data.tokens || []).map(tokenRow);
     $('tokens').replaceChildren(...rows);
@@ -138,15 +132,15 @@
   // ---------------------------------------------------------------- users
 
   async function loadUsers() {
-    const n = ++asked.users;
+    const n = loads.users.ask();
     let data;
     try {
       data = await api('GET', '/api/v1/users');
     } catch (err) {
-      if (n >= shown.users) showError('users-error', err);
+      if (loads.users.current(n)) showError('users-error', err);
       return;
     }
-    if (!newest('users', n)) return;
+    if (!loads.users.newest(n)) return;
     showError('users-error', null);
     $('users').replaceChildren(...(data.users || []).map(userRow));
   }
@@ -269,8 +263,8 @@
     $('tokens').replaceChildren();
     $('users').replaceChildren();
     // A list still on its way is the signed-out caller's: dropped.
-    shown.tokens = asked.tokens + 1;
-    shown.users = asked.users + 1;
+    loads.tokens.dropAll();
+    loads.users.dropAll();
     $('tok-secret').textContent = '';
     $('tok-secret-box').hidden = true;
     $('invite-url').textContent = '';

@@ -346,8 +346,29 @@ window.LinkForgeAuth = (() => {
     return Object.assign(api, { cred: () => cred, signOut });
   }
 
+  // answers orders a list's loads: ask() numbers one; newest(n) says
+  // whether its answer is the newest yet, and records it (an older answer,
+  // arriving late, would replace newer rows); current(n) whether it is not
+  // older than the one shown; dropAll() makes every load under way stale
+  // (at sign-out, they are the signed-out caller's).
+  function answers() {
+    let asked = 0;
+    let shown = 0;
+    return {
+      ask: () => ++asked,
+      current: (n) => n >= shown,
+      newest(n) {
+        if (n < shown) return false;
+        shown = n;
+        return true;
+      },
+      dropAll() { shown = asked + 1; },
+    };
+  }
+
   return {
     SESSION,
+    answers,
     page,
     TOKEN_KEY,
     headers,

@@ -17,13 +17,7 @@
   // Each list's loads are numbered; an answer older than the one shown
   // (it arrived late) is dropped, as is a log of a webhook no longer
   // open: it would replace newer rows, or show another webhook's log.
-  const asked = { list: 0, log: 0 };
-  const shown = { list: 0, log: 0 };
-  function newest(what, n) {
-    if (n < shown[what]) return false;
-    shown[what] = n;
-    return true;
-  }
+  const loads = { list: auth.answers(), log: auth.answers() };
 
   const api = auth.client(() => token, (message) => signOut(message));
   // REFUSED is what the page says when the server refuses the caller's
@@ -54,9 +48,9 @@
   }
 
   async function loadWebhooks() {
-    const n = ++asked.list;
+    const n = loads.list.ask();
     const data = await api('GET', '/api/v1/webhooks');
-    if (!newest('list', n)) return;
+    if (!loads.list.newest(n)) return;
     const body = $('webhooks');
     body.textContent = '';
     for (const w of data.webhooks) {
@@ -113,13 +107,13 @@
 
   async function loadLog() {
     if (!current) return;
-    const n = ++asked.log;
+    const n = loads.log.ask();
     const id = current.id;
     const errEl = $('log-error');
     errEl.hidden = true;
     try {
       const data = await api('GET', '/api/v1/webhooks/' + encodeURIComponent(id) + '/deliveries');
-      if (!current || current.id !== id || !newest('log', n)) return;
+      if (!current || current.id !== id || !loads.log.newest(n)) return;
       const body = $('deliveries');
       body.textContent = '';
       for (const d of data.deliveries) {
@@ -140,7 +134,7 @@
       }
       $('log-empty').hidden = data.deliveries.length > 0;
     } catch (err) {
-      if (!current || current.id !== id || n < shown.log) return;
+      if (!current || current.id !== id || !loads.log.current(n)) return;
       errEl.textContent = problemText(err);
       errEl.hidden = false;
     }
@@ -216,7 +210,7 @@
       $('create-form').reset();
       await loadWebhooks();
     } catch (err) {
-      if (!current || current.id !== id || n < shown.log) return;
+      if (!current || current.id !== id || !loads.log.current(n)) return;
       errEl.textContent = problemText(err);
       errEl.hidden = false;
     }
@@ -285,8 +279,8 @@
     $('webhooks').textContent = '';
     $('deliveries').textContent = '';
     // A list still on its way is the signed-out caller's: dropped.
-    shown.list = asked.list + 1;
-    shown.log = asked.log + 1;
+    loads.list.dropAll();
+    loads.log.dropAll();
     $('log').hidden = true;
     $('token-error').textContent = message || '';
     $('token-error').hidden = !message;
