@@ -82,7 +82,6 @@ func (r *periodicRig) nextDue(t *testing.T) time.Time {
 	return due
 }
 
-
 // TestPeriodicOneRunAtATime: while its run is under way, a node claims
 // nothing, even after the lease the run renews seems to end (the store
 // would give its owner the job again), and another node claims nothing
