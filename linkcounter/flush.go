@@ -143,10 +143,11 @@ func (c *Counter) flushDue(now time.Time) {
 	var batch []*actor
 	var retries []int
 	var whole []bool
+	due := c.sched.offset(now)
 	for _, e := range c.sched.popDue(now, c.flushBatch) {
 		a := e.a
 		a.mu.Lock()
-		if a.armed && a.alarm <= c.sched.offset(now) && !a.flushing {
+		if a.armed && a.alarm <= due && !a.flushing {
 			// The alarm fires and is cleared: a click arriving during the
 			// flush arms the next one at its own time + the interval.
 			a.armed = false
